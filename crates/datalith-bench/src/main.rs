@@ -1,1 +1,3 @@
-fn main() { println!("datalith-bench: not yet"); }
+fn main() {
+    println!("datalith-bench: not yet");
+}

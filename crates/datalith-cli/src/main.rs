@@ -1,1 +1,3 @@
-fn main() { println!("datalith: not yet"); }
+fn main() {
+    println!("datalith: not yet");
+}

@@ -1,1 +1,7 @@
-//! Datalith.
+//! Datalith: a fast, durable, embedded Datalog database and key-value store on LMDB.
+//!
+//! Layers, bottom up: [`kv`] (LMDB environment, tables, group commit), then the codec, the
+//! Datalog store, transactions, queries and pull. See `ARCHITECTURE.md`.
+
+pub mod kv;
+pub mod limits;

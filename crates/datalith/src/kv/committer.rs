@@ -1,0 +1,179 @@
+//! The committer: the one thread per environment that writes.
+//!
+//! It blocks for one request, drains whatever else is queued (bounded by
+//! `MAX_BATCH_REQUESTS` and `MAX_BATCH_BYTES`), and applies the batch in **one** LMDB write
+//! transaction with **one** commit (one fsync in `Durable` mode). So the batch is 1 when the
+//! system is idle and grows with load, with no timer and no knob.
+//!
+//! Isolation without nested transactions: a request first validates against the transaction
+//! (which already holds every earlier request of the batch) and stages its writes in a
+//! [`Stage`]; only a request that passed is written into LMDB. A rejected request is rolled
+//! back by truncating the stage, so it fails alone and its neighbours commit. (LMDB nested
+//! transactions would also work, but cost a dirty-page list per request and are unavailable
+//! with `MDB_WRITEMAP`.)
+//!
+//! If the map fills during a batch, the transaction is aborted, the map grown, and the whole
+//! batch redone from scratch, which is why [`WriteRequest::prepare`] may run more than once.
+//! A failed commit fails every request of the batch and poisons the environment.
+
+use crossbeam_channel::Receiver;
+use std::sync::Arc;
+
+use super::env::EnvShared;
+use super::error::{is_map_full, KvError};
+use super::stage::Stage;
+use super::view::View;
+use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
+
+/// Why a request was not applied; the request keeps its own detailed error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejected;
+
+/// How a request ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Its writes are committed, as durable as the environment promises.
+    Committed,
+    /// Its own validation rejected it (see the error it kept); nothing of it was written.
+    Rejected,
+    /// The batch it was in failed as a whole.
+    Failed(KvError),
+}
+
+/// A unit of work for the committer.
+pub trait WriteRequest: Send + 'static {
+    /// Bytes this request will roughly write (bounds the batch, sizes map growth).
+    fn size_hint(&self) -> usize;
+
+    /// Validates against `view` (the state after every earlier request of the batch) and
+    /// stages writes. Returning `Err(Rejected)` drops this request alone: it must keep its
+    /// own error for [`WriteRequest::finish`]. May run again for the same request after the
+    /// batch is redone, so it must start over rather than accumulate.
+    fn prepare(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), Rejected>;
+
+    /// Called exactly once, after the batch is durable or has failed.
+    fn finish(self: Box<Self>, outcome: Outcome);
+}
+
+pub(crate) type BoxedRequest = Box<dyn WriteRequest>;
+
+/// The committer's loop; returns when every sender is gone.
+pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
+    let mut stage = Stage::default();
+    let mut batch: Vec<BoxedRequest> = Vec::with_capacity(64);
+    let mut outcomes: Vec<Option<bool>> = Vec::with_capacity(64);
+    while let Ok(first) = rx.recv() {
+        let mut bytes = first.size_hint();
+        batch.push(first);
+        while batch.len() < MAX_BATCH_REQUESTS && bytes < MAX_BATCH_BYTES {
+            match rx.try_recv() {
+                Ok(r) => {
+                    bytes += r.size_hint();
+                    batch.push(r);
+                }
+                Err(_) => break,
+            }
+        }
+        shared.stats.record_batch(batch.len());
+        let result = commit_batch(&shared, &mut batch, &mut stage, &mut outcomes, bytes);
+        for (i, req) in batch.drain(..).enumerate() {
+            let ok = outcomes.get(i).copied().flatten();
+            let outcome = match (&result, ok) {
+                (Err(e), _) => Outcome::Failed(e.clone_for_batch()),
+                (Ok(()), Some(true)) => Outcome::Committed,
+                (Ok(()), _) => Outcome::Rejected,
+            };
+            req.finish(outcome);
+        }
+        outcomes.clear();
+        stage.clear();
+    }
+}
+
+/// Applies and commits one batch; fills `outcomes` with whether each request was applied.
+fn commit_batch(
+    shared: &EnvShared,
+    batch: &mut [BoxedRequest],
+    stage: &mut Stage,
+    outcomes: &mut Vec<Option<bool>>,
+    bytes: usize,
+) -> Result<(), KvError> {
+    if let Some(cause) = shared.poison_cause() {
+        return Err(KvError::Poisoned { cause });
+    }
+    shared.ensure_room(bytes)?;
+    loop {
+        outcomes.clear();
+        stage.clear();
+        let mut txn = shared
+            .env
+            .write_txn()
+            .map_err(|e| shared.poison(KvError::from(e)))?;
+        let mut map_full = false;
+        for req in batch.iter_mut() {
+            let mark = stage.mark();
+            let view = View { txn: &txn };
+            match req.prepare(view, stage) {
+                Ok(()) => match stage.apply(mark, &mut txn) {
+                    Ok(()) => outcomes.push(Some(true)),
+                    Err(e) if is_map_full(&e) => {
+                        map_full = true;
+                        break;
+                    }
+                    Err(e) => {
+                        txn.abort();
+                        return Err(shared.poison(KvError::from(e)));
+                    }
+                },
+                Err(Rejected) => {
+                    stage.rollback(mark);
+                    outcomes.push(Some(false));
+                }
+            }
+        }
+        if map_full {
+            txn.abort();
+            shared.grow_map(true)?;
+            continue;
+        }
+        if shared.take_injected_failure() {
+            txn.abort();
+            return Err(shared.poison(KvError::CommitFailed {
+                cause: "injected failure".into(),
+            }));
+        }
+        match txn.commit() {
+            Ok(()) => {}
+            Err(e) if is_map_full(&e) => {
+                shared.grow_map(true)?;
+                continue;
+            }
+            Err(e) => {
+                return Err(shared.poison(KvError::CommitFailed {
+                    cause: e.to_string(),
+                }));
+            }
+        }
+        shared.after_commit();
+        return Ok(());
+    }
+}
+
+impl KvError {
+    /// Every request of a failed batch gets its own copy of the batch's error.
+    pub(crate) fn clone_for_batch(&self) -> KvError {
+        match self {
+            KvError::Poisoned { cause } => KvError::Poisoned {
+                cause: cause.clone(),
+            },
+            KvError::CommitFailed { cause } => KvError::CommitFailed {
+                cause: cause.clone(),
+            },
+            KvError::MapLimit { max } => KvError::MapLimit { max: *max },
+            KvError::Closed => KvError::Closed,
+            other => KvError::CommitFailed {
+                cause: other.to_string(),
+            },
+        }
+    }
+}

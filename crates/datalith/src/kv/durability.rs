@@ -1,0 +1,104 @@
+//! How much a commit promises. Every benchmark names the mode it ran in.
+
+use heed::EnvFlags;
+
+/// What a crash can lose, chosen when the environment is opened.
+///
+/// Only `Durable` makes "the handle completed" mean "it survives power loss". The others trade
+/// that for speed; each says exactly what it gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[non_exhaustive]
+pub enum Durability {
+    /// Every commit flushes data and meta pages to the device (`fdatasync`) before any request
+    /// of its batch is completed. A crash of the process or of the machine loses nothing that
+    /// was reported done.
+    #[default]
+    Durable,
+    /// Data pages are flushed at commit, the meta page is not (`MDB_NOMETASYNC`). A process
+    /// crash loses nothing; a machine crash may lose the last committed transactions (the
+    /// database stays consistent: LMDB falls back to the previous meta page).
+    NoMetaSync,
+    /// No flush at commit (`MDB_NOSYNC`): the OS writes pages when it likes. A process crash
+    /// loses nothing (the page cache survives it); a machine crash may lose every transaction
+    /// since the OS last wrote back, and on file systems that reorder writes could in theory
+    /// damage the last transaction.
+    NoSync,
+    /// Writes go straight into the shared memory map (`MDB_WRITEMAP`) and are flushed with an
+    /// asynchronous `msync` (`MDB_MAPASYNC`). Fewest copies and system calls; a process crash
+    /// loses nothing, a machine crash loses what the OS has not written back.
+    WriteMapAsync,
+}
+
+impl Durability {
+    /// Every mode, strongest first (benchmarks iterate over it).
+    pub const ALL: [Durability; 4] = [
+        Durability::Durable,
+        Durability::NoMetaSync,
+        Durability::NoSync,
+        Durability::WriteMapAsync,
+    ];
+
+    /// LMDB flags for the mode.
+    pub(crate) fn env_flags(self) -> EnvFlags {
+        match self {
+            Durability::Durable => EnvFlags::empty(),
+            Durability::NoMetaSync => EnvFlags::NO_META_SYNC,
+            Durability::NoSync => EnvFlags::NO_SYNC,
+            Durability::WriteMapAsync => EnvFlags::WRITE_MAP | EnvFlags::MAP_ASYNC,
+        }
+    }
+
+    /// Short label used in benchmark output (`durable`, `nometasync`, `nosync`, `writemap-mapasync`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Durability::Durable => "durable",
+            Durability::NoMetaSync => "nometasync",
+            Durability::NoSync => "nosync",
+            Durability::WriteMapAsync => "writemap-mapasync",
+        }
+    }
+
+    /// Parses a label as printed by [`Durability::label`].
+    pub fn from_label(s: &str) -> Option<Durability> {
+        Durability::ALL.into_iter().find(|d| d.label() == s)
+    }
+
+    /// Whether a completed write survives a machine crash.
+    pub fn survives_power_loss(self) -> bool {
+        matches!(self, Durability::Durable)
+    }
+}
+
+/// Options for opening an environment.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EnvOptions {
+    /// What a crash can lose.
+    pub durability: Durability,
+    /// Initial size of the memory map in bytes (rounded up to the page size). The map grows by
+    /// itself when the data needs more.
+    pub initial_map_bytes: usize,
+    /// Turn off OS read-ahead on the data file (`MDB_NORDAHEAD`): better for random access to a
+    /// database larger than memory.
+    pub no_read_ahead: bool,
+}
+
+impl Default for EnvOptions {
+    fn default() -> Self {
+        EnvOptions {
+            durability: Durability::Durable,
+            initial_map_bytes: crate::limits::DEFAULT_INITIAL_MAP_BYTES,
+            no_read_ahead: false,
+        }
+    }
+}
+
+impl EnvOptions {
+    /// Options with the given durability and defaults for the rest.
+    pub fn with_durability(durability: Durability) -> Self {
+        EnvOptions {
+            durability,
+            ..EnvOptions::default()
+        }
+    }
+}

@@ -1,0 +1,598 @@
+//! An open environment: the LMDB file, its tables, the reader gate, map growth, and the
+//! committer thread.
+
+use crossbeam_channel::Sender;
+use heed::types::Bytes;
+use heed::{EnvFlags, EnvOpenOptions, WithoutTls};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+
+use super::committer::{self, BoxedRequest, Outcome, WriteRequest};
+use super::durability::{Durability, EnvOptions};
+use super::error::KvError;
+use super::gate::ReaderGate;
+use super::read::ReadTxn;
+use super::table::{RawDb, Table, TableKind};
+use crate::limits;
+
+/// Name of the table holding Datalith's own metadata (format magic and version).
+const META_TABLE: &str = "__datalith_meta";
+const META_MAGIC_KEY: &[u8] = b"magic";
+const META_MAGIC: &[u8] = b"datalith";
+const META_VERSION_KEY: &[u8] = b"format_version";
+/// On-disk format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Counters of the committer, for benchmarks and `stat`.
+#[derive(Debug, Default)]
+pub struct CommitStats {
+    batches: AtomicU64,
+    requests: AtomicU64,
+    largest_batch: AtomicUsize,
+    map_growths: AtomicU64,
+}
+
+/// A snapshot of [`CommitStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitCounters {
+    /// LMDB transactions committed (one fsync each in `Durable` mode).
+    pub batches: u64,
+    /// Requests applied or rejected in them.
+    pub requests: u64,
+    /// The largest batch so far.
+    pub largest_batch: usize,
+    /// Times the memory map was grown.
+    pub map_growths: u64,
+}
+
+impl CommitStats {
+    pub(crate) fn record_batch(&self, n: usize) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.requests.fetch_add(n as u64, Ordering::Relaxed);
+        self.largest_batch.fetch_max(n, Ordering::Relaxed);
+    }
+}
+
+/// State shared by the environment handle, its readers and the committer thread.
+pub(crate) struct EnvShared {
+    pub(crate) env: heed::Env<WithoutTls>,
+    pub(crate) path: PathBuf,
+    pub(crate) durability: Durability,
+    pub(crate) gate: ReaderGate,
+    pub(crate) stats: CommitStats,
+    map_bytes: AtomicUsize,
+    page_bytes: usize,
+    poison: Mutex<Option<String>>,
+    poisoned: AtomicBool,
+    inject_failure: AtomicBool,
+}
+
+impl EnvShared {
+    pub(crate) fn poison_cause(&self) -> Option<String> {
+        if !self.poisoned.load(Ordering::Acquire) {
+            return None;
+        }
+        self.poison
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Marks the environment unusable for writes and returns the error for the batch.
+    pub(crate) fn poison(&self, err: KvError) -> KvError {
+        let mut p = self.poison.lock().unwrap_or_else(|p| p.into_inner());
+        if p.is_none() {
+            *p = Some(err.to_string());
+        }
+        self.poisoned.store(true, Ordering::Release);
+        err
+    }
+
+    pub(crate) fn take_injected_failure(&self) -> bool {
+        self.inject_failure.swap(false, Ordering::AcqRel)
+    }
+
+    fn used_bytes(&self) -> usize {
+        let info = self.env.info();
+        (info.last_page_number + 1) * self.page_bytes
+    }
+
+    /// Before a batch: make sure the map has room for roughly `bytes` more (LMDB needs about
+    /// twice the payload in pages while copying on write), growing if needed.
+    pub(crate) fn ensure_room(&self, bytes: usize) -> Result<(), KvError> {
+        let need = self.used_bytes() + 3 * bytes + 64 * self.page_bytes;
+        if need > self.map_bytes.load(Ordering::Acquire) {
+            return self.grow_to(need, true);
+        }
+        Ok(())
+    }
+
+    /// After a commit: grow early, while no reader is open, if the map is getting full.
+    pub(crate) fn after_commit(&self) {
+        let map = self.map_bytes.load(Ordering::Acquire);
+        let free = map.saturating_sub(self.used_bytes()) as f64 / map as f64;
+        if free < limits::MAP_GROW_WHEN_FREE_BELOW {
+            // Opportunistic: skipped if a reader is open; a later commit will try again.
+            let _ = self.grow_to(map + 1, false);
+        }
+    }
+
+    /// Grows the map (doubling); `forced` waits for readers to close.
+    pub(crate) fn grow_map(&self, forced: bool) -> Result<(), KvError> {
+        let map = self.map_bytes.load(Ordering::Acquire);
+        self.grow_to(map + 1, forced)
+    }
+
+    fn grow_to(&self, at_least: usize, forced: bool) -> Result<(), KvError> {
+        let current = self.map_bytes.load(Ordering::Acquire);
+        if current >= limits::MAX_MAP_BYTES {
+            return Err(KvError::MapLimit {
+                max: limits::MAX_MAP_BYTES,
+            });
+        }
+        let mut target = current.max(self.page_bytes);
+        while target < at_least {
+            target = target.saturating_mul(2);
+        }
+        let target = round_up(target.min(limits::MAX_MAP_BYTES), self.page_bytes);
+        // SAFETY: LMDB allows `mdb_env_set_mapsize` only while this process has no open
+        // transaction. The committer is the only writer and calls this between transactions;
+        // the reader gate guarantees no read transaction is open while `resize` runs.
+        let resize = || unsafe { self.env.resize(target) };
+        let result = if forced {
+            Some(self.gate.exclusive(resize))
+        } else {
+            self.gate.try_exclusive(resize)
+        };
+        match result {
+            None => Ok(()),
+            Some(Ok(())) => {
+                self.map_bytes.store(target, Ordering::Release);
+                self.stats.map_growths.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Some(Err(e)) => Err(KvError::from(e)),
+        }
+    }
+}
+
+fn round_up(n: usize, page: usize) -> usize {
+    n.div_ceil(page) * page
+}
+
+struct EnvInner {
+    shared: Option<Arc<EnvShared>>,
+    sender: Option<Sender<BoxedRequest>>,
+    committer: Option<JoinHandle<()>>,
+    tables: RwLock<HashMap<String, Table>>,
+}
+
+impl Drop for EnvInner {
+    fn drop(&mut self) {
+        // Closing the queue ends the committer after it finishes what is queued.
+        self.sender.take();
+        if let Some(t) = self.committer.take() {
+            let _ = t.join();
+        }
+        if let Some(shared) = self.shared.take() {
+            // Close the LMDB environment now if nothing else holds it, so the same path can be
+            // reopened at once in this process (heed refuses a second open while one lives).
+            if let Ok(shared) = Arc::try_unwrap(shared) {
+                shared.env.prepare_for_closing().wait();
+            }
+        }
+    }
+}
+
+/// An open Datalith environment (one directory: LMDB's `data.mdb` and `lock.mdb`). Cheap to
+/// clone; the environment closes when the last clone and the last reader are gone.
+#[derive(Clone)]
+pub struct Environment {
+    inner: Arc<EnvInner>,
+}
+
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Environment({})", self.shared().path.display())
+    }
+}
+
+impl Environment {
+    /// Opens (creating if missing) the environment in directory `path`.
+    pub fn open(path: impl AsRef<Path>, options: EnvOptions) -> Result<Environment, KvError> {
+        let path = path.as_ref().to_path_buf();
+        std::fs::create_dir_all(&path)?;
+        let page_bytes = page_size();
+        let mut flags = options.durability.env_flags();
+        if options.no_read_ahead {
+            flags |= EnvFlags::NO_READ_AHEAD;
+        }
+        let initial = round_up(options.initial_map_bytes.max(page_bytes * 16), page_bytes);
+        let mut open = EnvOpenOptions::new().read_txn_without_tls();
+        open.map_size(initial)
+            .max_readers(limits::MAX_READERS)
+            .max_dbs(limits::MAX_TABLES);
+        // SAFETY: `flags` only sets documented LMDB environment flags. Opening is unsafe in heed
+        // because a memory-mapped file changed behind LMDB's back is undefined behaviour; we
+        // never modify the file except through LMDB, and LMDB's lock file coordinates processes.
+        let env = unsafe {
+            open.flags(flags);
+            open.open(&path)
+        }
+        .map_err(|e| open_error(&path, e))?;
+        let map_bytes = env.info().map_size;
+        check_or_init_meta(&env, &path)?;
+
+        let shared = Arc::new(EnvShared {
+            env,
+            path,
+            durability: options.durability,
+            gate: ReaderGate::new(limits::MAX_READERS - limits::RESERVED_READER_SLOTS),
+            stats: CommitStats::default(),
+            map_bytes: AtomicUsize::new(map_bytes),
+            page_bytes,
+            poison: Mutex::new(None),
+            poisoned: AtomicBool::new(false),
+            inject_failure: AtomicBool::new(false),
+        });
+        let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
+        let for_thread = shared.clone();
+        let committer = std::thread::Builder::new()
+            .name("datalith-committer".into())
+            .spawn(move || committer::run(for_thread, rx))?;
+        Ok(Environment {
+            inner: Arc::new(EnvInner {
+                shared: Some(shared),
+                sender: Some(tx),
+                committer: Some(committer),
+                tables: RwLock::new(HashMap::new()),
+            }),
+        })
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<EnvShared> {
+        self.inner
+            .shared
+            .as_ref()
+            .expect("shared state lives until drop")
+    }
+
+    /// The directory of the environment.
+    pub fn path(&self) -> &Path {
+        &self.shared().path
+    }
+
+    /// The durability the environment was opened with.
+    pub fn durability(&self) -> Durability {
+        self.shared().durability
+    }
+
+    /// Committer counters (batches, requests, largest batch, map growths).
+    pub fn commit_counters(&self) -> CommitCounters {
+        let s = &self.shared().stats;
+        CommitCounters {
+            batches: s.batches.load(Ordering::Relaxed),
+            requests: s.requests.load(Ordering::Relaxed),
+            largest_batch: s.largest_batch.load(Ordering::Relaxed),
+            map_growths: s.map_growths.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Current size of the memory map in bytes.
+    pub fn map_bytes(&self) -> usize {
+        self.shared().map_bytes.load(Ordering::Acquire)
+    }
+
+    /// Whether an earlier failed commit has poisoned the environment (and why).
+    pub fn poisoned(&self) -> Option<String> {
+        self.shared().poison_cause()
+    }
+
+    /// Test hook: the next commit fails as if the device had refused it.
+    #[doc(hidden)]
+    pub fn inject_commit_failure(&self) {
+        self.shared().inject_failure.store(true, Ordering::Release);
+    }
+
+    /// Opens a consistent read snapshot. Never blocks on the committer; waits only if every
+    /// reader slot is taken or a map growth is in progress.
+    pub fn read(&self) -> Result<ReadTxn, KvError> {
+        ReadTxn::begin(self.shared().clone())
+    }
+
+    /// Queues a request for the committer (blocking while the queue is full: back-pressure).
+    pub fn submit(&self, request: Box<dyn WriteRequest>) {
+        match &self.inner.sender {
+            Some(tx) => {
+                if let Err(e) = tx.send(request) {
+                    e.into_inner().finish(Outcome::Failed(KvError::Closed));
+                }
+            }
+            None => request.finish(Outcome::Failed(KvError::Closed)),
+        }
+    }
+
+    /// The table `name`, created (durably) if it does not exist.
+    pub fn table(&self, name: &str, kind: TableKind) -> Result<Table, KvError> {
+        validate_table_name(name)?;
+        if let Some(t) = self
+            .inner
+            .tables
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+        {
+            return check_kind(t, kind);
+        }
+        let mut tables = self.inner.tables.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = tables.get(name) {
+            return check_kind(t, kind);
+        }
+        let shared = self.shared();
+        // A write transaction of our own: LMDB's writer lock orders it with the committer's.
+        // Holding a reader slot keeps the committer from resizing the map meanwhile.
+        shared.gate.enter();
+        let result = open_or_create(&shared.env, &shared.path, name, kind);
+        shared.gate.leave();
+        let table = result?;
+        tables.insert(name.to_string(), table.clone());
+        Ok(table)
+    }
+
+    /// Names and kinds of every user table.
+    pub fn tables(&self) -> Result<Vec<(String, TableKind)>, KvError> {
+        let shared = self.shared();
+        let txn = self.read()?;
+        let view = txn.view();
+        let meta = meta_table(&shared.env, &shared.path)?;
+        let mut out = Vec::new();
+        for entry in view.prefix(&meta, CATALOG_PREFIX, super::view::Direction::Forward)? {
+            let (k, v) = entry?;
+            let name = String::from_utf8_lossy(&k[CATALOG_PREFIX.len()..]).into_owned();
+            out.push((name, decode_kind(v, &shared.path)?));
+        }
+        Ok(out)
+    }
+}
+
+/// Catalog entries in the meta table: `table/<name>` -> one kind byte.
+const CATALOG_PREFIX: &[u8] = b"table/";
+
+fn catalog_key(name: &str) -> Vec<u8> {
+    let mut k = CATALOG_PREFIX.to_vec();
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+fn decode_kind(v: &[u8], path: &Path) -> Result<TableKind, KvError> {
+    match v {
+        [0] => Ok(TableKind::Plain),
+        [1] => Ok(TableKind::List),
+        _ => Err(KvError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("table catalog entry {v:?} is not a table kind"),
+        }),
+    }
+}
+
+fn encode_kind(kind: TableKind) -> [u8; 1] {
+    match kind {
+        TableKind::Plain => [0],
+        TableKind::List => [1],
+    }
+}
+
+fn meta_table(env: &heed::Env<WithoutTls>, path: &Path) -> Result<Table, KvError> {
+    let rtxn = env.read_txn()?;
+    let db = env
+        .open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_, KvError> {
+            Ok(heed::CommitOrAbort::<_, ()>::Commit(
+                opener.open_database::<Bytes, Bytes>(rtxn, Some(META_TABLE))?,
+            ))
+        })?
+        .commit()
+        .flatten()
+        .ok_or_else(|| KvError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("{META_TABLE} table is missing"),
+        })?;
+    Ok(Table {
+        name: META_TABLE.into(),
+        kind: TableKind::Plain,
+        db: erase(db),
+    })
+}
+
+fn open_or_create(
+    env: &heed::Env<WithoutTls>,
+    path: &Path,
+    name: &str,
+    kind: TableKind,
+) -> Result<Table, KvError> {
+    let wtxn = env.write_txn()?;
+    let outcome = env.create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_, KvError> {
+        let meta = opener
+            .open_database::<Bytes, Bytes>(wtxn, Some(META_TABLE))?
+            .ok_or_else(|| KvError::Corrupt {
+                path: path.to_path_buf(),
+                detail: format!("{META_TABLE} table is missing"),
+            })?;
+        let key = catalog_key(name);
+        let existing = match meta.get(wtxn, &key)? {
+            Some(v) => Some(decode_kind(v, path)?),
+            None => None,
+        };
+        if let Some(actual) = existing {
+            if actual != kind {
+                return Ok(heed::CommitOrAbort::Abort(actual));
+            }
+        }
+        let mut opts = opener.database_options().types::<Bytes, Bytes>();
+        opts.name(name);
+        if kind == TableKind::List {
+            opts.flags(heed::DatabaseFlags::DUP_SORT);
+        }
+        let db = match opts.create(wtxn) {
+            Ok(db) => db,
+            Err(heed::Error::Mdb(heed::MdbError::DbsFull)) => {
+                return Err(KvError::TooManyTables {
+                    max: limits::MAX_TABLES,
+                })
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if existing.is_none() {
+            meta.put(wtxn, &key, &encode_kind(kind))?;
+        }
+        Ok(heed::CommitOrAbort::Commit(db))
+    })?;
+    match outcome {
+        heed::CommitOrAbort::Commit(db) => Ok(Table {
+            name: name.into(),
+            kind,
+            db: erase(db),
+        }),
+        heed::CommitOrAbort::Abort(actual) => Err(KvError::WrongTableKind {
+            name: name.to_string(),
+            actual: actual.name(),
+            wanted: kind.name(),
+        }),
+    }
+}
+
+/// SAFETY: see [`RawDb`]: the lifetime is a marker; every `Table` user holds the environment.
+fn erase(db: heed::Database<'_, Bytes, Bytes>) -> RawDb {
+    unsafe { std::mem::transmute::<heed::Database<'_, Bytes, Bytes>, RawDb>(db) }
+}
+
+fn check_kind(t: &Table, kind: TableKind) -> Result<Table, KvError> {
+    if t.kind != kind {
+        return Err(KvError::WrongTableKind {
+            name: t.name.to_string(),
+            actual: t.kind.name(),
+            wanted: kind.name(),
+        });
+    }
+    Ok(t.clone())
+}
+
+fn validate_table_name(name: &str) -> Result<(), KvError> {
+    let reason = if name.is_empty() {
+        Some("empty")
+    } else if name.len() > limits::MAX_TABLE_NAME_BYTES {
+        Some("longer than 255 bytes")
+    } else if name.starts_with("__datalith") {
+        Some("names starting with __datalith are reserved")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(KvError::InvalidTableName {
+            name: name.to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if n > 0 {
+        n as usize
+    } else {
+        4096
+    }
+}
+
+fn open_error(path: &Path, e: heed::Error) -> KvError {
+    match e {
+        heed::Error::Mdb(heed::MdbError::Invalid) => KvError::Corrupt {
+            path: path.to_path_buf(),
+            detail: "not an LMDB file".into(),
+        },
+        heed::Error::Mdb(heed::MdbError::Corrupted)
+        | heed::Error::Mdb(heed::MdbError::PageNotFound) => KvError::Corrupt {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        },
+        heed::Error::Mdb(heed::MdbError::VersionMismatch) => KvError::Foreign {
+            path: path.to_path_buf(),
+            detail: "made by an incompatible LMDB version".into(),
+        },
+        other => KvError::from(other),
+    }
+}
+
+/// A new environment gets our magic and format version; an existing one must have them.
+fn check_or_init_meta(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), KvError> {
+    let corrupt = |detail: String| KvError::Corrupt {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let rtxn = env.read_txn().map_err(|e| open_error(path, e))?;
+    let meta = env.open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_, KvError> {
+        let db = match opener.open_database::<Bytes, Bytes>(rtxn, Some(META_TABLE)) {
+            Ok(db) => db,
+            // The main database holds a key named like our table that is not a table.
+            Err(heed::Error::Mdb(heed::MdbError::Incompatible)) => {
+                return Err(KvError::Foreign {
+                    path: path.to_path_buf(),
+                    detail: format!("{META_TABLE} is not a table"),
+                })
+            }
+            Err(e) => return Err(open_error(path, e)),
+        };
+        Ok(heed::CommitOrAbort::<_, ()>::Commit(db))
+    })?;
+    match meta.commit().flatten() {
+        Some(db) => {
+            let rtxn = env.read_txn()?;
+            let magic = db
+                .get(&rtxn, META_MAGIC_KEY)
+                .map_err(|e| corrupt(e.to_string()))?;
+            if magic != Some(META_MAGIC) {
+                return Err(KvError::Foreign {
+                    path: path.to_path_buf(),
+                    detail: "bad magic".into(),
+                });
+            }
+            let version = db
+                .get(&rtxn, META_VERSION_KEY)
+                .map_err(|e| corrupt(e.to_string()))?;
+            let version = version
+                .and_then(|v| <[u8; 4]>::try_from(v).ok())
+                .map(u32::from_be_bytes)
+                .ok_or_else(|| corrupt("format version missing or malformed".into()))?;
+            if version != FORMAT_VERSION {
+                return Err(KvError::UnsupportedFormat {
+                    path: path.to_path_buf(),
+                    found: version,
+                    supported: FORMAT_VERSION,
+                });
+            }
+            Ok(())
+        }
+        None => {
+            // Only an empty environment may be claimed; anything else belongs to someone else.
+            let main_entries = env.unnamed_database_stat().entries;
+            if main_entries > 0 {
+                return Err(KvError::Foreign {
+                    path: path.to_path_buf(),
+                    detail: format!("{main_entries} entries but no {META_TABLE} table"),
+                });
+            }
+            let wtxn = env.write_txn()?;
+            env.create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_, KvError> {
+                let db = opener.create_database::<Bytes, Bytes>(wtxn, Some(META_TABLE))?;
+                db.put(wtxn, META_MAGIC_KEY, META_MAGIC)?;
+                db.put(wtxn, META_VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
+                Ok(heed::CommitOrAbort::<_, ()>::Commit(()))
+            })?;
+            Ok(())
+        }
+    }
+}

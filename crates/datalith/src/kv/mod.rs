@@ -1,0 +1,35 @@
+//! The key-value engine on LMDB: environments, tables, snapshots and the group-committing
+//! writer. Everything above (the Datalog store) is built on these pieces.
+//!
+//! - [`env`]: opening, the table catalog, map growth, the format check.
+//! - [`durability`]: what a crash can lose, per mode.
+//! - [`table`]: plain and list (dupsort) tables.
+//! - [`read`] / [`view`]: snapshots and the one reading API.
+//! - [`stage`]: writes staged by a request before they touch LMDB.
+//! - [`committer`]: the single writer thread and its batching.
+//! - [`handle`]: completion of queued writes.
+//! - [`api`]: the KV operations users call.
+//! - [`gate`]: reader-slot admission and the resize barrier.
+
+pub mod api;
+pub mod committer;
+pub mod durability;
+pub mod env;
+pub mod error;
+mod gate;
+pub mod handle;
+pub mod read;
+pub mod stage;
+pub mod table;
+pub mod view;
+
+pub use api::KvOp;
+pub use committer::{Outcome, Rejected, WriteRequest};
+pub use durability::{Durability, EnvOptions};
+pub use env::{CommitCounters, Environment};
+pub use error::KvError;
+pub use handle::CommitHandle;
+pub use read::ReadTxn;
+pub use stage::Stage;
+pub use table::{Table, TableKind};
+pub use view::{Direction, Entries, Entry, ListValues, View};

@@ -1,0 +1,54 @@
+//! Named tables (LMDB sub-databases): plain (one value per key) or list (sorted duplicate
+//! values per key, LMDB's `MDB_DUPSORT`).
+
+use heed::types::Bytes;
+use std::sync::Arc;
+
+/// The raw LMDB handle. Its lifetime is erased to `'static`: a `Database` is only a table
+/// number plus an environment tag, and every holder of a `Table` also keeps the environment
+/// open (see `EnvShared`), so the handle never outlives the environment it belongs to.
+pub(crate) type RawDb = heed::Database<'static, Bytes, Bytes>;
+
+/// Whether a table holds one value per key or a sorted list of values per key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableKind {
+    /// One value per key; values can be large (overflow pages).
+    Plain,
+    /// A sorted set of values per key (LMDB dupsort); each value at most `MAX_KEY_BYTES`.
+    List,
+}
+
+impl TableKind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            TableKind::Plain => "plain",
+            TableKind::List => "list",
+        }
+    }
+}
+
+/// A handle to a named table of an environment. Cheap to clone.
+#[derive(Clone)]
+pub struct Table {
+    pub(crate) name: Arc<str>,
+    pub(crate) kind: TableKind,
+    pub(crate) db: RawDb,
+}
+
+impl Table {
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Plain or list.
+    pub fn kind(&self) -> TableKind {
+        self.kind
+    }
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table({:?}, {})", self.name, self.kind.name())
+    }
+}

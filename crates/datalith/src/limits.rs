@@ -1,0 +1,52 @@
+//! Every hard limit of Datalith, in one place, each with the reason it exists.
+//!
+//! Other modules assert against these; change a number here and its reason together.
+
+/// The longest key LMDB accepts (and the longest value of a list, i.e. dupsort, table).
+/// LMDB's compile-time `MDB_MAXKEYSIZE` is 511 bytes with the default page size; a longer
+/// key is a typed error before it reaches the committer.
+pub const MAX_KEY_BYTES: usize = 511;
+
+/// The largest single value we accept in a KV put. LMDB can hold values up to 4 GiB, but a
+/// value of this size already spans 64K overflow pages; larger blobs belong in files.
+pub const MAX_VALUE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Default initial size of the memory map. It is only address space (LMDB writes pages as it
+/// needs them), so it can be generous; the committer doubles it when the data grows.
+pub const DEFAULT_INITIAL_MAP_BYTES: usize = 256 * 1024 * 1024;
+
+/// The map never grows past this (1 TiB): far beyond what a single-file embedded store should
+/// hold, and well inside the 47-bit address space of x86-64 and aarch64 user processes.
+pub const MAX_MAP_BYTES: usize = 1 << 40;
+
+/// When a commit leaves less than this fraction of the map free, the committer grows the map
+/// at the next moment no reader is open, so that a forced growth (which must wait for every
+/// reader to finish) is rare.
+pub const MAP_GROW_WHEN_FREE_BELOW: f64 = 0.25;
+
+/// LMDB reader-table slots. A slot is 64 bytes of the lock file; 4096 slots cost 256 KiB and
+/// let thousands of threads read at once. Our reader gate never hands out more than
+/// `MAX_READERS - RESERVED_READER_SLOTS` at a time, so LMDB's `MDB_READERS_FULL` cannot happen.
+pub const MAX_READERS: u32 = 4096;
+
+/// Slots kept free for LMDB's own use and for other processes opening the same file.
+pub const RESERVED_READER_SLOTS: u32 = 32;
+
+/// Named sub-databases (tables) an environment may hold. Each open table costs LMDB a few
+/// hundred bytes per transaction; 128 is plenty for the store's tables and user KV tables.
+pub const MAX_TABLES: u32 = 128;
+
+/// Longest table name, in bytes. Table names are stored as LMDB keys in the main database.
+pub const MAX_TABLE_NAME_BYTES: usize = 255;
+
+/// The committer drains at most this many queued requests into one LMDB transaction. Beyond
+/// ~1000 the fsync is already amortised to nothing and a longer batch only adds latency.
+pub const MAX_BATCH_REQUESTS: usize = 4096;
+
+/// ... and at most this many staged bytes, so a burst of large blobs does not build a
+/// transaction whose dirty pages exceed memory.
+pub const MAX_BATCH_BYTES: usize = 64 * 1024 * 1024;
+
+/// Requests that may wait in the committer's queue. A full queue blocks the caller
+/// (back-pressure) instead of letting memory grow without bound.
+pub const WRITE_QUEUE_CAPACITY: usize = 16 * 1024;

@@ -1,0 +1,403 @@
+//! The KV engine: operations, map growth, reader slots, isolation inside a batch, poisoning,
+//! and refusing files that are not ours.
+
+use datalith::kv::{Direction, Durability, EnvOptions, Environment, KvError, KvOp, TableKind};
+use std::ops::Bound;
+use std::sync::Arc;
+
+fn open(dir: &std::path::Path) -> Environment {
+    Environment::open(dir, EnvOptions::default()).unwrap()
+}
+
+fn keys_of(env: &Environment, table: &datalith::kv::Table, dir: Direction) -> Vec<Vec<u8>> {
+    let txn = env.read().unwrap();
+    let view = txn.view();
+    view.range(table, Bound::Unbounded, Bound::Unbounded, dir)
+        .unwrap()
+        .map(|e| e.unwrap().0.to_vec())
+        .collect()
+}
+
+#[test]
+fn put_get_delete_and_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let ops = ["b", "d", "a", "c", "e"]
+        .iter()
+        .map(|k| KvOp::put(&t, *k, format!("v{k}")))
+        .collect();
+    env.transact_kv(ops).unwrap();
+    env.transact_kv(vec![KvOp::delete(&t, "e")]).unwrap();
+
+    let txn = env.read().unwrap();
+    let v = txn.view();
+    assert_eq!(v.get(&t, b"a").unwrap(), Some(&b"va"[..]));
+    assert_eq!(v.get(&t, b"e").unwrap(), None);
+    assert_eq!(v.len(&t).unwrap(), 4);
+    assert_eq!(v.first(&t).unwrap().map(|e| e.0), Some(&b"a"[..]));
+    assert_eq!(v.last(&t).unwrap().map(|e| e.0), Some(&b"d"[..]));
+    // (lower, upper, expected keys in forward order)
+    let cases: &[(Bound<&[u8]>, Bound<&[u8]>, &[&str])] = &[
+        (Bound::Included(b"b"), Bound::Included(b"c"), &["b", "c"]),
+        (Bound::Excluded(b"b"), Bound::Unbounded, &["c", "d"]),
+        (Bound::Unbounded, Bound::Excluded(b"c"), &["a", "b"]),
+        (Bound::Included(b"c"), Bound::Included(b"b"), &[]),
+        (Bound::Excluded(b"b"), Bound::Excluded(b"b"), &[]),
+    ];
+    for (lo, hi, want) in cases {
+        let fwd: Vec<_> = v
+            .range(&t, *lo, *hi, Direction::Forward)
+            .unwrap()
+            .map(|e| String::from_utf8(e.unwrap().0.to_vec()).unwrap())
+            .collect();
+        assert_eq!(&fwd, want, "forward {lo:?}..{hi:?}");
+        let mut back: Vec<_> = v
+            .range(&t, *lo, *hi, Direction::Backward)
+            .unwrap()
+            .map(|e| String::from_utf8(e.unwrap().0.to_vec()).unwrap())
+            .collect();
+        back.reverse();
+        assert_eq!(&back, want, "backward {lo:?}..{hi:?}");
+        assert_eq!(v.count_range(&t, *lo, *hi).unwrap(), want.len() as u64);
+    }
+    drop(txn);
+    assert_eq!(
+        keys_of(&env, &t, Direction::Backward),
+        vec![b"d".to_vec(), b"c".to_vec(), b"b".to_vec(), b"a".to_vec()]
+    );
+}
+
+#[test]
+fn list_tables_keep_sorted_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let l = env.table("l", TableKind::List).unwrap();
+    env.transact_kv(vec![
+        KvOp::list_add(&l, "k", "3"),
+        KvOp::list_add(&l, "k", "1"),
+        KvOp::list_add(&l, "k", "2"),
+        KvOp::list_add(&l, "k", "2"),
+        KvOp::list_add(&l, "j", "9"),
+    ])
+    .unwrap();
+    env.transact_kv(vec![KvOp::list_remove(&l, "k", "3")])
+        .unwrap();
+    let txn = env.read().unwrap();
+    let v = txn.view();
+    let vals: Vec<_> = v
+        .list(&l, b"k")
+        .unwrap()
+        .map(|x| x.unwrap().to_vec())
+        .collect();
+    assert_eq!(vals, vec![b"1".to_vec(), b"2".to_vec()]);
+    assert_eq!(v.list_count(&l, b"k").unwrap(), 2);
+    assert_eq!(v.list_count(&l, b"none").unwrap(), 0);
+    assert!(v.list_contains(&l, b"k", b"2").unwrap());
+    assert!(!v.list_contains(&l, b"k", b"3").unwrap());
+    drop(txn);
+    env.transact_kv(vec![KvOp::delete(&l, "k")]).unwrap();
+    assert_eq!(env.read().unwrap().view().list_count(&l, b"k").unwrap(), 0);
+}
+
+#[test]
+fn bad_input_is_a_typed_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let l = env.table("l", TableKind::List).unwrap();
+    let long = vec![7u8; 512];
+    let cases: Vec<(KvOp, fn(&KvError) -> bool)> = vec![
+        (KvOp::put(&t, long.clone(), "v"), |e| {
+            matches!(e, KvError::KeyTooLong { len: 512, .. })
+        }),
+        (KvOp::put(&t, "", "v"), |e| {
+            matches!(e, KvError::EmptyKey { .. })
+        }),
+        (KvOp::list_add(&l, "k", long.clone()), |e| {
+            matches!(e, KvError::ListValueTooLong { .. })
+        }),
+        (KvOp::list_add(&t, "k", "v"), |e| {
+            matches!(e, KvError::WrongTableKind { .. })
+        }),
+        (KvOp::put(&l, "k", "v"), |e| {
+            matches!(e, KvError::WrongTableKind { .. })
+        }),
+    ];
+    for (op, check) in cases {
+        // A good op in the same transaction must not be written either.
+        let err = env
+            .transact_kv(vec![KvOp::put(&t, "good", "x"), op])
+            .unwrap_err();
+        assert!(check(&err), "unexpected error {err:?}");
+        assert!(err.is_user_error());
+    }
+    assert_eq!(env.read().unwrap().view().len(&t).unwrap(), 0);
+    assert!(matches!(
+        env.table("l", TableKind::Plain),
+        Err(KvError::WrongTableKind { .. })
+    ));
+    assert!(matches!(
+        env.table("", TableKind::Plain),
+        Err(KvError::InvalidTableName { .. })
+    ));
+    assert!(matches!(
+        env.table("__datalith_x", TableKind::Plain),
+        Err(KvError::InvalidTableName { .. })
+    ));
+}
+
+#[test]
+fn tables_and_data_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let env = open(dir.path());
+        let t = env.table("kept", TableKind::List).unwrap();
+        env.transact_kv(vec![KvOp::list_add(&t, "a", "1")]).unwrap();
+    }
+    let env = open(dir.path());
+    assert_eq!(
+        env.tables().unwrap(),
+        vec![("kept".to_string(), TableKind::List)]
+    );
+    let t = env.table("kept", TableKind::List).unwrap();
+    assert!(env
+        .read()
+        .unwrap()
+        .view()
+        .list_contains(&t, b"a", b"1")
+        .unwrap());
+}
+
+#[test]
+fn the_map_grows_by_itself_to_ten_times_its_initial_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = EnvOptions::with_durability(Durability::NoSync);
+    opts.initial_map_bytes = 1 << 20;
+    let env = Environment::open(dir.path(), opts).unwrap();
+    let initial = env.map_bytes();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let value = vec![0xABu8; 4000];
+    let mut handles = Vec::new();
+    for i in 0..3000u32 {
+        // Mix sync and async writes of ~12 MB in all, 12x the initial map.
+        let ops = vec![KvOp::put(&t, i.to_be_bytes(), value.clone())];
+        if i % 2 == 0 {
+            handles.push(env.transact_kv_async(ops));
+        } else {
+            env.transact_kv(ops).unwrap();
+        }
+    }
+    for h in handles {
+        h.wait().unwrap();
+    }
+    assert!(
+        env.map_bytes() >= 10 * initial,
+        "map {} vs initial {initial}",
+        env.map_bytes()
+    );
+    assert!(env.commit_counters().map_growths > 0);
+    let txn = env.read().unwrap();
+    assert_eq!(txn.view().len(&t).unwrap(), 3000);
+    assert_eq!(
+        txn.view()
+            .get(&t, &2999u32.to_be_bytes())
+            .unwrap()
+            .map(|v| v.len()),
+        Some(4000)
+    );
+}
+
+#[test]
+fn a_thousand_threads_read_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(vec![KvOp::put(&t, "k", "v")]).unwrap();
+    let barrier = Arc::new(std::sync::Barrier::new(1000));
+    let threads: Vec<_> = (0..1000)
+        .map(|_| {
+            let env = env.clone();
+            let t = t.clone();
+            let barrier = barrier.clone();
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn(move || {
+                    let txn = env.read().unwrap();
+                    // Every thread holds its snapshot while all the others open theirs.
+                    barrier.wait();
+                    assert_eq!(txn.view().get(&t, b"k").unwrap(), Some(&b"v"[..]));
+                })
+                .unwrap()
+        })
+        .collect();
+    for th in threads {
+        th.join().unwrap();
+    }
+}
+
+#[test]
+fn a_reader_keeps_its_snapshot_across_commits_and_a_pending_growth() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = EnvOptions::with_durability(Durability::NoSync);
+    opts.initial_map_bytes = 1 << 20;
+    let env = Environment::open(dir.path(), opts).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(vec![KvOp::put(&t, "k", "old")]).unwrap();
+    let reader = env.read().unwrap();
+    let before = env.commit_counters().map_growths;
+    // Many commits, then enough data to force a growth, from another thread.
+    let writer = {
+        let env = env.clone();
+        let t = t.clone();
+        std::thread::spawn(move || {
+            for i in 0..100u32 {
+                env.transact_kv(vec![KvOp::put(&t, "k", format!("new{i}"))])
+                    .unwrap();
+            }
+            let big = vec![1u8; 8000];
+            for i in 0..400u32 {
+                env.transact_kv(vec![KvOp::put(&t, i.to_be_bytes(), big.clone())])
+                    .unwrap();
+            }
+        })
+    };
+    // While the writer runs (and possibly waits for this reader before it can grow the map),
+    // the snapshot still sees exactly its own state.
+    for _ in 0..50 {
+        assert_eq!(reader.view().get(&t, b"k").unwrap(), Some(&b"old"[..]));
+        assert_eq!(reader.view().len(&t).unwrap(), 1);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    drop(reader);
+    writer.join().unwrap();
+    assert!(env.commit_counters().map_growths > before);
+    assert_eq!(
+        env.read().unwrap().view().get(&t, b"k").unwrap(),
+        Some(&b"new99"[..])
+    );
+}
+
+#[test]
+fn one_bad_request_fails_alone_inside_a_shared_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(vec![KvOp::put(&t, "taken", "x")]).unwrap();
+    // Queue many requests at once so they share batches; every 10th collides.
+    let handles: Vec<_> = (0..500u32)
+        .map(|i| {
+            let key = if i % 10 == 0 {
+                b"taken".to_vec()
+            } else {
+                format!("k{i}").into_bytes()
+            };
+            env.transact_kv_async(vec![
+                KvOp::put(&t, format!("side{i}"), "s"),
+                KvOp::insert(&t, key, "v"),
+            ])
+        })
+        .collect();
+    for (i, h) in handles.into_iter().enumerate() {
+        let r = h.wait();
+        if i % 10 == 0 {
+            assert!(
+                matches!(r, Err(KvError::KeyExists { .. })),
+                "request {i}: {r:?}"
+            );
+        } else {
+            r.unwrap();
+        }
+    }
+    let txn = env.read().unwrap();
+    let v = txn.view();
+    for i in 0..500u32 {
+        // A rejected request leaves nothing behind, not even its other ops.
+        assert_eq!(
+            v.get(&t, format!("side{i}").as_bytes()).unwrap().is_some(),
+            i % 10 != 0,
+            "side{i}"
+        );
+    }
+    assert_eq!(v.get(&t, b"taken").unwrap(), Some(&b"x"[..]));
+    assert!(
+        env.commit_counters().largest_batch > 1,
+        "requests should have shared commits"
+    );
+}
+
+#[test]
+fn an_insert_sees_earlier_requests_of_its_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let handles: Vec<_> = (0..200)
+        .map(|_| env.transact_kv_async(vec![KvOp::insert(&t, "once", "v")]))
+        .collect();
+    let ok = handles
+        .into_iter()
+        .filter(|_| true)
+        .map(|h| h.wait().is_ok())
+        .filter(|ok| *ok)
+        .count();
+    assert_eq!(ok, 1, "exactly one insert of the same key may win");
+}
+
+#[test]
+fn a_failed_commit_poisons_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(vec![KvOp::put(&t, "before", "1")]).unwrap();
+    env.inject_commit_failure();
+    let err = env
+        .transact_kv(vec![KvOp::put(&t, "lost", "1")])
+        .unwrap_err();
+    assert!(matches!(err, KvError::CommitFailed { .. }), "{err:?}");
+    let err = env
+        .transact_kv(vec![KvOp::put(&t, "after", "1")])
+        .unwrap_err();
+    assert!(matches!(err, KvError::Poisoned { .. }), "{err:?}");
+    assert!(env.poisoned().is_some());
+    let txn = env.read().unwrap();
+    assert!(txn.view().get(&t, b"before").unwrap().is_some());
+    assert!(txn.view().get(&t, b"lost").unwrap().is_none());
+    assert!(txn.view().get(&t, b"after").unwrap().is_none());
+    drop(txn);
+    drop(env);
+    // Reopening clears the poison: the file itself is intact.
+    let env = open(dir.path());
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(vec![KvOp::put(&t, "after", "1")]).unwrap();
+}
+
+#[test]
+fn foreign_and_corrupt_files_are_refused_with_typed_errors() {
+    // Garbage where LMDB expects its data file.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.mdb"), vec![0x5Au8; 64 * 1024]).unwrap();
+    let err = Environment::open(dir.path(), EnvOptions::default()).unwrap_err();
+    assert!(matches!(err, KvError::Corrupt { .. }), "{err:?}");
+
+    // A valid LMDB environment that some other program made.
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let env = unsafe {
+            heed::EnvOpenOptions::new()
+                .max_dbs(4)
+                .open(dir.path())
+                .unwrap()
+        };
+        let wtxn = env.write_txn().unwrap();
+        env.create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_, heed::Error> {
+            let db =
+                opener.create_database::<heed::types::Bytes, heed::types::Bytes>(wtxn, None)?;
+            db.put(wtxn, b"theirs", b"1")?;
+            Ok(heed::CommitOrAbort::<(), ()>::Commit(()))
+        })
+        .unwrap();
+        env.prepare_for_closing().wait();
+    }
+    let err = Environment::open(dir.path(), EnvOptions::default()).unwrap_err();
+    assert!(matches!(err, KvError::Foreign { .. }), "{err:?}");
+}
