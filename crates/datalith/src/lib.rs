@@ -3,5 +3,11 @@
 //! Layers, bottom up: [`kv`] (LMDB environment, tables, group commit), then the codec, the
 //! Datalog store, transactions, queries and pull. See `ARCHITECTURE.md`.
 
+pub mod api;
+pub mod codec;
 pub mod kv;
 pub mod limits;
+pub mod store;
+pub mod tx;
+
+pub use api::{Database, Db, DbOptions};

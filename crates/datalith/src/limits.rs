@@ -50,3 +50,7 @@ pub const MAX_BATCH_BYTES: usize = 64 * 1024 * 1024;
 /// Requests that may wait in the committer's queue. A full queue blocks the caller
 /// (back-pressure) instead of letting memory grow without bound.
 pub const WRITE_QUEUE_CAPACITY: usize = 16 * 1024;
+
+/// Tuples may nest at most this deep; decoding deeper bytes is refused rather than recursing
+/// without bound on untrusted input.
+pub const MAX_TUPLE_DEPTH: u32 = 8;

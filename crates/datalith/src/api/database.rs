@@ -1,0 +1,120 @@
+//! `Database`: an open Datalog database (a connection, in Datomic's words).
+
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use super::db::Db;
+use crate::codec::{Keyword, Value};
+use crate::kv::handle::Completion;
+use crate::kv::{CommitHandle, EnvOptions, Environment};
+use crate::store::{Store, Tables};
+use crate::tx::request::{Functions, TxRequest};
+use crate::tx::{TxData, TxError, TxReport};
+
+/// Options for [`Database::open`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct DbOptions {
+    /// Environment options (durability, map size).
+    pub env: EnvOptions,
+}
+
+impl DbOptions {
+    /// Options with the given durability.
+    pub fn with_durability(d: crate::kv::Durability) -> Self {
+        DbOptions {
+            env: EnvOptions::with_durability(d),
+        }
+    }
+}
+
+/// An open database. Cheap to clone; share it between threads.
+#[derive(Clone)]
+pub struct Database {
+    env: Environment,
+    store: Arc<Store>,
+    functions: Arc<RwLock<Functions>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Database({})", self.env.path().display())
+    }
+}
+
+impl Database {
+    /// Opens (creating if missing) the database in directory `path`.
+    pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
+        let env = Environment::open(path, options.env)?;
+        Self::on_env(env)
+    }
+
+    /// A database on an already open environment (its KV tables can live beside).
+    pub fn on_env(env: Environment) -> Result<Database, TxError> {
+        let tables = Tables::open(&env)?;
+        Ok(Database {
+            env,
+            store: Arc::new(Store::new(tables)),
+            functions: Arc::new(RwLock::new(Functions::new())),
+        })
+    }
+
+    /// The KV environment underneath.
+    pub fn env(&self) -> &Environment {
+        &self.env
+    }
+
+    /// A consistent snapshot for reading.
+    pub fn db(&self) -> Result<Db, TxError> {
+        Db::open(self.env.read()?, self.store.clone())
+    }
+
+    /// Transacts and waits until the transaction is durable.
+    pub fn transact(&self, data: TxData) -> Result<TxReport, TxError> {
+        self.transact_async(data).wait()
+    }
+
+    /// Queues a transaction; the handle completes once it is durable, with this
+    /// transaction's own report or error (other requests in the same group commit do not
+    /// affect it).
+    pub fn transact_async(&self, data: TxData) -> CommitHandle<TxReport, TxError> {
+        let (completion, handle) = CommitHandle::pair();
+        self.submit(data, completion);
+        handle
+    }
+
+    /// Queues a transaction and calls `callback` (on the committer thread: keep it short)
+    /// once it is durable or failed.
+    pub fn transact_with_callback(
+        &self,
+        data: TxData,
+        callback: impl FnOnce(Result<TxReport, TxError>) + Send + 'static,
+    ) {
+        self.submit(data, Completion::Callback(Box::new(callback)));
+    }
+
+    fn submit(&self, data: TxData, completion: Completion<TxReport, TxError>) {
+        let size = 256 + data.items.len() * 128;
+        self.env.submit(Box::new(TxRequest {
+            store: self.store.clone(),
+            functions: self.functions.clone(),
+            data,
+            size,
+            result: None,
+            completion: Some(completion),
+        }));
+    }
+
+    /// Registers a transaction function, called by `[:db.fn/call name args...]` or
+    /// `[name args...]` in tx data.
+    pub fn register_tx_fn(
+        &self,
+        name: Keyword,
+        f: impl Fn(&[Value]) -> Result<TxData, String> + Send + Sync + 'static,
+    ) {
+        self.functions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, Arc::new(f));
+    }
+}

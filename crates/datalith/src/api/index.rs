@@ -1,0 +1,182 @@
+//! Raw index access (seed 001): `datoms`, `seek_datoms`, `rseek_datoms`, `index_range`,
+//! `count_datoms`. Index names `:eav :ave` and Datomic's `:eavt :aevt :avet`.
+
+use std::ops::Bound;
+
+use super::db::Db;
+use crate::codec::Value;
+use crate::kv::Direction;
+use crate::store::reader::decode_exact;
+use crate::store::{AttrId, Datom, EntityId};
+use crate::tx::TxError;
+
+/// Which index to walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Index {
+    /// Entity, attribute, value (`:eav`, `:eavt`).
+    Eav,
+    /// Attribute, entity, value (`:aevt`): answered from AVE, re-sorted by entity.
+    Aev,
+    /// Attribute, value, entity (`:ave`, `:avet`).
+    Ave,
+}
+
+impl Index {
+    /// Parses `:eav`, `:eavt`, `:aevt`, `:ave`, `:avet` (with or without the colon).
+    pub fn parse(name: &str) -> Option<Index> {
+        match name.trim_start_matches(':') {
+            "eav" | "eavt" => Some(Index::Eav),
+            "aev" | "aevt" => Some(Index::Aev),
+            "ave" | "avet" => Some(Index::Ave),
+            _ => None,
+        }
+    }
+}
+
+/// Leading components of an index walk: entity, attribute and value as the index orders them.
+#[derive(Debug, Clone, Default)]
+pub struct Components {
+    /// Entity (for EAV, AEV).
+    pub e: Option<EntityId>,
+    /// Attribute.
+    pub a: Option<AttrId>,
+    /// Value.
+    pub v: Option<Value>,
+}
+
+impl Db {
+    /// Every datom of `index` whose leading components equal `c` (Datomic's `datoms`).
+    pub fn datoms(&self, index: Index, c: &Components) -> Result<Vec<Datom>, TxError> {
+        let r = self.reader();
+        let mut out = Vec::new();
+        let datom = |e, a, v| Datom {
+            e,
+            a,
+            v,
+            tx: 0,
+            added: true,
+        };
+        match index {
+            Index::Eav => match c.e {
+                Some(e) => {
+                    for (a, v) in r.entity(e)? {
+                        if c.a.is_some_and(|x| x != a) || c.v.as_ref().is_some_and(|x| *x != v) {
+                            continue;
+                        }
+                        out.push(datom(e, a, v));
+                    }
+                }
+                None => {
+                    r.scan_entities(0, u64::MAX, |e, a, vb| {
+                        out.push(datom(e, a, decode_exact(vb)?));
+                        Ok(true)
+                    })?;
+                }
+            },
+            Index::Ave | Index::Aev => {
+                let Some(a) = c.a else {
+                    return Err(TxError::Malformed {
+                        detail: "an AVE/AEV walk needs an attribute".into(),
+                        form: format!("{index:?}"),
+                    });
+                };
+                match (&c.v, index) {
+                    (Some(v), Index::Ave) => {
+                        for e in r.entities_with(a, v)? {
+                            out.push(datom(e, a, v.clone()));
+                        }
+                    }
+                    _ => {
+                        r.scan_attr(
+                            a,
+                            Bound::Unbounded,
+                            Bound::Unbounded,
+                            Direction::Forward,
+                            |vb, e| {
+                                if c.e.is_none_or(|x| x == e) {
+                                    out.push(datom(e, a, decode_exact(vb)?));
+                                }
+                                Ok(true)
+                            },
+                        )?;
+                        if index == Index::Aev {
+                            out.sort_by_key(|x| x.e);
+                            if let Some(v) = &c.v {
+                                out.retain(|d| d.v == *v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Datoms of attribute `a` with values in `[start, end]` (either end open when `None`),
+    /// in value order (Datomic's `index-range`).
+    pub fn index_range(
+        &self,
+        a: AttrId,
+        start: Option<&Value>,
+        end: Option<&Value>,
+    ) -> Result<Vec<Datom>, TxError> {
+        let mut out = Vec::new();
+        let lo = start.map_or(Bound::Unbounded, Bound::Included);
+        let hi = end.map_or(Bound::Unbounded, Bound::Excluded);
+        self.reader()
+            .scan_attr(a, lo, hi, Direction::Forward, |vb, e| {
+                out.push(Datom {
+                    e,
+                    a,
+                    v: decode_exact(vb)?,
+                    tx: 0,
+                    added: true,
+                });
+                Ok(true)
+            })?;
+        Ok(out)
+    }
+
+    /// AVE datoms of attribute `a` from value `start` on (forward) or down from it (backward),
+    /// at most `limit` (Datomic's `seek-datoms` / `rseek-datoms` on AVET).
+    pub fn seek_datoms(
+        &self,
+        a: AttrId,
+        start: Option<&Value>,
+        direction: Direction,
+        limit: usize,
+    ) -> Result<Vec<Datom>, TxError> {
+        let mut out = Vec::new();
+        let (lo, hi) = match direction {
+            Direction::Forward => (
+                start.map_or(Bound::Unbounded, Bound::Included),
+                Bound::Unbounded,
+            ),
+            Direction::Backward => (
+                Bound::Unbounded,
+                start.map_or(Bound::Unbounded, Bound::Included),
+            ),
+        };
+        self.reader().scan_attr(a, lo, hi, direction, |vb, e| {
+            out.push(Datom {
+                e,
+                a,
+                v: decode_exact(vb)?,
+                tx: 0,
+                added: true,
+            });
+            Ok(out.len() < limit)
+        })?;
+        Ok(out)
+    }
+
+    /// How many datoms `datoms(index, c)` would return.
+    pub fn count_datoms(&self, index: Index, c: &Components) -> Result<u64, TxError> {
+        let r = self.reader();
+        match (index, c.e, c.a, &c.v) {
+            (Index::Ave, None, Some(a), Some(v)) => Ok(r.count_with(a, v, u64::MAX)?),
+            (Index::Ave | Index::Aev, None, Some(a), None) => Ok(r.stats(a)?.datoms),
+            _ => Ok(self.datoms(index, c)?.len() as u64),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The public face of the Datalog database: [`Database`] (open, transact) and [`Db`]
+//! (snapshots to read).
+
+pub mod database;
+pub mod db;
+pub mod index;
+
+pub use database::{Database, DbOptions};
+pub use db::Db;
+pub use index::{Components, Index};

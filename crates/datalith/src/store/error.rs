@@ -1,0 +1,18 @@
+//! Errors of the Datalog store.
+
+use crate::kv::KvError;
+
+/// An error reading or writing datoms.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The KV engine failed (I/O, poisoned, closed, ...).
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    /// Index bytes that cannot have been written by this store.
+    #[error("corrupt index entry: {detail}")]
+    Corrupt { detail: String },
+    /// A schema definition that cannot be loaded.
+    #[error(transparent)]
+    Schema(#[from] super::schema::SchemaError),
+}

@@ -1,0 +1,55 @@
+//! Loading the schema out of the indexes.
+
+use super::error::StoreError;
+use super::ids::{AttrId, ATTR_PARTITION_END};
+use super::reader::{decode_exact, IndexReader};
+use super::schema::{attribute_from_datoms, builtin, Schema};
+use super::tables::{meta_key, read_counter};
+use crate::codec::Value;
+
+/// The schema version recorded in this state.
+pub fn schema_version(r: &IndexReader<'_>) -> Result<u64, StoreError> {
+    Ok(read_counter(
+        r.view,
+        &r.t.meta,
+        meta_key::SCHEMA_VERSION,
+        0,
+    )?)
+}
+
+/// Builds the schema from the attribute entities of this state.
+pub fn load_schema(r: &IndexReader<'_>) -> Result<Schema, StoreError> {
+    let mut schema = Schema::default();
+    schema.version = schema_version(r)?;
+    let mut current: Option<(u64, Vec<(AttrId, Value)>)> = None;
+    let flush =
+        |cur: Option<(u64, Vec<(AttrId, Value)>)>, schema: &mut Schema| -> Result<(), StoreError> {
+            if let Some((e, props)) = cur {
+                if let Some(attr) = attribute_from_datoms(e as AttrId, &props)? {
+                    schema.insert(attr);
+                }
+            }
+            Ok(())
+        };
+    let mut pending = Vec::new();
+    r.scan_entities(
+        builtin::FIRST_USER_ATTR as u64,
+        ATTR_PARTITION_END,
+        |e, a, vb| {
+            pending.push((e, a, vb));
+            Ok(true)
+        },
+    )?;
+    for (e, a, vb) in pending {
+        let v = decode_exact(vb)?;
+        match &mut current {
+            Some((ce, props)) if *ce == e => props.push((a, v)),
+            _ => {
+                flush(current.take(), &mut schema)?;
+                current = Some((e, vec![(a, v)]));
+            }
+        }
+    }
+    flush(current.take(), &mut schema)?;
+    Ok(schema)
+}

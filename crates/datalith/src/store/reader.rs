@@ -1,0 +1,236 @@
+//! Reading datoms out of the indexes, over any [`View`] (a snapshot or the committer's batch
+//! transaction). Bytes from disk are decoded defensively: a malformed entry is a
+//! [`StoreError::Corrupt`], never a panic.
+
+use std::ops::Bound;
+
+use super::error::StoreError;
+use super::ids::{AttrId, EntityId};
+use super::keys::{self, ATTR_BYTES};
+use super::tables::{self, AttrStats, Tables};
+use crate::codec::{self, Value};
+use crate::kv::{Direction, View};
+
+/// Index access for one consistent state.
+#[derive(Clone, Copy)]
+pub struct IndexReader<'a> {
+    pub(crate) view: View<'a>,
+    pub(crate) t: &'a Tables,
+}
+
+fn corrupt(what: &str, bytes: &[u8]) -> StoreError {
+    StoreError::Corrupt {
+        detail: format!(
+            "{what}: {} bytes {:02x?}",
+            bytes.len(),
+            &bytes[..bytes.len().min(24)]
+        ),
+    }
+}
+
+/// Encodes `attr ++ value` (the AVE key and the EAV list value).
+pub fn attr_value_bytes(a: AttrId, v: &Value, out: &mut Vec<u8>) {
+    keys::attr_prefix(a, out);
+    codec::encode(v, out);
+}
+
+/// Decodes an encoded value that must fill `bytes` exactly.
+pub fn decode_exact(bytes: &[u8]) -> Result<Value, StoreError> {
+    match codec::decode(bytes) {
+        Ok((v, n)) if n == bytes.len() => Ok(v),
+        Ok(_) => Err(corrupt("trailing bytes after an index value", bytes)),
+        Err(e) => Err(StoreError::Corrupt {
+            detail: format!("undecodable index value: {e}"),
+        }),
+    }
+}
+
+impl<'a> IndexReader<'a> {
+    /// A reader over `view`.
+    pub fn new(view: View<'a>, t: &'a Tables) -> Self {
+        IndexReader { view, t }
+    }
+
+    /// Every `(attribute, value)` of entity `e`, in attribute then value order.
+    pub fn entity(&self, e: EntityId) -> Result<Vec<(AttrId, Value)>, StoreError> {
+        let mut out = Vec::new();
+        for raw in self.view.list(&self.t.eav, &keys::eav_key(e))? {
+            let raw = raw?;
+            let (a, vb) = keys::split_attr(raw).ok_or_else(|| corrupt("EAV value", raw))?;
+            out.push((a, decode_exact(vb)?));
+        }
+        Ok(out)
+    }
+
+    /// Calls `f` with each `(attribute, encoded value)` of `e`, without decoding.
+    pub fn entity_raw(
+        &self,
+        e: EntityId,
+        mut f: impl FnMut(AttrId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        for raw in self.view.list(&self.t.eav, &keys::eav_key(e))? {
+            let raw = raw?;
+            let (a, vb) = keys::split_attr(raw).ok_or_else(|| corrupt("EAV value", raw))?;
+            if !f(a, vb)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of attribute `a` on entity `e`.
+    pub fn values(&self, e: EntityId, a: AttrId) -> Result<Vec<Value>, StoreError> {
+        let mut out = Vec::new();
+        self.entity_raw(e, |attr, vb| {
+            if attr == a {
+                out.push(decode_exact(vb)?);
+            }
+            // Values are sorted by attribute: stop once past `a`.
+            Ok(attr <= a)
+        })?;
+        Ok(out)
+    }
+
+    /// Whether the datom `[e a v]` exists.
+    pub fn contains(&self, e: EntityId, a: AttrId, v: &Value) -> Result<bool, StoreError> {
+        let mut buf = Vec::with_capacity(32);
+        attr_value_bytes(a, v, &mut buf);
+        Ok(self
+            .view
+            .list_contains(&self.t.eav, &keys::eav_key(e), &buf)?)
+    }
+
+    /// Whether entity `e` has any datom.
+    pub fn exists(&self, e: EntityId) -> Result<bool, StoreError> {
+        Ok(self.view.get(&self.t.eav, &keys::eav_key(e))?.is_some())
+    }
+
+    /// The entities whose attribute `a` has value `v`, ascending.
+    pub fn entities_with(&self, a: AttrId, v: &Value) -> Result<Vec<EntityId>, StoreError> {
+        let mut key = Vec::with_capacity(32);
+        attr_value_bytes(a, v, &mut key);
+        self.entities_with_key(&key)
+    }
+
+    /// Like [`Self::entities_with`] for an already encoded AVE key.
+    pub fn entities_with_key(&self, key: &[u8]) -> Result<Vec<EntityId>, StoreError> {
+        let mut out = Vec::new();
+        for raw in self.view.list(&self.t.ave, key)? {
+            let raw = raw?;
+            out.push(keys::read_entity(raw).ok_or_else(|| corrupt("AVE entity", raw))?);
+        }
+        Ok(out)
+    }
+
+    /// The first (lowest) entity whose `a` is `v`: one B-tree lookup.
+    pub fn first_entity_with(&self, a: AttrId, v: &Value) -> Result<Option<EntityId>, StoreError> {
+        let mut key = Vec::with_capacity(32);
+        attr_value_bytes(a, v, &mut key);
+        match self.view.get(&self.t.ave, &key)? {
+            None => Ok(None),
+            Some(raw) => Ok(Some(
+                keys::read_entity(raw).ok_or_else(|| corrupt("AVE entity", raw))?,
+            )),
+        }
+    }
+
+    /// How many entities have `a` = `v`, counting at most `cap` (an estimate needs no more).
+    pub fn count_with(&self, a: AttrId, v: &Value, cap: u64) -> Result<u64, StoreError> {
+        let mut key = Vec::with_capacity(32);
+        attr_value_bytes(a, v, &mut key);
+        let mut n = 0;
+        for raw in self.view.list(&self.t.ave, &key)? {
+            raw?;
+            n += 1;
+            if n >= cap {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Calls `f(value bytes, entity)` for every AVE entry of attribute `a` whose value lies
+    /// within the bounds, in value order; `f` returns false to stop.
+    pub fn scan_attr(
+        &self,
+        a: AttrId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        direction: Direction,
+        mut f: impl FnMut(&'a [u8], EntityId) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let lo = bound_key(a, lower, false);
+        let hi = bound_key(a, upper, true);
+        let lo_ref = as_ref_bound(&lo);
+        let hi_ref = as_ref_bound(&hi);
+        for entry in self.view.range(&self.t.ave, lo_ref, hi_ref, direction)? {
+            let (k, ev) = entry?;
+            let (_, vb) = keys::split_attr(k).ok_or_else(|| corrupt("AVE key", k))?;
+            let e = keys::read_entity(ev).ok_or_else(|| corrupt("AVE entity", ev))?;
+            if !f(vb, e)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Statistics of attribute `a`.
+    pub fn stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
+        match self.view.get(&self.t.meta, &tables::stats_key(a))? {
+            None => Ok(AttrStats::default()),
+            Some(b) => AttrStats::from_bytes(b).ok_or_else(|| corrupt("attribute statistics", b)),
+        }
+    }
+
+    /// Calls `f(entity, attr, value bytes)` for every EAV entry with entity in `[lo, hi)`.
+    pub fn scan_entities(
+        &self,
+        lo: EntityId,
+        hi: EntityId,
+        mut f: impl FnMut(EntityId, AttrId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let lo = keys::eav_key(lo);
+        let hi = keys::eav_key(hi);
+        for entry in self.view.range(
+            &self.t.eav,
+            Bound::Included(&lo[..]),
+            Bound::Excluded(&hi[..]),
+            Direction::Forward,
+        )? {
+            let (k, raw) = entry?;
+            let e = keys::read_entity(k).ok_or_else(|| corrupt("EAV key", k))?;
+            let (a, vb) = keys::split_attr(raw).ok_or_else(|| corrupt("EAV value", raw))?;
+            if !f(e, a, vb)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The AVE key bound for a value bound of attribute `a`. An unbounded end becomes the edge of
+/// the attribute's key space: `a` alone sorts before all its keys, `a + 1` after.
+fn bound_key(a: AttrId, b: Bound<&Value>, upper: bool) -> Bound<Vec<u8>> {
+    let with = |v: &Value| {
+        let mut k = Vec::with_capacity(ATTR_BYTES + 16);
+        attr_value_bytes(a, v, &mut k);
+        k
+    };
+    match b {
+        Bound::Included(v) => Bound::Included(with(v)),
+        Bound::Excluded(v) => Bound::Excluded(with(v)),
+        Bound::Unbounded if !upper => Bound::Included(a.to_be_bytes().to_vec()),
+        Bound::Unbounded => match a.checked_add(1) {
+            Some(n) => Bound::Excluded(n.to_be_bytes().to_vec()),
+            None => Bound::Unbounded,
+        },
+    }
+}
+
+fn as_ref_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v),
+        Bound::Excluded(v) => Bound::Excluded(v),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}

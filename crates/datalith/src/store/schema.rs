@@ -1,0 +1,304 @@
+//! The schema: attributes and their properties.
+//!
+//! An attribute is an entity of the attribute partition; its properties are ordinary datoms
+//! (`:db/ident`, `:db/valueType`, ...), stored in EAV and AVE like any other, so schema is
+//! queryable data. The built-in attributes below are fixed by this code and never stored.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::ids::AttrId;
+use crate::codec::{Keyword, Value, ValueType};
+
+/// How many values an entity may have for an attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cardinality {
+    /// One value; asserting another replaces it.
+    One,
+    /// A set of values.
+    Many,
+}
+
+/// Uniqueness of an attribute's values across entities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Unique {
+    /// Unique, and a tempid asserting an existing value resolves to that entity (upsert).
+    Identity,
+    /// Unique; asserting an existing value on another entity is an error.
+    Value,
+}
+
+/// One attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// Interned id (the attribute entity's id).
+    pub id: AttrId,
+    /// Its name, e.g. `:person/name`.
+    pub ident: Keyword,
+    /// Type of its values.
+    pub value_type: ValueType,
+    /// One or many.
+    pub cardinality: Cardinality,
+    /// Uniqueness, if any.
+    pub unique: Option<Unique>,
+    /// Whether the referenced entity is owned (retracted with its owner, pulled in full).
+    pub is_component: bool,
+    /// Documentation string.
+    pub doc: Option<String>,
+    /// For a composite tuple: the attributes it is made of.
+    pub tuple_attrs: Option<Vec<Keyword>>,
+    /// For a homogeneous tuple: the element type.
+    pub tuple_type: Option<ValueType>,
+    /// For a heterogeneous tuple: the element types.
+    pub tuple_types: Option<Vec<ValueType>>,
+}
+
+impl Attribute {
+    /// Whether values are entity ids.
+    pub fn is_ref(&self) -> bool {
+        self.value_type == ValueType::Ref
+    }
+
+    /// Whether cardinality is many.
+    pub fn is_many(&self) -> bool {
+        self.cardinality == Cardinality::Many
+    }
+}
+
+/// Ids of the built-in attributes.
+pub mod builtin {
+    use super::AttrId;
+    /// `:db/ident`
+    pub const IDENT: AttrId = 1;
+    /// `:db/valueType`
+    pub const VALUE_TYPE: AttrId = 2;
+    /// `:db/cardinality`
+    pub const CARDINALITY: AttrId = 3;
+    /// `:db/unique`
+    pub const UNIQUE: AttrId = 4;
+    /// `:db/isComponent`
+    pub const IS_COMPONENT: AttrId = 5;
+    /// `:db/doc`
+    pub const DOC: AttrId = 6;
+    /// `:db/txInstant`
+    pub const TX_INSTANT: AttrId = 7;
+    /// `:db/tupleAttrs`
+    pub const TUPLE_ATTRS: AttrId = 8;
+    /// `:db/tupleType`
+    pub const TUPLE_TYPE: AttrId = 9;
+    /// `:db/tupleTypes`
+    pub const TUPLE_TYPES: AttrId = 10;
+    /// `:db/noHistory` (accepted for Datomic compatibility; history is not kept anyway)
+    pub const NO_HISTORY: AttrId = 11;
+    /// `:db/fulltext` (accepted for Datomic compatibility)
+    pub const FULLTEXT: AttrId = 12;
+    /// User attributes are numbered from here.
+    pub const FIRST_USER_ATTR: AttrId = 100;
+}
+
+fn builtin_attrs() -> Vec<Attribute> {
+    use builtin::*;
+    let mk = |id, name: &str, value_type, unique| Attribute {
+        id,
+        ident: Keyword::new(Some("db"), name),
+        value_type,
+        cardinality: Cardinality::One,
+        unique,
+        is_component: false,
+        doc: None,
+        tuple_attrs: None,
+        tuple_type: None,
+        tuple_types: None,
+    };
+    vec![
+        mk(IDENT, "ident", ValueType::Keyword, Some(Unique::Identity)),
+        mk(VALUE_TYPE, "valueType", ValueType::Keyword, None),
+        mk(CARDINALITY, "cardinality", ValueType::Keyword, None),
+        mk(UNIQUE, "unique", ValueType::Keyword, None),
+        mk(IS_COMPONENT, "isComponent", ValueType::Boolean, None),
+        mk(DOC, "doc", ValueType::String, None),
+        mk(TX_INSTANT, "txInstant", ValueType::Instant, None),
+        mk(TUPLE_ATTRS, "tupleAttrs", ValueType::Tuple, None),
+        mk(TUPLE_TYPE, "tupleType", ValueType::Keyword, None),
+        mk(TUPLE_TYPES, "tupleTypes", ValueType::Tuple, None),
+        mk(NO_HISTORY, "noHistory", ValueType::Boolean, None),
+        mk(FULLTEXT, "fulltext", ValueType::Boolean, None),
+    ]
+}
+
+/// A problem with an attribute definition.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// A property has a value this schema does not know.
+    #[error("attribute {ident}: {property} cannot be {value}")]
+    BadProperty {
+        ident: String,
+        property: &'static str,
+        value: String,
+    },
+    /// A required property is missing.
+    #[error("attribute {ident}: missing {property}")]
+    Missing {
+        ident: String,
+        property: &'static str,
+    },
+}
+
+/// The whole schema of a database at one point in time. Immutable; a schema change makes a
+/// new one (readers keep theirs).
+#[derive(Debug, Clone)]
+pub struct Schema {
+    by_id: HashMap<AttrId, Arc<Attribute>>,
+    by_ident: HashMap<Keyword, AttrId>,
+    /// Bumped by every schema change; caches of parsed/planned queries key on it.
+    pub version: u64,
+}
+
+impl Default for Schema {
+    fn default() -> Self {
+        let mut s = Schema {
+            by_id: HashMap::new(),
+            by_ident: HashMap::new(),
+            version: 0,
+        };
+        for a in builtin_attrs() {
+            s.insert(a);
+        }
+        s
+    }
+}
+
+impl Schema {
+    /// Adds or replaces an attribute.
+    pub fn insert(&mut self, attr: Attribute) {
+        if let Some(old) = self.by_id.get(&attr.id) {
+            if old.ident != attr.ident {
+                self.by_ident.remove(&old.ident);
+            }
+        }
+        self.by_ident.insert(attr.ident.clone(), attr.id);
+        self.by_id.insert(attr.id, Arc::new(attr));
+    }
+
+    /// The attribute with id `id`.
+    pub fn get(&self, id: AttrId) -> Option<&Arc<Attribute>> {
+        self.by_id.get(&id)
+    }
+
+    /// The attribute named `ident`.
+    pub fn by_ident(&self, ident: &Keyword) -> Option<&Arc<Attribute>> {
+        self.by_ident.get(ident).and_then(|id| self.by_id.get(id))
+    }
+
+    /// Every attribute, built-in ones included, in id order.
+    pub fn attributes(&self) -> Vec<Arc<Attribute>> {
+        let mut v: Vec<_> = self.by_id.values().cloned().collect();
+        v.sort_by_key(|a| a.id);
+        v
+    }
+
+    /// User attributes only, in id order.
+    pub fn user_attributes(&self) -> Vec<Arc<Attribute>> {
+        self.attributes()
+            .into_iter()
+            .filter(|a| a.id >= builtin::FIRST_USER_ATTR)
+            .collect()
+    }
+
+    /// Whether `id` is a built-in attribute.
+    pub fn is_builtin(id: AttrId) -> bool {
+        id < builtin::FIRST_USER_ATTR
+    }
+}
+
+/// Builds an attribute from the property datoms of its entity (`(attr id, value)` pairs).
+pub fn attribute_from_datoms(
+    id: AttrId,
+    props: &[(AttrId, Value)],
+) -> Result<Option<Attribute>, SchemaError> {
+    use builtin::*;
+    let find = |a: AttrId| props.iter().find(|(pa, _)| *pa == a).map(|(_, v)| v);
+    let Some(Value::Keyword(ident)) = find(IDENT) else {
+        // An attribute entity without an ident has been retracted: not an attribute.
+        return Ok(None);
+    };
+    let name = ident.to_string();
+    let bad = |property, v: &Value| SchemaError::BadProperty {
+        ident: name.clone(),
+        property,
+        value: format!("{v:?}"),
+    };
+    let value_type = match find(VALUE_TYPE) {
+        Some(Value::Keyword(k)) => ValueType::from_ident(k)
+            .ok_or_else(|| bad(":db/valueType", &Value::Keyword(k.clone())))?,
+        Some(v) => return Err(bad(":db/valueType", v)),
+        None => {
+            return Err(SchemaError::Missing {
+                ident: name,
+                property: ":db/valueType",
+            })
+        }
+    };
+    let cardinality = match find(CARDINALITY) {
+        Some(Value::Keyword(k)) if k.to_string() == ":db.cardinality/one" => Cardinality::One,
+        Some(Value::Keyword(k)) if k.to_string() == ":db.cardinality/many" => Cardinality::Many,
+        Some(v) => return Err(bad(":db/cardinality", v)),
+        None => Cardinality::One,
+    };
+    let unique = match find(UNIQUE) {
+        Some(Value::Keyword(k)) if k.to_string() == ":db.unique/identity" => Some(Unique::Identity),
+        Some(Value::Keyword(k)) if k.to_string() == ":db.unique/value" => Some(Unique::Value),
+        Some(v) => return Err(bad(":db/unique", v)),
+        None => None,
+    };
+    let is_component = matches!(find(IS_COMPONENT), Some(Value::Boolean(true)));
+    let doc = match find(DOC) {
+        Some(Value::String(s)) => Some(s.to_string()),
+        _ => None,
+    };
+    let keyword_list = |v: &Value, property| -> Result<Vec<Keyword>, SchemaError> {
+        match v {
+            Value::Tuple(items) => items
+                .iter()
+                .map(|i| match i {
+                    Some(Value::Keyword(k)) => Ok(k.clone()),
+                    _ => Err(bad(property, v)),
+                })
+                .collect(),
+            _ => Err(bad(property, v)),
+        }
+    };
+    let tuple_attrs = find(TUPLE_ATTRS)
+        .map(|v| keyword_list(v, ":db/tupleAttrs"))
+        .transpose()?;
+    let tuple_type = match find(TUPLE_TYPE) {
+        Some(Value::Keyword(k)) => Some(
+            ValueType::from_ident(k)
+                .ok_or_else(|| bad(":db/tupleType", &Value::Keyword(k.clone())))?,
+        ),
+        Some(v) => return Err(bad(":db/tupleType", v)),
+        None => None,
+    };
+    let tuple_types = match find(TUPLE_TYPES) {
+        Some(v) => Some(
+            keyword_list(v, ":db/tupleTypes")?
+                .iter()
+                .map(|k| ValueType::from_ident(k).ok_or_else(|| bad(":db/tupleTypes", v)))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => None,
+    };
+    Ok(Some(Attribute {
+        id,
+        ident: ident.clone(),
+        value_type,
+        cardinality,
+        unique,
+        is_component,
+        doc,
+        tuple_attrs,
+        tuple_type,
+        tuple_types,
+    }))
+}

@@ -1,0 +1,98 @@
+//! The store's tables in the KV environment, and its counters.
+
+use crate::kv::{Environment, KvError, Table, TableKind, View};
+
+/// Handles to every table the Datalog store uses.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    /// entity -> sorted `attr ++ value` (see `keys`).
+    pub eav: Table,
+    /// `attr ++ value` -> sorted entity ids.
+    pub ave: Table,
+    /// Full encodings of values too long to index inline.
+    pub giants: Table,
+    /// Counters and statistics (see `MetaKey`).
+    pub meta: Table,
+}
+
+impl Tables {
+    /// Opens (creating) the store's tables.
+    pub fn open(env: &Environment) -> Result<Tables, KvError> {
+        Ok(Tables {
+            eav: env.table("eav", TableKind::List)?,
+            ave: env.table("ave", TableKind::List)?,
+            giants: env.table("giants", TableKind::Plain)?,
+            meta: env.table("store_meta", TableKind::Plain)?,
+        })
+    }
+}
+
+/// Keys of the store's meta table.
+pub mod meta_key {
+    /// Next user entity id (u64).
+    pub const NEXT_ENTITY: &[u8] = b"next_entity";
+    /// Next transaction entity id (u64).
+    pub const NEXT_TX: &[u8] = b"next_tx";
+    /// Next attribute id (u32 stored as u64).
+    pub const NEXT_ATTR: &[u8] = b"next_attr";
+    /// Schema version (u64), bumped by every schema change.
+    pub const SCHEMA_VERSION: &[u8] = b"schema_version";
+    /// Prefix of per-attribute statistics: `stats/` ++ attr id (u32) -> [`super::AttrStats`].
+    pub const STATS_PREFIX: &[u8] = b"stats/";
+}
+
+/// Reads a u64 counter; absent means `default`. Bytes from disk are checked.
+pub fn read_counter(
+    view: View<'_>,
+    meta: &Table,
+    key: &[u8],
+    default: u64,
+) -> Result<u64, KvError> {
+    match view.get(meta, key)? {
+        None => Ok(default),
+        Some(b) => match <[u8; 8]>::try_from(b) {
+            Ok(a) => Ok(u64::from_be_bytes(a)),
+            Err(_) => Err(KvError::WrongType {
+                table: "store_meta".into(),
+                expected: "an 8-byte counter",
+                found: format!("{} bytes under {:?}", b.len(), String::from_utf8_lossy(key)),
+            }),
+        },
+    }
+}
+
+/// Statistics of one attribute, kept current at commit for the query planner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AttrStats {
+    /// Datoms of the attribute.
+    pub datoms: u64,
+    /// Distinct values of the attribute.
+    pub distinct: u64,
+}
+
+impl AttrStats {
+    /// 16 bytes: datoms then distinct, big-endian.
+    pub fn to_bytes(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.datoms.to_be_bytes());
+        b[8..].copy_from_slice(&self.distinct.to_be_bytes());
+        b
+    }
+
+    /// Parses what `to_bytes` wrote; `None` for anything else.
+    pub fn from_bytes(b: &[u8]) -> Option<AttrStats> {
+        let b: &[u8; 16] = b.try_into().ok()?;
+        Some(AttrStats {
+            datoms: u64::from_be_bytes(b[..8].try_into().ok()?),
+            distinct: u64::from_be_bytes(b[8..].try_into().ok()?),
+        })
+    }
+}
+
+/// The meta key of attribute `a`'s statistics.
+pub fn stats_key(a: u32) -> [u8; 10] {
+    let mut k = [0u8; 10];
+    k[..6].copy_from_slice(meta_key::STATS_PREFIX);
+    k[6..].copy_from_slice(&a.to_be_bytes());
+    k
+}

@@ -1,0 +1,96 @@
+//! Transaction errors. Every user error names the offending datom or form; a failed
+//! transaction changes nothing.
+
+use crate::kv::KvError;
+use crate::store::StoreError;
+
+/// Why a transaction failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TxError {
+    /// An attribute that is not in the schema.
+    #[error("unknown attribute {attr} in {form}")]
+    UnknownAttribute { attr: String, form: String },
+    /// A value whose type does not match its attribute.
+    #[error("wrong value type for {attr}: expected {expected}, got {got} in {form}")]
+    WrongType {
+        attr: String,
+        expected: String,
+        got: String,
+        form: String,
+    },
+    /// A lookup ref that names no entity.
+    #[error("lookup ref [{attr} {value}] names no entity")]
+    LookupNotFound { attr: String, value: String },
+    /// A lookup ref on an attribute that is not unique.
+    #[error("lookup ref attribute {attr} is not :db/unique")]
+    LookupNotUnique { attr: String },
+    /// An ident that names no entity.
+    #[error("no entity has :db/ident {ident}")]
+    IdentNotFound { ident: String },
+    /// A unique value that another entity already has.
+    #[error("unique conflict: {attr} {value} is already held by entity {existing}, cannot assert it on {entity}")]
+    UniqueConflict {
+        attr: String,
+        value: String,
+        existing: u64,
+        entity: u64,
+    },
+    /// A tempid that upserts to two different entities.
+    #[error("tempid {tempid} resolves to both {first} and {second}")]
+    TempidConflict {
+        tempid: String,
+        first: u64,
+        second: u64,
+    },
+    /// Two different values asserted for a cardinality-one attribute in one transaction.
+    #[error("conflicting datoms: {attr} of entity {entity} asserted as both {first} and {second}")]
+    DatomConflict {
+        entity: u64,
+        attr: String,
+        first: String,
+        second: String,
+    },
+    /// A `:db/cas` whose expected value is not the current one.
+    #[error(":db/cas failed on entity {entity} {attr}: expected {expected}, found {found}")]
+    CasFailed {
+        entity: u64,
+        attr: String,
+        expected: String,
+        found: String,
+    },
+    /// Malformed tx data.
+    #[error("malformed tx data: {detail} in {form}")]
+    Malformed { detail: String, form: String },
+    /// An entity id that does not exist where one is required (e.g. a ref value).
+    #[error("entity {entity} does not exist ({form})")]
+    NoSuchEntity { entity: u64, form: String },
+    /// A schema change the existing data or the rules forbid.
+    #[error("schema change refused for {attr}: {reason}")]
+    SchemaChange { attr: String, reason: String },
+    /// An unknown transaction function.
+    #[error("unknown transaction function {function}")]
+    UnknownFunction { function: String },
+    /// A transaction function failed.
+    #[error("transaction function {function} failed: {message}")]
+    FunctionFailed { function: String, message: String },
+    /// An entity id space ran out (more than 2^44 entities).
+    #[error("entity ids exhausted")]
+    IdsExhausted,
+    /// The store failed while reading or writing.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<KvError> for TxError {
+    fn from(e: KvError) -> Self {
+        TxError::Store(StoreError::Kv(e))
+    }
+}
+
+impl TxError {
+    /// Whether the caller's tx data is at fault (as opposed to the environment).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, TxError::Store(_) | TxError::IdsExhausted)
+    }
+}

@@ -1,0 +1,91 @@
+//! A transaction as the committer's unit of work: it runs the pipeline against the batch's
+//! state in `prepare`, stages its writes, and keeps its own report or error.
+
+use std::sync::Arc;
+
+use super::data::TxData;
+use super::error::TxError;
+use super::report::TxReport;
+use super::run::{now_ms, run_tx, TxFunction};
+use super::write::{stage_counter, stage_counters, stage_datoms};
+use crate::codec::{Keyword, Value};
+use crate::kv::handle::Completion;
+use crate::kv::{Outcome, Rejected, Stage, View, WriteRequest};
+use crate::store::reader::IndexReader;
+use crate::store::tables::meta_key;
+use crate::store::Store;
+use std::collections::HashMap;
+
+/// Registered transaction functions, by name.
+pub type Functions = HashMap<Keyword, Arc<TxFunction>>;
+
+/// One queued transaction.
+pub struct TxRequest {
+    pub(crate) store: Arc<Store>,
+    pub(crate) functions: Arc<std::sync::RwLock<Functions>>,
+    pub(crate) data: TxData,
+    pub(crate) size: usize,
+    pub(crate) result: Option<Result<TxReport, TxError>>,
+    pub(crate) completion: Option<Completion<TxReport, TxError>>,
+}
+
+impl TxRequest {
+    fn attempt(&mut self, view: View<'_>, stage: &mut Stage) -> Result<TxReport, TxError> {
+        let t = &self.store.tables;
+        let r = IndexReader::new(view, t);
+        let schema = self.store.schema_for(&r)?;
+        let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
+        let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
+        let out = run_tx(r, &schema, &self.data, &call, now_ms())?;
+        stage_datoms(&r, t, &out.datoms, stage)?;
+        stage_counters(t, stage, out.next_entity, out.next_attr, out.tx + 1);
+        if let Some(new_schema) = out.new_schema {
+            stage_counter(t, stage, meta_key::SCHEMA_VERSION, new_schema.version);
+            self.store.publish_schema(Arc::new(new_schema));
+        }
+        let mut tempids = out.tempids;
+        tempids.retain(|t, _| {
+            !matches!(
+                t,
+                super::data::Tempid::Anonymous(_) | super::data::Tempid::CurrentTx
+            )
+        });
+        Ok(TxReport {
+            tx: out.tx,
+            tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
+            tempids,
+        })
+    }
+}
+
+impl WriteRequest for TxRequest {
+    fn size_hint(&self) -> usize {
+        self.size
+    }
+
+    fn prepare(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), Rejected> {
+        match self.attempt(view, stage) {
+            Ok(report) => {
+                self.result = Some(Ok(report));
+                Ok(())
+            }
+            Err(e) => {
+                self.result = Some(Err(e));
+                Err(Rejected)
+            }
+        }
+    }
+
+    fn finish(mut self: Box<Self>, outcome: Outcome) {
+        let result = match outcome {
+            Outcome::Committed | Outcome::Rejected => self
+                .result
+                .take()
+                .unwrap_or_else(|| Err(TxError::from(crate::kv::KvError::Closed))),
+            Outcome::Failed(e) => Err(TxError::from(e)),
+        };
+        if let Some(c) = self.completion.take() {
+            c.complete(result);
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Stage 3: terms with ids. Lookup refs and idents are looked up, tempids upsert through
+//! `:db.unique/identity` attributes (two tempids asserting the same identity value become one
+//! entity), and the rest get fresh ids.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::data::Tempid;
+use super::error::TxError;
+use super::terms::{defines_attribute, is_identity, Term, E, V};
+use crate::codec::{self, Value};
+use crate::store::ids::{AttrId, EntityId, ATTR_PARTITION_END, TX_PARTITION_START};
+use crate::store::reader::IndexReader;
+use crate::store::schema::{builtin, Attribute, Schema};
+
+/// A term whose entities are ids.
+#[derive(Debug, Clone)]
+pub enum Resolved {
+    /// Assert `[e a v]`.
+    Add(EntityId, Arc<Attribute>, Value),
+    /// Retract `[e a v]`, or every value of `a` on `e`.
+    Retract(EntityId, Arc<Attribute>, Option<Value>),
+    /// Retract the entity.
+    RetractEntity(EntityId),
+    /// Compare and swap.
+    Cas(EntityId, Arc<Attribute>, Option<Value>, Value),
+}
+
+/// Id allocation state carried from the store's counters.
+#[derive(Debug, Clone, Copy)]
+pub struct Counters {
+    /// Next free user entity id.
+    pub next_entity: EntityId,
+    /// Next free attribute id.
+    pub next_attr: EntityId,
+    /// This transaction's entity id.
+    pub tx: EntityId,
+}
+
+/// Resolves entities against one state of the database.
+pub struct Resolver<'a> {
+    r: IndexReader<'a>,
+    schema: &'a Schema,
+    /// Counters, advanced by allocation.
+    pub counters: Counters,
+    /// Final tempid -> id map (the report's tempids).
+    pub tempids: HashMap<Tempid, EntityId>,
+}
+
+impl<'a> Resolver<'a> {
+    /// A resolver.
+    pub fn new(r: IndexReader<'a>, schema: &'a Schema, counters: Counters) -> Self {
+        Resolver {
+            r,
+            schema,
+            counters,
+            tempids: HashMap::new(),
+        }
+    }
+
+    fn lookup(&self, a: AttrId, v: &Value) -> Result<EntityId, TxError> {
+        match self.r.first_entity_with(a, v)? {
+            Some(e) => Ok(e),
+            None => Err(TxError::LookupNotFound {
+                attr: self
+                    .schema
+                    .get(a)
+                    .map(|x| x.ident.to_string())
+                    .unwrap_or_else(|| a.to_string()),
+                value: format!("{v:?}"),
+            }),
+        }
+    }
+
+    fn ident(&self, k: &crate::codec::Keyword) -> Result<EntityId, TxError> {
+        if let Some(attr) = self.schema.by_ident(k) {
+            return Ok(attr.id as EntityId);
+        }
+        match self
+            .r
+            .first_entity_with(builtin::IDENT, &Value::Keyword(k.clone()))?
+        {
+            Some(e) => Ok(e),
+            None => Err(TxError::IdentNotFound {
+                ident: k.to_string(),
+            }),
+        }
+    }
+
+    /// An entity that is not a tempid.
+    fn fixed(&self, e: &E) -> Result<Option<EntityId>, TxError> {
+        Ok(match e {
+            E::Id(id) => Some(*id),
+            E::Lookup(a, v) => Some(self.lookup(*a, v)?),
+            E::Ident(k) => Some(self.ident(k)?),
+            E::Temp(Tempid::CurrentTx) => Some(self.counters.tx),
+            E::Temp(_) => None,
+        })
+    }
+
+    /// Decides every tempid of `terms`.
+    pub fn resolve_tempids(&mut self, terms: &[Term]) -> Result<(), TxError> {
+        let mut parent: HashMap<Tempid, Tempid> = HashMap::new();
+        fn find(parent: &mut HashMap<Tempid, Tempid>, t: &Tempid) -> Tempid {
+            let mut cur = t.clone();
+            while let Some(p) = parent.get(&cur) {
+                if *p == cur {
+                    break;
+                }
+                cur = p.clone();
+            }
+            cur
+        }
+        let mut by_value: HashMap<(AttrId, Vec<u8>), Tempid> = HashMap::new();
+        let mut candidates: Vec<(Tempid, EntityId)> = Vec::new();
+        let mut attribute_tempids: Vec<Tempid> = Vec::new();
+        for term in terms {
+            if let Term::Add(E::Temp(t), _, _) = term {
+                if defines_attribute(term) {
+                    attribute_tempids.push(t.clone());
+                }
+            }
+            let Term::Add(E::Temp(t), attr, v) = term else {
+                continue;
+            };
+            if *t == Tempid::CurrentTx || !is_identity(attr) {
+                continue;
+            }
+            let value = match v {
+                V::Val(v) => v.clone(),
+                V::Ent(e) => match self.fixed(e)? {
+                    Some(id) => Value::Ref(id),
+                    None => continue,
+                },
+            };
+            let mut enc = Vec::with_capacity(16);
+            codec::encode(&value, &mut enc);
+            match by_value.get(&(attr.id, enc.clone())) {
+                Some(other) => {
+                    let (ra, rb) = (find(&mut parent, t), find(&mut parent, other));
+                    if ra != rb {
+                        parent.insert(ra, rb);
+                    }
+                }
+                None => {
+                    by_value.insert((attr.id, enc), t.clone());
+                }
+            }
+            if let Some(existing) = self.r.first_entity_with(attr.id, &value)? {
+                candidates.push((t.clone(), existing));
+            }
+        }
+        let mut upserted: HashMap<Tempid, EntityId> = HashMap::new();
+        for (t, existing) in candidates {
+            let root = find(&mut parent, &t);
+            match upserted.get(&root) {
+                Some(&other) if other != existing => {
+                    return Err(TxError::TempidConflict {
+                        tempid: t.to_string(),
+                        first: other,
+                        second: existing,
+                    })
+                }
+                _ => {
+                    upserted.insert(root, existing);
+                }
+            }
+        }
+        let attribute_roots: Vec<Tempid> = attribute_tempids
+            .iter()
+            .map(|t| find(&mut parent, t))
+            .collect();
+        let mut allocated: HashMap<Tempid, EntityId> = HashMap::new();
+        for term in terms {
+            let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
+                if this.tempids.contains_key(t) {
+                    return Ok(());
+                }
+                if *t == Tempid::CurrentTx {
+                    this.tempids.insert(t.clone(), this.counters.tx);
+                    return Ok(());
+                }
+                let root = find(&mut parent, t);
+                let id = if let Some(&id) = upserted.get(&root) {
+                    id
+                } else if let Some(&id) = allocated.get(&root) {
+                    id
+                } else {
+                    let id = if attribute_roots.contains(&root) {
+                        let id = this.counters.next_attr;
+                        if id >= ATTR_PARTITION_END {
+                            return Err(TxError::IdsExhausted);
+                        }
+                        this.counters.next_attr += 1;
+                        id
+                    } else {
+                        let id = this.counters.next_entity;
+                        if id >= TX_PARTITION_START {
+                            return Err(TxError::IdsExhausted);
+                        }
+                        this.counters.next_entity += 1;
+                        id
+                    };
+                    allocated.insert(root, id);
+                    id
+                };
+                this.tempids.insert(t.clone(), id);
+                Ok(())
+            };
+            let (e, v) = match term {
+                Term::Add(e, _, v) | Term::Cas(e, _, _, v) => (e, Some(v)),
+                Term::Retract(e, _, v) => (e, v.as_ref()),
+                Term::RetractEntity(e) => (e, None),
+            };
+            if let E::Temp(t) = e {
+                visit(t, self)?;
+            }
+            if let Some(V::Ent(E::Temp(t))) = v {
+                visit(t, self)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn entity(&self, e: &E) -> Result<EntityId, TxError> {
+        match e {
+            E::Temp(t) => self
+                .tempids
+                .get(t)
+                .copied()
+                .ok_or_else(|| TxError::Malformed {
+                    detail: format!("tempid {t} was not resolved"),
+                    form: format!("{e:?}"),
+                }),
+            other => Ok(self
+                .fixed(other)?
+                .expect("non-temp entities resolve or fail")),
+        }
+    }
+
+    fn value(&self, v: &V) -> Result<Value, TxError> {
+        match v {
+            V::Val(v) => Ok(v.clone()),
+            V::Ent(e) => Ok(Value::Ref(self.entity(e)?)),
+        }
+    }
+
+    /// Resolves every term (after [`Self::resolve_tempids`]).
+    pub fn resolve(&self, terms: Vec<Term>) -> Result<Vec<Resolved>, TxError> {
+        terms
+            .into_iter()
+            .map(|t| {
+                Ok(match t {
+                    Term::Add(e, a, v) => Resolved::Add(self.entity(&e)?, a, self.value(&v)?),
+                    Term::Retract(e, a, v) => {
+                        // Retracting a value that names no entity retracts nothing.
+                        let v = match v {
+                            None => None,
+                            Some(v) => Some(self.value(&v)?),
+                        };
+                        Resolved::Retract(self.entity(&e)?, a, v)
+                    }
+                    Term::RetractEntity(e) => Resolved::RetractEntity(self.entity(&e)?),
+                    Term::Cas(e, a, old, new) => {
+                        let old = match old {
+                            None => None,
+                            Some(o) => Some(self.value(&o)?),
+                        };
+                        Resolved::Cas(self.entity(&e)?, a, old, self.value(&new)?)
+                    }
+                })
+            })
+            .collect()
+    }
+}

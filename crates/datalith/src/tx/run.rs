@@ -1,0 +1,116 @@
+//! The whole pipeline for one transaction against one state of the database: tx data, terms
+//! with tempids, terms with ids, datoms. Pure with respect to the database: it only reads, so
+//! the committer can run it inside a batch and `with` can run it on a snapshot.
+
+use std::collections::HashMap;
+
+use super::data::{Tempid, TxData};
+use super::datoms::DatomBuilder;
+use super::error::TxError;
+use super::resolve::{Counters, Resolver};
+use super::schema_change::apply_schema_change;
+use super::terms::{Expander, Term, E, V};
+use crate::codec::{Keyword, Value};
+use crate::store::ids::{EntityId, TX_PARTITION_START, USER_PARTITION_START};
+use crate::store::reader::IndexReader;
+use crate::store::schema::{builtin, Schema};
+use crate::store::tables::{meta_key, read_counter};
+use crate::store::Datom;
+
+/// A transaction function registered in Rust: gets its arguments, returns tx data.
+pub type TxFunction = dyn Fn(&[Value]) -> Result<TxData, String> + Send + Sync;
+
+/// What a transaction computed.
+#[derive(Debug)]
+pub struct TxOutcome {
+    /// The transaction entity.
+    pub tx: EntityId,
+    /// Net datoms with their encoded values.
+    pub datoms: Vec<(Datom, Vec<u8>)>,
+    /// Tempid resolution.
+    pub tempids: HashMap<Tempid, EntityId>,
+    /// Counters after allocation.
+    pub next_entity: u64,
+    /// Next attribute id after allocation.
+    pub next_attr: u64,
+    /// The schema after the transaction, if it changed.
+    pub new_schema: Option<Schema>,
+}
+
+/// Runs the pipeline.
+pub fn run_tx(
+    r: IndexReader<'_>,
+    schema: &Schema,
+    data: &TxData,
+    functions: &dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
+    now_ms: i64,
+) -> Result<TxOutcome, TxError> {
+    let next_entity = read_counter(
+        r.view,
+        &r.t.meta,
+        meta_key::NEXT_ENTITY,
+        USER_PARTITION_START,
+    )?;
+    let next_attr = read_counter(
+        r.view,
+        &r.t.meta,
+        meta_key::NEXT_ATTR,
+        builtin::FIRST_USER_ATTR as u64,
+    )?;
+    let tx = read_counter(r.view, &r.t.meta, meta_key::NEXT_TX, TX_PARTITION_START)?;
+
+    // Stage 2: terms with tempids.
+    let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
+    Expander::new(schema, functions).expand(data, &mut terms)?;
+    let user_instant = terms.iter().any(
+        |t| matches!(t, Term::Add(E::Temp(Tempid::CurrentTx), a, _) if a.id == builtin::TX_INSTANT),
+    );
+    if !user_instant {
+        let attr = schema.get(builtin::TX_INSTANT).expect("built-in").clone();
+        terms.push(Term::Add(
+            E::Temp(Tempid::CurrentTx),
+            attr,
+            V::Val(Value::Instant(now_ms)),
+        ));
+    }
+
+    // Stage 3: terms with ids.
+    let mut resolver = Resolver::new(
+        r,
+        schema,
+        Counters {
+            next_entity,
+            next_attr,
+            tx,
+        },
+    );
+    resolver.resolve_tempids(&terms)?;
+    let resolved = resolver.resolve(terms)?;
+    let Resolver {
+        counters, tempids, ..
+    } = resolver;
+
+    // Stage 4: datoms.
+    let mut builder = DatomBuilder::new(r, schema, tx);
+    for term in resolved {
+        builder.apply(term)?;
+    }
+    let datoms = builder.finish();
+    let new_schema = apply_schema_change(&r, schema, &datoms)?;
+    Ok(TxOutcome {
+        tx,
+        datoms,
+        tempids,
+        next_entity: counters.next_entity,
+        next_attr: counters.next_attr,
+        new_schema,
+    })
+}
+
+/// Milliseconds since the Unix epoch, for `:db/txInstant`.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,147 @@
+//! Schema changes inside a transaction: datoms on attribute entities make a new schema, if the
+//! existing data allows it.
+
+use std::collections::{HashMap, HashSet};
+
+use super::error::TxError;
+use crate::codec::Value;
+use crate::kv::Direction;
+use crate::store::ids::{AttrId, ATTR_PARTITION_END};
+use crate::store::reader::IndexReader;
+use crate::store::schema::{attribute_from_datoms, builtin, Cardinality, Schema};
+use crate::store::Datom;
+use std::ops::Bound;
+
+/// The schema after `datoms`, or `None` when they touch no attribute.
+pub fn apply_schema_change(
+    r: &IndexReader<'_>,
+    schema: &Schema,
+    datoms: &[(Datom, Vec<u8>)],
+) -> Result<Option<Schema>, TxError> {
+    let touched: Vec<u64> = {
+        let mut seen = HashSet::new();
+        datoms
+            .iter()
+            .map(|(d, _)| d.e)
+            .filter(|e| *e < ATTR_PARTITION_END && seen.insert(*e))
+            .collect()
+    };
+    if touched.is_empty() {
+        return Ok(None);
+    }
+    let mut next = schema.clone();
+    next.version += 1;
+    for e in touched {
+        let id = e as AttrId;
+        let name = || {
+            schema
+                .get(id)
+                .map(|a| a.ident.to_string())
+                .unwrap_or_else(|| format!("entity {e}"))
+        };
+        if id < builtin::FIRST_USER_ATTR {
+            return Err(TxError::SchemaChange {
+                attr: name(),
+                reason: "built-in attributes cannot be changed".into(),
+            });
+        }
+        let mut props: Vec<(AttrId, Value)> = r.entity(e)?;
+        for (d, _) in datoms.iter().filter(|(d, _)| d.e == e) {
+            if d.added {
+                props.push((d.a, d.v.clone()));
+            } else if let Some(i) = props.iter().position(|(a, v)| *a == d.a && *v == d.v) {
+                props.remove(i);
+            }
+        }
+        let new = attribute_from_datoms(id, &props).map_err(|err| TxError::SchemaChange {
+            attr: name(),
+            reason: err.to_string(),
+        })?;
+        let old = schema.get(id).cloned();
+        let datom_count = r.stats(id)?.datoms;
+        match (&old, new) {
+            (None, None) => {}
+            (Some(old), None) => {
+                if datom_count > 0 {
+                    return Err(TxError::SchemaChange {
+                        attr: old.ident.to_string(),
+                        reason: format!("cannot remove an attribute that has {datom_count} datoms"),
+                    });
+                }
+            }
+            (old, Some(new)) => {
+                if let Some(old) = old {
+                    if old.value_type != new.value_type && datom_count > 0 {
+                        return Err(TxError::SchemaChange {
+                            attr: new.ident.to_string(),
+                            reason: format!(
+                                "cannot change :db/valueType from {} to {} while {datom_count} datoms exist",
+                                old.value_type.ident(),
+                                new.value_type.ident()
+                            ),
+                        });
+                    }
+                    if old.unique.is_none() && new.unique.is_some() {
+                        check_no_duplicates(r, id, &new.ident.to_string())?;
+                    }
+                    if old.cardinality == Cardinality::Many && new.cardinality == Cardinality::One {
+                        check_single_valued(r, id, &new.ident.to_string())?;
+                    }
+                }
+                next.insert(new);
+            }
+        }
+    }
+    Ok(Some(next))
+}
+
+fn check_no_duplicates(r: &IndexReader<'_>, a: AttrId, name: &str) -> Result<(), TxError> {
+    let mut last: Option<&[u8]> = None;
+    let mut dup = None;
+    r.scan_attr(
+        a,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Direction::Forward,
+        |vb, _| {
+            if last == Some(vb) {
+                dup = Some(vb.to_vec());
+                return Ok(false);
+            }
+            last = Some(vb);
+            Ok(true)
+        },
+    )?;
+    match dup {
+        None => Ok(()),
+        Some(_) => Err(TxError::SchemaChange {
+            attr: name.to_string(),
+            reason: "cannot make it unique: two entities share a value".into(),
+        }),
+    }
+}
+
+fn check_single_valued(r: &IndexReader<'_>, a: AttrId, name: &str) -> Result<(), TxError> {
+    let mut seen: HashMap<u64, ()> = HashMap::new();
+    let mut many = false;
+    r.scan_attr(
+        a,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Direction::Forward,
+        |_, e| {
+            if seen.insert(e, ()).is_some() {
+                many = true;
+                return Ok(false);
+            }
+            Ok(true)
+        },
+    )?;
+    if many {
+        return Err(TxError::SchemaChange {
+            attr: name.to_string(),
+            reason: "cannot make it cardinality one: an entity has several values".into(),
+        });
+    }
+    Ok(())
+}

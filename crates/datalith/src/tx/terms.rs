@@ -1,0 +1,359 @@
+//! Stage 2: terms with tempids. Maps are flattened, attributes looked up in the schema, and
+//! values checked against their attribute's type; entities are still unresolved.
+
+use std::sync::Arc;
+
+use super::data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxValue};
+use super::error::TxError;
+use crate::codec::{Keyword, Value, ValueType};
+use crate::store::ids::AttrId;
+use crate::store::schema::{builtin, Attribute, Schema, Unique};
+
+/// An entity not yet resolved to an id.
+#[derive(Debug, Clone, PartialEq)]
+pub enum E {
+    /// A known id.
+    Id(u64),
+    /// A tempid.
+    Temp(Tempid),
+    /// A lookup ref on a unique attribute.
+    Lookup(AttrId, Value),
+    /// An ident.
+    Ident(Keyword),
+}
+
+/// A value not yet resolved (ref values may name entities).
+#[derive(Debug, Clone, PartialEq)]
+pub enum V {
+    /// A plain value (for ref attributes: already an id, `Value::Ref`).
+    Val(Value),
+    /// An entity to resolve.
+    Ent(E),
+}
+
+/// One term of the transaction.
+#[derive(Debug, Clone)]
+pub enum Term {
+    /// Assert.
+    Add(E, Arc<Attribute>, V),
+    /// Retract one value, or all values (`None`).
+    Retract(E, Arc<Attribute>, Option<V>),
+    /// Retract an entity, its components, and references to it.
+    RetractEntity(E),
+    /// Compare and swap.
+    Cas(E, Arc<Attribute>, Option<V>, V),
+}
+
+/// Flattens tx data into terms.
+pub struct Expander<'s> {
+    schema: &'s Schema,
+    anonymous: u32,
+    /// Registered transaction functions, consulted for `Call`.
+    functions: &'s dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
+    depth: u32,
+}
+
+/// How deeply transaction functions may call each other (a loop guard).
+const MAX_FUNCTION_DEPTH: u32 = 16;
+
+impl<'s> Expander<'s> {
+    /// An expander over `schema`, with `functions` resolving `[:db.fn/call ...]`.
+    pub fn new(
+        schema: &'s Schema,
+        functions: &'s dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
+    ) -> Self {
+        Expander {
+            schema,
+            anonymous: 0,
+            functions,
+            depth: 0,
+        }
+    }
+
+    /// Expands every item.
+    pub fn expand(&mut self, data: &TxData, out: &mut Vec<Term>) -> Result<(), TxError> {
+        for item in &data.items {
+            match item {
+                TxItem::Map(m) => {
+                    self.map(m, out)?;
+                }
+                TxItem::Op(op) => self.op(op, out)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn attr(&self, k: &Keyword, form: &dyn Fn() -> String) -> Result<Arc<Attribute>, TxError> {
+        self.schema
+            .by_ident(k)
+            .cloned()
+            .ok_or_else(|| TxError::UnknownAttribute {
+                attr: k.to_string(),
+                form: form(),
+            })
+    }
+
+    fn op(&mut self, op: &TxOp, out: &mut Vec<Term>) -> Result<(), TxError> {
+        let form = || format!("{op:?}");
+        match op {
+            TxOp::Add { e, a, v } => {
+                let attr = self.attr(a, &form)?;
+                let e = self.entity(e, &form)?;
+                for v in self.values(v, &attr, out, &form)? {
+                    out.push(Term::Add(e.clone(), attr.clone(), v));
+                }
+            }
+            TxOp::Retract { e, a, v } => {
+                let attr = self.attr(a, &form)?;
+                let e = self.entity(e, &form)?;
+                match v {
+                    None => out.push(Term::Retract(e, attr, None)),
+                    Some(v) => {
+                        for v in self.values(v, &attr, out, &form)? {
+                            out.push(Term::Retract(e.clone(), attr.clone(), Some(v)));
+                        }
+                    }
+                }
+            }
+            TxOp::RetractEntity { e } => {
+                let e = self.entity(e, &form)?;
+                out.push(Term::RetractEntity(e));
+            }
+            TxOp::Cas { e, a, old, new } => {
+                let attr = self.attr(a, &form)?;
+                if attr.is_many() {
+                    return Err(TxError::Malformed {
+                        detail: ":db/cas needs a cardinality-one attribute".into(),
+                        form: form(),
+                    });
+                }
+                let e = self.entity(e, &form)?;
+                let old = match old {
+                    None => None,
+                    Some(o) => Some(self.single(o, &attr, out, &form)?),
+                };
+                let new = self.single(new, &attr, out, &form)?;
+                out.push(Term::Cas(e, attr, old, new));
+            }
+            TxOp::Call { function, args } => {
+                if self.depth >= MAX_FUNCTION_DEPTH {
+                    return Err(TxError::FunctionFailed {
+                        function: function.to_string(),
+                        message: "transaction functions nested too deeply".into(),
+                    });
+                }
+                let data = match (self.functions)(function, args) {
+                    None => {
+                        return Err(TxError::UnknownFunction {
+                            function: function.to_string(),
+                        })
+                    }
+                    Some(Err(message)) => {
+                        return Err(TxError::FunctionFailed {
+                            function: function.to_string(),
+                            message,
+                        })
+                    }
+                    Some(Ok(d)) => d,
+                };
+                self.depth += 1;
+                let r = self.expand(&data, out);
+                self.depth -= 1;
+                r?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flattens a map; returns the entity it describes.
+    fn map(&mut self, m: &EntityMap, out: &mut Vec<Term>) -> Result<E, TxError> {
+        let form = || format!("{m:?}");
+        let e = match &m.id {
+            Some(r) => self.entity(r, &form)?,
+            None => {
+                self.anonymous += 1;
+                E::Temp(Tempid::Anonymous(self.anonymous))
+            }
+        };
+        if m.attrs.is_empty() && m.id.is_none() {
+            return Err(TxError::Malformed {
+                detail: "empty entity map".into(),
+                form: form(),
+            });
+        }
+        for (AttrName { attr: k, reverse }, v) in &m.attrs {
+            let attr = self.attr(k, &form)?;
+            if *reverse {
+                if !attr.is_ref() {
+                    return Err(TxError::Malformed {
+                        detail: format!(
+                            "reverse attribute :{}/_{} needs a ref attribute",
+                            k.namespace().unwrap_or(""),
+                            k.name()
+                        ),
+                        form: form(),
+                    });
+                }
+                let items = match v {
+                    TxValue::Many(items) => items.iter().collect::<Vec<_>>(),
+                    one => vec![one],
+                };
+                for item in items {
+                    let owner = match self.ref_value(item, &attr, out, &form)? {
+                        V::Ent(owner) => owner,
+                        V::Val(Value::Ref(id)) => E::Id(id),
+                        V::Val(other) => {
+                            return Err(TxError::Malformed {
+                                detail: format!(
+                                    "reverse attribute value {other:?} is not an entity"
+                                ),
+                                form: form(),
+                            })
+                        }
+                    };
+                    out.push(Term::Add(owner, attr.clone(), V::Ent(e.clone())));
+                }
+                continue;
+            }
+            for v in self.values(v, &attr, out, &form)? {
+                out.push(Term::Add(e.clone(), attr.clone(), v));
+            }
+        }
+        Ok(e)
+    }
+
+    fn entity(&mut self, r: &EntityRef, form: &dyn Fn() -> String) -> Result<E, TxError> {
+        Ok(match r {
+            EntityRef::Id(id) => E::Id(*id),
+            EntityRef::Temp(t) => E::Temp(t.clone()),
+            EntityRef::Ident(k) => E::Ident(k.clone()),
+            EntityRef::Lookup(k, v) => {
+                let attr = self.attr(k, form)?;
+                if attr.unique.is_none() {
+                    return Err(TxError::LookupNotUnique {
+                        attr: k.to_string(),
+                    });
+                }
+                let v = if attr.is_ref() {
+                    match v {
+                        Value::Long(n) if *n >= 0 => Value::Ref(*n as u64),
+                        other => other.clone(),
+                    }
+                } else {
+                    check_type(&attr, v.clone(), form)?
+                };
+                E::Lookup(attr.id, v)
+            }
+        })
+    }
+
+    /// The values of one attribute entry (several for `Many`).
+    fn values(
+        &mut self,
+        v: &TxValue,
+        attr: &Arc<Attribute>,
+        out: &mut Vec<Term>,
+        form: &dyn Fn() -> String,
+    ) -> Result<Vec<V>, TxError> {
+        match v {
+            TxValue::Many(items) if attr.is_many() => items
+                .iter()
+                .map(|i| self.single(i, attr, out, form))
+                .collect(),
+            TxValue::Many(items) if attr.value_type == ValueType::Tuple => {
+                let mut elems = Vec::with_capacity(items.len());
+                for i in items {
+                    match i {
+                        TxValue::Value(v) => elems.push(Some(v.clone())),
+                        _ => {
+                            return Err(TxError::WrongType {
+                                attr: attr.ident.to_string(),
+                                expected: "a tuple of plain values".into(),
+                                got: format!("{i:?}"),
+                                form: form(),
+                            })
+                        }
+                    }
+                }
+                Ok(vec![V::Val(check_type(attr, Value::Tuple(elems), form)?)])
+            }
+            TxValue::Many(_) => Err(TxError::WrongType {
+                attr: attr.ident.to_string(),
+                expected: "a single value (the attribute is cardinality one)".into(),
+                got: "a collection".into(),
+                form: form(),
+            }),
+            one => Ok(vec![self.single(one, attr, out, form)?]),
+        }
+    }
+
+    fn single(
+        &mut self,
+        v: &TxValue,
+        attr: &Arc<Attribute>,
+        out: &mut Vec<Term>,
+        form: &dyn Fn() -> String,
+    ) -> Result<V, TxError> {
+        if attr.is_ref() {
+            return self.ref_value(v, attr, out, form);
+        }
+        match v {
+            TxValue::Value(x) => Ok(V::Val(check_type(attr, x.clone(), form)?)),
+            other => Err(TxError::WrongType {
+                attr: attr.ident.to_string(),
+                expected: attr.value_type.ident().to_string(),
+                got: format!("{other:?}"),
+                form: form(),
+            }),
+        }
+    }
+
+    /// A value of a ref attribute: an id, a tempid, an ident, a lookup ref or a nested map.
+    fn ref_value(
+        &mut self,
+        v: &TxValue,
+        attr: &Arc<Attribute>,
+        out: &mut Vec<Term>,
+        form: &dyn Fn() -> String,
+    ) -> Result<V, TxError> {
+        Ok(match v {
+            TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
+            TxValue::Value(Value::Long(n)) if *n > 0 => V::Val(Value::Ref(*n as u64)),
+            TxValue::Value(Value::String(s)) => V::Ent(E::Temp(Tempid::Named(s.clone()))),
+            TxValue::Value(Value::Keyword(k)) => V::Ent(E::Ident(k.clone())),
+            TxValue::Entity(r) => V::Ent(self.entity(r, form)?),
+            TxValue::Map(m) => V::Ent(self.map(m, out)?),
+            other => {
+                return Err(TxError::WrongType {
+                    attr: attr.ident.to_string(),
+                    expected: "an entity (id, tempid, ident, lookup ref or map)".into(),
+                    got: format!("{other:?}"),
+                    form: form(),
+                })
+            }
+        })
+    }
+}
+
+/// Checks (and where lossless, widens) a value for its attribute's type.
+pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Result<Value, TxError> {
+    if v.value_type() == attr.value_type {
+        return Ok(v);
+    }
+    Err(TxError::WrongType {
+        attr: attr.ident.to_string(),
+        expected: attr.value_type.ident().to_string(),
+        got: format!("{v:?}"),
+        form: form(),
+    })
+}
+
+/// Whether a term defines schema (its entity goes in the attribute partition).
+pub fn defines_attribute(t: &Term) -> bool {
+    matches!(t, Term::Add(_, a, _) if a.id == builtin::VALUE_TYPE)
+}
+
+/// Whether `attr` upserts.
+pub fn is_identity(attr: &Attribute) -> bool {
+    attr.unique == Some(Unique::Identity)
+}

@@ -1,0 +1,467 @@
+//! Transaction semantics, table by table: each case is tx data and the datoms (or error) it
+//! must produce.
+
+use datalith::codec::{Keyword, Value};
+use datalith::tx::{EntityMap, EntityRef, Tempid, TxData, TxError, TxOp, TxValue};
+use datalith::{Database, DbOptions};
+
+fn kw(s: &str) -> Keyword {
+    let s = s.trim_start_matches(':');
+    match s.split_once('/') {
+        Some((ns, name)) => Keyword::new(Some(ns), name),
+        None => Keyword::new(None, s),
+    }
+}
+
+fn s(v: &str) -> TxValue {
+    TxValue::Value(Value::String(v.into()))
+}
+
+fn k(v: &str) -> TxValue {
+    TxValue::Value(Value::Keyword(kw(v)))
+}
+
+fn l(v: i64) -> TxValue {
+    TxValue::Value(Value::Long(v))
+}
+
+fn temp(name: &str) -> EntityRef {
+    EntityRef::Temp(Tempid::Named(name.into()))
+}
+
+fn attr(ident: &str, ty: &str, card: &str, unique: Option<&str>, component: bool) -> EntityMap {
+    let mut m = EntityMap::default()
+        .set(kw(":db/ident"), k(ident))
+        .set(kw(":db/valueType"), k(ty))
+        .set(kw(":db/cardinality"), k(card));
+    if let Some(u) = unique {
+        m = m.set(kw(":db/unique"), k(u));
+    }
+    if component {
+        m = m.set(kw(":db/isComponent"), TxValue::Value(Value::Boolean(true)));
+    }
+    m
+}
+
+/// A database with a small person schema.
+fn people() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let one = ":db.cardinality/one";
+    let many = ":db.cardinality/many";
+    db.transact(
+        TxData::default()
+            .map(attr(":person/name", ":db.type/string", one, None, false))
+            .map(attr(
+                ":person/email",
+                ":db.type/string",
+                one,
+                Some(":db.unique/identity"),
+                false,
+            ))
+            .map(attr(
+                ":person/ssn",
+                ":db.type/string",
+                one,
+                Some(":db.unique/value"),
+                false,
+            ))
+            .map(attr(":person/age", ":db.type/long", one, None, false))
+            .map(attr(":person/friend", ":db.type/ref", many, None, false))
+            .map(attr(":person/tags", ":db.type/keyword", many, None, false))
+            .map(attr(":person/address", ":db.type/ref", one, None, true))
+            .map(attr(":address/city", ":db.type/string", one, None, false)),
+    )
+    .unwrap();
+    (dir, db)
+}
+
+/// The user-visible datoms of entity `e` as `(attr ident, value)`, sorted.
+fn facts(db: &Database, e: u64) -> Vec<(String, Value)> {
+    let snap = db.db().unwrap();
+    let mut out: Vec<_> = snap
+        .reader()
+        .entity(e)
+        .unwrap()
+        .into_iter()
+        .map(|(a, v)| (snap.schema().get(a).unwrap().ident.to_string(), v))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn maps_tempids_and_cardinality() {
+    let (_d, db) = people();
+    let r = db
+        .transact(
+            TxData::default()
+                .map(
+                    EntityMap::with_id(temp("ann"))
+                        .set(kw(":person/name"), s("Ann"))
+                        .set(kw(":person/age"), l(30))
+                        .set(kw(":person/tags"), TxValue::Many(vec![k(":a"), k(":b")]))
+                        .set(kw(":person/friend"), s("bob")),
+                )
+                .map(EntityMap::with_id(temp("bob")).set(kw(":person/name"), s("Bob"))),
+        )
+        .unwrap();
+    let ann = r.tempid("ann").unwrap();
+    let bob = r.tempid("bob").unwrap();
+    assert_ne!(ann, bob);
+    assert_eq!(
+        facts(&db, ann),
+        vec![
+            (":person/age".into(), Value::Long(30)),
+            (":person/friend".into(), Value::Ref(bob)),
+            (":person/name".into(), Value::String("Ann".into())),
+            (":person/tags".into(), Value::Keyword(kw(":a"))),
+            (":person/tags".into(), Value::Keyword(kw(":b"))),
+        ]
+    );
+    // Cardinality one replaces; many adds; a redundant assertion is dropped.
+    let r2 = db
+        .transact(
+            TxData::default()
+                .op(TxOp::Add {
+                    e: EntityRef::Id(ann),
+                    a: kw(":person/age"),
+                    v: l(31),
+                })
+                .op(TxOp::Add {
+                    e: EntityRef::Id(ann),
+                    a: kw(":person/tags"),
+                    v: k(":c"),
+                })
+                .op(TxOp::Add {
+                    e: EntityRef::Id(ann),
+                    a: kw(":person/name"),
+                    v: s("Ann"),
+                }),
+        )
+        .unwrap();
+    let changes: Vec<_> = r2
+        .tx_data
+        .iter()
+        .filter(|d| d.e == ann)
+        .map(|d| (d.v.clone(), d.added))
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            (Value::Long(30), false),
+            (Value::Long(31), true),
+            (Value::Keyword(kw(":c")), true)
+        ]
+    );
+}
+
+#[test]
+fn upsert_through_identity_and_lookup_refs() {
+    let (_d, db) = people();
+    let r = db
+        .transact(
+            TxData::default().map(
+                EntityMap::with_id(temp("x"))
+                    .set(kw(":person/email"), s("a@x"))
+                    .set(kw(":person/name"), s("A")),
+            ),
+        )
+        .unwrap();
+    let a = r.tempid("x").unwrap();
+    // A new tempid with the same identity value resolves to the same entity.
+    let r = db
+        .transact(
+            TxData::default().map(
+                EntityMap::with_id(temp("y"))
+                    .set(kw(":person/email"), s("a@x"))
+                    .set(kw(":person/age"), l(5)),
+            ),
+        )
+        .unwrap();
+    assert_eq!(r.tempid("y"), Some(a));
+    // Two tempids sharing an identity value in one transaction become one entity.
+    let r = db
+        .transact(
+            TxData::default()
+                .map(EntityMap::with_id(temp("p")).set(kw(":person/email"), s("n@x")))
+                .map(
+                    EntityMap::with_id(temp("q"))
+                        .set(kw(":person/email"), s("n@x"))
+                        .set(kw(":person/age"), l(1)),
+                ),
+        )
+        .unwrap();
+    assert_eq!(r.tempid("p"), r.tempid("q"));
+    // Lookup refs in entity and value position.
+    let lookup = EntityRef::Lookup(kw(":person/email"), Value::String("a@x".into()));
+    db.transact(TxData::default().op(TxOp::Add {
+        e: lookup.clone(),
+        a: kw(":person/friend"),
+        v: TxValue::Entity(EntityRef::Lookup(
+            kw(":person/email"),
+            Value::String("n@x".into()),
+        )),
+    }))
+    .unwrap();
+    let n = r.tempid("p").unwrap();
+    assert!(facts(&db, a).contains(&(":person/friend".into(), Value::Ref(n))));
+    assert_eq!(
+        facts(&db, a)
+            .iter()
+            .filter(|(k, _)| k == ":person/age")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn errors_name_the_problem_and_change_nothing() {
+    let (_d, db) = people();
+    db.transact(
+        TxData::default().map(
+            EntityMap::with_id(temp("a"))
+                .set(kw(":person/ssn"), s("123"))
+                .set(kw(":person/name"), s("A")),
+        ),
+    )
+    .unwrap();
+    let before = db
+        .env()
+        .read()
+        .unwrap()
+        .view()
+        .len(
+            &db.env()
+                .table("eav", datalith::kv::TableKind::List)
+                .unwrap(),
+        )
+        .unwrap();
+    let cases: Vec<(TxData, fn(&TxError) -> bool)> = vec![
+        (
+            TxData::default().map(EntityMap::with_id(temp("z")).set(kw(":person/nope"), s("x"))),
+            |e| matches!(e, TxError::UnknownAttribute { attr, .. } if attr == ":person/nope"),
+        ),
+        (
+            TxData::default().map(EntityMap::with_id(temp("z")).set(kw(":person/age"), s("old"))),
+            |e| matches!(e, TxError::WrongType { attr, .. } if attr == ":person/age"),
+        ),
+        (
+            TxData::default().op(TxOp::Add {
+                e: EntityRef::Lookup(kw(":person/email"), Value::String("none@x".into())),
+                a: kw(":person/age"),
+                v: l(1),
+            }),
+            |e| matches!(e, TxError::LookupNotFound { .. }),
+        ),
+        (
+            TxData::default().map(EntityMap::with_id(temp("z")).set(kw(":person/ssn"), s("123"))),
+            |e| matches!(e, TxError::UniqueConflict { attr, .. } if attr == ":person/ssn"),
+        ),
+        (
+            TxData::default().op(TxOp::Cas {
+                e: EntityRef::Lookup(kw(":person/ssn"), Value::String("123".into())),
+                a: kw(":person/name"),
+                old: Some(s("B")),
+                new: s("C"),
+            }),
+            |e| matches!(e, TxError::CasFailed { .. }),
+        ),
+        (
+            TxData::default()
+                .map(
+                    EntityMap::with_id(temp("z"))
+                        .set(kw(":person/name"), s("x"))
+                        .set(kw(":person/age"), l(1)),
+                )
+                .op(TxOp::Add {
+                    e: temp("z"),
+                    a: kw(":person/age"),
+                    v: l(2),
+                }),
+            |e| matches!(e, TxError::DatomConflict { .. }),
+        ),
+        (
+            TxData::default().op(TxOp::Add {
+                e: EntityRef::Ident(kw(":no/such")),
+                a: kw(":person/age"),
+                v: l(1),
+            }),
+            |e| matches!(e, TxError::IdentNotFound { .. }),
+        ),
+    ];
+    for (i, (data, check)) in cases.into_iter().enumerate() {
+        // Each bad transaction travels with a good one in the same group commit.
+        let bad = db.transact_async(data);
+        let good = db.transact_async(
+            TxData::default()
+                .map(EntityMap::with_id(temp("ok")).set(kw(":person/name"), s(&format!("ok{i}")))),
+        );
+        let err = bad.wait().unwrap_err();
+        assert!(check(&err), "case {i}: unexpected {err:?}");
+        assert!(err.is_user_error());
+        good.wait().unwrap();
+    }
+    let after = db
+        .env()
+        .read()
+        .unwrap()
+        .view()
+        .len(
+            &db.env()
+                .table("eav", datalith::kv::TableKind::List)
+                .unwrap(),
+        )
+        .unwrap();
+    // Only the good transactions wrote: 7 names and 7 tx instants.
+    assert_eq!(after - before, 14);
+}
+
+#[test]
+fn retract_entity_takes_components_and_incoming_refs() {
+    let (_d, db) = people();
+    let r = db
+        .transact(
+            TxData::default()
+                .map(
+                    EntityMap::with_id(temp("a"))
+                        .set(kw(":person/name"), s("A"))
+                        .set(
+                            kw(":person/address"),
+                            TxValue::Map(Box::new(
+                                EntityMap::default().set(kw(":address/city"), s("Oslo")),
+                            )),
+                        ),
+                )
+                .map(
+                    EntityMap::with_id(temp("b"))
+                        .set(kw(":person/name"), s("B"))
+                        .set(kw(":person/friend"), s("a")),
+                ),
+        )
+        .unwrap();
+    let a = r.tempid("a").unwrap();
+    let b = r.tempid("b").unwrap();
+    let addr = match facts(&db, a)
+        .into_iter()
+        .find(|(k, _)| k == ":person/address")
+    {
+        Some((_, Value::Ref(x))) => x,
+        other => panic!("no address: {other:?}"),
+    };
+    assert_eq!(
+        facts(&db, addr),
+        vec![(":address/city".into(), Value::String("Oslo".into()))]
+    );
+    db.transact(TxData::default().op(TxOp::RetractEntity {
+        e: EntityRef::Id(a),
+    }))
+    .unwrap();
+    assert!(facts(&db, a).is_empty());
+    assert!(
+        facts(&db, addr).is_empty(),
+        "component retracted with its owner"
+    );
+    assert_eq!(
+        facts(&db, b),
+        vec![(":person/name".into(), Value::String("B".into()))]
+    );
+}
+
+#[test]
+fn reverse_attributes_and_retract() {
+    let (_d, db) = people();
+    let r = db
+        .transact(
+            TxData::default().map(
+                EntityMap::with_id(temp("a"))
+                    .set(kw(":person/name"), s("A"))
+                    .set(
+                        kw(":person/_friend"),
+                        TxValue::Map(Box::new(
+                            EntityMap::with_id(temp("b")).set(kw(":person/name"), s("B")),
+                        )),
+                    ),
+            ),
+        )
+        .unwrap();
+    let (a, b) = (r.tempid("a").unwrap(), r.tempid("b").unwrap());
+    assert!(facts(&db, b).contains(&(":person/friend".into(), Value::Ref(a))));
+    db.transact(TxData::default().op(TxOp::Retract {
+        e: EntityRef::Id(b),
+        a: kw(":person/friend"),
+        v: None,
+    }))
+    .unwrap();
+    assert!(!facts(&db, b).iter().any(|(k, _)| k == ":person/friend"));
+}
+
+#[test]
+fn schema_changes_that_data_forbids_are_refused() {
+    let (_d, db) = people();
+    db.transact(
+        TxData::default().map(EntityMap::with_id(temp("a")).set(kw(":person/name"), s("Same"))),
+    )
+    .unwrap();
+    db.transact(
+        TxData::default().map(EntityMap::with_id(temp("b")).set(kw(":person/name"), s("Same"))),
+    )
+    .unwrap();
+    let name = EntityRef::Ident(kw(":person/name"));
+    let err = db
+        .transact(TxData::default().op(TxOp::Add {
+            e: name.clone(),
+            a: kw(":db/valueType"),
+            v: k(":db.type/long"),
+        }))
+        .unwrap_err();
+    assert!(matches!(err, TxError::SchemaChange { .. }), "{err:?}");
+    let err = db
+        .transact(TxData::default().op(TxOp::Add {
+            e: name,
+            a: kw(":db/unique"),
+            v: k(":db.unique/value"),
+        }))
+        .unwrap_err();
+    assert!(matches!(err, TxError::SchemaChange { .. }), "{err:?}");
+    // Allowed: a doc string.
+    db.transact(TxData::default().op(TxOp::Add {
+        e: EntityRef::Ident(kw(":person/name")),
+        a: kw(":db/doc"),
+        v: s("A person's name"),
+    }))
+    .unwrap();
+    let snap = db.db().unwrap();
+    assert_eq!(
+        snap.attr(&kw(":person/name")).unwrap().doc.as_deref(),
+        Some("A person's name")
+    );
+}
+
+#[test]
+fn concurrent_requests_keep_their_own_tempids() {
+    let (_d, db) = people();
+    let handles: Vec<_> = (0..300)
+        .map(|i| {
+            db.transact_async(
+                TxData::default().map(
+                    EntityMap::with_id(temp("me"))
+                        .set(kw(":person/email"), s(&format!("u{}@x", i % 150)))
+                        .set(kw(":person/age"), l(i)),
+                ),
+            )
+        })
+        .collect();
+    let mut ids = std::collections::HashMap::new();
+    for (i, h) in handles.into_iter().enumerate() {
+        let r = h.wait().unwrap();
+        let id = r.tempid("me").unwrap();
+        // Requests i and i+150 upsert onto the same entity; all others differ.
+        if let Some(prev) = ids.insert(i % 150, id) {
+            assert_eq!(prev, id);
+        }
+    }
+    let distinct: std::collections::HashSet<_> = ids.values().collect();
+    assert_eq!(distinct.len(), 150);
+    assert!(db.env().commit_counters().largest_batch > 1);
+}
