@@ -1,3 +1,44 @@
-fn main() {
-    println!("datalith-bench: not yet");
+//! `datalith-bench`: one subcommand per workload of `BENCHMARKS.md`, each running Datalith and
+//! its peers in the same run and writing CSVs, a summary and plots.
+//!
+//! Keep this file a table of subcommands: each workload lives in its own module.
+
+mod common;
+mod write;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "datalith-bench",
+    about = "Datalith's benchmark suite (see BENCHMARKS.md)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Workload W: pure writes into an empty store, then mixed read/write, against the peers.
+    Write(write::WriteArgs),
+    /// Internal: runs one condition of workload W in this (child) process, so that its CPU
+    /// time and peak RSS are its own.
+    #[command(name = "__write-child", hide = true)]
+    WriteChild(write::ChildArgs),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Write(args) => write::run(args),
+        Command::WriteChild(args) => write::run_child(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("datalith-bench: error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

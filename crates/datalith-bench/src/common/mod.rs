@@ -1,0 +1,12 @@
+//! Pieces every workload shares: errors, CPU and memory accounting, the in-flight semaphore,
+//! latency windows and CSV rows, child processes and their line protocol, progress bars, plots.
+
+pub mod child;
+pub mod error;
+pub mod metrics;
+pub mod plot;
+pub mod progress;
+pub mod rusage;
+pub mod semaphore;
+
+pub use error::BenchError;

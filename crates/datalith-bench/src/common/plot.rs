@@ -1,0 +1,215 @@
+//! PNG line plots with plotters' bitmap backend. Text uses the DejaVu Sans font compiled into
+//! the binary (through `ab_glyph`), so no font library is needed on the machine.
+
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+use super::BenchError;
+
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+/// One line of a plot.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Which axes are logarithmic.
+#[derive(Debug, Clone, Copy)]
+pub struct Axes {
+    pub log_x: bool,
+    pub log_y: bool,
+}
+
+/// Draws `series` as lines with point markers into a PNG at `path`. Points that cannot be
+/// shown (non-finite, or not positive on a log axis) are left out; a plot with no point at all
+/// is not written.
+pub fn lines(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    axes: Axes,
+) -> Result<bool, BenchError> {
+    REGISTER.call_once(|| {
+        // A font that does not parse only loses the labels; the error shows at draw time.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+    let keep = |(x, y): &(f64, f64)| {
+        x.is_finite() && y.is_finite() && (!axes.log_x || *x > 0.0) && (!axes.log_y || *y > 0.0)
+    };
+    let series: Vec<Series> = series
+        .iter()
+        .map(|s| Series {
+            label: s.label.clone(),
+            points: s.points.iter().copied().filter(keep).collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.clone()).collect();
+    if all.is_empty() {
+        return Ok(false);
+    }
+    let span = |vals: Vec<f64>, log: bool| {
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if log {
+            (lo / 1.5, hi * 1.5)
+        } else {
+            let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.01).max(1e-9);
+            (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+        }
+    };
+    let (x0, x1) = span(all.iter().map(|p| p.0).collect(), axes.log_x);
+    let (y0, y1) = span(all.iter().map(|p| p.1).collect(), axes.log_y);
+    let text = Text {
+        path,
+        title,
+        x_label,
+        y_label,
+    };
+    let result = match (axes.log_x, axes.log_y) {
+        (false, false) => draw(&text, &series, x0..x1, y0..y1),
+        (false, true) => draw(&text, &series, x0..x1, (y0..y1).log_scale()),
+        (true, false) => draw(&text, &series, (x0..x1).log_scale(), y0..y1),
+        (true, true) => draw(&text, &series, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    };
+    result.map_err(|message| BenchError::Plot {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    Ok(true)
+}
+
+struct Text<'a> {
+    path: &'a Path,
+    title: &'a str,
+    x_label: &'a str,
+    y_label: &'a str,
+}
+
+fn draw<X, Y>(text: &Text<'_>, series: &[Series], x: X, y: Y) -> Result<(), String>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let root = BitMapBackend::new(text.path, (1400, 750)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    // The legend gets its own panel on the right, so it never hides a line.
+    let (left, legend) = root.split_horizontally(1120);
+    let mut chart = ChartBuilder::on(&left)
+        .caption(text.title, ("sans-serif", 26))
+        .margin(15)
+        .x_label_area_size(50)
+        .y_label_area_size(90)
+        .build_cartesian_2d(x, y)
+        .map_err(|e| err(&e))?;
+    let tick = |v: &f64| short(*v);
+    chart
+        .configure_mesh()
+        .x_desc(text.x_label)
+        .y_desc(text.y_label)
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (i, s) in series.iter().enumerate() {
+        let color = color(i);
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| err(&e))?;
+        let y = 60 + 24 * i as i32;
+        legend
+            .draw(&PathElement::new(
+                vec![(10, y), (40, y)],
+                color.stroke_width(3),
+            ))
+            .map_err(|e| err(&e))?;
+        legend
+            .draw(&plotters::element::Text::new(
+                s.label.clone(),
+                (48, y - 8),
+                ("sans-serif", 15),
+            ))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// Tick labels: no useless decimals, thousands as `k`, millions as `M`.
+fn short(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if a >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// Distinct colours readable on white (Tableau 10, then darker variants).
+fn color(i: usize) -> RGBColor {
+    const C: [(u8, u8, u8); 16] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+        (0, 0, 0),
+        (0, 70, 120),
+        (160, 70, 0),
+        (0, 100, 0),
+        (120, 0, 0),
+        (80, 40, 120),
+    ];
+    let (r, g, b) = C[i % C.len()];
+    RGBColor(r, g, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels() {
+        let cases = [
+            (0.5, "0.5"),
+            (1.0, "1"),
+            (200.0, "200"),
+            (10_000.0, "10k"),
+            (1_500_000.0, "1.5M"),
+            (0.001, "0.001"),
+        ];
+        for (v, s) in cases {
+            assert_eq!(short(v), s);
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Command-line arguments of `write` and of its hidden per-condition child, and the sizes
+//! they resolve to.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::condition::{self, ConditionSpec, Family};
+use crate::common::BenchError;
+
+/// Writes per condition in a full run (the seeds' size).
+pub const FULL_WRITES: u64 = 1_000_000;
+/// Writes per condition with `--quick` (CI smoke run).
+pub const QUICK_WRITES: u64 = 2_000;
+/// Per-phase time cap with `--quick` unless `--max-secs` says otherwise.
+pub const QUICK_MAX_SECS: f64 = 4.0;
+/// Rows of the CSV: one every this many writes in a full run.
+pub const FULL_WINDOW: u64 = 10_000;
+/// Batch sizes of the seeds.
+pub const DEFAULT_BATCHES: [usize; 4] = [1, 10, 100, 1000];
+/// Seed of the value generator and of the mixed phase's key choice.
+pub const DEFAULT_SEED: u64 = 20_250_402;
+
+/// `datalith-bench write`: workload W.
+#[derive(Args, Debug, Clone)]
+pub struct WriteArgs {
+    /// The key-value conditions (Datalith KV against SQLite, raw LMDB, RocksDB, Datalevin KV).
+    /// Without it: the Datalog conditions.
+    #[arg(long)]
+    pub kv: bool,
+    /// CI smoke size: a few thousand writes per condition, capped at a few seconds per phase;
+    /// JVM peers may be skipped.
+    #[arg(long)]
+    pub quick: bool,
+    /// Writes per condition (default 1,000,000, or 2,000 with --quick).
+    #[arg(long)]
+    pub writes: Option<u64>,
+    /// Cap on the seconds of each phase (pure write, mixed) of each condition; a capped run
+    /// is marked in the summary.
+    #[arg(long)]
+    pub max_secs: Option<f64>,
+    /// Batch sizes (records per call), e.g. 1,10.
+    #[arg(long, value_delimiter = ',')]
+    pub batches: Vec<usize>,
+    /// Conditions to run: names or prefixes (kv-async, sqlite); default all.
+    #[arg(long, value_delimiter = ',')]
+    pub conditions: Vec<String>,
+    /// Output directory; results go to <out>/write-kv/.
+    #[arg(long, default_value = "bench-results")]
+    pub out: PathBuf,
+    /// Seed of the UUID values and of the mixed phase's keys.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Writes per CSV row (default 10,000, or writes/10 for smaller runs).
+    #[arg(long)]
+    pub window: Option<u64>,
+    /// Mixed-phase iterations after the batch-1 pure write (default: as many as writes; 0
+    /// skips the phase).
+    #[arg(long)]
+    pub mixed: Option<u64>,
+    /// Where the databases go (default <out>/write-kv/db); each run's is deleted after it.
+    #[arg(long)]
+    pub db_dir: Option<PathBuf>,
+    /// Keep each run's database directory.
+    #[arg(long)]
+    pub keep_db: bool,
+    /// Let a full run succeed although a peer could not run (it is still reported loudly).
+    #[arg(long)]
+    pub allow_missing_peers: bool,
+    /// Directory of the peer harnesses (default: bench/peers of this repository).
+    #[arg(long)]
+    pub peers_dir: Option<PathBuf>,
+}
+
+/// Hidden child subcommand: one condition at one batch size.
+#[derive(Args, Debug, Clone)]
+pub struct ChildArgs {
+    #[arg(long)]
+    pub condition: String,
+    #[arg(long)]
+    pub batch: usize,
+    #[arg(long)]
+    pub writes: u64,
+    #[arg(long)]
+    pub window: u64,
+    #[arg(long)]
+    pub max_secs: Option<f64>,
+    #[arg(long)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 0)]
+    pub mixed: u64,
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub csv: PathBuf,
+}
+
+/// What a `write` invocation will run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub family: Family,
+    pub quick: bool,
+    pub writes: u64,
+    pub window: u64,
+    pub max_secs: Option<f64>,
+    pub batches: Vec<usize>,
+    pub conditions: Vec<ConditionSpec>,
+    pub mixed: u64,
+    pub seed: u64,
+    pub out: PathBuf,
+    pub db_dir: PathBuf,
+}
+
+impl Plan {
+    /// Resolves defaults and checks the arguments.
+    pub fn from_args(a: &WriteArgs) -> Result<Plan, BenchError> {
+        let family = if a.kv { Family::Kv } else { Family::Datalog };
+        let writes = a
+            .writes
+            .unwrap_or(if a.quick { QUICK_WRITES } else { FULL_WRITES });
+        if writes == 0 {
+            return Err(BenchError::Arg {
+                arg: "--writes",
+                message: "must be at least 1".into(),
+            });
+        }
+        let window = a
+            .window
+            .unwrap_or(if a.quick || writes < 10 * FULL_WINDOW {
+                (writes / 10).max(1)
+            } else {
+                FULL_WINDOW
+            })
+            .max(1);
+        let max_secs = a.max_secs.or(a.quick.then_some(QUICK_MAX_SECS));
+        if max_secs.is_some_and(|s| s.is_nan() || s <= 0.0) {
+            return Err(BenchError::Arg {
+                arg: "--max-secs",
+                message: "must be positive".into(),
+            });
+        }
+        let batches = if a.batches.is_empty() {
+            DEFAULT_BATCHES.to_vec()
+        } else {
+            a.batches.clone()
+        };
+        if batches.contains(&0) {
+            return Err(BenchError::Arg {
+                arg: "--batches",
+                message: "batch sizes must be at least 1".into(),
+            });
+        }
+        let conditions = condition::select(family, &a.conditions)?;
+        if conditions.is_empty() {
+            return Err(BenchError::Arg {
+                arg: "--kv",
+                message: "the Datalog conditions (dl-sync, dl-async, datalevin-default, \
+                          datalevin-async) need the Datalog store, which is not on main yet; \
+                          run `write --kv` for the key-value conditions"
+                    .into(),
+            });
+        }
+        let out = a.out.join(family.out_name());
+        let db_dir = a.db_dir.clone().unwrap_or_else(|| out.join("db"));
+        Ok(Plan {
+            family,
+            quick: a.quick,
+            writes,
+            window,
+            max_secs,
+            batches,
+            conditions,
+            mixed: a.mixed.unwrap_or(writes),
+            seed: a.seed,
+            out,
+            db_dir,
+        })
+    }
+}

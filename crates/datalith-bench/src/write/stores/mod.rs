@@ -1,0 +1,36 @@
+//! The in-process stores, one file each.
+
+mod datalith_kv;
+mod lmdb_raw;
+#[cfg(feature = "rocksdb")]
+mod rocks;
+mod sqlite;
+
+use std::path::Path;
+
+use super::condition::{Condition, ConditionSpec, Store};
+use crate::common::BenchError;
+
+/// Opens the store of `spec` in `dir`.
+pub fn open(spec: &ConditionSpec, dir: &Path) -> Result<Box<dyn Condition>, BenchError> {
+    match spec.store {
+        Store::DatalithKv(d) => Ok(Box::new(datalith_kv::DatalithKv::open(
+            dir,
+            d,
+            spec.asynchronous,
+        )?)),
+        Store::Sqlite { wal } => Ok(Box::new(sqlite::Sqlite::open(dir, wal)?)),
+        Store::LmdbRaw { nosync } => Ok(Box::new(lmdb_raw::LmdbRaw::open(dir, nosync)?)),
+        #[cfg(feature = "rocksdb")]
+        Store::RocksDb => Ok(Box::new(rocks::Rocks::open(dir)?)),
+        _ => Err(BenchError::Arg {
+            arg: "--condition",
+            message: format!("{} does not run in this process", spec.name),
+        }),
+    }
+}
+
+/// Keys are 8-byte big-endian integers (so LMDB's byte order is numeric order).
+pub(crate) fn key_bytes(key: u64) -> [u8; 8] {
+    key.to_be_bytes()
+}

@@ -1,0 +1,400 @@
+//! `summary.md` (tables and the ratios the issue asks for) and `summary.jsonl`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::args::Plan;
+use super::result::RunResult;
+use crate::common::BenchError;
+
+/// Writes both summary files; returns the Markdown one's path.
+pub fn write(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> Result<PathBuf, BenchError> {
+    let jsonl_path = plan.out.join("summary.jsonl");
+    let mut jsonl = String::new();
+    for r in results {
+        jsonl.push_str(&serde_json::to_string(r)?);
+        jsonl.push('\n');
+    }
+    std::fs::write(&jsonl_path, jsonl).map_err(BenchError::io(&jsonl_path))?;
+    let md_path = plan.out.join("summary.md");
+    let md = markdown(plan, results, pngs);
+    std::fs::write(&md_path, md).map_err(BenchError::io(&md_path))?;
+    Ok(md_path)
+}
+
+/// Peers that were selected but did not run, with the reason (deduplicated by name).
+pub fn missing_peers(results: &[RunResult]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in results {
+        if let Some(why) = &r.skipped {
+            let peer = !r.condition.starts_with("kv-") && !r.condition.starts_with("dl-");
+            if peer && !out.iter().any(|(n, _)| n == &r.condition) {
+                out.push((r.condition.clone(), why.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// One line per run for the terminal.
+pub fn one_line(r: &RunResult) -> String {
+    let head = format!("{:<28} b{:<5}", r.condition, r.batch);
+    if let Some(why) = &r.skipped {
+        return format!("{head} skipped: {why}");
+    }
+    if !r.measured() {
+        return format!("{head} FAILED: {}", r.error.as_deref().unwrap_or("?"));
+    }
+    let mut s = format!(
+        "{head} {:>8} writes{} {:>8.2} s {:>12} w/s  call {} ms  commit {} ms  count {}",
+        r.writes,
+        if r.capped { " (capped)" } else { "" },
+        r.seconds,
+        num(r.throughput_wps),
+        ms(r.call_latency_ms),
+        ms(r.commit_latency_ms),
+        if r.count_ok { "ok" } else { "WRONG" }
+    );
+    if let Some(m) = &r.mixed {
+        let _ = write!(
+            s,
+            "; mixed {} its {:.2} s count {}",
+            m.iterations,
+            m.seconds,
+            if m.count_ok { "ok" } else { "WRONG" }
+        );
+    }
+    if let Some(e) = &r.error {
+        let _ = write!(s, "  ERROR: {e}");
+    }
+    s
+}
+
+fn num(x: f64) -> String {
+    let s = format!("{x:.1}");
+    let (int, frac) = s.split_once('.').unwrap_or((&s, "0"));
+    let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}.{frac}")
+}
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| {
+        if v >= 10.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.3}")
+        }
+    })
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "ok"
+    } else {
+        "**WRONG**"
+    }
+}
+
+fn find<'a>(results: &'a [RunResult], cond: &str, batch: usize) -> Option<&'a RunResult> {
+    results
+        .iter()
+        .find(|r| r.condition == cond && r.batch == batch && r.measured() && r.writes > 0)
+}
+
+fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(
+        w,
+        "# Workload W ({}): pure write, then mixed read/write\n",
+        plan.family.out_name()
+    );
+    let _ = writeln!(w, "- date: {}", utc_now());
+    let _ = writeln!(w, "- machine: {}", machine());
+    let _ = writeln!(
+        w,
+        "- command: `{}`",
+        std::env::args().collect::<Vec<_>>().join(" ")
+    );
+    let _ = writeln!(
+        w,
+        "- size: {} writes per condition{}, batches {:?}, CSV row every {} writes, mixed phase {} \
+         iterations on the batch-1 store, cap per phase: {}",
+        plan.writes,
+        if plan.quick { " (--quick)" } else { "" },
+        plan.batches,
+        plan.window,
+        plan.mixed,
+        plan.max_secs.map_or("none".into(), |s| format!("{s} s"))
+    );
+    let _ = writeln!(
+        w,
+        "- seed: {} (UUID values and mixed-phase keys)",
+        plan.seed
+    );
+    let _ = writeln!(
+        w,
+        "- async conditions keep at most {} calls in flight; sync ones make one call at a time",
+        super::MAX_IN_FLIGHT
+    );
+    let _ = writeln!(
+        w,
+        "- ET = throughput x (1 ms / mean commit latency); commit latency = submit to durable \
+         completion; machines are noisy: compare ratios within this run\n"
+    );
+
+    let missing = missing_peers(results);
+    if !missing.is_empty() {
+        if plan.quick {
+            let _ = writeln!(w, "Peers not run (allowed in --quick):\n");
+        } else {
+            let _ = writeln!(
+                w,
+                "> **WARNING: INCOMPLETE RUN. These peers did not run, so the comparisons with \
+                 them are missing:**\n>"
+            );
+        }
+        for (n, why) in &missing {
+            let pre = if plan.quick { "" } else { "> " };
+            let _ = writeln!(w, "{pre}- `{n}`: {why}");
+        }
+        let _ = writeln!(w);
+    }
+    let failed: Vec<&RunResult> = results.iter().filter(|r| !r.ok()).collect();
+    if !failed.is_empty() {
+        let _ = writeln!(w, "> **FAILED RUNS ({}):**\n>", failed.len());
+        for r in failed {
+            let _ = writeln!(
+                w,
+                "> - `{}` b{}: {}",
+                r.condition,
+                r.batch,
+                r.error.as_deref().unwrap_or("count check failed")
+            );
+        }
+        let _ = writeln!(w);
+    }
+
+    let _ = writeln!(w, "## Pure write\n");
+    let _ = writeln!(
+        w,
+        "| condition | durability | batch | writes | seconds | throughput (w/s) | mean call ms | \
+         mean commit ms | ET | user s | sys s | peak RSS MB | count ok |"
+    );
+    let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+    for r in results.iter().filter(|r| r.measured()) {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {:.2} | {:.2} | {:.1} | {} |",
+            r.condition,
+            r.durability,
+            r.batch,
+            r.writes,
+            if r.capped { " (capped)" } else { "" },
+            r.seconds,
+            num(r.throughput_wps),
+            ms(r.call_latency_ms),
+            ms(r.commit_latency_ms),
+            r.et.map_or("-".into(), num),
+            r.user_s,
+            r.sys_s,
+            r.peak_rss_mb,
+            yes(r.count_ok)
+        );
+    }
+
+    let mixed: Vec<&RunResult> = results.iter().filter(|r| r.mixed.is_some()).collect();
+    if !mixed.is_empty() {
+        let _ = writeln!(
+            w,
+            "\n## Mixed read/write (on the batch-1 store; one read then one write per \
+             iteration, each its own call)\n"
+        );
+        let _ = writeln!(
+            w,
+            "| condition | durability | iterations | wall s | user s | sys s | reads found | \
+             keys after | count ok |"
+        );
+        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|---|");
+        for r in mixed {
+            if let Some(m) = &r.mixed {
+                let _ = writeln!(
+                    w,
+                    "| {} | {} | {}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+                    r.condition,
+                    r.durability,
+                    m.iterations,
+                    if m.capped { " (capped)" } else { "" },
+                    m.seconds,
+                    m.user_s,
+                    m.sys_s,
+                    m.reads_found,
+                    m.expected_count,
+                    yes(m.count_ok)
+                );
+            }
+        }
+    }
+
+    let _ = writeln!(w, "\n## Ratios (throughput, this run)\n");
+    let _ = writeln!(
+        w,
+        "| ratio | batch | numerator w/s | denominator w/s | ratio | target |"
+    );
+    let _ = writeln!(w, "|---|--:|--:|--:|--:|---|");
+    let mut ratio = |a: &str, b: &str, batch: usize, target: &str| {
+        let (x, y) = (find(results, a, batch), find(results, b, batch));
+        let cell = |r: Option<&RunResult>| r.map_or("n/a".into(), |r| num(r.throughput_wps));
+        let value = match (x, y) {
+            (Some(x), Some(y)) if y.throughput_wps > 0.0 => {
+                format!("{:.2}x", x.throughput_wps / y.throughput_wps)
+            }
+            _ => "n/a (not run)".into(),
+        };
+        let _ = writeln!(
+            w,
+            "| {a} / {b} | {batch} | {} | {} | {value} | {target} |",
+            cell(x),
+            cell(y)
+        );
+    };
+    if plan.batches.contains(&1) {
+        ratio(
+            "kv-async-durable",
+            "lmdb-raw-nosync",
+            1,
+            "close to 1 (group commit hides the fsync)",
+        );
+    }
+    for &b in &plan.batches {
+        let target = if b == 1 { ">= 5x" } else { "> 1x" };
+        ratio("kv-async-durable", "sqlite-wal", b, target);
+    }
+    for &b in &plan.batches {
+        ratio("kv-sync-durable", "datalevin-kv-sync", b, "> 1x");
+    }
+    for &b in &plan.batches {
+        ratio("kv-async-durable", "datalevin-kv-async", b, "> 1x");
+    }
+    for &b in &plan.batches {
+        ratio("kv-async-durable", "kv-async-nosync", b, "close to 1");
+    }
+
+    let skipped: Vec<&RunResult> = results.iter().filter(|r| r.skipped.is_some()).collect();
+    if !skipped.is_empty() {
+        let _ = writeln!(w, "\n## Skipped\n");
+        for r in skipped {
+            let _ = writeln!(
+                w,
+                "- `{}` b{}: {}",
+                r.condition,
+                r.batch,
+                r.skipped.as_deref().unwrap_or("")
+            );
+        }
+    }
+    let counters: Vec<&RunResult> = results.iter().filter(|r| r.counters.is_some()).collect();
+    if !counters.is_empty() {
+        let _ = writeln!(w, "\n## Datalith commit batching (after the run)\n");
+        let _ = writeln!(w, "| condition | batch | counters |");
+        let _ = writeln!(w, "|---|--:|---|");
+        for r in counters {
+            let _ = writeln!(
+                w,
+                "| {} | {} | `{}` |",
+                r.condition,
+                r.batch,
+                r.counters
+                    .as_ref()
+                    .map(|c| c.to_string())
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if !pngs.is_empty() {
+        let _ = writeln!(w, "\n## Plots\n");
+        for p in pngs {
+            let name = file_name(p);
+            let _ = writeln!(w, "![{name}]({name})");
+        }
+    }
+    s
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let rocks = if cfg!(feature = "rocksdb") {
+        "with"
+    } else {
+        "without"
+    };
+    format!("{cpu}, {cores} cores, Linux {kernel}; datalith-bench {rocks} the rocksdb feature")
+}
+
+/// Current UTC time as `YYYY-MM-DD HH:MM:SS UTC` (no date crate needed).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_group_thousands() {
+        let cases = [
+            (0.0, "0.0"),
+            (93.54, "93.5"),
+            (16_829.2, "16,829.2"),
+            (1_234_567.0, "1,234,567.0"),
+            (-1234.0, "-1,234.0"),
+        ];
+        for (x, s) in cases {
+            assert_eq!(num(x), s);
+        }
+    }
+}
