@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod codec;
+pub mod edn;
 pub mod kv;
 pub mod limits;
 pub mod store;

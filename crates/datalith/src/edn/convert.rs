@@ -1,0 +1,81 @@
+//! Between EDN and stored values.
+
+use std::sync::Arc;
+
+use super::value::Edn;
+use crate::codec::{Value, F64};
+
+/// The stored value an EDN scalar denotes (`None` for nil, collections and other non-values).
+/// Vectors become tuples.
+pub fn value_from_edn(e: &Edn) -> Option<Value> {
+    Some(match e {
+        Edn::Bool(b) => Value::Boolean(*b),
+        Edn::Long(n) => Value::Long(*n),
+        Edn::BigInt(n) => Value::BigInt(*n),
+        Edn::Double(x) => Value::Double(F64::new(*x)?),
+        Edn::BigDec(d) => Value::BigDec(d.clone()),
+        Edn::String(s) => Value::String(Arc::from(s.as_str())),
+        Edn::Char(c) => Value::String(Arc::from(c.to_string())),
+        Edn::Keyword(k) => Value::Keyword(k.clone()),
+        Edn::Symbol(s) => Value::Symbol(s.clone()),
+        Edn::Inst(ms) => Value::Instant(*ms),
+        Edn::Uuid(u) => Value::Uuid(*u),
+        Edn::Vector(items) => Value::Tuple(
+            items
+                .iter()
+                .map(|i| {
+                    if *i == Edn::Nil {
+                        Ok(None)
+                    } else {
+                        value_from_edn(i).map(Some).ok_or(())
+                    }
+                })
+                .collect::<Result<_, _>>()
+                .ok()?,
+        ),
+        Edn::Tagged(t, inner) if t.name() == "bytes" => match inner.as_ref() {
+            Edn::Vector(items) => Value::Bytes(
+                items
+                    .iter()
+                    .map(|i| match i {
+                        Edn::Long(n) if (0..=255).contains(n) => Some(*n as u8),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<u8>>>()?
+                    .into(),
+            ),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// The EDN that prints a stored value (refs print as their entity id).
+pub fn edn_from_value(v: &Value) -> Edn {
+    match v {
+        Value::Boolean(b) => Edn::Bool(*b),
+        Value::Long(n) => Edn::Long(*n),
+        Value::BigInt(n) => Edn::BigInt(*n),
+        Value::Float(x) => Edn::Double(x.get() as f64),
+        Value::Double(x) => Edn::Double(x.get()),
+        Value::BigDec(d) => Edn::BigDec(d.clone()),
+        Value::Instant(ms) => Edn::Inst(*ms),
+        Value::Uuid(u) => Edn::Uuid(*u),
+        Value::String(s) => Edn::String(s.to_string()),
+        Value::Keyword(k) => Edn::Keyword(k.clone()),
+        Value::Symbol(s) => Edn::Symbol(s.clone()),
+        Value::Ref(e) => Edn::Long(*e as i64),
+        Value::Bytes(b) => Edn::Tagged(
+            crate::codec::Keyword::new(None, "bytes"),
+            Box::new(Edn::Vector(
+                b.iter().map(|x| Edn::Long(*x as i64)).collect(),
+            )),
+        ),
+        Value::Tuple(items) => Edn::Vector(
+            items
+                .iter()
+                .map(|i| i.as_ref().map_or(Edn::Nil, edn_from_value))
+                .collect(),
+        ),
+    }
+}

@@ -1,0 +1,19 @@
+//! EDN: reading and printing the data format of queries, tx data and results.
+//!
+//! Hand-written rather than taken from a crate: we need line and column in every error, exact
+//! round trips of every value type Datalith stores (`#inst`, `#uuid`, `N` and `M` numbers), a
+//! completeness check for the shell's multi-line input, and no panic on any input. The reader
+//! is one small recursive-descent parser with a depth limit.
+
+mod convert;
+mod print;
+mod read;
+mod value;
+
+pub use convert::{edn_from_value, value_from_edn};
+pub use print::{inst_text, to_edn_string, to_json};
+pub use read::{is_complete, parse_inst, read_all, read_one, ReadError};
+pub use value::Edn;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! Printing EDN (reads back to the same value) and JSON.
+
+use std::fmt::Write;
+
+use super::read::civil_from_days;
+use super::value::Edn;
+use crate::codec::uuid_text;
+
+/// EDN text of `v`.
+pub fn to_edn_string(v: &Edn) -> String {
+    let mut s = String::new();
+    edn(v, &mut s);
+    s
+}
+
+fn join(items: &[Edn], out: &mut String) {
+    for (i, it) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        edn(it, out);
+    }
+}
+
+fn string_lit(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// RFC 3339 text of epoch milliseconds.
+pub fn inst_text(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let (h, mi, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}-00:00")
+}
+
+fn edn(v: &Edn, out: &mut String) {
+    match v {
+        Edn::Nil => out.push_str("nil"),
+        Edn::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Edn::Long(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Edn::BigInt(n) => {
+            let _ = write!(out, "{n}N");
+        }
+        Edn::Double(x) => {
+            if x.is_finite() {
+                let t = format!("{x:?}");
+                out.push_str(&t);
+            } else if x.is_nan() {
+                out.push_str("##NaN");
+            } else if *x > 0.0 {
+                out.push_str("##Inf");
+            } else {
+                out.push_str("##-Inf");
+            }
+        }
+        Edn::BigDec(d) => {
+            let _ = write!(out, "{d}");
+        }
+        Edn::String(s) => string_lit(s, out),
+        Edn::Char(c) => match c {
+            '\n' => out.push_str("\\newline"),
+            ' ' => out.push_str("\\space"),
+            '\t' => out.push_str("\\tab"),
+            '\r' => out.push_str("\\return"),
+            c => {
+                out.push('\\');
+                out.push(*c)
+            }
+        },
+        Edn::Keyword(k) => {
+            let _ = write!(out, "{k}");
+        }
+        Edn::Symbol(s) => out.push_str(&s.to_symbol_text()),
+        Edn::List(items) => {
+            out.push('(');
+            join(items, out);
+            out.push(')');
+        }
+        Edn::Vector(items) => {
+            out.push('[');
+            join(items, out);
+            out.push(']');
+        }
+        Edn::Set(items) => {
+            out.push_str("#{");
+            join(items, out);
+            out.push('}');
+        }
+        Edn::Map(pairs) => {
+            out.push('{');
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                edn(k, out);
+                out.push(' ');
+                edn(v, out);
+            }
+            out.push('}');
+        }
+        Edn::Inst(ms) => {
+            out.push_str("#inst ");
+            string_lit(&inst_text(*ms), out);
+        }
+        Edn::Uuid(u) => {
+            out.push_str("#uuid ");
+            string_lit(&uuid_text(u), out);
+        }
+        Edn::Tagged(t, v) => {
+            out.push('#');
+            out.push_str(&t.to_symbol_text());
+            out.push(' ');
+            edn(v, out);
+        }
+    }
+}
+
+/// JSON text of `v`: keywords and symbols become strings (`":a/b"`), sets and lists arrays,
+/// maps objects with string keys, instants RFC 3339 strings.
+pub fn to_json(v: &Edn) -> String {
+    let mut s = String::new();
+    json(v, &mut s);
+    s
+}
+
+fn json_key(k: &Edn) -> String {
+    match k {
+        Edn::String(s) => s.clone(),
+        Edn::Keyword(k) => k.to_string(),
+        other => to_edn_string(other),
+    }
+}
+
+fn json(v: &Edn, out: &mut String) {
+    match v {
+        Edn::Nil => out.push_str("null"),
+        Edn::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Edn::Long(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Edn::BigInt(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Edn::Double(x) if x.is_finite() => {
+            let _ = write!(out, "{x:?}");
+        }
+        Edn::Double(_) => out.push_str("null"),
+        Edn::BigDec(d) => string_lit(&d.to_string(), out),
+        Edn::String(s) => string_lit(s, out),
+        Edn::Char(c) => string_lit(&c.to_string(), out),
+        Edn::Keyword(k) => string_lit(&k.to_string(), out),
+        Edn::Symbol(s) => string_lit(&s.to_symbol_text(), out),
+        Edn::List(items) | Edn::Vector(items) | Edn::Set(items) => {
+            out.push('[');
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json(it, out);
+            }
+            out.push(']');
+        }
+        Edn::Map(pairs) => {
+            out.push('{');
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string_lit(&json_key(k), out);
+                out.push(':');
+                json(v, out);
+            }
+            out.push('}');
+        }
+        Edn::Inst(ms) => string_lit(&inst_text(*ms), out),
+        Edn::Uuid(u) => string_lit(&uuid_text(u), out),
+        Edn::Tagged(_, v) => json(v, out),
+    }
+}

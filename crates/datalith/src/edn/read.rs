@@ -1,0 +1,414 @@
+//! The reader.
+
+use super::value::Edn;
+use crate::codec::{parse_uuid, BigDec, Keyword};
+
+/// A syntax error, with where it happened (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{line}:{column}: {message}")]
+#[non_exhaustive]
+pub struct ReadError {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column (in characters), from 1.
+    pub column: usize,
+    /// What went wrong, and what was expected.
+    pub message: String,
+}
+
+/// Nesting deeper than this is refused (recursion on untrusted input must be bounded).
+const MAX_DEPTH: usize = 512;
+
+struct Reader<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+fn is_delim(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | ';')
+}
+
+impl<'a> Reader<'a> {
+    fn err(&self, at: usize, message: impl Into<String>) -> ReadError {
+        let before = &self.s[..at.min(self.s.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        ReadError {
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.s[self.pos..].chars().next()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        Some(c)
+    }
+
+    fn skip_ws(&mut self) -> Result<(), ReadError> {
+        while let Some(c) = self.peek() {
+            if c.is_whitespace() || c == ',' {
+                self.bump();
+            } else if c == ';' {
+                while let Some(c) = self.bump() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            } else if self.s[self.pos..].starts_with("#_") {
+                let at = self.pos;
+                self.pos += 2;
+                self.skip_ws()?;
+                if matches!(self.peek(), None | Some(')' | ']' | '}')) {
+                    return Err(self.err(at, "expected a form after #_"));
+                }
+                self.value(0)?;
+            } else {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn token(&mut self) -> &'a str {
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            if is_delim(c) {
+                break;
+            }
+            self.bump();
+        }
+        &self.s[start..self.pos]
+    }
+
+    /// Reads the next form; `None` at end of input.
+    fn next(&mut self) -> Result<Option<Edn>, ReadError> {
+        self.skip_ws()?;
+        if self.peek().is_none() {
+            return Ok(None);
+        }
+        self.value(0).map(Some)
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Edn, ReadError> {
+        if depth > MAX_DEPTH {
+            return Err(self.err(self.pos, format!("forms nested deeper than {MAX_DEPTH}")));
+        }
+        self.skip_ws()?;
+        let at = self.pos;
+        let Some(c) = self.peek() else {
+            return Err(self.err(at, "expected a form, found end of input"));
+        };
+        match c {
+            '(' => {
+                self.bump();
+                Ok(Edn::List(self.seq(')', at, depth)?))
+            }
+            '[' => {
+                self.bump();
+                Ok(Edn::Vector(self.seq(']', at, depth)?))
+            }
+            '{' => {
+                self.bump();
+                let items = self.seq('}', at, depth)?;
+                if items.len() % 2 != 0 {
+                    return Err(self.err(at, "a map needs an even number of forms"));
+                }
+                let mut it = items.into_iter();
+                let mut pairs = Vec::new();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    pairs.push((k, v));
+                }
+                Ok(Edn::Map(pairs))
+            }
+            ')' | ']' | '}' => Err(self.err(at, format!("unbalanced {c}"))),
+            '"' => self.string().map(Edn::String),
+            '\\' => self.char_lit(),
+            '#' => self.dispatch(depth),
+            ':' => {
+                self.bump();
+                let t = self.token();
+                if t.is_empty() || t.starts_with(':') {
+                    return Err(self.err(at, "expected a keyword name after :"));
+                }
+                Ok(Edn::Keyword(Keyword::parse(t)))
+            }
+            _ => {
+                let t = self.token();
+                if t.is_empty() {
+                    return Err(self.err(at, format!("unexpected character {c:?}")));
+                }
+                self.atom(t, at)
+            }
+        }
+    }
+
+    fn seq(&mut self, close: char, open_at: usize, depth: usize) -> Result<Vec<Edn>, ReadError> {
+        let mut items = Vec::new();
+        loop {
+            self.skip_ws()?;
+            match self.peek() {
+                None => {
+                    return Err(self.err(open_at, format!("unclosed collection: expected {close}")))
+                }
+                Some(c) if c == close => {
+                    self.bump();
+                    return Ok(items);
+                }
+                Some(c @ (')' | ']' | '}')) => {
+                    return Err(self.err(self.pos, format!("unbalanced {c}: expected {close}")))
+                }
+                Some(_) => items.push(self.value(depth + 1)?),
+            }
+        }
+    }
+
+    fn string(&mut self) -> Result<String, ReadError> {
+        let at = self.pos;
+        self.bump();
+        let mut out = String::new();
+        loop {
+            match self.bump() {
+                None => return Err(self.err(at, "unterminated string")),
+                Some('"') => return Ok(out),
+                Some('\\') => {
+                    let esc_at = self.pos - 1;
+                    match self.bump() {
+                        Some('n') => out.push('\n'),
+                        Some('t') => out.push('\t'),
+                        Some('r') => out.push('\r'),
+                        Some('b') => out.push('\u{8}'),
+                        Some('f') => out.push('\u{c}'),
+                        Some('"') => out.push('"'),
+                        Some('\\') => out.push('\\'),
+                        Some('u') => {
+                            let hex = self.s.get(self.pos..self.pos + 4).unwrap_or("");
+                            let ch = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32);
+                            match ch {
+                                Some(ch) if hex.len() == 4 => {
+                                    self.pos += 4;
+                                    out.push(ch)
+                                }
+                                _ => {
+                                    return Err(
+                                        self.err(esc_at, "bad \\u escape: expected 4 hex digits")
+                                    )
+                                }
+                            }
+                        }
+                        _ => return Err(self.err(esc_at, "unknown escape in string")),
+                    }
+                }
+                Some(c) => out.push(c),
+            }
+        }
+    }
+
+    fn char_lit(&mut self) -> Result<Edn, ReadError> {
+        let at = self.pos;
+        self.bump();
+        let Some(first) = self.bump() else {
+            return Err(self.err(at, "expected a character after \\"));
+        };
+        let rest = self.token();
+        let name = format!("{first}{rest}");
+        let c = match name.as_str() {
+            "newline" => '\n',
+            "space" => ' ',
+            "tab" => '\t',
+            "return" => '\r',
+            "backspace" => '\u{8}',
+            "formfeed" => '\u{c}',
+            n if n.chars().count() == 1 => first,
+            n if n.starts_with('u') && n.len() == 5 => u32::from_str_radix(&n[1..], 16)
+                .ok()
+                .and_then(char::from_u32)
+                .ok_or_else(|| self.err(at, "bad unicode character"))?,
+            _ => return Err(self.err(at, format!("unknown character name \\{name}"))),
+        };
+        Ok(Edn::Char(c))
+    }
+
+    fn dispatch(&mut self, depth: usize) -> Result<Edn, ReadError> {
+        let at = self.pos;
+        self.bump();
+        match self.peek() {
+            Some('{') => {
+                self.bump();
+                Ok(Edn::Set(self.seq('}', at, depth)?))
+            }
+            Some(c) if !is_delim(c) => {
+                let tag = self.token();
+                let value = self.value(depth + 1)?;
+                match (tag, &value) {
+                    ("inst", Edn::String(s)) => parse_inst(s)
+                        .map(Edn::Inst)
+                        .ok_or_else(|| self.err(at, format!("bad #inst {s:?}: expected RFC 3339"))),
+                    ("uuid", Edn::String(s)) => parse_uuid(s)
+                        .map(Edn::Uuid)
+                        .ok_or_else(|| self.err(at, format!("bad #uuid {s:?}"))),
+                    ("inst" | "uuid", _) => Err(self.err(at, format!("#{tag} needs a string"))),
+                    _ => Ok(Edn::Tagged(Keyword::parse(tag), Box::new(value))),
+                }
+            }
+            _ => Err(self.err(at, "expected a tag, { or _ after #")),
+        }
+    }
+
+    fn atom(&self, t: &str, at: usize) -> Result<Edn, ReadError> {
+        match t {
+            "nil" => return Ok(Edn::Nil),
+            "true" => return Ok(Edn::Bool(true)),
+            "false" => return Ok(Edn::Bool(false)),
+            _ => {}
+        }
+        let first = t.chars().next().unwrap_or(' ');
+        let numeric = first.is_ascii_digit()
+            || ((first == '-' || first == '+') && t[1..].starts_with(|c: char| c.is_ascii_digit()));
+        if !numeric {
+            return Ok(Edn::Symbol(Keyword::parse(t)));
+        }
+        let bad = || self.err(at, format!("bad number {t:?}"));
+        if let Some(body) = t.strip_suffix('N') {
+            return body.parse::<i128>().map(Edn::BigInt).map_err(|_| bad());
+        }
+        if t.ends_with('M') {
+            return BigDec::parse(t).map(Edn::BigDec).ok_or_else(bad);
+        }
+        if t.contains(['.', 'e', 'E']) {
+            return t.parse::<f64>().map(Edn::Double).map_err(|_| bad());
+        }
+        match t.parse::<i64>() {
+            Ok(n) => Ok(Edn::Long(n)),
+            Err(_) => t.parse::<i128>().map(Edn::BigInt).map_err(|_| bad()),
+        }
+    }
+}
+
+/// Reads exactly one form (trailing whitespace and comments allowed).
+pub fn read_one(s: &str) -> Result<Edn, ReadError> {
+    let mut r = Reader { s, pos: 0 };
+    let v = r
+        .next()?
+        .ok_or_else(|| r.err(0, "expected a form, found nothing"))?;
+    r.skip_ws()?;
+    if r.pos < s.len() {
+        return Err(r.err(r.pos, "unexpected text after the form"));
+    }
+    Ok(v)
+}
+
+/// Reads every form of `s`.
+pub fn read_all(s: &str) -> Result<Vec<Edn>, ReadError> {
+    let mut r = Reader { s, pos: 0 };
+    let mut out = Vec::new();
+    while let Some(v) = r.next()? {
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// Whether `s` holds complete forms (no collection or string left open), for multi-line
+/// input: the shell keeps reading lines while this is false.
+pub fn is_complete(s: &str) -> bool {
+    match read_all(s) {
+        Ok(_) => true,
+        Err(e) => {
+            !(e.message.starts_with("unclosed")
+                || e.message.starts_with("unterminated")
+                || e.message.contains("end of input"))
+        }
+    }
+}
+
+/// Parses an RFC 3339 timestamp (`2024-01-02T03:04:05.678Z`, offsets, or a bare date) to
+/// epoch milliseconds.
+pub fn parse_inst(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let t = s.get(from..from + len)?;
+        if !t.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
+    let year = num(0, 4)?;
+    let (month, day) = if b.len() >= 10 && b[4] == b'-' && b[7] == b'-' {
+        (num(5, 2)?, num(8, 2)?)
+    } else if b.len() == 4 {
+        (1, 1)
+    } else {
+        return None;
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let mut ms = days_from_civil(year, month, day) * 86_400_000;
+    if b.len() == 10 || b.len() == 4 {
+        return Some(ms);
+    }
+    if !matches!(b.get(10), Some(b'T' | b't' | b' '))
+        || b.get(13) != Some(&b':')
+        || b.get(16) != Some(&b':')
+    {
+        return None;
+    }
+    let (h, m, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    if h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    ms += (h * 3600 + m * 60 + sec) * 1000;
+    let mut i = 19;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        let frac = s.get(start..i)?;
+        if frac.is_empty() {
+            return None;
+        }
+        let ms_part: String = frac.chars().chain("000".chars()).take(3).collect();
+        ms += ms_part.parse::<i64>().ok()?;
+    }
+    match b.get(i) {
+        None => Some(ms),
+        Some(b'Z' | b'z') if i + 1 == b.len() => Some(ms),
+        Some(sign @ (b'+' | b'-')) if b.len() == i + 6 && b[i + 3] == b':' => {
+            let off = (num(i + 1, 2)? * 60 + num(i + 4, 2)?) * 60_000;
+            Some(if *sign == b'+' { ms - off } else { ms + off })
+        }
+        _ => None,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Inverse of [`days_from_civil`].
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}

@@ -1,0 +1,113 @@
+use super::*;
+use crate::codec::Keyword;
+use proptest::prelude::*;
+
+#[test]
+fn reads_every_form() {
+    let cases: Vec<(&str, Edn)> = vec![
+        ("nil", Edn::Nil),
+        ("true", Edn::Bool(true)),
+        ("-42", Edn::Long(-42)),
+        ("42N", Edn::BigInt(42)),
+        ("99999999999999999999", Edn::BigInt(99999999999999999999)),
+        ("1.5", Edn::Double(1.5)),
+        ("1e3", Edn::Double(1000.0)),
+        ("\"a\\nb\\u0041\"", Edn::String("a\nbA".into())),
+        ("\\newline", Edn::Char('\n')),
+        ("\\x", Edn::Char('x')),
+        (":a/b", Edn::Keyword(Keyword::new(Some("a"), "b"))),
+        ("?e", Edn::Symbol(Keyword::new(None, "?e"))),
+        (
+            "(1 [2] {:a 3} #{4})",
+            Edn::List(vec![
+                Edn::Long(1),
+                Edn::Vector(vec![Edn::Long(2)]),
+                Edn::Map(vec![(Edn::kw(":a"), Edn::Long(3))]),
+                Edn::Set(vec![Edn::Long(4)]),
+            ]),
+        ),
+        (
+            "[1, 2 ; comment\n #_ 3 4]",
+            Edn::Vector(vec![Edn::Long(1), Edn::Long(2), Edn::Long(4)]),
+        ),
+        ("#inst \"1970-01-02T00:00:00.500Z\"", Edn::Inst(86_400_500)),
+        (
+            "#inst \"2024-02-29T12:00:00+01:00\"",
+            Edn::Inst(1_709_204_400_000),
+        ),
+        (
+            "#uuid \"00000000-0000-0000-0000-000000000001\"",
+            Edn::Uuid([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(read_one(text).unwrap(), want, "{text}");
+    }
+}
+
+#[test]
+fn errors_say_where_and_what() {
+    let cases = [
+        ("[1 2", "1:1: unclosed collection: expected ]"),
+        ("(a\n  b))", "2:5: unexpected text after the form"),
+        ("{:a}", "1:1: a map needs an even number of forms"),
+        ("\"abc", "1:1: unterminated string"),
+        ("[1 }", "1:4: unbalanced }: expected ]"),
+        (
+            "#inst \"yesterday\"",
+            "1:1: bad #inst \"yesterday\": expected RFC 3339",
+        ),
+        ("1.2.3", "1:1: bad number \"1.2.3\""),
+        ("[#_]", "1:2: expected a form after #_"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(read_one(text).unwrap_err().to_string(), want, "{text}");
+    }
+}
+
+#[test]
+fn completeness_for_multi_line_input() {
+    assert!(!is_complete("[:find ?e\n :where [?e"));
+    assert!(!is_complete("\"open"));
+    assert!(is_complete("[:find ?e :where [?e :a 1]]"));
+    assert!(
+        is_complete("]"),
+        "a syntax error is complete: it will not get better"
+    );
+}
+
+fn edn() -> impl Strategy<Value = Edn> {
+    let leaf = prop_oneof![
+        Just(Edn::Nil),
+        any::<bool>().prop_map(Edn::Bool),
+        any::<i64>().prop_map(Edn::Long),
+        any::<f64>()
+            .prop_filter("finite", |x| x.is_finite())
+            .prop_map(Edn::Double),
+        ".{0,8}".prop_map(Edn::String),
+        "[a-z][a-z0-9\\-]{0,5}".prop_map(|n| Edn::Keyword(Keyword::new(Some("ns"), &n))),
+        (-1_000_000_000_000i64..4_000_000_000_000).prop_map(Edn::Inst),
+        any::<[u8; 16]>().prop_map(Edn::Uuid),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Edn::Vector),
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Edn::List),
+            proptest::collection::vec((inner.clone(), inner), 0..3).prop_map(Edn::Map),
+        ]
+    })
+}
+
+proptest! {
+    #[test]
+    fn printing_reads_back(v in edn()) {
+        let text = to_edn_string(&v);
+        prop_assert_eq!(read_one(&text).unwrap(), v, "{}", text);
+    }
+
+    #[test]
+    fn any_input_is_a_value_or_an_error(s in "\\PC{0,40}") {
+        let _ = read_all(&s);
+        let _ = is_complete(&s);
+    }
+}
