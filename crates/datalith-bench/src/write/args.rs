@@ -24,7 +24,7 @@ pub const DEFAULT_SEED: u64 = 20_250_402;
 #[derive(Args, Debug, Clone)]
 pub struct WriteArgs {
     /// The key-value conditions (Datalith KV against SQLite, raw LMDB, RocksDB, Datalevin KV).
-    /// Without it: the Datalog conditions.
+    /// Without it: the Datalog conditions (dl-sync, dl-async against SQLite and Datalevin).
     #[arg(long)]
     pub kv: bool,
     /// CI smoke size: a few thousand writes per condition, capped at a few seconds per phase;
@@ -150,15 +150,6 @@ impl Plan {
             });
         }
         let conditions = condition::select(family, &a.conditions)?;
-        if conditions.is_empty() {
-            return Err(BenchError::Arg {
-                arg: "--kv",
-                message: "the Datalog conditions (dl-sync, dl-async, datalevin-default, \
-                          datalevin-async) need the Datalog store, which is not on main yet; \
-                          run `write --kv` for the key-value conditions"
-                    .into(),
-            });
-        }
         let out = a.out.join(family.out_name());
         let db_dir = a.db_dir.clone().unwrap_or_else(|| out.join("db"));
         Ok(Plan {

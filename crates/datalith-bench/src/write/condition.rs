@@ -68,6 +68,10 @@ pub enum Store {
     RocksDb,
     /// The real Datalevin KV (`transact-kv`, `transact-kv-async`) in its JVM harness.
     DatalevinKv,
+    /// Datalith's Datalog API (`transact` or `transact_with_callback`).
+    DatalithDl(Durability),
+    /// The real Datalevin Datalog (`transact!`, `transact-async`) in its JVM harness.
+    DatalevinDl,
 }
 
 /// Where a condition runs.
@@ -97,7 +101,7 @@ pub struct ConditionSpec {
 
 impl ConditionSpec {
     fn new(name: String, store: Store, asynchronous: bool, durability: &'static str) -> Self {
-        let peer = !matches!(store, Store::DatalithKv(_));
+        let peer = !matches!(store, Store::DatalithKv(_) | Store::DatalithDl(_));
         ConditionSpec {
             name,
             store,
@@ -110,7 +114,7 @@ impl ConditionSpec {
     /// Where this condition can run in this build.
     pub fn runner(&self) -> Runner {
         match self.store {
-            Store::DatalevinKv => Runner::PeerHarness,
+            Store::DatalevinKv | Store::DatalevinDl => Runner::PeerHarness,
             Store::RocksDb if !cfg!(feature = "rocksdb") => Runner::Unavailable(
                 "built without the `rocksdb` cargo feature (cargo run --release -p \
                  datalith-bench --features rocksdb -- ...)"
@@ -125,9 +129,59 @@ impl ConditionSpec {
 pub fn all(family: Family) -> Vec<ConditionSpec> {
     match family {
         Family::Kv => kv_conditions(),
-        // The Datalog API is not on main yet: its conditions will be listed here.
-        Family::Datalog => Vec::new(),
+        Family::Datalog => datalog_conditions(),
     }
+}
+
+fn sqlite_conditions() -> [ConditionSpec; 2] {
+    [
+        ConditionSpec::new(
+            "sqlite-default".into(),
+            Store::Sqlite { wal: false },
+            false,
+            "durable",
+        ),
+        ConditionSpec::new(
+            "sqlite-wal".into(),
+            Store::Sqlite { wal: true },
+            false,
+            "durable",
+        ),
+    ]
+}
+
+fn datalog_conditions() -> Vec<ConditionSpec> {
+    let durable = Durability::Durable;
+    let mut v = vec![
+        ConditionSpec::new(
+            "dl-sync".into(),
+            Store::DatalithDl(durable),
+            false,
+            "durable",
+        ),
+        ConditionSpec::new(
+            "dl-async".into(),
+            Store::DatalithDl(durable),
+            true,
+            "durable",
+        ),
+    ];
+    v.extend(sqlite_conditions());
+    v.extend([
+        ConditionSpec::new(
+            "datalevin-default".into(),
+            Store::DatalevinDl,
+            false,
+            "durable",
+        ),
+        ConditionSpec::new(
+            "datalevin-async".into(),
+            Store::DatalevinDl,
+            true,
+            "durable",
+        ),
+    ]);
+    v
 }
 
 fn kv_conditions() -> Vec<ConditionSpec> {
@@ -142,19 +196,8 @@ fn kv_conditions() -> Vec<ConditionSpec> {
             ));
         }
     }
+    v.extend(sqlite_conditions());
     v.extend([
-        ConditionSpec::new(
-            "sqlite-default".into(),
-            Store::Sqlite { wal: false },
-            false,
-            "durable",
-        ),
-        ConditionSpec::new(
-            "sqlite-wal".into(),
-            Store::Sqlite { wal: true },
-            false,
-            "durable",
-        ),
         ConditionSpec::new(
             "lmdb-raw-durable".into(),
             Store::LmdbRaw { nosync: false },
@@ -268,5 +311,7 @@ mod tests {
         }
         assert!(select(Family::Kv, &["nope".into()]).is_err());
         assert!(select(Family::Kv, &["kv-as".into()]).is_err());
+        assert_eq!(select(Family::Datalog, &["dl".into()]).unwrap().len(), 2);
+        assert_eq!(select(Family::Datalog, &[]).unwrap().len(), 6);
     }
 }

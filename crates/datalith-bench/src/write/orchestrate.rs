@@ -50,7 +50,7 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
             bar.set_message(format!("{} b{batch}", spec.name));
             let r = match spec.runner() {
                 Runner::InProcess => run_in_child(spec, batch, &plan, &logs, &args, &bar, base),
-                Runner::PeerHarness => peers::run_datalevin_kv(spec, batch, &plan, &peers_dir),
+                Runner::PeerHarness => peers::run_datalevin(spec, batch, &plan, &peers_dir),
                 Runner::Unavailable(why) => RunResult::skipped(spec, batch, plan.writes, &why),
             };
             base += planned(batch);

@@ -1,5 +1,5 @@
-//! The JVM peer of workload W: the real Datalevin KV (`transact-kv`, `transact-kv-async`),
-//! run by the harness in `bench/peers/datalevin/` (see `bench/peers/README.md` for its line
+//! The JVM peer of workload W: the real Datalevin, KV (`transact-kv`, `transact-kv-async`)
+//! and Datalog (`transact!`, `transact-async`), run by the harness in `bench/peers/datalevin/` (see `bench/peers/README.md` for its line
 //! protocol: `RESULT {json}` lines on stdout, its own CSV in our format).
 //!
 //! Until that harness is on main this reports the conditions as skipped, with the reason.
@@ -33,13 +33,8 @@ pub fn peers_dir(explicit: Option<&Path>) -> PathBuf {
         .join("peers")
 }
 
-/// Runs a Datalevin KV condition at one batch size, or says why it cannot.
-pub fn run_datalevin_kv(
-    spec: &ConditionSpec,
-    batch: usize,
-    plan: &Plan,
-    peers: &Path,
-) -> RunResult {
+/// Runs a Datalevin condition at one batch size, or says why it cannot.
+pub fn run_datalevin(spec: &ConditionSpec, batch: usize, plan: &Plan, peers: &Path) -> RunResult {
     let harness = peers.join("datalevin");
     let why = if !harness.is_dir() {
         format!(

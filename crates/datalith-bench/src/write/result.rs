@@ -94,14 +94,12 @@ impl RunResult {
 
     /// Ran, wrote everything it reports, and read it all back.
     pub fn ok(&self) -> bool {
+        let mixed_ok = match &self.mixed {
+            Some(m) => m.count_ok && m.failed_calls == 0,
+            None => true,
+        };
         self.skipped.is_some()
-            || (self.error.is_none()
-                && self.count_ok
-                && self.failed_calls == 0
-                && self
-                    .mixed
-                    .as_ref()
-                    .map_or(true, |m| m.count_ok && m.failed_calls == 0))
+            || (self.error.is_none() && self.count_ok && self.failed_calls == 0 && mixed_ok)
     }
 
     /// Ran (not skipped, not failed before measuring).

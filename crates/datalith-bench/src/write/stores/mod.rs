@@ -1,5 +1,6 @@
 //! The in-process stores, one file each.
 
+mod datalith_dl;
 mod datalith_kv;
 mod lmdb_raw;
 #[cfg(feature = "rocksdb")]
@@ -15,6 +16,11 @@ use crate::common::BenchError;
 pub fn open(spec: &ConditionSpec, dir: &Path) -> Result<Box<dyn Condition>, BenchError> {
     match spec.store {
         Store::DatalithKv(d) => Ok(Box::new(datalith_kv::DatalithKv::open(
+            dir,
+            d,
+            spec.asynchronous,
+        )?)),
+        Store::DatalithDl(d) => Ok(Box::new(datalith_dl::DatalithDl::open(
             dir,
             d,
             spec.asynchronous,

@@ -1,0 +1,147 @@
+//! Datalith's Datalog API: schema `:k` long `:db.unique/identity`, `:v` string; each record is
+//! the upsert `{:k key :v uuid}`; `transact` (sync) or `transact_with_callback` (async).
+
+use datalith::codec::{Keyword, Value};
+use datalith::kv::Durability;
+use datalith::store::AttrId;
+use datalith::tx::{EntityMap, TxData, TxValue};
+use datalith::{Database, DbOptions};
+use std::path::Path;
+
+use crate::common::BenchError;
+use crate::write::condition::{Condition, Done, Record};
+
+const STORE: &str = "datalith-datalog";
+
+pub struct DatalithDl {
+    db: Database,
+    k: Keyword,
+    v: Keyword,
+    ids: Option<(AttrId, AttrId)>,
+    asynchronous: bool,
+}
+
+fn kw(s: &str) -> Keyword {
+    Keyword::parse(s)
+}
+
+fn key_value(v: &str) -> TxValue {
+    TxValue::Value(Value::Keyword(kw(v)))
+}
+
+fn attr(ident: &str, ty: &str, unique: bool) -> EntityMap {
+    let m = EntityMap::default()
+        .set(kw(":db/ident"), key_value(ident))
+        .set(kw(":db/valueType"), key_value(ty))
+        .set(kw(":db/cardinality"), key_value(":db.cardinality/one"));
+    if unique {
+        m.set(kw(":db/unique"), key_value(":db.unique/identity"))
+    } else {
+        m
+    }
+}
+
+impl DatalithDl {
+    pub fn open(
+        dir: &Path,
+        durability: Durability,
+        asynchronous: bool,
+    ) -> Result<Self, BenchError> {
+        let db = Database::open(dir, DbOptions::with_durability(durability))
+            .map_err(BenchError::store(STORE, "open"))?;
+        db.transact(
+            TxData::default()
+                .map(attr(":k", ":db.type/long", true))
+                .map(attr(":v", ":db.type/string", false)),
+        )
+        .map_err(BenchError::store(STORE, "schema"))?;
+        Ok(DatalithDl {
+            db,
+            k: kw(":k"),
+            v: kw(":v"),
+            ids: None,
+            asynchronous,
+        })
+    }
+
+    fn data(&self, records: Vec<Record>) -> TxData {
+        records.into_iter().fold(TxData::default(), |tx, r| {
+            tx.map(
+                EntityMap::default()
+                    .set(self.k.clone(), TxValue::Value(Value::Long(r.key as i64)))
+                    .set(self.v.clone(), TxValue::Value(Value::string(&r.value))),
+            )
+        })
+    }
+
+    fn attr_ids(&mut self, snapshot: &datalith::Db) -> Result<(AttrId, AttrId), BenchError> {
+        if let Some(ids) = self.ids {
+            return Ok(ids);
+        }
+        let id = |k: &Keyword| {
+            snapshot
+                .attr(k)
+                .map(|a| a.id)
+                .ok_or_else(|| BenchError::Store {
+                    store: STORE.into(),
+                    op: "schema",
+                    message: format!("attribute {} missing", k.to_symbol_text()),
+                })
+        };
+        let ids = (id(&self.k)?, id(&self.v)?);
+        self.ids = Some(ids);
+        Ok(ids)
+    }
+}
+
+impl Condition for DatalithDl {
+    fn write_batch(&mut self, records: Vec<Record>, done: Done) -> Result<(), BenchError> {
+        let data = self.data(records);
+        if self.asynchronous {
+            self.db.transact_with_callback(data, move |r| {
+                done(r.map(|_| ()).map_err(|e| e.to_string()))
+            });
+            return Ok(());
+        }
+        let result = self.db.transact(data).map(|_| ());
+        done(result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
+        result.map_err(BenchError::store(STORE, "transact"))
+    }
+
+    fn read(&mut self, key: u64) -> Result<Option<String>, BenchError> {
+        let snapshot = self.db.db().map_err(BenchError::store(STORE, "db"))?;
+        let (k, v) = self.attr_ids(&snapshot)?;
+        let r = snapshot.reader();
+        let Some(e) = r
+            .first_entity_with(k, &Value::Long(key as i64))
+            .map_err(BenchError::store(STORE, "lookup"))?
+        else {
+            return Ok(None);
+        };
+        let values = r.values(e, v).map_err(BenchError::store(STORE, "values"))?;
+        Ok(values.into_iter().find_map(|x| match x {
+            Value::String(s) => Some(s.to_string()),
+            _ => None,
+        }))
+    }
+
+    fn count(&mut self) -> Result<u64, BenchError> {
+        let snapshot = self.db.db().map_err(BenchError::store(STORE, "db"))?;
+        let (k, _) = self.attr_ids(&snapshot)?;
+        let stats = snapshot
+            .reader()
+            .stats(k)
+            .map_err(BenchError::store(STORE, "stats"))?;
+        Ok(stats.datoms)
+    }
+
+    fn counters(&self) -> Option<serde_json::Value> {
+        let c = self.db.env().commit_counters();
+        Some(serde_json::json!({
+            "commits": c.batches,
+            "requests": c.requests,
+            "largest_batch": c.largest_batch,
+            "map_growths": c.map_growths,
+        }))
+    }
+}
