@@ -8,6 +8,8 @@ pub mod codec;
 pub mod edn;
 pub mod kv;
 pub mod limits;
+pub mod pull;
+pub mod query;
 pub mod store;
 pub mod tx;
 

@@ -34,6 +34,7 @@ pub struct Database {
     env: Environment,
     store: Arc<Store>,
     functions: Arc<RwLock<Functions>>,
+    queries: Arc<super::db::QueryEnv>,
 }
 
 impl std::fmt::Debug for Database {
@@ -56,6 +57,7 @@ impl Database {
             env,
             store: Arc::new(Store::new(tables)),
             functions: Arc::new(RwLock::new(Functions::new())),
+            queries: Arc::new(super::db::QueryEnv::default()),
         })
     }
 
@@ -66,7 +68,7 @@ impl Database {
 
     /// A consistent snapshot for reading.
     pub fn db(&self) -> Result<Db, TxError> {
-        Db::open(self.env.read()?, self.store.clone())
+        Db::open(self.env.read()?, self.store.clone(), self.queries.clone())
     }
 
     /// Transacts and waits until the transaction is durable.
@@ -116,5 +118,35 @@ impl Database {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name, Arc::new(f));
+    }
+}
+
+impl Database {
+    /// Registers a query function or predicate callable as `[(name args...)]`.
+    pub fn register_query_fn(
+        &self,
+        name: &str,
+        f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
+    ) {
+        self.queries
+            .registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .functions
+            .insert(name.to_string(), Arc::new(f));
+    }
+
+    /// Registers an aggregate callable in `:find` as `(name ?x)`.
+    pub fn register_aggregate(
+        &self,
+        name: &str,
+        f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
+    ) {
+        self.queries
+            .registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .aggregates
+            .insert(name.to_string(), Arc::new(f));
     }
 }

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use crate::codec::Keyword;
+use crate::edn::Edn;
 use crate::kv::ReadTxn;
+use crate::query::{QueryCache, QueryError, Registry, Step};
 use crate::store::reader::IndexReader;
 use crate::store::{Attribute, EntityId, Schema, Store};
 use crate::tx::TxError;
@@ -13,15 +15,35 @@ pub struct Db {
     txn: ReadTxn,
     store: Arc<Store>,
     schema: Arc<Schema>,
+    pub(crate) queries: Arc<QueryEnv>,
+}
+
+/// Query machinery shared by every snapshot of a database: the parse cache and registered
+/// functions.
+#[derive(Default)]
+pub struct QueryEnv {
+    /// Parsed queries.
+    pub cache: QueryCache,
+    /// User functions and aggregates.
+    pub registry: std::sync::RwLock<Registry>,
 }
 
 impl Db {
-    pub(crate) fn open(txn: ReadTxn, store: Arc<Store>) -> Result<Db, TxError> {
+    pub(crate) fn open(
+        txn: ReadTxn,
+        store: Arc<Store>,
+        queries: Arc<QueryEnv>,
+    ) -> Result<Db, TxError> {
         let schema = {
             let r = IndexReader::new(txn.view(), &store.tables);
             store.schema_for(&r)?
         };
-        Ok(Db { txn, store, schema })
+        Ok(Db {
+            txn,
+            store,
+            schema,
+            queries,
+        })
     }
 
     /// Index access.
@@ -48,5 +70,57 @@ impl Db {
             crate::store::schema::builtin::IDENT,
             &crate::codec::Value::Keyword(ident.clone()),
         )?)
+    }
+}
+
+impl Db {
+    /// Runs a query (EDN text) with inputs for `:in` after the database.
+    pub fn q(&self, query: &str, inputs: &[Edn]) -> Result<Edn, QueryError> {
+        Ok(self.run_query(query, inputs, false, None)?.result)
+    }
+
+    /// Runs a query and returns its result with the executed plan (estimated and actual sizes).
+    pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Vec<Step>), QueryError> {
+        let o = self.run_query(query, inputs, true, None)?;
+        Ok((o.result, o.steps))
+    }
+
+    /// Runs a query that stops with [`QueryError::Cancelled`] once `cancel` is set.
+    pub fn q_cancellable(
+        &self,
+        query: &str,
+        inputs: &[Edn],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Edn, QueryError> {
+        Ok(self.run_query(query, inputs, false, Some(cancel))?.result)
+    }
+
+    fn run_query(
+        &self,
+        query: &str,
+        inputs: &[Edn],
+        explain: bool,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<crate::query::run::Outcome, QueryError> {
+        let sections = self.queries.cache.parse(query)?;
+        let registry = self
+            .queries
+            .registry
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        crate::query::run::run(self, &sections, inputs, &registry, explain, cancel)
+    }
+
+    /// Pulls `pattern` (EDN text) for entity `e`.
+    pub fn pull(&self, pattern: &str, e: EntityId) -> Result<Edn, QueryError> {
+        let p = crate::edn::read_one(pattern).map_err(|x| QueryError::Parse(x.to_string()))?;
+        crate::pull::pull(self, &crate::pull::parse_pattern(&p)?, e)
+    }
+
+    /// Pulls `pattern` for several entities.
+    pub fn pull_many(&self, pattern: &str, es: &[EntityId]) -> Result<Vec<Edn>, QueryError> {
+        let p = crate::edn::read_one(pattern).map_err(|x| QueryError::Parse(x.to_string()))?;
+        crate::pull::pull_many(self, &crate::pull::parse_pattern(&p)?, es)
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod datoms;
+pub mod edn;
 pub mod error;
 pub mod report;
 pub mod request;

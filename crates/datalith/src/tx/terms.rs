@@ -255,6 +255,15 @@ impl<'s> Expander<'s> {
         out: &mut Vec<Term>,
         form: &dyn Fn() -> String,
     ) -> Result<Vec<V>, TxError> {
+        // `[:email "a@b"]` on a ref attribute is one lookup ref, not two values.
+        if let (true, TxValue::Many(items)) = (attr.is_ref(), v) {
+            if let [TxValue::Value(Value::Keyword(k)), TxValue::Value(val)] = items.as_slice() {
+                if self.schema.by_ident(k).is_some_and(|a| a.unique.is_some()) {
+                    let r = EntityRef::Lookup(k.clone(), val.clone());
+                    return Ok(vec![V::Ent(self.entity(&r, form)?)]);
+                }
+            }
+        }
         match v {
             TxValue::Many(items) if attr.is_many() => items
                 .iter()

@@ -1,0 +1,229 @@
+//! Evaluating pull patterns against a snapshot.
+
+use std::collections::HashSet;
+
+use super::pattern::{AttrSpec, PullPattern, Recursion};
+use crate::api::Db;
+use crate::codec::{Keyword, Value};
+use crate::edn::{edn_from_value, Edn};
+use crate::query::QueryError;
+use crate::store::{AttrId, EntityId};
+
+/// Recursion deeper than this is cut, whatever the pattern asks (a guard for `...` on deep
+/// chains; each level is one map in the result).
+const MAX_PULL_DEPTH: u32 = 4096;
+
+fn id_map(e: EntityId) -> Edn {
+    Edn::Map(vec![(Edn::kw(":db/id"), Edn::Long(e as i64))])
+}
+
+struct Puller<'a> {
+    db: &'a Db,
+    /// Entities on the current recursion path (cycles are cut to `{:db/id e}`).
+    path: HashSet<EntityId>,
+    depth: u32,
+}
+
+/// Pulls `pattern` for entity `e`; `Edn::Nil` when the entity has no datoms and the pattern
+/// asks for nothing that would still show (Datascript's behaviour).
+pub fn pull(db: &Db, pattern: &PullPattern, e: EntityId) -> Result<Edn, QueryError> {
+    let mut p = Puller {
+        db,
+        path: HashSet::new(),
+        depth: 0,
+    };
+    let m = p.entity(pattern, e, pattern)?;
+    Ok(match &m {
+        Edn::Map(pairs) if pairs.is_empty() => Edn::Nil,
+        _ => m,
+    })
+}
+
+/// [`pull`] for several entities.
+pub fn pull_many(db: &Db, pattern: &PullPattern, es: &[EntityId]) -> Result<Vec<Edn>, QueryError> {
+    es.iter().map(|e| pull(db, pattern, *e)).collect()
+}
+
+impl Puller<'_> {
+    fn entity(
+        &mut self,
+        pattern: &PullPattern,
+        e: EntityId,
+        parent: &PullPattern,
+    ) -> Result<Edn, QueryError> {
+        if self.depth > MAX_PULL_DEPTH {
+            return Ok(id_map(e));
+        }
+        self.depth += 1;
+        self.path.insert(e);
+        let r = self.entity_inner(pattern, e, parent);
+        self.path.remove(&e);
+        self.depth -= 1;
+        r
+    }
+
+    fn entity_inner(
+        &mut self,
+        pattern: &PullPattern,
+        e: EntityId,
+        parent: &PullPattern,
+    ) -> Result<Edn, QueryError> {
+        let schema = self.db.schema().clone();
+        let mut out: Vec<(Edn, Edn)> = Vec::new();
+        let datoms = self.db.reader().entity(e)?;
+        if pattern.wildcard {
+            if !datoms.is_empty() {
+                out.push((Edn::kw(":db/id"), Edn::Long(e as i64)));
+            }
+            let mut i = 0;
+            while i < datoms.len() {
+                let a = datoms[i].0;
+                let mut vals = Vec::new();
+                while i < datoms.len() && datoms[i].0 == a {
+                    vals.push(datoms[i].1.clone());
+                    i += 1;
+                }
+                let Some(attr) = schema.get(a) else { continue };
+                // An explicit spec for the same attribute wins over the wildcard.
+                if pattern
+                    .attrs
+                    .iter()
+                    .any(|s| !s.reverse && s.attr == attr.ident)
+                {
+                    continue;
+                }
+                let spec = AttrSpec {
+                    attr: attr.ident.clone(),
+                    reverse: false,
+                    key: Edn::Keyword(attr.ident.clone()),
+                    limit: None,
+                    default: None,
+                    nested: None,
+                };
+                let v = self.values(&spec, a, vals, parent)?;
+                out.push((spec.key.clone(), v));
+            }
+        }
+        for spec in &pattern.attrs {
+            if spec.attr == Keyword::new(Some("db"), "id") {
+                out.push((spec.key.clone(), Edn::Long(e as i64)));
+                continue;
+            }
+            let Some(attr) = schema.by_ident(&spec.attr).cloned() else {
+                if let Some(d) = &spec.default {
+                    out.push((spec.key.clone(), edn_from_value(d)));
+                }
+                continue;
+            };
+            if spec.reverse {
+                let holders = self.db.reader().entities_with(attr.id, &Value::Ref(e))?;
+                if holders.is_empty() {
+                    if let Some(d) = &spec.default {
+                        out.push((spec.key.clone(), edn_from_value(d)));
+                    }
+                    continue;
+                }
+                let mut items = Vec::new();
+                for h in holders.into_iter().take(spec.limit.unwrap_or(usize::MAX)) {
+                    items.push(self.reference(spec, h, parent)?);
+                }
+                let v = if attr.is_component {
+                    items.into_iter().next().unwrap_or(Edn::Nil)
+                } else {
+                    Edn::Vector(items)
+                };
+                out.push((spec.key.clone(), v));
+                continue;
+            }
+            let vals: Vec<Value> = datoms
+                .iter()
+                .filter(|(a, _)| *a == attr.id)
+                .map(|(_, v)| v.clone())
+                .collect();
+            if vals.is_empty() {
+                if let Some(d) = &spec.default {
+                    out.push((spec.key.clone(), edn_from_value(d)));
+                }
+                continue;
+            }
+            let v = self.values(spec, attr.id, vals, parent)?;
+            out.push((spec.key.clone(), v));
+        }
+        Ok(Edn::Map(out))
+    }
+
+    fn values(
+        &mut self,
+        spec: &AttrSpec,
+        a: AttrId,
+        vals: Vec<Value>,
+        parent: &PullPattern,
+    ) -> Result<Edn, QueryError> {
+        let schema = self.db.schema().clone();
+        let attr = schema.get(a).cloned();
+        let many = attr.as_ref().is_some_and(|x| x.is_many());
+        let mut items = Vec::new();
+        for v in vals.into_iter().take(if many {
+            spec.limit.unwrap_or(usize::MAX)
+        } else {
+            1
+        }) {
+            items.push(match (&v, &attr) {
+                (Value::Ref(x), Some(at)) if at.is_ref() => {
+                    if spec.nested.is_none() && at.is_component {
+                        let all = PullPattern {
+                            wildcard: true,
+                            attrs: Vec::new(),
+                        };
+                        if self.path.contains(x) {
+                            id_map(*x)
+                        } else {
+                            self.entity(&all, *x, &all)?
+                        }
+                    } else {
+                        self.reference(spec, *x, parent)?
+                    }
+                }
+                _ => edn_from_value(&v),
+            });
+        }
+        Ok(if many {
+            Edn::Vector(items)
+        } else {
+            items.into_iter().next().unwrap_or(Edn::Nil)
+        })
+    }
+
+    /// A referenced entity: nested pattern, recursion, or just its id.
+    fn reference(
+        &mut self,
+        spec: &AttrSpec,
+        x: EntityId,
+        parent: &PullPattern,
+    ) -> Result<Edn, QueryError> {
+        match &spec.nested {
+            None => Ok(id_map(x)),
+            Some(Recursion::Pattern(p)) => self.entity(p, x, p),
+            Some(Recursion::Unbounded) => {
+                if self.path.contains(&x) {
+                    Ok(id_map(x))
+                } else {
+                    self.entity(parent, x, parent)
+                }
+            }
+            Some(Recursion::Depth(n)) => {
+                if *n == 0 || self.path.contains(&x) {
+                    return Ok(id_map(x));
+                }
+                // One level used: the same attribute continues with depth n - 1.
+                let mut next = parent.clone();
+                for s in &mut next.attrs {
+                    if s.attr == spec.attr && s.reverse == spec.reverse {
+                        s.nested = Some(Recursion::Depth(n - 1));
+                    }
+                }
+                self.entity(&next, x, &next)
+            }
+        }
+    }
+}

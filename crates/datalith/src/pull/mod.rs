@@ -1,0 +1,9 @@
+//! Pull: a tree of attribute values rooted at an entity, shaped by a pattern (Datomic's pull
+//! grammar: wildcard, attributes, reverse `:_attr`, nested maps, `:limit`, `:default`, `:as`,
+//! recursion `...` and depth, component expansion).
+
+mod eval;
+mod pattern;
+
+pub use eval::{pull, pull_many};
+pub use pattern::{parse_pattern, AttrSpec, PullPattern, Recursion};

@@ -1,0 +1,925 @@
+//! Executing a lowered query: a conjunction of clauses is evaluated by repeatedly choosing the
+//! cheapest clause that can run next (estimated from the indexes and the current bindings),
+//! so the order of clauses in the query text never changes the plan. Clauses on one bound
+//! entity run as one merge scan of its EAV entry; single-variable comparisons narrow AVE range
+//! scans; variables nobody needs any more are projected away (with deduplication) after
+//! every step.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::time::Instant;
+
+use super::builtins::{self, compare};
+use super::error::QueryError;
+use super::ir::{AttrTerm, Binding, Clause, Pattern, RuleBody, Term, Var};
+use super::relation::Relation;
+use super::rules;
+use crate::codec::{Keyword, Value};
+use crate::kv::Direction;
+use crate::store::reader::{decode_exact, IndexReader};
+use crate::store::schema::Schema;
+use crate::store::{AttrId, EntityId};
+
+/// A user function callable from queries.
+pub type UserFn = dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync;
+
+/// What a running query needs.
+pub struct Ctx<'a> {
+    /// Index access.
+    pub r: IndexReader<'a>,
+    /// Schema.
+    pub schema: &'a Schema,
+    /// Input relations for `$name` sources other than the database (by source index).
+    pub sources: HashMap<usize, Relation>,
+    /// Rules by name.
+    pub rules: &'a BTreeMap<String, Vec<RuleBody>>,
+    /// User functions.
+    pub functions: &'a HashMap<String, std::sync::Arc<UserFn>>,
+    /// When to give up.
+    pub deadline: Option<(Instant, u64)>,
+    /// Plan steps, when explaining.
+    pub trace: Option<Vec<Step>>,
+    /// Rule evaluation memo (rule name + bound pattern -> relation).
+    pub rule_memo: HashMap<String, Relation>,
+    /// Nesting depth of rule evaluation (a recursion guard for non-stratifiable input).
+    pub depth: u32,
+    /// Set from another thread to stop the query (the shell's Ctrl-C).
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+/// One executed step, for `explain`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The clause (or clauses, for a merge scan), printed.
+    pub what: String,
+    /// Estimated rows after the step.
+    pub estimated: u64,
+    /// Actual rows after the step.
+    pub actual: u64,
+}
+
+/// Cap on duplicate counts when estimating: an estimate needs no more.
+const COUNT_CAP: u64 = 100_000;
+
+impl<'a> Ctx<'a> {
+    fn check_deadline(&self) -> Result<(), QueryError> {
+        if self
+            .cancel
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return Err(QueryError::Cancelled);
+        }
+        if let Some((at, ms)) = self.deadline {
+            if Instant::now() > at {
+                return Err(QueryError::Timeout { ms });
+            }
+        }
+        Ok(())
+    }
+
+    fn stats(&self, a: AttrId) -> Result<(u64, u64), QueryError> {
+        let s = self.r.stats(a)?;
+        Ok((s.datoms, s.distinct.max(1)))
+    }
+
+    fn is_many(&self, a: AttrId) -> bool {
+        self.schema.get(a).is_some_and(|x| x.is_many())
+    }
+
+    /// Evaluates a conjunction on top of `input`, keeping the variables in `keep` (plus any
+    /// the clauses bind that `keep` names).
+    pub fn conj(
+        &mut self,
+        clauses: &[Clause],
+        input: Relation,
+        keep: &[Var],
+    ) -> Result<Relation, QueryError> {
+        let mut rel = input;
+        let mut todo: Vec<Clause> = clauses.to_vec();
+        // Canonical order: a tie between equally cheap clauses never depends on query order.
+        todo.sort();
+        while !todo.is_empty() {
+            self.check_deadline()?;
+            if rel.rows.is_empty() {
+                // Nothing can come back: bind the remaining variables to nothing.
+                let mut vars = rel.vars.clone();
+                for c in &todo {
+                    for v in c.vars() {
+                        if !vars.contains(&v) {
+                            vars.push(v);
+                        }
+                    }
+                }
+                return Ok(Relation::empty(vars).project_owned(keep));
+            }
+            let (i, est) = self.choose(&todo, &rel)?;
+            let clause = todo.remove(i);
+            let before_vars = rel.vars.clone();
+            let mut what = format!("{clause:?}");
+            rel = match &clause {
+                Clause::Pattern(0, p) => {
+                    // Merge scan: every other ready pattern on the same bound entity.
+                    let mut star = vec![p.clone()];
+                    if let Term::Var(e) = p.e {
+                        if rel.binds(e) {
+                            let mut j = 0;
+                            while j < todo.len() {
+                                match &todo[j] {
+                                    Clause::Pattern(0, q)
+                                        if q.e == Term::Var(e)
+                                            && matches!(q.a, AttrTerm::Attr(_)) =>
+                                    {
+                                        star.push(q.clone());
+                                        todo.remove(j);
+                                    }
+                                    _ => j += 1,
+                                }
+                            }
+                        }
+                    }
+                    if star.len() > 1 {
+                        what = format!("merge scan {star:?}");
+                    }
+                    let ranges = if star.len() == 1 {
+                        range_preds(p, &todo, self.schema)
+                    } else {
+                        Vec::new()
+                    };
+                    self.patterns(&star, rel, &ranges)?
+                }
+                other => self.clause(other, rel)?,
+            };
+            // Project away what no later clause and no caller needs.
+            let mut needed: Vec<Var> = keep.to_vec();
+            for c in &todo {
+                needed.extend(c.vars());
+            }
+            let keep_now: Vec<Var> = rel
+                .vars
+                .iter()
+                .copied()
+                .filter(|v| needed.contains(v))
+                .collect();
+            let _ = before_vars;
+            rel = rel.project_owned(&keep_now);
+            if let Some(trace) = &mut self.trace {
+                trace.push(Step {
+                    what,
+                    estimated: est,
+                    actual: rel.rows.len() as u64,
+                });
+            }
+        }
+        Ok(rel.project_owned(keep))
+    }
+
+    /// Picks the next clause: the cheapest ready one, preferring clauses connected to what is
+    /// already bound.
+    fn choose(&self, todo: &[Clause], rel: &Relation) -> Result<(usize, u64), QueryError> {
+        let n = rel.rows.len() as u64;
+        let connected = |c: &Clause| c.vars().iter().any(|v| rel.binds(*v));
+        let any_connected =
+            !rel.vars.is_empty() && todo.iter().any(|c| connected(c) && self.ready(c, rel));
+        let mut best: Option<(usize, u64)> = None;
+        for (i, c) in todo.iter().enumerate() {
+            if !self.ready(c, rel) || (any_connected && !connected(c)) {
+                continue;
+            }
+            let est = self.estimate(c, rel, n)?;
+            if best.is_none_or(|(_, b)| est < b) {
+                best = Some((i, est));
+            }
+        }
+        match best {
+            Some(b) => Ok(b),
+            None => {
+                // Nothing is ready: the first clause that needs a binding it cannot get.
+                let c = &todo[0];
+                let var = c.vars().into_iter().find(|v| !rel.binds(*v)).unwrap_or(0);
+                Err(QueryError::Unbound {
+                    var: format!("#{var}"),
+                    clause: format!("{c:?}"),
+                })
+            }
+        }
+    }
+
+    fn ready(&self, c: &Clause, rel: &Relation) -> bool {
+        let bound = |t: &Term| !matches!(t, Term::Var(v) if !rel.binds(*v));
+        match c {
+            Clause::Pred { args, .. } => args.iter().all(bound),
+            Clause::Fn { args, .. } => args.iter().all(bound),
+            Clause::Not { vars, .. } => vars.iter().all(|v| rel.binds(*v)),
+            Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
+            _ => true,
+        }
+    }
+
+    fn estimate(&self, c: &Clause, rel: &Relation, n: u64) -> Result<u64, QueryError> {
+        let bound = |t: &Term| match t {
+            Term::Var(v) => rel.binds(*v),
+            Term::Const(_) => true,
+            Term::Blank => false,
+        };
+        Ok(match c {
+            // Filters only shrink: run them as soon as they can run.
+            Clause::Pred { .. } | Clause::Not { .. } => 0,
+            Clause::Fn { .. } => n,
+            Clause::Pattern(0, p) => match &p.a {
+                AttrTerm::Unknown(_) => 0,
+                AttrTerm::Attr(a) => {
+                    let (datoms, distinct) = self.stats(*a)?;
+                    let per_entity = if self.is_many(*a) {
+                        (datoms / distinct.max(1)).max(2)
+                    } else {
+                        1
+                    };
+                    if bound(&p.e) {
+                        n.max(1) * per_entity
+                    } else {
+                        match &p.v {
+                            Term::Const(v) => n.max(1) * self.r.count_with(*a, v, COUNT_CAP)?,
+                            Term::Var(v) if rel.binds(*v) => n * (datoms / distinct).max(1),
+                            _ => n.max(1) * datoms.max(1),
+                        }
+                    }
+                }
+                _ => {
+                    if bound(&p.e) {
+                        n.max(1) * 16
+                    } else {
+                        u64::MAX / 4
+                    }
+                }
+            },
+            Clause::Pattern(src, _) | Clause::Source { src, .. } => {
+                self.sources.get(src).map_or(0, |r| r.rows.len() as u64) * n.max(1)
+            }
+            Clause::Or { .. } => n.max(1) * 1000,
+            Clause::Rule { .. } => n.max(1) * 10_000,
+        })
+    }
+
+    /// Applies a non-pattern clause.
+    fn clause(&mut self, c: &Clause, rel: Relation) -> Result<Relation, QueryError> {
+        match c {
+            Clause::Pred { name, args } => {
+                let mut out = Relation {
+                    vars: rel.vars.clone(),
+                    rows: Vec::with_capacity(rel.rows.len()),
+                };
+                for row in rel.rows {
+                    let vals = resolve_args(args, &rel.vars, &row);
+                    if builtins_truthy(&self.call(name, &vals)?) {
+                        out.rows.push(row);
+                    }
+                }
+                Ok(out)
+            }
+            Clause::Fn {
+                name,
+                args,
+                binding,
+            } => {
+                let mut out = Relation {
+                    vars: rel.vars.clone(),
+                    rows: Vec::new(),
+                };
+                let new_vars: Vec<Var> = binding
+                    .vars()
+                    .into_iter()
+                    .filter(|v| !rel.binds(*v))
+                    .collect();
+                out.vars.extend(&new_vars);
+                for row in &rel.rows {
+                    let vals = resolve_args(args, &rel.vars, row);
+                    let result = match self.call(name, &vals) {
+                        Ok(v) => v,
+                        // get-some and friends bind nothing when there is nothing.
+                        Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
+                        Err(e) => return Err(e),
+                    };
+                    for bound in destructure(binding, result) {
+                        let mut r = row.clone();
+                        let mut ok = true;
+                        for (v, val) in bound {
+                            match rel.col(v) {
+                                Some(c) => ok &= r[c] == val,
+                                None => {
+                                    if new_vars.contains(&v) && r.len() < out.vars.len() {
+                                        r.push(val)
+                                    }
+                                }
+                            }
+                        }
+                        if ok && r.len() == out.vars.len() {
+                            out.rows.push(r);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            Clause::Not { vars, clauses } => {
+                let probe = rel.project(vars);
+                let matched = self.conj(clauses, probe, vars)?;
+                Ok(rel.anti_join(&matched))
+            }
+            Clause::Or { vars, branches, .. } => {
+                let shared: Vec<Var> = vars.iter().copied().filter(|v| rel.binds(*v)).collect();
+                let probe = rel.project(&shared);
+                let mut union = Relation::empty(vars.clone());
+                for b in branches {
+                    let r = self.conj(b, probe.clone(), vars)?;
+                    union.union(r.project(vars));
+                }
+                union.dedup();
+                Ok(rel.join(&union))
+            }
+            Clause::Rule { name, args } => {
+                let r = rules::call(self, name, args, &rel)?;
+                Ok(rel.join(&r))
+            }
+            Clause::Source { src, terms } => {
+                let input = self.sources.get(src).cloned().unwrap_or_default();
+                Ok(rel.join(&match_terms(&input, terms)))
+            }
+            Clause::Pattern(src, p) => {
+                let input = self.sources.get(src).cloned().unwrap_or_default();
+                let terms = vec![p.e.clone(), attr_term(&p.a), p.v.clone()];
+                Ok(rel.join(&match_terms(&input, &terms)))
+            }
+        }
+    }
+
+    /// Calls a predicate or function (built-in, database-aware, or user-registered).
+    pub fn call(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
+        match name {
+            "get-else" | "get-some" | "missing?" => return self.db_fn(name, args),
+            _ => {}
+        }
+        if let Some(f) = self.functions.get(name) {
+            return f(args).map_err(|m| QueryError::BadArguments {
+                name: name.to_string(),
+                message: m,
+            });
+        }
+        builtins::call(name, args)
+    }
+
+    fn attr_arg(&self, name: &str, v: &Value) -> Result<AttrId, QueryError> {
+        match v {
+            Value::Keyword(k) => {
+                self.schema
+                    .by_ident(k)
+                    .map(|a| a.id)
+                    .ok_or_else(|| QueryError::BadArguments {
+                        name: name.to_string(),
+                        message: format!("unknown attribute {k}"),
+                    })
+            }
+            other => Err(QueryError::BadArguments {
+                name: name.to_string(),
+                message: format!("{other:?} is not an attribute"),
+            }),
+        }
+    }
+
+    fn db_fn(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
+        // Arguments arrive without the `$` source (dropped when the query is lowered).
+        let entity = |v: &Value| match v {
+            Value::Ref(e) => Some(*e),
+            Value::Long(n) if *n >= 0 => Some(*n as u64),
+            _ => None,
+        };
+        let bad = |m: &str| QueryError::BadArguments {
+            name: name.to_string(),
+            message: m.to_string(),
+        };
+        match name {
+            "missing?" => {
+                let [e, a] = args else {
+                    return Err(bad("takes $ ?e :attr"));
+                };
+                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                let a = self.attr_arg(name, a)?;
+                Ok(Value::Boolean(self.r.values(e, a)?.is_empty()))
+            }
+            "get-else" => {
+                let [e, a, default] = args else {
+                    return Err(bad("takes $ ?e :attr default"));
+                };
+                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                let a = self.attr_arg(name, a)?;
+                if self.is_many(a) {
+                    return Err(bad("cardinality-many attributes are not supported"));
+                }
+                Ok(self
+                    .r
+                    .values(e, a)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| default.clone()))
+            }
+            _ => {
+                let [e, rest @ ..] = args else {
+                    return Err(bad("takes $ ?e :attr..."));
+                };
+                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                for a in rest {
+                    let a = self.attr_arg(name, a)?;
+                    if let Some(v) = self.r.values(e, a)?.into_iter().next() {
+                        let attr = self.schema.get(a).map(|x| Value::Keyword(x.ident.clone()));
+                        return Ok(Value::Tuple(vec![attr, Some(v)]));
+                    }
+                }
+                Err(bad("no value"))
+            }
+        }
+    }
+
+    /// Evaluates data patterns on the database; several patterns share one bound entity (a
+    /// merge scan) when `star.len() > 1`.
+    fn patterns(
+        &mut self,
+        star: &[Pattern],
+        rel: Relation,
+        ranges: &[(Bound<Value>, Bound<Value>)],
+    ) -> Result<Relation, QueryError> {
+        let p = &star[0];
+        let e_bound = match &p.e {
+            Term::Var(v) => rel.binds(*v),
+            Term::Const(_) => true,
+            Term::Blank => false,
+        };
+        if e_bound {
+            return self.entity_star(star, rel);
+        }
+        debug_assert_eq!(star.len(), 1);
+        match &p.a {
+            AttrTerm::Unknown(_) => Ok(Relation::empty(extend_vars(&rel.vars, p))),
+            AttrTerm::Attr(a) => self.attr_scan(*a, p, rel, ranges),
+            AttrTerm::Var(_) | AttrTerm::Blank => self.full_scan(p, rel),
+        }
+    }
+
+    /// For each row: one read of the entity's EAV entry answers every pattern of the star.
+    fn entity_star(&mut self, star: &[Pattern], rel: Relation) -> Result<Relation, QueryError> {
+        let mut vars = rel.vars.clone();
+        // For each pattern: the columns it reads or adds.
+        // Same order as rows are extended below: the attribute variable, then the value.
+        for p in star {
+            if let AttrTerm::Var(v) = p.a {
+                if !vars.contains(&v) {
+                    vars.push(v);
+                }
+            }
+            if let Term::Var(v) = &p.v {
+                if !vars.contains(v) {
+                    vars.push(*v);
+                }
+            }
+        }
+        let e_col = match &star[0].e {
+            Term::Var(v) => rel.col(*v),
+            _ => None,
+        };
+        let e_const = match &star[0].e {
+            Term::Const(v) => entity_of(v),
+            _ => None,
+        };
+        let mut out = Relation {
+            vars: vars.clone(),
+            rows: Vec::new(),
+        };
+        let mut datoms: Vec<(AttrId, &[u8])> = Vec::new();
+        for row in &rel.rows {
+            let e = match e_col {
+                Some(c) => entity_of(&row[c]),
+                None => e_const,
+            };
+            let Some(e) = e else { continue };
+            datoms.clear();
+            self.r.entity_raw(e, |a, vb| {
+                datoms.push((a, vb));
+                Ok(true)
+            })?;
+            // Extend the row pattern by pattern (a pattern may yield several values).
+            let mut partial: Vec<Vec<Value>> = vec![row.clone()];
+            for p in star {
+                let mut next = Vec::new();
+                for pr in partial {
+                    let cur_vars = &vars[..pr.len()];
+                    let col = |v: Var| cur_vars.iter().position(|x| *x == v);
+                    for &(a, vb) in &datoms {
+                        let a_ok = match &p.a {
+                            AttrTerm::Attr(x) => *x == a,
+                            AttrTerm::Var(v) => match col(*v) {
+                                Some(c) => pr[c] == Value::Ref(a as u64),
+                                None => true,
+                            },
+                            AttrTerm::Blank => true,
+                            AttrTerm::Unknown(_) => false,
+                        };
+                        if !a_ok {
+                            continue;
+                        }
+                        let val = decode_exact(vb)?;
+                        let mut r = pr.clone();
+                        if let AttrTerm::Var(v) = p.a {
+                            if col(v).is_none() {
+                                r.push(Value::Ref(a as u64));
+                            }
+                        }
+                        match &p.v {
+                            Term::Const(c) => {
+                                if compare(c, &val) != std::cmp::Ordering::Equal {
+                                    continue;
+                                }
+                            }
+                            Term::Var(v) => match vars[..r.len()].iter().position(|x| x == v) {
+                                Some(c) => {
+                                    if r[c] != val {
+                                        continue;
+                                    }
+                                }
+                                None => r.push(val),
+                            },
+                            Term::Blank => {}
+                        }
+                        next.push(r);
+                    }
+                }
+                partial = next;
+                if partial.is_empty() {
+                    break;
+                }
+            }
+            out.rows
+                .extend(partial.into_iter().filter(|r| r.len() == vars.len()));
+        }
+        Ok(out)
+    }
+
+    /// `[?e :a v]` with `?e` unbound: AVE lookups (when `v` is known) or an AVE range scan.
+    fn attr_scan(
+        &mut self,
+        a: AttrId,
+        p: &Pattern,
+        rel: Relation,
+        ranges: &[(Bound<Value>, Bound<Value>)],
+    ) -> Result<Relation, QueryError> {
+        let vars = extend_vars(&rel.vars, p);
+        let mut out = Relation {
+            vars,
+            rows: Vec::new(),
+        };
+        let v_col = match &p.v {
+            Term::Var(v) => rel.col(*v),
+            _ => None,
+        };
+        match (&p.v, v_col) {
+            (Term::Const(v), _) => {
+                let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
+                for row in &rel.rows {
+                    for &e in &es {
+                        let mut r = row.clone();
+                        if let Term::Var(_) = p.e {
+                            r.push(Value::Ref(e));
+                        }
+                        out.rows.push(r);
+                    }
+                }
+            }
+            (Term::Var(_), Some(c)) => {
+                // Join on the value: one AVE lookup per distinct value.
+                let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::new();
+                for row in &rel.rows {
+                    let v = &row[c];
+                    if !cache.contains_key(v) {
+                        let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
+                        cache.insert(v.clone(), es);
+                    }
+                    for &e in &cache[v] {
+                        let mut r = row.clone();
+                        if let Term::Var(_) = p.e {
+                            r.push(Value::Ref(e));
+                        }
+                        out.rows.push(r);
+                    }
+                }
+            }
+            _ => {
+                let (lo, hi) = intersect_ranges(ranges);
+                let mut pairs: Vec<(EntityId, Value)> = Vec::new();
+                let lo_ref = as_ref(&lo);
+                let hi_ref = as_ref(&hi);
+                let mut last: Option<(&[u8], Value)> = None;
+                self.r
+                    .scan_attr(a, lo_ref, hi_ref, Direction::Forward, |vb, e| {
+                        // Runs of one value share its decoding.
+                        let v = match &last {
+                            Some((b, v)) if *b == vb => v.clone(),
+                            _ => {
+                                let v = decode_exact(vb)?;
+                                last = Some((vb, v.clone()));
+                                v
+                            }
+                        };
+                        pairs.push((e, v));
+                        Ok(true)
+                    })?;
+                for row in &rel.rows {
+                    for (e, v) in &pairs {
+                        let mut r = row.clone();
+                        if let Term::Var(_) = p.e {
+                            r.push(Value::Ref(*e));
+                        }
+                        if let Term::Var(_) = p.v {
+                            r.push(v.clone());
+                        }
+                        out.rows.push(r);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A pattern with an unknown attribute and unbound entity: the whole EAV index.
+    fn full_scan(&mut self, p: &Pattern, rel: Relation) -> Result<Relation, QueryError> {
+        let mut triples = Vec::new();
+        self.r.scan_entities(0, u64::MAX, |e, a, vb| {
+            triples.push((e, a, decode_exact(vb)?));
+            Ok(true)
+        })?;
+        let mut vars = rel.vars.clone();
+        let mut out_vars = Vec::new();
+        for v in [
+            p.e.var(),
+            match p.a {
+                AttrTerm::Var(v) => Some(v),
+                _ => None,
+            },
+            p.v.var(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !vars.contains(&v) && !out_vars.contains(&v) {
+                out_vars.push(v);
+            }
+        }
+        let mut input = Relation::empty(Vec::new());
+        // Build a relation of the triples over the pattern's variables, then join.
+        let terms = [p.e.clone(), attr_term(&p.a), p.v.clone()];
+        input.vars = Vec::new();
+        let rows: Vec<Vec<Value>> = triples
+            .into_iter()
+            .map(|(e, a, v)| vec![Value::Ref(e), Value::Ref(a as u64), v])
+            .collect();
+        let m = match_terms(
+            &Relation {
+                vars: vec![usize::MAX - 2, usize::MAX - 1, usize::MAX],
+                rows,
+            },
+            &terms,
+        );
+        vars.extend(out_vars);
+        let joined = rel.join(&m);
+        Ok(joined.project_owned(&vars))
+    }
+}
+
+fn builtins_truthy(v: &Value) -> bool {
+    !matches!(v, Value::Boolean(false))
+}
+
+fn attr_term(a: &AttrTerm) -> Term {
+    match a {
+        AttrTerm::Attr(id) => Term::Const(Value::Ref(*id as u64)),
+        AttrTerm::Var(v) => Term::Var(*v),
+        AttrTerm::Blank => Term::Blank,
+        AttrTerm::Unknown(k) => Term::Const(Value::Keyword(k.clone())),
+    }
+}
+
+fn extend_vars(vars: &[Var], p: &Pattern) -> Vec<Var> {
+    let mut out = vars.to_vec();
+    for t in [&p.e, &p.v] {
+        if let Term::Var(v) = t {
+            if !out.contains(v) {
+                out.push(*v);
+            }
+        }
+    }
+    out
+}
+
+/// The entity a value names.
+pub fn entity_of(v: &Value) -> Option<EntityId> {
+    match v {
+        Value::Ref(e) => Some(*e),
+        Value::Long(n) if *n >= 0 => Some(*n as u64),
+        _ => None,
+    }
+}
+
+/// A constant for attribute `a` in the form the index stores (longs name entities for refs).
+pub fn coerce(schema: &Schema, a: AttrId, v: &Value) -> Value {
+    match (schema.get(a).map(|x| x.is_ref()), v) {
+        (Some(true), Value::Long(n)) if *n >= 0 => Value::Ref(*n as u64),
+        _ => v.clone(),
+    }
+}
+
+fn resolve_args(args: &[Term], vars: &[Var], row: &[Value]) -> Vec<Value> {
+    args.iter()
+        .map(|t| match t {
+            Term::Var(v) => vars
+                .iter()
+                .position(|x| x == v)
+                .map(|c| row[c].clone())
+                .unwrap_or(Value::Boolean(false)),
+            Term::Const(c) => c.clone(),
+            Term::Blank => Value::Boolean(false),
+        })
+        .collect()
+}
+
+/// The bindings a function result makes.
+fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {
+    let one = |t: &Term, v: Value| -> Option<(Var, Value)> { t.var().map(|x| (x, v)) };
+    let items = |v: Value| -> Vec<Value> {
+        match v {
+            Value::Tuple(items) => items
+                .into_iter()
+                .map(|i| i.unwrap_or(Value::Boolean(false)))
+                .collect(),
+            other => vec![other],
+        }
+    };
+    match binding {
+        Binding::Scalar(t) => vec![one(t, v).into_iter().collect()],
+        Binding::Tuple(ts) => {
+            let vals = items(v);
+            if vals.len() < ts.len() {
+                return Vec::new();
+            }
+            vec![ts.iter().zip(vals).filter_map(|(t, v)| one(t, v)).collect()]
+        }
+        Binding::Collection(t) => items(v)
+            .into_iter()
+            .map(|x| one(t, x).into_iter().collect())
+            .collect(),
+        Binding::Relation(ts) => items(v)
+            .into_iter()
+            .filter_map(|row| {
+                let vals = items(row);
+                (vals.len() >= ts.len())
+                    .then(|| ts.iter().zip(vals).filter_map(|(t, v)| one(t, v)).collect())
+            })
+            .collect(),
+    }
+}
+
+/// Rows of `input` (columns: `terms` positions) that match the constants, as a relation over
+/// the variables.
+pub fn match_terms(input: &Relation, terms: &[Term]) -> Relation {
+    let mut vars: Vec<Var> = Vec::new();
+    for t in terms {
+        if let Term::Var(v) = t {
+            if !vars.contains(v) {
+                vars.push(*v);
+            }
+        }
+    }
+    let mut out = Relation::empty(vars.clone());
+    'rows: for row in &input.rows {
+        let mut r: Vec<Option<Value>> = vec![None; vars.len()];
+        for (i, t) in terms.iter().enumerate() {
+            let Some(val) = row.get(i) else {
+                continue 'rows;
+            };
+            match t {
+                Term::Const(c) => {
+                    if compare(c, val) != std::cmp::Ordering::Equal {
+                        continue 'rows;
+                    }
+                }
+                Term::Var(v) => {
+                    let c = vars.iter().position(|x| x == v).expect("collected");
+                    match &r[c] {
+                        Some(prev) if prev != val => continue 'rows,
+                        _ => r[c] = Some(val.clone()),
+                    }
+                }
+                Term::Blank => {}
+            }
+        }
+        out.rows
+            .push(r.into_iter().map(|x| x.expect("every var set")).collect());
+    }
+    out.dedup();
+    out
+}
+
+/// Comparisons on the value variable of a scan pattern that can narrow its AVE range.
+fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<(Bound<Value>, Bound<Value>)> {
+    let (Term::Var(v), AttrTerm::Attr(a)) = (&p.v, &p.a) else {
+        return Vec::new();
+    };
+    let Some(attr) = schema.get(*a) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in todo {
+        let Clause::Pred { name, args } = c else {
+            continue;
+        };
+        let [x, y] = args.as_slice() else { continue };
+        // Normalize to (?v op const).
+        let (op, k) = match (x, y) {
+            (Term::Var(xv), Term::Const(k)) if xv == v => (name.as_str(), k),
+            (Term::Const(k), Term::Var(yv)) if yv == v => (flip(name), k),
+            _ => continue,
+        };
+        // Only a constant of the attribute's own type has a meaningful place in its index.
+        if k.value_type() != attr.value_type {
+            continue;
+        }
+        let k = k.clone();
+        out.push(match op {
+            ">" => (Bound::Excluded(k), Bound::Unbounded),
+            ">=" => (Bound::Included(k), Bound::Unbounded),
+            "<" => (Bound::Unbounded, Bound::Excluded(k)),
+            "<=" => (Bound::Unbounded, Bound::Included(k)),
+            "=" | "==" => (Bound::Included(k.clone()), Bound::Included(k)),
+            _ => continue,
+        });
+    }
+    out
+}
+
+fn flip(op: &str) -> &str {
+    match op {
+        ">" => "<",
+        "<" => ">",
+        ">=" => "<=",
+        "<=" => ">=",
+        other => other,
+    }
+}
+
+fn intersect_ranges(ranges: &[(Bound<Value>, Bound<Value>)]) -> (Bound<Value>, Bound<Value>) {
+    let mut lo = Bound::Unbounded;
+    let mut hi = Bound::Unbounded;
+    for (l, h) in ranges {
+        lo = tighter(lo, l.clone(), true);
+        hi = tighter(hi, h.clone(), false);
+    }
+    (lo, hi)
+}
+
+fn tighter(a: Bound<Value>, b: Bound<Value>, lower: bool) -> Bound<Value> {
+    use Bound::*;
+    let key = |x: &Bound<Value>| match x {
+        Included(v) | Excluded(v) => Some(v.clone()),
+        Unbounded => None,
+    };
+    match (key(&a), key(&b)) {
+        (None, _) => b,
+        (_, None) => a,
+        (Some(x), Some(y)) => match x.cmp(&y) {
+            std::cmp::Ordering::Equal => {
+                if matches!(a, Excluded(_)) {
+                    a
+                } else {
+                    b
+                }
+            }
+            o => {
+                if (o == std::cmp::Ordering::Greater) == lower {
+                    a
+                } else {
+                    b
+                }
+            }
+        },
+    }
+}
+
+fn as_ref(b: &Bound<Value>) -> Bound<&Value> {
+    match b {
+        Bound::Included(v) => Bound::Included(v),
+        Bound::Excluded(v) => Bound::Excluded(v),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Keywords in ident position, for lowering.
+pub fn ident_attr(schema: &Schema, k: &Keyword) -> AttrTerm {
+    match schema.by_ident(k) {
+        Some(a) => AttrTerm::Attr(a.id),
+        None => AttrTerm::Unknown(k.clone()),
+    }
+}

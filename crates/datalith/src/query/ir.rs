@@ -1,0 +1,244 @@
+//! The query as the engine sees it: variables numbered, attributes resolved against the
+//! schema, constants typed. The parser's AST is lowered to this (see `lower`).
+
+use crate::codec::{Keyword, Value};
+use crate::store::AttrId;
+
+/// A variable, numbered in order of first appearance.
+pub type Var = usize;
+
+/// A position in a clause.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Term {
+    /// A variable.
+    Var(Var),
+    /// A constant.
+    Const(Value),
+    /// `_`: matches anything, binds nothing.
+    Blank,
+}
+
+impl Term {
+    /// The variable, if this is one.
+    pub fn var(&self) -> Option<Var> {
+        match self {
+            Term::Var(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+/// The attribute position of a data pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttrTerm {
+    /// A known attribute.
+    Attr(AttrId),
+    /// A variable ranging over attributes (its values are attribute ids as `Value::Ref`).
+    Var(Var),
+    /// `_`.
+    Blank,
+    /// An attribute the schema does not have: matches nothing.
+    Unknown(Keyword),
+}
+
+/// A data pattern `[e a v]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pattern {
+    /// Entity.
+    pub e: Term,
+    /// Attribute.
+    pub a: AttrTerm,
+    /// Value.
+    pub v: Term,
+}
+
+/// How a function's result binds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Binding {
+    /// `?x`
+    Scalar(Term),
+    /// `[?a ?b]`
+    Tuple(Vec<Term>),
+    /// `[?x ...]`
+    Collection(Term),
+    /// `[[?a ?b]]`
+    Relation(Vec<Term>),
+}
+
+impl Binding {
+    /// Variables it binds.
+    pub fn vars(&self) -> Vec<Var> {
+        let terms: Vec<&Term> = match self {
+            Binding::Scalar(t) | Binding::Collection(t) => vec![t],
+            Binding::Tuple(ts) | Binding::Relation(ts) => ts.iter().collect(),
+        };
+        terms.into_iter().filter_map(Term::var).collect()
+    }
+}
+
+/// One where-clause.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Clause {
+    /// `[e a v]` against source `src` (0 is `$`).
+    Pattern(usize, Pattern),
+    /// `[(pred args...)]`
+    Pred { name: String, args: Vec<Term> },
+    /// `[(f args...) binding]`
+    Fn {
+        name: String,
+        args: Vec<Term>,
+        binding: Binding,
+    },
+    /// `(or ...)` / `(or-join [vars] ...)`: each branch is a conjunction; `vars` are the
+    /// variables shared with the rest of the query.
+    Or {
+        vars: Vec<Var>,
+        required: Vec<Var>,
+        branches: Vec<Vec<Clause>>,
+    },
+    /// `(not ...)` / `(not-join [vars] ...)`.
+    Not {
+        vars: Vec<Var>,
+        clauses: Vec<Clause>,
+    },
+    /// `(rule args...)`.
+    Rule { name: String, args: Vec<Term> },
+    /// A pattern over an input relation (`$x` bound to a collection of tuples).
+    Source { src: usize, terms: Vec<Term> },
+}
+
+impl Clause {
+    /// Every variable the clause mentions.
+    pub fn vars(&self) -> Vec<Var> {
+        let mut out = Vec::new();
+        self.collect_vars(&mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn collect_vars(&self, out: &mut Vec<Var>) {
+        let terms = |ts: &[Term], out: &mut Vec<Var>| out.extend(ts.iter().filter_map(Term::var));
+        match self {
+            Clause::Pattern(_, p) => {
+                terms(&[p.e.clone(), p.v.clone()], out);
+                if let AttrTerm::Var(v) = p.a {
+                    out.push(v);
+                }
+            }
+            Clause::Pred { args, .. } | Clause::Rule { args, .. } => terms(args, out),
+            Clause::Source { terms: ts, .. } => terms(ts, out),
+            Clause::Fn { args, binding, .. } => {
+                terms(args, out);
+                out.extend(binding.vars());
+            }
+            Clause::Or { vars, .. } | Clause::Not { vars, .. } => out.extend(vars.iter().copied()),
+        }
+    }
+}
+
+/// One rule body: `[(name head...) clauses...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleBody {
+    /// Head variables (rule-local numbering: 0..head.len()).
+    pub head: Vec<Var>,
+    /// How many of the head variables must be bound by the caller (`[?a] ?b` syntax).
+    pub required: usize,
+    /// The body, in rule-local variable numbering.
+    pub clauses: Vec<Clause>,
+    /// Number of variables in rule-local numbering.
+    pub var_count: usize,
+}
+
+/// Aggregates and plain variables in `:find`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FindElem {
+    /// `?x`
+    Var(Var),
+    /// `(agg args... ?x)`
+    Aggregate {
+        name: String,
+        args: Vec<Value>,
+        var: Var,
+    },
+    /// `(pull ?e pattern)`; the pattern stays as text for the pull module.
+    Pull {
+        var: Var,
+        pattern: std::sync::Arc<crate::pull::PullPattern>,
+    },
+}
+
+impl FindElem {
+    /// The variable it reads.
+    pub fn var(&self) -> Var {
+        match self {
+            FindElem::Var(v)
+            | FindElem::Aggregate { var: v, .. }
+            | FindElem::Pull { var: v, .. } => *v,
+        }
+    }
+}
+
+/// The shape of the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindShape {
+    /// A set of tuples.
+    Relation,
+    /// `[?x ...]`
+    Collection,
+    /// `[?x ?y]`: one tuple.
+    Tuple,
+    /// `?x .`
+    Scalar,
+}
+
+/// How an `:in` input binds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InBinding {
+    /// `$` or `$name`: a database (index into the sources).
+    Source,
+    /// `%`: rules (given in the query's rule set).
+    Rules,
+    /// A binding form.
+    Bind(Binding),
+}
+
+/// A lowered query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// Find elements.
+    pub find: Vec<FindElem>,
+    /// Result shape.
+    pub shape: FindShape,
+    /// `:keys` / `:strs` / `:syms` names, if any.
+    pub keys: Option<(KeysKind, Vec<String>)>,
+    /// `:with` variables.
+    pub with: Vec<Var>,
+    /// `:in` bindings (default `[$]`).
+    pub inputs: Vec<InBinding>,
+    /// Where clauses.
+    pub clauses: Vec<Clause>,
+    /// Rules by name (each with its bodies).
+    pub rules: std::collections::BTreeMap<String, Vec<RuleBody>>,
+    /// Variable names, by number (for errors and explain).
+    pub var_names: Vec<String>,
+    /// Datalevin's `:order-by` (variable, descending).
+    pub order_by: Vec<(Var, bool)>,
+    /// `:limit`.
+    pub limit: Option<usize>,
+    /// `:offset`.
+    pub offset: Option<usize>,
+    /// `:timeout` in milliseconds.
+    pub timeout_ms: Option<u64>,
+}
+
+/// Which map keys `:keys`/`:strs`/`:syms` make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeysKind {
+    /// Keywords.
+    Keys,
+    /// Strings.
+    Strs,
+    /// Symbols.
+    Syms,
+}

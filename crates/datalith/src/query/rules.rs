@@ -1,0 +1,285 @@
+//! Rules: bottom-up, semi-naive evaluation.
+//!
+//! A call evaluates the rule's relation over its head variables. Arguments bound at the call
+//! site seed the evaluation (only head tuples reachable from those bindings are derived), and
+//! recursion iterates to a fixpoint where each round feeds only the previous round's new
+//! tuples (the delta) back into the recursive calls, so a linear recursion over a chain of n
+//! edges takes n rounds of constant work instead of n rounds of growing work. Every round is a
+//! plain loop: depth of recursion costs memory for tuples, never stack.
+
+use std::collections::HashSet;
+
+use super::error::QueryError;
+use super::exec::Ctx;
+use super::ir::{Clause, RuleBody, Term, Var};
+use super::relation::Relation;
+use crate::codec::Value;
+
+/// Guard against rules that call each other without end through non-recursive paths.
+const MAX_RULE_DEPTH: u32 = 64;
+
+/// Evaluates `(name args...)` for the bindings in `rel`; returns a relation over the
+/// variables among `args`.
+pub fn call(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    args: &[Term],
+    rel: &Relation,
+) -> Result<Relation, QueryError> {
+    let bodies = ctx
+        .rules
+        .get(name)
+        .cloned()
+        .ok_or_else(|| QueryError::UnknownRule {
+            name: name.to_string(),
+        })?;
+    let arity = bodies[0].head.len();
+    if args.len() != arity {
+        return Err(QueryError::BadArguments {
+            name: name.to_string(),
+            message: format!("rule takes {arity} arguments, got {}", args.len()),
+        });
+    }
+    // Head positions bound at the call: constants, or variables `rel` binds.
+    let bound_pos: Vec<usize> = (0..arity)
+        .filter(|&i| match &args[i] {
+            Term::Const(_) => true,
+            Term::Var(v) => rel.binds(*v),
+            Term::Blank => false,
+        })
+        .collect();
+    for b in &bodies {
+        if b.required > 0 && !(0..b.required).all(|i| bound_pos.contains(&i)) {
+            return Err(QueryError::Unbound {
+                var: format!("argument {} of rule {name}", b.required),
+                clause: format!("({name} ...)"),
+            });
+        }
+    }
+    // Seeds: the distinct bound argument tuples.
+    let mut seeds: Vec<Vec<Value>> = Vec::new();
+    let mut seen = HashSet::new();
+    for row in &rel.rows {
+        let mut seed = Vec::with_capacity(bound_pos.len());
+        for &i in &bound_pos {
+            seed.push(match &args[i] {
+                Term::Const(c) => c.clone(),
+                Term::Var(v) => row[rel.col(*v).expect("bound")].clone(),
+                Term::Blank => unreachable!("blank is never bound"),
+            });
+        }
+        if seen.insert(seed.clone()) {
+            seeds.push(seed);
+        }
+    }
+    if ctx.depth > MAX_RULE_DEPTH {
+        return Err(QueryError::BadArguments {
+            name: name.to_string(),
+            message: "rules nested too deeply".into(),
+        });
+    }
+    ctx.depth += 1;
+    let result = evaluate(ctx, name, &bodies, &bound_pos, seeds);
+    ctx.depth -= 1;
+    let head_rel = result?;
+    // Map head positions to the call's terms.
+    Ok(super::exec::match_terms(&head_rel, args))
+}
+
+/// The rule's tuples (all head positions, in order) whose bound positions take a seed value.
+fn evaluate(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    bodies: &[RuleBody],
+    bound_pos: &[usize],
+    seeds: Vec<Vec<Value>>,
+) -> Result<Relation, QueryError> {
+    let arity = bodies[0].head.len();
+    let head_vars: Vec<Var> = (0..arity).map(|i| usize::MAX - arity + i).collect();
+    // Seeding is exact only when every recursive call keeps the seeded head arguments in
+    // place (as in `(reach ?a ?b) :- (reach ?a ?c) [?c :next ?b]`); otherwise derive the
+    // whole relation and keep the tuples that match the seeds.
+    if !bound_pos.is_empty() && !bodies.iter().all(|b| keeps_seeds(b, name, bound_pos)) {
+        let full = evaluate(ctx, name, bodies, &[], vec![Vec::new()])?;
+        let wanted: HashSet<Vec<Value>> = seeds.into_iter().collect();
+        let rows = full
+            .rows
+            .into_iter()
+            .filter(|r| {
+                wanted.contains(&bound_pos.iter().map(|&i| r[i].clone()).collect::<Vec<_>>())
+            })
+            .collect();
+        return Ok(Relation {
+            vars: full.vars,
+            rows,
+        });
+    }
+    let mut total: HashSet<Vec<Value>> = HashSet::new();
+    let mut all = Relation::empty(head_vars.clone());
+    let (base, recursive): (Vec<&RuleBody>, Vec<&RuleBody>) = bodies
+        .iter()
+        .partition(|b| !b.clauses.iter().any(|c| calls(c, name)));
+    // Round 0: the bodies that do not call the rule itself.
+    let mut delta = Relation::empty(head_vars.clone());
+    for b in &base {
+        let r = body(ctx, name, b, bound_pos, &seeds, None)?;
+        for row in r.rows {
+            if total.insert(row.clone()) {
+                delta.rows.push(row);
+            }
+        }
+    }
+    all.rows.extend(delta.rows.iter().cloned());
+    // Later rounds: recursive bodies see the previous round's new tuples.
+    let mut seeds = seeds;
+    while !delta.rows.is_empty() && !recursive.is_empty() {
+        ctx.rule_memo.clear();
+        let mut next = Relation::empty(head_vars.clone());
+        for b in &recursive {
+            // The recursive call's own seeds come from the body, so evaluate with the
+            // delta standing in for the rule, unrestricted by the original seeds except at
+            // the head.
+            // One recursive call reads the delta (semi-naive); several read everything
+            // derived so far (naive for that body, still correct).
+            let feed = if recursive_calls(b, name) == 1 {
+                &delta
+            } else {
+                &all
+            };
+            let r = body(ctx, name, b, bound_pos, &seeds, Some(feed))?;
+            for row in r.rows {
+                if total.insert(row.clone()) {
+                    next.rows.push(row);
+                }
+            }
+        }
+        all.rows.extend(next.rows.iter().cloned());
+        delta = next;
+        // Seeds stay the same: the head stays anchored on the caller's bindings.
+        seeds.shrink_to_fit();
+    }
+    Ok(all)
+}
+
+fn recursive_calls(b: &RuleBody, name: &str) -> usize {
+    b.clauses.iter().filter(|c| calls(c, name)).count()
+}
+
+/// Whether every recursive call in `b` passes the head's seeded variables at the same
+/// positions.
+fn keeps_seeds(b: &RuleBody, name: &str, bound_pos: &[usize]) -> bool {
+    b.clauses.iter().all(|c| match c {
+        Clause::Rule { name: n, args } if n == name => bound_pos
+            .iter()
+            .all(|&i| args.get(i) == Some(&Term::Var(b.head[i]))),
+        Clause::Or { branches, .. } => !branches.iter().flatten().any(|c| calls(c, name)),
+        Clause::Not { clauses, .. } => !clauses.iter().any(|c| calls(c, name)),
+        _ => true,
+    })
+}
+
+fn calls(c: &Clause, name: &str) -> bool {
+    match c {
+        Clause::Rule { name: n, .. } => n == name,
+        Clause::Or { branches, .. } => branches.iter().flatten().any(|c| calls(c, name)),
+        Clause::Not { clauses, .. } => clauses.iter().any(|c| calls(c, name)),
+        _ => false,
+    }
+}
+
+/// Evaluates one body with the head's bound positions seeded; a recursive call to `name`
+/// reads `delta` instead of recursing.
+fn body(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    b: &RuleBody,
+    bound_pos: &[usize],
+    seeds: &[Vec<Value>],
+    delta: Option<&Relation>,
+) -> Result<Relation, QueryError> {
+    let seed_vars: Vec<Var> = bound_pos.iter().map(|&i| b.head[i]).collect();
+    let input = if bound_pos.is_empty() {
+        Relation::unit()
+    } else {
+        let mut r = Relation::empty(Vec::new());
+        // A head variable may repeat; keep seeds consistent with it.
+        let mut vars: Vec<Var> = Vec::new();
+        for v in &seed_vars {
+            if !vars.contains(v) {
+                vars.push(*v);
+            }
+        }
+        r.vars = vars.clone();
+        'seeds: for s in seeds {
+            let mut row: Vec<Option<Value>> = vec![None; vars.len()];
+            for (k, v) in seed_vars.iter().enumerate() {
+                let c = vars.iter().position(|x| x == v).expect("listed");
+                match &row[c] {
+                    Some(prev) if *prev != s[k] => continue 'seeds,
+                    _ => row[c] = Some(s[k].clone()),
+                }
+            }
+            r.rows
+                .push(row.into_iter().map(|x| x.expect("set")).collect());
+        }
+        r
+    };
+    let clauses: Vec<Clause> = match delta {
+        None => b.clauses.clone(),
+        Some(d) => {
+            let src = usize::MAX - ctx.depth as usize;
+            ctx.sources.insert(src, d.clone());
+            b.clauses
+                .iter()
+                .map(|c| replace_call(c, name, src))
+                .collect()
+        }
+    };
+    let r = ctx.conj(&clauses, input, &b.head)?;
+    if delta.is_some() {
+        ctx.sources.remove(&(usize::MAX - ctx.depth as usize));
+    }
+    // Columns in head order.
+    let mut out = Relation::empty(Vec::new());
+    out.vars = (0..b.head.len())
+        .map(|i| usize::MAX - b.head.len() + i)
+        .collect();
+    for row in &r.rows {
+        let mut o = Vec::with_capacity(b.head.len());
+        for v in &b.head {
+            match r.col(*v) {
+                Some(c) => o.push(row[c].clone()),
+                None => {
+                    return Err(QueryError::Unbound {
+                        var: format!("#{v}"),
+                        clause: format!("head of rule {name}"),
+                    })
+                }
+            }
+        }
+        out.rows.push(o);
+    }
+    Ok(out)
+}
+
+fn replace_call(c: &Clause, name: &str, src: usize) -> Clause {
+    match c {
+        Clause::Rule { name: n, args } if n == name => Clause::Source {
+            src,
+            terms: args.clone(),
+        },
+        Clause::Or {
+            vars,
+            required,
+            branches,
+        } => Clause::Or {
+            vars: vars.clone(),
+            required: required.clone(),
+            branches: branches
+                .iter()
+                .map(|b| b.iter().map(|c| replace_call(c, name, src)).collect())
+                .collect(),
+        },
+        other => other.clone(),
+    }
+}

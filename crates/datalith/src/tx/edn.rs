@@ -1,0 +1,191 @@
+//! Tx data from EDN: `[{:db/id "x" :attr v} [:db/add e a v] ...]`.
+
+use super::data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxValue};
+use super::error::TxError;
+use crate::codec::Keyword;
+use crate::edn::{to_edn_string, value_from_edn, Edn};
+
+fn malformed(detail: impl Into<String>, form: &Edn) -> TxError {
+    TxError::Malformed {
+        detail: detail.into(),
+        form: to_edn_string(form),
+    }
+}
+
+/// Converts EDN tx data.
+pub fn tx_data_from_edn(e: &Edn) -> Result<TxData, TxError> {
+    let items = match e {
+        Edn::Vector(items) | Edn::List(items) => items,
+        other => {
+            return Err(malformed(
+                "tx data is a vector of maps and operations",
+                other,
+            ))
+        }
+    };
+    let mut out = TxData::default();
+    for it in items {
+        out.items.push(match it {
+            Edn::Map(_) => TxItem::Map(entity_map(it)?),
+            Edn::Vector(op) | Edn::List(op) => TxItem::Op(operation(op, it)?),
+            other => return Err(malformed("expected a map or an operation vector", other)),
+        });
+    }
+    Ok(out)
+}
+
+/// An entity reference: id, tempid, ident or lookup ref.
+pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
+    Ok(match e {
+        Edn::Long(n) if *n < 0 => EntityRef::Temp(Tempid::Negative(*n)),
+        Edn::Long(n) => EntityRef::Id(*n as u64),
+        Edn::String(s) if s == "datomic.tx" => EntityRef::Temp(Tempid::CurrentTx),
+        Edn::String(s) => EntityRef::Temp(Tempid::Named(s.as_str().into())),
+        Edn::Keyword(k) if k.to_string() == ":db/current-tx" => EntityRef::Temp(Tempid::CurrentTx),
+        Edn::Keyword(k) => EntityRef::Ident(k.clone()),
+        Edn::Vector(items) => match items.as_slice() {
+            [Edn::Keyword(k), v] => EntityRef::Lookup(
+                k.clone(),
+                value_from_edn(v)
+                    .ok_or_else(|| malformed("lookup ref value must be a plain value", e))?,
+            ),
+            _ => return Err(malformed("a lookup ref is [attribute value]", e)),
+        },
+        other => {
+            return Err(malformed(
+                "not an entity id, tempid, ident or lookup ref",
+                other,
+            ))
+        }
+    })
+}
+
+fn tx_value(e: &Edn) -> Result<TxValue, TxError> {
+    Ok(match e {
+        Edn::Map(_) => TxValue::Map(Box::new(entity_map(e)?)),
+        Edn::Vector(items) | Edn::Set(items) | Edn::List(items) => {
+            TxValue::Many(items.iter().map(tx_value).collect::<Result<_, _>>()?)
+        }
+        Edn::Nil => return Err(malformed("nil is not a value (retract instead)", e)),
+        other => TxValue::Value(
+            value_from_edn(other).ok_or_else(|| malformed("not a storable value", other))?,
+        ),
+    })
+}
+
+fn entity_map(e: &Edn) -> Result<EntityMap, TxError> {
+    let Edn::Map(pairs) = e else {
+        return Err(malformed("expected a map", e));
+    };
+    let mut m = EntityMap::default();
+    for (k, v) in pairs {
+        let Edn::Keyword(k) = k else {
+            return Err(malformed("map keys are attribute keywords", k));
+        };
+        if k.namespace() == Some("db") && k.name() == "id" {
+            m.id = Some(entity_ref(v)?);
+            continue;
+        }
+        m.attrs.push((AttrName::parse(k), tx_value(v)?));
+    }
+    Ok(m)
+}
+
+fn kw(e: &Edn, form: &Edn) -> Result<Keyword, TxError> {
+    match e {
+        Edn::Keyword(k) => Ok(k.clone()),
+        other => Err(malformed(
+            format!(
+                "expected an attribute keyword, got {}",
+                to_edn_string(other)
+            ),
+            form,
+        )),
+    }
+}
+
+fn operation(op: &[Edn], form: &Edn) -> Result<TxOp, TxError> {
+    let Some(Edn::Keyword(name)) = op.first() else {
+        return Err(malformed(
+            "an operation starts with a keyword such as :db/add",
+            form,
+        ));
+    };
+    let arity = |n: usize| {
+        if op.len() == n + 1 {
+            Ok(())
+        } else {
+            Err(malformed(format!("{name} takes {n} arguments"), form))
+        }
+    };
+    let name_s = name.to_string();
+    Ok(match name_s.as_str() {
+        ":db/add" => {
+            arity(3)?;
+            TxOp::Add {
+                e: entity_ref(&op[1])?,
+                a: kw(&op[2], form)?,
+                v: tx_value(&op[3])?,
+            }
+        }
+        ":db/retract" => {
+            if op.len() != 3 && op.len() != 4 {
+                return Err(malformed(":db/retract takes 2 or 3 arguments", form));
+            }
+            TxOp::Retract {
+                e: entity_ref(&op[1])?,
+                a: kw(&op[2], form)?,
+                v: op.get(3).map(tx_value).transpose()?,
+            }
+        }
+        ":db/retractEntity" | ":db.fn/retractEntity" => {
+            arity(1)?;
+            TxOp::RetractEntity {
+                e: entity_ref(&op[1])?,
+            }
+        }
+        ":db/cas" | ":db.fn/cas" => {
+            arity(4)?;
+            TxOp::Cas {
+                e: entity_ref(&op[1])?,
+                a: kw(&op[2], form)?,
+                old: if op[3] == Edn::Nil {
+                    None
+                } else {
+                    Some(tx_value(&op[3])?)
+                },
+                new: tx_value(&op[4])?,
+            }
+        }
+        ":db.fn/call" => {
+            let f = op.get(1).and_then(|f| {
+                f.as_keyword()
+                    .cloned()
+                    .or_else(|| f.as_symbol().map(|s| Keyword::parse(&s)))
+            });
+            let f = f.ok_or_else(|| malformed(":db.fn/call needs a function name", form))?;
+            TxOp::Call {
+                function: f,
+                args: args(&op[2..], form)?,
+            }
+        }
+        _ => TxOp::Call {
+            function: name.clone(),
+            args: args(&op[1..], form)?,
+        },
+    })
+}
+
+fn args(items: &[Edn], form: &Edn) -> Result<Vec<crate::codec::Value>, TxError> {
+    items
+        .iter()
+        .map(|a| {
+            value_from_edn(a).ok_or_else(|| {
+                malformed(
+                    format!("function argument {} is not a value", to_edn_string(a)),
+                    form,
+                )
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,318 @@
+//! Queries, table by table: (query, inputs, expected result) on a small database.
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+use datalith::{Database, DbOptions};
+
+fn edn(s: &str) -> Edn {
+    read_one(s).unwrap()
+}
+
+/// Transacts EDN tx data through the EDN front end.
+fn transact(db: &Database, text: &str) {
+    let data = datalith::tx::edn::tx_data_from_edn(&edn(text)).unwrap();
+    db.transact(data).unwrap();
+}
+
+fn sample() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    transact(
+        &db,
+        r#"[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+            {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+            {:db/ident :email :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+            {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+            {:db/ident :parent :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
+            {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}]"#,
+    );
+    transact(
+        &db,
+        r#"[{:db/id "ann" :name "Ann" :age 30 :email "ann@x" :tag [:a :b] :friend ["bob" "cid"]}
+            {:db/id "bob" :name "Bob" :age 25 :email "bob@x" :tag :a :parent "ann"}
+            {:db/id "cid" :name "Cid" :age 30 :email "cid@x" :parent "bob"}
+            {:db/id "dan" :name "Dan" :age 41 :email "dan@x" :parent "cid"}]"#,
+    );
+    (dir, db)
+}
+
+fn check(db: &Database, cases: &[(&str, &[&str], &str)]) {
+    let snap = db.db().unwrap();
+    for (q, inputs, want) in cases {
+        let inputs: Vec<Edn> = inputs.iter().map(|i| edn(i)).collect();
+        let got = snap.q(q, &inputs).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let want = edn(want);
+        assert_eq!(
+            normalize(&got),
+            normalize(&want),
+            "{q}\n got: {}\nwant: {}",
+            to_edn_string(&got),
+            to_edn_string(&want)
+        );
+    }
+}
+
+/// Sets compare as sorted vectors.
+fn normalize(e: &Edn) -> Edn {
+    match e {
+        Edn::Set(items) => {
+            let mut v: Vec<Edn> = items.iter().map(normalize).collect();
+            v.sort_by_key(to_edn_string);
+            Edn::Set(v)
+        }
+        Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
+        Edn::Map(pairs) => Edn::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (normalize(k), normalize(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn patterns_predicates_and_shapes() {
+    let (_d, db) = sample();
+    check(
+        &db,
+        &[
+            (
+                r#"[:find ?n :where [?e :age 30] [?e :name ?n]]"#,
+                &[],
+                r#"#{["Ann"] ["Cid"]}"#,
+            ),
+            (
+                r#"[:find [?n ...] :where [?e :name ?n] [?e :age ?a] [(> ?a 26)] [(< ?a 41)]]"#,
+                &[],
+                r#"["Ann" "Cid"]"#,
+            ),
+            (
+                r#"[:find ?n . :where [?e :email "bob@x"] [?e :name ?n]]"#,
+                &[],
+                r#""Bob""#,
+            ),
+            (
+                r#"[:find [?n ?a] :where [?e :email "dan@x"] [?e :name ?n] [?e :age ?a]]"#,
+                &[],
+                r#"["Dan" 41]"#,
+            ),
+            (
+                r#"[:find ?n :in $ ?min :where [?e :age ?a] [(>= ?a ?min)] [?e :name ?n]]"#,
+                &["31"],
+                r#"#{["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n :in $ [?a ...] :where [?e :age ?a] [?e :name ?n]]"#,
+                &["[25 41]"],
+                r#"#{["Bob"] ["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n :in $ [[?a ?t]] :where [?e :age ?a] [?e :tag ?t] [?e :name ?n]]"#,
+                &["[[30 :b] [25 :b]]"],
+                r#"#{["Ann"]}"#,
+            ),
+            (
+                r#"[:find ?fn :where [?e :name "Ann"] [?e :friend ?f] [?f :name ?fn]]"#,
+                &[],
+                r#"#{["Bob"] ["Cid"]}"#,
+            ),
+            (
+                r#"[:find ?n :where [?c :parent [:email "ann@x"]] [?c :name ?n]]"#,
+                &[],
+                r#"#{["Bob"]}"#,
+            ),
+            (
+                r#"[:find ?n :where [?e :name ?n] (not [?e :parent _])]"#,
+                &[],
+                r#"#{["Ann"]}"#,
+            ),
+            (
+                r#"[:find ?n :where [?e :name ?n] (or [?e :age 25] [?e :age 41])]"#,
+                &[],
+                r#"#{["Bob"] ["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n :where [?e :name ?n] (or-join [?e] [?e :tag :b] (and [?e :age ?a] [(> ?a 40)]))]"#,
+                &[],
+                r#"#{["Ann"] ["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n :where [?e :name ?n] (not-join [?e] [?c :parent ?e])]"#,
+                &[],
+                r#"#{["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n ?up :where [?e :name ?n] [?e :age ?a] [(+ ?a 1) ?up] [(= ?n "Bob")]]"#,
+                &[],
+                r#"#{["Bob" 26]}"#,
+            ),
+            (
+                r#"[:find ?n ?p :where [?e :name ?n] [(get-else $ ?e :parent 0) ?p] [(= ?p 0)]]"#,
+                &[],
+                r#"#{["Ann" 0]}"#,
+            ),
+            (
+                r#"[:find ?n :where [?e :name ?n] [(missing? $ ?e :tag)] [(str ?n "!") ?s] [(clojure.string/starts-with? ?s "C")]]"#,
+                &[],
+                r#"#{["Cid"]}"#,
+            ),
+            (r#"[:find ?e :where [?e :name "Nobody"]]"#, &[], r#"#{}"#),
+            (r#"[:find ?e :where [?e :no-such-attr "x"]]"#, &[], r#"#{}"#),
+            (
+                r#"{:find [?n] :where [[?e :age 41] [?e :name ?n]]}"#,
+                &[],
+                r#"#{["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n :keys name :where [?e :age 25] [?e :name ?n]]"#,
+                &[],
+                r#"#{{:name "Bob"}}"#,
+            ),
+            (
+                r#"[:find ?n ?a :where [?e :name ?n] [?e :age ?a] :order-by [?a :desc ?n :desc] :limit 2]"#,
+                &[],
+                r#"[["Dan" 41] ["Cid" 30]]"#,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn aggregates() {
+    let (_d, db) = sample();
+    check(
+        &db,
+        &[
+            (r#"[:find (count ?e) . :where [?e :name]]"#, &[], "4"),
+            (
+                r#"[:find ?a (count ?e) :where [?e :age ?a]]"#,
+                &[],
+                r#"#{[25 1] [30 2] [41 1]}"#,
+            ),
+            (
+                r#"[:find (sum ?a) . :with ?e :where [?e :age ?a]]"#,
+                &[],
+                "126",
+            ),
+            (r#"[:find (sum ?a) . :where [?e :age ?a]]"#, &[], "96"),
+            (
+                r#"[:find (min ?a) (max ?a) :where [_ :age ?a]]"#,
+                &[],
+                r#"#{[25 41]}"#,
+            ),
+            (
+                r#"[:find (count-distinct ?a) . :where [_ :age ?a]]"#,
+                &[],
+                "3",
+            ),
+            (r#"[:find (max 2 ?a) . :where [_ :age ?a]]"#, &[], "[41 30]"),
+            (
+                r#"[:find (median ?a) . :with ?e :where [?e :age ?a]]"#,
+                &[],
+                "30.0",
+            ),
+            (
+                r#"[:find (avg ?a) . :with ?e :where [?e :age ?a]]"#,
+                &[],
+                "31.5",
+            ),
+            (
+                r#"[:find (distinct ?t) . :where [_ :tag ?t]]"#,
+                &[],
+                "#{:a :b}",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn rules_recursive_and_not() {
+    let (_d, db) = sample();
+    let rules = r#"[[(anc ?a ?d) [?d :parent ?a]]
+                    [(anc ?a ?d) [?d :parent ?x] (anc ?a ?x)]]"#;
+    check(
+        &db,
+        &[
+            (
+                r#"[:find ?n :in $ % :where [?a :name "Ann"] (anc ?a ?d) [?d :name ?n]]"#,
+                &[rules],
+                r#"#{["Bob"] ["Cid"] ["Dan"]}"#,
+            ),
+            (
+                r#"[:find ?n :in $ % :where [?d :name "Dan"] (anc ?a ?d) [?a :name ?n]]"#,
+                &[rules],
+                r#"#{["Ann"] ["Bob"] ["Cid"]}"#,
+            ),
+            (
+                r#"[:find (count ?d) . :with ?a :in $ % :where (anc ?a ?d)]"#,
+                &[rules],
+                "6",
+            ),
+            (
+                r#"[:find ?n :in $ % :where [?e :name ?n] (not (anc ?e ?x))]"#,
+                &[rules],
+                r#"#{["Dan"]}"#,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn pull_patterns() {
+    let (_d, db) = sample();
+    let snap = db.db().unwrap();
+    let ann = match snap
+        .q(r#"[:find ?e . :where [?e :email "ann@x"]]"#, &[])
+        .unwrap()
+    {
+        Edn::Long(e) => e as u64,
+        other => panic!("{other:?}"),
+    };
+    let cases = [
+        ("[:name :age]", r#"{:name "Ann" :age 30}"#),
+        (
+            "[:name {:friend [:name]}]",
+            r#"{:name "Ann" :friend [{:name "Bob"} {:name "Cid"}]}"#,
+        ),
+        (
+            "[:name {:_parent [:name]}]",
+            r#"{:name "Ann" :_parent [{:name "Bob"}]}"#,
+        ),
+        (
+            "[[:name :as \"n\"] [:age :default 7] [:missing :default 7]]",
+            r#"{"n" "Ann" :age 30 :missing 7}"#,
+        ),
+        ("[[:tag :limit 1]]", r#"{:tag [:a]}"#),
+        (
+            "[:name {:_parent ...}]",
+            r#"{:name "Ann" :_parent [{:name "Bob" :_parent [{:name "Cid" :_parent [{:name "Dan"}]}]}]}"#,
+        ),
+    ];
+    for (pattern, want) in cases {
+        assert_eq!(snap.pull(pattern, ann).unwrap(), edn(want), "{pattern}");
+    }
+    let r = snap
+        .q(r#"[:find (pull ?e [:name]) . :where [?e :age 41]]"#, &[])
+        .unwrap();
+    assert_eq!(r, edn(r#"{:name "Dan"}"#));
+}
+
+#[test]
+fn errors_are_typed() {
+    let (_d, db) = sample();
+    let snap = db.db().unwrap();
+    let cases: &[(&str, &str)] = &[
+        ("[:find ?e :where [?e :name", "unclosed"),
+        ("[:find ?x :where [?e :name]]", "not bound"),
+        (
+            "[:find ?e :where [?e :name ?n] [(frobnicate ?n)]]",
+            "unknown function",
+        ),
+        ("[:find ?e :where (nope ?e)]", "unknown rule"),
+        ("[:where [?e :name]]", "no :find"),
+    ];
+    for (q, want) in cases {
+        let err = snap.q(q, &[]).unwrap_err().to_string();
+        assert!(err.contains(want), "{q}: {err}");
+    }
+}
