@@ -1,6 +1,6 @@
 //! The key-value API: batches of puts and deletes on named tables, group-committed.
 
-use super::committer::{Outcome, Rejected, WriteRequest};
+use super::committer::{BatchState, Outcome, Rejected, WriteRequest};
 use super::env::Environment;
 use super::error::KvError;
 use super::handle::{CommitHandle, Completion};
@@ -155,7 +155,12 @@ impl WriteRequest for KvRequest {
         self.bytes
     }
 
-    fn prepare(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), Rejected> {
+    fn prepare(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        _batch: &mut BatchState,
+    ) -> Result<(), Rejected> {
         self.error = None;
         for (i, op) in self.ops.iter().enumerate() {
             match op {

@@ -17,6 +17,7 @@
 //! A failed commit fails every request of the batch and poisons the environment.
 
 use crossbeam_channel::Receiver;
+use std::any::{Any, TypeId};
 use std::sync::Arc;
 
 use super::env::EnvShared;
@@ -40,6 +41,51 @@ pub enum Outcome {
     Failed(KvError),
 }
 
+/// Per-batch state that requests share and that is written once per batch, after every
+/// request (for example counters and statistics that every request would otherwise read and
+/// rewrite). A request adds to a slot only after it has passed validation, so a rejected
+/// request leaves no trace in it.
+pub trait BatchSlot: Any + Send {
+    /// Stages the slot's writes; runs once per batch, after the last request.
+    fn finish(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), KvError>;
+    /// Downcasting support.
+    fn as_any(&mut self) -> &mut dyn Any;
+}
+
+/// The slots of one batch (empty at the start of every batch attempt).
+#[derive(Default)]
+pub struct BatchState {
+    slots: Vec<(TypeId, Box<dyn BatchSlot>)>,
+}
+
+impl BatchState {
+    /// The slot of type `T`, created by `make` if this batch has none yet.
+    pub fn slot<T: BatchSlot>(&mut self, make: impl FnOnce() -> T) -> &mut T {
+        let id = TypeId::of::<T>();
+        let i = match self.slots.iter().position(|(t, _)| *t == id) {
+            Some(i) => i,
+            None => {
+                self.slots.push((id, Box::new(make())));
+                self.slots.len() - 1
+            }
+        };
+        self.slots[i]
+            .1
+            .as_any()
+            .downcast_mut::<T>()
+            .expect("slot type matches its TypeId")
+    }
+
+    /// An existing slot of type `T`.
+    pub fn get<T: BatchSlot>(&mut self) -> Option<&mut T> {
+        let id = TypeId::of::<T>();
+        self.slots
+            .iter_mut()
+            .find(|(t, _)| *t == id)
+            .and_then(|(_, s)| s.as_any().downcast_mut::<T>())
+    }
+}
+
 /// A unit of work for the committer.
 pub trait WriteRequest: Send + 'static {
     /// Bytes this request will roughly write (bounds the batch, sizes map growth).
@@ -49,7 +95,12 @@ pub trait WriteRequest: Send + 'static {
     /// stages writes. Returning `Err(Rejected)` drops this request alone: it must keep its
     /// own error for [`WriteRequest::finish`]. May run again for the same request after the
     /// batch is redone, so it must start over rather than accumulate.
-    fn prepare(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), Rejected>;
+    fn prepare(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        batch: &mut BatchState,
+    ) -> Result<(), Rejected>;
 
     /// Called exactly once, after the batch is durable or has failed.
     fn finish(self: Box<Self>, outcome: Outcome);
@@ -105,6 +156,7 @@ fn commit_batch(
     loop {
         outcomes.clear();
         stage.clear();
+        let mut state = BatchState::default();
         let mut txn = shared
             .env
             .write_txn()
@@ -113,7 +165,7 @@ fn commit_batch(
         for req in batch.iter_mut() {
             let mark = stage.mark();
             let view = View { txn: &txn };
-            match req.prepare(view, stage) {
+            match req.prepare(view, stage, &mut state) {
                 Ok(()) => match stage.apply(mark, &mut txn) {
                     Ok(()) => outcomes.push(Some(true)),
                     Err(e) if is_map_full(&e) => {
@@ -128,6 +180,26 @@ fn commit_batch(
                 Err(Rejected) => {
                     stage.rollback(mark);
                     outcomes.push(Some(false));
+                }
+            }
+        }
+        if !map_full {
+            for (_, slot) in state.slots.iter_mut() {
+                let mark = stage.mark();
+                if let Err(e) = slot.finish(View { txn: &txn }, stage) {
+                    txn.abort();
+                    return Err(shared.poison(e));
+                }
+                match stage.apply(mark, &mut txn) {
+                    Ok(()) => {}
+                    Err(e) if is_map_full(&e) => {
+                        map_full = true;
+                        break;
+                    }
+                    Err(e) => {
+                        txn.abort();
+                        return Err(shared.poison(KvError::from(e)));
+                    }
                 }
             }
         }

@@ -24,7 +24,7 @@ pub mod table;
 pub mod view;
 
 pub use api::KvOp;
-pub use committer::{Outcome, Rejected, WriteRequest};
+pub use committer::{BatchSlot, BatchState, Outcome, Rejected, WriteRequest};
 pub use durability::{Durability, EnvOptions};
 pub use env::{CommitCounters, Environment};
 pub use error::KvError;

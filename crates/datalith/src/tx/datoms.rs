@@ -38,6 +38,8 @@ pub struct DatomBuilder<'a> {
     /// Holders of unique values asserted in this transaction.
     unique_holders: HashMap<(AttrId, Vec<u8>), EntityId>,
     retracted_entities: Vec<EntityId>,
+    /// Entities created by this transaction: nothing of them is in the database yet.
+    fresh: std::collections::HashSet<EntityId>,
 }
 
 fn enc(v: &Value) -> Vec<u8> {
@@ -48,7 +50,12 @@ fn enc(v: &Value) -> Vec<u8> {
 
 impl<'a> DatomBuilder<'a> {
     /// An empty overlay over `r`.
-    pub fn new(r: IndexReader<'a>, schema: &'a Schema, tx: EntityId) -> Self {
+    pub fn new(
+        r: IndexReader<'a>,
+        schema: &'a Schema,
+        tx: EntityId,
+        fresh: std::collections::HashSet<EntityId>,
+    ) -> Self {
         DatomBuilder {
             r,
             schema,
@@ -59,12 +66,16 @@ impl<'a> DatomBuilder<'a> {
             asserted_one: HashMap::new(),
             unique_holders: HashMap::new(),
             retracted_entities: Vec::new(),
+            fresh,
         }
     }
 
     fn present(&mut self, e: EntityId, a: AttrId, v: &Value, b: &[u8]) -> Result<bool, TxError> {
         if let Some(p) = self.presence.get(&(e, a, b.to_vec())) {
             return Ok(p.now);
+        }
+        if self.fresh.contains(&e) {
+            return Ok(false);
         }
         Ok(self.r.contains(e, a, v)?)
     }
@@ -81,7 +92,7 @@ impl<'a> DatomBuilder<'a> {
         match self.presence.get_mut(&key) {
             Some(p) => p.now = now,
             None => {
-                let original = self.r.contains(e, a, &v)?;
+                let original = !self.fresh.contains(&e) && self.r.contains(e, a, &v)?;
                 self.order.push(key.clone());
                 self.presence.insert(
                     key.clone(),
@@ -102,7 +113,12 @@ impl<'a> DatomBuilder<'a> {
     /// Current values of `[e a]` (database plus overlay), as (bytes, value).
     fn current(&mut self, e: EntityId, a: AttrId) -> Result<Vec<(Vec<u8>, Value)>, TxError> {
         let mut out = Vec::new();
-        for v in self.r.values(e, a)? {
+        let stored = if self.fresh.contains(&e) {
+            Vec::new()
+        } else {
+            self.r.values(e, a)?
+        };
+        for v in stored {
             let b = enc(&v);
             if self.present(e, a, &v, &b)? {
                 out.push((b, v));

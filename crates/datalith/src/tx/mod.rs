@@ -8,6 +8,7 @@
 //!
 //! [`run`] strings stages 2-4 together; [`request`] is the committer's unit of work.
 
+pub mod batch;
 pub mod data;
 pub mod datoms;
 pub mod edn;

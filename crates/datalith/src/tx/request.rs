@@ -3,16 +3,16 @@
 
 use std::sync::Arc;
 
+use super::batch::StoreBatch;
 use super::data::TxData;
 use super::error::TxError;
 use super::report::TxReport;
 use super::run::{now_ms, run_tx, TxFunction};
-use super::write::{stage_counter, stage_counters, stage_datoms};
+use super::write::stage_datoms;
 use crate::codec::{Keyword, Value};
 use crate::kv::handle::Completion;
-use crate::kv::{Outcome, Rejected, Stage, View, WriteRequest};
+use crate::kv::{BatchState, Outcome, Rejected, Stage, View, WriteRequest};
 use crate::store::reader::IndexReader;
-use crate::store::tables::meta_key;
 use crate::store::Store;
 use std::collections::HashMap;
 
@@ -30,18 +30,36 @@ pub struct TxRequest {
 }
 
 impl TxRequest {
-    fn attempt(&mut self, view: View<'_>, stage: &mut Stage) -> Result<TxReport, TxError> {
+    fn attempt(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        batch: &mut BatchState,
+    ) -> Result<TxReport, TxError> {
         let t = &self.store.tables;
         let r = IndexReader::new(view, t);
-        let schema = self.store.schema_for(&r)?;
+        let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        let schema = match &slot.schema {
+            Some(s) => s.clone(),
+            None => self.store.schema_for(&r)?,
+        };
+        let counters = slot.counters;
         let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
         let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
-        let out = run_tx(r, &schema, &self.data, &call, now_ms())?;
-        stage_datoms(&r, t, &out.datoms, stage)?;
-        stage_counters(t, stage, out.next_entity, out.next_attr, out.tx + 1);
+        let out = run_tx(r, &schema, &self.data, &call, now_ms(), counters)?;
+        let stats = stage_datoms(&r, t, &out.datoms, stage)?;
+        // Validation passed: only now does this request touch the shared batch state.
+        let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
+        for (a, (d, n)) in stats {
+            let e = slot.stats.entry(a).or_default();
+            e.0 += d;
+            e.1 += n;
+        }
         if let Some(new_schema) = out.new_schema {
-            stage_counter(t, stage, meta_key::SCHEMA_VERSION, new_schema.version);
-            self.store.publish_schema(Arc::new(new_schema));
+            let new_schema = Arc::new(new_schema);
+            self.store.publish_schema(new_schema.clone());
+            slot.schema = Some(new_schema);
         }
         let mut tempids = out.tempids;
         tempids.retain(|t, _| {
@@ -63,8 +81,13 @@ impl WriteRequest for TxRequest {
         self.size
     }
 
-    fn prepare(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), Rejected> {
-        match self.attempt(view, stage) {
+    fn prepare(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        batch: &mut BatchState,
+    ) -> Result<(), Rejected> {
+        match self.attempt(view, stage, batch) {
             Ok(report) => {
                 self.result = Some(Ok(report));
                 Ok(())

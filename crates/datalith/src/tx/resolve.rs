@@ -45,16 +45,22 @@ pub struct Resolver<'a> {
     pub counters: Counters,
     /// Final tempid -> id map (the report's tempids).
     pub tempids: HashMap<Tempid, EntityId>,
+    /// Ids allocated by this transaction (and its tx id): they have no datoms yet, so the
+    /// datom stage need not look them up.
+    pub fresh: std::collections::HashSet<EntityId>,
 }
 
 impl<'a> Resolver<'a> {
     /// A resolver.
     pub fn new(r: IndexReader<'a>, schema: &'a Schema, counters: Counters) -> Self {
+        let mut fresh = std::collections::HashSet::new();
+        fresh.insert(counters.tx);
         Resolver {
             r,
             schema,
             counters,
             tempids: HashMap::new(),
+            fresh,
         }
     }
 
@@ -202,6 +208,7 @@ impl<'a> Resolver<'a> {
                         id
                     };
                     allocated.insert(root, id);
+                    this.fresh.insert(id);
                     id
                 };
                 this.tempids.insert(t.clone(), id);

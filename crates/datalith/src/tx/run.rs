@@ -44,20 +44,12 @@ pub fn run_tx(
     data: &TxData,
     functions: &dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
     now_ms: i64,
+    counters: Option<(u64, u64, u64)>,
 ) -> Result<TxOutcome, TxError> {
-    let next_entity = read_counter(
-        r.view,
-        &r.t.meta,
-        meta_key::NEXT_ENTITY,
-        USER_PARTITION_START,
-    )?;
-    let next_attr = read_counter(
-        r.view,
-        &r.t.meta,
-        meta_key::NEXT_ATTR,
-        builtin::FIRST_USER_ATTR as u64,
-    )?;
-    let tx = read_counter(r.view, &r.t.meta, meta_key::NEXT_TX, TX_PARTITION_START)?;
+    let (next_entity, next_attr, tx) = match counters {
+        Some(c) => c,
+        None => read_counters(&r)?,
+    };
 
     // Stage 2: terms with tempids.
     let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
@@ -87,11 +79,14 @@ pub fn run_tx(
     resolver.resolve_tempids(&terms)?;
     let resolved = resolver.resolve(terms)?;
     let Resolver {
-        counters, tempids, ..
+        counters,
+        tempids,
+        fresh,
+        ..
     } = resolver;
 
     // Stage 4: datoms.
-    let mut builder = DatomBuilder::new(r, schema, tx);
+    let mut builder = DatomBuilder::new(r, schema, tx, fresh);
     for term in resolved {
         builder.apply(term)?;
     }
@@ -113,4 +108,23 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// The id counters (next entity, next attribute, next tx) recorded in this state.
+pub fn read_counters(r: &IndexReader<'_>) -> Result<(u64, u64, u64), TxError> {
+    Ok((
+        read_counter(
+            r.view,
+            &r.t.meta,
+            meta_key::NEXT_ENTITY,
+            USER_PARTITION_START,
+        )?,
+        read_counter(
+            r.view,
+            &r.t.meta,
+            meta_key::NEXT_ATTR,
+            builtin::FIRST_USER_ATTR as u64,
+        )?,
+        read_counter(r.view, &r.t.meta, meta_key::NEXT_TX, TX_PARTITION_START)?,
+    ))
 }

@@ -9,20 +9,21 @@ use crate::limits::MAX_KEY_BYTES;
 use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::IndexReader;
-use crate::store::tables::{self, meta_key, AttrStats, Tables};
+use crate::store::tables::{meta_key, Tables};
 use crate::store::Datom;
 
-/// Stages the index entries of `datoms` (with their encoded values) and the statistics.
+/// Stages the index entries of `datoms` (with their encoded values); returns the change of
+/// each attribute's statistics (datoms, distinct values).
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
     datoms: &[(Datom, Vec<u8>)],
     stage: &mut Stage,
-) -> Result<(), TxError> {
+) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
     let mut key = Vec::with_capacity(64);
     // Per (attr, value): net change in holders.
     let mut per_value: HashMap<(AttrId, &[u8]), i64> = HashMap::new();
-    let mut per_attr: HashMap<AttrId, i64> = HashMap::new();
+    let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::new();
     for (d, enc) in datoms {
         if ATTR_BYTES + enc.len() > MAX_KEY_BYTES {
             return Err(TxError::Malformed {
@@ -47,9 +48,8 @@ pub fn stage_datoms(
         }
         let delta = if d.added { 1 } else { -1 };
         *per_value.entry((d.a, enc.as_slice())).or_default() += delta;
-        *per_attr.entry(d.a).or_default() += delta;
+        stats.entry(d.a).or_default().0 += delta;
     }
-    let mut distinct: HashMap<AttrId, i64> = HashMap::new();
     for ((a, enc), delta) in per_value {
         if delta == 0 {
             continue;
@@ -63,18 +63,10 @@ pub fn stage_datoms(
         let after = before as i64 + delta;
         let change = (after > 0) as i64 - (before > 0) as i64;
         if change != 0 {
-            *distinct.entry(a).or_default() += change;
+            stats.entry(a).or_default().1 += change;
         }
     }
-    for (a, delta) in per_attr {
-        let old = r.stats(a)?;
-        let new = AttrStats {
-            datoms: (old.datoms as i64 + delta).max(0) as u64,
-            distinct: (old.distinct as i64 + distinct.get(&a).copied().unwrap_or(0)).max(0) as u64,
-        };
-        stage.put(&t.meta, &tables::stats_key(a), &new.to_bytes());
-    }
-    Ok(())
+    Ok(stats)
 }
 
 fn count_key(r: &IndexReader<'_>, t: &Tables, key: &[u8], cap: u64) -> Result<u64, TxError> {

@@ -1,0 +1,63 @@
+//! What the transactions of one group commit share: the id counters, the schema they
+//! produced, and the statistics deltas, all written once at the end of the batch instead of
+//! by every transaction.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::write::stage_counters;
+use crate::kv::{BatchSlot, KvError, Stage, View};
+use crate::store::reader::IndexReader;
+use crate::store::schema::Schema;
+use crate::store::tables::{self, meta_key, AttrStats, Tables};
+use crate::store::AttrId;
+
+/// Per-batch state of the Datalog store.
+pub struct StoreBatch {
+    pub(crate) tables: Tables,
+    /// (next entity, next attribute, next tx) after the batch's transactions so far.
+    pub(crate) counters: Option<(u64, u64, u64)>,
+    /// The newest schema a transaction of this batch produced.
+    pub(crate) schema: Option<Arc<Schema>>,
+    /// Per attribute: change in datoms and in distinct values.
+    pub(crate) stats: HashMap<AttrId, (i64, i64)>,
+}
+
+impl StoreBatch {
+    pub(crate) fn new(tables: Tables) -> Self {
+        StoreBatch {
+            tables,
+            counters: None,
+            schema: None,
+            stats: HashMap::new(),
+        }
+    }
+}
+
+impl BatchSlot for StoreBatch {
+    fn finish(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), KvError> {
+        let t = &self.tables;
+        if let Some((e, a, tx)) = self.counters {
+            stage_counters(t, stage, e, a, tx);
+        }
+        if let Some(s) = &self.schema {
+            stage.put(&t.meta, meta_key::SCHEMA_VERSION, &s.version.to_be_bytes());
+        }
+        let r = IndexReader::new(view, t);
+        for (a, (datoms, distinct)) in &self.stats {
+            let old = r.stats(*a).map_err(|e| KvError::CommitFailed {
+                cause: e.to_string(),
+            })?;
+            let new = AttrStats {
+                datoms: (old.datoms as i64 + datoms).max(0) as u64,
+                distinct: (old.distinct as i64 + distinct).max(0) as u64,
+            };
+            stage.put(&t.meta, &tables::stats_key(*a), &new.to_bytes());
+        }
+        Ok(())
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,159 @@
+//! Random transactions against the store and a simple in-memory model: the datoms and the
+//! statistics must agree after every run, whatever the batching.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use datalith::codec::{Keyword, Value};
+use datalith::kv::Durability;
+use datalith::tx::{EntityMap, EntityRef, Tempid, TxData, TxOp, TxValue};
+use datalith::{Database, DbOptions};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// `:one` (cardinality one) on entity i.
+    SetOne(usize, i64),
+    /// `:many` add.
+    AddMany(usize, i64),
+    /// `:many` retract.
+    RetractMany(usize, i64),
+    /// Retract every `:one`.
+    RetractOne(usize),
+    /// Retract the entity.
+    RetractEntity(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let e = 0usize..5;
+    let v = 0i64..4;
+    prop_oneof![
+        (e.clone(), v.clone()).prop_map(|(e, v)| Op::SetOne(e, v)),
+        (e.clone(), v.clone()).prop_map(|(e, v)| Op::AddMany(e, v)),
+        (e.clone(), v).prop_map(|(e, v)| Op::RetractMany(e, v)),
+        e.clone().prop_map(Op::RetractOne),
+        e.prop_map(Op::RetractEntity),
+    ]
+}
+
+type Model = BTreeMap<(u64, &'static str), BTreeSet<i64>>;
+
+fn kw(n: &str) -> Keyword {
+    Keyword::new(None, n)
+}
+
+fn apply(model: &mut Model, ids: &[u64], ops: &[Op]) {
+    for o in ops {
+        match o {
+            Op::SetOne(e, v) => {
+                let s = model.entry((ids[*e], "one")).or_default();
+                s.clear();
+                s.insert(*v);
+            }
+            Op::AddMany(e, v) => {
+                model.entry((ids[*e], "many")).or_default().insert(*v);
+            }
+            Op::RetractMany(e, v) => {
+                model.entry((ids[*e], "many")).or_default().remove(v);
+            }
+            Op::RetractOne(e) => {
+                model.remove(&(ids[*e], "one"));
+            }
+            Op::RetractEntity(e) => {
+                model.retain(|(x, a), _| *x != ids[*e] || *a == "name");
+                model.remove(&(ids[*e], "name"));
+            }
+        }
+    }
+    model.retain(|_, s| !s.is_empty());
+}
+
+fn tx_of(ids: &[u64], ops: &[Op]) -> TxData {
+    let mut d = TxData::default();
+    for o in ops {
+        let id = |e: &usize| EntityRef::Id(ids[*e]);
+        d = d.op(match o {
+            Op::SetOne(e, v) => TxOp::Add {
+                e: id(e),
+                a: kw("one"),
+                v: TxValue::Value(Value::Long(*v)),
+            },
+            Op::AddMany(e, v) => TxOp::Add {
+                e: id(e),
+                a: kw("many"),
+                v: TxValue::Value(Value::Long(*v)),
+            },
+            Op::RetractMany(e, v) => TxOp::Retract {
+                e: id(e),
+                a: kw("many"),
+                v: Some(TxValue::Value(Value::Long(*v))),
+            },
+            Op::RetractOne(e) => TxOp::Retract {
+                e: id(e),
+                a: kw("one"),
+                v: None,
+            },
+            Op::RetractEntity(e) => TxOp::RetractEntity { e: id(e) },
+        });
+    }
+    d
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #[test]
+    fn store_matches_model(txs in proptest::collection::vec(proptest::collection::vec(op(), 1..4), 1..12)) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
+        let attr = |name: &str, card: &str| EntityMap::default()
+            .set(Keyword::parse(":db/ident"), TxValue::Value(Value::Keyword(kw(name))))
+            .set(Keyword::parse(":db/valueType"), TxValue::Value(Value::keyword(":db.type/long")))
+            .set(Keyword::parse(":db/cardinality"), TxValue::Value(Value::keyword(card)));
+        db.transact(TxData::default().map(attr("one", ":db.cardinality/one")).map(attr("many", ":db.cardinality/many"))).unwrap();
+        let mut seed = TxData::default();
+        for i in 0..5 {
+            seed = seed.map(EntityMap::with_id(EntityRef::Temp(Tempid::Negative(-1 - i))).set(kw("many"), TxValue::Value(Value::Long(100 + i))));
+        }
+        let r = db.transact(seed).unwrap();
+        let ids: Vec<u64> = (0..5).map(|i| r.tempid_neg(-1 - i).unwrap()).collect();
+        let mut model: Model = BTreeMap::new();
+        for (i, id) in ids.iter().enumerate() {
+            model.entry((*id, "many")).or_default().insert(100 + i as i64);
+        }
+        // Half the transactions queued at once (shared batches), half one by one. A
+        // transaction asserting two values of `:one` on one entity must fail alone.
+        let mut handles = Vec::new();
+        for (i, ops) in txs.iter().enumerate() {
+            let conflict = ops.iter().any(|a| ops.iter().any(|b| matches!((a, b), (Op::SetOne(e1, v1), Op::SetOne(e2, v2)) if e1 == e2 && v1 != v2)));
+            if !conflict {
+                apply(&mut model, &ids, ops);
+            }
+            if i % 2 == 0 {
+                handles.push((conflict, db.transact_async(tx_of(&ids, ops))));
+            } else {
+                for (c, h) in handles.drain(..) { prop_assert_eq!(h.wait().is_err(), c); }
+                prop_assert_eq!(db.transact(tx_of(&ids, ops)).is_err(), conflict);
+            }
+        }
+        for (c, h) in handles { prop_assert_eq!(h.wait().is_err(), c); }
+        let snap = db.db().unwrap();
+        let schema = snap.schema().clone();
+        let mut got: Model = BTreeMap::new();
+        for id in &ids {
+            for (a, v) in snap.reader().entity(*id).unwrap() {
+                let name: &'static str = match schema.get(a).unwrap().ident.name() { "one" => "one", "many" => "many", other => panic!("{other}") };
+                let Value::Long(n) = v else { panic!("{v:?}") };
+                got.entry((*id, name)).or_default().insert(n);
+            }
+        }
+        prop_assert_eq!(&got, &model);
+        // Statistics agree with the data.
+        for name in ["one", "many"] {
+            let a = schema.by_ident(&kw(name)).unwrap().id;
+            let datoms: u64 = model.iter().filter(|((_, n), _)| *n == name).map(|(_, s)| s.len() as u64).sum();
+            let distinct: BTreeSet<i64> = model.iter().filter(|((_, n), _)| *n == name).flat_map(|(_, s)| s.iter().copied()).collect();
+            let stats = snap.reader().stats(a).unwrap();
+            prop_assert_eq!(stats.datoms, datoms, "datoms of {}", name);
+            prop_assert_eq!(stats.distinct, distinct.len() as u64, "distinct of {}", name);
+        }
+    }
+}
