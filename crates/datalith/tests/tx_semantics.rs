@@ -465,3 +465,55 @@ fn concurrent_requests_keep_their_own_tempids() {
     assert_eq!(distinct.len(), 150);
     assert!(db.env().commit_counters().largest_batch > 1);
 }
+
+#[test]
+fn bulk_load_writes_indexes_statistics_and_counters() {
+    let (_d, db) = people();
+    let base = datalith::store::ids::USER_PARTITION_START;
+    let mut datoms = Vec::new();
+    for i in 0..1000u64 {
+        datoms.push((
+            base + i,
+            kw(":person/email"),
+            Value::String(format!("u{i}@x").into()),
+        ));
+        datoms.push((base + i, kw(":person/age"), Value::Long((i % 7) as i64)));
+    }
+    assert_eq!(db.fill_db(&datoms).unwrap(), 2000);
+    let snap = db.db().unwrap();
+    let age = snap.attr(&kw(":person/age")).unwrap().id;
+    let stats = snap.reader().stats(age).unwrap();
+    assert_eq!((stats.datoms, stats.distinct), (1000, 7));
+    let n = snap
+        .q("[:find (count ?e) . :where [?e :person/age 3]]", &[])
+        .unwrap();
+    assert_eq!(n, datalith::edn::Edn::Long(143));
+    drop(snap);
+    // Ids handed out afterwards never collide with loaded ones.
+    let r = db
+        .transact(
+            TxData::default().map(EntityMap::with_id(temp("new")).set(kw(":person/name"), s("N"))),
+        )
+        .unwrap();
+    assert!(r.tempid("new").unwrap() >= base + 1000);
+    // Upserts find bulk-loaded entities.
+    let r = db
+        .transact(
+            TxData::default().map(
+                EntityMap::with_id(temp("u"))
+                    .set(kw(":person/email"), s("u5@x"))
+                    .set(kw(":person/age"), l(99)),
+            ),
+        )
+        .unwrap();
+    assert_eq!(r.tempid("u"), Some(base + 5));
+    // Bad input is refused before anything is written.
+    let err = db
+        .fill_db(&[(base + 5000, kw(":person/age"), Value::String("x".into()))])
+        .unwrap_err();
+    assert!(matches!(err, TxError::WrongType { .. }), "{err:?}");
+    let err = db
+        .fill_db(&[(7, kw(":person/age"), Value::Long(1))])
+        .unwrap_err();
+    assert!(matches!(err, TxError::Malformed { .. }), "{err:?}");
+}

@@ -150,3 +150,66 @@ impl Database {
             .insert(name.to_string(), Arc::new(f));
     }
 }
+
+/// Datoms per chunk of a bulk load: big enough that the fsync is amortised, small enough that
+/// a chunk's sorted entries stay well inside memory.
+const BULK_CHUNK_DATOMS: usize = 500_000;
+
+impl Database {
+    /// Bulk-loads datoms `(entity id, attribute, value)` (Datalevin's `fill-db`): no tempids,
+    /// upserts, cardinality or uniqueness checks, just attribute and type checks, then sorted
+    /// writes straight into the indexes, durably. Entity ids must lie in the user partition
+    /// (`store::ids::USER_PARTITION_START..`). Returns the number of datoms written.
+    pub fn fill_db(
+        &self,
+        datoms: &[(crate::store::EntityId, Keyword, Value)],
+    ) -> Result<u64, TxError> {
+        let snap = self.db()?;
+        let schema = snap.schema().clone();
+        drop(snap);
+        let mut handles = Vec::new();
+        for chunk in datoms.chunks(BULK_CHUNK_DATOMS) {
+            let mut with_ids = Vec::with_capacity(chunk.len());
+            for (e, k, v) in chunk {
+                let a = schema
+                    .by_ident(k)
+                    .ok_or_else(|| TxError::UnknownAttribute {
+                        attr: k.to_string(),
+                        form: format!("[{e} {k} {v:?}]"),
+                    })?
+                    .id;
+                with_ids.push((*e, a, v.clone()));
+            }
+            let prepared = crate::tx::bulk::prepare(&schema, &with_ids)?;
+            let (completion, handle) = CommitHandle::pair();
+            self.env.submit(Box::new(crate::tx::bulk::FillRequest {
+                tables: self.store.tables.clone(),
+                chunk: prepared,
+                result: None,
+                completion: Some(completion),
+            }));
+            handles.push(handle);
+        }
+        let mut n = 0;
+        for h in handles {
+            n += h.wait()?;
+        }
+        Ok(n)
+    }
+
+    /// Creates (or opens) a database at `path`, installs `schema` (tx data) and bulk-loads
+    /// `datoms` (Datalevin's `init-db`).
+    pub fn init_db(
+        path: impl AsRef<Path>,
+        options: DbOptions,
+        schema: TxData,
+        datoms: &[(crate::store::EntityId, Keyword, Value)],
+    ) -> Result<Database, TxError> {
+        let db = Database::open(path, options)?;
+        if !schema.items.is_empty() {
+            db.transact(schema)?;
+        }
+        db.fill_db(datoms)?;
+        Ok(db)
+    }
+}

@@ -9,6 +9,7 @@
 //! [`run`] strings stages 2-4 together; [`request`] is the committer's unit of work.
 
 pub mod batch;
+pub mod bulk;
 pub mod data;
 pub mod datoms;
 pub mod edn;
