@@ -628,13 +628,18 @@ impl<'a> Ctx<'a> {
                         pairs.push((e, v));
                         Ok(true)
                     })?;
+                // `[?x :a ?x]`: one variable in both places must take one value.
+                let same = matches!((&p.e, &p.v), (Term::Var(a), Term::Var(b)) if a == b);
                 for row in &rel.rows {
                     for (e, v) in &pairs {
+                        if same && Value::Ref(*e) != *v {
+                            continue;
+                        }
                         let mut r = row.clone();
                         if let Term::Var(_) = p.e {
                             r.push(Value::Ref(*e));
                         }
-                        if let Term::Var(_) = p.v {
+                        if let (Term::Var(_), false) = (&p.v, same) {
                             r.push(v.clone());
                         }
                         out.rows.push(r);
