@@ -1,0 +1,151 @@
+//! The paced writer: one thread puts blobs at a steady rate and asks the store to make them
+//! durable every flush interval. Write `n` is due at `t0 + n / rate`; a writer that falls
+//! behind writes without sleeping until it has caught up, so a store that cannot sustain the
+//! rate shows it as a lower achieved rate and a growing lag, never as a shorter schedule.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, RngExt, SeedableRng};
+use std::time::{Duration, Instant};
+
+use super::stores::{fingerprint, BlobStore};
+use super::BlobError;
+
+/// What to write.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Blobs per second.
+    pub rate: f64,
+    /// Length of the schedule.
+    pub secs: f64,
+    /// Keys are uniform over `0..keys`.
+    pub keys: u32,
+    /// Blob sizes are uniform over `min_bytes..=max_bytes`.
+    pub min_bytes: usize,
+    /// See `min_bytes`.
+    pub max_bytes: usize,
+    /// Every this long the store makes what it has durable.
+    pub flush_every: Duration,
+    /// Seed of the key, size and content generator.
+    pub seed: u64,
+}
+
+impl Plan {
+    /// Writes the schedule holds.
+    pub fn total_writes(&self) -> u64 {
+        (self.rate * self.secs).floor() as u64
+    }
+
+    fn due(&self, t0: Instant, n: u64) -> Instant {
+        t0 + Duration::from_secs_f64(n as f64 / self.rate)
+    }
+}
+
+/// What the writer did.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// Puts issued.
+    pub issued: u64,
+    /// Puts durable at the end (all of them unless the store failed).
+    pub durable: u64,
+    /// Bytes of blob payload issued.
+    pub logical_bytes: u64,
+    /// From the first due time to the moment the last put became durable.
+    pub elapsed_s: f64,
+    /// The most a put was issued after its due time.
+    pub max_lag_s: f64,
+    /// Flush calls made.
+    pub flushes: u64,
+    /// For each key, the `(length, fingerprint)` of the last blob written to it.
+    pub expected: Vec<Option<(usize, u64)>>,
+}
+
+/// Sleeping for less than this costs more in timer overhead and wake-ups than it helps the
+/// smoothness of the rate: at 10,000 blobs/s the writer wakes every millisecond and writes ~10.
+const MIN_SLEEP: Duration = Duration::from_millis(1);
+
+/// Runs `plan` against `store`; `progress` gets the number of puts issued about once a second.
+pub fn run(
+    store: &mut dyn BlobStore,
+    plan: &Plan,
+    mut progress: impl FnMut(u64),
+) -> Result<Written, BlobError> {
+    let mut rng = SmallRng::seed_from_u64(plan.seed);
+    let total = plan.total_writes();
+    let mut expected = vec![None; plan.keys as usize];
+    let (mut issued, mut logical_bytes, mut flushes) = (0u64, 0u64, 0u64);
+    let mut max_lag = Duration::ZERO;
+    let t0 = Instant::now();
+    let end = t0 + Duration::from_secs_f64(plan.secs);
+    let mut next_flush = t0 + plan.flush_every;
+    let mut next_progress = t0 + Duration::from_secs(1);
+    loop {
+        let now = Instant::now();
+        if now >= next_flush {
+            store.flush()?;
+            flushes += 1;
+            while next_flush <= now {
+                next_flush += plan.flush_every;
+            }
+            continue;
+        }
+        if now >= next_progress {
+            progress(issued);
+            next_progress += Duration::from_secs(1);
+        }
+        if issued >= total || now >= end {
+            break;
+        }
+        let due = plan.due(t0, issued);
+        if due <= now {
+            max_lag = max_lag.max(now - due);
+            let key = rng.random_range(0..plan.keys);
+            let len = rng.random_range(plan.min_bytes..=plan.max_bytes);
+            let mut blob = vec![0u8; len];
+            rng.fill_bytes(&mut blob);
+            expected[key as usize] = Some((len, fingerprint(&blob)));
+            store.put(key, blob)?;
+            issued += 1;
+            logical_bytes += len as u64;
+            continue;
+        }
+        let wake = due.min(next_flush).min(end);
+        std::thread::sleep((wake - now).max(MIN_SLEEP));
+    }
+    store.finish()?;
+    flushes += 1;
+    let elapsed_s = t0.elapsed().as_secs_f64();
+    progress(issued);
+    Ok(Written {
+        issued,
+        durable: store.durable_puts(),
+        logical_bytes,
+        elapsed_s,
+        max_lag_s: max_lag.as_secs_f64(),
+        flushes,
+        expected,
+    })
+}
+
+/// Checks that `store` holds exactly the last blob written to every key, and nothing else.
+pub fn verify(store: &mut dyn BlobStore, name: &str, written: &Written) -> Result<u64, BlobError> {
+    let fail = |message: String| BlobError::Verify {
+        store: name.to_string(),
+        message,
+    };
+    let mut present = 0u64;
+    for (key, want) in written.expected.iter().enumerate() {
+        let Some(want) = want else { continue };
+        present += 1;
+        let got = store.read_back(key as u32)?;
+        if got != Some(*want) {
+            return Err(fail(format!(
+                "key {key}: expected (len, first 8 bytes) {want:?}, found {got:?}"
+            )));
+        }
+    }
+    let count = store.count()?;
+    if count != present {
+        return Err(fail(format!("{count} keys stored, {present} written")));
+    }
+    Ok(count)
+}

@@ -1,0 +1,129 @@
+//! One line of the summary: one store at one rate, every figure per second of its run.
+
+use serde::Serialize;
+
+use super::child::ChildResult;
+use super::stores;
+use super::tracer::SyscallCounts;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The figures of one store at one rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub store: String,
+    pub target_rate: f64,
+    /// `ok`, `skipped` (store not in this build) or `failed`.
+    pub status: String,
+    /// Why skipped or failed.
+    pub note: String,
+    /// Durable puts per second: durable puts / time until the last one was durable.
+    pub achieved_rate: f64,
+    pub cpu_pct: f64,
+    pub user_pct: f64,
+    pub sys_pct: f64,
+    /// `syscw` from `/proc/self/io`, per second.
+    pub syscw_per_s: f64,
+    /// write-family calls per second counted by `perf` tracepoints (if available).
+    pub write_calls_per_s: Option<f64>,
+    /// fsync-family calls per second: counted by perf if available, else the store's
+    /// documented calls per flush times flushes (see `fsync_source`).
+    pub fsyncs_per_s: f64,
+    /// `perf` or `nominal`.
+    pub fsync_source: String,
+    pub device_mib_s: Option<f64>,
+    pub logical_mib_s: f64,
+    pub device_per_logical: Option<f64>,
+    /// `write_bytes` of `/proc/self/io`, per second (cross-check of the device figure).
+    pub write_bytes_mib_s: f64,
+    pub flush_ms_mean: f64,
+    pub flush_ms_max: f64,
+    pub max_lag_ms: f64,
+    pub issued: u64,
+    pub durable: u64,
+    pub verified_keys: u64,
+    pub files_mib: f64,
+    pub elapsed_s: f64,
+    /// Block device whose sectors were counted.
+    pub device: String,
+}
+
+impl Row {
+    /// A store that did not run.
+    pub fn not_run(store: &str, rate: f64, status: &str, note: String) -> Row {
+        Row {
+            store: store.to_string(),
+            target_rate: rate,
+            status: status.to_string(),
+            note,
+            achieved_rate: 0.0,
+            cpu_pct: 0.0,
+            user_pct: 0.0,
+            sys_pct: 0.0,
+            syscw_per_s: 0.0,
+            write_calls_per_s: None,
+            fsyncs_per_s: 0.0,
+            fsync_source: String::new(),
+            device_mib_s: None,
+            logical_mib_s: 0.0,
+            device_per_logical: None,
+            write_bytes_mib_s: 0.0,
+            flush_ms_mean: 0.0,
+            flush_ms_max: 0.0,
+            max_lag_ms: 0.0,
+            issued: 0,
+            durable: 0,
+            verified_keys: 0,
+            files_mib: 0.0,
+            elapsed_s: 0.0,
+            device: String::new(),
+        }
+    }
+
+    /// A completed run: the child's own figures plus the device delta and tracer counts
+    /// the parent measured around it.
+    pub fn from_run(
+        r: &ChildResult,
+        device: Option<(&str, u64)>,
+        traced: Option<SyscallCounts>,
+    ) -> Row {
+        let t = r.elapsed_s.max(1e-9);
+        let c = &r.counters;
+        let (fsyncs, source) = match traced {
+            Some(s) => (s.syncs as f64, "perf"),
+            None => (
+                stores::nominal_syncs_per_flush(&r.store) * r.flushes as f64,
+                "nominal",
+            ),
+        };
+        let logical = r.logical_bytes as f64 / MIB / t;
+        let device_mib_s = device.map(|(_, b)| b as f64 / MIB / t);
+        Row {
+            store: r.store.clone(),
+            target_rate: r.rate,
+            status: "ok".into(),
+            note: String::new(),
+            achieved_rate: r.durable as f64 / t,
+            cpu_pct: (c.user_s + c.sys_s) / t * 100.0,
+            user_pct: c.user_s / t * 100.0,
+            sys_pct: c.sys_s / t * 100.0,
+            syscw_per_s: c.syscw as f64 / t,
+            write_calls_per_s: traced.map(|s| s.writes as f64 / t),
+            fsyncs_per_s: fsyncs / t,
+            fsync_source: source.into(),
+            device_mib_s,
+            logical_mib_s: logical,
+            device_per_logical: device_mib_s.filter(|_| logical > 0.0).map(|d| d / logical),
+            write_bytes_mib_s: c.write_bytes as f64 / MIB / t,
+            flush_ms_mean: r.flush_ms_mean,
+            flush_ms_max: r.flush_ms_max,
+            max_lag_ms: r.max_lag_s * 1e3,
+            issued: r.issued,
+            durable: r.durable,
+            verified_keys: r.verified_keys,
+            files_mib: r.files_bytes as f64 / MIB,
+            elapsed_s: r.elapsed_s,
+            device: device.map(|(d, _)| d.to_string()).unwrap_or_default(),
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The stores under test, behind one small trait, and the names `--stores` accepts.
+//!
+//! - [`datalith`]: Datalith KV in several ways of making 500 ms of puts durable.
+//! - [`sqlite`]: SQLite, WAL, `synchronous=FULL`, one transaction per flush.
+//! - [`rocks`]: RocksDB, `sync=false` puts and `FlushWAL(true)` per flush (feature `rocksdb`).
+
+pub mod datalith;
+#[cfg(feature = "rocksdb")]
+pub mod rocks;
+pub mod sqlite;
+
+use std::path::Path;
+
+use super::BlobError;
+
+/// A store the paced writer drives. Puts are not durable until a flush covering them has
+/// completed; the store counts how many are.
+pub trait BlobStore {
+    /// Writes `blob` under `key` (not yet durable).
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BlobError>;
+
+    /// Makes every earlier put durable. A pipelined store may only start the work and return;
+    /// [`BlobStore::durable_puts`] tells when it is done.
+    fn flush(&mut self) -> Result<(), BlobError>;
+
+    /// Blocks until every flush started so far has completed.
+    fn finish(&mut self) -> Result<(), BlobError>;
+
+    /// Puts known to be durable.
+    fn durable_puts(&mut self) -> u64;
+
+    /// Latencies (seconds) of the completed flushes, from the call to the durable completion.
+    fn flush_latencies(&self) -> Vec<f64>;
+
+    /// Reads `key` back: `(length, first 8 bytes)` of its value, or `None` if absent.
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BlobError>;
+
+    /// Number of keys stored.
+    fn count(&mut self) -> Result<u64, BlobError>;
+}
+
+/// Every store `--stores` accepts, with what it is.
+pub const STORES: &[(&str, &str)] = &[
+    (
+        "datalith",
+        "Datalith KV, durable (fdatasync per commit); one transact_kv_with_callback of the \
+         puts of each 500 ms, pipelined: the writer keeps writing while it commits",
+    ),
+    (
+        "datalith-blocking",
+        "Datalith KV, durable; one blocking transact_kv of the puts of each 500 ms",
+    ),
+    (
+        "datalith-nordahead",
+        "as `datalith`, opened with no_read_ahead (MDB_NORDAHEAD)",
+    ),
+    (
+        "datalith-writemap-fsync",
+        "Datalith KV, WriteMapAsync; one commit per 500 ms, then fdatasync of data.mdb by the \
+         benchmark (NOT power-safe: meta and data pages reach the disk in no set order)",
+    ),
+    (
+        "datalith-nosync-fsync",
+        "Datalith KV, NoSync; one commit per 500 ms, then fdatasync of data.mdb by the \
+         benchmark (NOT power-safe for the same reason)",
+    ),
+    (
+        "sqlite",
+        "SQLite, journal_mode=WAL, synchronous=FULL, INTEGER PRIMARY KEY + BLOB, \
+         INSERT OR REPLACE, one transaction per 500 ms",
+    ),
+    (
+        "rocksdb",
+        "RocksDB, compression off, WriteOptions sync=false, FlushWAL(true) every 500 ms",
+    ),
+];
+
+/// Whether `name` can run in this build (RocksDB needs the `rocksdb` feature).
+pub fn available(name: &str) -> bool {
+    name != "rocksdb" || cfg!(feature = "rocksdb")
+}
+
+/// fsync-family calls the store's own flush path makes per flush, as documented by its
+/// engine, for when no tracer can count them: LMDB durable commit = fdatasync of the data file
+/// + one write to the O_DSYNC meta descriptor (counted as a sync); WAL fsync for SQLite;
+/// FlushWAL(true) = one fsync for RocksDB. Checkpoints and compactions add more.
+pub fn nominal_syncs_per_flush(name: &str) -> f64 {
+    match name {
+        "datalith" | "datalith-blocking" | "datalith-nordahead" => 2.0,
+        _ => 1.0,
+    }
+}
+
+/// Opens store `name` in `dir` (created empty by the caller).
+pub fn open(name: &str, dir: &Path) -> Result<Box<dyn BlobStore>, BlobError> {
+    match name {
+        "sqlite" => Ok(Box::new(sqlite::Sqlite::open(dir)?)),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Ok(Box::new(rocks::Rocks::open(dir)?)),
+        other => match datalith::Variant::from_name(other) {
+            Some(v) => Ok(Box::new(datalith::DatalithKv::open(dir, v)?)),
+            None => Err(BlobError::Arg {
+                arg: "--stores",
+                message: format!("unknown or unavailable store {other:?}"),
+            }),
+        },
+    }
+}
+
+/// The first 8 bytes of a blob (random, so with the length they identify it well enough for
+/// the read-back check).
+pub fn fingerprint(blob: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = blob.len().min(8);
+    b[..n].copy_from_slice(&blob[..n]);
+    u64::from_le_bytes(b)
+}

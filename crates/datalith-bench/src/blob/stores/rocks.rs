@@ -1,0 +1,93 @@
+//! RocksDB as the seed ran it: compression off, `sync=false` puts (each appends to the WAL
+//! with a `write` call), `FlushWAL(true)` every 500 ms (one fsync of the WAL). Everything else
+//! is RocksDB's default.
+
+use rocksdb::{DBCompressionType, Options, WriteOptions, DB};
+use std::path::Path;
+use std::time::Instant;
+
+use super::{fingerprint, BlobStore};
+use crate::blob::BlobError;
+
+const NAME: &str = "rocksdb";
+
+/// One RocksDB database directory.
+pub struct Rocks {
+    db: DB,
+    write: WriteOptions,
+    window: u64,
+    durable: u64,
+    latencies: Vec<f64>,
+}
+
+impl Rocks {
+    /// Creates the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Rocks, BlobError> {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.set_compression_type(DBCompressionType::None);
+        opts.set_bottommost_compression_type(DBCompressionType::None);
+        let db = DB::open(&opts, dir).map_err(BlobError::store(NAME, "open"))?;
+        let mut write = WriteOptions::default();
+        write.set_sync(false);
+        Ok(Rocks {
+            db,
+            write,
+            window: 0,
+            durable: 0,
+            latencies: Vec::new(),
+        })
+    }
+}
+
+impl BlobStore for Rocks {
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BlobError> {
+        self.db
+            .put_opt(u64::from(key).to_be_bytes(), blob, &self.write)
+            .map_err(BlobError::store(NAME, "put"))?;
+        self.window += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), BlobError> {
+        if self.window == 0 {
+            return Ok(());
+        }
+        let started = Instant::now();
+        self.db
+            .flush_wal(true)
+            .map_err(BlobError::store(NAME, "FlushWAL"))?;
+        self.durable += std::mem::take(&mut self.window);
+        self.latencies.push(started.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), BlobError> {
+        self.flush()
+    }
+
+    fn durable_puts(&mut self) -> u64 {
+        self.durable
+    }
+
+    fn flush_latencies(&self) -> Vec<f64> {
+        self.latencies.clone()
+    }
+
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BlobError> {
+        let v = self
+            .db
+            .get(u64::from(key).to_be_bytes())
+            .map_err(BlobError::store(NAME, "get"))?;
+        Ok(v.map(|v| (v.len(), fingerprint(&v))))
+    }
+
+    fn count(&mut self) -> Result<u64, BlobError> {
+        let mut n = 0;
+        for item in self.db.iterator(rocksdb::IteratorMode::Start) {
+            item.map_err(BlobError::store(NAME, "iterate"))?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
