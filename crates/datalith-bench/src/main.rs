@@ -3,6 +3,7 @@
 //!
 //! Keep this file a table of subcommands: each workload lives in its own module.
 
+mod blob;
 mod common;
 mod write;
 
@@ -27,12 +28,19 @@ enum Command {
     /// time and peak RSS are its own.
     #[command(name = "__write-child", hide = true)]
     WriteChild(write::ChildArgs),
+    /// Workload B: steady-rate blob writes, durable every 500 ms, against SQLite and RocksDB.
+    Blob(blob::BlobArgs),
+    /// Internal: runs one store at one rate of workload B in this (child) process.
+    #[command(name = "__blob-child", hide = true)]
+    BlobChild(blob::BlobChildArgs),
 }
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Write(args) => write::run(args),
         Command::WriteChild(args) => write::run_child(args),
+        Command::Blob(args) => blob::run(args),
+        Command::BlobChild(args) => blob::run_child(args),
     };
     match result {
         Ok(code) => code,

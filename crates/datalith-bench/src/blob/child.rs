@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::args::BlobChildArgs;
 use super::pace::{self, Plan};
 use super::probe::ProcCounters;
-use super::{stores, BlobError};
+use super::stores;
+use crate::common::BenchError;
 
 /// Blob sizes of the seed: 5-15 KB, i.e. 5,000 to 15,000 bytes (the seed's logical 95.36 MB/s
 /// at 10,000 blobs/s is 10,000 bytes a blob in MiB/s).
@@ -39,7 +40,7 @@ pub struct ChildResult {
 }
 
 /// Runs one store at one rate and prints its result.
-pub fn run(args: BlobChildArgs) -> Result<(), BlobError> {
+pub fn run(args: BlobChildArgs) -> Result<(), BenchError> {
     let plan = Plan {
         rate: args.rate,
         secs: args.secs,
@@ -79,7 +80,7 @@ pub fn run(args: BlobChildArgs) -> Result<(), BlobError> {
         verified_keys,
         files_bytes: dir_bytes(&args.dir),
     };
-    let json = serde_json::to_string(&result).map_err(|e| BlobError::Child {
+    let json = serde_json::to_string(&result).map_err(|e| BenchError::Child {
         what: args.store.clone(),
         message: e.to_string(),
     })?;

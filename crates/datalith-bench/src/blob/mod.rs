@@ -8,29 +8,30 @@
 //! - [`stores`]: Datalith KV (and its alternatives), SQLite, RocksDB.
 //! - [`probe`]: CPU time, `/proc/self/io`, block device counters.
 //! - [`tracer`]: system-call counts through `perf stat` tracepoints.
-//! - [`row`] / [`summary`]: the figures and `summary.md` / `summary.jsonl`.
+//! - [`row`] / [`summary`] / [`plots`]: the figures, `summary.md` / `summary.jsonl`, PNGs.
 
 pub mod args;
 pub mod child;
-pub mod error;
 pub mod orchestrate;
 pub mod pace;
+pub mod plots;
 pub mod probe;
 pub mod row;
 pub mod stores;
 pub mod summary;
 pub mod tracer;
 
+use std::process::ExitCode;
+
+pub use crate::common::BenchError;
 pub use args::{BlobArgs, BlobChildArgs};
-pub use error::BlobError;
-pub use orchestrate::CHILD_COMMAND;
 
 /// `datalith-bench blob`: every store at every rate, then the summary.
-pub fn run(args: BlobArgs) -> Result<(), BlobError> {
-    orchestrate::run(args)
+pub fn run(args: BlobArgs) -> Result<ExitCode, BenchError> {
+    orchestrate::run(args).map(|()| ExitCode::SUCCESS)
 }
 
 /// The hidden child subcommand: one store at one rate.
-pub fn run_child(args: BlobChildArgs) -> Result<(), BlobError> {
-    child::run(args)
+pub fn run_child(args: BlobChildArgs) -> Result<ExitCode, BenchError> {
+    child::run(args).map(|()| ExitCode::SUCCESS)
 }

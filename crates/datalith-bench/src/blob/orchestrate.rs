@@ -8,12 +8,13 @@ use std::process::{Command, Stdio};
 
 use super::args::BlobArgs;
 use super::child::ChildResult;
+use super::plots;
 use super::probe::{sync_all, Device};
 use super::row::Row;
 use super::stores;
 use super::summary::{self, Header};
 use super::tracer::{self, Tracer};
-use super::BlobError;
+use crate::common::BenchError;
 
 /// Name of the hidden subcommand that runs one store at one rate.
 pub const CHILD_COMMAND: &str = "__blob-child";
@@ -24,17 +25,18 @@ const FULL_SECS: f64 = 120.0;
 const QUICK_SECS: f64 = 2.0;
 
 /// Runs every store at every rate and writes the summary.
-pub fn run(args: BlobArgs) -> Result<(), BlobError> {
+pub fn run(args: BlobArgs) -> Result<(), BenchError> {
     let secs = args
         .secs
         .unwrap_or(if args.quick { QUICK_SECS } else { FULL_SECS });
     check_args(&args, secs)?;
     let out = args.out.join("blob");
     let data = args.data_dir.clone().unwrap_or_else(|| out.join("data"));
-    std::fs::create_dir_all(&data).map_err(BlobError::io(&data))?;
+    std::fs::create_dir_all(&out).map_err(BenchError::io(&out))?;
+    std::fs::create_dir_all(&data).map_err(BenchError::io(&data))?;
     let device = Device::of(&data);
     let tracer = if args.no_perf { None } else { Tracer::detect() };
-    let exe = std::env::current_exe().map_err(BlobError::io(Path::new("current_exe")))?;
+    let exe = std::env::current_exe().map_err(BenchError::io(Path::new("current_exe")))?;
     eprintln!(
         "blob: {secs} s per run, rates {:?}, stores {:?}, device {}, syscalls counted by {}",
         args.rates,
@@ -82,9 +84,14 @@ pub fn run(args: BlobArgs) -> Result<(), BlobError> {
             summary::write(&out, &header(&args, secs, device.as_ref(), &tracer), &rows)?;
         }
     }
-    eprintln!("blob: summary in {}", out.join("summary.md").display());
+    let pngs = plots::write(&out, &rows)?;
+    eprintln!(
+        "blob: summary in {} (plots: {})",
+        out.join("summary.md").display(),
+        pngs.join(", ")
+    );
     if let Some(failed) = rows.iter().find(|r| r.status == "failed") {
-        return Err(BlobError::Child {
+        return Err(BenchError::Child {
             what: format!("{} at {}/s", failed.store, failed.target_rate),
             message: failed.note.clone(),
         });
@@ -92,21 +99,21 @@ pub fn run(args: BlobArgs) -> Result<(), BlobError> {
     Ok(())
 }
 
-fn check_args(args: &BlobArgs, secs: f64) -> Result<(), BlobError> {
+fn check_args(args: &BlobArgs, secs: f64) -> Result<(), BenchError> {
     if !(secs > 0.0 && secs.is_finite()) {
-        return Err(BlobError::Arg {
+        return Err(BenchError::Arg {
             arg: "--secs",
             message: format!("{secs} is not a positive number of seconds"),
         });
     }
     if let Some(r) = args.rates.iter().find(|r| !(**r > 0.0 && r.is_finite())) {
-        return Err(BlobError::Arg {
+        return Err(BenchError::Arg {
             arg: "--rates",
             message: format!("{r} is not a positive rate"),
         });
     }
     if args.keys == 0 {
-        return Err(BlobError::Arg {
+        return Err(BenchError::Arg {
             arg: "--keys",
             message: "at least one key".into(),
         });
@@ -116,7 +123,7 @@ fn check_args(args: &BlobArgs, secs: f64) -> Result<(), BlobError> {
         .iter()
         .find(|s| !stores::STORES.iter().any(|(n, _)| n == s))
     {
-        return Err(BlobError::Arg {
+        return Err(BenchError::Arg {
             arg: "--stores",
             message: format!(
                 "unknown store {s:?}; known: {}",
@@ -149,7 +156,10 @@ fn header(args: &BlobArgs, secs: f64, device: Option<&Device>, tracer: &Option<T
 
 fn print_row(r: &Row) {
     if r.status != "ok" {
-        eprintln!("  {:<24} {:>6}/s  {}: {}", r.store, r.target_rate, r.status, r.note);
+        eprintln!(
+            "  {:<24} {:>6}/s  {}: {}",
+            r.store, r.target_rate, r.status, r.note
+        );
         return;
     }
     eprintln!(
@@ -180,13 +190,13 @@ struct OneRun<'a> {
 }
 
 impl OneRun<'_> {
-    fn run(&self) -> Result<Row, BlobError> {
+    fn run(&self) -> Result<Row, BenchError> {
         let tag = format!("{}-{}", self.store, self.rate);
         let dir = self.data.join(&tag);
         if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(BlobError::io(&dir))?;
+            std::fs::remove_dir_all(&dir).map_err(BenchError::io(&dir))?;
         }
-        std::fs::create_dir_all(&dir).map_err(BlobError::io(&dir))?;
+        std::fs::create_dir_all(&dir).map_err(BenchError::io(&dir))?;
         let perf_out: PathBuf = self.out.join(format!("{tag}.perf"));
         let mut cmd = match self.tracer {
             Some(t) => t.wrap(self.exe, &perf_out),
@@ -217,24 +227,25 @@ impl OneRun<'_> {
         };
         let traced = self.tracer.and_then(|_| tracer::read(&perf_out));
         if !self.args.keep_data {
-            std::fs::remove_dir_all(&dir).map_err(BlobError::io(&dir))?;
+            std::fs::remove_dir_all(&dir).map_err(BenchError::io(&dir))?;
         }
         if result.durable != result.issued {
-            return Err(BlobError::Verify {
+            return Err(BenchError::Store {
                 store: self.store.to_string(),
+                op: "verify",
                 message: format!("{} puts issued, {} durable", result.issued, result.durable),
             });
         }
         Ok(Row::from_run(&result, device, traced))
     }
 
-    fn spawn(&self, mut cmd: Command, tag: &str) -> Result<ChildResult, BlobError> {
-        let fail = |message: String| BlobError::Child {
+    fn spawn(&self, mut cmd: Command, tag: &str) -> Result<ChildResult, BenchError> {
+        let fail = |message: String| BenchError::Child {
             what: tag.to_string(),
             message,
         };
         let log = self.out.join(format!("{tag}.log"));
-        let log_file = std::fs::File::create(&log).map_err(BlobError::io(&log))?;
+        let log_file = std::fs::File::create(&log).map_err(BenchError::io(&log))?;
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -267,9 +278,7 @@ impl OneRun<'_> {
             }
         }
         bar.finish_and_clear();
-        let status = child
-            .wait()
-            .map_err(|e| fail(format!("waiting: {e}")))?;
+        let status = child.wait().map_err(|e| fail(format!("waiting: {e}")))?;
         if !status.success() {
             let tail = std::fs::read_to_string(&log).unwrap_or_default();
             let tail: String = tail.lines().rev().take(5).collect::<Vec<_>>().join(" | ");

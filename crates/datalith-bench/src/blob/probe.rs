@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-use super::BlobError;
+use crate::common::BenchError;
 
 /// CPU and I/O counters of this whole process (every thread, including store threads).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -94,11 +94,11 @@ impl Device {
 
     /// Bytes written to the device since boot (sectors written x 512, the unit of
     /// `/sys/block/*/stat` whatever the device's sector size).
-    pub fn bytes_written(&self) -> Result<u64, BlobError> {
-        let text = std::fs::read_to_string(&self.stat).map_err(BlobError::io(&self.stat))?;
+    pub fn bytes_written(&self) -> Result<u64, BenchError> {
+        let text = std::fs::read_to_string(&self.stat).map_err(BenchError::io(&self.stat))?;
         parse_sectors_written(&text)
             .map(|s| s * 512)
-            .ok_or_else(|| BlobError::Child {
+            .ok_or_else(|| BenchError::Child {
                 what: format!("device {}", self.name),
                 message: format!("cannot parse {}: {text:?}", self.stat.display()),
             })

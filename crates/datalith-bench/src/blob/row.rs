@@ -36,6 +36,9 @@ pub struct Row {
     pub device_per_logical: Option<f64>,
     /// `write_bytes` of `/proc/self/io`, per second (cross-check of the device figure).
     pub write_bytes_mib_s: f64,
+    /// Bytes handed to write-family calls (`wchar`), per second: the store's own write
+    /// amplification, before the file system adds its journal.
+    pub wchar_mib_s: f64,
     pub flush_ms_mean: f64,
     pub flush_ms_max: f64,
     pub max_lag_ms: f64,
@@ -68,6 +71,7 @@ impl Row {
             logical_mib_s: 0.0,
             device_per_logical: None,
             write_bytes_mib_s: 0.0,
+            wchar_mib_s: 0.0,
             flush_ms_mean: 0.0,
             flush_ms_max: 0.0,
             max_lag_ms: 0.0,
@@ -115,6 +119,7 @@ impl Row {
             logical_mib_s: logical,
             device_per_logical: device_mib_s.filter(|_| logical > 0.0).map(|d| d / logical),
             write_bytes_mib_s: c.write_bytes as f64 / MIB / t,
+            wchar_mib_s: c.wchar as f64 / MIB / t,
             flush_ms_mean: r.flush_ms_mean,
             flush_ms_max: r.flush_ms_max,
             max_lag_ms: r.max_lag_s * 1e3,

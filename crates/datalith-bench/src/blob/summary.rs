@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::row::Row;
-use super::BlobError;
+use crate::common::BenchError;
 
 /// What the run was, for the header of the summary.
 pub struct Header {
@@ -16,20 +16,20 @@ pub struct Header {
 }
 
 /// Writes both summary files into `dir`.
-pub fn write(dir: &Path, header: &Header, rows: &[Row]) -> Result<(), BlobError> {
+pub fn write(dir: &Path, header: &Header, rows: &[Row]) -> Result<(), BenchError> {
     let md = dir.join("summary.md");
-    std::fs::write(&md, markdown(header, rows)).map_err(BlobError::io(&md))?;
+    std::fs::write(&md, markdown(header, rows)).map_err(BenchError::io(&md))?;
     let jsonl = dir.join("summary.jsonl");
     let mut text = String::new();
     for row in rows {
-        let line = serde_json::to_string(row).map_err(|e| BlobError::Child {
+        let line = serde_json::to_string(row).map_err(|e| BenchError::Child {
             what: "summary".into(),
             message: e.to_string(),
         })?;
         text.push_str(&line);
         text.push('\n');
     }
-    std::fs::write(&jsonl, text).map_err(BlobError::io(&jsonl))
+    std::fs::write(&jsonl, text).map_err(BenchError::io(&jsonl))
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -45,7 +45,11 @@ pub fn markdown(header: &Header, rows: &[Row]) -> String {
         s,
         "{} s per store and rate; blobs of 5,000-15,000 random bytes, keys uniform over 20,000, \
          durable every 500 ms. Device: `{}` (sectors-written delta around each child, after \
-         `sync`; other processes writing to it add noise). fsyncs/s: {}. MiB = 2^20 bytes.\n",
+         `sync`; other processes writing to it add noise). fsyncs/s: {}. MiB = 2^20 bytes. \
+         `write_bytes` (from /proc/self/io) is only a cross-check: kernels with large page-cache \
+         folios charge a whole folio per dirtied page, so it can exceed the device figure. \
+         LMDB also writes its meta page through an O_DSYNC descriptor: one more sync per \
+         Datalith commit, counted as a write call, not as an fsync.\n",
         header.secs,
         header.device,
         if header.tracer {

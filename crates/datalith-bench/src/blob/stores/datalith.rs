@@ -10,7 +10,7 @@ use std::time::Instant;
 use datalith::kv::{Durability, EnvOptions, Environment, KvOp, Table, TableKind};
 
 use super::{fingerprint, BlobStore};
-use crate::blob::BlobError;
+use crate::common::BenchError;
 
 /// Address space reserved at open: the data of a full run (~250 MB live plus the pages of the
 /// last two commits) fits without a map growth, and address space costs nothing.
@@ -81,7 +81,7 @@ const NAME: &str = "datalith";
 
 impl DatalithKv {
     /// Opens (creating) the environment in `dir`.
-    pub fn open(dir: &Path, variant: Variant) -> Result<DatalithKv, BlobError> {
+    pub fn open(dir: &Path, variant: Variant) -> Result<DatalithKv, BenchError> {
         let mut opts = EnvOptions::with_durability(variant.durability());
         opts.initial_map_bytes = INITIAL_MAP_BYTES;
         opts.no_read_ahead = matches!(
@@ -90,14 +90,14 @@ impl DatalithKv {
                 no_read_ahead: true
             }
         );
-        let env = Environment::open(dir, opts).map_err(BlobError::store(NAME, "open"))?;
+        let env = Environment::open(dir, opts).map_err(BenchError::store(NAME, "open"))?;
         let table = env
             .table("blobs", TableKind::Plain)
-            .map_err(BlobError::store(NAME, "create table"))?;
+            .map_err(BenchError::store(NAME, "create table"))?;
         let data_file = match variant {
             Variant::CommitThenFsync(_) => {
                 let path = dir.join("data.mdb");
-                Some(File::open(&path).map_err(BlobError::io(&path))?)
+                Some(File::open(&path).map_err(BenchError::io(&path))?)
             }
             _ => None,
         };
@@ -116,16 +116,16 @@ impl DatalithKv {
         })
     }
 
-    fn record(&mut self, done: Done) -> Result<(), BlobError> {
+    fn record(&mut self, done: Done) -> Result<(), BenchError> {
         self.in_flight -= 1;
-        done.result.map_err(BlobError::store(NAME, "commit"))?;
+        done.result.map_err(BenchError::store(NAME, "commit"))?;
         self.durable += done.puts;
         self.latencies.push(done.latency_s);
         Ok(())
     }
 
     /// Takes every completion the committer has sent so far, without blocking.
-    fn drain(&mut self) -> Result<(), BlobError> {
+    fn drain(&mut self) -> Result<(), BenchError> {
         while let Ok(done) = self.done_rx.try_recv() {
             self.record(done)?;
         }
@@ -138,13 +138,13 @@ fn key_bytes(key: u32) -> [u8; 8] {
 }
 
 impl BlobStore for DatalithKv {
-    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BlobError> {
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError> {
         self.window
             .push(KvOp::put(&self.table, key_bytes(key).to_vec(), blob));
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), BlobError> {
+    fn flush(&mut self) -> Result<(), BenchError> {
         self.drain()?;
         if self.window.is_empty() {
             return Ok(());
@@ -169,10 +169,10 @@ impl BlobStore for DatalithKv {
             Variant::Blocking | Variant::CommitThenFsync(_) => {
                 self.env
                     .transact_kv(ops)
-                    .map_err(BlobError::store(NAME, "commit"))?;
+                    .map_err(BenchError::store(NAME, "commit"))?;
                 if let Some(f) = &self.data_file {
                     f.sync_data()
-                        .map_err(BlobError::io(&self.env.path().join("data.mdb")))?;
+                        .map_err(BenchError::io(&self.env.path().join("data.mdb")))?;
                 }
                 self.durable += puts;
                 self.latencies.push(started.elapsed().as_secs_f64());
@@ -181,10 +181,10 @@ impl BlobStore for DatalithKv {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), BlobError> {
+    fn finish(&mut self) -> Result<(), BenchError> {
         self.flush()?;
         while self.in_flight > 0 {
-            let done = self.done_rx.recv().map_err(|_| BlobError::Store {
+            let done = self.done_rx.recv().map_err(|_| BenchError::Store {
                 store: NAME.into(),
                 op: "commit",
                 message: "committer went away".into(),
@@ -204,21 +204,21 @@ impl BlobStore for DatalithKv {
         self.latencies.clone()
     }
 
-    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BlobError> {
-        let txn = self.env.read().map_err(BlobError::store(NAME, "read"))?;
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError> {
+        let txn = self.env.read().map_err(BenchError::store(NAME, "read"))?;
         let value = txn
             .view()
             .get(&self.table, &key_bytes(key))
-            .map_err(BlobError::store(NAME, "get"))?;
+            .map_err(BenchError::store(NAME, "get"))?;
         Ok(value.map(|v| (v.len(), fingerprint(v))))
     }
 
-    fn count(&mut self) -> Result<u64, BlobError> {
-        let txn = self.env.read().map_err(BlobError::store(NAME, "read"))?;
+    fn count(&mut self) -> Result<u64, BenchError> {
+        let txn = self.env.read().map_err(BenchError::store(NAME, "read"))?;
         let n = txn
             .view()
             .len(&self.table)
-            .map_err(BlobError::store(NAME, "count"))?;
+            .map_err(BenchError::store(NAME, "count"))?;
         Ok(n)
     }
 }

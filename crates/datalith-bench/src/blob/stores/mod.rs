@@ -11,20 +11,20 @@ pub mod sqlite;
 
 use std::path::Path;
 
-use super::BlobError;
+use crate::common::BenchError;
 
 /// A store the paced writer drives. Puts are not durable until a flush covering them has
 /// completed; the store counts how many are.
 pub trait BlobStore {
     /// Writes `blob` under `key` (not yet durable).
-    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BlobError>;
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError>;
 
     /// Makes every earlier put durable. A pipelined store may only start the work and return;
     /// [`BlobStore::durable_puts`] tells when it is done.
-    fn flush(&mut self) -> Result<(), BlobError>;
+    fn flush(&mut self) -> Result<(), BenchError>;
 
     /// Blocks until every flush started so far has completed.
-    fn finish(&mut self) -> Result<(), BlobError>;
+    fn finish(&mut self) -> Result<(), BenchError>;
 
     /// Puts known to be durable.
     fn durable_puts(&mut self) -> u64;
@@ -33,10 +33,10 @@ pub trait BlobStore {
     fn flush_latencies(&self) -> Vec<f64>;
 
     /// Reads `key` back: `(length, first 8 bytes)` of its value, or `None` if absent.
-    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BlobError>;
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError>;
 
     /// Number of keys stored.
-    fn count(&mut self) -> Result<u64, BlobError>;
+    fn count(&mut self) -> Result<u64, BenchError>;
 }
 
 /// Every store `--stores` accepts, with what it is.
@@ -81,9 +81,10 @@ pub fn available(name: &str) -> bool {
 }
 
 /// fsync-family calls the store's own flush path makes per flush, as documented by its
-/// engine, for when no tracer can count them: LMDB durable commit = fdatasync of the data file
-/// + one write to the O_DSYNC meta descriptor (counted as a sync); WAL fsync for SQLite;
-/// FlushWAL(true) = one fsync for RocksDB. Checkpoints and compactions add more.
+/// engine, for when no tracer can count them. An LMDB durable commit is an fdatasync of the
+/// data file plus one write to the `O_DSYNC` meta descriptor (counted as a sync here); a SQLite
+/// commit fsyncs the WAL; `FlushWAL(true)` fsyncs RocksDB's WAL. Checkpoints and compactions
+/// add more.
 pub fn nominal_syncs_per_flush(name: &str) -> f64 {
     match name {
         "datalith" | "datalith-blocking" | "datalith-nordahead" => 2.0,
@@ -92,14 +93,14 @@ pub fn nominal_syncs_per_flush(name: &str) -> f64 {
 }
 
 /// Opens store `name` in `dir` (created empty by the caller).
-pub fn open(name: &str, dir: &Path) -> Result<Box<dyn BlobStore>, BlobError> {
+pub fn open(name: &str, dir: &Path) -> Result<Box<dyn BlobStore>, BenchError> {
     match name {
         "sqlite" => Ok(Box::new(sqlite::Sqlite::open(dir)?)),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Box::new(rocks::Rocks::open(dir)?)),
         other => match datalith::Variant::from_name(other) {
             Some(v) => Ok(Box::new(datalith::DatalithKv::open(dir, v)?)),
-            None => Err(BlobError::Arg {
+            None => Err(BenchError::Arg {
                 arg: "--stores",
                 message: format!("unknown or unavailable store {other:?}"),
             }),

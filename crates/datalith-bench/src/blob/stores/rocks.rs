@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{fingerprint, BlobStore};
-use crate::blob::BlobError;
+use crate::common::BenchError;
 
 const NAME: &str = "rocksdb";
 
@@ -22,12 +22,12 @@ pub struct Rocks {
 
 impl Rocks {
     /// Creates the database in `dir`.
-    pub fn open(dir: &Path) -> Result<Rocks, BlobError> {
+    pub fn open(dir: &Path) -> Result<Rocks, BenchError> {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.set_compression_type(DBCompressionType::None);
         opts.set_bottommost_compression_type(DBCompressionType::None);
-        let db = DB::open(&opts, dir).map_err(BlobError::store(NAME, "open"))?;
+        let db = DB::open(&opts, dir).map_err(BenchError::store(NAME, "open"))?;
         let mut write = WriteOptions::default();
         write.set_sync(false);
         Ok(Rocks {
@@ -41,28 +41,28 @@ impl Rocks {
 }
 
 impl BlobStore for Rocks {
-    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BlobError> {
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError> {
         self.db
             .put_opt(u64::from(key).to_be_bytes(), blob, &self.write)
-            .map_err(BlobError::store(NAME, "put"))?;
+            .map_err(BenchError::store(NAME, "put"))?;
         self.window += 1;
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), BlobError> {
+    fn flush(&mut self) -> Result<(), BenchError> {
         if self.window == 0 {
             return Ok(());
         }
         let started = Instant::now();
         self.db
             .flush_wal(true)
-            .map_err(BlobError::store(NAME, "FlushWAL"))?;
+            .map_err(BenchError::store(NAME, "FlushWAL"))?;
         self.durable += std::mem::take(&mut self.window);
         self.latencies.push(started.elapsed().as_secs_f64());
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), BlobError> {
+    fn finish(&mut self) -> Result<(), BenchError> {
         self.flush()
     }
 
@@ -74,18 +74,18 @@ impl BlobStore for Rocks {
         self.latencies.clone()
     }
 
-    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BlobError> {
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError> {
         let v = self
             .db
             .get(u64::from(key).to_be_bytes())
-            .map_err(BlobError::store(NAME, "get"))?;
+            .map_err(BenchError::store(NAME, "get"))?;
         Ok(v.map(|v| (v.len(), fingerprint(&v))))
     }
 
-    fn count(&mut self) -> Result<u64, BlobError> {
+    fn count(&mut self) -> Result<u64, BenchError> {
         let mut n = 0;
         for item in self.db.iterator(rocksdb::IteratorMode::Start) {
-            item.map_err(BlobError::store(NAME, "iterate"))?;
+            item.map_err(BenchError::store(NAME, "iterate"))?;
             n += 1;
         }
         Ok(n)

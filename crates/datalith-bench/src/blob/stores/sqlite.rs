@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::{fingerprint, BlobStore};
-use crate::blob::BlobError;
+use crate::common::BenchError;
 
 const NAME: &str = "sqlite";
 const INSERT: &str = "INSERT OR REPLACE INTO blobs (k, v) VALUES (?1, ?2)";
@@ -24,14 +24,17 @@ pub struct Sqlite {
 
 impl Sqlite {
     /// Creates `dir/blobs.sqlite`.
-    pub fn open(dir: &Path) -> Result<Sqlite, BlobError> {
-        let conn = Connection::open(dir.join("blobs.sqlite")).map_err(BlobError::store(NAME, "open"))?;
+    pub fn open(dir: &Path) -> Result<Sqlite, BenchError> {
+        let conn =
+            Connection::open(dir.join("blobs.sqlite")).map_err(BenchError::store(NAME, "open"))?;
         conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(BlobError::store(NAME, "journal_mode=WAL"))?;
+            .map_err(BenchError::store(NAME, "journal_mode=WAL"))?;
         conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(BlobError::store(NAME, "synchronous=FULL"))?;
-        conn.execute_batch("CREATE TABLE IF NOT EXISTS blobs (k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
-            .map_err(BlobError::store(NAME, "create table"))?;
+            .map_err(BenchError::store(NAME, "synchronous=FULL"))?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS blobs (k INTEGER PRIMARY KEY, v BLOB NOT NULL)",
+        )
+        .map_err(BenchError::store(NAME, "create table"))?;
         Ok(Sqlite {
             conn,
             in_txn: false,
@@ -43,36 +46,36 @@ impl Sqlite {
 }
 
 impl BlobStore for Sqlite {
-    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BlobError> {
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError> {
         if !self.in_txn {
             self.conn
                 .execute_batch("BEGIN")
-                .map_err(BlobError::store(NAME, "begin"))?;
+                .map_err(BenchError::store(NAME, "begin"))?;
             self.in_txn = true;
         }
         self.conn
             .prepare_cached(INSERT)
             .and_then(|mut st| st.execute(params![key, blob]))
-            .map_err(BlobError::store(NAME, "insert"))?;
+            .map_err(BenchError::store(NAME, "insert"))?;
         self.window += 1;
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), BlobError> {
+    fn flush(&mut self) -> Result<(), BenchError> {
         if !self.in_txn {
             return Ok(());
         }
         let started = Instant::now();
         self.conn
             .execute_batch("COMMIT")
-            .map_err(BlobError::store(NAME, "commit"))?;
+            .map_err(BenchError::store(NAME, "commit"))?;
         self.in_txn = false;
         self.durable += std::mem::take(&mut self.window);
         self.latencies.push(started.elapsed().as_secs_f64());
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), BlobError> {
+    fn finish(&mut self) -> Result<(), BenchError> {
         self.flush()
     }
 
@@ -84,20 +87,20 @@ impl BlobStore for Sqlite {
         self.latencies.clone()
     }
 
-    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BlobError> {
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError> {
         self.conn
             .query_row("SELECT v FROM blobs WHERE k = ?1", params![key], |row| {
                 let v: Vec<u8> = row.get(0)?;
                 Ok((v.len(), fingerprint(&v)))
             })
             .optional()
-            .map_err(BlobError::store(NAME, "select"))
+            .map_err(BenchError::store(NAME, "select"))
     }
 
-    fn count(&mut self) -> Result<u64, BlobError> {
+    fn count(&mut self) -> Result<u64, BenchError> {
         self.conn
             .query_row("SELECT count(*) FROM blobs", [], |row| row.get::<_, i64>(0))
             .map(|n| n as u64)
-            .map_err(BlobError::store(NAME, "count"))
+            .map_err(BenchError::store(NAME, "count"))
     }
 }
