@@ -58,6 +58,10 @@ pub struct Step {
     pub actual: u64,
 }
 
+/// A scan of an attribute's whole AVE range costs about as much as this many B-tree lookups
+/// per row would save: above that share of the attribute's entities, scan and hash-join.
+const SCAN_JOIN_FACTOR: u64 = 4;
+
 /// Cap on duplicate counts when estimating: an estimate needs no more.
 const COUNT_CAP: u64 = 100_000;
 
@@ -463,9 +467,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// For each row: one read of the entity's EAV entry answers every pattern of the star.
+    /// When the rows name a large share of the attributes' entities, one sequential scan of
+    /// each attribute's AVE range (then a hash join) is cheaper than a B-tree descent per
+    /// row.
     fn entity_star(&mut self, star: &[Pattern], rel: Relation) -> Result<Relation, QueryError> {
         let mut vars = rel.vars.clone();
-        // For each pattern: the columns it reads or adds.
         // Same order as rows are extended below: the attribute variable, then the value.
         for p in star {
             if let AttrTerm::Var(v) = p.a {
@@ -487,22 +493,77 @@ impl<'a> Ctx<'a> {
             Term::Const(v) => entity_of(v),
             _ => None,
         };
+        let star_attrs: Option<Vec<AttrId>> = star
+            .iter()
+            .map(|p| match p.a {
+                AttrTerm::Attr(a) => Some(a),
+                _ => None,
+            })
+            .collect();
+        // Hash join when scanning the attributes costs less than looking up every row.
+        let scanned: Option<HashMap<EntityId, Vec<(AttrId, Value)>>> = match &star_attrs {
+            Some(attrs) if e_col.is_some() => {
+                let mut total = 0u64;
+                for a in attrs {
+                    total += self.stats(*a)?.0;
+                }
+                if (rel.rows.len() as u64) * SCAN_JOIN_FACTOR >= total {
+                    let mut map: HashMap<EntityId, Vec<(AttrId, Value)>> =
+                        HashMap::with_capacity(rel.rows.len());
+                    for a in attrs {
+                        let mut last: Option<(&[u8], Value)> = None;
+                        self.r.scan_attr(
+                            *a,
+                            Bound::Unbounded,
+                            Bound::Unbounded,
+                            Direction::Forward,
+                            |vb, e| {
+                                let v = match &last {
+                                    Some((b, v)) if *b == vb => v.clone(),
+                                    _ => {
+                                        let v = decode_exact(vb)?;
+                                        last = Some((vb, v.clone()));
+                                        v
+                                    }
+                                };
+                                map.entry(e).or_default().push((*a, v));
+                                Ok(true)
+                            },
+                        )?;
+                    }
+                    Some(map)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
         let mut out = Relation {
             vars: vars.clone(),
             rows: Vec::new(),
         };
-        let mut datoms: Vec<(AttrId, &[u8])> = Vec::new();
+        let mut looked_up: Vec<(AttrId, Value)> = Vec::new();
+        let empty: Vec<(AttrId, Value)> = Vec::new();
         for row in &rel.rows {
             let e = match e_col {
                 Some(c) => entity_of(&row[c]),
                 None => e_const,
             };
             let Some(e) = e else { continue };
-            datoms.clear();
-            self.r.entity_raw(e, |a, vb| {
-                datoms.push((a, vb));
-                Ok(true)
-            })?;
+            let datoms: &Vec<(AttrId, Value)> = match &scanned {
+                Some(map) => map.get(&e).unwrap_or(&empty),
+                None => {
+                    looked_up.clear();
+                    let wanted = star_attrs.as_deref();
+                    self.r.entity_raw(e, |a, vb| {
+                        if wanted.is_none_or(|w| w.contains(&a)) {
+                            looked_up.push((a, decode_exact(vb)?));
+                        }
+                        Ok(true)
+                    })?;
+                    &looked_up
+                }
+            };
             // Extend the row pattern by pattern (a pattern may yield several values).
             let mut partial: Vec<Vec<Value>> = vec![row.clone()];
             for p in star {
@@ -510,7 +571,8 @@ impl<'a> Ctx<'a> {
                 for pr in partial {
                     let cur_vars = &vars[..pr.len()];
                     let col = |v: Var| cur_vars.iter().position(|x| *x == v);
-                    for &(a, vb) in &datoms {
+                    for (a, val) in datoms {
+                        let a = *a;
                         let a_ok = match &p.a {
                             AttrTerm::Attr(x) => *x == a,
                             AttrTerm::Var(v) => match col(*v) {
@@ -523,7 +585,6 @@ impl<'a> Ctx<'a> {
                         if !a_ok {
                             continue;
                         }
-                        let val = decode_exact(vb)?;
                         let mut r = pr.clone();
                         if let AttrTerm::Var(v) = p.a {
                             if col(v).is_none() {
@@ -532,17 +593,17 @@ impl<'a> Ctx<'a> {
                         }
                         match &p.v {
                             Term::Const(c) => {
-                                if compare(c, &val) != std::cmp::Ordering::Equal {
+                                if compare(c, val) != std::cmp::Ordering::Equal {
                                     continue;
                                 }
                             }
                             Term::Var(v) => match vars[..r.len()].iter().position(|x| x == v) {
                                 Some(c) => {
-                                    if r[c] != val {
+                                    if r[c] != *val {
                                         continue;
                                     }
                                 }
-                                None => r.push(val),
+                                None => r.push(val.clone()),
                             },
                             Term::Blank => {}
                         }

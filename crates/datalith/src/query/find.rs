@@ -161,7 +161,7 @@ pub fn shape(
             uniq.push(*c);
         }
     }
-    let rel = rel.project(&uniq);
+    let rel = rel.project_owned_ordered(&uniq);
     let col = |v: Var| rel.col(v).expect("find variables are bound");
     let mut rows: Vec<Vec<Edn>> = if has_agg {
         let keys: Vec<usize> = q

@@ -69,6 +69,15 @@ impl Relation {
         self.project(keep)
     }
 
+    /// Like [`Self::project`], but moves the rows when nothing is dropped or reordered.
+    pub fn project_owned_ordered(self, keep: &[Var]) -> Relation {
+        let vars: Vec<Var> = keep.iter().copied().filter(|v| self.binds(*v)).collect();
+        if vars == self.vars {
+            return self;
+        }
+        self.project(keep)
+    }
+
     /// Removes duplicate rows.
     pub fn dedup(&mut self) {
         let mut seen = HashSet::with_capacity(self.rows.len());

@@ -1,0 +1,163 @@
+//! Quick latency check of the seed-003 queries on 20,000 generated people (no peers: use
+//! `datalith-bench query` for the comparison). `cargo run --release --example query_latency`.
+
+use std::time::Instant;
+
+use datalith::codec::{Keyword, Value};
+use datalith::edn::{read_one, Edn};
+use datalith::kv::Durability;
+use datalith::store::ids::USER_PARTITION_START;
+use datalith::{Database, DbOptions};
+use rand::{RngExt, SeedableRng};
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = datalith::tx::edn::tx_data_from_edn(
+        &read_one(
+            "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+              {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+              {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one}
+              {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+              {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]",
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let names = [
+        "Ivan", "Petr", "Sergei", "Oleg", "Yuri", "Dmitry", "Fedor", "Denis",
+    ];
+    let lasts = [
+        "Ivanov",
+        "Petrov",
+        "Sidorov",
+        "Kovalev",
+        "Kuznetsov",
+        "Voronoi",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let mut datoms = Vec::new();
+    let k = |s: &str| Keyword::parse(s);
+    for i in 0..20_000u64 {
+        let e = USER_PARTITION_START + i;
+        datoms.push((e, k(":name"), Value::string(names[rng.random_range(0..8)])));
+        datoms.push((
+            e,
+            k(":last-name"),
+            Value::string(lasts[rng.random_range(0..6)]),
+        ));
+        datoms.push((
+            e,
+            k(":sex"),
+            Value::keyword(if rng.random_bool(0.5) {
+                ":male"
+            } else {
+                ":female"
+            }),
+        ));
+        datoms.push((e, k(":age"), Value::Long(rng.random_range(0..100))));
+        datoms.push((e, k(":salary"), Value::Long(rng.random_range(0..100_000))));
+    }
+    let t = Instant::now();
+    let db = Database::init_db(
+        dir.path(),
+        DbOptions::with_durability(Durability::Durable),
+        schema,
+        &datoms,
+    )
+    .unwrap();
+    println!(
+        "init_db 100K datoms: {:.1} ms",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let queries = [
+        ("q1", r#"[:find ?e :where [?e :name "Ivan"]]"#, vec![]),
+        (
+            "q2",
+            r#"[:find ?e ?a :where [?e :name "Ivan"] [?e :age ?a]]"#,
+            vec![],
+        ),
+        (
+            "q2-switch",
+            r#"[:find ?e ?a :where [?e :age ?a] [?e :name "Ivan"]]"#,
+            vec![],
+        ),
+        (
+            "q3",
+            r#"[:find ?e ?a :where [?e :name "Ivan"] [?e :age ?a] [?e :sex :male]]"#,
+            vec![],
+        ),
+        (
+            "q4",
+            r#"[:find ?e ?l ?a :where [?e :name "Ivan"] [?e :last-name ?l] [?e :age ?a] [?e :sex :male]]"#,
+            vec![],
+        ),
+        (
+            "q5",
+            r#"[:find ?e1 ?l ?a :where [?e :name "Ivan"] [?e :age ?a] [?e1 :age ?a] [?e1 :last-name ?l]]"#,
+            vec![],
+        ),
+        (
+            "qpred1",
+            r#"[:find ?e ?s :where [?e :salary ?s] [(> ?s 50000)]]"#,
+            vec![],
+        ),
+        (
+            "qpred2",
+            r#"[:find ?e ?s :in $ ?min_s :where [?e :salary ?s] [(> ?s ?min_s)]]"#,
+            vec![Edn::Long(50000)],
+        ),
+        (
+            "lookup-q",
+            r#"[:find ?l :where [?e :name "Ivan"] [?e :last-name ?l]]"#,
+            vec![],
+        ),
+    ];
+    let snap = db.db().unwrap();
+    let only = std::env::var("ONLY").ok();
+    for (name, q, inputs) in &queries {
+        if only.as_deref().is_some_and(|o| o != *name) {
+            continue;
+        }
+        let mut times = Vec::new();
+        let mut count = 0;
+        let start = Instant::now();
+        while start.elapsed().as_secs_f64() < 0.5 || times.len() < 5 {
+            let t = Instant::now();
+            let r = snap.q(q, inputs).unwrap();
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            count = match r {
+                Edn::Set(s) => s.len(),
+                Edn::Vector(v) => v.len(),
+                _ => 1,
+            };
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        println!(
+            "{name:10} median {:8.3} ms  n={count}",
+            times[times.len() / 2]
+        );
+        if std::env::var("EXPLAIN").is_ok() {
+            for s in snap.explain(q, inputs).unwrap().1 {
+                println!(
+                    "    est {:>8} actual {:>8}  {}",
+                    s.estimated, s.actual, s.what
+                );
+            }
+        }
+    }
+    let name = snap.attr(&k(":name")).unwrap().id;
+    let last = snap.attr(&k(":last-name")).unwrap().id;
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        let r = snap.reader();
+        let mut out = Vec::new();
+        for e in r.entities_with(name, &Value::string("Ivan")).unwrap() {
+            out.extend(r.values(e, last).unwrap());
+        }
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(!out.is_empty());
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    println!("lookup-raw median {:8.3} ms", times[times.len() / 2]);
+}
