@@ -1,3 +1,176 @@
+//! `datalith`: a sqlite3-style shell on a Datalith database, scriptable subcommands, and a
+//! demo database with a guided tour.
+//!
+//! Exit codes: 0 success, 1 user error (bad query, bad tx data, bad arguments), 2
+//! environment error (cannot open, corrupt file or inconsistent indexes, I/O).
+
+mod commands;
+mod csv;
+mod demo;
+mod error;
+mod exec;
+mod info;
+mod input;
+mod open;
+mod progress;
+mod render;
+mod shell;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use error::{CliError, Result};
+use render::Format;
+
+/// Datalith: a fast, durable, embedded Datalog database.
+#[derive(Parser)]
+#[command(
+    name = "datalith",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  datalith demo                      create the demo database and take the tour\n  datalith people.db                 open the shell on a database (created if missing)\n  datalith query people.db '[:find (count ?e) . :where [?e :name]]'\n\nExit codes: 0 success, 1 user error, 2 environment error or inconsistency."
+)]
+struct Cli {
+    /// Database directory to open in the interactive shell (created if missing).
+    db: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create (if missing) the demo database and print a guided tour.
+    Demo {
+        /// Where the demo database lives (default: $DATALITH_DEMO_DIR, else
+        /// $XDG_DATA_HOME/datalith/demo, else ~/.local/share/datalith/demo).
+        #[arg(long)]
+        path: Option<PathBuf>,
+        /// Delete and recreate the demo database.
+        #[arg(long)]
+        fresh: bool,
+    },
+    /// Open the interactive shell (same as `datalith DB`).
+    Shell { db: PathBuf },
+    /// Run a query; inputs (EDN) bind to `:in` after `$`. QUERY may be `-` or `@file`.
+    Query {
+        db: PathBuf,
+        query: String,
+        inputs: Vec<String>,
+        /// Output format.
+        #[arg(long, short, value_enum, default_value = "edn")]
+        format: Format,
+    },
+    /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions);
+    /// prints the tx id and the tempids.
+    Transact { db: PathBuf, txdata: String },
+    /// Pull a pattern for an entity (id, :ident or lookup ref [:attr value]).
+    Pull {
+        db: PathBuf,
+        pattern: String,
+        eid: String,
+    },
+    /// Import EDN tx data or CSV (one entity per row) into a database (created if missing).
+    Import {
+        db: PathBuf,
+        file: String,
+        /// Treat the file as CSV (default: by extension .csv).
+        #[arg(long)]
+        csv: bool,
+        /// CSV column to attribute, `column=:attr` (or `column=-` to skip it); repeatable.
+        #[arg(long = "map", value_name = "COLUMN=:ATTR")]
+        map: Vec<String>,
+    },
+    /// Export the schema and all datoms as EDN tx data that reloads to the same database.
+    #[command(alias = "dump")]
+    Export {
+        db: PathBuf,
+        /// Output file (default: standard output).
+        output: Option<PathBuf>,
+    },
+    /// Show the database's size, attributes and statistics.
+    Stat { db: PathBuf },
+    /// Write a compacted copy of a database into a new directory.
+    Copy { src: PathBuf, dst: PathBuf },
+    /// Verify that EAV and AVE agree and that the statistics are right (exit 2 if not).
+    Check { db: PathBuf },
+    /// Run the benchmark suite (`datalith-bench`) with the given arguments.
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+fn print(s: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let command = match (cli.command, cli.db) {
+        (Some(c), _) => c,
+        (None, Some(db)) => return shell::run(&db),
+        (None, None) => {
+            return Err(CliError::user(
+                "no database given: try `datalith demo`, `datalith FILE` or `datalith --help`",
+            ))
+        }
+    };
+    match command {
+        Command::Demo { path, fresh } => demo::run(path, fresh).map(|_| 0),
+        Command::Shell { db } => shell::run(&db),
+        Command::Query {
+            db,
+            query,
+            inputs,
+            format,
+        } => print(&commands::query(&db, &query, &inputs, format)?).map(|_| 0),
+        Command::Transact { db, txdata } => print(&commands::transact(&db, &txdata)?).map(|_| 0),
+        Command::Pull { db, pattern, eid } => {
+            print(&commands::pull(&db, &pattern, &eid)?).map(|_| 0)
+        }
+        Command::Import { db, file, csv, map } => {
+            let mapping = csv::mapping(&map)?;
+            let database = open::open(&db, true)?;
+            let csv = if csv { Some(true) } else { None };
+            print(&commands::import_file(&database, &file, csv, &mapping)?).map(|_| 0)
+        }
+        Command::Export { db, output } => commands::export(&db, output.as_deref()).map(|_| 0),
+        Command::Stat { db } => {
+            let database = open::open(&db, false)?;
+            print(&info::stat_text(&database)?).map(|_| 0)
+        }
+        Command::Copy { src, dst } => print(&commands::copy(&src, &dst)?).map(|_| 0),
+        Command::Check { db } => {
+            let (text, ok) = commands::check(&db)?;
+            print(&text)?;
+            Ok(if ok { 0 } else { 2 })
+        }
+        Command::Bench { args } => commands::bench(&args),
+    }
+}
+
 fn main() {
-    println!("datalith: not yet");
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 1 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
 }

@@ -1,8 +1,10 @@
 //! The public face of the Datalog database: [`Database`] (open, transact) and [`Db`]
 //! (snapshots to read).
 
+pub mod check;
 pub mod database;
 pub mod db;
+pub mod dump;
 pub mod index;
 
 pub use database::{Database, DbOptions};

@@ -342,6 +342,30 @@ impl Environment {
         Ok(table)
     }
 
+    /// Writes a compacted copy of the environment (free pages dropped) into the new directory
+    /// `dir`, as LMDB's `mdb_env_copy2` with `MDB_CP_COMPACT` does: a consistent snapshot,
+    /// taken while writers go on. `dir` must not already hold a database.
+    pub fn copy_compacted(&self, dir: impl AsRef<Path>) -> Result<(), KvError> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir)?;
+        let file = dir.join("data.mdb");
+        if file.exists() {
+            return Err(KvError::Io(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} already exists", file.display()),
+            )));
+        }
+        let shared = self.shared();
+        // The copy reads through its own LMDB read transaction: hold a gate slot so the map
+        // is not resized under it.
+        shared.gate.enter();
+        let result = shared
+            .env
+            .copy_to_path(&file, heed::CompactionOption::Enabled);
+        shared.gate.leave();
+        result.map(drop).map_err(KvError::from)
+    }
+
     /// Names and kinds of every user table.
     pub fn tables(&self) -> Result<Vec<(String, TableKind)>, KvError> {
         let shared = self.shared();

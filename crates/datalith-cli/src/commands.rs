@@ -1,0 +1,280 @@
+//! The scriptable subcommands. Each returns what to print (or prints as it goes for long
+//! output) and an error with its exit code.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use datalith::edn::{read_one, to_edn_string, value_from_edn, Edn};
+use datalith::{Database, Db};
+
+use crate::error::{CliError, Result};
+use crate::exec;
+use crate::input::text_arg;
+use crate::open::open;
+use crate::render::{render, Format};
+
+/// `query DB QUERY [INPUT...]`.
+pub fn query(db: &Path, query: &str, inputs: &[String], format: Format) -> Result<String> {
+    let (source, text) = text_arg(query)?;
+    let form = read_one(&text).map_err(|e| CliError::read(&source, &e))?;
+    if !exec::is_query(&form) {
+        return Err(CliError::user(format!(
+            "{source}: not a query (a query is a vector or map starting with :find)"
+        )));
+    }
+    let inputs = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (src, t) = text_arg(s)?;
+            read_one(&t).map_err(|e| CliError::read(&format!("input {} ({src})", i + 1), &e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let database = open(db, false)?;
+    let snapshot = database.db()?;
+    let cancel = AtomicBool::new(false);
+    let out = exec::query(&snapshot, &form, &inputs, &cancel)?;
+    Ok(render(&out.result, &out.headers, format))
+}
+
+/// `transact DB TXDATA`: every form is one transaction; prints one report per form.
+pub fn transact(db: &Path, txdata: &str) -> Result<String> {
+    let (source, text) = text_arg(txdata)?;
+    let forms = exec::forms(&source, &text)?;
+    if forms.is_empty() {
+        return Err(CliError::user(format!("{source}: no tx data")));
+    }
+    let database = open(db, true)?;
+    let mut out = String::new();
+    for form in &forms {
+        let (report, _) = exec::transact(&database, form)?;
+        out.push_str(&to_edn_string(&exec::report_edn(&report)));
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// Resolves an entity argument: an id, an ident keyword, or a lookup ref `[:attr value]`.
+pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
+    let form = read_one(text).map_err(|e| CliError::read("entity", &e))?;
+    match &form {
+        Edn::Long(n) if *n > 0 => Ok(*n as u64),
+        Edn::Keyword(k) => db
+            .ident_entity(k)?
+            .ok_or_else(|| CliError::user(format!("no entity has :db/ident {k}"))),
+        Edn::Vector(items) => match items.as_slice() {
+            [Edn::Keyword(k), v] => {
+                let attr = db
+                    .attr(k)
+                    .ok_or_else(|| CliError::user(format!("unknown attribute {k}")))?;
+                let value = value_from_edn(v).ok_or_else(|| {
+                    CliError::user(format!("{} is not a value", to_edn_string(v)))
+                })?;
+                db.reader()
+                    .first_entity_with(attr.id, &value)?
+                    .ok_or_else(|| {
+                        CliError::user(format!("no entity has {k} {}", to_edn_string(v)))
+                    })
+            }
+            _ => Err(CliError::user("a lookup ref is [:attribute value]")),
+        },
+        other => Err(CliError::user(format!(
+            "{} is not an entity id, ident or lookup ref",
+            to_edn_string(other)
+        ))),
+    }
+}
+
+/// `pull DB PATTERN EID`.
+pub fn pull(db: &Path, pattern: &str, eid: &str) -> Result<String> {
+    let (source, text) = text_arg(pattern)?;
+    read_one(&text).map_err(|e| CliError::read(&source, &e))?;
+    let database = open(db, false)?;
+    let snapshot = database.db()?;
+    let e = resolve_eid(&snapshot, eid)?;
+    let r = snapshot.pull(&text, e)?;
+    Ok(to_edn_string(&r) + "\n")
+}
+
+/// Loads a file of EDN tx data (each form one transaction) or CSV into `database`, with a
+/// progress bar. Returns a summary line.
+pub fn import_file(
+    database: &Database,
+    file: &str,
+    csv: Option<bool>,
+    mapping: &[(String, String)],
+) -> Result<String> {
+    let text = crate::input::read_file(file)?;
+    let is_csv = csv.unwrap_or_else(|| file.to_ascii_lowercase().ends_with(".csv"));
+    let forms: Vec<Edn> = if is_csv {
+        let schema = database.db()?.schema().clone();
+        let rows = crate::csv::tx_data(&text, mapping, &schema)?;
+        // Rows are independent entities: load them in transactions of a few thousand.
+        rows.chunks(2000).map(|c| Edn::Vector(c.to_vec())).collect()
+    } else {
+        exec::forms(file, &text)?
+    };
+    let pb = crate::progress::bar(forms.len() as u64, "import");
+    let (mut txs, mut datoms) = (0u64, 0u64);
+    for (i, form) in forms.iter().enumerate() {
+        if exec::is_query(form) {
+            return Err(CliError::user(format!(
+                "{file}: form {} is a query, not tx data",
+                i + 1
+            )));
+        }
+        let (report, _) = exec::transact(database, form)
+            .map_err(|e| e.context(format!("{file}: transaction {}", i + 1)))?;
+        txs += 1;
+        datoms += report.tx_data.len() as u64;
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(format!(
+        "imported {datoms} datoms in {txs} transactions from {file}\n"
+    ))
+}
+
+/// `export DB [FILE]`.
+pub fn export(db: &Path, output: Option<&Path>) -> Result<()> {
+    let database = open(db, false)?;
+    let snapshot = database.db()?;
+    let pb = crate::progress::spinner("datoms");
+    let mut progress = |n: u64| pb.set_position(n);
+    match output {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| CliError::user(format!("cannot create {}: {e}", p.display())))?;
+            let mut w = std::io::BufWriter::new(f);
+            snapshot.dump_with_progress(&mut w, &mut progress)?;
+            w.flush()?;
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut w = std::io::BufWriter::new(stdout.lock());
+            snapshot.dump_with_progress(&mut w, &mut progress)?;
+            w.flush()?;
+        }
+    }
+    pb.finish_and_clear();
+    Ok(())
+}
+
+/// `copy SRC DST`: a compacted copy.
+pub fn copy(src: &Path, dst: &Path) -> Result<String> {
+    let database = open(src, false)?;
+    if crate::open::exists(dst) {
+        return Err(CliError::user(format!(
+            "{} already holds a database; copy into a new directory",
+            dst.display()
+        )));
+    }
+    let pb = crate::progress::spinner("copying");
+    pb.enable_steady_tick(std::time::Duration::from_millis(100));
+    database.env().copy_compacted(dst)?;
+    pb.finish_and_clear();
+    let size = |p: &Path| std::fs::metadata(p.join("data.mdb")).map_or(0, |m| m.len());
+    Ok(format!(
+        "copied {} ({} bytes) to {} ({} bytes, compacted)\n",
+        src.display(),
+        size(src),
+        dst.display(),
+        size(dst)
+    ))
+}
+
+/// `check DB`: the report, and whether the database is consistent.
+pub fn check(db: &Path) -> Result<(String, bool)> {
+    let database = open(db, false)?;
+    let snapshot = database.db()?;
+    let pb = crate::progress::bar(0, "check");
+    let report = snapshot.check_with_progress(&mut |p| {
+        pb.set_length(p.total);
+        pb.set_position(p.done);
+    })?;
+    pb.finish_and_clear();
+    let name = |a: u32| {
+        snapshot
+            .schema()
+            .get(a)
+            .map_or_else(|| format!("#{a}"), |x| x.ident.to_string())
+    };
+    let mut out = String::new();
+    for p in &report.problems {
+        use datalith::api::check::Inconsistency as I;
+        let line = match p {
+            I::MissingInAve { e, a, value } => {
+                format!(
+                    "datom [{e} {} {value}] is in EAV but missing from AVE",
+                    name(*a)
+                )
+            }
+            I::MissingInEav { e, a, value } => {
+                format!(
+                    "datom [{e} {} {value}] is in AVE but missing from EAV",
+                    name(*a)
+                )
+            }
+            I::Stats {
+                a,
+                recorded,
+                actual,
+            } => format!(
+                "statistics of {}: recorded {} datoms / {} distinct, the index holds {} / {}",
+                name(*a),
+                recorded.datoms,
+                recorded.distinct,
+                actual.datoms,
+                actual.distinct
+            ),
+            other => other.to_string(),
+        };
+        out.push_str(&format!("inconsistent: {line}\n"));
+    }
+    out.push_str(&format!(
+        "{}: {} EAV entries, {} AVE entries, {} attributes, {} {}\n",
+        if report.is_ok() { "ok" } else { "FAILED" },
+        report.eav_entries,
+        report.ave_entries,
+        report.attributes,
+        report.problems.len(),
+        if report.problems.len() == 1 {
+            "inconsistency"
+        } else {
+            "inconsistencies"
+        }
+    ));
+    Ok((out, report.is_ok()))
+}
+
+/// `bench [ARGS...]`: runs `datalith-bench` from the same build directory or the `PATH`.
+pub fn bench(args: &[String]) -> Result<i32> {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("datalith-bench")))
+        .filter(|p| p.is_file());
+    let program = match beside {
+        Some(p) => p,
+        None => {
+            let on_path = std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|d| d.join("datalith-bench"))
+                    .find(|p| p.is_file())
+            });
+            match on_path {
+                Some(p) => p,
+                None => {
+                    return Err(CliError::env(
+                        "datalith-bench is not built; build it with\n  cargo build --release -p datalith-bench\nthen run `datalith bench` again (arguments are passed on; try `datalith bench --help`)",
+                    ))
+                }
+            }
+        }
+    };
+    let status = std::process::Command::new(&program)
+        .args(args)
+        .status()
+        .map_err(|e| CliError::env(format!("cannot run {}: {e}", program.display())))?;
+    Ok(status.code().unwrap_or(2))
+}

@@ -1,0 +1,85 @@
+//! What the shell and the subcommands share: telling a query from tx data, running each, and
+//! describing a transaction's report.
+
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use datalith::edn::{read_all, to_edn_string, Edn};
+use datalith::tx::edn::tx_data_from_edn;
+use datalith::tx::{Tempid, TxReport};
+use datalith::{Database, Db};
+
+use crate::error::{CliError, Result};
+
+/// Whether `form` is a query: a vector starting with `:find` (or `:with`/`:in`/`:where` for
+/// a map-less query that lists `:find` later) or a map with a `:find` key.
+pub fn is_query(form: &Edn) -> bool {
+    match form {
+        Edn::Vector(items) => items
+            .first()
+            .and_then(Edn::as_keyword)
+            .is_some_and(|k| k.namespace().is_none() && k.name() == "find"),
+        Edn::Map(pairs) => pairs.iter().any(|(k, _)| {
+            k.as_keyword()
+                .is_some_and(|k| k.namespace().is_none() && k.name() == "find")
+        }),
+        _ => false,
+    }
+}
+
+/// A query result with its column headers and how long it took.
+pub struct QueryOutcome {
+    /// The result, as the query shaped it.
+    pub result: Edn,
+    /// The printed `:find` elements.
+    pub headers: Vec<String>,
+    /// Wall time of the query.
+    pub elapsed: Duration,
+}
+
+/// Runs query `form` (already read) on `db`, cancellable.
+pub fn query(db: &Db, form: &Edn, inputs: &[Edn], cancel: &AtomicBool) -> Result<QueryOutcome> {
+    let text = to_edn_string(form);
+    let start = Instant::now();
+    let result = db.q_cancellable(&text, inputs, cancel)?;
+    Ok(QueryOutcome {
+        result,
+        headers: crate::render::find_headers(form),
+        elapsed: start.elapsed(),
+    })
+}
+
+/// Transacts tx data `form`.
+pub fn transact(db: &Database, form: &Edn) -> Result<(TxReport, Duration)> {
+    let data = tx_data_from_edn(form)?;
+    let start = Instant::now();
+    let report = db.transact(data)?;
+    Ok((report, start.elapsed()))
+}
+
+/// A report as EDN: `{:tx id :datoms n :tempids {"a" 1048576 ...}}`.
+pub fn report_edn(report: &TxReport) -> Edn {
+    let mut tempids: Vec<(Edn, Edn)> = report
+        .tempids
+        .iter()
+        .filter_map(|(t, id)| {
+            let key = match t {
+                Tempid::Named(s) => Edn::String(s.to_string()),
+                Tempid::Negative(n) => Edn::Long(*n),
+                _ => return None,
+            };
+            Some((key, Edn::Long(*id as i64)))
+        })
+        .collect();
+    tempids.sort_by(|a, b| crate::render::compare(&a.0, &b.0));
+    Edn::Map(vec![
+        (Edn::kw(":tx"), Edn::Long(report.tx as i64)),
+        (Edn::kw(":datoms"), Edn::Long(report.tx_data.len() as i64)),
+        (Edn::kw(":tempids"), Edn::Map(tempids)),
+    ])
+}
+
+/// Reads every form of `text` (`source` names it in errors).
+pub fn forms(source: &str, text: &str) -> Result<Vec<Edn>> {
+    read_all(text).map_err(|e| CliError::read(source, &e))
+}

@@ -1,0 +1,138 @@
+//! Describing a database: `.schema`, `.attrs`, `.stat` and the `stat` subcommand.
+
+use datalith::codec::ValueType;
+use datalith::kv::TableKind;
+use datalith::store::{Attribute, Cardinality, Unique};
+use datalith::{Database, Db};
+
+use crate::error::Result;
+use crate::render::table;
+
+/// The user schema as EDN tx data (what would recreate it).
+pub fn schema_text(db: &Db) -> String {
+    let attrs = db.schema().user_attributes();
+    if attrs.is_empty() {
+        return ";; no user attributes yet\n".into();
+    }
+    let mut out = String::from("[");
+    for (i, a) in attrs.iter().enumerate() {
+        if i > 0 {
+            out.push_str("\n ");
+        }
+        out.push_str(&attr_map(a));
+    }
+    out.push_str("]\n");
+    out
+}
+
+fn attr_map(a: &Attribute) -> String {
+    let mut s = format!(
+        "{{:db/ident {} :db/valueType {}",
+        a.ident,
+        a.value_type.ident()
+    );
+    s.push_str(match a.cardinality {
+        Cardinality::One => " :db/cardinality :db.cardinality/one",
+        Cardinality::Many => " :db/cardinality :db.cardinality/many",
+    });
+    match a.unique {
+        Some(Unique::Identity) => s.push_str(" :db/unique :db.unique/identity"),
+        Some(Unique::Value) => s.push_str(" :db/unique :db.unique/value"),
+        None => {}
+    }
+    if a.is_component {
+        s.push_str(" :db/isComponent true");
+    }
+    if let Some(d) = &a.doc {
+        s.push_str(&format!(
+            " :db/doc {}",
+            datalith::edn::to_edn_string(&datalith::edn::Edn::String(d.clone()))
+        ));
+    }
+    s.push('}');
+    s
+}
+
+fn short_type(t: ValueType) -> &'static str {
+    let id = t.ident();
+    id.rsplit('/').next().unwrap_or(id)
+}
+
+/// A table of the user attributes with their statistics.
+pub fn attrs_table(db: &Db) -> Result<String> {
+    let r = db.reader();
+    let mut rows = Vec::new();
+    for a in db.schema().user_attributes() {
+        let s = r.stats(a.id)?;
+        rows.push(vec![
+            a.ident.to_string(),
+            short_type(a.value_type).to_string(),
+            match a.cardinality {
+                Cardinality::One => "one".into(),
+                Cardinality::Many => "many".into(),
+            },
+            match a.unique {
+                Some(Unique::Identity) => "identity".into(),
+                Some(Unique::Value) => "value".into(),
+                None if a.is_component => "component".into(),
+                None => String::new(),
+            },
+            s.datoms.to_string(),
+            s.distinct.to_string(),
+        ]);
+    }
+    let head: Vec<String> = ["attribute", "type", "card", "unique", "datoms", "distinct"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let n = rows.len();
+    Ok(table(&head, &rows, n))
+}
+
+fn human(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// The `stat` report: file, index sizes, attributes.
+pub fn stat_text(database: &Database) -> Result<String> {
+    let env = database.env();
+    let path = env.path();
+    let file = std::fs::metadata(path.join("data.mdb"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let db = database.db()?;
+    let eav = env.table("eav", TableKind::List)?;
+    let ave = env.table("ave", TableKind::List)?;
+    let (eav_n, ave_n) = {
+        let txn = env.read()?;
+        let v = txn.view();
+        (v.len(&eav)?, v.len(&ave)?)
+    };
+    let mut out = String::new();
+    out.push_str(&format!("database    {}\n", path.display()));
+    out.push_str(&format!(
+        "file        {} (map {}, durability {:?})\n",
+        human(file),
+        human(env.map_bytes() as u64),
+        env.durability()
+    ));
+    out.push_str(&format!("datoms      {eav_n} in EAV, {ave_n} in AVE\n"));
+    out.push_str(&format!(
+        "attributes  {} user, schema version {}\n\n",
+        db.schema().user_attributes().len(),
+        db.schema().version
+    ));
+    out.push_str(&attrs_table(&db)?);
+    Ok(out)
+}

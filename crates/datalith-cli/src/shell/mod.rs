@@ -1,0 +1,113 @@
+//! The interactive shell, `datalith FILE` (sqlite3 habits).
+//!
+//! - [`session`]: the state and what each input (query, tx data, dot-command) does.
+//! - [`complete`]: tab completion.
+//! - [`interrupt`]: Ctrl-C cancels a running query.
+//!
+//! With a terminal on standard input the shell edits lines with `rustyline` and keeps its
+//! history in `$DATALITH_HISTORY` (default `~/.datalith_history`); otherwise it runs standard
+//! input as a script, like `sqlite3 FILE < script.sql`, and exits 1 if any input failed.
+
+pub mod complete;
+pub mod interrupt;
+pub mod session;
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use rustyline::config::Config;
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{CompletionType, Editor};
+
+use crate::error::{CliError, Result};
+use complete::ShellHelper;
+use session::{input_complete, Flow, Session};
+
+fn history_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("DATALITH_HISTORY") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".datalith_history"))
+}
+
+/// Runs the shell on the database at `path` (created if missing); returns the exit code.
+pub fn run(path: &Path) -> Result<i32> {
+    let db = crate::open::open(path, true)?;
+    let mut session = Session::new(db);
+    if !std::io::stdin().is_terminal() {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::env(format!("reading standard input: {e}")))?;
+        session.script(&text, "stdin");
+        return Ok(if session.errors > 0 { 1 } else { 0 });
+    }
+    interactive(&mut session, path)?;
+    Ok(0)
+}
+
+fn interactive(session: &mut Session, path: &Path) -> Result<()> {
+    interrupt::install();
+    let config = Config::builder()
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .max_history_size(10_000)
+        .map_err(|e| CliError::env(e.to_string()))?
+        .build();
+    let mut rl: Editor<ShellHelper, DefaultHistory> =
+        Editor::with_config(config).map_err(|e| CliError::env(format!("terminal: {e}")))?;
+    rl.set_helper(Some(ShellHelper {
+        attrs: session.attrs.clone(),
+    }));
+    let history = history_path();
+    if let Some(h) = &history {
+        let _ = rl.load_history(h);
+    }
+    println!(
+        "Datalith {} on {}\nType .help for help; a query or tx data runs when its form is complete.",
+        env!("CARGO_PKG_VERSION"),
+        path.display()
+    );
+    let mut buf = String::new();
+    loop {
+        let prompt = if buf.is_empty() {
+            "datalith> "
+        } else {
+            "     ...> "
+        };
+        match rl.readline(prompt) {
+            Ok(line) => {
+                buf.push_str(&line);
+                buf.push('\n');
+                if buf.trim().is_empty() {
+                    buf.clear();
+                    continue;
+                }
+                if !input_complete(&buf) {
+                    continue;
+                }
+                let input = std::mem::take(&mut buf);
+                let _ = rl.add_history_entry(input.trim_end());
+                if let Some(h) = &history {
+                    let _ = rl.save_history(h);
+                }
+                if session.handle(&input, "input", 1) == Flow::Quit {
+                    break;
+                }
+            }
+            Err(ReadlineError::Interrupted) => {
+                if !buf.is_empty() {
+                    buf.clear();
+                    println!("(input discarded)");
+                }
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(CliError::env(format!("terminal: {e}"))),
+        }
+    }
+    if let Some(h) = &history {
+        let _ = rl.save_history(h);
+    }
+    Ok(())
+}

@@ -1,0 +1,425 @@
+//! One shell session: the open database, the output settings, and what each input does.
+//! Errors are printed and the session goes on; only `.quit` (or end of input) ends it.
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use datalith::edn::{is_complete, read_all, to_edn_string, Edn};
+use datalith::Database;
+
+use super::complete::DOT_COMMANDS;
+use super::interrupt;
+use crate::error::{CliError, Result};
+use crate::exec;
+use crate::render::{render, Format};
+
+/// What to do after an input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next input.
+    Continue,
+    /// End the session.
+    Quit,
+}
+
+/// Shell state.
+pub struct Session {
+    /// The database.
+    pub db: Database,
+    /// How results print.
+    pub mode: Format,
+    /// Whether to print each command's time.
+    pub timer: bool,
+    /// Results go here instead of standard output (`.output FILE`).
+    pub output: Option<(String, File)>,
+    /// Attribute idents for completion.
+    pub attrs: Arc<RwLock<Vec<String>>>,
+    /// Errors so far (a script's exit status).
+    pub errors: u64,
+    /// Nesting of `.read` (a file that reads itself must not recurse forever).
+    depth: u32,
+}
+
+const HELP: &str = "\
+Type a query ([:find ...] or {:find ...}) or tx data ([{:name \"Ann\"}] or [[:db/add ...]]);
+input continues over several lines until the form is complete. Ctrl-C cancels a running
+query or the current input, Ctrl-D quits.
+
+.help                 this text
+.schema               the user schema as EDN tx data
+.attrs                attributes with type, cardinality, uniqueness and statistics
+.stat                 database size, index sizes, statistics
+.timer on|off         print how long each command took
+.explain QUERY        run QUERY and show the plan with estimated and actual sizes
+.mode table|edn|json|csv   how results print
+.output [FILE]        send results to FILE (no FILE: back to the screen)
+.read FILE            run the queries, tx data and dot-commands of FILE
+.import FILE [COL=:attr ...]  load EDN tx data, or CSV (one entity per row)
+.dump [FILE]          schema and datoms as EDN tx data that reloads to the same database
+.backup DIR           a compacted copy of the database into a new directory
+.quit                 leave (also .exit, Ctrl-D)
+";
+
+/// Whether `text` (one input, possibly several lines) is complete enough to run.
+pub fn input_complete(text: &str) -> bool {
+    let t = text.trim_start();
+    if let Some(rest) = t.strip_prefix(".explain") {
+        return is_complete(rest);
+    }
+    if t.starts_with('.') {
+        return true;
+    }
+    is_complete(text)
+}
+
+impl Session {
+    /// A session on `db`.
+    pub fn new(db: Database) -> Session {
+        let s = Session {
+            db,
+            mode: Format::Table,
+            timer: false,
+            output: None,
+            attrs: Arc::new(RwLock::new(Vec::new())),
+            errors: 0,
+            depth: 0,
+        };
+        s.refresh_attrs();
+        s
+    }
+
+    /// Reloads the attribute names used by completion.
+    pub fn refresh_attrs(&self) {
+        if let Ok(db) = self.db.db() {
+            let names = db
+                .schema()
+                .user_attributes()
+                .iter()
+                .map(|a| a.ident.to_string())
+                .collect();
+            *self.attrs.write().unwrap_or_else(|p| p.into_inner()) = names;
+        }
+    }
+
+    /// Writes a result to the current output.
+    pub fn out(&mut self, text: &str) {
+        let r = match &mut self.output {
+            Some((_, f)) => f.write_all(text.as_bytes()),
+            None => {
+                let mut o = std::io::stdout().lock();
+                o.write_all(text.as_bytes()).and_then(|_| o.flush())
+            }
+        };
+        if let Err(e) = r {
+            eprintln!("error: writing output: {e}");
+        }
+    }
+
+    fn time(&mut self, what: &str, d: Duration) {
+        if self.timer {
+            println!("time: {:.3} ms{what}", d.as_secs_f64() * 1e3);
+        }
+    }
+
+    /// Runs one complete input; an error is printed, counted, and the session goes on.
+    pub fn handle(&mut self, text: &str, source: &str, first_line: usize) -> Flow {
+        match self.dispatch(text, source, first_line) {
+            Ok(flow) => flow,
+            Err(e) => {
+                self.errors += 1;
+                eprintln!("error: {e}");
+                Flow::Continue
+            }
+        }
+    }
+
+    fn dispatch(&mut self, text: &str, source: &str, first_line: usize) -> Result<Flow> {
+        let t = text.trim();
+        if t.starts_with('.') {
+            return self.dot(t);
+        }
+        let forms = read_all(text).map_err(|mut e| {
+            e.line += first_line - 1;
+            CliError::read(source, &e)
+        })?;
+        for form in forms {
+            self.form(&form)?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// A query or tx data.
+    fn form(&mut self, form: &Edn) -> Result<()> {
+        if exec::is_query(form) {
+            let snapshot = self.db.db()?;
+            interrupt::reset();
+            let out = exec::query(&snapshot, form, &[], &interrupt::CANCEL)?;
+            let text = render(&out.result, &out.headers, self.mode);
+            self.out(&text);
+            self.time("", out.elapsed);
+            return Ok(());
+        }
+        if !matches!(form, Edn::Vector(_) | Edn::List(_)) {
+            return Err(CliError::user(format!(
+                "{} is neither a query (a vector or map starting with :find) nor tx data (a vector of maps and operations)",
+                to_edn_string(form)
+            )));
+        }
+        let (report, elapsed) = exec::transact(&self.db, form)?;
+        let text = to_edn_string(&exec::report_edn(&report)) + "\n";
+        self.out(&text);
+        self.time("", elapsed);
+        if report
+            .tx_data
+            .iter()
+            .any(|d| d.e < datalith::store::ids::USER_PARTITION_START)
+        {
+            self.refresh_attrs();
+        }
+        Ok(())
+    }
+
+    fn dot(&mut self, line: &str) -> Result<Flow> {
+        let (cmd, rest) = line
+            .split_once(char::is_whitespace)
+            .map_or((line, ""), |(c, r)| (c, r.trim()));
+        let args: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+        let start = Instant::now();
+        match cmd {
+            ".quit" | ".exit" => return Ok(Flow::Quit),
+            ".help" => print!("{HELP}"),
+            ".schema" => {
+                let text = crate::info::schema_text(&self.db.db()?);
+                self.out(&text);
+            }
+            ".attrs" => {
+                let text = crate::info::attrs_table(&self.db.db()?)?;
+                self.out(&text);
+            }
+            ".stat" => {
+                let text = crate::info::stat_text(&self.db)?;
+                self.out(&text);
+            }
+            ".timer" => match args.as_slice() {
+                [x] if x == "on" => self.timer = true,
+                [x] if x == "off" => self.timer = false,
+                _ => return Err(CliError::user("usage: .timer on|off")),
+            },
+            ".mode" => match args.as_slice() {
+                [m] => self.mode = Format::parse(m)?,
+                [] => println!("mode: {}", self.mode.name()),
+                _ => return Err(CliError::user("usage: .mode table|edn|json|csv")),
+            },
+            ".output" => match args.as_slice() {
+                [] => self.output = None,
+                [f] if f == "stdout" || f == "-" => self.output = None,
+                [f] => {
+                    let file = File::create(f)
+                        .map_err(|e| CliError::user(format!("cannot create {f}: {e}")))?;
+                    self.output = Some((f.clone(), file));
+                }
+                _ => return Err(CliError::user("usage: .output [FILE]")),
+            },
+            ".explain" => {
+                if rest.is_empty() {
+                    return Err(CliError::user("usage: .explain QUERY"));
+                }
+                let form =
+                    datalith::edn::read_one(rest).map_err(|e| CliError::read("query", &e))?;
+                if !exec::is_query(&form) {
+                    return Err(CliError::user(".explain needs a query ([:find ...])"));
+                }
+                let snapshot = self.db.db()?;
+                let t0 = Instant::now();
+                let (result, steps) = snapshot.explain(&to_edn_string(&form), &[])?;
+                let elapsed = t0.elapsed();
+                let text = explain_text(&result, &steps);
+                self.out(&text);
+                self.time("", elapsed);
+                return Ok(Flow::Continue);
+            }
+            ".read" => match args.as_slice() {
+                [f] => {
+                    let text = crate::input::read_file(f)?;
+                    if self.depth >= 16 {
+                        return Err(CliError::user(".read nested more than 16 deep"));
+                    }
+                    self.depth += 1;
+                    let before = self.errors;
+                    let flow = self.script(&text, f);
+                    self.depth -= 1;
+                    if self.errors > before {
+                        eprintln!("{f}: {} error(s)", self.errors - before);
+                    }
+                    return Ok(flow);
+                }
+                _ => return Err(CliError::user("usage: .read FILE")),
+            },
+            ".import" => match args.split_first() {
+                Some((f, mapping)) => {
+                    let mapping = crate::csv::mapping(mapping)?;
+                    let text = crate::commands::import_file(&self.db, f, None, &mapping)?;
+                    self.refresh_attrs();
+                    print!("{text}");
+                }
+                None => return Err(CliError::user("usage: .import FILE [COLUMN=:attr ...]")),
+            },
+            ".dump" => {
+                let snapshot = self.db.db()?;
+                match args.as_slice() {
+                    [] => {
+                        let mut buf = Vec::new();
+                        snapshot.dump(&mut buf)?;
+                        self.out(&String::from_utf8_lossy(&buf));
+                    }
+                    [f] => {
+                        let file = File::create(f)
+                            .map_err(|e| CliError::user(format!("cannot create {f}: {e}")))?;
+                        let mut w = std::io::BufWriter::new(file);
+                        let s = snapshot.dump(&mut w)?;
+                        w.flush()?;
+                        println!(
+                            "dumped {} attributes, {} entities, {} datoms to {f}",
+                            s.attributes, s.entities, s.datoms
+                        );
+                    }
+                    _ => return Err(CliError::user("usage: .dump [FILE]")),
+                }
+            }
+            ".backup" => match args.as_slice() {
+                [d] => {
+                    let path = std::path::Path::new(d);
+                    if crate::open::exists(path) {
+                        return Err(CliError::user(format!("{d} already holds a database")));
+                    }
+                    self.db.env().copy_compacted(path)?;
+                    println!("backed up to {d}");
+                }
+                _ => return Err(CliError::user("usage: .backup DIR")),
+            },
+            other => {
+                let near: Vec<&str> = DOT_COMMANDS
+                    .iter()
+                    .copied()
+                    .filter(|c| c.starts_with(&other[..other.len().min(3)]))
+                    .collect();
+                return Err(CliError::user(format!(
+                    "unknown command {other}{} (.help lists them)",
+                    if near.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; did you mean {}?", near.join(" or "))
+                    }
+                )));
+            }
+        }
+        self.time("", start.elapsed());
+        Ok(Flow::Continue)
+    }
+
+    /// Runs `text` as shell input: dot-commands on their own lines, queries and tx data
+    /// spanning lines until complete.
+    pub fn script(&mut self, text: &str, source: &str) -> Flow {
+        let mut buf = String::new();
+        let mut first = 1;
+        let mut balance = Balance::default();
+        for (i, line) in text.lines().enumerate() {
+            if buf.trim().is_empty() {
+                buf.clear();
+                balance = Balance::default();
+                first = i + 1;
+                if line.trim().is_empty() || line.trim_start().starts_with(';') {
+                    continue;
+                }
+            }
+            buf.push_str(line);
+            buf.push('\n');
+            // Re-reading the whole buffer on every line would be quadratic on a large dump:
+            // only a line that closes every bracket can complete the input.
+            let dot = buf.trim_start().starts_with('.');
+            if !dot && !balance.feed(line) {
+                continue;
+            }
+            if input_complete(&buf) {
+                let input = std::mem::take(&mut buf);
+                if self.handle(&input, source, first) == Flow::Quit {
+                    return Flow::Quit;
+                }
+            }
+        }
+        if !buf.trim().is_empty() {
+            // Unfinished at the end of the file: run it for its error message.
+            self.handle(&buf, source, first);
+        }
+        Flow::Continue
+    }
+}
+
+/// The plan of `.explain`: steps with estimated and actual sizes, then the result size.
+pub fn explain_text(result: &Edn, steps: &[datalith::query::Step]) -> String {
+    let head: Vec<String> = ["step", "estimated", "actual"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            vec![
+                s.what.clone(),
+                s.estimated.to_string(),
+                s.actual.to_string(),
+            ]
+        })
+        .collect();
+    let mut out = crate::render::table(&head, &rows, rows.len());
+    let n = match result {
+        Edn::Set(v) | Edn::Vector(v) | Edn::List(v) => v.len(),
+        Edn::Nil => 0,
+        _ => 1,
+    };
+    out.push_str(&format!(
+        "result: {n} {}\n",
+        if n == 1 { "row" } else { "rows" }
+    ));
+    out
+}
+
+/// Bracket depth across lines, outside strings, comments and character literals: a cheap
+/// necessary condition for a complete form.
+#[derive(Default)]
+pub struct Balance {
+    depth: i64,
+    in_string: bool,
+}
+
+impl Balance {
+    /// Feeds one line; true when every bracket opened so far is closed.
+    pub fn feed(&mut self, line: &str) -> bool {
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            if self.in_string {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => self.in_string = true,
+                '\\' => {
+                    chars.next();
+                }
+                ';' => break,
+                '(' | '[' | '{' => self.depth += 1,
+                ')' | ']' | '}' => self.depth -= 1,
+                _ => {}
+            }
+        }
+        !self.in_string && self.depth <= 0
+    }
+}

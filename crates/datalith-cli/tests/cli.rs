@@ -1,0 +1,373 @@
+//! The built `datalith` binary, run as scripts run it: subcommands, exit codes, output
+//! formats, dump and reload, and `check` on a deliberately corrupted index.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use datalith::edn::{read_one, Edn};
+
+const BIN: &str = env!("CARGO_BIN_EXE_datalith");
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str], stdin: &str) -> Out {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("DATALITH_HISTORY", "/dev/null")
+        .spawn()
+        .expect("run datalith");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args, "");
+    assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+    o.stdout
+}
+
+const SCHEMA: &str = r#"[{:db/ident :name :db/valueType :db.type/string :db/unique :db.unique/identity}
+ {:db/ident :age :db/valueType :db.type/long}
+ {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
+ {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+ {:db/ident :address :db/valueType :db.type/ref :db/isComponent true}
+ {:db/ident :city :db/valueType :db.type/string}]"#;
+
+const DATA: &str = r#"[{:db/id "ann" :name "Ann" :age 30 :tag [:admin :dev] :friend "bob" :address {:city "Oslo"}}
+ {:db/id "bob" :name "Bob" :age 25 :friend "ann"}
+ {:name "Cy, \"the\" third" :age 41}]"#;
+
+fn sample(dir: &Path) -> String {
+    let db = dir.join("db");
+    let db_s = db.to_str().unwrap().to_string();
+    ok(&["transact", &db_s, SCHEMA]);
+    let report = read_one(&ok(&["transact", &db_s, DATA])).unwrap();
+    let Edn::Map(pairs) = report else {
+        panic!("{report:?}")
+    };
+    let tempids = &pairs
+        .iter()
+        .find(|(k, _)| *k == Edn::kw(":tempids"))
+        .unwrap()
+        .1;
+    let Edn::Map(t) = tempids else { panic!() };
+    let names: Vec<_> = t.iter().map(|(k, _)| k.clone()).collect();
+    assert_eq!(
+        names,
+        vec![Edn::String("ann".into()), Edn::String("bob".into())]
+    );
+    db_s
+}
+
+#[test]
+fn query_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let q = "[:find ?n ?a :where [?e :name ?n] [?e :age ?a] [(< ?a 40)]]";
+    let cases: &[(&str, &str)] = &[
+        ("edn", ""),
+        ("json", ""),
+        ("csv", "?n,?a\nAnn,30\nBob,25\n"),
+        (
+            "table",
+            "?n  | ?a\n----+---\nAnn | 30\nBob | 25\n(2 rows)\n",
+        ),
+    ];
+    for (format, want) in cases {
+        let out = ok(&["query", &db, q, "--format", format]);
+        match *format {
+            // EDN reads back to the same values (set order is the engine's).
+            "edn" => assert_eq!(
+                read_one(&out).unwrap(),
+                read_one(r#"#{["Ann" 30] ["Bob" 25]}"#).unwrap()
+            ),
+            "json" => {
+                let t = out.trim();
+                assert!(
+                    t == r#"[["Ann",30],["Bob",25]]"# || t == r#"[["Bob",25],["Ann",30]]"#,
+                    "{t}"
+                );
+            }
+            _ => assert_eq!(out, *want, "{format}"),
+        }
+    }
+    // Inputs bind to :in after $; the query may come from a file.
+    let qfile = dir.path().join("q.edn");
+    std::fs::write(
+        &qfile,
+        "[:find ?n . :in $ ?min :where [?e :age ?a] [(> ?a ?min)] [?e :name ?n]]",
+    )
+    .unwrap();
+    let out = ok(&["query", &db, &format!("@{}", qfile.display()), "35"]);
+    assert_eq!(
+        read_one(&out).unwrap(),
+        Edn::String("Cy, \"the\" third".into())
+    );
+    // A string with a quote and a comma survives CSV.
+    let out = ok(&[
+        "query",
+        &db,
+        "[:find ?n :where [?e :age 41] [?e :name ?n]]",
+        "-f",
+        "csv",
+    ]);
+    assert_eq!(out, "?n\n\"Cy, \"\"the\"\" third\"\n");
+    // Query from standard input.
+    let o = run(
+        &["query", &db, "-"],
+        "[:find (count ?e) . :where [?e :name]]",
+    );
+    assert_eq!((o.code, o.stdout.trim()), (0, "3"));
+}
+
+#[test]
+fn exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["query", &db, "[:find ?e :where [?e :name]]"], 0, ""),
+        (
+            &["query", &db, "[:find ?e :where [?e :name]"],
+            1,
+            "input:1:1: unclosed",
+        ),
+        (&["query", &db, "[:find ?x :where [?e :name]]"], 1, "?x"),
+        (&["query", &db, "[:where [?e :name]]"], 1, "not a query"),
+        (
+            &["query", missing, "[:find ?e :where [?e :name]]"],
+            2,
+            "no database",
+        ),
+        (
+            &["transact", &db, "[{:nope 1}]"],
+            1,
+            "unknown attribute :nope",
+        ),
+        (&["transact", &db, "[{:name 1}]"], 1, "wrong value type"),
+        (&["transact", &db, "{:a"], 1, "input:1:"),
+        (&["pull", &db, "[*]", "[:name \"Nobody\"]"], 1, "no entity"),
+        (&["stat", missing], 2, "no database"),
+        (&["check", missing], 2, "no database"),
+        (&["--frobnicate"], 1, "unexpected argument"),
+    ];
+    for (args, code, err) in cases {
+        let o = run(args, "");
+        assert_eq!(o.code, *code, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.contains(err), "{args:?}: {}", o.stderr);
+    }
+    let notdb = dir.path().join("file");
+    std::fs::write(&notdb, "not a database").unwrap();
+    let o = run(
+        &[
+            "query",
+            notdb.to_str().unwrap(),
+            "[:find ?e :where [?e :a]]",
+        ],
+        "",
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+}
+
+#[test]
+fn pull_stat_and_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let out = ok(&[
+        "pull",
+        &db,
+        "[:name {:friend [:name]} {:address [:city]}]",
+        "[:name \"Ann\"]",
+    ]);
+    assert_eq!(
+        read_one(&out).unwrap(),
+        read_one(r#"{:name "Ann" :friend [{:name "Bob"}] :address {:city "Oslo"}}"#).unwrap()
+    );
+    let stat = ok(&["stat", &db]);
+    assert!(
+        stat.lines()
+            .any(|l| l.starts_with(":friend ") && l.contains("| ref ") && l.contains("| many |")),
+        "{stat}"
+    );
+    let copy = dir.path().join("copy");
+    let copy = copy.to_str().unwrap();
+    ok(&["copy", &db, copy]);
+    assert_eq!(
+        ok(&["query", copy, "[:find (count ?e) . :where [?e :name]]"]).trim(),
+        "3"
+    );
+    assert_eq!(run(&["copy", &db, copy], "").code, 1);
+    assert!(ok(&["check", copy]).starts_with("ok:"));
+}
+
+fn shell(db: &str, script: &str) -> Out {
+    run(&[db], script)
+}
+
+#[test]
+fn dump_then_read_gives_the_same_datoms() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let dump = dir.path().join("dump.edn");
+    let dump_s = dump.to_str().unwrap();
+    let o = shell(&db, &format!(".dump {dump_s}\n"));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let fresh = dir.path().join("fresh");
+    let fresh = fresh.to_str().unwrap();
+    let o = shell(fresh, &format!(".read {dump_s}\n"));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // Same datoms: the reloaded database dumps to the same text (ids are allocated in the
+    // same order), and answers the same queries.
+    assert_eq!(ok(&["export", &db]), ok(&["export", fresh]));
+    for q in [
+        "[:find ?n ?t :where [?e :name ?n] [?e :tag ?t]]",
+        "[:find ?n ?f :where [?e :name ?n] [?e :friend ?x] [?x :name ?f]]",
+        "[:find ?n ?c :where [?e :name ?n] [?e :address ?a] [?a :city ?c]]",
+    ] {
+        assert_eq!(ok(&["query", &db, q]), ok(&["query", fresh, q]), "{q}");
+    }
+    assert!(ok(&["check", fresh]).starts_with("ok:"));
+    // `export` to a file and `import` of that file do the same.
+    let other = dir.path().join("other");
+    let other = other.to_str().unwrap();
+    ok(&["dump", &db, dir.path().join("d2.edn").to_str().unwrap()]);
+    ok(&["import", other, dir.path().join("d2.edn").to_str().unwrap()]);
+    assert_eq!(ok(&["export", &db]), ok(&["export", other]));
+}
+
+#[test]
+fn check_catches_a_deleted_ave_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    assert!(ok(&["check", &db]).starts_with("ok:"));
+    {
+        let database = datalith::Database::open(&db, datalith::DbOptions::default()).unwrap();
+        let snap = database.db().unwrap();
+        let age = snap
+            .attr(&datalith::codec::Keyword::parse(":age"))
+            .unwrap()
+            .id;
+        let Edn::Long(bob) = snap
+            .q("[:find ?e . :where [?e :name \"Bob\"]]", &[])
+            .unwrap()
+        else {
+            panic!()
+        };
+        drop(snap);
+        let mut key = Vec::new();
+        datalith::store::reader::attr_value_bytes(age, &datalith::codec::Value::Long(25), &mut key);
+        let ave = database
+            .env()
+            .table("ave", datalith::kv::TableKind::List)
+            .unwrap();
+        database
+            .env()
+            .transact_kv(vec![datalith::kv::KvOp::list_remove(
+                &ave,
+                key,
+                (bob as u64).to_be_bytes(),
+            )])
+            .unwrap();
+    }
+    let o = run(&["check", &db], "");
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert!(
+        o.stdout.contains(":age 25] is in EAV but missing from AVE"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("statistics of :age: recorded 3 datoms"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("FAILED"), "{}", o.stdout);
+}
+
+#[test]
+fn csv_import_with_a_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let csv = dir.path().join("people.csv");
+    std::fs::write(
+        &csv,
+        "who,years,tags,ignored\nDee,33,a;b,x\n\"Eve, Jr\",,c,y\n",
+    )
+    .unwrap();
+    let o = run(
+        &[
+            "import",
+            &db,
+            csv.to_str().unwrap(),
+            "--map",
+            "who=:name",
+            "--map",
+            "years=:age",
+            "--map",
+            "tags=:tag",
+            "--map",
+            "ignored=-",
+        ],
+        "",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let out = ok(&[
+        "query",
+        &db,
+        "[:find ?n ?t :where [?e :tag ?t] [?e :name ?n] [(not= ?n \"Ann\")]]",
+        "-f",
+        "csv",
+    ]);
+    assert_eq!(out, "?n,?t\nDee,:a\nDee,:b\n\"Eve, Jr\",:c\n");
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "name,age\nZed,old\n").unwrap();
+    let o = run(&["import", &db, bad.to_str().unwrap()], "");
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("line 2: column 2"), "{}", o.stderr);
+}
+
+#[test]
+fn a_script_goes_on_after_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let script = "[:find ?e\n :where [?e :name \"Ann\"]]]\n.mode edn\n.nope\n[{:nope 1}]\n{:find [?n] :where [[?e :age 25] [?e :name ?n]]}\n[:find ?n\n :where\n [?e :age 30] [?e :name ?n]]\n[:find ?n\n :where [?e :age ?n]\n";
+    let o = shell(&db, script);
+    assert_eq!(o.code, 1);
+    // The library prints the offending tx form in its own way: compare up to it.
+    let errors: Vec<&str> = o
+        .stderr
+        .lines()
+        .map(|l| l.split(" in ").next().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            "error: stdin:2:26: unbalanced ]",
+            "error: unknown command .nope (.help lists them)",
+            "error: unknown attribute :nope",
+            "error: stdin:10:1: unclosed collection: expected ]",
+        ],
+        "{}",
+        o.stderr
+    );
+    assert_eq!(o.stdout, "#{[\"Bob\"]}\n#{[\"Ann\"]}\n");
+}
