@@ -371,3 +371,37 @@ fn a_script_goes_on_after_errors() {
     );
     assert_eq!(o.stdout, "#{[\"Bob\"]}\n#{[\"Ann\"]}\n");
 }
+
+#[test]
+fn demo_creates_the_database_and_tours_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo");
+    let path_s = path.to_str().unwrap();
+    let out = ok(&["demo", "--path", path_s]);
+    for want in [
+        "Creating the demo database",
+        "1. How many people are called Ivan?",
+        "(6 rows)",
+        "Pull a project",
+        ":project/name \"benchmarks\"",
+        "Explain",
+        "result: ",
+        "Try it yourself in the shell:",
+    ] {
+        assert!(out.contains(want), "{want:?} missing from:\n{out}");
+    }
+    let count = ok(&["query", path_s, "[:find (count ?e) . :where [?e :name]]"]);
+    assert_eq!(count.trim(), "20000");
+    let graph = ok(&[
+        "query",
+        path_s,
+        "[:find ?t :where [?p :project/name \"release\"] [?p :project/tasks ?x] [?x :task/title ?t]]",
+        "-f",
+        "csv",
+    ]);
+    assert_eq!(graph, "?t\nchangelog\ntag 0.1.0\n");
+    assert!(ok(&["check", path_s]).starts_with("ok:"));
+    // A second run reuses the database.
+    let again = ok(&["demo", "--path", path_s]);
+    assert!(again.starts_with("Using the demo database"), "{again}");
+}
