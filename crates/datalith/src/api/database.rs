@@ -97,10 +97,15 @@ impl Database {
 
     fn submit(&self, data: TxData, completion: Completion<TxReport, TxError>) {
         let size = 256 + data.items.len() * 128;
+        let expanded = {
+            let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
+            crate::tx::request::expand_early(&self.store.latest_schema(), &functions, &data)
+        };
         self.env.submit(Box::new(TxRequest {
             store: self.store.clone(),
             functions: self.functions.clone(),
             data,
+            expanded,
             size,
             result: None,
             completion: Some(completion),

@@ -45,6 +45,14 @@ impl Store {
         Ok(loaded)
     }
 
+    /// The newest schema seen (a cheap guess at the schema a queued transaction will meet).
+    pub fn latest_schema(&self) -> Arc<Schema> {
+        self.schema
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// Records a schema a transaction produced.
     pub fn publish_schema(&self, schema: Arc<Schema>) {
         let mut cached = self.schema.lock().unwrap_or_else(|p| p.into_inner());

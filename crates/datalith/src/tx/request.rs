@@ -24,6 +24,8 @@ pub struct TxRequest {
     pub(crate) store: Arc<Store>,
     pub(crate) functions: Arc<std::sync::RwLock<Functions>>,
     pub(crate) data: TxData,
+    /// Terms the caller expanded before queueing, with the schema version they used.
+    pub(crate) expanded: Option<(u64, Vec<super::terms::Term>)>,
     pub(crate) size: usize,
     pub(crate) result: Option<Result<TxReport, TxError>>,
     pub(crate) completion: Option<Completion<TxReport, TxError>>,
@@ -46,8 +48,12 @@ impl TxRequest {
         let counters = slot.counters;
         let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
         let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
-        let out = run_tx(r, &schema, &self.data, &call, now_ms(), counters)?;
-        let stats = stage_datoms(&r, t, &out.datoms, stage)?;
+        // A redo after a map growth must expand again only if the schema moved.
+        let expanded = self.expanded.take();
+        let out = run_tx(r, &schema, &self.data, &call, now_ms(), counters, expanded)?;
+        let stats = stage_datoms(&r, t, &out.datoms, stage, |a| {
+            schema.get(a).is_some_and(|x| x.unique.is_some())
+        })?;
         // Validation passed: only now does this request touch the shared batch state.
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
@@ -111,4 +117,20 @@ impl WriteRequest for TxRequest {
             c.complete(result);
         }
     }
+}
+
+/// Expands tx data on the caller's thread (the committer then skips stage 2 when the schema
+/// has not changed meanwhile). Any problem is left for the committer to report, since the
+/// caller's schema may be older than the one the transaction will meet.
+pub fn expand_early(
+    schema: &crate::store::Schema,
+    functions: &Functions,
+    data: &TxData,
+) -> Option<(u64, Vec<super::terms::Term>)> {
+    let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
+    let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
+    super::terms::Expander::new(schema, &call)
+        .expand(data, &mut terms)
+        .ok()?;
+    Some((schema.version, terms))
 }

@@ -45,6 +45,7 @@ pub fn run_tx(
     functions: &dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
     now_ms: i64,
     counters: Option<(u64, u64, u64)>,
+    expanded: Option<(u64, Vec<Term>)>,
 ) -> Result<TxOutcome, TxError> {
     let (next_entity, next_attr, tx) = match counters {
         Some(c) => c,
@@ -52,8 +53,15 @@ pub fn run_tx(
     };
 
     // Stage 2: terms with tempids.
-    let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
-    Expander::new(schema, functions).expand(data, &mut terms)?;
+    let mut terms = match expanded {
+        // Expanded by the caller against this very schema version: reuse.
+        Some((version, terms)) if version == schema.version => terms,
+        _ => {
+            let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
+            Expander::new(schema, functions).expand(data, &mut terms)?;
+            terms
+        }
+    };
     let user_instant = terms.iter().any(
         |t| matches!(t, Term::Add(E::Temp(Tempid::CurrentTx), a, _) if a.id == builtin::TX_INSTANT),
     );

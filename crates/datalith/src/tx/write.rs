@@ -19,6 +19,7 @@ pub fn stage_datoms(
     t: &Tables,
     datoms: &[(Datom, Vec<u8>)],
     stage: &mut Stage,
+    unique: impl Fn(AttrId) -> bool,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
     let mut key = Vec::with_capacity(64);
     // Per (attr, value): net change in holders.
@@ -52,6 +53,11 @@ pub fn stage_datoms(
     }
     for ((a, enc), delta) in per_value {
         if delta == 0 {
+            continue;
+        }
+        // A unique attribute's values each have one holder: distinct moves with datoms.
+        if unique(a) {
+            stats.entry(a).or_default().1 += delta;
             continue;
         }
         key.clear();
