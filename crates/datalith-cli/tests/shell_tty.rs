@@ -98,6 +98,12 @@ fn a_multi_line_query_in_a_real_terminal() {
         "[{:db/ident :name :db/valueType :db.type/string} {:db/ident :age :db/valueType :db.type/long}]",
     );
     transact(&db, r#"[{:name "Ann" :age 30} {:name "Bob" :age 25}]"#);
+    // A chain of 1000 links: its transitive closure takes seconds, long enough to cancel.
+    transact(&db, "[{:db/ident :next :db/valueType :db.type/ref}]");
+    let chain: Vec<String> = (0..1000)
+        .map(|i| format!("{{:db/id \"n{i}\" :next \"n{}\"}}", i + 1))
+        .collect();
+    transact(&db, &format!("[{}]", chain.join(" ")));
 
     let t = Tmux {
         socket: format!("datalith-test-{}", std::process::id()),
@@ -175,8 +181,20 @@ fn a_multi_line_query_in_a_real_terminal() {
         "screen:\n{screen}"
     );
 
-    // Ctrl-D quits; the history kept the multi-line query.
+    // Ctrl-C cancels a running query and the session goes on.
     t.wait_for("datalith>", 5);
+    t.line("{:query [:find (count ?b) . :in $ % :where (reach ?a ?b)] :args [[[(reach ?a ?b) [?a :next ?b]] [(reach ?a ?b) [?a :next ?x] (reach ?x ?b)]]]}");
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    t.keys(&["C-c"]);
+    t.wait_for("error: query cancelled", 1);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    t.wait_for("datalith>", 6);
+    t.line("[:find ?a . :where [?e :name \"Ann\"] [?e :age ?a]]");
+    t.wait_for("\n30\n", 1);
+
+    // Ctrl-D quits; the history kept the multi-line query.
+    t.wait_for("datalith>", 7);
     t.keys(&["C-d"]);
     let start = Instant::now();
     while t.alive() {

@@ -43,7 +43,8 @@ pub struct Session {
 }
 
 const HELP: &str = "\
-Type a query ([:find ...] or {:find ...}) or tx data ([{:name \"Ann\"}] or [[:db/add ...]]);
+Type a query ([:find ...], {:find ...}, or {:query [:find ...] :args [INPUT ...]} where the
+inputs bind to :in after $) or tx data ([{:name \"Ann\"}] or [[:db/add ...]]);
 input continues over several lines until the form is complete. Ctrl-C cancels a running
 query or the current input, Ctrl-D quits.
 
@@ -153,9 +154,7 @@ impl Session {
     /// A query or tx data.
     fn form(&mut self, form: &Edn) -> Result<()> {
         if exec::is_query(form) {
-            let snapshot = self.db.db()?;
-            interrupt::reset();
-            let out = exec::query(&snapshot, form, &[], &interrupt::CANCEL)?;
+            let out = self.interruptible_query(form)?;
             let text = render(&out.result, &out.headers, self.mode);
             self.out(&text);
             self.time("", out.elapsed);
@@ -168,7 +167,7 @@ impl Session {
             )));
         }
         let (report, elapsed) = exec::transact(&self.db, form)?;
-        let text = to_edn_string(&exec::report_edn(&report)) + "\n";
+        let text = to_edn_string(&exec::report_edn_short(&report, 20)) + "\n";
         self.out(&text);
         self.time("", elapsed);
         if report
@@ -179,6 +178,40 @@ impl Session {
             self.refresh_attrs();
         }
         Ok(())
+    }
+
+    /// Runs a query on its own thread so that Ctrl-C gives the prompt back at once: the
+    /// engine notices cancellation between plan steps, and a single long step would otherwise
+    /// hold the session until it finished. An abandoned query stops at its next step and its
+    /// result is dropped.
+    fn interruptible_query(&self, form: &Edn) -> Result<exec::QueryOutcome> {
+        let snapshot = self.db.db()?;
+        interrupt::reset();
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let form = form.clone();
+        let flag = cancel.clone();
+        std::thread::Builder::new()
+            .name("datalith-query".into())
+            .spawn(move || {
+                let _ = tx.send(exec::query(&snapshot, &form, &[], &flag));
+            })
+            .map_err(|e| CliError::env(format!("cannot start a query thread: {e}")))?;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(20)) {
+                Ok(result) => return result,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if interrupt::CANCEL.load(std::sync::atomic::Ordering::SeqCst) {
+                        cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+                        println!();
+                        return Err(CliError::user("query cancelled"));
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(CliError::env("the query thread failed"));
+                }
+            }
+        }
     }
 
     fn dot(&mut self, line: &str) -> Result<Flow> {
@@ -202,11 +235,14 @@ impl Session {
                 let text = crate::info::stat_text(&self.db)?;
                 self.out(&text);
             }
-            ".timer" => match args.as_slice() {
-                [x] if x == "on" => self.timer = true,
-                [x] if x == "off" => self.timer = false,
-                _ => return Err(CliError::user("usage: .timer on|off")),
-            },
+            ".timer" => {
+                match args.as_slice() {
+                    [x] if x == "on" => self.timer = true,
+                    [x] if x == "off" => self.timer = false,
+                    _ => return Err(CliError::user("usage: .timer on|off")),
+                }
+                return Ok(Flow::Continue);
+            }
             ".mode" => match args.as_slice() {
                 [m] => self.mode = Format::parse(m)?,
                 [] => println!("mode: {}", self.mode.name()),
