@@ -100,6 +100,9 @@ fn evaluate(
     // place (as in `(reach ?a ?b) :- (reach ?a ?c) [?c :next ?b]`); otherwise derive the
     // whole relation and keep the tuples that match the seeds.
     if !bound_pos.is_empty() && !bodies.iter().all(|b| keeps_seeds(b, name, bound_pos)) {
+        if let Some(r) = right_linear(ctx, name, bodies, bound_pos, &seeds)? {
+            return Ok(r);
+        }
         let full = evaluate(ctx, name, bodies, &[], vec![Vec::new()])?;
         let wanted: HashSet<Vec<Value>> = seeds.into_iter().collect();
         let rows = full
@@ -282,4 +285,153 @@ fn replace_call(c: &Clause, name: &str, src: usize) -> Clause {
         },
         other => other.clone(),
     }
+}
+
+/// Right-linear recursion with the free head arguments passed through unchanged, as in
+/// `(reach ?a ?b) :- [?a :next ?c] (reach ?c ?b)` called with `?a` bound. Such a call's
+/// answers are the base bodies' answers for every binding the recursion demands, so instead of
+/// deriving the rule for all pairs (quadratic on a chain) this walks the demanded bindings
+/// (the "magic set", kept per original binding) and evaluates the base bodies on them: linear
+/// work and memory on a chain. Returns `None` when the rule does not have this shape.
+fn right_linear(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    bodies: &[RuleBody],
+    bound_pos: &[usize],
+    seeds: &[Vec<Value>],
+) -> Result<Option<Relation>, QueryError> {
+    let arity = bodies[0].head.len();
+    let free_pos: Vec<usize> = (0..arity).filter(|i| !bound_pos.contains(i)).collect();
+    // For each recursive body: the rest of its clauses and the recursive call's arguments.
+    let mut steps: Vec<(&RuleBody, Vec<Clause>, Vec<Term>)> = Vec::new();
+    let mut base: Vec<&RuleBody> = Vec::new();
+    for b in bodies {
+        let calls_here: Vec<usize> = (0..b.clauses.len())
+            .filter(|&i| calls(&b.clauses[i], name))
+            .collect();
+        match calls_here.as_slice() {
+            [] => base.push(b),
+            [i] => {
+                let Clause::Rule { args, .. } = &b.clauses[*i] else {
+                    return Ok(None);
+                };
+                let rest: Vec<Clause> = b
+                    .clauses
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| j != i)
+                    .map(|(_, c)| c.clone())
+                    .collect();
+                for &p in &free_pos {
+                    let head_var = b.head[p];
+                    if args.get(p) != Some(&Term::Var(head_var))
+                        || rest.iter().any(|c| c.vars().contains(&head_var))
+                    {
+                        return Ok(None);
+                    }
+                }
+                steps.push((b, rest, args.clone()));
+            }
+            _ => return Ok(None),
+        }
+    }
+    // Demanded bindings, per original seed.
+    let mut seen: HashSet<(Vec<Value>, Vec<Value>)> =
+        seeds.iter().map(|s| (s.clone(), s.clone())).collect();
+    let mut delta: Vec<(Vec<Value>, Vec<Value>)> = seen.iter().cloned().collect();
+    while !delta.is_empty() {
+        let mut next = Vec::new();
+        for (b, rest, args) in &steps {
+            let origin_vars: Vec<Var> = (0..bound_pos.len()).map(|k| b.var_count + k).collect();
+            let cur_vars: Vec<Var> = bound_pos.iter().map(|&p| b.head[p]).collect();
+            let input = pairs_relation(&origin_vars, &cur_vars, &delta);
+            let mut keep = origin_vars.clone();
+            keep.extend(bound_pos.iter().filter_map(|&p| args[p].var()));
+            let r = ctx.conj(rest, input, &keep)?;
+            for row in &r.rows {
+                let origin: Vec<Value> = origin_vars
+                    .iter()
+                    .map(|v| row[r.col(*v).expect("kept")].clone())
+                    .collect();
+                let mut cur = Vec::with_capacity(bound_pos.len());
+                for &p in bound_pos {
+                    cur.push(match &args[p] {
+                        Term::Const(c) => c.clone(),
+                        Term::Var(v) => match r.col(*v) {
+                            Some(c) => row[c].clone(),
+                            None => return Ok(None),
+                        },
+                        Term::Blank => return Ok(None),
+                    });
+                }
+                let pair = (origin, cur);
+                if seen.insert(pair.clone()) {
+                    next.push(pair);
+                }
+            }
+        }
+        delta = next;
+    }
+    let all: Vec<(Vec<Value>, Vec<Value>)> = seen.into_iter().collect();
+    // Answers: the base bodies at every demanded binding, reported for the original one.
+    let head_vars: Vec<Var> = (0..arity).map(|i| usize::MAX - arity + i).collect();
+    let mut out = Relation::empty(head_vars);
+    let mut dedup: HashSet<Vec<Value>> = HashSet::new();
+    for b in base {
+        let origin_vars: Vec<Var> = (0..bound_pos.len()).map(|k| b.var_count + k).collect();
+        let cur_vars: Vec<Var> = bound_pos.iter().map(|&p| b.head[p]).collect();
+        let input = pairs_relation(&origin_vars, &cur_vars, &all);
+        let mut keep = origin_vars.clone();
+        keep.extend(free_pos.iter().map(|&p| b.head[p]));
+        let r = ctx.conj(&b.clauses, input, &keep)?;
+        for row in &r.rows {
+            let mut t = vec![Value::Boolean(false); arity];
+            for (k, &p) in bound_pos.iter().enumerate() {
+                t[p] = row[r.col(origin_vars[k]).expect("kept")].clone();
+            }
+            for &p in &free_pos {
+                match r.col(b.head[p]) {
+                    Some(c) => t[p] = row[c].clone(),
+                    None => return Ok(None),
+                }
+            }
+            if dedup.insert(t.clone()) {
+                out.rows.push(t);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// A relation binding `origin_vars` to the first and `cur_vars` to the second tuple of each
+/// pair (a variable listed twice keeps rows where both agree).
+fn pairs_relation(
+    origin_vars: &[Var],
+    cur_vars: &[Var],
+    pairs: &[(Vec<Value>, Vec<Value>)],
+) -> Relation {
+    let mut vars: Vec<Var> = origin_vars.to_vec();
+    for v in cur_vars {
+        if !vars.contains(v) {
+            vars.push(*v);
+        }
+    }
+    let mut out = Relation::empty(vars.clone());
+    'pairs: for (o, c) in pairs {
+        let mut row: Vec<Option<Value>> = vec![None; vars.len()];
+        for (i, v) in origin_vars.iter().enumerate() {
+            row[i] = Some(o[i].clone());
+            let _ = v;
+        }
+        for (k, v) in cur_vars.iter().enumerate() {
+            let col = vars.iter().position(|x| x == v).expect("listed");
+            match &row[col] {
+                Some(prev) if *prev != c[k] => continue 'pairs,
+                _ => row[col] = Some(c[k].clone()),
+            }
+        }
+        out.rows
+            .push(row.into_iter().map(|x| x.expect("set")).collect());
+    }
+    out
 }
