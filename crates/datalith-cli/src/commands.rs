@@ -132,7 +132,8 @@ pub fn import_file(
     }
     pb.finish_and_clear();
     Ok(format!(
-        "imported {datoms} datoms in {txs} transactions from {file}\n"
+        "imported {datoms} datoms in {txs} transaction{} from {file}\n",
+        if txs == 1 { "" } else { "s" }
     ))
 }
 

@@ -439,3 +439,48 @@ fn demo_creates_the_database_and_tours_it() {
     let again = ok(&["demo", "--path", path_s]);
     assert!(again.starts_with("Using the demo database"), "{again}");
 }
+
+#[test]
+fn dot_commands_in_a_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(p("more.csv"), "name,age\nDee,52\n").unwrap();
+    let script = format!(
+        ".import {csv}\n.schema\n.attrs\n.explain [:find ?n\n :where [?e :age 52] [?e :name ?n]]\n\
+         .mode json\n.output {out}\n[:find ?n :where [?e :age 52] [?e :name ?n]]\n.output\n\
+         .backup {backup}\n.mode csv\n.timer on\n[:find ?a :where [?e :name \"Dee\"] [?e :age ?a]]\n\
+         .quit\n[:find ?n :where [?e :name ?n]]\n",
+        csv = p("more.csv"),
+        out = p("out.json"),
+        backup = p("backup"),
+    );
+    let o = shell(&db, &script);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for want in [
+        "imported 3 datoms in 1 transaction from",
+        "{:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}",
+        ":age",
+        "result: 1 row",
+        "backed up to",
+        "?a\n52\ntime: ",
+    ] {
+        assert!(
+            o.stdout.contains(want),
+            "{want:?} missing from:\n{}",
+            o.stdout
+        );
+    }
+    assert!(o
+        .stdout
+        .lines()
+        .any(|l| l.starts_with(":address ") && l.contains("| component |")));
+    assert!(o.stdout.contains("a: :age, v: Const(52)"), "{}", o.stdout);
+    // Nothing after .quit ran.
+    assert!(!o.stdout.contains("Ann"), "{}", o.stdout);
+    assert_eq!(
+        std::fs::read_to_string(p("out.json")).unwrap(),
+        "[[\"Dee\"]]\n"
+    );
+    assert!(ok(&["check", &p("backup")]).starts_with("ok:"));
+}

@@ -133,7 +133,11 @@ pub fn print(db: &Database, path: &Path) -> Result<()> {
     println!("  => in {}", ms(start.elapsed()));
     print!(
         "{}",
-        indent(&crate::shell::session::explain_text(&result, &steps))
+        indent(&crate::shell::session::explain_text(
+            &result,
+            &steps,
+            snapshot.schema()
+        ))
     );
     println!();
 
