@@ -517,3 +517,31 @@ fn bulk_load_writes_indexes_statistics_and_counters() {
         .unwrap_err();
     assert!(matches!(err, TxError::Malformed { .. }), "{err:?}");
 }
+
+#[test]
+fn schema_map_at_open_datalevin_style() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = datalith::edn::read_one(
+        "{:user/name {:db/valueType :db.type/string :db/unique :db.unique/identity}
+          :user/tags {:db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}}",
+    )
+    .unwrap();
+    let mut opts = DbOptions::default();
+    opts.schema = Some(schema.clone());
+    let db = Database::open(dir.path(), opts.clone()).unwrap();
+    let snap = db.db().unwrap();
+    let name = snap.attr(&kw(":user/name")).unwrap();
+    assert_eq!(name.unique, Some(datalith::store::Unique::Identity));
+    assert!(snap.attr(&kw(":user/tags")).unwrap().is_many());
+    let version = snap.schema().version;
+    drop(snap);
+    drop(db);
+    // Reopening with the same map changes nothing.
+    let db = Database::open(dir.path(), opts).unwrap();
+    assert_eq!(db.db().unwrap().schema().version, version);
+    // A bad map is a typed error.
+    let err = db
+        .install_schema_map(&datalith::edn::read_one("{:x 1}").unwrap())
+        .unwrap_err();
+    assert!(matches!(err, TxError::Malformed { .. }), "{err:?}");
+}

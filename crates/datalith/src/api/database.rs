@@ -17,6 +17,11 @@ use crate::tx::{TxData, TxError, TxReport};
 pub struct DbOptions {
     /// Environment options (durability, map size).
     pub env: EnvOptions,
+    /// Schema to install at open, Datalevin style: an EDN map from attribute to its
+    /// properties, e.g. `{:person/name {:db/valueType :db.type/string}}` (cardinality one
+    /// when not given). Attributes already installed with the same properties are left alone;
+    /// a change goes through the same checks as a schema transaction.
+    pub schema: Option<crate::edn::Edn>,
 }
 
 impl DbOptions {
@@ -24,6 +29,7 @@ impl DbOptions {
     pub fn with_durability(d: crate::kv::Durability) -> Self {
         DbOptions {
             env: EnvOptions::with_durability(d),
+            schema: None,
         }
     }
 }
@@ -47,7 +53,77 @@ impl Database {
     /// Opens (creating if missing) the database in directory `path`.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
         let env = Environment::open(path, options.env)?;
-        Self::on_env(env)
+        let db = Self::on_env(env)?;
+        if let Some(schema) = &options.schema {
+            db.install_schema_map(schema)?;
+        }
+        Ok(db)
+    }
+
+    /// Installs a Datalevin-style schema map (see [`DbOptions::schema`]); only attributes
+    /// that are missing or differ are transacted.
+    pub fn install_schema_map(&self, schema: &crate::edn::Edn) -> Result<(), TxError> {
+        use crate::edn::Edn;
+        let bad = |detail: &str| TxError::Malformed {
+            detail: detail.to_string(),
+            form: crate::edn::to_edn_string(schema),
+        };
+        let Edn::Map(attrs) = schema else {
+            return Err(bad("a schema is a map from attribute to properties"));
+        };
+        let current = self.db()?.schema().clone();
+        let mut items = Vec::new();
+        for (k, props) in attrs {
+            let Edn::Keyword(ident) = k else {
+                return Err(bad("schema keys are attribute keywords"));
+            };
+            let Edn::Map(props) = props else {
+                return Err(bad("attribute properties are a map"));
+            };
+            let mut entity = vec![(Edn::kw(":db/ident"), k.clone())];
+            if !props.iter().any(|(p, _)| *p == Edn::kw(":db/cardinality")) {
+                entity.push((Edn::kw(":db/cardinality"), Edn::kw(":db.cardinality/one")));
+            }
+            entity.extend(props.iter().cloned());
+            // Already there with these properties? Then nothing to do.
+            if let Some(existing) = current.by_ident(ident) {
+                let same = props.iter().all(|(p, v)| match (p, v) {
+                    (Edn::Keyword(p), Edn::Keyword(v)) => match p.to_string().as_str() {
+                        ":db/valueType" => existing.value_type.ident() == v.to_string(),
+                        ":db/cardinality" => {
+                            (existing.is_many()) == (v.to_string() == ":db.cardinality/many")
+                        }
+                        ":db/unique" => match existing.unique {
+                            Some(crate::store::Unique::Identity) => {
+                                v.to_string() == ":db.unique/identity"
+                            }
+                            Some(crate::store::Unique::Value) => {
+                                v.to_string() == ":db.unique/value"
+                            }
+                            None => false,
+                        },
+                        _ => false,
+                    },
+                    (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/isComponent" => {
+                        existing.is_component == *b
+                    }
+                    (Edn::Keyword(p), Edn::String(d)) if p.to_string() == ":db/doc" => {
+                        existing.doc.as_deref() == Some(d.as_str())
+                    }
+                    _ => false,
+                });
+                if same {
+                    continue;
+                }
+                entity[0] = (Edn::kw(":db/id"), k.clone());
+                entity.push((Edn::kw(":db/ident"), k.clone()));
+            }
+            items.push(Edn::Map(entity));
+        }
+        if !items.is_empty() {
+            self.transact(crate::tx::edn::tx_data_from_edn(&Edn::Vector(items))?)?;
+        }
+        Ok(())
     }
 
     /// A database on an already open environment (its KV tables can live beside).
