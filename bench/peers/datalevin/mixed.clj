@@ -1,0 +1,116 @@
+;; Workload W, mixed read/write phase, on the real Datalevin (BENCHMARKS.md "W").
+;;
+;; Usage (see bench/peers/README.md):
+;;   mixed.clj CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX]
+;;     CONDITION   datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
+;;     DB_DIR      the database left by write.clj (a Datalog one for datalevin-default/-async,
+;;                 a KV one for datalevin-kv/-kv-async)
+;;     ITERATIONS  number of (read, write) pairs
+;;     SEED        seed of the key generator (java.util.SplittableRandom)
+;;     CSV         per-window rows of the writes ("-" for none)
+;;     WINDOW      writes per CSV row, default 10000
+;;     KEY_MAX     keys are uniform in 1..KEY_MAX, default 2*ITERATIONS
+;; Each iteration reads the value of key K, then upserts {:k K :v new-uuid} as its own call.
+;; Prints `RESULT {json}`; exits 3 when the final count is wrong.
+(load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
+
+(ns peers.datalevin.mixed
+  (:require [datalevin.core :as d]
+            [peers.common :as c])
+  (:import [java.util UUID SplittableRandom HashSet]
+           [java.util.concurrent Semaphore]))
+
+(def schema {:k {:db/valueType :db.type/long :db/unique :db.unique/identity}
+             :v {:db/valueType :db.type/string}})
+(def kv-dbi "kv")
+(def max-in-flight 1000)
+(def mapsize-mb 16384)
+
+(def read-q '[:find ?v . :in $ ?k :where [?e :k ?k] [?e :v ?v]])
+
+(defn run-mixed [condition dir iterations seed csv window key-max]
+  (when-not (.exists (java.io.File. (str dir)))
+    (c/die! 64 "DB_DIR" dir "does not exist: run write.clj first"))
+  (let [kv?    (case condition
+                 ("datalevin-default" "datalevin-async") false
+                 ("datalevin-kv" "datalevin-kv-async") true
+                 (c/die! 64 "unknown condition" condition))
+        async? (.endsWith ^String condition "-async")
+        conn   (when-not kv? (d/get-conn dir schema {:kv-opts {:mapsize mapsize-mb}}))
+        kv     (when kv? (doto (d/open-kv dir {:mapsize mapsize-mb}) (d/open-dbi kv-dbi)))
+        count! (fn [] (if kv? (d/entries kv kv-dbi) (d/count-datoms (d/db conn) nil :k nil)))
+        count0 (count! )
+        rng    (SplittableRandom. (long seed))
+        meter  (c/new-meter window)
+        sem    (Semaphore. max-in-flight)
+        failed (atom nil)
+        ;; keys this run wrote, to know which writes create a new entity
+        written (HashSet.)
+        found  (volatile! 0)
+        fresh  (volatile! 0)
+        cpu0   (c/cpu-times)
+        t-start (System/nanoTime)]
+    (c/log! "datalevin mixed:" condition "dir" dir "iterations" iterations "seed" seed
+            "key-max" key-max "count at start" count0)
+    (c/meter-start! meter)
+    (dotimes [_ iterations]
+      (when @failed (c/die! 1 "transaction failed:" (str @failed)))
+      (let [k (inc (.nextLong rng (long key-max)))
+            v (if kv?
+                (d/get-value kv kv-dbi k :long :string)
+                (d/q read-q (d/db conn) k))]
+        (if (some? v)
+          (vswap! found inc)
+          (when-not (.contains written k) (vswap! fresh inc)))
+        (.add written k)
+        (let [txs (if kv? [[:put k (str (UUID/randomUUID))]] [{:k k :v (str (UUID/randomUUID))}])]
+          (if async?
+            (do
+              (.acquire sem)
+              (let [t0 (System/nanoTime)
+                    cb (fn [res]
+                         (if (instance? Throwable res)
+                           (reset! failed res)
+                           (c/record-commit! meter 1 (- (System/nanoTime) t0)))
+                         (.release sem))]
+                (if kv?
+                  (d/transact-kv-async kv kv-dbi txs :long :string cb)
+                  (d/transact-async conn txs nil cb))
+                (c/record-call! meter (- (System/nanoTime) t0))))
+            (let [t0 (System/nanoTime)]
+              (if kv?
+                (d/transact-kv kv kv-dbi txs :long :string)
+                (d/transact! conn txs))
+              (let [dt (- (System/nanoTime) t0)]
+                (c/record-call! meter dt)
+                (c/record-commit! meter 1 dt)))))))
+    (.acquire sem max-in-flight)
+    (.release sem max-in-flight)
+    (when-let [e @failed] (c/die! 1 "transaction failed:" (str e)))
+    (let [wall     (/ (- (System/nanoTime) t-start) 1e9)
+          rows     (c/meter-finish! meter)
+          cpu      (c/cpu-delta cpu0 (c/cpu-times))
+          n        (count!)
+          expected (+ count0 @fresh)]
+      (c/write-csv! csv rows)
+      (if kv? (d/close-kv kv) (d/close conn))
+      (c/result! (array-map
+                  :peer "datalevin" :workload "W" :phase "mixed" :condition condition
+                  :iterations iterations :seed seed :key_max key-max
+                  :seconds wall :reads_found @found
+                  :user_s (:user_s cpu) :sys_s (:sys_s cpu) :peak_rss_kb (c/peak-rss-kb)
+                  :count n :expected_count expected :csv csv))
+      (when (not= n expected)
+        (c/die! 3 "count check failed: expected" expected "found" n)))))
+
+(let [[condition dir iterations seed csv window key-max] *command-line-args*]
+  (when-not (and condition dir iterations seed csv)
+    (c/die! 64 "usage: mixed.clj CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX]"))
+  (let [iterations (c/parse-long-arg "ITERATIONS" iterations)]
+    (run-mixed condition dir iterations
+               (c/parse-long-arg "SEED" seed)
+               csv
+               (if window (c/parse-long-arg "WINDOW" window) 10000)
+               (if key-max (c/parse-long-arg "KEY_MAX" key-max) (* 2 iterations))))
+  (shutdown-agents)
+  (System/exit 0))

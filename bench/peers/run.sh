@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs one peer harness with the runtime install.sh put in bench/peers/.cache/.
+# Usage: bench/peers/run.sh PEER SCRIPT [ARGS...]
+#   bench/peers/run.sh datalevin write  CONDITION DB_DIR TOTAL BATCH CSV [WINDOW]
+#   bench/peers/run.sh datalevin mixed  CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX]
+#   bench/peers/run.sh datalevin query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+#   bench/peers/run.sh datomic   query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+#   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+# Exit code 69 when the peer's runtime is not installed (the bench reports it as skipped).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="$HERE/.cache"
+[[ $# -ge 2 ]] || { echo "usage: run.sh PEER SCRIPT [ARGS...]" >&2; exit 64; }
+peer="$1"; script="$2"; shift 2
+missing() { echo "SKIP peer $peer not installed: $* (run bench/peers/install.sh $peer)" >&2; exit 69; }
+case "$peer" in
+  datalevin)
+    [[ -x "$CACHE/bin/java21" && -f "$CACHE/datalevin-runtime.jar" ]] || missing "java21 or runtime jar"
+    [[ -f "$HERE/datalevin/$script.clj" ]] || { echo "no such harness datalevin/$script.clj" >&2; exit 64; }
+    # AOT classes first, so the jar's Clojure sources are not recompiled at every start.
+    exec "$CACHE/bin/java21" --enable-native-access=ALL-UNNAMED \
+      --add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+      ${PEERS_JVM_OPTS:-} \
+      -cp "$CACHE/datalevin-classes:$CACHE/datalevin-runtime.jar" \
+      clojure.main "$HERE/datalevin/$script.clj" "$@" ;;
+  datomic)
+    [[ -s "$CACHE/datomic.classpath" ]] || missing "classpath"
+    [[ -f "$HERE/datomic/$script.clj" ]] || { echo "no such harness datomic/$script.clj" >&2; exit 64; }
+    java_bin="${DATOMIC_JAVA:-$(command -v java || true)}"
+    [[ -n "$java_bin" ]] || java_bin="$CACHE/bin/java21"
+    [[ -x "$java_bin" ]] || missing "java"
+    exec "$java_bin" ${PEERS_JVM_OPTS:-} -cp "$(cat "$CACHE/datomic.classpath")" \
+      clojure.main "$HERE/datomic/$script.clj" "$@" ;;
+  datascript)
+    [[ -f "$CACHE/datascript/node_modules/datascript/package.json" ]] || missing "npm package"
+    [[ -f "$HERE/datascript/$script.js" ]] || { echo "no such harness datascript/$script.js" >&2; exit 64; }
+    command -v node >/dev/null || missing "node"
+    exec node "$HERE/datascript/$script.js" "$@" ;;
+  *) echo "unknown peer '$peer' (datalevin, datomic, datascript)" >&2; exit 64 ;;
+esac
