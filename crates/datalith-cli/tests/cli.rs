@@ -323,6 +323,7 @@ fn check_catches_a_deleted_ave_entry() {
             .unwrap();
     }
     let o = run(&["check", &db], "");
+    println!("$ datalith check DB   (exit {})\n{}", o.code, o.stdout);
     assert_eq!(o.code, 2, "{}", o.stdout);
     assert!(
         o.stdout.contains(":age 25] is in EAV but missing from AVE"),
