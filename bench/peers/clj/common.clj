@@ -270,24 +270,26 @@
           {:median_ms (median times) :runs (.size times) :count (count r)})))))
 
 (defn bench-write
-  "Write tasks are expensive: `setup` builds the input state (untimed), `f` does the timed
-   work on it and returns the result count, `teardown` cleans up (untimed). One warm-up run,
-   then runs until `seconds` have passed (at least one timed run)."
-  [seconds setup f teardown]
+  "Write tasks are expensive, so each run gets fresh state: `setup` builds it (untimed), `f`
+   does the timed work on it and returns the state to inspect, `count-fn` gives the result
+   count (untimed), `teardown` cleans up (untimed). One warm-up run, then runs until `seconds`
+   have passed (at least one timed run)."
+  [seconds setup f count-fn teardown]
   (let [once (fn []
-               (let [st (setup)
-                     t0 (System/nanoTime)
-                     c  (f st)
-                     dt (/ (- (System/nanoTime) t0) 1e6)]
-                 (teardown st)
+               (let [st  (setup)
+                     t0  (System/nanoTime)
+                     st2 (f st)
+                     dt  (/ (- (System/nanoTime) t0) 1e6)
+                     c   (count-fn st2)]
+                 (teardown st2)
                  [dt c]))]
     (once)
     (let [end (+ (now-ms) (* 1000.0 seconds))]
-      (loop [times [] c nil]
+      (loop [times []]
         (let [[dt c] (once)
               times (conj times dt)]
           (if (< (now-ms) end)
-            (recur times c)
+            (recur times)
             {:median_ms (median times) :runs (count times) :count c}))))))
 
 (defn parse-tasks [s all]

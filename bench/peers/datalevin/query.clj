@@ -1,0 +1,149 @@
+;; Workload Q (queries and transactions, seed 003 / seed 001) on the real Datalevin, on disk.
+;;
+;; Usage (see bench/peers/README.md):
+;;   query.clj DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+;;     DATA.jsonl  people, one JSON object per line
+;;     WORK_DIR    scratch directory for the databases (created; each run uses a fresh subdir)
+;;     SECONDS     timed duration per task, default 5
+;;     TASKS       comma-separated subset of init,add-1,add-5,add-all,retract-5,q1,q2,q2-switch,
+;;                 q3,q4,q5,qpred1,qpred2,lookup-q,lookup-raw (default: all)
+;; Prints one `RESULT {json}` line per task.
+(load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
+
+(ns peers.datalevin.query
+  (:require [datalevin.core :as d]
+            [datalevin.query]
+            [datalevin.query.cache]
+            [peers.common :as c])
+  (:import [java.util ArrayList Collections Random]))
+
+;; Seed 003: without this Datalevin answers repeated queries from its result cache.
+(alter-var-root #'datalevin.query/*cache?* (constantly false))
+(alter-var-root #'datalevin.query.cache/*cache?* (constantly false))
+
+(def schema
+  {:follows   {:db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+   :name      {:db/valueType :db.type/string}
+   :last-name {:db/valueType :db.type/string}
+   :sex       {:db/valueType :db.type/keyword}
+   :age       {:db/valueType :db.type/long}
+   :salary    {:db/valueType :db.type/long}})
+
+;; Seed 003's flags: on disk, but no fsync (Datomic and Datascript run in memory).
+(def opts {:kv-opts {:flags #{:nordahead :notls :writemap :nosync}}})
+
+(def queries
+  {"q1"        ['[:find ?e :where [?e :name "Ivan"]]]
+   "q2"        ['[:find ?e ?a :where [?e :name "Ivan"] [?e :age ?a]]]
+   "q2-switch" ['[:find ?e ?a :where [?e :age ?a] [?e :name "Ivan"]]]
+   "q3"        ['[:find ?e ?a :where [?e :name "Ivan"] [?e :age ?a] [?e :sex :male]]]
+   "q4"        ['[:find ?e ?l ?a :where [?e :name "Ivan"] [?e :last-name ?l] [?e :age ?a] [?e :sex :male]]]
+   "q5"        ['[:find ?e1 ?l ?a :where [?e :name "Ivan"] [?e :age ?a] [?e1 :age ?a] [?e1 :last-name ?l]]]
+   "qpred1"    ['[:find ?e ?s :where [?e :salary ?s] [(> ?s 50000)]]]
+   "qpred2"    ['[:find ?e ?s :in $ ?min_s :where [?e :salary ?s] [(> ?s ?min_s)]] 50000]
+   "lookup-q"  ['[:find ?l :where [?e :name "Ivan"] [?e :last-name ?l]]]})
+
+(defn lookup-raw
+  "Seed 001: the :last-name of every entity named Ivan through the indexes: AVE, then EAV."
+  [db]
+  (into []
+        (mapcat (fn [datom] (map :v (d/datoms db :eav (:e datom) :last-name))))
+        (d/datoms db :ave :name "Ivan")))
+
+(defn person-datoms
+  "Number of person datoms (the five scalar attributes) in `db`."
+  [db]
+  (reduce + (map #(d/count-datoms db nil % nil) c/person-attrs)))
+
+(defn entity-map [p]
+  {:db/id (:id p) :name (:name p) :last-name (:last-name p) :sex (:sex p)
+   :age (:age p) :salary (:salary p)})
+
+(def run-id (atom 0))
+
+(defn fresh-dir [work task]
+  (str work "/" task "-" (swap! run-id inc)))
+
+(defn run-task [task people work seconds]
+  (let [tx-all (mapv entity-map people)
+        setup  (fn [] (let [dir (fresh-dir work task)]
+                        {:dir dir :conn (d/get-conn dir schema opts)}))
+        done   (fn [{:keys [conn dir db]}]
+                 (when conn (d/close conn))
+                 (when db (d/close-db db))
+                 (c/delete-tree! dir))
+        conn-count (fn [{:keys [conn] :as st}] (assoc st :count (person-datoms (d/db conn))))
+        cnt    :count]
+    (case task
+      "init"
+      (let [datoms (into [] (for [p people a c/person-attrs] (d/datom (:id p) a (get p a))))]
+        (c/bench-write seconds
+                       (fn [] {:dir (fresh-dir work task)})
+                       (fn [{:keys [dir] :as st}] (assoc st :db (d/init-db datoms dir schema opts)))
+                       (fn [{:keys [db]}] (person-datoms db))
+                       done))
+
+      "add-1"
+      (c/bench-write seconds setup
+                     (fn [{:keys [conn] :as st}]
+                       (doseq [p people a c/person-attrs]
+                         (d/transact! conn [[:db/add (:id p) a (get p a)]]))
+                       st)
+                     (comp cnt conn-count) done)
+
+      "add-5"
+      (c/bench-write seconds setup
+                     (fn [{:keys [conn] :as st}]
+                       (doseq [m tx-all] (d/transact! conn [m]))
+                       st)
+                     (comp cnt conn-count) done)
+
+      "add-all"
+      (c/bench-write seconds setup
+                     (fn [{:keys [conn] :as st}] (d/transact! conn tx-all) st)
+                     (comp cnt conn-count) done)
+
+      "retract-5"
+      (c/bench-write seconds
+                     (fn []
+                       (let [{:keys [conn] :as st} (setup)
+                             _    (d/transact! conn tx-all)
+                             eids (ArrayList. ^java.util.Collection
+                                              (mapv :e (d/datoms (d/db conn) :ave :name)))]
+                         (Collections/shuffle eids (Random. 42))
+                         (assoc st :eids eids)))
+                     (fn [{:keys [conn eids] :as st}]
+                       (doseq [e eids] (d/transact! conn [[:db/retractEntity e]]))
+                       st)
+                     (comp cnt conn-count) done))))
+
+(defn run-queries [tasks people work seconds]
+  (let [dir  (fresh-dir work "query")
+        conn (d/get-conn dir schema opts)]
+    (d/transact! conn (mapv entity-map people))
+    (let [db (d/db conn)]
+      (c/log! "datalevin: query db loaded," (person-datoms db) "person datoms")
+      (doseq [t tasks]
+        (let [r (if (= t "lookup-raw")
+                  (c/bench-query seconds #(lookup-raw db))
+                  (let [[q & in] (queries t)]
+                    (c/bench-query seconds #(apply d/q q db in))))]
+          (c/result! (merge (array-map :peer "datalevin" :workload "Q" :task t) r)))))
+    (d/close conn)
+    (c/delete-tree! dir)))
+
+(let [[data work seconds tasks] *command-line-args*]
+  (when-not (and data work)
+    (c/die! 64 "usage: query.clj DATA.jsonl WORK_DIR [SECONDS] [TASKS]"))
+  (let [seconds (if seconds (c/parse-double-arg "SECONDS" seconds) 5.0)
+        tasks   (c/parse-tasks tasks (into c/write-tasks c/query-tasks))
+        people  (c/read-people data)]
+    (.mkdirs (java.io.File. ^String work))
+    (c/log! "datalevin query:" (count people) "people from" data "seconds" seconds)
+    (doseq [t tasks :when (some #{t} c/write-tasks)]
+      (c/result! (merge (array-map :peer "datalevin" :workload "Q" :task t)
+                        (run-task t people work seconds))))
+    (let [qs (filter (set c/query-tasks) tasks)]
+      (when (seq qs) (run-queries qs people work seconds))))
+  (shutdown-agents)
+  (System/exit 0))
