@@ -78,11 +78,19 @@ install_datomic() {
   command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
   command -v java >/dev/null || die "java not found (Java 11+ needed for the Datomic peer)"
   local cpfile="$CACHE/datomic.classpath"
-  if [[ ! -s "$cpfile" || "$HERE/datomic/pom.xml" -nt "$cpfile" ]]; then
+  # Re-resolve only when pom.xml's content changed (mtimes move with every git checkout).
+  local pomsum
+  pomsum="$(sha256sum "$HERE/datomic/pom.xml" | cut -d' ' -f1)"
+  if [[ ! -s "$cpfile" || "$(cat "$CACHE/datomic.pom.sha256" 2>/dev/null)" != "$pomsum" ]]; then
     mkdir -p "$CACHE"
-    (cd "$HERE/datomic" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" \
-        dependency:build-classpath -Dmdep.outputFile="$cpfile.tmp") || die "mvn dependency:build-classpath failed"
+    say "datomic: mvn dependency:build-classpath (log in $CACHE/mvn.log)"
+    if ! (cd "$HERE/datomic" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" \
+        dependency:build-classpath -Dmdep.outputFile="$cpfile.tmp") >"$CACHE/mvn.log" 2>&1; then
+      tail -20 "$CACHE/mvn.log" >&2
+      die "mvn dependency:build-classpath failed"
+    fi
     mv "$cpfile.tmp" "$cpfile"
+    echo "$pomsum" > "$CACHE/datomic.pom.sha256"
   else
     say "datomic: classpath already resolved"
   fi
