@@ -51,6 +51,28 @@ pub const MAX_BATCH_BYTES: usize = 64 * 1024 * 1024;
 /// (back-pressure) instead of letting memory grow without bound.
 pub const WRITE_QUEUE_CAPACITY: usize = 16 * 1024;
 
-/// Tuples may nest at most this deep; decoding deeper bytes is refused rather than recursing
-/// without bound on untrusted input.
+/// Tuples may nest at most this deep (`Value::tuple_depth`; 1 is a tuple of scalars); decoding
+/// deeper bytes is refused rather than recursing without bound on untrusted input.
 pub const MAX_TUPLE_DEPTH: u32 = 8;
+
+/// Bytes of an attribute id at the front of an AVE key and of an EAV list value (the store's
+/// `keys::ATTR_BYTES` must equal this).
+pub const ATTR_ID_BYTES: usize = 4;
+
+/// The longest index form of a value. The AVE key is `attribute id ++ value form` and the EAV
+/// list (dupsort) value is the same bytes; both must fit in `MAX_KEY_BYTES`.
+pub const MAX_INDEXED_VALUE_BYTES: usize = MAX_KEY_BYTES - ATTR_ID_BYTES;
+
+/// Bytes of the hash that names a giant value (a value too long to index inline). 128 bits of
+/// BLAKE3: an accidental collision needs ~2^64 giants, and the store checks for one on write.
+pub const GIANT_HASH_BYTES: usize = 16;
+
+/// Bytes of a giant's encoding kept, as an order-preserving prefix, in its index key
+/// (`prefix ++ hash` fills `MAX_INDEXED_VALUE_BYTES` exactly).
+pub const GIANT_PREFIX_BYTES: usize = MAX_INDEXED_VALUE_BYTES - GIANT_HASH_BYTES;
+
+/// The longest encoding indexed inline; longer ones are giants. It must not exceed
+/// `GIANT_PREFIX_BYTES`: then an inline encoding and a giant's prefix always differ within the
+/// prefix (encodings are prefix-free), so inline values and giants compare exactly, and an
+/// index key's length alone says which kind it is.
+pub const MAX_INLINE_VALUE_BYTES: usize = GIANT_PREFIX_BYTES;

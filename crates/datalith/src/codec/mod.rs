@@ -1,15 +1,35 @@
 //! Values and their order-preserving byte encodings (see `LAYOUT.md`).
 //!
-//! - [`value`]: `Value`, `Keyword`, `ValueType`.
-//! - [`encode`] / [`decode`]: bytes whose `memcmp` order is the value order.
+//! - [`value`]: `Value`, the values a datom holds; [`keyword`]: `Keyword`; [`number`]: `F32`,
+//!   `F64`, `BigDec`; [`value_type`]: `ValueType` (`:db.type/...`).
+//! - [`encode`] / [`decode`]: a tag byte, then bytes whose `memcmp` order is the value order.
+//! - [`index_key`]: the bounded form a value takes in an index key, with giants (values too long
+//!   for LMDB keys) kept as an order-preserving prefix plus a hash.
 
 pub mod decode;
 pub mod encode;
+pub mod index_key;
+pub mod keyword;
+pub mod number;
 pub mod value;
+pub mod value_type;
 
-pub use decode::{decode, CodecError};
-pub use encode::{encode, encode_to_vec};
-pub use value::{parse_uuid, uuid_text, BigDec, Keyword, Value, ValueType, F32, F64};
+pub use decode::{
+    decode, decode_exact, decode_instant, decode_long, decode_ref, decode_str, peek_type,
+    CodecError,
+};
+pub use encode::{
+    encode, encode_keyword_parts, encode_long, encode_ref, encode_str, encode_to_vec, encoded_len,
+    instant_bytes, long_bytes, ref_bytes,
+};
+pub use index_key::{
+    classify, cmp_key_to_encoding, cmp_keys_exact, decode_giant, decode_index_key,
+    encode_index_key, giant_hash, index_key, Giant, GiantHash, IndexKey, IndexKeyRef,
+};
+pub use keyword::Keyword;
+pub use number::{BigDec, F32, F64};
+pub use value::{parse_uuid, uuid_text, Value};
+pub use value_type::ValueType;
 
 #[cfg(test)]
 mod tests;
