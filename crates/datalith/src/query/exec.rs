@@ -5,7 +5,8 @@
 //! scans; variables nobody needs any more are projected away (with deduplication) after
 //! every step.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::time::Instant;
 
@@ -34,7 +35,7 @@ pub struct Ctx<'a> {
     /// Rules by name.
     pub rules: &'a BTreeMap<String, Vec<RuleBody>>,
     /// User functions.
-    pub functions: &'a HashMap<String, std::sync::Arc<UserFn>>,
+    pub functions: &'a std::collections::HashMap<String, std::sync::Arc<UserFn>>,
     /// When to give up.
     pub deadline: Option<(Instant, u64)>,
     /// Plan steps, when explaining.
@@ -509,7 +510,7 @@ impl<'a> Ctx<'a> {
                 }
                 if (rel.rows.len() as u64) * SCAN_JOIN_FACTOR >= total {
                     let mut map: HashMap<EntityId, Vec<(AttrId, Value)>> =
-                        HashMap::with_capacity(rel.rows.len());
+                        HashMap::with_capacity_and_hasher(rel.rows.len(), Default::default());
                     for a in attrs {
                         let mut last: Option<(&[u8], Value)> = None;
                         self.r.scan_attr(
@@ -653,7 +654,7 @@ impl<'a> Ctx<'a> {
             }
             (Term::Var(_), Some(c)) => {
                 // Join on the value: one AVE lookup per distinct value.
-                let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::new();
+                let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::default();
                 for row in &rel.rows {
                     let v = &row[c];
                     if !cache.contains_key(v) {

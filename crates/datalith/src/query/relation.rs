@@ -1,6 +1,7 @@
 //! Relations: the sets of bindings that flow between clauses.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::FxHashSet as HashSet;
 
 use super::ir::Var;
 use crate::codec::Value;
@@ -50,7 +51,7 @@ impl Relation {
         if vars == self.vars {
             return self.clone();
         }
-        let mut seen = HashSet::with_capacity(self.rows.len());
+        let mut seen = HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
         let mut rows = Vec::new();
         for r in &self.rows {
             let p: Vec<Value> = cols.iter().map(|c| r[*c].clone()).collect();
@@ -80,7 +81,7 @@ impl Relation {
 
     /// Removes duplicate rows.
     pub fn dedup(&mut self) {
-        let mut seen = HashSet::with_capacity(self.rows.len());
+        let mut seen = HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
         self.rows.retain(|r| seen.insert(r.clone()));
     }
 
@@ -99,8 +100,7 @@ impl Relation {
         vars.extend(extra.iter().map(|c| other.vars[*c]));
         let lk: Vec<usize> = shared.iter().filter_map(|v| self.col(*v)).collect();
         let rk: Vec<usize> = shared.iter().filter_map(|v| other.col(*v)).collect();
-        let mut index: std::collections::HashMap<Vec<&Value>, Vec<usize>> =
-            std::collections::HashMap::new();
+        let mut index: HashMap<Vec<&Value>, Vec<usize>> = HashMap::default();
         for (i, r) in other.rows.iter().enumerate() {
             index
                 .entry(rk.iter().map(|c| &r[*c]).collect())

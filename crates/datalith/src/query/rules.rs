@@ -7,7 +7,7 @@
 //! edges takes n rounds of constant work instead of n rounds of growing work. Every round is a
 //! plain loop: depth of recursion costs memory for tuples, never stack.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use super::error::QueryError;
 use super::exec::Ctx;
@@ -58,7 +58,7 @@ pub fn call(
     }
     // Seeds: the distinct bound argument tuples.
     let mut seeds: Vec<Vec<Value>> = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for row in &rel.rows {
         let mut seed = Vec::with_capacity(bound_pos.len());
         for &i in &bound_pos {
@@ -117,7 +117,7 @@ fn evaluate(
             rows,
         });
     }
-    let mut total: HashSet<Vec<Value>> = HashSet::new();
+    let mut total: HashSet<Vec<Value>> = HashSet::default();
     let mut all = Relation::empty(head_vars.clone());
     let (base, recursive): (Vec<&RuleBody>, Vec<&RuleBody>) = bodies
         .iter()
@@ -376,7 +376,7 @@ fn right_linear(
     // Answers: the base bodies at every demanded binding, reported for the original one.
     let head_vars: Vec<Var> = (0..arity).map(|i| usize::MAX - arity + i).collect();
     let mut out = Relation::empty(head_vars);
-    let mut dedup: HashSet<Vec<Value>> = HashSet::new();
+    let mut dedup: HashSet<Vec<Value>> = HashSet::default();
     for b in base {
         let origin_vars: Vec<Var> = (0..bound_pos.len()).map(|k| b.var_count + k).collect();
         let cur_vars: Vec<Var> = bound_pos.iter().map(|&p| b.head[p]).collect();

@@ -97,14 +97,14 @@ pub fn run(
     let mut ctx = Ctx {
         r,
         schema: &schema,
-        sources: HashMap::new(),
+        sources: Default::default(),
         rules: &rules,
         functions: &registry.functions,
         deadline: q
             .timeout_ms
             .map(|ms| (Instant::now() + Duration::from_millis(ms), ms)),
         trace: explain.then(Vec::new),
-        rule_memo: HashMap::new(),
+        rule_memo: Default::default(),
         depth: 0,
         cancel,
     };

@@ -2,7 +2,7 @@
 //! produced, and the statistics deltas, all written once at the end of the batch instead of
 //! by every transaction.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::write::stage_counters;
@@ -29,7 +29,7 @@ impl StoreBatch {
             tables,
             counters: None,
             schema: None,
-            stats: HashMap::new(),
+            stats: HashMap::default(),
         }
     }
 }

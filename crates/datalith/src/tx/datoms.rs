@@ -4,7 +4,7 @@
 //! `:db/retractEntity` expands to the entity's datoms, its components and references to it.
 //! The result is the net change against the database: the datoms to write.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use super::error::TxError;
@@ -14,8 +14,6 @@ use crate::store::ids::{AttrId, EntityId};
 use crate::store::reader::{decode_exact, IndexReader};
 use crate::store::schema::{Attribute, Schema};
 use crate::store::Datom;
-
-type Key = (EntityId, AttrId, Vec<u8>);
 
 struct Presence {
     original: bool,
@@ -28,9 +26,12 @@ pub struct DatomBuilder<'a> {
     r: IndexReader<'a>,
     schema: &'a Schema,
     tx: EntityId,
-    presence: HashMap<Key, Presence>,
-    /// Order in which keys were first touched (the report lists datoms in this order).
-    order: Vec<Key>,
+    /// Datoms touched, by entity and attribute (a short list of values each), so a lookup by
+    /// borrowed value bytes needs no allocation.
+    presence: HashMap<(EntityId, AttrId), Vec<(Vec<u8>, Presence)>>,
+    /// Order in which datoms were first touched (the report lists them in this order): entity,
+    /// attribute and index in that pair's list.
+    order: Vec<(EntityId, AttrId, usize)>,
     /// Values added in this transaction, by entity: for retractEntity and cardinality one.
     added: HashMap<EntityId, Vec<(AttrId, Vec<u8>, Value)>>,
     /// Cardinality-one values asserted explicitly in this transaction.
@@ -39,7 +40,7 @@ pub struct DatomBuilder<'a> {
     unique_holders: HashMap<(AttrId, Vec<u8>), EntityId>,
     retracted_entities: Vec<EntityId>,
     /// Entities created by this transaction: nothing of them is in the database yet.
-    fresh: std::collections::HashSet<EntityId>,
+    fresh: HashSet<EntityId>,
 }
 
 fn enc(v: &Value) -> Vec<u8> {
@@ -54,24 +55,24 @@ impl<'a> DatomBuilder<'a> {
         r: IndexReader<'a>,
         schema: &'a Schema,
         tx: EntityId,
-        fresh: std::collections::HashSet<EntityId>,
+        fresh: HashSet<EntityId>,
     ) -> Self {
         DatomBuilder {
             r,
             schema,
             tx,
-            presence: HashMap::new(),
+            presence: HashMap::default(),
             order: Vec::new(),
-            added: HashMap::new(),
-            asserted_one: HashMap::new(),
-            unique_holders: HashMap::new(),
+            added: HashMap::default(),
+            asserted_one: HashMap::default(),
+            unique_holders: HashMap::default(),
             retracted_entities: Vec::new(),
             fresh,
         }
     }
 
     fn present(&mut self, e: EntityId, a: AttrId, v: &Value, b: &[u8]) -> Result<bool, TxError> {
-        if let Some(p) = self.presence.get(&(e, a, b.to_vec())) {
+        if let Some(p) = self.lookup(e, a, b) {
             return Ok(p.now);
         }
         if self.fresh.contains(&e) {
@@ -88,24 +89,24 @@ impl<'a> DatomBuilder<'a> {
         b: Vec<u8>,
         now: bool,
     ) -> Result<(), TxError> {
-        let key = (e, a, b);
-        match self.presence.get_mut(&key) {
+        match self.lookup_mut(e, a, &b) {
             Some(p) => p.now = now,
             None => {
                 let original = !self.fresh.contains(&e) && self.r.contains(e, a, &v)?;
-                self.order.push(key.clone());
-                self.presence.insert(
-                    key.clone(),
+                let list = self.presence.entry((e, a)).or_default();
+                self.order.push((e, a, list.len()));
+                list.push((
+                    b.clone(),
                     Presence {
                         original,
                         now,
                         value: v.clone(),
                     },
-                );
+                ));
             }
         }
         if now {
-            self.added.entry(e).or_default().push((a, key.2, v));
+            self.added.entry(e).or_default().push((a, b, v));
         }
         Ok(())
     }
@@ -132,7 +133,7 @@ impl<'a> DatomBuilder<'a> {
                 .collect();
             for (_, b, v) in extra {
                 if !out.iter().any(|(ob, _)| *ob == b)
-                    && self.presence.get(&(e, a, b.clone())).is_some_and(|p| p.now)
+                    && self.lookup(e, a, &b).is_some_and(|p| p.now)
                 {
                     out.push((b, v));
                 }
@@ -307,19 +308,44 @@ impl<'a> DatomBuilder<'a> {
         }
     }
 
+    fn lookup(&self, e: EntityId, a: AttrId, b: &[u8]) -> Option<&Presence> {
+        self.presence
+            .get(&(e, a))?
+            .iter()
+            .find(|(x, _)| x == b)
+            .map(|(_, p)| p)
+    }
+
+    fn lookup_mut(&mut self, e: EntityId, a: AttrId, b: &[u8]) -> Option<&mut Presence> {
+        self.presence
+            .get_mut(&(e, a))?
+            .iter_mut()
+            .find(|(x, _)| x == b)
+            .map(|(_, p)| p)
+    }
+
     /// The net change against the database, in the order datoms were first touched.
     pub fn finish(self) -> Vec<(Datom, Vec<u8>)> {
         let tx = self.tx;
         let mut presence = self.presence;
-        self.order
-            .into_iter()
-            .filter_map(|key| {
-                let p = presence.remove(&key)?;
-                if p.original == p.now {
-                    return None;
-                }
-                let (e, a, b) = key;
-                Some((
+        let mut out = Vec::with_capacity(self.order.len());
+        for (e, a, i) in self.order {
+            let Some(list) = presence.get_mut(&(e, a)) else {
+                continue;
+            };
+            let (b, p) = std::mem::replace(
+                &mut list[i],
+                (
+                    Vec::new(),
+                    Presence {
+                        original: false,
+                        now: false,
+                        value: Value::Boolean(false),
+                    },
+                ),
+            );
+            if p.original != p.now {
+                out.push((
                     Datom {
                         e,
                         a,
@@ -328,8 +354,9 @@ impl<'a> DatomBuilder<'a> {
                         added: p.now,
                     },
                     b,
-                ))
-            })
-            .collect()
+                ));
+            }
+        }
+        out
     }
 }

@@ -77,7 +77,7 @@ impl TxRequest {
         Ok(TxReport {
             tx: out.tx,
             tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
-            tempids,
+            tempids: tempids.into_iter().collect(),
         })
     }
 }

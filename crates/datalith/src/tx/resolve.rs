@@ -2,7 +2,7 @@
 //! `:db.unique/identity` attributes (two tempids asserting the same identity value become one
 //! entity), and the rest get fresh ids.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
 
 use super::data::Tempid;
@@ -47,19 +47,19 @@ pub struct Resolver<'a> {
     pub tempids: HashMap<Tempid, EntityId>,
     /// Ids allocated by this transaction (and its tx id): they have no datoms yet, so the
     /// datom stage need not look them up.
-    pub fresh: std::collections::HashSet<EntityId>,
+    pub fresh: HashSet<EntityId>,
 }
 
 impl<'a> Resolver<'a> {
     /// A resolver.
     pub fn new(r: IndexReader<'a>, schema: &'a Schema, counters: Counters) -> Self {
-        let mut fresh = std::collections::HashSet::new();
+        let mut fresh = HashSet::default();
         fresh.insert(counters.tx);
         Resolver {
             r,
             schema,
             counters,
-            tempids: HashMap::new(),
+            tempids: HashMap::default(),
             fresh,
         }
     }
@@ -106,7 +106,7 @@ impl<'a> Resolver<'a> {
 
     /// Decides every tempid of `terms`.
     pub fn resolve_tempids(&mut self, terms: &[Term]) -> Result<(), TxError> {
-        let mut parent: HashMap<Tempid, Tempid> = HashMap::new();
+        let mut parent: HashMap<Tempid, Tempid> = HashMap::default();
         fn find(parent: &mut HashMap<Tempid, Tempid>, t: &Tempid) -> Tempid {
             let mut cur = t.clone();
             while let Some(p) = parent.get(&cur) {
@@ -117,7 +117,7 @@ impl<'a> Resolver<'a> {
             }
             cur
         }
-        let mut by_value: HashMap<(AttrId, Vec<u8>), Tempid> = HashMap::new();
+        let mut by_value: HashMap<(AttrId, Vec<u8>), Tempid> = HashMap::default();
         let mut candidates: Vec<(Tempid, EntityId)> = Vec::new();
         let mut attribute_tempids: Vec<Tempid> = Vec::new();
         for term in terms {
@@ -156,7 +156,7 @@ impl<'a> Resolver<'a> {
                 candidates.push((t.clone(), existing));
             }
         }
-        let mut upserted: HashMap<Tempid, EntityId> = HashMap::new();
+        let mut upserted: HashMap<Tempid, EntityId> = HashMap::default();
         for (t, existing) in candidates {
             let root = find(&mut parent, &t);
             match upserted.get(&root) {
@@ -176,7 +176,7 @@ impl<'a> Resolver<'a> {
             .iter()
             .map(|t| find(&mut parent, t))
             .collect();
-        let mut allocated: HashMap<Tempid, EntityId> = HashMap::new();
+        let mut allocated: HashMap<Tempid, EntityId> = HashMap::default();
         for term in terms {
             let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
                 if this.tempids.contains_key(t) {

@@ -2,7 +2,7 @@
 //! with tempids, terms with ids, datoms. Pure with respect to the database: it only reads, so
 //! the committer can run it inside a batch and `with` can run it on a snapshot.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::data::{Tempid, TxData};
 use super::datoms::DatomBuilder;

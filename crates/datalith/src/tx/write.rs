@@ -1,7 +1,7 @@
 //! Stage 5: the net datoms become index writes (EAV and AVE), statistics and counters,
 //! staged for the committer.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::error::TxError;
 use crate::kv::Stage;
@@ -23,8 +23,8 @@ pub fn stage_datoms(
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
     let mut key = Vec::with_capacity(64);
     // Per (attr, value): net change in holders.
-    let mut per_value: HashMap<(AttrId, &[u8]), i64> = HashMap::new();
-    let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::new();
+    let mut per_value: HashMap<(AttrId, &[u8]), i64> = HashMap::default();
+    let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
     for (d, enc) in datoms {
         if ATTR_BYTES + enc.len() > MAX_KEY_BYTES {
             return Err(TxError::Malformed {
