@@ -12,6 +12,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::BenchError;
 
@@ -22,13 +25,26 @@ pub struct ChildOutput {
     pub results: Vec<serde_json::Value>,
     /// The exit status.
     pub status: ExitStatus,
+    /// Killed because it ran past its deadline.
+    pub timed_out: bool,
 }
 
 /// Runs `cmd`, calling `on_progress` for each `PROGRESS` line; stderr goes to `stderr_log`.
 pub fn run(
+    cmd: Command,
+    what: &str,
+    stderr_log: &Path,
+    on_progress: impl FnMut(u64),
+) -> Result<ChildOutput, BenchError> {
+    run_until(cmd, what, stderr_log, None, on_progress)
+}
+
+/// [`run`], killing the child (SIGKILL, by its pid) if it is still running after `deadline`.
+pub fn run_until(
     mut cmd: Command,
     what: &str,
     stderr_log: &Path,
+    deadline: Option<Duration>,
     mut on_progress: impl FnMut(u64),
 ) -> Result<ChildOutput, BenchError> {
     let log = File::create(stderr_log).map_err(BenchError::io(stderr_log))?;
@@ -46,24 +62,57 @@ pub fn run(
         .stdout
         .take()
         .ok_or_else(|| fail("no stdout pipe".into()))?;
+    let finished = Arc::new(AtomicBool::new(false));
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let watchdog = deadline.map(|limit| {
+        let (finished, timed_out) = (finished.clone(), timed_out.clone());
+        let pid = child.id() as libc::pid_t;
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !finished.load(Ordering::Acquire) {
+                if start.elapsed() >= limit {
+                    timed_out.store(true, Ordering::Release);
+                    // SAFETY: `pid` is our own child, not yet reaped (we reap it only after
+                    // `finished` is set), so the id cannot have been reused.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    });
     let mut results = Vec::new();
+    // Read to the end whatever happens, so the child is always reaped below.
+    let mut bad = None;
     for line in BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| fail(format!("reading stdout: {e}")))?;
+        let Ok(line) = line else { break };
         if let Some(n) = line.strip_prefix("PROGRESS ") {
             if let Ok(n) = n.trim().parse() {
                 on_progress(n);
             }
         } else if let Some(json) = line.strip_prefix("RESULT ") {
-            results.push(
-                serde_json::from_str(json)
-                    .map_err(|e| fail(format!("bad RESULT line ({e}): {json}")))?,
-            );
+            match serde_json::from_str(json) {
+                Ok(v) => results.push(v),
+                Err(e) => bad = Some(format!("bad RESULT line ({e}): {json}")),
+            }
         }
+    }
+    // Stop the watchdog before reaping, so it never signals a reused pid.
+    finished.store(true, Ordering::Release);
+    if let Some(w) = watchdog {
+        let _ = w.join();
     }
     let status = child
         .wait()
         .map_err(|e| fail(format!("waiting for it: {e}")))?;
-    Ok(ChildOutput { results, status })
+    if let Some(message) = bad {
+        return Err(fail(message));
+    }
+    Ok(ChildOutput {
+        results,
+        status,
+        timed_out: timed_out.load(Ordering::Acquire),
+    })
 }
 
 /// The last `n` lines of a log file, for error messages.

@@ -66,6 +66,13 @@ pub struct WriteArgs {
     /// Let a full run succeed although a peer could not run (it is still reported loudly).
     #[arg(long)]
     pub allow_missing_peers: bool,
+    /// Run the JVM peers (Datalevin) in a --quick run too (each JVM start costs ~10 s).
+    #[arg(long)]
+    pub jvm_peers: bool,
+    /// Do not run the JVM peers (reported as skipped; a full run then needs
+    /// --allow-missing-peers).
+    #[arg(long)]
+    pub skip_jvm_peers: bool,
     /// Directory of the peer harnesses (default: bench/peers of this repository).
     #[arg(long)]
     pub peers_dir: Option<PathBuf>,

@@ -211,12 +211,7 @@ fn kv_conditions() -> Vec<ConditionSpec> {
             "nosync",
         ),
         ConditionSpec::new("rocksdb".into(), Store::RocksDb, false, "durable"),
-        ConditionSpec::new(
-            "datalevin-kv-sync".into(),
-            Store::DatalevinKv,
-            false,
-            "durable",
-        ),
+        ConditionSpec::new("datalevin-kv".into(), Store::DatalevinKv, false, "durable"),
         ConditionSpec::new(
             "datalevin-kv-async".into(),
             Store::DatalevinKv,
@@ -288,7 +283,7 @@ mod tests {
             "lmdb-raw-durable",
             "lmdb-raw-nosync",
             "rocksdb",
-            "datalevin-kv-sync",
+            "datalevin-kv",
             "datalevin-kv-async",
         ] {
             assert!(names.iter().any(|n| n == expected), "{expected}");

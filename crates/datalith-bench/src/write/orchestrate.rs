@@ -43,6 +43,12 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         .map(|&b| planned(b) * plan.conditions.len() as u64)
         .sum();
     let bar = progress::bar(total);
+    let peer_run = peers::PeerRun {
+        plan: &plan,
+        peers: &peers_dir,
+        logs: &logs,
+        keep_db: args.keep_db,
+    };
     let mut base = 0;
     let mut results = Vec::new();
     for &batch in &plan.batches {
@@ -50,7 +56,10 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
             bar.set_message(format!("{} b{batch}", spec.name));
             let r = match spec.runner() {
                 Runner::InProcess => run_in_child(spec, batch, &plan, &logs, &args, &bar, base),
-                Runner::PeerHarness => peers::run_datalevin(spec, batch, &plan, &peers_dir),
+                Runner::PeerHarness => match jvm_skip(&args) {
+                    Some(why) => RunResult::skipped(spec, batch, plan.writes, why),
+                    None => peers::run_datalevin(spec, batch, &peer_run),
+                },
                 Runner::Unavailable(why) => RunResult::skipped(spec, batch, plan.writes, &why),
             };
             base += planned(batch);
@@ -107,6 +116,17 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why the JVM peers do not run, if they do not.
+fn jvm_skip(args: &WriteArgs) -> Option<&'static str> {
+    if args.skip_jvm_peers {
+        Some("--skip-jvm-peers")
+    } else if args.quick && !args.jvm_peers {
+        Some("--quick skips the JVM peers (a JVM start costs ~10 s); add --jvm-peers to run them")
+    } else {
+        None
+    }
 }
 
 fn run_in_child(

@@ -1,14 +1,19 @@
-//! The JVM peer of workload W: the real Datalevin, KV (`transact-kv`, `transact-kv-async`)
-//! and Datalog (`transact!`, `transact-async`), run by the harness in `bench/peers/datalevin/` (see `bench/peers/README.md` for its line
-//! protocol: `RESULT {json}` lines on stdout, its own CSV in our format).
-//!
-//! Until that harness is on main this reports the conditions as skipped, with the reason.
+//! The JVM peer of workload W: the real Datalevin, Datalog (`transact!`, `transact-async`)
+//! and KV (`transact-kv`, `transact-kv-async`), run by the harness in `bench/peers/` through
+//! `bench/peers/run.sh datalevin write|mixed ...` (protocol: `bench/peers/README.md`). It
+//! prints one `RESULT {json}` line per phase and writes its CSV in our format; exit 69 means
+//! Datalevin is not installed (`bench/peers/install.sh datalevin`), exit 3 a failed count.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use super::args::Plan;
 use super::condition::ConditionSpec;
-use super::result::RunResult;
+use super::result::{MixedResult, RunResult};
+use crate::common::child;
 
 /// Where `bench/peers` is: `--peers-dir`, else the nearest `bench/peers` above the current
 /// directory, else the one of the source tree this binary was built from.
@@ -19,7 +24,7 @@ pub fn peers_dir(explicit: Option<&Path>) -> PathBuf {
     if let Ok(cwd) = std::env::current_dir() {
         for dir in cwd.ancestors() {
             let candidate = dir.join("bench").join("peers");
-            if candidate.is_dir() {
+            if candidate.join("run.sh").is_file() {
                 return candidate;
             }
         }
@@ -33,19 +38,210 @@ pub fn peers_dir(explicit: Option<&Path>) -> PathBuf {
         .join("peers")
 }
 
-/// Runs a Datalevin condition at one batch size, or says why it cannot.
-pub fn run_datalevin(spec: &ConditionSpec, batch: usize, plan: &Plan, peers: &Path) -> RunResult {
-    let harness = peers.join("datalevin");
-    let why = if !harness.is_dir() {
-        format!(
-            "peer harness {} not found (the JVM peer has not landed)",
-            harness.display()
-        )
-    } else {
-        format!(
-            "peer harness {} exists but its write-kv task is not wired into datalith-bench yet",
-            harness.display()
-        )
+/// Where a peer run puts its files.
+pub struct PeerRun<'a> {
+    pub plan: &'a Plan,
+    pub peers: &'a Path,
+    pub logs: &'a Path,
+    pub keep_db: bool,
+}
+
+/// The harness has no time cap of its own: it is killed this long after `--max-secs`
+/// (JVM start and Datalevin loading take ~10 s here, plus the count at the end).
+fn deadline(max_secs: Option<f64>) -> Option<Duration> {
+    max_secs.map(|s| Duration::from_secs_f64(2.0 * s + 120.0))
+}
+
+/// Runs a Datalevin condition at one batch size (and its mixed phase after batch 1), or says
+/// why it cannot.
+pub fn run_datalevin(spec: &ConditionSpec, batch: usize, run: &PeerRun<'_>) -> RunResult {
+    let plan = run.plan;
+    let run_sh = run.peers.join("run.sh");
+    if !run_sh.is_file() || !run.peers.join("datalevin").join("write.clj").is_file() {
+        return RunResult::skipped(
+            spec,
+            batch,
+            plan.writes,
+            &format!(
+                "peer harness {} (run.sh, datalevin/write.clj) not found",
+                run.peers.display()
+            ),
+        );
+    }
+    let tag = format!("{}-b{batch}", spec.name);
+    let dir = plan.db_dir.join(&tag);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let csv = plan.out.join(format!("{tag}.csv"));
+    let log = run.logs.join(format!("{tag}.stderr"));
+    let mut cmd = Command::new("bash");
+    cmd.arg(&run_sh)
+        .args(["datalevin", "write", &spec.name])
+        .arg(&dir)
+        .args([plan.writes.to_string(), batch.to_string()])
+        .arg(&csv)
+        .arg(plan.window.to_string());
+    let limit = deadline(plan.max_secs);
+    let mut result = match child::run_until(cmd, &tag, &log, limit, |_| {}) {
+        Err(e) => RunResult::failed(spec, batch, plan.writes, &e.to_string()),
+        Ok(out) if out.status.code() == Some(69) => RunResult::skipped(
+            spec,
+            batch,
+            plan.writes,
+            &format!("Datalevin not installed: {}", child::tail(&log, 1)),
+        ),
+        Ok(out) if out.timed_out => RunResult::failed(
+            spec,
+            batch,
+            plan.writes,
+            &format!(
+                "killed after {:?}: the harness cannot stop at --max-secs",
+                limit.unwrap_or_default()
+            ),
+        ),
+        Ok(out) => {
+            let line = out.results.iter().find(|v| v["phase"] == "write");
+            let mut r = match line {
+                Some(v) => from_write_line(spec, batch, plan.writes, v),
+                None => RunResult::failed(
+                    spec,
+                    batch,
+                    plan.writes,
+                    &format!("no RESULT line; stderr: {}", child::tail(&log, 3)),
+                ),
+            };
+            if !out.status.success() && r.error.is_none() {
+                r.error = Some(format!(
+                    "harness exited with {}: {}",
+                    out.status,
+                    child::tail(&log, 2)
+                ));
+            }
+            r
+        }
     };
-    RunResult::skipped(spec, batch, plan.writes, &why)
+    if batch == 1 && plan.mixed > 0 && result.measured() && result.ok() {
+        result.mixed = Some(run_mixed(spec, run, &run_sh, &dir, &tag));
+        if let Some(m) = result.mixed.as_ref().filter(|m| !m.count_ok) {
+            result.error = Some(format!(
+                "MIXED COUNT CHECK FAILED: expected {} keys, read back {:?}",
+                m.expected_count, m.count
+            ));
+        }
+    }
+    if !run.keep_db {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    result
+}
+
+fn run_mixed(
+    spec: &ConditionSpec,
+    run: &PeerRun<'_>,
+    run_sh: &Path,
+    dir: &Path,
+    tag: &str,
+) -> MixedResult {
+    let plan = run.plan;
+    let csv = plan.out.join(format!("{tag}-mixed.csv"));
+    let log = run.logs.join(format!("{tag}-mixed.stderr"));
+    let mut cmd = Command::new("bash");
+    cmd.arg(run_sh)
+        .args(["datalevin", "mixed", &spec.name])
+        .arg(dir)
+        .args([plan.mixed.to_string(), plan.seed.to_string()])
+        .arg(&csv)
+        .args([plan.window.to_string(), (2 * plan.writes).to_string()]);
+    let mut m = MixedResult {
+        target_iterations: plan.mixed,
+        seed: plan.seed,
+        ..MixedResult::default()
+    };
+    match child::run_until(cmd, tag, &log, deadline(plan.max_secs), |_| {}) {
+        Ok(out) => {
+            if let Some(v) = out.results.iter().find(|v| v["phase"] == "mixed") {
+                m.iterations = u(v, "iterations");
+                m.seconds = f(v, "seconds");
+                m.user_s = f(v, "user_s");
+                m.sys_s = f(v, "sys_s");
+                m.reads_found = u(v, "reads_found");
+                m.count = v["count"].as_u64();
+                m.expected_count = u(v, "expected_count");
+                m.count_ok = out.status.success() && m.count == Some(m.expected_count);
+            }
+        }
+        Err(e) => eprintln!("{tag} mixed: {e}"),
+    }
+    m
+}
+
+fn f(v: &Value, k: &str) -> f64 {
+    v[k].as_f64().unwrap_or(0.0)
+}
+
+fn u(v: &Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or(0)
+}
+
+/// Our result from the harness's write line (field names in `bench/peers/README.md`).
+fn from_write_line(spec: &ConditionSpec, batch: usize, target: u64, v: &Value) -> RunResult {
+    let mut r = RunResult::new(spec, batch, target);
+    r.writes = u(v, "writes");
+    r.seconds = f(v, "seconds");
+    r.throughput_wps = f(v, "throughput_wps");
+    r.call_latency_ms = v["mean_call_latency_ms"].as_f64();
+    r.commit_latency_ms = v["mean_commit_latency_ms"].as_f64();
+    r.et = r
+        .commit_latency_ms
+        .filter(|ms| *ms > 0.0)
+        .map(|ms| r.throughput_wps / ms);
+    r.user_s = f(v, "user_s");
+    r.sys_s = f(v, "sys_s");
+    r.peak_rss_mb = f(v, "peak_rss_kb") / 1024.0;
+    r.count = v["count"].as_u64();
+    let expected = v["expected_count"].as_u64().unwrap_or(r.writes);
+    r.count_ok = r.count == Some(expected) && r.writes == target;
+    if !r.count_ok {
+        r.error = Some(format!(
+            "COUNT CHECK FAILED: harness wrote {} of {target}, expected {expected}, read back {:?}",
+            r.writes, r.count
+        ));
+    }
+    r.csv = v["csv"].as_str().map(str::to_string);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::condition;
+
+    #[test]
+    fn write_lines_of_the_harness_become_results() {
+        let spec = condition::find("datalevin-async").unwrap();
+        let line = serde_json::json!({
+            "peer": "datalevin", "workload": "W", "phase": "write",
+            "condition": "datalevin-async", "batch": 10, "writes": 1000,
+            "seconds": 0.5, "throughput_wps": 2000.0, "calls": 100,
+            "mean_call_latency_ms": 0.01, "mean_commit_latency_ms": 2.0,
+            "user_s": 1.5, "sys_s": 0.25, "peak_rss_kb": 204800,
+            "count": 1000, "expected_count": 1000, "csv": "x.csv"
+        });
+        let r = from_write_line(&spec, 10, 1000, &line);
+        assert!(r.ok(), "{r:?}");
+        assert_eq!(
+            (r.writes, r.count, r.peak_rss_mb),
+            (1000, Some(1000), 200.0)
+        );
+        assert_eq!(r.et, Some(1000.0));
+        assert_eq!(r.mode, "async");
+
+        let short = serde_json::json!({"phase": "write", "writes": 1000, "count": 999,
+                                       "expected_count": 1000});
+        let r = from_write_line(&spec, 10, 1000, &short);
+        assert!(!r.ok());
+        assert!(r.error.unwrap().contains("COUNT CHECK FAILED"));
+    }
 }

@@ -349,7 +349,7 @@ fn ratios(plan: &Plan) -> Vec<(&'static str, &'static str, Vec<usize>, Target)> 
         Family::Kv => vec![
             ("kv-async-durable", "lmdb-raw-nosync", b1, close),
             ("kv-async-durable", "sqlite-wal", all.clone(), beat_wal),
-            ("kv-sync-durable", "datalevin-kv-sync", all.clone(), ahead),
+            ("kv-sync-durable", "datalevin-kv", all.clone(), ahead),
             ("kv-async-durable", "datalevin-kv-async", all.clone(), ahead),
             ("kv-async-durable", "kv-async-nosync", all, close),
         ],
