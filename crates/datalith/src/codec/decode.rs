@@ -80,6 +80,40 @@ pub fn decode_exact(bytes: &[u8]) -> Result<Value, CodecError> {
     Ok(v)
 }
 
+/// The length of the encoded value at the start of `bytes`, checked as strictly as
+/// [`decode`] but without building the value (so without allocating, unless a string holds a
+/// NUL). For walking and validating raw index bytes.
+pub fn skip(bytes: &[u8]) -> Result<usize, CodecError> {
+    let mut r = Reader { b: bytes, pos: 0 };
+    r.skip_value(0)?;
+    Ok(r.pos)
+}
+
+/// The raw encodings of a tuple's elements (`None` for nil), borrowed from `bytes`, and the
+/// length of the whole tuple.
+pub fn tuple_items(bytes: &[u8]) -> Result<(Vec<Option<&[u8]>>, usize), CodecError> {
+    let mut r = Reader { b: bytes, pos: 0 };
+    r.expect_tag(ValueType::Tuple)?;
+    let mut items = Vec::new();
+    loop {
+        match r.byte("a tuple element marker")? {
+            tag::TUPLE_END => return Ok((items, r.pos)),
+            tag::TUPLE_NIL => items.push(None),
+            tag::TUPLE_ITEM => {
+                let start = r.pos;
+                r.skip_value(1)?;
+                items.push(Some(&bytes[start..r.pos]));
+            }
+            _ => {
+                return Err(CodecError::Malformed {
+                    offset: r.pos - 1,
+                    what: "tuple element marker",
+                })
+            }
+        }
+    }
+}
+
 /// The type of the encoded value at the start of `bytes` (its tag only; the rest is not
 /// checked).
 pub fn peek_type(bytes: &[u8]) -> Result<ValueType, CodecError> {
@@ -315,6 +349,50 @@ impl<'a> Reader<'a> {
                 })
             }
         })
+    }
+
+    /// Checks one value like `value` does, without building it.
+    fn skip_value(&mut self, depth: u32) -> Result<(), CodecError> {
+        let at = self.pos;
+        match self.b.get(at) {
+            Some(&tag::STRING) => {
+                self.pos += 1;
+                self.text().map(|_| ())
+            }
+            Some(&tag::BYTES) => {
+                self.pos += 1;
+                self.unescape().map(|_| ())
+            }
+            Some(&(tag::KEYWORD | tag::SYMBOL)) => {
+                self.pos += 1;
+                self.text()?;
+                self.text().map(|_| ())
+            }
+            Some(&tag::TUPLE) => {
+                if depth >= crate::limits::MAX_TUPLE_DEPTH {
+                    return Err(CodecError::Malformed {
+                        offset: at,
+                        what: "tuple nested too deeply",
+                    });
+                }
+                self.pos += 1;
+                loop {
+                    match self.byte("a tuple element marker")? {
+                        tag::TUPLE_END => return Ok(()),
+                        tag::TUPLE_NIL => {}
+                        tag::TUPLE_ITEM => self.skip_value(depth + 1)?,
+                        _ => {
+                            return Err(CodecError::Malformed {
+                                offset: self.pos - 1,
+                                what: "tuple element marker",
+                            })
+                        }
+                    }
+                }
+            }
+            // Fixed width (nothing to allocate) or rare: decode and drop.
+            _ => self.value(depth).map(|_| ()),
+        }
     }
 
     fn bigdec(&mut self) -> Result<Value, CodecError> {

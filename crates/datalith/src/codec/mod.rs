@@ -15,8 +15,8 @@ pub mod value;
 pub mod value_type;
 
 pub use decode::{
-    decode, decode_exact, decode_instant, decode_long, decode_ref, decode_str, peek_type,
-    CodecError,
+    decode, decode_exact, decode_instant, decode_long, decode_ref, decode_str, peek_type, skip,
+    tuple_items, CodecError,
 };
 pub use encode::{
     encode, encode_keyword_parts, encode_long, encode_ref, encode_str, encode_to_vec, encoded_len,

@@ -56,3 +56,27 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn skip_agrees_with_decode(v in value(), tail in proptest::collection::vec(any::<u8>(), 0..4)) {
+        let b = [encode_to_vec(&v), tail].concat();
+        prop_assert_eq!(skip(&b), Ok(encoded_len(&v)));
+        if let Value::Tuple(items) = &v {
+            let (raw, n) = tuple_items(&b).unwrap();
+            prop_assert_eq!(n, encoded_len(&v));
+            let want: Vec<Option<Vec<u8>>> = items.iter().map(|i| i.as_ref().map(encode_to_vec)).collect();
+            let got: Vec<Option<Vec<u8>>> = raw.iter().map(|i| i.map(<[u8]>::to_vec)).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn skip_accepts_exactly_what_decode_accepts(v in value(), at in any::<prop::sample::Index>(), byte in any::<u8>(), cut in any::<prop::sample::Index>()) {
+        let mut b = encode_to_vec(&v);
+        let i = at.index(b.len());
+        b[i] = byte;
+        b.truncate(cut.index(b.len() + 1).max(i));
+        prop_assert_eq!(skip(&b), decode(&b).map(|(_, n)| n));
+    }
+}
