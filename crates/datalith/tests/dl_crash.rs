@@ -133,13 +133,12 @@ fn kill_9_never_loses_an_acknowledged_transaction() {
                 }
             })
         };
-        // The first cycle also creates the schema: give it time to get going.
-        let ms = if cycle == 0 {
-            400
-        } else {
-            rng.random_range(40..300)
-        };
-        std::thread::sleep(Duration::from_millis(ms));
+        // Kill at a random moment after the child is writing (startup time varies with load).
+        let started = std::time::Instant::now();
+        while got.lock().unwrap().is_empty() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..250)));
         child.kill().unwrap();
         child.wait().unwrap();
         reader.join().unwrap();

@@ -100,8 +100,12 @@ fn kill_9_never_loses_an_acknowledged_write() {
                 }
             })
         };
-        std::thread::sleep(Duration::from_millis(rng.random_range(30..300)));
-        // SIGKILL: no destructor, no flush, no chance to finish the current commit.
+        // Kill at a random moment after the child is writing (startup time varies with load).
+        let started = std::time::Instant::now();
+        while acked.lock().unwrap().is_empty() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(0..250)));
         child.kill().unwrap();
         child.wait().unwrap();
         reader.join().unwrap();
