@@ -5,6 +5,7 @@
 
 mod blob;
 mod common;
+mod query;
 mod write;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Workload W: pure writes into an empty store, then mixed read/write, against the peers.
     Write(write::WriteArgs),
+    /// Workload Q: the seed's queries and transaction tasks on 20,000 people, against the peers.
+    Query(query::QueryArgs),
     /// Internal: runs one condition of workload W in this (child) process, so that its CPU
     /// time and peak RSS are its own.
     #[command(name = "__write-child", hide = true)]
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::WriteChild(args) => write::run_child(args),
         Command::Blob(args) => blob::run(args),
         Command::BlobChild(args) => blob::run_child(args),
+        Command::Query(args) => query::run(args),
     };
     match result {
         Ok(code) => code,

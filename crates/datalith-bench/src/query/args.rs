@@ -1,0 +1,157 @@
+//! Command-line arguments of `query` and the sizes they resolve to.
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::external;
+use super::tasks::{self, Task};
+use super::timing::Plan;
+use crate::common::BenchError;
+
+/// People in a full run (the seed's 20,000: 100K datoms).
+pub const FULL_PEOPLE: u64 = 20_000;
+/// Timed seconds per task in a full run.
+pub const FULL_SECS: f64 = 3.0;
+/// People with `--quick`: every write task stays a few seconds even with an fsync per commit.
+pub const QUICK_PEOPLE: u64 = 2_000;
+/// Timed seconds per task with `--quick`.
+pub const QUICK_SECS: f64 = 0.3;
+/// Seconds one run of a many-commit write task may take (full run / quick): past it the
+/// cell is reported skipped with the measured per-commit cost.
+pub const FULL_CAP_SECS: f64 = 60.0;
+pub const QUICK_CAP_SECS: f64 = 5.0;
+/// The generator's seed (printed in the summary).
+pub const DEFAULT_SEED: u64 = 20_031_120;
+
+/// The in-process peers, in column order.
+pub const IN_PROCESS: [&str; 4] = ["datalith", "datalith-nosync", "sqlite", "sqlite-nosync"];
+
+/// `datalith-bench query`: workload Q.
+#[derive(Args, Debug, Clone)]
+pub struct QueryArgs {
+    /// CI smoke size: 0.3 s per task, one timed run at least; the JVM/Node peers are not
+    /// installed (run if already installed, else reported skipped).
+    #[arg(long)]
+    pub quick: bool,
+    /// Timed seconds per task (default 3, or 0.3 with --quick), after a warm-up of a third.
+    #[arg(long)]
+    pub secs: Option<f64>,
+    /// Seconds one run of add-1, add-5 or retract-5 may take before it is stopped and
+    /// reported skipped with its per-commit cost (default 60, or 5 with --quick).
+    #[arg(long)]
+    pub cap_secs: Option<f64>,
+    /// Timed runs per task at least (default 3, or 1 with --quick).
+    #[arg(long)]
+    pub min_runs: Option<usize>,
+    /// Tasks to run (default all): init, add-1, add-5, add-all, retract-5, q1, q2, q2-switch,
+    /// q3, q4, q5, qpred1, qpred2, lookup-q, lookup-raw.
+    #[arg(long, value_delimiter = ',')]
+    pub tasks: Vec<String>,
+    /// Peers to run (default all): datalith, datalith-nosync, sqlite, sqlite-nosync,
+    /// datalevin, datomic, datascript.
+    #[arg(long, value_delimiter = ',')]
+    pub peers: Vec<String>,
+    /// Output directory; results go to <out>/query/.
+    #[arg(long, default_value = "bench-results")]
+    pub out: PathBuf,
+    /// People to generate (default 20,000, or 2,000 with --quick).
+    #[arg(long)]
+    pub people: Option<u64>,
+    /// Seed of the people generator.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    pub seed: u64,
+    /// Directory of the peer harnesses (default: bench/peers of this repository).
+    #[arg(long)]
+    pub peers_dir: Option<PathBuf>,
+    /// Let a full run succeed although a peer could not run (it is still reported loudly).
+    #[arg(long)]
+    pub allow_missing_peers: bool,
+}
+
+/// What the flags resolve to.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub plan: Plan,
+    pub people: u64,
+    pub tasks: Vec<Task>,
+    pub peers: Vec<String>,
+}
+
+impl QueryArgs {
+    pub fn resolve(&self) -> Result<Resolved, BenchError> {
+        let secs = self
+            .secs
+            .unwrap_or(if self.quick { QUICK_SECS } else { FULL_SECS });
+        if !(secs.is_finite() && secs >= 0.0) {
+            return Err(BenchError::Arg {
+                arg: "--secs",
+                message: format!("{secs} is not a number of seconds"),
+            });
+        }
+        let min_runs = self.min_runs.unwrap_or(if self.quick { 1 } else { 3 });
+        let tasks = if self.tasks.is_empty() {
+            tasks::ALL.to_vec()
+        } else {
+            let mut out = Vec::new();
+            for n in &self.tasks {
+                out.push(tasks::by_name(n).ok_or_else(|| BenchError::Arg {
+                    arg: "--tasks",
+                    message: format!("unknown task {n}"),
+                })?);
+            }
+            // Run order is the table's order, whatever the flag's order.
+            tasks::ALL
+                .iter()
+                .copied()
+                .filter(|t| out.contains(t))
+                .collect()
+        };
+        let known: Vec<&str> = IN_PROCESS
+            .iter()
+            .chain(external::PEERS.iter())
+            .copied()
+            .collect();
+        let peers: Vec<String> = if self.peers.is_empty() {
+            known.iter().map(|s| s.to_string()).collect()
+        } else {
+            for p in &self.peers {
+                if !known.contains(&p.as_str()) {
+                    return Err(BenchError::Arg {
+                        arg: "--peers",
+                        message: format!("unknown peer {p} (known: {})", known.join(", ")),
+                    });
+                }
+            }
+            known
+                .iter()
+                .filter(|k| self.peers.iter().any(|p| p == *k))
+                .map(|s| s.to_string())
+                .collect()
+        };
+        let people = self.people.unwrap_or(if self.quick {
+            QUICK_PEOPLE
+        } else {
+            FULL_PEOPLE
+        });
+        if people == 0 {
+            return Err(BenchError::Arg {
+                arg: "--people",
+                message: "at least one person".into(),
+            });
+        }
+        Ok(Resolved {
+            plan: Plan {
+                secs,
+                cap_secs: self.cap_secs.unwrap_or(if self.quick {
+                    QUICK_CAP_SECS
+                } else {
+                    FULL_CAP_SECS
+                }),
+                min_runs,
+            },
+            people,
+            tasks,
+            peers,
+        })
+    }
+}

@@ -1,0 +1,284 @@
+//! The run: data file, in-process peers, external peers, then the report.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use datalith::kv::Durability;
+
+use super::args::QueryArgs;
+use super::datalith::DatalithPeer;
+use super::external::{self, Invocation};
+use super::peer::{Cell, Outcome, Peer};
+use super::report::Table;
+use super::sqlite::SqlitePeer;
+use super::tasks::{Kind, Task};
+use super::timing::OVER_CAP;
+use super::{data, plot};
+use crate::common::{progress, BenchError};
+
+/// `datalith-bench query`.
+pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
+    let r = args.resolve()?;
+    let out = args.out.join("query");
+    let db_dir = out.join("db");
+    let log_dir = out.join("logs");
+    for d in [&out, &db_dir, &log_dir] {
+        std::fs::create_dir_all(d).map_err(BenchError::io(d))?;
+    }
+    let data_path = out.join("people.jsonl");
+    data::write(&data_path, &data::generate(r.people, args.seed))?;
+    let people = Arc::new(data::read(&data_path)?);
+    let peers_dir = external::peers_dir(args.peers_dir.as_deref());
+
+    let external: Vec<&String> = r
+        .peers
+        .iter()
+        .filter(|p| external::PEERS.contains(&p.as_str()))
+        .collect();
+    let total = (r.peers.len() * r.tasks.len()) as u64;
+    let bar = progress::bar(total);
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut explains: Vec<(String, Vec<datalith::query::Step>)> = Vec::new();
+
+    for label in r.peers.iter().filter(|p| !external.contains(p)) {
+        let mut peer: Box<dyn Peer> = match label.as_str() {
+            "datalith" => Box::new(DatalithPeer::new(
+                Durability::Durable,
+                people.clone(),
+                &db_dir,
+            )),
+            "datalith-nosync" => Box::new(DatalithPeer::new(
+                Durability::NoSync,
+                people.clone(),
+                &db_dir,
+            )),
+            "sqlite" => Box::new(SqlitePeer::new(true, people.clone(), &db_dir)),
+            _ => Box::new(SqlitePeer::new(false, people.clone(), &db_dir)),
+        };
+        for t in &r.tasks {
+            bar.set_message(format!("{label} {}", t.name));
+            if peer.runs(t) {
+                let outcome = match peer.run(t, r.plan) {
+                    Ok(m) => {
+                        progress::println(
+                            &bar,
+                            &format!(
+                                "{label:>16} {:<10} {:>10.3} ms  ({} runs, count {})",
+                                t.name, m.median_ms, m.runs, m.count
+                            ),
+                        );
+                        Outcome::Measured(m)
+                    }
+                    Err(BenchError::Store { op, message, .. }) if op == OVER_CAP => {
+                        progress::println(
+                            &bar,
+                            &format!("{label:>16} {:<10} skipped: {message}", t.name),
+                        );
+                        Outcome::Skipped(message)
+                    }
+                    Err(e) => {
+                        progress::println(&bar, &format!("{label:>16} {:<10} FAILED: {e}", t.name));
+                        Outcome::Failed(e.to_string())
+                    }
+                };
+                cells.push(Cell {
+                    peer: label.clone(),
+                    task: t.name.to_string(),
+                    outcome,
+                });
+            }
+            bar.inc(1);
+        }
+        drop(peer);
+        if label == "datalith" {
+            explains = explain_all(&r.tasks, &people, &db_dir);
+        }
+    }
+
+    let inv = Invocation {
+        peers_dir: &peers_dir,
+        data: &data_path,
+        dir: &db_dir,
+        log_dir: &log_dir,
+        plan: r.plan,
+        install: !args.quick,
+    };
+    for p in &external {
+        bar.set_message(format!("{p} (external)"));
+        let got = external::run(p, &r.tasks, &inv, || bar.inc(1));
+        for c in &got {
+            let line = match &c.outcome {
+                Outcome::Measured(m) => format!(
+                    "{:>16} {:<10} {:>10.3} ms  ({} runs, count {})",
+                    c.peer, c.task, m.median_ms, m.runs, m.count
+                ),
+                Outcome::Skipped(why) => format!("{:>16} {:<10} skipped: {why}", c.peer, c.task),
+                Outcome::Failed(why) => format!("{:>16} {:<10} FAILED: {why}", c.peer, c.task),
+            };
+            progress::println(&bar, &line);
+        }
+        cells.extend(got);
+    }
+    bar.finish_and_clear();
+
+    let table = Table {
+        tasks: &r.tasks,
+        peers: &r.peers,
+        cells: &cells,
+    };
+    let plans_equal = plans_equal(&explains);
+    let verdicts = table.verdicts(plans_equal);
+    let mismatches = table.mismatches();
+    let header = header(&args, &r);
+    let md = table.markdown(&header, &verdicts, &mismatches);
+    let md_path = out.join("summary.md");
+    std::fs::write(&md_path, &md).map_err(BenchError::io(&md_path))?;
+    table.write_jsonl(&out.join("summary.jsonl"))?;
+    if !explains.is_empty() {
+        let p = out.join("explain.md");
+        std::fs::write(&p, explain_md(&explains)).map_err(BenchError::io(&p))?;
+    }
+    let reads: Vec<Task> = r
+        .tasks
+        .iter()
+        .copied()
+        .filter(|t| t.kind == Kind::Read)
+        .collect();
+    let writes: Vec<Task> = r
+        .tasks
+        .iter()
+        .copied()
+        .filter(|t| t.kind == Kind::Write)
+        .collect();
+    plot::bars(
+        &out.join("query-latency.png"),
+        "Workload Q: queries, median ms",
+        &table,
+        &reads,
+    )?;
+    plot::bars(
+        &out.join("write-latency.png"),
+        "Workload Q: transactions, median ms",
+        &table,
+        &writes,
+    )?;
+    let _ = std::fs::remove_dir_all(&db_dir);
+    println!("{md}");
+    println!("written: {}", out.display());
+
+    let failed: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Failed(_)))
+        .collect();
+    let skipped_external: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| {
+            external::PEERS.contains(&c.peer.as_str()) && matches!(c.outcome, Outcome::Skipped(_))
+        })
+        .collect();
+    let mut bad = false;
+    if !mismatches.is_empty() {
+        eprintln!("datalith-bench query: RESULT COUNTS DIFFER BETWEEN PEERS:");
+        for m in &mismatches {
+            eprintln!("  {}: {:?}", m.task, m.counts);
+        }
+        bad = true;
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "datalith-bench query: {} cells FAILED (see summary.md)",
+            failed.len()
+        );
+        bad = true;
+    }
+    if !skipped_external.is_empty() && !args.quick {
+        eprintln!(
+            "datalith-bench query: {} external peer cells SKIPPED in a full run (see summary.md){}",
+            skipped_external.len(),
+            if args.allow_missing_peers {
+                "; allowed by --allow-missing-peers"
+            } else {
+                ""
+            }
+        );
+        bad |= !args.allow_missing_peers;
+    }
+    Ok(if bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The executed plan of every Datalith read task, on a fresh durable database.
+fn explain_all(
+    tasks: &[Task],
+    people: &Arc<Vec<data::Person>>,
+    db_dir: &Path,
+) -> Vec<(String, Vec<datalith::query::Step>)> {
+    let mut peer = DatalithPeer::new(Durability::Durable, people.clone(), db_dir);
+    tasks
+        .iter()
+        .filter(|t| t.query.is_some())
+        .filter_map(|t| peer.explain(t).ok().map(|s| (t.name.to_string(), s)))
+        .collect()
+}
+
+/// Whether q2 and q2-switch ran the same steps (`None` if either was not explained).
+fn plans_equal(explains: &[(String, Vec<datalith::query::Step>)]) -> Option<bool> {
+    let get = |n: &str| explains.iter().find(|(t, _)| t == n).map(|(_, s)| s);
+    let (a, b) = (get("q2")?, get("q2-switch")?);
+    Some(
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.what == y.what && x.actual == y.actual),
+    )
+}
+
+fn explain_md(explains: &[(String, Vec<datalith::query::Step>)]) -> String {
+    let mut s = String::from("# Datalith plans of workload Q (explain: estimated / actual rows)\n");
+    for (task, steps) in explains {
+        let _ = writeln!(s, "\n## {task}\n");
+        for (i, st) in steps.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "{}. `{}`: estimated {}, actual {}",
+                i + 1,
+                st.what,
+                st.estimated,
+                st.actual
+            );
+        }
+    }
+    s
+}
+
+fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{} people ({} datoms), seed {}, {} s timed per task after a {:.2} s warm-up, at least {} \
+         timed runs{}. Machine: {cpu}, {cores} cores. Datalith and SQLite on disk: `datalith` and \
+         `sqlite` durable (fsync per commit; SQLite WAL synchronous=FULL), `-nosync` variants \
+         without fsync (the seed's condition for write tasks). `init` on Datalith is one \
+         transaction of prepared datoms (no bulk loader yet).",
+        r.people,
+        r.people * 5,
+        args.seed,
+        r.plan.secs,
+        r.plan.secs / 3.0,
+        r.plan.min_runs,
+        if args.quick { ", --quick" } else { "" }
+    )
+}

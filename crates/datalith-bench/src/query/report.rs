@@ -1,0 +1,393 @@
+//! The end of a run: result counts checked equal across peers, `summary.md` (task x peer
+//! median ms, counts, ratios to the best peer of the row), `summary.jsonl` (one object per
+//! cell), and the verdicts BENCHMARKS.md and the issue ask for.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use super::peer::{Cell, Outcome};
+use super::tasks::{Kind, Task};
+use crate::common::BenchError;
+
+/// The whole table.
+pub struct Table<'a> {
+    pub tasks: &'a [Task],
+    pub peers: &'a [String],
+    pub cells: &'a [Cell],
+}
+
+/// A task whose peers disagree on the result count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub task: String,
+    pub counts: Vec<(String, u64)>,
+}
+
+/// One pass/fail line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub what: String,
+    /// `None` when it could not be judged (a cell missing).
+    pub pass: Option<bool>,
+    pub detail: String,
+}
+
+impl Table<'_> {
+    fn cell(&self, peer: &str, task: &str) -> Option<&Outcome> {
+        self.cells
+            .iter()
+            .find(|c| c.peer == peer && c.task == task)
+            .map(|c| &c.outcome)
+    }
+
+    /// The median ms of a measured cell.
+    pub fn ms(&self, peer: &str, task: &str) -> Option<f64> {
+        match self.cell(peer, task) {
+            Some(Outcome::Measured(m)) => Some(m.median_ms),
+            _ => None,
+        }
+    }
+
+    /// Tasks whose measured counts differ between peers.
+    pub fn mismatches(&self) -> Vec<Mismatch> {
+        let mut out = Vec::new();
+        for t in self.tasks {
+            let counts: Vec<(String, u64)> = self
+                .peers
+                .iter()
+                .filter_map(|p| match self.cell(p, t.name) {
+                    Some(Outcome::Measured(m)) => Some((p.clone(), m.count)),
+                    _ => None,
+                })
+                .collect();
+            if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+                out.push(Mismatch {
+                    task: t.name.to_string(),
+                    counts,
+                });
+            }
+        }
+        out
+    }
+
+    /// The fastest measured peer of a row, and its ms.
+    fn best(&self, task: &str, except: &[&str]) -> Option<(String, f64)> {
+        self.peers
+            .iter()
+            .filter(|p| !except.contains(&p.as_str()))
+            .filter_map(|p| self.ms(p, task).map(|ms| (p.clone(), ms)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The verdicts: Datalith fastest per row, and the ratios the issue names.
+    pub fn verdicts(&self, plans_equal: Option<bool>) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        for t in self.tasks {
+            // Reads: the durable store. Writes: the seed's condition (nosync), durable beside.
+            let (ours, others_except): (&str, Vec<&str>) = match t.kind {
+                Kind::Read => ("datalith", vec!["datalith", "datalith-nosync"]),
+                Kind::Write => ("datalith-nosync", vec!["datalith", "datalith-nosync"]),
+            };
+            let mine = self.ms(ours, t.name);
+            let best = self.best(t.name, &others_except);
+            let (pass, detail) = match (mine, &best) {
+                (Some(m), Some((p, b))) => (
+                    Some(m < *b),
+                    format!("{ours} {m:.3} ms vs best peer {p} {b:.3} ms: {:.2}x", b / m),
+                ),
+                (Some(m), None) => (None, format!("{ours} {m:.3} ms; no peer measured")),
+                _ => (None, format!("{ours} not measured")),
+            };
+            out.push(Verdict {
+                what: format!("{}: {ours} fastest of all peers", t.name),
+                pass,
+                detail,
+            });
+            if t.kind == Kind::Write {
+                if let (Some(d), Some((p, b))) = (self.ms("datalith", t.name), &best) {
+                    out.push(Verdict {
+                        what: format!("{}: datalith (durable) vs best peer", t.name),
+                        pass: None,
+                        detail: format!("{d:.3} ms vs {p} {b:.3} ms: {:.2}x", b / d),
+                    });
+                }
+            }
+        }
+        let ratio = |what: &str, a: &str, b: &str, max: f64| {
+            let (x, y) = (self.ms("datalith", a), self.ms("datalith", b));
+            match (x, y) {
+                (Some(x), Some(y)) if y > 0.0 => Verdict {
+                    what: what.to_string(),
+                    pass: Some(x / y <= max),
+                    detail: format!("{a} {x:.3} ms / {b} {y:.3} ms = {:.2}", x / y),
+                },
+                _ => Verdict {
+                    what: what.to_string(),
+                    pass: None,
+                    detail: format!("{a} or {b} not measured"),
+                },
+            }
+        };
+        out.push(ratio("q2-switch within 10% of q2", "q2-switch", "q2", 1.10));
+        if let Some(eq) = plans_equal {
+            out.push(Verdict {
+                what: "q2 and q2-switch run the same plan (explain)".into(),
+                pass: Some(eq),
+                detail: if eq {
+                    "identical steps".into()
+                } else {
+                    "steps differ: see explain.md".into()
+                },
+            });
+        }
+        out.push(ratio(
+            "qpred2 within 10% of qpred1",
+            "qpred2",
+            "qpred1",
+            1.10,
+        ));
+        out.push(match self.ms("datalith", "q5") {
+            Some(ms) => Verdict {
+                what: "q5 under 10 ms".into(),
+                pass: Some(ms < 10.0),
+                detail: format!("{ms:.3} ms"),
+            },
+            None => Verdict {
+                what: "q5 under 10 ms".into(),
+                pass: None,
+                detail: "q5 not measured".into(),
+            },
+        });
+        out.push(ratio(
+            "lookup-q within 2x of lookup-raw",
+            "lookup-q",
+            "lookup-raw",
+            2.0,
+        ));
+        out.push(
+            match (
+                self.ms("datalith", "lookup-raw"),
+                self.ms("datomic", "lookup-q"),
+            ) {
+                (Some(raw), Some(dq)) => Verdict {
+                    what: "lookup-raw at least 20x faster than Datomic's Datalog lookup".into(),
+                    pass: Some(dq / raw >= 20.0),
+                    detail: format!(
+                        "datomic lookup-q {dq:.3} ms / datalith lookup-raw {raw:.3} ms = {:.1}x",
+                        dq / raw
+                    ),
+                },
+                _ => Verdict {
+                    what: "lookup-raw at least 20x faster than Datomic's Datalog lookup".into(),
+                    pass: None,
+                    detail: "datomic lookup-q or datalith lookup-raw not measured".into(),
+                },
+            },
+        );
+        out
+    }
+
+    /// `summary.md`.
+    pub fn markdown(&self, header: &str, verdicts: &[Verdict], mismatches: &[Mismatch]) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# Workload Q: queries and transactions\n\n{header}\n");
+        let _ = writeln!(
+            s,
+            "Median ms per task (lower is better); in brackets the ratio to the fastest peer of \
+             the row (1.00 = fastest). Reads run on the durable stores only.\n"
+        );
+        let _ = write!(s, "| task | count |");
+        for p in self.peers {
+            let _ = write!(s, " {p} |");
+        }
+        let _ = writeln!(s, " fastest |");
+        let _ = write!(s, "|---|---:|");
+        for _ in self.peers {
+            let _ = write!(s, "---:|");
+        }
+        let _ = writeln!(s, "---|");
+        for t in self.tasks {
+            let counts: Vec<u64> = self
+                .peers
+                .iter()
+                .filter_map(|p| match self.cell(p, t.name) {
+                    Some(Outcome::Measured(m)) => Some(m.count),
+                    _ => None,
+                })
+                .collect();
+            let count = match counts.first() {
+                None => "-".to_string(),
+                Some(c) if counts.iter().all(|x| x == c) => c.to_string(),
+                Some(_) => "**MISMATCH**".to_string(),
+            };
+            let best = self.best(t.name, &[]);
+            let _ = write!(s, "| {} | {count} |", t.name);
+            for p in self.peers {
+                let text = match self.cell(p, t.name) {
+                    Some(Outcome::Measured(m)) => match &best {
+                        Some((_, b)) if *b > 0.0 => {
+                            format!("{} ({:.2})", fmt_ms(m.median_ms), m.median_ms / b)
+                        }
+                        _ => fmt_ms(m.median_ms),
+                    },
+                    Some(Outcome::Skipped(_)) => "skipped".to_string(),
+                    Some(Outcome::Failed(_)) => "**FAILED**".to_string(),
+                    None => "-".to_string(),
+                };
+                let _ = write!(s, " {text} |");
+            }
+            let _ = writeln!(
+                s,
+                " {} |",
+                best.map(|(p, _)| p).unwrap_or_else(|| "-".into())
+            );
+        }
+        let _ = writeln!(s, "\n## Verdicts\n");
+        for v in verdicts {
+            let mark = match v.pass {
+                Some(true) => "PASS",
+                Some(false) => "FAIL",
+                None => "n/a",
+            };
+            let _ = writeln!(s, "- **{mark}** {}: {}", v.what, v.detail);
+        }
+        if !mismatches.is_empty() {
+            let _ = writeln!(s, "\n## Result counts differ (the run failed)\n");
+            for m in mismatches {
+                let _ = writeln!(s, "- {}: {:?}", m.task, m.counts);
+            }
+        }
+        let notes: BTreeMap<String, Vec<String>> =
+            self.cells.iter().fold(BTreeMap::new(), |mut acc, c| {
+                match &c.outcome {
+                    Outcome::Skipped(why) => acc
+                        .entry(format!("{} skipped: {why}", c.peer))
+                        .or_default()
+                        .push(c.task.clone()),
+                    Outcome::Failed(why) => acc
+                        .entry(format!("{} FAILED: {why}", c.peer))
+                        .or_default()
+                        .push(c.task.clone()),
+                    Outcome::Measured(_) => {}
+                }
+                acc
+            });
+        if !notes.is_empty() {
+            let _ = writeln!(s, "\n## Not measured\n");
+            for (why, tasks) in notes {
+                let _ = writeln!(s, "- {why} ({})", tasks.join(", "));
+            }
+        }
+        let _ = writeln!(s, "\n## Tasks\n");
+        for t in self.tasks {
+            let text = t.query.map(|q| format!(": `{q}`")).unwrap_or_default();
+            let input = t
+                .input
+                .map(|i| format!(" with input `{i}`"))
+                .unwrap_or_default();
+            let _ = writeln!(s, "- {} ({}){text}{input}", t.name, t.about);
+        }
+        s
+    }
+
+    /// `summary.jsonl`: one object per cell.
+    pub fn write_jsonl(&self, path: &Path) -> Result<(), BenchError> {
+        let mut f = std::fs::File::create(path).map_err(BenchError::io(path))?;
+        for c in self.cells {
+            let v = match &c.outcome {
+                Outcome::Measured(m) => serde_json::json!({
+                    "workload": "query", "peer": c.peer, "task": c.task, "status": "ok",
+                    "median_ms": m.median_ms, "runs": m.runs, "count": m.count,
+                }),
+                Outcome::Skipped(why) => serde_json::json!({
+                    "workload": "query", "peer": c.peer, "task": c.task, "status": "skipped",
+                    "reason": why,
+                }),
+                Outcome::Failed(why) => serde_json::json!({
+                    "workload": "query", "peer": c.peer, "task": c.task, "status": "failed",
+                    "reason": why,
+                }),
+            };
+            writeln!(f, "{v}").map_err(BenchError::io(path))?;
+        }
+        Ok(())
+    }
+}
+
+/// Milliseconds with about three significant digits.
+fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 10.0 {
+        format!("{ms:.1}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tasks;
+    use super::super::timing::Measured;
+    use super::*;
+
+    fn cell(peer: &str, task: &str, ms: f64, count: u64) -> Cell {
+        Cell {
+            peer: peer.into(),
+            task: task.into(),
+            outcome: Outcome::Measured(Measured {
+                median_ms: ms,
+                runs: 3,
+                count,
+            }),
+        }
+    }
+
+    #[test]
+    fn counts_ratios_and_verdicts() {
+        let ts: Vec<Task> = ["q2", "q2-switch", "add-1"]
+            .iter()
+            .filter_map(|n| tasks::by_name(n))
+            .collect();
+        let peers: Vec<String> = ["datalith", "datalith-nosync", "sqlite"]
+            .map(String::from)
+            .to_vec();
+        let cells = vec![
+            cell("datalith", "q2", 1.0, 10),
+            cell("sqlite", "q2", 2.0, 10),
+            cell("datalith", "q2-switch", 1.05, 10),
+            cell("sqlite", "q2-switch", 0.5, 11),
+            cell("datalith", "add-1", 90.0, 5),
+            cell("datalith-nosync", "add-1", 30.0, 5),
+            cell("sqlite", "add-1", 60.0, 5),
+        ];
+        let t = Table {
+            tasks: &ts,
+            peers: &peers,
+            cells: &cells,
+        };
+        let mm = t.mismatches();
+        assert_eq!(mm.len(), 1);
+        assert_eq!(mm[0].task, "q2-switch");
+        let v = t.verdicts(Some(true));
+        let get = |what: &str| v.iter().find(|x| x.what == what).unwrap().pass;
+        assert_eq!(get("q2: datalith fastest of all peers"), Some(true));
+        assert_eq!(get("q2-switch: datalith fastest of all peers"), Some(false));
+        assert_eq!(
+            get("add-1: datalith-nosync fastest of all peers"),
+            Some(true)
+        );
+        assert_eq!(get("q2-switch within 10% of q2"), Some(true));
+        assert_eq!(get("q5 under 10 ms"), None);
+        let md = t.markdown("h", &v, &mm);
+        assert!(
+            md.contains("| q2 | 10 | 1.00 (1.00) | - | 2.00 (2.00) | datalith |"),
+            "{md}"
+        );
+        assert!(md.contains("**MISMATCH**"));
+    }
+}
