@@ -1,15 +1,10 @@
-//! The JVM and Node peers (Datalevin, Datomic, Datascript), each run by its harness
-//! `bench/peers/<peer>/query.sh` in its own process.
-//!
-//! Protocol (also in `bench/peers/README.md`): the harness is called as
-//! `query.sh --data FILE --tasks t1,t2 --secs S --min-runs N --dir DIR`; it loads the people
-//! file, runs each task with the same timing rule as ours (warm-up a third of `S`, then repeat
-//! until `S` seconds and `N` runs; write tasks on a fresh store each run, with the schema
-//! installed before the clock starts), and prints on stdout, per task, one line
-//! `RESULT {"task":"q1","median_ms":0.61,"runs":812,"count":2497}` (or `"skipped":"why"`,
-//! or `"error":"what"`), and `PROGRESS <tasks done>` after each. A harness whose runtime is
-//! missing prints `RESULT {"unavailable":"why"}` and exits 0. With `DATALITH_PEER_NO_INSTALL=1`
-//! (quick runs) it does not try to install its runtime first.
+//! The JVM and Node peers (Datalevin, Datomic, Datascript), each run by its harness in
+//! `bench/peers/` in its own process, under the protocol of `bench/peers/README.md`:
+//! `run.sh PEER query DATA.jsonl WORK_DIR SECONDS TASKS` prints one
+//! `RESULT {"peer":..,"workload":"Q","task":"q1","median_ms":0.61,"runs":123,"count":2500}` per
+//! task (`"skipped":"why"` for a task the peer does not have), and exits 69 when the peer's
+//! runtime is not installed. A full run first calls `install.sh PEER` (idempotent, registry
+//! packages only); a quick run does not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +16,9 @@ use crate::common::child;
 
 /// The external peers, in run order.
 pub const PEERS: [&str; 3] = ["datalevin", "datomic", "datascript"];
+
+/// `run.sh`'s exit code for a peer whose runtime is not installed.
+const NOT_INSTALLED: i32 = 69;
 
 /// Where `bench/peers` is: `--peers-dir`, else the nearest `bench/peers` above the current
 /// directory, else the one of the source tree this binary was built from.
@@ -53,6 +51,7 @@ pub struct Invocation<'a> {
     pub dir: &'a Path,
     pub log_dir: &'a Path,
     pub plan: Plan,
+    /// Run `install.sh PEER` first (full runs).
     pub install: bool,
 }
 
@@ -73,12 +72,28 @@ pub fn run(
             })
             .collect()
     };
-    let script = inv.peers_dir.join(peer).join("query.sh");
+    let script = inv.peers_dir.join("run.sh");
     if !script.is_file() {
         return cells(Outcome::Skipped(format!(
             "harness {} not found",
             script.display()
         )));
+    }
+    if inv.install {
+        let log = inv.log_dir.join(format!("{peer}-install.log"));
+        let mut cmd = Command::new("bash");
+        cmd.arg(inv.peers_dir.join("install.sh")).arg(peer);
+        match child::run(cmd, peer, &log, |_| {}) {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => {
+                return cells(Outcome::Skipped(format!(
+                    "install.sh {peer} failed ({}): {}",
+                    o.status,
+                    child::tail(&log, 2).replace('\n', " / ")
+                )))
+            }
+            Err(e) => return cells(Outcome::Skipped(format!("install.sh {peer}: {e}"))),
+        }
     }
     let dir: PathBuf = inv.dir.join(peer);
     if let Err(e) = std::fs::create_dir_all(&dir) {
@@ -87,44 +102,37 @@ pub fn run(
     let names: Vec<&str> = tasks.iter().map(|t| t.name).collect();
     let mut cmd = Command::new("bash");
     cmd.arg(&script)
-        .arg("--data")
+        .arg(peer)
+        .arg("query")
         .arg(inv.data)
-        .arg("--tasks")
-        .arg(names.join(","))
-        .arg("--secs")
+        .arg(&dir)
         .arg(inv.plan.secs.to_string())
-        .arg("--min-runs")
-        .arg(inv.plan.min_runs.to_string())
-        .arg("--dir")
-        .arg(&dir);
-    if !inv.install {
-        cmd.env("DATALITH_PEER_NO_INSTALL", "1");
-    }
+        .arg(names.join(","));
     let log = inv.log_dir.join(format!("{peer}.log"));
-    let out = match child::run(cmd, peer, &log, |_| progress()) {
+    let out = match child::run(cmd, peer, &log, |_| {}) {
         Ok(o) => o,
         Err(e) => return cells(Outcome::Failed(e.to_string())),
     };
     let _ = std::fs::remove_dir_all(&dir);
-    if let Some(why) = out
-        .results
-        .iter()
-        .find_map(|r| r.get("unavailable").and_then(|v| v.as_str()))
-    {
-        return cells(Outcome::Skipped(format!("runtime missing: {why}")));
+    if out.status.code() == Some(NOT_INSTALLED) {
+        let why = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("SKIP ").map(str::to_string))
+            .unwrap_or_else(|| "runtime not installed".into());
+        return cells(Outcome::Skipped(why));
     }
     let mut cells = Vec::new();
     for t in tasks {
+        progress();
         let r = out
             .results
             .iter()
+            .rev()
             .find(|r| r.get("task").and_then(|v| v.as_str()) == Some(t.name));
         let outcome = match r {
-            None if out.status.success() => {
-                Outcome::Failed(format!("no RESULT line (log {})", log.display()))
-            }
             None => Outcome::Failed(format!(
-                "harness exited with {}; log {}: {}",
+                "no RESULT line; harness exited with {}; log {}: {}",
                 out.status,
                 log.display(),
                 child::tail(&log, 3).replace('\n', " / ")
@@ -147,6 +155,14 @@ pub fn parse(r: &serde_json::Value) -> Outcome {
     }
     if let Some(e) = r.get("error").and_then(|v| v.as_str()) {
         return Outcome::Failed(e.to_string());
+    }
+    if let (Some(c), Some(e)) = (
+        r.get("count").and_then(|v| v.as_u64()),
+        r.get("expected_count").and_then(|v| v.as_u64()),
+    ) {
+        if c != e {
+            return Outcome::Failed(format!("count {c}, expected {e}"));
+        }
     }
     let median = r.get("median_ms").and_then(|v| v.as_f64());
     let runs = r.get("runs").and_then(|v| v.as_u64());
@@ -175,6 +191,14 @@ mod tests {
                     runs: 9,
                     count: 3,
                 }),
+            ),
+            (
+                r#"{"task":"init","count":null,"median_ms":null,"skipped":"no init in Datomic"}"#,
+                Outcome::Skipped("no init in Datomic".into()),
+            ),
+            (
+                r#"{"task":"add-1","median_ms":9.0,"runs":1,"count":4,"expected_count":5}"#,
+                Outcome::Failed("count 4, expected 5".into()),
             ),
             (
                 r#"{"task":"q1","skipped":"no init-db"}"#,

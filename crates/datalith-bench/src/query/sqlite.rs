@@ -65,8 +65,13 @@ pub fn sql(task: &str) -> Option<(&'static str, Option<rusqlite::types::Value>)>
             "SELECT id, salary FROM people WHERE salary > ?1",
             Some(V::Integer(50_000)),
         ),
-        "lookup-q" | "lookup-raw" => (
-            "SELECT id, last_name FROM people WHERE name = ?1 AND last_name IS NOT NULL",
+        // The Datalog lookup returns a set of last names; the raw one a value per entity.
+        "lookup-q" => (
+            "SELECT DISTINCT last_name FROM people WHERE name = ?1 AND last_name IS NOT NULL",
+            Some(V::Text("Ivan".into())),
+        ),
+        "lookup-raw" => (
+            "SELECT last_name FROM people WHERE name = ?1 AND last_name IS NOT NULL",
             Some(V::Text("Ivan".into())),
         ),
         _ => return None,

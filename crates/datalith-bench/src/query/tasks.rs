@@ -40,9 +40,10 @@ const fn read(name: &'static str, query: &'static str, about: &'static str) -> T
     }
 }
 
-/// The seed 001 lookup as Datalog: the `:last-name` of each entity whose `:name` is the input
-/// (`?e` kept in `:find` so the count equals the raw lookup's, one value per entity).
-pub const LOOKUP_Q: &str = "[:find ?e ?l :in $ ?n :where [?e :name ?n] [?e :last-name ?l]]";
+/// The seed 001 lookup as Datalog: the `:last-name`s of the entities whose `:name` is "Ivan"
+/// (a set: at most the 6 distinct last names, while `lookup-raw` returns one value per entity;
+/// the text `bench/peers/README.md` fixes for every peer).
+pub const LOOKUP_Q: &str = "[:find ?l :where [?e :name \"Ivan\"] [?e :last-name ?l]]";
 
 /// Every task, in run order.
 pub const ALL: [Task; 15] = [
@@ -93,7 +94,7 @@ pub const ALL: [Task; 15] = [
         name: "lookup-q",
         kind: Kind::Read,
         query: Some(LOOKUP_Q),
-        input: Some("\"Ivan\""),
+        input: None,
         about: "seed 001 lookup as Datalog",
     },
     Task {
