@@ -19,6 +19,8 @@ pub const PEERS: [&str; 3] = ["datalevin", "datomic", "datascript"];
 
 /// `run.sh`'s exit code for a peer whose runtime is not installed.
 const NOT_INSTALLED: i32 = 69;
+/// `run.sh`'s exit code for a usage error, such as a harness that does not exist (yet).
+const NO_HARNESS: i32 = 64;
 
 /// Where `bench/peers` is: `--peers-dir`, else the nearest `bench/peers` above the current
 /// directory, else the one of the source tree this binary was built from.
@@ -121,6 +123,12 @@ pub fn run(
             .find_map(|l| l.strip_prefix("SKIP ").map(str::to_string))
             .unwrap_or_else(|| "runtime not installed".into());
         return cells(Outcome::Skipped(why));
+    }
+    if out.status.code() == Some(NO_HARNESS) && out.results.is_empty() {
+        return cells(Outcome::Skipped(format!(
+            "no query harness: {}",
+            child::tail(&log, 1)
+        )));
     }
     let mut cells = Vec::new();
     for t in tasks {

@@ -108,6 +108,17 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     for p in &external {
         bar.set_message(format!("{p} (external)"));
         let got = external::run(p, &r.tasks, &inv, || bar.inc(1));
+        let same_skip = match got.first().map(|c| &c.outcome) {
+            Some(Outcome::Skipped(why)) if got.iter().all(|c| c.outcome == got[0].outcome) => {
+                Some(why.clone())
+            }
+            _ => None,
+        };
+        if let Some(why) = same_skip {
+            progress::println(&bar, &format!("{p:>16} (all tasks) skipped: {why}"));
+            cells.extend(got);
+            continue;
+        }
         for c in &got {
             let line = match &c.outcome {
                 Outcome::Measured(m) => format!(
