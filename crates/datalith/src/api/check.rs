@@ -199,7 +199,7 @@ impl Db {
                     .push(malformed("eav", "value too short", raw));
                 continue;
             };
-            if let Err(err) = decode_exact(vb) {
+            if let Err(err) = r.decode_value(a, vb) {
                 report.problems.push(Inconsistency::Malformed {
                     index: "eav",
                     detail: format!("entity {e} attribute {a}: {err}"),

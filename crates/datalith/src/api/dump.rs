@@ -16,7 +16,6 @@ use crate::edn::{edn_from_value, to_edn_string};
 use crate::kv::Direction;
 use crate::store::ids::{partition_of, Partition, ATTR_PARTITION_END, USER_PARTITION_START};
 use crate::store::keys;
-use crate::store::reader::decode_exact;
 use crate::store::schema::builtin;
 use crate::store::{AttrId, EntityId, StoreError};
 
@@ -94,7 +93,7 @@ impl Db {
                 } else {
                     line.push(' ');
                 }
-                let v = decode_exact(vb)?;
+                let v = r.decode_value(a, vb)?;
                 line.push_str(&ident(a));
                 line.push(' ');
                 line.push_str(&to_edn_string(&edn_from_value(&v)));
@@ -139,7 +138,7 @@ impl Db {
                 current = Some(e);
                 summary.entities += 1;
             }
-            values.push((a, decode_exact(vb)?));
+            values.push((a, r.decode_value(a, vb)?));
             summary.datoms += 1;
             if summary.datoms % 4096 == 0 {
                 progress(summary.datoms);

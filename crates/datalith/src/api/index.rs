@@ -6,7 +6,6 @@ use std::ops::Bound;
 use super::db::Db;
 use crate::codec::Value;
 use crate::kv::Direction;
-use crate::store::reader::decode_exact;
 use crate::store::{AttrId, Datom, EntityId};
 use crate::tx::TxError;
 
@@ -68,7 +67,7 @@ impl Db {
                 }
                 None => {
                     r.scan_entities(0, u64::MAX, |e, a, vb| {
-                        out.push(datom(e, a, decode_exact(vb)?));
+                        out.push(datom(e, a, self.reader().decode_value(a, vb)?));
                         Ok(true)
                     })?;
                 }
@@ -94,7 +93,7 @@ impl Db {
                             Direction::Forward,
                             |vb, e| {
                                 if c.e.is_none_or(|x| x == e) {
-                                    out.push(datom(e, a, decode_exact(vb)?));
+                                    out.push(datom(e, a, self.reader().decode_value(a, vb)?));
                                 }
                                 Ok(true)
                             },
@@ -128,7 +127,7 @@ impl Db {
                 out.push(Datom {
                     e,
                     a,
-                    v: decode_exact(vb)?,
+                    v: self.reader().decode_value(a, vb)?,
                     tx: 0,
                     added: true,
                 });
@@ -161,7 +160,7 @@ impl Db {
             out.push(Datom {
                 e,
                 a,
-                v: decode_exact(vb)?,
+                v: self.reader().decode_value(a, vb)?,
                 tx: 0,
                 added: true,
             });

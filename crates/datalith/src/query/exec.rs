@@ -17,7 +17,7 @@ use super::relation::Relation;
 use super::rules;
 use crate::codec::{Keyword, Value};
 use crate::kv::Direction;
-use crate::store::reader::{decode_exact, IndexReader};
+use crate::store::reader::IndexReader;
 use crate::store::schema::Schema;
 use crate::store::{AttrId, EntityId};
 
@@ -472,6 +472,7 @@ impl<'a> Ctx<'a> {
     /// each attribute's AVE range (then a hash join) is cheaper than a B-tree descent per
     /// row.
     fn entity_star(&mut self, star: &[Pattern], rel: Relation) -> Result<Relation, QueryError> {
+        let r = self.r;
         let mut vars = rel.vars.clone();
         // Same order as rows are extended below: the attribute variable, then the value.
         for p in star {
@@ -522,7 +523,7 @@ impl<'a> Ctx<'a> {
                                 let v = match &last {
                                     Some((b, v)) if *b == vb => v.clone(),
                                     _ => {
-                                        let v = decode_exact(vb)?;
+                                        let v = r.decode_value(*a, vb)?;
                                         last = Some((vb, v.clone()));
                                         v
                                     }
@@ -558,7 +559,7 @@ impl<'a> Ctx<'a> {
                     let wanted = star_attrs.as_deref();
                     self.r.entity_raw(e, |a, vb| {
                         if wanted.is_none_or(|w| w.contains(&a)) {
-                            looked_up.push((a, decode_exact(vb)?));
+                            looked_up.push((a, r.decode_value(a, vb)?));
                         }
                         Ok(true)
                     })?;
@@ -630,6 +631,7 @@ impl<'a> Ctx<'a> {
         rel: Relation,
         ranges: &[(Bound<Value>, Bound<Value>)],
     ) -> Result<Relation, QueryError> {
+        let r = self.r;
         let vars = extend_vars(&rel.vars, p);
         let mut out = Relation {
             vars,
@@ -682,7 +684,7 @@ impl<'a> Ctx<'a> {
                         let v = match &last {
                             Some((b, v)) if *b == vb => v.clone(),
                             _ => {
-                                let v = decode_exact(vb)?;
+                                let v = r.decode_value(a, vb)?;
                                 last = Some((vb, v.clone()));
                                 v
                             }
@@ -714,9 +716,10 @@ impl<'a> Ctx<'a> {
 
     /// A pattern with an unknown attribute and unbound entity: the whole EAV index.
     fn full_scan(&mut self, p: &Pattern, rel: Relation) -> Result<Relation, QueryError> {
+        let r = self.r;
         let mut triples = Vec::new();
         self.r.scan_entities(0, u64::MAX, |e, a, vb| {
-            triples.push((e, a, decode_exact(vb)?));
+            triples.push((e, a, r.decode_value(a, vb)?));
             Ok(true)
         })?;
         let mut vars = rel.vars.clone();

@@ -16,3 +16,11 @@ pub enum StoreError {
     #[error(transparent)]
     Schema(#[from] super::schema::SchemaError),
 }
+
+impl From<crate::codec::CodecError> for StoreError {
+    fn from(e: crate::codec::CodecError) -> Self {
+        StoreError::Corrupt {
+            detail: format!("undecodable index value: {e}"),
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 use super::error::StoreError;
 use super::ids::{AttrId, ATTR_PARTITION_END};
-use super::reader::{decode_exact, IndexReader};
+use super::reader::IndexReader;
 use super::schema::{attribute_from_datoms, builtin, Schema};
 use super::tables::{meta_key, read_counter};
 use crate::codec::Value;
@@ -41,7 +41,7 @@ pub fn load_schema(r: &IndexReader<'_>) -> Result<Schema, StoreError> {
         },
     )?;
     for (e, a, vb) in pending {
-        let v = decode_exact(vb)?;
+        let v = r.decode_value(a, vb)?;
         match &mut current {
             Some((ce, props)) if *ce == e => props.push((a, v)),
             _ => {

@@ -28,10 +28,20 @@ fn corrupt(what: &str, bytes: &[u8]) -> StoreError {
     }
 }
 
-/// Encodes `attr ++ value` (the AVE key and the EAV list value).
-pub fn attr_value_bytes(a: AttrId, v: &Value, out: &mut Vec<u8>) {
+/// Encodes `attr ++ index key of value` (the AVE key and the EAV list value). A value too long
+/// to index inline is keyed by a prefix and a hash (`codec::index_key`); its full encoding lives
+/// in the `giants` table under `giant_key`.
+pub fn attr_value_bytes(a: AttrId, v: &Value, out: &mut Vec<u8>) -> Option<codec::Giant> {
     keys::attr_prefix(a, out);
-    codec::encode(v, out);
+    codec::encode_index_key(v, out)
+}
+
+/// The `giants` table key of a giant value of attribute `a`.
+pub fn giant_key(a: AttrId, hash: &codec::GiantHash) -> [u8; ATTR_BYTES + 16] {
+    let mut k = [0u8; ATTR_BYTES + 16];
+    k[..ATTR_BYTES].copy_from_slice(&a.to_be_bytes());
+    k[ATTR_BYTES..].copy_from_slice(hash);
+    k
 }
 
 /// Decodes an encoded value that must fill `bytes` exactly.
@@ -51,13 +61,27 @@ impl<'a> IndexReader<'a> {
         IndexReader { view, t }
     }
 
+    /// Decodes the value part of an index entry of attribute `a`, fetching a giant's full
+    /// encoding (checked against its prefix and hash) from the `giants` table.
+    pub fn decode_value(&self, a: AttrId, vb: &[u8]) -> Result<Value, StoreError> {
+        codec::decode_index_key(vb, |hash| -> Result<&[u8], StoreError> {
+            self.view
+                .get(&self.t.giants, &giant_key(a, hash))?
+                .ok_or_else(|| StoreError::Corrupt {
+                    detail: format!(
+                        "giant value of attribute {a} is missing from the giants table"
+                    ),
+                })
+        })
+    }
+
     /// Every `(attribute, value)` of entity `e`, in attribute then value order.
     pub fn entity(&self, e: EntityId) -> Result<Vec<(AttrId, Value)>, StoreError> {
         let mut out = Vec::new();
         for raw in self.view.list(&self.t.eav, &keys::eav_key(e))? {
             let raw = raw?;
             let (a, vb) = keys::split_attr(raw).ok_or_else(|| corrupt("EAV value", raw))?;
-            out.push((a, decode_exact(vb)?));
+            out.push((a, self.decode_value(a, vb)?));
         }
         Ok(out)
     }
@@ -83,7 +107,7 @@ impl<'a> IndexReader<'a> {
         let mut out = Vec::new();
         self.entity_raw(e, |attr, vb| {
             if attr == a {
-                out.push(decode_exact(vb)?);
+                out.push(self.decode_value(a, vb)?);
             }
             // Values are sorted by attribute: stop once past `a`.
             Ok(attr <= a)

@@ -13,7 +13,7 @@ use crate::kv::{BatchState, Outcome, Rejected, Stage, View, WriteRequest};
 use crate::limits::MAX_KEY_BYTES;
 use crate::store::ids::{EntityId, TX_PARTITION_START, USER_PARTITION_START};
 use crate::store::keys::{self, ATTR_BYTES};
-use crate::store::reader::IndexReader;
+use crate::store::reader::{giant_key, IndexReader};
 use crate::store::schema::Schema;
 use crate::store::{AttrId, Tables};
 
@@ -23,6 +23,8 @@ pub struct Prepared {
     eav: Vec<([u8; 8], Vec<u8>)>,
     /// `(attr ++ value, entity key)`, sorted.
     ave: Vec<(Vec<u8>, [u8; 8])>,
+    /// `giants` records (attr ++ hash, full encoding) of values too long to index inline.
+    giants: Vec<([u8; 20], Vec<u8>)>,
     /// Highest entity id seen.
     max_e: EntityId,
 }
@@ -30,6 +32,7 @@ pub struct Prepared {
 /// Encodes and sorts datoms `(entity, attribute, value)`; checks attributes, types and ids.
 pub fn prepare(schema: &Schema, datoms: &[(EntityId, AttrId, Value)]) -> Result<Prepared, TxError> {
     let mut eav = Vec::with_capacity(datoms.len());
+    let mut giants = Vec::new();
     let mut max_e = 0;
     for (e, a, v) in datoms {
         if !(USER_PARTITION_START..TX_PARTITION_START).contains(e) {
@@ -53,12 +56,10 @@ pub fn prepare(schema: &Schema, datoms: &[(EntityId, AttrId, Value)]) -> Result<
         let mut av = Vec::with_capacity(ATTR_BYTES + 16);
         keys::attr_prefix(*a, &mut av);
         codec::encode(v, &mut av);
-        if av.len() > MAX_KEY_BYTES {
-            return Err(TxError::Malformed {
-                detail: format!("value of {} bytes is too long to index", av.len()),
-                form: format!("[{e} {} ...]", attr.ident),
-            });
+        if let Some(g) = codec::index_key::shrink_to_index_key(&mut av, ATTR_BYTES) {
+            giants.push((giant_key(*a, &g.hash), g.full));
         }
+        debug_assert!(av.len() <= MAX_KEY_BYTES);
         max_e = max_e.max(*e);
         eav.push((keys::eav_key(*e), av));
     }
@@ -66,7 +67,14 @@ pub fn prepare(schema: &Schema, datoms: &[(EntityId, AttrId, Value)]) -> Result<
     eav.dedup();
     let mut ave: Vec<(Vec<u8>, [u8; 8])> = eav.iter().map(|(e, av)| (av.clone(), *e)).collect();
     ave.sort_unstable();
-    Ok(Prepared { eav, ave, max_e })
+    giants.sort_unstable();
+    giants.dedup();
+    Ok(Prepared {
+        eav,
+        ave,
+        giants,
+        max_e,
+    })
 }
 
 /// One chunk of a bulk load, as a committer request.
@@ -89,6 +97,18 @@ impl FillRequest {
         let empty = view.len(&t.eav)? == 0;
         let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::new();
         let mut written = 0u64;
+        for (k, full) in &self.chunk.giants {
+            match view.get(&t.giants, k)? {
+                Some(existing) if existing == full.as_slice() => {}
+                Some(_) => {
+                    return Err(TxError::Malformed {
+                        detail: "two different long values share a 128-bit hash; refusing to store the second".into(),
+                        form: "bulk load".into(),
+                    })
+                }
+                None => stage.put(&t.giants, k, full),
+            }
+        }
         for (e, av) in &self.chunk.eav {
             stage.list_add(&t.eav, e, av);
             written += 1;

@@ -4,16 +4,18 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::error::TxError;
+use crate::codec::{self, Giant};
 use crate::kv::Stage;
 use crate::limits::MAX_KEY_BYTES;
 use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
-use crate::store::reader::IndexReader;
+use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
 use crate::store::Datom;
 
-/// Stages the index entries of `datoms` (with their encoded values); returns the change of
-/// each attribute's statistics (datoms, distinct values).
+/// Stages the index entries of `datoms` (with their full encodings), and the `giants`
+/// records of values too long to index inline; returns the change of each attribute's
+/// statistics (datoms, distinct values).
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
@@ -21,24 +23,18 @@ pub fn stage_datoms(
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
-    let mut key = Vec::with_capacity(64);
-    // Per (attr, value): net change in holders.
-    let mut per_value: HashMap<(AttrId, &[u8]), i64> = HashMap::default();
+    // Per AVE key (attr ++ index key): attribute, net change in holders, giant record.
+    let mut per_value: HashMap<Vec<u8>, (AttrId, i64, Option<Giant>)> = HashMap::default();
     let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
     for (d, enc) in datoms {
-        if ATTR_BYTES + enc.len() > MAX_KEY_BYTES {
-            return Err(TxError::Malformed {
-                detail: format!(
-                    "value of {} bytes is too long to index (limit {} bytes)",
-                    enc.len(),
-                    MAX_KEY_BYTES - ATTR_BYTES
-                ),
-                form: format!("[{} {} ...]", d.e, d.a),
-            });
-        }
-        key.clear();
+        let mut key = Vec::with_capacity(ATTR_BYTES + enc.len().min(MAX_KEY_BYTES));
         keys::attr_prefix(d.a, &mut key);
         key.extend_from_slice(enc);
+        let giant = codec::index_key::shrink_to_index_key(&mut key, ATTR_BYTES);
+        debug_assert!(
+            key.len() <= MAX_KEY_BYTES,
+            "index keys fit LMDB's key limit"
+        );
         let e = keys::eav_key(d.e);
         if d.added {
             stage.list_add(&t.eav, &e, &key);
@@ -48,28 +44,47 @@ pub fn stage_datoms(
             stage.list_remove(&t.ave, &key, &e);
         }
         let delta = if d.added { 1 } else { -1 };
-        *per_value.entry((d.a, enc.as_slice())).or_default() += delta;
+        let entry = per_value.entry(key).or_insert((d.a, 0, None));
+        entry.1 += delta;
+        if entry.2.is_none() {
+            entry.2 = giant;
+        }
         stats.entry(d.a).or_default().0 += delta;
     }
-    for ((a, enc), delta) in per_value {
+    for (key, (a, delta, giant)) in per_value {
         if delta == 0 {
             continue;
         }
-        // A unique attribute's values each have one holder: distinct moves with datoms.
-        if unique(a) {
-            stats.entry(a).or_default().1 += delta;
-            continue;
-        }
-        key.clear();
-        keys::attr_prefix(a, &mut key);
-        key.extend_from_slice(enc);
-        // Exact and cheap: whether the value had holders before, and whether it has after.
-        let cap = delta.unsigned_abs() + 1;
-        let before = count_key(r, t, &key, cap)?;
-        let after = before as i64 + delta;
-        let change = (after > 0) as i64 - (before > 0) as i64;
+        let (before, after) = if unique(a) {
+            // A unique attribute's values each have one holder.
+            let after = i64::from(delta > 0);
+            (1 - after, after)
+        } else {
+            // Exact and cheap: whether the value had holders before, and whether it has after.
+            let cap = delta.unsigned_abs() + 1;
+            let before = count_key(r, t, &key, cap)? as i64;
+            (before, before + delta)
+        };
+        let change = i64::from(after > 0) - i64::from(before > 0);
         if change != 0 {
             stats.entry(a).or_default().1 += change;
+        }
+        if let Some(g) = giant {
+            let gk = giant_key(a, &g.hash);
+            if after > 0 {
+                match r.view.get(&t.giants, &gk)? {
+                    Some(existing) if existing == g.full.as_slice() => {}
+                    Some(_) => {
+                        return Err(TxError::Malformed {
+                            detail: "two different long values share a 128-bit hash; refusing to store the second".into(),
+                            form: format!("attribute {a}"),
+                        })
+                    }
+                    None => stage.put(&t.giants, &gk, &g.full),
+                }
+            } else {
+                stage.delete(&t.giants, &gk);
+            }
         }
     }
     Ok(stats)
