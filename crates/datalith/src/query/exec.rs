@@ -67,7 +67,7 @@ const SCAN_JOIN_FACTOR: u64 = 4;
 const COUNT_CAP: u64 = 100_000;
 
 impl<'a> Ctx<'a> {
-    fn check_deadline(&self) -> Result<(), QueryError> {
+    pub(crate) fn check_deadline(&self) -> Result<(), QueryError> {
         if self
             .cancel
             .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
@@ -546,7 +546,10 @@ impl<'a> Ctx<'a> {
         };
         let mut looked_up: Vec<(AttrId, Value)> = Vec::new();
         let empty: Vec<(AttrId, Value)> = Vec::new();
-        for row in &rel.rows {
+        for (n, row) in rel.rows.iter().enumerate() {
+            if n % 4096 == 4095 {
+                self.check_deadline()?;
+            }
             let e = match e_col {
                 Some(c) => entity_of(&row[c]),
                 None => e_const,
@@ -644,7 +647,10 @@ impl<'a> Ctx<'a> {
         match (&p.v, v_col) {
             (Term::Const(v), _) => {
                 let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
-                for row in &rel.rows {
+                for (n, row) in rel.rows.iter().enumerate() {
+                    if n % 4096 == 4095 {
+                        self.check_deadline()?;
+                    }
                     for &e in &es {
                         let mut r = row.clone();
                         if let Term::Var(_) = p.e {
@@ -657,7 +663,10 @@ impl<'a> Ctx<'a> {
             (Term::Var(_), Some(c)) => {
                 // Join on the value: one AVE lookup per distinct value.
                 let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::default();
-                for row in &rel.rows {
+                for (n, row) in rel.rows.iter().enumerate() {
+                    if n % 4096 == 4095 {
+                        self.check_deadline()?;
+                    }
                     let v = &row[c];
                     if !cache.contains_key(v) {
                         let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
@@ -694,7 +703,10 @@ impl<'a> Ctx<'a> {
                     })?;
                 // `[?x :a ?x]`: one variable in both places must take one value.
                 let same = matches!((&p.e, &p.v), (Term::Var(a), Term::Var(b)) if a == b);
-                for row in &rel.rows {
+                for (n, row) in rel.rows.iter().enumerate() {
+                    if n % 4096 == 4095 {
+                        self.check_deadline()?;
+                    }
                     for (e, v) in &pairs {
                         if same && Value::Ref(*e) != *v {
                             continue;

@@ -136,6 +136,7 @@ fn evaluate(
     // Later rounds: recursive bodies see the previous round's new tuples.
     let mut seeds = seeds;
     while !delta.rows.is_empty() && !recursive.is_empty() {
+        ctx.check_deadline()?;
         ctx.rule_memo.clear();
         let mut next = Relation::empty(head_vars.clone());
         for b in &recursive {
@@ -340,6 +341,7 @@ fn right_linear(
         seeds.iter().map(|s| (s.clone(), s.clone())).collect();
     let mut delta: Vec<(Vec<Value>, Vec<Value>)> = seen.iter().cloned().collect();
     while !delta.is_empty() {
+        ctx.check_deadline()?;
         let mut next = Vec::new();
         for (b, rest, args) in &steps {
             let origin_vars: Vec<Var> = (0..bound_pos.len()).map(|k| b.var_count + k).collect();
