@@ -48,6 +48,7 @@
         written (HashSet.)
         found  (volatile! 0)
         fresh  (volatile! 0)
+        read-ns (volatile! 0)
         cpu0   (c/cpu-times)
         t-start (System/nanoTime)]
     (c/log! "datalevin mixed:" condition "dir" dir "iterations" iterations "seed" seed
@@ -55,10 +56,12 @@
     (c/meter-start! meter)
     (dotimes [_ iterations]
       (when @failed (c/die! 1 "transaction failed:" (str @failed)))
-      (let [k (inc (.nextLong rng (long key-max)))
-            v (if kv?
-                (d/get-value kv kv-dbi k :long :string)
-                (d/q read-q (d/db conn) k))]
+      (let [k  (inc (.nextLong rng (long key-max)))
+            r0 (System/nanoTime)
+            v  (if kv?
+                 (d/get-value kv kv-dbi k :long :string)
+                 (d/q read-q (d/db conn) k))
+            _  (vswap! read-ns + (- (System/nanoTime) r0))]
         (if (some? v)
           (vswap! found inc)
           (when-not (.contains written k) (vswap! fresh inc)))
@@ -98,6 +101,7 @@
                   :peer "datalevin" :workload "W" :phase "mixed" :condition condition
                   :iterations iterations :seed seed :key_max key-max
                   :seconds wall :reads_found @found
+                  :mean_read_ms (if (pos? iterations) (/ @read-ns iterations 1e6) 0.0)
                   :user_s (:user_s cpu) :sys_s (:sys_s cpu) :peak_rss_kb (c/peak-rss-kb)
                   :count n :expected_count expected :csv csv))
       (when (not= n expected)
