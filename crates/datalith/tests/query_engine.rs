@@ -316,3 +316,47 @@ fn errors_are_typed() {
         assert!(err.contains(want), "{q}: {err}");
     }
 }
+
+#[test]
+fn lazy_entities_navigate_both_ways() {
+    use datalith::api::EntityValue;
+    use datalith::codec::{Keyword, Value};
+    let (_d, db) = sample();
+    let snap = db.db().unwrap();
+    let ann = snap
+        .entity_by(&Keyword::parse(":email"), &Value::string("ann@x"))
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(ann.get(":name").unwrap(), Some(EntityValue::One(Value::String(s))) if &*s == "Ann")
+    );
+    let Some(EntityValue::Refs(friends)) = ann.get(":friend").unwrap() else {
+        panic!("friends")
+    };
+    let mut names: Vec<String> = friends
+        .iter()
+        .map(|f| match f.get(":name").unwrap() {
+            Some(EntityValue::One(Value::String(s))) => s.to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Bob", "Cid"]);
+    // Reverse: who has Ann as parent.
+    let Some(EntityValue::Refs(children)) = ann.get(":_parent").unwrap() else {
+        panic!("children")
+    };
+    assert_eq!(children.len(), 1);
+    assert!(ann.get(":missing").unwrap().is_none());
+    assert!(ann.keys().unwrap().contains(&Keyword::parse(":tag")));
+    let touched = ann.touch().unwrap();
+    assert!(
+        to_edn_string(&touched).contains(":email \"ann@x\""),
+        "{}",
+        to_edn_string(&touched)
+    );
+    // Not unique: a typed error, not a guess.
+    assert!(snap
+        .entity_by(&Keyword::parse(":name"), &Value::string("Ann"))
+        .is_err());
+}

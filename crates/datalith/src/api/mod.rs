@@ -5,8 +5,10 @@ pub mod check;
 pub mod database;
 pub mod db;
 pub mod dump;
+pub mod entity;
 pub mod index;
 
 pub use database::{Database, DbOptions};
 pub use db::Db;
+pub use entity::{Entity, EntityValue};
 pub use index::{Components, Index};
