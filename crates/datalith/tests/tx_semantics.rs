@@ -613,3 +613,28 @@ fn long_values_round_trip_through_the_giants_table() {
     assert_eq!(db.env().read().unwrap().view().len(&giants).unwrap(), 0);
     assert!(db.db().unwrap().check().unwrap().is_ok());
 }
+
+#[test]
+fn with_is_a_dry_run() {
+    let (_d, db) = people();
+    let snap = db.db().unwrap();
+    let data =
+        TxData::default().map(EntityMap::with_id(temp("a")).set(kw(":person/name"), s("Dry")));
+    let r = snap.with(&data).unwrap();
+    assert!(r.tx_data.iter().any(|d| d.v == Value::String("Dry".into())));
+    assert!(r.tempid("a").is_some());
+    // Nothing was written.
+    drop(snap);
+    let n = db
+        .db()
+        .unwrap()
+        .q("[:find (count ?e) . :where [?e :person/name]]", &[])
+        .unwrap();
+    assert_eq!(n, datalith::edn::Edn::Long(0));
+    // And errors come out as they would.
+    let bad = TxData::default().map(EntityMap::with_id(temp("a")).set(kw(":person/age"), s("x")));
+    assert!(matches!(
+        db.db().unwrap().with(&bad),
+        Err(TxError::WrongType { .. })
+    ));
+}

@@ -124,3 +124,35 @@ impl Db {
         crate::pull::pull_many(self, &crate::pull::parse_pattern(&p)?, es)
     }
 }
+
+impl Db {
+    /// Runs a transaction against this snapshot without writing anything (Datomic's `with`,
+    /// as a dry run): the report has the datoms it would assert and retract and how its
+    /// tempids would resolve, or the error it would fail with. Transaction functions are not
+    /// available here.
+    pub fn with(&self, data: &crate::tx::TxData) -> Result<crate::tx::TxReport, TxError> {
+        let r = self.reader();
+        let none = |_: &Keyword, _: &[crate::codec::Value]| None;
+        let out = crate::tx::run::run_tx(
+            r,
+            &self.schema,
+            data,
+            &none,
+            crate::tx::run::now_ms(),
+            None,
+            None,
+        )?;
+        let mut tempids = out.tempids;
+        tempids.retain(|t, _| {
+            !matches!(
+                t,
+                crate::tx::Tempid::Anonymous(_) | crate::tx::Tempid::CurrentTx
+            )
+        });
+        Ok(crate::tx::TxReport {
+            tx: out.tx,
+            tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
+            tempids: tempids.into_iter().collect(),
+        })
+    }
+}
