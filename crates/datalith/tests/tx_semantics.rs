@@ -638,3 +638,51 @@ fn with_is_a_dry_run() {
         Err(TxError::WrongType { .. })
     ));
 }
+
+#[test]
+fn composite_tuples_follow_their_components() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let edn = |s: &str| {
+        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
+    };
+    db.transact(edn(
+        "[{:db/ident :reg/course :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+          {:db/ident :reg/student :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+          {:db/ident :reg/course+student :db/valueType :db.type/tuple
+           :db/tupleAttrs [:reg/course :reg/student] :db/cardinality :db.cardinality/one
+           :db/unique :db.unique/identity}]",
+    ))
+    .unwrap();
+    let r = db
+        .transact(edn(r#"[{:db/id "r" :reg/course "math" :reg/student 7}]"#))
+        .unwrap();
+    let e = r.tempid("r").unwrap();
+    let tuple = |db: &Database| {
+        db.db()
+            .unwrap()
+            .q(
+                "[:find ?t . :in $ ?e :where [?e :reg/course+student ?t]]",
+                &[datalith::edn::Edn::Long(e as i64)],
+            )
+            .unwrap()
+    };
+    assert_eq!(
+        tuple(&db),
+        datalith::edn::read_one(r#"["math" 7]"#).unwrap()
+    );
+    db.transact(edn(&format!("[[:db/add {e} :reg/student 8]]")))
+        .unwrap();
+    assert_eq!(
+        tuple(&db),
+        datalith::edn::read_one(r#"["math" 8]"#).unwrap()
+    );
+    db.transact(edn(&format!("[[:db/retract {e} :reg/course \"math\"]]")))
+        .unwrap();
+    assert_eq!(tuple(&db), datalith::edn::read_one(r#"[nil 8]"#).unwrap());
+    // Uniqueness holds on the composite: another entity with the same pair is refused.
+    db.transact(edn(&format!("[[:db/add {e} :reg/course \"art\"]]")))
+        .unwrap();
+    let err = db.transact(edn(r#"[{:db/id "z" :reg/course "art" :reg/student 8}]"#));
+    assert!(err.is_err(), "{err:?}");
+}

@@ -308,6 +308,54 @@ impl<'a> DatomBuilder<'a> {
         }
     }
 
+    /// Keeps composite tuple attributes (`:db/tupleAttrs`) equal to their components, for every
+    /// entity whose components this transaction touched (Datomic maintains them the same way).
+    pub fn update_composites(&mut self) -> Result<(), TxError> {
+        let composites: Vec<Arc<Attribute>> = self
+            .schema
+            .attributes()
+            .into_iter()
+            .filter(|a| a.tuple_attrs.is_some())
+            .collect();
+        if composites.is_empty() {
+            return Ok(());
+        }
+        let touched: Vec<(EntityId, AttrId)> = self.presence.keys().copied().collect();
+        for c in composites {
+            let parts: Vec<Option<AttrId>> = c
+                .tuple_attrs
+                .as_ref()
+                .expect("filtered")
+                .iter()
+                .map(|k| self.schema.by_ident(k).map(|a| a.id))
+                .collect();
+            let mut entities: Vec<EntityId> = touched
+                .iter()
+                .filter(|(_, a)| parts.contains(&Some(*a)))
+                .map(|(e, _)| *e)
+                .collect();
+            entities.sort_unstable();
+            entities.dedup();
+            for e in entities {
+                let mut items = Vec::with_capacity(parts.len());
+                for p in &parts {
+                    items.push(match p {
+                        Some(a) => self.current(e, *a)?.into_iter().next().map(|(_, v)| v),
+                        None => None,
+                    });
+                }
+                if items.iter().all(Option::is_none) {
+                    for (_, v) in self.current(e, c.id)? {
+                        self.retract(e, c.id, v)?;
+                    }
+                } else {
+                    self.assert(e, &c, Value::Tuple(items))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn lookup(&self, e: EntityId, a: AttrId, b: &[u8]) -> Option<&Presence> {
         self.presence
             .get(&(e, a))?

@@ -98,6 +98,7 @@ pub fn run_tx(
     for term in resolved {
         builder.apply(term)?;
     }
+    builder.update_composites()?;
     let datoms = builder.finish();
     let new_schema = apply_schema_change(&r, schema, &datoms)?;
     Ok(TxOutcome {
