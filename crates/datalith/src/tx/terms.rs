@@ -347,6 +347,16 @@ impl<'s> Expander<'s> {
 /// Checks (and where lossless, widens) a value for its attribute's type.
 pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Result<Value, TxError> {
     if v.value_type() == attr.value_type {
+        // Deeper tuples would be stored but refused when read back.
+        if v.tuple_depth() > crate::limits::MAX_TUPLE_DEPTH {
+            return Err(TxError::Malformed {
+                detail: format!(
+                    "tuples nest at most {} deep",
+                    crate::limits::MAX_TUPLE_DEPTH
+                ),
+                form: form(),
+            });
+        }
         return Ok(v);
     }
     Err(TxError::WrongType {
