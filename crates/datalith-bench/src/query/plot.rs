@@ -80,7 +80,12 @@ fn draw(
         .label_style(("sans-serif", 15))
         .draw()
         .map_err(|e| err(&e))?;
-    let peers = table.peers;
+    // Only the peers with a bar in this plot get a slot and a legend entry.
+    let peers: Vec<&String> = table
+        .peers
+        .iter()
+        .filter(|p| tasks.iter().any(|t| table.ms(p, t.name).is_some()))
+        .collect();
     let width = 0.8 / peers.len().max(1) as f64;
     for (j, p) in peers.iter().enumerate() {
         let color = color(j);
@@ -102,7 +107,7 @@ fn draw(
             .draw(&Rectangle::new([(10, y - 7), (40, y + 7)], color.filled()))
             .map_err(|e| err(&e))?;
         legend
-            .draw(&Text::new(p.clone(), (48, y - 8), ("sans-serif", 15)))
+            .draw(&Text::new(p.to_string(), (48, y - 8), ("sans-serif", 15)))
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
