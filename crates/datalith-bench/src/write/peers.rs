@@ -167,6 +167,7 @@ fn run_mixed(
                 m.user_s = f(v, "user_s");
                 m.sys_s = f(v, "sys_s");
                 m.reads_found = u(v, "reads_found");
+                m.mean_read_ms = v["mean_read_ms"].as_f64();
                 m.count = v["count"].as_u64();
                 m.expected_count = u(v, "expected_count");
                 m.count_ok = out.status.success() && m.count == Some(m.expected_count);

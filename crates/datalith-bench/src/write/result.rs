@@ -57,6 +57,8 @@ pub struct MixedResult {
     pub sys_s: f64,
     /// Reads that found a value.
     pub reads_found: u64,
+    /// Mean time of one read call.
+    pub mean_read_ms: Option<f64>,
     pub count: Option<u64>,
     pub expected_count: u64,
     pub count_ok: bool,

@@ -209,15 +209,17 @@ fn mixed(
     let usage0 = Usage::now();
     let start = Instant::now();
     let progress_every = p.window.max(1);
+    let mut reads = Mean::default();
     for i in 0..p.mixed {
         if over(start, p.max_secs) {
             m.capped = true;
             break;
         }
         let key = chooser.next_key();
-        if store.read(key)?.is_some() {
-            m.reads_found += 1;
-        }
+        let t = Instant::now();
+        let found = store.read(key)?.is_some();
+        reads.add(t.elapsed());
+        m.reads_found += u64::from(found);
         let (_, done) = flight.submit();
         let record = super::condition::Record {
             key,
@@ -235,6 +237,7 @@ fn mixed(
     }
     flight.sem.wait_idle();
     m.seconds = start.elapsed().as_secs_f64();
+    m.mean_read_ms = reads.mean_ms();
     let usage = Usage::now().since(usage0);
     m.user_s = usage.user_s;
     m.sys_s = usage.sys_s;

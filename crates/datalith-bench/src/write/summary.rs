@@ -226,14 +226,14 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
         let _ = writeln!(
             w,
             "| condition | durability | iterations | wall s | user s | sys s | reads found | \
-             keys after | count ok |"
+             mean read ms | keys after | count ok |"
         );
-        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|---|");
+        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|");
         for r in mixed {
             if let Some(m) = &r.mixed {
                 let _ = writeln!(
                     w,
-                    "| {} | {} | {}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+                    "| {} | {} | {}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} |",
                     r.condition,
                     r.durability,
                     m.iterations,
@@ -242,6 +242,7 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
                     m.user_s,
                     m.sys_s,
                     m.reads_found,
+                    ms(m.mean_read_ms),
                     m.expected_count,
                     yes(m.count_ok)
                 );
