@@ -102,7 +102,7 @@ pub const ALL: [Task; 15] = [
         kind: Kind::Read,
         query: None,
         input: None,
-        about: "seed 001 lookup through datoms (AVE then EAV)",
+        about: "seed 001 lookup through raw index access (AVE then EAV)",
     },
 ];
 
