@@ -686,3 +686,39 @@ fn composite_tuples_follow_their_components() {
     let err = db.transact(edn(r#"[{:db/id "z" :reg/course "art" :reg/student 8}]"#));
     assert!(err.is_err(), "{err:?}");
 }
+
+#[test]
+fn tuples_cardinality_one_and_many_from_edn() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let edn = |s: &str| {
+        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
+    };
+    db.transact(edn(
+        "[{:db/ident :pt :db/valueType :db.type/tuple :db/tupleTypes [:db.type/long :db.type/long] :db/cardinality :db.cardinality/one}
+          {:db/ident :pts :db/valueType :db.type/tuple :db/tupleType :db.type/long :db/cardinality :db.cardinality/many}]",
+    ))
+    .unwrap();
+    let r = db
+        .transact(edn(r#"[{:db/id "p" :pt [1 2] :pts [[1 2] [3 4 5]]}]"#))
+        .unwrap();
+    let p = r.tempid("p").unwrap();
+    let snap = db.db().unwrap();
+    let got = snap
+        .q(
+            "[:find ?t :in $ ?e :where [?e :pts ?t]]",
+            &[datalith::edn::Edn::Long(p as i64)],
+        )
+        .unwrap();
+    assert_eq!(
+        got,
+        datalith::edn::read_one("#{[[1 2]] [[3 4 5]]}").unwrap()
+    );
+    let one = snap
+        .q(
+            "[:find ?t . :in $ ?e :where [?e :pt ?t]]",
+            &[datalith::edn::Edn::Long(p as i64)],
+        )
+        .unwrap();
+    assert_eq!(one, datalith::edn::read_one("[1 2]").unwrap());
+}

@@ -308,6 +308,30 @@ impl<'s> Expander<'s> {
         }
         match v {
             TxValue::Value(x) => Ok(V::Val(check_type(attr, x.clone(), form)?)),
+            // One tuple of a cardinality-many tuple attribute, written as a vector.
+            TxValue::Many(items) if attr.value_type == ValueType::Tuple => {
+                let mut elems = Vec::with_capacity(items.len());
+                for i in items {
+                    match i {
+                        TxValue::Value(x) => elems.push(Some(x.clone())),
+                        TxValue::Many(inner) => {
+                            match self.single(&TxValue::Many(inner.clone()), attr, out, form)? {
+                                V::Val(t) => elems.push(Some(t)),
+                                V::Ent(_) => unreachable!("tuples are plain values"),
+                            }
+                        }
+                        other => {
+                            return Err(TxError::WrongType {
+                                attr: attr.ident.to_string(),
+                                expected: "a tuple of plain values".into(),
+                                got: format!("{other:?}"),
+                                form: form(),
+                            })
+                        }
+                    }
+                }
+                Ok(V::Val(check_type(attr, Value::Tuple(elems), form)?))
+            }
             other => Err(TxError::WrongType {
                 attr: attr.ident.to_string(),
                 expected: attr.value_type.ident().to_string(),
