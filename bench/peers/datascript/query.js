@@ -93,10 +93,10 @@ function readPeople(file) {
   return people;
 }
 
-// Same timing rules as clj/common.clj bench-query: warm up for a quarter of `seconds`
+// Same timing rules as clj/common.clj bench-query: warm up for half of `seconds`
 // (at least 3 calls), then time each call for `seconds`.
 function benchQuery(seconds, f) {
-  const warmEnd = nowMs() + 250 * seconds;
+  const warmEnd = nowMs() + 500 * seconds;
   for (let i = 0; i < 3 || nowMs() < warmEnd; i++) f();
   const end = nowMs() + 1000 * seconds;
   const times = [];
