@@ -135,6 +135,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     bar.finish_and_clear();
 
     let table = Table {
+        people: r.people,
         tasks: &r.tasks,
         peers: &r.peers,
         cells: &cells,
@@ -191,7 +192,10 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         .collect();
     let mut bad = false;
     if !mismatches.is_empty() {
-        eprintln!("datalith-bench query: RESULT COUNTS DIFFER BETWEEN PEERS:");
+        eprintln!(
+            "datalith-bench query: RESULT COUNTS DIFFER BETWEEN PEERS (or from the datoms a \
+             write task must leave):"
+        );
         for m in &mismatches {
             eprintln!("  {}: {:?}", m.task, m.counts);
         }

@@ -13,6 +13,9 @@ use crate::common::BenchError;
 
 /// The whole table.
 pub struct Table<'a> {
+    /// People in the data file: a write task must leave 5 datoms of each (none after
+    /// retract-5).
+    pub people: u64,
     pub tasks: &'a [Task],
     pub peers: &'a [String],
     pub cells: &'a [Cell],
@@ -50,7 +53,8 @@ impl Table<'_> {
         }
     }
 
-    /// Tasks whose measured counts differ between peers.
+    /// Tasks whose measured counts differ between peers, or (write tasks) from the datoms the
+    /// task must leave.
     pub fn mismatches(&self) -> Vec<Mismatch> {
         let mut out = Vec::new();
         for t in self.tasks {
@@ -62,7 +66,13 @@ impl Table<'_> {
                     _ => None,
                 })
                 .collect();
-            if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+            let expected = match (t.kind, t.name) {
+                (Kind::Write, "retract-5") => Some(0),
+                (Kind::Write, _) => Some(5 * self.people),
+                (Kind::Read, _) => None,
+            };
+            let wrong = expected.is_some_and(|e| counts.iter().any(|(_, c)| *c != e));
+            if wrong || counts.windows(2).any(|w| w[0].1 != w[1].1) {
                 out.push(Mismatch {
                     task: t.name.to_string(),
                     counts,
@@ -366,6 +376,7 @@ mod tests {
             cell("sqlite", "add-1", 60.0, 5),
         ];
         let t = Table {
+            people: 1,
             tasks: &ts,
             peers: &peers,
             cells: &cells,
@@ -389,5 +400,28 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("**MISMATCH**"));
+    }
+
+    #[test]
+    fn write_counts_must_be_the_datoms_left() {
+        let ts: Vec<Task> = ["add-all", "retract-5"]
+            .iter()
+            .filter_map(|n| tasks::by_name(n))
+            .collect();
+        let peers: Vec<String> = ["datalith", "sqlite"].map(String::from).to_vec();
+        let cells = vec![
+            cell("datalith", "add-all", 1.0, 10),
+            cell("sqlite", "add-all", 1.0, 10),
+            cell("datalith", "retract-5", 1.0, 3),
+            cell("sqlite", "retract-5", 1.0, 3),
+        ];
+        let t = Table {
+            people: 2,
+            tasks: &ts,
+            peers: &peers,
+            cells: &cells,
+        };
+        let mm: Vec<String> = t.mismatches().into_iter().map(|m| m.task).collect();
+        assert_eq!(mm, ["retract-5"], "agreeing peers, yet 3 datoms left");
     }
 }
