@@ -149,7 +149,11 @@ impl Database {
 
     /// Transacts and waits until the transaction is durable.
     pub fn transact(&self, data: TxData) -> Result<TxReport, TxError> {
-        self.transact_async(data).wait()
+        let (completion, handle) = CommitHandle::pair();
+        let request = self.request(data, completion);
+        // Commits on this thread when the committer is idle.
+        self.env.submit_blocking(request);
+        handle.wait()
     }
 
     /// Queues a transaction; the handle completes once it is durable, with this
@@ -172,12 +176,17 @@ impl Database {
     }
 
     fn submit(&self, data: TxData, completion: Completion<TxReport, TxError>) {
+        let request = self.request(data, completion);
+        self.env.submit(request);
+    }
+
+    fn request(&self, data: TxData, completion: Completion<TxReport, TxError>) -> Box<TxRequest> {
         let size = 256 + data.items.len() * 128;
         let expanded = {
             let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
             crate::tx::request::expand_early(&self.store.latest_schema(), &functions, &data)
         };
-        self.env.submit(Box::new(TxRequest {
+        Box::new(TxRequest {
             store: self.store.clone(),
             functions: self.functions.clone(),
             data,
@@ -185,7 +194,7 @@ impl Database {
             size,
             result: None,
             completion: Some(completion),
-        }));
+        })
     }
 
     /// Registers a transaction function, called by `[:db.fn/call name args...]` or

@@ -197,7 +197,19 @@ impl WriteRequest for KvRequest {
 impl Environment {
     /// Applies `ops` atomically and returns once they are durable.
     pub fn transact_kv(&self, ops: Vec<KvOp>) -> Result<(), KvError> {
-        self.transact_kv_async(ops).wait()
+        validate_all(&ops)?;
+        let (completion, handle) = CommitHandle::pair();
+        let bytes = ops
+            .iter()
+            .map(|o| o.parts().1.len() + o.parts().2.len() + 16)
+            .sum();
+        self.submit_blocking(Box::new(KvRequest {
+            ops,
+            bytes,
+            error: None,
+            completion: Some(completion),
+        }));
+        handle.wait()
     }
 
     /// Queues `ops`; the handle completes once they are durable (or failed). Concurrent calls

@@ -108,27 +108,47 @@ pub trait WriteRequest: Send + 'static {
 
 pub(crate) type BoxedRequest = Box<dyn WriteRequest>;
 
-/// The committer's loop; returns when every sender is gone.
-pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
-    let mut stage = Stage::default();
-    let mut batch: Vec<BoxedRequest> = Vec::with_capacity(64);
-    let mut outcomes: Vec<Option<bool>> = Vec::with_capacity(64);
-    while let Ok(first) = rx.recv() {
-        let mut bytes = first.size_hint();
-        batch.push(first);
-        while batch.len() < MAX_BATCH_REQUESTS && bytes < MAX_BATCH_BYTES {
+/// The state of whoever is committing: the committer thread, or a blocking caller that found
+/// the committer idle and commits on its own thread (sparing two thread switches per call).
+#[derive(Default)]
+pub(crate) struct Runner {
+    stage: Stage,
+    batch: Vec<BoxedRequest>,
+    outcomes: Vec<Option<bool>>,
+    bytes: usize,
+}
+
+impl Runner {
+    pub(crate) fn push(&mut self, r: BoxedRequest) {
+        self.bytes += r.size_hint();
+        self.batch.push(r);
+    }
+
+    /// Takes whatever is queued, within the batch bounds.
+    pub(crate) fn drain(&mut self, rx: &Receiver<BoxedRequest>) {
+        while self.batch.len() < MAX_BATCH_REQUESTS && self.bytes < MAX_BATCH_BYTES {
             match rx.try_recv() {
-                Ok(r) => {
-                    bytes += r.size_hint();
-                    batch.push(r);
-                }
+                Ok(r) => self.push(r),
                 Err(_) => break,
             }
         }
-        shared.stats.record_batch(batch.len());
-        let result = commit_batch(&shared, &mut batch, &mut stage, &mut outcomes, bytes);
-        for (i, req) in batch.drain(..).enumerate() {
-            let ok = outcomes.get(i).copied().flatten();
+    }
+
+    /// Commits the batch and completes every request of it.
+    pub(crate) fn run_batch(&mut self, shared: &EnvShared) {
+        if self.batch.is_empty() {
+            return;
+        }
+        shared.stats.record_batch(self.batch.len());
+        let result = commit_batch(
+            shared,
+            &mut self.batch,
+            &mut self.stage,
+            &mut self.outcomes,
+            self.bytes,
+        );
+        for (i, req) in self.batch.drain(..).enumerate() {
+            let ok = self.outcomes.get(i).copied().flatten();
             let outcome = match (&result, ok) {
                 (Err(e), _) => Outcome::Failed(e.clone_for_batch()),
                 (Ok(()), Some(true)) => Outcome::Committed,
@@ -136,8 +156,19 @@ pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
             };
             req.finish(outcome);
         }
-        outcomes.clear();
-        stage.clear();
+        self.outcomes.clear();
+        self.stage.clear();
+        self.bytes = 0;
+    }
+}
+
+/// The committer's loop; returns when every sender is gone.
+pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
+    while let Ok(first) = rx.recv() {
+        let mut runner = shared.runner.lock().unwrap_or_else(|p| p.into_inner());
+        runner.push(first);
+        runner.drain(&rx);
+        runner.run_batch(&shared);
     }
 }
 

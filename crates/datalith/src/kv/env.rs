@@ -68,6 +68,10 @@ pub(crate) struct EnvShared {
     poison: Mutex<Option<String>>,
     poisoned: AtomicBool,
     inject_failure: AtomicBool,
+    /// Whoever commits holds this (the committer thread, or a blocking caller).
+    pub(crate) runner: Mutex<committer::Runner>,
+    /// The queue's receiving end, for blocking callers that commit themselves.
+    pub(crate) queue: crossbeam_channel::Receiver<BoxedRequest>,
 }
 
 impl EnvShared {
@@ -226,6 +230,7 @@ impl Environment {
         let map_bytes = env.info().map_size;
         check_or_init_meta(&env, &path)?;
 
+        let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
         let shared = Arc::new(EnvShared {
             env,
             path,
@@ -237,8 +242,9 @@ impl Environment {
             poison: Mutex::new(None),
             poisoned: AtomicBool::new(false),
             inject_failure: AtomicBool::new(false),
+            runner: Mutex::new(committer::Runner::default()),
+            queue: rx.clone(),
         });
-        let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
         let for_thread = shared.clone();
         let committer = std::thread::Builder::new()
             .name("datalith-committer".into())
@@ -313,6 +319,22 @@ impl Environment {
             }
             None => request.finish(Outcome::Failed(KvError::Closed)),
         }
+    }
+
+    /// Runs `request` and returns once it has finished: on this thread when nobody is
+    /// committing (with whatever else is queued), else through the committer. Blocking
+    /// callers use this; the request completes through its own completion either way.
+    pub fn submit_blocking(&self, request: Box<dyn WriteRequest>) {
+        let shared = self.shared();
+        if self.inner.sender.is_some() {
+            if let Ok(mut runner) = shared.runner.try_lock() {
+                runner.drain(&shared.queue);
+                runner.push(request);
+                runner.run_batch(shared);
+                return;
+            }
+        }
+        self.submit(request);
     }
 
     /// The table `name`, created (durably) if it does not exist.
