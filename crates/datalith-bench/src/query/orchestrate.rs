@@ -39,6 +39,11 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         .collect();
     let total = (r.peers.len() * r.tasks.len()) as u64;
     let bar = progress::bar(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:30}] {pos}/{len} peer x task cells {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
     let mut cells: Vec<Cell> = Vec::new();
     let mut explains: Vec<(String, Vec<datalith::query::Step>)> = Vec::new();
 
