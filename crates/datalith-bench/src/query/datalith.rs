@@ -2,9 +2,8 @@
 //! `nosync` (the seed's condition for Datalevin's write tasks).
 //!
 //! Write tasks run each time on a fresh database directory with the schema already installed
-//! (untimed); the timed part is the transactions only. There is no bulk loader yet, so `init`
-//! is the fastest honest path that exists: the prepared datoms (`[:db/add tempid a v]`, built
-//! before the clock starts) in one transaction.
+//! (untimed); the timed part is the transactions only. `init` is the bulk loader
+//! (`Database::fill_db`, Datalevin's `init-db`) on datoms prepared before the clock starts.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -203,20 +202,19 @@ impl DatalithPeer {
                 || {
                     let mut m = me.borrow_mut();
                     let (db, path) = m.fresh()?;
-                    let mut data = TxData::default();
+                    // Datalevin's init-db: datoms with their entity ids, prepared before the
+                    // clock starts, through the bulk loader.
+                    let mut datoms = Vec::new();
                     for p in m.people.iter() {
+                        let e = datalith::store::ids::USER_PARTITION_START + p.id;
                         for (a, v) in m.attrs.values(p) {
-                            data = data.op(TxOp::Add {
-                                e: EntityRef::Temp(tempid(p)),
-                                a,
-                                v: TxValue::Value(v),
-                            });
+                            datoms.push((e, a, v));
                         }
                     }
-                    Ok((db, path, data))
+                    Ok((db, path, datoms))
                 },
-                |(db, path, data)| {
-                    db.transact(data)
+                |(db, path, datoms)| {
+                    db.fill_db(&datoms)
                         .map_err(BenchError::store(&label, "init"))?;
                     Ok((db, path))
                 },

@@ -55,7 +55,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
                 &db_dir,
             )),
             "datalith-nosync" => Box::new(DatalithPeer::new(
-                Durability::NoSync,
+                Durability::WriteMapAsync,
                 people.clone(),
                 &db_dir,
             )),

@@ -94,7 +94,13 @@ impl FillRequest {
     ) -> Result<u64, TxError> {
         let t = &self.tables;
         let r = IndexReader::new(view, t);
-        let empty = view.len(&t.eav)? == 0;
+        // Attributes with no datom yet (in the database or earlier in this batch) cannot
+        // already hold a value; entities with no datom cannot already hold a datom.
+        let pending: HashMap<AttrId, i64> = batch
+            .get::<StoreBatch>()
+            .map(|s| s.stats.iter().map(|(a, (d, _))| (*a, *d)).collect())
+            .unwrap_or_default();
+        let mut attr_has_data: HashMap<AttrId, bool> = HashMap::new();
         let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::new();
         let mut written = 0u64;
         for (k, full) in &self.chunk.giants {
@@ -121,19 +127,31 @@ impl FillRequest {
             s.0 += 1;
             if prev != Some(av.as_slice()) {
                 // A new value for the attribute, unless the database already has it.
-                if empty || view.get(&t.ave, av)?.is_none() {
+                let has_data = match attr_has_data.get(&a) {
+                    Some(h) => *h,
+                    None => {
+                        let h = r.stats(a)?.datoms > 0 || pending.get(&a).is_some_and(|d| *d != 0);
+                        attr_has_data.insert(a, h);
+                        h
+                    }
+                };
+                if !has_data || view.get(&t.ave, av)?.is_none() {
                     s.1 += 1;
                 }
                 prev = Some(av);
             }
         }
-        if !empty {
-            // Datoms already present are not counted twice.
-            for (e, av) in &self.chunk.eav {
-                if view.list_contains(&t.eav, e, av)? {
-                    let (a, _) = keys::split_attr(av).expect("encoded here");
-                    stats.entry(a).or_default().0 -= 1;
-                }
+        // Datoms already present are not counted twice.
+        let mut last_e: Option<&[u8; 8]> = None;
+        let mut e_exists = false;
+        for (e, av) in &self.chunk.eav {
+            if last_e != Some(e) {
+                e_exists = view.get(&t.eav, e)?.is_some();
+                last_e = Some(e);
+            }
+            if e_exists && view.list_contains(&t.eav, e, av)? {
+                let (a, _) = keys::split_attr(av).expect("encoded here");
+                stats.entry(a).or_default().0 -= 1;
             }
         }
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
