@@ -64,7 +64,7 @@ pub struct Step {
 const SCAN_JOIN_FACTOR: u64 = 4;
 
 /// Cap on duplicate counts when estimating: an estimate needs no more.
-const COUNT_CAP: u64 = 100_000;
+const COUNT_CAP: u64 = 10_000;
 
 impl<'a> Ctx<'a> {
     pub(crate) fn check_deadline(&self) -> Result<(), QueryError> {
@@ -185,11 +185,17 @@ impl<'a> Ctx<'a> {
         let connected = |c: &Clause| c.vars().iter().any(|v| rel.binds(*v));
         let any_connected =
             !rel.vars.is_empty() && todo.iter().any(|c| connected(c) && self.ready(c, rel));
+        let candidates: Vec<usize> = (0..todo.len())
+            .filter(|&i| self.ready(&todo[i], rel) && (!any_connected || connected(&todo[i])))
+            .collect();
+        // One candidate needs no estimate (an estimate can cost as much as the step), unless
+        // `explain` wants to show it.
+        if let ([only], None) = (candidates.as_slice(), &self.trace) {
+            return Ok((*only, 0));
+        }
         let mut best: Option<(usize, u64)> = None;
-        for (i, c) in todo.iter().enumerate() {
-            if !self.ready(c, rel) || (any_connected && !connected(c)) {
-                continue;
-            }
+        for i in candidates {
+            let c = &todo[i];
             let est = self.estimate(c, rel, n)?;
             if best.is_none_or(|(_, b)| est < b) {
                 best = Some((i, est));
