@@ -21,6 +21,7 @@ pub mod handle;
 pub mod read;
 pub mod stage;
 pub mod table;
+pub mod typed;
 pub mod view;
 
 pub use api::KvOp;
