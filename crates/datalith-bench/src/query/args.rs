@@ -18,7 +18,7 @@ pub const QUICK_PEOPLE: u64 = 2_000;
 pub const QUICK_SECS: f64 = 0.3;
 /// Seconds one run of a many-commit write task may take (full run / quick): past it the
 /// cell is reported skipped with the measured per-commit cost.
-pub const FULL_CAP_SECS: f64 = 10.0;
+pub const FULL_CAP_SECS: f64 = 60.0;
 pub const QUICK_CAP_SECS: f64 = 2.0;
 /// The generator's seed (printed in the summary).
 pub const DEFAULT_SEED: u64 = 20_031_120;
@@ -37,7 +37,7 @@ pub struct QueryArgs {
     #[arg(long)]
     pub secs: Option<f64>,
     /// Seconds one run of add-1, add-5 or retract-5 may take before it is stopped and
-    /// reported skipped with its per-commit cost (default 10, or 2 with --quick).
+    /// reported skipped with its per-commit cost (default 60, or 2 with --quick).
     #[arg(long)]
     pub cap_secs: Option<f64>,
     /// Timed runs per task at least (default 3, or 1 with --quick).
