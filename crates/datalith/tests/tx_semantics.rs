@@ -722,3 +722,18 @@ fn tuples_cardinality_one_and_many_from_edn() {
         .unwrap();
     assert_eq!(one, datalith::edn::read_one("[1 2]").unwrap());
 }
+
+#[test]
+fn datomic_schema_flags_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let edn = |s: &str| {
+        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
+    };
+    db.transact(edn(
+        "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one
+           :db/index true :db/noHistory true :db/fulltext false :db/doc \"a name\"}]",
+    ))
+    .unwrap();
+    assert!(db.db().unwrap().attr(&kw(":name")).is_some());
+}

@@ -92,6 +92,8 @@ pub mod builtin {
     pub const NO_HISTORY: AttrId = 11;
     /// `:db/fulltext` (accepted for Datomic compatibility)
     pub const FULLTEXT: AttrId = 12;
+    /// `:db/index` (accepted for Datomic compatibility: every attribute is indexed in AVE)
+    pub const INDEX: AttrId = 13;
     /// User attributes are numbered from here.
     pub const FIRST_USER_ATTR: AttrId = 100;
 }
@@ -123,6 +125,7 @@ fn builtin_attrs() -> Vec<Attribute> {
         mk(TUPLE_TYPES, "tupleTypes", ValueType::Tuple, None),
         mk(NO_HISTORY, "noHistory", ValueType::Boolean, None),
         mk(FULLTEXT, "fulltext", ValueType::Boolean, None),
+        mk(INDEX, "index", ValueType::Boolean, None),
     ]
 }
 
