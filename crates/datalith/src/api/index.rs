@@ -57,9 +57,18 @@ impl Db {
         };
         match index {
             Index::Eav => match c.e {
+                // With the attribute known, decode only its values.
+                Some(e) if c.a.is_some() => {
+                    let a = c.a.expect("checked");
+                    for v in r.values(e, a)? {
+                        if c.v.as_ref().is_none_or(|x| *x == v) {
+                            out.push(datom(e, a, v));
+                        }
+                    }
+                }
                 Some(e) => {
                     for (a, v) in r.entity(e)? {
-                        if c.a.is_some_and(|x| x != a) || c.v.as_ref().is_some_and(|x| *x != v) {
+                        if c.v.as_ref().is_some_and(|x| *x != v) {
                             continue;
                         }
                         out.push(datom(e, a, v));

@@ -145,11 +145,31 @@ impl<'a> Ctx<'a> {
                     if star.len() > 1 {
                         what = format!("merge scan {star:?}");
                     }
-                    let ranges = if star.len() == 1 {
+                    // An AVE range scan (entity and value both unbound) can take the
+                    // single-variable comparisons on the value as its bounds.
+                    let scan = star.len() == 1
+                        && matches!(&p.e, Term::Var(e) if !rel.binds(*e))
+                        && matches!(&p.v, Term::Var(v) if !rel.binds(*v));
+                    let found = if scan {
                         range_preds(p, &todo, self.schema)
                     } else {
                         Vec::new()
                     };
+                    let ranges: Vec<(Bound<Value>, Bound<Value>)> = found
+                        .iter()
+                        .map(|(_, lo, hi, _)| (lo.clone(), hi.clone()))
+                        .collect();
+                    // Bounds of fixed-width types are exact in the index: their predicates are
+                    // answered by the scan and need not run again.
+                    let mut exact: Vec<usize> = found
+                        .iter()
+                        .filter(|(_, _, _, exact)| *exact)
+                        .map(|(i, _, _, _)| *i)
+                        .collect();
+                    exact.sort_unstable_by(|a, b| b.cmp(a));
+                    for i in exact {
+                        todo.remove(i);
+                    }
                     self.patterns(&star, rel, &ranges)?
                 }
                 other => self.clause(other, rel)?,
@@ -912,7 +932,11 @@ pub fn match_terms(input: &Relation, terms: &[Term]) -> Relation {
 }
 
 /// Comparisons on the value variable of a scan pattern that can narrow its AVE range.
-fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<(Bound<Value>, Bound<Value>)> {
+/// A comparison turned into AVE bounds: its index in `todo`, the bounds, and whether the
+/// bounds alone answer it exactly.
+type RangePred = (usize, Bound<Value>, Bound<Value>, bool);
+
+fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<RangePred> {
     let (Term::Var(v), AttrTerm::Attr(a)) = (&p.v, &p.a) else {
         return Vec::new();
     };
@@ -920,7 +944,7 @@ fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<(Bound<Valu
         return Vec::new();
     };
     let mut out = Vec::new();
-    for c in todo {
+    for (i, c) in todo.iter().enumerate() {
         let Clause::Pred { name, args } = c else {
             continue;
         };
@@ -935,15 +959,29 @@ fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<(Bound<Valu
         if k.value_type() != attr.value_type {
             continue;
         }
+        // Fixed-width encodings order exactly like the values; long strings and the like may
+        // be giants, whose order inside a shared prefix is by hash.
+        let exact = matches!(
+            k,
+            Value::Long(_)
+                | Value::Double(_)
+                | Value::Float(_)
+                | Value::Instant(_)
+                | Value::BigInt(_)
+                | Value::Ref(_)
+                | Value::Boolean(_)
+                | Value::Uuid(_)
+        );
         let k = k.clone();
-        out.push(match op {
+        let (lo, hi) = match op {
             ">" => (Bound::Excluded(k), Bound::Unbounded),
             ">=" => (Bound::Included(k), Bound::Unbounded),
             "<" => (Bound::Unbounded, Bound::Excluded(k)),
             "<=" => (Bound::Unbounded, Bound::Included(k)),
             "=" | "==" => (Bound::Included(k.clone()), Bound::Included(k)),
             _ => continue,
-        });
+        };
+        out.push((i, lo, hi, exact));
     }
     out
 }
