@@ -269,22 +269,9 @@ impl<'s> Expander<'s> {
                 .iter()
                 .map(|i| self.single(i, attr, out, form))
                 .collect(),
-            TxValue::Many(items) if attr.value_type == ValueType::Tuple => {
-                let mut elems = Vec::with_capacity(items.len());
-                for i in items {
-                    match i {
-                        TxValue::Value(v) => elems.push(Some(v.clone())),
-                        _ => {
-                            return Err(TxError::WrongType {
-                                attr: attr.ident.to_string(),
-                                expected: "a tuple of plain values".into(),
-                                got: format!("{i:?}"),
-                                form: form(),
-                            })
-                        }
-                    }
-                }
-                Ok(vec![V::Val(check_type(attr, Value::Tuple(elems), form)?)])
+            // One tuple written as a vector: `single` builds it.
+            TxValue::Many(_) if attr.value_type == ValueType::Tuple => {
+                Ok(vec![self.single(v, attr, out, form)?])
             }
             TxValue::Many(_) => Err(TxError::WrongType {
                 attr: attr.ident.to_string(),
