@@ -3,15 +3,13 @@
 //! parent kills it with SIGKILL at random moments, reopens, and finds every acknowledged
 //! entity, with its value, through the AVE index.
 
+mod common;
+
+use common::crash::{cycles, run_and_kill, Acker};
 use datalith::codec::{Keyword, Value};
 use datalith::tx::{EntityMap, EntityRef, Tempid, TxData, TxValue};
 use datalith::{Database, DbOptions};
-use rand::RngExt;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 const DIR_VAR: &str = "DATALITH_DL_CRASH_DIR";
 const CYCLE_VAR: &str = "DATALITH_DL_CRASH_CYCLE";
@@ -62,33 +60,28 @@ fn dl_crash_child() {
     if cycle == 0 {
         schema(&db);
     }
-    let out = Arc::new(Mutex::new(std::io::stdout()));
-    let ack = |out: &Arc<Mutex<std::io::Stdout>>, k: i64| {
-        let mut o = out.lock().unwrap();
-        writeln!(o, "ACK {k}").unwrap();
-        o.flush().unwrap();
-    };
+    let out = Acker::new();
     let mut pending = std::collections::VecDeque::new();
     for i in 0i64.. {
         let k = cycle * 10_000_000 + i;
         match i % 3 {
             0 => {
                 db.transact(entity(k)).unwrap();
-                ack(&out, k);
+                out.ack(k);
             }
             1 => {
                 pending.push_back((k, db.transact_async(entity(k))));
                 if pending.len() > 64 {
                     let (k, h) = pending.pop_front().unwrap();
                     h.wait().unwrap();
-                    ack(&out, k);
+                    out.ack(k);
                 }
             }
             _ => {
                 let out = out.clone();
                 db.transact_with_callback(entity(k), move |r| {
                     r.unwrap();
-                    ack(&out, k);
+                    out.ack(k);
                 });
             }
         }
@@ -98,51 +91,16 @@ fn dl_crash_child() {
 #[test]
 fn kill_9_never_loses_an_acknowledged_transaction() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let mut rng = rand::rng();
     let mut acked: Vec<i64> = Vec::new();
-    let cycles: i64 = std::env::var("DATALITH_CRASH_CYCLES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
-    for cycle in 0..cycles {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "dl_crash_child",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(DIR_VAR, dir.path())
-            .env(CYCLE_VAR, cycle.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let reader = {
-            let got = got.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if let Some(k) = line.strip_prefix("ACK ") {
-                        got.lock().unwrap().push(k.parse::<i64>().unwrap());
-                    }
-                }
-            })
-        };
-        // Kill at a random moment after the child is writing (startup time varies with load).
-        let started = std::time::Instant::now();
-        while got.lock().unwrap().is_empty() && started.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(rng.random_range(0..250)));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        reader.join().unwrap();
-        acked.extend(std::mem::take(&mut *got.lock().unwrap()));
+    for cycle in 0..i64::from(cycles()) {
+        let got = run_and_kill(
+            "dl_crash_child",
+            &[
+                (DIR_VAR, dir.path().display().to_string()),
+                (CYCLE_VAR, cycle.to_string()),
+            ],
+        );
+        acked.extend(got.iter().map(|k| k.parse::<i64>().unwrap()));
 
         let db = Database::open(dir.path(), DbOptions::default()).expect("reopens cleanly");
         let snap = db.db().unwrap();
