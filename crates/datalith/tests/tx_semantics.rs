@@ -226,17 +226,7 @@ fn errors_name_the_problem_and_change_nothing() {
         ),
     )
     .unwrap();
-    let before = db
-        .env()
-        .read()
-        .unwrap()
-        .view()
-        .len(
-            &db.env()
-                .table("eav", datalith::kv::TableKind::List)
-                .unwrap(),
-        )
-        .unwrap();
+    let before = eav_entries(&db);
     let cases: Vec<(TxData, fn(&TxError) -> bool)> = vec![
         (
             TxData::default().map(EntityMap::with_id(temp("z")).set(kw(":person/nope"), s("x"))),
@@ -302,17 +292,7 @@ fn errors_name_the_problem_and_change_nothing() {
         assert!(err.is_user_error());
         good.wait().unwrap();
     }
-    let after = db
-        .env()
-        .read()
-        .unwrap()
-        .view()
-        .len(
-            &db.env()
-                .table("eav", datalith::kv::TableKind::List)
-                .unwrap(),
-        )
-        .unwrap();
+    let after = eav_entries(&db);
     // Only the good transactions wrote: 7 names and 7 tx instants.
     assert_eq!(after - before, 14);
 }
@@ -736,4 +716,13 @@ fn datomic_schema_flags_are_accepted() {
     ))
     .unwrap();
     assert!(db.db().unwrap().attr(&kw(":name")).is_some());
+}
+
+/// Entries of the EAV index: what a rejected transaction must leave unchanged.
+fn eav_entries(db: &Database) -> u64 {
+    let eav = db
+        .env()
+        .table("eav", datalith::kv::TableKind::List)
+        .unwrap();
+    db.env().read().unwrap().view().len(&eav).unwrap()
 }
