@@ -195,7 +195,7 @@ fn commit_batch(
         let mut map_full = false;
         for req in batch.iter_mut() {
             let mark = stage.mark();
-            let view = View { txn: &txn };
+            let view = View::new(&txn);
             match req.prepare(view, stage, &mut state) {
                 Ok(()) => match stage.apply(mark, &mut txn) {
                     Ok(()) => outcomes.push(Some(true)),
@@ -217,7 +217,7 @@ fn commit_batch(
         if !map_full {
             for (_, slot) in state.slots.iter_mut() {
                 let mark = stage.mark();
-                if let Err(e) = slot.finish(View { txn: &txn }, stage) {
+                if let Err(e) = slot.finish(View::new(&txn), stage) {
                     txn.abort();
                     return Err(shared.poison(e));
                 }

@@ -449,6 +449,7 @@ fn meta_table(env: &heed::Env<WithoutTls>, path: &Path) -> Result<Table, KvError
         name: META_TABLE.into(),
         kind: TableKind::Plain,
         db: erase(db),
+        id: super::table::next_table_id(),
     })
 }
 
@@ -500,6 +501,7 @@ fn open_or_create(
             name: name.into(),
             kind,
             db: erase(db),
+            id: super::table::next_table_id(),
         }),
         heed::CommitOrAbort::Abort(actual) => Err(KvError::WrongTableKind {
             name: name.to_string(),

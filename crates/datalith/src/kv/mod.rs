@@ -5,6 +5,7 @@
 //! - [`durability`]: what a crash can lose, per mode.
 //! - [`table`]: plain and list (dupsort) tables.
 //! - [`read`] / [`view`]: snapshots and the one reading API.
+//! - [`overlay`]: writes kept in memory over a snapshot (speculative databases).
 //! - [`stage`]: writes staged by a request before they touch LMDB.
 //! - [`committer`]: the single writer thread and its batching.
 //! - [`handle`]: completion of queued writes.
@@ -18,6 +19,7 @@ pub mod env;
 pub mod error;
 mod gate;
 pub mod handle;
+pub mod overlay;
 pub mod read;
 pub mod stage;
 pub mod table;
@@ -30,6 +32,7 @@ pub use durability::{Durability, EnvOptions};
 pub use env::{CommitCounters, Environment};
 pub use error::KvError;
 pub use handle::CommitHandle;
+pub use overlay::Overlay;
 pub use read::ReadTxn;
 pub use stage::Stage;
 pub use table::{Table, TableKind};

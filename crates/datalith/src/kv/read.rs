@@ -33,9 +33,7 @@ impl ReadTxn {
 
     /// The reading API over this snapshot.
     pub fn view(&self) -> View<'_> {
-        View {
-            txn: self.txn.as_ref().expect("txn lives until drop"),
-        }
+        View::new(self.txn.as_ref().expect("txn lives until drop"))
     }
 
     /// LMDB's id of the transaction this snapshot sees (grows with every commit).

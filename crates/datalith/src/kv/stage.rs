@@ -1,7 +1,7 @@
 //! Staged writes: what a request wants written, collected before anything touches LMDB, so a
 //! request that fails validation leaves no trace (the committer just truncates the stage).
 
-use super::table::{RawDb, Table};
+use super::table::{RawDb, Table, TableKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OpKind {
@@ -19,6 +19,9 @@ pub(crate) enum OpKind {
 struct StagedOp {
     kind: OpKind,
     db: RawDb,
+    /// The table's identity and kind, for an [`super::overlay::Overlay`] fed from a stage.
+    table: u32,
+    table_kind: TableKind,
     key_end: usize,
     value_end: usize,
 }
@@ -46,6 +49,8 @@ impl Stage {
         self.ops.push(StagedOp {
             kind,
             db: table.db,
+            table: table.id,
+            table_kind: table.kind,
             key_end,
             value_end: self.bytes.len(),
         });
@@ -101,6 +106,17 @@ impl Stage {
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();
         self.ops.clear();
+    }
+
+    /// Calls `f(op, table id, table kind, key, value)` for every staged op, in order.
+    pub(crate) fn for_each_op(&self, mut f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8])) {
+        let mut start = 0;
+        for op in &self.ops {
+            let key = &self.bytes[start..op.key_end];
+            let value = &self.bytes[op.key_end..op.value_end];
+            start = op.value_end;
+            f(op.kind, op.table, op.table_kind, key, value);
+        }
     }
 
     /// Writes every staged op from `from` on into the transaction.

@@ -33,6 +33,14 @@ pub struct Table {
     pub(crate) name: Arc<str>,
     pub(crate) kind: TableKind,
     pub(crate) db: RawDb,
+    /// Unique in the process (handles of one table share it): how an overlay names tables.
+    pub(crate) id: u32,
+}
+
+/// A fresh table identity.
+pub(crate) fn next_table_id() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Table {

@@ -1,15 +1,21 @@
 //! Reading: one API over a snapshot ([`super::ReadTxn`]) and over the committer's write
-//! transaction (which sees every earlier request of its batch).
+//! transaction (which sees every earlier request of its batch), optionally with an
+//! in-memory [`Overlay`] of writes merged into every read (speculative databases).
 
 use super::error::KvError;
+use super::overlay::{self, Merge, Overlay, TableOverlay};
 use super::table::{Table, TableKind};
 use heed::RoTxn;
 use std::ops::Bound;
 
 /// A borrowed read view of one consistent state of the environment.
+///
+/// Every read method consults the overlay first when there is one; without one each method
+/// is the plain LMDB call behind a single branch.
 #[derive(Clone, Copy)]
 pub struct View<'t> {
     pub(crate) txn: &'t RoTxn<'t>,
+    pub(crate) overlay: Option<&'t Overlay>,
 }
 
 /// A `(key, value)` pair borrowed from the memory map (zero copy).
@@ -35,10 +41,50 @@ fn lmdb<T>(r: heed::Result<T>) -> Result<T, KvError> {
 }
 
 impl<'t> View<'t> {
+    pub(crate) fn new(txn: &'t RoTxn<'t>) -> View<'t> {
+        View { txn, overlay: None }
+    }
+
+    /// This view with `overlay` merged into every read (replacing any overlay it had).
+    pub fn with_overlay(self, overlay: &'t Overlay) -> View<'t> {
+        View {
+            txn: self.txn,
+            overlay: Some(overlay),
+        }
+    }
+
+    /// The overlay this view merges, if any.
+    pub fn overlay(&self) -> Option<&'t Overlay> {
+        self.overlay
+    }
+
+    /// The overlay of `table`, when this view has one that touches it.
+    #[inline]
+    fn patch(&self, table: &Table) -> Option<&'t TableOverlay> {
+        match self.overlay {
+            None => None,
+            Some(o) => o.table(table.id),
+        }
+    }
+
+    /// This view without its overlay (the snapshot underneath).
+    fn base(&self) -> View<'t> {
+        View::new(self.txn)
+    }
+
     /// The value stored under `key` (the first value for a list table).
     pub fn get(&self, table: &Table, key: &[u8]) -> Result<Option<&'t [u8]>, KvError> {
         if key.is_empty() {
             return Ok(None);
+        }
+        if let Some(o) = self.patch(table) {
+            return match o {
+                TableOverlay::Plain(m) => match m.get(key) {
+                    Some(v) => Ok(v.as_deref()),
+                    None => lmdb(table.db.get(self.txn, key)),
+                },
+                TableOverlay::List(_) => self.list(table, key)?.next().transpose(),
+            };
         }
         lmdb(table.db.get(self.txn, key))
     }
@@ -55,6 +101,38 @@ impl<'t> View<'t> {
         if bounds_are_empty(lower, upper) {
             return Ok(Box::new(std::iter::empty()));
         }
+        if let Some(o) = self.patch(table) {
+            let forward = direction == Direction::Forward;
+            let base = self.base().range(table, lower, upper, direction)?;
+            return Ok(Box::new(Merge {
+                base: base.peekable(),
+                over: overlay::present_in_range(o, lower, upper, forward).peekable(),
+                shadow: o,
+                forward,
+            }));
+        }
+        // heed positions a range with a key only, which in a list table lands on the key's
+        // *first* value: an excluded lower bound (forward) would then yield the bound key's
+        // other values, an included upper bound (backward) would skip them. Such a bound is
+        // rewritten to the equivalent bound on the next possible key, `key ++ [0]`.
+        let (mut lo_buf, mut hi_buf) = (Vec::new(), Vec::new());
+        let (lower, upper) = if table.kind == TableKind::List {
+            let lower = match (direction, lower) {
+                (Direction::Forward, Bound::Excluded(k)) => {
+                    next_key(k, &mut lo_buf).map_or(Bound::Excluded(k), |n| Bound::Included(n))
+                }
+                (_, b) => b,
+            };
+            let upper = match (direction, upper) {
+                (Direction::Backward, Bound::Included(k)) => {
+                    next_key(k, &mut hi_buf).map_or(Bound::Included(k), |n| Bound::Excluded(n))
+                }
+                (_, b) => b,
+            };
+            (lower, upper)
+        } else {
+            (lower, upper)
+        };
         let bounds = (lower, upper);
         Ok(match direction {
             Direction::Forward => Box::new(lmdb(table.db.range(self.txn, &bounds))?.map(lmdb)),
@@ -69,12 +147,24 @@ impl<'t> View<'t> {
         prefix: &[u8],
         direction: Direction,
     ) -> Result<Entries<'t>, KvError> {
-        Ok(match direction {
-            Direction::Forward => Box::new(lmdb(table.db.prefix_iter(self.txn, prefix))?.map(lmdb)),
-            Direction::Backward => {
-                Box::new(lmdb(table.db.rev_prefix_iter(self.txn, prefix))?.map(lmdb))
-            }
-        })
+        if direction == Direction::Forward && self.patch(table).is_none() {
+            return Ok(Box::new(
+                lmdb(table.db.prefix_iter(self.txn, prefix))?.map(lmdb),
+            ));
+        }
+        // Backward always goes through `range`: heed's reverse prefix walk misses entries of
+        // a list table whose key ends in 0xFF (found by the overlay's property test).
+        let end = overlay::prefix_successor(prefix);
+        let upper = match &end {
+            Some(e) => Bound::Excluded(e.as_slice()),
+            None => Bound::Unbounded,
+        };
+        let lower = if prefix.is_empty() {
+            Bound::Unbounded
+        } else {
+            Bound::Included(prefix)
+        };
+        self.range(table, lower, upper, direction)
     }
 
     /// Number of entries within the bounds. LMDB keeps no per-page counts, so this walks the
@@ -94,17 +184,65 @@ impl<'t> View<'t> {
     }
 
     /// Number of entries in the table (O(1): from LMDB's page statistics).
+    /// With an overlay: the snapshot's count corrected by each entry the overlay mentions
+    /// (O(overlay size) lookups).
     pub fn len(&self, table: &Table) -> Result<u64, KvError> {
-        lmdb(table.db.len(self.txn))
+        let n = lmdb(table.db.len(self.txn))?;
+        let Some(o) = self.patch(table) else {
+            return Ok(n);
+        };
+        let base = self.base();
+        let mut n = n as i64;
+        match o {
+            TableOverlay::Plain(m) => {
+                for (k, v) in m {
+                    n += i64::from(v.is_some()) - i64::from(base.get(table, k)?.is_some());
+                }
+            }
+            TableOverlay::List(m) => {
+                for (k, p) in m {
+                    if p.cleared {
+                        n -= base.list_count(table, k)? as i64;
+                    }
+                    for (v, present) in &p.values {
+                        let had = !p.cleared && base.list_contains(table, k, v)?;
+                        n += i64::from(*present) - i64::from(had);
+                    }
+                }
+            }
+        }
+        Ok(n.max(0) as u64)
     }
 
     /// First entry in key order.
     pub fn first(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
+        if self.patch(table).is_some() {
+            return self
+                .range(
+                    table,
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Direction::Forward,
+                )?
+                .next()
+                .transpose();
+        }
         lmdb(table.db.first(self.txn))
     }
 
     /// Last entry in key order.
     pub fn last(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
+        if self.patch(table).is_some() {
+            return self
+                .range(
+                    table,
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Direction::Backward,
+                )?
+                .next()
+                .transpose();
+        }
         lmdb(table.db.last(self.txn))
     }
 
@@ -113,6 +251,37 @@ impl<'t> View<'t> {
         require_list(table)?;
         if key.is_empty() {
             return Ok(Box::new(std::iter::empty()));
+        }
+        if let Some(o) = self.patch(table) {
+            let TableOverlay::List(m) = o else {
+                return self.base().list(table, key);
+            };
+            let Some(p) = m.get(key) else {
+                return self.base().list(table, key);
+            };
+            let base: ListValues<'t> = if p.cleared {
+                Box::new(std::iter::empty())
+            } else {
+                self.base().list(table, key)?
+            };
+            let base = base
+                .map(move |r| r.map(|v| (key_placeholder(), v)))
+                .filter(move |r| !matches!(r, Ok((_, v)) if p.values.contains_key(*v)));
+            let over: Box<dyn Iterator<Item = (&'t [u8], &'t [u8])> + 't> = Box::new(
+                p.values
+                    .iter()
+                    .filter(|(_, present)| **present)
+                    .map(|(v, _)| (key_placeholder(), v.as_slice())),
+            );
+            return Ok(Box::new(
+                Merge {
+                    base: base.peekable(),
+                    over: over.peekable(),
+                    shadow: o,
+                    forward: true,
+                }
+                .map(|r| r.map(|(_, v)| v)),
+            ));
         }
         match lmdb(table.db.get_duplicates(self.txn, key))? {
             Some(it) => Ok(Box::new(it.map(|r| lmdb(r).map(|(_, v)| v)))),
@@ -136,6 +305,16 @@ impl<'t> View<'t> {
         if key.is_empty() {
             return Ok(false);
         }
+        if let Some(TableOverlay::List(m)) = self.patch(table) {
+            if let Some(p) = m.get(key) {
+                if let Some(present) = p.values.get(value) {
+                    return Ok(*present);
+                }
+                if p.cleared {
+                    return Ok(false);
+                }
+            }
+        }
         // A dupsort table sorts a key's values; walk them in order and stop once past `value`.
         match lmdb(table.db.get_duplicates(self.txn, key))? {
             None => Ok(false),
@@ -152,6 +331,24 @@ impl<'t> View<'t> {
             }
         }
     }
+}
+
+/// The smallest key after `k` (`k ++ [0]`), built in `buf`; `None` if it would exceed
+/// LMDB's key limit.
+fn next_key<'b>(k: &[u8], buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
+    if k.len() >= crate::limits::MAX_KEY_BYTES {
+        return None;
+    }
+    buf.clear();
+    buf.extend_from_slice(k);
+    buf.push(0);
+    Some(buf.as_slice())
+}
+
+/// The key slot of a list value inside a merge of one key's values (all equal, so only the
+/// values decide the order).
+fn key_placeholder() -> &'static [u8] {
+    &[]
 }
 
 fn require_list(table: &Table) -> Result<(), KvError> {
