@@ -119,13 +119,13 @@ impl<'t> View<'t> {
         let (lower, upper) = if table.kind == TableKind::List {
             let lower = match (direction, lower) {
                 (Direction::Forward, Bound::Excluded(k)) => {
-                    next_key(k, &mut lo_buf).map_or(Bound::Excluded(k), |n| Bound::Included(n))
+                    next_key(k, &mut lo_buf).map_or(Bound::Excluded(k), Bound::Included)
                 }
                 (_, b) => b,
             };
             let upper = match (direction, upper) {
                 (Direction::Backward, Bound::Included(k)) => {
-                    next_key(k, &mut hi_buf).map_or(Bound::Included(k), |n| Bound::Excluded(n))
+                    next_key(k, &mut hi_buf).map_or(Bound::Included(k), Bound::Excluded)
                 }
                 (_, b) => b,
             };
