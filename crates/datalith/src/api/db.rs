@@ -1,21 +1,63 @@
 //! `Db`: a consistent, immutable view of the database (a database value, in Datomic's words).
+//!
+//! A `Db` is an LMDB snapshot, optionally with an in-memory [`Overlay`] of writes on top (a
+//! speculative database from [`Db::with`], or a report's `db_before`/`db_after`). Every read
+//! goes through the overlaid view, so queries, pull, entities and raw index access work the
+//! same on both.
 
 use std::sync::Arc;
 
 use crate::codec::Keyword;
 use crate::edn::Edn;
-use crate::kv::ReadTxn;
+use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::query::{QueryCache, QueryError, Registry, Step};
 use crate::store::reader::IndexReader;
 use crate::store::{Attribute, EntityId, Schema, Store};
 use crate::tx::TxError;
 
-/// A snapshot. Reads never block writers and see exactly one committed state.
+/// A database value. Reads never block writers and see exactly one state: a committed one,
+/// or a committed one plus speculative writes ([`Db::with`]). Cloning is cheap and shares the
+/// snapshot, which stays open as long as any clone (or speculative database made from it)
+/// lives.
 pub struct Db {
-    txn: ReadTxn,
-    store: Arc<Store>,
+    snapshot: Arc<Snapshot>,
+    overlay: Option<Arc<Overlay>>,
+    pub(crate) store: Arc<Store>,
     schema: Arc<Schema>,
     pub(crate) queries: Arc<QueryEnv>,
+    // Keeps `Db` `!Sync`: two threads share a snapshot only through distinct `Db` values,
+    // made by `clone`/`with`, which prepare the snapshot for sharing first.
+    _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Db(lmdb txn {}, schema v{}{})",
+            self.snapshot.txn_id(),
+            self.schema.version,
+            if self.overlay.is_some() {
+                ", speculative"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl Clone for Db {
+    fn clone(&self) -> Db {
+        self.prepare_share();
+        Db {
+            snapshot: self.snapshot.clone(),
+            overlay: self.overlay.clone(),
+            store: self.store.clone(),
+            schema: self.schema.clone(),
+            queries: self.queries.clone(),
+            _not_sync: std::marker::PhantomData,
+        }
+    }
 }
 
 /// Query machinery shared by every snapshot of a database: the parse cache and registered
@@ -39,16 +81,70 @@ impl Db {
             store.schema_for(&r)?
         };
         Ok(Db {
-            txn,
+            snapshot: Arc::new(Snapshot::new(txn)),
+            overlay: None,
             store,
             schema,
             queries,
+            _not_sync: std::marker::PhantomData,
         })
     }
 
-    /// Index access.
+    /// A database value from its parts (a speculative one when `overlay` is set). The schema
+    /// is given, never looked up in the store's cache: a speculative schema must not be
+    /// published, since its version number may later name a different committed schema.
+    pub(crate) fn from_parts(parts: crate::tx::report::DbParts) -> Db {
+        let queries = parts
+            .queries
+            .downcast::<QueryEnv>()
+            .unwrap_or_else(|_| Arc::new(QueryEnv::default()));
+        Db {
+            snapshot: parts.snapshot,
+            overlay: parts.overlay,
+            store: parts.store,
+            schema: parts.schema,
+            queries,
+            _not_sync: std::marker::PhantomData,
+        }
+    }
+
+    /// This value's parts (sharing its snapshot).
+    pub(crate) fn parts(&self) -> crate::tx::report::DbParts {
+        self.prepare_share();
+        crate::tx::report::DbParts {
+            snapshot: self.snapshot.clone(),
+            overlay: self.overlay.clone(),
+            store: self.store.clone(),
+            schema: self.schema.clone(),
+            queries: self.queries.clone(),
+        }
+    }
+
+    /// The writes this value holds over its snapshot.
+    pub(crate) fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_deref()
+    }
+
+    fn prepare_share(&self) {
+        let t = &self.store.tables;
+        self.snapshot
+            .prepare_share(&[&t.eav, &t.ave, &t.giants, &t.meta]);
+    }
+
+    /// Index access (through the overlay, for a speculative database).
     pub fn reader(&self) -> IndexReader<'_> {
-        IndexReader::new(self.txn.view(), &self.store.tables)
+        let view = self.snapshot.view();
+        let view = match &self.overlay {
+            Some(o) => view.with_overlay(o),
+            None => view,
+        };
+        IndexReader::new(view, &self.store.tables)
+    }
+
+    /// Whether this value holds writes that were never committed (made by [`Db::with`]) or
+    /// is a transaction report's `db_before`/`db_after`, rather than a plain snapshot.
+    pub fn is_speculative(&self) -> bool {
+        self.overlay.is_some()
     }
 
     /// The schema of this snapshot.
@@ -122,37 +218,5 @@ impl Db {
     pub fn pull_many(&self, pattern: &str, es: &[EntityId]) -> Result<Vec<Edn>, QueryError> {
         let p = crate::edn::read_one(pattern).map_err(|x| QueryError::Parse(x.to_string()))?;
         crate::pull::pull_many(self, &crate::pull::parse_pattern(&p)?, es)
-    }
-}
-
-impl Db {
-    /// Runs a transaction against this snapshot without writing anything (Datomic's `with`,
-    /// as a dry run): the report has the datoms it would assert and retract and how its
-    /// tempids would resolve, or the error it would fail with. Transaction functions are not
-    /// available here.
-    pub fn with(&self, data: &crate::tx::TxData) -> Result<crate::tx::TxReport, TxError> {
-        let r = self.reader();
-        let none = |_: &Keyword, _: &[crate::codec::Value]| None;
-        let out = crate::tx::run::run_tx(
-            r,
-            &self.schema,
-            data,
-            &none,
-            crate::tx::run::now_ms(),
-            None,
-            None,
-        )?;
-        let mut tempids = out.tempids;
-        tempids.retain(|t, _| {
-            !matches!(
-                t,
-                crate::tx::Tempid::Anonymous(_) | crate::tx::Tempid::CurrentTx
-            )
-        });
-        Ok(crate::tx::TxReport {
-            tx: out.tx,
-            tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
-            tempids: tempids.into_iter().collect(),
-        })
     }
 }

@@ -7,6 +7,7 @@ pub mod db;
 pub mod dump;
 pub mod entity;
 pub mod index;
+pub mod speculative;
 
 pub use database::{Database, DbOptions};
 pub use db::Db;

@@ -33,7 +33,7 @@ pub use env::{CommitCounters, Environment};
 pub use error::KvError;
 pub use handle::CommitHandle;
 pub use overlay::Overlay;
-pub use read::ReadTxn;
+pub use read::{ReadTxn, Snapshot};
 pub use stage::Stage;
 pub use table::{Table, TableKind};
 pub use view::{Direction, Entries, Entry, ListValues, View};

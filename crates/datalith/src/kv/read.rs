@@ -48,3 +48,57 @@ impl Drop for ReadTxn {
         self.shared.gate.leave();
     }
 }
+
+/// A snapshot several database values share (a speculative database and the one it was made
+/// from; the reports of one group commit), possibly from several threads.
+///
+/// LMDB lets a read-only transaction be read through by several threads at once except for
+/// one piece of lazily refreshed state: the first read of a named table in a transaction
+/// refreshes that table's record in the transaction (`DB_STALE`). [`Snapshot::prepare_share`]
+/// does that first read for every table the sharers will read, on one thread, before the
+/// snapshot is handed to anyone else; afterwards reads only read.
+pub struct Snapshot {
+    txn: ReadTxn,
+    prepared: std::sync::atomic::AtomicBool,
+}
+
+// SAFETY: see the type's documentation: every table a sharer reads is refreshed by
+// `prepare_share` before a second holder exists, after which concurrent reads through one
+// read-only LMDB transaction touch no shared mutable state (read transactions track no
+// cursors; each read uses its own cursor).
+unsafe impl Sync for Snapshot {}
+
+impl Snapshot {
+    /// Wraps a snapshot that nobody else reads yet.
+    pub fn new(txn: ReadTxn) -> Snapshot {
+        Snapshot {
+            txn,
+            prepared: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The reading API over this snapshot.
+    pub fn view(&self) -> View<'_> {
+        self.txn.view()
+    }
+
+    /// LMDB's id of the transaction this snapshot sees.
+    pub fn txn_id(&self) -> usize {
+        self.txn.txn_id()
+    }
+
+    /// Makes the snapshot safe to read from several threads at once (see the type's
+    /// documentation); call before handing out a second handle. Cheap after the first call.
+    pub fn prepare_share(&self, tables: &[&super::Table]) {
+        use std::sync::atomic::Ordering;
+        if self.prepared.load(Ordering::Acquire) {
+            return;
+        }
+        let view = self.view();
+        for t in tables {
+            // Any read refreshes the table's record; errors surface again on real reads.
+            let _ = view.first(t);
+        }
+        self.prepared.store(true, Ordering::Release);
+    }
+}

@@ -8,6 +8,10 @@ use crate::store::StoreError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TxError {
+    /// A report's `db_before`/`db_after` asked for after its snapshot was let go (too many
+    /// later group commits, or the map grew), or of a report made without one.
+    #[error("this report's database values are no longer available (its snapshot was released)")]
+    SnapshotReleased,
     /// An attribute that is not in the schema.
     #[error("unknown attribute {attr} in {form}")]
     UnknownAttribute { attr: String, form: String },

@@ -1,13 +1,17 @@
 //! What a committed transaction reports.
 
+use std::any::Any;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::data::Tempid;
+use crate::kv::{Overlay, Snapshot};
 use crate::store::ids::EntityId;
-use crate::store::Datom;
+use crate::store::{Datom, Schema, Store};
 
-/// The result of a transaction: its entity, its datoms and how its tempids resolved. Each
-/// request of a group commit gets its own report.
+/// The result of a transaction: its entity, its datoms and how its tempids resolved, and the
+/// database values just before and just after it (`db_before()` / `db_after()`, defined with
+/// `Db` in `api`). Each request of a group commit gets its own report.
 #[derive(Debug, Clone)]
 pub struct TxReport {
     /// The transaction entity id.
@@ -16,6 +20,8 @@ pub struct TxReport {
     pub tx_data: Vec<Datom>,
     /// Tempid resolution (anonymous map tempids and the tx tempid left out).
     pub tempids: HashMap<Tempid, EntityId>,
+    /// Where `db_before` and `db_after` come from.
+    pub(crate) dbs: ReportDbs,
 }
 
 impl TxReport {
@@ -27,5 +33,38 @@ impl TxReport {
     /// The id a negative-number tempid resolved to.
     pub fn tempid_neg(&self, n: i64) -> Option<EntityId> {
         self.tempids.get(&Tempid::Negative(n)).copied()
+    }
+}
+
+/// Everything a database value (`api::Db`) is made of, without the query layer's types
+/// (`tx` knows nothing of queries: the query environment travels type-erased).
+#[derive(Clone)]
+pub(crate) struct DbParts {
+    /// The LMDB snapshot underneath.
+    pub(crate) snapshot: Arc<Snapshot>,
+    /// Writes over it, if the value is speculative or not the snapshot's exact state.
+    pub(crate) overlay: Option<Arc<Overlay>>,
+    pub(crate) store: Arc<Store>,
+    pub(crate) schema: Arc<Schema>,
+    /// The query environment (`api::db::QueryEnv`).
+    pub(crate) queries: Arc<dyn Any + Send + Sync>,
+}
+
+/// How a report gets its database values.
+#[derive(Clone, Default)]
+pub(crate) enum ReportDbs {
+    /// None (the report was built where no snapshot could be kept).
+    #[default]
+    Unavailable,
+    /// Computed already (`Db::with`).
+    Ready(Box<(DbParts, DbParts)>),
+}
+
+impl std::fmt::Debug for ReportDbs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReportDbs::Unavailable => write!(f, "Unavailable"),
+            ReportDbs::Ready(_) => write!(f, "Ready"),
+        }
     }
 }

@@ -78,6 +78,7 @@ impl TxRequest {
             tx: out.tx,
             tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
             tempids: tempids.into_iter().collect(),
+            dbs: Default::default(),
         })
     }
 }

@@ -1,0 +1,180 @@
+//! Speculative databases: `Db::with` (Datomic's `with`) and `Db::db_with` (Datascript's
+//! `db-with`) run a transaction against a database value and return the value it would
+//! produce, without writing anything; and the `db_before`/`db_after` of every report.
+//!
+//! The transaction runs through the same pipeline as a real one (tx data to datoms, then the
+//! KV writes of `tx::write`), but the staged writes land in an [`Overlay`] over the same LMDB
+//! snapshot instead of in LMDB. The new value shares the snapshot and keeps it open.
+//!
+//! What is exact: every datom, index entry, `giants` record, the id counters (so a `with` on
+//! a `with` database allocates fresh ids) and the schema. Attribute statistics are exact for
+//! `with`; for a report's `db_before`/`db_after` they are those of the batch's snapshot (the
+//! planner's estimates only, never an answer).
+
+use std::sync::Arc;
+
+use super::db::Db;
+use crate::codec::{Keyword, Value};
+use crate::kv::{Overlay, Stage};
+use crate::tx::batch::StoreBatch;
+use crate::tx::report::{DbParts, ReportDbs};
+use crate::tx::{Tempid, TxData, TxError, TxReport};
+
+impl Db {
+    /// Runs `data` against this database value without writing anything (Datomic's `with`):
+    /// the report holds the datoms, the tempids, and `db_before()` (this value) and
+    /// `db_after()`, a full database value with the transaction applied, which can be
+    /// queried, pulled and extended by another `with`. Transaction functions registered on
+    /// the `Database` are not available here.
+    pub fn with(&self, data: &TxData) -> Result<TxReport, TxError> {
+        let r = self.reader();
+        let none = |_: &Keyword, _: &[Value]| None;
+        let out = crate::tx::run::run_tx(
+            r,
+            self.schema(),
+            data,
+            &none,
+            crate::tx::run::now_ms(),
+            None,
+            None,
+        )?;
+        let t = &self.store.tables;
+        let schema = self.schema().clone();
+        let mut stage = Stage::default();
+        let stats = crate::tx::write::stage_datoms(&r, t, &out.datoms, &mut stage, |a| {
+            schema.get(a).is_some_and(|x| x.unique.is_some())
+        })?;
+        // The same per-batch writes a commit ends with: counters, schema version, statistics.
+        let mut slot = StoreBatch::new(t.clone());
+        slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
+        slot.stats = stats;
+        let new_schema = out.new_schema.map(Arc::new);
+        slot.schema = new_schema.clone();
+        crate::kv::BatchSlot::finish(&mut slot, r.view, &mut stage)?;
+
+        let mut overlay = match self.overlay() {
+            Some(o) => o.clone(),
+            None => Overlay::new(),
+        };
+        overlay.apply_stage(&stage);
+        let before = self.parts();
+        let after = DbParts {
+            overlay: Some(Arc::new(overlay)),
+            schema: new_schema.unwrap_or(schema),
+            ..before.clone()
+        };
+        let mut tempids = out.tempids;
+        tempids.retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));
+        Ok(TxReport {
+            tx: out.tx,
+            tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
+            tempids: tempids.into_iter().collect(),
+            dbs: ReportDbs::Ready(Box::new((before, after))),
+        })
+    }
+
+    /// The database value `data` would produce (Datascript's `db-with`): `with(data)`'s
+    /// `db_after`.
+    pub fn db_with(&self, data: &TxData) -> Result<Db, TxError> {
+        self.with(data)?.db_after()
+    }
+}
+
+impl TxReport {
+    /// The database value just before this transaction.
+    ///
+    /// For a committed transaction it is exact even when the transaction shared its group
+    /// commit with others; it is kept only while the report's batch is among the latest
+    /// `limits::MAX_RETAINED_BATCH_SNAPSHOTS` (and until the map next grows), after which
+    /// this returns [`TxError::SnapshotReleased`]. Take it early if you need it later.
+    pub fn db_before(&self) -> Result<Db, TxError> {
+        self.db_at(false)
+    }
+
+    /// The database value just after this transaction (and before any later one, even of
+    /// the same group commit). Same availability as [`TxReport::db_before`].
+    pub fn db_after(&self) -> Result<Db, TxError> {
+        self.db_at(true)
+    }
+
+    fn db_at(&self, after: bool) -> Result<Db, TxError> {
+        match &self.dbs {
+            ReportDbs::Unavailable => Err(TxError::SnapshotReleased),
+            ReportDbs::Ready(pair) => {
+                let parts = if after { &pair.1 } else { &pair.0 };
+                Ok(Db::from_parts(parts.clone()))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Database, DbOptions};
+
+    fn tx(s: &str) -> crate::tx::TxData {
+        crate::tx::edn::tx_data_from_edn(&crate::edn::read_one(s).unwrap()).unwrap()
+    }
+
+    /// The raw `giants` table of a database value.
+    fn giants(db: &super::Db) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let r = db.reader();
+        let all = r
+            .view
+            .range(
+                &r.t.giants,
+                std::ops::Bound::Unbounded,
+                std::ops::Bound::Unbounded,
+                crate::kv::Direction::Forward,
+            )
+            .unwrap()
+            .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
+            .collect::<Vec<_>>();
+        assert_eq!(r.view.len(&r.t.giants).unwrap(), all.len() as u64);
+        all
+    }
+
+    #[test]
+    fn giants_records_follow_their_holders_in_a_with_database() {
+        let long = |c: char| std::iter::repeat_n(c, 900).collect::<String>();
+        let schema = r#"[{:db/ident :doc/text :db/valueType :db.type/string
+                          :db/cardinality :db.cardinality/one}
+                         {:db/ident :doc/id :db/valueType :db.type/long
+                          :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}]"#;
+        let seed = format!(
+            r#"[{{:doc/id 1 :doc/text "{a}"}} {{:doc/id 2 :doc/text "{a}"}}
+               {{:doc/id 3 :doc/text "{b}"}}]"#,
+            a = long('a'),
+            b = long('b')
+        );
+        // (tx data, giants records expected after it)
+        let cases = [
+            (format!(r#"[{{:doc/id 1 :doc/text "{}"}}]"#, long('c')), 3),
+            (r#"[{:doc/id 3 :doc/text "short"}]"#.to_string(), 1),
+            (
+                r#"[[:db/retractEntity [:doc/id 1]] [:db/retractEntity [:doc/id 2]]]"#.into(),
+                1,
+            ),
+            (format!(r#"[{{:doc/id 4 :doc/text "{}"}}]"#, long('a')), 2),
+        ];
+        for (data, want) in cases {
+            let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (spec, real) = (
+                Database::open(d1.path(), DbOptions::default()).unwrap(),
+                Database::open(d2.path(), DbOptions::default()).unwrap(),
+            );
+            for db in [&spec, &real] {
+                db.transact(tx(schema)).unwrap();
+                db.transact(tx(&seed)).unwrap();
+            }
+            let base = spec.db().unwrap();
+            assert_eq!(giants(&base).len(), 2);
+            let after = base.db_with(&tx(&data)).unwrap();
+            real.transact(tx(&data)).unwrap();
+            let got = giants(&after);
+            assert_eq!(got.len(), want, "{data}");
+            assert_eq!(got, giants(&real.db().unwrap()), "{data}");
+            assert_eq!(giants(&base).len(), 2, "the base value is unchanged");
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Speculative databases and report database values, as tables: a `with` database must
+//! answer exactly as the database after really transacting the same data, and a report's
+//! `db_before`/`db_after` must be the exact states around its transaction.
+
+use datalith::api::{Components, Index};
+use datalith::codec::Keyword;
+use datalith::edn::{read_one, Edn};
+use datalith::store::Datom;
+use datalith::tx::TxData;
+use datalith::{Database, Db, DbOptions};
+
+fn tx(s: &str) -> TxData {
+    datalith::tx::edn::tx_data_from_edn(&read_one(s).unwrap()).unwrap()
+}
+
+fn kw(s: &str) -> Keyword {
+    let s = s.trim_start_matches(':');
+    match s.split_once('/') {
+        Some((ns, name)) => Keyword::new(Some(ns), name),
+        None => Keyword::new(None, s),
+    }
+}
+
+const SCHEMA: &str = r#"[
+  {:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+  {:db/ident :person/email :db/valueType :db.type/string :db/cardinality :db.cardinality/one
+   :db/unique :db.unique/identity}
+  {:db/ident :person/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+  {:db/ident :person/bio :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+  {:db/ident :person/friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+  {:db/ident :person/tags :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
+  {:db/ident :person/address :db/valueType :db.type/ref :db/cardinality :db.cardinality/one
+   :db/isComponent true}
+  {:db/ident :address/city :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+  {:db/ident :reg/course :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+  {:db/ident :reg/student :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+  {:db/ident :reg/course+student :db/valueType :db.type/tuple
+   :db/tupleAttrs [:reg/course :reg/student] :db/cardinality :db.cardinality/one
+   :db/unique :db.unique/identity}]"#;
+
+/// A string too long to index inline (kept in the `giants` table).
+fn giant(tag: char) -> String {
+    std::iter::repeat_n(tag, 1500).collect()
+}
+
+fn seed() -> String {
+    format!(
+        r#"[{{:db/id "a" :person/name "Alice" :person/email "a@x" :person/age 30
+            :person/tags [:admin :dev] :person/bio "{}"
+            :person/address {{:address/city "Paris"}}}}
+           {{:db/id "b" :person/name "Bob" :person/email "b@x" :person/friend "a"
+            :person/bio "{}"}}
+           {{:db/id "r" :reg/course "math" :reg/student 7}}]"#,
+        giant('g'),
+        giant('g'),
+    )
+}
+
+fn fresh(dir: &std::path::Path) -> Database {
+    let db = Database::open(dir, DbOptions::default()).unwrap();
+    db.transact(tx(SCHEMA)).unwrap();
+    db.transact(tx(&seed())).unwrap();
+    db
+}
+
+/// Everything observable about a database value, minus `:db/txInstant` values (the clock).
+#[derive(Debug, PartialEq)]
+struct State {
+    eav: Vec<Datom>,
+    ave: Vec<Datom>,
+    aev: Vec<Datom>,
+    pulls: Vec<Edn>,
+    answers: Vec<Edn>,
+    idents: Vec<String>,
+    count: u64,
+}
+
+const QUERIES: &[&str] = &[
+    "[:find ?n ?e :where [?p :person/name ?n] [?p :person/email ?e]]",
+    "[:find ?n ?a :where [?p :person/name ?n] [?p :person/age ?a]]",
+    "[:find ?n ?t :where [?p :person/name ?n] [?p :person/tags ?t]]",
+    "[:find ?n ?f :where [?p :person/friend ?q] [?p :person/name ?n] [?q :person/name ?f]]",
+    "[:find ?c :where [_ :address/city ?c]]",
+    "[:find (count ?b) . :where [_ :person/bio ?b]]",
+    "[:find ?p :in $ ?b :where [?p :person/bio ?b]]",
+    "[:find ?t :where [_ :reg/course+student ?t]]",
+    "[:find ?i :where [?a :db/ident ?i] [?a :db/valueType _]]",
+    "[:find ?n ?k :where [?p :person/name ?n] [?p :person/nick ?k]]",
+    "[:find (max ?a) . :where [_ :person/age ?a]]",
+];
+
+fn state(db: &Db) -> State {
+    let instant = db.attr(&kw(":db/txInstant")).unwrap().id;
+    let mut attrs: Vec<u32> = db.schema().attributes().iter().map(|a| a.id).collect();
+    attrs.sort();
+    let all = |i| -> Vec<Datom> {
+        let walks: Vec<Components> = if i == Index::Eav {
+            vec![Components::default()]
+        } else {
+            attrs
+                .iter()
+                .map(|a| Components {
+                    a: Some(*a),
+                    ..Components::default()
+                })
+                .collect()
+        };
+        walks
+            .iter()
+            .flat_map(|c| db.datoms(i, c).unwrap())
+            .filter(|d| d.a != instant)
+            .collect()
+    };
+    let eav = all(Index::Eav);
+    let mut entities: Vec<u64> = eav.iter().map(|d| d.e).collect();
+    entities.dedup();
+    let pulls = entities
+        .iter()
+        .map(|e| db.pull("[*]", *e).unwrap())
+        .collect();
+    let bio = Edn::String(giant('h'));
+    let answers = QUERIES
+        .iter()
+        .map(|q| {
+            let inputs = if q.contains(":in $ ?b") {
+                vec![bio.clone()]
+            } else {
+                vec![]
+            };
+            // An attribute the state lacks is an error; the error text is the answer then.
+            match db.q(q, &inputs) {
+                Ok(r) => r,
+                Err(e) => Edn::String(format!("error: {e}")),
+            }
+        })
+        .collect();
+    let mut idents: Vec<String> = db
+        .schema()
+        .attributes()
+        .iter()
+        .map(|a| format!("{} {:?} {}", a.ident, a.value_type, a.is_many()))
+        .collect();
+    idents.sort();
+    State {
+        count: db.count_datoms(Index::Eav, &Components::default()).unwrap(),
+        eav,
+        ave: all(Index::Ave),
+        aev: all(Index::Aev),
+        pulls,
+        answers,
+        idents,
+    }
+}
+
+/// (case, tx data applied to the seeded database). `{a}` stands for Alice's id.
+fn cases() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "new entities with tempids and refs",
+            r#"[{:db/id "c" :person/name "Carol" :person/email "c@x" :person/friend ["d"]}
+                [:db/add "c" :person/friend [:person/email "a@x"]]
+                {:db/id "d" :person/name "Dan" :person/age 4}]"#
+                .into(),
+        ),
+        (
+            "cardinality one replacement",
+            r#"[[:db/add [:person/email "a@x"] :person/age 31]]"#.into(),
+        ),
+        (
+            "upsert through a unique identity",
+            r#"[{:person/email "a@x" :person/name "Alicia" :person/tags :ops}]"#.into(),
+        ),
+        (
+            "retract one value of a many attribute",
+            r#"[[:db/retract [:person/email "a@x"] :person/tags :admin]]"#.into(),
+        ),
+        (
+            "retractEntity with its component and references to it",
+            r#"[[:db/retractEntity [:person/email "a@x"]]]"#.into(),
+        ),
+        (
+            "schema change: a new attribute and a cardinality change",
+            r#"[{:db/ident :person/nick :db/valueType :db.type/string
+                 :db/cardinality :db.cardinality/one}
+                {:db/id :person/age :db/cardinality :db.cardinality/many}]"#
+                .into(),
+        ),
+        (
+            "giants: one holder of a shared long value moves to another long value",
+            format!(
+                r#"[[:db/add [:person/email "a@x"] :person/bio "{}"]]"#,
+                giant('h')
+            ),
+        ),
+        (
+            "giants: the last holders of a long value let it go",
+            r#"[[:db/retract [:person/email "a@x"] :person/bio]
+                [:db/add [:person/email "b@x"] :person/bio "short"]]"#
+                .replace(":person/bio]", &format!(":person/bio \"{}\"]", giant('g'))),
+        ),
+        (
+            "composite tuple follows its components",
+            r#"[[:db/add [:reg/course+student ["math" 7]] :reg/student 8]
+                {:db/id "s" :reg/course "art" :reg/student 1}]"#
+                .into(),
+        ),
+        ("nothing but the transaction entity", "[]".into()),
+    ]
+}
+
+#[test]
+fn with_databases_answer_as_the_real_transaction() {
+    for (name, data) in cases() {
+        let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let spec_base = fresh(da.path());
+        let real = fresh(dbb.path());
+        let base = spec_base.db().unwrap();
+        let before = state(&base);
+        let report = base
+            .with(&tx(&data))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let real_report = real.transact(tx(&data)).unwrap();
+        assert_eq!(report.tx, real_report.tx, "{name}: tx id");
+        assert_eq!(report.tempids, real_report.tempids, "{name}: tempids");
+        let after = report.db_after().unwrap();
+        assert!(after.is_speculative());
+        let got = state(&after);
+        assert_eq!(got, state(&real.db().unwrap()), "{name}");
+        if !name.starts_with("nothing") {
+            assert_ne!(got, before, "{name}: the case changes something");
+        }
+        let check = after.check().unwrap();
+        assert!(check.is_ok(), "{name}: {:?}", check.problems);
+        // Snapshot isolation: neither the value it came from nor the database changed.
+        assert_eq!(
+            state(&report.db_before().unwrap()),
+            before,
+            "{name}: db_before"
+        );
+        assert_eq!(state(&base), before, "{name}: base value");
+        assert_eq!(state(&spec_base.db().unwrap()), before, "{name}: database");
+    }
+}
+
+#[test]
+fn with_chains_and_sees_its_own_schema() {
+    // (tx data, applied one after the other)
+    let steps = [
+        r#"[{:db/ident :person/nick :db/valueType :db.type/string
+             :db/cardinality :db.cardinality/one}]"#
+            .to_string(),
+        r#"[{:db/id "n" :person/name "Nina" :person/nick "nin" :person/email "n@x"}
+            [:db/add [:person/email "a@x"] :person/nick "ali"]]"#
+            .to_string(),
+        r#"[{:person/email "n@x" :person/age 9} [:db/retractEntity [:person/email "b@x"]]]"#
+            .to_string(),
+        format!(r#"[{{:db/id "g" :person/bio "{}"}}]"#, giant('q')),
+    ];
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let spec_base = fresh(da.path());
+    let real = fresh(dbb.path());
+    let mut spec = spec_base.db().unwrap();
+    for (i, step) in steps.iter().enumerate() {
+        spec = spec
+            .db_with(&tx(step))
+            .unwrap_or_else(|e| panic!("step {i}: {e}"));
+        real.transact(tx(step)).unwrap();
+        assert_eq!(state(&spec), state(&real.db().unwrap()), "after step {i}");
+        assert!(spec.check().unwrap().is_ok(), "step {i}");
+    }
+    // The speculative schema was never published: the database still lacks the attribute.
+    assert!(spec_base.db().unwrap().attr(&kw(":person/nick")).is_none());
+    assert!(spec.attr(&kw(":person/nick")).is_some());
+}
+
+#[test]
+fn a_with_database_outlives_its_base_and_ignores_later_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let spec = {
+        let base = db.db().unwrap();
+        base.db_with(&tx(r#"[{:person/email "a@x" :person/age 99}]"#))
+            .unwrap()
+    };
+    db.transact(tx(r#"[{:person/email "a@x" :person/age 50}]"#))
+        .unwrap();
+    let age = "[:find ?a . :where [?p :person/email \"a@x\"] [?p :person/age ?a]]";
+    let cases = [(&spec, 99), (&db.db().unwrap(), 50)];
+    for (d, want) in cases {
+        assert_eq!(d.q(age, &[]).unwrap(), Edn::Long(want));
+    }
+    // A clone moved to another thread reads the same value.
+    let moved = spec.clone();
+    let got = std::thread::spawn(move || moved.q(age, &[]).unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(got, Edn::Long(99));
+}
+
+#[test]
+fn with_reports_errors_like_transact() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let bad = [
+        r#"[[:db/add "x" :no/such "v"]]"#,
+        r#"[[:db/add "x" :person/age "not a number"]]"#,
+        r#"[{:db/id "x" :reg/course "math" :reg/student 7}]"#,
+    ];
+    for data in bad {
+        let spec = db.db().unwrap().with(&tx(data));
+        let real = db.transact(tx(data));
+        assert_eq!(spec.is_err(), real.is_err(), "{data}: {spec:?} vs {real:?}");
+    }
+}
