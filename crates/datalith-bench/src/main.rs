@@ -8,6 +8,12 @@ mod common;
 mod query;
 mod write;
 
+/// mimalloc: the Datalog pipeline allocates many small short-lived buffers, and glibc's
+/// allocator (consolidation, chunk unlinking) was a fifth of the committer's time. (SQLite, bundled
+/// C code, allocates through its own page cache and libc.)
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -72,3 +72,7 @@ fn main() {
         c.largest_batch
     );
 }
+
+/// The bench binary's allocator, so profiles of this example match `datalith-bench write`.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
