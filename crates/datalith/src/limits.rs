@@ -76,3 +76,8 @@ pub const GIANT_PREFIX_BYTES: usize = MAX_INDEXED_VALUE_BYTES - GIANT_HASH_BYTES
 /// prefix (encodings are prefix-free), so inline values and giants compare exactly, and an
 /// index key's length alone says which kind it is.
 pub const MAX_INLINE_VALUE_BYTES: usize = GIANT_PREFIX_BYTES;
+
+/// Group commits whose snapshot (the state before the batch, for the reports' `db_before` /
+/// `db_after`) stays available. Each pins LMDB pages and a reader slot while any report of
+/// its batch lives; keeping only the latest few bounds both, and a map growth releases all.
+pub const MAX_RETAINED_BATCH_SNAPSHOTS: usize = 8;

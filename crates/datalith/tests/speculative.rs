@@ -312,3 +312,186 @@ fn with_reports_errors_like_transact() {
         assert_eq!(spec.is_err(), real.is_err(), "{data}: {spec:?} vs {real:?}");
     }
 }
+
+/// The requests of one shared group commit, in order: each may depend on the earlier ones
+/// (upserts of entities they created, an attribute one of them defined), one fails alone.
+fn batch_requests() -> Vec<String> {
+    vec![
+        r#"[{:db/id "e" :person/name "Eve" :person/email "e@x" :person/age 20}]"#.into(),
+        r#"[{:person/email "e@x" :person/age 21 :person/friend [:person/email "a@x"]}]"#.into(),
+        r#"[{:db/ident :person/nick :db/valueType :db.type/string
+             :db/cardinality :db.cardinality/one}]"#
+            .into(),
+        r#"[[:db/add [:person/email "e@x"] :person/nick "evie"]]"#.into(),
+        // Fails alone: Eve's email already names another entity than this new one.
+        r#"[[:db/add "z" :person/email "e@x"] [:db/add "z" :person/email "z@x"]]"#.into(),
+        format!(
+            r#"[[:db/add [:person/email "e@x"] :person/bio "{}"]]"#,
+            giant('h')
+        ),
+        r#"[[:db/retractEntity [:person/email "a@x"]]]"#.into(),
+        r#"[[:db/add [:reg/course+student ["math" 7]] :reg/course "art"]]"#.into(),
+        format!(
+            r#"[[:db/retract [:person/email "b@x"] :person/bio "{}"]]"#,
+            giant('g')
+        ),
+    ]
+}
+
+#[test]
+fn reports_of_one_shared_batch_have_exact_db_before_and_after() {
+    let requests = batch_requests();
+    // The model: the same requests one by one, with the states around each.
+    let model_dir = tempfile::tempdir().unwrap();
+    let model = fresh(model_dir.path());
+    // The slow transaction below commits first, alone: an empty one here.
+    model.transact(tx("[]")).unwrap();
+    let mut expected = Vec::new();
+    for data in &requests {
+        let before = state(&model.db().unwrap());
+        let ok = model.transact(tx(data)).is_ok();
+        expected.push((ok, before, state(&model.db().unwrap())));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    // A slow transaction holds the committer while the others queue up behind it, so they
+    // share the next group commit.
+    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = started.clone();
+    db.register_tx_fn(kw(":test/slow"), move |_| {
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Ok(TxData::default())
+    });
+    let slow = db.transact_async(tx("[[:test/slow]]"));
+    while !started.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let handles: Vec<_> = requests.iter().map(|d| db.transact_async(tx(d))).collect();
+    slow.wait().unwrap();
+    let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
+    let shared = db.env().commit_counters().largest_batch;
+    assert!(shared >= requests.len(), "one batch held {shared} requests");
+    for (i, (r, (ok, before, after))) in results.iter().zip(&expected).enumerate() {
+        assert_eq!(r.is_ok(), *ok, "request {i}: {r:?}");
+        let Ok(r) = r else { continue };
+        let b = r.db_before().unwrap();
+        let a = r.db_after().unwrap();
+        assert_eq!(&state(&b), before, "request {i}: db_before");
+        assert_eq!(&state(&a), after, "request {i}: db_after");
+        assert!(a.check().unwrap().problems.iter().all(|p| {
+            // Statistics of a report's values are the batch snapshot's (documented).
+            format!("{p:?}").contains("tats")
+        }));
+        // Values from a report are full databases: `with` works on them.
+        let next = a
+            .db_with(&tx(r#"[{:db/id "w" :person/name "Wendy"}]"#))
+            .unwrap();
+        let wendy = next
+            .q("[:find ?e . :where [?e :person/name \"Wendy\"]]", &[])
+            .unwrap();
+        assert!(matches!(wendy, Edn::Long(_)), "request {i}: {wendy:?}");
+    }
+}
+
+#[test]
+fn a_blocking_transact_reports_the_states_around_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    for data in batch_requests() {
+        let before = state(&db.db().unwrap());
+        let Ok(r) = db.transact(tx(&data)) else {
+            continue;
+        };
+        let after = state(&db.db().unwrap());
+        assert_eq!(state(&r.db_before().unwrap()), before, "{data}");
+        assert_eq!(state(&r.db_after().unwrap()), after, "{data}");
+    }
+}
+
+#[test]
+fn callbacks_get_reports_with_db_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let (send, recv) = std::sync::mpsc::channel();
+    db.transact_with_callback(tx(r#"[{:person/email "a@x" :person/age 77}]"#), move |r| {
+        let age = "[:find ?a . :where [?p :person/email \"a@x\"] [?p :person/age ?a]]";
+        let r = r.unwrap();
+        let got = (
+            r.db_before().unwrap().q(age, &[]).unwrap(),
+            r.db_after().unwrap().q(age, &[]).unwrap(),
+        );
+        send.send(got).unwrap();
+    });
+    let got = recv.recv().unwrap();
+    assert_eq!(got, (Edn::Long(30), Edn::Long(77)));
+}
+
+#[test]
+fn only_the_latest_live_batches_keep_their_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let max = datalith::limits::MAX_RETAINED_BATCH_SNAPSHOTS;
+    // Reports held while later group commits happen: the oldest let their snapshot go.
+    let held: Vec<_> = (0..max + 3)
+        .map(|i| {
+            db.transact(tx(&format!(r#"[{{:person/email "a@x" :person/age {i}}}]"#)))
+                .unwrap()
+        })
+        .collect();
+    let age = "[:find ?a . :where [?p :person/email \"a@x\"] [?p :person/age ?a]]";
+    for (i, r) in held.iter().enumerate() {
+        let got = r.db_after();
+        if i < 3 {
+            assert!(
+                matches!(got, Err(datalith::tx::TxError::SnapshotReleased)),
+                "report {i}: {got:?}"
+            );
+        } else {
+            assert_eq!(got.unwrap().q(age, &[]).unwrap(), Edn::Long(i as i64));
+        }
+    }
+    // A report whose batch is the only one alive keeps its snapshot however many commits
+    // follow (their reports dropped at once).
+    let last = db
+        .transact(tx(r#"[{:person/email "a@x" :person/age 500}]"#))
+        .unwrap();
+    drop(held);
+    for i in 0..(max + 2) {
+        db.transact(tx(&format!(
+            r#"[{{:person/email "a@x" :person/age {}}}]"#,
+            i + 600
+        )))
+        .unwrap();
+    }
+    assert_eq!(
+        last.db_after().unwrap().q(age, &[]).unwrap(),
+        Edn::Long(500)
+    );
+}
+
+#[test]
+fn a_map_growth_releases_report_snapshots_instead_of_waiting_for_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = DbOptions::default();
+    options.env.initial_map_bytes = 1 << 20;
+    let db = Database::open(dir.path(), options).unwrap();
+    db.transact(tx(SCHEMA)).unwrap();
+    let held = db.transact(tx(&seed())).unwrap();
+    let kept = held.db_after().unwrap();
+    drop(kept);
+    // Megabytes of long values: the 1 MiB map must grow, which needs every snapshot closed.
+    for i in 0..40 {
+        let bio: String = std::iter::repeat_n(char::from(b'a' + (i % 26) as u8), 100_000).collect();
+        db.transact(tx(&format!(
+            r#"[{{:db/id "p" :person/name "P{i}" :person/bio "{bio}"}}]"#
+        )))
+        .unwrap();
+    }
+    assert!(db.env().commit_counters().map_growths > 0);
+    assert!(matches!(
+        held.db_after(),
+        Err(datalith::tx::TxError::SnapshotReleased)
+    ));
+}

@@ -194,6 +194,8 @@ impl Database {
             size,
             result: None,
             completion: Some(completion),
+            queries: Some(self.queries.clone()),
+            around: None,
         })
     }
 

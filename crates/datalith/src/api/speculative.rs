@@ -17,7 +17,7 @@ use super::db::Db;
 use crate::codec::{Keyword, Value};
 use crate::kv::{Overlay, Stage};
 use crate::tx::batch::StoreBatch;
-use crate::tx::report::{DbParts, ReportDbs};
+use crate::tx::report::{BatchLink, DbParts, ReportDbs};
 use crate::tx::{Tempid, TxData, TxError, TxReport};
 
 impl Db {
@@ -104,8 +104,46 @@ impl TxReport {
                 let parts = if after { &pair.1 } else { &pair.0 };
                 Ok(Db::from_parts(parts.clone()))
             }
+            ReportDbs::Batch(link) => Ok(Db::from_parts(batch_parts(link, after)?)),
         }
     }
+}
+
+/// The state just before (`after` false) or just after one request of a group commit: the
+/// state before the batch plus the writes of the batch's requests up to that point, with
+/// the id counters and schema version as they were then.
+fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
+    let snapshot = link.batch.snapshot().ok_or(TxError::SnapshotReleased)?;
+    let a = &link.around;
+    let (end, counters, schema) = if after {
+        (link.ops.end, Some(a.counters_after), &a.schema_after)
+    } else {
+        (link.ops.start, a.counters_before, &a.schema_before)
+    };
+    let mut overlay = link.batch.overlay_until(end);
+    let t = &link.store.tables;
+    let mut stage = Stage::default();
+    // No counters: the state before the batch's first request, the snapshot itself.
+    if let Some((e, attr, tx)) = counters {
+        crate::tx::write::stage_counters(t, &mut stage, e, attr, tx);
+        stage.put(
+            &t.meta,
+            crate::store::tables::meta_key::SCHEMA_VERSION,
+            &schema.version.to_be_bytes(),
+        );
+    }
+    overlay.apply_stage(&stage);
+    Ok(DbParts {
+        snapshot,
+        overlay: if overlay.is_empty() {
+            None
+        } else {
+            Some(Arc::new(overlay))
+        },
+        store: link.store.clone(),
+        schema: schema.clone(),
+        queries: link.queries.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -20,8 +20,10 @@ use crossbeam_channel::Receiver;
 use std::any::{Any, TypeId};
 use std::sync::Arc;
 
+use super::batch_snapshot::{BatchSnapshot, OpRange};
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
+use super::read::{ReadTxn, Snapshot};
 use super::stage::Stage;
 use super::view::View;
 use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
@@ -104,6 +106,16 @@ pub trait WriteRequest: Send + 'static {
 
     /// Called exactly once, after the batch is durable or has failed.
     fn finish(self: Box<Self>, outcome: Outcome);
+
+    /// Whether this request wants the state before its batch kept (for its report's
+    /// `db_before`/`db_after`). The committer then begins one read snapshot per batch.
+    fn wants_batch_snapshot(&self) -> bool {
+        false
+    }
+
+    /// Hands an applied request its batch's snapshot and where its writes sit in it; called
+    /// after the commit, before [`WriteRequest::finish`], if the snapshot could be taken.
+    fn attach_batch_snapshot(&mut self, _batch: &Arc<BatchSnapshot>, _ops: OpRange) {}
 }
 
 pub(crate) type BoxedRequest = Box<dyn WriteRequest>;
@@ -115,6 +127,8 @@ pub(crate) struct Runner {
     stage: Stage,
     batch: Vec<BoxedRequest>,
     outcomes: Vec<Option<bool>>,
+    /// Per applied request (same order as `outcomes`), its ops in `stage`.
+    ops: Vec<OpRange>,
     bytes: usize,
 }
 
@@ -135,27 +149,55 @@ impl Runner {
     }
 
     /// Commits the batch and completes every request of it.
-    pub(crate) fn run_batch(&mut self, shared: &EnvShared) {
+    pub(crate) fn run_batch(&mut self, shared: &Arc<EnvShared>) {
         if self.batch.is_empty() {
             return;
         }
         shared.stats.record_batch(self.batch.len());
-        let result = commit_batch(
+        let want = self.batch.iter().any(|r| r.wants_batch_snapshot());
+        let (result, before) = match commit_batch(
             shared,
             &mut self.batch,
             &mut self.stage,
             &mut self.outcomes,
+            &mut self.ops,
             self.bytes,
-        );
-        for (i, req) in self.batch.drain(..).enumerate() {
+            want,
+        ) {
+            Ok(before) => (Ok(()), before),
+            Err(e) => (Err(e), None),
+        };
+        let snapshot = match before {
+            Some(before) => {
+                // Only the requests' writes: the batch's final writes (counters, statistics)
+                // come after the last request's ops.
+                let end = self.ops.iter().map(|r| r.end).max().unwrap_or(0);
+                let b = Arc::new(BatchSnapshot::new(
+                    Snapshot::new(before),
+                    self.stage.prefix_copy(end),
+                ));
+                shared.retained.push(&b);
+                Some(b)
+            }
+            None => None,
+        };
+        let mut applied = 0;
+        for (i, mut req) in self.batch.drain(..).enumerate() {
             let ok = self.outcomes.get(i).copied().flatten();
             let outcome = match (&result, ok) {
                 (Err(e), _) => Outcome::Failed(e.clone_for_batch()),
-                (Ok(()), Some(true)) => Outcome::Committed,
+                (Ok(()), Some(true)) => {
+                    if let (Some(b), Some(ops)) = (&snapshot, self.ops.get(applied)) {
+                        req.attach_batch_snapshot(b, ops.clone());
+                    }
+                    applied += 1;
+                    Outcome::Committed
+                }
                 (Ok(()), _) => Outcome::Rejected,
             };
             req.finish(outcome);
         }
+        self.ops.clear();
         self.outcomes.clear();
         self.stage.clear();
         self.bytes = 0;
@@ -172,33 +214,49 @@ pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
     }
 }
 
-/// Applies and commits one batch; fills `outcomes` with whether each request was applied.
+/// Applies and commits one batch; fills `outcomes` with whether each request was applied and
+/// `ops` with the stage ops of each applied request. With `want`, returns a snapshot of the
+/// state before the batch when a reader slot was free.
 fn commit_batch(
-    shared: &EnvShared,
+    shared: &Arc<EnvShared>,
     batch: &mut [BoxedRequest],
     stage: &mut Stage,
     outcomes: &mut Vec<Option<bool>>,
+    ops: &mut Vec<OpRange>,
     bytes: usize,
-) -> Result<(), KvError> {
+    want: bool,
+) -> Result<Option<ReadTxn>, KvError> {
     if let Some(cause) = shared.poison_cause() {
         return Err(KvError::Poisoned { cause });
     }
     shared.ensure_room(bytes)?;
     loop {
         outcomes.clear();
+        ops.clear();
         stage.clear();
         let mut state = BatchState::default();
         let mut txn = shared
             .env
             .write_txn()
             .map_err(|e| shared.poison(KvError::from(e)))?;
+        // Begun while the write transaction is open: exactly the state the batch starts from.
+        // Never waits for a reader slot (a reader may be waiting for this very commit).
+        let before = if want {
+            ReadTxn::try_begin(shared.clone())
+        } else {
+            None
+        };
         let mut map_full = false;
         for req in batch.iter_mut() {
             let mark = stage.mark();
+            let start = stage.len();
             let view = View::new(&txn);
             match req.prepare(view, stage, &mut state) {
                 Ok(()) => match stage.apply(mark, &mut txn) {
-                    Ok(()) => outcomes.push(Some(true)),
+                    Ok(()) => {
+                        outcomes.push(Some(true));
+                        ops.push(start..stage.len());
+                    }
                     Err(e) if is_map_full(&e) => {
                         map_full = true;
                         break;
@@ -236,6 +294,8 @@ fn commit_batch(
         }
         if map_full {
             txn.abort();
+            // A growth waits for every snapshot, ours included.
+            drop(before);
             shared.grow_map(true)?;
             continue;
         }
@@ -248,6 +308,7 @@ fn commit_batch(
         match txn.commit() {
             Ok(()) => {}
             Err(e) if is_map_full(&e) => {
+                drop(before);
                 shared.grow_map(true)?;
                 continue;
             }
@@ -258,7 +319,7 @@ fn commit_batch(
             }
         }
         shared.after_commit();
-        return Ok(());
+        return Ok(before);
     }
 }
 

@@ -72,6 +72,8 @@ pub(crate) struct EnvShared {
     pub(crate) runner: Mutex<committer::Runner>,
     /// The queue's receiving end, for blocking callers that commit themselves.
     pub(crate) queue: crossbeam_channel::Receiver<BoxedRequest>,
+    /// Batch snapshots kept for reports, released before a forced map growth.
+    pub(crate) retained: super::batch_snapshot::Retained,
 }
 
 impl EnvShared {
@@ -147,6 +149,9 @@ impl EnvShared {
         // the reader gate guarantees no read transaction is open while `resize` runs.
         let resize = || unsafe { self.env.resize(target) };
         let result = if forced {
+            // Snapshots kept only for reports would make this wait forever if their holder
+            // waits for this commit: let them go.
+            self.retained.release_all();
             Some(self.gate.exclusive(resize))
         } else {
             self.gate.try_exclusive(resize)
@@ -244,6 +249,7 @@ impl Environment {
             inject_failure: AtomicBool::new(false),
             runner: Mutex::new(committer::Runner::default()),
             queue: rx.clone(),
+            retained: Default::default(),
         });
         let for_thread = shared.clone();
         let committer = std::thread::Builder::new()

@@ -44,6 +44,17 @@ impl ReaderGate {
         s.readers += 1;
     }
 
+    /// Takes a free reader slot if there is one right now (never waits): for the committer,
+    /// which must not wait for readers that may be waiting for it.
+    pub(crate) fn try_enter(&self) -> bool {
+        let mut s = self.lock();
+        if s.resizing || s.readers >= self.max_readers {
+            return false;
+        }
+        s.readers += 1;
+        true
+    }
+
     /// Gives a slot back.
     pub(crate) fn leave(&self) {
         let mut s = self.lock();

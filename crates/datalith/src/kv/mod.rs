@@ -6,6 +6,7 @@
 //! - [`table`]: plain and list (dupsort) tables.
 //! - [`read`] / [`view`]: snapshots and the one reading API.
 //! - [`overlay`]: writes kept in memory over a snapshot (speculative databases).
+//! - [`batch_snapshot`]: the state before a group commit, kept for its reports.
 //! - [`stage`]: writes staged by a request before they touch LMDB.
 //! - [`committer`]: the single writer thread and its batching.
 //! - [`handle`]: completion of queued writes.
@@ -13,6 +14,7 @@
 //! - [`gate`]: reader-slot admission and the resize barrier.
 
 pub mod api;
+pub mod batch_snapshot;
 pub mod committer;
 pub mod durability;
 pub mod env;
@@ -27,6 +29,7 @@ pub mod typed;
 pub mod view;
 
 pub use api::KvOp;
+pub use batch_snapshot::{BatchSnapshot, OpRange};
 pub use committer::{BatchSlot, BatchState, Outcome, Rejected, WriteRequest};
 pub use durability::{Durability, EnvOptions};
 pub use env::{CommitCounters, Environment};

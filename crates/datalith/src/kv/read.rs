@@ -31,6 +31,24 @@ impl ReadTxn {
         }
     }
 
+    /// A snapshot if a reader slot is free right now (never waits); `None` otherwise or if
+    /// LMDB refuses.
+    pub(crate) fn try_begin(shared: Arc<EnvShared>) -> Option<ReadTxn> {
+        if !shared.gate.try_enter() {
+            return None;
+        }
+        match shared.env.clone().static_read_txn() {
+            Ok(txn) => Some(ReadTxn {
+                txn: Some(txn),
+                shared,
+            }),
+            Err(_) => {
+                shared.gate.leave();
+                None
+            }
+        }
+    }
+
     /// The reading API over this snapshot.
     pub fn view(&self) -> View<'_> {
         View::new(self.txn.as_ref().expect("txn lives until drop"))
@@ -60,6 +78,8 @@ impl Drop for ReadTxn {
 pub struct Snapshot {
     txn: ReadTxn,
     prepared: std::sync::atomic::AtomicBool,
+    /// Serializes the first reads of `prepare_share` between threads.
+    preparing: std::sync::Mutex<()>,
 }
 
 // SAFETY: see the type's documentation: every table a sharer reads is refreshed by
@@ -74,6 +94,7 @@ impl Snapshot {
         Snapshot {
             txn,
             prepared: std::sync::atomic::AtomicBool::new(false),
+            preparing: std::sync::Mutex::new(()),
         }
     }
 
@@ -88,9 +109,14 @@ impl Snapshot {
     }
 
     /// Makes the snapshot safe to read from several threads at once (see the type's
-    /// documentation); call before handing out a second handle. Cheap after the first call.
+    /// documentation); every holder calls it before its first read. Cheap after the first
+    /// call; concurrent first calls are serialized.
     pub fn prepare_share(&self, tables: &[&super::Table]) {
         use std::sync::atomic::Ordering;
+        if self.prepared.load(Ordering::Acquire) {
+            return;
+        }
+        let _one_at_a_time = self.preparing.lock().unwrap_or_else(|p| p.into_inner());
         if self.prepared.load(Ordering::Acquire) {
             return;
         }

@@ -28,7 +28,7 @@ struct StagedOp {
 
 /// An append-only buffer of writes. Keys and values live in one byte arena so staging a
 /// thousand small writes costs a few allocations, not thousands.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Stage {
     bytes: Vec<u8>,
     ops: Vec<StagedOp>,
@@ -91,6 +91,19 @@ impl Stage {
         self.ops.is_empty()
     }
 
+    /// A copy of the first `ops` ops.
+    pub(crate) fn prefix_copy(&self, ops: usize) -> Stage {
+        let ops = ops.min(self.ops.len());
+        let bytes = match ops {
+            0 => 0,
+            i => self.ops[i - 1].value_end,
+        };
+        Stage {
+            bytes: self.bytes[..bytes].to_vec(),
+            ops: self.ops[..ops].to_vec(),
+        }
+    }
+
     pub(crate) fn mark(&self) -> Mark {
         Mark {
             bytes: self.bytes.len(),
@@ -109,9 +122,22 @@ impl Stage {
     }
 
     /// Calls `f(op, table id, table kind, key, value)` for every staged op, in order.
-    pub(crate) fn for_each_op(&self, mut f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8])) {
-        let mut start = 0;
-        for op in &self.ops {
+    pub(crate) fn for_each_op(&self, f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8])) {
+        self.for_each_op_in(0..self.ops.len(), f)
+    }
+
+    /// [`Stage::for_each_op`] for the ops numbered `range` only.
+    pub(crate) fn for_each_op_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8]),
+    ) {
+        let range = range.start.min(self.ops.len())..range.end.min(self.ops.len());
+        let mut start = match range.start {
+            0 => 0,
+            i => self.ops[i - 1].value_end,
+        };
+        for op in &self.ops[range] {
             let key = &self.bytes[start..op.key_end];
             let value = &self.bytes[op.key_end..op.value_end];
             start = op.value_end;

@@ -58,6 +58,32 @@ pub(crate) enum ReportDbs {
     Unavailable,
     /// Computed already (`Db::with`).
     Ready(Box<(DbParts, DbParts)>),
+    /// Built on demand from the snapshot of the request's group commit.
+    Batch(Box<BatchLink>),
+}
+
+/// What a committed request needs to rebuild the states around it from its batch's
+/// snapshot (the state before the batch) and staged writes.
+#[derive(Clone)]
+pub(crate) struct BatchLink {
+    pub(crate) batch: Arc<crate::kv::BatchSnapshot>,
+    /// This request's ops in the batch's stage: `..start` is the state before it, `..end`
+    /// the state after it.
+    pub(crate) ops: crate::kv::OpRange,
+    pub(crate) around: Around,
+    pub(crate) store: Arc<Store>,
+    pub(crate) queries: Arc<dyn Any + Send + Sync>,
+}
+
+/// The schemas and id counters just before and just after one request (the batch writes
+/// counters once at its end, so the stage alone does not have them).
+#[derive(Clone)]
+pub(crate) struct Around {
+    pub(crate) schema_before: Arc<Schema>,
+    pub(crate) schema_after: Arc<Schema>,
+    /// `None`: the request was the batch's first, the snapshot's counters are right.
+    pub(crate) counters_before: Option<(u64, u64, u64)>,
+    pub(crate) counters_after: (u64, u64, u64),
 }
 
 impl std::fmt::Debug for ReportDbs {
@@ -65,6 +91,7 @@ impl std::fmt::Debug for ReportDbs {
         match self {
             ReportDbs::Unavailable => write!(f, "Unavailable"),
             ReportDbs::Ready(_) => write!(f, "Ready"),
+            ReportDbs::Batch(l) => write!(f, "Batch(ops {:?})", l.ops),
         }
     }
 }

@@ -29,6 +29,11 @@ pub struct TxRequest {
     pub(crate) size: usize,
     pub(crate) result: Option<Result<TxReport, TxError>>,
     pub(crate) completion: Option<Completion<TxReport, TxError>>,
+    /// The query environment for the report's database values (type-erased: `tx` knows
+    /// nothing of queries); `None`: the report gets none.
+    pub(crate) queries: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// Schemas and counters around this request, from its last `prepare`.
+    pub(crate) around: Option<super::report::Around>,
 }
 
 impl TxRequest {
@@ -46,6 +51,7 @@ impl TxRequest {
             None => self.store.schema_for(&r)?,
         };
         let counters = slot.counters;
+        let schema_before = schema.clone();
         let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
         let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
         // A redo after a map growth must expand again only if the schema moved.
@@ -62,10 +68,20 @@ impl TxRequest {
             e.0 += d;
             e.1 += n;
         }
+        let mut schema_after = schema_before.clone();
         if let Some(new_schema) = out.new_schema {
             let new_schema = Arc::new(new_schema);
             self.store.publish_schema(new_schema.clone());
-            slot.schema = Some(new_schema);
+            slot.schema = Some(new_schema.clone());
+            schema_after = new_schema;
+        }
+        if self.queries.is_some() {
+            self.around = Some(super::report::Around {
+                schema_before,
+                schema_after,
+                counters_before: counters,
+                counters_after: (out.next_entity, out.next_attr, out.tx + 1),
+            });
         }
         let mut tempids = out.tempids;
         tempids.retain(|t, _| {
@@ -104,6 +120,29 @@ impl WriteRequest for TxRequest {
                 Err(Rejected)
             }
         }
+    }
+
+    fn wants_batch_snapshot(&self) -> bool {
+        self.queries.is_some()
+    }
+
+    fn attach_batch_snapshot(
+        &mut self,
+        batch: &Arc<crate::kv::BatchSnapshot>,
+        ops: crate::kv::OpRange,
+    ) {
+        let (Some(queries), Some(around), Some(Ok(report))) =
+            (&self.queries, self.around.take(), self.result.as_mut())
+        else {
+            return;
+        };
+        report.dbs = super::report::ReportDbs::Batch(Box::new(super::report::BatchLink {
+            batch: batch.clone(),
+            ops,
+            around,
+            store: self.store.clone(),
+            queries: queries.clone(),
+        }));
     }
 
     fn finish(mut self: Box<Self>, outcome: Outcome) {

@@ -1,0 +1,112 @@
+//! The snapshot a group commit keeps for its requests' reports: the state just before the
+//! batch, plus the batch's staged writes, from which the exact state before and after each
+//! request is rebuilt on demand as an [`Overlay`].
+//!
+//! Why before the batch rather than after: replaying writes forward needs nothing but the
+//! writes themselves, while undoing them would need what they overwrote (a deleted `giants`
+//! record, say), which the stage does not keep.
+//!
+//! Costs: one read transaction begun per batch (only if a request asks for it, see
+//! [`super::WriteRequest::wants_batch_snapshot`]) and a copy of the batch's staged bytes;
+//! the overlays are built only when a report's `db_before`/`db_after` is asked for.
+//!
+//! An open snapshot pins LMDB pages and takes a reader slot, and a map growth must wait for
+//! every snapshot to close. So the environment keeps these snapshots *releasable*: only the
+//! latest `MAX_RETAINED_BATCH_SNAPSHOTS` batches keep theirs, and all are released before the
+//! map grows. A database value already built from one holds the snapshot itself (like any
+//! `Db`) and is not affected.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, Weak};
+
+use super::overlay::Overlay;
+use super::read::Snapshot;
+use super::stage::Stage;
+use crate::limits::MAX_RETAINED_BATCH_SNAPSHOTS;
+
+/// The state before one group commit and the writes of its requests.
+pub struct BatchSnapshot {
+    snapshot: Mutex<Option<Arc<Snapshot>>>,
+    /// The staged writes of the batch's applied requests, in order (the batch's own final
+    /// writes, counters and statistics, left out).
+    stage: Stage,
+}
+
+impl BatchSnapshot {
+    pub(crate) fn new(snapshot: Snapshot, stage: Stage) -> BatchSnapshot {
+        BatchSnapshot {
+            snapshot: Mutex::new(Some(Arc::new(snapshot))),
+            stage,
+        }
+    }
+
+    /// The snapshot of the state before the batch, unless it was released.
+    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The writes of the batch's ops numbered `0..end` (the state after every request whose
+    /// ops end at or before `end`).
+    pub fn overlay_until(&self, end: usize) -> Overlay {
+        let mut o = Overlay::new();
+        self.stage
+            .for_each_op_in(0..end, |kind, id, table_kind, key, value| {
+                o.op(id, table_kind, kind, key, value)
+            });
+        o
+    }
+
+    fn release(&self) {
+        let taken = self
+            .snapshot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(taken);
+    }
+}
+
+/// Where a request's writes sit in its batch's stage: ops `start..end`.
+pub type OpRange = Range<usize>;
+
+/// The batch snapshots that may still be asked for, oldest first.
+#[derive(Default)]
+pub(crate) struct Retained {
+    batches: Mutex<VecDeque<Weak<BatchSnapshot>>>,
+}
+
+impl Retained {
+    /// Keeps `b` releasable; releases the oldest beyond the limit.
+    pub(crate) fn push(&self, b: &Arc<BatchSnapshot>) {
+        let mut q = self.batches.lock().unwrap_or_else(|p| p.into_inner());
+        q.retain(|w| w.strong_count() > 0);
+        q.push_back(Arc::downgrade(b));
+        let mut old = Vec::new();
+        while q.len() > MAX_RETAINED_BATCH_SNAPSHOTS {
+            old.extend(q.pop_front().and_then(|w| w.upgrade()));
+        }
+        drop(q);
+        // Released outside the lock: closing a snapshot takes the reader gate's lock.
+        for b in old {
+            b.release();
+        }
+    }
+
+    /// Releases every batch snapshot (before a map growth, which needs all closed).
+    pub(crate) fn release_all(&self) {
+        let all: Vec<_> = self
+            .batches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+            .filter_map(|w| w.upgrade())
+            .collect();
+        for b in all {
+            b.release();
+        }
+    }
+}
