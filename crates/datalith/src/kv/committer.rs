@@ -318,6 +318,16 @@ fn commit_batch(
                 }));
             }
         }
+        // An early growth needs every snapshot closed: when one is due (rarely: the map
+        // doubles each time), snapshots kept for reports give way.
+        let before = match before {
+            Some(ours) if shared.map_getting_full() => {
+                drop(ours);
+                shared.retained.release_all();
+                None
+            }
+            other => other,
+        };
         shared.after_commit();
         return Ok(before);
     }

@@ -116,11 +116,17 @@ impl EnvShared {
         Ok(())
     }
 
+    /// Whether the map is getting full (an early growth is due).
+    pub(crate) fn map_getting_full(&self) -> bool {
+        let map = self.map_bytes.load(Ordering::Acquire);
+        let free = map.saturating_sub(self.used_bytes()) as f64 / map as f64;
+        free < limits::MAP_GROW_WHEN_FREE_BELOW
+    }
+
     /// After a commit: grow early, while no reader is open, if the map is getting full.
     pub(crate) fn after_commit(&self) {
         let map = self.map_bytes.load(Ordering::Acquire);
-        let free = map.saturating_sub(self.used_bytes()) as f64 / map as f64;
-        if free < limits::MAP_GROW_WHEN_FREE_BELOW {
+        if self.map_getting_full() {
             // Opportunistic: skipped if a reader is open; a later commit will try again.
             let _ = self.grow_to(map + 1, false);
         }
