@@ -5,6 +5,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 use super::condition::{self, ConditionSpec, Family};
+use super::init::{self, InitCondition};
 use crate::common::BenchError;
 
 /// Writes per condition in a full run (the seeds' size).
@@ -76,6 +77,14 @@ pub struct WriteArgs {
     /// Directory of the peer harnesses (default: bench/peers of this repository).
     #[arg(long)]
     pub peers_dir: Option<PathBuf>,
+    /// Run only the bulk-load phase (Datalog: `init_db` against Datalevin's `init-db` and
+    /// SQLite, `--writes` entities); `--conditions` may pick among dl-init, sqlite-init,
+    /// datalevin-init.
+    #[arg(long, conflicts_with_all = ["kv", "no_init"])]
+    pub init_only: bool,
+    /// Skip the bulk-load phase (which a Datalog run does first by default).
+    #[arg(long)]
+    pub no_init: bool,
 }
 
 /// Hidden child subcommand: one condition at one batch size.
@@ -115,6 +124,8 @@ pub struct Plan {
     pub seed: u64,
     pub out: PathBuf,
     pub db_dir: PathBuf,
+    /// Bulk-load conditions to run first (empty: no bulk-load phase).
+    pub init: Vec<InitCondition>,
 }
 
 impl Plan {
@@ -156,7 +167,41 @@ impl Plan {
                 message: "batch sizes must be at least 1".into(),
             });
         }
-        let conditions = condition::select(family, &a.conditions)?;
+        // The bulk-load conditions are picked by their own names (dl-init, ...); a selection
+        // naming none of them leaves the phase out, one naming only them leaves out the rest.
+        let (init_names, names): (Vec<String>, Vec<String>) = a
+            .conditions
+            .iter()
+            .cloned()
+            .partition(|w| InitCondition::find(w).is_some());
+        let (conditions, init) = if a.init_only {
+            if !names.is_empty() {
+                return Err(BenchError::Arg {
+                    arg: "--conditions",
+                    message: format!(
+                        "with --init-only only dl-init, sqlite-init, datalevin-init; not {}",
+                        names.join(", ")
+                    ),
+                });
+            }
+            (Vec::new(), init::select(&init_names))
+        } else if a.no_init || family == Family::Kv {
+            (condition::select(family, &a.conditions)?, Vec::new())
+        } else if a.conditions.is_empty() {
+            (condition::select(family, &[])?, init::select(&[]))
+        } else {
+            let conditions = if names.is_empty() {
+                Vec::new()
+            } else {
+                condition::select(family, &names)?
+            };
+            let init = if init_names.is_empty() {
+                Vec::new()
+            } else {
+                init::select(&init_names)
+            };
+            (conditions, init)
+        };
         let out = a.out.join(family.out_name());
         let db_dir = a.db_dir.clone().unwrap_or_else(|| out.join("db"));
         Ok(Plan {
@@ -171,6 +216,7 @@ impl Plan {
             seed: a.seed,
             out,
             db_dir,
+            init,
         })
     }
 }

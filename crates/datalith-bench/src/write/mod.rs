@@ -7,12 +7,14 @@
 //! - [`stores`]: the in-process stores (Datalith KV, SQLite, raw LMDB, RocksDB).
 //! - [`peers`]: the JVM peer (Datalevin) through `bench/peers/`.
 //! - [`workload`]: keys, seeded UUID values, the mixed phase's key choice.
+//! - [`init`]: the bulk-load phase (`init_db` against Datalevin's `init-db` and SQLite).
 //! - [`runner`]: the child process: timing, CSV rows, count checks.
 //! - [`orchestrate`]: the parent: one child per condition and batch, progress.
 //! - [`summary`] / [`plots`]: `summary.md`, `summary.jsonl`, PNGs.
 
 mod args;
 mod condition;
+mod init;
 mod orchestrate;
 mod peers;
 mod plots;

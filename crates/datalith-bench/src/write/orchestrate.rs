@@ -10,7 +10,7 @@ use super::args::{ChildArgs, Plan, WriteArgs};
 use super::condition::{self, ConditionSpec, Runner};
 use super::result::RunResult;
 use super::runner::{self, Params};
-use super::{peers, plots, summary};
+use super::{init, peers, plots, summary};
 use crate::common::child::{self, emit_result};
 use crate::common::{progress, BenchError};
 
@@ -49,6 +49,20 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         logs: &logs,
         keep_db: args.keep_db,
     };
+    let phase = init::PhaseRun {
+        plan: &plan,
+        peers: &peers_dir,
+        logs: &logs,
+        keep_db: args.keep_db,
+        jvm_skip: jvm_skip(&args),
+    };
+    let mut inits = Vec::new();
+    for &c in &plan.init {
+        bar.set_message(format!("{} (bulk load)", c.name()));
+        let r = init::run_condition(c, &phase);
+        progress::println(&bar, &init::one_line(&r));
+        inits.push(r);
+    }
     let mut base = 0;
     let mut results = Vec::new();
     for &batch in &plan.batches {
@@ -76,21 +90,34 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
             Vec::new()
         }
     };
-    let md = summary::write(&plan, &results, &pngs)?;
+    let md = summary::write(&plan, &results, &inits, &pngs)?;
     eprintln!("summary: {}", md.display());
-    let failed: Vec<String> = results
+    let mut failed: Vec<String> = inits
         .iter()
         .filter(|r| !r.ok())
         .map(|r| {
             format!(
-                "{} b{}: {}",
+                "{} (bulk load): {}",
                 r.condition,
-                r.batch,
-                r.error.as_deref().unwrap_or("?")
+                r.error.as_deref().unwrap_or("count check failed")
             )
         })
         .collect();
-    let missing = summary::missing_peers(&results);
+    failed.extend(results.iter().filter(|r| !r.ok()).map(|r| {
+        format!(
+            "{} b{}: {}",
+            r.condition,
+            r.batch,
+            r.error.as_deref().unwrap_or("?")
+        )
+    }));
+    let mut missing = summary::missing_peers(&results);
+    missing.extend(
+        inits
+            .iter()
+            .filter(|r| r.is_peer())
+            .filter_map(|r| Some((r.condition.clone(), r.skipped.clone()?))),
+    );
     if !missing.is_empty() {
         let level = if plan.quick { "note" } else { "WARNING" };
         eprintln!(
@@ -196,6 +223,9 @@ fn run_in_child(
 
 /// The hidden child subcommand: one condition at one batch size, in this process.
 pub fn run_child(a: ChildArgs) -> Result<ExitCode, BenchError> {
+    if let Some(r) = init::run_child(&a) {
+        return r;
+    }
     let spec = condition::find(&a.condition)?;
     let mut store = condition::open(&spec, &a.dir)?;
     let result = runner::run(

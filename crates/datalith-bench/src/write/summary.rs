@@ -5,20 +5,31 @@ use std::path::{Path, PathBuf};
 
 use super::args::Plan;
 use super::condition::Family;
+use super::init::{self, InitResult};
 use super::result::RunResult;
 use crate::common::BenchError;
 
 /// Writes both summary files; returns the Markdown one's path.
-pub fn write(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> Result<PathBuf, BenchError> {
+pub fn write(
+    plan: &Plan,
+    results: &[RunResult],
+    inits: &[InitResult],
+    pngs: &[PathBuf],
+) -> Result<PathBuf, BenchError> {
     let jsonl_path = plan.out.join("summary.jsonl");
     let mut jsonl = String::new();
+    for r in inits {
+        jsonl.push_str(&serde_json::to_string(r)?);
+        jsonl.push('\n');
+    }
     for r in results {
         jsonl.push_str(&serde_json::to_string(r)?);
         jsonl.push('\n');
     }
     std::fs::write(&jsonl_path, jsonl).map_err(BenchError::io(&jsonl_path))?;
     let md_path = plan.out.join("summary.md");
-    let md = markdown(plan, results, pngs);
+    let mut md = markdown(plan, results, pngs);
+    md.push_str(&init::markdown(inits));
     std::fs::write(&md_path, md).map_err(BenchError::io(&md_path))?;
     Ok(md_path)
 }
@@ -188,6 +199,10 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
         let _ = writeln!(w);
     }
 
+    if results.is_empty() {
+        // A bulk-load-only run (`--init-only`): its section follows.
+        return s;
+    }
     let _ = writeln!(w, "## Pure write\n");
     let _ = writeln!(
         w,
