@@ -243,50 +243,34 @@ impl Database {
     }
 }
 
-/// Datoms per chunk of a bulk load: big enough that the fsync is amortised, small enough that
-/// a chunk's sorted entries stay well inside memory.
-const BULK_CHUNK_DATOMS: usize = 500_000;
-
 impl Database {
     /// Bulk-loads datoms `(entity id, attribute, value)` (Datalevin's `fill-db`): no tempids,
     /// upserts, cardinality or uniqueness checks, just attribute and type checks, then sorted
-    /// writes straight into the indexes, durably. Entity ids must lie in the user partition
-    /// (`store::ids::USER_PARTITION_START..`). Returns the number of datoms written.
+    /// writes straight into the indexes, durably, in one transaction. Entity ids must lie in
+    /// the user partition (`store::ids::USER_PARTITION_START..`). Encoding and sorting run on
+    /// the caller's thread (and, for large loads, on helper threads, one per core); keys past
+    /// the end of an index (all of them when loading into an empty database) are appended
+    /// without a search. Returns the number of datoms
+    /// written (duplicates in `datoms` count once).
     pub fn fill_db(
         &self,
         datoms: &[(crate::store::EntityId, Keyword, Value)],
     ) -> Result<u64, TxError> {
+        if datoms.is_empty() {
+            return Ok(0);
+        }
         let snap = self.db()?;
         let schema = snap.schema().clone();
         drop(snap);
-        let mut handles = Vec::new();
-        for chunk in datoms.chunks(BULK_CHUNK_DATOMS) {
-            let mut with_ids = Vec::with_capacity(chunk.len());
-            for (e, k, v) in chunk {
-                let a = schema
-                    .by_ident(k)
-                    .ok_or_else(|| TxError::UnknownAttribute {
-                        attr: k.to_string(),
-                        form: format!("[{e} {k} {v:?}]"),
-                    })?
-                    .id;
-                with_ids.push((*e, a, v.clone()));
-            }
-            let prepared = crate::tx::bulk::prepare(&schema, &with_ids)?;
-            let (completion, handle) = CommitHandle::pair();
-            self.env.submit(Box::new(crate::tx::bulk::FillRequest {
-                tables: self.store.tables.clone(),
-                chunk: prepared,
-                result: None,
-                completion: Some(completion),
-            }));
-            handles.push(handle);
-        }
-        let mut n = 0;
-        for h in handles {
-            n += h.wait()?;
-        }
-        Ok(n)
+        let prepared = crate::tx::bulk::prepare(&schema, datoms)?;
+        let (completion, handle) = CommitHandle::pair();
+        self.env.submit(Box::new(crate::tx::bulk::FillRequest {
+            tables: self.store.tables.clone(),
+            chunk: prepared,
+            result: None,
+            completion: Some(completion),
+        }));
+        handle.wait()
     }
 
     /// Creates (or opens) a database at `path`, installs `schema` (tx data) and bulk-loads

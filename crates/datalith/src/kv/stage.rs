@@ -1,6 +1,8 @@
 //! Staged writes: what a request wants written, collected before anything touches LMDB, so a
 //! request that fails validation leaves no trace (the committer just truncates the stage).
 
+use heed::PutFlags;
+
 use super::table::{RawDb, Table, TableKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,9 +17,22 @@ pub(crate) enum OpKind {
     ListRemove,
 }
 
+/// How a [`OpKind::ListAdd`] reaches its place in LMDB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    /// A search from the root.
+    Search,
+    /// A key past every key the table holds when the op is applied, with its first value
+    /// (LMDB `MDB_APPEND`: no search, and full pages on split).
+    Append,
+    /// A value past every value of an existing key (`MDB_APPENDDUP`).
+    AppendDup,
+}
+
 #[derive(Clone, Copy)]
 struct StagedOp {
     kind: OpKind,
+    placement: Placement,
     db: RawDb,
     /// The table's identity and kind, for an [`super::overlay::Overlay`] fed from a stage.
     table: u32,
@@ -43,11 +58,23 @@ pub(crate) struct Mark {
 
 impl Stage {
     fn push(&mut self, kind: OpKind, table: &Table, key: &[u8], value: &[u8]) {
+        self.push_placed(kind, Placement::Search, table, key, value);
+    }
+
+    fn push_placed(
+        &mut self,
+        kind: OpKind,
+        placement: Placement,
+        table: &Table,
+        key: &[u8],
+        value: &[u8],
+    ) {
         self.bytes.extend_from_slice(key);
         let key_end = self.bytes.len();
         self.bytes.extend_from_slice(value);
         self.ops.push(StagedOp {
             kind,
+            placement,
             db: table.db,
             table: table.id,
             table_kind: table.kind,
@@ -69,6 +96,27 @@ impl Stage {
     /// Adds `value` to the set of `key` in a list table (no-op if present).
     pub fn list_add(&mut self, table: &Table, key: &[u8], value: &[u8]) {
         self.push(OpKind::ListAdd, table, key, value);
+    }
+
+    /// Bulk loads of sorted data: adds `key` with its first `value` to a list table. The
+    /// caller guarantees that `key` sorts after every key of the table when this op is applied
+    /// (after the ops staged before it). A violated guarantee fails the batch
+    /// (`MDB_KEYEXIST`); it never writes out of order.
+    pub fn list_append(&mut self, table: &Table, key: &[u8], value: &[u8]) {
+        self.push_placed(OpKind::ListAdd, Placement::Append, table, key, value);
+    }
+
+    /// Bulk loads of sorted data: adds another `value` to `key` (which must be there, at any
+    /// place in the table); the caller guarantees that `value` sorts after every value `key`
+    /// holds when this op is applied (`MDB_KEYEXIST` fails the batch otherwise).
+    pub fn list_append_dup(&mut self, table: &Table, key: &[u8], value: &[u8]) {
+        self.push_placed(OpKind::ListAdd, Placement::AppendDup, table, key, value);
+    }
+
+    /// Reserves room for `ops` more writes of `bytes` key and value bytes in all.
+    pub fn reserve(&mut self, ops: usize, bytes: usize) {
+        self.ops.reserve(ops);
+        self.bytes.reserve(bytes);
     }
 
     /// Removes `value` from the set of `key` in a list table (no-op if absent).
@@ -119,6 +167,12 @@ impl Stage {
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();
         self.ops.clear();
+        // A bulk load stages hundreds of MB once; do not keep that much for ordinary batches.
+        const KEEP_BYTES: usize = 64 << 20;
+        if self.bytes.capacity() > KEEP_BYTES {
+            self.bytes.shrink_to(KEEP_BYTES);
+            self.ops.shrink_to(KEEP_BYTES / 64);
+        }
     }
 
     /// Calls `f(op, table id, table kind, key, value)` for every staged op, in order.
@@ -157,7 +211,14 @@ impl Stage {
             let value = &self.bytes[op.key_end..op.value_end];
             start = op.value_end;
             match op.kind {
-                OpKind::Put | OpKind::ListAdd => op.db.put(txn, key, value)?,
+                OpKind::Put | OpKind::ListAdd => match op.placement {
+                    Placement::Search => op.db.put(txn, key, value)?,
+                    Placement::Append => op.db.put_with_flags(txn, PutFlags::APPEND, key, value)?,
+                    Placement::AppendDup => {
+                        op.db
+                            .put_with_flags(txn, PutFlags::APPEND_DUP, key, value)?
+                    }
+                },
                 OpKind::Delete => {
                     op.db.delete(txn, key)?;
                 }

@@ -116,8 +116,8 @@ impl Datalith {
 
     fn load(&self, dir: &Path) -> Result<(), BenchError> {
         let schema = read_one(SCHEMA).map_err(BenchError::store(DL, "schema"))?;
-        let schema =
-            datalith::tx::edn::tx_data_from_edn(&schema).map_err(BenchError::store(DL, "schema"))?;
+        let schema = datalith::tx::edn::tx_data_from_edn(&schema)
+            .map_err(BenchError::store(DL, "schema"))?;
         let db = Database::init_db(
             dir,
             DbOptions::with_durability(Durability::Durable),
@@ -135,11 +135,13 @@ impl Datalith {
             .map_err(BenchError::store(DL, "reopen"))?;
         let snap = db.db().map_err(BenchError::store(DL, "db"))?;
         let id = |s: &str| {
-            snap.attr(&kw(s)).map(|a| a.id).ok_or_else(|| BenchError::Store {
-                store: DL.into(),
-                op: "check",
-                message: format!("attribute {s} missing after the load"),
-            })
+            snap.attr(&kw(s))
+                .map(|a| a.id)
+                .ok_or_else(|| BenchError::Store {
+                    store: DL.into(),
+                    op: "check",
+                    message: format!("attribute {s} missing after the load"),
+                })
         };
         let (k, v) = (id(":k")?, id(":v")?);
         let walk = |a| {

@@ -48,9 +48,11 @@ pub fn run(dir: &Path, run: &PhaseRun<'_>) -> InitResult {
             n,
             &format!("Datalevin not installed: {}", child::tail(&log, 1)),
         ),
-        Ok(out) if out.timed_out => {
-            InitResult::failed(C, n, &format!("killed after {:?}", limit.unwrap_or_default()))
-        }
+        Ok(out) if out.timed_out => InitResult::failed(
+            C,
+            n,
+            &format!("killed after {:?}", limit.unwrap_or_default()),
+        ),
         Ok(out) => {
             let mut r = match out.results.iter().find(|v| v["phase"] == "init") {
                 Some(v) => from_line(n, v),

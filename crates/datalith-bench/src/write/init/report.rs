@@ -85,7 +85,10 @@ pub fn markdown(results: &[InitResult]) -> String {
             r.skipped.as_deref().unwrap_or("")
         );
     }
-    let _ = writeln!(w, "\n| ratio (seconds) | Datalith s | other s | speed-up | target | met |");
+    let _ = writeln!(
+        w,
+        "\n| ratio (seconds) | Datalith s | other s | speed-up | target | met |"
+    );
     let _ = writeln!(w, "|---|--:|--:|--:|---|---|");
     let dl = find(results, InitCondition::Datalith);
     for (label, other, target) in [
@@ -94,7 +97,11 @@ pub fn markdown(results: &[InitResult]) -> String {
             InitCondition::Datalevin,
             "> 1x",
         ),
-        ("init_db against SQLite (reference)", InitCondition::Sqlite, "-"),
+        (
+            "init_db against SQLite (reference)",
+            InitCondition::Sqlite,
+            "-",
+        ),
     ] {
         let o = find(results, other);
         let cell = |r: Option<&InitResult>| r.map_or("n/a".into(), |r| format!("{:.3}", r.seconds));

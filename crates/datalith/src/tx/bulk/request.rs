@@ -1,0 +1,216 @@
+//! The committer request of a bulk load.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+
+use super::prepare::Prepared;
+use crate::kv::handle::Completion;
+use crate::kv::{BatchState, Direction, Outcome, Rejected, Stage, Table, View, WriteRequest};
+use crate::store::keys;
+use crate::store::reader::IndexReader;
+use crate::store::{AttrId, Tables};
+use crate::tx::batch::StoreBatch;
+use crate::tx::TxError;
+
+/// A prepared bulk load, as a committer request.
+pub struct FillRequest {
+    pub(crate) tables: Tables,
+    pub(crate) chunk: Prepared,
+    pub(crate) result: Option<Result<u64, TxError>>,
+    pub(crate) completion: Option<Completion<u64, TxError>>,
+}
+
+/// Per-attribute change of (datoms, distinct values).
+type Deltas = HashMap<AttrId, (i64, i64)>;
+
+/// Whether a key of the load is in the table already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyState {
+    Present,
+    /// Not there; `append` when no key of the table sorts after it either.
+    New {
+        append: bool,
+    },
+}
+
+/// The table's keys next to a sorted stream of probes: one seek each time the stream passes
+/// an existing key, instead of one lookup per key (a load into an empty key range costs one
+/// seek in all).
+#[derive(Default)]
+struct Existing {
+    /// The first key of the table at or after the last seek; `Some(None)`: none.
+    next: Option<Option<Vec<u8>>>,
+}
+
+impl Existing {
+    /// Where `k` stands; probes come in ascending order.
+    fn probe(&mut self, view: View<'_>, table: &Table, k: &[u8]) -> Result<KeyState, TxError> {
+        let stale = match &self.next {
+            None => true,
+            Some(Some(n)) => n.as_slice() < k,
+            Some(None) => false,
+        };
+        if stale {
+            let first = view
+                .range(
+                    table,
+                    Bound::Included(k),
+                    Bound::Unbounded,
+                    Direction::Forward,
+                )?
+                .next()
+                .transpose()?;
+            self.next = Some(first.map(|(key, _)| key.to_vec()));
+        }
+        Ok(match &self.next {
+            Some(Some(n)) if n.as_slice() == k => KeyState::Present,
+            Some(Some(_)) => KeyState::New { append: false },
+            _ => KeyState::New { append: true },
+        })
+    }
+}
+
+fn attr_of(av: &[u8]) -> AttrId {
+    // Every entry was encoded as attr ++ value by `prepare`.
+    keys::split_attr(av).map_or(0, |(a, _)| a)
+}
+
+impl FillRequest {
+    fn attempt(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        batch: &mut BatchState,
+    ) -> Result<u64, TxError> {
+        let t = &self.tables;
+        let p = &self.chunk;
+        let arena = p.arena.as_slice();
+        let r = IndexReader::new(view, t);
+        for (k, full) in &p.giants {
+            match view.get(&t.giants, k)? {
+                Some(existing) if existing == full.as_slice() => {}
+                Some(_) => {
+                    return Err(TxError::Malformed {
+                        detail: "two different long values share a 128-bit hash; refusing to store the second".into(),
+                        form: "bulk load".into(),
+                    })
+                }
+                None => stage.put(&t.giants, k, full),
+            }
+        }
+        stage.reserve(2 * p.len(), 2 * (arena.len() + 8 * p.len()));
+        let mut deltas: Deltas = HashMap::new();
+
+        // EAV; datoms already present are not counted.
+        let mut eav_keys = Existing::default();
+        let mut prev_e: Option<[u8; 8]> = None;
+        let mut key = KeyState::New { append: false };
+        for x in &p.eav {
+            let av = x.av(arena);
+            let new_key = prev_e != Some(x.e);
+            if new_key {
+                prev_e = Some(x.e);
+                key = eav_keys.probe(view, &t.eav, &x.e)?;
+            }
+            match key {
+                KeyState::New { append: true } if new_key => stage.list_append(&t.eav, &x.e, av),
+                KeyState::New { append: false } if new_key => stage.list_add(&t.eav, &x.e, av),
+                // A key this load created: its values come in order.
+                KeyState::New { .. } => stage.list_append_dup(&t.eav, &x.e, av),
+                KeyState::Present => {
+                    if view.list_contains(&t.eav, &x.e, av)? {
+                        deltas.entry(attr_of(av)).or_default().0 -= 1;
+                    }
+                    stage.list_add(&t.eav, &x.e, av);
+                }
+            }
+        }
+
+        // AVE, counting datoms and new distinct values per attribute in the same pass.
+        let mut ave_keys = Existing::default();
+        let mut prev_av: Option<&[u8]> = None;
+        // The attribute being counted: (id, datoms, new values).
+        let mut cur: Option<(AttrId, i64, i64)> = None;
+        for x in &p.ave {
+            let av = x.av(arena);
+            let new_key = prev_av != Some(av);
+            if new_key {
+                prev_av = Some(av);
+                key = ave_keys.probe(view, &t.ave, av)?;
+                let a = attr_of(av);
+                if cur.is_none_or(|c| c.0 != a) {
+                    if let Some((a, d, n)) = cur.replace((a, 0, 0)) {
+                        let s = deltas.entry(a).or_default();
+                        s.0 += d;
+                        s.1 += n;
+                    }
+                }
+            }
+            let Some(c) = cur.as_mut() else { continue };
+            c.1 += 1;
+            if new_key && key != KeyState::Present {
+                c.2 += 1;
+            }
+            match key {
+                KeyState::New { append: true } if new_key => stage.list_append(&t.ave, av, &x.e),
+                KeyState::New { append: false } if new_key => stage.list_add(&t.ave, av, &x.e),
+                KeyState::New { .. } => stage.list_append_dup(&t.ave, av, &x.e),
+                KeyState::Present => stage.list_add(&t.ave, av, &x.e),
+            }
+        }
+        if let Some((a, d, n)) = cur {
+            let s = deltas.entry(a).or_default();
+            s.0 += d;
+            s.1 += n;
+        }
+
+        let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        let counters = match slot.counters {
+            Some(c) => c,
+            None => crate::tx::run::read_counters(&r)?,
+        };
+        slot.counters = Some((counters.0.max(p.max_e + 1), counters.1, counters.2));
+        for (a, (d, n)) in deltas {
+            let x = slot.stats.entry(a).or_default();
+            x.0 += d;
+            x.1 += n;
+        }
+        Ok(p.len() as u64)
+    }
+}
+
+impl WriteRequest for FillRequest {
+    fn size_hint(&self) -> usize {
+        // Both indexes hold every datom: key, value and LMDB's per-node overhead.
+        2 * (self.chunk.arena.len() + 24 * self.chunk.len())
+    }
+
+    fn prepare(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        batch: &mut BatchState,
+    ) -> Result<(), Rejected> {
+        let r = self.attempt(view, stage, batch);
+        let ok = r.is_ok();
+        self.result = Some(r);
+        if ok {
+            Ok(())
+        } else {
+            Err(Rejected)
+        }
+    }
+
+    fn finish(mut self: Box<Self>, outcome: Outcome) {
+        let result = match outcome {
+            Outcome::Committed | Outcome::Rejected => self
+                .result
+                .take()
+                .unwrap_or_else(|| Err(crate::kv::KvError::Closed.into())),
+            Outcome::Failed(e) => Err(e.into()),
+        };
+        if let Some(c) = self.completion.take() {
+            c.complete(result);
+        }
+    }
+}
