@@ -5,20 +5,45 @@
 //! The result is the net change against the database: the datoms to write.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::hash_map::Entry as MapEntry;
 use std::sync::Arc;
 
+use super::av::{self, av};
 use super::error::TxError;
-use super::resolve::Resolved;
-use crate::codec::{self, Value};
+use super::resolve::{Fresh, Known, Resolved};
+use crate::codec::Value;
 use crate::store::ids::{AttrId, EntityId};
-use crate::store::reader::{decode_exact, IndexReader};
+use crate::store::keys::ATTR_BYTES;
+use crate::store::reader::IndexReader;
 use crate::store::schema::{Attribute, Schema};
 use crate::store::Datom;
 
-struct Presence {
+/// End of an entry chain.
+const NONE: u32 = u32::MAX;
+
+/// One datom the transaction looked at: whether the database holds it (`original`) and
+/// whether it holds it after the transaction so far (`now`).
+struct Entry {
+    e: EntityId,
+    a: AttrId,
+    /// `a ++ encoded value` (see `av`).
+    av: Vec<u8>,
+    value: Value,
     original: bool,
     now: bool,
-    value: Value,
+    /// Set by an assertion or retraction (not only noted as explicitly asserted).
+    touched: bool,
+    /// The next entry of the same `[e a]`, or `NONE`.
+    next: u32,
+}
+
+/// Where the state of one datom is known from.
+#[derive(Clone, Copy)]
+enum Seen {
+    /// An entry of the overlay.
+    Entry(u32),
+    /// The database, untouched by this transaction: whether it holds the datom.
+    Db(bool),
 }
 
 /// The overlay of one transaction.
@@ -26,27 +51,20 @@ pub struct DatomBuilder<'a> {
     r: IndexReader<'a>,
     schema: &'a Schema,
     tx: EntityId,
-    /// Datoms touched, by entity and attribute (a short list of values each), so a lookup by
-    /// borrowed value bytes needs no allocation.
-    presence: HashMap<(EntityId, AttrId), Vec<(Vec<u8>, Presence)>>,
-    /// Order in which datoms were first touched (the report lists them in this order): entity,
-    /// attribute and index in that pair's list.
-    order: Vec<(EntityId, AttrId, usize)>,
-    /// Values added in this transaction, by entity: for retractEntity and cardinality one.
-    added: HashMap<EntityId, Vec<(AttrId, Vec<u8>, Value)>>,
-    /// Cardinality-one values asserted explicitly in this transaction.
-    asserted_one: HashMap<(EntityId, AttrId), Vec<u8>>,
-    /// Holders of unique values asserted in this transaction.
-    unique_holders: HashMap<(AttrId, Vec<u8>), EntityId>,
-    retracted_entities: Vec<EntityId>,
+    /// Every datom touched, in the order first touched (the report lists them in this order).
+    /// One flat vector and chains per `[e a]`: no allocation per datom beyond its bytes.
+    entries: Vec<Entry>,
+    /// First and last entry of each `[e a]` touched.
+    heads: HashMap<(EntityId, AttrId), (u32, u32)>,
+    /// The entry of the cardinality-one value asserted explicitly for `[e a]`.
+    asserted_one: HashMap<(EntityId, AttrId), u32>,
+    /// Holders of unique values asserted in this transaction, by av bytes.
+    unique_holders: HashMap<Vec<u8>, EntityId>,
+    retracted_entities: HashSet<EntityId>,
     /// Entities created by this transaction: nothing of them is in the database yet.
-    fresh: HashSet<EntityId>,
-}
-
-fn enc(v: &Value) -> Vec<u8> {
-    let mut b = Vec::with_capacity(16);
-    codec::encode(v, &mut b);
-    b
+    fresh: Fresh,
+    /// Identity values the resolver already looked up in the database.
+    known: &'a Known,
 }
 
 impl<'a> DatomBuilder<'a> {
@@ -55,30 +73,111 @@ impl<'a> DatomBuilder<'a> {
         r: IndexReader<'a>,
         schema: &'a Schema,
         tx: EntityId,
-        fresh: HashSet<EntityId>,
+        fresh: Fresh,
+        known: &'a Known,
     ) -> Self {
         DatomBuilder {
             r,
             schema,
             tx,
-            presence: HashMap::default(),
-            order: Vec::new(),
-            added: HashMap::default(),
+            entries: Vec::new(),
+            heads: HashMap::default(),
             asserted_one: HashMap::default(),
             unique_holders: HashMap::default(),
-            retracted_entities: Vec::new(),
+            retracted_entities: HashSet::default(),
             fresh,
+            known,
         }
     }
 
-    fn present(&mut self, e: EntityId, a: AttrId, v: &Value, b: &[u8]) -> Result<bool, TxError> {
-        if let Some(p) = self.lookup(e, a, b) {
-            return Ok(p.now);
+    /// Reserves room for about `n` datoms.
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        self.heads.reserve(n);
+    }
+
+    fn find(&self, e: EntityId, a: AttrId, b: &[u8]) -> Option<u32> {
+        let mut i = self.heads.get(&(e, a))?.0;
+        while i != NONE {
+            let en = &self.entries[i as usize];
+            if en.av == b {
+                return Some(i);
+            }
+            i = en.next;
         }
-        if self.fresh.contains(&e) {
+        None
+    }
+
+    fn in_db(&self, e: EntityId, b: &[u8]) -> Result<bool, TxError> {
+        if self.fresh.contains(e) {
             return Ok(false);
         }
-        Ok(self.r.contains(e, a, v)?)
+        Ok(av::holds(&self.r, e, &av::index_key(b))?)
+    }
+
+    fn seen(&self, e: EntityId, a: AttrId, b: &[u8]) -> Result<Seen, TxError> {
+        match self.find(e, a, b) {
+            Some(i) => Ok(Seen::Entry(i)),
+            None => Ok(Seen::Db(self.in_db(e, b)?)),
+        }
+    }
+
+    fn is_now(&self, s: Seen) -> bool {
+        match s {
+            Seen::Entry(i) => self.entries[i as usize].now,
+            Seen::Db(held) => held,
+        }
+    }
+
+    fn present(&self, e: EntityId, a: AttrId, b: &[u8]) -> Result<bool, TxError> {
+        Ok(self.is_now(self.seen(e, a, b)?))
+    }
+
+    /// Records `[e a v]` as held (`now`) or not after the transaction; `touched` says it
+    /// was asserted or retracted rather than only noted.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        s: Seen,
+        e: EntityId,
+        a: AttrId,
+        v: Value,
+        b: Vec<u8>,
+        now: bool,
+        touched: bool,
+    ) -> u32 {
+        match s {
+            Seen::Entry(i) => {
+                let en = &mut self.entries[i as usize];
+                en.now = now;
+                en.touched |= touched;
+                i
+            }
+            Seen::Db(original) => {
+                let i = self.entries.len() as u32;
+                self.entries.push(Entry {
+                    e,
+                    a,
+                    av: b,
+                    value: v,
+                    original,
+                    now,
+                    touched,
+                    next: NONE,
+                });
+                match self.heads.entry((e, a)) {
+                    MapEntry::Occupied(mut o) => {
+                        let last = o.get().1;
+                        self.entries[last as usize].next = i;
+                        o.get_mut().1 = i;
+                    }
+                    MapEntry::Vacant(slot) => {
+                        slot.insert((i, i));
+                    }
+                }
+                i
+            }
+        }
     }
 
     fn set(
@@ -89,88 +188,75 @@ impl<'a> DatomBuilder<'a> {
         b: Vec<u8>,
         now: bool,
     ) -> Result<(), TxError> {
-        match self.lookup_mut(e, a, &b) {
-            Some(p) => p.now = now,
-            None => {
-                let original = !self.fresh.contains(&e) && self.r.contains(e, a, &v)?;
-                let list = self.presence.entry((e, a)).or_default();
-                self.order.push((e, a, list.len()));
-                list.push((
-                    b.clone(),
-                    Presence {
-                        original,
-                        now,
-                        value: v.clone(),
-                    },
-                ));
-            }
-        }
-        if now {
-            self.added.entry(e).or_default().push((a, b, v));
-        }
+        let s = self.seen(e, a, &b)?;
+        self.record(s, e, a, v, b, now, true);
         Ok(())
     }
 
-    /// Current values of `[e a]` (database plus overlay), as (bytes, value).
+    /// Current values of `[e a]` (database plus overlay), as (av bytes, value).
     fn current(&mut self, e: EntityId, a: AttrId) -> Result<Vec<(Vec<u8>, Value)>, TxError> {
         let mut out = Vec::new();
-        let stored = if self.fresh.contains(&e) {
-            Vec::new()
-        } else {
-            self.r.values(e, a)?
-        };
-        for v in stored {
-            let b = enc(&v);
-            if self.present(e, a, &v, &b)? {
-                out.push((b, v));
-            }
-        }
-        if let Some(added) = self.added.get(&e) {
-            let extra: Vec<_> = added
-                .iter()
-                .filter(|(aa, _, _)| *aa == a)
-                .cloned()
-                .collect();
-            for (_, b, v) in extra {
-                if !out.iter().any(|(ob, _)| *ob == b)
-                    && self.lookup(e, a, &b).is_some_and(|p| p.now)
-                {
+        if !self.fresh.contains(e) {
+            for v in self.r.values(e, a)? {
+                let b = av(a, &v);
+                let held = match self.find(e, a, &b) {
+                    Some(i) => self.entries[i as usize].now,
+                    None => true,
+                };
+                if held {
                     out.push((b, v));
                 }
             }
+        }
+        // Values this transaction added (values the database held are listed above).
+        let mut i = self.heads.get(&(e, a)).map_or(NONE, |h| h.0);
+        while i != NONE {
+            let en = &self.entries[i as usize];
+            if en.now && !en.original {
+                out.push((en.av.clone(), en.value.clone()));
+            }
+            i = en.next;
         }
         Ok(out)
     }
 
     fn assert(&mut self, e: EntityId, attr: &Arc<Attribute>, v: Value) -> Result<(), TxError> {
         let a = attr.id;
-        let b = enc(&v);
+        let b = av(a, &v);
         if attr.unique.is_some() {
             self.check_unique(e, attr, &v, &b)?;
         }
-        if !attr.is_many() {
-            if let Some(first) = self.asserted_one.get(&(e, a)) {
-                if *first != b {
-                    let first = decode_exact(first)
-                        .map(|v| format!("{v:?}"))
-                        .unwrap_or_default();
+        let one = !attr.is_many();
+        if one {
+            if let Some(&first) = self.asserted_one.get(&(e, a)) {
+                let first = &self.entries[first as usize];
+                if first.av != b {
                     return Err(TxError::DatomConflict {
                         entity: e,
                         attr: attr.ident.to_string(),
-                        first,
+                        first: format!("{:?}", first.value),
                         second: format!("{v:?}"),
                     });
                 }
             }
-            self.asserted_one.insert((e, a), b.clone());
             for (ob, ov) in self.current(e, a)? {
                 if ob != b {
                     self.set(e, a, ov, ob, false)?;
                 }
             }
         }
-        if !self.present(e, a, &v, &b)? {
-            self.set(e, a, v, b, true)?;
+        let s = self.seen(e, a, &b)?;
+        let i = if self.is_now(s) {
+            // Already held: nothing to write, but a cardinality-one attribute remembers it.
+            if !one {
+                return Ok(());
+            }
+            self.record(s, e, a, v, b, true, false)
+        } else {
+            self.record(s, e, a, v, b, true, true)
+        };
+        if one {
+            self.asserted_one.insert((e, a), i);
         }
         Ok(())
     }
@@ -188,55 +274,72 @@ impl<'a> DatomBuilder<'a> {
             existing,
             entity: e,
         };
-        if let Some(&holder) = self.unique_holders.get(&(attr.id, b.to_vec())) {
+        if let Some(&holder) = self.unique_holders.get(b) {
             if holder != e {
                 return Err(conflict(holder));
             }
         }
-        for holder in self.r.entities_with(attr.id, v)? {
-            if holder != e && self.present(holder, attr.id, v, b)? {
-                return Err(conflict(holder));
+        // The resolver may already know the database has no holder of this value.
+        if !matches!(self.known.get(b), Some((_, None))) {
+            for holder in self.r.entities_with_key(&av::index_key(b))? {
+                if holder != e && self.present(holder, attr.id, b)? {
+                    return Err(conflict(holder));
+                }
             }
         }
-        self.unique_holders.insert((attr.id, b.to_vec()), e);
+        if !self.unique_holders.contains_key(b) {
+            self.unique_holders.insert(b.to_vec(), e);
+        }
         Ok(())
     }
 
     fn retract(&mut self, e: EntityId, a: AttrId, v: Value) -> Result<(), TxError> {
-        let b = enc(&v);
-        if self.present(e, a, &v, &b)? {
-            self.set(e, a, v, b, false)?;
+        let b = av(a, &v);
+        let s = self.seen(e, a, &b)?;
+        if self.is_now(s) {
+            self.record(s, e, a, v, b, false, true);
         }
         Ok(())
     }
 
     fn retract_entity(&mut self, e: EntityId) -> Result<(), TxError> {
-        if self.retracted_entities.contains(&e) {
+        if !self.retracted_entities.insert(e) {
             return Ok(());
         }
-        self.retracted_entities.push(e);
-        // Its own datoms (and its components, recursively).
-        let mut own: Vec<(AttrId, Value)> = self.r.entity(e)?;
-        if let Some(added) = self.added.get(&e) {
-            own.extend(added.iter().map(|(a, _, v)| (*a, v.clone())));
+        let target = Value::Ref(e);
+        let tb = crate::codec::encode_to_vec(&target);
+        // Its own datoms (and its components, recursively), and datoms of this transaction
+        // that refer to it.
+        let mut own: Vec<(AttrId, Value)> = if self.fresh.contains(e) {
+            Vec::new()
+        } else {
+            self.r.entity(e)?
+        };
+        let mut incoming: Vec<(EntityId, AttrId)> = Vec::new();
+        for en in self.entries.iter().filter(|en| en.now && !en.original) {
+            if en.e == e {
+                own.push((en.a, en.value.clone()));
+            }
+            if en.av[ATTR_BYTES..] == tb[..] {
+                incoming.push((en.e, en.a));
+            }
         }
         for (a, v) in own {
             let component = self
                 .schema
                 .get(a)
                 .is_some_and(|x| x.is_component && x.is_ref());
-            let b = enc(&v);
-            if !self.present(e, a, &v, &b)? {
+            let b = av(a, &v);
+            let s = self.seen(e, a, &b)?;
+            if !self.is_now(s) {
                 continue;
             }
-            self.set(e, a, v.clone(), b, false)?;
+            self.record(s, e, a, v.clone(), b, false, true);
             if let (true, Value::Ref(child)) = (component, &v) {
                 self.retract_entity(*child)?;
             }
         }
         // References to it, through every ref attribute's AVE entries.
-        let target = Value::Ref(e);
-        let tb = enc(&target);
         let ref_attrs: Vec<AttrId> = self
             .schema
             .attributes()
@@ -249,15 +352,6 @@ impl<'a> DatomBuilder<'a> {
                 self.retract(holder, a, target.clone())?;
             }
         }
-        let incoming: Vec<(EntityId, AttrId)> = self
-            .added
-            .iter()
-            .flat_map(|(h, vs)| {
-                vs.iter()
-                    .filter(|(_, b, _)| *b == tb)
-                    .map(move |(a, _, _)| (*h, *a))
-            })
-            .collect();
         for (holder, a) in incoming {
             self.retract(holder, a, target.clone())?;
         }
@@ -320,7 +414,12 @@ impl<'a> DatomBuilder<'a> {
         if composites.is_empty() {
             return Ok(());
         }
-        let touched: Vec<(EntityId, AttrId)> = self.presence.keys().copied().collect();
+        let touched: Vec<(EntityId, AttrId)> = self
+            .entries
+            .iter()
+            .filter(|en| en.touched)
+            .map(|en| (en.e, en.a))
+            .collect();
         for c in composites {
             let parts: Vec<Option<AttrId>> = c
                 .tuple_attrs
@@ -356,55 +455,25 @@ impl<'a> DatomBuilder<'a> {
         Ok(())
     }
 
-    fn lookup(&self, e: EntityId, a: AttrId, b: &[u8]) -> Option<&Presence> {
-        self.presence
-            .get(&(e, a))?
-            .iter()
-            .find(|(x, _)| x == b)
-            .map(|(_, p)| p)
-    }
-
-    fn lookup_mut(&mut self, e: EntityId, a: AttrId, b: &[u8]) -> Option<&mut Presence> {
-        self.presence
-            .get_mut(&(e, a))?
-            .iter_mut()
-            .find(|(x, _)| x == b)
-            .map(|(_, p)| p)
-    }
-
-    /// The net change against the database, in the order datoms were first touched.
+    /// The net change against the database, in the order datoms were first touched, each with
+    /// its av bytes.
     pub fn finish(self) -> Vec<(Datom, Vec<u8>)> {
         let tx = self.tx;
-        let mut presence = self.presence;
-        let mut out = Vec::with_capacity(self.order.len());
-        for (e, a, i) in self.order {
-            let Some(list) = presence.get_mut(&(e, a)) else {
-                continue;
-            };
-            let (b, p) = std::mem::replace(
-                &mut list[i],
+        self.entries
+            .into_iter()
+            .filter(|en| en.original != en.now)
+            .map(|en| {
                 (
-                    Vec::new(),
-                    Presence {
-                        original: false,
-                        now: false,
-                        value: Value::Boolean(false),
-                    },
-                ),
-            );
-            if p.original != p.now {
-                out.push((
                     Datom {
-                        e,
-                        a,
-                        v: p.value,
+                        e: en.e,
+                        a: en.a,
+                        v: en.value,
                         tx,
-                        added: p.now,
+                        added: en.now,
                     },
-                    b,
-                ));
-            }
-        }
-        out
+                    en.av,
+                )
+            })
+            .collect()
     }
 }

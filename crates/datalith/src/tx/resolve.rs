@@ -2,13 +2,14 @@
 //! `:db.unique/identity` attributes (two tempids asserting the same identity value become one
 //! entity), and the rest get fresh ids.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
+use super::av;
 use super::data::Tempid;
 use super::error::TxError;
 use super::terms::{defines_attribute, is_identity, Term, E, V};
-use crate::codec::{self, Value};
+use crate::codec::Value;
 use crate::store::ids::{AttrId, EntityId, ATTR_PARTITION_END, TX_PARTITION_START};
 use crate::store::reader::IndexReader;
 use crate::store::schema::{builtin, Attribute, Schema};
@@ -37,30 +38,64 @@ pub struct Counters {
     pub tx: EntityId,
 }
 
+/// Ids allocated by one transaction (and its tx id): they have no datoms yet, so the datom
+/// stage need not look them up. Allocation takes ids in order from the counters, so they are
+/// two ranges and the tx id.
+#[derive(Debug, Clone, Copy)]
+pub struct Fresh {
+    entities: (EntityId, EntityId),
+    attrs: (EntityId, EntityId),
+    tx: EntityId,
+}
+
+impl Fresh {
+    /// Whether `e` was allocated by the transaction.
+    #[inline]
+    pub fn contains(&self, e: EntityId) -> bool {
+        e == self.tx
+            || (self.entities.0 <= e && e < self.entities.1)
+            || (self.attrs.0 <= e && e < self.attrs.1)
+    }
+}
+
+/// Identity values a transaction's tempids assert, by av bytes: the first tempid asserting
+/// each, and the database's first holder of it (looked up once, reused by the datom stage's
+/// uniqueness check).
+pub type Known = HashMap<Vec<u8>, (Tempid, Option<EntityId>)>;
+
 /// Resolves entities against one state of the database.
 pub struct Resolver<'a> {
     r: IndexReader<'a>,
     schema: &'a Schema,
+    /// Counters as the transaction found them.
+    start: Counters,
     /// Counters, advanced by allocation.
     pub counters: Counters,
     /// Final tempid -> id map (the report's tempids).
     pub tempids: HashMap<Tempid, EntityId>,
-    /// Ids allocated by this transaction (and its tx id): they have no datoms yet, so the
-    /// datom stage need not look them up.
-    pub fresh: HashSet<EntityId>,
+    /// Identity values looked up while resolving tempids.
+    pub known: Known,
 }
 
 impl<'a> Resolver<'a> {
     /// A resolver.
     pub fn new(r: IndexReader<'a>, schema: &'a Schema, counters: Counters) -> Self {
-        let mut fresh = HashSet::default();
-        fresh.insert(counters.tx);
         Resolver {
             r,
             schema,
+            start: counters,
             counters,
             tempids: HashMap::default(),
-            fresh,
+            known: HashMap::default(),
+        }
+    }
+
+    /// The ids allocated so far.
+    pub fn fresh(&self) -> Fresh {
+        Fresh {
+            entities: (self.start.next_entity, self.counters.next_entity),
+            attrs: (self.start.next_attr, self.counters.next_attr),
+            tx: self.counters.tx,
         }
     }
 
@@ -117,7 +152,8 @@ impl<'a> Resolver<'a> {
             }
             cur
         }
-        let mut by_value: HashMap<(AttrId, Vec<u8>), Tempid> = HashMap::default();
+        let mut by_value = std::mem::take(&mut self.known);
+        by_value.clear();
         let mut candidates: Vec<(Tempid, EntityId)> = Vec::new();
         let mut attribute_tempids: Vec<Tempid> = Vec::new();
         for term in terms {
@@ -132,30 +168,33 @@ impl<'a> Resolver<'a> {
             if *t == Tempid::CurrentTx || !is_identity(attr) {
                 continue;
             }
-            let value = match v {
-                V::Val(v) => v.clone(),
+            let b = match v {
+                V::Val(v) => av::av(attr.id, v),
                 V::Ent(e) => match self.fixed(e)? {
-                    Some(id) => Value::Ref(id),
+                    Some(id) => av::av(attr.id, &Value::Ref(id)),
                     None => continue,
                 },
             };
-            let mut enc = Vec::with_capacity(16);
-            codec::encode(&value, &mut enc);
-            match by_value.get(&(attr.id, enc.clone())) {
-                Some(other) => {
+            // One database lookup per distinct value.
+            let existing = match by_value.get(&b) {
+                Some((other, existing)) => {
                     let (ra, rb) = (find(&mut parent, t), find(&mut parent, other));
                     if ra != rb {
                         parent.insert(ra, rb);
                     }
+                    *existing
                 }
                 None => {
-                    by_value.insert((attr.id, enc), t.clone());
+                    let existing = av::first_holder(&self.r, &av::index_key(&b))?;
+                    by_value.insert(b, (t.clone(), existing));
+                    existing
                 }
-            }
-            if let Some(existing) = self.r.first_entity_with(attr.id, &value)? {
+            };
+            if let Some(existing) = existing {
                 candidates.push((t.clone(), existing));
             }
         }
+        self.known = by_value;
         let mut upserted: HashMap<Tempid, EntityId> = HashMap::default();
         for (t, existing) in candidates {
             let root = find(&mut parent, &t);
@@ -208,7 +247,6 @@ impl<'a> Resolver<'a> {
                         id
                     };
                     allocated.insert(root, id);
-                    this.fresh.insert(id);
                     id
                 };
                 this.tempids.insert(t.clone(), id);

@@ -86,15 +86,17 @@ pub fn run_tx(
     );
     resolver.resolve_tempids(&terms)?;
     let resolved = resolver.resolve(terms)?;
+    let fresh = resolver.fresh();
     let Resolver {
         counters,
         tempids,
-        fresh,
+        known,
         ..
     } = resolver;
 
     // Stage 4: datoms.
-    let mut builder = DatomBuilder::new(r, schema, tx, fresh);
+    let mut builder = DatomBuilder::new(r, schema, tx, fresh, &known);
+    builder.reserve(resolved.len());
     for term in resolved {
         builder.apply(term)?;
     }

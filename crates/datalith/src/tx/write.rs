@@ -3,6 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::av;
 use super::error::TxError;
 use crate::codec::{self, Giant};
 use crate::kv::Stage;
@@ -13,9 +14,9 @@ use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
 use crate::store::Datom;
 
-/// Stages the index entries of `datoms` (with their full encodings), and the `giants`
-/// records of values too long to index inline; returns the change of each attribute's
-/// statistics (datoms, distinct values).
+/// Stages the index entries of `datoms` (each with its av bytes, see `tx::av`), and the
+/// `giants` records of values too long to index inline; returns the change of each
+/// attribute's statistics (datoms, distinct values).
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
@@ -23,25 +24,40 @@ pub fn stage_datoms(
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
-    // Per AVE key (attr ++ index key): attribute, net change in holders, giant record.
-    let mut per_value: HashMap<Vec<u8>, (AttrId, i64, Option<Giant>)> = HashMap::default();
+    // Index keys of giants (an inline value's av bytes are its index key), by datom.
+    let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
+    for (i, (_, b)) in datoms.iter().enumerate() {
+        if !av::is_inline(b) {
+            let mut key = b.clone();
+            if let Some(g) = codec::index_key::shrink_to_index_key(&mut key, ATTR_BYTES) {
+                giants.push((i, key, g));
+            }
+        }
+    }
+    // Per AVE key: attribute, net change in holders, giant record.
+    let mut per_value: HashMap<&[u8], (AttrId, i64, Option<&Giant>)> = HashMap::default();
+    per_value.reserve(datoms.len());
     let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
-    for (d, enc) in datoms {
-        let mut key = Vec::with_capacity(ATTR_BYTES + enc.len().min(MAX_KEY_BYTES));
-        keys::attr_prefix(d.a, &mut key);
-        key.extend_from_slice(enc);
-        let giant = codec::index_key::shrink_to_index_key(&mut key, ATTR_BYTES);
+    let mut next_giant = giants.iter().peekable();
+    for (i, (d, b)) in datoms.iter().enumerate() {
+        let (key, giant): (&[u8], Option<&Giant>) = match next_giant.peek() {
+            Some((gi, k, g)) if *gi == i => {
+                next_giant.next();
+                (k, Some(g))
+            }
+            _ => (b, None),
+        };
         debug_assert!(
             key.len() <= MAX_KEY_BYTES,
             "index keys fit LMDB's key limit"
         );
         let e = keys::eav_key(d.e);
         if d.added {
-            stage.list_add(&t.eav, &e, &key);
-            stage.list_add(&t.ave, &key, &e);
+            stage.list_add(&t.eav, &e, key);
+            stage.list_add(&t.ave, key, &e);
         } else {
-            stage.list_remove(&t.eav, &e, &key);
-            stage.list_remove(&t.ave, &key, &e);
+            stage.list_remove(&t.eav, &e, key);
+            stage.list_remove(&t.ave, key, &e);
         }
         let delta = if d.added { 1 } else { -1 };
         let entry = per_value.entry(key).or_insert((d.a, 0, None));
@@ -59,10 +75,14 @@ pub fn stage_datoms(
             // A unique attribute's values each have one holder.
             let after = i64::from(delta > 0);
             (1 - after, after)
+        } else if delta > 0 {
+            // Only whether the value had holders before matters: one lookup.
+            let before = i64::from(r.view.get(&t.ave, key)?.is_some());
+            (before, before + delta)
         } else {
             // Exact and cheap: whether the value had holders before, and whether it has after.
             let cap = delta.unsigned_abs() + 1;
-            let before = count_key(r, t, &key, cap)? as i64;
+            let before = count_key(r, t, key, cap)? as i64;
             (before, before + delta)
         };
         let change = i64::from(after > 0) - i64::from(before > 0);
