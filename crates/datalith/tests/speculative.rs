@@ -57,7 +57,11 @@ fn seed() -> String {
 }
 
 fn fresh(dir: &std::path::Path) -> Database {
-    let db = Database::open(dir, DbOptions::default()).unwrap();
+    fresh_with(dir, DbOptions::default())
+}
+
+fn fresh_with(dir: &std::path::Path, options: DbOptions) -> Database {
+    let db = Database::open(dir, options).unwrap();
     db.transact(tx(SCHEMA)).unwrap();
     db.transact(tx(&seed())).unwrap();
     db
@@ -129,6 +133,11 @@ fn state(db: &Db) -> State {
             };
             // An attribute the state lacks is an error; the error text is the answer then.
             match db.q(q, &inputs) {
+                // A set's order follows the plan, which follows the statistics.
+                Ok(Edn::Set(mut rows)) => {
+                    rows.sort_by_key(|r| format!("{r:?}"));
+                    Edn::Set(rows)
+                }
                 Ok(r) => r,
                 Err(e) => Edn::String(format!("error: {e}")),
             }
@@ -494,4 +503,153 @@ fn a_map_growth_releases_report_snapshots_instead_of_waiting_for_them() {
         held.db_after(),
         Err(datalith::tx::TxError::SnapshotReleased)
     ));
+}
+
+#[test]
+fn with_calls_the_databases_tx_functions() {
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (spec, real) = (fresh(da.path()), fresh(dbb.path()));
+    for db in [&spec, &real] {
+        // [:test/set-age email age] -> the datom that sets it.
+        db.register_tx_fn(kw(":test/set-age"), |args| match args {
+            [datalith::codec::Value::String(email), datalith::codec::Value::Long(age)] => Ok(tx(
+                &format!(r#"[[:db/add [:person/email "{email}"] :person/age {age}]]"#),
+            )),
+            _ => Err("wants an email and an age".into()),
+        });
+    }
+    let data = r#"[[:test/set-age "a@x" 64] [:db.fn/call :test/set-age "b@x" 65]]"#;
+    let after = spec.db().unwrap().db_with(&tx(data)).unwrap();
+    real.transact(tx(data)).unwrap();
+    assert_eq!(state(&after), state(&real.db().unwrap()));
+    let bad = spec.db().unwrap().with(&tx(r#"[[:test/set-age 1]]"#));
+    assert!(bad.is_err(), "{bad:?}");
+}
+
+mod random {
+    //! Random transactions: `with` chains, sequential transactions and one shared group
+    //! commit must all go through the same states.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    const EMAILS: [&str; 4] = ["a@x", "b@x", "n0@x", "n1@x"];
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Upsert by email, setting the age (creates the person if missing).
+        Age(usize, i64),
+        Tag(usize, u8),
+        Untag(usize, u8),
+        /// A long value (0, 1: two giants) or a short one (2).
+        Bio(usize, u8),
+        Unbio(usize),
+        Friend(usize, usize),
+        RetractEntity(usize),
+        Reg(u8, i64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let p = 0usize..4;
+        prop_oneof![
+            (p.clone(), 0i64..3).prop_map(|(p, v)| Op::Age(p, v)),
+            (p.clone(), 0u8..3).prop_map(|(p, t)| Op::Tag(p, t)),
+            (p.clone(), 0u8..3).prop_map(|(p, t)| Op::Untag(p, t)),
+            (p.clone(), 0u8..3).prop_map(|(p, b)| Op::Bio(p, b)),
+            p.clone().prop_map(Op::Unbio),
+            (p.clone(), p.clone()).prop_map(|(a, b)| Op::Friend(a, b)),
+            p.prop_map(Op::RetractEntity),
+            (0u8..2, 0i64..3).prop_map(|(c, n)| Op::Reg(c, n)),
+        ]
+    }
+
+    fn edn(ops: &[Op]) -> String {
+        let who = |p: &usize| format!(r#"[:person/email "{}"]"#, EMAILS[*p]);
+        let bio = |b: &u8| match b {
+            0 => giant('g'),
+            1 => giant('h'),
+            _ => "short".to_string(),
+        };
+        let forms: Vec<String> = ops
+            .iter()
+            .map(|o| match o {
+                Op::Age(p, v) => format!(r#"{{:person/email "{}" :person/age {v}}}"#, EMAILS[*p]),
+                Op::Tag(p, t) => format!("[:db/add {} :person/tags :t{t}]", who(p)),
+                Op::Untag(p, t) => format!("[:db/retract {} :person/tags :t{t}]", who(p)),
+                Op::Bio(p, b) => format!(r#"[:db/add {} :person/bio "{}"]"#, who(p), bio(b)),
+                Op::Unbio(p) => format!("[:db/retract {} :person/bio]", who(p)),
+                Op::Friend(a, b) => format!("[:db/add {} :person/friend {}]", who(a), who(b)),
+                Op::RetractEntity(p) => format!("[:db/retractEntity {}]", who(p)),
+                Op::Reg(c, n) => format!(r#"{{:reg/course "c{c}" :reg/student {n}}}"#),
+            })
+            .collect();
+        format!("[{}]", forms.join(" "))
+    }
+
+    fn options() -> DbOptions {
+        DbOptions::with_durability(datalith::kv::Durability::NoSync)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+
+        #[test]
+        fn with_chains_sequential_and_batched_reports_agree(
+            txs in prop::collection::vec(prop::collection::vec(op(), 1..4), 1..6)
+        ) {
+            let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+            let real = fresh_with(dirs[0].path(), options());
+            let batched = fresh_with(dirs[1].path(), options());
+            let spec_db = fresh_with(dirs[2].path(), options());
+            // The batched database commits a holding transaction first (below): the others
+            // get an empty one, so that ids and tx ids agree.
+            real.transact(tx("[]")).unwrap();
+            spec_db.transact(tx("[]")).unwrap();
+            // Sequential transactions: the model of every state.
+            let mut expected = Vec::new();
+            for t in &txs {
+                let before = state(&real.db().unwrap());
+                let r = real.transact(tx(&edn(t)));
+                let after = state(&real.db().unwrap());
+                if let Ok(r) = &r {
+                    prop_assert_eq!(&state(&r.db_before().unwrap()), &before);
+                    prop_assert_eq!(&state(&r.db_after().unwrap()), &after);
+                }
+                expected.push((r.is_ok(), before, after));
+            }
+            // A chain of `with`s on one snapshot.
+            let mut spec = spec_db.db().unwrap();
+            for (t, (ok, _, after)) in txs.iter().zip(&expected) {
+                let r = spec.with(&tx(&edn(t)));
+                prop_assert_eq!(r.is_ok(), *ok, "{}", edn(t));
+                if let Ok(r) = r {
+                    spec = r.db_after().unwrap();
+                    prop_assert_eq!(&state(&spec), after, "{}", edn(t));
+                }
+            }
+            // One shared group commit.
+            let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = started.clone();
+            batched.register_tx_fn(kw(":test/hold"), move |_| {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                Ok(TxData::default())
+            });
+            // The hold commits alone first; the model needs the same empty transaction.
+            let hold = batched.transact_async(tx("[[:test/hold]]"));
+            while !started.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            let handles: Vec<_> = txs.iter().map(|t| batched.transact_async(tx(&edn(t)))).collect();
+            hold.wait().unwrap();
+            for (h, (t, (ok, before, after))) in handles.into_iter().zip(txs.iter().zip(&expected)) {
+                let r = h.wait();
+                prop_assert_eq!(r.is_ok(), *ok, "{}", edn(t));
+                if let Ok(r) = r {
+                    prop_assert_eq!(&state(&r.db_before().unwrap()), before, "{}", edn(t));
+                    prop_assert_eq!(&state(&r.db_after().unwrap()), after, "{}", edn(t));
+                }
+            }
+        }
+    }
 }

@@ -144,7 +144,12 @@ impl Database {
 
     /// A consistent snapshot for reading.
     pub fn db(&self) -> Result<Db, TxError> {
-        Db::open(self.env.read()?, self.store.clone(), self.queries.clone())
+        Db::open(
+            self.env.read()?,
+            self.store.clone(),
+            self.queries.clone(),
+            self.functions.clone(),
+        )
     }
 
     /// Transacts and waits until the transaction is durable.

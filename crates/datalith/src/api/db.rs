@@ -25,6 +25,8 @@ pub struct Db {
     pub(crate) store: Arc<Store>,
     schema: Arc<Schema>,
     pub(crate) queries: Arc<QueryEnv>,
+    /// The transaction functions of the database this value came from (for `with`).
+    pub(crate) functions: Option<Arc<std::sync::RwLock<crate::tx::request::Functions>>>,
     // Keeps `Db` `!Sync`: two threads share a snapshot only through distinct `Db` values,
     // made by `clone`/`with`, which prepare the snapshot for sharing first.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -55,6 +57,7 @@ impl Clone for Db {
             store: self.store.clone(),
             schema: self.schema.clone(),
             queries: self.queries.clone(),
+            functions: self.functions.clone(),
             _not_sync: std::marker::PhantomData,
         }
     }
@@ -75,6 +78,7 @@ impl Db {
         txn: ReadTxn,
         store: Arc<Store>,
         queries: Arc<QueryEnv>,
+        functions: Arc<std::sync::RwLock<crate::tx::request::Functions>>,
     ) -> Result<Db, TxError> {
         let schema = {
             let r = IndexReader::new(txn.view(), &store.tables);
@@ -86,6 +90,7 @@ impl Db {
             store,
             schema,
             queries,
+            functions: Some(functions),
             _not_sync: std::marker::PhantomData,
         })
     }
@@ -104,6 +109,7 @@ impl Db {
             store: parts.store,
             schema: parts.schema,
             queries,
+            functions: parts.functions,
             _not_sync: std::marker::PhantomData,
         }
     }
@@ -117,6 +123,7 @@ impl Db {
             store: self.store.clone(),
             schema: self.schema.clone(),
             queries: self.queries.clone(),
+            functions: self.functions.clone(),
         }
     }
 

@@ -25,15 +25,24 @@ impl Db {
     /// the report holds the datoms, the tempids, and `db_before()` (this value) and
     /// `db_after()`, a full database value with the transaction applied, which can be
     /// queried, pulled and extended by another `with`. Transaction functions registered on
-    /// the `Database` are not available here.
+    /// the `Database` this value came from are called as in `transact`.
     pub fn with(&self, data: &TxData) -> Result<TxReport, TxError> {
         let r = self.reader();
-        let none = |_: &Keyword, _: &[Value]| None;
+        let functions = self
+            .functions
+            .as_ref()
+            .map(|f| f.read().unwrap_or_else(|p| p.into_inner()));
+        let call = |name: &Keyword, args: &[Value]| {
+            functions
+                .as_ref()
+                .and_then(|f| f.get(name))
+                .map(|f| f(args))
+        };
         let out = crate::tx::run::run_tx(
             r,
             self.schema(),
             data,
-            &none,
+            &call,
             crate::tx::run::now_ms(),
             None,
             None,
@@ -143,6 +152,7 @@ fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
         store: link.store.clone(),
         schema: schema.clone(),
         queries: link.queries.clone(),
+        functions: Some(link.functions.clone()),
     })
 }
 

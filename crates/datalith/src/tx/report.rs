@@ -48,6 +48,8 @@ pub(crate) struct DbParts {
     pub(crate) schema: Arc<Schema>,
     /// The query environment (`api::db::QueryEnv`).
     pub(crate) queries: Arc<dyn Any + Send + Sync>,
+    /// Transaction functions, for `with` on this value.
+    pub(crate) functions: Option<Arc<std::sync::RwLock<super::request::Functions>>>,
 }
 
 /// How a report gets its database values.
@@ -73,6 +75,7 @@ pub(crate) struct BatchLink {
     pub(crate) around: Around,
     pub(crate) store: Arc<Store>,
     pub(crate) queries: Arc<dyn Any + Send + Sync>,
+    pub(crate) functions: Arc<std::sync::RwLock<super::request::Functions>>,
 }
 
 /// The schemas and id counters just before and just after one request (the batch writes

@@ -142,6 +142,7 @@ impl WriteRequest for TxRequest {
             around,
             store: self.store.clone(),
             queries: queries.clone(),
+            functions: self.functions.clone(),
         }));
     }
 
