@@ -653,3 +653,20 @@ mod random {
         }
     }
 }
+
+#[test]
+fn a_report_kept_past_its_database_does_not_keep_it_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let r = db
+        .transact(tx(r#"[{:person/email "a@x" :person/age 41}]"#))
+        .unwrap();
+    drop(db);
+    let again = Database::open(dir.path(), DbOptions::default()).unwrap();
+    assert!(matches!(
+        r.db_after(),
+        Err(datalith::tx::TxError::SnapshotReleased)
+    ));
+    let age = "[:find ?a . :where [?p :person/email \"a@x\"] [?p :person/age ?a]]";
+    assert_eq!(again.db().unwrap().q(age, &[]).unwrap(), Edn::Long(41));
+}

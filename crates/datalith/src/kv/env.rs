@@ -193,6 +193,9 @@ impl Drop for EnvInner {
             let _ = t.join();
         }
         if let Some(shared) = self.shared.take() {
+            // Snapshots kept only for reports' database values end with the environment (a
+            // report kept past its database must not keep the files open).
+            shared.retained.release_all();
             // Close the LMDB environment now if nothing else holds it, so the same path can be
             // reopened at once in this process (heed refuses a second open while one lives).
             if let Ok(shared) = Arc::try_unwrap(shared) {
