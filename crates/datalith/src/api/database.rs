@@ -201,6 +201,7 @@ impl Database {
             completion: Some(completion),
             queries: Some(self.queries.clone()),
             around: None,
+            attached: None,
         })
     }
 

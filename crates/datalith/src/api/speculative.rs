@@ -125,7 +125,8 @@ fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
     let snapshot = link.batch.snapshot().ok_or(TxError::SnapshotReleased)?;
     let a = &link.around;
     let (end, counters, schema) = if after {
-        (link.ops.end, Some(a.counters_after), &a.schema_after)
+        let schema = a.schema_after.as_ref().unwrap_or(&a.schema_before);
+        (link.ops.end, Some(a.counters_after), schema)
     } else {
         (link.ops.start, a.counters_before, &a.schema_before)
     };

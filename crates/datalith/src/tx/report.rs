@@ -83,7 +83,8 @@ pub(crate) struct BatchLink {
 #[derive(Clone)]
 pub(crate) struct Around {
     pub(crate) schema_before: Arc<Schema>,
-    pub(crate) schema_after: Arc<Schema>,
+    /// `None`: unchanged by the request.
+    pub(crate) schema_after: Option<Arc<Schema>>,
     /// `None`: the request was the batch's first, the snapshot's counters are right.
     pub(crate) counters_before: Option<(u64, u64, u64)>,
     pub(crate) counters_after: (u64, u64, u64),

@@ -34,6 +34,8 @@ pub struct TxRequest {
     pub(crate) queries: Option<Arc<dyn std::any::Any + Send + Sync>>,
     /// Schemas and counters around this request, from its last `prepare`.
     pub(crate) around: Option<super::report::Around>,
+    /// Its batch's snapshot and its ops there, once committed.
+    pub(crate) attached: Option<(Arc<crate::kv::BatchSnapshot>, crate::kv::OpRange)>,
 }
 
 impl TxRequest {
@@ -51,7 +53,6 @@ impl TxRequest {
             None => self.store.schema_for(&r)?,
         };
         let counters = slot.counters;
-        let schema_before = schema.clone();
         let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
         let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
         // A redo after a map growth must expand again only if the schema moved.
@@ -68,16 +69,17 @@ impl TxRequest {
             e.0 += d;
             e.1 += n;
         }
-        let mut schema_after = schema_before.clone();
+        let mut schema_after = None;
         if let Some(new_schema) = out.new_schema {
             let new_schema = Arc::new(new_schema);
             self.store.publish_schema(new_schema.clone());
             slot.schema = Some(new_schema.clone());
-            schema_after = new_schema;
+            schema_after = Some(new_schema);
         }
         if self.queries.is_some() {
+            // Moved, not cloned: the hot path pays no reference counting for this.
             self.around = Some(super::report::Around {
-                schema_before,
+                schema_before: schema,
                 schema_after,
                 counters_before: counters,
                 counters_after: (out.next_entity, out.next_attr, out.tx + 1),
@@ -131,30 +133,31 @@ impl WriteRequest for TxRequest {
         batch: &Arc<crate::kv::BatchSnapshot>,
         ops: crate::kv::OpRange,
     ) {
-        let (Some(queries), Some(around), Some(Ok(report))) =
-            (&self.queries, self.around.take(), self.result.as_mut())
-        else {
-            return;
-        };
-        report.dbs = super::report::ReportDbs::Batch(Box::new(super::report::BatchLink {
-            batch: batch.clone(),
-            ops,
-            around,
-            store: self.store.clone(),
-            queries: queries.clone(),
-            functions: self.functions.clone(),
-        }));
+        self.attached = Some((batch.clone(), ops));
     }
 
-    fn finish(mut self: Box<Self>, outcome: Outcome) {
-        let result = match outcome {
-            Outcome::Committed | Outcome::Rejected => self
+    fn finish(self: Box<Self>, outcome: Outcome) {
+        let this = *self;
+        let mut result = match outcome {
+            Outcome::Committed | Outcome::Rejected => this
                 .result
-                .take()
                 .unwrap_or_else(|| Err(TxError::from(crate::kv::KvError::Closed))),
             Outcome::Failed(e) => Err(TxError::from(e)),
         };
-        if let Some(c) = self.completion.take() {
+        // The report's database values take the request's own handles (moved, not cloned).
+        if let (Ok(report), Some((batch, ops)), Some(around), Some(queries)) =
+            (&mut result, this.attached, this.around, this.queries)
+        {
+            report.dbs = super::report::ReportDbs::Batch(Box::new(super::report::BatchLink {
+                batch,
+                ops,
+                around,
+                store: this.store,
+                queries,
+                functions: this.functions,
+            }));
+        }
+        if let Some(c) = this.completion {
             c.complete(result);
         }
     }
