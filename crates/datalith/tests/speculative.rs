@@ -670,3 +670,30 @@ fn a_report_kept_past_its_database_does_not_keep_it_open() {
     let age = "[:find ?a . :where [?p :person/email \"a@x\"] [?p :person/age ?a]]";
     assert_eq!(again.db().unwrap().q(age, &[]).unwrap(), Edn::Long(41));
 }
+
+#[test]
+fn clones_of_one_speculative_value_read_concurrently() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fresh(dir.path());
+    let r = db
+        .transact(tx(
+            r#"[{:person/email "a@x" :person/age 42} {:person/email "n@x" :person/name "Nan"}]"#,
+        ))
+        .unwrap();
+    let after = r.db_after().unwrap();
+    let spec = after
+        .db_with(&tx(r#"[{:person/email "b@x" :person/age 43}]"#))
+        .unwrap();
+    let want = state(&spec);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let mine = spec.clone();
+            std::thread::spawn(move || (0..5).map(|_| state(&mine)).collect::<Vec<_>>())
+        })
+        .collect();
+    for t in threads {
+        for got in t.join().unwrap() {
+            assert_eq!(got, want);
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! The public face of the Datalog database: [`Database`] (open, transact) and [`Db`]
-//! (snapshots to read).
+//! (database values to read: snapshots, and speculative values from [`Db::with`] and from
+//! reports' `db_before()`/`db_after()`, see [`speculative`]).
 
 pub mod check;
 pub mod database;
