@@ -299,7 +299,7 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
          timed runs{}. Machine: {cpu}, {cores} cores. Datalith and SQLite on disk: `datalith` and \
          `sqlite` durable (fsync per commit; SQLite WAL synchronous=FULL), `-nosync` variants \
          without fsync (the seed's condition for write tasks). `init` on Datalith is one \
-         transaction of prepared datoms (no bulk loader yet). Write tasks time the transactions \
+         `fill_db` (the bulk loader) of prepared datoms. Write tasks time the transactions \
          only, on a fresh store with the schema installed. Datalevin, Datomic and Datascript run \
          through `bench/peers/` and time themselves the same way (see its README).",
         r.people,

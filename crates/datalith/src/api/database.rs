@@ -270,12 +270,14 @@ impl Database {
         drop(snap);
         let prepared = crate::tx::bulk::prepare(&schema, datoms)?;
         let (completion, handle) = CommitHandle::pair();
-        self.env.submit(Box::new(crate::tx::bulk::FillRequest {
-            tables: self.store.tables.clone(),
-            chunk: prepared,
-            result: None,
-            completion: Some(completion),
-        }));
+        // Commits on this thread when the committer is idle (its caches hold the entries).
+        self.env
+            .submit_blocking(Box::new(crate::tx::bulk::FillRequest {
+                tables: self.store.tables.clone(),
+                chunk: prepared,
+                result: None,
+                completion: Some(completion),
+            }));
         handle.wait()
     }
 

@@ -1,6 +1,7 @@
 //! Staged writes: what a request wants written, collected before anything touches LMDB, so a
 //! request that fails validation leaves no trace (the committer just truncates the stage).
 
+use heed::types::Bytes;
 use heed::PutFlags;
 
 use super::table::{RawDb, Table, TableKind};
@@ -27,6 +28,8 @@ enum Placement {
     Append,
     /// A value past every value of an existing key (`MDB_APPENDDUP`).
     AppendDup,
+    /// An ordinary insert, one of a sorted run (searched from the previous insert's page).
+    Sorted,
 }
 
 #[derive(Clone, Copy)]
@@ -119,6 +122,12 @@ impl Stage {
         self.bytes.reserve(bytes);
     }
 
+    /// Bulk loads of sorted data: adds `value` to the set of `key` in a list table like
+    /// [`Stage::list_add`] (no-op if present), as one of a run of adds in ascending order.
+    pub fn list_add_sorted(&mut self, table: &Table, key: &[u8], value: &[u8]) {
+        self.push_placed(OpKind::ListAdd, Placement::Sorted, table, key, value);
+    }
+
     /// Removes `value` from the set of `key` in a list table (no-op if absent).
     pub fn list_remove(&mut self, table: &Table, key: &[u8], value: &[u8]) {
         self.push(OpKind::ListRemove, table, key, value);
@@ -206,19 +215,41 @@ impl Stage {
         } else {
             self.ops[from.ops - 1].value_end
         };
-        for op in &self.ops[from.ops..] {
+        let ops = &self.ops[from.ops..];
+        let mut i = 0;
+        while i < ops.len() {
+            let op = &ops[i];
+            if op.placement != Placement::Search {
+                // A sorted run of bulk adds to one table: one cursor for the run, so each put
+                // starts from the leaf page of the previous one instead of from the root.
+                let run = ops[i..]
+                    .iter()
+                    .take_while(|o| o.placement != Placement::Search && o.table == op.table)
+                    .count();
+                let mut cursor = op.db.iter_mut(txn)?;
+                for o in &ops[i..i + run] {
+                    let key = &self.bytes[start..o.key_end];
+                    let value = &self.bytes[o.key_end..o.value_end];
+                    start = o.value_end;
+                    let flags = match o.placement {
+                        Placement::Append => PutFlags::APPEND,
+                        Placement::AppendDup => PutFlags::APPEND_DUP,
+                        Placement::Sorted | Placement::Search => PutFlags::empty(),
+                    };
+                    // SAFETY: `key` and `value` live in this stage, not in the database, so no
+                    // reference into LMDB's pages is held across the write. The flags are
+                    // plain insert flags (never MDB_CURRENT), so the cursor's position only
+                    // speeds up the search.
+                    unsafe { cursor.put_current_with_options::<Bytes>(flags, key, value)? };
+                }
+                i += run;
+                continue;
+            }
             let key = &self.bytes[start..op.key_end];
             let value = &self.bytes[op.key_end..op.value_end];
             start = op.value_end;
             match op.kind {
-                OpKind::Put | OpKind::ListAdd => match op.placement {
-                    Placement::Search => op.db.put(txn, key, value)?,
-                    Placement::Append => op.db.put_with_flags(txn, PutFlags::APPEND, key, value)?,
-                    Placement::AppendDup => {
-                        op.db
-                            .put_with_flags(txn, PutFlags::APPEND_DUP, key, value)?
-                    }
-                },
+                OpKind::Put | OpKind::ListAdd => op.db.put(txn, key, value)?,
                 OpKind::Delete => {
                     op.db.delete(txn, key)?;
                 }
@@ -226,6 +257,7 @@ impl Stage {
                     op.db.delete_one_duplicate(txn, key, value)?;
                 }
             }
+            i += 1;
         }
         Ok(())
     }

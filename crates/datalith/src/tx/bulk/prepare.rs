@@ -14,7 +14,7 @@ use crate::tx::TxError;
 const SEEN_ATTRS: usize = 16;
 
 /// Loads smaller than this are prepared on one thread (threads cost more than they save).
-const PARALLEL_MIN_DATOMS: usize = 64 * 1024;
+const PARALLEL_MIN_DATOMS: usize = 512 * 1024;
 
 /// Bytes of an entry's `attr ++ value` kept inline for comparisons.
 const HEAD: usize = 16;
@@ -22,11 +22,12 @@ const HEAD: usize = 16;
 /// One datom as an index entry: its entity and its `attr ++ value` bytes in an arena.
 #[derive(Clone, Copy)]
 pub(super) struct Entry {
-    /// The first bytes of `attr ++ value`, zero-padded: most comparisons end here. Padding
-    /// with zeros keeps the order of the full bytes (a shorter run sorts first either way).
-    head: [u8; HEAD],
-    /// Entity id, big-endian (the EAV key, the AVE value).
-    pub(super) e: [u8; 8],
+    /// The first bytes of `attr ++ value`, zero-padded, read big-endian: most comparisons
+    /// end here, in one integer comparison. Padding with zeros keeps the order of the full
+    /// bytes (a shorter run sorts first either way).
+    head: u128,
+    /// Entity id.
+    pub(super) e: EntityId,
     off: usize,
     len: u32,
 }
@@ -181,8 +182,8 @@ fn prepare_part(
         head[..n].copy_from_slice(&arena[off..off + n]);
         max_e = max_e.max(*e);
         eav.push(Entry {
-            head,
-            e: keys::eav_key(*e),
+            head: u128::from_be_bytes(head),
+            e: *e,
             off,
             len: len as u32,
         });
@@ -267,8 +268,8 @@ mod tests {
         let n = av.len().min(16);
         head[..n].copy_from_slice(&av[..n]);
         Entry {
-            head,
-            e: e.to_be_bytes(),
+            head: u128::from_be_bytes(head),
+            e,
             off,
             len: av.len() as u32,
         }

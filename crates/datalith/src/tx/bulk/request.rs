@@ -8,7 +8,7 @@ use crate::kv::handle::Completion;
 use crate::kv::{BatchState, Direction, Outcome, Rejected, Stage, Table, View, WriteRequest};
 use crate::store::keys;
 use crate::store::reader::IndexReader;
-use crate::store::{AttrId, Tables};
+use crate::store::{AttrId, EntityId, Tables};
 use crate::tx::batch::StoreBatch;
 use crate::tx::TxError;
 
@@ -103,25 +103,26 @@ impl FillRequest {
 
         // EAV; datoms already present are not counted.
         let mut eav_keys = Existing::default();
-        let mut prev_e: Option<[u8; 8]> = None;
+        let mut prev_e: Option<EntityId> = None;
         let mut key = KeyState::New { append: false };
         for x in &p.eav {
             let av = x.av(arena);
             let new_key = prev_e != Some(x.e);
+            let e = keys::eav_key(x.e);
             if new_key {
                 prev_e = Some(x.e);
-                key = eav_keys.probe(view, &t.eav, &x.e)?;
+                key = eav_keys.probe(view, &t.eav, &e)?;
             }
             match key {
-                KeyState::New { append: true } if new_key => stage.list_append(&t.eav, &x.e, av),
-                KeyState::New { append: false } if new_key => stage.list_add(&t.eav, &x.e, av),
+                KeyState::New { append: true } if new_key => stage.list_append(&t.eav, &e, av),
+                KeyState::New { append: false } if new_key => stage.list_add_sorted(&t.eav, &e, av),
                 // A key this load created: its values come in order.
-                KeyState::New { .. } => stage.list_append_dup(&t.eav, &x.e, av),
+                KeyState::New { .. } => stage.list_append_dup(&t.eav, &e, av),
                 KeyState::Present => {
-                    if view.list_contains(&t.eav, &x.e, av)? {
+                    if view.list_contains(&t.eav, &e, av)? {
                         deltas.entry(attr_of(av)).or_default().0 -= 1;
                     }
-                    stage.list_add(&t.eav, &x.e, av);
+                    stage.list_add_sorted(&t.eav, &e, av);
                 }
             }
         }
@@ -133,6 +134,7 @@ impl FillRequest {
         let mut cur: Option<(AttrId, i64, i64)> = None;
         for x in &p.ave {
             let av = x.av(arena);
+            let e = keys::eav_key(x.e);
             let new_key = prev_av != Some(av);
             if new_key {
                 prev_av = Some(av);
@@ -152,10 +154,10 @@ impl FillRequest {
                 c.2 += 1;
             }
             match key {
-                KeyState::New { append: true } if new_key => stage.list_append(&t.ave, av, &x.e),
-                KeyState::New { append: false } if new_key => stage.list_add(&t.ave, av, &x.e),
-                KeyState::New { .. } => stage.list_append_dup(&t.ave, av, &x.e),
-                KeyState::Present => stage.list_add(&t.ave, av, &x.e),
+                KeyState::New { append: true } if new_key => stage.list_append(&t.ave, av, &e),
+                KeyState::New { append: false } if new_key => stage.list_add_sorted(&t.ave, av, &e),
+                KeyState::New { .. } => stage.list_append_dup(&t.ave, av, &e),
+                KeyState::Present => stage.list_add_sorted(&t.ave, av, &e),
             }
         }
         if let Some((a, d, n)) = cur {
