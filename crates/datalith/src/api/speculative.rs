@@ -122,7 +122,6 @@ impl TxReport {
 /// state before the batch plus the writes of the batch's requests up to that point, with
 /// the id counters and schema version as they were then.
 fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
-    let snapshot = link.batch.snapshot().ok_or(TxError::SnapshotReleased)?;
     let a = &link.around;
     let (end, counters, schema) = if after {
         let schema = a.schema_after.as_ref().unwrap_or(&a.schema_before);
@@ -130,7 +129,10 @@ fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
     } else {
         (link.ops.start, a.counters_before, &a.schema_before)
     };
-    let mut overlay = link.batch.overlay_until(end);
+    let (snapshot, mut overlay) = link
+        .batch
+        .state_until(end)
+        .ok_or(TxError::SnapshotReleased)?;
     let t = &link.store.tables;
     let mut stage = Stage::default();
     // No counters: the state before the batch's first request, the snapshot itself.

@@ -27,7 +27,13 @@ use crate::limits::MAX_RETAINED_BATCH_SNAPSHOTS;
 
 /// The state before one group commit and the writes of its requests.
 pub struct BatchSnapshot {
-    snapshot: Mutex<Option<Arc<Snapshot>>>,
+    /// `None` once released: both go together, so a released batch holds no memory but
+    /// this shell.
+    kept: Mutex<Option<Kept>>,
+}
+
+struct Kept {
+    snapshot: Arc<Snapshot>,
     /// The staged writes of the batch's applied requests, in order (the batch's own final
     /// writes, counters and statistics, left out).
     stage: Stage,
@@ -36,36 +42,30 @@ pub struct BatchSnapshot {
 impl BatchSnapshot {
     pub(crate) fn new(snapshot: Snapshot, stage: Stage) -> BatchSnapshot {
         BatchSnapshot {
-            snapshot: Mutex::new(Some(Arc::new(snapshot))),
-            stage,
+            kept: Mutex::new(Some(Kept {
+                snapshot: Arc::new(snapshot),
+                stage,
+            })),
         }
     }
 
-    /// The snapshot of the state before the batch, unless it was released.
-    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
-        self.snapshot
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// The writes of the batch's ops numbered `0..end` (the state after every request whose
-    /// ops end at or before `end`).
-    pub fn overlay_until(&self, end: usize) -> Overlay {
+    /// The snapshot of the state before the batch and the writes of the batch's ops
+    /// numbered `0..end` (the state after every request whose ops end at or before `end`);
+    /// `None` if the batch was released.
+    pub fn state_until(&self, end: usize) -> Option<(Arc<Snapshot>, Overlay)> {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let k = kept.as_ref()?;
         let mut o = Overlay::new();
-        self.stage
+        k.stage
             .for_each_op_in(0..end, |kind, id, table_kind, key, value| {
                 o.op(id, table_kind, kind, key, value)
             });
-        o
+        Some((k.snapshot.clone(), o))
     }
 
     fn release(&self) {
-        let taken = self
-            .snapshot
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let taken = self.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // Closed outside the lock.
         drop(taken);
     }
 }
