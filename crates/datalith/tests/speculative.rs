@@ -322,6 +322,38 @@ fn with_reports_errors_like_transact() {
     }
 }
 
+/// A KV-level request that keeps the committer busy for `ms` milliseconds once it runs.
+struct Hold(std::sync::Arc<std::sync::atomic::AtomicBool>, u64);
+
+impl datalith::kv::WriteRequest for Hold {
+    fn size_hint(&self) -> usize {
+        0
+    }
+
+    fn prepare(
+        &mut self,
+        _view: datalith::kv::View<'_>,
+        _stage: &mut datalith::kv::Stage,
+        _batch: &mut datalith::kv::BatchState,
+    ) -> Result<(), datalith::kv::Rejected> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(self.1));
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, _outcome: datalith::kv::Outcome) {}
+}
+
+/// Returns once the committer is busy (for `ms`) with a batch of its own: requests submitted
+/// now queue up and share the next group commit.
+fn hold_committer(db: &Database, ms: u64) {
+    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    db.env().submit(Box::new(Hold(started.clone(), ms)));
+    while !started.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+}
+
 /// The requests of one shared group commit, in order: each may depend on the earlier ones
 /// (upserts of entities they created, an attribute one of them defined), one fails alone.
 fn batch_requests() -> Vec<String> {
@@ -353,8 +385,6 @@ fn reports_of_one_shared_batch_have_exact_db_before_and_after() {
     // The model: the same requests one by one, with the states around each.
     let model_dir = tempfile::tempdir().unwrap();
     let model = fresh(model_dir.path());
-    // The slow transaction below commits first, alone: an empty one here.
-    model.transact(tx("[]")).unwrap();
     let mut expected = Vec::new();
     for data in &requests {
         let before = state(&model.db().unwrap());
@@ -364,21 +394,10 @@ fn reports_of_one_shared_batch_have_exact_db_before_and_after() {
 
     let dir = tempfile::tempdir().unwrap();
     let db = fresh(dir.path());
-    // A slow transaction holds the committer while the others queue up behind it, so they
-    // share the next group commit.
-    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = started.clone();
-    db.register_tx_fn(kw(":test/slow"), move |_| {
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        Ok(TxData::default())
-    });
-    let slow = db.transact_async(tx("[[:test/slow]]"));
-    while !started.load(std::sync::atomic::Ordering::SeqCst) {
-        std::thread::yield_now();
-    }
+    // The committer is held while the requests queue up behind it: they share the next
+    // group commit.
+    hold_committer(&db, 300);
     let handles: Vec<_> = requests.iter().map(|d| db.transact_async(tx(d))).collect();
-    slow.wait().unwrap();
     let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
     let shared = db.env().commit_counters().largest_batch;
     assert!(shared >= requests.len(), "one batch held {shared} requests");
@@ -601,10 +620,6 @@ mod random {
             let real = fresh_with(dirs[0].path(), options());
             let batched = fresh_with(dirs[1].path(), options());
             let spec_db = fresh_with(dirs[2].path(), options());
-            // The batched database commits a holding transaction first (below): the others
-            // get an empty one, so that ids and tx ids agree.
-            real.transact(tx("[]")).unwrap();
-            spec_db.transact(tx("[]")).unwrap();
             // Sequential transactions: the model of every state.
             let mut expected = Vec::new();
             for t in &txs {
@@ -628,20 +643,8 @@ mod random {
                 }
             }
             // One shared group commit.
-            let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let flag = started.clone();
-            batched.register_tx_fn(kw(":test/hold"), move |_| {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                Ok(TxData::default())
-            });
-            // The hold commits alone first; the model needs the same empty transaction.
-            let hold = batched.transact_async(tx("[[:test/hold]]"));
-            while !started.load(std::sync::atomic::Ordering::SeqCst) {
-                std::thread::yield_now();
-            }
+            hold_committer(&batched, 50);
             let handles: Vec<_> = txs.iter().map(|t| batched.transact_async(tx(&edn(t)))).collect();
-            hold.wait().unwrap();
             for (h, (t, (ok, before, after))) in handles.into_iter().zip(txs.iter().zip(&expected)) {
                 let r = h.wait();
                 prop_assert_eq!(r.is_ok(), *ok, "{}", edn(t));
