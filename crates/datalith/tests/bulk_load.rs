@@ -180,13 +180,21 @@ fn cases() -> Vec<(&'static str, Datoms, Datoms)> {
 
 #[test]
 fn bulk_load_equals_transacting_the_same_datoms() {
-    for (name, before, load) in cases() {
+    // Every case in one transaction and in chunks small enough to split keys between them.
+    let chunked = cases()
+        .into_iter()
+        .map(|(name, before, load)| (name, before, load, 7));
+    let whole = cases()
+        .into_iter()
+        .map(|(name, before, load)| (name, before, load, usize::MAX));
+    for (name, before, load, chunk) in whole.chain(chunked) {
+        let name = format!("{name} (chunks of {chunk})");
         let (_d1, bulk) = open();
         let (_d2, model) = open();
         transact(&bulk, &before);
         transact(&model, &before);
         let distinct: std::collections::BTreeSet<_> = load.iter().cloned().collect();
-        let n = bulk.fill_db(&load).unwrap();
+        let n = bulk.fill_db_in_chunks(&load, chunk).unwrap();
         assert_eq!(n, distinct.len() as u64, "{name}: datoms written");
         transact(&model, &load);
         let (got, want) = (bulk.db().unwrap(), model.db().unwrap());

@@ -249,10 +249,16 @@ impl Database {
     }
 }
 
+/// Datoms per transaction of a bulk load: the sorted entries go to LMDB in chunks of this
+/// many, each chunk's keys past the previous chunk's, so that a load of millions of datoms
+/// stages and dirties tens of MB at a time instead of gigabytes.
+const BULK_CHUNK_DATOMS: usize = 256 * 1024;
+
 impl Database {
     /// Bulk-loads datoms `(entity id, attribute, value)` (Datalevin's `fill-db`): no tempids,
     /// upserts, cardinality or uniqueness checks, just attribute and type checks, then sorted
-    /// writes straight into the indexes, durably, in one transaction. Entity ids must lie in
+    /// writes straight into the indexes, durably, in transactions of 256K datoms (like
+    /// Datalevin's `fill-db`, a failure leaves the chunks before it). Entity ids must lie in
     /// the user partition (`store::ids::USER_PARTITION_START..`). Encoding and sorting run on
     /// the caller's thread (and, for large loads, on helper threads, one per core); keys past
     /// the end of an index (all of them when loading into an empty database) are appended
@@ -262,6 +268,16 @@ impl Database {
         &self,
         datoms: &[(crate::store::EntityId, Keyword, Value)],
     ) -> Result<u64, TxError> {
+        self.fill_db_in_chunks(datoms, BULK_CHUNK_DATOMS)
+    }
+
+    /// [`Database::fill_db`] with `chunk` datoms per transaction (Datalevin's
+    /// `*fill-db-batch-size*`): fewer, larger transactions hold more memory at once.
+    pub fn fill_db_in_chunks(
+        &self,
+        datoms: &[(crate::store::EntityId, Keyword, Value)],
+        chunk: usize,
+    ) -> Result<u64, TxError> {
         if datoms.is_empty() {
             return Ok(0);
         }
@@ -269,16 +285,24 @@ impl Database {
         let schema = snap.schema().clone();
         drop(snap);
         let prepared = crate::tx::bulk::prepare(&schema, datoms)?;
-        let (completion, handle) = CommitHandle::pair();
-        // Commits on this thread when the committer is idle (its caches hold the entries).
-        self.env
-            .submit_blocking(Box::new(crate::tx::bulk::FillRequest {
-                tables: self.store.tables.clone(),
-                chunk: prepared,
-                result: None,
-                completion: Some(completion),
-            }));
-        handle.wait()
+        let requests =
+            crate::tx::bulk::FillRequest::chunks(&self.store.tables, prepared, chunk.max(1));
+        let single = requests.len() == 1;
+        let mut handles = Vec::with_capacity(requests.len());
+        for (request, handle) in requests {
+            if single {
+                // Commits on this thread when the committer is idle (its caches hold the data).
+                self.env.submit_blocking(Box::new(request));
+            } else {
+                self.env.submit(Box::new(request));
+            }
+            handles.push(handle);
+        }
+        let mut n = 0;
+        for h in handles {
+            n += h.wait()?;
+        }
+        Ok(n)
     }
 
     /// Creates (or opens) a database at `path`, installs `schema` (tx data) and bulk-loads

@@ -1,7 +1,8 @@
 //! The committer request of a bulk load.
 
 use std::collections::HashMap;
-use std::ops::Bound;
+use std::ops::{Bound, Range};
+use std::sync::Arc;
 
 use super::prepare::Prepared;
 use crate::kv::handle::Completion;
@@ -12,12 +13,40 @@ use crate::store::{AttrId, EntityId, Tables};
 use crate::tx::batch::StoreBatch;
 use crate::tx::TxError;
 
-/// A prepared bulk load, as a committer request.
+/// One chunk of a prepared bulk load, as a committer request: entries `range` of both sorted
+/// runs (chunks follow each other, so every chunk's keys come after the previous one's), and
+/// the giant records with the first chunk.
 pub struct FillRequest {
     pub(crate) tables: Tables,
-    pub(crate) chunk: Prepared,
+    pub(crate) load: Arc<Prepared>,
+    pub(crate) range: Range<usize>,
     pub(crate) result: Option<Result<u64, TxError>>,
     pub(crate) completion: Option<Completion<u64, TxError>>,
+}
+
+impl FillRequest {
+    /// The requests writing `load`, `chunk` datoms each (the last may be shorter).
+    pub fn chunks(
+        tables: &Tables,
+        load: Prepared,
+        chunk: usize,
+    ) -> Vec<(FillRequest, crate::kv::handle::CommitHandle<u64, TxError>)> {
+        let load = Arc::new(load);
+        let n = load.len();
+        (0..n.div_ceil(chunk.max(1)))
+            .map(|i| {
+                let (completion, handle) = crate::kv::handle::CommitHandle::pair();
+                let r = FillRequest {
+                    tables: tables.clone(),
+                    load: load.clone(),
+                    range: i * chunk..((i + 1) * chunk).min(n),
+                    result: None,
+                    completion: Some(completion),
+                };
+                (r, handle)
+            })
+            .collect()
+    }
 }
 
 /// Per-attribute change of (datoms, distinct values).
@@ -83,10 +112,16 @@ impl FillRequest {
         batch: &mut BatchState,
     ) -> Result<u64, TxError> {
         let t = &self.tables;
-        let p = &self.chunk;
+        let p = &*self.load;
         let arena = p.arena.as_slice();
+        let (eav, ave) = (&p.eav[self.range.clone()], &p.ave[self.range.clone()]);
+        let giants = if self.range.start == 0 {
+            p.giants.as_slice()
+        } else {
+            &[]
+        };
         let r = IndexReader::new(view, t);
-        for (k, full) in &p.giants {
+        for (k, full) in giants {
             match view.get(&t.giants, k)? {
                 Some(existing) if existing == full.as_slice() => {}
                 Some(_) => {
@@ -98,14 +133,15 @@ impl FillRequest {
                 None => stage.put(&t.giants, k, full),
             }
         }
-        stage.reserve(2 * p.len(), 2 * (arena.len() + 8 * p.len()));
+        let bytes: usize = eav.iter().map(|x| x.av(arena).len() + 8).sum();
+        stage.reserve(2 * eav.len(), 2 * bytes);
         let mut deltas: Deltas = HashMap::new();
 
         // EAV; datoms already present are not counted.
         let mut eav_keys = Existing::default();
         let mut prev_e: Option<EntityId> = None;
         let mut key = KeyState::New { append: false };
-        for x in &p.eav {
+        for x in eav {
             let av = x.av(arena);
             let new_key = prev_e != Some(x.e);
             let e = keys::eav_key(x.e);
@@ -132,7 +168,7 @@ impl FillRequest {
         let mut prev_av: Option<&[u8]> = None;
         // The attribute being counted: (id, datoms, new values).
         let mut cur: Option<(AttrId, i64, i64)> = None;
-        for x in &p.ave {
+        for x in ave {
             let av = x.av(arena);
             let e = keys::eav_key(x.e);
             let new_key = prev_av != Some(av);
@@ -177,14 +213,15 @@ impl FillRequest {
             x.0 += d;
             x.1 += n;
         }
-        Ok(p.len() as u64)
+        Ok(eav.len() as u64)
     }
 }
 
 impl WriteRequest for FillRequest {
     fn size_hint(&self) -> usize {
         // Both indexes hold every datom: key, value and LMDB's per-node overhead.
-        2 * (self.chunk.arena.len() + 24 * self.chunk.len())
+        let n = self.range.len();
+        2 * (n * self.load.arena.len() / self.load.len().max(1) + 24 * n)
     }
 
     fn prepare(
