@@ -29,7 +29,9 @@ pub fn write(
     std::fs::write(&jsonl_path, jsonl).map_err(BenchError::io(&jsonl_path))?;
     let md_path = plan.out.join("summary.md");
     let mut md = markdown(plan, results, pngs);
-    md.push_str(&init::markdown(inits));
+    // The bulk-load section goes before the plots (or last).
+    let at = md.find("\n## Plots").unwrap_or(md.len());
+    md.insert_str(at, &init::markdown(inits));
     std::fs::write(&md_path, md).map_err(BenchError::io(&md_path))?;
     Ok(md_path)
 }

@@ -4,9 +4,11 @@
 //!
 //! - [`prepare`]: on the caller's threads, in parallel chunks: attributes and types checked,
 //!   values encoded into one byte arena per chunk, EAV and AVE entries sorted, chunks merged.
-//! - [`request`]: the committer request: entries past the end of a table are appended
-//!   (LMDB `APPEND` / `APPEND_DUP`: no search, full pages) and need no existence check; the
-//!   others are added normally. Statistics are counted in the same pass.
+//! - [`request`]: one committer request per chunk of the sorted runs (each chunk's keys come
+//!   after the previous chunk's): a key past the end of its table is appended (LMDB `APPEND`,
+//!   then `APPEND_DUP` for its further values: no search, full pages); existing keys are found
+//!   with one seek each time the sorted stream passes one, not one lookup per datom; the rest
+//!   is written through one cursor per run. Statistics are counted in the same pass.
 
 mod prepare;
 mod request;

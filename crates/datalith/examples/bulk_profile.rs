@@ -1,0 +1,84 @@
+use std::time::Instant;
+
+use datalith::codec::{Keyword, Value};
+use datalith::edn::read_one;
+use datalith::kv::Durability;
+use datalith::store::ids::USER_PARTITION_START;
+use datalith::{Database, DbOptions};
+use rand::{RngExt, SeedableRng};
+
+fn main() {
+    let runs: usize = std::env::args().nth(1).map_or(20, |s| s.parse().unwrap());
+    let names = [
+        "Ivan", "Petr", "Sergei", "Oleg", "Yuri", "Dmitry", "Fedor", "Denis",
+    ];
+    let lasts = [
+        "Ivanov",
+        "Petrov",
+        "Sidorov",
+        "Kovalev",
+        "Kuznetsov",
+        "Voronoi",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let mut datoms = Vec::new();
+    let k = |s: &str| Keyword::parse(s);
+    for i in 0..20_000u64 {
+        let e = USER_PARTITION_START + i;
+        datoms.push((e, k(":name"), Value::string(names[rng.random_range(0..8)])));
+        datoms.push((
+            e,
+            k(":last-name"),
+            Value::string(lasts[rng.random_range(0..6)]),
+        ));
+        datoms.push((
+            e,
+            k(":sex"),
+            Value::keyword(if rng.random_bool(0.5) {
+                ":male"
+            } else {
+                ":female"
+            }),
+        ));
+        datoms.push((e, k(":age"), Value::Long(rng.random_range(0..100))));
+        datoms.push((e, k(":salary"), Value::Long(rng.random_range(0..100_000))));
+    }
+    let mut times = Vec::new();
+    let mut cpus = Vec::new();
+    for _ in 0..runs {
+        let dir = tempfile::tempdir().unwrap();
+        let db =
+            Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
+        let schema = datalith::tx::edn::tx_data_from_edn(&read_one(
+            "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+              {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+              {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one}
+              {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+              {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]").unwrap()).unwrap();
+        db.transact(schema).unwrap();
+        let c0 = cpu();
+        let t = Instant::now();
+        db.fill_db(&datoms).unwrap();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        cpus.push(cpu() - c0);
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    cpus.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "cpu ms: median {:.1} min {:.1}",
+        cpus[cpus.len() / 2],
+        cpus[0]
+    );
+    println!(
+        "fill 100K datoms nosync: median {:.1} ms min {:.1} ms",
+        times[times.len() / 2],
+        times[0]
+    );
+}
+
+fn cpu() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |x: libc::timeval| x.tv_sec as f64 * 1e3 + x.tv_usec as f64 / 1e3;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
