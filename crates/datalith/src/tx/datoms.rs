@@ -280,7 +280,7 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         // The resolver may already know the database has no holder of this value.
-        if !matches!(self.known.get(b), Some((_, None))) {
+        if !matches!(self.known.get(b), Some((_, None, _))) {
             for holder in self.r.entities_with_key(&av::index_key(b))? {
                 if holder != e && self.present(holder, attr.id, b)? {
                     return Err(conflict(holder));

@@ -10,9 +10,13 @@ use super::data::Tempid;
 use super::error::TxError;
 use super::terms::{defines_attribute, is_identity, Term, E, V};
 use crate::codec::Value;
+use crate::kv::Direction;
 use crate::store::ids::{AttrId, EntityId, ATTR_PARTITION_END, TX_PARTITION_START};
+use crate::store::keys;
 use crate::store::reader::IndexReader;
 use crate::store::schema::{builtin, Attribute, Schema};
+use crate::store::StoreError;
+use std::ops::Bound;
 
 /// A term whose entities are ids.
 #[derive(Debug, Clone)]
@@ -59,9 +63,57 @@ impl Fresh {
 }
 
 /// Identity values a transaction's tempids assert, by av bytes: the first tempid asserting
-/// each, and the database's first holder of it (looked up once, reused by the datom stage's
-/// uniqueness check).
-pub type Known = HashMap<Vec<u8>, (Tempid, Option<EntityId>)>;
+/// each, the database's first holder of it (looked up once, reused by the datom stage's
+/// uniqueness check), and the value's number in order of first appearance.
+pub type Known = HashMap<Vec<u8>, (Tempid, Option<EntityId>, u32)>;
+
+/// Fills in the database's first holder of every value of `known`. The values are looked up
+/// in key order, and one seek past a value shows every value before the key it lands on to be
+/// absent: a transaction of new ascending keys costs one B-tree search, not one per key.
+fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> {
+    let mut found: Vec<(Vec<u8>, EntityId)> = Vec::new();
+    {
+        let mut keys: Vec<&[u8]> = Vec::with_capacity(known.len());
+        for b in known.keys() {
+            if av::is_inline(b) {
+                keys.push(b);
+            } else if let Some(h) = av::first_holder(r, &av::index_key(b))? {
+                found.push((b.clone(), h));
+            }
+        }
+        keys.sort_unstable();
+        let mut i = 0;
+        while i < keys.len() {
+            let seek = r
+                .view
+                .range(
+                    &r.t.ave,
+                    Bound::Included(keys[i]),
+                    Bound::Unbounded,
+                    Direction::Forward,
+                )?
+                .next();
+            let Some(entry) = seek else { break };
+            let (key, value) = entry?;
+            while i < keys.len() && keys[i] < key {
+                i += 1;
+            }
+            if i < keys.len() && keys[i] == key {
+                let holder = keys::read_entity(value).ok_or_else(|| StoreError::Corrupt {
+                    detail: format!("AVE entity: {} bytes", value.len()),
+                })?;
+                found.push((keys[i].to_vec(), holder));
+                i += 1;
+            }
+        }
+    }
+    for (b, h) in found {
+        if let Some(entry) = known.get_mut(&b) {
+            entry.1 = Some(h);
+        }
+    }
+    Ok(())
+}
 
 /// Resolves entities against one state of the database.
 pub struct Resolver<'a> {
@@ -154,7 +206,6 @@ impl<'a> Resolver<'a> {
         }
         let mut by_value = std::mem::take(&mut self.known);
         by_value.clear();
-        let mut candidates: Vec<(Tempid, EntityId)> = Vec::new();
         let mut attribute_tempids: Vec<Tempid> = Vec::new();
         for term in terms {
             if let Term::Add(E::Temp(t), _, _) = term {
@@ -175,25 +226,28 @@ impl<'a> Resolver<'a> {
                     None => continue,
                 },
             };
-            // One database lookup per distinct value.
-            let existing = match by_value.get(&b) {
-                Some((other, existing)) => {
+            match by_value.get(&b) {
+                Some((other, _, _)) => {
                     let (ra, rb) = (find(&mut parent, t), find(&mut parent, other));
                     if ra != rb {
                         parent.insert(ra, rb);
                     }
-                    *existing
                 }
                 None => {
-                    let existing = av::first_holder(&self.r, &av::index_key(&b))?;
-                    by_value.insert(b, (t.clone(), existing));
-                    existing
+                    let seq = by_value.len() as u32;
+                    by_value.insert(b, (t.clone(), None, seq));
                 }
-            };
-            if let Some(existing) = existing {
-                candidates.push((t.clone(), existing));
             }
         }
+        // Every tempid asserting a value is united with the value's first tempid, so the
+        // first one stands for all of them (in order of first appearance).
+        first_holders(&self.r, &mut by_value)?;
+        let mut found: Vec<(u32, Tempid, EntityId)> = by_value
+            .values()
+            .filter_map(|(t, holder, seq)| holder.map(|h| (*seq, t.clone(), h)))
+            .collect();
+        found.sort_unstable_by_key(|f| f.0);
+        let candidates = found.into_iter().map(|(_, t, h)| (t, h));
         self.known = by_value;
         let mut upserted: HashMap<Tempid, EntityId> = HashMap::default();
         for (t, existing) in candidates {
