@@ -10,6 +10,10 @@ use datalith::store::ids::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
 use rand::{RngExt, SeedableRng};
 
+/// The benchmark binary's allocator, so timings and profiles match `datalith-bench query`.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let dir = tempfile::tempdir().unwrap();
     let schema = datalith::tx::edn::tx_data_from_edn(
@@ -114,6 +118,11 @@ fn main() {
     ];
     let snap = db.db().unwrap();
     let only = std::env::var("ONLY").ok();
+    // Seconds per query (longer for profiling).
+    let secs: f64 = std::env::var("SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.5);
     for (name, q, inputs) in &queries {
         if only.as_deref().is_some_and(|o| o != *name) {
             continue;
@@ -121,7 +130,7 @@ fn main() {
         let mut times = Vec::new();
         let mut count = 0;
         let start = Instant::now();
-        while start.elapsed().as_secs_f64() < 0.5 || times.len() < 5 {
+        while start.elapsed().as_secs_f64() < secs || times.len() < 5 {
             let t = Instant::now();
             let r = snap.q(q, inputs).unwrap();
             times.push(t.elapsed().as_secs_f64() * 1e3);

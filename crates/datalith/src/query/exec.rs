@@ -61,7 +61,7 @@ pub struct Step {
 
 /// A scan of an attribute's whole AVE range costs about as much as this many B-tree lookups
 /// per row would save: above that share of the attribute's entities, scan and hash-join.
-const SCAN_JOIN_FACTOR: u64 = 4;
+const SCAN_JOIN_FACTOR: u64 = 12;
 
 /// Cap on duplicate counts when estimating: an estimate needs no more.
 const COUNT_CAP: u64 = 10_000;
@@ -145,32 +145,42 @@ impl<'a> Ctx<'a> {
                     if star.len() > 1 {
                         what = format!("merge scan {star:?}");
                     }
-                    // An AVE range scan (entity and value both unbound) can take the
-                    // single-variable comparisons on the value as its bounds.
-                    let scan = star.len() == 1
-                        && matches!(&p.e, Term::Var(e) if !rel.binds(*e))
-                        && matches!(&p.v, Term::Var(v) if !rel.binds(*v));
-                    let found = if scan {
-                        range_preds(p, &todo, self.schema)
+                    // Constant patterns on the bound entity whose AVE entry is short filter
+                    // the rows first (fewer rows to look up for the rest of the star).
+                    let (rel, star) = self.const_filters(star, rel)?;
+                    if star.is_empty() {
+                        rel
+                    } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
+                        what = format!("values held {star:?}");
+                        values
                     } else {
-                        Vec::new()
-                    };
-                    let ranges: Vec<(Bound<Value>, Bound<Value>)> = found
-                        .iter()
-                        .map(|(_, lo, hi, _)| (lo.clone(), hi.clone()))
-                        .collect();
-                    // Bounds of fixed-width types are exact in the index: their predicates are
-                    // answered by the scan and need not run again.
-                    let mut exact: Vec<usize> = found
-                        .iter()
-                        .filter(|(_, _, _, exact)| *exact)
-                        .map(|(i, _, _, _)| *i)
-                        .collect();
-                    exact.sort_unstable_by(|a, b| b.cmp(a));
-                    for i in exact {
-                        todo.remove(i);
+                        // An AVE range scan (entity and value both unbound) can take the
+                        // single-variable comparisons on the value as its bounds.
+                        let scan = star.len() == 1
+                            && matches!(&p.e, Term::Var(e) if !rel.binds(*e))
+                            && matches!(&p.v, Term::Var(v) if !rel.binds(*v));
+                        let found = if scan {
+                            range_preds(p, &todo, self.schema)
+                        } else {
+                            Vec::new()
+                        };
+                        let ranges: Vec<(Bound<Value>, Bound<Value>)> = found
+                            .iter()
+                            .map(|(_, lo, hi, _)| (lo.clone(), hi.clone()))
+                            .collect();
+                        // Bounds of fixed-width types are exact in the index: their predicates are
+                        // answered by the scan and need not run again.
+                        let mut exact: Vec<usize> = found
+                            .iter()
+                            .filter(|(_, _, _, exact)| *exact)
+                            .map(|(i, _, _, _)| *i)
+                            .collect();
+                        exact.sort_unstable_by(|a, b| b.cmp(a));
+                        for i in exact {
+                            todo.remove(i);
+                        }
+                        self.patterns(&star, rel, &ranges)?
                     }
-                    self.patterns(&star, rel, &ranges)?
                 }
                 other => self.clause(other, rel)?,
             };
@@ -493,6 +503,96 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Splits off the star's constant patterns `[?e :a c]` (on a bound `?e`) whose AVE entry
+    /// is shorter than looking up every row would be, and keeps only the rows whose entity is
+    /// in those entries. Returns the filtered rows and the rest of the star.
+    fn const_filters(
+        &self,
+        star: Vec<Pattern>,
+        mut rel: Relation,
+    ) -> Result<(Relation, Vec<Pattern>), QueryError> {
+        let Some(e_col) = star[0].e.var().and_then(|e| rel.col(e)) else {
+            return Ok((rel, star));
+        };
+        let mut rest = Vec::with_capacity(star.len());
+        for p in star {
+            let filter = match (&p.a, &p.v) {
+                (AttrTerm::Attr(a), Term::Const(c)) => {
+                    let c = coerce(self.schema, *a, c);
+                    let typed = self
+                        .schema
+                        .get(*a)
+                        .is_some_and(|x| x.value_type == c.value_type());
+                    let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
+                    if typed
+                        && encoding_is_equality(&c)
+                        && self.r.count_with(*a, &c, budget.max(1))? < budget
+                    {
+                        Some((*a, c))
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            };
+            match filter {
+                Some((a, c)) => {
+                    // Ascending entity ids: membership by binary search.
+                    let es = self.r.entities_with(a, &c)?;
+                    rel.rows.retain(|row| {
+                        entity_of(&row[e_col]).is_some_and(|e| es.binary_search(&e).is_ok())
+                    });
+                }
+                None => rest.push(p),
+            }
+        }
+        Ok((rel, rest))
+    }
+
+    /// `[?e :a ?v]` on rows that bind only `?e`, when nothing later needs `?e`: the distinct
+    /// values of `a` some row's entity holds, found by walking each value's (sorted) entity
+    /// list only until its first row entity, when that is cheaper than one lookup per row.
+    fn semijoin_values(
+        &self,
+        star: &[Pattern],
+        rel: &Relation,
+        todo: &[Clause],
+        keep: &[Var],
+    ) -> Result<Option<Relation>, QueryError> {
+        let [p] = star else { return Ok(None) };
+        let (Term::Var(e), AttrTerm::Attr(a), Term::Var(v)) = (&p.e, &p.a, &p.v) else {
+            return Ok(None);
+        };
+        if rel.vars != [*e]
+            || e == v
+            || keep.contains(e)
+            || todo.iter().any(|c| c.vars().contains(e))
+        {
+            return Ok(None);
+        }
+        let n = rel.rows.len() as u64;
+        let (datoms, distinct) = self.stats(*a)?;
+        // Expected entries walked per value before the first row entity (at most all).
+        let per_value = (datoms / distinct).min(datoms / n.max(1)).max(1);
+        let cost = distinct.saturating_mul(SCAN_JOIN_FACTOR + per_value);
+        if cost >= n.saturating_mul(SCAN_JOIN_FACTOR) {
+            return Ok(None);
+        }
+        let members: rustc_hash::FxHashSet<EntityId> =
+            rel.rows.iter().filter_map(|r| entity_of(&r[0])).collect();
+        let r = self.r;
+        let mut out = Relation::empty(vec![*v]);
+        r.values_held(
+            *a,
+            |e| members.contains(&e),
+            |vb| {
+                out.rows.push(vec![r.decode_value(*a, vb)?]);
+                Ok(())
+            },
+        )?;
+        Ok(Some(out))
+    }
+
     /// For each row: one read of the entity's EAV entry answers every pattern of the star.
     /// When the rows name a large share of the attributes' entities, one sequential scan of
     /// each attribute's AVE range (then a hash join) is cheaper than a B-tree descent per
@@ -529,50 +629,19 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         // Hash join when scanning the attributes costs less than looking up every row.
-        let scanned: Option<HashMap<EntityId, Vec<(AttrId, Value)>>> = match &star_attrs {
-            Some(attrs) if e_col.is_some() => {
-                let mut total = 0u64;
-                for a in attrs {
-                    total += self.stats(*a)?.0;
-                }
-                if (rel.rows.len() as u64) * SCAN_JOIN_FACTOR >= total {
-                    let mut map: HashMap<EntityId, Vec<(AttrId, Value)>> =
-                        HashMap::with_capacity_and_hasher(rel.rows.len(), Default::default());
-                    for a in attrs {
-                        let mut last: Option<(&[u8], Value)> = None;
-                        self.r.scan_attr(
-                            *a,
-                            Bound::Unbounded,
-                            Bound::Unbounded,
-                            Direction::Forward,
-                            |vb, e| {
-                                let v = match &last {
-                                    Some((b, v)) if *b == vb => v.clone(),
-                                    _ => {
-                                        let v = r.decode_value(*a, vb)?;
-                                        last = Some((vb, v.clone()));
-                                        v
-                                    }
-                                };
-                                map.entry(e).or_default().push((*a, v));
-                                Ok(true)
-                            },
-                        )?;
-                    }
-                    Some(map)
-                } else {
-                    None
-                }
-            }
+        let scanned = match (&star_attrs, e_col) {
+            (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
             _ => None,
         };
         let mut out = Relation {
             vars: vars.clone(),
-            rows: Vec::new(),
+            rows: Vec::with_capacity(rel.rows.len()),
         };
         let mut looked_up: Vec<(AttrId, Value)> = Vec::new();
-        let empty: Vec<(AttrId, Value)> = Vec::new();
-        for (n, row) in rel.rows.iter().enumerate() {
+        let mut partial: Vec<Vec<Value>> = Vec::new();
+        let mut next: Vec<Vec<Value>> = Vec::new();
+        let mut matched: Vec<usize> = Vec::new();
+        for (n, row) in rel.rows.into_iter().enumerate() {
             if n % 4096 == 4095 {
                 self.check_deadline()?;
             }
@@ -581,8 +650,8 @@ impl<'a> Ctx<'a> {
                 None => e_const,
             };
             let Some(e) = e else { continue };
-            let datoms: &Vec<(AttrId, Value)> = match &scanned {
-                Some(map) => map.get(&e).unwrap_or(&empty),
+            let datoms: &[(AttrId, Value)] = match &scanned {
+                Some(j) => j.datoms(e),
                 None => {
                     looked_up.clear();
                     let wanted = star_attrs.as_deref();
@@ -596,13 +665,15 @@ impl<'a> Ctx<'a> {
                 }
             };
             // Extend the row pattern by pattern (a pattern may yield several values).
-            let mut partial: Vec<Vec<Value>> = vec![row.clone()];
+            partial.clear();
+            partial.push(row);
             for p in star {
-                let mut next = Vec::new();
-                for pr in partial {
+                next.clear();
+                for mut pr in partial.drain(..) {
                     let cur_vars = &vars[..pr.len()];
                     let col = |v: Var| cur_vars.iter().position(|x| *x == v);
-                    for (a, val) in datoms {
+                    matched.clear();
+                    for (i, (a, val)) in datoms.iter().enumerate() {
                         let a = *a;
                         let a_ok = match &p.a {
                             AttrTerm::Attr(x) => *x == a,
@@ -616,40 +687,163 @@ impl<'a> Ctx<'a> {
                         if !a_ok {
                             continue;
                         }
-                        let mut r = pr.clone();
+                        let v_ok = match &p.v {
+                            Term::Const(c) => compare(c, val) == std::cmp::Ordering::Equal,
+                            // An attribute variable bound by this very pattern comes first.
+                            Term::Var(v) => match col(*v) {
+                                Some(c) => pr[c] == *val,
+                                None => match p.a {
+                                    AttrTerm::Var(av) if av == *v && col(av).is_none() => {
+                                        Value::Ref(a as u64) == *val
+                                    }
+                                    _ => true,
+                                },
+                            },
+                            Term::Blank => true,
+                        };
+                        if v_ok {
+                            matched.push(i);
+                        }
+                    }
+                    // The last match takes the row itself; earlier ones copy it.
+                    let last = matched.len();
+                    for (k, &i) in matched.iter().enumerate() {
+                        let (a, val) = &datoms[i];
+                        let mut r = if k + 1 == last {
+                            std::mem::take(&mut pr)
+                        } else {
+                            pr.clone()
+                        };
+                        let base = r.len();
                         if let AttrTerm::Var(v) = p.a {
-                            if col(v).is_none() {
-                                r.push(Value::Ref(a as u64));
+                            if !vars[..base].contains(&v) {
+                                r.push(Value::Ref(*a as u64));
                             }
                         }
-                        match &p.v {
-                            Term::Const(c) => {
-                                if compare(c, val) != std::cmp::Ordering::Equal {
-                                    continue;
-                                }
+                        if let Term::Var(v) = &p.v {
+                            if !vars[..r.len()].contains(v) {
+                                r.push(val.clone());
                             }
-                            Term::Var(v) => match vars[..r.len()].iter().position(|x| x == v) {
-                                Some(c) => {
-                                    if r[c] != *val {
-                                        continue;
-                                    }
-                                }
-                                None => r.push(val.clone()),
-                            },
-                            Term::Blank => {}
                         }
                         next.push(r);
                     }
                 }
-                partial = next;
+                std::mem::swap(&mut partial, &mut next);
                 if partial.is_empty() {
                     break;
                 }
             }
             out.rows
-                .extend(partial.into_iter().filter(|r| r.len() == vars.len()));
+                .extend(partial.drain(..).filter(|r| r.len() == vars.len()));
         }
         Ok(out)
+    }
+
+    /// The datoms of the star's attributes for the entities of column `e_col`, read by scanning
+    /// each attribute's AVE entries (only those of its value, for a constant) when that costs
+    /// less than one EAV lookup per row; `None` when lookups are cheaper.
+    fn scan_join(
+        &self,
+        star: &[Pattern],
+        attrs: &[AttrId],
+        rel: &Relation,
+        e_col: usize,
+    ) -> Result<Option<ScanJoin>, QueryError> {
+        let r = self.r;
+        let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
+        // Per pattern: the constant whose AVE entries suffice, if any.
+        let mut consts: Vec<Option<Value>> = Vec::with_capacity(star.len());
+        let mut total = 0u64;
+        for (p, a) in star.iter().zip(attrs) {
+            let exact = match &p.v {
+                Term::Const(c) => {
+                    let c = coerce(self.schema, *a, c);
+                    self.schema
+                        .get(*a)
+                        .is_some_and(|x| x.value_type == c.value_type() && encoding_is_equality(&c))
+                        .then_some(c)
+                }
+                _ => None,
+            };
+            total += match &exact {
+                Some(c) => self.r.count_with(*a, c, budget.max(1))?,
+                None => self.stats(*a)?.0,
+            };
+            consts.push(exact);
+            if total > budget {
+                return Ok(None);
+            }
+        }
+        // Entities of the rows, numbered.
+        let mut slot: HashMap<EntityId, u32> =
+            HashMap::with_capacity_and_hasher(rel.rows.len(), Default::default());
+        for row in &rel.rows {
+            if let Some(e) = entity_of(&row[e_col]) {
+                let next = slot.len() as u32;
+                slot.entry(e).or_insert(next);
+            }
+        }
+        let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
+        for (a, c) in attrs.iter().zip(&consts) {
+            match c {
+                Some(c) => {
+                    for e in self.r.entities_with(*a, c)? {
+                        if let Some(s) = slot.get(&e) {
+                            hits.push((*s, *a, c.clone()));
+                        }
+                    }
+                }
+                None => {
+                    let mut last: Option<(&[u8], Value)> = None;
+                    self.r.scan_attr(
+                        *a,
+                        Bound::Unbounded,
+                        Bound::Unbounded,
+                        Direction::Forward,
+                        |vb, e| {
+                            let Some(s) = slot.get(&e) else {
+                                return Ok(true);
+                            };
+                            // Runs of one value share its decoding.
+                            let v = match &last {
+                                Some((b, v)) if *b == vb => v.clone(),
+                                _ => {
+                                    let v = r.decode_value(*a, vb)?;
+                                    last = Some((vb, v.clone()));
+                                    v
+                                }
+                            };
+                            hits.push((*s, *a, v));
+                            Ok(true)
+                        },
+                    )?;
+                }
+            }
+        }
+        // Group by entity (a counting sort keeps each entity's datoms in scan order).
+        let mut start = vec![0u32; slot.len() + 1];
+        for (s, _, _) in &hits {
+            start[*s as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; hits.len()];
+        for (i, (s, _, _)) in hits.iter().enumerate() {
+            order[fill[*s as usize] as usize] = i as u32;
+            fill[*s as usize] += 1;
+        }
+        let mut datoms = Vec::with_capacity(hits.len());
+        for i in order {
+            let (_, a, v) = &mut hits[i as usize];
+            datoms.push((*a, std::mem::replace(v, Value::Boolean(false))));
+        }
+        Ok(Some(ScanJoin {
+            slot,
+            start,
+            datoms,
+        }))
     }
 
     /// `[?e :a v]` with `?e` unbound: AVE lookups (when `v` is known) or an AVE range scan.
@@ -796,6 +990,43 @@ impl<'a> Ctx<'a> {
         let joined = rel.join(&m);
         Ok(joined.project_owned(&vars))
     }
+}
+
+/// The datoms of a scan join, grouped by entity.
+struct ScanJoin {
+    slot: HashMap<EntityId, u32>,
+    /// `datoms[start[s]..start[s + 1]]` belong to the entity numbered `s`.
+    start: Vec<u32>,
+    datoms: Vec<(AttrId, Value)>,
+}
+
+impl ScanJoin {
+    fn datoms(&self, e: EntityId) -> &[(AttrId, Value)] {
+        match self.slot.get(&e) {
+            Some(s) => {
+                let s = *s as usize;
+                &self.datoms[self.start[s] as usize..self.start[s + 1] as usize]
+            }
+            None => &[],
+        }
+    }
+}
+
+/// Whether two values of this one's type are equal exactly when their index encodings are
+/// (so an AVE lookup of it finds what a comparison would).
+fn encoding_is_equality(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Boolean(_)
+            | Value::Long(_)
+            | Value::BigInt(_)
+            | Value::Instant(_)
+            | Value::Uuid(_)
+            | Value::String(_)
+            | Value::Keyword(_)
+            | Value::Symbol(_)
+            | Value::Ref(_)
+    )
 }
 
 fn builtins_truthy(v: &Value) -> bool {

@@ -161,9 +161,9 @@ pub fn shape(
             uniq.push(*c);
         }
     }
-    let rel = rel.project_owned_ordered(&uniq);
-    let col = |v: Var| rel.col(v).expect("find variables are bound");
     let mut rows: Vec<Vec<Edn>> = if has_agg {
+        let rel = rel.project_owned_ordered(&uniq);
+        let col = |v: Var| rel.col(v).expect("find variables are bound");
         let keys: Vec<usize> = q
             .find
             .iter()
@@ -204,21 +204,7 @@ pub fn shape(
         }
         out
     } else {
-        let mut out = Vec::with_capacity(rel.rows.len());
-        let mut seen = std::collections::HashSet::new();
-        for r in &rel.rows {
-            let key: Vec<&Value> = q.find.iter().map(|f| &r[col(f.var())]).collect();
-            if !q.with.is_empty() && !seen.insert(key) {
-                continue;
-            }
-            out.push(
-                q.find
-                    .iter()
-                    .map(|f| element(db, f, &r[col(f.var())]))
-                    .collect::<Result<Vec<_>, _>>()?,
-            );
-        }
-        out
+        tuples(db, q, &rel, &uniq)?
     };
     let ordered = !q.order_by.is_empty();
     if ordered {
@@ -288,6 +274,72 @@ pub fn shape(
             .and_then(|mut r| r.drain(..).next())
             .unwrap_or(Edn::Nil),
     })
+}
+
+/// The result tuples of a query without aggregates: one per distinct binding of the find
+/// variables, built straight from the relation's rows (no intermediate projection).
+fn tuples(db: &Db, q: &Query, rel: &Relation, uniq: &[Var]) -> Result<Vec<Vec<Edn>>, QueryError> {
+    let cols: Vec<usize> = q
+        .find
+        .iter()
+        .map(|f| rel.col(f.var()).expect("find variables are bound"))
+        .collect();
+    // A relation over exactly the find variables is already the answer's bag; anything else
+    // (other columns, another order, `:with`) is deduplicated on the find columns, as a
+    // projection would.
+    let dedup = !q.with.is_empty() || rel.vars != uniq;
+    let plain = q.find.iter().all(|f| matches!(f, FindElem::Var(_)));
+    let mut seen = Distinct::default();
+    let mut out = Vec::with_capacity(rel.rows.len());
+    for (i, r) in rel.rows.iter().enumerate() {
+        if dedup && !seen.insert(&rel.rows, i, &cols) {
+            continue;
+        }
+        let mut items = Vec::with_capacity(cols.len());
+        if plain {
+            items.extend(cols.iter().map(|c| edn_from_value(&r[*c])));
+        } else {
+            for (f, c) in q.find.iter().zip(&cols) {
+                items.push(element(db, f, &r[*c])?);
+            }
+        }
+        out.push(items);
+    }
+    Ok(out)
+}
+
+/// Rows already seen, keyed by a hash of some columns (no per-row key allocation); rows with
+/// equal hashes are compared column by column.
+#[derive(Default)]
+struct Distinct {
+    first: rustc_hash::FxHashMap<u64, usize>,
+    /// Rows whose hash equals an earlier, different row's (rare).
+    collided: Vec<usize>,
+}
+
+impl Distinct {
+    /// Whether row `i` of `rows` (on `cols`) is new; records it if so.
+    fn insert(&mut self, rows: &[Vec<Value>], i: usize, cols: &[usize]) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        for c in cols {
+            rows[i][*c].hash(&mut h);
+        }
+        let same = |j: usize| cols.iter().all(|c| rows[i][*c] == rows[j][*c]);
+        match self.first.entry(h.finish()) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(i);
+                true
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                if same(*o.get()) || self.collided.iter().any(|j| same(*j)) {
+                    return false;
+                }
+                self.collided.push(i);
+                true
+            }
+        }
+    }
 }
 
 fn element(db: &Db, f: &FindElem, v: &Value) -> Result<Edn, QueryError> {

@@ -198,6 +198,50 @@ impl<'a> IndexReader<'a> {
         Ok(())
     }
 
+    /// Calls `f(value bytes)` once for every distinct value of attribute `a` that at least one
+    /// entity accepted by `member` holds, in value order. Each value's entity list is walked
+    /// only until its first member, then the walk jumps past the value: cheap when members are
+    /// common (a semijoin that needs only the values, not which entities hold them).
+    pub fn values_held(
+        &self,
+        a: AttrId,
+        mut member: impl FnMut(EntityId) -> bool,
+        mut f: impl FnMut(&'a [u8]) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let start = a.to_be_bytes();
+        let end = a.checked_add(1).map(|n| n.to_be_bytes());
+        let upper = match &end {
+            Some(e) => Bound::Excluded(&e[..]),
+            None => Bound::Unbounded,
+        };
+        // Restart past each found value: an excluded key skips the rest of its entity list.
+        let mut lower: Bound<&[u8]> = Bound::Included(&start[..]);
+        // The last value found: a key too long for the skip to be exact may come back.
+        let mut prev: Option<&'a [u8]> = None;
+        loop {
+            let mut found: Option<&'a [u8]> = None;
+            for entry in self
+                .view
+                .range(&self.t.ave, lower, upper, Direction::Forward)?
+            {
+                let (k, ev) = entry?;
+                if prev == Some(k) {
+                    continue;
+                }
+                let e = keys::read_entity(ev).ok_or_else(|| corrupt("AVE entity", ev))?;
+                if member(e) {
+                    found = Some(k);
+                    break;
+                }
+            }
+            let Some(k) = found else { return Ok(()) };
+            let (_, vb) = keys::split_attr(k).ok_or_else(|| corrupt("AVE key", k))?;
+            f(vb)?;
+            lower = Bound::Excluded(k);
+            prev = Some(k);
+        }
+    }
+
     /// Statistics of attribute `a`.
     pub fn stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
         match self.view.get(&self.t.meta, &tables::stats_key(a))? {
