@@ -1,3 +1,8 @@
+//! Bulk-load profile: `fill_db` of workload Q's 100K datoms (20,000 generated people) into a
+//! fresh `NoSync` database, N times (default 20); prints the median and minimum wall and CPU
+//! milliseconds. `cargo run --release --example bulk_profile -- 40`, or under `perf record`.
+//! (No peers: `datalith-bench query --tasks init` compares with SQLite.)
+
 use std::time::Instant;
 
 use datalith::codec::{Keyword, Value};
@@ -76,8 +81,11 @@ fn main() {
     );
 }
 
+/// CPU milliseconds of the whole process (every thread) so far.
 fn cpu() -> f64 {
+    // SAFETY: `getrusage` only writes into the zeroed struct it is handed.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF is valid and `ru` is a valid, writable `rusage`.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let t = |x: libc::timeval| x.tv_sec as f64 * 1e3 + x.tv_usec as f64 / 1e3;
     t(ru.ru_utime) + t(ru.ru_stime)
