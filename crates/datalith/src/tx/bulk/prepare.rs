@@ -13,6 +13,9 @@ use crate::tx::TxError;
 /// Attributes remembered per chunk (past these, idents are looked up in the schema).
 const SEEN_ATTRS: usize = 16;
 
+/// Parts smaller than this sort their two orders one after the other.
+const SPLIT_SORTS_MIN: usize = 16 * 1024;
+
 /// Loads smaller than this are prepared on one thread (threads cost more than they save).
 const PARALLEL_MIN_DATOMS: usize = 512 * 1024;
 
@@ -93,13 +96,13 @@ pub fn prepare(
 ) -> Result<Prepared, TxError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || datoms.len() < PARALLEL_MIN_DATOMS {
-        return prepare_part(schema, datoms);
+        return prepare_part(schema, datoms, threads >= 2);
     }
     let per = datoms.len().div_ceil(threads);
     let parts: Vec<Result<Prepared, TxError>> = std::thread::scope(|s| {
         let handles: Vec<_> = datoms
             .chunks(per)
-            .map(|part| s.spawn(move || prepare_part(schema, part)))
+            .map(|part| s.spawn(move || prepare_part(schema, part, false)))
             .collect();
         handles
             .into_iter()
@@ -132,10 +135,11 @@ fn malformed(e: EntityId, a: &Keyword, v: &Value) -> TxError {
     }
 }
 
-/// One chunk, on the current thread.
+/// One chunk, on the current thread (the two sorts on two threads if `split_sorts`).
 fn prepare_part(
     schema: &Schema,
     datoms: &[(EntityId, Keyword, Value)],
+    split_sorts: bool,
 ) -> Result<Prepared, TxError> {
     let mut arena = Vec::with_capacity(datoms.len() * 24);
     let mut eav = Vec::with_capacity(datoms.len());
@@ -189,13 +193,29 @@ fn prepare_part(
         });
     }
     let a = &arena;
-    // Datoms often come in entity order already.
-    if !eav.is_sorted_by(|x, y| x.cmp_eav(y, a) != Ordering::Greater) {
-        eav.sort_unstable_by(|x, y| x.cmp_eav(y, a));
-    }
-    eav.dedup_by(|x, y| x.cmp_eav(y, a) == Ordering::Equal);
     let mut ave = eav.clone();
-    ave.sort_unstable_by(|x, y| x.cmp_ave(y, a));
+    let sort_eav = |eav: &mut Vec<Entry>| {
+        // Datoms often come in entity order already.
+        if !eav.is_sorted_by(|x, y| x.cmp_eav(y, a) != Ordering::Greater) {
+            eav.sort_unstable_by(|x, y| x.cmp_eav(y, a));
+        }
+        eav.dedup_by(|x, y| x.cmp_eav(y, a) == Ordering::Equal);
+    };
+    let sort_ave = |ave: &mut Vec<Entry>| {
+        ave.sort_unstable_by(|x, y| x.cmp_ave(y, a));
+        ave.dedup_by(|x, y| x.cmp_ave(y, a) == Ordering::Equal);
+    };
+    if split_sorts && eav.len() >= SPLIT_SORTS_MIN {
+        // The two orders sort independently: one on a helper thread.
+        std::thread::scope(|s| {
+            let h = s.spawn(|| sort_ave(&mut ave));
+            sort_eav(&mut eav);
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        });
+    } else {
+        sort_eav(&mut eav);
+        sort_ave(&mut ave);
+    }
     giants.sort_unstable();
     giants.dedup();
     Ok(Prepared {
