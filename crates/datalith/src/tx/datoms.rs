@@ -76,15 +76,16 @@ impl<'a> DatomBuilder<'a> {
         fresh: Fresh,
         known: &'a Known,
     ) -> Self {
+        let s = SCRATCH.with(|c| c.take()).unwrap_or_default();
         DatomBuilder {
             r,
             schema,
             tx,
-            entries: Vec::new(),
-            heads: HashMap::default(),
-            asserted_one: HashMap::default(),
-            unique_holders: HashMap::default(),
-            retracted_entities: HashSet::default(),
+            entries: s.entries,
+            heads: s.heads,
+            asserted_one: s.asserted_one,
+            unique_holders: s.unique_holders,
+            retracted_entities: s.retracted_entities,
             fresh,
             known,
         }
@@ -457,13 +458,17 @@ impl<'a> DatomBuilder<'a> {
 
     /// The net change against the database, in the order datoms were first touched, each with
     /// its av bytes.
-    pub fn finish(self) -> Vec<(Datom, Vec<u8>)> {
+    pub fn finish(mut self) -> Vec<(Datom, Vec<u8>)> {
         let tx = self.tx;
-        self.entries
-            .into_iter()
+        let n = self
+            .entries
+            .iter()
             .filter(|en| en.original != en.now)
-            .map(|en| {
-                (
+            .count();
+        let mut out = Vec::with_capacity(n);
+        for en in self.entries.drain(..) {
+            if en.original != en.now {
+                out.push((
                     Datom {
                         e: en.e,
                         a: en.a,
@@ -472,8 +477,51 @@ impl<'a> DatomBuilder<'a> {
                         added: en.now,
                     },
                     en.av,
-                )
-            })
-            .collect()
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The builder's collections, kept for the next transaction on the same thread: the committer
+/// runs thousands of transactions a second, and fresh maps sized for each one cost an
+/// allocation apiece (and, for large transactions, fresh pages).
+#[derive(Default)]
+struct Scratch {
+    entries: Vec<Entry>,
+    heads: HashMap<(EntityId, AttrId), (u32, u32)>,
+    asserted_one: HashMap<(EntityId, AttrId), u32>,
+    unique_holders: HashMap<Vec<u8>, EntityId>,
+    retracted_entities: HashSet<EntityId>,
+}
+
+/// Past this many datoms a transaction's collections are freed rather than kept.
+const SCRATCH_KEEP_DATOMS: usize = 1 << 16;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
+}
+
+impl Drop for DatomBuilder<'_> {
+    fn drop(&mut self) {
+        if self.entries.capacity() > SCRATCH_KEEP_DATOMS
+            || self.heads.capacity() > SCRATCH_KEEP_DATOMS
+        {
+            return;
+        }
+        let mut s = Scratch {
+            entries: std::mem::take(&mut self.entries),
+            heads: std::mem::take(&mut self.heads),
+            asserted_one: std::mem::take(&mut self.asserted_one),
+            unique_holders: std::mem::take(&mut self.unique_holders),
+            retracted_entities: std::mem::take(&mut self.retracted_entities),
+        };
+        s.entries.clear();
+        s.heads.clear();
+        s.asserted_one.clear();
+        s.unique_holders.clear();
+        s.retracted_entities.clear();
+        SCRATCH.with(|c| c.set(Some(s)));
     }
 }
