@@ -63,6 +63,10 @@ pub struct Step {
 /// per row would save: above that share of the attribute's entities, scan and hash-join.
 const SCAN_JOIN_FACTOR: u64 = 12;
 
+/// Spare capacity of a new row: room for the columns later steps usually add, so that
+/// extending a row rarely moves it.
+const ROW_SPARE: usize = 2;
+
 /// Cap on duplicate counts when estimating: an estimate needs no more.
 const COUNT_CAP: u64 = 10_000;
 
@@ -226,7 +230,11 @@ impl<'a> Ctx<'a> {
         let mut best: Option<(usize, u64)> = None;
         for i in candidates {
             let c = &todo[i];
-            let est = self.estimate(c, rel, n)?;
+            // Counting past the best estimate so far cannot change the choice.
+            let cap = best.map_or(COUNT_CAP, |(_, b)| {
+                (b / n.max(1)).saturating_add(1).min(COUNT_CAP)
+            });
+            let est = self.estimate(c, rel, n, cap)?;
             if best.is_none_or(|(_, b)| est < b) {
                 best = Some((i, est));
             }
@@ -256,7 +264,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn estimate(&self, c: &Clause, rel: &Relation, n: u64) -> Result<u64, QueryError> {
+    /// The estimated rows after `c`; an index count stops at `cap`.
+    fn estimate(&self, c: &Clause, rel: &Relation, n: u64, cap: u64) -> Result<u64, QueryError> {
         let bound = |t: &Term| match t {
             Term::Var(v) => rel.binds(*v),
             Term::Const(_) => true,
@@ -279,7 +288,7 @@ impl<'a> Ctx<'a> {
                         n.max(1) * per_entity
                     } else {
                         match &p.v {
-                            Term::Const(v) => n.max(1) * self.r.count_with(*a, v, COUNT_CAP)?,
+                            Term::Const(v) => n.max(1) * self.r.count_with(*a, v, cap.max(1))?,
                             Term::Var(v) if rel.binds(*v) => n * (datoms / distinct).max(1),
                             _ => n.max(1) * datoms.max(1),
                         }
@@ -516,33 +525,23 @@ impl<'a> Ctx<'a> {
         };
         let mut rest = Vec::with_capacity(star.len());
         for p in star {
-            let filter = match (&p.a, &p.v) {
-                (AttrTerm::Attr(a), Term::Const(c)) => {
-                    let c = coerce(self.schema, *a, c);
-                    let typed = self
-                        .schema
-                        .get(*a)
-                        .is_some_and(|x| x.value_type == c.value_type());
-                    let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
-                    if typed
-                        && encoding_is_equality(&c)
-                        && self.r.count_with(*a, &c, budget.max(1))? < budget
-                    {
-                        Some((*a, c))
-                    } else {
-                        None
-                    }
+            let mut filter = None;
+            if let (AttrTerm::Attr(a), Term::Const(c)) = (&p.a, &p.v) {
+                let c = coerce(self.schema, *a, c);
+                let typed = self
+                    .schema
+                    .get(*a)
+                    .is_some_and(|x| x.value_type == c.value_type());
+                let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
+                if typed && encoding_is_equality(&c) {
+                    filter = self.r.entities_with_at_most(*a, &c, budget)?;
                 }
-                _ => None,
-            };
+            }
             match filter {
-                Some((a, c)) => {
-                    // Ascending entity ids: membership by binary search.
-                    let es = self.r.entities_with(a, &c)?;
-                    rel.rows.retain(|row| {
-                        entity_of(&row[e_col]).is_some_and(|e| es.binary_search(&e).is_ok())
-                    });
-                }
+                // Ascending entity ids: membership by binary search.
+                Some(es) => rel.rows.retain(|row| {
+                    entity_of(&row[e_col]).is_some_and(|e| es.binary_search(&e).is_ok())
+                }),
                 None => rest.push(p),
             }
         }
@@ -715,6 +714,7 @@ impl<'a> Ctx<'a> {
                             pr.clone()
                         };
                         let base = r.len();
+                        r.reserve(vars.len() - base);
                         if let AttrTerm::Var(v) = p.a {
                             if !vars[..base].contains(&v) {
                                 r.push(Value::Ref(*a as u64));
@@ -871,8 +871,10 @@ impl<'a> Ctx<'a> {
                     if n % 4096 == 4095 {
                         self.check_deadline()?;
                     }
+                    out.rows.reserve(es.len());
                     for &e in &es {
-                        let mut r = row.clone();
+                        let mut r = Vec::with_capacity(row.len() + 1 + ROW_SPARE);
+                        r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {
                             r.push(Value::Ref(e));
                         }
@@ -893,7 +895,8 @@ impl<'a> Ctx<'a> {
                         cache.insert(v.clone(), es);
                     }
                     for &e in &cache[v] {
-                        let mut r = row.clone();
+                        let mut r = Vec::with_capacity(row.len() + 1 + ROW_SPARE);
+                        r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {
                             r.push(Value::Ref(e));
                         }
@@ -903,26 +906,52 @@ impl<'a> Ctx<'a> {
             }
             _ => {
                 let (lo, hi) = intersect_ranges(ranges);
-                let mut pairs: Vec<(EntityId, Value)> = Vec::new();
                 let lo_ref = as_ref(&lo);
                 let hi_ref = as_ref(&hi);
-                let mut last: Option<(&[u8], Value)> = None;
-                self.r
-                    .scan_attr(a, lo_ref, hi_ref, Direction::Forward, |vb, e| {
-                        // Runs of one value share its decoding.
-                        let v = match &last {
-                            Some((b, v)) if *b == vb => v.clone(),
-                            _ => {
-                                let v = r.decode_value(a, vb)?;
-                                last = Some((vb, v.clone()));
-                                v
-                            }
-                        };
-                        pairs.push((e, v));
-                        Ok(true)
-                    })?;
                 // `[?x :a ?x]`: one variable in both places must take one value.
                 let same = matches!((&p.e, &p.v), (Term::Var(a), Term::Var(b)) if a == b);
+                let push_e = matches!(p.e, Term::Var(_));
+                let push_v = matches!(p.v, Term::Var(_)) && !same;
+                let width = out.vars.len();
+                let mut last: Option<(&[u8], Value)> = None;
+                let mut decode = |vb: &'a [u8]| -> Result<Value, crate::store::StoreError> {
+                    // Runs of one value share its decoding.
+                    match &last {
+                        Some((b, v)) if *b == vb => Ok(v.clone()),
+                        _ => {
+                            let v = r.decode_value(a, vb)?;
+                            last = Some((vb, v.clone()));
+                            Ok(v)
+                        }
+                    }
+                };
+                if let [row] = rel.rows.as_slice() {
+                    // One input row (the usual first step): rows straight from the scan.
+                    self.r
+                        .scan_attr(a, lo_ref, hi_ref, Direction::Forward, |vb, e| {
+                            let v = decode(vb)?;
+                            if same && Value::Ref(e) != v {
+                                return Ok(true);
+                            }
+                            let mut r = Vec::with_capacity(width + ROW_SPARE);
+                            r.extend_from_slice(row);
+                            if push_e {
+                                r.push(Value::Ref(e));
+                            }
+                            if push_v {
+                                r.push(v);
+                            }
+                            out.rows.push(r);
+                            Ok(true)
+                        })?;
+                    return Ok(out);
+                }
+                let mut pairs: Vec<(EntityId, Value)> = Vec::new();
+                self.r
+                    .scan_attr(a, lo_ref, hi_ref, Direction::Forward, |vb, e| {
+                        pairs.push((e, decode(vb)?));
+                        Ok(true)
+                    })?;
                 for (n, row) in rel.rows.iter().enumerate() {
                     if n % 4096 == 4095 {
                         self.check_deadline()?;
@@ -931,11 +960,12 @@ impl<'a> Ctx<'a> {
                         if same && Value::Ref(*e) != *v {
                             continue;
                         }
-                        let mut r = row.clone();
-                        if let Term::Var(_) = p.e {
+                        let mut r = Vec::with_capacity(width + ROW_SPARE);
+                        r.extend_from_slice(row);
+                        if push_e {
                             r.push(Value::Ref(*e));
                         }
-                        if let (Term::Var(_), false) = (&p.v, same) {
+                        if push_v {
                             r.push(v.clone());
                         }
                         out.rows.push(r);

@@ -44,6 +44,21 @@ pub fn giant_key(a: AttrId, hash: &codec::GiantHash) -> [u8; ATTR_BYTES + 16] {
     k
 }
 
+/// A long, instant or ref encoding (9 bytes), decoded directly.
+#[inline]
+fn decode_fixed(vb: &[u8]) -> Option<Value> {
+    use codec::encode::tag;
+    let (&t, rest) = vb.split_first()?;
+    let bytes: [u8; 8] = rest.try_into().ok()?;
+    let n = u64::from_be_bytes(bytes);
+    match t {
+        tag::LONG => Some(Value::Long((n ^ (1 << 63)) as i64)),
+        tag::INSTANT => Some(Value::Instant((n ^ (1 << 63)) as i64)),
+        tag::REF => Some(Value::Ref(n)),
+        _ => None,
+    }
+}
+
 /// Decodes an encoded value that must fill `bytes` exactly.
 pub fn decode_exact(bytes: &[u8]) -> Result<Value, StoreError> {
     match codec::decode(bytes) {
@@ -64,6 +79,11 @@ impl<'a> IndexReader<'a> {
     /// Decodes the value part of an index entry of attribute `a`, fetching a giant's full
     /// encoding (checked against its prefix and hash) from the `giants` table.
     pub fn decode_value(&self, a: AttrId, vb: &[u8]) -> Result<Value, StoreError> {
+        // Fixed-width numbers (most of what queries join and compare) without the general
+        // decoder.
+        if let Some(v) = decode_fixed(vb) {
+            return Ok(v);
+        }
         codec::decode_index_key(vb, |hash| -> Result<&[u8], StoreError> {
             self.view
                 .get(&self.t.giants, &giant_key(a, hash))?
@@ -144,6 +164,26 @@ impl<'a> IndexReader<'a> {
             out.push(keys::read_entity(raw).ok_or_else(|| corrupt("AVE entity", raw))?);
         }
         Ok(out)
+    }
+
+    /// Like [`Self::entities_with`], but `None` as soon as there are more than `limit`.
+    pub fn entities_with_at_most(
+        &self,
+        a: AttrId,
+        v: &Value,
+        limit: u64,
+    ) -> Result<Option<Vec<EntityId>>, StoreError> {
+        let mut key = Vec::with_capacity(32);
+        attr_value_bytes(a, v, &mut key);
+        let mut out = Vec::new();
+        for raw in self.view.list(&self.t.ave, &key)? {
+            if out.len() as u64 >= limit {
+                return Ok(None);
+            }
+            let raw = raw?;
+            out.push(keys::read_entity(raw).ok_or_else(|| corrupt("AVE entity", raw))?);
+        }
+        Ok(Some(out))
     }
 
     /// The first (lowest) entity whose `a` is `v`: one B-tree lookup.
@@ -300,5 +340,37 @@ fn as_ref_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         Bound::Included(v) => Bound::Included(v),
         Bound::Excluded(v) => Bound::Excluded(v),
         Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_width_decoding_matches_the_decoder() {
+        let values = [
+            Value::Long(0),
+            Value::Long(-1),
+            Value::Long(i64::MIN),
+            Value::Long(i64::MAX),
+            Value::Long(50_000),
+            Value::Instant(-86_400_000),
+            Value::Instant(1_700_000_000_000),
+            Value::Ref(0),
+            Value::Ref(1 << 44),
+            Value::Ref(u64::MAX),
+        ];
+        for v in values {
+            let mut b = Vec::new();
+            codec::encode::encode(&v, &mut b);
+            assert_eq!(decode_fixed(&b), Some(v.clone()), "{v:?}");
+            assert_eq!(decode_exact(&b).ok(), Some(v));
+        }
+        for other in [Value::string("abc"), Value::Boolean(true), Value::BigInt(7)] {
+            let mut b = Vec::new();
+            codec::encode::encode(&other, &mut b);
+            assert_eq!(decode_fixed(&b), None, "{other:?}");
+        }
     }
 }
