@@ -13,9 +13,6 @@ use crate::tx::TxError;
 /// Attributes remembered per chunk (past these, idents are looked up in the schema).
 const SEEN_ATTRS: usize = 16;
 
-/// Parts smaller than this sort their two orders one after the other.
-const SPLIT_SORTS_MIN: usize = 16 * 1024;
-
 /// Loads smaller than this are prepared on one thread (threads cost more than they save).
 const PARALLEL_MIN_DATOMS: usize = 512 * 1024;
 
@@ -96,13 +93,13 @@ pub fn prepare(
 ) -> Result<Prepared, TxError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || datoms.len() < PARALLEL_MIN_DATOMS {
-        return prepare_part(schema, datoms, threads >= 2);
+        return prepare_part(schema, datoms);
     }
     let per = datoms.len().div_ceil(threads);
     let parts: Vec<Result<Prepared, TxError>> = std::thread::scope(|s| {
         let handles: Vec<_> = datoms
             .chunks(per)
-            .map(|part| s.spawn(move || prepare_part(schema, part, false)))
+            .map(|part| s.spawn(move || prepare_part(schema, part)))
             .collect();
         handles
             .into_iter()
@@ -135,11 +132,10 @@ fn malformed(e: EntityId, a: &Keyword, v: &Value) -> TxError {
     }
 }
 
-/// One chunk, on the current thread (the two sorts on two threads if `split_sorts`).
+/// One chunk, on the current thread.
 fn prepare_part(
     schema: &Schema,
     datoms: &[(EntityId, Keyword, Value)],
-    split_sorts: bool,
 ) -> Result<Prepared, TxError> {
     let mut arena = Vec::with_capacity(datoms.len() * 24);
     let mut eav = Vec::with_capacity(datoms.len());
@@ -205,17 +201,10 @@ fn prepare_part(
         ave.sort_unstable_by(|x, y| x.cmp_ave(y, a));
         ave.dedup_by(|x, y| x.cmp_ave(y, a) == Ordering::Equal);
     };
-    if split_sorts && eav.len() >= SPLIT_SORTS_MIN {
-        // The two orders sort independently: one on a helper thread.
-        std::thread::scope(|s| {
-            let h = s.spawn(|| sort_ave(&mut ave));
-            sort_eav(&mut eav);
-            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        });
-    } else {
-        sort_eav(&mut eav);
-        sort_ave(&mut ave);
-    }
+    // One thread: on a shared machine a helper thread for the second sort loses more
+    // waiting for a core than it gains (measured on workload Q's init under load).
+    sort_eav(&mut eav);
+    sort_ave(&mut ave);
     giants.sort_unstable();
     giants.dedup();
     Ok(Prepared {
