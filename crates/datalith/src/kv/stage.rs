@@ -50,8 +50,8 @@ struct StagedOp {
 pub struct Stage {
     bytes: Vec<u8>,
     ops: Vec<StagedOp>,
-    /// Scratch: the order `apply` writes a transaction's ops in.
-    order: Vec<u32>,
+    /// Scratch: the order `apply` writes a transaction's ops in (table, key head, op).
+    order: Vec<(u32, u128, u32)>,
 }
 
 /// A position in a [`Stage`] to roll back to.
@@ -227,26 +227,41 @@ impl Stage {
         {
             return self.apply_in_order(from, txn);
         }
+        // Sort keys: table, then the key's first 16 bytes as a number (entity ids, attribute
+        // ids and most values differ there), the full key only on a tie, then the op's number
+        // (which keeps ops on one key in their order).
         let mut order = std::mem::take(&mut self.order);
         order.clear();
-        order.extend(first as u32..self.ops.len() as u32);
-        order.sort_by(|&i, &j| {
-            let (a, b) = (&self.ops[i as usize], &self.ops[j as usize]);
-            a.table
-                .cmp(&b.table)
-                .then_with(|| self.op_bytes(i as usize).0.cmp(self.op_bytes(j as usize).0))
+        order.extend((first..self.ops.len()).map(|i| {
+            let key = self.op_bytes(i).0;
+            let mut head = [0u8; 16];
+            let n = key.len().min(16);
+            head[..n].copy_from_slice(&key[..n]);
+            (self.ops[i].table, u128::from_be_bytes(head), i as u32)
+        }));
+        order.sort_unstable_by(|a, b| {
+            (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
+                self.op_bytes(a.2 as usize)
+                    .0
+                    .cmp(self.op_bytes(b.2 as usize).0)
+                    .then(a.2.cmp(&b.2))
+            })
         });
         let result = self.apply_sorted(&order, txn);
         self.order = order;
         result
     }
 
-    fn apply_sorted(&self, order: &[u32], txn: &mut heed::RwTxn<'_>) -> heed::Result<()> {
+    fn apply_sorted(
+        &self,
+        order: &[(u32, u128, u32)],
+        txn: &mut heed::RwTxn<'_>,
+    ) -> heed::Result<()> {
         let mut i = 0;
         while i < order.len() {
-            let op = &self.ops[order[i] as usize];
+            let op = &self.ops[order[i].2 as usize];
             if !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
-                let (key, value) = self.op_bytes(order[i] as usize);
+                let (key, value) = self.op_bytes(order[i].2 as usize);
                 match op.kind {
                     OpKind::Delete => {
                         op.db.delete(txn, key)?;
@@ -262,11 +277,11 @@ impl Stage {
             let table = op.table;
             let mut cursor = op.db.iter_mut(txn)?;
             while i < order.len() {
-                let op = &self.ops[order[i] as usize];
+                let op = &self.ops[order[i].2 as usize];
                 if op.table != table || !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
                     break;
                 }
-                let (key, value) = self.op_bytes(order[i] as usize);
+                let (key, value) = self.op_bytes(order[i].2 as usize);
                 // SAFETY: `key` and `value` live in this stage, not in the database, so no
                 // reference into LMDB's pages is held across the write. The flags are plain
                 // insert flags (never MDB_CURRENT), so the cursor's position only speeds up

@@ -34,6 +34,8 @@ pub fn stage_datoms(
             }
         }
     }
+    let bytes: usize = datoms.iter().map(|(_, b)| 2 * (b.len() + 8)).sum();
+    stage.reserve(2 * datoms.len(), bytes);
     // Per AVE key: attribute, net change in holders, giant record.
     let mut per_value: HashMap<&[u8], (AttrId, i64, Option<&Giant>)> = HashMap::default();
     per_value.reserve(datoms.len());
