@@ -422,6 +422,18 @@ mod tests {
                         view.overlay().is_some()
                     );
                 }
+                let mut each = Vec::new();
+                view.range_each(t, lo, hi, |k, v| {
+                    each.push((k.to_vec(), v.to_vec()));
+                    Ok(true)
+                })
+                .unwrap();
+                let want = if inverted(lo, hi) {
+                    vec![]
+                } else {
+                    model_pairs(m, is_list, lo, hi, true)
+                };
+                assert_eq!(each, want, "range_each {lo:?} {hi:?} {t:?}");
                 if !inverted(lo, hi) {
                     let n = model_pairs(m, is_list, lo, hi, true).len() as u64;
                     assert_eq!(view.count_range(t, lo, hi).unwrap(), n);
@@ -470,6 +482,13 @@ mod tests {
                         .collect::<Result<_, _>>()
                         .unwrap();
                     assert_eq!(got, values, "list {p:?}");
+                    let mut each = Vec::new();
+                    view.list_each(t, p, |v| {
+                        each.push(v.to_vec());
+                        Ok(true)
+                    })
+                    .unwrap();
+                    assert_eq!(each, values, "list_each {p:?}");
                     assert_eq!(view.list_count(t, p).unwrap(), values.len() as u64);
                     for v in probes {
                         assert_eq!(

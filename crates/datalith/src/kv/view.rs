@@ -140,6 +140,43 @@ impl<'t> View<'t> {
         })
     }
 
+    /// Calls `f` with each entry of a forward [`Self::range`], stopping when it returns
+    /// false. The same entries as `range`, without a boxed iterator per entry when there is
+    /// no overlay (scans that touch many entries).
+    pub fn range_each<'a>(
+        &self,
+        table: &Table,
+        lower: Bound<&'a [u8]>,
+        upper: Bound<&'a [u8]>,
+        mut f: impl FnMut(&'t [u8], &'t [u8]) -> Result<bool, KvError>,
+    ) -> Result<(), KvError> {
+        // As in `range`: an excluded lower key of a list table becomes the next possible key.
+        let mut lo_buf = Vec::new();
+        let lower = match lower {
+            Bound::Excluded(k) if table.kind == TableKind::List => {
+                next_key(k, &mut lo_buf).map_or(Bound::Excluded(k), Bound::Included)
+            }
+            b => b,
+        };
+        let exact = table.kind != TableKind::List || !matches!(lower, Bound::Excluded(_));
+        if self.patch(table).is_some() || !exact || bounds_are_empty(lower, upper) {
+            for e in self.range(table, lower, upper, Direction::Forward)? {
+                let (k, v) = e?;
+                if !f(k, v)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        for e in lmdb(table.db.range(self.txn, &(lower, upper)))? {
+            let (k, v) = lmdb(e)?;
+            if !f(k, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Entries whose keys start with `prefix`.
     pub fn prefix(
         &self,
@@ -287,6 +324,37 @@ impl<'t> View<'t> {
             Some(it) => Ok(Box::new(it.map(|r| lmdb(r).map(|(_, v)| v)))),
             None => Ok(Box::new(std::iter::empty())),
         }
+    }
+
+    /// Calls `f` with each value of [`Self::list`], stopping when it returns false; without
+    /// an overlay, no boxed iterator.
+    pub fn list_each(
+        &self,
+        table: &Table,
+        key: &[u8],
+        mut f: impl FnMut(&'t [u8]) -> Result<bool, KvError>,
+    ) -> Result<(), KvError> {
+        require_list(table)?;
+        if key.is_empty() {
+            return Ok(());
+        }
+        if self.patch(table).is_some() {
+            for v in self.list(table, key)? {
+                if !f(v?)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(it) = lmdb(table.db.get_duplicates(self.txn, key))? {
+            for r in it {
+                let (_, v) = lmdb(r)?;
+                if !f(v)? {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// How many values `key` has in a list table.

@@ -627,6 +627,7 @@ impl<'a> Ctx<'a> {
                 _ => None,
             })
             .collect();
+        let max_attr = star_attrs.as_ref().and_then(|w| w.iter().max().copied());
         // Hash join when scanning the attributes costs less than looking up every row.
         let scanned = match (&star_attrs, e_col) {
             (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
@@ -658,7 +659,8 @@ impl<'a> Ctx<'a> {
                         if wanted.is_none_or(|w| w.contains(&a)) {
                             looked_up.push((a, r.decode_value(a, vb)?));
                         }
-                        Ok(true)
+                        // Attributes come in order: stop past the last one wanted.
+                        Ok(max_attr.is_none_or(|m| a <= m))
                     })?;
                     &looked_up
                 }
@@ -783,6 +785,7 @@ impl<'a> Ctx<'a> {
                 slot.entry(e).or_insert(next);
             }
         }
+        let members = EntitySet::new(slot.keys().copied());
         let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
         for (a, c) in attrs.iter().zip(&consts) {
             match c {
@@ -801,6 +804,9 @@ impl<'a> Ctx<'a> {
                         Bound::Unbounded,
                         Direction::Forward,
                         |vb, e| {
+                            if !members.may_contain(e) {
+                                return Ok(true);
+                            }
                             let Some(s) = slot.get(&e) else {
                                 return Ok(true);
                             };
@@ -1038,6 +1044,53 @@ impl ScanJoin {
                 &self.datoms[self.start[s] as usize..self.start[s + 1] as usize]
             }
             None => &[],
+        }
+    }
+}
+
+/// A quick membership pre-test for entity ids: a bitmap over their span when it is compact
+/// (entity ids are allocated densely), else nothing (everything may be a member).
+struct EntitySet {
+    lo: EntityId,
+    bits: Option<Vec<u64>>,
+}
+
+impl EntitySet {
+    fn new(ids: impl Iterator<Item = EntityId> + Clone) -> EntitySet {
+        let (mut lo, mut hi, mut n) = (u64::MAX, 0, 0u64);
+        for e in ids.clone() {
+            lo = lo.min(e);
+            hi = hi.max(e);
+            n += 1;
+        }
+        // At most 64 bits per member (plus a little): never more memory than a hash set.
+        let span = hi.saturating_sub(lo).saturating_add(1);
+        if n == 0 || span > n.saturating_mul(64).saturating_add(4096) {
+            return EntitySet { lo, bits: None };
+        }
+        let mut bits = vec![0u64; span.div_ceil(64) as usize];
+        for e in ids {
+            let i = e - lo;
+            bits[(i / 64) as usize] |= 1 << (i % 64);
+        }
+        EntitySet {
+            lo,
+            bits: Some(bits),
+        }
+    }
+
+    /// False only for ids certainly not in the set.
+    #[inline]
+    fn may_contain(&self, e: EntityId) -> bool {
+        match &self.bits {
+            None => true,
+            Some(bits) => {
+                let Some(i) = e.checked_sub(self.lo) else {
+                    return false;
+                };
+                bits.get((i / 64) as usize)
+                    .is_some_and(|w| w & (1 << (i % 64)) != 0)
+            }
         }
     }
 }

@@ -112,14 +112,25 @@ impl<'a> IndexReader<'a> {
         e: EntityId,
         mut f: impl FnMut(AttrId, &'a [u8]) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
-        for raw in self.view.list(&self.t.eav, &keys::eav_key(e))? {
-            let raw = raw?;
-            let (a, vb) = keys::split_attr(raw).ok_or_else(|| corrupt("EAV value", raw))?;
-            if !f(a, vb)? {
-                break;
+        // The callback's error travels out through `failed` (the walk speaks `KvError`).
+        let mut failed = None;
+        self.view.list_each(&self.t.eav, &keys::eav_key(e), |raw| {
+            let step = match keys::split_attr(raw) {
+                Some((a, vb)) => f(a, vb),
+                None => Err(corrupt("EAV value", raw)),
+            };
+            match step {
+                Ok(go) => Ok(go),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
             }
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The values of attribute `a` on entity `e`.
@@ -159,11 +170,22 @@ impl<'a> IndexReader<'a> {
     /// Like [`Self::entities_with`] for an already encoded AVE key.
     pub fn entities_with_key(&self, key: &[u8]) -> Result<Vec<EntityId>, StoreError> {
         let mut out = Vec::new();
-        for raw in self.view.list(&self.t.ave, key)? {
-            let raw = raw?;
-            out.push(keys::read_entity(raw).ok_or_else(|| corrupt("AVE entity", raw))?);
+        let mut bad = None;
+        self.view
+            .list_each(&self.t.ave, key, |raw| match keys::read_entity(raw) {
+                Some(e) => {
+                    out.push(e);
+                    Ok(true)
+                }
+                None => {
+                    bad = Some(corrupt("AVE entity", raw));
+                    Ok(false)
+                }
+            })?;
+        match bad {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
-        Ok(out)
     }
 
     /// Like [`Self::entities_with`], but `None` as soon as there are more than `limit`.
@@ -227,6 +249,28 @@ impl<'a> IndexReader<'a> {
         let hi = bound_key(a, upper, true);
         let lo_ref = as_ref_bound(&lo);
         let hi_ref = as_ref_bound(&hi);
+        if direction == Direction::Forward {
+            // The callback's error travels out through `failed` (the walk speaks `KvError`).
+            let mut failed = None;
+            self.view.range_each(&self.t.ave, lo_ref, hi_ref, |k, ev| {
+                let step = match (keys::split_attr(k), keys::read_entity(ev)) {
+                    (Some((_, vb)), Some(e)) => f(vb, e),
+                    (None, _) => Err(corrupt("AVE key", k)),
+                    (_, None) => Err(corrupt("AVE entity", ev)),
+                };
+                match step {
+                    Ok(go) => Ok(go),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                }
+            })?;
+            return match failed {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        }
         for entry in self.view.range(&self.t.ave, lo_ref, hi_ref, direction)? {
             let (k, ev) = entry?;
             let (_, vb) = keys::split_attr(k).ok_or_else(|| corrupt("AVE key", k))?;
