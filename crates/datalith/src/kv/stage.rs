@@ -50,8 +50,9 @@ struct StagedOp {
 pub struct Stage {
     bytes: Vec<u8>,
     ops: Vec<StagedOp>,
-    /// Scratch: the order `apply` writes a transaction's ops in (table, key head, op).
-    order: Vec<(u32, u128, u32)>,
+    /// Scratch: the order `apply` writes a transaction's ops in (table and key length, key
+    /// head, op).
+    order: Vec<(u64, u128, u32)>,
 }
 
 /// A position in a [`Stage`] to roll back to.
@@ -237,14 +238,22 @@ impl Stage {
             let mut head = [0u8; 16];
             let n = key.len().min(16);
             head[..n].copy_from_slice(&key[..n]);
-            (self.ops[i].table, u128::from_be_bytes(head), i as u32)
+            let table_and_len = (u64::from(self.ops[i].table) << 32) | key.len() as u64;
+            (table_and_len, u128::from_be_bytes(head), i as u32)
         }));
         order.sort_unstable_by(|a, b| {
-            (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
-                self.op_bytes(a.2 as usize)
-                    .0
-                    .cmp(self.op_bytes(b.2 as usize).0)
-                    .then(a.2.cmp(&b.2))
+            (a.0 >> 32, a.1).cmp(&(b.0 >> 32, b.1)).then_with(|| {
+                let (la, lb) = (a.0 as u32, b.0 as u32);
+                // Keys of at most 16 bytes with one head differ only by trailing zeros: the
+                // shorter sorts first.
+                let by_key = if la <= 16 && lb <= 16 {
+                    la.cmp(&lb)
+                } else {
+                    self.op_bytes(a.2 as usize)
+                        .0
+                        .cmp(self.op_bytes(b.2 as usize).0)
+                };
+                by_key.then(a.2.cmp(&b.2))
             })
         });
         let result = self.apply_sorted(&order, txn);
@@ -254,7 +263,7 @@ impl Stage {
 
     fn apply_sorted(
         &self,
-        order: &[(u32, u128, u32)],
+        order: &[(u64, u128, u32)],
         txn: &mut heed::RwTxn<'_>,
     ) -> heed::Result<()> {
         let mut i = 0;
