@@ -42,6 +42,9 @@ pub struct Ctx<'a> {
     pub trace: Option<Vec<Step>>,
     /// Rule evaluation memo (rule name + bound pattern -> relation).
     pub rule_memo: HashMap<String, Relation>,
+    /// AVE entity lists read while estimating, by attribute and value, for the step that
+    /// then runs the pattern (this query only).
+    pub ave_lists: std::cell::RefCell<HashMap<(AttrId, Value), std::rc::Rc<Vec<EntityId>>>>,
     /// Nesting depth of rule evaluation (a recursion guard for non-stratifiable input).
     pub depth: u32,
     /// Set from another thread to stop the query (the shell's Ctrl-C).
@@ -61,7 +64,7 @@ pub struct Step {
 
 /// A scan of an attribute's whole AVE range costs about as much as this many B-tree lookups
 /// per row would save: above that share of the attribute's entities, scan and hash-join.
-const SCAN_JOIN_FACTOR: u64 = 12;
+const SCAN_JOIN_FACTOR: u64 = 20;
 
 /// Spare capacity of a new row: room for the columns later steps usually add, so that
 /// extending a row rarely moves it.
@@ -288,7 +291,7 @@ impl<'a> Ctx<'a> {
                         n.max(1) * per_entity
                     } else {
                         match &p.v {
-                            Term::Const(v) => n.max(1) * self.r.count_with(*a, v, cap.max(1))?,
+                            Term::Const(v) => n.max(1) * self.count_entities_with(*a, v, cap)?,
                             Term::Var(v) if rel.binds(*v) => n * (datoms / distinct).max(1),
                             _ => n.max(1) * datoms.max(1),
                         }
@@ -308,6 +311,37 @@ impl<'a> Ctx<'a> {
             Clause::Or { .. } => n.max(1) * 1000,
             Clause::Rule { .. } => n.max(1) * 10_000,
         })
+    }
+
+    /// How many entities have `a` = `v`, counting at most `cap`; a complete list is kept for
+    /// [`Self::entities_with`].
+    fn count_entities_with(&self, a: AttrId, v: &Value, cap: u64) -> Result<u64, QueryError> {
+        let v = coerce(self.schema, a, v);
+        if let Some(l) = self.ave_lists.borrow().get(&(a, v.clone())) {
+            return Ok((l.len() as u64).min(cap.max(1)));
+        }
+        Ok(match self.r.entities_with_at_most(a, &v, cap.max(1))? {
+            Some(l) => {
+                let n = l.len() as u64;
+                self.ave_lists
+                    .borrow_mut()
+                    .insert((a, v), std::rc::Rc::new(l));
+                n
+            }
+            None => cap.max(1),
+        })
+    }
+
+    /// The entities whose `a` is `v` (an already coerced constant), ascending.
+    fn entities_with(
+        &self,
+        a: AttrId,
+        v: &Value,
+    ) -> Result<std::rc::Rc<Vec<EntityId>>, QueryError> {
+        if let Some(l) = self.ave_lists.borrow().get(&(a, v.clone())) {
+            return Ok(l.clone());
+        }
+        Ok(std::rc::Rc::new(self.r.entities_with(a, v)?))
     }
 
     /// Applies a non-pattern clause.
@@ -872,13 +906,13 @@ impl<'a> Ctx<'a> {
         };
         match (&p.v, v_col) {
             (Term::Const(v), _) => {
-                let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
+                let es = self.entities_with(a, &coerce(self.schema, a, v))?;
                 for (n, row) in rel.rows.iter().enumerate() {
                     if n % 4096 == 4095 {
                         self.check_deadline()?;
                     }
                     out.rows.reserve(es.len());
-                    for &e in &es {
+                    for &e in es.iter() {
                         let mut r = Vec::with_capacity(row.len() + 1 + ROW_SPARE);
                         r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {

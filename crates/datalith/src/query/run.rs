@@ -105,6 +105,7 @@ pub fn run(
             .map(|ms| (Instant::now() + Duration::from_millis(ms), ms)),
         trace: explain.then(Vec::new),
         rule_memo: Default::default(),
+        ave_lists: Default::default(),
         depth: 0,
         cancel,
     };
