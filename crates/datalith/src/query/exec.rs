@@ -572,10 +572,16 @@ impl<'a> Ctx<'a> {
                 }
             }
             match filter {
-                // Ascending entity ids: membership by binary search.
-                Some(es) => rel.rows.retain(|row| {
-                    entity_of(&row[e_col]).is_some_and(|e| es.binary_search(&e).is_ok())
-                }),
+                Some(es) => {
+                    // A bitmap when the ids are compact, else binary search (they ascend).
+                    let set = EntitySet::new(es.iter().copied());
+                    rel.rows.retain(|row| {
+                        entity_of(&row[e_col]).is_some_and(|e| match set.bits {
+                            Some(_) => set.may_contain(e),
+                            None => es.binary_search(&e).is_ok(),
+                        })
+                    })
+                }
                 None => rest.push(p),
             }
         }
@@ -1083,7 +1089,8 @@ impl ScanJoin {
 }
 
 /// A quick membership pre-test for entity ids: a bitmap over their span when it is compact
-/// (entity ids are allocated densely), else nothing (everything may be a member).
+/// (entity ids are allocated densely; then the test is exact), else nothing (everything may
+/// be a member).
 struct EntitySet {
     lo: EntityId,
     bits: Option<Vec<u64>>,
