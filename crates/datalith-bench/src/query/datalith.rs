@@ -409,9 +409,10 @@ impl Drop for DatalithPeer {
 }
 
 /// The raw lookup of seed 001 at the lowest public level: the AVE list of `:name` = value,
-/// then each entity's `:last-name` from EAV (`IndexReader::entities_with`, `values`). The
-/// `Db::datoms` route (AVE, then EAV with entity and attribute) gives the same datoms but
-/// decodes each entity's every attribute before filtering, which costs it ~3x here.
+/// then each entity's `:last-name` from EAV (`IndexReader::entities_with`, then
+/// `values_of_each`, which reads the entities' EAV lists in ascending order through one
+/// cursor). The `Db::datoms` route (AVE, then EAV with entity and attribute) gives the same
+/// datoms but decodes each entity's every attribute before filtering.
 fn lookup_raw(
     snap: &Db,
     a_name: u32,
@@ -420,16 +421,12 @@ fn lookup_raw(
     label: &str,
 ) -> Result<Vec<Value>, BenchError> {
     let r = snap.reader();
-    let mut out = Vec::new();
-    for e in r
+    let es = r
         .entities_with(a_name, v)
-        .map_err(BenchError::store(label, "entities_with"))?
-    {
-        out.extend(
-            r.values(e, a_last)
-                .map_err(BenchError::store(label, "values"))?,
-        );
-    }
+        .map_err(BenchError::store(label, "entities_with"))?;
+    let mut out = Vec::with_capacity(es.len());
+    r.values_of_each(&es, a_last, &mut out)
+        .map_err(BenchError::store(label, "values_of_each"))?;
     Ok(out)
 }
 

@@ -1,6 +1,6 @@
 //! How much a commit promises. Every benchmark names the mode it ran in.
 
-use heed::EnvFlags;
+use super::lmdb::EnvFlags;
 
 /// What a crash can lose, chosen when the environment is opened.
 ///

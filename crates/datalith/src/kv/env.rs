@@ -2,8 +2,6 @@
 //! committer thread.
 
 use crossbeam_channel::Sender;
-use heed::types::Bytes;
-use heed::{EnvFlags, EnvOpenOptions, WithoutTls};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -14,8 +12,9 @@ use super::committer::{self, BoxedRequest, Outcome, WriteRequest};
 use super::durability::{Durability, EnvOptions};
 use super::error::KvError;
 use super::gate::ReaderGate;
+use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
 use super::read::ReadTxn;
-use super::table::{RawDb, Table, TableKind};
+use super::table::{Table, TableKind};
 use crate::limits;
 
 /// Name of the table holding Datalith's own metadata (format magic and version).
@@ -58,7 +57,9 @@ impl CommitStats {
 
 /// State shared by the environment handle, its readers and the committer thread.
 pub(crate) struct EnvShared {
-    pub(crate) env: heed::Env<WithoutTls>,
+    pub(crate) env: lmdb::Env,
+    /// Datalith's own metadata table (format magic, version, the table catalog).
+    meta: Dbi,
     pub(crate) path: PathBuf,
     pub(crate) durability: Durability,
     pub(crate) gate: ReaderGate,
@@ -196,11 +197,9 @@ impl Drop for EnvInner {
             // Snapshots kept only for reports' database values end with the environment (a
             // report kept past its database must not keep the files open).
             shared.retained.release_all();
-            // Close the LMDB environment now if nothing else holds it, so the same path can be
-            // reopened at once in this process (heed refuses a second open while one lives).
-            if let Ok(shared) = Arc::try_unwrap(shared) {
-                shared.env.prepare_for_closing().wait();
-            }
+            // The LMDB environment closes with the last holder (now, unless a reader lives),
+            // after which the same path can be reopened in this process.
+            drop(shared);
         }
     }
 }
@@ -229,24 +228,30 @@ impl Environment {
             flags |= EnvFlags::NO_READ_AHEAD;
         }
         let initial = round_up(options.initial_map_bytes.max(page_bytes * 16), page_bytes);
-        let mut open = EnvOpenOptions::new().read_txn_without_tls();
-        open.map_size(initial)
-            .max_readers(limits::MAX_READERS)
-            .max_dbs(limits::MAX_TABLES);
-        // SAFETY: `flags` only sets documented LMDB environment flags. Opening is unsafe in heed
-        // because a memory-mapped file changed behind LMDB's back is undefined behaviour; we
-        // never modify the file except through LMDB, and LMDB's lock file coordinates processes.
-        let env = unsafe {
-            open.flags(flags);
-            open.open(&path)
-        }
-        .map_err(|e| open_error(&path, e))?;
+        let env = lmdb::Env::open(
+            &path,
+            flags,
+            EnvLimits {
+                map_bytes: initial,
+                max_readers: limits::MAX_READERS,
+                max_dbs: limits::MAX_TABLES,
+            },
+        )
+        .map_err(|e| match e {
+            lmdb::env::OpenError::Lmdb(e) => open_error(&path, e),
+            lmdb::env::OpenError::Io(e) => KvError::Io(e),
+            lmdb::env::OpenError::AlreadyOpen => KvError::Io(std::io::Error::new(
+                std::io::ErrorKind::ResourceBusy,
+                format!("{} is already open in this process", path.display()),
+            )),
+        })?;
         let map_bytes = env.info().map_size;
-        check_or_init_meta(&env, &path)?;
+        let meta = check_or_init_meta(&env, &path)?;
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
         let shared = Arc::new(EnvShared {
             env,
+            meta,
             path,
             durability: options.durability,
             gate: ReaderGate::new(limits::MAX_READERS - limits::RESERVED_READER_SLOTS),
@@ -372,7 +377,7 @@ impl Environment {
         // A write transaction of our own: LMDB's writer lock orders it with the committer's.
         // Holding a reader slot keeps the committer from resizing the map meanwhile.
         shared.gate.enter();
-        let result = open_or_create(&shared.env, &shared.path, name, kind);
+        let result = open_or_create(shared, name, kind);
         shared.gate.leave();
         let table = result?;
         tables.insert(name.to_string(), table.clone());
@@ -396,11 +401,9 @@ impl Environment {
         // The copy reads through its own LMDB read transaction: hold a gate slot so the map
         // is not resized under it.
         shared.gate.enter();
-        let result = shared
-            .env
-            .copy_to_path(&file, heed::CompactionOption::Enabled);
+        let result = shared.env.copy_compacted(dir);
         shared.gate.leave();
-        result.map(drop).map_err(KvError::from)
+        result.map_err(KvError::from)
     }
 
     /// Names and kinds of every user table.
@@ -408,7 +411,7 @@ impl Environment {
         let shared = self.shared();
         let txn = self.read()?;
         let view = txn.view();
-        let meta = meta_table(&shared.env, &shared.path)?;
+        let meta = meta_table(shared);
         let mut out = Vec::new();
         for entry in view.prefix(&meta, CATALOG_PREFIX, super::view::Direction::Forward)? {
             let (k, v) = entry?;
@@ -446,89 +449,60 @@ fn encode_kind(kind: TableKind) -> [u8; 1] {
     }
 }
 
-fn meta_table(env: &heed::Env<WithoutTls>, path: &Path) -> Result<Table, KvError> {
-    let rtxn = env.read_txn()?;
-    let db = env
-        .open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_, KvError> {
-            Ok(heed::CommitOrAbort::<_, ()>::Commit(
-                opener.open_database::<Bytes, Bytes>(rtxn, Some(META_TABLE))?,
-            ))
-        })?
-        .commit()
-        .flatten()
-        .ok_or_else(|| KvError::Corrupt {
-            path: path.to_path_buf(),
-            detail: format!("{META_TABLE} table is missing"),
-        })?;
-    Ok(Table {
+/// The meta table as a [`Table`] (opened once, with the environment).
+fn meta_table(shared: &EnvShared) -> Table {
+    Table {
         name: META_TABLE.into(),
         kind: TableKind::Plain,
-        db: erase(db),
+        db: shared.meta,
         id: super::table::next_table_id(),
-    })
-}
-
-fn open_or_create(
-    env: &heed::Env<WithoutTls>,
-    path: &Path,
-    name: &str,
-    kind: TableKind,
-) -> Result<Table, KvError> {
-    let wtxn = env.write_txn()?;
-    let outcome = env.create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_, KvError> {
-        let meta = opener
-            .open_database::<Bytes, Bytes>(wtxn, Some(META_TABLE))?
-            .ok_or_else(|| KvError::Corrupt {
-                path: path.to_path_buf(),
-                detail: format!("{META_TABLE} table is missing"),
-            })?;
-        let key = catalog_key(name);
-        let existing = match meta.get(wtxn, &key)? {
-            Some(v) => Some(decode_kind(v, path)?),
-            None => None,
-        };
-        if let Some(actual) = existing {
-            if actual != kind {
-                return Ok(heed::CommitOrAbort::Abort(actual));
-            }
-        }
-        let mut opts = opener.database_options().types::<Bytes, Bytes>();
-        opts.name(name);
-        if kind == TableKind::List {
-            opts.flags(heed::DatabaseFlags::DUP_SORT);
-        }
-        let db = match opts.create(wtxn) {
-            Ok(db) => db,
-            Err(heed::Error::Mdb(heed::MdbError::DbsFull)) => {
-                return Err(KvError::TooManyTables {
-                    max: limits::MAX_TABLES,
-                })
-            }
-            Err(e) => return Err(e.into()),
-        };
-        if existing.is_none() {
-            meta.put(wtxn, &key, &encode_kind(kind))?;
-        }
-        Ok(heed::CommitOrAbort::Commit(db))
-    })?;
-    match outcome {
-        heed::CommitOrAbort::Commit(db) => Ok(Table {
-            name: name.into(),
-            kind,
-            db: erase(db),
-            id: super::table::next_table_id(),
-        }),
-        heed::CommitOrAbort::Abort(actual) => Err(KvError::WrongTableKind {
-            name: name.to_string(),
-            actual: actual.name(),
-            wanted: kind.name(),
-        }),
     }
 }
 
-/// SAFETY: see [`RawDb`]: the lifetime is a marker; every `Table` user holds the environment.
-fn erase(db: heed::Database<'_, Bytes, Bytes>) -> RawDb {
-    unsafe { std::mem::transmute::<heed::Database<'_, Bytes, Bytes>, RawDb>(db) }
+/// Opens table `name` (creating it and its catalog entry if missing) in a write transaction
+/// of its own. Callers hold the environment's table map lock: LMDB wants table opens from one
+/// transaction at a time.
+fn open_or_create(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Table, KvError> {
+    let mut wtxn = shared.env.write_txn()?;
+    let key = catalog_key(name);
+    let existing = match wtxn.get(shared.meta, &key)? {
+        Some(v) => Some(decode_kind(v, &shared.path)?),
+        None => None,
+    };
+    if let Some(actual) = existing {
+        if actual != kind {
+            // Dropping the transaction aborts it.
+            return Err(KvError::WrongTableKind {
+                name: name.to_string(),
+                actual: actual.name(),
+                wanted: kind.name(),
+            });
+        }
+    }
+    let db = match wtxn.open_dbi(name, true, kind == TableKind::List) {
+        Ok(Some(db)) => db,
+        Ok(None) => {
+            return Err(KvError::Lmdb(format!(
+                "table {name} was neither found nor created"
+            )))
+        }
+        Err(e) if e.code == LmdbError::DBS_FULL => {
+            return Err(KvError::TooManyTables {
+                max: limits::MAX_TABLES,
+            })
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if existing.is_none() {
+        wtxn.put(shared.meta, &key, &encode_kind(kind), lmdb::PutFlags::NONE)?;
+    }
+    wtxn.commit()?;
+    Ok(Table {
+        name: name.into(),
+        kind,
+        db,
+        id: super::table::next_table_id(),
+    })
 }
 
 fn check_kind(t: &Table, kind: TableKind) -> Result<Table, KvError> {
@@ -571,51 +545,47 @@ fn page_size() -> usize {
     }
 }
 
-fn open_error(path: &Path, e: heed::Error) -> KvError {
-    match e {
-        heed::Error::Mdb(heed::MdbError::Invalid) => KvError::Corrupt {
+fn open_error(path: &Path, e: LmdbError) -> KvError {
+    match e.code {
+        LmdbError::INVALID => KvError::Corrupt {
             path: path.to_path_buf(),
             detail: "not an LMDB file".into(),
         },
-        heed::Error::Mdb(heed::MdbError::Corrupted)
-        | heed::Error::Mdb(heed::MdbError::PageNotFound) => KvError::Corrupt {
+        LmdbError::CORRUPTED | LmdbError::PAGE_NOTFOUND => KvError::Corrupt {
             path: path.to_path_buf(),
             detail: e.to_string(),
         },
-        heed::Error::Mdb(heed::MdbError::VersionMismatch) => KvError::Foreign {
+        LmdbError::VERSION_MISMATCH => KvError::Foreign {
             path: path.to_path_buf(),
             detail: "made by an incompatible LMDB version".into(),
         },
-        other => KvError::from(other),
+        _ => KvError::from(e),
     }
 }
 
 /// A new environment gets our magic and format version; an existing one must have them.
-fn check_or_init_meta(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), KvError> {
+/// Returns the meta table's handle (usable by every transaction from now on).
+fn check_or_init_meta(env: &lmdb::Env, path: &Path) -> Result<Dbi, KvError> {
     let corrupt = |detail: String| KvError::Corrupt {
         path: path.to_path_buf(),
         detail,
     };
     let rtxn = env.read_txn().map_err(|e| open_error(path, e))?;
-    let meta = env.open_databases_and_commit(rtxn, |opener, rtxn| -> Result<_, KvError> {
-        let db = match opener.open_database::<Bytes, Bytes>(rtxn, Some(META_TABLE)) {
-            Ok(db) => db,
-            // The main database holds a key named like our table that is not a table.
-            Err(heed::Error::Mdb(heed::MdbError::Incompatible)) => {
-                return Err(KvError::Foreign {
-                    path: path.to_path_buf(),
-                    detail: format!("{META_TABLE} is not a table"),
-                })
-            }
-            Err(e) => return Err(open_error(path, e)),
-        };
-        Ok(heed::CommitOrAbort::<_, ()>::Commit(db))
-    })?;
-    match meta.commit().flatten() {
+    let meta = match rtxn.open_dbi(META_TABLE, false, false) {
+        Ok(db) => db,
+        // The main database holds a key named like our table that is not a table.
+        Err(e) if e.code == LmdbError::INCOMPATIBLE => {
+            return Err(KvError::Foreign {
+                path: path.to_path_buf(),
+                detail: format!("{META_TABLE} is not a table"),
+            })
+        }
+        Err(e) => return Err(open_error(path, e)),
+    };
+    match meta {
         Some(db) => {
-            let rtxn = env.read_txn()?;
-            let magic = db
-                .get(&rtxn, META_MAGIC_KEY)
+            let magic = rtxn
+                .get(db, META_MAGIC_KEY)
                 .map_err(|e| corrupt(e.to_string()))?;
             if magic != Some(META_MAGIC) {
                 return Err(KvError::Foreign {
@@ -623,8 +593,8 @@ fn check_or_init_meta(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), Kv
                     detail: "bad magic".into(),
                 });
             }
-            let version = db
-                .get(&rtxn, META_VERSION_KEY)
+            let version = rtxn
+                .get(db, META_VERSION_KEY)
                 .map_err(|e| corrupt(e.to_string()))?;
             let version = version
                 .and_then(|v| <[u8; 4]>::try_from(v).ok())
@@ -637,25 +607,33 @@ fn check_or_init_meta(env: &heed::Env<WithoutTls>, path: &Path) -> Result<(), Kv
                     supported: FORMAT_VERSION,
                 });
             }
-            Ok(())
+            // Committing makes the handle global.
+            rtxn.commit()?;
+            Ok(db)
         }
         None => {
+            drop(rtxn);
             // Only an empty environment may be claimed; anything else belongs to someone else.
-            let main_entries = env.unnamed_database_stat().entries;
+            let main_entries = env.main_entries()?;
             if main_entries > 0 {
                 return Err(KvError::Foreign {
                     path: path.to_path_buf(),
                     detail: format!("{main_entries} entries but no {META_TABLE} table"),
                 });
             }
-            let wtxn = env.write_txn()?;
-            env.create_databases_and_commit(wtxn, |opener, wtxn| -> Result<_, KvError> {
-                let db = opener.create_database::<Bytes, Bytes>(wtxn, Some(META_TABLE))?;
-                db.put(wtxn, META_MAGIC_KEY, META_MAGIC)?;
-                db.put(wtxn, META_VERSION_KEY, &FORMAT_VERSION.to_be_bytes())?;
-                Ok(heed::CommitOrAbort::<_, ()>::Commit(()))
-            })?;
-            Ok(())
+            let mut wtxn = env.write_txn()?;
+            let db = wtxn
+                .open_dbi(META_TABLE, true, false)?
+                .ok_or_else(|| corrupt(format!("{META_TABLE} could not be created")))?;
+            wtxn.put(db, META_MAGIC_KEY, META_MAGIC, lmdb::PutFlags::NONE)?;
+            wtxn.put(
+                db,
+                META_VERSION_KEY,
+                &FORMAT_VERSION.to_be_bytes(),
+                lmdb::PutFlags::NONE,
+            )?;
+            wtxn.commit()?;
+            Ok(db)
         }
     }
 }

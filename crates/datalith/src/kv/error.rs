@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use super::lmdb::LmdbError;
+
 /// An error of the KV engine.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -111,17 +113,22 @@ impl KvError {
     }
 }
 
-impl From<heed::Error> for KvError {
-    fn from(e: heed::Error) -> Self {
-        match e {
-            heed::Error::Io(io) => KvError::Io(io),
-            heed::Error::Mdb(heed::MdbError::MapFull) => KvError::MapLimit { max: 0 },
-            other => KvError::Lmdb(other.to_string()),
+impl From<LmdbError> for KvError {
+    fn from(e: LmdbError) -> Self {
+        if let Some(io) = e.os_error() {
+            return KvError::Io(io);
+        }
+        match e.code {
+            LmdbError::MAP_FULL => KvError::MapLimit { max: 0 },
+            LmdbError::DBS_FULL => KvError::TooManyTables {
+                max: crate::limits::MAX_TABLES,
+            },
+            _ => KvError::Lmdb(e.to_string()),
         }
     }
 }
 
 /// Whether an LMDB error means the map is full (and the batch should be retried after growth).
-pub(crate) fn is_map_full(e: &heed::Error) -> bool {
-    matches!(e, heed::Error::Mdb(heed::MdbError::MapFull))
+pub(crate) fn is_map_full(e: &LmdbError) -> bool {
+    e.is_map_full()
 }

@@ -1,6 +1,7 @@
 //! The key-value engine on LMDB: environments, tables, snapshots and the group-committing
 //! writer. Everything above (the Datalog store) is built on these pieces.
 //!
+//! - [`lmdb`]: our thin safe layer over LMDB's C API (environment, transactions, cursors).
 //! - [`env`]: opening, the table catalog, map growth, the format check.
 //! - [`durability`]: what a crash can lose, per mode.
 //! - [`table`]: plain and list (dupsort) tables.
@@ -21,6 +22,7 @@ pub mod env;
 pub mod error;
 mod gate;
 pub mod handle;
+pub(crate) mod lmdb;
 pub mod overlay;
 pub mod read;
 pub mod stage;
@@ -39,4 +41,4 @@ pub use overlay::Overlay;
 pub use read::{ReadTxn, Snapshot};
 pub use stage::Stage;
 pub use table::{Table, TableKind};
-pub use view::{Direction, Entries, Entry, ListValues, View};
+pub use view::{Direction, Entries, Entry, ListReader, ListValues, View};

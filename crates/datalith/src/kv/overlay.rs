@@ -406,6 +406,30 @@ mod tests {
         probes: &[Vec<u8>],
         bounds: &[(Bound<Vec<u8>>, Bound<Vec<u8>>)],
     ) {
+        // One list reader across every probe (sorted, then in the given order), from every
+        // start value: the values of the key from that value on.
+        let all_list = model_pairs(m, true, Bound::Unbounded, Bound::Unbounded, true);
+        let mut sorted = probes.to_vec();
+        sorted.sort();
+        let mut reader = view.list_reader(list).unwrap();
+        for p in sorted.iter().chain(probes) {
+            for from in std::iter::once(&Vec::new()).chain(probes) {
+                let want: Vec<Vec<u8>> = all_list
+                    .iter()
+                    .filter(|(k, v)| k == p && v >= from)
+                    .map(|(_, v)| v.clone())
+                    .collect();
+                let mut got = Vec::new();
+                reader
+                    .each_from(p, from, |v| {
+                        got.push(v.to_vec());
+                        Ok(true)
+                    })
+                    .unwrap();
+                assert_eq!(got, want, "list_reader {p:?} from {from:?}");
+            }
+        }
+        assert!(view.list_reader(plain).is_err());
         for (t, is_list) in [(plain, false), (list, true)] {
             for (lo, hi) in bounds {
                 let (lo, hi) = (as_ref(lo), as_ref(hi));
@@ -513,7 +537,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(256))]
 
         #[test]
         fn overlaid_reads_equal_the_model(

@@ -1,10 +1,10 @@
 //! Read snapshots.
 
-use heed::{RoTxn, WithoutTls};
 use std::sync::Arc;
 
 use super::env::EnvShared;
 use super::error::KvError;
+use super::lmdb::RoTxn;
 use super::view::View;
 
 /// A consistent, read-only snapshot of the environment. Many can be open at once, from any
@@ -12,14 +12,14 @@ use super::view::View;
 /// pages that an open snapshot still sees, and a map growth waits for snapshots to close.
 pub struct ReadTxn {
     // Dropped before the gate slot is given back (see `Drop`).
-    txn: Option<RoTxn<'static, WithoutTls>>,
+    txn: Option<RoTxn>,
     shared: Arc<EnvShared>,
 }
 
 impl ReadTxn {
     pub(crate) fn begin(shared: Arc<EnvShared>) -> Result<ReadTxn, KvError> {
         shared.gate.enter();
-        match shared.env.clone().static_read_txn() {
+        match shared.env.read_txn() {
             Ok(txn) => Ok(ReadTxn {
                 txn: Some(txn),
                 shared,
@@ -37,7 +37,7 @@ impl ReadTxn {
         if !shared.gate.try_enter() {
             return None;
         }
-        match shared.env.clone().static_read_txn() {
+        match shared.env.read_txn() {
             Ok(txn) => Some(ReadTxn {
                 txn: Some(txn),
                 shared,

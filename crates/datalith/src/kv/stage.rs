@@ -1,8 +1,7 @@
 //! Staged writes: what a request wants written, collected before anything touches LMDB, so a
 //! request that fails validation leaves no trace (the committer just truncates the stage).
 
-use heed::types::Bytes;
-use heed::PutFlags;
+use super::lmdb::{LmdbError, PutFlags, RwTxn, WriteCursor};
 
 use super::table::{RawDb, Table, TableKind};
 
@@ -219,7 +218,7 @@ impl Stage {
     /// interact), inserts through one cursor per table: LMDB then finds the next key on the
     /// leaf page the cursor already holds instead of descending from the root for every
     /// insert (entity ids and many AVE keys of one transaction are neighbours).
-    pub(crate) fn apply(&mut self, from: Mark, txn: &mut heed::RwTxn<'_>) -> heed::Result<()> {
+    pub(crate) fn apply(&mut self, from: Mark, txn: &mut RwTxn) -> Result<(), LmdbError> {
         let first = from.ops;
         if self.ops.len() - first < SORTED_APPLY_MIN_OPS
             || self.ops[first..]
@@ -261,11 +260,7 @@ impl Stage {
         result
     }
 
-    fn apply_sorted(
-        &self,
-        order: &[(u64, u128, u32)],
-        txn: &mut heed::RwTxn<'_>,
-    ) -> heed::Result<()> {
+    fn apply_sorted(&self, order: &[(u64, u128, u32)], txn: &mut RwTxn) -> Result<(), LmdbError> {
         let mut i = 0;
         while i < order.len() {
             let op = &self.ops[order[i].2 as usize];
@@ -273,10 +268,10 @@ impl Stage {
                 let (key, value) = self.op_bytes(order[i].2 as usize);
                 match op.kind {
                     OpKind::Delete => {
-                        op.db.delete(txn, key)?;
+                        txn.del(op.db, key, None)?;
                     }
                     _ => {
-                        op.db.delete_one_duplicate(txn, key, value)?;
+                        txn.del(op.db, key, Some(value))?;
                     }
                 }
                 i += 1;
@@ -284,18 +279,16 @@ impl Stage {
             }
             // A run of inserts into one table: one cursor.
             let table = op.table;
-            let mut cursor = op.db.iter_mut(txn)?;
+            let mut cursor = WriteCursor::open(txn, op.db)?;
             while i < order.len() {
                 let op = &self.ops[order[i].2 as usize];
                 if op.table != table || !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
                     break;
                 }
                 let (key, value) = self.op_bytes(order[i].2 as usize);
-                // SAFETY: `key` and `value` live in this stage, not in the database, so no
-                // reference into LMDB's pages is held across the write. The flags are plain
-                // insert flags (never MDB_CURRENT), so the cursor's position only speeds up
+                // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds up
                 // the search.
-                unsafe { cursor.put_current_with_options::<Bytes>(PutFlags::empty(), key, value)? };
+                cursor.put(key, value, PutFlags::NONE)?;
                 i += 1;
             }
         }
@@ -313,7 +306,7 @@ impl Stage {
     }
 
     /// Writes the ops from `from` on in staged order.
-    fn apply_in_order(&self, from: Mark, txn: &mut heed::RwTxn<'_>) -> heed::Result<()> {
+    fn apply_in_order(&self, from: Mark, txn: &mut RwTxn) -> Result<(), LmdbError> {
         let mut start = if from.ops == 0 {
             0
         } else {
@@ -330,7 +323,7 @@ impl Stage {
                     .iter()
                     .take_while(|o| o.placement != Placement::Search && o.table == op.table)
                     .count();
-                let mut cursor = op.db.iter_mut(txn)?;
+                let mut cursor = WriteCursor::open(txn, op.db)?;
                 for o in &ops[i..i + run] {
                     let key = &self.bytes[start..o.key_end];
                     let value = &self.bytes[o.key_end..o.value_end];
@@ -338,13 +331,11 @@ impl Stage {
                     let flags = match o.placement {
                         Placement::Append => PutFlags::APPEND,
                         Placement::AppendDup => PutFlags::APPEND_DUP,
-                        Placement::Sorted | Placement::Search => PutFlags::empty(),
+                        Placement::Sorted | Placement::Search => PutFlags::NONE,
                     };
-                    // SAFETY: `key` and `value` live in this stage, not in the database, so no
-                    // reference into LMDB's pages is held across the write. The flags are
-                    // plain insert flags (never MDB_CURRENT), so the cursor's position only
-                    // speeds up the search.
-                    unsafe { cursor.put_current_with_options::<Bytes>(flags, key, value)? };
+                    // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds
+                    // up the search.
+                    cursor.put(key, value, flags)?;
                 }
                 i += run;
                 continue;
@@ -353,12 +344,12 @@ impl Stage {
             let value = &self.bytes[op.key_end..op.value_end];
             start = op.value_end;
             match op.kind {
-                OpKind::Put | OpKind::ListAdd => op.db.put(txn, key, value)?,
+                OpKind::Put | OpKind::ListAdd => txn.put(op.db, key, value, PutFlags::NONE)?,
                 OpKind::Delete => {
-                    op.db.delete(txn, key)?;
+                    txn.del(op.db, key, None)?;
                 }
                 OpKind::ListRemove => {
-                    op.db.delete_one_duplicate(txn, key, value)?;
+                    txn.del(op.db, key, Some(value))?;
                 }
             }
             i += 1;

@@ -1,13 +1,11 @@
 //! Named tables (LMDB sub-databases): plain (one value per key) or list (sorted duplicate
 //! values per key, LMDB's `MDB_DUPSORT`).
 
-use heed::types::Bytes;
 use std::sync::Arc;
 
-/// The raw LMDB handle. Its lifetime is erased to `'static`: a `Database` is only a table
-/// number plus an environment tag, and every holder of a `Table` also keeps the environment
-/// open (see `EnvShared`), so the handle never outlives the environment it belongs to.
-pub(crate) type RawDb = heed::Database<'static, Bytes, Bytes>;
+/// The raw LMDB handle: a table number, valid for the environment's lifetime (tables are
+/// never dropped), used only with transactions of the environment that opened it.
+pub(crate) type RawDb = super::lmdb::Dbi;
 
 /// Whether a table holds one value per key or a sorted list of values per key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

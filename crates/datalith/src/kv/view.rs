@@ -3,9 +3,10 @@
 //! in-memory [`Overlay`] of writes merged into every read (speculative databases).
 
 use super::error::KvError;
+use super::lmdb::cursor::{Op, Pair};
+use super::lmdb::{Cursor, LmdbError, RoTxn};
 use super::overlay::{self, Merge, Overlay, TableOverlay};
 use super::table::{Table, TableKind};
-use heed::RoTxn;
 use std::ops::Bound;
 
 /// A borrowed read view of one consistent state of the environment.
@@ -14,7 +15,7 @@ use std::ops::Bound;
 /// is the plain LMDB call behind a single branch.
 #[derive(Clone, Copy)]
 pub struct View<'t> {
-    pub(crate) txn: &'t RoTxn<'t>,
+    pub(crate) txn: &'t RoTxn,
     pub(crate) overlay: Option<&'t Overlay>,
 }
 
@@ -36,12 +37,12 @@ pub enum Direction {
     Backward,
 }
 
-fn lmdb<T>(r: heed::Result<T>) -> Result<T, KvError> {
+fn lmdb<T>(r: Result<T, LmdbError>) -> Result<T, KvError> {
     r.map_err(KvError::from)
 }
 
 impl<'t> View<'t> {
-    pub(crate) fn new(txn: &'t RoTxn<'t>) -> View<'t> {
+    pub(crate) fn new(txn: &'t RoTxn) -> View<'t> {
         View { txn, overlay: None }
     }
 
@@ -81,12 +82,12 @@ impl<'t> View<'t> {
             return match o {
                 TableOverlay::Plain(m) => match m.get(key) {
                     Some(v) => Ok(v.as_deref()),
-                    None => lmdb(table.db.get(self.txn, key)),
+                    None => lmdb(self.txn.get(table.db, key)),
                 },
                 TableOverlay::List(_) => self.list(table, key)?.next().transpose(),
             };
         }
-        lmdb(table.db.get(self.txn, key))
+        lmdb(self.txn.get(table.db, key))
     }
 
     /// Entries whose keys fall within the bounds, in the given direction. For a list table
@@ -111,33 +112,9 @@ impl<'t> View<'t> {
                 forward,
             }));
         }
-        // heed positions a range with a key only, which in a list table lands on the key's
-        // *first* value: an excluded lower bound (forward) would then yield the bound key's
-        // other values, an included upper bound (backward) would skip them. Such a bound is
-        // rewritten to the equivalent bound on the next possible key, `key ++ [0]`.
-        let (mut lo_buf, mut hi_buf) = (Vec::new(), Vec::new());
-        let (lower, upper) = if table.kind == TableKind::List {
-            let lower = match (direction, lower) {
-                (Direction::Forward, Bound::Excluded(k)) => {
-                    next_key(k, &mut lo_buf).map_or(Bound::Excluded(k), Bound::Included)
-                }
-                (_, b) => b,
-            };
-            let upper = match (direction, upper) {
-                (Direction::Backward, Bound::Included(k)) => {
-                    next_key(k, &mut hi_buf).map_or(Bound::Included(k), Bound::Excluded)
-                }
-                (_, b) => b,
-            };
-            (lower, upper)
-        } else {
-            (lower, upper)
-        };
-        let bounds = (lower, upper);
-        Ok(match direction {
-            Direction::Forward => Box::new(lmdb(table.db.range(self.txn, &bounds))?.map(lmdb)),
-            Direction::Backward => Box::new(lmdb(table.db.rev_range(self.txn, &bounds))?.map(lmdb)),
-        })
+        Ok(Box::new(RangeIter::new(
+            self.txn, table, lower, upper, direction,
+        )?))
     }
 
     /// Calls `f` with each entry of a forward [`Self::range`], stopping when it returns
@@ -150,16 +127,7 @@ impl<'t> View<'t> {
         upper: Bound<&'a [u8]>,
         mut f: impl FnMut(&'t [u8], &'t [u8]) -> Result<bool, KvError>,
     ) -> Result<(), KvError> {
-        // As in `range`: an excluded lower key of a list table becomes the next possible key.
-        let mut lo_buf = Vec::new();
-        let lower = match lower {
-            Bound::Excluded(k) if table.kind == TableKind::List => {
-                next_key(k, &mut lo_buf).map_or(Bound::Excluded(k), Bound::Included)
-            }
-            b => b,
-        };
-        let exact = table.kind != TableKind::List || !matches!(lower, Bound::Excluded(_));
-        if self.patch(table).is_some() || !exact || bounds_are_empty(lower, upper) {
+        if self.patch(table).is_some() || bounds_are_empty(lower, upper) {
             for e in self.range(table, lower, upper, Direction::Forward)? {
                 let (k, v) = e?;
                 if !f(k, v)? {
@@ -168,8 +136,8 @@ impl<'t> View<'t> {
             }
             return Ok(());
         }
-        for e in lmdb(table.db.range(self.txn, &(lower, upper)))? {
-            let (k, v) = lmdb(e)?;
+        let mut it = RangeIter::new(self.txn, table, lower, upper, Direction::Forward)?;
+        while let Some((k, v)) = it.advance()? {
             if !f(k, v)? {
                 break;
             }
@@ -184,13 +152,6 @@ impl<'t> View<'t> {
         prefix: &[u8],
         direction: Direction,
     ) -> Result<Entries<'t>, KvError> {
-        if direction == Direction::Forward && self.patch(table).is_none() {
-            return Ok(Box::new(
-                lmdb(table.db.prefix_iter(self.txn, prefix))?.map(lmdb),
-            ));
-        }
-        // Backward always goes through `range`: heed's reverse prefix walk misses entries of
-        // a list table whose key ends in 0xFF (found by the overlay's property test).
         let end = overlay::prefix_successor(prefix);
         let upper = match &end {
             Some(e) => Bound::Excluded(e.as_slice()),
@@ -224,7 +185,7 @@ impl<'t> View<'t> {
     /// With an overlay: the snapshot's count corrected by each entry the overlay mentions
     /// (O(overlay size) lookups).
     pub fn len(&self, table: &Table) -> Result<u64, KvError> {
-        let n = lmdb(table.db.len(self.txn))?;
+        let n = lmdb(self.txn.entries(table.db))?;
         let Some(o) = self.patch(table) else {
             return Ok(n);
         };
@@ -264,7 +225,7 @@ impl<'t> View<'t> {
                 .next()
                 .transpose();
         }
-        lmdb(table.db.first(self.txn))
+        lmdb(lmdb(Cursor::open(self.txn, table.db))?.step(Op::First))
     }
 
     /// Last entry in key order.
@@ -280,7 +241,7 @@ impl<'t> View<'t> {
                 .next()
                 .transpose();
         }
-        lmdb(table.db.last(self.txn))
+        lmdb(lmdb(Cursor::open(self.txn, table.db))?.step(Op::Last))
     }
 
     /// The sorted values of `key` in a list table.
@@ -320,10 +281,16 @@ impl<'t> View<'t> {
                 .map(|r| r.map(|(_, v)| v)),
             ));
         }
-        match lmdb(table.db.get_duplicates(self.txn, key))? {
-            Some(it) => Ok(Box::new(it.map(|r| lmdb(r).map(|(_, v)| v)))),
-            None => Ok(Box::new(std::iter::empty())),
-        }
+        let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
+        let mut next = lmdb(cursor.seek_exact(key))?.map(|(_, v)| v);
+        Ok(Box::new(std::iter::from_fn(move || {
+            let v = next.take()?;
+            match lmdb(cursor.step(Op::NextDup)) {
+                Ok(n) => next = n.map(|(_, v)| v),
+                Err(e) => return Some(Err(e)),
+            }
+            Some(Ok(v))
+        })))
     }
 
     /// Calls `f` with each value of [`Self::list`], stopping when it returns false; without
@@ -346,15 +313,24 @@ impl<'t> View<'t> {
             }
             return Ok(());
         }
-        if let Some(it) = lmdb(table.db.get_duplicates(self.txn, key))? {
-            for r in it {
-                let (_, v) = lmdb(r)?;
-                if !f(v)? {
-                    break;
-                }
-            }
-        }
-        Ok(())
+        let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
+        list_walk(&mut cursor, key, None, f)
+    }
+
+    /// A reader of list `table` that keeps one LMDB cursor across many lookups: lookups of
+    /// ascending keys mostly stay on the leaf page of the previous one (no descent from the
+    /// root). Any overlay of the view is merged as in [`Self::list_each`].
+    pub fn list_reader(&self, table: &Table) -> Result<ListReader<'t>, KvError> {
+        require_list(table)?;
+        let cursor = match self.patch(table) {
+            Some(_) => None,
+            None => Some(lmdb(Cursor::open(self.txn, table.db))?),
+        };
+        Ok(ListReader {
+            view: *self,
+            table: table.clone(),
+            cursor,
+        })
     }
 
     /// How many values `key` has in a list table.
@@ -383,34 +359,14 @@ impl<'t> View<'t> {
                 }
             }
         }
-        // A dupsort table sorts a key's values; walk them in order and stop once past `value`.
-        match lmdb(table.db.get_duplicates(self.txn, key))? {
-            None => Ok(false),
-            Some(it) => {
-                for r in it {
-                    let (_, v) = lmdb(r)?;
-                    match v.cmp(value) {
-                        std::cmp::Ordering::Less => continue,
-                        std::cmp::Ordering::Equal => return Ok(true),
-                        std::cmp::Ordering::Greater => return Ok(false),
-                    }
-                }
-                Ok(false)
-            }
+        if value.is_empty() || value.len() > crate::limits::MAX_KEY_BYTES {
+            // LMDB rejects such values: none can be stored.
+            return Ok(false);
         }
+        // The key's first value at least `value` (one search within the key's sorted values).
+        let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
+        Ok(lmdb(cursor.seek_value(key, value))?.is_some_and(|(_, v)| v == value))
     }
-}
-
-/// The smallest key after `k` (`k ++ [0]`), built in `buf`; `None` if it would exceed
-/// LMDB's key limit.
-fn next_key<'b>(k: &[u8], buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
-    if k.len() >= crate::limits::MAX_KEY_BYTES {
-        return None;
-    }
-    buf.clear();
-    buf.extend_from_slice(k);
-    buf.push(0);
-    Some(buf.as_slice())
 }
 
 /// The key slot of a list value inside a merge of one key's values (all equal, so only the
@@ -438,5 +394,177 @@ fn bounds_are_empty(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
         | (Bound::Excluded(a), Bound::Included(b))
         | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
         _ => false,
+    }
+}
+
+/// Calls `f` with the values of `key` (from the first at least `from`, if given) through
+/// `cursor`, stopping when it returns false.
+fn list_walk<'t>(
+    cursor: &mut Cursor<'t>,
+    key: &[u8],
+    from: Option<&[u8]>,
+    mut f: impl FnMut(&'t [u8]) -> Result<bool, KvError>,
+) -> Result<(), KvError> {
+    let first = match from {
+        None => lmdb(cursor.seek_exact(key))?,
+        Some(v) => lmdb(cursor.seek_value(key, v))?,
+    };
+    let Some((_, mut v)) = first else {
+        return Ok(());
+    };
+    loop {
+        if !f(v)? {
+            return Ok(());
+        }
+        match lmdb(cursor.step(Op::NextDup))? {
+            Some((_, next)) => v = next,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// Many lookups in one list table through one cursor (see [`View::list_reader`]).
+pub struct ListReader<'t> {
+    view: View<'t>,
+    table: Table,
+    /// `None` when the view's overlay touches the table (lookups then merge it).
+    cursor: Option<Cursor<'t>>,
+}
+
+impl<'t> ListReader<'t> {
+    /// Calls `f` with each value of `key`, in order, stopping when it returns false.
+    pub fn each(
+        &mut self,
+        key: &[u8],
+        f: impl FnMut(&'t [u8]) -> Result<bool, KvError>,
+    ) -> Result<(), KvError> {
+        self.each_from(key, &[], f)
+    }
+
+    /// Calls `f` with each value of `key` that is at least `from`, in order, stopping when it
+    /// returns false. LMDB finds the first such value by searching the key's sorted values.
+    pub fn each_from(
+        &mut self,
+        key: &[u8],
+        from: &[u8],
+        mut f: impl FnMut(&'t [u8]) -> Result<bool, KvError>,
+    ) -> Result<(), KvError> {
+        if key.is_empty() {
+            return Ok(());
+        }
+        match &mut self.cursor {
+            Some(c) if from.is_empty() => list_walk(c, key, None, f),
+            Some(c) if from.len() <= crate::limits::MAX_KEY_BYTES => {
+                list_walk(c, key, Some(from), f)
+            }
+            _ => {
+                for v in self.view.list(&self.table, key)? {
+                    let v = v?;
+                    if v < from {
+                        continue;
+                    }
+                    if !f(v)? {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A walk over the entries between two key bounds, in one direction, through one cursor.
+struct RangeIter<'t> {
+    cursor: Cursor<'t>,
+    forward: bool,
+    /// The far bound, checked on every entry.
+    end: Bound<Vec<u8>>,
+    /// The entry to yield next; `None` once done.
+    next: Option<Pair<'t>>,
+}
+
+impl<'t> RangeIter<'t> {
+    fn new(
+        txn: &'t RoTxn,
+        table: &Table,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        direction: Direction,
+    ) -> Result<RangeIter<'t>, KvError> {
+        // No key is empty: an empty lower bound is no bound, and nothing is below an empty
+        // upper bound.
+        let lower = match lower {
+            Bound::Included([]) | Bound::Excluded([]) => Bound::Unbounded,
+            b => b,
+        };
+        let mut cursor = lmdb(Cursor::open(txn, table.db))?;
+        let list = table.kind == TableKind::List;
+        let forward = direction == Direction::Forward;
+        let next = if forward {
+            match lower {
+                Bound::Unbounded => lmdb(cursor.step(Op::First))?,
+                Bound::Included(k) => lmdb(cursor.seek(k))?,
+                Bound::Excluded(k) => match lmdb(cursor.seek(k))? {
+                    // Past every value of the bound key.
+                    Some((found, _)) if found == k => lmdb(cursor.step(Op::NextNoDup))?,
+                    other => other,
+                },
+            }
+        } else {
+            match upper {
+                Bound::Included([]) | Bound::Excluded([]) => None,
+                Bound::Unbounded => lmdb(cursor.step(Op::Last))?,
+                Bound::Included(k) => match lmdb(cursor.seek(k))? {
+                    Some((found, _)) if found == k && list => {
+                        // The bound key's last value.
+                        lmdb(cursor.step(Op::LastDup))?;
+                        lmdb(cursor.step(Op::GetCurrent))?
+                    }
+                    Some((found, v)) if found == k => Some((found, v)),
+                    Some(_) => lmdb(cursor.step(Op::Prev))?,
+                    None => lmdb(cursor.step(Op::Last))?,
+                },
+                Bound::Excluded(k) => match lmdb(cursor.seek(k))? {
+                    Some(_) => lmdb(cursor.step(Op::Prev))?,
+                    None => lmdb(cursor.step(Op::Last))?,
+                },
+            }
+        };
+        let end = if forward { upper } else { lower };
+        Ok(RangeIter {
+            cursor,
+            forward,
+            end: end.map(<[u8]>::to_vec),
+            next,
+        })
+    }
+
+    /// The next entry within the bounds.
+    #[inline]
+    fn advance(&mut self) -> Result<Option<Pair<'t>>, KvError> {
+        let Some((k, v)) = self.next.take() else {
+            return Ok(None);
+        };
+        let inside = match (&self.end, self.forward) {
+            (Bound::Unbounded, _) => true,
+            (Bound::Included(e), true) => k <= e.as_slice(),
+            (Bound::Excluded(e), true) => k < e.as_slice(),
+            (Bound::Included(e), false) => k >= e.as_slice(),
+            (Bound::Excluded(e), false) => k > e.as_slice(),
+        };
+        if !inside {
+            return Ok(None);
+        }
+        let op = if self.forward { Op::Next } else { Op::Prev };
+        self.next = lmdb(self.cursor.step(op))?;
+        Ok(Some((k, v)))
+    }
+}
+
+impl<'t> Iterator for RangeIter<'t> {
+    type Item = Result<Entry<'t>, KvError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.advance().transpose()
     }
 }

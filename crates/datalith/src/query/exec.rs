@@ -668,6 +668,10 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         let max_attr = star_attrs.as_ref().and_then(|w| w.iter().max().copied());
+        let min_attr = star_attrs
+            .as_ref()
+            .and_then(|w| w.iter().min().copied())
+            .unwrap_or(0);
         // Hash join when scanning the attributes costs less than looking up every row.
         let scanned = match (&star_attrs, e_col) {
             (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
@@ -681,6 +685,12 @@ impl<'a> Ctx<'a> {
         let mut partial: Vec<Vec<Value>> = Vec::new();
         let mut next: Vec<Vec<Value>> = Vec::new();
         let mut matched: Vec<usize> = Vec::new();
+        // One cursor for every row's lookup: rows mostly come in entity order, so each lookup
+        // mostly stays on the previous one's leaf page.
+        let mut cursor = match scanned {
+            Some(_) => None,
+            None => Some(r.entity_cursor()?),
+        };
         for (n, row) in rel.rows.into_iter().enumerate() {
             if n % 4096 == 4095 {
                 self.check_deadline()?;
@@ -690,12 +700,13 @@ impl<'a> Ctx<'a> {
                 None => e_const,
             };
             let Some(e) = e else { continue };
-            let datoms: &[(AttrId, Value)] = match &scanned {
-                Some(j) => j.datoms(e),
-                None => {
+            let datoms: &[(AttrId, Value)] = match (&scanned, &mut cursor) {
+                (Some(j), _) => j.datoms(e),
+                (None, None) => &[],
+                (None, Some(cursor)) => {
                     looked_up.clear();
                     let wanted = star_attrs.as_deref();
-                    self.r.entity_raw(e, |a, vb| {
+                    cursor.entity_raw_from(e, min_attr, |a, vb| {
                         if wanted.is_none_or(|w| w.contains(&a)) {
                             looked_up.push((a, r.decode_value(a, vb)?));
                         }

@@ -20,7 +20,7 @@ pub mod tables;
 pub use datom::Datom;
 pub use error::StoreError;
 pub use ids::{AttrId, EntityId};
-pub use reader::IndexReader;
+pub use reader::{EntityCursor, IndexReader};
 pub use schema::{Attribute, Cardinality, Schema, Unique};
 pub use shared::Store;
 pub use tables::{AttrStats, Tables};

@@ -9,7 +9,7 @@ use super::ids::{AttrId, EntityId};
 use super::keys::{self, ATTR_BYTES};
 use super::tables::{self, AttrStats, Tables};
 use crate::codec::{self, Value};
-use crate::kv::{Direction, View};
+use crate::kv::{Direction, KvError, ListReader, View};
 
 /// Index access for one consistent state.
 #[derive(Clone, Copy)]
@@ -136,14 +136,33 @@ impl<'a> IndexReader<'a> {
     /// The values of attribute `a` on entity `e`.
     pub fn values(&self, e: EntityId, a: AttrId) -> Result<Vec<Value>, StoreError> {
         let mut out = Vec::new();
-        self.entity_raw(e, |attr, vb| {
-            if attr == a {
-                out.push(self.decode_value(a, vb)?);
-            }
-            // Values are sorted by attribute: stop once past `a`.
-            Ok(attr <= a)
-        })?;
+        self.entity_cursor()?.values_into(e, a, &mut out)?;
         Ok(out)
+    }
+
+    /// The values of attribute `a` on each entity of `entities`, appended to `out` in the
+    /// order of `entities` (an entity's own values in value order). One cursor serves every
+    /// lookup: with `entities` ascending most lookups stay on the leaf page of the previous
+    /// one, which makes this several times cheaper than [`Self::values`] per entity.
+    pub fn values_of_each(
+        &self,
+        entities: &[EntityId],
+        a: AttrId,
+        out: &mut Vec<Value>,
+    ) -> Result<(), StoreError> {
+        let mut c = self.entity_cursor()?;
+        for &e in entities {
+            c.values_into(e, a, out)?;
+        }
+        Ok(())
+    }
+
+    /// A cursor for many entity lookups (see [`EntityCursor`]).
+    pub fn entity_cursor(&self) -> Result<EntityCursor<'a>, StoreError> {
+        Ok(EntityCursor {
+            r: *self,
+            eav: self.view.list_reader(&self.t.eav)?,
+        })
     }
 
     /// Whether the datom `[e a v]` exists.
@@ -357,6 +376,86 @@ impl<'a> IndexReader<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// Entity lookups in the EAV index through one LMDB cursor kept across them: lookups of
+/// ascending entities mostly search only the leaf page the previous one ended on, instead of
+/// descending the B-tree from the root each time. Any order is correct; ascending is fastest.
+pub struct EntityCursor<'a> {
+    r: IndexReader<'a>,
+    eav: ListReader<'a>,
+}
+
+impl<'a> EntityCursor<'a> {
+    /// Calls `f` with each `(attribute, encoded value)` of `e` whose attribute is at least
+    /// `from` (in attribute then value order) until it returns false.
+    pub fn entity_raw_from(
+        &mut self,
+        e: EntityId,
+        from: AttrId,
+        mut f: impl FnMut(AttrId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        // The callback's error travels out through `failed` (the walk speaks `KvError`).
+        let mut failed = None;
+        let start = from.to_be_bytes();
+        let from_bytes: &[u8] = if from == 0 { &[] } else { &start };
+        self.eav.each_from(
+            &keys::eav_key(e),
+            from_bytes,
+            |raw| -> Result<bool, KvError> {
+                let step = match keys::split_attr(raw) {
+                    Some((a, vb)) => f(a, vb),
+                    None => Err(corrupt("EAV value", raw)),
+                };
+                match step {
+                    Ok(go) => Ok(go),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                }
+            },
+        )?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Calls `f` with each `(attribute, encoded value)` of `e` until it returns false (as
+    /// [`IndexReader::entity_raw`]).
+    pub fn entity_raw(
+        &mut self,
+        e: EntityId,
+        f: impl FnMut(AttrId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        self.entity_raw_from(e, 0, f)
+    }
+
+    /// Appends the values of attribute `a` on entity `e` to `out`, in value order. LMDB finds
+    /// the attribute's first value by searching the entity's sorted values.
+    pub fn values_into(
+        &mut self,
+        e: EntityId,
+        a: AttrId,
+        out: &mut Vec<Value>,
+    ) -> Result<(), StoreError> {
+        let r = self.r;
+        self.entity_raw_from(e, a, |attr, vb| {
+            if attr != a {
+                return Ok(false);
+            }
+            out.push(r.decode_value(a, vb)?);
+            Ok(true)
+        })
+    }
+
+    /// The values of attribute `a` on entity `e`.
+    pub fn values(&mut self, e: EntityId, a: AttrId) -> Result<Vec<Value>, StoreError> {
+        let mut out = Vec::new();
+        self.values_into(e, a, &mut out)?;
+        Ok(out)
     }
 }
 

@@ -1,0 +1,145 @@
+//! Cursors: a position in one table of one transaction, kept across many seeks.
+//!
+//! A seek (`MDB_SET_RANGE`, `MDB_SET_KEY`, `MDB_GET_BOTH_RANGE`) from a positioned cursor first
+//! checks whether the key falls within the leaf page the cursor is on and then searches only
+//! that page, skipping the descent from the root: sorted lookups through one cursor mostly
+//! stay on one page.
+
+use lmdb_master_sys as ffi;
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+
+use super::error::{check, found, LmdbError};
+use super::txn::{bytes, val, Dbi, PutFlags, RoTxn, RwTxn};
+
+/// A `(key, value)` pair borrowed from the transaction.
+pub(crate) type Pair<'t> = (&'t [u8], &'t [u8]);
+
+/// LMDB cursor operations used here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Op {
+    First = ffi::MDB_FIRST,
+    Last = ffi::MDB_LAST,
+    Next = ffi::MDB_NEXT,
+    Prev = ffi::MDB_PREV,
+    NextDup = ffi::MDB_NEXT_DUP,
+    NextNoDup = ffi::MDB_NEXT_NODUP,
+    LastDup = ffi::MDB_LAST_DUP,
+    GetCurrent = ffi::MDB_GET_CURRENT,
+}
+
+/// A read cursor borrowing its transaction.
+pub(crate) struct Cursor<'t> {
+    ptr: NonNull<ffi::MDB_cursor>,
+    _txn: PhantomData<&'t RoTxn>,
+}
+
+impl<'t> Cursor<'t> {
+    /// A cursor on table `dbi`, not yet positioned.
+    pub(crate) fn open(txn: &'t RoTxn, dbi: Dbi) -> Result<Cursor<'t>, LmdbError> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: live transaction, valid handle, valid out pointer.
+        check(unsafe { ffi::mdb_cursor_open(txn.as_ptr(), dbi.0, &mut raw) })?;
+        let ptr = NonNull::new(raw).ok_or(LmdbError { code: libc::ENOMEM })?;
+        Ok(Cursor {
+            ptr,
+            _txn: PhantomData,
+        })
+    }
+
+    #[inline]
+    fn get(
+        &mut self,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        op: u32,
+    ) -> Result<Option<Pair<'t>>, LmdbError> {
+        let mut k = key.map_or(val(&[]), val);
+        let mut v = value.map_or(val(&[]), val);
+        // SAFETY: a live cursor; LMDB reads the inputs (for the ops that take them) and
+        // overwrites `k`/`v` with pointers into the map.
+        let rc = unsafe { ffi::mdb_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, op) };
+        if !found(rc)? {
+            return Ok(None);
+        }
+        // SAFETY: on success both point into the map of a transaction borrowed for 't, which
+        // is not written through while borrowed.
+        Ok(Some(unsafe { (bytes(&k), bytes(&v)) }))
+    }
+
+    /// A move without a key (first, next, ...).
+    #[inline]
+    pub(crate) fn step(&mut self, op: Op) -> Result<Option<Pair<'t>>, LmdbError> {
+        self.get(None, None, op as u32)
+    }
+
+    /// The first entry whose key is at least `key` (for a list table, its first value).
+    #[inline]
+    pub(crate) fn seek(&mut self, key: &[u8]) -> Result<Option<Pair<'t>>, LmdbError> {
+        self.get(Some(key), None, ffi::MDB_SET_RANGE)
+    }
+
+    /// The entry of exactly `key` (for a list table, its first value).
+    #[inline]
+    pub(crate) fn seek_exact(&mut self, key: &[u8]) -> Result<Option<Pair<'t>>, LmdbError> {
+        self.get(Some(key), None, ffi::MDB_SET_KEY)
+    }
+
+    /// List tables: the first value of exactly `key` that is at least `value`.
+    #[inline]
+    pub(crate) fn seek_value(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<Option<Pair<'t>>, LmdbError> {
+        self.get(Some(key), Some(value), ffi::MDB_GET_BOTH_RANGE)
+    }
+}
+
+impl Drop for Cursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a live cursor of a transaction that is still open (borrowed), closed once.
+        unsafe { ffi::mdb_cursor_close(self.ptr.as_ptr()) };
+    }
+}
+
+/// A write cursor: inserts that start their search from the previous insert's leaf page.
+pub(crate) struct WriteCursor<'t> {
+    ptr: NonNull<ffi::MDB_cursor>,
+    _txn: PhantomData<&'t mut RwTxn>,
+}
+
+impl<'t> WriteCursor<'t> {
+    /// A cursor on table `dbi` of the write transaction.
+    pub(crate) fn open(txn: &'t mut RwTxn, dbi: Dbi) -> Result<WriteCursor<'t>, LmdbError> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: live write transaction, valid handle, valid out pointer.
+        check(unsafe { ffi::mdb_cursor_open(txn.as_ptr(), dbi.0, &mut raw) })?;
+        let ptr = NonNull::new(raw).ok_or(LmdbError { code: libc::ENOMEM })?;
+        Ok(WriteCursor {
+            ptr,
+            _txn: PhantomData,
+        })
+    }
+
+    /// Inserts `value` under `key` with insert flags (never `MDB_CURRENT`).
+    pub(crate) fn put(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        flags: PutFlags,
+    ) -> Result<(), LmdbError> {
+        let (mut k, mut v) = (val(key), val(value));
+        // SAFETY: a live cursor of a write transaction borrowed mutably (no slice read from
+        // LMDB is alive); inputs are the caller's memory, not the map.
+        check(unsafe { ffi::mdb_cursor_put(self.ptr.as_ptr(), &mut k, &mut v, flags.0) })
+    }
+}
+
+impl Drop for WriteCursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a live cursor of a transaction still open (borrowed), closed once.
+        unsafe { ffi::mdb_cursor_close(self.ptr.as_ptr()) };
+    }
+}

@@ -1,0 +1,214 @@
+//! The LMDB environment: one memory-mapped file, opened once per process.
+
+use lmdb_master_sys as ffi;
+use std::collections::HashSet;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::ptr::{self, NonNull};
+use std::sync::{Arc, Mutex};
+
+use super::error::{check, LmdbError};
+use super::txn::{RoTxn, RwTxn};
+
+/// Environment flags (a subset of LMDB's `mdb_env_open` flags that Datalith uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct EnvFlags(pub(crate) u32);
+
+impl EnvFlags {
+    pub(crate) const NO_SYNC: EnvFlags = EnvFlags(ffi::MDB_NOSYNC);
+    pub(crate) const NO_META_SYNC: EnvFlags = EnvFlags(ffi::MDB_NOMETASYNC);
+    pub(crate) const WRITE_MAP: EnvFlags = EnvFlags(ffi::MDB_WRITEMAP);
+    pub(crate) const MAP_ASYNC: EnvFlags = EnvFlags(ffi::MDB_MAPASYNC);
+    pub(crate) const NO_READ_AHEAD: EnvFlags = EnvFlags(ffi::MDB_NORDAHEAD);
+
+    pub(crate) fn empty() -> EnvFlags {
+        EnvFlags(0)
+    }
+}
+
+impl std::ops::BitOr for EnvFlags {
+    type Output = EnvFlags;
+    fn bitor(self, o: EnvFlags) -> EnvFlags {
+        EnvFlags(self.0 | o.0)
+    }
+}
+
+impl std::ops::BitOrAssign for EnvFlags {
+    fn bitor_assign(&mut self, o: EnvFlags) {
+        self.0 |= o.0;
+    }
+}
+
+/// Sizes the environment is opened with.
+pub(crate) struct EnvLimits {
+    pub(crate) map_bytes: usize,
+    pub(crate) max_readers: u32,
+    pub(crate) max_dbs: u32,
+}
+
+/// What `mdb_env_info` reports that we use.
+pub(crate) struct EnvInfo {
+    pub(crate) map_size: usize,
+    pub(crate) last_page_number: usize,
+}
+
+struct EnvInner {
+    ptr: NonNull<ffi::MDB_env>,
+    /// The canonical path, registered in `OPEN` while this environment lives.
+    path: PathBuf,
+}
+
+// SAFETY: an LMDB environment handle may be used from any thread (LMDB locks internally);
+// with MDB_NOTLS read transactions are not tied to threads either.
+unsafe impl Send for EnvInner {}
+// SAFETY: as above: every LMDB call on an environment is thread-safe, except
+// `mdb_env_set_mapsize`, whose caller must guarantee no transaction is open (`Env::resize`
+// is unsafe for that reason).
+unsafe impl Sync for EnvInner {}
+
+impl Drop for EnvInner {
+    fn drop(&mut self) {
+        // SAFETY: the last holder is gone: every transaction holds an `Env` clone, so none is
+        // open; the handle is closed exactly once.
+        unsafe { ffi::mdb_env_close(self.ptr.as_ptr()) };
+        open_paths()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.path);
+    }
+}
+
+/// Directories with an environment open in this process. LMDB must not open one file twice in
+/// a process (closing either handle would drop the other's POSIX locks).
+fn open_paths() -> &'static Mutex<HashSet<PathBuf>> {
+    static OPEN: std::sync::OnceLock<Mutex<HashSet<PathBuf>>> = std::sync::OnceLock::new();
+    OPEN.get_or_init(Default::default)
+}
+
+/// Why an environment could not be opened.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// LMDB refused.
+    Lmdb(LmdbError),
+    /// This process already has the directory open.
+    AlreadyOpen,
+    /// The path could not be resolved or named.
+    Io(std::io::Error),
+}
+
+/// A shared handle to an open environment; it closes when the last clone (and so the last
+/// transaction) is gone.
+#[derive(Clone)]
+pub(crate) struct Env {
+    inner: Arc<EnvInner>,
+}
+
+impl Env {
+    /// Opens the environment in directory `path` (which must exist), with `MDB_NOTLS`.
+    pub(crate) fn open(path: &Path, flags: EnvFlags, limits: EnvLimits) -> Result<Env, OpenError> {
+        let canonical = path.canonicalize().map_err(OpenError::Io)?;
+        let c_path = CString::new(canonical.as_os_str().as_bytes()).map_err(|_| {
+            OpenError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "path contains a NUL byte",
+            ))
+        })?;
+        let mut open = open_paths().lock().unwrap_or_else(|p| p.into_inner());
+        if open.contains(&canonical) {
+            return Err(OpenError::AlreadyOpen);
+        }
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is a valid out pointer.
+        check(unsafe { ffi::mdb_env_create(&mut raw) }).map_err(OpenError::Lmdb)?;
+        let ptr = NonNull::new(raw).ok_or(OpenError::Lmdb(LmdbError { code: libc::ENOMEM }))?;
+        // From here the handle is closed by `EnvInner::drop` on every path.
+        let env = Env {
+            inner: Arc::new(EnvInner {
+                ptr,
+                path: canonical.clone(),
+            }),
+        };
+        // SAFETY: a freshly created, not yet opened environment: these setters are allowed
+        // before `mdb_env_open`; the path is a valid NUL-terminated string.
+        let rc = unsafe {
+            check(ffi::mdb_env_set_mapsize(raw, limits.map_bytes))
+                .and_then(|()| check(ffi::mdb_env_set_maxreaders(raw, limits.max_readers)))
+                .and_then(|()| check(ffi::mdb_env_set_maxdbs(raw, limits.max_dbs)))
+                .and_then(|()| {
+                    check(ffi::mdb_env_open(
+                        raw,
+                        c_path.as_ptr(),
+                        flags.0 | ffi::MDB_NOTLS,
+                        0o600,
+                    ))
+                })
+        };
+        match rc {
+            Ok(()) => {
+                open.insert(canonical);
+                Ok(env)
+            }
+            Err(e) => {
+                // Closes the handle; the path was never registered (removing is a no-op).
+                drop(open);
+                drop(env);
+                Err(OpenError::Lmdb(e))
+            }
+        }
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut ffi::MDB_env {
+        self.inner.ptr.as_ptr()
+    }
+
+    /// Map size and last used page.
+    pub(crate) fn info(&self) -> EnvInfo {
+        // SAFETY: MDB_envinfo is plain data; the environment is open.
+        let mut info: ffi::MDB_envinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: valid environment and out pointer; `mdb_env_info` cannot fail on them.
+        unsafe { ffi::mdb_env_info(self.as_ptr(), &mut info) };
+        EnvInfo {
+            map_size: info.me_mapsize,
+            last_page_number: info.me_last_pgno,
+        }
+    }
+
+    /// Entries of the unnamed (main) database: the named tables, and anything else.
+    pub(crate) fn main_entries(&self) -> Result<u64, LmdbError> {
+        // SAFETY: MDB_stat is plain data.
+        let mut stat: ffi::MDB_stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid environment and out pointer.
+        check(unsafe { ffi::mdb_env_stat(self.as_ptr(), &mut stat) })?;
+        Ok(stat.ms_entries as u64)
+    }
+
+    /// Sets the map size.
+    ///
+    /// # Safety
+    /// No transaction of this process may be open on the environment (LMDB's rule for
+    /// `mdb_env_set_mapsize`).
+    pub(crate) unsafe fn resize(&self, bytes: usize) -> Result<(), LmdbError> {
+        // SAFETY: the caller guarantees no open transaction.
+        check(unsafe { ffi::mdb_env_set_mapsize(self.as_ptr(), bytes) })
+    }
+
+    /// Writes a compacted copy (`MDB_CP_COMPACT`) into the existing directory `dir`.
+    pub(crate) fn copy_compacted(&self, dir: &Path) -> Result<(), LmdbError> {
+        let c_path = CString::new(dir.as_os_str().as_bytes())
+            .map_err(|_| LmdbError { code: libc::EINVAL })?;
+        // SAFETY: open environment; NUL-terminated path. The copy runs its own read
+        // transaction.
+        check(unsafe { ffi::mdb_env_copy2(self.as_ptr(), c_path.as_ptr(), ffi::MDB_CP_COMPACT) })
+    }
+
+    /// A read-only transaction (a snapshot).
+    pub(crate) fn read_txn(&self) -> Result<RoTxn, LmdbError> {
+        RoTxn::begin(self.clone())
+    }
+
+    /// The write transaction (LMDB serializes writers with its own lock).
+    pub(crate) fn write_txn(&self) -> Result<RwTxn, LmdbError> {
+        RwTxn::begin(self.clone())
+    }
+}
