@@ -81,3 +81,9 @@ pub const MAX_INLINE_VALUE_BYTES: usize = GIANT_PREFIX_BYTES;
 /// `db_after`) stays available. Each pins LMDB pages and a reader slot while any report of
 /// its batch lives; keeping only the latest few bounds both, and a map growth releases all.
 pub const MAX_RETAINED_BATCH_SNAPSHOTS: usize = 8;
+
+/// `IndexReader::values_of_each` scans the attribute's AVE entries instead of looking up each
+/// entity when the entities number at least 1/this of the attribute's datoms: a sequential
+/// AVE entry (entity ids read a page at a time) costs about this many times less than an EAV
+/// lookup.
+pub const VALUES_SCAN_SHARE: u64 = 12;

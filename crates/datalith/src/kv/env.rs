@@ -359,6 +359,20 @@ impl Environment {
 
     /// The table `name`, created (durably) if it does not exist.
     pub fn table(&self, name: &str, kind: TableKind) -> Result<Table, KvError> {
+        self.table_with(name, kind, None)
+    }
+
+    /// The list table `name` whose values all have exactly `width` bytes, created (durably) if
+    /// it does not exist. Such a table is stored `MDB_DUPFIXED`: reads of many values get
+    /// whole pages of them at once ([`super::View::list_blocks`]). A list table of the same
+    /// name made without the width (by an older build) is returned as it is (reads then go
+    /// value by value). Writing a value of another width to it is an LMDB error: only
+    /// Datalith's own tables (the AVE index: 8-byte entity ids) use this.
+    pub fn fixed_list_table(&self, name: &str, width: u8) -> Result<Table, KvError> {
+        self.table_with(name, TableKind::List, Some(width))
+    }
+
+    fn table_with(&self, name: &str, kind: TableKind, fixed: Option<u8>) -> Result<Table, KvError> {
         validate_table_name(name)?;
         if let Some(t) = self
             .inner
@@ -377,7 +391,7 @@ impl Environment {
         // A write transaction of our own: LMDB's writer lock orders it with the committer's.
         // Holding a reader slot keeps the committer from resizing the map meanwhile.
         shared.gate.enter();
-        let result = open_or_create(shared, name, kind);
+        let result = open_or_create(shared, name, kind, fixed);
         shared.gate.leave();
         let table = result?;
         tables.insert(name.to_string(), table.clone());
@@ -416,7 +430,7 @@ impl Environment {
         for entry in view.prefix(&meta, CATALOG_PREFIX, super::view::Direction::Forward)? {
             let (k, v) = entry?;
             let name = String::from_utf8_lossy(&k[CATALOG_PREFIX.len()..]).into_owned();
-            out.push((name, decode_kind(v, &shared.path)?));
+            out.push((name, decode_kind(v, &shared.path)?.0));
         }
         Ok(out)
     }
@@ -431,10 +445,12 @@ fn catalog_key(name: &str) -> Vec<u8> {
     k
 }
 
-fn decode_kind(v: &[u8], path: &Path) -> Result<TableKind, KvError> {
+/// A catalog entry: `[0]` plain, `[1]` list, `[2, width]` list of fixed-width values.
+fn decode_kind(v: &[u8], path: &Path) -> Result<(TableKind, Option<u8>), KvError> {
     match v {
-        [0] => Ok(TableKind::Plain),
-        [1] => Ok(TableKind::List),
+        [0] => Ok((TableKind::Plain, None)),
+        [1] => Ok((TableKind::List, None)),
+        [2, w] if *w > 0 => Ok((TableKind::List, Some(*w))),
         _ => Err(KvError::Corrupt {
             path: path.to_path_buf(),
             detail: format!("table catalog entry {v:?} is not a table kind"),
@@ -442,10 +458,11 @@ fn decode_kind(v: &[u8], path: &Path) -> Result<TableKind, KvError> {
     }
 }
 
-fn encode_kind(kind: TableKind) -> [u8; 1] {
-    match kind {
-        TableKind::Plain => [0],
-        TableKind::List => [1],
+fn encode_kind(kind: TableKind, fixed: Option<u8>) -> Vec<u8> {
+    match (kind, fixed) {
+        (TableKind::Plain, _) => vec![0],
+        (TableKind::List, None) => vec![1],
+        (TableKind::List, Some(w)) => vec![2, w],
     }
 }
 
@@ -455,6 +472,7 @@ fn meta_table(shared: &EnvShared) -> Table {
         name: META_TABLE.into(),
         kind: TableKind::Plain,
         db: shared.meta,
+        fixed: None,
         id: super::table::next_table_id(),
     }
 }
@@ -462,14 +480,19 @@ fn meta_table(shared: &EnvShared) -> Table {
 /// Opens table `name` (creating it and its catalog entry if missing) in a write transaction
 /// of its own. Callers hold the environment's table map lock: LMDB wants table opens from one
 /// transaction at a time.
-fn open_or_create(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Table, KvError> {
+fn open_or_create(
+    shared: &EnvShared,
+    name: &str,
+    kind: TableKind,
+    fixed: Option<u8>,
+) -> Result<Table, KvError> {
     let mut wtxn = shared.env.write_txn()?;
     let key = catalog_key(name);
     let existing = match wtxn.get(shared.meta, &key)? {
         Some(v) => Some(decode_kind(v, &shared.path)?),
         None => None,
     };
-    if let Some(actual) = existing {
+    if let Some((actual, _)) = existing {
         if actual != kind {
             // Dropping the transaction aborts it.
             return Err(KvError::WrongTableKind {
@@ -479,7 +502,13 @@ fn open_or_create(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Tab
             });
         }
     }
-    let db = match wtxn.open_dbi(name, true, kind == TableKind::List) {
+    // An existing table keeps the layout it was made with.
+    let fixed = match existing {
+        Some((_, f)) => f,
+        None if kind == TableKind::List => fixed.filter(|w| *w > 0),
+        None => None,
+    };
+    let db = match wtxn.open_dbi(name, true, kind == TableKind::List, fixed.is_some()) {
         Ok(Some(db)) => db,
         Ok(None) => {
             return Err(KvError::Lmdb(format!(
@@ -494,13 +523,19 @@ fn open_or_create(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Tab
         Err(e) => return Err(e.into()),
     };
     if existing.is_none() {
-        wtxn.put(shared.meta, &key, &encode_kind(kind), lmdb::PutFlags::NONE)?;
+        wtxn.put(
+            shared.meta,
+            &key,
+            &encode_kind(kind, fixed),
+            lmdb::PutFlags::NONE,
+        )?;
     }
     wtxn.commit()?;
     Ok(Table {
         name: name.into(),
         kind,
         db,
+        fixed,
         id: super::table::next_table_id(),
     })
 }
@@ -571,7 +606,7 @@ fn check_or_init_meta(env: &lmdb::Env, path: &Path) -> Result<Dbi, KvError> {
         detail,
     };
     let rtxn = env.read_txn().map_err(|e| open_error(path, e))?;
-    let meta = match rtxn.open_dbi(META_TABLE, false, false) {
+    let meta = match rtxn.open_dbi(META_TABLE, false, false, false) {
         Ok(db) => db,
         // The main database holds a key named like our table that is not a table.
         Err(e) if e.code == LmdbError::INCOMPATIBLE => {
@@ -623,7 +658,7 @@ fn check_or_init_meta(env: &lmdb::Env, path: &Path) -> Result<Dbi, KvError> {
             }
             let mut wtxn = env.write_txn()?;
             let db = wtxn
-                .open_dbi(META_TABLE, true, false)?
+                .open_dbi(META_TABLE, true, false, false)?
                 .ok_or_else(|| corrupt(format!("{META_TABLE} could not be created")))?;
             wtxn.put(db, META_MAGIC_KEY, META_MAGIC, lmdb::PutFlags::NONE)?;
             wtxn.put(

@@ -578,6 +578,75 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Fixed-width list tables read in pages (several pages per key when a key has many
+        /// values) give the values of the model, with and without an overlay.
+        #[test]
+        fn fixed_width_blocks_equal_the_model(
+            adds in prop::collection::vec((bytes(), 0u64..3000), 0..2500),
+            many in prop::collection::vec(0u64..100_000, 0..1500),
+            over in prop::collection::vec((bytes(), 0u64..3000, any::<bool>()), 0..20),
+            bounds in prop::collection::vec((bound(), bound()), 1..6),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let env = Environment::open(dir.path(), EnvOptions::with_durability(Durability::NoSync)).unwrap();
+            let t = env.fixed_list_table("f", 8).unwrap();
+            let mut model: BTreeSet<(Vec<u8>, Vec<u8>)> = BTreeSet::new();
+            let mut ops = Vec::new();
+            // One key with many values: several value pages.
+            let adds = adds.into_iter().chain(many.into_iter().map(|n| (vec![1u8], n)));
+            for (k, n) in adds {
+                let v = n.to_be_bytes().to_vec();
+                model.insert((k.clone(), v.clone()));
+                ops.push(KvOp::list_add(&t, k, v));
+            }
+            env.transact_kv(ops).unwrap();
+            let snap = env.read().unwrap();
+            let mut overlay = Overlay::new();
+            let mut overlaid = model.clone();
+            for (k, n, add) in &over {
+                let v = n.to_be_bytes().to_vec();
+                if *add {
+                    overlay.list_add(&t, k, &v);
+                    overlaid.insert((k.clone(), v));
+                } else {
+                    overlay.list_remove(&t, k, &v);
+                    overlaid.remove(&(k.clone(), v));
+                }
+            }
+            for (view, m) in [(snap.view(), &model), (snap.view().with_overlay(&overlay), &overlaid)] {
+                let keys: BTreeSet<Vec<u8>> = m.iter().map(|(k, _)| k.clone()).collect();
+                for k in keys.iter().chain([vec![9u8]].iter()) {
+                    let want: Vec<Vec<u8>> =
+                        m.iter().filter(|(x, _)| x == k).map(|(_, v)| v.clone()).collect();
+                    let mut got = Vec::new();
+                    view.list_blocks(&t, k, |b, w| {
+                        assert_eq!(w, 8);
+                        got.extend(b.chunks_exact(w).map(<[u8]>::to_vec));
+                        Ok(true)
+                    }).unwrap();
+                    prop_assert_eq!(got, want, "list_blocks {:?}", k);
+                }
+                for (lo, hi) in &bounds {
+                    let (lo, hi) = (as_ref(lo), as_ref(hi));
+                    let want: Pairs = if inverted(lo, hi) {
+                        vec![]
+                    } else {
+                        m.iter().filter(|(k, _)| within(k, lo, hi)).cloned().collect()
+                    };
+                    let mut got = Vec::new();
+                    view.range_blocks(&t, lo, hi, |k, b, w| {
+                        got.extend(b.chunks_exact(w).map(|v| (k.to_vec(), v.to_vec())));
+                        Ok(true)
+                    }).unwrap();
+                    prop_assert_eq!(got, want, "range_blocks {:?} {:?}", lo, hi);
+                }
+            }
+        }
+    }
+
     #[test]
     fn overlay_fed_from_a_stage_reads_like_the_committed_stage() {
         let dir = tempfile::tempdir().unwrap();

@@ -31,6 +31,9 @@ pub struct Table {
     pub(crate) name: Arc<str>,
     pub(crate) kind: TableKind,
     pub(crate) db: RawDb,
+    /// List tables whose values all have this many bytes (stored `MDB_DUPFIXED`: whole pages
+    /// of values read at once).
+    pub(crate) fixed: Option<u8>,
     /// Unique in the process (handles of one table share it): how an overlay names tables.
     pub(crate) id: u32,
 }

@@ -317,6 +317,71 @@ impl<'t> View<'t> {
         list_walk(&mut cursor, key, None, f)
     }
 
+    /// Calls `f(block, width)` with the values of `key` in list `table`, in order, stopping
+    /// when it returns false. A block is a run of values packed end to end, each `width`
+    /// bytes: for a fixed-width table ([`super::Environment::fixed_list_table`]) up to a page
+    /// of values per call, else (and with an overlay on the table) one value per call.
+    pub fn list_blocks(
+        &self,
+        table: &Table,
+        key: &[u8],
+        mut f: impl FnMut(&'t [u8], usize) -> Result<bool, KvError>,
+    ) -> Result<(), KvError> {
+        let width = match table.fixed {
+            Some(w) if self.patch(table).is_none() && !key.is_empty() => usize::from(w),
+            _ => return self.list_each(table, key, |v| f(v, v.len())),
+        };
+        let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
+        if let Some((_, first)) = lmdb(cursor.seek_exact(key))? {
+            fixed_pages(&mut cursor, first, |b| f(b, width))?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f(key, block, width)` for the entries of list `table` whose keys fall within
+    /// the bounds, forward, stopping when it returns false: each key's values in blocks as
+    /// [`Self::list_blocks`] gives them.
+    pub fn range_blocks<'a>(
+        &self,
+        table: &Table,
+        lower: Bound<&'a [u8]>,
+        upper: Bound<&'a [u8]>,
+        mut f: impl FnMut(&'t [u8], &'t [u8], usize) -> Result<bool, KvError>,
+    ) -> Result<(), KvError> {
+        require_list(table)?;
+        let width = match table.fixed {
+            Some(w) if self.patch(table).is_none() && !bounds_are_empty(lower, upper) => {
+                usize::from(w)
+            }
+            _ => return self.range_each(table, lower, upper, |k, v| f(k, v, v.len())),
+        };
+        let lower = match lower {
+            Bound::Included([]) | Bound::Excluded([]) => Bound::Unbounded,
+            b => b,
+        };
+        let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
+        let mut at = match lower {
+            Bound::Unbounded => lmdb(cursor.step(Op::First))?,
+            Bound::Included(k) => lmdb(cursor.seek(k))?,
+            Bound::Excluded(k) => match lmdb(cursor.seek(k))? {
+                Some((found, _)) if found == k => lmdb(cursor.step(Op::NextNoDup))?,
+                other => other,
+            },
+        };
+        while let Some((k, first)) = at {
+            let inside = match upper {
+                Bound::Unbounded => true,
+                Bound::Included(u) => k <= u,
+                Bound::Excluded(u) => k < u,
+            };
+            if !inside || !fixed_pages(&mut cursor, first, |b| f(k, b, width))? {
+                break;
+            }
+            at = lmdb(cursor.step(Op::NextNoDup))?;
+        }
+        Ok(())
+    }
+
     /// A reader of list `table` that keeps one LMDB cursor across many lookups: lookups of
     /// ascending keys mostly stay on the leaf page of the previous one (no descent from the
     /// root). Any overlay of the view is merged as in [`Self::list_each`].
@@ -394,6 +459,33 @@ fn bounds_are_empty(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
         | (Bound::Excluded(a), Bound::Included(b))
         | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
         _ => false,
+    }
+}
+
+/// The values of the key a fixed-width list cursor was just positioned on (its first value
+/// `first`), a page at a time; false if `f` stopped the walk.
+fn fixed_pages<'t>(
+    cursor: &mut Cursor<'t>,
+    first: &'t [u8],
+    mut f: impl FnMut(&'t [u8]) -> Result<bool, KvError>,
+) -> Result<bool, KvError> {
+    // A key with a single value has no value pages.
+    if lmdb(cursor.count())? <= 1 {
+        return f(first);
+    }
+    match lmdb(cursor.values_page(true))? {
+        None | Some([]) => f(first),
+        Some(page) => {
+            if !f(page)? {
+                return Ok(false);
+            }
+            while let Some(page) = lmdb(cursor.values_page(false))? {
+                if !f(page)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
     }
 }
 

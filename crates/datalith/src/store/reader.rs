@@ -6,7 +6,7 @@ use std::ops::Bound;
 
 use super::error::StoreError;
 use super::ids::{AttrId, EntityId};
-use super::keys::{self, ATTR_BYTES};
+use super::keys::{self, ATTR_BYTES, ENTITY_BYTES};
 use super::tables::{self, AttrStats, Tables};
 use crate::codec::{self, Value};
 use crate::kv::{Direction, KvError, ListReader, View};
@@ -141,20 +141,102 @@ impl<'a> IndexReader<'a> {
     }
 
     /// The values of attribute `a` on each entity of `entities`, appended to `out` in the
-    /// order of `entities` (an entity's own values in value order). One cursor serves every
-    /// lookup: with `entities` ascending most lookups stay on the leaf page of the previous
-    /// one, which makes this several times cheaper than [`Self::values`] per entity.
+    /// order of `entities` (an entity's own values in value order).
+    ///
+    /// When `entities` name a large share of the attribute's datoms (at least 1 in
+    /// `VALUES_SCAN_SHARE`), one scan of the attribute's AVE entries (entity ids read a page
+    /// at a time, each value decoded once) replaces the per-entity lookups. Otherwise one
+    /// cursor serves every EAV lookup: with `entities` ascending most lookups stay on the leaf
+    /// page of the previous one.
     pub fn values_of_each(
         &self,
         entities: &[EntityId],
         a: AttrId,
         out: &mut Vec<Value>,
     ) -> Result<(), StoreError> {
+        let datoms = self.stats(a)?.datoms;
+        let n = entities.len() as u64;
+        if n > 0 && n.saturating_mul(crate::limits::VALUES_SCAN_SHARE) >= datoms {
+            if let Some(()) = self.values_of_each_by_scan(entities, a, out)? {
+                return Ok(());
+            }
+        }
         let mut c = self.entity_cursor()?;
         for &e in entities {
             c.values_into(e, a, out)?;
         }
         Ok(())
+    }
+
+    /// [`Self::values_of_each`] through one AVE scan; `None` (nothing appended) when the
+    /// entities span too wide an id range for a direct slot table.
+    fn values_of_each_by_scan(
+        &self,
+        entities: &[EntityId],
+        a: AttrId,
+        out: &mut Vec<Value>,
+    ) -> Result<Option<()>, StoreError> {
+        let (Some(&lo), Some(&hi)) = (entities.iter().min(), entities.iter().max()) else {
+            return Ok(Some(()));
+        };
+        let span = hi - lo + 1;
+        if span > (entities.len() as u64).saturating_mul(64).max(1024) {
+            return Ok(None);
+        }
+        // Slot of each entity id (its first position in `entities`); u32::MAX: not asked.
+        let mut slot = vec![u32::MAX; span as usize];
+        for (i, &e) in entities.iter().enumerate() {
+            let s = &mut slot[(e - lo) as usize];
+            if *s == u32::MAX {
+                *s = i as u32;
+            }
+        }
+        let mut hits: Vec<(u32, Value)> = Vec::new();
+        let mut last: Option<(&[u8], Value)> = None;
+        self.scan_attr(
+            a,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Direction::Forward,
+            |vb, e| {
+                let Some(&s) = e.checked_sub(lo).and_then(|d| slot.get(d as usize)) else {
+                    return Ok(true);
+                };
+                if s == u32::MAX {
+                    return Ok(true);
+                }
+                // Runs of one value share its decoding.
+                let v = match &last {
+                    Some((b, v)) if *b == vb => v.clone(),
+                    _ => {
+                        let v = self.decode_value(a, vb)?;
+                        last = Some((vb, v.clone()));
+                        v
+                    }
+                };
+                hits.push((s, v));
+                Ok(true)
+            },
+        )?;
+        // Entity order (stable: an entity's values stay in value order).
+        hits.sort_by_key(|(s, _)| *s);
+        let mut by_slot = hits.into_iter().peekable();
+        out.reserve(entities.len());
+        for (i, &e) in entities.iter().enumerate() {
+            let first = slot[(e - lo) as usize];
+            if first as usize == i {
+                while let Some((_, v)) = by_slot.next_if(|(s, _)| *s == first) {
+                    out.push(v);
+                }
+            } else {
+                // A repeated entity: its values again.
+                let start = out.len();
+                let mut c = self.entity_cursor()?;
+                c.values_into(e, a, out)?;
+                debug_assert!(out.len() >= start);
+            }
+        }
+        Ok(Some(()))
     }
 
     /// A cursor for many entity lookups (see [`EntityCursor`]).
@@ -189,21 +271,37 @@ impl<'a> IndexReader<'a> {
     /// Like [`Self::entities_with`] for an already encoded AVE key.
     pub fn entities_with_key(&self, key: &[u8]) -> Result<Vec<EntityId>, StoreError> {
         let mut out = Vec::new();
+        self.ave_entities(key, |e| {
+            out.push(e);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` with each entity of the AVE key `key`, ascending, until it returns false;
+    /// the entity ids come a page at a time from LMDB.
+    fn ave_entities(
+        &self,
+        key: &[u8],
+        mut f: impl FnMut(EntityId) -> bool,
+    ) -> Result<(), StoreError> {
         let mut bad = None;
-        self.view
-            .list_each(&self.t.ave, key, |raw| match keys::read_entity(raw) {
-                Some(e) => {
-                    out.push(e);
-                    Ok(true)
+        self.view.list_blocks(&self.t.ave, key, |block, width| {
+            if width != ENTITY_BYTES {
+                bad = Some(corrupt("AVE entity", block));
+                return Ok(false);
+            }
+            for raw in block.chunks_exact(ENTITY_BYTES) {
+                let e = EntityId::from_be_bytes(raw.try_into().unwrap_or([0; ENTITY_BYTES]));
+                if !f(e) {
+                    return Ok(false);
                 }
-                None => {
-                    bad = Some(corrupt("AVE entity", raw));
-                    Ok(false)
-                }
-            })?;
+            }
+            Ok(true)
+        })?;
         match bad {
             Some(e) => Err(e),
-            None => Ok(out),
+            None => Ok(()),
         }
     }
 
@@ -217,14 +315,16 @@ impl<'a> IndexReader<'a> {
         let mut key = Vec::with_capacity(32);
         attr_value_bytes(a, v, &mut key);
         let mut out = Vec::new();
-        for raw in self.view.list(&self.t.ave, &key)? {
+        let mut over = false;
+        self.ave_entities(&key, |e| {
             if out.len() as u64 >= limit {
-                return Ok(None);
+                over = true;
+                return false;
             }
-            let raw = raw?;
-            out.push(keys::read_entity(raw).ok_or_else(|| corrupt("AVE entity", raw))?);
-        }
-        Ok(Some(out))
+            out.push(e);
+            true
+        })?;
+        Ok((!over).then_some(out))
     }
 
     /// The first (lowest) entity whose `a` is `v`: one B-tree lookup.
@@ -244,13 +344,10 @@ impl<'a> IndexReader<'a> {
         let mut key = Vec::with_capacity(32);
         attr_value_bytes(a, v, &mut key);
         let mut n = 0;
-        for raw in self.view.list(&self.t.ave, &key)? {
-            raw?;
+        self.ave_entities(&key, |_| {
             n += 1;
-            if n >= cap {
-                break;
-            }
-        }
+            n < cap
+        })?;
         Ok(n)
     }
 
@@ -271,20 +368,34 @@ impl<'a> IndexReader<'a> {
         if direction == Direction::Forward {
             // The callback's error travels out through `failed` (the walk speaks `KvError`).
             let mut failed = None;
-            self.view.range_each(&self.t.ave, lo_ref, hi_ref, |k, ev| {
-                let step = match (keys::split_attr(k), keys::read_entity(ev)) {
-                    (Some((_, vb)), Some(e)) => f(vb, e),
-                    (None, _) => Err(corrupt("AVE key", k)),
-                    (_, None) => Err(corrupt("AVE entity", ev)),
-                };
-                match step {
-                    Ok(go) => Ok(go),
-                    Err(e) => {
-                        failed = Some(e);
-                        Ok(false)
+            // Each value's entities come a page at a time.
+            self.view
+                .range_blocks(&self.t.ave, lo_ref, hi_ref, |k, block, width| {
+                    let step = match keys::split_attr(k) {
+                        None => Err(corrupt("AVE key", k)),
+                        Some(_) if width != ENTITY_BYTES => Err(corrupt("AVE entity", block)),
+                        Some((_, vb)) => {
+                            let mut go = Ok(true);
+                            for raw in block.chunks_exact(ENTITY_BYTES) {
+                                let e = EntityId::from_be_bytes(
+                                    raw.try_into().unwrap_or([0; ENTITY_BYTES]),
+                                );
+                                go = f(vb, e);
+                                if !matches!(go, Ok(true)) {
+                                    break;
+                                }
+                            }
+                            go
+                        }
+                    };
+                    match step {
+                        Ok(go) => Ok(go),
+                        Err(e) => {
+                            failed = Some(e);
+                            Ok(false)
+                        }
                     }
-                }
-            })?;
+                })?;
             return match failed {
                 Some(e) => Err(e),
                 None => Ok(()),

@@ -20,7 +20,8 @@ impl Tables {
     pub fn open(env: &Environment) -> Result<Tables, KvError> {
         Ok(Tables {
             eav: env.table("eav", TableKind::List)?,
-            ave: env.table("ave", TableKind::List)?,
+            // Every AVE value is an 8-byte entity id: stored fixed-width, read a page at a time.
+            ave: env.fixed_list_table("ave", 8)?,
             giants: env.table("giants", TableKind::Plain)?,
             meta: env.table("store_meta", TableKind::Plain)?,
         })

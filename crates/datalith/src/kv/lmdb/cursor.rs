@@ -97,6 +97,32 @@ impl<'t> Cursor<'t> {
     }
 }
 
+impl<'t> Cursor<'t> {
+    /// List tables: how many values the key the cursor is on has.
+    #[inline]
+    pub(crate) fn count(&mut self) -> Result<usize, LmdbError> {
+        let mut n = 0;
+        // SAFETY: a live, positioned cursor; valid out pointer.
+        check(unsafe { ffi::mdb_cursor_count(self.ptr.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+
+    /// Fixed-width list tables (`MDB_DUPFIXED`) only, on a key with more than one value
+    /// ([`Self::count`]; a single value has no value pages, and LMDB may then answer from a
+    /// stale sub-cursor): after a positioning op, the values on the current page of the key's
+    /// values (`first`: the page the cursor is on, from its start; else the next page), packed
+    /// end to end. `None` past the key's last page.
+    #[inline]
+    pub(crate) fn values_page(&mut self, first: bool) -> Result<Option<&'t [u8]>, LmdbError> {
+        let op = if first {
+            ffi::MDB_GET_MULTIPLE
+        } else {
+            ffi::MDB_NEXT_MULTIPLE
+        };
+        Ok(self.get(None, None, op)?.map(|(_, v)| v))
+    }
+}
+
 impl Drop for Cursor<'_> {
     fn drop(&mut self) {
         // SAFETY: a live cursor of a transaction that is still open (borrowed), closed once.

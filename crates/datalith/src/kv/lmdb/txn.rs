@@ -108,13 +108,15 @@ impl RoTxn {
     }
 
     /// Opens the named table, `None` if it does not exist. With `create` (write transactions
-    /// only) a missing table is made, as a list (dupsort) table when `list`. The handle becomes
-    /// usable by other transactions once this one commits.
+    /// only) a missing table is made, as a list (dupsort) table when `list`, whose values all
+    /// have one width when `fixed` (dupfixed). The handle becomes usable by other transactions
+    /// once this one commits.
     pub(crate) fn open_dbi(
         &self,
         name: &str,
         create: bool,
         list: bool,
+        fixed: bool,
     ) -> Result<Option<Dbi>, LmdbError> {
         let c_name = CString::new(name).map_err(|_| LmdbError { code: libc::EINVAL })?;
         let mut flags = 0;
@@ -123,6 +125,9 @@ impl RoTxn {
         }
         if list {
             flags |= ffi::MDB_DUPSORT;
+        }
+        if list && fixed {
+            flags |= ffi::MDB_DUPFIXED;
         }
         let mut dbi = 0;
         // SAFETY: live transaction, NUL-terminated name, valid out pointer. Callers open
