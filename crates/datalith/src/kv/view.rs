@@ -462,6 +462,9 @@ fn bounds_are_empty(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
     }
 }
 
+/// Up to this many values of a key, a fixed-width walk steps value by value.
+const FEW_VALUES: usize = 8;
+
 /// The values of the key a fixed-width list cursor was just positioned on (its first value
 /// `first`), a page at a time; false if `f` stopped the walk.
 fn fixed_pages<'t>(
@@ -469,9 +472,24 @@ fn fixed_pages<'t>(
     first: &'t [u8],
     mut f: impl FnMut(&'t [u8]) -> Result<bool, KvError>,
 ) -> Result<bool, KvError> {
-    // A key with a single value has no value pages.
-    if lmdb(cursor.count())? <= 1 {
-        return f(first);
+    // A key with a single value has no value pages; a few values are cheaper one by one
+    // than through the page ops.
+    let n = lmdb(cursor.count())?;
+    if n <= FEW_VALUES {
+        if !f(first)? {
+            return Ok(false);
+        }
+        for _ in 1..n {
+            match lmdb(cursor.step(Op::NextDup))? {
+                Some((_, v)) => {
+                    if !f(v)? {
+                        return Ok(false);
+                    }
+                }
+                None => break,
+            }
+        }
+        return Ok(true);
     }
     match lmdb(cursor.values_page(true))? {
         None | Some([]) => f(first),
