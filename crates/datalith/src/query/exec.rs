@@ -62,6 +62,27 @@ pub struct Step {
     pub actual: u64,
 }
 
+/// Distinct values an attribute may have for lookups to reuse its decoded values.
+const DECODE_CACHE_VALUES: usize = 32;
+
+/// The decoded value of `vb` (attribute `a`), from `cache` when decoded before; the cache
+/// keeps at most `DECODE_CACHE_VALUES` entries.
+fn cached_decode<'a>(
+    cache: &mut Vec<(AttrId, &'a [u8], Value)>,
+    r: IndexReader<'a>,
+    a: AttrId,
+    vb: &'a [u8],
+) -> Result<Value, crate::store::StoreError> {
+    if let Some((_, _, v)) = cache.iter().find(|(ca, cb, _)| *ca == a && *cb == vb) {
+        return Ok(v.clone());
+    }
+    let v = r.decode_value(a, vb)?;
+    if cache.len() < DECODE_CACHE_VALUES {
+        cache.push((a, vb, v.clone()));
+    }
+    Ok(v)
+}
+
 /// A scan of an attribute's whole AVE range costs about as much as this many B-tree lookups
 /// per row would save: above that share of the attribute's entities, scan and hash-join.
 const SCAN_JOIN_FACTOR: u64 = 20;
@@ -668,10 +689,15 @@ impl<'a> Ctx<'a> {
             })
             .collect();
         let max_attr = star_attrs.as_ref().and_then(|w| w.iter().max().copied());
-        let min_attr = star_attrs
-            .as_ref()
-            .and_then(|w| w.iter().min().copied())
-            .unwrap_or(0);
+        // Attributes with few distinct values: their decoded values are reused across rows
+        // (a string decodes into a new allocation each time otherwise).
+        let mut few: Vec<AttrId> = Vec::new();
+        for a in star_attrs.iter().flatten() {
+            if self.stats(*a)?.1 <= DECODE_CACHE_VALUES as u64 {
+                few.push(*a);
+            }
+        }
+        let mut decoded: Vec<(AttrId, &[u8], Value)> = Vec::new();
         // Hash join when scanning the attributes costs less than looking up every row.
         let scanned = match (&star_attrs, e_col) {
             (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
@@ -706,9 +732,16 @@ impl<'a> Ctx<'a> {
                 (None, Some(cursor)) => {
                     looked_up.clear();
                     let wanted = star_attrs.as_deref();
-                    cursor.entity_raw_from(e, min_attr, |a, vb| {
+                    // From the entity's first value: stepping over a few values costs less than
+                    // LMDB's search for the first wanted one.
+                    cursor.entity_raw(e, |a, vb| {
                         if wanted.is_none_or(|w| w.contains(&a)) {
-                            looked_up.push((a, r.decode_value(a, vb)?));
+                            let v = if few.contains(&a) {
+                                cached_decode(&mut decoded, r, a, vb)?
+                            } else {
+                                r.decode_value(a, vb)?
+                            };
+                            looked_up.push((a, v));
                         }
                         // Attributes come in order: stop past the last one wanted.
                         Ok(max_attr.is_none_or(|m| a <= m))
