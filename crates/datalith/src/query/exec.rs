@@ -1005,6 +1005,10 @@ impl<'a> Ctx<'a> {
                 let width = out.vars.len();
                 let mut last: Option<(&[u8], Value)> = None;
                 let mut decode = |vb: &'a [u8]| -> Result<Value, crate::store::StoreError> {
+                    // Numbers decode for less than a clone of the kept value costs.
+                    if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                        return Ok(v);
+                    }
                     // Runs of one value share its decoding.
                     match &last {
                         Some((b, v)) if *b == vb => Ok(v.clone()),

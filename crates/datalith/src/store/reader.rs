@@ -44,9 +44,9 @@ pub fn giant_key(a: AttrId, hash: &codec::GiantHash) -> [u8; ATTR_BYTES + 16] {
     k
 }
 
-/// A long, instant or ref encoding (9 bytes), decoded directly.
+/// A long, instant or ref encoding (9 bytes), decoded directly; `None` for anything else.
 #[inline]
-fn decode_fixed(vb: &[u8]) -> Option<Value> {
+pub fn decode_fixed(vb: &[u8]) -> Option<Value> {
     use codec::encode::tag;
     let (&t, rest) = vb.split_first()?;
     let bytes: [u8; 8] = rest.try_into().ok()?;
