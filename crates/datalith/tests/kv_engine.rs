@@ -106,6 +106,7 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
     let env = open(dir.path());
     let t = env.table("t", TableKind::Plain).unwrap();
     let l = env.table("l", TableKind::List).unwrap();
+    let f = env.fixed_list_table("f", 8).unwrap();
     let long = vec![7u8; 512];
     let cases: Vec<(KvOp, fn(&KvError) -> bool)> = vec![
         (KvOp::put(&t, long.clone(), "v"), |e| {
@@ -123,6 +124,16 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
         (KvOp::put(&l, "k", "v"), |e| {
             matches!(e, KvError::WrongTableKind { .. })
         }),
+        (KvOp::list_add(&f, "k", "seven b"), |e| {
+            matches!(
+                e,
+                KvError::ListValueWidth {
+                    len: 7,
+                    width: 8,
+                    ..
+                }
+            )
+        }),
     ];
     for (op, check) in cases {
         // A good op in the same transaction must not be written either.
@@ -133,6 +144,14 @@ fn bad_input_is_a_typed_error_and_writes_nothing() {
         assert!(err.is_user_error());
     }
     assert_eq!(env.read().unwrap().view().len(&t).unwrap(), 0);
+    // A fixed-width table takes values of its width, and reopens as one.
+    env.transact_kv(vec![KvOp::list_add(&f, "k", 7u64.to_be_bytes())])
+        .unwrap();
+    assert!(env.poisoned().is_none());
+    assert_eq!(
+        env.table("f", TableKind::List).unwrap().kind(),
+        TableKind::List
+    );
     assert!(matches!(
         env.table("l", TableKind::Plain),
         Err(KvError::WrongTableKind { .. })

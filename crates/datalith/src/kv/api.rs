@@ -132,6 +132,15 @@ impl KvOp {
                 max: MAX_KEY_BYTES,
             });
         }
+        if let (KvOp::ListAdd { .. }, Some(width)) = (self, table.fixed) {
+            if value.len() != usize::from(width) {
+                return Err(KvError::ListValueWidth {
+                    table: name(),
+                    len: value.len(),
+                    width,
+                });
+            }
+        }
         if value.len() > MAX_VALUE_BYTES {
             return Err(KvError::ValueTooLarge {
                 table: name(),

@@ -33,6 +33,13 @@ pub enum KvError {
         len: usize,
         max: usize,
     },
+    /// A value of another width than a fixed-width list table holds (`fixed_list_table`).
+    #[error("list value of {len} bytes in table {table:?}, whose values have {width} bytes")]
+    ListValueWidth {
+        table: String,
+        len: usize,
+        width: u8,
+    },
     /// An insert found its key already present.
     #[error("key {key:?} already exists in table {table:?}")]
     KeyExists { table: String, key: Vec<u8> },
@@ -104,6 +111,7 @@ impl KvError {
                 | KvError::EmptyKey { .. }
                 | KvError::ValueTooLarge { .. }
                 | KvError::ListValueTooLong { .. }
+                | KvError::ListValueWidth { .. }
                 | KvError::NoSuchTable { .. }
                 | KvError::WrongTableKind { .. }
                 | KvError::InvalidTableName { .. }
