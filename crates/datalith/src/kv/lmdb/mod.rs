@@ -9,6 +9,7 @@
 //! - [`env`]: the environment (open, map size, copy, close).
 //! - [`txn`]: read and write transactions, table handles, puts and deletes.
 //! - [`cursor`]: cursors and their positioning ops.
+//! - [`compare`]: the key order (LMDB's default, with a fast path for 8-byte items).
 //! - [`error`]: LMDB return codes.
 //!
 //! Invariants the wrapper owns: the environment is opened with `MDB_NOTLS` (a read transaction
@@ -17,6 +18,7 @@
 //! borrow it (a write transaction's writes need `&mut`, so no read slice survives a write);
 //! cursors close before their transaction ends (they borrow it).
 
+pub(crate) mod compare;
 pub(crate) mod cursor;
 pub(crate) mod env;
 pub(crate) mod error;

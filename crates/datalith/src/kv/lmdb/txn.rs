@@ -134,7 +134,27 @@ impl RoTxn {
         // tables one transaction at a time (LMDB's rule for `mdb_dbi_open`): the environment
         // opens tables under its table-map lock, in a transaction of its own.
         let rc = unsafe { ffi::mdb_dbi_open(self.as_ptr(), c_name.as_ptr(), flags, &mut dbi) };
-        Ok(found(rc)?.then_some(Dbi(dbi)))
+        if !found(rc)? {
+            return Ok(None);
+        }
+        // SAFETY: a handle just opened by this transaction, before any data access through it
+        // by this process; the comparator gives LMDB's default order (see `compare`), so every
+        // program agrees on it. Re-setting it on a handle opened before sets the same function.
+        unsafe {
+            check(ffi::mdb_set_compare(
+                self.as_ptr(),
+                dbi,
+                Some(super::compare::byte_order),
+            ))?;
+            if list {
+                check(ffi::mdb_set_dupsort(
+                    self.as_ptr(),
+                    dbi,
+                    Some(super::compare::byte_order),
+                ))?;
+            }
+        }
+        Ok(Some(Dbi(dbi)))
     }
 
     /// Commits (for a read-only transaction: makes the table handles it opened global).
