@@ -49,6 +49,9 @@ pub struct Ctx<'a> {
     pub depth: u32,
     /// Set from another thread to stop the query (the shell's Ctrl-C).
     pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Spare capacity of the rows the current step makes: `ROW_SPARE` while clauses remain
+    /// that may extend them, 0 for the last step (rows that only go to the result).
+    pub row_spare: usize,
 }
 
 /// One executed step, for `explain`.
@@ -89,7 +92,7 @@ const SCAN_JOIN_FACTOR: u64 = 20;
 
 /// Spare capacity of a new row: room for the columns later steps usually add, so that
 /// extending a row rarely moves it.
-const ROW_SPARE: usize = 2;
+pub(crate) const ROW_SPARE: usize = 2;
 
 /// Cap on duplicate counts when estimating: an estimate needs no more.
 const COUNT_CAP: u64 = 10_000;
@@ -147,6 +150,7 @@ impl<'a> Ctx<'a> {
             }
             let (i, est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
+            self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
             let before_vars = rel.vars.clone();
             let mut what = format!("{clause:?}");
             rel = match &clause {
@@ -945,6 +949,7 @@ impl<'a> Ctx<'a> {
         ranges: &[(Bound<Value>, Bound<Value>)],
     ) -> Result<Relation, QueryError> {
         let r = self.r;
+        let spare = self.row_spare;
         let vars = extend_vars(&rel.vars, p);
         let mut out = Relation {
             vars,
@@ -963,7 +968,7 @@ impl<'a> Ctx<'a> {
                     }
                     out.rows.reserve(es.len());
                     for &e in es.iter() {
-                        let mut r = Vec::with_capacity(row.len() + 1 + ROW_SPARE);
+                        let mut r = Vec::with_capacity(row.len() + 1 + spare);
                         r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {
                             r.push(Value::Ref(e));
@@ -985,7 +990,7 @@ impl<'a> Ctx<'a> {
                         cache.insert(v.clone(), es);
                     }
                     for &e in &cache[v] {
-                        let mut r = Vec::with_capacity(row.len() + 1 + ROW_SPARE);
+                        let mut r = Vec::with_capacity(row.len() + 1 + spare);
                         r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {
                             r.push(Value::Ref(e));
@@ -1027,7 +1032,7 @@ impl<'a> Ctx<'a> {
                             if same && Value::Ref(e) != v {
                                 return Ok(true);
                             }
-                            let mut r = Vec::with_capacity(width + ROW_SPARE);
+                            let mut r = Vec::with_capacity(width + spare);
                             r.extend_from_slice(row);
                             if push_e {
                                 r.push(Value::Ref(e));
@@ -1054,7 +1059,7 @@ impl<'a> Ctx<'a> {
                         if same && Value::Ref(*e) != *v {
                             continue;
                         }
-                        let mut r = Vec::with_capacity(width + ROW_SPARE);
+                        let mut r = Vec::with_capacity(width + spare);
                         r.extend_from_slice(row);
                         if push_e {
                             r.push(Value::Ref(*e));

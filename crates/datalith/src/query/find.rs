@@ -161,6 +161,16 @@ pub fn shape(
             uniq.push(*c);
         }
     }
+    // The common shape (a set of tuples, nothing to order, cut or name) is built in one pass.
+    if !has_agg
+        && q.order_by.is_empty()
+        && q.offset.is_none()
+        && q.limit.is_none()
+        && q.keys.is_none()
+        && matches!(q.shape, FindShape::Relation)
+    {
+        return Ok(Edn::Set(tuples(db, q, rel, &uniq, Edn::Vector)?));
+    }
     let mut rows: Vec<Vec<Edn>> = if has_agg {
         let rel = rel.project_owned_ordered(&uniq);
         let col = |v: Var| rel.col(v).expect("find variables are bound");
@@ -204,7 +214,7 @@ pub fn shape(
         }
         out
     } else {
-        tuples(db, q, &rel, &uniq)?
+        tuples(db, q, rel, &uniq, |row| row)?
     };
     let ordered = !q.order_by.is_empty();
     if ordered {
@@ -278,7 +288,13 @@ pub fn shape(
 
 /// The result tuples of a query without aggregates: one per distinct binding of the find
 /// variables, built straight from the relation's rows (no intermediate projection).
-fn tuples(db: &Db, q: &Query, rel: &Relation, uniq: &[Var]) -> Result<Vec<Vec<Edn>>, QueryError> {
+fn tuples<T>(
+    db: &Db,
+    q: &Query,
+    rel: Relation,
+    uniq: &[Var],
+    wrap: impl Fn(Vec<Edn>) -> T,
+) -> Result<Vec<T>, QueryError> {
     let cols: Vec<usize> = q
         .find
         .iter()
@@ -289,6 +305,14 @@ fn tuples(db: &Db, q: &Query, rel: &Relation, uniq: &[Var]) -> Result<Vec<Vec<Ed
     // projection would.
     let dedup = !q.with.is_empty() || rel.vars != uniq;
     let plain = q.find.iter().all(|f| matches!(f, FindElem::Var(_)));
+    if !dedup && plain {
+        // Every row is a result: each is converted and dropped in one pass.
+        return Ok(rel
+            .rows
+            .into_iter()
+            .map(|r| wrap(cols.iter().map(|c| edn_from_value(&r[*c])).collect()))
+            .collect());
+    }
     let mut seen = Distinct::default();
     let mut out = Vec::with_capacity(rel.rows.len());
     for (i, r) in rel.rows.iter().enumerate() {
@@ -303,7 +327,7 @@ fn tuples(db: &Db, q: &Query, rel: &Relation, uniq: &[Var]) -> Result<Vec<Vec<Ed
                 items.push(element(db, f, &r[*c])?);
             }
         }
-        out.push(items);
+        out.push(wrap(items));
     }
     Ok(out)
 }

@@ -95,6 +95,7 @@ pub fn run(
         })
         .collect::<Result<_, QueryError>>()?;
     let mut ctx = Ctx {
+        row_spare: super::exec::ROW_SPARE,
         r,
         schema: &schema,
         sources: Default::default(),
