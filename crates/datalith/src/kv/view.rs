@@ -467,6 +467,7 @@ const FEW_VALUES: usize = 8;
 
 /// The values of the key a fixed-width list cursor was just positioned on (its first value
 /// `first`), a page at a time; false if `f` stopped the walk.
+#[inline]
 fn fixed_pages<'t>(
     cursor: &mut Cursor<'t>,
     first: &'t [u8],
@@ -509,6 +510,7 @@ fn fixed_pages<'t>(
 
 /// Calls `f` with the values of `key` (from the first at least `from`, if given) through
 /// `cursor`, stopping when it returns false.
+#[inline]
 fn list_walk<'t>(
     cursor: &mut Cursor<'t>,
     key: &[u8],

@@ -702,6 +702,7 @@ impl<'a> Ctx<'a> {
             }
         }
         let mut decoded: Vec<(AttrId, &[u8], Value)> = Vec::new();
+        let last_is_one = max_attr.is_some_and(|m| !self.is_many(m));
         // Hash join when scanning the attributes costs less than looking up every row.
         let scanned = match (&star_attrs, e_col) {
             (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
@@ -738,18 +739,27 @@ impl<'a> Ctx<'a> {
                     let wanted = star_attrs.as_deref();
                     // From the entity's first value: stepping over a few values costs less than
                     // LMDB's search for the first wanted one.
-                    cursor.entity_raw(e, |a, vb| {
-                        if wanted.is_none_or(|w| w.contains(&a)) {
-                            let v = if few.contains(&a) {
-                                cached_decode(&mut decoded, r, a, vb)?
-                            } else {
-                                r.decode_value(a, vb)?
-                            };
-                            looked_up.push((a, v));
-                        }
-                        // Attributes come in order: stop past the last one wanted.
-                        Ok(max_attr.is_none_or(|m| a <= m))
-                    })?;
+                    cursor.entity_raw(
+                        e,
+                        #[inline(always)]
+                        |a, vb| {
+                            if wanted.is_none_or(|w| w.contains(&a)) {
+                                let v = if few.contains(&a) {
+                                    cached_decode(&mut decoded, r, a, vb)?
+                                } else {
+                                    r.decode_value(a, vb)?
+                                };
+                                looked_up.push((a, v));
+                            }
+                            // Attributes come in order: stop past the last one wanted, or at it
+                            // when it has one value.
+                            Ok(match max_attr {
+                                None => true,
+                                Some(m) if a == m => !last_is_one,
+                                Some(m) => a < m,
+                            })
+                        },
+                    )?;
                     &looked_up
                 }
             };
@@ -891,6 +901,7 @@ impl<'a> Ctx<'a> {
                         Bound::Unbounded,
                         Bound::Unbounded,
                         Direction::Forward,
+                        #[inline(always)]
                         |vb, e| {
                             if !members.may_contain(e) {
                                 return Ok(true);
@@ -1026,8 +1037,13 @@ impl<'a> Ctx<'a> {
                 };
                 if let [row] = rel.rows.as_slice() {
                     // One input row (the usual first step): rows straight from the scan.
-                    self.r
-                        .scan_attr(a, lo_ref, hi_ref, Direction::Forward, |vb, e| {
+                    self.r.scan_attr(
+                        a,
+                        lo_ref,
+                        hi_ref,
+                        Direction::Forward,
+                        #[inline(always)]
+                        |vb, e| {
                             let v = decode(vb)?;
                             if same && Value::Ref(e) != v {
                                 return Ok(true);
@@ -1042,15 +1058,22 @@ impl<'a> Ctx<'a> {
                             }
                             out.rows.push(r);
                             Ok(true)
-                        })?;
+                        },
+                    )?;
                     return Ok(out);
                 }
                 let mut pairs: Vec<(EntityId, Value)> = Vec::new();
-                self.r
-                    .scan_attr(a, lo_ref, hi_ref, Direction::Forward, |vb, e| {
+                self.r.scan_attr(
+                    a,
+                    lo_ref,
+                    hi_ref,
+                    Direction::Forward,
+                    #[inline(always)]
+                    |vb, e| {
                         pairs.push((e, decode(vb)?));
                         Ok(true)
-                    })?;
+                    },
+                )?;
                 for (n, row) in rel.rows.iter().enumerate() {
                     if n % 4096 == 4095 {
                         self.check_deadline()?;

@@ -286,19 +286,24 @@ impl<'a> IndexReader<'a> {
         mut f: impl FnMut(EntityId) -> bool,
     ) -> Result<(), StoreError> {
         let mut bad = None;
-        self.view.list_blocks(&self.t.ave, key, |block, width| {
-            if width != ENTITY_BYTES {
-                bad = Some(corrupt("AVE entity", block));
-                return Ok(false);
-            }
-            for raw in block.chunks_exact(ENTITY_BYTES) {
-                let e = EntityId::from_be_bytes(raw.try_into().unwrap_or([0; ENTITY_BYTES]));
-                if !f(e) {
+        self.view.list_blocks(
+            &self.t.ave,
+            key,
+            #[inline(always)]
+            |block, width| {
+                if width != ENTITY_BYTES {
+                    bad = Some(corrupt("AVE entity", block));
                     return Ok(false);
                 }
-            }
-            Ok(true)
-        })?;
+                for raw in block.chunks_exact(ENTITY_BYTES) {
+                    let e = EntityId::from_be_bytes(raw.try_into().unwrap_or([0; ENTITY_BYTES]));
+                    if !f(e) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            },
+        )?;
         match bad {
             Some(e) => Err(e),
             None => Ok(()),
@@ -369,8 +374,12 @@ impl<'a> IndexReader<'a> {
             // The callback's error travels out through `failed` (the walk speaks `KvError`).
             let mut failed = None;
             // Each value's entities come a page at a time.
-            self.view
-                .range_blocks(&self.t.ave, lo_ref, hi_ref, |k, block, width| {
+            self.view.range_blocks(
+                &self.t.ave,
+                lo_ref,
+                hi_ref,
+                #[inline(always)]
+                |k, block, width| {
                     let step = match keys::split_attr(k) {
                         None => Err(corrupt("AVE key", k)),
                         Some(_) if width != ENTITY_BYTES => Err(corrupt("AVE entity", block)),
@@ -395,7 +404,8 @@ impl<'a> IndexReader<'a> {
                             Ok(false)
                         }
                     }
-                })?;
+                },
+            )?;
             return match failed {
                 Some(e) => Err(e),
                 None => Ok(()),
@@ -514,6 +524,7 @@ impl<'a> EntityCursor<'a> {
         self.eav.each_from(
             &keys::eav_key(e),
             from_bytes,
+            #[inline(always)]
             |raw| -> Result<bool, KvError> {
                 let step = match keys::split_attr(raw) {
                     Some((a, vb)) => f(a, vb),
