@@ -169,12 +169,14 @@ impl Runner {
         };
         let snapshot = match before {
             Some(before) => {
-                // Only the requests' writes: the batch's final writes (counters, statistics)
-                // come after the last request's ops.
-                let end = self.ops.iter().map(|r| r.end).max().unwrap_or(0);
+                // The stage itself moves to the snapshot (replays stop at a request's end, so
+                // the batch's final writes after the last request are never replayed); the
+                // next batch stages into a spare.
+                let stage = std::mem::replace(&mut self.stage, shared.retained.spares.take());
                 let b = Arc::new(BatchSnapshot::new(
                     Snapshot::new(before),
-                    self.stage.prefix_copy(end),
+                    stage,
+                    shared.retained.spares.clone(),
                 ));
                 shared.retained.push(&b);
                 Some(b)

@@ -150,20 +150,6 @@ impl Stage {
         self.ops.is_empty()
     }
 
-    /// A copy of the first `ops` ops.
-    pub(crate) fn prefix_copy(&self, ops: usize) -> Stage {
-        let ops = ops.min(self.ops.len());
-        let bytes = match ops {
-            0 => 0,
-            i => self.ops[i - 1].value_end,
-        };
-        Stage {
-            bytes: self.bytes[..bytes].to_vec(),
-            ops: self.ops[..ops].to_vec(),
-            order: Vec::new(),
-        }
-    }
-
     pub(crate) fn mark(&self) -> Mark {
         Mark {
             bytes: self.bytes.len(),
