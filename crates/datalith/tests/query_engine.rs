@@ -86,6 +86,23 @@ fn patterns_predicates_and_shapes() {
                 &[],
                 r#"["Ann" "Cid"]"#,
             ),
+            // Stars of cardinality-one attributes on bound entities: an entity lacking one
+            // attribute (Ann has no :parent) drops out; a many attribute (:tag) multiplies.
+            (
+                r#"[:find ?n ?p ?a :where [?e :age ?a] [?e :name ?n] [?e :parent ?x] [?x :name ?p]]"#,
+                &[],
+                r#"#{["Bob" "Ann" 25] ["Cid" "Bob" 30] ["Dan" "Cid" 41]}"#,
+            ),
+            (
+                r#"[:find ?n ?m ?a :where [?e :age 30] [?e :email ?m] [?e :name ?n] [?e :age ?a]]"#,
+                &[],
+                r#"#{["Ann" "ann@x" 30] ["Cid" "cid@x" 30]}"#,
+            ),
+            (
+                r#"[:find ?n ?t :where [?e :email ?m] [?e :name ?n] [?e :tag ?t]]"#,
+                &[],
+                r#"#{["Ann" :a] ["Ann" :b] ["Bob" :a]}"#,
+            ),
             (
                 r#"[:find ?n . :where [?e :email "bob@x"] [?e :name ?n]]"#,
                 &[],

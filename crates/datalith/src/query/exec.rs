@@ -703,6 +703,19 @@ impl<'a> Ctx<'a> {
         }
         let mut decoded: Vec<(AttrId, &[u8], Value)> = Vec::new();
         let last_is_one = max_attr.is_some_and(|m| !self.is_many(m));
+        // The common star: `[?e :a ?new]` patterns on distinct attributes of cardinality one,
+        // each binding its own new variable. A row then takes each attribute's single value in
+        // star order, or is dropped when one is missing: no pattern-by-pattern matching.
+        let simple: Option<Vec<AttrId>> = star_attrs.clone().filter(|attrs| {
+            let mut new_vars: Vec<Var> = Vec::new();
+            star.iter().zip(attrs).all(|(p, a)| match &p.v {
+                Term::Var(v) if !rel.vars.contains(v) && !new_vars.contains(v) => {
+                    new_vars.push(*v);
+                    !self.is_many(*a) && p.e.var().is_some_and(|e| Some(e) != Some(*v))
+                }
+                _ => false,
+            }) && (1..attrs.len()).all(|i| !attrs[..i].contains(&attrs[i]))
+        });
         // Hash join when scanning the attributes costs less than looking up every row.
         let scanned = match (&star_attrs, e_col) {
             (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
@@ -716,6 +729,7 @@ impl<'a> Ctx<'a> {
         let mut partial: Vec<Vec<Value>> = Vec::new();
         let mut next: Vec<Vec<Value>> = Vec::new();
         let mut matched: Vec<usize> = Vec::new();
+        let mut picked: Vec<usize> = Vec::new();
         // One cursor for every row's lookup: rows mostly come in entity order, so each lookup
         // mostly stays on the previous one's leaf page.
         let mut cursor = match scanned {
@@ -763,6 +777,32 @@ impl<'a> Ctx<'a> {
                     &looked_up
                 }
             };
+            if let Some(attrs) = &simple {
+                // Each attribute's datom; an attribute holding several values anyway (data
+                // older than its cardinality) takes the general path.
+                picked.clear();
+                let mut missing = false;
+                for a in attrs {
+                    let mut it = datoms.iter().enumerate().filter(|(_, (x, _))| x == a);
+                    match (it.next(), it.next()) {
+                        (Some((i, _)), None) => picked.push(i),
+                        (None, _) => {
+                            missing = true;
+                            break;
+                        }
+                        (Some(_), Some(_)) => break,
+                    }
+                }
+                if missing {
+                    continue;
+                }
+                if picked.len() == attrs.len() {
+                    let mut row = row;
+                    row.extend(picked.iter().map(|&i| datoms[i].1.clone()));
+                    out.rows.push(row);
+                    continue;
+                }
+            }
             // Extend the row pattern by pattern (a pattern may yield several values).
             partial.clear();
             partial.push(row);
