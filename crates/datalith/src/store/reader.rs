@@ -191,13 +191,17 @@ impl<'a> IndexReader<'a> {
                 *s = i as u32;
             }
         }
-        let mut hits: Vec<(u32, Value)> = Vec::new();
+        // Each slot's first value (the smallest: the scan goes in value order); any further
+        // values (cardinality many) in `extra`, in scan order.
+        let mut first_value: Vec<Option<Value>> = vec![None; entities.len()];
+        let mut extra: Vec<(u32, Value)> = Vec::new();
         let mut last: Option<(&[u8], Value)> = None;
         self.scan_attr(
             a,
             Bound::Unbounded,
             Bound::Unbounded,
             Direction::Forward,
+            #[inline(always)]
             |vb, e| {
                 let Some(&s) = e.checked_sub(lo).and_then(|d| slot.get(d as usize)) else {
                     return Ok(true);
@@ -214,26 +218,30 @@ impl<'a> IndexReader<'a> {
                         v
                     }
                 };
-                hits.push((s, v));
+                match &mut first_value[s as usize] {
+                    place @ None => *place = Some(v),
+                    Some(_) => extra.push((s, v)),
+                }
                 Ok(true)
             },
         )?;
-        // Entity order (stable: an entity's values stay in value order).
-        hits.sort_by_key(|(s, _)| *s);
-        let mut by_slot = hits.into_iter().peekable();
+        // Entity order (stable: an entity's further values stay in value order).
+        extra.sort_by_key(|(s, _)| *s);
+        let mut extra = extra.into_iter().peekable();
         out.reserve(entities.len());
         for (i, &e) in entities.iter().enumerate() {
             let first = slot[(e - lo) as usize];
             if first as usize == i {
-                while let Some((_, v)) = by_slot.next_if(|(s, _)| *s == first) {
+                if let Some(v) = first_value[i].take() {
+                    out.push(v);
+                }
+                while let Some((_, v)) = extra.next_if(|(s, _)| *s == first) {
                     out.push(v);
                 }
             } else {
                 // A repeated entity: its values again.
-                let start = out.len();
                 let mut c = self.entity_cursor()?;
                 c.values_into(e, a, out)?;
-                debug_assert!(out.len() >= start);
             }
         }
         Ok(Some(()))
