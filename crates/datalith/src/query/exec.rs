@@ -758,7 +758,10 @@ impl<'a> Ctx<'a> {
                         #[inline(always)]
                         |a, vb| {
                             if wanted.is_none_or(|w| w.contains(&a)) {
-                                let v = if few.contains(&a) {
+                                // Numbers inline (no large `Result` through a call).
+                                let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                                    v
+                                } else if few.contains(&a) {
                                     cached_decode(&mut decoded, r, a, vb)?
                                 } else {
                                     r.decode_value(a, vb)?
@@ -949,13 +952,17 @@ impl<'a> Ctx<'a> {
                             let Some(s) = slot.get(&e) else {
                                 return Ok(true);
                             };
-                            // Runs of one value share its decoding.
-                            let v = match &last {
-                                Some((b, v)) if *b == vb => v.clone(),
-                                _ => {
-                                    let v = r.decode_value(*a, vb)?;
-                                    last = Some((vb, v.clone()));
-                                    v
+                            // Numbers inline; runs of one other value share its decoding.
+                            let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                                v
+                            } else {
+                                match &last {
+                                    Some((b, v)) if *b == vb => v.clone(),
+                                    _ => {
+                                        let v = r.decode_value(*a, vb)?;
+                                        last = Some((vb, v.clone()));
+                                        v
+                                    }
                                 }
                             };
                             hits.push((*s, *a, v));
@@ -1084,7 +1091,11 @@ impl<'a> Ctx<'a> {
                         Direction::Forward,
                         #[inline(always)]
                         |vb, e| {
-                            let v = decode(vb)?;
+                            // Numbers inline (no large `Result` through the decode call).
+                            let v = match crate::store::reader::decode_fixed(vb) {
+                                Some(v) => v,
+                                None => decode(vb)?,
+                            };
                             if same && Value::Ref(e) != v {
                                 return Ok(true);
                             }
@@ -1110,7 +1121,11 @@ impl<'a> Ctx<'a> {
                     Direction::Forward,
                     #[inline(always)]
                     |vb, e| {
-                        pairs.push((e, decode(vb)?));
+                        let v = match crate::store::reader::decode_fixed(vb) {
+                            Some(v) => v,
+                            None => decode(vb)?,
+                        };
+                        pairs.push((e, v));
                         Ok(true)
                     },
                 )?;
