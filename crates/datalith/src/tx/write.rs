@@ -3,10 +3,12 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use std::ops::Bound;
+
 use super::av;
 use super::error::TxError;
 use crate::codec::{self, Giant};
-use crate::kv::Stage;
+use crate::kv::{Direction, Stage};
 use crate::limits::MAX_KEY_BYTES;
 use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
@@ -69,6 +71,14 @@ pub fn stage_datoms(
         }
         stats.entry(d.a).or_default().0 += delta;
     }
+    // Values gaining holders: only whether they had any before matters, for every one of them
+    // at once (a seek clears every absent key before the entry it lands on).
+    let mut gaining: Vec<&[u8]> = per_value
+        .iter()
+        .filter(|(_, (a, delta, _))| *delta > 0 && !unique(*a))
+        .map(|(k, _)| *k)
+        .collect();
+    let held = held_keys(r, t, &mut gaining)?;
     for (key, (a, delta, giant)) in per_value {
         if delta == 0 {
             continue;
@@ -78,8 +88,7 @@ pub fn stage_datoms(
             let after = i64::from(delta > 0);
             (1 - after, after)
         } else if delta > 0 {
-            // Only whether the value had holders before matters: one lookup.
-            let before = i64::from(r.view.get(&t.ave, key)?.is_some());
+            let before = i64::from(held.binary_search(&key).is_ok());
             (before, before + delta)
         } else {
             // Exact and cheap: whether the value had holders before, and whether it has after.
@@ -110,6 +119,40 @@ pub fn stage_datoms(
         }
     }
     Ok(stats)
+}
+
+/// The keys of `keys` the AVE index holds, sorted. Looked up in key order: one seek shows
+/// every key before the entry it lands on to be absent, so new keys beyond the stored ones
+/// cost one B-tree search in all.
+fn held_keys<'k>(
+    r: &IndexReader<'_>,
+    t: &Tables,
+    keys: &mut [&'k [u8]],
+) -> Result<Vec<&'k [u8]>, TxError> {
+    keys.sort_unstable();
+    let mut held = Vec::new();
+    let mut i = 0;
+    while i < keys.len() {
+        let seek = r
+            .view
+            .range(
+                &t.ave,
+                Bound::Included(keys[i]),
+                Bound::Unbounded,
+                Direction::Forward,
+            )?
+            .next();
+        let Some(entry) = seek else { break };
+        let (key, _) = entry?;
+        while i < keys.len() && keys[i] < key {
+            i += 1;
+        }
+        if i < keys.len() && keys[i] == key {
+            held.push(keys[i]);
+            i += 1;
+        }
+    }
+    Ok(held)
 }
 
 fn count_key(r: &IndexReader<'_>, t: &Tables, key: &[u8], cap: u64) -> Result<u64, TxError> {
