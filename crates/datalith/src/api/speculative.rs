@@ -79,6 +79,7 @@ impl Db {
             tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
             tempids: tempids.into_iter().collect(),
             dbs: ReportDbs::Ready(Box::new((before, after))),
+            spent: Default::default(),
         })
     }
 

@@ -92,11 +92,19 @@ impl TxRequest {
                 super::data::Tempid::Anonymous(_) | super::data::Tempid::CurrentTx
             )
         });
+        // The index bytes go back to the caller to free (see `Spent`).
+        let mut bytes = Vec::with_capacity(out.datoms.len());
+        let mut tx_data = Vec::with_capacity(out.datoms.len());
+        for (d, b) in out.datoms {
+            tx_data.push(d);
+            bytes.push(b);
+        }
         Ok(TxReport {
             tx: out.tx,
-            tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
+            tx_data,
             tempids: tempids.into_iter().collect(),
             dbs: Default::default(),
+            spent: super::report::Spent { data: None, bytes },
         })
     }
 }
@@ -156,6 +164,10 @@ impl WriteRequest for TxRequest {
                 queries,
                 functions: this.functions,
             }));
+        }
+        // The tx data goes back with a report, to be freed on the caller's thread.
+        if let Ok(report) = &mut result {
+            report.spent.data = Some(this.data);
         }
         if let Some(c) = this.completion {
             c.complete(result);
