@@ -228,6 +228,30 @@ impl<'a> DatomBuilder<'a> {
             self.check_unique(e, attr, &v, &b)?;
         }
         let one = !attr.is_many();
+        // The first value of an attribute on an entity this transaction created: the
+        // database has nothing of it and the transaction nothing of this [e a] yet, so there
+        // is nothing to retract or compare; one map probe instead of five. (The usual shape
+        // of new data: every datom of an `add-all` or of a W write.)
+        if self.fresh.contains(e) {
+            if let MapEntry::Vacant(slot) = self.heads.entry((e, a)) {
+                let i = self.entries.len() as u32;
+                slot.insert((i, i));
+                self.entries.push(Entry {
+                    e,
+                    a,
+                    av: b,
+                    value: v,
+                    original: false,
+                    now: true,
+                    touched: true,
+                    next: NONE,
+                });
+                if one {
+                    self.asserted_one.insert((e, a), i);
+                }
+                return Ok(());
+            }
+        }
         if one {
             if let Some(&first) = self.asserted_one.get(&(e, a)) {
                 let first = &self.entries[first as usize];
