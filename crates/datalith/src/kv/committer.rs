@@ -172,7 +172,17 @@ impl Runner {
                 // The stage itself moves to the snapshot (replays stop at a request's end, so
                 // the batch's final writes after the last request are never replayed); the
                 // next batch stages into a spare.
-                let stage = std::mem::replace(&mut self.stage, shared.retained.spares.take());
+                let mut next = shared.retained.spares.take();
+                // With no spare back yet (the reports of recent batches still live: the usual
+                // case under a stream of async writes), the fresh stage starts at this
+                // batch's size instead of regrowing by doubling, which copies everything
+                // staged so far and touches about twice the pages (measured: ~8% of the
+                // committer's time on W at batch 1000). Capped like `Stage::clear`'s keep.
+                next.reserve(
+                    self.stage.len().min(KEEP_STAGE_BYTES / 64),
+                    self.stage.staged_bytes().min(KEEP_STAGE_BYTES),
+                );
+                let stage = std::mem::replace(&mut self.stage, next);
                 let b = Arc::new(BatchSnapshot::new(
                     Snapshot::new(before),
                     stage,
@@ -205,6 +215,9 @@ impl Runner {
         self.bytes = 0;
     }
 }
+
+/// At most this many staged bytes are reserved ahead for the next batch.
+const KEEP_STAGE_BYTES: usize = 64 << 20;
 
 /// The committer's loop; returns when every sender is gone.
 pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
