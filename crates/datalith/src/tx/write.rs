@@ -3,12 +3,10 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use std::ops::Bound;
-
 use super::av;
 use super::error::TxError;
 use crate::codec::{self, Giant};
-use crate::kv::{Direction, Stage};
+use crate::kv::Stage;
 use crate::limits::MAX_KEY_BYTES;
 use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
@@ -72,7 +70,7 @@ pub fn stage_datoms(
         stats.entry(d.a).or_default().0 += delta;
     }
     // Values gaining holders: only whether they had any before matters, for every one of them
-    // at once (a seek clears every absent key before the entry it lands on).
+    // at once, in key order.
     let mut gaining: Vec<&[u8]> = per_value
         .iter()
         .filter(|(_, (a, delta, _))| *delta > 0 && !unique(*a))
@@ -121,9 +119,11 @@ pub fn stage_datoms(
     Ok(stats)
 }
 
-/// The keys of `keys` the AVE index holds, sorted. Looked up in key order: one seek shows
-/// every key before the entry it lands on to be absent, so new keys beyond the stored ones
-/// cost one B-tree search in all.
+/// The keys of `keys` the AVE index holds, sorted. Keys past the index's last key are absent
+/// without a search (new ascending values, the usual shape of fresh data, cost one lookup in
+/// all); the others are looked up one by one in key order, which keeps the pages a lookup
+/// touches warm for the next. (A cursor seek per key instead cost more than a plain lookup:
+/// on W's random values, opening a cursor per key was 16% of the committer's time.)
 fn held_keys<'k>(
     r: &IndexReader<'_>,
     t: &Tables,
@@ -131,25 +131,15 @@ fn held_keys<'k>(
 ) -> Result<Vec<&'k [u8]>, TxError> {
     keys.sort_unstable();
     let mut held = Vec::new();
-    let mut i = 0;
-    while i < keys.len() {
-        let seek = r
-            .view
-            .range(
-                &t.ave,
-                Bound::Included(keys[i]),
-                Bound::Unbounded,
-                Direction::Forward,
-            )?
-            .next();
-        let Some(entry) = seek else { break };
-        let (key, _) = entry?;
-        while i < keys.len() && keys[i] < key {
-            i += 1;
+    let Some((last, _)) = r.view.last(&t.ave)? else {
+        return Ok(held);
+    };
+    for &k in keys.iter() {
+        if k > last {
+            break;
         }
-        if i < keys.len() && keys[i] == key {
-            held.push(keys[i]);
-            i += 1;
+        if r.view.get(&t.ave, k)?.is_some() {
+            held.push(k);
         }
     }
     Ok(held)
