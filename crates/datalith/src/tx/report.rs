@@ -38,6 +38,41 @@ pub(crate) struct Spent {
     pub(crate) bytes: Vec<Vec<u8>>,
 }
 
+/// Spent parts of transactions whose reports went to callbacks (which run on the committer),
+/// waiting for a caller to free them: every thread that queues a transaction empties the bin
+/// first (`request::expand_early`). Shared by the databases of the process; bounded, past
+/// which the committer frees them itself.
+static BIN: std::sync::Mutex<Vec<Spent>> = std::sync::Mutex::new(Vec::new());
+
+/// Transactions' spent parts the bin holds at most.
+const BIN_MAX: usize = 1024;
+
+/// Leaves `s` for a caller to free (or frees it here if the bin is full).
+pub(crate) fn bin_put(s: Spent) {
+    if s.data.is_none() && s.bytes.is_empty() {
+        return;
+    }
+    let mut bin = BIN.lock().unwrap_or_else(|p| p.into_inner());
+    if bin.len() < BIN_MAX {
+        bin.push(s);
+        return;
+    }
+    drop(bin);
+    drop(s);
+}
+
+/// Frees whatever the bin holds (outside its lock).
+pub(crate) fn bin_empty() {
+    let taken = {
+        let mut bin = BIN.lock().unwrap_or_else(|p| p.into_inner());
+        if bin.is_empty() {
+            return;
+        }
+        std::mem::take(&mut *bin)
+    };
+    drop(taken);
+}
+
 impl Clone for Spent {
     fn clone(&self) -> Self {
         Spent::default()

@@ -165,9 +165,14 @@ impl WriteRequest for TxRequest {
                 functions: this.functions,
             }));
         }
-        // The tx data goes back with a report, to be freed on the caller's thread.
+        // The tx data goes back with a report, to be freed on the caller's thread. A callback
+        // runs here on the committer, so for it the spent parts go to the bin that the next
+        // caller to queue a transaction empties.
         if let Ok(report) = &mut result {
             report.spent.data = Some(this.data);
+            if matches!(this.completion, Some(Completion::Callback(_))) {
+                super::report::bin_put(std::mem::take(&mut report.spent));
+            }
         }
         if let Some(c) = this.completion {
             c.complete(result);
@@ -183,6 +188,8 @@ pub fn expand_early(
     functions: &Functions,
     data: &TxData,
 ) -> Option<(u64, Vec<super::terms::Term>)> {
+    // On the caller's thread: free what committed transactions left in the bin.
+    super::report::bin_empty();
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
     let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
     super::terms::Expander::new(schema, &call)
