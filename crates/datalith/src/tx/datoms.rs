@@ -60,6 +60,8 @@ pub struct DatomBuilder<'a> {
     asserted_one: HashMap<(EntityId, AttrId), u32>,
     /// Holders of unique values asserted in this transaction, by av bytes.
     unique_holders: HashMap<Vec<u8>, EntityId>,
+    /// Entities the current `:db/retractEntity` expansion has visited (components may form
+    /// cycles).
     retracted_entities: HashSet<EntityId>,
     /// Entities created by this transaction: nothing of them is in the database yet.
     fresh: Fresh,
@@ -422,7 +424,13 @@ impl<'a> DatomBuilder<'a> {
                 }
                 Ok(())
             }
-            Resolved::RetractEntity(e) => self.retract_entity(e),
+            Resolved::RetractEntity(e) => {
+                // The set guards one expansion against component cycles; a later
+                // `:db/retractEntity` of the same entity must still retract what the
+                // transaction asserted on it in between.
+                self.retracted_entities.clear();
+                self.retract_entity(e)
+            }
             Resolved::Cas(e, attr, old, new) => self.cas(e, &attr, old, new),
         }
     }
