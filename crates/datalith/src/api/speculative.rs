@@ -50,9 +50,15 @@ impl Db {
         let t = &self.store.tables;
         let schema = self.schema().clone();
         let mut stage = Stage::default();
-        let stats = crate::tx::write::stage_datoms(&r, t, &out.datoms, &mut stage, |a| {
-            schema.get(a).is_some_and(|x| x.unique.is_some())
-        })?;
+        // Looked up: this stage never reaches LMDB, so no insert can count for it.
+        let stats = crate::tx::write::stage_datoms(
+            &r,
+            t,
+            &out.datoms,
+            &mut stage,
+            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
+            crate::tx::write::Distinct::Lookup,
+        )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.
         let mut slot = StoreBatch::new(t.clone());
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));

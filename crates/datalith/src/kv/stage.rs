@@ -39,9 +39,15 @@ struct StagedOp {
     /// The table's identity and kind, for an [`super::overlay::Overlay`] fed from a stage.
     table: u32,
     table_kind: TableKind,
+    /// For list adds and removes: the tally (see [`Stage::tallies`]) that counts the keys this
+    /// op creates or empties; [`NO_TALLY`] for none.
+    tally: u32,
     key_end: usize,
     value_end: usize,
 }
+
+/// The tally of an op that counts nothing.
+const NO_TALLY: u32 = u32::MAX;
 
 /// An append-only buffer of writes. Keys and values live in one byte arena so staging a
 /// thousand small writes costs a few allocations, not thousands.
@@ -52,6 +58,8 @@ pub struct Stage {
     /// Scratch: the order `apply` writes a transaction's ops in (table and key length, key
     /// head, op).
     order: Vec<(u64, u128, u32)>,
+    /// Per tally, keys created minus keys emptied by the tallied ops applied so far.
+    tallies: Vec<(u32, i64)>,
 }
 
 /// A position in a [`Stage`] to roll back to.
@@ -74,6 +82,18 @@ impl Stage {
         key: &[u8],
         value: &[u8],
     ) {
+        self.push_tallied(kind, placement, NO_TALLY, table, key, value);
+    }
+
+    fn push_tallied(
+        &mut self,
+        kind: OpKind,
+        placement: Placement,
+        tally: u32,
+        table: &Table,
+        key: &[u8],
+        value: &[u8],
+    ) {
         self.bytes.extend_from_slice(key);
         let key_end = self.bytes.len();
         self.bytes.extend_from_slice(value);
@@ -83,6 +103,7 @@ impl Stage {
             db: table.db,
             table: table.id,
             table_kind: table.kind,
+            tally,
             key_end,
             value_end: self.bytes.len(),
         });
@@ -101,6 +122,35 @@ impl Stage {
     /// Adds `value` to the set of `key` in a list table (no-op if present).
     pub fn list_add(&mut self, table: &Table, key: &[u8], value: &[u8]) {
         self.push(OpKind::ListAdd, table, key, value);
+    }
+
+    /// [`Stage::list_add`] that also counts, under `tally` (not `u32::MAX`), whether the add
+    /// creates `key` (it had no value before). Learning that from the insert itself spares a
+    /// lookup per key before it: the distinct-value statistics of the Datalog store.
+    pub fn list_add_tallied(&mut self, table: &Table, key: &[u8], value: &[u8], tally: u32) {
+        assert_ne!(tally, NO_TALLY, "u32::MAX means no tally");
+        self.push_tallied(OpKind::ListAdd, Placement::Search, tally, table, key, value);
+    }
+
+    /// [`Stage::list_remove`] that also counts, under `tally`, whether the removal empties
+    /// `key` (counted as -1).
+    pub fn list_remove_tallied(&mut self, table: &Table, key: &[u8], value: &[u8], tally: u32) {
+        assert_ne!(tally, NO_TALLY, "u32::MAX means no tally");
+        self.push_tallied(
+            OpKind::ListRemove,
+            Placement::Search,
+            tally,
+            table,
+            key,
+            value,
+        );
+    }
+
+    /// Per tally, the keys created minus the keys emptied by the tallied ops applied since the
+    /// stage was last cleared (only ops that reached LMDB count: a rejected request's never
+    /// do).
+    pub fn tallies(&self) -> &[(u32, i64)] {
+        &self.tallies
     }
 
     /// Bulk loads of sorted data: adds `key` with its first `value` to a list table. The
@@ -165,6 +215,7 @@ impl Stage {
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();
         self.ops.clear();
+        self.tallies.clear();
         // A bulk load stages hundreds of MB once; do not keep that much for ordinary batches.
         const KEEP_BYTES: usize = 64 << 20;
         if self.bytes.capacity() > KEEP_BYTES {
@@ -211,7 +262,10 @@ impl Stage {
                 .iter()
                 .any(|op| op.placement != Placement::Search)
         {
-            return self.apply_in_order(from, txn);
+            let mut tallies = std::mem::take(&mut self.tallies);
+            let result = self.apply_in_order(from, txn, &mut tallies);
+            self.tallies = tallies;
+            return result;
         }
         // Sort keys: table, then the key's first 16 bytes as a number (entity ids, attribute
         // ids and most values differ there), the full key only on a tie, then the op's number
@@ -241,12 +295,19 @@ impl Stage {
                 by_key.then(a.2.cmp(&b.2))
             })
         });
-        let result = self.apply_sorted(&order, txn);
+        let mut tallies = std::mem::take(&mut self.tallies);
+        let result = self.apply_sorted(&order, txn, &mut tallies);
         self.order = order;
+        self.tallies = tallies;
         result
     }
 
-    fn apply_sorted(&self, order: &[(u64, u128, u32)], txn: &mut RwTxn) -> Result<(), LmdbError> {
+    fn apply_sorted(
+        &self,
+        order: &[(u64, u128, u32)],
+        txn: &mut RwTxn,
+        tallies: &mut Vec<(u32, i64)>,
+    ) -> Result<(), LmdbError> {
         let mut i = 0;
         while i < order.len() {
             let op = &self.ops[order[i].2 as usize];
@@ -256,9 +317,7 @@ impl Stage {
                     OpKind::Delete => {
                         txn.del(op.db, key, None)?;
                     }
-                    _ => {
-                        txn.del(op.db, key, Some(value))?;
-                    }
+                    _ => remove(txn, op, key, value, tallies)?,
                 }
                 i += 1;
                 continue;
@@ -274,7 +333,11 @@ impl Stage {
                 let (key, value) = self.op_bytes(order[i].2 as usize);
                 // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds up
                 // the search.
-                cursor.put(key, value, PutFlags::NONE)?;
+                if op.tally == NO_TALLY {
+                    cursor.put(key, value, PutFlags::NONE)?;
+                } else if cursor.put_counting(key, value)? {
+                    add_tally(tallies, op.tally, 1);
+                }
                 i += 1;
             }
         }
@@ -292,7 +355,12 @@ impl Stage {
     }
 
     /// Writes the ops from `from` on in staged order.
-    fn apply_in_order(&self, from: Mark, txn: &mut RwTxn) -> Result<(), LmdbError> {
+    fn apply_in_order(
+        &self,
+        from: Mark,
+        txn: &mut RwTxn,
+        tallies: &mut Vec<(u32, i64)>,
+    ) -> Result<(), LmdbError> {
         let mut start = if from.ops == 0 {
             0
         } else {
@@ -330,17 +398,45 @@ impl Stage {
             let value = &self.bytes[op.key_end..op.value_end];
             start = op.value_end;
             match op.kind {
-                OpKind::Put | OpKind::ListAdd => txn.put(op.db, key, value, PutFlags::NONE)?,
+                OpKind::Put | OpKind::ListAdd if op.tally == NO_TALLY => {
+                    txn.put(op.db, key, value, PutFlags::NONE)?
+                }
+                OpKind::Put | OpKind::ListAdd => {
+                    if txn.put_counting(op.db, key, value)? {
+                        add_tally(tallies, op.tally, 1);
+                    }
+                }
                 OpKind::Delete => {
                     txn.del(op.db, key, None)?;
                 }
-                OpKind::ListRemove => {
-                    txn.del(op.db, key, Some(value))?;
-                }
+                OpKind::ListRemove => remove(txn, op, key, value, tallies)?,
             }
             i += 1;
         }
         Ok(())
+    }
+}
+
+/// Removes one value of a list key; a tallied removal that empties the key counts -1.
+fn remove(
+    txn: &mut RwTxn,
+    op: &StagedOp,
+    key: &[u8],
+    value: &[u8],
+    tallies: &mut Vec<(u32, i64)>,
+) -> Result<(), LmdbError> {
+    let removed = txn.del(op.db, key, Some(value))?;
+    if removed && op.tally != NO_TALLY && txn.get(op.db, key)?.is_none() {
+        add_tally(tallies, op.tally, -1);
+    }
+    Ok(())
+}
+
+/// Adds `delta` to `tally` (a batch touches few attributes: a short list beats a map).
+fn add_tally(tallies: &mut Vec<(u32, i64)>, tally: u32, delta: i64) {
+    match tallies.iter_mut().find(|(t, _)| *t == tally) {
+        Some((_, n)) => *n += delta,
+        None => tallies.push((tally, delta)),
     }
 }
 

@@ -43,6 +43,12 @@ impl BatchSlot for StoreBatch {
         if let Some(s) = &self.schema {
             stage.put(&t.meta, meta_key::SCHEMA_VERSION, &s.version.to_be_bytes());
         }
+        // Values created and emptied, as LMDB counted them while applying the batch's AVE
+        // writes (`write::Distinct::Tally`): every tally of a store stage is an attribute id.
+        let tallies: Vec<(u32, i64)> = stage.tallies().to_vec();
+        for (a, n) in tallies {
+            self.stats.entry(a).or_default().1 += n;
+        }
         let r = IndexReader::new(view, t);
         for (a, (datoms, distinct)) in &self.stats {
             let old = r.stats(*a).map_err(|e| KvError::CommitFailed {

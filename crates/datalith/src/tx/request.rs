@@ -8,7 +8,7 @@ use super::data::TxData;
 use super::error::TxError;
 use super::report::TxReport;
 use super::run::{now_ms, run_tx, TxFunction};
-use super::write::stage_datoms;
+use super::write::{stage_datoms, Distinct};
 use crate::codec::{Keyword, Value};
 use crate::kv::handle::Completion;
 use crate::kv::{BatchState, Outcome, Rejected, Stage, View, WriteRequest};
@@ -58,9 +58,14 @@ impl TxRequest {
         // A redo after a map growth must expand again only if the schema moved.
         let expanded = self.expanded.take();
         let out = run_tx(r, &schema, &self.data, &call, now_ms(), counters, expanded)?;
-        let stats = stage_datoms(&r, t, &out.datoms, stage, |a| {
-            schema.get(a).is_some_and(|x| x.unique.is_some())
-        })?;
+        let stats = stage_datoms(
+            &r,
+            t,
+            &out.datoms,
+            stage,
+            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
+            Distinct::Tally,
+        )?;
         // Validation passed: only now does this request touch the shared batch state.
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));

@@ -14,16 +14,32 @@ use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
 use crate::store::Datom;
 
+/// How the distinct-value statistics of staged datoms are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distinct {
+    /// Here, by looking up whether each value gaining or losing holders had any before (for
+    /// stages that never reach LMDB: speculative database values).
+    Lookup,
+    /// By LMDB itself when the stage is applied: each AVE insert says whether it created its
+    /// key and each removal whether it emptied it (`Stage::list_add_tallied`, tally = the
+    /// attribute id), read back by the batch's `StoreBatch`. The committer's way: the insert
+    /// searches for the key anyway, so no lookup comes before it.
+    Tally,
+}
+
 /// Stages the index entries of `datoms` (each with its av bytes, see `tx::av`), and the
 /// `giants` records of values too long to index inline; returns the change of each
-/// attribute's statistics (datoms, distinct values).
+/// attribute's statistics (datoms, distinct values; with [`Distinct::Tally`] the distinct
+/// change is left to the stage's tallies and returned as 0).
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
     datoms: &[(Datom, Vec<u8>)],
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
+    distinct: Distinct,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
+    let tally = distinct == Distinct::Tally;
     // Index keys of giants (an inline value's av bytes are its index key), by datom.
     let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
     for (i, (_, b)) in datoms.iter().enumerate() {
@@ -54,12 +70,23 @@ pub fn stage_datoms(
             "index keys fit LMDB's key limit"
         );
         let e = keys::eav_key(d.e);
-        if d.added {
-            stage.list_add(&t.eav, &e, key);
-            stage.list_add(&t.ave, key, &e);
-        } else {
-            stage.list_remove(&t.eav, &e, key);
-            stage.list_remove(&t.ave, key, &e);
+        match (d.added, tally) {
+            (true, false) => {
+                stage.list_add(&t.eav, &e, key);
+                stage.list_add(&t.ave, key, &e);
+            }
+            (true, true) => {
+                stage.list_add(&t.eav, &e, key);
+                stage.list_add_tallied(&t.ave, key, &e, d.a);
+            }
+            (false, false) => {
+                stage.list_remove(&t.eav, &e, key);
+                stage.list_remove(&t.ave, key, &e);
+            }
+            (false, true) => {
+                stage.list_remove(&t.eav, &e, key);
+                stage.list_remove_tallied(&t.ave, key, &e, d.a);
+            }
         }
         let delta = if d.added { 1 } else { -1 };
         let entry = per_value.entry(key).or_insert((d.a, 0, None));
@@ -70,15 +97,15 @@ pub fn stage_datoms(
         stats.entry(d.a).or_default().0 += delta;
     }
     // Values gaining holders: only whether they had any before matters, for every one of them
-    // at once, in key order.
+    // at once, in key order. Tallied, only giants need it (for their records).
     let mut gaining: Vec<&[u8]> = per_value
         .iter()
-        .filter(|(_, (a, delta, _))| *delta > 0 && !unique(*a))
+        .filter(|(_, (a, delta, giant))| *delta > 0 && !unique(*a) && (!tally || giant.is_some()))
         .map(|(k, _)| *k)
         .collect();
     let held = held_keys(r, t, &mut gaining)?;
     for (key, (a, delta, giant)) in per_value {
-        if delta == 0 {
+        if delta == 0 || (tally && giant.is_none()) {
             continue;
         }
         let (before, after) = if unique(a) {
@@ -95,7 +122,7 @@ pub fn stage_datoms(
             (before, before + delta)
         };
         let change = i64::from(after > 0) - i64::from(before > 0);
-        if change != 0 {
+        if change != 0 && !tally {
             stats.entry(a).or_default().1 += change;
         }
         if let Some(g) = giant {

@@ -161,6 +161,19 @@ impl<'t> WriteCursor<'t> {
         // LMDB is alive); inputs are the caller's memory, not the map.
         check(unsafe { ffi::mdb_cursor_put(self.ptr.as_ptr(), &mut k, &mut v, flags.0) })
     }
+
+    /// Inserts `value` under `key` and says whether `key` was absent before (see
+    /// `RwTxn::put_counting`); after a present key the cursor sits on it, so the second put
+    /// finds it on that page.
+    pub(crate) fn put_counting(&mut self, key: &[u8], value: &[u8]) -> Result<bool, LmdbError> {
+        match self.put(key, value, PutFlags::NO_OVERWRITE) {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == LmdbError::KEY_EXIST => {
+                self.put(key, value, PutFlags::NONE).map(|()| false)
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 impl Drop for WriteCursor<'_> {

@@ -17,6 +17,7 @@ impl LmdbError {
     pub(crate) const VERSION_MISMATCH: i32 = ffi::MDB_VERSION_MISMATCH;
     pub(crate) const INCOMPATIBLE: i32 = ffi::MDB_INCOMPATIBLE;
     pub(crate) const DBS_FULL: i32 = ffi::MDB_DBS_FULL;
+    pub(crate) const KEY_EXIST: i32 = ffi::MDB_KEYEXIST;
 
     /// Whether the map is full (the batch is retried after growing it).
     pub(crate) fn is_map_full(self) -> bool {

@@ -24,6 +24,8 @@ impl PutFlags {
     pub(crate) const APPEND: PutFlags = PutFlags(ffi::MDB_APPEND);
     /// The value sorts after every value of its key (`MDB_APPENDDUP`).
     pub(crate) const APPEND_DUP: PutFlags = PutFlags(ffi::MDB_APPENDDUP);
+    /// Only if the key is absent (`MDB_NOOVERWRITE`; in a list table: absent with any value).
+    pub(crate) const NO_OVERWRITE: PutFlags = PutFlags(ffi::MDB_NOOVERWRITE);
 }
 
 /// An `MDB_val` pointing at `bytes` (LMDB only reads through it for inputs).
@@ -212,6 +214,24 @@ impl RwTxn {
         // SAFETY: live write transaction; `key` and `value` are not in the map (they are
         // borrowed from the caller while `&mut self` excludes slices read from LMDB).
         check(unsafe { ffi::mdb_put(self.as_ptr(), dbi.0, &mut k, &mut v, flags.0) })
+    }
+
+    /// Stores `value` under `key` and says whether `key` was absent before (in a list table:
+    /// held no value). An absent key costs one search; a present one a second, from the page
+    /// the first found it on.
+    pub(crate) fn put_counting(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<bool, LmdbError> {
+        match self.put(dbi, key, value, PutFlags::NO_OVERWRITE) {
+            Ok(()) => Ok(true),
+            Err(e) if e.code == LmdbError::KEY_EXIST => {
+                self.put(dbi, key, value, PutFlags::NONE).map(|()| false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Deletes `key` (with all its values), or only `value` of it in a list table; whether
