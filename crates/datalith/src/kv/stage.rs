@@ -322,15 +322,50 @@ impl Stage {
                 i += 1;
                 continue;
             }
-            // A run of inserts into one table: one cursor.
+            // A run of inserts into one table: one cursor. Keys past the table's last key (new
+            // entities, new ascending values: the usual shape of fresh data) are appended
+            // (`MDB_APPEND`: no search, and a split leaves the old page full, where a sorted
+            // run of ordinary inserts would leave every page half empty).
             let table = op.table;
             let mut cursor = WriteCursor::open(txn, op.db)?;
+            let last = cursor.last_key()?;
+            let mut past_end = false;
+            // The previous appended (key, value).
+            let mut appended: Option<(&[u8], &[u8])> = None;
             while i < order.len() {
                 let op = &self.ops[order[i].2 as usize];
                 if op.table != table || !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
                     break;
                 }
                 let (key, value) = self.op_bytes(order[i].2 as usize);
+                i += 1;
+                // Sorted ascending: once past the end, every later key of the run is too.
+                past_end = past_end || last.as_deref().is_none_or(|l| key > l);
+                if past_end {
+                    let list = op.table_kind != TableKind::Plain;
+                    let flags = match appended {
+                        Some((k, v)) if k == key => {
+                            if list && value > v {
+                                PutFlags::APPEND_DUP
+                            } else {
+                                // An equal or lower value of this key (or a plain key set
+                                // again): an ordinary insert next to where the cursor is.
+                                PutFlags::NONE
+                            }
+                        }
+                        _ => {
+                            if op.tally != NO_TALLY {
+                                add_tally(tallies, op.tally, 1);
+                            }
+                            PutFlags::APPEND
+                        }
+                    };
+                    cursor.put(key, value, flags)?;
+                    if flags != PutFlags::NONE {
+                        appended = Some((key, value));
+                    }
+                    continue;
+                }
                 // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds up
                 // the search.
                 if op.tally == NO_TALLY {
@@ -338,7 +373,6 @@ impl Stage {
                 } else if cursor.put_counting(key, value)? {
                     add_tally(tallies, op.tally, 1);
                 }
-                i += 1;
             }
         }
         Ok(())

@@ -162,6 +162,20 @@ impl<'t> WriteCursor<'t> {
         check(unsafe { ffi::mdb_cursor_put(self.ptr.as_ptr(), &mut k, &mut v, flags.0) })
     }
 
+    /// The table's last key (copied: the next put may move it), leaving the cursor there.
+    pub(crate) fn last_key(&mut self) -> Result<Option<Vec<u8>>, LmdbError> {
+        let mut k = val(&[]);
+        let mut v = val(&[]);
+        // SAFETY: a live cursor; LMDB overwrites `k`/`v` with pointers into the map, which
+        // are copied out before any write (the cursor is borrowed mutably until return).
+        let rc = unsafe { ffi::mdb_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, ffi::MDB_LAST) };
+        if !found(rc)? {
+            return Ok(None);
+        }
+        // SAFETY: on success `k` points into the map; copied before the borrow ends.
+        Ok(Some(unsafe { bytes(&k) }.to_vec()))
+    }
+
     /// Inserts `value` under `key` and says whether `key` was absent before (see
     /// `RwTxn::put_counting`); after a present key the cursor sits on it, so the second put
     /// finds it on that page.
