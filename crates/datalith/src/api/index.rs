@@ -178,6 +178,17 @@ impl Db {
         Ok(out)
     }
 
+    /// AVE datoms of attribute `a` from value `start` downwards (or from the last value when
+    /// `None`), at most `limit`: Datalevin's and Datomic's `rseek-datoms`.
+    pub fn rseek_datoms(
+        &self,
+        a: AttrId,
+        start: Option<&Value>,
+        limit: usize,
+    ) -> Result<Vec<Datom>, TxError> {
+        self.seek_datoms(a, start, Direction::Backward, limit)
+    }
+
     /// How many datoms `datoms(index, c)` would return.
     pub fn count_datoms(&self, index: Index, c: &Components) -> Result<u64, TxError> {
         let r = self.reader();
