@@ -123,18 +123,31 @@ impl Stage {
         self.push(OpKind::ListAdd, table, key, value);
     }
 
-    /// [`Stage::list_add`] that also counts, under `tally` (not `u32::MAX`), whether the add
-    /// creates `key` (it had no value before). Learning that from the insert itself spares a
-    /// lookup per key before it: the distinct-value statistics of the Datalog store.
-    pub fn list_add_tallied(&mut self, table: &Table, key: &[u8], value: &[u8], tally: u32) {
-        assert_ne!(tally, NO_TALLY, "u32::MAX means no tally");
+    /// [`Stage::list_add`] that also counts, under `tally` (when given; not `u32::MAX`),
+    /// whether the add creates `key` (it had no value before). Learning that from the insert
+    /// itself spares a lookup per key before it: the distinct-value statistics of the Datalog
+    /// store.
+    pub fn list_add_tallied(
+        &mut self,
+        table: &Table,
+        key: &[u8],
+        value: &[u8],
+        tally: Option<u32>,
+    ) {
+        let tally = tally.unwrap_or(NO_TALLY);
         self.push_tallied(OpKind::ListAdd, Placement::Search, tally, table, key, value);
     }
 
-    /// [`Stage::list_remove`] that also counts, under `tally`, whether the removal empties
-    /// `key` (counted as -1).
-    pub fn list_remove_tallied(&mut self, table: &Table, key: &[u8], value: &[u8], tally: u32) {
-        assert_ne!(tally, NO_TALLY, "u32::MAX means no tally");
+    /// [`Stage::list_remove`] that also counts, under `tally` (when given), whether the
+    /// removal empties `key` (counted as -1).
+    pub fn list_remove_tallied(
+        &mut self,
+        table: &Table,
+        key: &[u8],
+        value: &[u8],
+        tally: Option<u32>,
+    ) {
+        let tally = tally.unwrap_or(NO_TALLY);
         self.push_tallied(
             OpKind::ListRemove,
             Placement::Search,

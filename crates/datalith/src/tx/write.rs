@@ -70,23 +70,14 @@ pub fn stage_datoms(
             "index keys fit LMDB's key limit"
         );
         let e = keys::eav_key(d.e);
-        match (d.added, tally) {
-            (true, false) => {
-                stage.list_add(&t.eav, &e, key);
-                stage.list_add(&t.ave, key, &e);
-            }
-            (true, true) => {
-                stage.list_add(&t.eav, &e, key);
-                stage.list_add_tallied(&t.ave, key, &e, d.a);
-            }
-            (false, false) => {
-                stage.list_remove(&t.eav, &e, key);
-                stage.list_remove(&t.ave, key, &e);
-            }
-            (false, true) => {
-                stage.list_remove(&t.eav, &e, key);
-                stage.list_remove_tallied(&t.ave, key, &e, d.a);
-            }
+        // Tallied, the AVE write counts the keys it creates or empties (see `Distinct`).
+        let tag = tally.then_some(d.a);
+        if d.added {
+            stage.list_add(&t.eav, &e, key);
+            stage.list_add_tallied(&t.ave, key, &e, tag);
+        } else {
+            stage.list_remove(&t.eav, &e, key);
+            stage.list_remove_tallied(&t.ave, key, &e, tag);
         }
         let delta = if d.added { 1 } else { -1 };
         let entry = per_value.entry(key).or_insert((d.a, 0, None));
