@@ -726,3 +726,151 @@ fn eav_entries(db: &Database) -> u64 {
         .unwrap();
     db.env().read().unwrap().view().len(&eav).unwrap()
 }
+
+/// Transactions of new entities take a path that only appends (no per-datom bookkeeping)
+/// until a term leaves it; each case's result must be the general path's.
+#[test]
+fn new_entities_leave_the_append_path_with_the_same_answer() {
+    let add = |e: &str, a: &str, v: TxValue| {
+        TxItemCase::Op(TxOp::Add {
+            e: temp(e),
+            a: kw(a),
+            v,
+        })
+    };
+    let map = |e: &str, pairs: Vec<(&str, TxValue)>| {
+        let mut m = EntityMap::with_id(temp(e));
+        for (a, v) in pairs {
+            m = m.set(kw(a), v);
+        }
+        TxItemCase::Map(m)
+    };
+    let long_run: Vec<(&str, TxValue)> = (0..40)
+        .map(|i| (":person/tags", k(&format!(":t{i}"))))
+        .collect();
+    type Want = Result<Vec<(&'static str, Vec<(String, Value)>)>, &'static str>;
+    let name = |n: &str| (":person/name".to_string(), Value::String(n.into()));
+    let age = |n: i64| (":person/age".to_string(), Value::Long(n));
+    let tag = |t: &str| (":person/tags".to_string(), Value::Keyword(kw(t)));
+    let cases: Vec<(&str, Vec<TxItemCase>, Want)> = vec![
+        (
+            "one entity's terms in two runs",
+            vec![
+                map("a", vec![(":person/name", s("A"))]),
+                map("b", vec![(":person/name", s("B"))]),
+                map("a", vec![(":person/age", l(3))]),
+            ],
+            Ok(vec![("a", vec![age(3), name("A")]), ("b", vec![name("B")])]),
+        ),
+        (
+            "a second value of a cardinality-one attribute",
+            vec![
+                map("a", vec![(":person/name", s("A"))]),
+                add("a", ":person/name", s("Z")),
+            ],
+            Err("conflict"),
+        ),
+        (
+            "a second value of a cardinality-one attribute, in a later run",
+            vec![
+                map("a", vec![(":person/name", s("A"))]),
+                map("b", vec![(":person/name", s("B"))]),
+                add("a", ":person/name", s("Z")),
+            ],
+            Err("conflict"),
+        ),
+        (
+            "the same value twice",
+            vec![
+                map("a", vec![(":person/name", s("A"))]),
+                add("a", ":person/name", s("A")),
+            ],
+            Ok(vec![("a", vec![name("A")])]),
+        ),
+        (
+            "asserted then retracted",
+            vec![
+                map("a", vec![(":person/name", s("A")), (":person/age", l(1))]),
+                TxItemCase::Op(TxOp::Retract {
+                    e: temp("a"),
+                    a: kw(":person/name"),
+                    v: Some(s("A")),
+                }),
+            ],
+            Ok(vec![("a", vec![age(1)])]),
+        ),
+        (
+            "several values of a cardinality-many attribute",
+            vec![map(
+                "a",
+                vec![(":person/tags", TxValue::Many(vec![k(":x"), k(":y"), k(":x")]))],
+            )],
+            Ok(vec![("a", vec![tag(":x"), tag(":y")])]),
+        ),
+        (
+            "a run past the scan limit",
+            vec![map("a", long_run)],
+            Ok(vec![(
+                "a",
+                (0..40).map(|i| tag(&format!(":t{i}"))).collect::<Vec<_>>(),
+            )]),
+        ),
+        (
+            "a unique attribute among new entities",
+            vec![
+                map("a", vec![(":person/name", s("A"))]),
+                map("b", vec![(":person/email", s("e@x")), (":person/age", l(2))]),
+                map("c", vec![(":person/email", s("e@x"))]),
+            ],
+            Ok(vec![
+                ("a", vec![name("A")]),
+                ("b", vec![age(2), (":person/email".into(), Value::String("e@x".into()))]),
+            ]),
+        ),
+        (
+            "retractEntity of a new entity",
+            vec![
+                map("a", vec![(":person/name", s("A"))]),
+                map("b", vec![(":person/name", s("B"))]),
+                TxItemCase::Op(TxOp::RetractEntity { e: temp("a") }),
+            ],
+            Ok(vec![("a", vec![]), ("b", vec![name("B")])]),
+        ),
+    ];
+    for (what, items, want) in cases {
+        let (_d, db) = people();
+        let mut data = TxData::default();
+        for item in items {
+            data = match item {
+                TxItemCase::Map(m) => data.map(m),
+                TxItemCase::Op(op) => data.op(op),
+            };
+        }
+        match (db.transact(data), want) {
+            (Ok(report), Ok(entities)) => {
+                for (t, expected) in entities {
+                    let mut expected = expected;
+                    expected.sort();
+                    let mut got = match report.tempid(t) {
+                        Some(e) => facts(&db, e),
+                        None => vec![],
+                    };
+                    got.sort();
+                    assert_eq!(got, expected, "{what}: entity {t}");
+                }
+            }
+            (Err(e), Err(kind)) => {
+                assert!(
+                    matches!(e, TxError::DatomConflict { .. }) && kind == "conflict",
+                    "{what}: {e}"
+                );
+            }
+            (got, want) => panic!("{what}: got {got:?}, want {want:?}"),
+        }
+    }
+}
+
+enum TxItemCase {
+    Map(EntityMap),
+    Op(TxOp),
+}

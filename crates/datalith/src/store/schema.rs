@@ -4,7 +4,7 @@
 //! (`:db/ident`, `:db/valueType`, ...), stored in EAV and AVE like any other, so schema is
 //! queryable data. The built-in attributes below are fixed by this code and never stored.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 use super::ids::AttrId;
@@ -161,8 +161,8 @@ pub struct Schema {
 impl Default for Schema {
     fn default() -> Self {
         let mut s = Schema {
-            by_id: HashMap::new(),
-            by_ident: HashMap::new(),
+            by_id: HashMap::default(),
+            by_ident: HashMap::default(),
             version: 0,
         };
         for a in builtin_attrs() {

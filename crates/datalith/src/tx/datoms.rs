@@ -67,7 +67,27 @@ pub struct DatomBuilder<'a> {
     fresh: Fresh,
     /// Identity values the resolver already looked up in the database.
     known: &'a Known,
+    /// The lazy path for new data (see [`Self::append_fresh`]); `None` once left.
+    lazy: Option<Lazy>,
 }
+
+/// State of the lazy path: while every term so far asserted a non-unique attribute of a
+/// fresh entity, with each entity's assertions in one run, no two on one attribute, entries
+/// are only appended: nothing can conflict, retract or repeat, so `heads` and `asserted_one`
+/// are filled in only if a term off that path comes ([`DatomBuilder::index_lazy`]). A
+/// transaction of new entities (an `add-all`, a W write) then costs no map insert per datom.
+struct Lazy {
+    /// The entity of the current run and where its entries start.
+    run: Option<(EntityId, usize)>,
+    /// Fresh entities (by [`Fresh::entity_index`]) whose run has ended.
+    done: Vec<u64>,
+    /// Whether the tx entity's run has ended.
+    tx_done: bool,
+}
+
+/// Past this many assertions on one entity the lazy path's scan of its run for the same
+/// attribute would cost more than a map probe.
+const LAZY_RUN_MAX: usize = 32;
 
 impl<'a> DatomBuilder<'a> {
     /// An empty overlay over `r`.
@@ -90,6 +110,91 @@ impl<'a> DatomBuilder<'a> {
             retracted_entities: s.retracted_entities,
             fresh,
             known,
+            lazy: Some(Lazy {
+                run: None,
+                done: Vec::new(),
+                tx_done: false,
+            }),
+        }
+    }
+
+    /// The lazy path (see [`Lazy`]): appends `[e a v]` if it qualifies, else gives `v` back.
+    fn append_fresh(
+        &mut self,
+        e: EntityId,
+        attr: &Attribute,
+        v: Value,
+    ) -> Result<(), Value> {
+        let Some(lazy) = &mut self.lazy else {
+            return Err(v);
+        };
+        if attr.unique.is_some() {
+            return Err(v);
+        }
+        let slot = match self.fresh.entity_index(e) {
+            Some(i) => Some(i),
+            None if e == self.fresh.tx() => None,
+            None => return Err(v),
+        };
+        let done = |lazy: &Lazy, slot: Option<usize>| match slot {
+            Some(i) => lazy.done.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0),
+            None => lazy.tx_done,
+        };
+        match lazy.run {
+            Some((run_e, start)) if run_e == e => {
+                let run = &self.entries[start..];
+                if run.len() >= LAZY_RUN_MAX || run.iter().any(|en| en.a == attr.id) {
+                    return Err(v);
+                }
+            }
+            previous => {
+                if done(lazy, slot) {
+                    return Err(v);
+                }
+                if let Some((prev, _)) = previous {
+                    match self.fresh.entity_index(prev) {
+                        Some(i) => {
+                            if lazy.done.len() <= i / 64 {
+                                let words = self.fresh.entity_count().div_ceil(64);
+                                lazy.done.resize(words.max(i / 64 + 1), 0);
+                            }
+                            lazy.done[i / 64] |= 1 << (i % 64);
+                        }
+                        None => lazy.tx_done = true,
+                    }
+                }
+                lazy.run = Some((e, self.entries.len()));
+            }
+        }
+        let b = av(attr.id, &v);
+        self.entries.push(Entry {
+            e,
+            a: attr.id,
+            av: b,
+            value: v,
+            original: false,
+            now: true,
+            touched: true,
+            next: NONE,
+        });
+        Ok(())
+    }
+
+    /// Leaves the lazy path: the entries it appended go into `heads` and `asserted_one`, as
+    /// the general path would have put them.
+    fn index_lazy(&mut self) {
+        if self.lazy.take().is_none() {
+            return;
+        }
+        // The lazy path is taken from the first term on, so every entry so far is its.
+        for i in 0..self.entries.len() {
+            let (e, a) = (self.entries[i].e, self.entries[i].a);
+            let i = i as u32;
+            let previous = self.heads.insert((e, a), (i, i));
+            debug_assert!(previous.is_none(), "the lazy path appends one entry per [e a]");
+            if self.schema.get(a).is_some_and(|x| !x.is_many()) {
+                self.asserted_one.insert((e, a), i);
+            }
         }
     }
 
@@ -415,6 +520,16 @@ impl<'a> DatomBuilder<'a> {
 
     /// Applies one resolved term.
     pub fn apply(&mut self, term: Resolved) -> Result<(), TxError> {
+        let term = match term {
+            Resolved::Add(e, attr, v) if self.lazy.is_some() => {
+                match self.append_fresh(e, &attr, v) {
+                    Ok(()) => return Ok(()),
+                    Err(v) => Resolved::Add(e, attr, v),
+                }
+            }
+            other => other,
+        };
+        self.index_lazy();
         match term {
             Resolved::Add(e, attr, v) => self.assert(e, &attr, v),
             Resolved::Retract(e, attr, Some(v)) => self.retract(e, attr.id, v),
@@ -447,6 +562,7 @@ impl<'a> DatomBuilder<'a> {
         if composites.is_empty() {
             return Ok(());
         }
+        self.index_lazy();
         let touched: Vec<(EntityId, AttrId)> = self
             .entries
             .iter()

@@ -60,6 +60,22 @@ impl Fresh {
             || (self.entities.0 <= e && e < self.entities.1)
             || (self.attrs.0 <= e && e < self.attrs.1)
     }
+
+    /// How many entity ids (attribute ids and the tx id aside) were allocated.
+    pub fn entity_count(&self) -> usize {
+        (self.entities.1 - self.entities.0) as usize
+    }
+
+    /// `e`'s number among the allocated entity ids (attribute ids and the tx id aside).
+    #[inline]
+    pub fn entity_index(&self, e: EntityId) -> Option<usize> {
+        (self.entities.0 <= e && e < self.entities.1).then(|| (e - self.entities.0) as usize)
+    }
+
+    /// The transaction's own entity id.
+    pub fn tx(&self) -> EntityId {
+        self.tx
+    }
 }
 
 /// Identity values a transaction's tempids assert, by av bytes: the first tempid asserting
@@ -270,6 +286,9 @@ impl<'a> Resolver<'a> {
             .map(|t| find(&mut parent, t))
             .collect();
         let mut allocated: HashMap<Tempid, EntityId> = HashMap::default();
+        // The tempid visited last: the terms of one map share it, and a comparison (the
+        // same `Arc` for a map's terms) is cheaper than hashing it again.
+        let mut last: Option<&Tempid> = None;
         for term in terms {
             let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
                 if this.tempids.contains_key(t) {
@@ -312,7 +331,10 @@ impl<'a> Resolver<'a> {
                 Term::RetractEntity(e) => (e, None),
             };
             if let E::Temp(t) = e {
-                visit(t, self)?;
+                if last != Some(t) {
+                    visit(t, self)?;
+                    last = Some(t);
+                }
             }
             if let Some(V::Ent(E::Temp(t))) = v {
                 visit(t, self)?;
@@ -337,25 +359,38 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn value(&self, v: &V) -> Result<Value, TxError> {
+    fn value(&self, v: V) -> Result<Value, TxError> {
         match v {
-            V::Val(v) => Ok(v.clone()),
-            V::Ent(e) => Ok(Value::Ref(self.entity(e)?)),
+            V::Val(v) => Ok(v),
+            V::Ent(e) => Ok(Value::Ref(self.entity(&e)?)),
         }
     }
 
     /// Resolves every term (after [`Self::resolve_tempids`]).
     pub fn resolve(&self, terms: Vec<Term>) -> Result<Vec<Resolved>, TxError> {
+        // The last tempid resolved and its id (see `resolve_tempids`).
+        let mut last: Option<(Tempid, EntityId)> = None;
         terms
             .into_iter()
             .map(|t| {
                 Ok(match t {
-                    Term::Add(e, a, v) => Resolved::Add(self.entity(&e)?, a, self.value(&v)?),
+                    Term::Add(E::Temp(t), a, v) => {
+                        let id = match &last {
+                            Some((lt, id)) if *lt == t => *id,
+                            _ => {
+                                let id = self.entity(&E::Temp(t.clone()))?;
+                                last = Some((t, id));
+                                id
+                            }
+                        };
+                        Resolved::Add(id, a, self.value(v)?)
+                    }
+                    Term::Add(e, a, v) => Resolved::Add(self.entity(&e)?, a, self.value(v)?),
                     Term::Retract(e, a, v) => {
                         // Retracting a value that names no entity retracts nothing.
                         let v = match v {
                             None => None,
-                            Some(v) => Some(self.value(&v)?),
+                            Some(v) => Some(self.value(v)?),
                         };
                         Resolved::Retract(self.entity(&e)?, a, v)
                     }
@@ -363,9 +398,9 @@ impl<'a> Resolver<'a> {
                     Term::Cas(e, a, old, new) => {
                         let old = match old {
                             None => None,
-                            Some(o) => Some(self.value(&o)?),
+                            Some(o) => Some(self.value(o)?),
                         };
-                        Resolved::Cas(self.entity(&e)?, a, old, self.value(&new)?)
+                        Resolved::Cas(self.entity(&e)?, a, old, self.value(new)?)
                     }
                 })
             })

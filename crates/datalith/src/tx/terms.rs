@@ -51,6 +51,8 @@ pub struct Expander<'s> {
     /// Registered transaction functions, consulted for `Call`.
     functions: &'s dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
     depth: u32,
+    /// Scratch for the values of one map entry.
+    vals: Vec<V>,
 }
 
 /// How deeply transaction functions may call each other (a loop guard).
@@ -67,6 +69,7 @@ impl<'s> Expander<'s> {
             anonymous: 0,
             functions,
             depth: 0,
+            vals: Vec::new(),
         }
     }
 
@@ -215,9 +218,14 @@ impl<'s> Expander<'s> {
                 }
                 continue;
             }
-            for v in self.values(v, &attr, out, &form)? {
+            // One scratch vector for every entry's values (nested maps take a fresh one).
+            let mut vals = std::mem::take(&mut self.vals);
+            vals.clear();
+            self.values_into(v, &attr, out, &form, &mut vals)?;
+            for v in vals.drain(..) {
                 out.push(Term::Add(e.clone(), attr.clone(), v));
             }
+            self.vals = vals;
         }
         Ok(e)
     }
@@ -255,32 +263,51 @@ impl<'s> Expander<'s> {
         out: &mut Vec<Term>,
         form: &dyn Fn() -> String,
     ) -> Result<Vec<V>, TxError> {
+        let mut vals = Vec::new();
+        self.values_into(v, attr, out, form, &mut vals)?;
+        Ok(vals)
+    }
+
+    /// [`Self::values`] into `vals`.
+    fn values_into(
+        &mut self,
+        v: &TxValue,
+        attr: &Arc<Attribute>,
+        out: &mut Vec<Term>,
+        form: &dyn Fn() -> String,
+        vals: &mut Vec<V>,
+    ) -> Result<(), TxError> {
         // `[:email "a@b"]` on a ref attribute is one lookup ref, not two values.
         if let (true, TxValue::Many(items)) = (attr.is_ref(), v) {
             if let [TxValue::Value(Value::Keyword(k)), TxValue::Value(val)] = items.as_slice() {
                 if self.schema.by_ident(k).is_some_and(|a| a.unique.is_some()) {
                     let r = EntityRef::Lookup(k.clone(), val.clone());
-                    return Ok(vec![V::Ent(self.entity(&r, form)?)]);
+                    vals.push(V::Ent(self.entity(&r, form)?));
+                    return Ok(());
                 }
             }
         }
         match v {
-            TxValue::Many(items) if attr.is_many() => items
-                .iter()
-                .map(|i| self.single(i, attr, out, form))
-                .collect(),
+            TxValue::Many(items) if attr.is_many() => {
+                for i in items {
+                    vals.push(self.single(i, attr, out, form)?);
+                }
+            }
             // One tuple written as a vector: `single` builds it.
             TxValue::Many(_) if attr.value_type == ValueType::Tuple => {
-                Ok(vec![self.single(v, attr, out, form)?])
+                vals.push(self.single(v, attr, out, form)?)
             }
-            TxValue::Many(_) => Err(TxError::WrongType {
-                attr: attr.ident.to_string(),
-                expected: "a single value (the attribute is cardinality one)".into(),
-                got: "a collection".into(),
-                form: form(),
-            }),
-            one => Ok(vec![self.single(one, attr, out, form)?]),
+            TxValue::Many(_) => {
+                return Err(TxError::WrongType {
+                    attr: attr.ident.to_string(),
+                    expected: "a single value (the attribute is cardinality one)".into(),
+                    got: "a collection".into(),
+                    form: form(),
+                })
+            }
+            one => vals.push(self.single(one, attr, out, form)?),
         }
+        Ok(())
     }
 
     fn single(

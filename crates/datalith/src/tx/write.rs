@@ -54,7 +54,10 @@ pub fn stage_datoms(
     stage.reserve(2 * datoms.len(), bytes);
     // Per AVE key: attribute, net change in holders, giant record.
     let mut per_value: HashMap<&[u8], (AttrId, i64, Option<&Giant>)> = HashMap::default();
-    per_value.reserve(datoms.len());
+    if !tally {
+        per_value.reserve(datoms.len());
+    }
+    let mut run: Option<(AttrId, i64)> = None;
     let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
     let mut next_giant = giants.iter().peekable();
     for (i, (d, b)) in datoms.iter().enumerate() {
@@ -80,12 +83,28 @@ pub fn stage_datoms(
             stage.list_remove_tallied(&t.ave, key, &e, tag);
         }
         let delta = if d.added { 1 } else { -1 };
-        let entry = per_value.entry(key).or_insert((d.a, 0, None));
-        entry.1 += delta;
-        if entry.2.is_none() {
-            entry.2 = giant;
+        // Tallied, only giants need their value's net change (for their records).
+        if !tally || giant.is_some() {
+            let entry = per_value.entry(key).or_insert((d.a, 0, None));
+            entry.1 += delta;
+            if entry.2.is_none() {
+                entry.2 = giant;
+            }
         }
-        stats.entry(d.a).or_default().0 += delta;
+        // Runs of one attribute are common (a transaction's datoms come grouped by entity
+        // and attribute): add up a run before touching the map.
+        match &mut run {
+            Some((a, n)) if *a == d.a => *n += delta,
+            _ => {
+                if let Some((a, n)) = run.take() {
+                    stats.entry(a).or_default().0 += n;
+                }
+                run = Some((d.a, delta));
+            }
+        }
+    }
+    if let Some((a, n)) = run {
+        stats.entry(a).or_default().0 += n;
     }
     // Values gaining holders: only whether they had any before matters, for every one of them
     // at once, in key order. Tallied, only giants need it (for their records).
