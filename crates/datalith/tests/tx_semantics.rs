@@ -803,7 +803,10 @@ fn new_entities_leave_the_append_path_with_the_same_answer() {
             "several values of a cardinality-many attribute",
             vec![map(
                 "a",
-                vec![(":person/tags", TxValue::Many(vec![k(":x"), k(":y"), k(":x")]))],
+                vec![(
+                    ":person/tags",
+                    TxValue::Many(vec![k(":x"), k(":y"), k(":x")]),
+                )],
             )],
             Ok(vec![("a", vec![tag(":x"), tag(":y")])]),
         ),
@@ -819,12 +822,21 @@ fn new_entities_leave_the_append_path_with_the_same_answer() {
             "a unique attribute among new entities",
             vec![
                 map("a", vec![(":person/name", s("A"))]),
-                map("b", vec![(":person/email", s("e@x")), (":person/age", l(2))]),
+                map(
+                    "b",
+                    vec![(":person/email", s("e@x")), (":person/age", l(2))],
+                ),
                 map("c", vec![(":person/email", s("e@x"))]),
             ],
             Ok(vec![
                 ("a", vec![name("A")]),
-                ("b", vec![age(2), (":person/email".into(), Value::String("e@x".into()))]),
+                (
+                    "b",
+                    vec![
+                        age(2),
+                        (":person/email".into(), Value::String("e@x".into())),
+                    ],
+                ),
             ]),
         ),
         (

@@ -57,6 +57,8 @@ pub struct Stage {
     ops: Vec<StagedOp>,
     /// Scratch: the order `apply` writes a transaction's ops in.
     order: Vec<SortKey>,
+    /// Scratch: a transaction's ops copied out in that order (`apply`).
+    sorted: Box<SortedOps>,
     /// Per tally, keys created minus keys emptied by the tallied ops applied so far.
     tallies: Vec<(u32, i64)>,
 }
@@ -234,6 +236,10 @@ impl Stage {
             self.bytes.shrink_to(KEEP_BYTES);
             self.ops.shrink_to(KEEP_BYTES / 64);
         }
+        if self.sorted.bytes.capacity() > KEEP_BYTES {
+            self.sorted.bytes.shrink_to(KEEP_BYTES);
+            self.sorted.ops.shrink_to(KEEP_BYTES / 64);
+        }
     }
 
     /// Calls `f(op, table id, table kind, key, value)` for every staged op, in order.
@@ -300,7 +306,10 @@ impl Stage {
                 len_and_op,
             )
         }));
-        order.sort_unstable();
+        // Stable (driftsort): it finds runs already in order (a transaction's EAV ops on new
+        // entities) and merges them instead of sorting them again. Keys are distinct (they
+        // hold the op number), so stability changes nothing else.
+        order.sort();
         let mut start = 0;
         while start < order.len() {
             let (table, head) = (order[start].0, order[start].1);
@@ -320,87 +329,30 @@ impl Stage {
             }
             start = end;
         }
+        // The ops and their bytes copied out in write order, in one pass whose reads do not
+        // wait on each other (the CPU overlaps their cache misses): LMDB then reads them in
+        // sequence instead of at random across the arena, on a 200K-op transaction ~7% of it.
+        let mut sorted = std::mem::take(&mut self.sorted);
+        sorted.clear();
+        sorted.reserve(order.len(), self.bytes.len() - from.bytes);
+        for k in &order {
+            let (key, value) = self.op_bytes(op_of(k));
+            let op = self.ops[op_of(k)];
+            sorted.bytes.extend_from_slice(key);
+            let key_end = sorted.bytes.len();
+            sorted.bytes.extend_from_slice(value);
+            sorted.ops.push(StagedOp {
+                key_end,
+                value_end: sorted.bytes.len(),
+                ..op
+            });
+        }
         let mut tallies = std::mem::take(&mut self.tallies);
-        let result = self.apply_sorted(&order, txn, &mut tallies);
+        let result = sorted.apply_sorted(txn, &mut tallies);
         self.order = order;
+        self.sorted = sorted;
         self.tallies = tallies;
         result
-    }
-
-    fn apply_sorted(
-        &self,
-        order: &[SortKey],
-        txn: &mut RwTxn,
-        tallies: &mut Vec<(u32, i64)>,
-    ) -> Result<(), LmdbError> {
-        let mut i = 0;
-        while i < order.len() {
-            let op = &self.ops[op_of(&order[i])];
-            if !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
-                let (key, value) = self.op_bytes(op_of(&order[i]));
-                match op.kind {
-                    OpKind::Delete => {
-                        txn.del(op.db, key, None)?;
-                    }
-                    _ => remove(txn, op, key, value, tallies)?,
-                }
-                i += 1;
-                continue;
-            }
-            // A run of inserts into one table: one cursor. Keys past the table's last key (new
-            // entities, new ascending values: the usual shape of fresh data) are appended
-            // (`MDB_APPEND`: no search, and a split leaves the old page full, where a sorted
-            // run of ordinary inserts would leave every page half empty).
-            let table = op.table;
-            let mut cursor = WriteCursor::open(txn, op.db)?;
-            let last = cursor.last_key()?;
-            let mut past_end = false;
-            // The previous appended (key, value).
-            let mut appended: Option<(&[u8], &[u8])> = None;
-            while i < order.len() {
-                let op = &self.ops[op_of(&order[i])];
-                if op.table != table || !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
-                    break;
-                }
-                let (key, value) = self.op_bytes(op_of(&order[i]));
-                i += 1;
-                // Sorted ascending: once past the end, every later key of the run is too.
-                past_end = past_end || last.as_deref().is_none_or(|l| key > l);
-                if past_end {
-                    let list = op.table_kind != TableKind::Plain;
-                    let flags = match appended {
-                        Some((k, v)) if k == key => {
-                            if list && value > v {
-                                PutFlags::APPEND_DUP
-                            } else {
-                                // An equal or lower value of this key (or a plain key set
-                                // again): an ordinary insert next to where the cursor is.
-                                PutFlags::NONE
-                            }
-                        }
-                        _ => {
-                            if op.tally != NO_TALLY {
-                                add_tally(tallies, op.tally, 1);
-                            }
-                            PutFlags::APPEND
-                        }
-                    };
-                    cursor.put(key, value, flags)?;
-                    if flags != PutFlags::NONE {
-                        appended = Some((key, value));
-                    }
-                    continue;
-                }
-                // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds up
-                // the search.
-                if op.tally == NO_TALLY {
-                    cursor.put(key, value, PutFlags::NONE)?;
-                } else if cursor.put_counting(key, value)? {
-                    add_tally(tallies, op.tally, 1);
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The key and value of op `i`.
@@ -471,6 +423,112 @@ impl Stage {
                 OpKind::ListRemove => remove(txn, op, key, value, tallies)?,
             }
             i += 1;
+        }
+        Ok(())
+    }
+}
+
+/// A transaction's ops in write order with their bytes (a stage of its own: its ops'
+/// `key_end`/`value_end` point into its `bytes`).
+#[derive(Default, Clone)]
+struct SortedOps {
+    bytes: Vec<u8>,
+    ops: Vec<StagedOp>,
+}
+
+impl SortedOps {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ops.clear();
+    }
+
+    fn reserve(&mut self, ops: usize, bytes: usize) {
+        self.ops.reserve(ops);
+        self.bytes.reserve(bytes);
+    }
+
+    /// The key and value of op `i`.
+    fn op_bytes(&self, i: usize) -> (&[u8], &[u8]) {
+        let start = if i == 0 { 0 } else { self.ops[i - 1].value_end };
+        let op = &self.ops[i];
+        (
+            &self.bytes[start..op.key_end],
+            &self.bytes[op.key_end..op.value_end],
+        )
+    }
+
+    /// Writes every op, in the stage's order, which is ascending key order within each table.
+    fn apply_sorted(
+        &self,
+        txn: &mut RwTxn,
+        tallies: &mut Vec<(u32, i64)>,
+    ) -> Result<(), LmdbError> {
+        let mut i = 0;
+        while i < self.ops.len() {
+            let op = &self.ops[i];
+            if !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
+                let (key, value) = self.op_bytes(i);
+                match op.kind {
+                    OpKind::Delete => {
+                        txn.del(op.db, key, None)?;
+                    }
+                    _ => remove(txn, op, key, value, tallies)?,
+                }
+                i += 1;
+                continue;
+            }
+            // A run of inserts into one table: one cursor. Keys past the table's last key (new
+            // entities, new ascending values: the usual shape of fresh data) are appended
+            // (`MDB_APPEND`: no search, and a split leaves the old page full, where a sorted
+            // run of ordinary inserts would leave every page half empty).
+            let table = op.table;
+            let mut cursor = WriteCursor::open(txn, op.db)?;
+            let last = cursor.last_key()?;
+            let mut past_end = false;
+            // The previous appended (key, value).
+            let mut appended: Option<(&[u8], &[u8])> = None;
+            while i < self.ops.len() {
+                let op = &self.ops[i];
+                if op.table != table || !matches!(op.kind, OpKind::Put | OpKind::ListAdd) {
+                    break;
+                }
+                let (key, value) = self.op_bytes(i);
+                i += 1;
+                // Sorted ascending: once past the end, every later key of the run is too.
+                past_end = past_end || last.as_deref().is_none_or(|l| key > l);
+                if past_end {
+                    let list = op.table_kind != TableKind::Plain;
+                    let flags = match appended {
+                        Some((k, v)) if k == key => {
+                            if list && value > v {
+                                PutFlags::APPEND_DUP
+                            } else {
+                                // An equal or lower value of this key (or a plain key set
+                                // again): an ordinary insert next to where the cursor is.
+                                PutFlags::NONE
+                            }
+                        }
+                        _ => {
+                            if op.tally != NO_TALLY {
+                                add_tally(tallies, op.tally, 1);
+                            }
+                            PutFlags::APPEND
+                        }
+                    };
+                    cursor.put(key, value, flags)?;
+                    if flags != PutFlags::NONE {
+                        appended = Some((key, value));
+                    }
+                    continue;
+                }
+                // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds up
+                // the search.
+                if op.tally == NO_TALLY {
+                    cursor.put(key, value, PutFlags::NONE)?;
+                } else if cursor.put_counting(key, value)? {
+                    add_tally(tallies, op.tally, 1);
+                }
+            }
         }
         Ok(())
     }

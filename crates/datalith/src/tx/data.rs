@@ -163,6 +163,19 @@ impl TxData {
         TxData { items }
     }
 
+    /// About how many terms the data expands to (a map's entries each one at least, an op
+    /// one): the capacity that spares the term list its regrowths.
+    pub fn term_estimate(&self) -> usize {
+        self.items
+            .iter()
+            .map(|i| match i {
+                TxItem::Map(m) => m.attrs.len(),
+                TxItem::Op(_) => 1,
+            })
+            .sum::<usize>()
+            + 1
+    }
+
     /// Adds a map.
     pub fn map(mut self, m: EntityMap) -> Self {
         self.items.push(TxItem::Map(m));

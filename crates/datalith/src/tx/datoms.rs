@@ -119,12 +119,7 @@ impl<'a> DatomBuilder<'a> {
     }
 
     /// The lazy path (see [`Lazy`]): appends `[e a v]` if it qualifies, else gives `v` back.
-    fn append_fresh(
-        &mut self,
-        e: EntityId,
-        attr: &Attribute,
-        v: Value,
-    ) -> Result<(), Value> {
+    fn append_fresh(&mut self, e: EntityId, attr: &Attribute, v: Value) -> Result<(), Value> {
         let Some(lazy) = &mut self.lazy else {
             return Err(v);
         };
@@ -137,7 +132,10 @@ impl<'a> DatomBuilder<'a> {
             None => return Err(v),
         };
         let done = |lazy: &Lazy, slot: Option<usize>| match slot {
-            Some(i) => lazy.done.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0),
+            Some(i) => lazy
+                .done
+                .get(i / 64)
+                .is_some_and(|w| w & (1 << (i % 64)) != 0),
             None => lazy.tx_done,
         };
         match lazy.run {
@@ -191,7 +189,10 @@ impl<'a> DatomBuilder<'a> {
             let (e, a) = (self.entries[i].e, self.entries[i].a);
             let i = i as u32;
             let previous = self.heads.insert((e, a), (i, i));
-            debug_assert!(previous.is_none(), "the lazy path appends one entry per [e a]");
+            debug_assert!(
+                previous.is_none(),
+                "the lazy path appends one entry per [e a]"
+            );
             if self.schema.get(a).is_some_and(|x| !x.is_many()) {
                 self.asserted_one.insert((e, a), i);
             }

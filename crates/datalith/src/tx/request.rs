@@ -196,7 +196,7 @@ pub fn expand_early(
     // On the caller's thread: free what committed transactions left in the bin.
     super::report::bin_empty();
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
-    let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
+    let mut terms = Vec::with_capacity(data.term_estimate());
     super::terms::Expander::new(schema, &call)
         .expand(data, &mut terms)
         .ok()?;

@@ -57,7 +57,7 @@ pub fn run_tx(
         // Expanded by the caller against this very schema version: reuse.
         Some((version, terms)) if version == schema.version => terms,
         _ => {
-            let mut terms = Vec::with_capacity(data.items.len() * 2 + 1);
+            let mut terms = Vec::with_capacity(data.term_estimate());
             Expander::new(schema, functions).expand(data, &mut terms)?;
             terms
         }

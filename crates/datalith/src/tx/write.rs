@@ -73,14 +73,10 @@ pub fn stage_datoms(
             "index keys fit LMDB's key limit"
         );
         let e = keys::eav_key(d.e);
-        // Tallied, the AVE write counts the keys it creates or empties (see `Distinct`).
-        let tag = tally.then_some(d.a);
         if d.added {
             stage.list_add(&t.eav, &e, key);
-            stage.list_add_tallied(&t.ave, key, &e, tag);
         } else {
             stage.list_remove(&t.eav, &e, key);
-            stage.list_remove_tallied(&t.ave, key, &e, tag);
         }
         let delta = if d.added { 1 } else { -1 };
         // Tallied, only giants need their value's net change (for their records).
@@ -105,6 +101,27 @@ pub fn stage_datoms(
     }
     if let Some((a, n)) = run {
         stats.entry(a).or_default().0 += n;
+    }
+    // AVE after every EAV entry: the datoms of new entities come in entity order, so the EAV
+    // ops form one ascending run that the stage's sort passes over (interleaved with AVE
+    // ops, they would have to be sorted too).
+    let mut next_giant = giants.iter().peekable();
+    for (i, (d, b)) in datoms.iter().enumerate() {
+        let key: &[u8] = match next_giant.peek() {
+            Some((gi, k, _)) if *gi == i => {
+                next_giant.next();
+                k
+            }
+            _ => b,
+        };
+        let e = keys::eav_key(d.e);
+        // Tallied, the AVE write counts the keys it creates or empties (see `Distinct`).
+        let tag = tally.then_some(d.a);
+        if d.added {
+            stage.list_add_tallied(&t.ave, key, &e, tag);
+        } else {
+            stage.list_remove_tallied(&t.ave, key, &e, tag);
+        }
     }
     // Values gaining holders: only whether they had any before matters, for every one of them
     // at once, in key order. Tallied, only giants need it (for their records).
