@@ -289,8 +289,24 @@ impl<'a> Resolver<'a> {
         // The tempid visited last: the terms of one map share it, and a comparison (the
         // same `Arc` for a map's terms) is cheaper than hashing it again.
         let mut last: Option<&Tempid> = None;
+        // No identity value was shared or found and no tempid names an attribute: every
+        // tempid is its own root and new, so one map probe decides it.
+        let plain = parent.is_empty() && upserted.is_empty() && attribute_roots.is_empty();
         for term in terms {
             let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
+                if plain && *t != Tempid::CurrentTx {
+                    if let std::collections::hash_map::Entry::Vacant(slot) =
+                        this.tempids.entry(t.clone())
+                    {
+                        let id = this.counters.next_entity;
+                        if id >= TX_PARTITION_START {
+                            return Err(TxError::IdsExhausted);
+                        }
+                        this.counters.next_entity += 1;
+                        slot.insert(id);
+                    }
+                    return Ok(());
+                }
                 if this.tempids.contains_key(t) {
                     return Ok(());
                 }
@@ -366,44 +382,43 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Resolves every term (after [`Self::resolve_tempids`]).
-    pub fn resolve(&self, terms: Vec<Term>) -> Result<Vec<Resolved>, TxError> {
-        // The last tempid resolved and its id (see `resolve_tempids`).
-        let mut last: Option<(Tempid, EntityId)> = None;
-        terms
-            .into_iter()
-            .map(|t| {
-                Ok(match t {
-                    Term::Add(E::Temp(t), a, v) => {
-                        let id = match &last {
-                            Some((lt, id)) if *lt == t => *id,
-                            _ => {
-                                let id = self.entity(&E::Temp(t.clone()))?;
-                                last = Some((t, id));
-                                id
-                            }
-                        };
-                        Resolved::Add(id, a, self.value(v)?)
+    /// Resolves `term` (after [`Self::resolve_tempids`]); `last` carries the last tempid
+    /// resolved and its id from one call to the next (a map's terms share their tempid, and
+    /// a comparison is cheaper than hashing it again).
+    pub fn resolve(
+        &self,
+        term: Term,
+        last: &mut Option<(Tempid, EntityId)>,
+    ) -> Result<Resolved, TxError> {
+        Ok(match term {
+            Term::Add(E::Temp(t), a, v) => {
+                let id = match last {
+                    Some((lt, id)) if *lt == t => *id,
+                    _ => {
+                        let id = self.entity(&E::Temp(t.clone()))?;
+                        *last = Some((t, id));
+                        id
                     }
-                    Term::Add(e, a, v) => Resolved::Add(self.entity(&e)?, a, self.value(v)?),
-                    Term::Retract(e, a, v) => {
-                        // Retracting a value that names no entity retracts nothing.
-                        let v = match v {
-                            None => None,
-                            Some(v) => Some(self.value(v)?),
-                        };
-                        Resolved::Retract(self.entity(&e)?, a, v)
-                    }
-                    Term::RetractEntity(e) => Resolved::RetractEntity(self.entity(&e)?),
-                    Term::Cas(e, a, old, new) => {
-                        let old = match old {
-                            None => None,
-                            Some(o) => Some(self.value(o)?),
-                        };
-                        Resolved::Cas(self.entity(&e)?, a, old, self.value(new)?)
-                    }
-                })
-            })
-            .collect()
+                };
+                Resolved::Add(id, a, self.value(v)?)
+            }
+            Term::Add(e, a, v) => Resolved::Add(self.entity(&e)?, a, self.value(v)?),
+            Term::Retract(e, a, v) => {
+                // Retracting a value that names no entity retracts nothing.
+                let v = match v {
+                    None => None,
+                    Some(v) => Some(self.value(v)?),
+                };
+                Resolved::Retract(self.entity(&e)?, a, v)
+            }
+            Term::RetractEntity(e) => Resolved::RetractEntity(self.entity(&e)?),
+            Term::Cas(e, a, old, new) => {
+                let old = match old {
+                    None => None,
+                    Some(o) => Some(self.value(o)?),
+                };
+                Resolved::Cas(self.entity(&e)?, a, old, self.value(new)?)
+            }
+        })
     }
 }

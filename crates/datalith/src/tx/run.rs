@@ -85,23 +85,20 @@ pub fn run_tx(
         },
     );
     resolver.resolve_tempids(&terms)?;
-    let resolved = resolver.resolve(terms)?;
     let fresh = resolver.fresh();
-    let Resolver {
-        counters,
-        tempids,
-        known,
-        ..
-    } = resolver;
 
-    // Stage 4: datoms.
-    let mut builder = DatomBuilder::new(r, schema, tx, fresh, &known);
-    builder.reserve(resolved.len());
-    for term in resolved {
-        builder.apply(term)?;
+    // Stage 4: datoms, each term resolved as it is applied (no list of resolved terms).
+    let mut builder = DatomBuilder::new(r, schema, tx, fresh, &resolver.known);
+    builder.reserve(terms.len());
+    let mut last = None;
+    for term in terms {
+        builder.apply(resolver.resolve(term, &mut last)?)?;
     }
     builder.update_composites()?;
     let datoms = builder.finish();
+    let Resolver {
+        counters, tempids, ..
+    } = resolver;
     let new_schema = apply_schema_change(&r, schema, &datoms)?;
     Ok(TxOutcome {
         tx,
