@@ -242,20 +242,21 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
         );
         let _ = writeln!(
             w,
-            "| condition | durability | iterations | wall s | user s | sys s | reads found | \
-             mean read ms | keys after | count ok |"
+            "| condition | durability | iterations | wall s | iterations/s | user s | sys s | \
+             reads found | mean read ms | keys after | count ok |"
         );
-        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|");
-        for r in mixed {
+        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+        for r in &mixed {
             if let Some(m) = &r.mixed {
                 let _ = writeln!(
                     w,
-                    "| {} | {} | {}{} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} |",
+                    "| {} | {} | {}{} | {:.2} | {} | {:.2} | {:.2} | {} | {} | {} | {} |",
                     r.condition,
                     r.durability,
                     m.iterations,
                     if m.capped { " (capped)" } else { "" },
                     m.seconds,
+                    num(mixed_rate(m)),
                     m.user_s,
                     m.sys_s,
                     m.reads_found,
@@ -264,6 +265,37 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
                     yes(m.count_ok)
                 );
             }
+        }
+    }
+
+    if plan.family == Family::Datalog && !mixed.is_empty() {
+        // Wall time compares runs of equal length; a capped run stopped early, so the rate
+        // (iterations per second) is what compares.
+        let _ = writeln!(
+            w,
+            "\n## Mixed phase ratios (iterations per second, this run)\n"
+        );
+        let _ = writeln!(
+            w,
+            "| ratio | numerator it/s | denominator it/s | ratio | target | met |"
+        );
+        let _ = writeln!(w, "|---|--:|--:|--:|---|---|");
+        let rate = |name: &str| {
+            mixed
+                .iter()
+                .find(|r| r.condition == name)
+                .and_then(|r| r.mixed.as_ref())
+                .map(mixed_rate)
+        };
+        for (a, b) in [("dl-async", "sqlite-wal"), ("dl-async", "datalevin-async")] {
+            let (value, met, x, y) = match (rate(a), rate(b)) {
+                (Some(x), Some(y)) if y > 0.0 => {
+                    let q = x / y;
+                    (format!("{q:.2}x"), verdict(q, "> 1x"), num(x), num(y))
+                }
+                _ => ("n/a (not run)".into(), "", "n/a".into(), "n/a".into()),
+            };
+            let _ = writeln!(w, "| {a} / {b} | {x} | {y} | {value} | > 1x | {met} |");
         }
     }
 
@@ -357,6 +389,15 @@ fn verdict(q: f64, target: &str) -> &'static str {
 }
 
 /// The comparisons the issue asks for: (numerator, denominator, batches, target).
+/// Iterations per second of a mixed phase.
+fn mixed_rate(m: &super::result::MixedResult) -> f64 {
+    if m.seconds > 0.0 {
+        m.iterations as f64 / m.seconds
+    } else {
+        0.0
+    }
+}
+
 fn ratios(plan: &Plan) -> Vec<(&'static str, &'static str, Vec<usize>, Target)> {
     let all = plan.batches.clone();
     let b1: Vec<usize> = all.iter().copied().filter(|b| *b == 1).collect();
