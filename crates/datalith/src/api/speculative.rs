@@ -83,7 +83,7 @@ impl Db {
         Ok(TxReport {
             tx: out.tx,
             tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
-            tempids: tempids.into_iter().collect(),
+            tempids,
             dbs: ReportDbs::Ready(Box::new((before, after))),
             spent: Default::default(),
         })

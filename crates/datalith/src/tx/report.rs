@@ -1,7 +1,7 @@
 //! What a committed transaction reports.
 
 use std::any::Any;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use super::data::Tempid;
@@ -18,8 +18,9 @@ pub struct TxReport {
     pub tx: EntityId,
     /// The datoms it asserted and retracted (net change).
     pub tx_data: Vec<Datom>,
-    /// Tempid resolution (anonymous map tempids and the tx tempid left out).
-    pub tempids: HashMap<Tempid, EntityId>,
+    /// Tempid resolution (anonymous map tempids and the tx tempid left out). The resolver's
+    /// own map, handed over as it is (a rebuild cost a rehash per tempid).
+    pub tempids: FxHashMap<Tempid, EntityId>,
     /// Where `db_before` and `db_after` come from.
     pub(crate) dbs: ReportDbs,
     /// What the transaction no longer needs, freed wherever the report is dropped.

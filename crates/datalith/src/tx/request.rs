@@ -107,7 +107,7 @@ impl TxRequest {
         Ok(TxReport {
             tx: out.tx,
             tx_data,
-            tempids: tempids.into_iter().collect(),
+            tempids,
             dbs: Default::default(),
             spent: super::report::Spent { data: None, bytes },
         })

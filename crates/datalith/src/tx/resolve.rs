@@ -342,7 +342,8 @@ impl<'a> Resolver<'a> {
                 Ok(())
             };
             let (e, v) = match term {
-                Term::Add(e, _, v) | Term::Cas(e, _, _, v) => (e, Some(v)),
+                Term::Add(e, _, v) => (e, Some(v)),
+                Term::Cas(c) => (&c.0, Some(&c.3)),
                 Term::Retract(e, _, v) => (e, v.as_ref()),
                 Term::RetractEntity(e) => (e, None),
             };
@@ -412,7 +413,8 @@ impl<'a> Resolver<'a> {
                 Resolved::Retract(self.entity(&e)?, a, v)
             }
             Term::RetractEntity(e) => Resolved::RetractEntity(self.entity(&e)?),
-            Term::Cas(e, a, old, new) => {
+            Term::Cas(c) => {
+                let (e, a, old, new) = *c;
                 let old = match old {
                     None => None,
                     Some(o) => Some(self.value(o)?),

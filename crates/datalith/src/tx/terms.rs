@@ -16,8 +16,8 @@ pub enum E {
     Id(u64),
     /// A tempid.
     Temp(Tempid),
-    /// A lookup ref on a unique attribute.
-    Lookup(AttrId, Value),
+    /// A lookup ref on a unique attribute (the value boxed: terms stay small).
+    Lookup(AttrId, Box<Value>),
     /// An ident.
     Ident(Keyword),
 }
@@ -40,8 +40,9 @@ pub enum Term {
     Retract(E, Arc<Attribute>, Option<V>),
     /// Retract an entity, its components, and references to it.
     RetractEntity(E),
-    /// Compare and swap.
-    Cas(E, Arc<Attribute>, Option<V>, V),
+    /// Compare and swap: entity, attribute, old value (`None`: none), new value. Boxed, as
+    /// rare: the list of a large transaction's terms is then half the size.
+    Cas(Box<(E, Arc<Attribute>, Option<V>, V)>),
 }
 
 /// Flattens tx data into terms.
@@ -136,7 +137,7 @@ impl<'s> Expander<'s> {
                     Some(o) => Some(self.single(o, &attr, out, &form)?),
                 };
                 let new = self.single(new, &attr, out, &form)?;
-                out.push(Term::Cas(e, attr, old, new));
+                out.push(Term::Cas(Box::new((e, attr, old, new))));
             }
             TxOp::Call { function, args } => {
                 if self.depth >= MAX_FUNCTION_DEPTH {
@@ -250,7 +251,7 @@ impl<'s> Expander<'s> {
                 } else {
                     check_type(&attr, v.clone(), form)?
                 };
-                E::Lookup(attr.id, v)
+                E::Lookup(attr.id, Box::new(v))
             }
         })
     }
