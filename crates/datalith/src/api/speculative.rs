@@ -82,7 +82,7 @@ impl Db {
         tempids.retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));
         Ok(TxReport {
             tx: out.tx,
-            tx_data: out.datoms.into_iter().map(|(d, _)| d).collect(),
+            tx_data: out.datoms.datoms,
             tempids,
             dbs: ReportDbs::Ready(Box::new((before, after))),
             spent: Default::default(),

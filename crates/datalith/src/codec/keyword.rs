@@ -32,6 +32,17 @@ impl Keyword {
         }
     }
 
+    /// Whether `other` shares this keyword's allocations (is a clone of it): a check of two
+    /// pointers that implies equality (equal keywords may still not share them).
+    pub fn same_allocation(&self, other: &Keyword) -> bool {
+        Arc::ptr_eq(&self.name, &other.name)
+            && match (&self.ns, &other.ns) {
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+
     /// The namespace, if any.
     pub fn namespace(&self) -> Option<&str> {
         self.ns.as_deref()

@@ -18,6 +18,31 @@ use crate::store::reader::IndexReader;
 use crate::store::schema::{Attribute, Schema};
 use crate::store::Datom;
 
+/// A transaction's net datoms and, at the same positions, their av bytes (see `av`): two
+/// vectors, so the datoms become the report's tx data as they are and the bytes go back to be
+/// freed, with no pass to take pairs apart.
+#[derive(Debug, Default)]
+pub struct NetDatoms {
+    pub datoms: Vec<Datom>,
+    pub av: Vec<Vec<u8>>,
+}
+
+impl NetDatoms {
+    /// Each datom with its av bytes.
+    pub fn iter(&self) -> impl Iterator<Item = (&Datom, &Vec<u8>)> {
+        debug_assert_eq!(self.datoms.len(), self.av.len());
+        self.datoms.iter().zip(&self.av)
+    }
+
+    pub fn len(&self) -> usize {
+        self.datoms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.datoms.is_empty()
+    }
+}
+
 /// End of an entry chain.
 const NONE: u32 = u32::MAX;
 
@@ -607,26 +632,27 @@ impl<'a> DatomBuilder<'a> {
 
     /// The net change against the database, in the order datoms were first touched, each with
     /// its av bytes.
-    pub fn finish(mut self) -> Vec<(Datom, Vec<u8>)> {
+    pub fn finish(mut self) -> NetDatoms {
         let tx = self.tx;
         let n = self
             .entries
             .iter()
             .filter(|en| en.original != en.now)
             .count();
-        let mut out = Vec::with_capacity(n);
+        let mut out = NetDatoms {
+            datoms: Vec::with_capacity(n),
+            av: Vec::with_capacity(n),
+        };
         for en in self.entries.drain(..) {
             if en.original != en.now {
-                out.push((
-                    Datom {
-                        e: en.e,
-                        a: en.a,
-                        v: en.value,
-                        tx,
-                        added: en.now,
-                    },
-                    en.av,
-                ));
+                out.datoms.push(Datom {
+                    e: en.e,
+                    a: en.a,
+                    v: en.value,
+                    tx,
+                    added: en.now,
+                });
+                out.av.push(en.av);
             }
         }
         out

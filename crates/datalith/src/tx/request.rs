@@ -98,12 +98,10 @@ impl TxRequest {
             )
         });
         // The index bytes go back to the caller to free (see `Spent`).
-        let mut bytes = Vec::with_capacity(out.datoms.len());
-        let mut tx_data = Vec::with_capacity(out.datoms.len());
-        for (d, b) in out.datoms {
-            tx_data.push(d);
-            bytes.push(b);
-        }
+        let super::datoms::NetDatoms {
+            datoms: tx_data,
+            av: bytes,
+        } = out.datoms;
         Ok(TxReport {
             tx: out.tx,
             tx_data,

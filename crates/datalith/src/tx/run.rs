@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::data::{Tempid, TxData};
-use super::datoms::DatomBuilder;
+use super::datoms::{DatomBuilder, NetDatoms};
 use super::error::TxError;
 use super::resolve::{Counters, Resolver};
 use super::schema_change::apply_schema_change;
@@ -15,7 +15,6 @@ use crate::store::ids::{EntityId, TX_PARTITION_START, USER_PARTITION_START};
 use crate::store::reader::IndexReader;
 use crate::store::schema::{builtin, Schema};
 use crate::store::tables::{meta_key, read_counter};
-use crate::store::Datom;
 
 /// A transaction function registered in Rust: gets its arguments, returns tx data.
 pub type TxFunction = dyn Fn(&[Value]) -> Result<TxData, String> + Send + Sync;
@@ -26,7 +25,7 @@ pub struct TxOutcome {
     /// The transaction entity.
     pub tx: EntityId,
     /// Net datoms with their encoded values.
-    pub datoms: Vec<(Datom, Vec<u8>)>,
+    pub datoms: NetDatoms,
     /// Tempid resolution.
     pub tempids: HashMap<Tempid, EntityId>,
     /// Counters after allocation.
@@ -99,7 +98,7 @@ pub fn run_tx(
     let Resolver {
         counters, tempids, ..
     } = resolver;
-    let new_schema = apply_schema_change(&r, schema, &datoms)?;
+    let new_schema = apply_schema_change(&r, schema, &datoms.datoms)?;
     Ok(TxOutcome {
         tx,
         datoms,

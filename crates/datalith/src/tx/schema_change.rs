@@ -16,13 +16,13 @@ use std::ops::Bound;
 pub fn apply_schema_change(
     r: &IndexReader<'_>,
     schema: &Schema,
-    datoms: &[(Datom, Vec<u8>)],
+    datoms: &[Datom],
 ) -> Result<Option<Schema>, TxError> {
     let touched: Vec<u64> = {
         let mut seen = HashSet::new();
         datoms
             .iter()
-            .map(|(d, _)| d.e)
+            .map(|d| d.e)
             .filter(|e| *e < ATTR_PARTITION_END && seen.insert(*e))
             .collect()
     };
@@ -46,7 +46,7 @@ pub fn apply_schema_change(
             });
         }
         let mut props: Vec<(AttrId, Value)> = r.entity(e)?;
-        for (d, _) in datoms.iter().filter(|(d, _)| d.e == e) {
+        for d in datoms.iter().filter(|d| d.e == e) {
             if d.added {
                 props.push((d.a, d.v.clone()));
             } else if let Some(i) = props.iter().position(|(a, v)| *a == d.a && *v == d.v) {

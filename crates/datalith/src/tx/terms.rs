@@ -54,7 +54,12 @@ pub struct Expander<'s> {
     depth: u32,
     /// Scratch for the values of one map entry.
     vals: Vec<V>,
+    /// Keywords looked up so far (the first few) and their attributes.
+    recent: Vec<(Keyword, Arc<Attribute>)>,
 }
+
+/// How many looked-up keywords [`Expander`] remembers.
+const RECENT_ATTRS: usize = 16;
 
 /// How deeply transaction functions may call each other (a loop guard).
 const MAX_FUNCTION_DEPTH: u32 = 16;
@@ -71,6 +76,7 @@ impl<'s> Expander<'s> {
             functions,
             depth: 0,
             vals: Vec::new(),
+            recent: Vec::new(),
         }
     }
 
@@ -87,14 +93,24 @@ impl<'s> Expander<'s> {
         Ok(())
     }
 
-    fn attr(&self, k: &Keyword, form: &dyn Fn() -> String) -> Result<Arc<Attribute>, TxError> {
-        self.schema
+    fn attr(&mut self, k: &Keyword, form: &dyn Fn() -> String) -> Result<Arc<Attribute>, TxError> {
+        // Tx data built in code clones a few keywords over and over: a pointer check against
+        // the last ones looked up beats hashing their text again.
+        if let Some((_, a)) = self.recent.iter().find(|(r, _)| r.same_allocation(k)) {
+            return Ok(a.clone());
+        }
+        let a = self
+            .schema
             .by_ident(k)
             .cloned()
             .ok_or_else(|| TxError::UnknownAttribute {
                 attr: k.to_string(),
                 form: form(),
-            })
+            })?;
+        if self.recent.len() < RECENT_ATTRS {
+            self.recent.push((k.clone(), a.clone()));
+        }
+        Ok(a)
     }
 
     fn op(&mut self, op: &TxOp, out: &mut Vec<Term>) -> Result<(), TxError> {

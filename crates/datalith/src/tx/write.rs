@@ -12,7 +12,7 @@ use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
-use crate::store::Datom;
+use super::datoms::NetDatoms;
 
 /// How the distinct-value statistics of staged datoms are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub enum Distinct {
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
-    datoms: &[(Datom, Vec<u8>)],
+    datoms: &NetDatoms,
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
     distinct: Distinct,
