@@ -182,10 +182,14 @@ impl Stage {
         self.push_placed(OpKind::ListAdd, Placement::AppendDup, table, key, value);
     }
 
-    /// Reserves room for `ops` more writes of `bytes` key and value bytes in all.
+    /// Reserves room for `ops` more writes of `bytes` key and value bytes in all, and a little
+    /// more: a batch ends with a few writes of its own (counters, statistics), which must not
+    /// find a full stage (its growth would copy every staged byte).
     pub fn reserve(&mut self, ops: usize, bytes: usize) {
-        self.ops.reserve(ops);
-        self.bytes.reserve(bytes);
+        const SLACK_OPS: usize = 256;
+        const SLACK_BYTES: usize = 16 << 10;
+        self.ops.reserve(ops + SLACK_OPS);
+        self.bytes.reserve(bytes + SLACK_BYTES);
     }
 
     /// Bulk loads of sorted data: adds `value` to the set of `key` in a list table like
