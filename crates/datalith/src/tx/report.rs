@@ -1,7 +1,7 @@
 //! What a committed transaction reports.
 
-use std::any::Any;
 use rustc_hash::FxHashMap;
+use std::any::Any;
 use std::sync::Arc;
 
 use super::data::Tempid;

@@ -4,6 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::av;
+use super::datoms::NetDatoms;
 use super::error::TxError;
 use crate::codec::{self, Giant};
 use crate::kv::Stage;
@@ -12,7 +13,6 @@ use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
-use super::datoms::NetDatoms;
 
 /// How the distinct-value statistics of staged datoms are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
