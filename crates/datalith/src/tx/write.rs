@@ -104,16 +104,13 @@ pub fn stage_datoms(
     }
     // AVE after every EAV entry: the datoms of new entities come in entity order, so the EAV
     // ops form one ascending run that the stage's sort passes over (interleaved with AVE
-    // ops, they would have to be sorted too).
-    let mut next_giant = giants.iter().peekable();
-    for (i, (d, b)) in datoms.iter().enumerate() {
-        let key: &[u8] = match next_giant.peek() {
-            Some((gi, k, _)) if *gi == i => {
-                next_giant.next();
-                k
-            }
-            _ => b,
-        };
+    // ops, they would have to be sorted too). AVE ops go attribute by attribute (a stable
+    // counting sort of the datoms by attribute): the stage's sort then finds each attribute's
+    // ops in one stretch of its arena, not strewn over all of it.
+    let giant_keys: HashMap<usize, &[u8]> = giants.iter().map(|(i, k, _)| (*i, &k[..])).collect();
+    for i in by_attribute(datoms) {
+        let (d, b) = (&datoms.datoms[i], &datoms.av[i]);
+        let key: &[u8] = giant_keys.get(&i).copied().unwrap_or(b);
         let e = keys::eav_key(d.e);
         // Tallied, the AVE write counts the keys it creates or empties (see `Distinct`).
         let tag = tally.then_some(d.a);
@@ -171,6 +168,47 @@ pub fn stage_datoms(
         }
     }
     Ok(stats)
+}
+
+/// Positions of `datoms`, grouped by attribute (in order of first appearance), each group in
+/// the datoms' order.
+fn by_attribute(datoms: &NetDatoms) -> Vec<usize> {
+    let mut attrs: Vec<(AttrId, usize)> = Vec::new();
+    let slot_of = |a: AttrId, attrs: &mut Vec<(AttrId, usize)>| match attrs
+        .iter()
+        .position(|(x, _)| *x == a)
+    {
+        Some(s) => s,
+        None => {
+            attrs.push((a, 0));
+            attrs.len() - 1
+        }
+    };
+    // Few attributes per transaction: a short list beats a map; past a few dozen, the
+    // datoms' own order is kept (grouping would cost more than it saves).
+    const MAX_GROUPS: usize = 32;
+    let mut slots = Vec::with_capacity(datoms.len());
+    for d in &datoms.datoms {
+        let s = slot_of(d.a, &mut attrs);
+        if attrs.len() > MAX_GROUPS {
+            return (0..datoms.len()).collect();
+        }
+        attrs[s].1 += 1;
+        slots.push(s as u8);
+    }
+    let mut start = Vec::with_capacity(attrs.len());
+    let mut at = 0;
+    for (_, n) in &attrs {
+        start.push(at);
+        at += n;
+    }
+    let mut out = vec![0; datoms.len()];
+    for (i, s) in slots.into_iter().enumerate() {
+        let at = &mut start[s as usize];
+        out[*at] = i;
+        *at += 1;
+    }
+    out
 }
 
 /// The keys of `keys` the AVE index holds, sorted. Keys past the index's last key are absent
