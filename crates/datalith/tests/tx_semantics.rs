@@ -840,6 +840,43 @@ fn new_entities_leave_the_append_path_with_the_same_answer() {
             ]),
         ),
         (
+            "new entities with distinct identity values",
+            vec![
+                map(
+                    "a",
+                    vec![(":person/email", s("a@x")), (":person/name", s("A"))],
+                ),
+                map(
+                    "b",
+                    vec![(":person/email", s("b@x")), (":person/name", s("B"))],
+                ),
+            ],
+            Ok(vec![
+                (
+                    "a",
+                    vec![
+                        name("A"),
+                        (":person/email".into(), Value::String("a@x".into())),
+                    ],
+                ),
+                (
+                    "b",
+                    vec![
+                        name("B"),
+                        (":person/email".into(), Value::String("b@x".into())),
+                    ],
+                ),
+            ]),
+        ),
+        (
+            "two new entities with one unique value",
+            vec![
+                map("a", vec![(":person/ssn", s("1"))]),
+                map("b", vec![(":person/ssn", s("1"))]),
+            ],
+            Err("unique"),
+        ),
+        (
             "retractEntity of a new entity",
             vec![
                 map("a", vec![(":person/name", s("A"))]),
@@ -873,7 +910,8 @@ fn new_entities_leave_the_append_path_with_the_same_answer() {
             }
             (Err(e), Err(kind)) => {
                 assert!(
-                    matches!(e, TxError::DatomConflict { .. }) && kind == "conflict",
+                    (matches!(e, TxError::DatomConflict { .. }) && kind == "conflict")
+                        || (matches!(e, TxError::UniqueConflict { .. }) && kind == "unique"),
                     "{what}: {e}"
                 );
             }

@@ -96,11 +96,12 @@ pub struct DatomBuilder<'a> {
     lazy: Option<Lazy>,
 }
 
-/// State of the lazy path: while every term so far asserted a non-unique attribute of a
-/// fresh entity, with each entity's assertions in one run, no two on one attribute, entries
-/// are only appended: nothing can conflict, retract or repeat, so `heads` and `asserted_one`
-/// are filled in only if a term off that path comes ([`DatomBuilder::index_lazy`]). A
-/// transaction of new entities (an `add-all`, a W write) then costs no map insert per datom.
+/// State of the lazy path: while every term so far asserted an attribute of a fresh entity
+/// (a unique one only with a value no one holds), with each entity's assertions in one run,
+/// no two on one attribute, entries are only appended: nothing can conflict, retract or
+/// repeat, so `heads` and `asserted_one` are filled in only if a term off that path comes
+/// ([`DatomBuilder::index_lazy`]). A transaction of new entities (an `add-all`, a W write)
+/// then costs no map insert per datom (but one per unique value).
 struct Lazy {
     /// The entity of the current run and where its entries start.
     run: Option<(EntityId, usize)>,
@@ -148,9 +149,6 @@ impl<'a> DatomBuilder<'a> {
         let Some(lazy) = &mut self.lazy else {
             return Err(v);
         };
-        if attr.unique.is_some() {
-            return Err(v);
-        }
         let slot = match self.fresh.entity_index(e) {
             Some(i) => Some(i),
             None if e == self.fresh.tx() => None,
@@ -190,6 +188,20 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         let b = av(attr.id, &v);
+        if attr.unique.is_some() {
+            // Only an identity value the resolver found no holder of in the database (else
+            // the tempid would have upserted to it), asserted by no other entity of the
+            // transaction; anything else goes the general way, which reports conflicts.
+            if !matches!(self.known.get(&b), Some((_, None, _))) {
+                return Err(v);
+            }
+            match self.unique_holders.entry(b.clone()) {
+                MapEntry::Occupied(_) => return Err(v),
+                MapEntry::Vacant(slot) => {
+                    slot.insert(e);
+                }
+            }
+        }
         self.entries.push(Entry {
             e,
             a: attr.id,

@@ -174,16 +174,15 @@ pub fn stage_datoms(
 /// the datoms' order.
 fn by_attribute(datoms: &NetDatoms) -> Vec<usize> {
     let mut attrs: Vec<(AttrId, usize)> = Vec::new();
-    let slot_of = |a: AttrId, attrs: &mut Vec<(AttrId, usize)>| match attrs
-        .iter()
-        .position(|(x, _)| *x == a)
-    {
-        Some(s) => s,
-        None => {
-            attrs.push((a, 0));
-            attrs.len() - 1
-        }
-    };
+    let slot_of =
+        |a: AttrId, attrs: &mut Vec<(AttrId, usize)>| match attrs.iter().position(|(x, _)| *x == a)
+        {
+            Some(s) => s,
+            None => {
+                attrs.push((a, 0));
+                attrs.len() - 1
+            }
+        };
     // Few attributes per transaction: a short list beats a map; past a few dozen, the
     // datoms' own order is kept (grouping would cost more than it saves).
     const MAX_GROUPS: usize = 32;
