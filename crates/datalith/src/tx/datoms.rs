@@ -8,7 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::hash_map::Entry as MapEntry;
 use std::sync::Arc;
 
-use super::av::{self, av};
+use super::av::{self, av, AvBytes};
 use super::error::TxError;
 use super::resolve::{Fresh, Known, Resolved};
 use crate::codec::Value;
@@ -24,12 +24,12 @@ use crate::store::Datom;
 #[derive(Debug, Default)]
 pub struct NetDatoms {
     pub datoms: Vec<Datom>,
-    pub av: Vec<Vec<u8>>,
+    pub av: Vec<AvBytes>,
 }
 
 impl NetDatoms {
     /// Each datom with its av bytes.
-    pub fn iter(&self) -> impl Iterator<Item = (&Datom, &Vec<u8>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Datom, &AvBytes)> {
         debug_assert_eq!(self.datoms.len(), self.av.len());
         self.datoms.iter().zip(&self.av)
     }
@@ -52,7 +52,7 @@ struct Entry {
     e: EntityId,
     a: AttrId,
     /// `a ++ encoded value` (see `av`).
-    av: Vec<u8>,
+    av: AvBytes,
     value: Value,
     original: bool,
     now: bool,
@@ -84,7 +84,7 @@ pub struct DatomBuilder<'a> {
     /// The entry of the cardinality-one value asserted explicitly for `[e a]`.
     asserted_one: HashMap<(EntityId, AttrId), u32>,
     /// Holders of unique values asserted in this transaction, by av bytes.
-    unique_holders: HashMap<Vec<u8>, EntityId>,
+    unique_holders: HashMap<AvBytes, EntityId>,
     /// Entities the current `:db/retractEntity` expansion has visited (components may form
     /// cycles).
     retracted_entities: HashSet<EntityId>,
@@ -192,7 +192,7 @@ impl<'a> DatomBuilder<'a> {
             // Only an identity value the resolver found no holder of in the database (else
             // the tempid would have upserted to it), asserted by no other entity of the
             // transaction; anything else goes the general way, which reports conflicts.
-            if !matches!(self.known.get(&b), Some((_, None, _))) {
+            if !matches!(self.known.get(&b[..]), Some((_, None, _))) {
                 return Err(v);
             }
             match self.unique_holders.entry(b.clone()) {
@@ -246,7 +246,7 @@ impl<'a> DatomBuilder<'a> {
         let mut i = self.heads.get(&(e, a))?.0;
         while i != NONE {
             let en = &self.entries[i as usize];
-            if en.av == b {
+            if en.av[..] == *b {
                 return Some(i);
             }
             i = en.next;
@@ -288,7 +288,7 @@ impl<'a> DatomBuilder<'a> {
         e: EntityId,
         a: AttrId,
         v: Value,
-        b: Vec<u8>,
+        b: AvBytes,
         now: bool,
         touched: bool,
     ) -> u32 {
@@ -331,7 +331,7 @@ impl<'a> DatomBuilder<'a> {
         e: EntityId,
         a: AttrId,
         v: Value,
-        b: Vec<u8>,
+        b: AvBytes,
         now: bool,
     ) -> Result<(), TxError> {
         let s = self.seen(e, a, &b)?;
@@ -340,7 +340,7 @@ impl<'a> DatomBuilder<'a> {
     }
 
     /// Current values of `[e a]` (database plus overlay), as (av bytes, value).
-    fn current(&mut self, e: EntityId, a: AttrId) -> Result<Vec<(Vec<u8>, Value)>, TxError> {
+    fn current(&mut self, e: EntityId, a: AttrId) -> Result<Vec<(AvBytes, Value)>, TxError> {
         let mut out = Vec::new();
         if !self.fresh.contains(e) {
             for v in self.r.values(e, a)? {
@@ -458,7 +458,7 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         if !self.unique_holders.contains_key(b) {
-            self.unique_holders.insert(b.to_vec(), e);
+            self.unique_holders.insert(AvBytes::from_slice(b), e);
         }
         Ok(())
     }
@@ -679,7 +679,7 @@ struct Scratch {
     entries: Vec<Entry>,
     heads: HashMap<(EntityId, AttrId), (u32, u32)>,
     asserted_one: HashMap<(EntityId, AttrId), u32>,
-    unique_holders: HashMap<Vec<u8>, EntityId>,
+    unique_holders: HashMap<AvBytes, EntityId>,
     retracted_entities: HashSet<EntityId>,
 }
 

@@ -36,7 +36,7 @@ pub struct TxReport {
 #[allow(dead_code)] // held only to be dropped
 pub(crate) struct Spent {
     pub(crate) data: Option<super::data::TxData>,
-    pub(crate) bytes: Vec<Vec<u8>>,
+    pub(crate) bytes: Vec<super::av::AvBytes>,
 }
 
 /// Spent parts of transactions whose reports went to callbacks (which run on the committer),

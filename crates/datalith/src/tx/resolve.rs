@@ -81,13 +81,13 @@ impl Fresh {
 /// Identity values a transaction's tempids assert, by av bytes: the first tempid asserting
 /// each, the database's first holder of it (looked up once, reused by the datom stage's
 /// uniqueness check), and the value's number in order of first appearance.
-pub type Known = HashMap<Vec<u8>, (Tempid, Option<EntityId>, u32)>;
+pub type Known = HashMap<av::AvBytes, (Tempid, Option<EntityId>, u32)>;
 
 /// Fills in the database's first holder of every value of `known`. The values are looked up
 /// in key order, and one seek past a value shows every value before the key it lands on to be
 /// absent: a transaction of new ascending keys costs one B-tree search, not one per key.
 fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> {
-    let mut found: Vec<(Vec<u8>, EntityId)> = Vec::new();
+    let mut found: Vec<(av::AvBytes, EntityId)> = Vec::new();
     {
         let mut keys: Vec<&[u8]> = Vec::with_capacity(known.len());
         for b in known.keys() {
@@ -118,7 +118,7 @@ fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> 
                 let holder = keys::read_entity(value).ok_or_else(|| StoreError::Corrupt {
                     detail: format!("AVE entity: {} bytes", value.len()),
                 })?;
-                found.push((keys[i].to_vec(), holder));
+                found.push((av::AvBytes::from_slice(keys[i]), holder));
                 i += 1;
             }
         }

@@ -44,7 +44,7 @@ pub fn stage_datoms(
     let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
     for (i, (_, b)) in datoms.iter().enumerate() {
         if !av::is_inline(b) {
-            let mut key = b.clone();
+            let mut key = b.to_vec();
             if let Some(g) = codec::index_key::shrink_to_index_key(&mut key, ATTR_BYTES) {
                 giants.push((i, key, g));
             }
