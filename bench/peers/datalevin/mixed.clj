@@ -1,7 +1,7 @@
 ;; Workload W, mixed read/write phase, on the real Datalevin (BENCHMARKS.md "W").
 ;;
 ;; Usage (see bench/peers/README.md):
-;;   mixed.clj CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX]
+;;   mixed.clj CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX] [MAX_SECS]
 ;;     CONDITION   datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
 ;;     DB_DIR      the database left by write.clj (a Datalog one for datalevin-default/-async,
 ;;                 a KV one for datalevin-kv/-kv-async)
@@ -10,6 +10,8 @@
 ;;     CSV         per-window rows of the writes ("-" for none)
 ;;     WINDOW      writes per CSV row, default 10000
 ;;     KEY_MAX     keys are uniform in 1..KEY_MAX, default 2*ITERATIONS
+;;     MAX_SECS    stop after this many seconds (0 or absent: no cap); the result then has the
+;;                 iterations done and `:capped true`
 ;; Each iteration reads the value of key K, then upserts {:k K :v new-uuid} as its own call.
 ;; Prints `RESULT {json}`; exits 3 when the final count is wrong.
 (load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
@@ -28,7 +30,7 @@
 
 (def read-q '[:find ?v . :in $ ?k :where [?e :k ?k] [?e :v ?v]])
 
-(defn run-mixed [condition dir iterations seed csv window key-max]
+(defn run-mixed [condition dir target seed csv window key-max max-secs]
   (when-not (.exists (java.io.File. (str dir)))
     (c/die! 64 "DB_DIR" dir "does not exist: run write.clj first"))
   (let [kv?    (case condition
@@ -49,48 +51,55 @@
         found  (volatile! 0)
         fresh  (volatile! 0)
         read-ns (volatile! 0)
+        iterations-done (volatile! 0)
         cpu0   (c/cpu-times)
         t-start (System/nanoTime)]
-    (c/log! "datalevin mixed:" condition "dir" dir "iterations" iterations "seed" seed
+    (c/log! "datalevin mixed:" condition "dir" dir "iterations" target "seed" seed
             "key-max" key-max "count at start" count0)
     (c/meter-start! meter)
-    (dotimes [_ iterations]
-      (when @failed (c/die! 1 "transaction failed:" (str @failed)))
-      (let [k  (inc (.nextLong rng (long key-max)))
-            r0 (System/nanoTime)
-            v  (if kv?
-                 (d/get-value kv kv-dbi k :long :string)
-                 (d/q read-q (d/db conn) k))
-            _  (vswap! read-ns + (- (System/nanoTime) r0))]
-        (if (some? v)
-          (vswap! found inc)
-          (when-not (.contains written k) (vswap! fresh inc)))
-        (.add written k)
-        (let [txs (if kv? [[:put k (str (UUID/randomUUID))]] [{:k k :v (str (UUID/randomUUID))}])]
-          (if async?
-            (do
-              (.acquire sem)
-              (let [t0 (System/nanoTime)
-                    cb (fn [res]
-                         (if (instance? Throwable res)
-                           (reset! failed res)
-                           (c/record-commit! meter 1 (- (System/nanoTime) t0)))
-                         (.release sem))]
-                (if kv?
-                  (d/transact-kv-async kv kv-dbi txs :long :string cb)
-                  (d/transact-async conn txs nil cb))
-                (c/record-call! meter (- (System/nanoTime) t0))))
-            (let [t0 (System/nanoTime)]
-              (if kv?
-                (d/transact-kv kv kv-dbi txs :long :string)
-                (d/transact! conn txs))
-              (let [dt (- (System/nanoTime) t0)]
-                (c/record-call! meter dt)
-                (c/record-commit! meter 1 dt)))))))
+    (loop [done 0]
+      (if (or (>= done target)
+              (and (pos? max-secs) (>= (- (System/nanoTime) t-start) (* max-secs 1e9))))
+        (vreset! iterations-done done)
+        (do
+          (when @failed (c/die! 1 "transaction failed:" (str @failed)))
+          (let [k  (inc (.nextLong rng (long key-max)))
+                r0 (System/nanoTime)
+                v  (if kv?
+                     (d/get-value kv kv-dbi k :long :string)
+                     (d/q read-q (d/db conn) k))
+                _  (vswap! read-ns + (- (System/nanoTime) r0))]
+            (if (some? v)
+              (vswap! found inc)
+              (when-not (.contains written k) (vswap! fresh inc)))
+            (.add written k)
+            (let [txs (if kv? [[:put k (str (UUID/randomUUID))]] [{:k k :v (str (UUID/randomUUID))}])]
+              (if async?
+                (do
+                  (.acquire sem)
+                  (let [t0 (System/nanoTime)
+                        cb (fn [res]
+                             (if (instance? Throwable res)
+                               (reset! failed res)
+                               (c/record-commit! meter 1 (- (System/nanoTime) t0)))
+                             (.release sem))]
+                    (if kv?
+                      (d/transact-kv-async kv kv-dbi txs :long :string cb)
+                      (d/transact-async conn txs nil cb))
+                    (c/record-call! meter (- (System/nanoTime) t0))))
+                (let [t0 (System/nanoTime)]
+                  (if kv?
+                    (d/transact-kv kv kv-dbi txs :long :string)
+                    (d/transact! conn txs))
+                  (let [dt (- (System/nanoTime) t0)]
+                    (c/record-call! meter dt)
+                    (c/record-commit! meter 1 dt))))))
+          (recur (inc done)))))
     (.acquire sem max-in-flight)
     (.release sem max-in-flight)
     (when-let [e @failed] (c/die! 1 "transaction failed:" (str e)))
-    (let [wall     (/ (- (System/nanoTime) t-start) 1e9)
+    (let [iterations @iterations-done
+          wall     (/ (- (System/nanoTime) t-start) 1e9)
           rows     (c/meter-finish! meter)
           cpu      (c/cpu-delta cpu0 (c/cpu-times))
           n        (count!)
@@ -99,7 +108,8 @@
       (if kv? (d/close-kv kv) (d/close conn))
       (c/result! (array-map
                   :peer "datalevin" :workload "W" :phase "mixed" :condition condition
-                  :iterations iterations :seed seed :key_max key-max
+                  :iterations iterations :capped (< iterations target)
+                  :seed seed :key_max key-max
                   :seconds wall :reads_found @found
                   :mean_read_ms (if (pos? iterations) (/ @read-ns iterations 1e6) 0.0)
                   :user_s (:user_s cpu) :sys_s (:sys_s cpu) :peak_rss_kb (c/peak-rss-kb)
@@ -107,14 +117,15 @@
       (when (not= n expected)
         (c/die! 3 "count check failed: expected" expected "found" n)))))
 
-(let [[condition dir iterations seed csv window key-max] *command-line-args*]
+(let [[condition dir iterations seed csv window key-max max-secs] *command-line-args*]
   (when-not (and condition dir iterations seed csv)
-    (c/die! 64 "usage: mixed.clj CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX]"))
+    (c/die! 64 "usage: mixed.clj CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX] [MAX_SECS]"))
   (let [iterations (c/parse-long-arg "ITERATIONS" iterations)]
     (run-mixed condition dir iterations
                (c/parse-long-arg "SEED" seed)
                csv
                (if window (c/parse-long-arg "WINDOW" window) 10000)
-               (if key-max (c/parse-long-arg "KEY_MAX" key-max) (* 2 iterations))))
+               (if key-max (c/parse-long-arg "KEY_MAX" key-max) (* 2 iterations))
+               (if max-secs (Double/parseDouble max-secs) 0.0)))
   (shutdown-agents)
   (System/exit 0))

@@ -1,13 +1,15 @@
 ;; Workload W, pure write phase, on the real Datalevin (BENCHMARKS.md "W").
 ;;
 ;; Usage (see bench/peers/README.md; bench/peers/run.sh sets up java and the classpath):
-;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW]
+;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS]
 ;;     CONDITION  datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
 ;;     DB_DIR     must not exist yet (or be empty): the run starts from an empty database
 ;;     TOTAL      number of writes (keys 2, 4, ..., 2*TOTAL ascending)
 ;;     BATCH      writes per transaction call (1, 10, 100, 1000)
 ;;     CSV        output path for the per-window rows ("-" for none)
 ;;     WINDOW     writes per CSV row, default 10000
+;;     MAX_SECS   stop submitting after this many seconds (0 or absent: no cap); a capped run
+;;                reports the writes it made (`:capped true`) and checks the count of those
 ;; Prints `RESULT {json}` at the end; exits 3 when the final count is wrong.
 (load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
 
@@ -63,7 +65,7 @@
       (mapv (fn [k] [:put (long k) (uuid)]) ks)
       (mapv (fn [k] {:k (long k) :v (uuid)}) ks))))
 
-(defn run-write [condition dir total batch csv window]
+(defn run-write [condition dir total batch csv window max-secs]
   (let [store  (open-store condition dir)
         kv?    (some? (:kv store))
         async? (.endsWith ^String condition "-async")
@@ -98,43 +100,48 @@
         cpu0   (c/cpu-times)]
     (c/log! "datalevin write:" condition "dir" dir "total" total "batch" batch "window" window)
     (c/meter-start! meter)
-    (loop [written 0]
-      (when (and (< written total) (nil? @failed))
-        (let [n (min batch (- total written))]
-          ;; keys are the even integers 2, 4, ..., 2*total, ascending
-          (submit (batch-of kv? (* 2 (inc written)) n))
-          (recur (+ written n)))))
-    ;; wait until every async call has completed
-    (.acquire sem max-in-flight)
-    (.release sem max-in-flight)
-    (when-let [e @failed] (c/die! 1 "transaction failed:" (str e)))
-    (let [rows    (c/meter-finish! meter)
-          cpu1    (c/cpu-times)
-          last    (peek rows)
-          n       (count-store store)
-          calls   (long (Math/ceil (/ (double total) batch)))]
-      (c/write-csv! csv rows)
-      (close-store store)
-      (c/result! (array-map
-                  :peer "datalevin" :workload "W" :phase "write" :condition condition
-                  :batch batch :writes total
-                  :seconds (:seconds last) :throughput_wps (:throughput_wps last)
-                  :calls calls
-                  :mean_call_latency_ms (when (seq rows) (/ (reduce + (map :call_latency_ms rows)) (count rows)))
-                  :mean_commit_latency_ms (when (seq rows) (/ (reduce + (map :commit_latency_ms rows)) (count rows)))
-                  :user_s (:user_s (c/cpu-delta cpu0 cpu1)) :sys_s (:sys_s (c/cpu-delta cpu0 cpu1))
-                  :peak_rss_kb (c/peak-rss-kb)
-                  :count n :expected_count total :csv csv))
-      (when (not= n total)
-        (c/die! 3 "count check failed: expected" total "found" n)))))
+    (let [t0      (System/nanoTime)
+          cap-ns  (when (pos? max-secs) (long (* max-secs 1e9)))
+          written (loop [written 0]
+                    (if (and (< written total) (nil? @failed)
+                             (or (nil? cap-ns) (< (- (System/nanoTime) t0) cap-ns)))
+                      (let [n (min batch (- total written))]
+                        ;; keys are the even integers 2, 4, ..., 2*total, ascending
+                        (submit (batch-of kv? (* 2 (inc written)) n))
+                        (recur (+ written n)))
+                      written))]
+      ;; wait until every async call has completed
+      (.acquire sem max-in-flight)
+      (.release sem max-in-flight)
+      (when-let [e @failed] (c/die! 1 "transaction failed:" (str e)))
+      (let [rows  (c/meter-finish! meter)
+            cpu1  (c/cpu-times)
+            last  (peek rows)
+            n     (count-store store)
+            calls (long (Math/ceil (/ (double written) batch)))]
+        (c/write-csv! csv rows)
+        (close-store store)
+        (c/result! (array-map
+                    :peer "datalevin" :workload "W" :phase "write" :condition condition
+                    :batch batch :writes written :capped (< written total)
+                    :seconds (:seconds last) :throughput_wps (:throughput_wps last)
+                    :calls calls
+                    :mean_call_latency_ms (when (seq rows) (/ (reduce + (map :call_latency_ms rows)) (count rows)))
+                    :mean_commit_latency_ms (when (seq rows) (/ (reduce + (map :commit_latency_ms rows)) (count rows)))
+                    :user_s (:user_s (c/cpu-delta cpu0 cpu1)) :sys_s (:sys_s (c/cpu-delta cpu0 cpu1))
+                    :peak_rss_kb (c/peak-rss-kb)
+                    :count n :expected_count written :csv csv))
+        (when (not= n written)
+          (c/die! 3 "count check failed: expected" written "found" n))))))
 
-(let [[condition dir total batch csv window] *command-line-args*]
+(let [[condition dir total batch csv window max-secs] *command-line-args*]
   (when-not (and condition dir total batch csv)
-    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW]"))
+    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS]"))
   (run-write condition dir
              (c/parse-long-arg "TOTAL" total)
              (c/parse-long-arg "BATCH" batch)
              csv
-             (if window (c/parse-long-arg "WINDOW" window) 10000))
+             (if window (c/parse-long-arg "WINDOW" window) 10000)
+             (if max-secs (Double/parseDouble max-secs) 0.0))
   (shutdown-agents)
   (System/exit 0))
