@@ -191,11 +191,14 @@ impl<'a> IndexReader<'a> {
                 *s = i as u32;
             }
         }
-        // Each slot's first value (the smallest: the scan goes in value order); any further
-        // values (cardinality many) in `extra`, in scan order.
-        let mut first_value: Vec<Option<Value>> = vec![None; entities.len()];
-        let mut extra: Vec<(u32, Value)> = Vec::new();
-        let mut last: Option<(&[u8], Value)> = None;
+        // Each slot's first value (the smallest: the scan goes in value order) as a number
+        // into `values` (each distinct value decoded once; u32::MAX: none); any further values
+        // (cardinality many) in `extra`, in scan order. Numbers, not values: an entity found
+        // costs a 4-byte store, and each value is cloned once, into `out`.
+        let mut first: Vec<u32> = vec![u32::MAX; entities.len()];
+        let mut extra: Vec<(u32, u32)> = Vec::new();
+        let mut values: Vec<Value> = Vec::new();
+        let mut last: Option<&[u8]> = None;
         self.scan_attr(
             a,
             Bound::Unbounded,
@@ -209,18 +212,16 @@ impl<'a> IndexReader<'a> {
                 if s == u32::MAX {
                     return Ok(true);
                 }
-                // Runs of one value share its decoding.
-                let v = match &last {
-                    Some((b, v)) if *b == vb => v.clone(),
-                    _ => {
-                        let v = self.decode_value(a, vb)?;
-                        last = Some((vb, v.clone()));
-                        v
-                    }
-                };
-                match &mut first_value[s as usize] {
-                    place @ None => *place = Some(v),
-                    Some(_) => extra.push((s, v)),
+                // Runs of one value share its decoding (and, a page at a time, its bytes'
+                // address, checked before the bytes).
+                if !last.is_some_and(|b| std::ptr::eq(b, vb) || b == vb) {
+                    values.push(self.decode_value(a, vb)?);
+                    last = Some(vb);
+                }
+                let v = (values.len() - 1) as u32;
+                match &mut first[s as usize] {
+                    place if *place == u32::MAX => *place = v,
+                    _ => extra.push((s, v)),
                 }
                 Ok(true)
             },
@@ -230,13 +231,13 @@ impl<'a> IndexReader<'a> {
         let mut extra = extra.into_iter().peekable();
         out.reserve(entities.len());
         for (i, &e) in entities.iter().enumerate() {
-            let first = slot[(e - lo) as usize];
-            if first as usize == i {
-                if let Some(v) = first_value[i].take() {
-                    out.push(v);
+            let at = slot[(e - lo) as usize];
+            if at as usize == i {
+                if first[i] != u32::MAX {
+                    out.push(values[first[i] as usize].clone());
                 }
-                while let Some((_, v)) = extra.next_if(|(s, _)| *s == first) {
-                    out.push(v);
+                while let Some((_, v)) = extra.next_if(|(s, _)| *s == at) {
+                    out.push(values[v as usize].clone());
                 }
             } else {
                 // A repeated entity: its values again.
