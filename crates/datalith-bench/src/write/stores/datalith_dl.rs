@@ -47,8 +47,9 @@ impl DatalithDl {
         durability: Durability,
         asynchronous: bool,
     ) -> Result<Self, BenchError> {
-        let db = Database::open(dir, DbOptions::with_durability(durability))
-            .map_err(BenchError::store(STORE, "open"))?;
+        let mut options = DbOptions::with_durability(durability);
+        options.env.initial_map_bytes = super::DATALITH_MAP_BYTES;
+        let db = Database::open(dir, options).map_err(BenchError::store(STORE, "open"))?;
         db.transact(
             TxData::default()
                 .map(attr(":k", ":db.type/long", true))

@@ -21,8 +21,9 @@ impl DatalithKv {
         durability: Durability,
         asynchronous: bool,
     ) -> Result<Self, BenchError> {
-        let env = Environment::open(dir, EnvOptions::with_durability(durability))
-            .map_err(BenchError::store(STORE, "open"))?;
+        let mut options = EnvOptions::with_durability(durability);
+        options.initial_map_bytes = super::DATALITH_MAP_BYTES;
+        let env = Environment::open(dir, options).map_err(BenchError::store(STORE, "open"))?;
         let table = env
             .table("bench", TableKind::Plain)
             .map_err(BenchError::store(STORE, "create table"))?;

@@ -9,6 +9,11 @@ mod sqlite;
 
 use std::path::Path;
 
+/// Initial map of the Datalith stores: what the Datalevin harness and the raw LMDB store size
+/// theirs to, so no store of the run grows its map mid-run (a Datalith growth redoes the
+/// batch it hit). Address space only without `MDB_WRITEMAP`; with it a sparse file.
+pub(crate) const DATALITH_MAP_BYTES: usize = 16 << 30;
+
 use super::condition::{Condition, ConditionSpec, Store};
 use crate::common::BenchError;
 
