@@ -98,6 +98,101 @@ fn tx_of(ids: &[u64], ops: &[Op]) -> TxData {
     d
 }
 
+/// A database with `:one` and `:many` (longs), and `n` entities seeded with `attr` values
+/// `base + i`; returns the database, the entities' ids and the model of the seed.
+fn seeded(
+    dir: &std::path::Path,
+    n: i64,
+    attr: &'static str,
+    base: i64,
+) -> (Database, Vec<u64>, Model) {
+    let db = Database::open(dir, DbOptions::with_durability(Durability::NoSync)).unwrap();
+    let def = |name: &str, card: &str| {
+        EntityMap::default()
+            .set(
+                Keyword::parse(":db/ident"),
+                TxValue::Value(Value::Keyword(kw(name))),
+            )
+            .set(
+                Keyword::parse(":db/valueType"),
+                TxValue::Value(Value::keyword(":db.type/long")),
+            )
+            .set(
+                Keyword::parse(":db/cardinality"),
+                TxValue::Value(Value::keyword(card)),
+            )
+    };
+    db.transact(
+        TxData::default()
+            .map(def("one", ":db.cardinality/one"))
+            .map(def("many", ":db.cardinality/many")),
+    )
+    .unwrap();
+    let mut seed = TxData::default();
+    for i in 0..n {
+        seed = seed.map(
+            EntityMap::with_id(EntityRef::Temp(Tempid::Negative(-1 - i)))
+                .set(kw(attr), TxValue::Value(Value::Long(base + i))),
+        );
+    }
+    let r = db.transact(seed).unwrap();
+    let ids: Vec<u64> = (0..n).map(|i| r.tempid_neg(-1 - i).unwrap()).collect();
+    let mut model: Model = BTreeMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        model
+            .entry((*id, attr))
+            .or_default()
+            .insert(base + i as i64);
+    }
+    (db, ids, model)
+}
+
+/// Checks the datoms of `entities` and both attributes' statistics against `model`.
+fn check_against(
+    db: &Database,
+    entities: impl IntoIterator<Item = u64>,
+    model: &Model,
+) -> Result<(), TestCaseError> {
+    let snap = db.db().unwrap();
+    let schema = snap.schema().clone();
+    let mut got: Model = BTreeMap::new();
+    for id in entities {
+        for (a, v) in snap.reader().entity(id).unwrap() {
+            let name: &'static str = match schema.get(a).unwrap().ident.name() {
+                "one" => "one",
+                "many" => "many",
+                other => panic!("{other}"),
+            };
+            let Value::Long(n) = v else { panic!("{v:?}") };
+            got.entry((id, name)).or_default().insert(n);
+        }
+    }
+    prop_assert_eq!(&got, model);
+    // Statistics agree with the data.
+    for name in ["one", "many"] {
+        let a = schema.by_ident(&kw(name)).unwrap().id;
+        let datoms: u64 = model
+            .iter()
+            .filter(|((_, n), _)| *n == name)
+            .map(|(_, s)| s.len() as u64)
+            .sum();
+        let distinct: BTreeSet<i64> = model
+            .iter()
+            .filter(|((_, n), _)| *n == name)
+            .flat_map(|(_, s)| s.iter().copied())
+            .collect();
+        let stats = snap.reader().stats(a).unwrap();
+        prop_assert_eq!(stats.datoms, datoms, "datoms of {}", name);
+        prop_assert_eq!(
+            stats.distinct,
+            distinct.len() as u64,
+            "distinct of {}",
+            name
+        );
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
     #[test]
@@ -105,22 +200,7 @@ proptest! {
     // staged writes) sorted through one cursor per table; both count distinct values.
     fn store_matches_model(txs in proptest::collection::vec(proptest::collection::vec(op(), 1..16), 1..12)) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
-        let attr = |name: &str, card: &str| EntityMap::default()
-            .set(Keyword::parse(":db/ident"), TxValue::Value(Value::Keyword(kw(name))))
-            .set(Keyword::parse(":db/valueType"), TxValue::Value(Value::keyword(":db.type/long")))
-            .set(Keyword::parse(":db/cardinality"), TxValue::Value(Value::keyword(card)));
-        db.transact(TxData::default().map(attr("one", ":db.cardinality/one")).map(attr("many", ":db.cardinality/many"))).unwrap();
-        let mut seed = TxData::default();
-        for i in 0..5 {
-            seed = seed.map(EntityMap::with_id(EntityRef::Temp(Tempid::Negative(-1 - i))).set(kw("many"), TxValue::Value(Value::Long(100 + i))));
-        }
-        let r = db.transact(seed).unwrap();
-        let ids: Vec<u64> = (0..5).map(|i| r.tempid_neg(-1 - i).unwrap()).collect();
-        let mut model: Model = BTreeMap::new();
-        for (i, id) in ids.iter().enumerate() {
-            model.entry((*id, "many")).or_default().insert(100 + i as i64);
-        }
+        let (db, ids, mut model) = seeded(dir.path(), 5, "many", 100);
         // Half the transactions queued at once (shared batches), half one by one. A
         // transaction asserting two values of `:one` on one entity must fail alone.
         let mut handles = Vec::new();
@@ -137,26 +217,7 @@ proptest! {
             }
         }
         for (c, h) in handles { prop_assert_eq!(h.wait().is_err(), c); }
-        let snap = db.db().unwrap();
-        let schema = snap.schema().clone();
-        let mut got: Model = BTreeMap::new();
-        for id in &ids {
-            for (a, v) in snap.reader().entity(*id).unwrap() {
-                let name: &'static str = match schema.get(a).unwrap().ident.name() { "one" => "one", "many" => "many", other => panic!("{other}") };
-                let Value::Long(n) = v else { panic!("{v:?}") };
-                got.entry((*id, name)).or_default().insert(n);
-            }
-        }
-        prop_assert_eq!(&got, &model);
-        // Statistics agree with the data.
-        for name in ["one", "many"] {
-            let a = schema.by_ident(&kw(name)).unwrap().id;
-            let datoms: u64 = model.iter().filter(|((_, n), _)| *n == name).map(|(_, s)| s.len() as u64).sum();
-            let distinct: BTreeSet<i64> = model.iter().filter(|((_, n), _)| *n == name).flat_map(|(_, s)| s.iter().copied()).collect();
-            let stats = snap.reader().stats(a).unwrap();
-            prop_assert_eq!(stats.datoms, datoms, "datoms of {}", name);
-            prop_assert_eq!(stats.distinct, distinct.len() as u64, "distinct of {}", name);
-        }
+        check_against(&db, ids.iter().copied(), &model)?;
     }
 }
 
@@ -204,22 +265,7 @@ proptest! {
     #[test]
     fn new_entities_match_model(txs in proptest::collection::vec(proptest::collection::vec(new_op(), 1..10), 1..8)) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
-        let attr = |name: &str, card: &str| EntityMap::default()
-            .set(Keyword::parse(":db/ident"), TxValue::Value(Value::Keyword(kw(name))))
-            .set(Keyword::parse(":db/valueType"), TxValue::Value(Value::keyword(":db.type/long")))
-            .set(Keyword::parse(":db/cardinality"), TxValue::Value(Value::keyword(card)));
-        db.transact(TxData::default().map(attr("one", ":db.cardinality/one")).map(attr("many", ":db.cardinality/many"))).unwrap();
-        let mut seed = TxData::default();
-        for i in 0..3 {
-            seed = seed.map(EntityMap::with_id(EntityRef::Temp(Tempid::Negative(-1 - i))).set(kw("one"), TxValue::Value(Value::Long(10 + i))));
-        }
-        let r = db.transact(seed).unwrap();
-        let old: Vec<u64> = (0..3).map(|i| r.tempid_neg(-1 - i).unwrap()).collect();
-        let mut model: Model = BTreeMap::new();
-        for (i, id) in old.iter().enumerate() {
-            model.entry((*id, "one")).or_default().insert(10 + i as i64);
-        }
+        let (db, old, mut model) = seeded(dir.path(), 3, "one", 10);
         let mut every: BTreeSet<u64> = old.iter().copied().collect();
         let long = |n: i64| TxValue::Value(Value::Long(n));
         for ops in &txs {
@@ -282,24 +328,6 @@ proptest! {
                 }
             }
         }
-        let snap = db.db().unwrap();
-        let schema = snap.schema().clone();
-        let mut got: Model = BTreeMap::new();
-        for id in &every {
-            for (a, v) in snap.reader().entity(*id).unwrap() {
-                let name: &'static str = match schema.get(a).unwrap().ident.name() { "one" => "one", "many" => "many", other => panic!("{other}") };
-                let Value::Long(n) = v else { panic!("{v:?}") };
-                got.entry((*id, name)).or_default().insert(n);
-            }
-        }
-        prop_assert_eq!(&got, &model);
-        for name in ["one", "many"] {
-            let a = schema.by_ident(&kw(name)).unwrap().id;
-            let datoms: u64 = model.iter().filter(|((_, n), _)| *n == name).map(|(_, s)| s.len() as u64).sum();
-            let distinct: BTreeSet<i64> = model.iter().filter(|((_, n), _)| *n == name).flat_map(|(_, s)| s.iter().copied()).collect();
-            let stats = snap.reader().stats(a).unwrap();
-            prop_assert_eq!(stats.datoms, datoms, "datoms of {}", name);
-            prop_assert_eq!(stats.distinct, distinct.len() as u64, "distinct of {}", name);
-        }
+        check_against(&db, every, &model)?;
     }
 }

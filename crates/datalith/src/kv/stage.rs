@@ -362,12 +362,7 @@ impl Stage {
 
     /// The key and value of op `i`.
     fn op_bytes(&self, i: usize) -> (&[u8], &[u8]) {
-        let start = if i == 0 { 0 } else { self.ops[i - 1].value_end };
-        let op = &self.ops[i];
-        (
-            &self.bytes[start..op.key_end],
-            &self.bytes[op.key_end..op.value_end],
-        )
+        op_bytes(&self.bytes, &self.ops, i)
     }
 
     /// Writes the ops from `from` on in staged order.
@@ -454,12 +449,7 @@ impl SortedOps {
 
     /// The key and value of op `i`.
     fn op_bytes(&self, i: usize) -> (&[u8], &[u8]) {
-        let start = if i == 0 { 0 } else { self.ops[i - 1].value_end };
-        let op = &self.ops[i];
-        (
-            &self.bytes[start..op.key_end],
-            &self.bytes[op.key_end..op.value_end],
-        )
+        op_bytes(&self.bytes, &self.ops, i)
     }
 
     /// Writes every op, in the stage's order, which is ascending key order within each table.
@@ -537,6 +527,14 @@ impl SortedOps {
         }
         Ok(())
     }
+}
+
+/// The key and value of op `i` of `ops`, whose bytes follow each other in `bytes` (an op's
+/// key starts where the previous op's value ends).
+fn op_bytes<'b>(bytes: &'b [u8], ops: &[StagedOp], i: usize) -> (&'b [u8], &'b [u8]) {
+    let start = if i == 0 { 0 } else { ops[i - 1].value_end };
+    let op = &ops[i];
+    (&bytes[start..op.key_end], &bytes[op.key_end..op.value_end])
 }
 
 /// Where [`Stage::apply`] puts an op: (table, the key's first 16 bytes, key length << 32 | op
