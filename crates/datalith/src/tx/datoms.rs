@@ -62,6 +62,22 @@ struct Entry {
     next: u32,
 }
 
+impl Entry {
+    /// A datom the database does not hold, asserted by the transaction (not yet chained).
+    fn asserted(e: EntityId, a: AttrId, av: AvBytes, value: Value) -> Entry {
+        Entry {
+            e,
+            a,
+            av,
+            value,
+            original: false,
+            now: true,
+            touched: true,
+            next: NONE,
+        }
+    }
+}
+
 /// Where the state of one datom is known from.
 #[derive(Clone, Copy)]
 enum Seen {
@@ -202,16 +218,7 @@ impl<'a> DatomBuilder<'a> {
                 }
             }
         }
-        self.entries.push(Entry {
-            e,
-            a: attr.id,
-            av: b,
-            value: v,
-            original: false,
-            now: true,
-            touched: true,
-            next: NONE,
-        });
+        self.entries.push(Entry::asserted(e, attr.id, b, v));
         Ok(())
     }
 
@@ -381,16 +388,7 @@ impl<'a> DatomBuilder<'a> {
             if let MapEntry::Vacant(slot) = self.heads.entry((e, a)) {
                 let i = self.entries.len() as u32;
                 slot.insert((i, i));
-                self.entries.push(Entry {
-                    e,
-                    a,
-                    av: b,
-                    value: v,
-                    original: false,
-                    now: true,
-                    touched: true,
-                    next: NONE,
-                });
+                self.entries.push(Entry::asserted(e, a, b, v));
                 if one {
                     self.asserted_one.insert((e, a), i);
                 }
