@@ -87,3 +87,15 @@ pub const MAX_RETAINED_BATCH_SNAPSHOTS: usize = 8;
 /// AVE entry (entity ids read a page at a time) costs about this many times less than an EAV
 /// lookup.
 pub const VALUES_SCAN_SHARE: u64 = 12;
+
+/// Under `MDB_WRITEMAP` the warmer (`kv::warm`) faults in the file region a batch will likely
+/// grow into, this many bytes per byte of the batch's size hint (what `EnvShared::ensure_room`
+/// also assumes: LMDB needs about twice the payload in pages while copying on write, plus
+/// branch pages) ...
+pub const WARM_AHEAD_PER_BATCH_BYTE: usize = 3;
+/// ... at least this much (a batch of small transactions still grows the file a little, and
+/// one `madvise` per megabyte is cheaper than one per batch) ...
+pub const WARM_AHEAD_MIN_BYTES: usize = 1 << 20;
+/// ... and at most this much: the pages it faults in are written back as zeros if LMDB never
+/// uses them, so a wild size hint must not dirty gigabytes.
+pub const WARM_AHEAD_MAX_BYTES: usize = 64 << 20;

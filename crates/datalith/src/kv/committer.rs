@@ -254,6 +254,7 @@ fn commit_batch(
             .env
             .write_txn()
             .map_err(|e| shared.poison(KvError::from(e)))?;
+        shared.warm_ahead(&txn, bytes);
         // Begun while the write transaction is open: exactly the state the batch starts from.
         // Never waits for a reader slot (a reader may be waiting for this very commit).
         let before = if want {

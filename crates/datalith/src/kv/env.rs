@@ -15,6 +15,7 @@ use super::gate::ReaderGate;
 use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
 use super::read::ReadTxn;
 use super::table::{Table, TableKind};
+use super::warm::Warmer;
 use crate::limits;
 
 /// Name of the table holding Datalith's own metadata (format magic and version).
@@ -57,6 +58,8 @@ impl CommitStats {
 
 /// State shared by the environment handle, its readers and the committer thread.
 pub(crate) struct EnvShared {
+    /// Declared before `env`: it stops its helper before the map can go away.
+    warmer: Option<Warmer>,
     pub(crate) env: lmdb::Env,
     /// Datalith's own metadata table (format magic, version, the table catalog).
     meta: Dbi,
@@ -117,6 +120,16 @@ impl EnvShared {
         Ok(())
     }
 
+    /// At the start of a batch of about `bytes` (its size hint), under `MDB_WRITEMAP`: has the
+    /// warmer fault in the region past the used end that the batch will likely write.
+    pub(crate) fn warm_ahead(&self, txn: &lmdb::RwTxn, bytes: usize) {
+        let Some(warmer) = &self.warmer else { return };
+        let map = self.map_bytes.load(Ordering::Acquire);
+        if let Some(base) = map_base(txn, self.meta, self.page_bytes, map) {
+            warmer.ahead(base, map, self.used_bytes(), bytes);
+        }
+    }
+
     /// Whether the map is getting full (an early growth is due).
     pub(crate) fn map_getting_full(&self) -> bool {
         let map = self.map_bytes.load(Ordering::Acquire);
@@ -151,10 +164,15 @@ impl EnvShared {
             target = target.saturating_mul(2);
         }
         let target = round_up(target.min(limits::MAX_MAP_BYTES), self.page_bytes);
-        // SAFETY: LMDB allows `mdb_env_set_mapsize` only while this process has no open
-        // transaction. The committer is the only writer and calls this between transactions;
-        // the reader gate guarantees no read transaction is open while `resize` runs.
-        let resize = || unsafe { self.env.resize(target) };
+        let resize = || {
+            // The warmer must not fault pages of the mapping being replaced.
+            let _remap = self.warmer.as_ref().map(Warmer::remapping);
+            // SAFETY: LMDB allows `mdb_env_set_mapsize` only while this process has no open
+            // transaction. The committer is the only writer and calls this between
+            // transactions; the reader gate guarantees no read transaction is open while
+            // `resize` runs.
+            unsafe { self.env.resize(target) }
+        };
         let result = if forced {
             // Snapshots kept only for reports would make this wait forever if their holder
             // waits for this commit: let them go.
@@ -249,7 +267,12 @@ impl Environment {
         let meta = check_or_init_meta(&env, &path)?;
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
+        let warmer = match flags.contains(EnvFlags::WRITE_MAP) {
+            true => Some(Warmer::start()?),
+            false => None,
+        };
         let shared = Arc::new(EnvShared {
+            warmer,
             env,
             meta,
             path,
@@ -570,6 +593,24 @@ fn validate_table_name(name: &str) -> Result<(), KvError> {
     }
 }
 
+/// The address of the memory map, which LMDB does not report (`me_mapaddr` is only set for
+/// `MDB_FIXEDMAP`): the meta table's magic lives on a page of the map, and every LMDB page
+/// begins with its own page number. Only a hint for the warmer, so checked for plausibility,
+/// and `None` when implausible.
+fn map_base(txn: &lmdb::RwTxn, meta: Dbi, page_bytes: usize, map_bytes: usize) -> Option<usize> {
+    let value = txn.get(meta, META_MAGIC_KEY).ok()??;
+    let page = (value.as_ptr() as usize) & !(page_bytes - 1);
+    // SAFETY: `page` is the start of the OS page holding `value`, which LMDB returned from the
+    // map: at least a page header is readable there. An LMDB page header starts with the
+    // page number (`pgno_t`, a `size_t`).
+    let pgno = unsafe { std::ptr::read(page as *const usize) };
+    let offset = pgno.checked_mul(page_bytes)?;
+    if offset >= map_bytes {
+        return None;
+    }
+    page.checked_sub(offset)
+}
+
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -670,5 +711,37 @@ fn check_or_init_meta(env: &lmdb::Env, path: &Path) -> Result<Dbi, KvError> {
             wtxn.commit()?;
             Ok(db)
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The warmer's map address is where the kernel mapped `data.mdb`.
+    #[test]
+    fn map_base_is_the_start_of_the_data_file_mapping() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::open(
+            dir.path(),
+            EnvOptions::with_durability(Durability::WriteMapAsync),
+        )
+        .unwrap();
+        let shared = env.shared();
+        let map = shared.map_bytes.load(Ordering::Acquire);
+        let txn = shared.env.write_txn().unwrap();
+        let base = map_base(&txn, shared.meta, shared.page_bytes, map).expect("a plausible base");
+        drop(txn);
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let data_file = dir.path().join("data.mdb");
+        let line = maps
+            .lines()
+            .find(|l| l.ends_with(&*data_file.to_string_lossy()))
+            .expect("data.mdb is mapped");
+        let (start, end) = line.split_once(' ').unwrap().0.split_once('-').unwrap();
+        let start = usize::from_str_radix(start, 16).unwrap();
+        let end = usize::from_str_radix(end, 16).unwrap();
+        assert_eq!(base, start, "{line}");
+        assert_eq!(end - start, map, "{line}");
     }
 }

@@ -13,6 +13,7 @@
 //! - [`handle`]: completion of queued writes.
 //! - [`api`]: the KV operations users call.
 //! - [`gate`]: reader-slot admission and the resize barrier.
+//! - [`warm`]: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
 
 pub mod api;
 pub mod batch_snapshot;
@@ -29,6 +30,7 @@ pub mod stage;
 pub mod table;
 pub mod typed;
 pub mod view;
+mod warm;
 
 pub use api::KvOp;
 pub use batch_snapshot::{BatchSnapshot, OpRange};

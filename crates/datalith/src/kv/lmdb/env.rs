@@ -25,6 +25,10 @@ impl EnvFlags {
     pub(crate) fn empty() -> EnvFlags {
         EnvFlags(0)
     }
+
+    pub(crate) fn contains(self, other: EnvFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
 }
 
 impl std::ops::BitOr for EnvFlags {
