@@ -267,7 +267,9 @@ impl Environment {
         let meta = check_or_init_meta(&env, &path)?;
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
-        let warmer = match flags.contains(EnvFlags::WRITE_MAP) {
+        // Only where commits do not flush the map: a synchronous `msync` would also write the
+        // zero pages the warmer dirtied ahead, on every commit's critical path.
+        let warmer = match flags.contains(EnvFlags::WRITE_MAP | EnvFlags::MAP_ASYNC) {
             true => Some(Warmer::start()?),
             false => None,
         };
