@@ -421,3 +421,85 @@ fn foreign_and_corrupt_files_are_refused_with_typed_errors() {
     let err = Environment::open(dir.path(), EnvOptions::default()).unwrap_err();
     assert!(matches!(err, KvError::Foreign { .. }), "{err:?}");
 }
+
+/// One transaction large enough that the committer sorts the later tables' ops on a helper
+/// thread while LMDB takes the first table's: the result must be the sequential one. Keys
+/// share 16-byte heads (the sort's fix-up of long keys), plain keys are set more than once (the
+/// last write wins), list values are added and removed, and half the keys exist already.
+#[test]
+fn a_large_transaction_over_several_tables_ends_as_its_ops_in_order() {
+    use std::collections::{BTreeMap, BTreeSet};
+    let dir = tempfile::tempdir().unwrap();
+    let env = open(dir.path());
+    let plain = env.table("plain", TableKind::Plain).unwrap();
+    let list_a = env.table("list_a", TableKind::List).unwrap();
+    let list_b = env.table("list_b", TableKind::List).unwrap();
+    let mut plain_model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut lists: [BTreeMap<Vec<u8>, BTreeSet<Vec<u8>>>; 2] = Default::default();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for round in 0..2 {
+        let mut ops = Vec::new();
+        for i in 0..40_000u64 {
+            let r = next();
+            // Long keys with a shared head: "same-16-byte-head/" ++ a small number.
+            let long_key = format!("same-16-byte-head/{}", r % 300).into_bytes();
+            let short_key = (r % 5_000).to_be_bytes().to_vec();
+            let value = (i + round * 1_000_000).to_be_bytes().to_vec();
+            match r % 7 {
+                0 | 1 => {
+                    ops.push(KvOp::put(&plain, short_key.clone(), value.clone()));
+                    plain_model.insert(short_key, value);
+                }
+                2 | 3 => {
+                    ops.push(KvOp::list_add(&list_a, long_key.clone(), value.clone()));
+                    lists[0].entry(long_key).or_default().insert(value);
+                }
+                4 | 5 => {
+                    ops.push(KvOp::list_add(&list_b, short_key.clone(), value.clone()));
+                    lists[1].entry(short_key).or_default().insert(value);
+                }
+                _ => {
+                    // Remove a value added earlier (of this round or the last), if any.
+                    let held = lists[0]
+                        .iter()
+                        .nth((r >> 20) as usize % lists[0].len().max(1));
+                    if let Some((k, vs)) = held {
+                        let (k, v) = (k.clone(), vs.iter().next().unwrap().clone());
+                        ops.push(KvOp::list_remove(&list_a, k.clone(), v.clone()));
+                        let vs = lists[0].get_mut(&k).unwrap();
+                        vs.remove(&v);
+                        if vs.is_empty() {
+                            lists[0].remove(&k);
+                        }
+                    }
+                }
+            }
+        }
+        env.transact_kv(ops).unwrap();
+    }
+    let all = |t: &datalith::kv::Table| -> Vec<(Vec<u8>, Vec<u8>)> {
+        let txn = env.read().unwrap();
+        let v = txn.view();
+        v.range(t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.0.to_vec(), e.1.to_vec())
+            })
+            .collect()
+    };
+    let flatten = |m: &BTreeMap<Vec<u8>, BTreeSet<Vec<u8>>>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        m.iter()
+            .flat_map(|(k, vs)| vs.iter().map(move |v| (k.clone(), v.clone())))
+            .collect()
+    };
+    assert_eq!(all(&plain), plain_model.into_iter().collect::<Vec<_>>());
+    assert_eq!(all(&list_a), flatten(&lists[0]));
+    assert_eq!(all(&list_b), flatten(&lists[1]));
+}

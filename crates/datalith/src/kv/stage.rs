@@ -59,6 +59,8 @@ pub struct Stage {
     order: Vec<SortKey>,
     /// Scratch: a transaction's ops copied out in that order (`apply`).
     sorted: Box<SortedOps>,
+    /// Scratch: the same for the tables after the first, when `apply` splits the work.
+    sorted_rest: Box<SortedOps>,
     /// Per tally, keys created minus keys emptied by the tallied ops applied so far.
     tallies: Vec<(u32, i64)>,
 }
@@ -240,9 +242,11 @@ impl Stage {
             self.bytes.shrink_to(KEEP_BYTES);
             self.ops.shrink_to(KEEP_BYTES / 64);
         }
-        if self.sorted.bytes.capacity() > KEEP_BYTES {
-            self.sorted.bytes.shrink_to(KEEP_BYTES);
-            self.sorted.ops.shrink_to(KEEP_BYTES / 64);
+        for sorted in [&mut self.sorted, &mut self.sorted_rest] {
+            if sorted.bytes.capacity() > KEEP_BYTES {
+                sorted.bytes.shrink_to(KEEP_BYTES);
+                sorted.ops.shrink_to(KEEP_BYTES / 64);
+            }
         }
     }
 
@@ -310,6 +314,74 @@ impl Stage {
                 len_and_op,
             )
         }));
+        let mut sorted = std::mem::take(&mut self.sorted);
+        let mut rest = std::mem::take(&mut self.sorted_rest);
+        let mut tallies = std::mem::take(&mut self.tallies);
+        let result = if order.len() >= SPLIT_APPLY_MIN_OPS {
+            self.apply_split(&mut order, from, &mut sorted, &mut rest, txn, &mut tallies)
+        } else {
+            self.sort_ops(&mut order);
+            self.copy_out(&order, &mut sorted, self.bytes.len() - from.bytes);
+            sorted.apply_sorted(txn, &mut tallies)
+        };
+        self.order = order;
+        self.sorted = sorted;
+        self.sorted_rest = rest;
+        self.tallies = tallies;
+        result
+    }
+
+    /// [`Stage::apply`] of a large transaction: while LMDB takes the first table's ops (a
+    /// transaction's EAV ops), a helper thread sorts and copies out the other tables' (AVE,
+    /// whose values come in no order: the costly sort), so the sort hides behind the writes.
+    /// Tables are independent, and the result is the one order `sort_ops` gives the whole.
+    fn apply_split(
+        &self,
+        order: &mut [SortKey],
+        from: Mark,
+        sorted: &mut SortedOps,
+        rest: &mut SortedOps,
+        txn: &mut RwTxn,
+        tallies: &mut Vec<(u32, i64)>,
+    ) -> Result<(), LmdbError> {
+        // Stable, and usually two runs (ops are staged table by table): a merge.
+        order.sort_by_key(|k| k.0);
+        let first_table = order[0].0;
+        let split = order.partition_point(|k| k.0 == first_table);
+        let (head, tail) = order.split_at_mut(split);
+        // Each part's bytes are bounded by the whole's (a reservation: untouched, it costs
+        // address space, not memory).
+        let bytes = self.bytes.len() - from.bytes;
+        let (first, helped) = std::thread::scope(|scope| {
+            let helper = std::thread::Builder::new()
+                .name("datalith-sort".into())
+                .spawn_scoped(scope, || {
+                    self.sort_ops(tail);
+                    self.copy_out(tail, rest, bytes);
+                });
+            self.sort_ops(head);
+            self.copy_out(head, sorted, bytes);
+            let first = sorted.apply_sorted(txn, tallies);
+            let helped = match helper {
+                Ok(h) => match h.join() {
+                    Ok(()) => true,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+                Err(_) => false,
+            };
+            (first, helped)
+        });
+        if !helped {
+            // No thread to be had: the same work here.
+            self.sort_ops(tail);
+            self.copy_out(tail, rest, bytes);
+        }
+        first?;
+        rest.apply_sorted(txn, tallies)
+    }
+
+    /// Puts `order` in write order (see [`Stage::apply`]).
+    fn sort_ops(&self, order: &mut [SortKey]) {
         // Stable (driftsort): it finds runs already in order (a transaction's EAV ops on new
         // entities) and merges them instead of sorting them again, and keeps ops of one key in
         // staged order by itself, so the op number is left out of the comparison: keys then
@@ -334,30 +406,27 @@ impl Stage {
             }
             start = end;
         }
-        // The ops and their bytes copied out in write order, in one pass whose reads do not
-        // wait on each other (the CPU overlaps their cache misses): LMDB then reads them in
-        // sequence instead of at random across the arena, on a 200K-op transaction ~7% of it.
-        let mut sorted = std::mem::take(&mut self.sorted);
-        sorted.clear();
-        sorted.reserve(order.len(), self.bytes.len() - from.bytes);
-        for k in &order {
+    }
+
+    /// The ops of `order` and their bytes copied out in that order, in one pass whose reads do
+    /// not wait on each other (the CPU overlaps their cache misses): LMDB then reads them in
+    /// sequence instead of at random across the arena, on a 200K-op transaction ~7% of it.
+    /// `bytes` bounds the bytes of those ops (reserved up front: growing would copy).
+    fn copy_out(&self, order: &[SortKey], into: &mut SortedOps, bytes: usize) {
+        into.clear();
+        into.reserve(order.len(), bytes);
+        for k in order {
             let (key, value) = self.op_bytes(op_of(k));
             let op = self.ops[op_of(k)];
-            sorted.bytes.extend_from_slice(key);
-            let key_end = sorted.bytes.len();
-            sorted.bytes.extend_from_slice(value);
-            sorted.ops.push(StagedOp {
+            into.bytes.extend_from_slice(key);
+            let key_end = into.bytes.len();
+            into.bytes.extend_from_slice(value);
+            into.ops.push(StagedOp {
                 key_end,
-                value_end: sorted.bytes.len(),
+                value_end: into.bytes.len(),
                 ..op
             });
         }
-        let mut tallies = std::mem::take(&mut self.tallies);
-        let result = sorted.apply_sorted(txn, &mut tallies);
-        self.order = order;
-        self.sorted = sorted;
-        self.tallies = tallies;
-        result
     }
 
     /// The key and value of op `i`.
@@ -569,6 +638,10 @@ fn add_tally(tallies: &mut Vec<(u32, i64)>, tally: u32, delta: i64) {
         None => tallies.push((tally, delta)),
     }
 }
+
+/// From this many ops on, `Stage::apply` sorts the later tables' ops on a helper thread while
+/// LMDB takes the first table's (a thread costs tens of microseconds; this many ops, ms).
+const SPLIT_APPLY_MIN_OPS: usize = 32 * 1024;
 
 /// Below this many ops a transaction's writes go in staged order (sorting would not pay).
 const SORTED_APPLY_MIN_OPS: usize = 16;
