@@ -125,9 +125,9 @@ impl EnvShared {
     pub(crate) fn warm_ahead(&self, txn: &lmdb::RwTxn, bytes: usize) {
         let Some(warmer) = &self.warmer else { return };
         let map = self.map_bytes.load(Ordering::Acquire);
-        if let Some(base) = map_base(txn, self.meta, self.page_bytes, map) {
-            warmer.ahead(base, map, self.used_bytes(), bytes);
-        }
+        warmer.ahead(map, self.used_bytes(), bytes, || {
+            map_base(txn, self.meta, self.page_bytes, map)
+        });
     }
 
     /// Whether the map is getting full (an early growth is due).

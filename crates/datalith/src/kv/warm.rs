@@ -65,17 +65,30 @@ impl Warmer {
         })
     }
 
-    /// Asks for the region `[used, used + ahead)` of the map at `base` (`map_bytes` long) to
-    /// be faulted in, `ahead` derived from the batch's expected bytes. Never blocks.
-    pub(crate) fn ahead(&self, base: usize, map_bytes: usize, used: usize, batch_bytes: usize) {
+    /// Asks for the region `[used, used + ahead)` of the map (`map_bytes` long, at the address
+    /// `base()` gives) to be faulted in, `ahead` derived from the batch's expected bytes. Does
+    /// nothing while at least half of that is already asked for, so a stream of small batches
+    /// wakes the helper once per half window, not once per batch. Never blocks.
+    pub(crate) fn ahead(
+        &self,
+        map_bytes: usize,
+        used: usize,
+        batch_bytes: usize,
+        base: impl FnOnce() -> Option<usize>,
+    ) {
         let ahead = batch_bytes
             .saturating_mul(limits::WARM_AHEAD_PER_BATCH_BYTE)
             .clamp(limits::WARM_AHEAD_MIN_BYTES, limits::WARM_AHEAD_MAX_BYTES);
+        let warmed_to = self.shared.warmed_to.load(Ordering::Acquire);
+        if warmed_to >= used.saturating_add(ahead / 2) {
+            return;
+        }
         let to = used.saturating_add(ahead).min(map_bytes);
-        let from = used.max(self.shared.warmed_to.load(Ordering::Acquire));
+        let from = used.max(warmed_to);
         if from >= to {
             return;
         }
+        let Some(base) = base() else { return };
         let region = Region {
             generation: self.shared.generation.load(Ordering::Acquire),
             base,
