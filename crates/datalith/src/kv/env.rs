@@ -268,9 +268,10 @@ impl Environment {
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
         // Only where commits do not flush the map: a synchronous `msync` would also write the
-        // zero pages the warmer dirtied ahead, on every commit's critical path.
+        // zero pages the warmer dirtied ahead, on every commit's critical path. It only saves
+        // time, so a thread the system refuses means no warmer, not a failed open.
         let warmer = match flags.contains(EnvFlags::WRITE_MAP | EnvFlags::MAP_ASYNC) {
-            true => Some(Warmer::start()?),
+            true => Warmer::start().ok(),
             false => None,
         };
         let shared = Arc::new(EnvShared {
