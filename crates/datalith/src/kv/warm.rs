@@ -142,10 +142,13 @@ const MADV_POPULATE_WRITE: libc::c_int = 23;
 
 #[cfg(target_os = "linux")]
 fn populate_write(addr: usize, len: usize) {
-    // SAFETY: `addr..addr + len` lies inside the environment's current mapping (the caller
-    // computed it from a page of that mapping and its size, and a resize cannot run while we
-    // hold the remap lock). MADV_POPULATE_WRITE faults pages in writable without changing
-    // their contents. An older kernel answers EINVAL, which we ignore: the warmer is a hint.
+    // SAFETY: MADV_POPULATE_WRITE faults pages in writable without changing a byte of them,
+    // so it cannot break any memory of this process whatever the range. The range is meant to
+    // lie in the environment's current mapping (computed from a page of it and its size; a
+    // resize cannot run while we hold the remap lock), but its base derives from a page number
+    // read from the file: were that corrupt, the call would at worst fault in other memory of
+    // ours or fail with ENOMEM on unmapped addresses. Errors (also EINVAL from kernels before
+    // 5.14) are ignored: the warmer is a hint.
     unsafe {
         libc::madvise(addr as *mut libc::c_void, len, MADV_POPULATE_WRITE);
     }
