@@ -99,3 +99,13 @@ pub const WARM_AHEAD_MIN_BYTES: usize = 1 << 20;
 /// ... and at most this much: the pages it faults in are written back as zeros if LMDB never
 /// uses them, so a wild size hint must not dirty gigabytes.
 pub const WARM_AHEAD_MAX_BYTES: usize = 64 << 20;
+
+/// Where commits flush their data pages (`Durable`, `NoMetaSync`), a commit whose batch staged at
+/// least this many operations has the flusher (`kv::flush`) start write-back of its pages while
+/// LMDB is still writing them. Below it a commit dirties a few pages, which its own `fdatasync`
+/// writes back sooner than a helper thread could be woken.
+pub const FLUSH_AHEAD_MIN_OPS: usize = 256;
+/// How often the flusher asks the kernel to start write-back during such a commit. Measured on
+/// workload W at batch 1 (~1,300 dirty pages a commit): 30 us to 1 ms all took the same share
+/// of write-back off the committer; 200 us keeps the helper's own CPU small.
+pub const FLUSH_AHEAD_INTERVAL_MICROS: u64 = 200;

@@ -321,7 +321,10 @@ fn commit_batch(
                 cause: "injected failure".into(),
             }));
         }
-        match txn.commit() {
+        let flushing = shared.flush_ahead(stage.len());
+        let committed = txn.commit();
+        drop(flushing);
+        match committed {
             Ok(()) => {}
             Err(e) if is_map_full(&e) => {
                 drop(before);

@@ -63,6 +63,12 @@ impl Durability {
         Durability::ALL.into_iter().find(|d| d.label() == s)
     }
 
+    /// Whether LMDB flushes data pages inside each commit (`fdatasync`), so starting their
+    /// write-back early takes work off the committer.
+    pub(crate) fn flushes_data_at_commit(self) -> bool {
+        matches!(self, Durability::Durable | Durability::NoMetaSync)
+    }
+
     /// Whether a completed write survives a machine crash.
     pub fn survives_power_loss(self) -> bool {
         matches!(self, Durability::Durable)

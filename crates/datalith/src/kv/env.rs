@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use super::committer::{self, BoxedRequest, Outcome, WriteRequest};
 use super::durability::{Durability, EnvOptions};
 use super::error::KvError;
+use super::flush::{Flusher, Flushing};
 use super::gate::ReaderGate;
 use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
 use super::read::ReadTxn;
@@ -60,6 +61,8 @@ impl CommitStats {
 pub(crate) struct EnvShared {
     /// Declared before `env`: it stops its helper before the map can go away.
     warmer: Option<Warmer>,
+    /// Where commits flush their data pages: starts their write-back ahead (`kv::flush`).
+    flusher: Option<Flusher>,
     pub(crate) env: lmdb::Env,
     /// Datalith's own metadata table (format magic, version, the table catalog).
     meta: Dbi,
@@ -128,6 +131,14 @@ impl EnvShared {
         warmer.ahead(map, self.used_bytes(), bytes, || {
             map_base(txn, self.meta, self.page_bytes, map)
         });
+    }
+
+    /// Around the commit of a batch that staged `ops` operations: has the flusher start
+    /// write-back of the commit's pages while LMDB writes them, if the batch is large enough to
+    /// be worth it. Write-back stops when the guard is dropped.
+    pub(crate) fn flush_ahead(&self, ops: usize) -> Option<Flushing<'_>> {
+        let flusher = self.flusher.as_ref()?;
+        (ops >= limits::FLUSH_AHEAD_MIN_OPS).then(|| flusher.during_commit())
     }
 
     /// Whether the map is getting full (an early growth is due).
@@ -274,8 +285,14 @@ impl Environment {
             true => Warmer::start().ok(),
             false => None,
         };
+        // Likewise only a saving: without a descriptor or a thread, commits flush by themselves.
+        let flusher = match options.durability.flushes_data_at_commit() {
+            true => env.data_fd().ok().and_then(|fd| Flusher::start(fd).ok()),
+            false => None,
+        };
         let shared = Arc::new(EnvShared {
             warmer,
+            flusher,
             env,
             meta,
             path,

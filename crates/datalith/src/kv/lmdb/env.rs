@@ -166,6 +166,14 @@ impl Env {
         self.inner.ptr.as_ptr()
     }
 
+    /// The descriptor LMDB writes the data file through (owned by LMDB: duplicate it to keep it).
+    pub(crate) fn data_fd(&self) -> Result<std::os::fd::RawFd, LmdbError> {
+        let mut fd: ffi::mdb_filehandle_t = -1;
+        // SAFETY: valid environment and out pointer.
+        check(unsafe { ffi::mdb_env_get_fd(self.as_ptr(), &mut fd) })?;
+        Ok(fd)
+    }
+
     /// Map size and last used page.
     pub(crate) fn info(&self) -> EnvInfo {
         // SAFETY: MDB_envinfo is plain data; the environment is open.
