@@ -23,10 +23,12 @@ use std::sync::Arc;
 use super::batch_snapshot::{BatchSnapshot, OpRange};
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
+use super::lmdb::{LmdbError, RwTxn};
+use super::pending::Pending;
 use super::read::{ReadTxn, Snapshot};
 use super::stage::Stage;
 use super::view::View;
-use crate::limits::{MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
+use crate::limits::{DEFER_MAX_OPS, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
 
 /// Why a request was not applied; the request keeps its own detailed error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +115,15 @@ pub trait WriteRequest: Send + 'static {
         false
     }
 
+    /// Whether the committer may write this request's staged ops into LMDB later in the
+    /// batch, with other requests' in one sorted pass, instead of right after its `prepare`
+    /// (`kv::pending`). Saying yes is a promise: any read of `prepare` may then fail with
+    /// [`KvError::PendingWrites`], after which `prepare` must return `Err(Rejected)` and will
+    /// run again from the start; so it must not change the [`BatchState`] before its last read.
+    fn defers_apply(&self) -> bool {
+        false
+    }
+
     /// Hands an applied request its batch's snapshot and where its writes sit in it; called
     /// after the commit, before [`WriteRequest::finish`], if the snapshot could be taken.
     fn attach_batch_snapshot(&mut self, _batch: &Arc<BatchSnapshot>, _ops: OpRange) {}
@@ -129,6 +140,8 @@ pub(crate) struct Runner {
     outcomes: Vec<Option<bool>>,
     /// Per applied request (same order as `outcomes`), its ops in `stage`.
     ops: Vec<OpRange>,
+    /// The batch's staged ops not yet written into LMDB.
+    pending: Pending,
     bytes: usize,
 }
 
@@ -155,18 +168,17 @@ impl Runner {
         }
         shared.stats.record_batch(self.batch.len());
         let want = self.batch.iter().any(|r| r.wants_batch_snapshot());
-        let (result, before) = match commit_batch(
-            shared,
-            &mut self.batch,
-            &mut self.stage,
-            &mut self.outcomes,
-            &mut self.ops,
-            self.bytes,
-            want,
-        ) {
-            Ok(before) => (Ok(()), before),
-            Err(e) => (Err(e), None),
+        let scratch = Scratch {
+            stage: &mut self.stage,
+            outcomes: &mut self.outcomes,
+            ops: &mut self.ops,
+            pending: &mut self.pending,
         };
+        let (result, before) =
+            match commit_batch(shared, &mut self.batch, scratch, self.bytes, want) {
+                Ok(before) => (Ok(()), before),
+                Err(e) => (Err(e), None),
+            };
         let snapshot = match before {
             Some(before) => {
                 // The stage itself moves to the snapshot (replays stop at a request's end, so
@@ -229,26 +241,42 @@ pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
     }
 }
 
-/// Applies and commits one batch; fills `outcomes` with whether each request was applied and
-/// `ops` with the stage ops of each applied request. With `want`, returns a snapshot of the
-/// state before the batch when a reader slot was free.
+/// What a batch fills in: the stage, whether each request was applied (`outcomes`), the
+/// stage ops of each applied request (`ops`), and the ops not yet written (`pending`).
+struct Scratch<'a> {
+    stage: &'a mut Stage,
+    outcomes: &'a mut Vec<Option<bool>>,
+    ops: &'a mut Vec<OpRange>,
+    pending: &'a mut Pending,
+}
+
+/// Applies and commits one batch. With `want`, returns a snapshot of the state before the
+/// batch when a reader slot was free.
 fn commit_batch(
     shared: &Arc<EnvShared>,
     batch: &mut [BoxedRequest],
-    stage: &mut Stage,
-    outcomes: &mut Vec<Option<bool>>,
-    ops: &mut Vec<OpRange>,
+    scratch: Scratch<'_>,
     bytes: usize,
     want: bool,
 ) -> Result<Option<ReadTxn>, KvError> {
+    let Scratch {
+        stage,
+        outcomes,
+        ops,
+        pending,
+    } = scratch;
     if let Some(cause) = shared.poison_cause() {
         return Err(KvError::Poisoned { cause });
     }
     shared.ensure_room(bytes)?;
+    // Cleared when a request that defers its writes did not fail a read that met pending ones:
+    // the batch is then redone with every request's writes applied right after it.
+    let mut may_defer = true;
     loop {
         outcomes.clear();
         ops.clear();
         stage.clear();
+        pending.clear();
         let mut state = BatchState::default();
         let mut txn = shared
             .env
@@ -263,28 +291,94 @@ fn commit_batch(
             None
         };
         let mut map_full = false;
-        for req in batch.iter_mut() {
-            let mark = stage.mark();
-            let start = stage.len();
-            let view = View::new(&txn);
-            match req.prepare(view, stage, &mut state) {
-                Ok(()) => match stage.apply(mark, &mut txn) {
+        let mut redo_in_order = false;
+        'requests: for req in batch.iter_mut() {
+            let defer = may_defer && req.defers_apply();
+            if !defer {
+                // It reads LMDB as it is: everything before it must be there.
+                if let Err(e) = apply_pending(pending, stage, &mut txn) {
+                    match is_map_full(&e) {
+                        true => map_full = true,
+                        false => return Err(fail(shared, txn, e)),
+                    }
+                    break;
+                }
+            }
+            loop {
+                let mark = stage.mark();
+                let start = stage.len();
+                let view = match defer {
+                    true => View::new(&txn).with_pending(pending),
+                    false => View::new(&txn),
+                };
+                let prepared = req.prepare(view, stage, &mut state);
+                let hit = pending.take_hit();
+                let applied = match prepared {
+                    Err(Rejected) if hit => {
+                        // A read met writes of earlier requests still pending: write them, drop
+                        // what this request staged, and run it again.
+                        stage.rollback(mark);
+                        if let Err(e) = apply_pending(pending, stage, &mut txn) {
+                            match is_map_full(&e) {
+                                true => map_full = true,
+                                false => return Err(fail(shared, txn, e)),
+                            }
+                            break 'requests;
+                        }
+                        continue;
+                    }
+                    Ok(()) if hit => {
+                        // The request went on past a failed read (breaking its promise): its
+                        // state is suspect, and it may have touched the batch state.
+                        redo_in_order = true;
+                        break 'requests;
+                    }
+                    Ok(()) if defer && stage.len() - start >= DEFER_MAX_OPS => {
+                        // Large enough to be written well on its own: with what is pending,
+                        // now, in one sorted pass, and no bounds to keep for it.
+                        pending.include(mark);
+                        apply_pending(pending, stage, &mut txn)
+                    }
+                    Ok(()) if defer => {
+                        pending.note(stage, mark);
+                        Ok(())
+                    }
+                    Ok(()) => stage.apply(mark, &mut txn),
+                    Err(Rejected) => {
+                        stage.rollback(mark);
+                        outcomes.push(Some(false));
+                        break;
+                    }
+                };
+                match applied {
                     Ok(()) => {
                         outcomes.push(Some(true));
                         ops.push(start..stage.len());
                     }
                     Err(e) if is_map_full(&e) => {
                         map_full = true;
-                        break;
+                        break 'requests;
                     }
-                    Err(e) => {
-                        txn.abort();
-                        return Err(shared.poison(KvError::from(e)));
-                    }
-                },
-                Err(Rejected) => {
-                    stage.rollback(mark);
-                    outcomes.push(Some(false));
+                    Err(e) => return Err(fail(shared, txn, e)),
+                }
+                break;
+            }
+        }
+        if redo_in_order {
+            debug_assert!(
+                false,
+                "a request that defers its writes ignored a failed read"
+            );
+            txn.abort();
+            drop(before);
+            may_defer = false;
+            continue;
+        }
+        if !map_full {
+            if let Err(e) = apply_pending(pending, stage, &mut txn) {
+                match is_map_full(&e) {
+                    true => map_full = true,
+                    false => return Err(fail(shared, txn, e)),
                 }
             }
         }
@@ -350,6 +444,26 @@ fn commit_batch(
         shared.after_commit();
         return Ok(before);
     }
+}
+
+/// Writes the batch's pending ops (all of them, sorted together) into LMDB.
+fn apply_pending(
+    pending: &mut Pending,
+    stage: &mut Stage,
+    txn: &mut RwTxn,
+) -> Result<(), LmdbError> {
+    if let Some(from) = pending.from() {
+        stage.apply(from, txn)?;
+    }
+    pending.clear();
+    Ok(())
+}
+
+/// An LMDB error while writing the batch: the transaction is dropped, the environment
+/// poisoned.
+fn fail(shared: &EnvShared, txn: RwTxn, e: LmdbError) -> KvError {
+    txn.abort();
+    shared.poison(KvError::from(e))
 }
 
 impl KvError {

@@ -74,6 +74,11 @@ pub enum KvError {
     /// The environment has been closed.
     #[error("environment is closed")]
     Closed,
+    /// Inside the committer only: a read of a request's `prepare` may have missed writes of
+    /// earlier requests of its batch that are staged but not yet applied. The committer applies
+    /// them and runs the request again (see `kv::pending`); no caller ever receives it.
+    #[error("read met writes of the batch not yet applied (internal; the request is rerun)")]
+    PendingWrites,
     /// The map cannot grow any further.
     #[error("database is full: the map reached {max} bytes")]
     MapLimit { max: usize },

@@ -26,6 +26,7 @@ mod gate;
 pub mod handle;
 pub(crate) mod lmdb;
 pub mod overlay;
+mod pending;
 pub mod read;
 pub mod stage;
 pub mod table;

@@ -72,6 +72,13 @@ pub(crate) struct Mark {
     ops: usize,
 }
 
+impl Mark {
+    /// Ops staged before this mark.
+    pub(crate) fn ops(&self) -> usize {
+        self.ops
+    }
+}
+
 impl Stage {
     fn push(&mut self, kind: OpKind, table: &Table, key: &[u8], value: &[u8]) {
         self.push_placed(kind, Placement::Search, table, key, value);
@@ -225,6 +232,11 @@ impl Stage {
             bytes: self.bytes.len(),
             ops: self.ops.len(),
         }
+    }
+
+    /// Each op's table id and key, from `from` on.
+    pub(crate) fn keys_from(&self, from: Mark) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        (from.ops..self.ops.len()).map(|i| (self.ops[i].table, self.op_bytes(i).0))
     }
 
     pub(crate) fn rollback(&mut self, mark: Mark) {

@@ -6,6 +6,7 @@ use super::error::KvError;
 use super::lmdb::cursor::{Op, Pair};
 use super::lmdb::{Cursor, LmdbError, RoTxn};
 use super::overlay::{self, Merge, Overlay, TableOverlay};
+use super::pending::{Hi, Lo, Pending};
 use super::table::{Table, TableKind};
 use std::ops::Bound;
 
@@ -17,6 +18,9 @@ use std::ops::Bound;
 pub struct View<'t> {
     pub(crate) txn: &'t RoTxn,
     pub(crate) overlay: Option<&'t Overlay>,
+    /// In the committer: the batch's writes not yet applied to `txn`, which every read checks
+    /// it cannot miss (`kv::pending`).
+    pending: Option<&'t Pending>,
 }
 
 /// A `(key, value)` pair borrowed from the memory map (zero copy).
@@ -43,14 +47,45 @@ fn lmdb<T>(r: Result<T, LmdbError>) -> Result<T, KvError> {
 
 impl<'t> View<'t> {
     pub(crate) fn new(txn: &'t RoTxn) -> View<'t> {
-        View { txn, overlay: None }
+        View {
+            txn,
+            overlay: None,
+            pending: None,
+        }
+    }
+
+    /// This view failing every read that may miss one of `pending`'s unapplied writes.
+    pub(crate) fn with_pending(self, pending: &'t Pending) -> View<'t> {
+        View {
+            pending: Some(pending),
+            ..self
+        }
+    }
+
+    /// Fails a read of `[lo, hi]` in `table` that may miss an unapplied write of the batch.
+    #[inline]
+    fn check(&self, table: &Table, lo: Lo<'_>, hi: Hi<'_>) -> Result<(), KvError> {
+        match self.pending {
+            None => Ok(()),
+            Some(p) => p.check(table, lo, hi),
+        }
+    }
+
+    #[inline]
+    fn check_key(&self, table: &Table, key: &[u8]) -> Result<(), KvError> {
+        self.check(table, Lo::Key(key), Hi::Key(key))
+    }
+
+    #[inline]
+    fn check_all(&self, table: &Table) -> Result<(), KvError> {
+        self.check(table, Lo::Unbounded, Hi::Unbounded)
     }
 
     /// This view with `overlay` merged into every read (replacing any overlay it had).
     pub fn with_overlay(self, overlay: &'t Overlay) -> View<'t> {
         View {
-            txn: self.txn,
             overlay: Some(overlay),
+            ..self
         }
     }
 
@@ -70,7 +105,10 @@ impl<'t> View<'t> {
 
     /// This view without its overlay (the snapshot underneath).
     fn base(&self) -> View<'t> {
-        View::new(self.txn)
+        View {
+            overlay: None,
+            ..*self
+        }
     }
 
     /// The value stored under `key` (the first value for a list table).
@@ -78,6 +116,7 @@ impl<'t> View<'t> {
         if key.is_empty() {
             return Ok(None);
         }
+        self.check_key(table, key)?;
         if let Some(o) = self.patch(table) {
             return match o {
                 TableOverlay::Plain(m) => match m.get(key) {
@@ -102,6 +141,7 @@ impl<'t> View<'t> {
         if bounds_are_empty(lower, upper) {
             return Ok(Box::new(std::iter::empty()));
         }
+        self.check(table, Lo::of(lower), Hi::of(upper))?;
         if let Some(o) = self.patch(table) {
             let forward = direction == Direction::Forward;
             let base = self.base().range(table, lower, upper, direction)?;
@@ -136,6 +176,7 @@ impl<'t> View<'t> {
             }
             return Ok(());
         }
+        self.check(table, Lo::of(lower), Hi::of(upper))?;
         let mut it = RangeIter::new(self.txn, table, lower, upper, Direction::Forward)?;
         while let Some((k, v)) = it.advance()? {
             if !f(k, v)? {
@@ -185,6 +226,7 @@ impl<'t> View<'t> {
     /// With an overlay: the snapshot's count corrected by each entry the overlay mentions
     /// (O(overlay size) lookups).
     pub fn len(&self, table: &Table) -> Result<u64, KvError> {
+        self.check_all(table)?;
         let n = lmdb(self.txn.entries(table.db))?;
         let Some(o) = self.patch(table) else {
             return Ok(n);
@@ -214,6 +256,16 @@ impl<'t> View<'t> {
 
     /// First entry in key order.
     pub fn first(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
+        let first = self.first_unchecked(table)?;
+        // Only a pending key at or before the first one could change the answer.
+        match first {
+            Some((k, _)) => self.check(table, Lo::Unbounded, Hi::Key(k))?,
+            None => self.check_all(table)?,
+        }
+        Ok(first)
+    }
+
+    fn first_unchecked(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
         if self.patch(table).is_some() {
             return self
                 .range(
@@ -230,6 +282,16 @@ impl<'t> View<'t> {
 
     /// Last entry in key order.
     pub fn last(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
+        let last = self.last_unchecked(table)?;
+        // Only a pending key at or after the last one could change the answer.
+        match last {
+            Some((k, _)) => self.check(table, Lo::Key(k), Hi::Unbounded)?,
+            None => self.check_all(table)?,
+        }
+        Ok(last)
+    }
+
+    fn last_unchecked(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
         if self.patch(table).is_some() {
             return self
                 .range(
@@ -250,6 +312,7 @@ impl<'t> View<'t> {
         if key.is_empty() {
             return Ok(Box::new(std::iter::empty()));
         }
+        self.check_key(table, key)?;
         if let Some(o) = self.patch(table) {
             let TableOverlay::List(m) = o else {
                 return self.base().list(table, key);
@@ -305,6 +368,7 @@ impl<'t> View<'t> {
         if key.is_empty() {
             return Ok(());
         }
+        self.check_key(table, key)?;
         if self.patch(table).is_some() {
             for v in self.list(table, key)? {
                 if !f(v?)? {
@@ -331,6 +395,7 @@ impl<'t> View<'t> {
             Some(w) if self.patch(table).is_none() && !key.is_empty() => usize::from(w),
             _ => return self.list_each(table, key, |v| f(v, v.len())),
         };
+        self.check_key(table, key)?;
         let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
         if let Some((_, first)) = lmdb(cursor.seek_exact(key))? {
             fixed_pages(&mut cursor, first, |b| f(b, width))?;
@@ -355,6 +420,7 @@ impl<'t> View<'t> {
             }
             _ => return self.range_each(table, lower, upper, |k, v| f(k, v, v.len())),
         };
+        self.check(table, Lo::of(lower), Hi::of(upper))?;
         let lower = match lower {
             Bound::Included([]) | Bound::Excluded([]) => Bound::Unbounded,
             b => b,
@@ -414,6 +480,7 @@ impl<'t> View<'t> {
         if key.is_empty() {
             return Ok(false);
         }
+        self.check_key(table, key)?;
         if let Some(TableOverlay::List(m)) = self.patch(table) {
             if let Some(p) = m.get(key) {
                 if let Some(present) = p.values.get(value) {
@@ -564,6 +631,7 @@ impl<'t> ListReader<'t> {
         if key.is_empty() {
             return Ok(());
         }
+        self.view.check_key(&self.table, key)?;
         match &mut self.cursor {
             Some(c) if from.is_empty() => list_walk(c, key, None, f),
             Some(c) if from.len() <= crate::limits::MAX_KEY_BYTES => {

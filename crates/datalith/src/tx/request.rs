@@ -139,6 +139,12 @@ impl WriteRequest for TxRequest {
         self.queries.is_some()
     }
 
+    /// `attempt` reads everything before it touches the batch state, and fails on any read
+    /// error, as deferring asks.
+    fn defers_apply(&self) -> bool {
+        true
+    }
+
     fn attach_batch_snapshot(
         &mut self,
         batch: &Arc<crate::kv::BatchSnapshot>,

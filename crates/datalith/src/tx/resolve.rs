@@ -100,12 +100,14 @@ fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> 
         keys.sort_unstable();
         let mut i = 0;
         while i < keys.len() {
+            // Bounded by the last key sought: nothing past it can answer, and a read no wider
+            // than needed meets fewer of the batch's pending writes (`kv::pending`).
             let seek = r
                 .view
                 .range(
                     &r.t.ave,
                     Bound::Included(keys[i]),
-                    Bound::Unbounded,
+                    Bound::Included(keys[keys.len() - 1]),
                     Direction::Forward,
                 )?
                 .next();
