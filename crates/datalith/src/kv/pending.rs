@@ -253,6 +253,101 @@ impl std::fmt::Debug for Pending {
 }
 
 #[cfg(test)]
+mod view_tests {
+    //! A committer's `View` with pending writes, read by read: a read that may miss one fails,
+    //! one that cannot reads LMDB.
+    use super::*;
+    use crate::kv::{Direction, EnvOptions, Environment, KvOp, TableKind, View};
+
+    /// Runs `read` on a view of a table holding "b" and "d", with `waiting` staged over it.
+    fn read_with_pending<T>(
+        waiting: &[&[u8]],
+        read: impl FnOnce(View<'_>, &Table) -> Result<T, KvError>,
+    ) -> Result<T, KvError> {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::open(dir.path(), EnvOptions::default()).unwrap();
+        let table = env.table("t", TableKind::Plain).unwrap();
+        env.transact_kv(vec![
+            KvOp::put(&table, &b"b"[..], &b"1"[..]),
+            KvOp::put(&table, &b"d"[..], &b"2"[..]),
+        ])
+        .unwrap();
+        let mut stage = Stage::default();
+        let from = stage.mark();
+        for k in waiting {
+            stage.put(&table, k, b"x");
+        }
+        let mut pending = Pending::default();
+        pending.note(&stage, from);
+        let txn = env.shared().env.write_txn().unwrap();
+        let out = read(View::new(&txn).with_pending(&pending), &table);
+        assert_eq!(
+            out.is_err(),
+            pending.take_hit(),
+            "an error is a hit, and only that"
+        );
+        txn.abort();
+        out
+    }
+
+    fn missed<T>(r: Result<T, KvError>) -> bool {
+        matches!(r, Err(KvError::PendingWrites))
+    }
+
+    #[test]
+    fn each_read_fails_exactly_when_a_waiting_key_may_change_it() {
+        use std::ops::Bound::{Excluded, Included, Unbounded};
+        // (waiting keys, read, must fail)
+        type Read = fn(View<'_>, &Table) -> Result<(), KvError>;
+        let rows: &[(&[&[u8]], Read, bool)] = &[
+            (&[b"e"], |v, t| v.last(t).map(drop), true),
+            (&[b"a"], |v, t| v.last(t).map(drop), false),
+            (&[b"a"], |v, t| v.first(t).map(drop), true),
+            (&[b"e"], |v, t| v.first(t).map(drop), false),
+            (&[b"c"], |v, t| v.get(t, b"c").map(drop), true),
+            (&[b"e"], |v, t| v.get(t, b"c").map(drop), false),
+            (
+                &[b"c"],
+                |v, t| {
+                    v.range(t, Included(b"b"), Included(b"d"), Direction::Forward)
+                        .map(drop)
+                },
+                true,
+            ),
+            (
+                &[b"e"],
+                |v, t| {
+                    v.range(t, Included(b"b"), Excluded(b"d"), Direction::Forward)
+                        .map(drop)
+                },
+                false,
+            ),
+            (
+                &[b"e"],
+                |v, t| {
+                    v.range(t, Included(b"b"), Unbounded, Direction::Forward)
+                        .map(drop)
+                },
+                true,
+            ),
+            (&[b"e"], |v, t| v.len(t).map(drop), true),
+            (&[], |v, t| v.len(t).map(drop), false),
+        ];
+        for (i, (waiting, read, fails)) in rows.iter().enumerate() {
+            assert_eq!(missed(read_with_pending(waiting, read)), *fails, "row {i}");
+        }
+    }
+
+    #[test]
+    fn reads_that_cannot_miss_answer_from_lmdb() {
+        let last = read_with_pending(&[b"a"], |v, t| Ok(v.last(t)?.map(|(k, _)| k.to_vec())));
+        assert_eq!(last.unwrap(), Some(b"d".to_vec()));
+        let first = read_with_pending(&[b"e"], |v, t| Ok(v.first(t)?.map(|(k, _)| k.to_vec())));
+        assert_eq!(first.unwrap(), Some(b"b".to_vec()));
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
