@@ -431,23 +431,14 @@ mod tests {
             let mut pending = Pending::default();
             pending.note_keys(keys.iter().map(|(t, k)| (*t, k.as_slice())));
             let (a, b) = (key(&mut rng), key(&mut rng));
-            let lo = if rng.random_bool(0.1) {
-                Lo::Unbounded
-            } else {
-                Lo::Key(&a)
-            };
-            let hi = match rng.random_range(0..4) {
-                0 => Hi::Key(&b),
-                1 | 2 => Hi::Below(&b),
-                _ => Hi::Unbounded,
-            };
+            let (lo, hi) = random_read(&mut rng, &a, &b);
             let table = rng.random_range(0..2u32);
             let ours: Vec<&[u8]> = keys
                 .iter()
                 .filter(|(t, _)| *t == table)
                 .map(|(_, k)| k.as_slice())
                 .collect();
-            if truly_meets_any(&ours, lo, hi) {
+            if truly_meets(&ours, lo, hi) {
                 assert!(
                     pending.check_id(table, lo, hi).is_err(),
                     "keys {ours:?} read {a:?}..{b:?}"
@@ -457,8 +448,20 @@ mod tests {
         }
     }
 
-    fn truly_meets_any(keys: &[&[u8]], lo: Lo<'_>, hi: Hi<'_>) -> bool {
-        !keys.is_empty() && truly_meets(keys, lo, hi)
+    /// A read from `a` (or from the start) up to `b` (inclusive, exclusive, or to the end).
+    fn random_read<'a>(rng: &mut rand::rngs::StdRng, a: &'a [u8], b: &'a [u8]) -> (Lo<'a>, Hi<'a>) {
+        use rand::RngExt;
+        let lo = if rng.random_bool(0.1) {
+            Lo::Unbounded
+        } else {
+            Lo::Key(a)
+        };
+        let hi = match rng.random_range(0..4) {
+            0 => Hi::Key(b),
+            1 | 2 => Hi::Below(b),
+            _ => Hi::Unbounded,
+        };
+        (lo, hi)
     }
 
     #[test]
@@ -475,16 +478,7 @@ mod tests {
                 .collect();
             let keys: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
             let (a, b) = (word(&mut rng), word(&mut rng));
-            let lo = if rng.random_bool(0.1) {
-                Lo::Unbounded
-            } else {
-                Lo::Key(&a)
-            };
-            let hi = match rng.random_range(0..4) {
-                0 => Hi::Key(&b),
-                1 | 2 => Hi::Below(&b),
-                _ => Hi::Unbounded,
-            };
+            let (lo, hi) = random_read(&mut rng, &a, &b);
             if truly_meets(&keys, lo, hi) {
                 assert!(meets(&keys, lo, hi), "keys {keys:?} read {a:?}..{b:?}");
             }
