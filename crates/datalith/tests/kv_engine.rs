@@ -503,3 +503,127 @@ fn a_large_transaction_over_several_tables_ends_as_its_ops_in_order() {
     assert_eq!(all(&list_a), flatten(&lists[0]));
     assert_eq!(all(&list_b), flatten(&lists[1]));
 }
+
+/// A request that defers its writes (`WriteRequest::defers_apply`): reads `read` (if any),
+/// records what each of its runs saw, and writes `key` = what it saw (or `missed` when a read
+/// failed and it `swallows` the error, breaking its promise).
+struct Probe {
+    table: datalith::kv::Table,
+    key: &'static [u8],
+    value: &'static [u8],
+    read: Option<&'static [u8]>,
+    swallows: bool,
+    runs: Arc<std::sync::Mutex<Vec<Result<Option<Vec<u8>>, String>>>>,
+    done: crossbeam_channel::Sender<()>,
+}
+
+impl datalith::kv::WriteRequest for Probe {
+    fn size_hint(&self) -> usize {
+        64
+    }
+
+    fn prepare(
+        &mut self,
+        view: datalith::kv::View<'_>,
+        stage: &mut datalith::kv::Stage,
+        _batch: &mut datalith::kv::BatchState,
+    ) -> Result<(), datalith::kv::Rejected> {
+        let mut value = self.value.to_vec();
+        if let Some(k) = self.read {
+            let seen = view
+                .get(&self.table, k)
+                .map(|v| v.map(<[u8]>::to_vec))
+                .map_err(|e| e.to_string());
+            self.runs.lock().unwrap().push(seen.clone());
+            value = match seen {
+                Ok(v) => v.unwrap_or_default(),
+                Err(_) if self.swallows => b"missed".to_vec(),
+                Err(_) => return Err(datalith::kv::Rejected),
+            };
+        }
+        stage.put(&self.table, self.key, &value);
+        Ok(())
+    }
+
+    fn defers_apply(&self) -> bool {
+        true
+    }
+
+    fn finish(self: Box<Self>, _outcome: datalith::kv::Outcome) {
+        let _ = self.done.send(());
+    }
+}
+
+/// A request that keeps the committer busy for a while, so the next ones share a batch.
+struct Busy(Arc<std::sync::atomic::AtomicBool>);
+
+impl datalith::kv::WriteRequest for Busy {
+    fn size_hint(&self) -> usize {
+        0
+    }
+
+    fn prepare(
+        &mut self,
+        _view: datalith::kv::View<'_>,
+        _stage: &mut datalith::kv::Stage,
+        _batch: &mut datalith::kv::BatchState,
+    ) -> Result<(), datalith::kv::Rejected> {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, _outcome: datalith::kv::Outcome) {}
+}
+
+#[test]
+fn a_deferred_request_sees_the_waiting_writes_of_earlier_requests_of_its_batch() {
+    // (the reader swallows a failed read, the value it ends up writing)
+    let table: &[(bool, &[u8])] = &[
+        // Kept promise: the read fails, the waiting write is applied, the rerun sees it.
+        (false, b"a"),
+        // Broken promise: the batch is redone with every write applied at once.
+        (true, b"a"),
+    ];
+    for (swallows, written) in table {
+        let dir = tempfile::tempdir().unwrap();
+        let env = open(dir.path());
+        let t = env.table("t", TableKind::Plain).unwrap();
+        let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        env.submit(Box::new(Busy(busy.clone())));
+        while !busy.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        let (done, finished) = crossbeam_channel::unbounded();
+        let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let probe = |key, value, read, swallows| Probe {
+            table: t.clone(),
+            key,
+            value,
+            read,
+            swallows,
+            runs: runs.clone(),
+            done: done.clone(),
+        };
+        env.submit(Box::new(probe(b"k1", b"a", None, false)));
+        env.submit(Box::new(probe(b"k2", b"", Some(b"k1"), *swallows)));
+        for _ in 0..2 {
+            finished.recv().unwrap();
+        }
+        let runs = runs.lock().unwrap().clone();
+        assert!(runs.len() >= 2, "swallows {swallows}: {runs:?}");
+        // Its first run shared the batch with the writer and met the waiting write.
+        assert!(runs[0].is_err(), "swallows {swallows}: {runs:?}");
+        assert_eq!(
+            runs.last().unwrap(),
+            &Ok(Some(b"a".to_vec())),
+            "swallows {swallows}"
+        );
+        let read = env.read().unwrap();
+        assert_eq!(
+            read.view().get(&t, b"k2").unwrap(),
+            Some(*written),
+            "swallows {swallows}"
+        );
+    }
+}

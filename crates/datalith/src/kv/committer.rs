@@ -365,10 +365,6 @@ fn commit_batch(
             }
         }
         if redo_in_order {
-            debug_assert!(
-                false,
-                "a request that defers its writes ignored a failed read"
-            );
             txn.abort();
             drop(before);
             may_defer = false;
