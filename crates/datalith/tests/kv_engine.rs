@@ -1,7 +1,10 @@
 //! The KV engine: operations, map growth, reader slots, isolation inside a batch, poisoning,
 //! and refusing files that are not ours.
 
+#[path = "common/hold.rs"]
+mod hold;
 use datalith::kv::{Direction, Durability, EnvOptions, Environment, KvError, KvOp, TableKind};
+use hold::hold_committer;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -554,28 +557,6 @@ impl datalith::kv::WriteRequest for Probe {
     }
 }
 
-/// A request that keeps the committer busy for a while, so the next ones share a batch.
-struct Busy(Arc<std::sync::atomic::AtomicBool>);
-
-impl datalith::kv::WriteRequest for Busy {
-    fn size_hint(&self) -> usize {
-        0
-    }
-
-    fn prepare(
-        &mut self,
-        _view: datalith::kv::View<'_>,
-        _stage: &mut datalith::kv::Stage,
-        _batch: &mut datalith::kv::BatchState,
-    ) -> Result<(), datalith::kv::Rejected> {
-        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>, _outcome: datalith::kv::Outcome) {}
-}
-
 #[test]
 fn a_deferred_request_sees_the_waiting_writes_of_earlier_requests_of_its_batch() {
     // (the reader swallows a failed read, the value it ends up writing)
@@ -589,11 +570,7 @@ fn a_deferred_request_sees_the_waiting_writes_of_earlier_requests_of_its_batch()
         let dir = tempfile::tempdir().unwrap();
         let env = open(dir.path());
         let t = env.table("t", TableKind::Plain).unwrap();
-        let busy = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        env.submit(Box::new(Busy(busy.clone())));
-        while !busy.load(std::sync::atomic::Ordering::SeqCst) {
-            std::thread::yield_now();
-        }
+        hold_committer(&env, 200);
         let (done, finished) = crossbeam_channel::unbounded();
         let runs = Arc::new(std::sync::Mutex::new(Vec::new()));
         let probe = |key, value, read, swallows| Probe {

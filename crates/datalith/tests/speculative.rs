@@ -2,12 +2,15 @@
 //! answer exactly as the database after really transacting the same data, and a report's
 //! `db_before`/`db_after` must be the exact states around its transaction.
 
+#[path = "common/hold.rs"]
+mod hold;
 use datalith::api::{Components, Index};
 use datalith::codec::Keyword;
 use datalith::edn::{read_one, Edn};
 use datalith::store::Datom;
 use datalith::tx::TxData;
 use datalith::{Database, Db, DbOptions};
+use hold::hold_committer;
 
 fn tx(s: &str) -> TxData {
     datalith::tx::edn::tx_data_from_edn(&read_one(s).unwrap()).unwrap()
@@ -322,38 +325,6 @@ fn with_reports_errors_like_transact() {
     }
 }
 
-/// A KV-level request that keeps the committer busy for `ms` milliseconds once it runs.
-struct Hold(std::sync::Arc<std::sync::atomic::AtomicBool>, u64);
-
-impl datalith::kv::WriteRequest for Hold {
-    fn size_hint(&self) -> usize {
-        0
-    }
-
-    fn prepare(
-        &mut self,
-        _view: datalith::kv::View<'_>,
-        _stage: &mut datalith::kv::Stage,
-        _batch: &mut datalith::kv::BatchState,
-    ) -> Result<(), datalith::kv::Rejected> {
-        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-        std::thread::sleep(std::time::Duration::from_millis(self.1));
-        Ok(())
-    }
-
-    fn finish(self: Box<Self>, _outcome: datalith::kv::Outcome) {}
-}
-
-/// Returns once the committer is busy (for `ms`) with a batch of its own: requests submitted
-/// now queue up and share the next group commit.
-fn hold_committer(db: &Database, ms: u64) {
-    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    db.env().submit(Box::new(Hold(started.clone(), ms)));
-    while !started.load(std::sync::atomic::Ordering::SeqCst) {
-        std::thread::yield_now();
-    }
-}
-
 /// The requests of one shared group commit, in order: each may depend on the earlier ones
 /// (upserts of entities they created, an attribute one of them defined), one fails alone.
 fn batch_requests() -> Vec<String> {
@@ -396,7 +367,7 @@ fn reports_of_one_shared_batch_have_exact_db_before_and_after() {
     let db = fresh(dir.path());
     // The committer is held while the requests queue up behind it: they share the next
     // group commit.
-    hold_committer(&db, 300);
+    hold_committer(db.env(), 300);
     let handles: Vec<_> = requests.iter().map(|d| db.transact_async(tx(d))).collect();
     let results: Vec<_> = handles.into_iter().map(|h| h.wait()).collect();
     let shared = db.env().commit_counters().largest_batch;
@@ -643,7 +614,7 @@ mod random {
                 }
             }
             // One shared group commit.
-            hold_committer(&batched, 50);
+            hold_committer(batched.env(), 50);
             let handles: Vec<_> = txs.iter().map(|t| batched.transact_async(tx(&edn(t)))).collect();
             for (h, (t, (ok, before, after))) in handles.into_iter().zip(txs.iter().zip(&expected)) {
                 let r = h.wait();
