@@ -6,6 +6,7 @@
 pub mod api;
 pub mod codec;
 pub mod edn;
+pub mod error;
 pub mod kv;
 pub mod limits;
 pub mod pull;
@@ -14,3 +15,4 @@ pub mod store;
 pub mod tx;
 
 pub use api::{Database, Db, DbOptions};
+pub use error::{Anomaly, Category, Error};

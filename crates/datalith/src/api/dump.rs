@@ -31,6 +31,24 @@ pub enum DumpError {
     Io(#[from] std::io::Error),
 }
 
+impl DumpError {
+    /// The error's stable category (see `crate::error`).
+    pub fn category(&self) -> crate::error::Category {
+        match self {
+            DumpError::Store(e) => e.category(),
+            DumpError::Io(e) => crate::error::io_category(e),
+        }
+    }
+
+    /// The error's structured fields (see `crate::error`).
+    pub fn fields(&self) -> Vec<crate::error::Field> {
+        match self {
+            DumpError::Store(e) => e.fields(),
+            DumpError::Io(_) => Vec::new(),
+        }
+    }
+}
+
 impl From<crate::kv::KvError> for DumpError {
     fn from(e: crate::kv::KvError) -> Self {
         DumpError::Store(e.into())

@@ -34,7 +34,7 @@ pub enum CodecError {
     },
     /// A valid tag, but not the type the caller asked for (typed helpers such as
     /// [`decode_long`]).
-    #[error("expected a {expected:?} at byte {offset}, found tag 0x{tag:02x}")]
+    #[error("expected a {} at byte {offset}, found tag 0x{tag:02x}", expected.ident())]
     WrongType {
         /// Where the tag is.
         offset: usize,
@@ -59,6 +59,32 @@ pub enum CodecError {
         /// How many bytes follow it.
         extra: usize,
     },
+}
+
+impl CodecError {
+    /// The error's stable category (see `crate::error`): decoding reads stored bytes, so bytes
+    /// no encoder writes are corrupt data.
+    pub fn category(&self) -> crate::error::Category {
+        match self {
+            CodecError::Truncated { .. }
+            | CodecError::UnknownTag { .. }
+            | CodecError::WrongType { .. }
+            | CodecError::Malformed { .. }
+            | CodecError::TrailingBytes { .. } => crate::error::CORRUPT,
+        }
+    }
+
+    /// The error's structured fields (see `crate::error`).
+    pub fn fields(&self) -> Vec<crate::error::Field> {
+        let offset = match self {
+            CodecError::Truncated { offset, .. }
+            | CodecError::UnknownTag { offset, .. }
+            | CodecError::WrongType { offset, .. }
+            | CodecError::Malformed { offset, .. }
+            | CodecError::TrailingBytes { offset, .. } => *offset,
+        };
+        vec![("offset", crate::edn::Edn::Long(offset as i64))]
+    }
 }
 
 /// Decodes one value from the start of `bytes`; returns it and the bytes used.

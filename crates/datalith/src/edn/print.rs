@@ -200,3 +200,17 @@ fn json(v: &Edn, out: &mut String) {
         Edn::Tagged(_, v) => json(v, out),
     }
 }
+
+/// Values print as EDN (refs as their entity id), so messages can show them with `{}`.
+impl std::fmt::Display for crate::codec::Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&to_edn_string(&super::edn_from_value(self)))
+    }
+}
+
+/// EDN prints as EDN text.
+impl std::fmt::Display for Edn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&to_edn_string(self))
+    }
+}

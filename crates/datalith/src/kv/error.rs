@@ -4,64 +4,68 @@
 use std::path::PathBuf;
 
 use super::lmdb::LmdbError;
+use crate::edn::Edn;
+use crate::error::{self, text_field, Category, Field};
 
 /// An error of the KV engine.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KvError {
     /// A key longer than LMDB accepts (`limits::MAX_KEY_BYTES`).
-    #[error("key of {len} bytes is longer than the limit of {max} bytes (table {table:?})")]
+    #[error("key of {len} bytes is longer than the limit of {max} bytes (table \"{table}\")")]
     KeyTooLong {
         table: String,
         len: usize,
         max: usize,
     },
     /// An empty key: LMDB rejects zero-length keys.
-    #[error("empty key in table {table:?}: keys must be at least one byte")]
+    #[error("empty key in table \"{table}\": keys must be at least one byte")]
     EmptyKey { table: String },
     /// A value too large to store.
-    #[error("value of {len} bytes is larger than the limit of {max} bytes (table {table:?})")]
+    #[error("value of {len} bytes is larger than the limit of {max} bytes (table \"{table}\")")]
     ValueTooLarge {
         table: String,
         len: usize,
         max: usize,
     },
     /// A list (dupsort) value longer than LMDB accepts.
-    #[error("list value of {len} bytes is longer than the limit of {max} bytes (table {table:?})")]
+    #[error(
+        "list value of {len} bytes is longer than the limit of {max} bytes (table \"{table}\")"
+    )]
     ListValueTooLong {
         table: String,
         len: usize,
         max: usize,
     },
     /// A value of another width than a fixed-width list table holds (`fixed_list_table`).
-    #[error("list value of {len} bytes in table {table:?}, whose values have {width} bytes")]
+    #[error("list value of {len} bytes in table \"{table}\", whose values have {width} bytes")]
     ListValueWidth {
         table: String,
         len: usize,
         width: u8,
     },
     /// An insert found its key already present.
-    #[error("key {key:?} already exists in table {table:?}")]
+    #[error("key {} already exists in table \"{table}\"", bytes_text(key))]
     KeyExists { table: String, key: Vec<u8> },
     /// The table does not exist.
-    #[error("no table named {name:?}")]
+    #[error("no table named \"{name}\"")]
     NoSuchTable { name: String },
     /// The table exists with another kind (plain versus list).
-    #[error("table {name:?} is a {actual} table, not a {wanted} table")]
+    #[error("table \"{name}\" is a {actual} table, not a {wanted} table")]
     WrongTableKind {
         name: String,
         actual: &'static str,
         wanted: &'static str,
     },
     /// A table name that is empty, too long, or reserved.
-    #[error("invalid table name {name:?}: {reason}")]
+    #[error("invalid table name \"{name}\": {reason}")]
     InvalidTableName { name: String, reason: &'static str },
     /// Too many tables.
     #[error("too many tables: the limit is {max}")]
     TooManyTables { max: u32 },
     /// A stored value did not have the shape its type needs (e.g. a typed get of a value that
     /// was written as another type).
-    #[error("wrong type in table {table:?}: expected {expected}, found {found}")]
+    #[error("wrong type in table \"{table}\": expected {expected}, found {found}")]
     WrongType {
         table: String,
         expected: &'static str,
@@ -109,20 +113,67 @@ pub enum KvError {
 impl KvError {
     /// Whether the error is the caller's fault (bad input), as opposed to the environment's.
     pub fn is_user_error(&self) -> bool {
-        matches!(
-            self,
+        self.category().is_user_error()
+    }
+
+    /// The error's stable category (see `crate::error`).
+    pub fn category(&self) -> Category {
+        match self {
             KvError::KeyTooLong { .. }
-                | KvError::KeyExists { .. }
-                | KvError::EmptyKey { .. }
-                | KvError::ValueTooLarge { .. }
-                | KvError::ListValueTooLong { .. }
-                | KvError::ListValueWidth { .. }
-                | KvError::NoSuchTable { .. }
-                | KvError::WrongTableKind { .. }
-                | KvError::InvalidTableName { .. }
-                | KvError::TooManyTables { .. }
-                | KvError::WrongType { .. }
-        )
+            | KvError::EmptyKey { .. }
+            | KvError::ValueTooLarge { .. }
+            | KvError::ListValueTooLong { .. }
+            | KvError::ListValueWidth { .. }
+            | KvError::TooManyTables { .. } => error::LIMIT_EXCEEDED,
+            KvError::KeyExists { .. } => error::KEY_EXISTS,
+            KvError::NoSuchTable { .. } => error::NO_SUCH_TABLE,
+            KvError::WrongTableKind { .. } | KvError::InvalidTableName { .. } => {
+                error::INVALID_TABLE
+            }
+            KvError::WrongType { .. } => error::WRONG_VALUE_TYPE,
+            KvError::Poisoned { .. } => error::POISONED,
+            KvError::Closed => error::CLOSED,
+            KvError::PendingWrites => error::PENDING_WRITES,
+            KvError::MapLimit { .. } => error::DATABASE_FULL,
+            KvError::CommitFailed { .. } => error::COMMIT_FAILED,
+            KvError::Corrupt { .. } => error::CORRUPT,
+            KvError::Foreign { .. } => error::FOREIGN_FILE,
+            KvError::UnsupportedFormat { .. } => error::UNSUPPORTED_FORMAT,
+            KvError::Io(e) => error::io_category(e),
+            KvError::Lmdb(_) => error::STORAGE,
+        }
+    }
+
+    /// The error's structured fields (see `crate::error`).
+    pub fn fields(&self) -> Vec<Field> {
+        let n = |k: &'static str, x: usize| (k, Edn::Long(x as i64));
+        match self {
+            KvError::KeyTooLong { table, len, max }
+            | KvError::ValueTooLarge { table, len, max }
+            | KvError::ListValueTooLong { table, len, max } => vec![
+                text_field("table", table),
+                n("length", *len),
+                n("limit", *max),
+            ],
+            KvError::ListValueWidth { table, len, width } => vec![
+                text_field("table", table),
+                n("length", *len),
+                n("width", *width as usize),
+            ],
+            KvError::EmptyKey { table }
+            | KvError::KeyExists { table, .. }
+            | KvError::WrongType { table, .. } => vec![text_field("table", table)],
+            KvError::NoSuchTable { name }
+            | KvError::WrongTableKind { name, .. }
+            | KvError::InvalidTableName { name, .. } => vec![text_field("table", name)],
+            KvError::TooManyTables { max } => vec![n("limit", *max as usize)],
+            KvError::Corrupt { path, .. }
+            | KvError::Foreign { path, .. }
+            | KvError::UnsupportedFormat { path, .. } => {
+                vec![text_field("path", &path.display().to_string())]
+            }
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -138,6 +189,14 @@ impl From<LmdbError> for KvError {
             },
             _ => KvError::Lmdb(e.to_string()),
         }
+    }
+}
+
+/// A key's bytes for a message: its text when it is printable UTF-8, else hex.
+fn bytes_text(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(s) if !s.chars().any(char::is_control) => format!("\"{s}\""),
+        _ => key.iter().map(|b| format!("{b:02x}")).collect::<String>(),
     }
 }
 

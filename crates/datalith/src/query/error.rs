@@ -1,4 +1,7 @@
-//! Query errors.
+//! Query errors. Categories and fields: `crate::error`.
+
+use crate::edn::Edn;
+use crate::error::{self, edn_text_field, Category, Field};
 
 /// Why a query failed.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +53,45 @@ impl From<crate::tx::TxError> for QueryError {
         match e {
             crate::tx::TxError::Store(s) => QueryError::Store(s),
             other => QueryError::Inputs(other.to_string()),
+        }
+    }
+}
+
+impl QueryError {
+    /// The error's stable category (see `crate::error`).
+    pub fn category(&self) -> Category {
+        match self {
+            QueryError::Parse(_) => error::INVALID_QUERY,
+            QueryError::Unbound { .. } => error::INSUFFICIENT_BINDING,
+            QueryError::UnboundFind { .. } => error::UNBOUND_QUERY_VARIABLES,
+            QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
+            QueryError::BadArguments { .. } => error::INVALID_ARGUMENTS,
+            QueryError::UnknownRule { .. } => error::UNKNOWN_RULE,
+            QueryError::UnknownAggregate { .. } => error::INVALID_AGGREGATE,
+            QueryError::Inputs(_) => error::INVALID_INPUT,
+            QueryError::Timeout { .. } => error::TIMEOUT,
+            QueryError::Cancelled => error::CANCELLED,
+            QueryError::Store(e) => e.category(),
+        }
+    }
+
+    /// The error's structured fields (see `crate::error`).
+    pub fn fields(&self) -> Vec<Field> {
+        match self {
+            QueryError::Unbound { var, clause } => vec![
+                edn_text_field("variables", &format!("[{var}]")),
+                edn_text_field("clause", clause),
+            ],
+            QueryError::UnboundFind { var } => {
+                vec![edn_text_field("variables", &format!("#{{{var}}}"))]
+            }
+            QueryError::UnknownFunction { name }
+            | QueryError::BadArguments { name, .. }
+            | QueryError::UnknownRule { name }
+            | QueryError::UnknownAggregate { name } => vec![edn_text_field("name", name)],
+            QueryError::Timeout { ms } => vec![("timeout", Edn::Long(*ms as i64))],
+            QueryError::Store(e) => e.fields(),
+            _ => Vec::new(),
         }
     }
 }

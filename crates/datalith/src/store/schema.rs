@@ -148,6 +148,38 @@ pub enum SchemaError {
     },
 }
 
+impl SchemaError {
+    /// The error's stable category (see `crate::error`): a stored attribute definition that
+    /// does not load is corrupt data (a transaction's schema change is checked before commit).
+    pub fn category(&self) -> crate::error::Category {
+        match self {
+            SchemaError::BadProperty { .. } | SchemaError::Missing { .. } => {
+                crate::error::INVALID_SCHEMA
+            }
+        }
+    }
+
+    /// The error's structured fields (see `crate::error`).
+    pub fn fields(&self) -> Vec<crate::error::Field> {
+        use crate::error::{edn_text_field, keyword_field};
+        match self {
+            SchemaError::BadProperty {
+                ident,
+                property,
+                value,
+            } => vec![
+                keyword_field("entity", ident),
+                keyword_field("attribute", property),
+                edn_text_field("value", value),
+            ],
+            SchemaError::Missing { ident, property } => vec![
+                keyword_field("entity", ident),
+                keyword_field("attribute", property),
+            ],
+        }
+    }
+}
+
 /// The whole schema of a database at one point in time. Immutable; a schema change makes a
 /// new one (readers keep theirs).
 #[derive(Debug, Clone)]
@@ -230,7 +262,7 @@ pub fn attribute_from_datoms(
     let bad = |property, v: &Value| SchemaError::BadProperty {
         ident: name.clone(),
         property,
-        value: format!("{v:?}"),
+        value: v.to_string(),
     };
     let value_type = match find(VALUE_TYPE) {
         Some(Value::Keyword(k)) => ValueType::from_ident(k)

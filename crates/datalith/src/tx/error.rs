@@ -1,6 +1,9 @@
 //! Transaction errors. Every user error names the offending datom or form; a failed
 //! transaction changes nothing.
 
+use crate::error::{
+    self, edn_text_field, entity_field, keyword_field, text_field, Category, Field,
+};
 use crate::kv::KvError;
 use crate::store::StoreError;
 
@@ -95,6 +98,115 @@ impl From<KvError> for TxError {
 impl TxError {
     /// Whether the caller's tx data is at fault (as opposed to the environment).
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, TxError::Store(_) | TxError::IdsExhausted)
+        self.category().is_user_error()
+    }
+
+    /// The error's stable category (see `crate::error`).
+    pub fn category(&self) -> Category {
+        match self {
+            TxError::SnapshotReleased => error::SNAPSHOT_RELEASED,
+            // Datomic: "Unable to resolve entity: :nope" for an unknown attribute too.
+            TxError::UnknownAttribute { .. } => error::NOT_AN_ENTITY,
+            TxError::WrongType { .. } => error::WRONG_TYPE_FOR_ATTRIBUTE,
+            TxError::LookupNotFound { .. } => error::NOT_AN_ENTITY,
+            TxError::LookupNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
+            TxError::IdentNotFound { .. } => error::NOT_AN_ENTITY,
+            TxError::UniqueConflict { .. } => error::UNIQUE_CONFLICT,
+            // Datomic reports a tempid upserted to two entities as a unique conflict.
+            TxError::TempidConflict { .. } => error::UNIQUE_CONFLICT,
+            TxError::DatomConflict { .. } => error::DATOMS_CONFLICT,
+            TxError::CasFailed { .. } => error::CAS_FAILED,
+            TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
+            TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
+            TxError::SchemaChange { .. } => error::INVALID_ALTER_ATTRIBUTE,
+            TxError::UnknownFunction { .. } => error::NOT_A_DATA_FUNCTION,
+            TxError::FunctionFailed { .. } => error::FUNCTION_FAILED,
+            TxError::IdsExhausted => error::IDS_EXHAUSTED,
+            TxError::Store(e) => e.category(),
+        }
+    }
+
+    /// The error's structured fields (see `crate::error`); keys are Datomic's `ex-data` keys
+    /// where it has them (`:entity`, `:e`, `:a`, `:v-old`, `:v`).
+    pub fn fields(&self) -> Vec<Field> {
+        match self {
+            TxError::UnknownAttribute { attr, form } => {
+                vec![keyword_field("entity", attr), edn_text_field("datom", form)]
+            }
+            TxError::WrongType {
+                attr,
+                expected,
+                got,
+                form,
+            } => vec![
+                keyword_field("attribute", attr),
+                keyword_field("expected", expected),
+                edn_text_field("value", got),
+                edn_text_field("datom", form),
+            ],
+            TxError::LookupNotFound { attr, value } => {
+                vec![edn_text_field("entity", &format!("[{attr} {value}]"))]
+            }
+            TxError::LookupNotUnique { attr } => vec![keyword_field("attribute", attr)],
+            TxError::IdentNotFound { ident } => vec![keyword_field("entity", ident)],
+            TxError::UniqueConflict {
+                attr,
+                value,
+                existing,
+                entity,
+            } => vec![
+                keyword_field("attribute", attr),
+                edn_text_field("value", value),
+                entity_field("held-by", *existing),
+                entity_field("asserted-for", *entity),
+            ],
+            TxError::TempidConflict {
+                tempid,
+                first,
+                second,
+            } => vec![
+                edn_text_field("tempid", tempid),
+                entity_field("first", *first),
+                entity_field("second", *second),
+            ],
+            TxError::DatomConflict {
+                entity,
+                attr,
+                first,
+                second,
+            } => vec![
+                entity_field("entity", *entity),
+                keyword_field("attribute", attr),
+                edn_text_field("first", first),
+                edn_text_field("second", second),
+            ],
+            TxError::CasFailed {
+                entity,
+                attr,
+                expected,
+                found,
+            } => vec![
+                entity_field("e", *entity),
+                keyword_field("a", attr),
+                edn_text_field("v-old", expected),
+                edn_text_field("v", found),
+            ],
+            TxError::Malformed { detail, form } => {
+                vec![text_field("detail", detail), edn_text_field("form", form)]
+            }
+            TxError::NoSuchEntity { entity, form } => vec![
+                entity_field("entity", *entity),
+                edn_text_field("datom", form),
+            ],
+            TxError::SchemaChange { attr, reason } => vec![
+                keyword_field("attribute", attr),
+                text_field("reason", reason),
+            ],
+            TxError::UnknownFunction { function } | TxError::FunctionFailed { function, .. } => {
+                vec![keyword_field("function", function)]
+            }
+            TxError::Store(e) => e.fields(),
+            _ => Vec::new(),
+        }
     }
 }
