@@ -133,11 +133,7 @@ pub fn print(db: &Database, path: &Path) -> Result<()> {
     println!("  => in {}", ms(start.elapsed()));
     print!(
         "{}",
-        indent(&crate::shell::session::explain_text(
-            &result,
-            &steps,
-            snapshot.schema()
-        ))
+        indent(&crate::shell::session::explain_text(&result, &steps))
     );
     println!();
 

@@ -271,7 +271,7 @@ impl Session {
                 let t0 = Instant::now();
                 let (result, steps) = snapshot.explain(&to_edn_string(&form), &[])?;
                 let elapsed = t0.elapsed();
-                let text = explain_text(&result, &steps, snapshot.schema());
+                let text = explain_text(&result, &steps);
                 self.out(&text);
                 self.time("", elapsed);
                 return Ok(Flow::Continue);
@@ -394,11 +394,7 @@ impl Session {
 }
 
 /// The plan of `.explain`: steps with estimated and actual sizes, then the result size.
-pub fn explain_text(
-    result: &Edn,
-    steps: &[datalith::query::Step],
-    schema: &datalith::store::Schema,
-) -> String {
+pub fn explain_text(result: &Edn, steps: &[datalith::query::Step]) -> String {
     let head: Vec<String> = ["step", "estimated", "actual"]
         .iter()
         .map(|s| s.to_string())
@@ -407,7 +403,7 @@ pub fn explain_text(
         .iter()
         .map(|s| {
             vec![
-                name_attrs(&s.what, schema),
+                s.what.clone(),
                 s.estimated.to_string(),
                 s.actual.to_string(),
             ]
@@ -462,32 +458,4 @@ impl Balance {
         }
         !self.in_string && self.depth <= 0
     }
-}
-
-/// Replaces the engine's `Attr(101)` in a plan step with the attribute's ident.
-fn name_attrs(what: &str, schema: &datalith::store::Schema) -> String {
-    let mut out = String::with_capacity(what.len());
-    let mut rest = what;
-    while let Some(i) = rest.find("Attr(") {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i + 5..];
-        let digits = tail.chars().take_while(char::is_ascii_digit).count();
-        let ident = tail[..digits]
-            .parse::<u32>()
-            .ok()
-            .filter(|_| tail[digits..].starts_with(')'))
-            .and_then(|id| schema.get(id));
-        match ident {
-            Some(a) => {
-                out.push_str(&a.ident.to_string());
-                rest = &tail[digits + 1..];
-            }
-            None => {
-                out.push_str("Attr(");
-                rest = tail;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }

@@ -85,7 +85,11 @@ impl Db {
                 let Some(a) = c.a else {
                     return Err(TxError::Malformed {
                         detail: "an AVE/AEV walk needs an attribute".into(),
-                        form: format!("{index:?}"),
+                        form: match index {
+                            Index::Aev => ":aevt",
+                            _ => ":avet",
+                        }
+                        .to_string(),
                     });
                 };
                 match (&c.v, index) {

@@ -25,14 +25,14 @@ fn long(name: &str, v: &Value) -> Result<i64, QueryError> {
     match v {
         Value::Long(n) => Ok(*n),
         Value::Ref(n) => Ok(*n as i64),
-        other => Err(bad(name, format!("expected a long, got {other:?}"))),
+        other => Err(bad(name, format!("expected a long, got {other}"))),
     }
 }
 
 fn text<'a>(name: &str, v: &'a Value) -> Result<&'a str, QueryError> {
     match v {
         Value::String(s) => Ok(s),
-        other => Err(bad(name, format!("expected a string, got {other:?}"))),
+        other => Err(bad(name, format!("expected a string, got {other}"))),
     }
 }
 
@@ -64,7 +64,7 @@ fn arith(
     }
     let mut it = args.iter().map(|a| {
         a.as_f64()
-            .ok_or_else(|| bad(name, format!("not a number: {a:?}")))
+            .ok_or_else(|| bad(name, format!("not a number: {a}")))
     });
     let mut acc = match it.next() {
         Some(x) => x?,
@@ -227,7 +227,7 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, QueryError> {
                 Value::String(s) => s.chars().count() as i64,
                 Value::Tuple(t) => t.len() as i64,
                 Value::Bytes(x) => x.len() as i64,
-                other => return Err(bad(name, format!("cannot count {other:?}"))),
+                other => return Err(bad(name, format!("cannot count {other}"))),
             })
         }
         "clojure.string/starts-with?" | "str/starts-with?" | "starts-with?" => {
@@ -266,7 +266,7 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, QueryError> {
             match &args[0] {
                 Value::Keyword(k) | Value::Symbol(k) => Value::String(Arc::from(k.name())),
                 Value::String(s) => Value::String(s.clone()),
-                other => return Err(bad(name, format!("no name for {other:?}"))),
+                other => return Err(bad(name, format!("no name for {other}"))),
             }
         }
         "namespace" => {
@@ -276,7 +276,7 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, QueryError> {
                     Some(ns) => Value::String(Arc::from(ns)),
                     None => return Err(bad(name, "no namespace")),
                 },
-                other => return Err(bad(name, format!("no namespace for {other:?}"))),
+                other => return Err(bad(name, format!("no namespace for {other}"))),
             }
         }
         "vector" | "list" | "tuple" => Value::Tuple(args.iter().cloned().map(Some).collect()),
@@ -300,6 +300,6 @@ pub fn call(name: &str, args: &[Value]) -> Result<Value, QueryError> {
 pub fn display(v: &Value) -> String {
     match v {
         Value::String(s) => s.to_string(),
-        other => format!("{other:?}"),
+        other => other.to_string(),
     }
 }

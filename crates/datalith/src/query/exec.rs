@@ -15,6 +15,7 @@ use super::error::QueryError;
 use super::ir::{AttrTerm, Binding, Clause, Pattern, RuleBody, Term, Var};
 use super::relation::Relation;
 use super::rules;
+use super::show::ClauseText;
 use crate::codec::{Keyword, Value};
 use crate::kv::Direction;
 use crate::store::reader::IndexReader;
@@ -40,6 +41,9 @@ pub struct Ctx<'a> {
     pub deadline: Option<(Instant, u64)>,
     /// Plan steps, when explaining.
     pub trace: Option<Vec<Step>>,
+    /// Variable names of the clauses being run (the query's, or a rule body's while it
+    /// runs), to print steps and errors in query terms.
+    pub var_names: std::sync::Arc<[String]>,
     /// Rule evaluation memo (rule name + bound pattern -> relation).
     pub rule_memo: HashMap<String, Relation>,
     /// AVE entity lists read while estimating, by attribute and value, for the step that
@@ -57,12 +61,24 @@ pub struct Ctx<'a> {
 /// One executed step, for `explain`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
-    /// The clause (or clauses, for a merge scan), printed.
+    /// What ran, in query terms: the clause as written (`[?e :person/name ?n]`); several
+    /// patterns on one entity read together as `merge scan [...] [...]`, and a pattern
+    /// answered as a semijoin as `values held [...]`.
     pub what: String,
     /// Estimated rows after the step.
     pub estimated: u64,
     /// Actual rows after the step.
     pub actual: u64,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}  (estimated {}, actual {})",
+            self.what, self.estimated, self.actual
+        )
+    }
 }
 
 /// Distinct values an attribute may have for lookups to reuse its decoded values.
@@ -152,7 +168,11 @@ impl<'a> Ctx<'a> {
             let clause = todo.remove(i);
             self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
             let before_vars = rel.vars.clone();
-            let mut what = format!("{clause:?}");
+            // Printed only for `explain`: most queries never show their steps.
+            let mut what = match self.trace {
+                Some(_) => self.show().clause(&clause),
+                None => String::new(),
+            };
             rel = match &clause {
                 Clause::Pattern(0, p) => {
                     // Merge scan: every other ready pattern on the same bound entity.
@@ -175,7 +195,7 @@ impl<'a> Ctx<'a> {
                         }
                     }
                     if star.len() > 1 {
-                        what = format!("merge scan {star:?}");
+                        what = self.show_step("merge scan", &star);
                     }
                     // Constant patterns on the bound entity whose AVE entry is short filter
                     // the rows first (fewer rows to look up for the rest of the star).
@@ -183,7 +203,7 @@ impl<'a> Ctx<'a> {
                     if star.is_empty() {
                         rel
                     } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
-                        what = format!("values held {star:?}");
+                        what = self.show_step("values held", &star);
                         values
                     } else {
                         // An AVE range scan (entity and value both unbound) can take the
@@ -240,6 +260,37 @@ impl<'a> Ctx<'a> {
         Ok(rel.project_owned(keep))
     }
 
+    /// The printer of the clauses being run.
+    pub fn show(&self) -> ClauseText<'_> {
+        ClauseText {
+            names: &self.var_names,
+            schema: self.schema,
+        }
+    }
+
+    /// A step of several patterns, printed (only when explaining).
+    fn show_step(&self, how: &str, patterns: &[Pattern]) -> String {
+        if self.trace.is_none() {
+            return String::new();
+        }
+        let show = self.show();
+        let list: Vec<String> = patterns.iter().map(|p| show.pattern(0, p)).collect();
+        format!("{how} {}", list.join(" "))
+    }
+
+    /// Runs `f` with `names` as the variable names of the clauses (a rule body's); only
+    /// `explain` and errors read them.
+    pub fn with_names<T>(
+        &mut self,
+        names: &std::sync::Arc<[String]>,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let outer = std::mem::replace(&mut self.var_names, names.clone());
+        let out = f(self);
+        self.var_names = outer;
+        out
+    }
+
     /// Picks the next clause: the cheapest ready one, preferring clauses connected to what is
     /// already bound.
     fn choose(&self, todo: &[Clause], rel: &Relation) -> Result<(usize, u64), QueryError> {
@@ -274,8 +325,8 @@ impl<'a> Ctx<'a> {
                 let c = &todo[0];
                 let var = c.vars().into_iter().find(|v| !rel.binds(*v)).unwrap_or(0);
                 Err(QueryError::Unbound {
-                    var: format!("#{var}"),
-                    clause: format!("{c:?}"),
+                    var: self.show().var(var),
+                    clause: self.show().clause(c),
                 })
             }
         }
@@ -488,7 +539,7 @@ impl<'a> Ctx<'a> {
             }
             other => Err(QueryError::BadArguments {
                 name: name.to_string(),
-                message: format!("{other:?} is not an attribute"),
+                message: format!("{other} is not an attribute"),
             }),
         }
     }

@@ -18,7 +18,7 @@ pub type UserAggregate = dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync
 fn num(name: &str, v: &Value) -> Result<f64, QueryError> {
     v.as_f64().ok_or_else(|| QueryError::BadArguments {
         name: name.to_string(),
-        message: format!("{v:?} is not a number"),
+        message: format!("{v} is not a number"),
     })
 }
 

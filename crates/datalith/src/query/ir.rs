@@ -148,6 +148,8 @@ pub struct RuleBody {
     pub clauses: Vec<Clause>,
     /// Number of variables in rule-local numbering.
     pub var_count: usize,
+    /// Variable names in rule-local numbering (for explain and errors).
+    pub var_names: std::sync::Arc<[String]>,
 }
 
 /// Aggregates and plain variables in `:find`.

@@ -197,7 +197,7 @@ impl Lowerer<'_, '_> {
                 Term::Var(v) => Ok(AttrTerm::Var(v)),
                 Term::Blank => Ok(AttrTerm::Blank),
                 Term::Const(Value::Long(n)) if n >= 0 => Ok(AttrTerm::Attr(n as u32)),
-                Term::Const(c) => Err(perr(format!("{c:?} is not an attribute"))),
+                Term::Const(c) => Err(perr(format!("{c} is not an attribute"))),
             },
         }
     }
@@ -502,6 +502,7 @@ pub fn lower_rules(
             required,
             clauses,
             var_count: l.vars.names.len(),
+            var_names: l.vars.names.into(),
         });
     }
     Ok(out)

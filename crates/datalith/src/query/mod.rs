@@ -17,6 +17,7 @@ pub mod lower;
 pub mod relation;
 pub mod rules;
 pub mod run;
+pub mod show;
 
 pub use error::QueryError;
 pub use exec::Step;

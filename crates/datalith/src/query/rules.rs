@@ -239,7 +239,7 @@ fn body(
                 .collect()
         }
     };
-    let r = ctx.conj(&clauses, input, &b.head)?;
+    let r = ctx.with_names(&b.var_names, |ctx| ctx.conj(&clauses, input, &b.head))?;
     if delta.is_some() {
         ctx.sources.remove(&(usize::MAX - ctx.depth as usize));
     }
@@ -349,7 +349,7 @@ fn right_linear(
             let input = pairs_relation(&origin_vars, &cur_vars, &delta);
             let mut keep = origin_vars.clone();
             keep.extend(bound_pos.iter().filter_map(|&p| args[p].var()));
-            let r = ctx.conj(rest, input, &keep)?;
+            let r = ctx.with_names(&b.var_names, |ctx| ctx.conj(rest, input, &keep))?;
             for row in &r.rows {
                 let origin: Vec<Value> = origin_vars
                     .iter()
@@ -385,7 +385,7 @@ fn right_linear(
         let input = pairs_relation(&origin_vars, &cur_vars, &all);
         let mut keep = origin_vars.clone();
         keep.extend(free_pos.iter().map(|&p| b.head[p]));
-        let r = ctx.conj(&b.clauses, input, &keep)?;
+        let r = ctx.with_names(&b.var_names, |ctx| ctx.conj(&b.clauses, input, &keep))?;
         for row in &r.rows {
             let mut t = vec![Value::Boolean(false); arity];
             for (k, &p) in bound_pos.iter().enumerate() {

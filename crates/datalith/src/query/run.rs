@@ -105,6 +105,7 @@ pub fn run(
             .timeout_ms
             .map(|ms| (Instant::now() + Duration::from_millis(ms), ms)),
         trace: explain.then(Vec::new),
+        var_names: q.var_names.clone().into(),
         rule_memo: Default::default(),
         ave_lists: Default::default(),
         depth: 0,
@@ -153,7 +154,7 @@ fn tuples(value: &Edn) -> Result<Relation, QueryError> {
                 .iter()
                 .map(|i| {
                     value_from_edn(i)
-                        .ok_or_else(|| QueryError::Inputs(format!("bad source value {i:?}")))
+                        .ok_or_else(|| QueryError::Inputs(format!("bad source value {i}")))
                 })
                 .collect::<Result<_, _>>()?,
         );

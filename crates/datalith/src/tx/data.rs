@@ -22,7 +22,7 @@ pub enum Tempid {
 impl std::fmt::Display for Tempid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Tempid::Named(s) => write!(f, "{s:?}"),
+            Tempid::Named(_) => write!(f, "{}", self.to_edn()),
             Tempid::Negative(n) => write!(f, "{n}"),
             Tempid::Anonymous(n) => write!(f, "<map #{n}>"),
             Tempid::CurrentTx => write!(f, "\"datomic.tx\""),

@@ -402,8 +402,8 @@ impl<'a> DatomBuilder<'a> {
                     return Err(TxError::DatomConflict {
                         entity: e,
                         attr: attr.ident.to_string(),
-                        first: format!("{:?}", first.value),
-                        second: format!("{v:?}"),
+                        first: first.value.to_string(),
+                        second: v.to_string(),
                     });
                 }
             }
@@ -438,7 +438,7 @@ impl<'a> DatomBuilder<'a> {
     ) -> Result<(), TxError> {
         let conflict = |existing| TxError::UniqueConflict {
             attr: attr.ident.to_string(),
-            value: format!("{v:?}"),
+            value: v.to_string(),
             existing,
             entity: e,
         };
@@ -542,13 +542,11 @@ impl<'a> DatomBuilder<'a> {
             return Err(TxError::CasFailed {
                 entity: e,
                 attr: attr.ident.to_string(),
-                expected: old
-                    .map(|o| format!("{o:?}"))
-                    .unwrap_or_else(|| "no value".into()),
-                found: match current.first() {
-                    Some((_, v)) => format!("{v:?}"),
-                    None => "no value".into(),
-                },
+                // nil (EDN's absence) where there is no value.
+                expected: old.map_or_else(|| "nil".into(), |o| o.to_string()),
+                found: current
+                    .first()
+                    .map_or_else(|| "nil".into(), |(_, v)| v.to_string()),
             });
         }
         self.assert(e, attr, new)

@@ -20,6 +20,7 @@ pub mod request;
 pub mod resolve;
 pub mod run;
 pub mod schema_change;
+mod show;
 pub mod terms;
 pub mod write;
 

@@ -178,7 +178,7 @@ impl<'a> Resolver<'a> {
                     .get(a)
                     .map(|x| x.ident.to_string())
                     .unwrap_or_else(|| a.to_string()),
-                value: format!("{v:?}"),
+                value: v.to_string(),
             }),
         }
     }
@@ -370,7 +370,7 @@ impl<'a> Resolver<'a> {
                 .copied()
                 .ok_or_else(|| TxError::Malformed {
                     detail: format!("tempid {t} was not resolved"),
-                    form: format!("{e:?}"),
+                    form: t.to_string(),
                 }),
             other => Ok(self
                 .fixed(other)?

@@ -114,7 +114,7 @@ impl<'s> Expander<'s> {
     }
 
     fn op(&mut self, op: &TxOp, out: &mut Vec<Term>) -> Result<(), TxError> {
-        let form = || format!("{op:?}");
+        let form = || op.to_string();
         match op {
             TxOp::Add { e, a, v } => {
                 let attr = self.attr(a, &form)?;
@@ -187,7 +187,7 @@ impl<'s> Expander<'s> {
 
     /// Flattens a map; returns the entity it describes.
     fn map(&mut self, m: &EntityMap, out: &mut Vec<Term>) -> Result<E, TxError> {
-        let form = || format!("{m:?}");
+        let form = || m.to_string();
         let e = match &m.id {
             Some(r) => self.entity(r, &form)?,
             None => {
@@ -224,9 +224,7 @@ impl<'s> Expander<'s> {
                         V::Val(Value::Ref(id)) => E::Id(id),
                         V::Val(other) => {
                             return Err(TxError::Malformed {
-                                detail: format!(
-                                    "reverse attribute value {other:?} is not an entity"
-                                ),
+                                detail: format!("reverse attribute value {other} is not an entity"),
                                 form: form(),
                             })
                         }
@@ -355,7 +353,7 @@ impl<'s> Expander<'s> {
                             return Err(TxError::WrongType {
                                 attr: attr.ident.to_string(),
                                 expected: "a tuple of plain values".into(),
-                                got: format!("{other:?}"),
+                                got: other.to_string(),
                                 form: form(),
                             })
                         }
@@ -366,7 +364,7 @@ impl<'s> Expander<'s> {
             other => Err(TxError::WrongType {
                 attr: attr.ident.to_string(),
                 expected: attr.value_type.ident().to_string(),
-                got: format!("{other:?}"),
+                got: other.to_string(),
                 form: form(),
             }),
         }
@@ -391,7 +389,7 @@ impl<'s> Expander<'s> {
                 return Err(TxError::WrongType {
                     attr: attr.ident.to_string(),
                     expected: "an entity (id, tempid, ident, lookup ref or map)".into(),
-                    got: format!("{other:?}"),
+                    got: other.to_string(),
                     form: form(),
                 })
             }
@@ -417,7 +415,7 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
     Err(TxError::WrongType {
         attr: attr.ident.to_string(),
         expected: attr.value_type.ident().to_string(),
-        got: format!("{v:?}"),
+        got: v.to_string(),
         form: form(),
     })
 }

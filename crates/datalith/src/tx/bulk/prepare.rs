@@ -128,7 +128,7 @@ fn malformed(e: EntityId, a: &Keyword, v: &Value) -> TxError {
         detail: format!(
             "bulk-load entity ids must lie in [{USER_PARTITION_START}, {TX_PARTITION_START})"
         ),
-        form: format!("[{e} {a} {v:?}]"),
+        form: format!("[{e} {a} {v}]"),
     }
 }
 
@@ -154,7 +154,7 @@ fn prepare_part(
                     .by_ident(k)
                     .ok_or_else(|| TxError::UnknownAttribute {
                         attr: k.to_string(),
-                        form: format!("[{e} {k} {v:?}]"),
+                        form: format!("[{e} {k} {v}]"),
                     })?;
                 if seen.len() < SEEN_ATTRS {
                     seen.push((k, attr.id, attr.value_type));
@@ -166,8 +166,8 @@ fn prepare_part(
             return Err(TxError::WrongType {
                 attr: k.to_string(),
                 expected: ty.ident().to_string(),
-                got: format!("{v:?}"),
-                form: format!("[{e} {k} {v:?}]"),
+                got: format!("{v}"),
+                form: format!("[{e} {k} {v}]"),
             });
         }
         let off = arena.len();
