@@ -38,8 +38,9 @@ pub fn query(db: &Path, query: &str, inputs: &[String], format: Format) -> Resul
     Ok(render(&out.result, &out.headers, format))
 }
 
-/// `transact DB TXDATA`: every form is one transaction; prints one report per form.
-pub fn transact(db: &Path, txdata: &str) -> Result<String> {
+/// `transact DB TXDATA`: every form is one transaction; prints one report per form (EDN, or
+/// JSON with `format` json).
+pub fn transact(db: &Path, txdata: &str, format: Format) -> Result<String> {
     let (source, text) = text_arg(txdata)?;
     let forms = exec::forms(&source, &text)?;
     if forms.is_empty() {
@@ -49,8 +50,7 @@ pub fn transact(db: &Path, txdata: &str) -> Result<String> {
     let mut out = String::new();
     for form in &forms {
         let (report, _) = exec::transact(&database, form)?;
-        out.push_str(&to_edn_string(&exec::report_edn(&report)));
-        out.push('\n');
+        out.push_str(&render(&exec::report_edn(&report), &[], format));
     }
     Ok(out)
 }
@@ -62,7 +62,7 @@ pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
         Edn::Long(n) if *n > 0 => Ok(*n as u64),
         Edn::Keyword(k) => db
             .ident_entity(k)?
-            .ok_or_else(|| CliError::user(format!("no entity has :db/ident {k}"))),
+            .ok_or_else(|| not_an_entity(format!("no entity has :db/ident {k}"), &form)),
         Edn::Vector(items) => match items.as_slice() {
             [Edn::Keyword(k), v] => {
                 let attr = db
@@ -74,7 +74,7 @@ pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
                 db.reader()
                     .first_entity_with(attr.id, &value)?
                     .ok_or_else(|| {
-                        CliError::user(format!("no entity has {k} {}", to_edn_string(v)))
+                        not_an_entity(format!("no entity has {k} {}", to_edn_string(v)), &form)
                     })
             }
             _ => Err(CliError::user("a lookup ref is [:attribute value]")),
@@ -86,15 +86,24 @@ pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
     }
 }
 
-/// `pull DB PATTERN EID`.
-pub fn pull(db: &Path, pattern: &str, eid: &str) -> Result<String> {
+/// Datomic's error for an entity reference that resolves to nothing.
+fn not_an_entity(message: String, form: &Edn) -> CliError {
+    CliError::categorized(
+        datalith::error::NOT_AN_ENTITY,
+        message,
+        vec![("entity", form.clone())],
+    )
+}
+
+/// `pull DB PATTERN EID` (EDN, or JSON with `format` json).
+pub fn pull(db: &Path, pattern: &str, eid: &str, format: Format) -> Result<String> {
     let (source, text) = text_arg(pattern)?;
     read_one(&text).map_err(|e| CliError::read(&source, &e))?;
     let database = open(db, false)?;
     let snapshot = database.db()?;
     let e = resolve_eid(&snapshot, eid)?;
     let r = snapshot.pull(&text, e)?;
-    Ok(to_edn_string(&r) + "\n")
+    Ok(render(&r, &[], format))
 }
 
 /// Loads a file of EDN tx data (each form one transaction) or CSV into `database`, with a

@@ -1,13 +1,12 @@
 //! The command's errors, split by who must act, because the exit code says so: 1 for the
 //! user's input (bad query, bad tx data, bad arguments), 2 for the environment (cannot open,
-//! corrupt file, I/O).
+//! corrupt file, I/O). Each keeps the library error's category (`datalith::error`) and
+//! structured fields, so `--format edn|json` can print it as one map.
 
 use std::fmt;
 
-use datalith::edn::ReadError;
-use datalith::kv::KvError;
-use datalith::query::QueryError;
-use datalith::tx::TxError;
+use datalith::edn::{Edn, ReadError};
+use datalith::error::{self as lib, Blame, Category, Field};
 
 /// Who is at fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,32 +17,44 @@ pub enum Kind {
     Env,
 }
 
-/// An error with its kind and a message ready to print.
+/// An error with its kind, category and a message ready to print.
 #[derive(Debug)]
 pub struct CliError {
     /// Whose fault.
     pub kind: Kind,
     /// What to print after `error: `.
     pub message: String,
+    /// The stable category (`:db/error` and anomaly).
+    pub category: Category,
+    /// Structured fields of the error (Datomic's `ex-data` keys where it has them).
+    pub fields: Vec<Field>,
 }
 
 /// Results of the command.
 pub type Result<T> = std::result::Result<T, CliError>;
 
 impl CliError {
-    /// A user error.
+    /// A user error (bad arguments or input).
     pub fn user(message: impl Into<String>) -> Self {
-        CliError {
-            kind: Kind::User,
-            message: message.into(),
-        }
+        CliError::categorized(lib::INVALID_ARGUMENT, message.into(), Vec::new())
     }
 
     /// An environment error.
     pub fn env(message: impl Into<String>) -> Self {
+        CliError::categorized(lib::IO, message.into(), Vec::new())
+    }
+
+    /// An error of a given category; the kind (and so the exit code) follows its blame.
+    pub fn categorized(category: Category, message: String, fields: Vec<Field>) -> Self {
+        let kind = match category.blame {
+            Blame::Caller => Kind::User,
+            Blame::Environment | Blame::Corruption => Kind::Env,
+        };
         CliError {
-            kind: Kind::Env,
-            message: message.into(),
+            kind,
+            message,
+            category,
+            fields,
         }
     }
 
@@ -63,7 +74,22 @@ impl CliError {
 
     /// An EDN syntax error in `source` (a file name or `input`), as `source:line:column: msg`.
     pub fn read(source: &str, e: &ReadError) -> Self {
-        CliError::user(format!("{source}:{}:{}: {}", e.line, e.column, e.message))
+        let fields = vec![
+            lib::text_field("source", source),
+            ("line", Edn::Long(e.line as i64)),
+            ("column", Edn::Long(e.column as i64)),
+        ];
+        CliError::categorized(
+            lib::INVALID_EDN,
+            format!("{source}:{}:{}: {}", e.line, e.column, e.message),
+            fields,
+        )
+    }
+
+    /// The error as one EDN map: `{:db/error ..., :cognitect.anomalies/category ...,
+    /// :message "...", ...fields}`.
+    pub fn to_edn(&self) -> Edn {
+        lib::error_map(self.category, &self.message, self.fields.clone())
     }
 }
 
@@ -73,61 +99,32 @@ impl fmt::Display for CliError {
     }
 }
 
-impl From<TxError> for CliError {
-    fn from(e: TxError) -> Self {
-        let kind = if e.is_user_error() {
-            Kind::User
-        } else {
-            Kind::Env
-        };
-        CliError {
-            kind,
-            message: e.to_string(),
+impl From<datalith::Error> for CliError {
+    fn from(e: datalith::Error) -> Self {
+        CliError::categorized(e.category(), e.to_string(), e.fields())
+    }
+}
+
+macro_rules! from_library_error {
+    ($($t:ty),*) => {$(
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                datalith::Error::from(e).into()
+            }
         }
-    }
+    )*};
 }
 
-impl From<QueryError> for CliError {
-    fn from(e: QueryError) -> Self {
-        let kind = match e {
-            QueryError::Store(_) => Kind::Env,
-            _ => Kind::User,
-        };
-        CliError {
-            kind,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<KvError> for CliError {
-    fn from(e: KvError) -> Self {
-        let kind = if e.is_user_error() {
-            Kind::User
-        } else {
-            Kind::Env
-        };
-        CliError {
-            kind,
-            message: e.to_string(),
-        }
-    }
-}
-
-impl From<datalith::store::StoreError> for CliError {
-    fn from(e: datalith::store::StoreError) -> Self {
-        CliError::env(e.to_string())
-    }
-}
-
-impl From<datalith::api::dump::DumpError> for CliError {
-    fn from(e: datalith::api::dump::DumpError) -> Self {
-        CliError::env(e.to_string())
-    }
-}
+from_library_error!(
+    datalith::tx::TxError,
+    datalith::query::QueryError,
+    datalith::kv::KvError,
+    datalith::store::StoreError,
+    datalith::api::dump::DumpError
+);
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
-        CliError::env(e.to_string())
+        CliError::categorized(lib::io_category(&e), e.to_string(), Vec::new())
     }
 }

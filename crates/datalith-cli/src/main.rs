@@ -3,6 +3,11 @@
 //!
 //! Exit codes: 0 success, 1 user error (bad query, bad tx data, bad arguments), 2
 //! environment error (cannot open, corrupt file or inconsistent indexes, I/O).
+//!
+//! Errors print as `error: message` on standard error; with `--format edn` or `--format json`
+//! (`query`, `transact`, `pull`) as one EDN map or JSON object instead, for programs:
+//! `{:db/error :db.error/unique-conflict, :cognitect.anomalies/category
+//! :cognitect.anomalies/conflict, :message "...", ...}` (see `datalith::error`).
 
 mod commands;
 mod csv;
@@ -58,18 +63,27 @@ enum Command {
         db: PathBuf,
         query: String,
         inputs: Vec<String>,
-        /// Output format.
-        #[arg(long, short, value_enum, default_value = "edn")]
-        format: Format,
+        /// Output format (default edn). Given as edn or json, errors print in it too.
+        #[arg(long, short, value_enum)]
+        format: Option<Format>,
     },
     /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions);
     /// prints the tx id and the tempids.
-    Transact { db: PathBuf, txdata: String },
+    Transact {
+        db: PathBuf,
+        txdata: String,
+        /// Output format, edn (default) or json; given, errors print in it too.
+        #[arg(long, short, value_enum)]
+        format: Option<Format>,
+    },
     /// Pull a pattern for an entity (id, :ident or lookup ref [:attr value]).
     Pull {
         db: PathBuf,
         pattern: String,
         eid: String,
+        /// Output format, edn (default) or json; given, errors print in it too.
+        #[arg(long, short, value_enum)]
+        format: Option<Format>,
     },
     /// Import EDN tx data or CSV (one entity per row) into a database (created if missing).
     Import {
@@ -112,6 +126,37 @@ fn print(s: &str) -> Result<()> {
     }
 }
 
+/// The format of a command whose output is one EDN value (`transact`, `pull`): EDN or JSON.
+fn data_format(format: Option<Format>) -> Result<Format> {
+    match format.unwrap_or(Format::Edn) {
+        f @ (Format::Edn | Format::Json) => Ok(f),
+        other => Err(CliError::user(format!(
+            "this command prints edn or json, not {}",
+            other.name()
+        ))),
+    }
+}
+
+/// The format errors print in: the command's `--format` when it is given as edn or json.
+fn error_format(command: Option<&Command>) -> Option<Format> {
+    let format = match command? {
+        Command::Query { format, .. }
+        | Command::Transact { format, .. }
+        | Command::Pull { format, .. } => (*format)?,
+        _ => return None,
+    };
+    matches!(format, Format::Edn | Format::Json).then_some(format)
+}
+
+/// Prints an error on standard error: as `error: message`, or as one EDN map or JSON object.
+fn report(e: &CliError, format: Option<Format>) {
+    match format {
+        Some(Format::Edn) => eprintln!("{}", datalith::edn::to_edn_string(&e.to_edn())),
+        Some(Format::Json) => eprintln!("{}", datalith::edn::to_json(&e.to_edn())),
+        _ => eprintln!("error: {e}"),
+    }
+}
+
 fn run(cli: Cli) -> Result<i32> {
     let command = match (cli.command, cli.db) {
         (Some(c), _) => c,
@@ -130,11 +175,22 @@ fn run(cli: Cli) -> Result<i32> {
             query,
             inputs,
             format,
-        } => print(&commands::query(&db, &query, &inputs, format)?).map(|_| 0),
-        Command::Transact { db, txdata } => print(&commands::transact(&db, &txdata)?).map(|_| 0),
-        Command::Pull { db, pattern, eid } => {
-            print(&commands::pull(&db, &pattern, &eid)?).map(|_| 0)
+        } => print(&commands::query(
+            &db,
+            &query,
+            &inputs,
+            format.unwrap_or(Format::Edn),
+        )?)
+        .map(|_| 0),
+        Command::Transact { db, txdata, format } => {
+            print(&commands::transact(&db, &txdata, data_format(format)?)?).map(|_| 0)
         }
+        Command::Pull {
+            db,
+            pattern,
+            eid,
+            format,
+        } => print(&commands::pull(&db, &pattern, &eid, data_format(format)?)?).map(|_| 0),
         Command::Import { db, file, csv, map } => {
             let mapping = csv::mapping(&map)?;
             let database = open::open(&db, true)?;
@@ -165,10 +221,11 @@ fn main() {
             std::process::exit(code);
         }
     };
+    let format = error_format(cli.command.as_ref());
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            report(&e, format);
             e.exit_code()
         }
     };

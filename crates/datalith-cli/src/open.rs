@@ -16,11 +16,18 @@ pub fn exists(path: &Path) -> bool {
 /// Opens the database at `path`, creating it if `create`.
 pub fn open(path: &Path, create: bool) -> Result<Database> {
     if !create && !exists(path) {
-        return Err(CliError::env(format!(
-            "no database at {} (the shell `datalith {}` creates one)",
-            path.display(),
-            path.display()
-        )));
+        return Err(CliError::categorized(
+            datalith::error::IO_NOT_FOUND,
+            format!(
+                "no database at {} (the shell `datalith {}` creates one)",
+                path.display(),
+                path.display()
+            ),
+            vec![datalith::error::text_field(
+                "path",
+                &path.display().to_string(),
+            )],
+        ));
     }
     if path.is_file() {
         return Err(CliError::env(format!(
@@ -29,5 +36,5 @@ pub fn open(path: &Path, create: bool) -> Result<Database> {
         )));
     }
     Database::open(path, DbOptions::default())
-        .map_err(|e| CliError::env(format!("cannot open {}: {e}", path.display())))
+        .map_err(|e| CliError::from(e).context(format!("cannot open {}", path.display())))
 }
