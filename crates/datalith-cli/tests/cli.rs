@@ -485,3 +485,115 @@ fn dot_commands_in_a_script() {
     );
     assert!(ok(&["check", &p("backup")]).starts_with("ok:"));
 }
+
+/// `--format edn|json` prints an error as one map with its category; without it, as a line.
+#[test]
+fn errors_print_as_data_with_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    // args (the format appended), exit code, :db/error, anomaly, a field and its EDN value
+    let cases: &[(&[&str], i32, &str, &str, (&str, &str))] = &[
+        (
+            &[
+                "transact",
+                &db,
+                r#"[[:db/add "n" :name "x"] [:db/add "n" :age "old"]]"#,
+            ],
+            1,
+            ":db.error/wrong-type-for-attribute",
+            ":cognitect.anomalies/incorrect",
+            (":value", r#""old""#),
+        ),
+        (
+            &["transact", &db, r#"[[:db/cas [:name "Ann"] :age 31 32]]"#],
+            1,
+            ":db.error/cas-failed",
+            ":cognitect.anomalies/conflict",
+            (":v", "30"),
+        ),
+        (
+            &["query", &db, "[:find ?x :where [?e :age ?a] [(> ?x 1)]]"],
+            1,
+            ":db.error/insufficient-binding",
+            ":cognitect.anomalies/incorrect",
+            (":clause", "[(> ?x 1)]"),
+        ),
+        (
+            &["query", &db, "[:find ?x :where [?e :age ?a] (]"],
+            1,
+            ":datalith.error/invalid-edn",
+            ":cognitect.anomalies/incorrect",
+            (":line", "1"),
+        ),
+        (
+            &["pull", &db, "[*]", r#"[:name "Nobody"]"#],
+            1,
+            ":db.error/not-an-entity",
+            ":cognitect.anomalies/incorrect",
+            (":entity", r#"[:name "Nobody"]"#),
+        ),
+        (
+            &[
+                "query",
+                "/nonexistent/datalith-db",
+                "[:find ?e :where [?e :age]]",
+            ],
+            2,
+            ":datalith.error/io",
+            ":cognitect.anomalies/not-found",
+            (":path", r#""/nonexistent/datalith-db""#),
+        ),
+    ];
+    for (args, code, error, anomaly, (field, value)) in cases {
+        let edn_args: Vec<&str> = args.iter().copied().chain(["--format", "edn"]).collect();
+        let o = run(&edn_args, "");
+        assert_eq!(o.code, *code, "{args:?}: {}", o.stderr);
+        assert_eq!(
+            o.stderr.lines().count(),
+            1,
+            "{args:?}: one line: {}",
+            o.stderr
+        );
+        let Ok(Edn::Map(pairs)) = read_one(&o.stderr) else {
+            panic!("{args:?}: not an EDN map: {}", o.stderr)
+        };
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == Edn::kw(k))
+                .map(|p| &p.1)
+        };
+        assert_eq!(get(":db/error"), Some(&Edn::kw(error)), "{}", o.stderr);
+        assert_eq!(
+            get(":cognitect.anomalies/category"),
+            Some(&Edn::kw(anomaly)),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            matches!(get(":message"), Some(Edn::String(m)) if !m.is_empty()),
+            "{}",
+            o.stderr
+        );
+        assert_eq!(get(field), Some(&read_one(value).unwrap()), "{}", o.stderr);
+
+        let json_args: Vec<&str> = args.iter().copied().chain(["--format", "json"]).collect();
+        let o = run(&json_args, "");
+        assert_eq!(o.code, *code, "{args:?}: {}", o.stderr);
+        let json: serde_json::Value = serde_json::from_str(o.stderr.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", o.stderr));
+        assert_eq!(json[":db/error"], *error, "{}", o.stderr);
+        assert_eq!(
+            json[":cognitect.anomalies/category"], *anomaly,
+            "{}",
+            o.stderr
+        );
+        assert!(json[":message"].is_string(), "{}", o.stderr);
+        assert!(!json[*field].is_null(), "{}", o.stderr);
+
+        // Without --format the error stays one line for people.
+        let o = run(args, "");
+        assert_eq!(o.code, *code);
+        assert!(o.stderr.starts_with("error: "), "{}", o.stderr);
+    }
+}
