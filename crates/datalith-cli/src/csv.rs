@@ -61,10 +61,15 @@ pub fn parse(text: &str) -> Result<Vec<Vec<String>>> {
     Ok(records)
 }
 
+/// `s` as an EDN string literal, for messages.
+fn quoted(s: &str) -> String {
+    Edn::String(s.to_string()).to_string()
+}
+
 /// Converts one cell to the EDN value of `ty`.
 pub fn cell_value(cell: &str, ty: ValueType) -> std::result::Result<Edn, String> {
     let t = cell.trim();
-    let bad = || format!("{t:?} is not a {}", ty.ident());
+    let bad = || format!("{} is not a {}", quoted(t), ty.ident());
     Ok(match ty {
         ValueType::String => Edn::String(cell.to_string()),
         ValueType::Long | ValueType::Ref => Edn::Long(t.parse().map_err(|_| bad())?),
@@ -78,7 +83,7 @@ pub fn cell_value(cell: &str, ty: ValueType) -> std::result::Result<Edn, String>
         ValueType::Symbol => Edn::Symbol(Keyword::parse(t)),
         ValueType::Instant => Edn::Inst(parse_inst(t).ok_or_else(bad)?),
         ValueType::Uuid => read_one(&format!("#uuid \"{t}\"")).map_err(|_| bad())?,
-        _ => read_one(t).map_err(|e| format!("{t:?}: {e}"))?,
+        _ => read_one(t).map_err(|e| format!("{}: {e}", quoted(t)))?,
     })
 }
 
@@ -102,7 +107,8 @@ pub fn tx_data(text: &str, mapping: &[(String, String)], schema: &Schema) -> Res
         let kw = Keyword::parse(&name);
         let attr = schema.by_ident(&kw).ok_or_else(|| {
             CliError::user(format!(
-                "csv: column {h:?} maps to {kw}, which is not an attribute (map it with {h}=:attr, or skip it with {h}=-)"
+                "csv: column {} maps to {kw}, which is not an attribute (map it with {h}=:attr, or skip it with {h}=-)",
+                quoted(h)
             ))
         })?;
         columns.push(Some(attr.clone()));
@@ -142,7 +148,9 @@ pub fn mapping(args: &[String]) -> Result<Vec<(String, String)>> {
         .map(|a| {
             a.split_once('=')
                 .map(|(c, v)| (c.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| CliError::user(format!("mapping {a:?} is not column=:attribute")))
+                .ok_or_else(|| {
+                    CliError::user(format!("mapping {} is not column=:attribute", quoted(a)))
+                })
         })
         .collect()
 }

@@ -56,7 +56,11 @@ pub fn read_counter(
             Err(_) => Err(KvError::WrongType {
                 table: "store_meta".into(),
                 expected: "an 8-byte counter",
-                found: format!("{} bytes under {:?}", b.len(), String::from_utf8_lossy(key)),
+                found: format!(
+                    "{} bytes under {}",
+                    b.len(),
+                    crate::edn::Edn::String(String::from_utf8_lossy(key).into_owned())
+                ),
             }),
         },
     }
