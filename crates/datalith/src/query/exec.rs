@@ -11,6 +11,7 @@ use std::ops::Bound;
 use std::time::Instant;
 
 use super::builtins::{self, compare};
+use super::distinct;
 use super::error::QueryError;
 use super::ir::{AttrTerm, Binding, Clause, Pattern, RuleBody, Term, Var};
 use super::relation::Relation;
@@ -134,6 +135,8 @@ impl<'a> Ctx<'a> {
         let mut todo: Vec<Clause> = clauses.to_vec();
         // Canonical order: a tie between equally cheap clauses never depends on query order.
         todo.sort();
+        // What the patterns run so far tell about the rows (see `distinct`).
+        let mut deps: Vec<distinct::Dependency> = Vec::new();
         while !todo.is_empty() {
             self.check_deadline()?;
             if rel.rows.is_empty() {
@@ -151,8 +154,8 @@ impl<'a> Ctx<'a> {
             let (i, est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
             self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
-            let before_vars = rel.vars.clone();
             let mut what = format!("{clause:?}");
+            let repeats;
             rel = match &clause {
                 Clause::Pattern(0, p) => {
                     // Merge scan: every other ready pattern on the same bound entity.
@@ -176,6 +179,12 @@ impl<'a> Ctx<'a> {
                     }
                     if star.len() > 1 {
                         what = format!("merge scan {star:?}");
+                    }
+                    repeats = star
+                        .iter()
+                        .any(|q| distinct::pattern_repeats(self.schema, q));
+                    for q in &star {
+                        distinct::dependencies(self.schema, q, &mut deps);
                     }
                     // Constant patterns on the bound entity whose AVE entry is short filter
                     // the rows first (fewer rows to look up for the rest of the star).
@@ -214,9 +223,12 @@ impl<'a> Ctx<'a> {
                         self.patterns(&star, rel, &ranges)?
                     }
                 }
-                other => self.clause(other, rel)?,
+                other => {
+                    repeats = distinct::clause_repeats(self.schema, other);
+                    self.clause(other, rel)?
+                }
             };
-            // Project away what no later clause and no caller needs.
+            // Project away what no later clause and no caller needs; the rows stay a set.
             let mut needed: Vec<Var> = keep.to_vec();
             for c in &todo {
                 needed.extend(c.vars());
@@ -227,8 +239,17 @@ impl<'a> Ctx<'a> {
                 .copied()
                 .filter(|v| needed.contains(v))
                 .collect();
-            let _ = before_vars;
-            rel = rel.project_owned(&keep_now);
+            let dropped: Vec<Var> = rel
+                .vars
+                .iter()
+                .copied()
+                .filter(|v| !keep_now.contains(v))
+                .collect();
+            let dedup = repeats || !distinct::determined(&dropped, &keep_now, &deps);
+            if dedup && (repeats || !dropped.is_empty()) {
+                what.push_str(" +dedup");
+            }
+            rel = rel.into_projection(&keep_now, dedup);
             if let Some(trace) = &mut self.trace {
                 trace.push(Step {
                     what,

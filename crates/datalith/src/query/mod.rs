@@ -3,12 +3,14 @@
 //! - [`lower`]: the query form (EDN) to the engine's [`ir`] (variables numbered, attributes
 //!   resolved, scalar inputs plugged in as constants).
 //! - [`exec`]: cost-based, clause-order-independent evaluation over the indexes.
+//! - [`distinct`]: which steps must deduplicate to keep the rows a set.
 //! - [`rules`]: semi-naive evaluation of rules.
 //! - [`find`]: aggregates and the result's shape.
 //! - [`run`]: the entry point, with the parse cache.
 //! - [`relation`], [`builtins`], [`error`]: the pieces they share.
 
 pub mod builtins;
+pub mod distinct;
 pub mod error;
 pub mod exec;
 pub mod find;
