@@ -10,9 +10,29 @@ pub enum QueryError {
     /// A variable used where it must already be bound is not.
     #[error("unbound variable {var} in {clause}")]
     Unbound { var: String, clause: String },
-    /// A find variable that no clause binds.
-    #[error("find variable {var} is not bound by any clause")]
-    UnboundFind { var: String },
+    /// `:find` or `:with` variables that no clause binds (Datomic's
+    /// `:db.error/unbound-query-variables`).
+    #[error(":db.error/unbound-query-variables Query is referencing unbound variables: #{{{}}}", vars.join(" "))]
+    UnboundVariables { vars: Vec<String> },
+    /// A data pattern names an attribute the schema does not have (Datomic's
+    /// `:db.error/not-an-entity`); `clause` is the pattern (or lookup ref) as EDN.
+    #[error(":db.error/not-an-entity Unable to resolve entity: {attr} in {clause}")]
+    UnknownAttribute { attr: String, clause: String },
+    /// An entity constant (an ident, a lookup ref) names no entity (Datomic: "Cannot resolve
+    /// key"); `key` is the constant as EDN.
+    #[error("Cannot resolve key: {key}")]
+    UnresolvedKey { key: String },
+    /// A `not`, predicate or function clause uses variables nothing outside it binds (Datomic's
+    /// `:db.error/insufficient-binding`); `vars` and `clause` as EDN.
+    #[error(":db.error/insufficient-binding [{}] not bound in {clause}", vars.join(" "))]
+    InsufficientBinding { vars: Vec<String>, clause: String },
+    /// The branches of an `or` use different variables (each branch's set as EDN); `or-join`
+    /// names the shared ones.
+    #[error("All clauses in 'or' must use same set of free vars, had [{}] in {clause} (or-join names the shared variables)", branches.join(" "))]
+    OrBranchVars {
+        branches: Vec<String>,
+        clause: String,
+    },
     /// An unknown predicate or function.
     #[error("unknown function {name}")]
     UnknownFunction { name: String },

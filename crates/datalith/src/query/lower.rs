@@ -275,6 +275,14 @@ impl Lowerer<'_, '_> {
                     a: self.attr(&get(1))?,
                     v: self.term(&get(2))?,
                 };
+                // The database's attributes are known: a name it lacks is a mistake (an input
+                // relation's attribute column may hold any keyword).
+                if let (0, AttrTerm::Unknown(k)) = (src, &p.a) {
+                    return Err(QueryError::UnknownAttribute {
+                        attr: k.to_string(),
+                        clause: show(e),
+                    });
+                }
                 Ok(Clause::Pattern(src, p))
             }
             Edn::List(items) => {
@@ -491,6 +499,7 @@ pub fn lower_rules(
             .iter()
             .map(|c| l.clause(c))
             .collect::<Result<Vec<_>, _>>()?;
+        super::validate::check_where(body, &clauses, &head_vars, &l.vars.names)?;
         scope_vars(&mut clauses, &head_vars);
         if let Some(prev) = out.get(&name).and_then(|b| b.first()) {
             if prev.head.len() != head_vars.len() {
@@ -656,22 +665,19 @@ pub fn lower(
         }
         in_bindings.push((b, value));
     }
+    let input_vars: Vec<Var> = in_bindings
+        .iter()
+        .flat_map(|(b, _)| match b {
+            InBinding::Bind(b) => b.vars(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
+    wanted.extend(&with);
+    super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
+    super::validate::check_where(&s.clauses, &clauses, &input_vars, &l.vars.names)?;
     scope_vars(&mut clauses, &outer);
     let order_by = parse_order(&s.order_by, &mut l)?;
-    // Every find variable must be bound somewhere.
-    let mut bound: Vec<Var> = clauses.iter().flat_map(|c| c.vars()).collect();
-    for (b, _) in &in_bindings {
-        if let InBinding::Bind(b) = b {
-            bound.extend(b.vars());
-        }
-    }
-    for f in &find {
-        if !bound.contains(&f.var()) {
-            return Err(QueryError::UnboundFind {
-                var: l.vars.names[f.var()].clone(),
-            });
-        }
-    }
     let q = Query {
         find,
         shape,

@@ -6,6 +6,7 @@
 //! - [`distinct`]: which steps must deduplicate to keep the rows a set.
 //! - [`rules`]: semi-naive evaluation of rules.
 //! - [`find`]: aggregates and the result's shape.
+//! - [`validate`]: the queries Datomic rejects before running them.
 //! - [`run`]: the entry point, with the parse cache.
 //! - [`relation`], [`builtins`], [`error`]: the pieces they share.
 
@@ -19,6 +20,7 @@ pub mod lower;
 pub mod relation;
 pub mod rules;
 pub mod run;
+pub mod validate;
 
 pub use error::QueryError;
 pub use exec::Step;
