@@ -22,10 +22,16 @@ pub enum QueryError {
     /// key"); `key` is the constant as EDN.
     #[error("Cannot resolve key: {key}")]
     UnresolvedKey { key: String },
-    /// A `not`, predicate or function clause uses variables nothing outside it binds (Datomic's
-    /// `:db.error/insufficient-binding`); `vars` and `clause` as EDN.
-    #[error(":db.error/insufficient-binding [{}] not bound in {clause}", vars.join(" "))]
+    /// A `not`, predicate, function or `or-join` clause needs variables bound that nothing
+    /// outside it binds (Datomic's `:db.error/insufficient-binding`); `vars` and `clause` as EDN.
+    #[error(":db.error/insufficient-binding [{}] not bound in clause: {clause}", vars.join(" "))]
     InsufficientBinding { vars: Vec<String>, clause: String },
+    /// A lookup ref on an attribute that is not unique (Datomic's
+    /// `:db.error/lookup-ref-attr-not-unique`); `lookup_ref` as EDN.
+    #[error(
+        ":db.error/lookup-ref-attr-not-unique Attribute values not unique: {attr} in {lookup_ref}"
+    )]
+    LookupRefNotUnique { attr: String, lookup_ref: String },
     /// The branches of an `or` use different variables (each branch's set as EDN); `or-join`
     /// names the shared ones.
     #[error("All clauses in 'or' must use same set of free vars, had [{}] in {clause} (or-join names the shared variables)", branches.join(" "))]

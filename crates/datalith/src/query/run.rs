@@ -232,7 +232,12 @@ fn resolve_constants(
                             None => return Err(unresolved(v)),
                         }
                     }
-                    Some(_) => return Err(unresolved(v)),
+                    Some(_) => {
+                        return Err(QueryError::LookupRefNotUnique {
+                            attr: k.to_string(),
+                            lookup_ref: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                        })
+                    }
                     None => {
                         return Err(QueryError::UnknownAttribute {
                             attr: k.to_string(),

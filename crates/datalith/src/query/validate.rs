@@ -1,5 +1,6 @@
 //! Queries Datomic rejects before running them, rejected the same way: variables a `not`, a
-//! predicate or a function needs but nothing outside binds, `or` branches over different
+//! predicate, a function or an `or-join`'s required (`[[?e] ...]`) variables need but nothing
+//! outside binds, `or` branches over different
 //! variables, `:find`/`:with` variables nothing binds. Each error names the offending form as
 //! written.
 //!
@@ -57,7 +58,16 @@ pub fn check_where(
                 }
                 check_where(body_forms(form, 1), clauses, vars, names)?;
             }
-            Clause::Or { vars, branches, .. } => {
+            Clause::Or {
+                vars,
+                required,
+                branches,
+            } => {
+                // `(or-join [[?e] ?x] ...)`: `?e` must come bound from outside.
+                let unbound = missing(required.clone());
+                if !unbound.is_empty() {
+                    return Err(insufficient(unbound));
+                }
                 let forms = body_forms(form, 1);
                 let join = is_join(form);
                 if !join {
