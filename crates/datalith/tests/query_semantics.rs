@@ -122,6 +122,16 @@ fn find_is_a_set() {
             // Dropping only a determined variable (cardinality one) keeps the set.
             ("[:find ?n :where [?p :person/name ?n] [?p :person/age ?a] [(> ?a 20)]]", &[],
              r#"#{["P1"] ["P2"] ["P4"] ["P5"] ["P7"] ["P8"]}"#),
+            // Two patterns of one entity on the same attribute, joined by scanning the
+            // attribute (read once for both, or each datom matches twice).
+            (
+                "[:find (pull ?p [:person/name]) (pull ?f [:person/name]) :where [?p :person/age 20] [?p :person/friend ?f] [?p :person/friend ?f]]",
+                &[],
+                r#"#{[{:person/name "P0"} {:person/name "P1"}] [{:person/name "P0"} {:person/name "P2"}]
+                     [{:person/name "P3"} {:person/name "P4"}] [{:person/name "P3"} {:person/name "P5"}]
+                     [{:person/name "P6"} {:person/name "P7"}] [{:person/name "P6"} {:person/name "P8"}]
+                     [{:person/name "P9"} {:person/name "P0"}] [{:person/name "P9"} {:person/name "P1"}]}"#,
+            ),
             // Rules, or, not.
             ("[:find ?c :in $ % :where (lives _ ?c)]", &[rules], CITIES),
             ("[:find ?c :where [?p :person/city ?c] (or [?p :person/age 20] [?p :person/nick _])]", &[], CITIES),

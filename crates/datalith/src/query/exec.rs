@@ -949,7 +949,18 @@ impl<'a> Ctx<'a> {
         }
         let members = EntitySet::new(slot.keys().copied());
         let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
+        // Each datom is read once, however many patterns of the star share its attribute (a
+        // datom read twice would match a pattern twice): one full scan of an attribute covers
+        // its constants too.
+        let mut reads: Vec<(AttrId, &Option<Value>)> = Vec::new();
         for (a, c) in attrs.iter().zip(&consts) {
+            let full = consts.iter().zip(attrs).any(|(c, x)| x == a && c.is_none());
+            let read = if full { &None } else { c };
+            if !reads.contains(&(*a, read)) {
+                reads.push((*a, read));
+            }
+        }
+        for (a, c) in reads.iter().map(|(a, c)| (a, *c)) {
             match c {
                 Some(c) => {
                     for e in self.r.entities_with(*a, c)? {
