@@ -499,7 +499,7 @@ pub fn lower_rules(
             .iter()
             .map(|c| l.clause(c))
             .collect::<Result<Vec<_>, _>>()?;
-        super::validate::check_where(body, &clauses, &head_vars, &l.vars.names)?;
+        super::validate::check_where(schema, body, &clauses, &head_vars, &l.vars.names)?;
         scope_vars(&mut clauses, &head_vars);
         if let Some(prev) = out.get(&name).and_then(|b| b.first()) {
             if prev.head.len() != head_vars.len() {
@@ -675,7 +675,7 @@ pub fn lower(
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
     super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
-    super::validate::check_where(&s.clauses, &clauses, &input_vars, &l.vars.names)?;
+    super::validate::check_where(schema, &s.clauses, &clauses, &input_vars, &l.vars.names)?;
     scope_vars(&mut clauses, &outer);
     let order_by = parse_order(&s.order_by, &mut l)?;
     let q = Query {

@@ -1,4 +1,5 @@
-//! Queries Datomic rejects before running them, rejected the same way: variables a `not`, a
+//! Queries Datomic rejects before running them, rejected the same way: attributes a database
+//! function names that the schema lacks, variables a `not`, a
 //! predicate, a function or an `or-join`'s required (`[[?e] ...]`) variables need but nothing
 //! outside binds, `or` branches over different
 //! variables, `:find`/`:with` variables nothing binds. Each error names the offending form as
@@ -12,11 +13,14 @@
 
 use super::error::QueryError;
 use super::ir::{Clause, Term, Var};
+use crate::codec::Value;
 use crate::edn::{to_edn_string, Edn};
+use crate::store::schema::Schema;
 
 /// Checks one conjunction: `forms` as written, `clauses` lowered from them one to one (before
 /// `not`/`or` variables are scoped), `given` bound by the enclosing scope.
 pub fn check_where(
+    schema: &Schema,
     forms: &[Edn],
     clauses: &[Clause],
     given: &[Var],
@@ -45,18 +49,19 @@ pub fn check_where(
             clause: to_edn_string(form),
         };
         match c {
-            Clause::Pred { args, .. } | Clause::Fn { args, .. } => {
+            Clause::Pred { name, args } | Clause::Fn { name, args, .. } => {
                 let unbound = missing(args.iter().filter_map(Term::var).collect());
                 if !unbound.is_empty() {
                     return Err(insufficient(unbound));
                 }
+                check_attribute_args(schema, name, args, form)?;
             }
             Clause::Not { vars, clauses } => {
                 let unbound = missing(vars.clone());
                 if !unbound.is_empty() {
                     return Err(insufficient(unbound));
                 }
-                check_where(body_forms(form, 1), clauses, vars, names)?;
+                check_where(schema, body_forms(form, 1), clauses, vars, names)?;
             }
             Clause::Or {
                 vars,
@@ -92,10 +97,36 @@ pub fn check_where(
                         Edn::List(items) if head(branch_form) == Some("and") => &items[1..],
                         single => std::slice::from_ref(single),
                     };
-                    check_where(inner, branch, &outer, names)?;
+                    check_where(schema, inner, branch, &outer, names)?;
                 }
             }
             _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The attributes a database function (`get-else`, `get-some`, `missing?`) names must exist,
+/// as in a data pattern (its arguments come without the `$`: the attributes from the second).
+fn check_attribute_args(
+    schema: &Schema,
+    name: &str,
+    args: &[Term],
+    form: &Edn,
+) -> Result<(), QueryError> {
+    let attrs = match name {
+        "get-else" | "missing?" => args.get(1..2).unwrap_or(&[]),
+        "get-some" => args.get(1..).unwrap_or(&[]),
+        _ => &[],
+    };
+    for a in attrs {
+        if let Term::Const(Value::Keyword(k)) = a {
+            if schema.by_ident(k).is_none() {
+                return Err(QueryError::UnknownAttribute {
+                    attr: k.to_string(),
+                    clause: to_edn_string(form),
+                });
+            }
         }
     }
     Ok(())
