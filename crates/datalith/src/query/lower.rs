@@ -466,6 +466,7 @@ pub fn lower_rules(
         sources: HashMap::from([("$".to_string(), 0)]),
     };
     let mut out: BTreeMap<String, Vec<RuleBody>> = BTreeMap::new();
+    let mut unchecked = Vec::new();
     for r in list {
         let Some([Edn::List(head), body @ ..]) = r.as_seq() else {
             return Err(perr(format!(
@@ -499,7 +500,13 @@ pub fn lower_rules(
             .iter()
             .map(|c| l.clause(c))
             .collect::<Result<Vec<_>, _>>()?;
-        super::validate::check_where(schema, body, &clauses, &head_vars, &l.vars.names)?;
+        // Checked once every rule is known (a body may call any of them).
+        unchecked.push((
+            body,
+            clauses.clone(),
+            head_vars.clone(),
+            l.vars.names.clone(),
+        ));
         scope_vars(&mut clauses, &head_vars);
         if let Some(prev) = out.get(&name).and_then(|b| b.first()) {
             if prev.head.len() != head_vars.len() {
@@ -512,6 +519,14 @@ pub fn lower_rules(
             clauses,
             var_count: l.vars.names.len(),
         });
+    }
+    for (body, clauses, head, names) in &unchecked {
+        let scope = super::validate::Scope {
+            schema,
+            rules: &out,
+            names,
+        };
+        super::validate::check_where(&scope, body, clauses, head)?;
     }
     Ok(out)
 }
@@ -675,7 +690,12 @@ pub fn lower(
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
     super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
-    super::validate::check_where(schema, &s.clauses, &clauses, &input_vars, &l.vars.names)?;
+    let scope = super::validate::Scope {
+        schema,
+        rules: &rules,
+        names: &l.vars.names,
+    };
+    super::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
     scope_vars(&mut clauses, &outer);
     let order_by = parse_order(&s.order_by, &mut l)?;
     let q = Query {

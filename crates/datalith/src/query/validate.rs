@@ -1,7 +1,7 @@
 //! Queries Datomic rejects before running them, rejected the same way: attributes a database
 //! function names that the schema lacks, variables a `not`, a
-//! predicate, a function or an `or-join`'s required (`[[?e] ...]`) variables need but nothing
-//! outside binds, `or` branches over different
+//! predicate, a function, an `or-join`'s required (`[[?e] ...]`) variables or a rule head
+//! variable its body never binds need but nothing outside binds, `or` branches over different
 //! variables, `:find`/`:with` variables nothing binds. Each error names the offending form as
 //! written.
 //!
@@ -12,20 +12,32 @@
 //! also accepts `(not [?e :a 1])` written before the clause binding `?e`).
 
 use super::error::QueryError;
-use super::ir::{Clause, Term, Var};
+use std::collections::BTreeMap;
+
+use super::ir::{Clause, RuleBody, Term, Var};
 use crate::codec::Value;
 use crate::edn::{to_edn_string, Edn};
 use crate::store::schema::Schema;
 
+/// What the checks of one scope (the query, or one rule body) need.
+pub struct Scope<'a> {
+    /// The schema.
+    pub schema: &'a Schema,
+    /// The rules calls may name (those not yet lowered are not checked).
+    pub rules: &'a BTreeMap<String, Vec<RuleBody>>,
+    /// Variable names, by number.
+    pub names: &'a [String],
+}
+
 /// Checks one conjunction: `forms` as written, `clauses` lowered from them one to one (before
 /// `not`/`or` variables are scoped), `given` bound by the enclosing scope.
 pub fn check_where(
-    schema: &Schema,
+    scope: &Scope<'_>,
     forms: &[Edn],
     clauses: &[Clause],
     given: &[Var],
-    names: &[String],
 ) -> Result<(), QueryError> {
+    let (schema, names) = (scope.schema, scope.names);
     for (i, (form, c)) in forms.iter().zip(clauses).enumerate() {
         // Bound around this clause: the scope and every other clause.
         let mut bound: Vec<Var> = given.to_vec();
@@ -61,7 +73,7 @@ pub fn check_where(
                 if !unbound.is_empty() {
                     return Err(insufficient(unbound));
                 }
-                check_where(schema, body_forms(form, 1), clauses, vars, names)?;
+                check_where(scope, body_forms(form, 1), clauses, vars)?;
             }
             Clause::Or {
                 vars,
@@ -97,13 +109,43 @@ pub fn check_where(
                         Edn::List(items) if head(branch_form) == Some("and") => &items[1..],
                         single => std::slice::from_ref(single),
                     };
-                    check_where(schema, inner, branch, &outer, names)?;
+                    check_where(scope, inner, branch, &outer)?;
+                }
+            }
+            Clause::Rule { name, args } => {
+                // A head variable some body never binds must come bound from the call.
+                let Some(bodies) = scope.rules.get(name) else {
+                    continue;
+                };
+                let mut unbound: Vec<String> = Vec::new();
+                for i in given_by_caller(bodies) {
+                    match args.get(i) {
+                        Some(Term::Var(v)) if !bound.contains(v) => unbound.push(names[*v].clone()),
+                        Some(Term::Blank) => unbound.push("_".to_string()),
+                        _ => {}
+                    }
+                }
+                if !unbound.is_empty() {
+                    return Err(insufficient(unbound));
                 }
             }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// The head positions of a rule that some body does not bind.
+fn given_by_caller(bodies: &[RuleBody]) -> Vec<usize> {
+    let arity = bodies.first().map_or(0, |b| b.head.len());
+    (0..arity)
+        .filter(|&i| {
+            bodies.iter().any(|b| {
+                let head = b.head[i];
+                !b.clauses.iter().any(|c| binds(c).contains(&head))
+            })
+        })
+        .collect()
 }
 
 /// The attributes a database function (`get-else`, `get-some`, `missing?`) names must exist,
