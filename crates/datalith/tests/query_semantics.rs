@@ -140,6 +140,7 @@ fn find_is_a_set() {
             // Function bindings that repeat items.
             ("[:find ?x :where [(ground [1 1 2]) [?x ...]]]", &[], "#{[1] [2]}"),
             ("[:find ?x :where [(ground [[1 2] [1 3]]) [[?x _]]]]", &[], "#{[1]}"),
+            ("[:find ?x :where [(ground [[1 2] [1 2] [3 4]]) [[?x ?y]]]]", &[], "#{[1] [3]}"),
             // An input collection that repeats a value.
             ("[:find ?c :in $ [?n ...] :where [?p :person/name ?n] [?p :person/city ?c]]", &[r#"["P0" "P5" "P0"]"#], r#"#{["C0"]}"#),
             // Pull follows the set: one map per person, not per nick.
@@ -169,6 +170,8 @@ fn aggregates_run_over_the_set_of_find_and_with_bindings() {
             ("[:find (sum ?a) . :where [?p :person/age ?a]]", &[], "63"),
             ("[:find (sum ?a) . :with ?p :where [?p :person/age ?a]]", &[], "209"),
             ("[:find (count ?c) . :with ?p :where [?p :person/city ?c]]", &[], "10"),
+            ("[:find (count ?x) . :where [(ground [[1 2] [1 2] [3 4]]) [[?x ?y]]]]", &[], "2"),
+            ("[:find (sum ?x) . :with ?y :where [(ground [[1 2] [1 2] [1 4]]) [[?x ?y]]]]", &[], "2"),
             ("[:find ?c (count ?p) :where [?p :person/city ?c] [?p :person/nick _]]", &[],
              r#"#{["C0" 2] ["C1" 2] ["C2" 2] ["C3" 2] ["C4" 2]}"#),
             ("[:find ?a (count ?p) :with ?n :where [?p :person/age ?a] [?p :person/nick ?n]]", &[],
@@ -231,6 +234,12 @@ fn valid_bindings_are_accepted() {
              r#"#{["P2"] ["P5"] ["P8"] ["P9"]}"#),
             ("[:find ?n :where [?p :person/name ?n] (not-join [?p] [?p :person/friend ?f] [?f :person/age 20])]", &[],
              r#"#{["P0"] ["P3"] ["P6"]}"#),
+            // An attribute the schema lacks is missing from everyone.
+            ("[:find ?n :where [?p :person/name ?n] [(missing? $ ?p :person/nmae)] [?p :person/age 22]]", &[],
+             r#"#{["P2"] ["P5"] ["P8"]}"#),
+            // `get-some` stops at the first attribute with a value (Datomic never reads on).
+            ("[:find ?v :where [?e :person/name \"P1\"] [(get-some $ ?e :person/city :person/nmae) [?a ?v]]]", &[],
+             r#"#{["C1"]}"#),
             // A rule whose head variable only the caller binds.
             ("[:find ?n :in $ % :where [?p :person/name ?n] [(ground 21) ?a] (older ?p ?a)]", &[rules],
              r#"#{["P2"] ["P5"] ["P8"]}"#),
@@ -267,9 +276,9 @@ fn rejections_name_the_offending_form() {
         (r#"[:find ?e :where [?e :person/name] [(get-else $ ?e :person/nmae "x") ?v]]"#, &[],
          |e| matches!(e, QueryError::UnknownAttribute { .. }),
          r#"Unable to resolve entity: :person/nmae in [(get-else $ ?e :person/nmae "x") ?v]"#),
-        ("[:find ?e :where [?e :person/name] [(missing? $ ?e :person/nmae)]]", &[],
+        ("[:find ?v :where [?e :person/name \"P1\"] [(get-some $ ?e :person/nmae :person/city) [?a ?v]]]", &[],
          |e| matches!(e, QueryError::UnknownAttribute { .. }),
-         "Unable to resolve entity: :person/nmae in [(missing? $ ?e :person/nmae)]"),
+         "Unable to resolve entity: :person/nmae in (get-some $ ...)"),
         ("[:find ?e :where [?e :person/friend :person/nmae]]", &[],
          |e| matches!(e, QueryError::UnresolvedKey { .. }),
          "Cannot resolve key: :person/nmae"),

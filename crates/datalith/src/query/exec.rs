@@ -502,9 +502,9 @@ impl<'a> Ctx<'a> {
                 self.schema
                     .by_ident(k)
                     .map(|a| a.id)
-                    .ok_or_else(|| QueryError::BadArguments {
-                        name: name.to_string(),
-                        message: format!("unknown attribute {k}"),
+                    .ok_or_else(|| QueryError::UnknownAttribute {
+                        attr: k.to_string(),
+                        clause: format!("({name} $ ...)"),
                     })
             }
             other => Err(QueryError::BadArguments {
@@ -531,6 +531,12 @@ impl<'a> Ctx<'a> {
                     return Err(bad("takes $ ?e :attr"));
                 };
                 let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                // An attribute the schema lacks is missing from every entity (Datomic).
+                if let Value::Keyword(k) = a {
+                    if self.schema.by_ident(k).is_none() {
+                        return Ok(Value::Boolean(true));
+                    }
+                }
                 let a = self.attr_arg(name, a)?;
                 Ok(Value::Boolean(self.r.values(e, a)?.is_empty()))
             }

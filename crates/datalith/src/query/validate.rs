@@ -1,5 +1,5 @@
-//! Queries Datomic rejects before running them, rejected the same way: attributes a database
-//! function names that the schema lacks, variables a `not`, a
+//! Queries Datomic rejects before running them, rejected the same way: an attribute `get-else`
+//! names that the schema lacks, variables a `not`, a
 //! predicate, a function, an `or-join`'s required (`[[?e] ...]`) variables or a rule head
 //! variable its body never binds need but nothing outside binds, `or` branches over different
 //! variables, `:find`/`:with` variables nothing binds. Each error names the offending form as
@@ -148,8 +148,7 @@ fn given_by_caller(bodies: &[RuleBody]) -> Vec<usize> {
         .collect()
 }
 
-/// The attributes a database function (`get-else`, `get-some`, `missing?`) names must exist,
-/// as in a data pattern (its arguments come without the `$`: the attributes from the second).
+/// The attribute `get-else` names must exist, as in a data pattern (its arguments come without the `$`: the attributes from the second).
 fn check_attribute_args(
     schema: &Schema,
     name: &str,
@@ -157,8 +156,10 @@ fn check_attribute_args(
     form: &Edn,
 ) -> Result<(), QueryError> {
     let attrs = match name {
-        "get-else" | "missing?" => args.get(1..2).unwrap_or(&[]),
-        "get-some" => args.get(1..).unwrap_or(&[]),
+        // `missing?` of an unknown attribute is true (Datomic).
+        "get-else" => args.get(1..2).unwrap_or(&[]),
+        // `get-some` resolves its attributes in turn, stopping at the first value (Datomic):
+        // the engine rejects an unknown one when it reaches it.
         _ => &[],
     };
     for a in attrs {
