@@ -13,9 +13,35 @@ pub enum QueryError {
     /// A variable used where it must already be bound is not.
     #[error("unbound variable {var} in {clause}")]
     Unbound { var: String, clause: String },
-    /// A find variable that no clause binds.
-    #[error("find variable {var} is not bound by any clause")]
-    UnboundFind { var: String },
+    /// `:find` or `:with` variables that no clause binds (Datomic's
+    /// `:db.error/unbound-query-variables`).
+    #[error(":db.error/unbound-query-variables Query is referencing unbound variables: #{{{}}}", vars.join(" "))]
+    UnboundVariables { vars: Vec<String> },
+    /// A data pattern names an attribute the schema does not have (Datomic's
+    /// `:db.error/not-an-entity`); `clause` is the pattern (or lookup ref) as EDN.
+    #[error(":db.error/not-an-entity Unable to resolve entity: {attr} in {clause}")]
+    UnknownAttribute { attr: String, clause: String },
+    /// An entity constant (an ident, a lookup ref) names no entity (Datomic: "Cannot resolve
+    /// key"); `key` is the constant as EDN.
+    #[error("Cannot resolve key: {key}")]
+    UnresolvedKey { key: String },
+    /// A `not`, predicate, function or `or-join` clause needs variables bound that nothing
+    /// outside it binds (Datomic's `:db.error/insufficient-binding`); `vars` and `clause` as EDN.
+    #[error(":db.error/insufficient-binding [{}] not bound in clause: {clause}", vars.join(" "))]
+    InsufficientBinding { vars: Vec<String>, clause: String },
+    /// A lookup ref on an attribute that is not unique (Datomic's
+    /// `:db.error/lookup-ref-attr-not-unique`); `lookup_ref` as EDN.
+    #[error(
+        ":db.error/lookup-ref-attr-not-unique Attribute values not unique: {attr} in {lookup_ref}"
+    )]
+    LookupRefNotUnique { attr: String, lookup_ref: String },
+    /// The branches of an `or` use different variables (each branch's set as EDN); `or-join`
+    /// names the shared ones.
+    #[error("All clauses in 'or' must use same set of free vars, had [{}] in {clause} (or-join names the shared variables)", branches.join(" "))]
+    OrBranchVars {
+        branches: Vec<String>,
+        clause: String,
+    },
     /// An unknown predicate or function.
     #[error("unknown function {name}")]
     UnknownFunction { name: String },
@@ -63,7 +89,13 @@ impl QueryError {
         match self {
             QueryError::Parse(_) => error::INVALID_QUERY,
             QueryError::Unbound { .. } => error::INSUFFICIENT_BINDING,
-            QueryError::UnboundFind { .. } => error::UNBOUND_QUERY_VARIABLES,
+            QueryError::UnboundVariables { .. } => error::UNBOUND_QUERY_VARIABLES,
+            QueryError::UnknownAttribute { .. } | QueryError::UnresolvedKey { .. } => {
+                error::NOT_AN_ENTITY
+            }
+            QueryError::InsufficientBinding { .. } => error::INSUFFICIENT_BINDING,
+            QueryError::LookupRefNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
+            QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
             QueryError::BadArguments { .. } => error::INVALID_ARGUMENTS,
             QueryError::UnknownRule { .. } => error::UNKNOWN_RULE,
@@ -82,9 +114,23 @@ impl QueryError {
                 edn_text_field("variables", &format!("[{var}]")),
                 edn_text_field("clause", clause),
             ],
-            QueryError::UnboundFind { var } => {
-                vec![edn_text_field("variables", &format!("#{{{var}}}"))]
+            QueryError::UnboundVariables { vars } => {
+                vec![edn_text_field("variables", &format!("#{{{}}}", vars.join(" ")))]
             }
+            QueryError::UnknownAttribute { attr, clause } => vec![
+                edn_text_field("attribute", attr),
+                edn_text_field("clause", clause),
+            ],
+            QueryError::UnresolvedKey { key } => vec![edn_text_field("entity", key)],
+            QueryError::InsufficientBinding { vars, clause } => vec![
+                edn_text_field("variables", &format!("[{}]", vars.join(" "))),
+                edn_text_field("clause", clause),
+            ],
+            QueryError::LookupRefNotUnique { attr, lookup_ref } => vec![
+                edn_text_field("attribute", attr),
+                edn_text_field("lookup-ref", lookup_ref),
+            ],
+            QueryError::OrBranchVars { clause, .. } => vec![edn_text_field("clause", clause)],
             QueryError::UnknownFunction { name }
             | QueryError::BadArguments { name, .. }
             | QueryError::UnknownRule { name }

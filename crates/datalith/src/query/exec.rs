@@ -11,6 +11,7 @@ use std::ops::Bound;
 use std::time::Instant;
 
 use super::builtins::{self, compare};
+use super::distinct;
 use super::error::QueryError;
 use super::ir::{AttrTerm, Binding, Clause, Pattern, RuleBody, Term, Var};
 use super::relation::Relation;
@@ -150,6 +151,8 @@ impl<'a> Ctx<'a> {
         let mut todo: Vec<Clause> = clauses.to_vec();
         // Canonical order: a tie between equally cheap clauses never depends on query order.
         todo.sort();
+        // What the patterns run so far tell about the rows (see `distinct`).
+        let mut deps: Vec<distinct::Dependency> = Vec::new();
         while !todo.is_empty() {
             self.check_deadline()?;
             if rel.rows.is_empty() {
@@ -167,12 +170,12 @@ impl<'a> Ctx<'a> {
             let (i, est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
             self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
-            let before_vars = rel.vars.clone();
             // Printed only for `explain`: most queries never show their steps.
             let mut what = match self.trace {
                 Some(_) => self.show().clause(&clause),
                 None => String::new(),
             };
+            let repeats;
             rel = match &clause {
                 Clause::Pattern(0, p) => {
                     // Merge scan: every other ready pattern on the same bound entity.
@@ -196,6 +199,12 @@ impl<'a> Ctx<'a> {
                     }
                     if star.len() > 1 {
                         what = self.show_step("merge scan", &star);
+                    }
+                    repeats = star
+                        .iter()
+                        .any(|q| distinct::pattern_repeats(self.schema, q));
+                    for q in &star {
+                        distinct::dependencies(self.schema, q, &mut deps);
                     }
                     // Constant patterns on the bound entity whose AVE entry is short filter
                     // the rows first (fewer rows to look up for the rest of the star).
@@ -234,9 +243,12 @@ impl<'a> Ctx<'a> {
                         self.patterns(&star, rel, &ranges)?
                     }
                 }
-                other => self.clause(other, rel)?,
+                other => {
+                    repeats = distinct::clause_repeats(self.schema, other);
+                    self.clause(other, rel)?
+                }
             };
-            // Project away what no later clause and no caller needs.
+            // Project away what no later clause and no caller needs; the rows stay a set.
             let mut needed: Vec<Var> = keep.to_vec();
             for c in &todo {
                 needed.extend(c.vars());
@@ -247,8 +259,17 @@ impl<'a> Ctx<'a> {
                 .copied()
                 .filter(|v| needed.contains(v))
                 .collect();
-            let _ = before_vars;
-            rel = rel.project_owned(&keep_now);
+            let dropped: Vec<Var> = rel
+                .vars
+                .iter()
+                .copied()
+                .filter(|v| !keep_now.contains(v))
+                .collect();
+            let dedup = repeats || !distinct::determined(&dropped, &keep_now, &deps);
+            if dedup && (repeats || !dropped.is_empty()) {
+                what.push_str(" +dedup");
+            }
+            rel = rel.into_projection(&keep_now, dedup);
             if let Some(trace) = &mut self.trace {
                 trace.push(Step {
                     what,
@@ -532,9 +553,9 @@ impl<'a> Ctx<'a> {
                 self.schema
                     .by_ident(k)
                     .map(|a| a.id)
-                    .ok_or_else(|| QueryError::BadArguments {
-                        name: name.to_string(),
-                        message: format!("unknown attribute {k}"),
+                    .ok_or_else(|| QueryError::UnknownAttribute {
+                        attr: k.to_string(),
+                        clause: format!("({name} $ ...)"),
                     })
             }
             other => Err(QueryError::BadArguments {
@@ -561,6 +582,12 @@ impl<'a> Ctx<'a> {
                     return Err(bad("takes $ ?e :attr"));
                 };
                 let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                // An attribute the schema lacks is missing from every entity (Datomic).
+                if let Value::Keyword(k) = a {
+                    if self.schema.by_ident(k).is_none() {
+                        return Ok(Value::Boolean(true));
+                    }
+                }
                 let a = self.attr_arg(name, a)?;
                 Ok(Value::Boolean(self.r.values(e, a)?.is_empty()))
             }
@@ -979,7 +1006,18 @@ impl<'a> Ctx<'a> {
         }
         let members = EntitySet::new(slot.keys().copied());
         let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
+        // Each datom is read once, however many patterns of the star share its attribute (a
+        // datom read twice would match a pattern twice): one full scan of an attribute covers
+        // its constants too.
+        let mut reads: Vec<(AttrId, &Option<Value>)> = Vec::new();
         for (a, c) in attrs.iter().zip(&consts) {
+            let full = consts.iter().zip(attrs).any(|(c, x)| x == a && c.is_none());
+            let read = if full { &None } else { c };
+            if !reads.contains(&(*a, read)) {
+                reads.push((*a, read));
+            }
+        }
+        for (a, c) in reads.iter().map(|(a, c)| (a, *c)) {
             match c {
                 Some(c) => {
                     for e in self.r.entities_with(*a, c)? {

@@ -148,19 +148,6 @@ pub fn shape(
         .find
         .iter()
         .any(|f| matches!(f, FindElem::Aggregate { .. }));
-    // The set of bindings over find and :with variables.
-    let mut cols: Vec<Var> = q.find.iter().map(FindElem::var).collect();
-    for w in &q.with {
-        if !cols.contains(w) {
-            cols.push(*w);
-        }
-    }
-    let mut uniq: Vec<Var> = Vec::new();
-    for c in &cols {
-        if !uniq.contains(c) {
-            uniq.push(*c);
-        }
-    }
     // The common shape (a set of tuples, nothing to order, cut or name) is built in one pass.
     if !has_agg
         && q.order_by.is_empty()
@@ -169,10 +156,16 @@ pub fn shape(
         && q.keys.is_none()
         && matches!(q.shape, FindShape::Relation)
     {
-        return Ok(Edn::Set(tuples(db, q, rel, &uniq, Edn::Vector)?));
+        let rows = tuples(db, q, rel, Edn::Vector)?;
+        return Ok(if q.with.is_empty() {
+            Edn::Set(rows)
+        } else {
+            Edn::Vector(rows)
+        });
     }
     let mut rows: Vec<Vec<Edn>> = if has_agg {
-        let rel = rel.project_owned_ordered(&uniq);
+        // The relation is the set of bindings of the find and `:with` variables: the groups'
+        // members are its rows.
         let col = |v: Var| rel.col(v).expect("find variables are bound");
         let keys: Vec<usize> = q
             .find
@@ -194,9 +187,8 @@ pub fn shape(
             });
             groups[gi].1.push(r);
         }
-        if groups.is_empty() && keys.is_empty() {
-            groups.push((Vec::new(), Vec::new()));
-        }
+        // No rows, no groups: an aggregate over nothing is no result (Datomic: nil for a
+        // scalar or tuple, an empty collection otherwise), not a count of 0.
         let mut out = Vec::new();
         for (_, members) in groups {
             let mut row = Vec::new();
@@ -214,7 +206,7 @@ pub fn shape(
         }
         out
     } else {
-        tuples(db, q, rel, &uniq, |row| row)?
+        tuples(db, q, rel, |row| row)?
     };
     let ordered = !q.order_by.is_empty();
     if ordered {
@@ -268,7 +260,10 @@ pub fn shape(
     Ok(match q.shape {
         FindShape::Relation => {
             let items: Vec<Edn> = rows.into_iter().map(to_item).collect();
-            if ordered || q.limit.is_some() || q.offset.is_some() {
+            // A set only when its members are distinct and unordered: `:with` without an
+            // aggregate leaves a bag.
+            let bag = !has_agg && !q.with.is_empty();
+            if ordered || q.limit.is_some() || q.offset.is_some() || bag {
                 Edn::Vector(items)
             } else {
                 Edn::Set(items)
@@ -286,13 +281,14 @@ pub fn shape(
     })
 }
 
-/// The result tuples of a query without aggregates: one per distinct binding of the find
-/// variables, built straight from the relation's rows (no intermediate projection).
+/// The result tuples of a query without aggregates, built straight from the relation's rows
+/// (no intermediate projection). The relation is a set over the find and `:with` variables
+/// (see `distinct`), so without `:with` every row is one result; with `:with` the find columns
+/// of its rows are the bag Datomic returns.
 fn tuples<T>(
     db: &Db,
     q: &Query,
     rel: Relation,
-    uniq: &[Var],
     wrap: impl Fn(Vec<Edn>) -> T,
 ) -> Result<Vec<T>, QueryError> {
     let cols: Vec<usize> = q
@@ -300,25 +296,9 @@ fn tuples<T>(
         .iter()
         .map(|f| rel.col(f.var()).expect("find variables are bound"))
         .collect();
-    // A relation over exactly the find variables is already the answer's bag; anything else
-    // (other columns, another order, `:with`) is deduplicated on the find columns, as a
-    // projection would.
-    let dedup = !q.with.is_empty() || rel.vars != uniq;
     let plain = q.find.iter().all(|f| matches!(f, FindElem::Var(_)));
-    if !dedup && plain {
-        // Every row is a result: each is converted and dropped in one pass.
-        return Ok(rel
-            .rows
-            .into_iter()
-            .map(|r| wrap(cols.iter().map(|c| edn_from_value(&r[*c])).collect()))
-            .collect());
-    }
-    let mut seen = Distinct::default();
     let mut out = Vec::with_capacity(rel.rows.len());
-    for (i, r) in rel.rows.iter().enumerate() {
-        if dedup && !seen.insert(&rel.rows, i, &cols) {
-            continue;
-        }
+    for r in rel.rows {
         let mut items = Vec::with_capacity(cols.len());
         if plain {
             items.extend(cols.iter().map(|c| edn_from_value(&r[*c])));
@@ -330,40 +310,6 @@ fn tuples<T>(
         out.push(wrap(items));
     }
     Ok(out)
-}
-
-/// Rows already seen, keyed by a hash of some columns (no per-row key allocation); rows with
-/// equal hashes are compared column by column.
-#[derive(Default)]
-struct Distinct {
-    first: rustc_hash::FxHashMap<u64, usize>,
-    /// Rows whose hash equals an earlier, different row's (rare).
-    collided: Vec<usize>,
-}
-
-impl Distinct {
-    /// Whether row `i` of `rows` (on `cols`) is new; records it if so.
-    fn insert(&mut self, rows: &[Vec<Value>], i: usize, cols: &[usize]) -> bool {
-        use std::hash::{Hash, Hasher};
-        let mut h = rustc_hash::FxHasher::default();
-        for c in cols {
-            rows[i][*c].hash(&mut h);
-        }
-        let same = |j: usize| cols.iter().all(|c| rows[i][*c] == rows[j][*c]);
-        match self.first.entry(h.finish()) {
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(i);
-                true
-            }
-            std::collections::hash_map::Entry::Occupied(o) => {
-                if same(*o.get()) || self.collided.iter().any(|j| same(*j)) {
-                    return false;
-                }
-                self.collided.push(i);
-                true
-            }
-        }
-    }
 }
 
 fn element(db: &Db, f: &FindElem, v: &Value) -> Result<Edn, QueryError> {

@@ -275,6 +275,14 @@ impl Lowerer<'_, '_> {
                     a: self.attr(&get(1))?,
                     v: self.term(&get(2))?,
                 };
+                // The database's attributes are known: a name it lacks is a mistake (an input
+                // relation's attribute column may hold any keyword).
+                if let (0, AttrTerm::Unknown(k)) = (src, &p.a) {
+                    return Err(QueryError::UnknownAttribute {
+                        attr: k.to_string(),
+                        clause: show(e),
+                    });
+                }
                 Ok(Clause::Pattern(src, p))
             }
             Edn::List(items) => {
@@ -458,6 +466,7 @@ pub fn lower_rules(
         sources: HashMap::from([("$".to_string(), 0)]),
     };
     let mut out: BTreeMap<String, Vec<RuleBody>> = BTreeMap::new();
+    let mut unchecked = Vec::new();
     for r in list {
         let Some([Edn::List(head), body @ ..]) = r.as_seq() else {
             return Err(perr(format!(
@@ -491,6 +500,13 @@ pub fn lower_rules(
             .iter()
             .map(|c| l.clause(c))
             .collect::<Result<Vec<_>, _>>()?;
+        // Checked once every rule is known (a body may call any of them).
+        unchecked.push((
+            body,
+            clauses.clone(),
+            head_vars.clone(),
+            l.vars.names.clone(),
+        ));
         scope_vars(&mut clauses, &head_vars);
         if let Some(prev) = out.get(&name).and_then(|b| b.first()) {
             if prev.head.len() != head_vars.len() {
@@ -504,6 +520,14 @@ pub fn lower_rules(
             var_count: l.vars.names.len(),
             var_names: l.vars.names.into(),
         });
+    }
+    for (body, clauses, head, names) in &unchecked {
+        let scope = super::validate::Scope {
+            schema,
+            rules: &out,
+            names,
+        };
+        super::validate::check_where(&scope, body, clauses, head)?;
     }
     Ok(out)
 }
@@ -657,22 +681,24 @@ pub fn lower(
         }
         in_bindings.push((b, value));
     }
+    let input_vars: Vec<Var> = in_bindings
+        .iter()
+        .flat_map(|(b, _)| match b {
+            InBinding::Bind(b) => b.vars(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
+    wanted.extend(&with);
+    super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
+    let scope = super::validate::Scope {
+        schema,
+        rules: &rules,
+        names: &l.vars.names,
+    };
+    super::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
     scope_vars(&mut clauses, &outer);
     let order_by = parse_order(&s.order_by, &mut l)?;
-    // Every find variable must be bound somewhere.
-    let mut bound: Vec<Var> = clauses.iter().flat_map(|c| c.vars()).collect();
-    for (b, _) in &in_bindings {
-        if let InBinding::Bind(b) = b {
-            bound.extend(b.vars());
-        }
-    }
-    for f in &find {
-        if !bound.contains(&f.var()) {
-            return Err(QueryError::UnboundFind {
-                var: l.vars.names[f.var()].clone(),
-            });
-        }
-    }
     let q = Query {
         find,
         shape,

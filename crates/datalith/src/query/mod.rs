@@ -3,12 +3,15 @@
 //! - [`lower`]: the query form (EDN) to the engine's [`ir`] (variables numbered, attributes
 //!   resolved, scalar inputs plugged in as constants).
 //! - [`exec`]: cost-based, clause-order-independent evaluation over the indexes.
+//! - [`distinct`]: which steps must deduplicate to keep the rows a set.
 //! - [`rules`]: semi-naive evaluation of rules.
 //! - [`find`]: aggregates and the result's shape.
+//! - [`validate`]: the queries Datomic rejects before running them.
 //! - [`run`]: the entry point, with the parse cache.
 //! - [`relation`], [`builtins`], [`error`]: the pieces they share.
 
 pub mod builtins;
+pub mod distinct;
 pub mod error;
 pub mod exec;
 pub mod find;
@@ -18,6 +21,7 @@ pub mod relation;
 pub mod rules;
 pub mod run;
 pub mod show;
+pub mod validate;
 
 pub use error::QueryError;
 pub use exec::Step;

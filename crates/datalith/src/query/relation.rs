@@ -6,9 +6,9 @@ use rustc_hash::FxHashSet as HashSet;
 use super::ir::Var;
 use crate::codec::Value;
 
-/// A relation over some variables: a bag of rows, one value per variable. Rows are
-/// deduplicated whenever a projection drops a column (set semantics), so a bag never grows
-/// past the set it stands for by more than one step's duplicates.
+/// A relation over some variables: rows, one value per variable. Between the steps of a
+/// query it is a set (no two equal rows); `distinct` says which steps must deduplicate to keep
+/// it one.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Relation {
     /// The variables, in column order.
@@ -70,13 +70,33 @@ impl Relation {
         self.project(keep)
     }
 
-    /// Like [`Self::project`], but moves the rows when nothing is dropped or reordered.
-    pub fn project_owned_ordered(self, keep: &[Var]) -> Relation {
-        let vars: Vec<Var> = keep.iter().copied().filter(|v| self.binds(*v)).collect();
-        if vars == self.vars {
+    /// Keeps only `keep` (in the relation's order), removing duplicate rows only when `dedup`
+    /// is set: the caller knows whether dropping the other columns (or the step before) can
+    /// have made equal rows.
+    pub fn into_projection(mut self, keep: &[Var], dedup: bool) -> Relation {
+        let cols: Vec<usize> = (0..self.vars.len())
+            .filter(|c| keep.contains(&self.vars[*c]))
+            .collect();
+        if cols.len() == self.vars.len() {
+            if dedup {
+                self.dedup();
+            }
             return self;
         }
-        self.project(keep)
+        if dedup {
+            return self.project(keep);
+        }
+        let vars = cols.iter().map(|c| self.vars[*c]).collect();
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|mut r| {
+                cols.iter()
+                    .map(|c| std::mem::replace(&mut r[*c], Value::Boolean(false)))
+                    .collect()
+            })
+            .collect();
+        Relation { vars, rows }
     }
 
     /// Removes duplicate rows.

@@ -204,12 +204,16 @@ fn bind_input(b: &Binding, value: &Edn) -> Result<Relation, QueryError> {
 }
 
 /// Entity constants (idents, lookup refs `[attr value]`, numbers) become entity ids; value
-/// constants of ref attributes too. A constant that names no entity matches nothing.
+/// constants of ref attributes too. An ident or lookup ref that names no entity is an error,
+/// as in Datomic (an entity id that names none matches nothing).
 fn resolve_constants(
     r: &IndexReader<'_>,
     schema: &Schema,
     clauses: &[Clause],
 ) -> Result<Vec<Clause>, QueryError> {
+    let unresolved = |v: &Value| QueryError::UnresolvedKey {
+        key: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+    };
     let entity = |v: &Value| -> Result<Value, QueryError> {
         Ok(match v {
             Value::Long(n) if *n >= 0 => Value::Ref(*n as u64),
@@ -217,7 +221,7 @@ fn resolve_constants(
                 Some(a) => Value::Ref(a.id as u64),
                 None => match r.first_entity_with(builtin::IDENT, v)? {
                     Some(e) => Value::Ref(e),
-                    None => Value::Ref(u64::MAX),
+                    None => return Err(unresolved(v)),
                 },
             },
             Value::Tuple(items) if items.len() == 2 => match (&items[0], &items[1]) {
@@ -226,10 +230,21 @@ fn resolve_constants(
                         let val = super::exec::coerce(schema, a.id, val);
                         match r.first_entity_with(a.id, &val)? {
                             Some(e) => Value::Ref(e),
-                            None => Value::Ref(u64::MAX),
+                            None => return Err(unresolved(v)),
                         }
                     }
-                    _ => Value::Ref(u64::MAX),
+                    Some(_) => {
+                        return Err(QueryError::LookupRefNotUnique {
+                            attr: k.to_string(),
+                            lookup_ref: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                        })
+                    }
+                    None => {
+                        return Err(QueryError::UnknownAttribute {
+                            attr: k.to_string(),
+                            clause: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                        })
+                    }
                 },
                 _ => v.clone(),
             },
