@@ -13,4 +13,4 @@ pub mod query;
 pub mod store;
 pub mod tx;
 
-pub use api::{Database, Db, DbOptions};
+pub use api::{q, Database, Db, DbOptions, Input};

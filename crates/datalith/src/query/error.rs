@@ -28,6 +28,37 @@ pub enum QueryError {
     /// Inputs that do not match `:in`.
     #[error("inputs: {0}")]
     Inputs(String),
+    /// A clause reads a data source that `:in` does not name (`$` included, when `:in` is
+    /// given without it).
+    #[error("data source {name} is not among the :in inputs: {clause}")]
+    UnknownSource { name: String, clause: String },
+    /// Not as many inputs as `:in` names.
+    #[error("the query's :in {inputs} takes {expected} inputs, got {got}")]
+    InputCount {
+        inputs: String,
+        expected: usize,
+        got: usize,
+    },
+    /// An input of the wrong kind: a database where `:in` takes a value, or a value that
+    /// cannot be what `:in` takes (`got` is EDN, or `a database`).
+    #[error("input {input} takes {expected}, got {got}")]
+    InputKind {
+        input: String,
+        expected: String,
+        got: String,
+    },
+    /// A clause on a relation source with more terms than a tuple of that source has.
+    #[error("{clause} has {terms} terms but the tuple {tuple} of {source_name} has {width}")]
+    SourceArity {
+        source_name: String,
+        clause: String,
+        terms: usize,
+        tuple: String,
+        width: usize,
+    },
+    /// The query reads no database and runs on none (at least one input must be one).
+    #[error("a query needs a database among its inputs")]
+    NoDatabase,
     /// The query ran past its `:timeout`.
     #[error("query timed out after {ms} ms")]
     Timeout { ms: u64 },
