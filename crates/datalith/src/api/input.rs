@@ -74,19 +74,28 @@ impl Input {
 /// assert_eq!(result, read_one(r#"#{["Ann" 7]}"#).unwrap());
 /// ```
 pub fn q(query: &str, inputs: &[Input]) -> Result<Edn, QueryError> {
-    let env = inputs
-        .iter()
-        .find_map(|i| match i {
-            Input::Db(d) => Some(d.queries.clone()),
-            Input::Value(_) => None,
-        })
-        .ok_or(QueryError::NoDatabase)?;
-    let sections = env.cache.parse(query)?;
-    let registry = env
-        .registry
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
+    // Without a database the query still runs far enough to report what is wrong with
+    // its inputs (and then that it has no database).
+    let env = inputs.iter().find_map(|i| match i {
+        Input::Db(d) => Some(d.queries.clone()),
+        Input::Value(_) => None,
+    });
+    let (sections, registry) = match env {
+        Some(env) => (
+            env.cache.parse(query)?,
+            env.registry
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        ),
+        None => {
+            let form = crate::edn::read_one(query).map_err(|e| QueryError::Parse(e.to_string()))?;
+            (
+                std::sync::Arc::new(crate::query::lower::sections(&form)?),
+                Default::default(),
+            )
+        }
+    };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
     Ok(crate::query::run::run(&sections, &inputs, None, &registry, false, None)?.result)
 }

@@ -171,7 +171,7 @@ pub fn run(
             next_var: q.var_names.len(),
             made: Vec::new(),
         };
-        sh.clauses(&mut clauses, 0);
+        sh.clauses(&mut clauses, 0)?;
         sh.made
     };
     for (v, src, shadow) in &shadows {
@@ -431,7 +431,7 @@ impl Shadows<'_, '_> {
     }
 
     /// `dollar`: the source `$` stands for at top level (the clauses are the query's).
-    fn clauses(&mut self, clauses: &mut [Clause], dollar: usize) {
+    fn clauses(&mut self, clauses: &mut [Clause], dollar: usize) -> Result<(), QueryError> {
         for c in clauses {
             match c {
                 Clause::Pattern(src, p) => {
@@ -452,19 +452,24 @@ impl Shadows<'_, '_> {
                 }
                 Clause::Rule { name, args, src } => {
                     let src = if *src == 0 { dollar } else { *src };
-                    if !self.readers.contains_key(&src) {
+                    let Some((r, schema)) = self.readers.get(&src) else {
                         continue;
-                    }
+                    };
                     let Some(bodies) = self.rules.get(&src).and_then(|r| r.get(name.as_str()))
                     else {
                         continue;
                     };
                     for (i, a) in args.iter_mut().enumerate() {
-                        if bodies.iter().any(|b| {
-                            b.head.get(i).is_some_and(|h| {
-                                uses_as_entity(&b.clauses, *h, &self.readers[&src].1)
-                            })
-                        }) {
+                        let entity_arg = bodies.iter().any(|b| {
+                            b.head
+                                .get(i)
+                                .is_some_and(|h| uses_as_entity(&b.clauses, *h, schema))
+                        });
+                        if entity_arg {
+                            // A constant argument (a scalar input) names its entity too.
+                            if let Term::Const(c) = a {
+                                *c = entity(r, schema, c)?;
+                            }
                             self.term(a, src);
                         }
                     }
@@ -475,20 +480,21 @@ impl Shadows<'_, '_> {
                     branches,
                 } => {
                     for b in branches.iter_mut() {
-                        self.clauses(b, dollar);
+                        self.clauses(b, dollar)?;
                     }
                     let inner: Vec<Var> =
                         branches.iter().flatten().flat_map(Clause::vars).collect();
                     self.share(vars, Some(required), &inner);
                 }
                 Clause::Not { vars, clauses } => {
-                    self.clauses(clauses, dollar);
+                    self.clauses(clauses, dollar)?;
                     let inner: Vec<Var> = clauses.iter().flat_map(Clause::vars).collect();
                     self.share(vars, None, &inner);
                 }
                 _ => {}
             }
         }
+        Ok(())
     }
 
     /// An `or`/`not` shares the shadows of the variables it shares, when its clauses use them.
