@@ -430,6 +430,32 @@ fn several_databases() {
         ),
         ("[:find ?a ?b :in $ $b % :where (friend-of ?a ?b)]", &["A", "B", rules], r#"#{["Bob" "Ann"] ["Cid" "Ann"] ["Cid" "Bob"]}"#),
         ("[:find ?a :in $a $b % :where ($b friend-of ?a _)]", &["A", "B", rules], "#{}"),
+        // Database functions read the source they are given.
+        (
+            "[:find ?n ?p :in $a $b :where [$b ?e :person/name ?n] [(get-else $b ?e :score/points 0) ?p]]",
+            &["A", "B"],
+            r#"#{["Ann" 0] ["Zed" 0]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$b ?e :person/id ?n] [(missing? $b ?e :score/person)]]",
+            &["A", "B"],
+            r#"#{["p1"] ["z1"]}"#,
+        ),
+        (
+            "[:find ?p :in $a $b :where [$b ?e :score/person ?p] [(get-else $b ?e :score/points 0) ?s] [(> ?s 8)]]",
+            &["A", "B"],
+            r#"#{["p1"] ["p2"]}"#,
+        ),
+        (
+            "[:find ?n :in $ $b :where [?e :person/name ?n] [(missing? $ ?e :person/friend)]]",
+            &["A", "B"],
+            r#"#{["Ann"]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$a ?e :person/name ?n] ($a or [(missing? $ ?e :person/friend)] [?e :person/id \"p3\"])]",
+            &["A", "B"],
+            r#"#{["Ann"] ["Cid"]}"#,
+        ),
         // or / not / or-join / not-join with a source.
         (
             "[:find ?n :in $a $b :where ($b or [?e :person/name \"Zed\"] [?e :person/id \"p1\"]) [$b ?e :person/name ?n]]",

@@ -354,6 +354,7 @@ impl<'a> Ctx<'a> {
             Clause::Fn { args, .. } => args.iter().all(bound),
             Clause::Not { vars, .. } => vars.iter().all(|v| rel.binds(*v)),
             Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
+            Clause::Dollar { clause, .. } => self.ready(clause, rel),
             _ => true,
         }
     }
@@ -413,6 +414,7 @@ impl<'a> Ctx<'a> {
                     * n.max(1)
             }
             Clause::Or { .. } => n.max(1) * 1000,
+            Clause::Dollar { clause, .. } => self.estimate(clause, rel, n, cap)?,
             Clause::Rule { .. } => n.max(1) * 10_000,
         })
     }
@@ -546,6 +548,13 @@ impl<'a> Ctx<'a> {
                 (self.dollar, self.rules) = saved;
                 Ok(rel.join(&r?))
             }
+            Clause::Dollar { src, clause } => {
+                let saved = self.dollar;
+                self.dollar = self.source_of(*src);
+                let out = self.clause(clause, rel);
+                self.dollar = saved;
+                out
+            }
             Clause::Source { src, terms } => {
                 let input = self
                     .sources
@@ -594,7 +603,10 @@ impl<'a> Ctx<'a> {
             }
             other => Err(QueryError::BadArguments {
                 name: name.to_string(),
-                message: format!("{other:?} is not an attribute"),
+                message: format!(
+                    "{} is not an attribute",
+                    crate::edn::to_edn_string(&crate::edn::edn_from_value(other))
+                ),
             }),
         }
     }

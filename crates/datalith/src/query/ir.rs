@@ -108,6 +108,9 @@ pub enum Clause {
         args: Vec<Term>,
         src: usize,
     },
+    /// `clause` read with `$` standing for source `src` (a database function called with
+    /// a source other than `$`, as `[(get-else $x ?e :a 0) ?v]`).
+    Dollar { src: usize, clause: Box<Clause> },
     /// A pattern over an input relation (`$x` bound to a collection of tuples): its terms
     /// match a prefix of each tuple.
     Source { src: usize, terms: Vec<Term> },
@@ -139,6 +142,7 @@ impl Clause {
                 out.extend(binding.vars());
             }
             Clause::Or { vars, .. } | Clause::Not { vars, .. } => out.extend(vars.iter().copied()),
+            Clause::Dollar { clause, .. } => clause.collect_vars(out),
         }
     }
 }

@@ -261,25 +261,40 @@ impl<'a> Lowerer<'a, '_> {
                     let Some(name) = call.first().and_then(sym) else {
                         return Err(perr(format!("expected a function name in {}", show(e))));
                     };
-                    // Database functions take `$` first; the engine knows its one database.
+                    // Database functions take their source first (`$` inside `($x or ...)` is
+                    // `$x`); the call reads it as its `$`.
+                    let src = match call[1..].iter().find_map(is_src) {
+                        Some(name) if name == "$" => self.source(&self.default_src.clone(), e)?.0,
+                        Some(name) => self.source(&name, e)?.0,
+                        None => 0,
+                    };
                     let args_edn: Vec<&Edn> =
                         call[1..].iter().filter(|a| is_src(a).is_none()).collect();
                     let args = args_edn
                         .into_iter()
                         .map(|a| self.term(a))
                         .collect::<Result<Vec<_>, _>>()?;
-                    return match items.len() {
-                        1 => Ok(Clause::Pred { name, args }),
-                        2 => Ok(Clause::Fn {
+                    let c = match items.len() {
+                        1 => Clause::Pred { name, args },
+                        2 => Clause::Fn {
                             name,
                             args,
                             binding: self.binding(&items[1])?,
-                        }),
-                        _ => Err(perr(format!(
-                            "a function clause has one binding at most: {}",
-                            show(e)
-                        ))),
+                        },
+                        _ => {
+                            return Err(perr(format!(
+                                "a function clause has one binding at most: {}",
+                                show(e)
+                            )))
+                        }
                     };
+                    return Ok(match src {
+                        0 => c,
+                        src => Clause::Dollar {
+                            src,
+                            clause: Box::new(c),
+                        },
+                    });
                 }
                 let (src_name, rest) = match items.first().and_then(is_src) {
                     Some(s) => (s, &items[1..]),
