@@ -430,6 +430,17 @@ fn several_databases() {
         ),
         ("[:find ?a ?b :in $ $b % :where (friend-of ?a ?b)]", &["A", "B", rules], r#"#{["Bob" "Ann"] ["Cid" "Ann"] ["Cid" "Bob"]}"#),
         ("[:find ?a :in $a $b % :where ($b friend-of ?a _)]", &["A", "B", rules], "#{}"),
+        // Pull from a named database.
+        (
+            "[:find (pull $b ?e [:person/name]) :in $a $b :where [$b ?e :person/id \"z1\"]]",
+            &["A", "B"],
+            r#"#{[{:person/name "Zed"}]}"#,
+        ),
+        (
+            "[:find (pull $b ?e [:person/name]) . :in $a $b ?e]",
+            &["A", "B", r#"[:person/id "p1"]"#],
+            r#"{:person/name "Ann"}"#,
+        ),
         // Database functions read the source they are given.
         (
             "[:find ?n ?p :in $a $b :where [$b ?e :person/name ?n] [(get-else $b ?e :score/points 0) ?p]]",
@@ -553,6 +564,12 @@ fn input_errors_are_typed() {
             &["A"],
             |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$b"),
             "data source $b",
+        ),
+        (
+            "[:find (pull ?e [:person/name]) :in $a :where [$a ?e :person/name]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
+            "data source $ is not among",
         ),
         (
             "[:find ?x :in $ ?x]",

@@ -171,10 +171,11 @@ pub enum FindElem {
         args: Vec<Value>,
         var: Var,
     },
-    /// `(pull ?e pattern)`; the pattern stays as text for the pull module.
+    /// `(pull ?e pattern)` or `(pull $src ?e pattern)` (source number `src`, `$` is 0).
     Pull {
         var: Var,
         pattern: std::sync::Arc<crate::pull::PullPattern>,
+        src: usize,
     },
 }
 

@@ -754,12 +754,23 @@ pub fn lower(
                     .and_then(sym)
                     .ok_or_else(|| perr(format!("bad find element {}", show(f))))?;
                 if name == "pull" {
-                    let [_, var, pattern] = items.as_slice() else {
-                        return Err(perr(format!("(pull ?e pattern) expected: {}", show(f))));
+                    let (src, var, pattern) = match items.as_slice() {
+                        [_, var, pattern] => (0, var, pattern),
+                        [_, src, var, pattern] if is_src(src).is_some() => {
+                            let name = is_src(src).expect("checked");
+                            (l.source(&name, f)?.0, var, pattern)
+                        }
+                        _ => {
+                            return Err(perr(format!(
+                                "(pull ?e pattern) or (pull $src ?e pattern) expected: {}",
+                                show(f)
+                            )))
+                        }
                     };
                     FindElem::Pull {
                         var: l.out_var(var)?,
                         pattern: Arc::new(crate::pull::parse_pattern(pattern)?),
+                        src,
                     }
                 } else {
                     let Some(last) = items.last().filter(|_| items.len() >= 2) else {

@@ -115,11 +115,32 @@ pub fn run(
     if let (false, Some(d)) = (dbs.contains_key(&0) || relations.contains_key(&0), implicit) {
         dbs.insert(0, d);
     }
-    // The database the result's pulls read: `$`, else the first one.
-    let home = *dbs
-        .get(&0)
-        .or_else(|| dbs.values().next())
-        .ok_or(QueryError::NoDatabase)?;
+    // The database the result's pulls read: the one they name (`$` by default); with no
+    // pull, `$` or the first one (the engine runs on one).
+    let pulled: std::collections::BTreeSet<usize> = q
+        .find
+        .iter()
+        .filter_map(|f| match f {
+            FindElem::Pull { src, .. } => Some(*src),
+            _ => None,
+        })
+        .collect();
+    let home_src = match pulled.iter().collect::<Vec<_>>().as_slice() {
+        [] => *dbs.keys().next().ok_or(QueryError::NoDatabase)?,
+        [src] if dbs.contains_key(src) => **src,
+        [src] => {
+            return Err(QueryError::UnknownSource {
+                name: q.source_names[**src].clone(),
+                clause: "(pull ...)".to_string(),
+            })
+        }
+        _ => {
+            return Err(QueryError::Inputs(
+                "pulls from several databases in one :find are not supported".to_string(),
+            ))
+        }
+    };
+    let home = dbs[&home_src];
     let readers: Readers<'_> = dbs
         .iter()
         .map(|(n, d)| (*n, (d.reader(), &**d.schema())))
@@ -180,16 +201,12 @@ pub fn run(
         input = add_resolved_column(input, *v, *shadow, &readers[src])?;
     }
     // A pulled input variable is pulled as the entity it names.
-    let home_src = dbs
-        .iter()
-        .find(|(_, d)| std::ptr::eq(**d, home))
-        .map(|(n, _)| *n);
     for f in &mut q.find {
-        if let (FindElem::Pull { var, .. }, Some(src)) = (f, home_src) {
+        if let FindElem::Pull { var, .. } = f {
             if input.binds(*var) {
                 let shadow = q.var_names.len();
                 q.var_names.push(format!("{}@pull", q.var_names[*var]));
-                input = add_resolved_column(input, *var, shadow, &readers[&src])?;
+                input = add_resolved_column(input, *var, shadow, &readers[&home_src])?;
                 *var = shadow;
             }
         }
@@ -197,15 +214,15 @@ pub fn run(
     let no_rules = BTreeMap::new();
     let mut ctx = Ctx {
         row_spare: super::exec::ROW_SPARE,
-        r: readers[&home_src.unwrap_or(0)].0,
-        schema: readers[&home_src.unwrap_or(0)].1,
+        r: readers[&home_src].0,
+        schema: readers[&home_src].1,
         sources: Default::default(),
         dbs: readers
             .iter()
             .map(|(n, (r, schema))| (*n, DbSource::new(*r, schema)))
             .collect(),
         dollar: 0,
-        active: home_src.unwrap_or(0),
+        active: home_src,
         rules: all_rules.get(&0).unwrap_or(&no_rules),
         source_rules: &all_rules,
         functions: &registry.functions,
