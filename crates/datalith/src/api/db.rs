@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::codec::Keyword;
 use crate::edn::Edn;
 use crate::kv::{Overlay, ReadTxn, Snapshot};
+use crate::query::run::InputRef;
 use crate::query::{QueryCache, QueryError, Registry, Step};
 use crate::store::reader::IndexReader;
 use crate::store::{Attribute, EntityId, Schema, Store};
@@ -177,7 +178,29 @@ impl Db {
 }
 
 impl Db {
-    /// Runs a query (EDN text) with inputs for `:in` after the database.
+    /// Runs a query (EDN text) on this database and `inputs`: the database is the first
+    /// `:in` input when that is `$` (or a named source, such as `$db`, with no input of its
+    /// own), else `$` is this database implicitly; `inputs` are the values for the other
+    /// `:in` forms, in order. For several databases, or databases among the other inputs,
+    /// see [`crate::q`].
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    /// db.transact(tx(r#"[{:name "Ann"} {:name "Bob"}]"#)).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let names = snapshot
+    ///     .q("[:find [?n ...] :in $ [?n ...] :where [_ :name ?n]]",
+    ///        &[read_one(r#"["Ann" "Cid"]"#).unwrap()])
+    ///     .unwrap();
+    /// assert_eq!(names, read_one(r#"["Ann"]"#).unwrap());
+    /// ```
     pub fn q(&self, query: &str, inputs: &[Edn]) -> Result<Edn, QueryError> {
         Ok(self.run_query(query, inputs, false, None)?.result)
     }
@@ -212,7 +235,15 @@ impl Db {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        crate::query::run::run(self, &sections, inputs, &registry, explain, cancel)
+        // The receiver is the first `:in` input, or `$` when `:in` does not name it.
+        let first = crate::query::lower::receiver_is_first_input(&sections, inputs.len());
+        let all: Vec<InputRef<'_>> = first
+            .then_some(InputRef::Db(self))
+            .into_iter()
+            .chain(inputs.iter().map(InputRef::Value))
+            .collect();
+        let implicit = (!first).then_some(self);
+        crate::query::run::run(&sections, &all, implicit, &registry, explain, cancel)
     }
 
     /// Pulls `pattern` (EDN text) for entity `e`.

@@ -8,9 +8,11 @@ pub mod db;
 pub mod dump;
 pub mod entity;
 pub mod index;
+pub mod input;
 pub mod speculative;
 
 pub use database::{Database, DbOptions};
 pub use db::Db;
 pub use entity::{Entity, EntityValue};
 pub use index::{Components, Index};
+pub use input::{q, Input};

@@ -57,6 +57,37 @@ pub enum QueryError {
     /// Inputs that do not match `:in`.
     #[error("inputs: {0}")]
     Inputs(String),
+    /// A clause reads a data source that `:in` does not name (`$` included, when `:in` is
+    /// given without it).
+    #[error("data source {name} is not among the :in inputs: {clause}")]
+    UnknownSource { name: String, clause: String },
+    /// Not as many inputs as `:in` names.
+    #[error("the query's :in {inputs} takes {expected} inputs, got {got}")]
+    InputCount {
+        inputs: String,
+        expected: usize,
+        got: usize,
+    },
+    /// An input of the wrong kind: a database where `:in` takes a value, or a value that
+    /// cannot be what `:in` takes (`got` is EDN, or `a database`).
+    #[error("input {input} takes {expected}, got {got}")]
+    InputKind {
+        input: String,
+        expected: String,
+        got: String,
+    },
+    /// A clause on a relation source with more terms than a tuple of that source has.
+    #[error("{clause} has {terms} terms but the tuple {tuple} of {source_name} has {width}")]
+    SourceArity {
+        source_name: String,
+        clause: String,
+        terms: usize,
+        tuple: String,
+        width: usize,
+    },
+    /// The query reads no database and runs on none (at least one input must be one).
+    #[error("a query needs a database among its inputs")]
+    NoDatabase,
     /// The query ran past its `:timeout`.
     #[error("query timed out after {ms} ms")]
     Timeout { ms: u64 },
@@ -100,7 +131,13 @@ impl QueryError {
             QueryError::BadArguments { .. } => error::INVALID_ARGUMENTS,
             QueryError::UnknownRule { .. } => error::UNKNOWN_RULE,
             QueryError::UnknownAggregate { .. } => error::INVALID_AGGREGATE,
-            QueryError::Inputs(_) => error::INVALID_INPUT,
+            QueryError::Inputs(_)
+            | QueryError::InputCount { .. }
+            | QueryError::InputKind { .. }
+            | QueryError::NoDatabase => error::INVALID_INPUT,
+            QueryError::UnknownSource { .. } | QueryError::SourceArity { .. } => {
+                error::INVALID_QUERY
+            }
             QueryError::Timeout { .. } => error::TIMEOUT,
             QueryError::Cancelled => error::CANCELLED,
             QueryError::Store(e) => e.category(),
@@ -136,6 +173,10 @@ impl QueryError {
             | QueryError::UnknownRule { name }
             | QueryError::UnknownAggregate { name } => vec![edn_text_field("name", name)],
             QueryError::Timeout { ms } => vec![("timeout", Edn::Long(*ms as i64))],
+            QueryError::UnknownSource { name, clause } => vec![
+                edn_text_field("source", name),
+                edn_text_field("clause", clause),
+            ],
             QueryError::Store(e) => e.fields(),
             _ => Vec::new(),
         }

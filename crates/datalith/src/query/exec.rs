@@ -26,16 +26,47 @@ use crate::store::{AttrId, EntityId};
 /// A user function callable from queries.
 pub type UserFn = dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync;
 
+/// AVE entity lists by attribute and value.
+type AveLists = std::cell::RefCell<HashMap<(AttrId, Value), std::rc::Rc<Vec<EntityId>>>>;
+
+/// A database a query reads, by source number.
+pub struct DbSource<'a> {
+    r: IndexReader<'a>,
+    schema: &'a Schema,
+    /// Its AVE lists while another database is the active one.
+    ave_lists: AveLists,
+}
+
+impl<'a> DbSource<'a> {
+    /// A database with its reader and schema.
+    pub fn new(r: IndexReader<'a>, schema: &'a Schema) -> DbSource<'a> {
+        DbSource {
+            r,
+            schema,
+            ave_lists: Default::default(),
+        }
+    }
+}
+
 /// What a running query needs.
 pub struct Ctx<'a> {
-    /// Index access.
+    /// Index access to the active database (`active`).
     pub r: IndexReader<'a>,
-    /// Schema.
+    /// Schema of the active database.
     pub schema: &'a Schema,
-    /// Input relations for `$name` sources other than the database (by source index).
+    /// Input relations for sources that are not databases (by source number).
     pub sources: HashMap<usize, Relation>,
-    /// Rules by name.
+    /// The databases, by source number (`$` is 0).
+    pub dbs: HashMap<usize, DbSource<'a>>,
+    /// The source `$` (source 0) stands for: 0, or `$x` inside a rule called as
+    /// `($x rule ...)`.
+    pub dollar: usize,
+    /// The database `r`, `schema` and `ave_lists` belong to.
+    pub active: usize,
+    /// Rules by name, for the current `$`.
     pub rules: &'a BTreeMap<String, Vec<RuleBody>>,
+    /// Rules by name, for each source a rule may read as its `$`.
+    pub source_rules: &'a BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>>,
     /// User functions.
     pub functions: &'a std::collections::HashMap<String, std::sync::Arc<UserFn>>,
     /// When to give up.
@@ -47,9 +78,9 @@ pub struct Ctx<'a> {
     pub var_names: std::sync::Arc<[String]>,
     /// Rule evaluation memo (rule name + bound pattern -> relation).
     pub rule_memo: HashMap<String, Relation>,
-    /// AVE entity lists read while estimating, by attribute and value, for the step that
-    /// then runs the pattern (this query only).
-    pub ave_lists: std::cell::RefCell<HashMap<(AttrId, Value), std::rc::Rc<Vec<EntityId>>>>,
+    /// AVE entity lists of the active database read while estimating, by attribute and
+    /// value, for the step that then runs the pattern (this query only).
+    pub ave_lists: AveLists,
     /// Nesting depth of rule evaluation (a recursion guard for non-stratifiable input).
     pub depth: u32,
     /// Set from another thread to stop the query (the shell's Ctrl-C).
@@ -130,6 +161,38 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// The source a clause's source number reads (`$` is whatever it stands for now).
+    pub fn source_of(&self, src: usize) -> usize {
+        if src == 0 {
+            self.dollar
+        } else {
+            src
+        }
+    }
+
+    /// Whether source `src` of a clause is a database.
+    fn reads_db(&self, src: usize) -> bool {
+        self.dbs.contains_key(&self.source_of(src))
+    }
+
+    /// Makes the database of clause source `src` the active one (`r`, `schema` and
+    /// `ave_lists` read it); nothing when it is not a database.
+    fn enter(&mut self, src: usize) {
+        let src = self.source_of(src);
+        if src == self.active || !self.dbs.contains_key(&src) {
+            return;
+        }
+        // The active database's lists go back to it; the next one's come out.
+        if let Some(cur) = self.dbs.get_mut(&self.active) {
+            std::mem::swap(cur.ave_lists.get_mut(), self.ave_lists.get_mut());
+        }
+        let next = self.dbs.get_mut(&src).expect("checked");
+        std::mem::swap(next.ave_lists.get_mut(), self.ave_lists.get_mut());
+        self.r = next.r;
+        self.schema = next.schema;
+        self.active = src;
+    }
+
     fn stats(&self, a: AttrId) -> Result<(u64, u64), QueryError> {
         let s = self.r.stats(a)?;
         Ok((s.datoms, s.distinct.max(1)))
@@ -177,7 +240,9 @@ impl<'a> Ctx<'a> {
             };
             let repeats;
             rel = match &clause {
-                Clause::Pattern(0, p) => {
+                Clause::Pattern(src, p) if self.reads_db(*src) => {
+                    let src = self.source_of(*src);
+                    self.enter(src);
                     // Merge scan: every other ready pattern on the same bound entity.
                     let mut star = vec![p.clone()];
                     if let Term::Var(e) = p.e {
@@ -185,8 +250,9 @@ impl<'a> Ctx<'a> {
                             let mut j = 0;
                             while j < todo.len() {
                                 match &todo[j] {
-                                    Clause::Pattern(0, q)
-                                        if q.e == Term::Var(e)
+                                    Clause::Pattern(s, q)
+                                        if self.source_of(*s) == src
+                                            && q.e == Term::Var(e)
                                             && matches!(q.a, AttrTerm::Attr(_)) =>
                                     {
                                         star.push(q.clone());
@@ -314,7 +380,7 @@ impl<'a> Ctx<'a> {
 
     /// Picks the next clause: the cheapest ready one, preferring clauses connected to what is
     /// already bound.
-    fn choose(&self, todo: &[Clause], rel: &Relation) -> Result<(usize, u64), QueryError> {
+    fn choose(&mut self, todo: &[Clause], rel: &Relation) -> Result<(usize, u64), QueryError> {
         let n = rel.rows.len() as u64;
         let connected = |c: &Clause| c.vars().iter().any(|v| rel.binds(*v));
         let any_connected =
@@ -360,12 +426,23 @@ impl<'a> Ctx<'a> {
             Clause::Fn { args, .. } => args.iter().all(bound),
             Clause::Not { vars, .. } => vars.iter().all(|v| rel.binds(*v)),
             Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
+            Clause::Dollar { clause, .. } => self.ready(clause, rel),
             _ => true,
         }
     }
 
     /// The estimated rows after `c`; an index count stops at `cap`.
-    fn estimate(&self, c: &Clause, rel: &Relation, n: u64, cap: u64) -> Result<u64, QueryError> {
+    fn estimate(
+        &mut self,
+        c: &Clause,
+        rel: &Relation,
+        n: u64,
+        cap: u64,
+    ) -> Result<u64, QueryError> {
+        // Each pattern is estimated on its own database.
+        if let Clause::Pattern(src, _) = c {
+            self.enter(*src);
+        }
         let bound = |t: &Term| match t {
             Term::Var(v) => rel.binds(*v),
             Term::Const(_) => true,
@@ -375,7 +452,7 @@ impl<'a> Ctx<'a> {
             // Filters only shrink: run them as soon as they can run.
             Clause::Pred { .. } | Clause::Not { .. } => 0,
             Clause::Fn { .. } => n,
-            Clause::Pattern(0, p) => match &p.a {
+            Clause::Pattern(src, p) if self.reads_db(*src) => match &p.a {
                 AttrTerm::Unknown(_) => 0,
                 AttrTerm::Attr(a) => {
                     let (datoms, distinct) = self.stats(*a)?;
@@ -403,9 +480,13 @@ impl<'a> Ctx<'a> {
                 }
             },
             Clause::Pattern(src, _) | Clause::Source { src, .. } => {
-                self.sources.get(src).map_or(0, |r| r.rows.len() as u64) * n.max(1)
+                self.sources
+                    .get(&self.source_of(*src))
+                    .map_or(0, |r| r.rows.len() as u64)
+                    * n.max(1)
             }
             Clause::Or { .. } => n.max(1) * 1000,
+            Clause::Dollar { clause, .. } => self.estimate(clause, rel, n, cap)?,
             Clause::Rule { .. } => n.max(1) * 10_000,
         })
     }
@@ -443,6 +524,12 @@ impl<'a> Ctx<'a> {
 
     /// Applies a non-pattern clause.
     fn clause(&mut self, c: &Clause, rel: Relation) -> Result<Relation, QueryError> {
+        // Database functions read `$`.
+        if let Clause::Pred { name, .. } | Clause::Fn { name, .. } = c {
+            if matches!(name.as_str(), "get-else" | "get-some" | "missing?") {
+                self.enter(0);
+            }
+        }
         match c {
             Clause::Pred { name, args } => {
                 let mut out = Relation {
@@ -516,16 +603,44 @@ impl<'a> Ctx<'a> {
                 union.dedup();
                 Ok(rel.join(&union))
             }
-            Clause::Rule { name, args } => {
-                let r = rules::call(self, name, args, &rel)?;
-                Ok(rel.join(&r))
+            Clause::Rule { name, args, src } => {
+                // `($x rule ...)`: the rule's `$` is `$x` (and its rules are lowered for it).
+                let target = self.source_of(*src);
+                let saved = (self.dollar, self.rules);
+                if target != self.dollar {
+                    let all: &'a BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>> =
+                        self.source_rules;
+                    let Some(rules) = all.get(&target) else {
+                        return Err(QueryError::UnknownRule { name: name.clone() });
+                    };
+                    self.dollar = target;
+                    self.rules = rules;
+                }
+                let r = rules::call(self, name, args, &rel);
+                (self.dollar, self.rules) = saved;
+                Ok(rel.join(&r?))
+            }
+            Clause::Dollar { src, clause } => {
+                let saved = self.dollar;
+                self.dollar = self.source_of(*src);
+                let out = self.clause(clause, rel);
+                self.dollar = saved;
+                out
             }
             Clause::Source { src, terms } => {
-                let input = self.sources.get(src).cloned().unwrap_or_default();
+                let input = self
+                    .sources
+                    .get(&self.source_of(*src))
+                    .cloned()
+                    .unwrap_or_default();
                 Ok(rel.join(&match_terms(&input, terms)))
             }
             Clause::Pattern(src, p) => {
-                let input = self.sources.get(src).cloned().unwrap_or_default();
+                let input = self
+                    .sources
+                    .get(&self.source_of(*src))
+                    .cloned()
+                    .unwrap_or_default();
                 let terms = vec![p.e.clone(), attr_term(&p.a), p.v.clone()];
                 Ok(rel.join(&match_terms(&input, &terms)))
             }
@@ -560,7 +675,10 @@ impl<'a> Ctx<'a> {
             }
             other => Err(QueryError::BadArguments {
                 name: name.to_string(),
-                message: format!("{other} is not an attribute"),
+                message: format!(
+                    "{} is not an attribute",
+                    crate::edn::to_edn_string(&crate::edn::edn_from_value(other))
+                ),
             }),
         }
     }

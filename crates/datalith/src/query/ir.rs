@@ -101,9 +101,18 @@ pub enum Clause {
         vars: Vec<Var>,
         clauses: Vec<Clause>,
     },
-    /// `(rule args...)`.
-    Rule { name: String, args: Vec<Term> },
-    /// A pattern over an input relation (`$x` bound to a collection of tuples).
+    /// `(rule args...)`, or `($src rule args...)`: the body's `$` is source `src` (0: the
+    /// caller's own `$`).
+    Rule {
+        name: String,
+        args: Vec<Term>,
+        src: usize,
+    },
+    /// `clause` read with `$` standing for source `src` (a database function called with
+    /// a source other than `$`, as `[(get-else $x ?e :a 0) ?v]`).
+    Dollar { src: usize, clause: Box<Clause> },
+    /// A pattern over an input relation (`$x` bound to a collection of tuples): its terms
+    /// match a prefix of each tuple.
     Source { src: usize, terms: Vec<Term> },
 }
 
@@ -133,6 +142,7 @@ impl Clause {
                 out.extend(binding.vars());
             }
             Clause::Or { vars, .. } | Clause::Not { vars, .. } => out.extend(vars.iter().copied()),
+            Clause::Dollar { clause, .. } => clause.collect_vars(out),
         }
     }
 }
@@ -163,10 +173,11 @@ pub enum FindElem {
         args: Vec<Value>,
         var: Var,
     },
-    /// `(pull ?e pattern)`; the pattern stays as text for the pull module.
+    /// `(pull ?e pattern)` or `(pull $src ?e pattern)` (source number `src`, `$` is 0).
     Pull {
         var: Var,
         pattern: std::sync::Arc<crate::pull::PullPattern>,
+        src: usize,
     },
 }
 
@@ -197,8 +208,9 @@ pub enum FindShape {
 /// How an `:in` input binds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InBinding {
-    /// `$` or `$name`: a database (index into the sources).
-    Source,
+    /// `$` or `$name`: a data source, a database or a relation, by source number (`$` is
+    /// 0, the others number from 1 in `:in` order).
+    Source(usize),
     /// `%`: rules (given in the query's rule set).
     Rules,
     /// A binding form.
@@ -220,8 +232,14 @@ pub struct Query {
     pub inputs: Vec<InBinding>,
     /// Where clauses.
     pub clauses: Vec<Clause>,
-    /// Rules by name (each with its bodies).
+    /// Rules by name (each with its bodies), lowered for `$` (source 0).
     pub rules: std::collections::BTreeMap<String, Vec<RuleBody>>,
+    /// The same rules lowered for each other source a rule may be called with (attribute
+    /// ids differ between databases).
+    pub source_rules:
+        std::collections::BTreeMap<usize, std::collections::BTreeMap<String, Vec<RuleBody>>>,
+    /// Source names (`$`, `$name`), by source number.
+    pub source_names: Vec<String>,
     /// Variable names, by number (for errors and explain).
     pub var_names: Vec<String>,
     /// Datalevin's `:order-by` (variable, descending).

@@ -151,23 +151,44 @@ impl Vars {
     }
 }
 
+/// What a data source is, as lowering needs to know it.
+#[derive(Clone, Copy)]
+pub enum SourceKind<'a> {
+    /// A database: attributes resolve against its schema.
+    Db(&'a Schema),
+    /// A collection of tuples: a clause's terms match a prefix of each tuple.
+    Relation,
+}
+
+/// One `:in` input as lowering sees it.
+#[derive(Clone, Copy)]
+pub enum InputKind<'a> {
+    /// A database, with its schema.
+    Db(&'a Schema),
+    /// A value: a scalar, a collection, a relation, or rules.
+    Value(&'a Edn),
+}
+
 /// What lowering needs besides the form.
 pub struct LowerCtx<'a> {
-    /// The schema.
-    pub schema: &'a Schema,
     /// Scalar inputs to plug in, by variable name.
     pub constants: HashMap<String, Value>,
-    /// Source names (`$`, `$2`, ...) to source numbers.
-    pub sources: HashMap<String, usize>,
+    /// Source names (`$`, `$name`) to source numbers and kinds.
+    pub sources: HashMap<String, (usize, SourceKind<'a>)>,
 }
 
 struct Lowerer<'a, 'b> {
     cx: &'b LowerCtx<'a>,
     vars: Vars,
     rule_names: Vec<String>,
+    /// The source of clauses without one: `$`, or `$x` inside `($x or ...)`.
+    default_src: String,
+    /// Variables of scalar inputs that the result reads (`:find`, `:with`, `:order-by`):
+    /// clauses see the input as a constant, the result sees the variable bound to it.
+    plugged: Vec<(Var, String)>,
 }
 
-impl Lowerer<'_, '_> {
+impl<'a> Lowerer<'a, '_> {
     fn term(&mut self, e: &Edn) -> Result<Term, QueryError> {
         if let Some(name) = is_var(e) {
             if let Some(c) = self.cx.constants.get(&name) {
@@ -187,9 +208,9 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn attr(&mut self, e: &Edn) -> Result<AttrTerm, QueryError> {
+    fn attr(&mut self, e: &Edn, schema: &Schema) -> Result<AttrTerm, QueryError> {
         match e {
-            Edn::Keyword(k) => Ok(match self.cx.schema.by_ident(k) {
+            Edn::Keyword(k) => Ok(match schema.by_ident(k) {
                 Some(a) => AttrTerm::Attr(a.id),
                 None => AttrTerm::Unknown(k.clone()),
             }),
@@ -197,7 +218,15 @@ impl Lowerer<'_, '_> {
                 Term::Var(v) => Ok(AttrTerm::Var(v)),
                 Term::Blank => Ok(AttrTerm::Blank),
                 Term::Const(Value::Long(n)) if n >= 0 => Ok(AttrTerm::Attr(n as u32)),
-                Term::Const(c) => Err(perr(format!("{c} is not an attribute"))),
+                // A scalar input naming the attribute.
+                Term::Const(Value::Keyword(k)) => Ok(match schema.by_ident(&k) {
+                    Some(a) => AttrTerm::Attr(a.id),
+                    None => AttrTerm::Unknown(k),
+                }),
+                Term::Const(c) => Err(perr(format!(
+                    "{} is not an attribute",
+                    show(&crate::edn::edn_from_value(&c))
+                ))),
             },
         }
     }
@@ -232,29 +261,58 @@ impl Lowerer<'_, '_> {
                     let Some(name) = call.first().and_then(sym) else {
                         return Err(perr(format!("expected a function name in {}", show(e))));
                     };
-                    // Database functions take `$` first; the engine knows its one database.
+                    // Database functions take their source first (`$` inside `($x or ...)` is
+                    // `$x`); the call reads it as its `$`.
+                    let src = match call[1..].iter().find_map(is_src) {
+                        Some(name) if name == "$" => self.source(&self.default_src.clone(), e)?.0,
+                        Some(name) => self.source(&name, e)?.0,
+                        None => 0,
+                    };
                     let args_edn: Vec<&Edn> =
                         call[1..].iter().filter(|a| is_src(a).is_none()).collect();
                     let args = args_edn
                         .into_iter()
                         .map(|a| self.term(a))
                         .collect::<Result<Vec<_>, _>>()?;
-                    return match items.len() {
-                        1 => Ok(Clause::Pred { name, args }),
-                        2 => Ok(Clause::Fn {
+                    let c = match items.len() {
+                        1 => Clause::Pred { name, args },
+                        2 => Clause::Fn {
                             name,
                             args,
                             binding: self.binding(&items[1])?,
-                        }),
-                        _ => Err(perr(format!(
-                            "a function clause has one binding at most: {}",
-                            show(e)
-                        ))),
+                        },
+                        _ => {
+                            return Err(perr(format!(
+                                "a function clause has one binding at most: {}",
+                                show(e)
+                            )))
+                        }
                     };
+                    return Ok(match src {
+                        0 => c,
+                        src => Clause::Dollar {
+                            src,
+                            clause: Box::new(c),
+                        },
+                    });
                 }
-                let (src, rest) = match items.first().and_then(is_src) {
-                    Some(s) => (self.source(&s)?, &items[1..]),
-                    None => (0, &items[..]),
+                let (src_name, rest) = match items.first().and_then(is_src) {
+                    Some(s) => (s, &items[1..]),
+                    None => (self.default_src.clone(), &items[..]),
+                };
+                let (src, kind) = self.source(&src_name, e)?;
+                let schema = match kind {
+                    SourceKind::Db(schema) => schema,
+                    SourceKind::Relation => {
+                        if rest.is_empty() {
+                            return Err(perr(format!("an empty clause: {}", show(e))));
+                        }
+                        let terms = rest
+                            .iter()
+                            .map(|t| self.term(t))
+                            .collect::<Result<_, _>>()?;
+                        return Ok(Clause::Source { src, terms });
+                    }
                 };
                 if rest.is_empty() || rest.len() > 5 {
                     return Err(perr(format!(
@@ -272,7 +330,7 @@ impl Lowerer<'_, '_> {
                 let get = |i: usize| rest.get(i).unwrap_or(&blank).clone();
                 let p = Pattern {
                     e: self.term(&get(0))?,
-                    a: self.attr(&get(1))?,
+                    a: self.attr(&get(1), schema)?,
                     v: self.term(&get(2))?,
                 };
                 // The database's attributes are known: a name it lacks is a mistake (an input
@@ -290,6 +348,20 @@ impl Lowerer<'_, '_> {
                     .first()
                     .and_then(sym)
                     .ok_or_else(|| perr(format!("expected or/not/rule: {}", show(e))))?;
+                // `($x or ...)`, `($x not ...)`: the inner clauses read `$x` by default.
+                if head.starts_with('$') {
+                    let inner = items.get(1).and_then(sym);
+                    if matches!(
+                        inner.as_deref(),
+                        Some("or" | "or-join" | "not" | "not-join")
+                    ) {
+                        self.source(&head, e)?;
+                        let saved = std::mem::replace(&mut self.default_src, head);
+                        let lowered = self.clause(&Edn::List(items[1..].to_vec()));
+                        self.default_src = saved;
+                        return lowered;
+                    }
+                }
                 match head.as_str() {
                     "or" | "or-join" => {
                         let (vars, required, body) = if head == "or-join" {
@@ -356,22 +428,23 @@ impl Lowerer<'_, '_> {
                         Ok(Clause::Not { vars, clauses })
                     }
                     _ => {
-                        let (name, args) = if head.starts_with('$') {
+                        let (src_name, name, args) = if head.starts_with('$') {
                             let n = items.get(1).and_then(sym).ok_or_else(|| {
                                 perr(format!("expected a rule name: {}", show(e)))
                             })?;
-                            (n, &items[2..])
+                            (head, n, &items[2..])
                         } else {
-                            (head, &items[1..])
+                            (self.default_src.clone(), head, &items[1..])
                         };
                         if !self.rule_names.contains(&name) {
                             return Err(QueryError::UnknownRule { name });
                         }
+                        let (src, _) = self.source(&src_name, e)?;
                         let args = args
                             .iter()
                             .map(|a| self.term(a))
                             .collect::<Result<_, _>>()?;
-                        Ok(Clause::Rule { name, args })
+                        Ok(Clause::Rule { name, args, src })
                     }
                 }
             }
@@ -404,12 +477,74 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    fn source(&self, name: &str) -> Result<usize, QueryError> {
+    /// A variable the result reads: a scalar input plugged into the clauses as a constant
+    /// is still a variable here, bound to the input.
+    fn out_var(&mut self, e: &Edn) -> Result<Var, QueryError> {
+        if let Some(name) = is_var(e) {
+            if self.cx.constants.contains_key(&name) {
+                let v = self.vars.get(&name);
+                if !self.plugged.iter().any(|(p, _)| *p == v) {
+                    self.plugged.push((v, name));
+                }
+                return Ok(v);
+            }
+        }
+        self.var_of(e)
+    }
+
+    fn source(&self, name: &str, clause: &Edn) -> Result<(usize, SourceKind<'a>), QueryError> {
         self.cx
             .sources
             .get(name)
             .copied()
-            .ok_or_else(|| perr(format!("unknown source {name}")))
+            .ok_or_else(|| QueryError::UnknownSource {
+                name: name.to_string(),
+                clause: show(clause),
+            })
+    }
+}
+
+/// The rule names a rule set defines.
+fn rule_names(rules: &Edn) -> Vec<String> {
+    let mut names = Vec::new();
+    if let Edn::Vector(list) = rules {
+        for r in list {
+            if let Some(Edn::List(head)) = r.as_seq().and_then(|s| s.first()) {
+                if let Some(n) = head.first().and_then(sym) {
+                    names.push(n);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// The sources that rule calls among `clauses` read, besides `$`.
+fn rule_sources(clauses: &[Clause], out: &mut std::collections::BTreeSet<usize>) {
+    for c in clauses {
+        match c {
+            Clause::Rule { src, .. } if *src != 0 => {
+                out.insert(*src);
+            }
+            Clause::Or { branches, .. } => {
+                for b in branches {
+                    rule_sources(b, out);
+                }
+            }
+            Clause::Not { clauses, .. } => rule_sources(clauses, out),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the receiver of [`crate::api::Db::q`] (given `given` more inputs) is the first
+/// `:in` input rather than an implicit `$`: the first form is `$`, or a named source with
+/// no input of its own.
+pub fn receiver_is_first_input(s: &Sections, given: usize) -> bool {
+    let forms = in_forms(s);
+    match forms.first().and_then(is_src) {
+        Some(name) => name == "$" || forms.len() == given + 1,
+        None => false,
     }
 }
 
@@ -444,26 +579,26 @@ fn scope_vars(clauses: &mut [Clause], outer: &[Var]) {
     }
 }
 
-/// Reads rules: `[[(name ?a [?b]) clauses...] ...]`.
+/// Reads rules: `[[(name ?a [?b]) clauses...] ...]`, for a database with `schema`.
 pub fn lower_rules(
     rules: &Edn,
     schema: &Schema,
 ) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
+    lower_rules_for(rules, SourceKind::Db(schema))
+}
+
+/// Reads rules for a call whose `$` is a source of `kind` (a rule body reads only its `$`).
+pub fn lower_rules_for(
+    rules: &Edn,
+    kind: SourceKind<'_>,
+) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
     let Edn::Vector(list) = rules else {
         return Err(perr("rules are a vector of rule vectors"));
     };
-    let mut names = Vec::new();
-    for r in list {
-        if let Some(Edn::List(head)) = r.as_seq().and_then(|s| s.first()) {
-            if let Some(n) = head.first().and_then(sym) {
-                names.push(n);
-            }
-        }
-    }
+    let names = rule_names(rules);
     let cx = LowerCtx {
-        schema,
         constants: HashMap::new(),
-        sources: HashMap::from([("$".to_string(), 0)]),
+        sources: HashMap::from([("$".to_string(), (0, kind))]),
     };
     let mut out: BTreeMap<String, Vec<RuleBody>> = BTreeMap::new();
     let mut unchecked = Vec::new();
@@ -482,6 +617,8 @@ pub fn lower_rules(
             cx: &cx,
             vars: Vars::default(),
             rule_names: names.clone(),
+            default_src: "$".to_string(),
+            plugged: Vec::new(),
         };
         let mut head_vars = Vec::new();
         let mut required = 0;
@@ -523,7 +660,10 @@ pub fn lower_rules(
     }
     for (body, clauses, head, names) in &unchecked {
         let scope = super::validate::Scope {
-            schema,
+            schema: match kind {
+                SourceKind::Db(schema) => Some(schema),
+                SourceKind::Relation => None,
+            },
             rules: &out,
             names,
         };
@@ -532,62 +672,96 @@ pub fn lower_rules(
     Ok(out)
 }
 
-/// Lowers a query. `inputs` are the values given for `:in` after the first `$`, in order.
+/// The `:in` forms (`[$]` when the query has none).
+pub fn in_forms(s: &Sections) -> Vec<Edn> {
+    s.inputs
+        .clone()
+        .unwrap_or_else(|| vec![Edn::Symbol(Keyword::new(None, "$"))])
+}
+
+/// Lowers a query. `inputs` are all the inputs `:in` names, in order; `implicit` is the
+/// schema of a database that is `$` when `:in` does not name `$` (the receiver of
+/// [`crate::api::Db::q`]). Returns the query and, for each input that binds (a source, rules
+/// or a binding form), how it binds and its position in `inputs`.
 pub fn lower(
     s: &Sections,
-    schema: &Schema,
-    inputs: &[Edn],
-) -> Result<(Query, Vec<(InBinding, Edn)>), QueryError> {
-    let in_forms: Vec<Edn> = s
-        .inputs
-        .clone()
-        .unwrap_or_else(|| vec![Edn::Symbol(Keyword::new(None, "$"))]);
-    let skip = usize::from(in_forms.first().and_then(is_src).as_deref() == Some("$"));
-    if in_forms.len() - skip != inputs.len() {
-        return Err(QueryError::Inputs(format!(
-            "the query takes {} inputs besides the database, got {}",
-            in_forms.len() - skip,
-            inputs.len()
-        )));
+    inputs: &[InputKind<'_>],
+    implicit: Option<&Schema>,
+) -> Result<(Query, Vec<(InBinding, usize)>), QueryError> {
+    let in_forms = in_forms(s);
+    if in_forms.len() != inputs.len() {
+        return Err(QueryError::InputCount {
+            inputs: show(&Edn::Vector(in_forms.clone())),
+            expected: in_forms.len(),
+            got: inputs.len(),
+        });
     }
-    // The first `$` is the database itself; other inputs are paired with values in order.
-    let mut sources = HashMap::from([("$".to_string(), 0usize)]);
+    let mut sources: HashMap<String, (usize, SourceKind<'_>)> = HashMap::new();
+    let mut source_names = vec!["$".to_string()];
     let mut constants = HashMap::new();
-    let mut rules = BTreeMap::new();
-    let mut others: Vec<(Edn, Edn)> = Vec::new();
-    let mut values = inputs.iter();
-    for (i, form) in in_forms.iter().enumerate() {
-        if i == 0 && is_src(form).as_deref() == Some("$") {
+    let mut rules_edn: Option<&Edn> = None;
+    // (form, position) of every input that binds at run time.
+    let mut others: Vec<(Edn, usize)> = Vec::new();
+    for (i, (form, input)) in in_forms.iter().zip(inputs).enumerate() {
+        let kind_error = |expected: &str, got: String| QueryError::InputKind {
+            input: show(form),
+            expected: expected.to_string(),
+            got,
+        };
+        let a_db = || "a database".to_string();
+        if let Some(name) = is_src(form) {
+            let kind = match input {
+                InputKind::Db(schema) => SourceKind::Db(schema),
+                InputKind::Value(Edn::Vector(_) | Edn::List(_) | Edn::Set(_)) => {
+                    SourceKind::Relation
+                }
+                InputKind::Value(v) => {
+                    return Err(kind_error("a database or a collection of tuples", show(v)))
+                }
+            };
+            let n = if name == "$" {
+                0
+            } else {
+                source_names.push(name.clone());
+                source_names.len() - 1
+            };
+            if sources.insert(name.clone(), (n, kind)).is_some() {
+                return Err(perr(format!("data source {name} appears twice in :in")));
+            }
+            others.push((form.clone(), i));
             continue;
         }
-        let value = values
-            .next()
-            .ok_or_else(|| QueryError::Inputs(format!("no value for input {}", show(form))))?;
+        let InputKind::Value(value) = *input else {
+            let expected = match (sym(form).as_deref(), is_var(form)) {
+                (Some("%"), _) => "rules",
+                (_, Some(_)) => "a value",
+                _ => "a collection",
+            };
+            return Err(kind_error(expected, a_db()));
+        };
         match (sym(form).as_deref(), is_var(form)) {
-            (Some("%"), _) => rules = lower_rules(value, schema)?,
-            (Some(src), _) if src.starts_with('$') => {
-                let n = sources.len();
-                sources.insert(src.to_string(), n);
-                others.push((form.clone(), value.clone()));
+            (Some("%"), _) => {
+                rules_edn = Some(value);
+                others.push((form.clone(), i));
             }
             (_, Some(name)) => {
-                let v = value_from_edn(value).ok_or_else(|| {
-                    QueryError::Inputs(format!("{} is not a scalar value for {name}", show(value)))
-                })?;
+                let v = value_from_edn(value)
+                    .ok_or_else(|| kind_error("a scalar value", show(value)))?;
                 constants.insert(name, v);
             }
-            _ => others.push((form.clone(), value.clone())),
+            _ => others.push((form.clone(), i)),
         }
     }
-    let cx = LowerCtx {
-        schema,
-        constants,
-        sources,
-    };
+    if let (None, Some(schema)) = (sources.get("$"), implicit) {
+        sources.insert("$".to_string(), (0, SourceKind::Db(schema)));
+    }
+    let cx = LowerCtx { constants, sources };
     let mut l = Lowerer {
         cx: &cx,
         vars: Vars::default(),
-        rule_names: rules.keys().cloned().collect(),
+        rule_names: rules_edn.map(rule_names).unwrap_or_default(),
+        default_src: "$".to_string(),
+        plugged: Vec::new(),
     };
 
     // :find
@@ -608,12 +782,23 @@ pub fn lower(
                     .and_then(sym)
                     .ok_or_else(|| perr(format!("bad find element {}", show(f))))?;
                 if name == "pull" {
-                    let [_, var, pattern] = items.as_slice() else {
-                        return Err(perr(format!("(pull ?e pattern) expected: {}", show(f))));
+                    let (src, var, pattern) = match items.as_slice() {
+                        [_, var, pattern] => (0, var, pattern),
+                        [_, src, var, pattern] if is_src(src).is_some() => {
+                            let name = is_src(src).expect("checked");
+                            (l.source(&name, f)?.0, var, pattern)
+                        }
+                        _ => {
+                            return Err(perr(format!(
+                                "(pull ?e pattern) or (pull $src ?e pattern) expected: {}",
+                                show(f)
+                            )))
+                        }
                     };
                     FindElem::Pull {
-                        var: l.var_of(var)?,
+                        var: l.out_var(var)?,
                         pattern: Arc::new(crate::pull::parse_pattern(pattern)?),
+                        src,
                     }
                 } else {
                     let Some(last) = items.last().filter(|_| items.len() >= 2) else {
@@ -630,11 +815,11 @@ pub fn lower(
                     FindElem::Aggregate {
                         name,
                         args,
-                        var: l.var_of(last)?,
+                        var: l.out_var(last)?,
                     }
                 }
             }
-            other => FindElem::Var(l.var_of(other)?),
+            other => FindElem::Var(l.out_var(other)?),
         });
     }
     let keys = match &s.keys {
@@ -659,7 +844,7 @@ pub fn lower(
     let with = s
         .with
         .iter()
-        .map(|w| l.var_of(w))
+        .map(|w| l.out_var(w))
         .collect::<Result<Vec<_>, _>>()?;
     let mut clauses = s
         .clauses
@@ -670,16 +855,16 @@ pub fn lower(
     outer.extend(&with);
     // Input binding variables are outer too.
     let mut in_bindings = Vec::new();
-    for (form, value) in others {
-        let b = if is_src(&form).is_some() {
-            InBinding::Source
-        } else {
-            InBinding::Bind(l.binding(&form)?)
+    for (form, pos) in others {
+        let b = match (is_src(&form), sym(&form).as_deref()) {
+            (Some(name), _) => InBinding::Source(cx.sources[&name].0),
+            (None, Some("%")) => InBinding::Rules,
+            _ => InBinding::Bind(l.binding(&form)?),
         };
         if let InBinding::Bind(b) = &b {
             outer.extend(b.vars());
         }
-        in_bindings.push((b, value));
+        in_bindings.push((b, pos));
     }
     let input_vars: Vec<Var> = in_bindings
         .iter()
@@ -691,8 +876,32 @@ pub fn lower(
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
     super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
+    // Scalar inputs the result reads: bound to their input as well.
+    for (v, name) in std::mem::take(&mut l.plugged) {
+        let pos = in_forms
+            .iter()
+            .position(|f| is_var(f).as_deref() == Some(name.as_str()))
+            .expect("a plugged variable is an input");
+        in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
+    }
+    // Rules, lowered for `$` and for each other source a call reads.
+    let mut rules = BTreeMap::new();
+    let mut source_rules = BTreeMap::new();
+    if let Some(edn) = rules_edn {
+        if let Some((_, kind)) = cx.sources.get("$") {
+            rules = lower_rules_for(edn, *kind)?;
+        }
+        let mut called = std::collections::BTreeSet::new();
+        rule_sources(&clauses, &mut called);
+        for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| called.contains(n)) {
+            source_rules.insert(*n, lower_rules_for(edn, *kind)?);
+        }
+    }
     let scope = super::validate::Scope {
-        schema,
+        schema: match cx.sources.get("$") {
+            Some((_, SourceKind::Db(schema))) => Some(*schema),
+            _ => None,
+        },
         rules: &rules,
         names: &l.vars.names,
     };
@@ -707,6 +916,8 @@ pub fn lower(
         inputs: in_bindings.iter().map(|(b, _)| b.clone()).collect(),
         clauses,
         rules,
+        source_rules,
+        source_names,
         var_names: l.vars.names,
         order_by,
         limit: s.limit,
@@ -728,7 +939,7 @@ fn parse_order(items: &[Edn], l: &mut Lowerer<'_, '_>) -> Result<Vec<(Var, bool)
                 Some(last) => last.1 = k.name() == "desc",
                 None => return Err(perr(":order-by starts with a variable")),
             },
-            other => out.push((l.var_of(other)?, false)),
+            other => out.push((l.out_var(other)?, false)),
         }
     }
     Ok(out)

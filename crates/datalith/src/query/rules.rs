@@ -173,7 +173,7 @@ fn recursive_calls(b: &RuleBody, name: &str) -> usize {
 /// positions.
 fn keeps_seeds(b: &RuleBody, name: &str, bound_pos: &[usize]) -> bool {
     b.clauses.iter().all(|c| match c {
-        Clause::Rule { name: n, args } if n == name => bound_pos
+        Clause::Rule { name: n, args, .. } if n == name => bound_pos
             .iter()
             .all(|&i| args.get(i) == Some(&Term::Var(b.head[i]))),
         Clause::Or { branches, .. } => !branches.iter().flatten().any(|c| calls(c, name)),
@@ -268,7 +268,7 @@ fn body(
 
 fn replace_call(c: &Clause, name: &str, src: usize) -> Clause {
     match c {
-        Clause::Rule { name: n, args } if n == name => Clause::Source {
+        Clause::Rule { name: n, args, .. } if n == name => Clause::Source {
             src,
             terms: args.clone(),
         },

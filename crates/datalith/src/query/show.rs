@@ -124,8 +124,10 @@ impl ClauseText<'_> {
                     self.conjunction(clauses)
                 )
             }
-            Clause::Rule { name, args } => call(name, args),
+            Clause::Rule { name, args, src: 0 } => call(name, args),
+            Clause::Rule { name, args, src } => format!("(${src} {})", &call(name, args)[1..]),
             Clause::Source { src, terms } => format!("[${src} {}]", self.terms(terms)),
+            Clause::Dollar { src, clause } => format!("(${src} {})", self.clause(clause)),
         }
     }
 }
@@ -192,6 +194,7 @@ mod tests {
                 Clause::Rule {
                     name: "follows".into(),
                     args: vec![Term::Var(0), Term::Var(usize::MAX)],
+                    src: 0,
                 },
                 "(follows ?e ?_h0)",
             ),

@@ -21,8 +21,8 @@ use crate::store::schema::Schema;
 
 /// What the checks of one scope (the query, or one rule body) need.
 pub struct Scope<'a> {
-    /// The schema.
-    pub schema: &'a Schema,
+    /// The schema of `$`, when `$` is a database (not a relation, not absent).
+    pub schema: Option<&'a Schema>,
     /// The rules calls may name (those not yet lowered are not checked).
     pub rules: &'a BTreeMap<String, Vec<RuleBody>>,
     /// Variable names, by number.
@@ -66,7 +66,9 @@ pub fn check_where(
                 if !unbound.is_empty() {
                     return Err(insufficient(unbound));
                 }
-                check_attribute_args(schema, name, args, form)?;
+                if let Some(schema) = schema {
+                    check_attribute_args(schema, name, args, form)?;
+                }
             }
             Clause::Not { vars, clauses } => {
                 let unbound = missing(vars.clone());
@@ -112,7 +114,7 @@ pub fn check_where(
                     check_where(scope, inner, branch, &outer)?;
                 }
             }
-            Clause::Rule { name, args } => {
+            Clause::Rule { name, args, .. } => {
                 // A head variable some body never binds must come bound from the call.
                 let Some(bodies) = scope.rules.get(name) else {
                     continue;
@@ -207,6 +209,7 @@ fn binds(c: &Clause) -> Vec<Var> {
         }
         Clause::Fn { binding, .. } => binding.vars(),
         Clause::Pred { .. } | Clause::Not { .. } => Vec::new(),
+        Clause::Dollar { clause, .. } => binds(clause),
     }
 }
 

@@ -1,0 +1,101 @@
+//! Query inputs that may be databases: [`Input`] and [`q`], Datomic's `(d/q query inputs...)`.
+
+use crate::edn::Edn;
+use crate::query::run::InputRef;
+use crate::query::QueryError;
+
+use super::Db;
+
+/// One input of a query, for one `:in` form: a database (for `$` or `$name`) or a value (a
+/// scalar, a collection, a relation, which can also be a data source, or rules for `%`).
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A database value.
+    Db(Db),
+    /// An EDN value.
+    Value(Edn),
+}
+
+impl From<Db> for Input {
+    fn from(db: Db) -> Input {
+        Input::Db(db)
+    }
+}
+
+impl From<&Db> for Input {
+    fn from(db: &Db) -> Input {
+        Input::Db(db.clone())
+    }
+}
+
+impl From<Edn> for Input {
+    fn from(e: Edn) -> Input {
+        Input::Value(e)
+    }
+}
+
+impl Input {
+    fn as_ref(&self) -> InputRef<'_> {
+        match self {
+            Input::Db(d) => InputRef::Db(d),
+            Input::Value(v) => InputRef::Value(v),
+        }
+    }
+}
+
+/// Runs a query (EDN text) on `inputs`, one for each `:in` form in order (`:in $` when the
+/// query has no `:in`), as Datomic's `(d/q query inputs...)`: several databases, a named
+/// first database (`:in $db ?x`), relations as data sources. Parsed queries are cached and
+/// functions found in the first database's environment; at least one input must be a
+/// database. [`Db::q`] is the shorthand whose receiver is the first `$`.
+///
+/// ```
+/// use datalith::edn::{read_one, Edn};
+/// use datalith::{Database, DbOptions, Input};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let people = Database::open(&dir.path().join("people"), DbOptions::default()).unwrap();
+/// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+/// people.transact(tx(r#"[{:db/ident :person/id :db/valueType :db.type/string
+///                         :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+///                        {:db/ident :person/name :db/valueType :db.type/string
+///                         :db/cardinality :db.cardinality/one}]"#)).unwrap();
+/// people.transact(tx(r#"[{:person/id "p1" :person/name "Ann"}]"#)).unwrap();
+///
+/// // People in a database, scores in a relation, joined on the person id.
+/// let scores = read_one(r#"[["p1" 7] ["p2" 9]]"#).unwrap();
+/// let result = datalith::q(
+///     "[:find ?name ?score :in $people $scores
+///       :where [$people ?e :person/id ?id] [$people ?e :person/name ?name]
+///              [$scores ?id ?score]]",
+///     &[Input::from(people.db().unwrap()), Input::from(scores)],
+/// )
+/// .unwrap();
+/// assert_eq!(result, read_one(r#"#{["Ann" 7]}"#).unwrap());
+/// ```
+pub fn q(query: &str, inputs: &[Input]) -> Result<Edn, QueryError> {
+    // Without a database the query still runs far enough to report what is wrong with
+    // its inputs (and then that it has no database).
+    let env = inputs.iter().find_map(|i| match i {
+        Input::Db(d) => Some(d.queries.clone()),
+        Input::Value(_) => None,
+    });
+    let (sections, registry) = match env {
+        Some(env) => (
+            env.cache.parse(query)?,
+            env.registry
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        ),
+        None => {
+            let form = crate::edn::read_one(query).map_err(|e| QueryError::Parse(e.to_string()))?;
+            (
+                std::sync::Arc::new(crate::query::lower::sections(&form)?),
+                Default::default(),
+            )
+        }
+    };
+    let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
+    Ok(crate::query::run::run(&sections, &inputs, None, &registry, false, None)?.result)
+}

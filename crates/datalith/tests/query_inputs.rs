@@ -1,0 +1,667 @@
+//! Query inputs, table by table: every binding form with entity ids, lookup refs and idents;
+//! relations as data sources; several databases in one query; input errors. Expected results
+//! follow the Datomic peer (an input keeps its own value in the result, a lookup ref stays a
+//! lookup ref; it names its entity where a clause uses it as one).
+//!
+//! Two databases: `A` (people) and `B` (scores, and people of its own). Their attributes are
+//! installed in different orders, so the same attribute has different ids in each.
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+use datalith::query::QueryError;
+use datalith::{Database, Db, DbOptions, Input};
+
+fn edn(s: &str) -> Edn {
+    read_one(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+fn transact(db: &Database, text: &str) {
+    db.transact(datalith::tx::edn::tx_data_from_edn(&edn(text)).unwrap())
+        .unwrap();
+}
+
+const STRING_ID: &str = ":db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity";
+const STRING: &str = ":db/valueType :db.type/string :db/cardinality :db.cardinality/one";
+const LONG: &str = ":db/valueType :db.type/long :db/cardinality :db.cardinality/one";
+const REFS: &str = ":db/valueType :db.type/ref :db/cardinality :db.cardinality/many";
+const REF: &str = ":db/valueType :db.type/ref :db/cardinality :db.cardinality/one";
+
+struct Fixture {
+    _dirs: Vec<tempfile::TempDir>,
+    a: Db,
+    b: Db,
+    /// Text substitutions: entity ids of `A` by name (`{p1}`, `{red}`, ...).
+    ids: Vec<(String, String)>,
+}
+
+fn fixture() -> Fixture {
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Database::open(da.path(), DbOptions::default()).unwrap();
+    transact(
+        &a,
+        &format!(
+            "[{{:db/ident :person/id {STRING_ID}}} {{:db/ident :person/name {STRING}}}
+              {{:db/ident :person/friend {REFS}}} {{:db/ident :person/color {REF}}}
+              {{:db/ident :color/label {STRING}}}]"
+        ),
+    );
+    transact(
+        &a,
+        r#"[{:db/id "red" :db/ident :color/red :color/label "Red"}
+            {:db/id "blue" :db/ident :color/blue :color/label "Blue"}
+            {:db/id "ann" :person/id "p1" :person/name "Ann" :person/color "red"}
+            {:db/id "bob" :person/id "p2" :person/name "Bob" :person/friend "ann" :person/color "blue"}
+            {:db/id "cid" :person/id "p3" :person/name "Cid" :person/friend ["ann" "bob"]}]"#,
+    );
+    let b = Database::open(db.path(), DbOptions::default()).unwrap();
+    transact(
+        &b,
+        &format!(
+            "[{{:db/ident :score/person {STRING}}} {{:db/ident :score/points {LONG}}}
+              {{:db/ident :person/name {STRING}}} {{:db/ident :person/id {STRING_ID}}}]"
+        ),
+    );
+    transact(
+        &b,
+        r#"[{:person/id "p1" :person/name "Ann"} {:person/id "z1" :person/name "Zed"}
+            {:score/person "p1" :score/points 10} {:score/person "p2" :score/points 20}
+            {:score/person "p9" :score/points 5}]"#,
+    );
+    let (a, b) = (a.db().unwrap(), b.db().unwrap());
+    assert_ne!(
+        a.attr(&datalith::codec::Keyword::parse(":person/name"))
+            .unwrap()
+            .id,
+        b.attr(&datalith::codec::Keyword::parse(":person/name"))
+            .unwrap()
+            .id,
+        "the fixture needs attribute ids that differ between the databases"
+    );
+    let mut ids = Vec::new();
+    for name in ["p1", "p2", "p3"] {
+        let q = format!("[:find ?e . :where [?e :person/id \"{name}\"]]");
+        let e = a.q(&q, &[]).unwrap();
+        ids.push((format!("{{{name}}}"), to_edn_string(&e)));
+    }
+    for (name, ident) in [("red", ":color/red"), ("blue", ":color/blue")] {
+        let e = a
+            .ident_entity(&datalith::codec::Keyword::parse(ident))
+            .unwrap()
+            .unwrap();
+        ids.push((format!("{{{name}}}"), e.to_string()));
+    }
+    Fixture {
+        _dirs: vec![da, db],
+        a,
+        b,
+        ids,
+    }
+}
+
+impl Fixture {
+    fn text(&self, s: &str) -> String {
+        let mut s = s.to_string();
+        for (k, v) in &self.ids {
+            s = s.replace(k, v);
+        }
+        s
+    }
+
+    /// `"A"` and `"B"` are the databases; anything else is EDN.
+    fn inputs(&self, given: &[&str]) -> Vec<Input> {
+        given
+            .iter()
+            .map(|g| match *g {
+                "A" => Input::from(&self.a),
+                "B" => Input::from(&self.b),
+                text => Input::from(edn(&self.text(text))),
+            })
+            .collect()
+    }
+
+    fn check(&self, cases: &[(&str, &[&str], &str)]) {
+        for (q, given, want) in cases {
+            let q = &self.text(q);
+            let got = datalith::q(q, &self.inputs(given))
+                .unwrap_or_else(|e| panic!("{q} {given:?}: {e}"));
+            let want = edn(&self.text(want));
+            assert_eq!(
+                normalize(&got),
+                normalize(&want),
+                "{q} {given:?}\n got: {}\nwant: {}",
+                to_edn_string(&got),
+                to_edn_string(&want)
+            );
+        }
+    }
+}
+
+/// Sets compare as sorted.
+fn normalize(e: &Edn) -> Edn {
+    match e {
+        Edn::Set(items) => {
+            let mut v: Vec<Edn> = items.iter().map(normalize).collect();
+            v.sort_by_key(to_edn_string);
+            Edn::Set(v)
+        }
+        Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
+        Edn::Map(pairs) => Edn::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (normalize(k), normalize(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn entity_inputs_in_every_binding_form() {
+    let f = fixture();
+    let lookup = r#"[:person/id "p1"]"#;
+    let lookup2 = r#"[:person/id "p2"]"#;
+    f.check(&[
+        // Scalar: entity id, lookup ref, ident.
+        (
+            "[:find ?p ?n :in $ ?p :where [?p :person/name ?n]]",
+            &["A", "{p1}"],
+            r#"#{[{p1} "Ann"]}"#,
+        ),
+        (
+            "[:find ?p ?n :in $ ?p :where [?p :person/name ?n]]",
+            &["A", lookup],
+            r#"#{[[:person/id "p1"] "Ann"]}"#,
+        ),
+        (
+            "[:find ?c ?l :in $ ?c :where [?c :color/label ?l]]",
+            &["A", ":color/red"],
+            r#"#{[:color/red "Red"]}"#,
+        ),
+        // Collection.
+        (
+            "[:find ?p ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", "[{p1} {p2}]"],
+            r#"#{[{p1} "Ann"] [{p2} "Bob"]}"#,
+        ),
+        (
+            "[:find ?p ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"[[:person/id "p1"] [:person/id "p2"]]"#],
+            r#"#{[[:person/id "p1"] "Ann"] [[:person/id "p2"] "Bob"]}"#,
+        ),
+        (
+            "[:find ?c ?l :in $ [?c ...] :where [?c :color/label ?l]]",
+            &["A", "[:color/red :color/blue]"],
+            r#"#{[:color/red "Red"] [:color/blue "Blue"]}"#,
+        ),
+        // Tuple.
+        (
+            "[:find ?p ?n ?x :in $ [?p ?x] :where [?p :person/name ?n]]",
+            &["A", "[{p2} 5]"],
+            r#"#{[{p2} "Bob" 5]}"#,
+        ),
+        (
+            "[:find ?p ?n ?x :in $ [?p ?x] :where [?p :person/name ?n]]",
+            &["A", &format!("[{lookup2} 5]")],
+            r#"#{[[:person/id "p2"] "Bob" 5]}"#,
+        ),
+        (
+            "[:find ?c ?l ?x :in $ [?c ?x] :where [?c :color/label ?l]]",
+            &["A", "[:color/blue 5]"],
+            r#"#{[:color/blue "Blue" 5]}"#,
+        ),
+        // Relation.
+        (
+            "[:find ?n ?x :in $ [[?p ?x]] :where [?p :person/name ?n]]",
+            &["A", "[[{p1} 1] [{p3} 3]]"],
+            r#"#{["Ann" 1] ["Cid" 3]}"#,
+        ),
+        (
+            "[:find ?p ?x :in $ [[?p ?x]] :where [?p :person/name _]]",
+            &["A", &format!("[[{lookup} 1] [{lookup2} 2]]")],
+            r#"#{[[:person/id "p1"] 1] [[:person/id "p2"] 2]}"#,
+        ),
+        (
+            "[:find ?l ?x :in $ [[?c ?x]] :where [?c :color/label ?l]]",
+            &["A", "[[:color/red 1] [:color/blue 2]]"],
+            r#"#{["Red" 1] ["Blue" 2]}"#,
+        ),
+        // The value of a ref attribute: who has a friend / a color given as input.
+        (
+            "[:find ?n ?f :in $ [?f ...] :where [?b :person/friend ?f] [?b :person/name ?n]]",
+            &["A", &format!("[{lookup2}]")],
+            r#"#{["Cid" [:person/id "p2"]]}"#,
+        ),
+        (
+            "[:find ?n :in $ ?f :where [?b :person/friend ?f] [?b :person/name ?n]]",
+            &["A", "{p1}"],
+            r#"#{["Bob"] ["Cid"]}"#,
+        ),
+        (
+            "[:find ?n :in $ [?c ...] :where [?p :person/color ?c] [?p :person/name ?n]]",
+            &["A", "[:color/blue]"],
+            r#"#{["Bob"]}"#,
+        ),
+        // Attribute position: idents of attributes.
+        (
+            "[:find ?a ?v :in $ [?a ...] :where [{p1} ?a ?v]]",
+            &["A", "[:person/name :person/id]"],
+            r#"#{[:person/name "Ann"] [:person/id "p1"]}"#,
+        ),
+        // Inside not and or.
+        (
+            "[:find ?n :in $ [?p ...] :where [?x :person/name ?n] (not [?x :person/friend ?p])]",
+            &["A", &format!("[{lookup}]")],
+            r#"#{["Ann"]}"#,
+        ),
+        (
+            "[:find ?n :in $ [?p ...] :where [?x :person/name ?n] (or [?x :person/friend ?p] [?x :person/color ?p])]",
+            &["A", "[:color/red {p2}]"],
+            r#"#{["Ann"] ["Cid"]}"#,
+        ),
+        // Rule arguments the rule uses as entities.
+        (
+            "[:find ?n :in $ % ?p :where (nm ?p ?n)]",
+            &["A", "[[(nm ?e ?n) [?e :person/name ?n]]]", lookup2],
+            r#"#{["Bob"]}"#,
+        ),
+        (
+            "[:find ?p ?n :in $ % [?p ...] :where (nm ?p ?n)]",
+            &["A", "[[(nm ?e ?n) [?e :person/name ?n]]]", &format!("[{lookup2} :color/red]")],
+            r#"#{[[:person/id "p2"] "Bob"]}"#,
+        ),
+        (
+            "[:find ?l :in $ % [?c ...] :where (label ?c ?l)]",
+            &["A", "[[(label ?c ?l) [?c :color/label ?l]]]", "[:color/red :color/blue]"],
+            r#"#{["Red"] ["Blue"]}"#,
+        ),
+        // A lookup ref that names nothing matches nothing.
+        (
+            "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"[[:person/id "nobody"] [:person/id "p3"]]"#],
+            r#"#{["Cid"]}"#,
+        ),
+    ]);
+}
+
+#[test]
+fn input_only_variables_in_find_and_pull() {
+    let f = fixture();
+    let lookup = r#"[:person/id "p1"]"#;
+    f.check(&[
+        (
+            "[:find ?p :in $ ?p]",
+            &["A", lookup],
+            r#"#{[[:person/id "p1"]]}"#,
+        ),
+        ("[:find ?p . :in $ ?p]", &["A", ":color/red"], ":color/red"),
+        (
+            "[:find ?p :in $ [?p ...]]",
+            &["A", r#"[3 [:person/id "p1"]]"#],
+            r#"#{[3] [[:person/id "p1"]]}"#,
+        ),
+        (
+            "[:find ?p ?n :in $ ?p :where [?p :person/name ?n]]",
+            &["A", "{p3}"],
+            r#"#{[{p3} "Cid"]}"#,
+        ),
+        // Pull by entity id, lookup ref and ident, scalar and collection.
+        (
+            "[:find (pull ?p [:person/name]) . :in $ ?p]",
+            &["A", "{p1}"],
+            r#"{:person/name "Ann"}"#,
+        ),
+        (
+            "[:find (pull ?p [:person/name]) . :in $ ?p]",
+            &["A", lookup],
+            r#"{:person/name "Ann"}"#,
+        ),
+        (
+            "[:find (pull ?c [:color/label]) . :in $ ?c]",
+            &["A", ":color/blue"],
+            r#"{:color/label "Blue"}"#,
+        ),
+        (
+            "[:find (pull ?p [:person/name]) :in $ [?p ...]]",
+            &["A", r#"[[:person/id "p1"] {p2}]"#],
+            r#"#{[{:person/name "Ann"}] [{:person/name "Bob"}]}"#,
+        ),
+        (
+            "[:find ?p (pull ?p [:person/name]) :in $ [?p ...]]",
+            &["A", r#"[[:person/id "p3"]]"#],
+            r#"#{[[:person/id "p3"] {:person/name "Cid"}]}"#,
+        ),
+        (
+            "[:find ?p ?x :in $ ?p [?x ...] :where [?p :person/name _]]",
+            &["A", lookup, "[1 2]"],
+            r#"#{[[:person/id "p1"] 1] [[:person/id "p1"] 2]}"#,
+        ),
+    ]);
+}
+
+#[test]
+fn relations_as_data_sources() {
+    let f = fixture();
+    f.check(&[
+        ("[:find ?a ?b :in $ $s :where [$s ?a ?b]]", &["A", "[[1 2] [3 4]]"], "#{[1 2] [3 4]}"),
+        ("[:find ?a ?c :in $ $s :where [$s ?a _ ?c]]", &["A", "[[1 2 3] [4 5 6]]"], "#{[1 3] [4 6]}"),
+        (
+            "[:find ?a ?d :in $ $s :where [$s ?a ?b ?c ?d]]",
+            &["A", "[[1 2 3 4] [5 6 7 8]]"],
+            "#{[1 4] [5 8]}",
+        ),
+        // A shorter clause matches each tuple's prefix.
+        ("[:find ?a ?b :in $ $s :where [$s ?a ?b]]", &["A", "[[1 2 3 4] [5 6 7 8]]"], "#{[1 2] [5 6]}"),
+        // Constants in any position; sets and lists of tuples.
+        ("[:find ?a :in $ $s :where [$s ?a _ _ 8]]", &["A", "[[1 2 3 4] [5 6 7 8]]"], "#{[5]}"),
+        ("[:find ?a ?b :in $ $s :where [$s ?a ?b]]", &["A", "#{[1 2] [3 4]}"], "#{[1 2] [3 4]}"),
+        ("[:find ?a ?b :in $ $s :where [$s ?a ?b]]", &["A", "([1 2] (3 4))"], "#{[1 2] [3 4]}"),
+        // Collections may be vectors, lists or sets.
+        ("[:find ?a :in $ [?a ...]]", &["A", "#{1 2}"], "#{[1] [2]}"),
+        ("[:find ?a :in $ [?a ...]]", &["A", "(1 2)"], "#{[1] [2]}"),
+        ("[:find ?a ?b :in $ [[?a ?b]]]", &["A", "#{[1 2]}"], "#{[1 2]}"),
+        // A relation joined with a database on a value.
+        (
+            "[:find ?n ?s :in $ $scores :where [?e :person/id ?id] [?e :person/name ?n] [$scores ?id ?s]]",
+            &["A", r#"[["p1" 7] ["p2" 9] ["p7" 1]]"#],
+            r#"#{["Ann" 7] ["Bob" 9]}"#,
+        ),
+        // `$` itself a relation.
+        ("[:find ?b :in $ $db :where [1 ?b]]", &["[[1 2] [3 4] [1 5]]", "A"], "#{[2] [5]}"),
+        // Rules over a relation source.
+        (
+            "[:find ?y :in $ $edges % :where ($edges reach 1 ?y)]",
+            &[
+                "A",
+                "[[1 2] [2 3] [3 4] [7 8]]",
+                "[[(reach ?x ?y) [?x ?y]] [(reach ?x ?y) [?x ?z] (reach ?z ?y)]]",
+            ],
+            "#{[2] [3] [4]}",
+        ),
+    ]);
+}
+
+#[test]
+fn several_databases() {
+    let f = fixture();
+    let rules = "[[(named ?n) [_ :person/name ?n]]
+                  [(friend-of ?a ?b) [?x :person/name ?a] [?x :person/friend ?y] [?y :person/name ?b]]]";
+    f.check(&[
+        // Join on a value across databases.
+        (
+            "[:find ?name ?points :in $a $b
+              :where [$a ?p :person/id ?id] [$a ?p :person/name ?name]
+                     [$b ?s :score/person ?id] [$b ?s :score/points ?points]]",
+            &["A", "B"],
+            r#"#{["Ann" 10] ["Bob" 20]}"#,
+        ),
+        // Each database resolves attributes against its own schema.
+        ("[:find ?n :in $a $b :where [$b _ :person/name ?n]]", &["A", "B"], r#"#{["Ann"] ["Zed"]}"#),
+        ("[:find ?n :in $a $b :where [$a _ :person/name ?n]]", &["A", "B"], r#"#{["Ann"] ["Bob"] ["Cid"]}"#),
+        // The default `$`, unnamed or named among others.
+        ("[:find ?n :where [_ :person/name ?n]]", &["B"], r#"#{["Ann"] ["Zed"]}"#),
+        (
+            "[:find ?n :in $ $b :where [?e :person/name ?n] [$b ?x :person/name ?n]]",
+            &["A", "B"],
+            r#"#{["Ann"]}"#,
+        ),
+        // A named first database.
+        (
+            "[:find ?n :in $db ?id :where [$db ?e :person/id ?id] [$db ?e :person/name ?n]]",
+            &["B", r#""z1""#],
+            r#"#{["Zed"]}"#,
+        ),
+        // A lookup ref names its entity in the database of each clause that uses it.
+        (
+            "[:find ?x ?y :in $a $b ?p :where [$a ?p :person/name ?x] [$b ?p :person/id ?y]]",
+            &["A", "B", r#"[:person/id "p1"]"#],
+            r#"#{["Ann" "p1"]}"#,
+        ),
+        (
+            "[:find ?e :in $a $b ?p :where [$b ?e :person/id \"p1\"] [(= ?e ?p)]]",
+            &["A", "B", "[:person/id \"p1\"]"],
+            "#{}",
+        ),
+        // Rules called with a source.
+        ("[:find ?n :in $a $b % :where ($b named ?n)]", &["A", "B", rules], r#"#{["Ann"] ["Zed"]}"#),
+        ("[:find ?n :in $a $b % :where ($a named ?n)]", &["A", "B", rules], r#"#{["Ann"] ["Bob"] ["Cid"]}"#),
+        (
+            "[:find ?n :in $a $b % :where ($a named ?n) ($b named ?n)]",
+            &["A", "B", rules],
+            r#"#{["Ann"]}"#,
+        ),
+        ("[:find ?a ?b :in $ $b % :where (friend-of ?a ?b)]", &["A", "B", rules], r#"#{["Bob" "Ann"] ["Cid" "Ann"] ["Cid" "Bob"]}"#),
+        ("[:find ?a :in $a $b % :where ($b friend-of ?a _)]", &["A", "B", rules], "#{}"),
+        // Pull from a named database.
+        (
+            "[:find (pull $b ?e [:person/name]) :in $a $b :where [$b ?e :person/id \"z1\"]]",
+            &["A", "B"],
+            r#"#{[{:person/name "Zed"}]}"#,
+        ),
+        (
+            "[:find (pull $b ?e [:person/name]) . :in $a $b ?e]",
+            &["A", "B", r#"[:person/id "p1"]"#],
+            r#"{:person/name "Ann"}"#,
+        ),
+        // Database functions read the source they are given.
+        (
+            "[:find ?n ?p :in $a $b :where [$b ?e :person/name ?n] [(get-else $b ?e :score/points 0) ?p]]",
+            &["A", "B"],
+            r#"#{["Ann" 0] ["Zed" 0]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$b ?e :person/id ?n] [(missing? $b ?e :score/person)]]",
+            &["A", "B"],
+            r#"#{["p1"] ["z1"]}"#,
+        ),
+        (
+            "[:find ?p :in $a $b :where [$b ?e :score/person ?p] [(get-else $b ?e :score/points 0) ?s] [(> ?s 8)]]",
+            &["A", "B"],
+            r#"#{["p1"] ["p2"]}"#,
+        ),
+        (
+            "[:find ?n :in $ $b :where [?e :person/name ?n] [(missing? $ ?e :person/friend)]]",
+            &["A", "B"],
+            r#"#{["Ann"]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$a ?e :person/name ?n] ($a or [(missing? $ ?e :person/friend)] [?e :person/id \"p3\"])]",
+            &["A", "B"],
+            r#"#{["Ann"] ["Cid"]}"#,
+        ),
+        // or / not / or-join / not-join with a source.
+        (
+            "[:find ?n :in $a $b :where ($b or [?e :person/name \"Zed\"] [?e :person/id \"p1\"]) [$b ?e :person/name ?n]]",
+            &["A", "B"],
+            r#"#{["Ann"] ["Zed"]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$a _ :person/name ?n] ($b not [_ :person/name ?n])]",
+            &["A", "B"],
+            r#"#{["Bob"] ["Cid"]}"#,
+        ),
+        (
+            "[:find ?n :in $ $b :where [?e :person/name ?n] (not [$b _ :person/name ?n])]",
+            &["A", "B"],
+            r#"#{["Bob"] ["Cid"]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$b ?e :person/name ?n] ($b not-join [?e] [?e :person/id \"z1\"])]",
+            &["A", "B"],
+            r#"#{["Ann"]}"#,
+        ),
+        (
+            "[:find ?n :in $a $b :where [$a ?e :person/name ?n] ($a or-join [?e] [?e :person/color :color/red] [?e :person/id \"p3\"])]",
+            &["A", "B"],
+            r#"#{["Ann"] ["Cid"]}"#,
+        ),
+    ]);
+}
+
+#[test]
+fn the_receiver_of_db_q_is_the_first_database() {
+    let f = fixture();
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "[:find ?n :where [_ :person/name ?n]]",
+            &[],
+            r#"#{["Ann"] ["Zed"]}"#,
+        ),
+        (
+            "[:find ?n :in $ ?id :where [?e :person/id ?id] [?e :person/name ?n]]",
+            &[r#""z1""#],
+            r#"#{["Zed"]}"#,
+        ),
+        // A named first database takes the receiver.
+        (
+            "[:find ?n :in $db ?id :where [$db ?e :person/id ?id] [$db ?e :person/name ?n]]",
+            &[r#""z1""#],
+            r#"#{["Zed"]}"#,
+        ),
+        // A named first source with its own input is a relation; `$` is the receiver.
+        (
+            "[:find ?n ?x :in $s :where [$s ?id ?x] [?e :person/id ?id] [?e :person/name ?n]]",
+            &[r#"[["z1" 1]]"#],
+            r#"#{["Zed" 1]}"#,
+        ),
+        // No `$` in :in: the receiver is `$` all the same.
+        (
+            "[:find ?n :in ?id :where [?e :person/id ?id] [?e :person/name ?n]]",
+            &[r#""p1""#],
+            r#"#{["Ann"]}"#,
+        ),
+    ];
+    for (q, given, want) in cases {
+        let inputs: Vec<Edn> = given.iter().map(|g| edn(g)).collect();
+        let got = f.b.q(q, &inputs).unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(normalize(&got), normalize(&edn(want)), "{q}");
+    }
+}
+
+#[test]
+fn input_errors_are_typed() {
+    let f = fixture();
+    type Check = fn(&QueryError) -> bool;
+    let cases: &[(&str, &[&str], Check, &str)] = &[
+        (
+            "[:find ?e :in $ :where [$x ?e :person/name]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$x"),
+            "data source $x is not among the :in inputs: [$x ?e :person/name]",
+        ),
+        (
+            "[:find ?e :in $a :where [?e :person/name]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
+            "data source $ is not among",
+        ),
+        (
+            "[:find ?e :in $a % :where (r ?e)]",
+            &["A", "[[(r ?e) [?e :person/name]]]"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
+            "data source $ is not among",
+        ),
+        (
+            "[:find ?e :in $a :where ($b not [?e :person/name])]",
+            &["A"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$b"),
+            "data source $b",
+        ),
+        (
+            "[:find (pull ?e [:person/name]) :in $a :where [$a ?e :person/name]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
+            "data source $ is not among",
+        ),
+        (
+            "[:find ?x :in $ ?x]",
+            &["A", "B"],
+            |e| matches!(e, QueryError::InputKind { input, .. } if input == "?x"),
+            "input ?x takes a value, got a database",
+        ),
+        (
+            "[:find ?x :in $ [?x ...]]",
+            &["A", "B"],
+            |e| matches!(e, QueryError::InputKind { .. }),
+            "input [?x ...] takes a collection, got a database",
+        ),
+        (
+            "[:find ?x :in $ % :where (r ?x)]",
+            &["A", "B"],
+            |e| matches!(e, QueryError::InputKind { .. }),
+            "input % takes rules, got a database",
+        ),
+        (
+            "[:find ?e :in $ :where [?e :person/name]]",
+            &["5"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "5"),
+            "input $ takes a database or a collection of tuples, got 5",
+        ),
+        (
+            "[:find ?e :in $ $s :where [$s ?e]]",
+            &["A", "[[1] 2]"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "2"),
+            "input $s takes a database or a collection of tuples, got 2",
+        ),
+        (
+            "[:find ?e :in $ ?x :where [?e :person/name ?x]]",
+            &["A"],
+            |e| {
+                matches!(
+                    e,
+                    QueryError::InputCount {
+                        expected: 2,
+                        got: 1,
+                        ..
+                    }
+                )
+            },
+            "the query's :in [$ ?x] takes 2 inputs, got 1",
+        ),
+        (
+            "[:find ?e :where [?e :person/name]]",
+            &["A", "1"],
+            |e| {
+                matches!(
+                    e,
+                    QueryError::InputCount {
+                        expected: 1,
+                        got: 2,
+                        ..
+                    }
+                )
+            },
+            "takes 1 inputs, got 2",
+        ),
+        (
+            "[:find ?a :in $ $s :where [$s ?a ?b ?c]]",
+            &["A", "[[1 2 3] [4 5]]"],
+            |e| {
+                matches!(
+                    e,
+                    QueryError::SourceArity {
+                        terms: 3,
+                        width: 2,
+                        ..
+                    }
+                )
+            },
+            "[?a ?b ?c] has 3 terms but the tuple [4 5] of $s has 2",
+        ),
+        (
+            "[:find ?a :in [?a ...]]",
+            &["[1 2]"],
+            |e| matches!(e, QueryError::NoDatabase),
+            "a query needs a database",
+        ),
+        (
+            "[:find ?x :in $ ?x]",
+            &["A", "{:a 1}"],
+            |e| matches!(e, QueryError::InputKind { .. }),
+            "input ?x takes a scalar value, got {:a 1}",
+        ),
+    ];
+    for (q, given, check, message) in cases {
+        let err = datalith::q(q, &f.inputs(given)).expect_err(q);
+        assert!(check(&err), "{q}: {err}");
+        assert!(err.to_string().contains(message), "{q}: {err}");
+    }
+}
