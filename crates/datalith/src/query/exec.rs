@@ -154,7 +154,13 @@ impl<'a> Ctx<'a> {
             let (i, est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
             self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
-            let mut what = format!("{clause:?}");
+            // The step's description is for `explain` only (formatting costs on every query).
+            let tracing = self.trace.is_some();
+            let mut what = if tracing {
+                format!("{clause:?}")
+            } else {
+                String::new()
+            };
             let repeats;
             rel = match &clause {
                 Clause::Pattern(0, p) => {
@@ -177,7 +183,7 @@ impl<'a> Ctx<'a> {
                             }
                         }
                     }
-                    if star.len() > 1 {
+                    if star.len() > 1 && tracing {
                         what = format!("merge scan {star:?}");
                     }
                     repeats = star
@@ -192,7 +198,9 @@ impl<'a> Ctx<'a> {
                     if star.is_empty() {
                         rel
                     } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
-                        what = format!("values held {star:?}");
+                        if tracing {
+                            what = format!("values held {star:?}");
+                        }
                         values
                     } else {
                         // An AVE range scan (entity and value both unbound) can take the
