@@ -95,3 +95,30 @@ pub fn determined(dropped: &[Var], kept: &[Var], deps: &[Dependency]) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropped_variables_are_determined_through_the_dependencies() {
+        // (dropped, kept, dependencies, determined?)
+        let cases: &[(&[Var], &[Var], &[Dependency], bool)] = &[
+            (&[], &[0], &[], true),
+            (&[1], &[0], &[], false),
+            (&[1], &[0], &[(0, 1)], true),
+            (&[0], &[1], &[(0, 1)], false),
+            // Transitively: 0 -> 1 -> 2.
+            (&[1, 2], &[0], &[(1, 2), (0, 1)], true),
+            (&[1, 2], &[0], &[(0, 1)], false),
+            (&[2], &[0, 1], &[(3, 2)], false),
+        ];
+        for (dropped, kept, deps, want) in cases {
+            assert_eq!(
+                determined(dropped, kept, deps),
+                *want,
+                "{dropped:?} from {kept:?} with {deps:?}"
+            );
+        }
+    }
+}

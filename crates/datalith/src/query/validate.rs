@@ -39,6 +39,11 @@ pub fn check_where(
 ) -> Result<(), QueryError> {
     let (schema, names) = (scope.schema, scope.names);
     for (i, (form, c)) in forms.iter().zip(clauses).enumerate() {
+        // Data patterns and source patterns need nothing bound (the common query checks in
+        // one pass over its clauses).
+        if matches!(c, Clause::Pattern(..) | Clause::Source { .. }) {
+            continue;
+        }
         // Bound around this clause: the scope and every other clause.
         let mut bound: Vec<Var> = given.to_vec();
         for (j, other) in clauses.iter().enumerate() {
