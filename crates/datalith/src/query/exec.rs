@@ -590,7 +590,7 @@ impl<'a> Ctx<'a> {
                 let typed = self
                     .schema
                     .get(*a)
-                    .is_some_and(|x| x.value_type == c.value_type());
+                    .is_some_and(|x| Some(x.value_type) == c.value_type());
                 let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
                 if typed && encoding_is_equality(&c) {
                     filter = self.r.entities_with_at_most(*a, &c, budget)?;
@@ -903,7 +903,9 @@ impl<'a> Ctx<'a> {
                     let c = coerce(self.schema, *a, c);
                     self.schema
                         .get(*a)
-                        .is_some_and(|x| x.value_type == c.value_type() && encoding_is_equality(&c))
+                        .is_some_and(|x| {
+                            Some(x.value_type) == c.value_type() && encoding_is_equality(&c)
+                        })
                         .then_some(c)
                 }
                 _ => None,
@@ -1442,7 +1444,7 @@ fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<RangePred> 
             _ => continue,
         };
         // Only a constant of the attribute's own type has a meaningful place in its index.
-        if k.value_type() != attr.value_type {
+        if k.value_type() != Some(attr.value_type) {
             continue;
         }
         // Fixed-width encodings order exactly like the values; long strings and the like may

@@ -23,6 +23,14 @@ pub enum TxError {
         got: String,
         form: String,
     },
+    /// A value no datom can hold: a ratio, regular expression, set or map (query values
+    /// only; Datomic has no such value types). `value` is its EDN text.
+    #[error("{value} cannot be stored in {attr}: ratios, regular expressions, sets and maps are query values only, in {form}")]
+    NotStorable {
+        attr: String,
+        value: String,
+        form: String,
+    },
     /// A lookup ref that names no entity.
     #[error("lookup ref [{attr} {value}] names no entity")]
     LookupNotFound { attr: String, value: String },
