@@ -379,7 +379,7 @@ impl<'a> Ctx<'a> {
                 };
                 for row in rel.rows {
                     let vals = resolve_args(args, &rel.vars, &row);
-                    if builtins_truthy(&self.call(name, &vals)?) {
+                    if builtins::truthy(self.call(name, &vals)?.as_ref()) {
                         out.rows.push(row);
                     }
                 }
@@ -403,7 +403,9 @@ impl<'a> Ctx<'a> {
                 for row in &rel.rows {
                     let vals = resolve_args(args, &rel.vars, row);
                     let result = match self.call(name, &vals) {
-                        Ok(v) => v,
+                        Ok(Some(v)) => v,
+                        // A nil result binds nothing (Datomic drops the row).
+                        Ok(None) => continue,
                         // get-some and friends bind nothing when there is nothing.
                         Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
                         Err(e) => return Err(e),
@@ -460,14 +462,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Calls a predicate or function (built-in, database-aware, or user-registered).
-    pub fn call(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
+    /// Calls a predicate or function (built-in, database-aware, or user-registered);
+    /// `None` is nil.
+    pub fn call(&self, name: &str, args: &[Value]) -> Result<Option<Value>, QueryError> {
         match name {
-            "get-else" | "get-some" | "missing?" => return self.db_fn(name, args),
+            "get-else" | "get-some" | "missing?" => return self.db_fn(name, args).map(Some),
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {
-            return f(args).map_err(|m| QueryError::BadArguments {
+            return f(args).map(Some).map_err(|m| QueryError::BadArguments {
                 name: name.to_string(),
                 message: m,
             });
@@ -1284,10 +1287,6 @@ fn encoding_is_equality(v: &Value) -> bool {
             | Value::Symbol(_)
             | Value::Ref(_)
     )
-}
-
-fn builtins_truthy(v: &Value) -> bool {
-    !matches!(v, Value::Boolean(false))
 }
 
 fn attr_term(a: &AttrTerm) -> Term {

@@ -18,6 +18,6 @@ pub mod relation;
 pub mod rules;
 pub mod run;
 
-pub use error::QueryError;
+pub use error::{BuiltinProblem, QueryError};
 pub use exec::Step;
 pub use run::{QueryCache, Registry};
