@@ -243,6 +243,15 @@ impl<'a> Reader<'a> {
                 Ok(Edn::Set(self.seq('}', at, depth)?))
             }
             Some('"') => self.regex_lit(at),
+            Some('#') => {
+                self.bump();
+                match self.token() {
+                    "Inf" => Ok(Edn::Double(f64::INFINITY)),
+                    "-Inf" => Ok(Edn::Double(f64::NEG_INFINITY)),
+                    "NaN" => Ok(Edn::Double(f64::NAN)),
+                    other => Err(self.err(at, format!("unknown symbolic value ##{other}"))),
+                }
+            }
             Some(c) if !is_delim(c) => {
                 let tag = self.token();
                 let value = self.value(depth + 1)?;

@@ -1350,6 +1350,8 @@ fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {
                 .into_iter()
                 .map(|i| i.unwrap_or(Value::Boolean(false)))
                 .collect(),
+            // A set binds its elements, as Datomic's `[(ground #{1 2}) [?x ...]]`.
+            Value::Set(items) => items.to_vec(),
             other => vec![other],
         }
     };

@@ -122,7 +122,10 @@ impl Decimal {
                     scale,
                 });
             }
-            num = num.checked_mul(10).ok_or(overflow(DEC))?;
+            match num.checked_mul(10) {
+                Some(n) => num = n,
+                None => break,
+            }
         }
         Err(BuiltinProblem::OutOfRange(
             "non-terminating decimal expansion; no exact representable decimal result".into(),
