@@ -140,11 +140,12 @@ pub fn min(c: &Call) -> Out {
     extreme(c, |o| o != std::cmp::Ordering::Greater)
 }
 
-/// `abs`
+/// `abs`. Of the least long it is that long itself: Java's `Math.abs`, which Datomic's
+/// `(abs -9223372036854775808)` returns, rather than an overflow.
 pub fn abs(c: &Call) -> Out {
     c.exactly(1)?;
     let n = num(c, 0)?;
-    if n.signum() >= 0 {
+    if n.signum() >= 0 || matches!(n, Num::Long(i64::MIN)) {
         return Ok(Some(c.args[0].clone()));
     }
     done(c, apply(Op::Sub, &Num::Long(0), &n))
