@@ -546,18 +546,28 @@ fn collections_and_set_literals() {
         ("(range 0 1 1/3)", "[0 1/3 2/3]"), // D
         ("(range 3 0 -1)", "[3 2 1]"),   // D
         ("(range 0 1 0)", "!a step of 0 makes an endless range"),
-        ("(set [1 2 2])", "#{1 2}"),                        // D
-        (r#"(set "abc")"#, r#"#{"a" "b" "c"}"#),            // D: #{\a \b \c}
-        ("(hash-set 1 2 1)", "#{1 2}"),                     // D
-        ("(hash-map :a 1)", "{:a 1}"),                      // D
-        ("(array-map :b 1 :a 2)", "{:b 1 :a 2}"),           // D
-        ("(hash-map)", "{}"),                               // D
-        ("(hash-map :a)", "!no value supplied for key :a"), // D
-        ("(vector)", "[]"),                                 // D
-        ("(list)", "[]"),                                   // D: ()
-        ("(vector 1 2)", "[1 2]"),                          // D
-        ("(list 1 2)", "[1 2]"),                            // D: (1 2)
-        ("(tuple 1 2)", "[1 2]"),                           // D
+        ("(set [1 2 2])", "#{1 2}"),                          // D
+        (r#"(set "abc")"#, r#"#{"a" "b" "c"}"#),              // D: #{\a \b \c}
+        ("(hash-set 1 2 1)", "#{1 2}"),                       // D
+        ("(hash-map :a 1)", "{:a 1}"),                        // D
+        ("(array-map :b 1 :a 2)", "{:b 1 :a 2}"),             // D
+        ("(hash-map)", "{}"),                                 // D
+        ("(hash-map :a)", "!no value supplied for key :a"),   // D
+        ("(vector)", "[]"),                                   // D
+        ("(list)", "[]"),                                     // D: ()
+        ("(vector 1 2)", "[1 2]"),                            // D
+        ("(list 1 2)", "[1 2]"),                              // D: (1 2)
+        ("(tuple 1 2)", "[1 2]"),                             // D
+        ("(clojure.set/union #{1 2} #{2 3})", "#{1 2 3}"),    // D
+        ("(clojure.set/union)", "#{}"),                       // D
+        ("(clojure.set/intersection #{1 2} #{2 3})", "#{2}"), // D
+        ("(clojure.set/difference #{1 2} #{2 3})", "#{1}"),   // D
+        ("(clojure.set/subset? #{1} #{1 2})", "true"),        // D
+        ("(clojure.set/superset? #{1} #{1 2})", "false"),     // D
+        (
+            "(clojure.set/union #{1} [2])",
+            "!argument 2 must be a set, got [2]",
+        ),
     ]);
     let (_dir, db) = sample();
     check_queries(
@@ -587,6 +597,7 @@ fn collections_and_set_literals() {
                 "#{[30] [31]}",
             ),
             ("[:find ?x :where [(range 1 10 3) [?x ...]]]", &[], "#{[1] [4] [7]}"), // D
+            ("[:find ?x :where [(re-seq #\"\\d\" \"a1b2\") [?x ...]]]", &[], "#{[\"1\"] [\"2\"]}"), // D
             ("[:find ?x :where [(ground #{1 2}) [?x ...]]]", &[], "#{[1] [2]}"),    // D
             ("[:find ?x :where [(ground [1 2]) [?x ...]]]", &[], "#{[1] [2]}"),     // D
             ("[:find ?a ?b :where [(untuple [1 2]) [?a ?b]]]", &[], "#{[1 2]}"),    // D

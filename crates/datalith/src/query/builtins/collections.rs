@@ -1,5 +1,6 @@
 //! Collections: `vector list tuple set hash-set hash-map array-map`, `count`, `range`,
-//! `empty? not-empty`, `contains?`, `get`.
+//! `empty? not-empty`, `contains?`, `get`, and `clojure.set`'s `union intersection
+//! difference subset? superset?`.
 //!
 //! Vectors, lists and sequences are all tuples here (they are `=` in Clojure too, and print
 //! as vectors). Strings count and index by characters (Java by UTF-16 units: the same for
@@ -192,4 +193,67 @@ pub fn range(c: &Call) -> Out {
 
 fn into_value(c: &Call, n: Num) -> Result<Value, QueryError> {
     n.into_value().map_err(|p| c.fail(p))
+}
+
+/// The elements of a set argument.
+fn set_arg<'a>(c: &'a Call, i: usize) -> Result<&'a [Value], QueryError> {
+    match &c.args[i] {
+        Value::Set(s) => Ok(s),
+        _ => Err(c.wrong_type(i, "a set")),
+    }
+}
+
+fn member(x: &Value, s: &[Value]) -> bool {
+    s.iter().any(|y| equal(x, y))
+}
+
+/// `clojure.set/union`
+pub fn union(c: &Call) -> Out {
+    let mut all = Vec::new();
+    for i in 0..c.args.len() {
+        all.extend(set_arg(c, i)?.iter().cloned());
+    }
+    Ok(Some(Value::set(all)))
+}
+
+/// `clojure.set/intersection`: the elements of the first set that every other set has.
+pub fn intersection(c: &Call) -> Out {
+    c.arity(1, None, "at least 1")?;
+    let sets = (0..c.args.len())
+        .map(|i| set_arg(c, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let keep = sets[0]
+        .iter()
+        .filter(|x| sets[1..].iter().all(|s| member(x, s)))
+        .cloned()
+        .collect();
+    Ok(Some(Value::set(keep)))
+}
+
+/// `clojure.set/difference`: the elements of the first set that no other set has.
+pub fn difference(c: &Call) -> Out {
+    c.arity(1, None, "at least 1")?;
+    let sets = (0..c.args.len())
+        .map(|i| set_arg(c, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let keep = sets[0]
+        .iter()
+        .filter(|x| !sets[1..].iter().any(|s| member(x, s)))
+        .cloned()
+        .collect();
+    Ok(Some(Value::set(keep)))
+}
+
+/// `clojure.set/subset?`
+pub fn is_subset(c: &Call) -> Out {
+    c.exactly(2)?;
+    let (a, b) = (set_arg(c, 0)?, set_arg(c, 1)?);
+    Ok(Some(Value::Boolean(a.iter().all(|x| member(x, b)))))
+}
+
+/// `clojure.set/superset?`
+pub fn is_superset(c: &Call) -> Out {
+    c.exactly(2)?;
+    let (a, b) = (set_arg(c, 0)?, set_arg(c, 1)?);
+    Ok(Some(Value::Boolean(b.iter().all(|x| member(x, a)))))
 }
