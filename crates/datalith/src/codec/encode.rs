@@ -126,7 +126,17 @@ pub fn encode(v: &Value, out: &mut Vec<u8>) {
             }
             out.push(tag::TUPLE_END);
         }
+        Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) => {
+            encode_str(&query_only_text(v), out)
+        }
     }
+}
+
+/// What a query-only value (`Value::is_storable` false) encodes as: its printed text, as a
+/// string. The tx pipeline refuses such values before encoding, so this only gives the typed
+/// KV API a defined, panic-free answer.
+fn query_only_text(v: &Value) -> String {
+    format!("{v:?}")
 }
 
 /// The encoding of `v` as a new vector of exactly the right capacity.
@@ -158,6 +168,9 @@ pub fn encoded_len(v: &Value) -> usize {
                 .iter()
                 .map(|it| 1 + it.as_ref().map_or(0, encoded_len))
                 .sum::<usize>()
+        }
+        Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) => {
+            escaped_len(query_only_text(v).as_bytes())
         }
     }
 }

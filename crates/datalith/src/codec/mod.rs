@@ -1,7 +1,8 @@
 //! Values and their order-preserving byte encodings (see `LAYOUT.md`).
 //!
 //! - [`value`]: `Value`, the values a datom holds; [`keyword`]: `Keyword`; [`number`]: `F32`,
-//!   `F64`, `BigDec`; [`value_type`]: `ValueType` (`:db.type/...`).
+//!   `F64`, `BigDec`; [`ratio`]: `Ratio`; [`regex`]: `Regex` (both query values only);
+//!   [`value_type`]: `ValueType` (`:db.type/...`).
 //! - [`encode`] / [`decode`]: a tag byte, then bytes whose `memcmp` order is the value order.
 //! - [`index_key`]: the bounded form a value takes in an index key, with giants (values too long
 //!   for LMDB keys) kept as an order-preserving prefix plus a hash.
@@ -11,6 +12,8 @@ pub mod encode;
 pub mod index_key;
 pub mod keyword;
 pub mod number;
+pub mod ratio;
+pub mod regex;
 pub mod value;
 pub mod value_type;
 
@@ -28,6 +31,8 @@ pub use index_key::{
 };
 pub use keyword::Keyword;
 pub use number::{BigDec, F32, F64};
+pub use ratio::{Ratio, Reduced};
+pub use regex::{Regex, RegexError};
 pub use value::{parse_uuid, uuid_text, Value};
 pub use value_type::ValueType;
 

@@ -1,10 +1,13 @@
-//! The values a datom can hold.
+//! The values a datom can hold, and the few a query computes but no datom holds (ratios,
+//! regular expressions, sets and maps: see `Value::is_storable`).
 
 use std::fmt;
 use std::sync::Arc;
 
 use super::keyword::Keyword;
 use super::number::{BigDec, F32, F64};
+use super::ratio::Ratio;
+use super::regex::Regex;
 use super::value_type::ValueType;
 
 /// A value. The derived order is the value order within a type, and across types the order of
@@ -39,8 +42,18 @@ pub enum Value {
     Ref(u64),
     /// Raw bytes.
     Bytes(Arc<[u8]>),
-    /// A tuple; elements may be nil.
+    /// A tuple; elements may be nil. Query functions also return their vectors, lists and
+    /// sequences as tuples.
     Tuple(Vec<Option<Value>>),
+    /// An exact fraction (query values only: Datomic has no ratio type).
+    Ratio(Ratio),
+    /// A regular expression (query values only).
+    Regex(Regex),
+    /// A set, its elements sorted by this order and distinct (query values only: a
+    /// cardinality-many attribute holds several datoms, not a set value).
+    Set(Arc<[Value]>),
+    /// A map, its entries sorted by key and keys distinct (query values only).
+    Map(Arc<[(Value, Value)]>),
 }
 
 impl Value {
@@ -64,9 +77,35 @@ impl Value {
         Value::Keyword(Keyword::parse(s))
     }
 
-    /// Its type.
-    pub fn value_type(&self) -> ValueType {
-        match self {
+    /// A set of `items`, sorted and deduplicated.
+    pub fn set(mut items: Vec<Value>) -> Value {
+        items.sort();
+        items.dedup();
+        Value::Set(items.into())
+    }
+
+    /// A map of `entries`, sorted by key; a later entry replaces an earlier one with its key.
+    pub fn map(entries: Vec<(Value, Value)>) -> Value {
+        let mut sorted: Vec<(Value, Value)> = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            match sorted.iter_mut().find(|(have, _)| *have == k) {
+                Some(slot) => slot.1 = v,
+                None => sorted.push((k, v)),
+            }
+        }
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        Value::Map(sorted.into())
+    }
+
+    /// Whether a datom can hold it: every value but the query-only ratios, regular
+    /// expressions, sets and maps (nor tuples containing one).
+    pub fn is_storable(&self) -> bool {
+        self.value_type().is_some()
+    }
+
+    /// Its type; `None` for the values no datom can hold (see `is_storable`).
+    pub fn value_type(&self) -> Option<ValueType> {
+        Some(match self {
             Value::Boolean(_) => ValueType::Boolean,
             Value::Long(_) => ValueType::Long,
             Value::BigInt(_) => ValueType::BigInt,
@@ -80,8 +119,15 @@ impl Value {
             Value::Symbol(_) => ValueType::Symbol,
             Value::Ref(_) => ValueType::Ref,
             Value::Bytes(_) => ValueType::Bytes,
-            Value::Tuple(_) => ValueType::Tuple,
-        }
+            Value::Tuple(items) => {
+                if items.iter().flatten().all(Value::is_storable) {
+                    ValueType::Tuple
+                } else {
+                    return None;
+                }
+            }
+            Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) => return None,
+        })
     }
 
     /// How deeply tuples nest inside this value: 0 for a scalar, 1 for a tuple of scalars.
@@ -109,6 +155,7 @@ impl Value {
             Value::Float(x) => Some(x.get() as f64),
             Value::Double(x) => Some(x.get()),
             Value::BigDec(d) => d.to_string().trim_end_matches('M').parse().ok(),
+            Value::Ratio(r) => Some(r.to_f64()),
             _ => None,
         }
     }
@@ -142,6 +189,28 @@ impl fmt::Debug for Value {
                     }
                 }
                 write!(f, "]")
+            }
+            Value::Ratio(r) => write!(f, "{r}"),
+            Value::Regex(r) => write!(f, "{r:?}"),
+            Value::Set(items) => {
+                write!(f, "#{{")?;
+                for (i, it) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " ")?;
+                    }
+                    write!(f, "{it:?}")?;
+                }
+                write!(f, "}}")
+            }
+            Value::Map(entries) => {
+                write!(f, "{{")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{k:?} {v:?}")?;
+                }
+                write!(f, "}}")
             }
         }
     }

@@ -3,12 +3,23 @@
 use std::sync::Arc;
 
 use super::value::Edn;
-use crate::codec::{Value, F64};
+use crate::codec::{Regex, Value, F64};
 
-/// The stored value an EDN scalar denotes (`None` for nil, collections and other non-values).
-/// Vectors become tuples.
+/// The value an EDN form denotes (`None` for nil, lists, nil inside a collection, an invalid
+/// `#"..."` pattern and other non-values). Vectors become tuples; ratios, patterns, sets and
+/// maps become the query-only values (`Value::is_storable`).
 pub fn value_from_edn(e: &Edn) -> Option<Value> {
+    let all = |items: &[Edn]| items.iter().map(value_from_edn).collect::<Option<Vec<_>>>();
     Some(match e {
+        Edn::Ratio(r) => Value::Ratio(*r),
+        Edn::Regex(source) => Value::Regex(Regex::parse(source).ok()?),
+        Edn::Set(items) => Value::set(all(items)?),
+        Edn::Map(pairs) => Value::map(
+            pairs
+                .iter()
+                .map(|(k, v)| Some((value_from_edn(k)?, value_from_edn(v)?)))
+                .collect::<Option<Vec<_>>>()?,
+        ),
         Edn::Bool(b) => Value::Boolean(*b),
         Edn::Long(n) => Value::Long(*n),
         Edn::BigInt(n) => Value::BigInt(*n),
@@ -75,6 +86,15 @@ pub fn edn_from_value(v: &Value) -> Edn {
             items
                 .iter()
                 .map(|i| i.as_ref().map_or(Edn::Nil, edn_from_value))
+                .collect(),
+        ),
+        Value::Ratio(r) => Edn::Ratio(*r),
+        Value::Regex(r) => Edn::Regex(r.source().to_string()),
+        Value::Set(items) => Edn::Set(items.iter().map(edn_from_value).collect()),
+        Value::Map(entries) => Edn::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (edn_from_value(k), edn_from_value(v)))
                 .collect(),
         ),
     }

@@ -12,7 +12,7 @@ mod value;
 
 pub use convert::{edn_from_value, value_from_edn};
 pub use print::{inst_text, to_edn_string, to_json};
-pub use read::{is_complete, parse_inst, read_all, read_one, ReadError};
+pub use read::{civil_from_days, is_complete, parse_inst, read_all, read_one, ReadError};
 pub use value::Edn;
 
 #[cfg(test)]

@@ -40,6 +40,21 @@ fn string_lit(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// `#"..."`: the source as written, except that a bare `"` is escaped (`\"` means the same
+/// character to the pattern, and keeps the literal readable).
+fn regex_lit(source: &str, out: &mut String) {
+    out.push_str("#\"");
+    let mut escaped = false;
+    for c in source.chars() {
+        if c == '"' && !escaped {
+            out.push('\\');
+        }
+        escaped = c == '\\' && !escaped;
+        out.push(c);
+    }
+    out.push('"');
+}
+
 /// RFC 3339 text of epoch milliseconds.
 pub fn inst_text(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
@@ -79,6 +94,10 @@ fn edn(v: &Edn, out: &mut String) {
         Edn::BigDec(d) => {
             let _ = write!(out, "{d}");
         }
+        Edn::Ratio(r) => {
+            let _ = write!(out, "{r}");
+        }
+        Edn::Regex(source) => regex_lit(source, out),
         Edn::String(s) => string_lit(s, out),
         Edn::Char(c) => match c {
             '\n' => out.push_str("\\newline"),
@@ -139,7 +158,8 @@ fn edn(v: &Edn, out: &mut String) {
 }
 
 /// JSON text of `v`: keywords and symbols become strings (`":a/b"`), sets and lists arrays,
-/// maps objects with string keys, instants RFC 3339 strings.
+/// maps objects with string keys, instants RFC 3339 strings, bigdecs and ratios strings
+/// (`"1.5M"`, `"31/5"`: exact), regular expressions their source text.
 pub fn to_json(v: &Edn) -> String {
     let mut s = String::new();
     json(v, &mut s);
@@ -169,6 +189,9 @@ fn json(v: &Edn, out: &mut String) {
         }
         Edn::Double(_) => out.push_str("null"),
         Edn::BigDec(d) => string_lit(&d.to_string(), out),
+        // Exact, like a bigdec: as the string "31/5" (a double would round).
+        Edn::Ratio(r) => string_lit(&r.to_string(), out),
+        Edn::Regex(source) => string_lit(source, out),
         Edn::String(s) => string_lit(s, out),
         Edn::Char(c) => string_lit(&c.to_string(), out),
         Edn::Keyword(k) => string_lit(&k.to_string(), out),

@@ -1,7 +1,7 @@
 //! The reader.
 
 use super::value::Edn;
-use crate::codec::{parse_uuid, BigDec, Keyword};
+use crate::codec::{parse_uuid, BigDec, Keyword, Ratio, Reduced};
 
 /// A syntax error, with where it happened (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -242,6 +242,16 @@ impl<'a> Reader<'a> {
                 self.bump();
                 Ok(Edn::Set(self.seq('}', at, depth)?))
             }
+            Some('"') => self.regex_lit(at),
+            Some('#') => {
+                self.bump();
+                match self.token() {
+                    "Inf" => Ok(Edn::Double(f64::INFINITY)),
+                    "-Inf" => Ok(Edn::Double(f64::NEG_INFINITY)),
+                    "NaN" => Ok(Edn::Double(f64::NAN)),
+                    other => Err(self.err(at, format!("unknown symbolic value ##{other}"))),
+                }
+            }
             Some(c) if !is_delim(c) => {
                 let tag = self.token();
                 let value = self.value(depth + 1)?;
@@ -260,6 +270,47 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// `#"..."` (Clojure's regex literal): the text up to the closing quote, as written
+    /// (backslashes belong to the pattern; `\"` is a quote inside it).
+    fn regex_lit(&mut self, at: usize) -> Result<Edn, ReadError> {
+        self.bump();
+        let mut out = String::new();
+        loop {
+            match self.bump() {
+                None => return Err(self.err(at, "unterminated regex literal")),
+                Some('"') => return Ok(Edn::Regex(out)),
+                Some('\\') => {
+                    out.push('\\');
+                    match self.bump() {
+                        Some(c) => out.push(c),
+                        None => return Err(self.err(at, "unterminated regex literal")),
+                    }
+                }
+                Some(c) => out.push(c),
+            }
+        }
+    }
+
+    /// A ratio `31/5` (Clojure's rule: read in lowest terms, a whole result as an integer).
+    fn ratio(&self, t: &str, at: usize) -> Result<Edn, ReadError> {
+        let bad = |why: &str| self.err(at, format!("bad ratio {t:?}: {why}"));
+        let (n, d) = t.split_once('/').ok_or_else(|| bad("expected n/d"))?;
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let n_digits = n.strip_prefix(['-', '+']).unwrap_or(n);
+        if !digits(n_digits) || !digits(d) {
+            return Err(bad("expected integer digits on both sides of /"));
+        }
+        let parse = |s: &str| s.parse::<i128>().map_err(|_| bad("beyond 128 bits"));
+        match Ratio::reduce(parse(n)?, parse(d)?) {
+            None => Err(bad("divide by zero")),
+            Some(Reduced::Fraction(r)) => Ok(Edn::Ratio(r)),
+            Some(Reduced::Whole(w)) => Ok(match i64::try_from(w) {
+                Ok(l) => Edn::Long(l),
+                Err(_) => Edn::BigInt(w),
+            }),
+        }
+    }
+
     fn atom(&self, t: &str, at: usize) -> Result<Edn, ReadError> {
         match t {
             "nil" => return Ok(Edn::Nil),
@@ -274,6 +325,9 @@ impl<'a> Reader<'a> {
             return Ok(Edn::Symbol(Keyword::parse(t)));
         }
         let bad = || self.err(at, format!("bad number {t:?}"));
+        if t.contains('/') {
+            return self.ratio(t, at);
+        }
         if let Some(body) = t.strip_suffix('N') {
             return body.parse::<i128>().map(Edn::BigInt).map_err(|_| bad());
         }

@@ -111,3 +111,60 @@ proptest! {
         let _ = is_complete(&s);
     }
 }
+
+#[test]
+fn ratios_and_regex_literals_read_and_print() {
+    // (text read, EDN printed, JSON printed)
+    let cases = [
+        ("31/5", "31/5", "\"31/5\""),
+        ("-2/4", "-1/2", "\"-1/2\""),
+        ("+3/6", "1/2", "\"1/2\""),
+        ("4/2", "2", "2"),
+        ("0/7", "0", "0"),
+        (
+            "170141183460469231731687303715884105726/2",
+            "85070591730234615865843651857942052863N",
+            "85070591730234615865843651857942052863",
+        ),
+        (r#"#"a(\d+)""#, r#"#"a(\d+)""#, r#""a(\\d+)""#),
+        (
+            r#"#"say \"hi\"""#,
+            r#"#"say \"hi\"""#,
+            r#""say \\\"hi\\\"""#,
+        ),
+        ("##Inf", "##Inf", "null"),
+        ("##-Inf", "##-Inf", "null"),
+    ];
+    for (text, edn, json) in cases {
+        let v = read_one(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(to_edn_string(&v), edn, "{text}");
+        assert_eq!(to_json(&v), json, "{text}");
+    }
+    let bad = ["1/0", "1/2/3", "1/-2", "1.5/2", "a/2x", "#\"open"];
+    for text in bad {
+        match read_one(text) {
+            Err(_) => {}
+            // `a/2x` is a symbol, not a number: fine as long as it is not a ratio.
+            Ok(Edn::Symbol(_)) => {}
+            Ok(other) => panic!("{text} read as {other:?}"),
+        }
+    }
+    assert!(
+        !is_complete("#\"open"),
+        "an open regex literal asks for more input"
+    );
+}
+
+#[test]
+fn query_only_values_convert_both_ways() {
+    for text in ["31/5", "#{1 \"b\" :a}", "{:a 1, :b [2 3]}", r#"#"x+""#] {
+        let e = read_one(text).unwrap();
+        let v = value_from_edn(&e).unwrap_or_else(|| panic!("{text} is a value"));
+        assert!(!v.is_storable(), "{text}");
+        assert_eq!(edn_from_value(&v), e, "{text}");
+    }
+    // An invalid pattern or a nil element is not a value.
+    for text in [r#"#"(""#, "#{1 nil}", "{:a nil}"] {
+        assert_eq!(value_from_edn(&read_one(text).unwrap()), None, "{text}");
+    }
+}

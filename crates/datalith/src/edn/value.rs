@@ -1,6 +1,6 @@
 //! The EDN value tree.
 
-use crate::codec::{BigDec, Keyword};
+use crate::codec::{BigDec, Keyword, Ratio};
 
 /// One EDN value.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +17,8 @@ pub enum Edn {
     Double(f64),
     /// A decimal with `M`.
     BigDec(BigDec),
+    /// A fraction `31/5` (Clojure's ratio literal; lowest terms, denominator above 1).
+    Ratio(Ratio),
     /// A string.
     String(String),
     /// A character `\c`.
@@ -37,6 +39,8 @@ pub enum Edn {
     Inst(i64),
     /// `#uuid "..."`.
     Uuid([u8; 16]),
+    /// `#"..."`: a regular expression (Clojure's literal, not EDN's), its text as written.
+    Regex(String),
     /// Any other tagged element.
     Tagged(Keyword, Box<Edn>),
 }

@@ -43,11 +43,19 @@ pub enum QueryError {
         clause: String,
     },
     /// An unknown predicate or function.
-    #[error("unknown function {name}")]
+    #[error("unknown function {name}: neither a built-in nor a registered function")]
     UnknownFunction { name: String },
     /// A function called with arguments it cannot take.
     #[error("{name}: {message}")]
     BadArguments { name: String, message: String },
+    /// A built-in refused its arguments: `call` is the call as EDN with the argument values,
+    /// e.g. `(+ "a" 1)`.
+    #[error("{call}: {problem}")]
+    Builtin {
+        name: String,
+        call: String,
+        problem: BuiltinProblem,
+    },
     /// An unknown rule.
     #[error("unknown rule {name}")]
     UnknownRule { name: String },
@@ -128,7 +136,9 @@ impl QueryError {
             QueryError::LookupRefNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
             QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
-            QueryError::BadArguments { .. } => error::INVALID_ARGUMENTS,
+            QueryError::BadArguments { .. } | QueryError::Builtin { .. } => {
+                error::INVALID_ARGUMENTS
+            }
             QueryError::UnknownRule { .. } => error::UNKNOWN_RULE,
             QueryError::UnknownAggregate { .. } => error::INVALID_AGGREGATE,
             QueryError::Inputs(_)
@@ -181,4 +191,35 @@ impl QueryError {
             _ => Vec::new(),
         }
     }
+}
+
+/// What a built-in found wrong with its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuiltinProblem {
+    /// The wrong number of arguments.
+    #[error("takes {expected} arguments, got {got}")]
+    Arity { expected: &'static str, got: usize },
+    /// An argument of a type the function cannot take (`position` from 1; `got` is EDN).
+    #[error("argument {position} must be {expected}, got {got}")]
+    Type {
+        position: usize,
+        expected: &'static str,
+        got: String,
+    },
+    /// Integer arithmetic left its range (Datomic: `ArithmeticException: long overflow`).
+    #[error("{0} overflow")]
+    Overflow(&'static str),
+    /// Division (`/`, `quot`, `rem`, `mod`) by zero, also of doubles, as in Datomic.
+    #[error("divide by zero")]
+    DivideByZero,
+    /// A result that is not a number (NaN).
+    #[error("the result is not a number (NaN)")]
+    NotANumber,
+    /// A value out of the range the function accepts (an index, a count).
+    #[error("{0}")]
+    OutOfRange(String),
+    /// A pattern that cannot be compiled (see `codec::regex`).
+    #[error("{0}")]
+    Regex(#[from] crate::codec::RegexError),
 }

@@ -538,7 +538,7 @@ impl<'a> Ctx<'a> {
                 };
                 for row in rel.rows {
                     let vals = resolve_args(args, &rel.vars, &row);
-                    if builtins_truthy(&self.call(name, &vals)?) {
+                    if builtins::truthy(self.call(name, &vals)?.as_ref()) {
                         out.rows.push(row);
                     }
                 }
@@ -562,7 +562,9 @@ impl<'a> Ctx<'a> {
                 for row in &rel.rows {
                     let vals = resolve_args(args, &rel.vars, row);
                     let result = match self.call(name, &vals) {
-                        Ok(v) => v,
+                        Ok(Some(v)) => v,
+                        // A nil result binds nothing (Datomic drops the row).
+                        Ok(None) => continue,
                         // get-some and friends bind nothing when there is nothing.
                         Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
                         Err(e) => return Err(e),
@@ -647,14 +649,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Calls a predicate or function (built-in, database-aware, or user-registered).
-    pub fn call(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
+    /// Calls a predicate or function (built-in, database-aware, or user-registered);
+    /// `None` is nil.
+    pub fn call(&self, name: &str, args: &[Value]) -> Result<Option<Value>, QueryError> {
         match name {
-            "get-else" | "get-some" | "missing?" => return self.db_fn(name, args),
+            "get-else" | "get-some" | "missing?" => return self.db_fn(name, args).map(Some),
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {
-            return f(args).map_err(|m| QueryError::BadArguments {
+            return f(args).map(Some).map_err(|m| QueryError::BadArguments {
                 name: name.to_string(),
                 message: m,
             });
@@ -786,7 +789,7 @@ impl<'a> Ctx<'a> {
                 let typed = self
                     .schema
                     .get(*a)
-                    .is_some_and(|x| x.value_type == c.value_type());
+                    .is_some_and(|x| Some(x.value_type) == c.value_type());
                 let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
                 if typed && encoding_is_equality(&c) {
                     filter = self.r.entities_with_at_most(*a, &c, budget)?;
@@ -1099,7 +1102,9 @@ impl<'a> Ctx<'a> {
                     let c = coerce(self.schema, *a, c);
                     self.schema
                         .get(*a)
-                        .is_some_and(|x| x.value_type == c.value_type() && encoding_is_equality(&c))
+                        .is_some_and(|x| {
+                            Some(x.value_type) == c.value_type() && encoding_is_equality(&c)
+                        })
                         .then_some(c)
                 }
                 _ => None,
@@ -1491,10 +1496,6 @@ fn encoding_is_equality(v: &Value) -> bool {
     )
 }
 
-fn builtins_truthy(v: &Value) -> bool {
-    !matches!(v, Value::Boolean(false))
-}
-
 fn attr_term(a: &AttrTerm) -> Term {
     match a {
         AttrTerm::Attr(id) => Term::Const(Value::Ref(*id as u64)),
@@ -1556,6 +1557,8 @@ fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {
                 .into_iter()
                 .map(|i| i.unwrap_or(Value::Boolean(false)))
                 .collect(),
+            // A set binds its elements, as Datomic's `[(ground #{1 2}) [?x ...]]`.
+            Value::Set(items) => items.to_vec(),
             other => vec![other],
         }
     };
@@ -1649,7 +1652,7 @@ fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<RangePred> 
             _ => continue,
         };
         // Only a constant of the attribute's own type has a meaningful place in its index.
-        if k.value_type() != attr.value_type {
+        if k.value_type() != Some(attr.value_type) {
             continue;
         }
         // Fixed-width encodings order exactly like the values; long strings and the like may

@@ -202,6 +202,12 @@ impl<'a> Lowerer<'a, '_> {
         if *e == Edn::Nil {
             return Err(perr("nil is not a valid value in a clause"));
         }
+        if let Edn::Regex(source) = e {
+            // Say why a pattern literal is refused (e.g. a backreference), not just that it is.
+            return crate::codec::Regex::parse(source)
+                .map(|r| Term::Const(Value::Regex(r)))
+                .map_err(|err| perr(format!("{}: {err}", show(e))));
+        }
         match value_from_edn(e) {
             Some(v) => Ok(Term::Const(v)),
             None => Err(perr(format!("{} is not a variable or a constant", show(e)))),

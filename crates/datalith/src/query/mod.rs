@@ -23,6 +23,6 @@ pub mod run;
 pub mod show;
 pub mod validate;
 
-pub use error::QueryError;
+pub use error::{BuiltinProblem, QueryError};
 pub use exec::Step;
 pub use run::{QueryCache, Registry};

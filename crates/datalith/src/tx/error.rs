@@ -26,6 +26,14 @@ pub enum TxError {
         got: String,
         form: String,
     },
+    /// A value no datom can hold: a ratio, regular expression, set or map (query values
+    /// only; Datomic has no such value types). `value` is its EDN text.
+    #[error("{value} cannot be stored in {attr}: ratios, regular expressions, sets and maps are query values only, in {form}")]
+    NotStorable {
+        attr: String,
+        value: String,
+        form: String,
+    },
     /// A lookup ref that names no entity.
     #[error("lookup ref [{attr} {value}] names no entity")]
     LookupNotFound { attr: String, value: String },
@@ -107,7 +115,9 @@ impl TxError {
             TxError::SnapshotReleased => error::SNAPSHOT_RELEASED,
             // Datomic: "Unable to resolve entity: :nope" for an unknown attribute too.
             TxError::UnknownAttribute { .. } => error::NOT_AN_ENTITY,
-            TxError::WrongType { .. } => error::WRONG_TYPE_FOR_ATTRIBUTE,
+            TxError::WrongType { .. } | TxError::NotStorable { .. } => {
+                error::WRONG_TYPE_FOR_ATTRIBUTE
+            }
             TxError::LookupNotFound { .. } => error::NOT_AN_ENTITY,
             TxError::LookupNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
             TxError::IdentNotFound { .. } => error::NOT_AN_ENTITY,

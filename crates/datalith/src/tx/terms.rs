@@ -399,7 +399,14 @@ impl<'s> Expander<'s> {
 
 /// Checks (and where lossless, widens) a value for its attribute's type.
 pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Result<Value, TxError> {
-    if v.value_type() == attr.value_type {
+    if !v.is_storable() {
+        return Err(TxError::NotStorable {
+            attr: attr.ident.to_string(),
+            value: format!("{v:?}"),
+            form: form(),
+        });
+    }
+    if v.value_type() == Some(attr.value_type) {
         // Deeper tuples would be stored but refused when read back.
         if v.tuple_depth() > crate::limits::MAX_TUPLE_DEPTH {
             return Err(TxError::Malformed {

@@ -162,7 +162,14 @@ fn prepare_part(
                 (attr.id, attr.value_type)
             }
         };
-        if v.value_type() != ty {
+        if !v.is_storable() {
+            return Err(TxError::NotStorable {
+                attr: k.to_string(),
+                value: format!("{v:?}"),
+                form: format!("[{e} {k} {v:?}]"),
+            });
+        }
+        if v.value_type() != Some(ty) {
             return Err(TxError::WrongType {
                 attr: k.to_string(),
                 expected: ty.ident().to_string(),

@@ -1,0 +1,141 @@
+//! Equality and order.
+//!
+//! - `=` / `not=` / `!=` are Clojure's equality: numbers are equal only within a category
+//!   (integers, ratios, decimals, floating point): `(= 1 1N)` is true, `(= 1 1.0)` false.
+//!   Entity ids are longs, so `(= ?e 17592186045418)` holds.
+//! - `==` compares numbers across categories (`(== 1 1.0)` is true) and refuses non-numbers.
+//! - `< > <= >=` and `compare` use Datomic's order: numbers numerically across kinds
+//!   (`(< 1/2 0.6)`), anything else by value order, also across types (`(< 1 "a")` holds in
+//!   Datomic too). Datomic's comparisons take exactly two arguments; these also chain more,
+//!   as Clojure's do.
+
+use std::cmp::Ordering;
+
+use super::numbers::{self, Num};
+use super::{Call, Out};
+use crate::codec::Value;
+
+/// Datomic's order: numbers numerically across kinds, everything else by value order.
+pub fn compare(a: &Value, b: &Value) -> Ordering {
+    match (Num::of(a), Num::of(b)) {
+        (Some(x), Some(y)) => numbers::cmp(&x, &y),
+        _ => match (a, b) {
+            (Value::Tuple(x), Value::Tuple(y)) => {
+                for (p, q) in x.iter().zip(y) {
+                    let o = match (p, q) {
+                        (Some(p), Some(q)) => compare(p, q),
+                        (p, q) => p.is_some().cmp(&q.is_some()),
+                    };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                x.len().cmp(&y.len())
+            }
+            _ => a.cmp(b),
+        },
+    }
+}
+
+/// Clojure's `=` on two values.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
+        return numbers::category(&x) == numbers::category(&y)
+            && numbers::cmp(&x, &y) == Ordering::Equal;
+    }
+    match (a, b) {
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(p, q)| match (p, q) {
+                    (Some(p), Some(q)) => equal(p, q),
+                    (p, q) => p.is_none() && q.is_none(),
+                })
+        }
+        (Value::Set(x), Value::Set(y)) => {
+            x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| equal(p, q)))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.iter().any(|(k2, v2)| equal(k, k2) && equal(v, v2)))
+        }
+        _ => a == b,
+    }
+}
+
+fn all_pairs(c: &Call, ok: impl Fn(&Value, &Value) -> bool) -> bool {
+    c.args.windows(2).all(|w| ok(&w[0], &w[1]))
+}
+
+/// `=`
+pub fn eq(c: &Call) -> Out {
+    c.arity(1, None, "at least 1")?;
+    Ok(Some(Value::Boolean(all_pairs(c, equal))))
+}
+
+/// `not=`, `!=`
+pub fn not_eq(c: &Call) -> Out {
+    c.arity(1, None, "at least 1")?;
+    Ok(Some(Value::Boolean(!all_pairs(c, equal))))
+}
+
+/// `==`
+pub fn num_eq(c: &Call) -> Out {
+    c.arity(1, None, "at least 1")?;
+    let ns = (0..c.args.len())
+        .map(|i| Num::of(&c.args[i]).ok_or_else(|| c.wrong_type(i, "a number")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(Value::Boolean(
+        ns.windows(2)
+            .all(|w| numbers::cmp(&w[0], &w[1]) == Ordering::Equal),
+    )))
+}
+
+fn chain(c: &Call, ok: fn(Ordering) -> bool) -> Out {
+    c.arity(2, None, "at least 2")?;
+    Ok(Some(Value::Boolean(all_pairs(c, |a, b| ok(compare(a, b))))))
+}
+
+/// `<`
+pub fn lt(c: &Call) -> Out {
+    chain(c, |o| o == Ordering::Less)
+}
+
+/// `>`
+pub fn gt(c: &Call) -> Out {
+    chain(c, |o| o == Ordering::Greater)
+}
+
+/// `<=`
+pub fn le(c: &Call) -> Out {
+    chain(c, |o| o != Ordering::Greater)
+}
+
+/// `>=`
+pub fn ge(c: &Call) -> Out {
+    chain(c, |o| o != Ordering::Less)
+}
+
+/// `compare`: -1, 0 or 1.
+pub fn compare_fn(c: &Call) -> Out {
+    c.exactly(2)?;
+    let o = compare(&c.args[0], &c.args[1]);
+    Ok(Some(Value::Long(o as i64)))
+}
+
+/// `identical?`: Java's identity, approximated by equal values of one type (Java caches
+/// small longs and interns literal strings, which is where queries meet it).
+pub fn identical(c: &Call) -> Out {
+    c.exactly(2)?;
+    Ok(Some(Value::Boolean(c.args[0] == c.args[1])))
+}
+
+/// `-differ?` (Datascript's, not Datomic's): whether the first half of the arguments
+/// differs from the second half.
+pub fn differ(c: &Call) -> Out {
+    let half = c.args.len() / 2;
+    let (a, b) = c.args.split_at(half);
+    Ok(Some(Value::Boolean(
+        a.len() != b.len() || a.iter().zip(b).any(|(x, y)| !equal(x, y)),
+    )))
+}

@@ -1,0 +1,220 @@
+//! Built-in predicates and functions: the ones Datomic's queries call (its own `/`, `<`, ...,
+//! `ground`, `tuple`, and the `clojure.core` and `clojure.string` functions), with their
+//! Datomic results (checked against Datomic 1.0.7075: see `tests/query_functions.rs`).
+//!
+//! A function returns `Ok(None)` for nil: a predicate that returns nil fails, and a function
+//! clause whose result is nil binds nothing (Datomic drops the row).
+//!
+//! The table of contents (`lookup`) maps each name to its implementation, by family:
+//! [`compare`] (equality and order), [`numbers`] (the numeric tower), [`arith`] (arithmetic),
+//! [`strings`] (`str`, printing, `clojure.string`), [`regex`] (`re-*`),
+//! [`collections`] (vectors, sets, maps, `count`, `get`, `range`), [`logic`] (truth, `type`).
+
+mod arith;
+mod collections;
+mod compare;
+mod logic;
+mod numbers;
+mod printing;
+mod regex;
+mod strings;
+
+pub use compare::compare;
+
+use super::error::{BuiltinProblem, QueryError};
+use crate::codec::Value;
+use crate::edn::{edn_from_value, to_edn_string};
+
+/// What a built-in returns: a value, or `None` for nil.
+pub type Out = Result<Option<Value>, QueryError>;
+
+/// One call of a built-in: its name as written and its arguments.
+pub struct Call<'a> {
+    /// The name as written in the query (for messages).
+    pub name: &'a str,
+    /// The argument values.
+    pub args: &'a [Value],
+}
+
+impl Call<'_> {
+    /// An error naming the call with its arguments as EDN.
+    pub fn fail(&self, problem: BuiltinProblem) -> QueryError {
+        let mut call = format!("({}", self.name);
+        for a in self.args {
+            call.push(' ');
+            call.push_str(&edn(a));
+        }
+        call.push(')');
+        QueryError::Builtin {
+            name: self.name.to_string(),
+            call,
+            problem,
+        }
+    }
+
+    /// Checks the argument count against `min..=max` (`max` `None`: no upper bound);
+    /// `expected` says it in words for the message ("2", "1 or 2", "at least 1").
+    pub fn arity(
+        &self,
+        min: usize,
+        max: Option<usize>,
+        expected: &'static str,
+    ) -> Result<(), QueryError> {
+        let n = self.args.len();
+        if n < min || max.is_some_and(|m| n > m) {
+            return Err(self.fail(BuiltinProblem::Arity { expected, got: n }));
+        }
+        Ok(())
+    }
+
+    /// An exact argument count.
+    pub fn exactly(&self, n: usize) -> Result<(), QueryError> {
+        const WORDS: [&str; 5] = ["0", "1", "2", "3", "4"];
+        self.arity(n, Some(n), WORDS.get(n).copied().unwrap_or("more"))
+    }
+
+    /// A wrong argument type at `index` (from 0).
+    pub fn wrong_type(&self, index: usize, expected: &'static str) -> QueryError {
+        self.fail(BuiltinProblem::Type {
+            position: index + 1,
+            expected,
+            got: self.args.get(index).map_or_else(|| "nothing".into(), edn),
+        })
+    }
+}
+
+/// The EDN text of a value.
+pub fn edn(v: &Value) -> String {
+    to_edn_string(&edn_from_value(v))
+}
+
+type Builtin = fn(&Call) -> Out;
+
+/// The name without the namespaces Datomic resolves unqualified (`clojure.core/inc` is
+/// `inc`), with `clojure.string`'s functions under their `clojure.string/` name (`str/` is
+/// accepted as its alias too, as Datascript does; Datomic needs the full name).
+fn canonical(name: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(rest) = name.strip_prefix("str/") {
+        return format!("clojure.string/{rest}").into();
+    }
+    match name.strip_prefix("clojure.core/") {
+        // Clojure's own `/` (exact ratios), not Datomic's query `/` (integer quotient).
+        Some("/") => "clojure.core//".into(),
+        Some(rest) => rest.into(),
+        None => name.into(),
+    }
+}
+
+/// The table of contents: every built-in by name.
+fn lookup(name: &str) -> Option<Builtin> {
+    use {arith as a, collections as c, compare as cmp, logic as l, regex as r, strings as s};
+    Some(match canonical(name).as_ref() {
+        "=" => cmp::eq,
+        "==" => cmp::num_eq,
+        "not=" | "!=" => cmp::not_eq,
+        "<" => cmp::lt,
+        ">" => cmp::gt,
+        "<=" => cmp::le,
+        ">=" => cmp::ge,
+        "compare" => cmp::compare_fn,
+        "identical?" => cmp::identical,
+        "-differ?" => cmp::differ,
+        "+" => a::add,
+        "-" => a::sub,
+        "*" => a::mul,
+        "/" => a::datomic_div,
+        "clojure.core//" => a::clojure_div,
+        "quot" => a::quot,
+        "rem" => a::rem,
+        "mod" => a::modulo,
+        "inc" => a::inc,
+        "dec" => a::dec,
+        "max" => a::max,
+        "min" => a::min,
+        "abs" => a::abs,
+        "zero?" => a::is_zero,
+        "pos?" => a::is_pos,
+        "neg?" => a::is_neg,
+        "even?" => a::is_even,
+        "odd?" => a::is_odd,
+        "rand" => a::rand,
+        "rand-int" => a::rand_int,
+        "true?" => l::is_true,
+        "false?" => l::is_false,
+        "nil?" => l::is_nil,
+        "some?" => l::is_some,
+        "not" => l::not,
+        "and" => l::and,
+        "or" => l::or,
+        "identity" | "ground" | "untuple" => l::identity,
+        "type" => l::type_of,
+        "meta" => l::meta,
+        "vector" | "tuple" | "list" => c::vector,
+        "set" => c::set,
+        "hash-set" => c::hash_set,
+        "hash-map" | "array-map" => c::hash_map,
+        "count" => c::count,
+        "range" => c::range,
+        "not-empty" => c::not_empty,
+        "empty?" => c::is_empty,
+        "contains?" => c::contains,
+        "get" => c::get,
+        "clojure.set/union" => c::union,
+        "clojure.set/intersection" => c::intersection,
+        "clojure.set/difference" => c::difference,
+        "clojure.set/subset?" => c::is_subset,
+        "clojure.set/superset?" => c::is_superset,
+        "str" => s::str,
+        "subs" => s::subs,
+        "pr-str" => s::pr_str,
+        "prn-str" => s::prn_str,
+        "print-str" => s::print_str,
+        "println-str" => s::println_str,
+        "keyword" => s::keyword,
+        "symbol" => s::symbol,
+        "name" => s::name,
+        "namespace" => s::namespace,
+        "clojure.string/blank?" => s::blank,
+        "clojure.string/starts-with?" => s::starts_with,
+        "clojure.string/ends-with?" => s::ends_with,
+        "clojure.string/includes?" => s::includes,
+        "clojure.string/lower-case" => s::lower_case,
+        "clojure.string/upper-case" => s::upper_case,
+        "clojure.string/capitalize" => s::capitalize,
+        "clojure.string/trim" => s::trim,
+        "clojure.string/triml" => s::triml,
+        "clojure.string/trimr" => s::trimr,
+        "clojure.string/trim-newline" => s::trim_newline,
+        "clojure.string/reverse" => s::reverse,
+        "clojure.string/index-of" => s::index_of,
+        "clojure.string/last-index-of" => s::last_index_of,
+        "clojure.string/join" => s::join,
+        "clojure.string/split-lines" => s::split_lines,
+        "clojure.string/split" => r::split,
+        "clojure.string/replace" => r::replace,
+        "clojure.string/replace-first" => r::replace_first,
+        "re-pattern" => r::re_pattern,
+        "re-find" => r::re_find,
+        "re-matches" => r::re_matches,
+        "re-seq" => r::re_seq,
+        _ => return None,
+    })
+}
+
+/// Whether `name` is a built-in predicate or function.
+pub fn is_builtin(name: &str) -> bool {
+    lookup(name).is_some()
+}
+
+/// Calls a built-in; `Ok(None)` is nil.
+pub fn call(name: &str, args: &[Value]) -> Out {
+    let f = lookup(name).ok_or_else(|| QueryError::UnknownFunction {
+        name: name.to_string(),
+    })?;
+    f(&Call { name, args })
+}
+
+/// Clojure's truth: everything but nil and false.
+pub fn truthy(v: Option<&Value>) -> bool {
+    !matches!(v, None | Some(Value::Boolean(false)))
+}

@@ -1,0 +1,301 @@
+//! Strings and names: `str`, `subs`, the `pr-str` family, `keyword`, `symbol`, `name`,
+//! `namespace`, and `clojure.string`'s functions that take no regular expression (those are
+//! in `regex`). Indexes count characters.
+
+use std::sync::Arc;
+
+use super::printing::{pr_text, print_text, str_text};
+use super::{Call, Out};
+use crate::codec::{Keyword, Value};
+use crate::query::error::{BuiltinProblem, QueryError};
+
+fn string(s: impl Into<Arc<str>>) -> Out {
+    Ok(Some(Value::String(s.into())))
+}
+
+/// The string argument at `i`.
+pub fn text<'a>(c: &'a Call, i: usize) -> Result<&'a str, QueryError> {
+    match &c.args[i] {
+        Value::String(s) => Ok(s),
+        _ => Err(c.wrong_type(i, "a string")),
+    }
+}
+
+fn joined(c: &Call, show: fn(&Value) -> String, sep: &str, end: &str) -> Out {
+    let parts: Vec<String> = c.args.iter().map(show).collect();
+    string(format!("{}{end}", parts.join(sep)))
+}
+
+/// `str`
+pub fn str(c: &Call) -> Out {
+    joined(c, str_text, "", "")
+}
+
+/// `pr-str`
+pub fn pr_str(c: &Call) -> Out {
+    joined(c, pr_text, " ", "")
+}
+
+/// `prn-str`
+pub fn prn_str(c: &Call) -> Out {
+    joined(c, pr_text, " ", "\n")
+}
+
+/// `print-str`
+pub fn print_str(c: &Call) -> Out {
+    joined(c, print_text, " ", "")
+}
+
+/// `println-str`
+pub fn println_str(c: &Call) -> Out {
+    joined(c, print_text, " ", "\n")
+}
+
+/// A character index argument.
+fn char_index(c: &Call, i: usize) -> Result<i64, QueryError> {
+    match &c.args[i] {
+        Value::Long(n) => Ok(*n),
+        _ => Err(c.wrong_type(i, "a long")),
+    }
+}
+
+/// `subs`: characters `start..end` (`end` defaults to the length).
+pub fn subs(c: &Call) -> Out {
+    c.arity(2, Some(3), "2 or 3")?;
+    let chars: Vec<char> = text(c, 0)?.chars().collect();
+    let len = chars.len() as i64;
+    let start = char_index(c, 1)?;
+    let end = if c.args.len() == 3 {
+        char_index(c, 2)?
+    } else {
+        len
+    };
+    if start < 0 || end < start || end > len {
+        return Err(c.fail(BuiltinProblem::OutOfRange(format!(
+            "begin {start}, end {end}, length {len}"
+        ))));
+    }
+    string(
+        chars[start as usize..end as usize]
+            .iter()
+            .collect::<String>(),
+    )
+}
+
+/// A name-like argument: the namespace and name of a keyword or symbol, or a string's text
+/// as a name.
+fn parts(v: &Value) -> Option<(Option<&str>, &str)> {
+    match v {
+        Value::Keyword(k) | Value::Symbol(k) => Some((k.namespace(), k.name())),
+        _ => None,
+    }
+}
+
+fn make_name(c: &Call) -> Result<Option<Keyword>, QueryError> {
+    c.arity(1, Some(2), "1 or 2")?;
+    if c.args.len() == 2 {
+        return Ok(Some(Keyword::new(Some(text(c, 0)?), text(c, 1)?)));
+    }
+    Ok(match &c.args[0] {
+        Value::String(s) => Some(Keyword::parse(s)),
+        v => parts(v).map(|(ns, name)| Keyword::new(ns, name)),
+    })
+}
+
+/// `keyword`: of a string, keyword or symbol (`(keyword 1)` is nil, as in Clojure).
+pub fn keyword(c: &Call) -> Out {
+    Ok(make_name(c)?.map(Value::Keyword))
+}
+
+/// `symbol`
+pub fn symbol(c: &Call) -> Out {
+    match make_name(c)? {
+        Some(k) => Ok(Some(Value::Symbol(k))),
+        None => Err(c.wrong_type(0, "a string, keyword or symbol")),
+    }
+}
+
+/// `name`
+pub fn name(c: &Call) -> Out {
+    c.exactly(1)?;
+    match &c.args[0] {
+        Value::String(s) => Ok(Some(Value::String(s.clone()))),
+        v => match parts(v) {
+            Some((_, name)) => string(name),
+            None => Err(c.wrong_type(0, "a keyword, symbol or string")),
+        },
+    }
+}
+
+/// `namespace`: nil for a name without one.
+pub fn namespace(c: &Call) -> Out {
+    c.exactly(1)?;
+    match parts(&c.args[0]) {
+        Some((ns, _)) => Ok(ns.map(Value::string)),
+        None => Err(c.wrong_type(0, "a keyword or symbol")),
+    }
+}
+
+fn test2(c: &Call, f: fn(&str, &str) -> bool) -> Out {
+    c.exactly(2)?;
+    Ok(Some(Value::Boolean(f(text(c, 0)?, text(c, 1)?))))
+}
+
+/// `clojure.string/blank?`
+pub fn blank(c: &Call) -> Out {
+    c.exactly(1)?;
+    Ok(Some(Value::Boolean(text(c, 0)?.trim().is_empty())))
+}
+
+/// `clojure.string/starts-with?`
+pub fn starts_with(c: &Call) -> Out {
+    test2(c, |s, p| s.starts_with(p))
+}
+
+/// `clojure.string/ends-with?`
+pub fn ends_with(c: &Call) -> Out {
+    test2(c, |s, p| s.ends_with(p))
+}
+
+/// `clojure.string/includes?`
+pub fn includes(c: &Call) -> Out {
+    test2(c, |s, p| s.contains(p))
+}
+
+/// A one-argument string function of the argument's `str` text (Clojure's
+/// `lower-case` and friends take any value: `(lower-case :A)` is `":a"`).
+fn map1(c: &Call, f: fn(&str) -> String) -> Out {
+    c.exactly(1)?;
+    string(f(&str_text(&c.args[0])))
+}
+
+/// A one-argument function of a string argument.
+fn map_text(c: &Call, f: fn(&str) -> String) -> Out {
+    c.exactly(1)?;
+    string(f(text(c, 0)?))
+}
+
+/// `clojure.string/lower-case`
+pub fn lower_case(c: &Call) -> Out {
+    map1(c, str::to_lowercase)
+}
+
+/// `clojure.string/upper-case`
+pub fn upper_case(c: &Call) -> Out {
+    map1(c, str::to_uppercase)
+}
+
+/// `clojure.string/capitalize`: the first character upper case, the rest lower case.
+pub fn capitalize(c: &Call) -> Out {
+    map1(c, |s| {
+        let mut chars = s.chars();
+        match chars.next() {
+            Some(first) => first
+                .to_uppercase()
+                .chain(chars.as_str().to_lowercase().chars())
+                .collect(),
+            None => String::new(),
+        }
+    })
+}
+
+/// `clojure.string/trim`
+pub fn trim(c: &Call) -> Out {
+    map_text(c, |s| s.trim().to_string())
+}
+
+/// `clojure.string/triml`
+pub fn triml(c: &Call) -> Out {
+    map_text(c, |s| s.trim_start().to_string())
+}
+
+/// `clojure.string/trimr`
+pub fn trimr(c: &Call) -> Out {
+    map_text(c, |s| s.trim_end().to_string())
+}
+
+/// `clojure.string/trim-newline`: without trailing `\n` and `\r`.
+pub fn trim_newline(c: &Call) -> Out {
+    map_text(c, |s| s.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// `clojure.string/reverse`
+pub fn reverse(c: &Call) -> Out {
+    map_text(c, |s| s.chars().rev().collect())
+}
+
+/// `index-of` / `last-index-of`: the character index of `value` in `s`, from an optional
+/// character index, or nil.
+fn find_index(c: &Call, last: bool) -> Out {
+    c.arity(2, Some(3), "2 or 3")?;
+    let s = text(c, 0)?;
+    let needle = text(c, 1)?;
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    let to_byte = |ci: i64| -> usize {
+        usize::try_from(ci)
+            .ok()
+            .and_then(|i| chars.get(i).map(|(b, _)| *b))
+            .unwrap_or(s.len())
+    };
+    let found = if last {
+        let end = match c.args.get(2) {
+            Some(_) => {
+                let from = char_index(c, 2)?;
+                if from < 0 {
+                    return Ok(None);
+                }
+                (to_byte(from) + needle.len()).min(s.len())
+            }
+            None => s.len(),
+        };
+        s.get(..end).and_then(|h| h.rfind(needle))
+    } else {
+        let start = match c.args.get(2) {
+            Some(_) => to_byte(char_index(c, 2)?.max(0)),
+            None => 0,
+        };
+        s[start..].find(needle).map(|i| i + start)
+    };
+    Ok(found.map(|b| Value::Long(s[..b].chars().count() as i64)))
+}
+
+/// `clojure.string/index-of`
+pub fn index_of(c: &Call) -> Out {
+    find_index(c, false)
+}
+
+/// `clojure.string/last-index-of`
+pub fn last_index_of(c: &Call) -> Out {
+    find_index(c, true)
+}
+
+/// `clojure.string/join`: `(join coll)` or `(join separator coll)`, items as `str` shows them.
+pub fn join(c: &Call) -> Out {
+    c.arity(1, Some(2), "1 or 2")?;
+    let (sep, coll) = match c.args {
+        [coll] => (String::new(), coll),
+        [sep, coll] => (str_text(sep), coll),
+        _ => unreachable!("arity checked"),
+    };
+    let at = c.args.len() - 1;
+    let items: Vec<String> = match coll {
+        Value::Tuple(t) => t
+            .iter()
+            .map(|i| i.as_ref().map_or_else(String::new, str_text))
+            .collect(),
+        Value::Set(s) => s.iter().map(str_text).collect(),
+        Value::String(s) => s.chars().map(String::from).collect(),
+        _ => return Err(c.wrong_type(at, "a collection")),
+    };
+    string(items.join(&sep))
+}
+
+/// `clojure.string/split-lines`
+pub fn split_lines(c: &Call) -> Out {
+    c.exactly(1)?;
+    let lines = text(c, 0)?
+        .lines()
+        .map(|l| Some(Value::string(l)))
+        .collect();
+    Ok(Some(Value::Tuple(lines)))
+}
