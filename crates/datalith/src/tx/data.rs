@@ -22,7 +22,10 @@ pub enum Tempid {
 impl std::fmt::Display for Tempid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Tempid::Named(s) => write!(f, "{s:?}"),
+            Tempid::Named(s) => {
+                let text = crate::edn::to_edn_string(&crate::edn::Edn::String(s.to_string()));
+                f.write_str(&text)
+            }
             Tempid::Negative(n) => write!(f, "{n}"),
             Tempid::Anonymous(n) => write!(f, "<map #{n}>"),
             Tempid::CurrentTx => write!(f, "\"datomic.tx\""),

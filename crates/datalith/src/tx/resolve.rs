@@ -29,6 +29,9 @@ pub enum Resolved {
     RetractEntity(EntityId),
     /// Compare and swap.
     Cas(EntityId, Arc<Attribute>, Option<Value>, Value),
+    /// Nothing: the retraction of an entity that a lookup ref or ident names but that does
+    /// not exist (Datomic makes it a no-op).
+    Nothing,
 }
 
 /// Id allocation state carried from the store's counters.
@@ -133,6 +136,34 @@ fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> 
     Ok(())
 }
 
+/// Fails if a tempid of `values` (tempids used as values) is never an entity of a term:
+/// nothing would be asserted about the entity it names.
+fn check_tempids_are_entities(terms: &[Term], values: &[&Tempid]) -> Result<(), TxError> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let mut entities: rustc_hash::FxHashSet<&Tempid> = rustc_hash::FxHashSet::default();
+    let mut last: Option<&Tempid> = None;
+    for term in terms {
+        let e = match term {
+            Term::Add(e, _, _) | Term::Retract(e, _, _) | Term::RetractEntity(e) => e,
+            Term::Cas(c) => &c.0,
+        };
+        if let E::Temp(t) = e {
+            if last != Some(t) {
+                entities.insert(t);
+                last = Some(t);
+            }
+        }
+    }
+    match values.iter().find(|t| !entities.contains(**t)) {
+        Some(t) => Err(TxError::TempidOnlyValue {
+            tempid: t.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Resolves entities against one state of the database.
 pub struct Resolver<'a> {
     r: IndexReader<'a>,
@@ -178,7 +209,7 @@ impl<'a> Resolver<'a> {
                     .get(a)
                     .map(|x| x.ident.to_string())
                     .unwrap_or_else(|| a.to_string()),
-                value: format!("{v:?}"),
+                value: super::print::value_text(v),
             }),
         }
     }
@@ -195,6 +226,18 @@ impl<'a> Resolver<'a> {
             None => Err(TxError::IdentNotFound {
                 ident: k.to_string(),
             }),
+        }
+    }
+
+    /// The entity `e` names, or `None` for a lookup ref or ident that names none.
+    fn existing(&self, e: &E) -> Result<Option<EntityId>, TxError> {
+        match e {
+            E::Lookup(a, v) => Ok(self.r.first_entity_with(*a, v)?),
+            E::Ident(k) => match self.ident(k) {
+                Err(TxError::IdentNotFound { .. }) => Ok(None),
+                other => other.map(Some),
+            },
+            other => self.entity(other).map(Some),
         }
     }
 
@@ -294,6 +337,7 @@ impl<'a> Resolver<'a> {
         // No identity value was shared or found and no tempid names an attribute: every
         // tempid is its own root and new, so one map probe decides it.
         let plain = parent.is_empty() && upserted.is_empty() && attribute_roots.is_empty();
+        let mut value_tempids: Vec<&Tempid> = Vec::new();
         for term in terms {
             let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
                 if plain && *t != Tempid::CurrentTx {
@@ -357,9 +401,12 @@ impl<'a> Resolver<'a> {
             }
             if let Some(V::Ent(E::Temp(t))) = v {
                 visit(t, self)?;
+                if *t != Tempid::CurrentTx {
+                    value_tempids.push(t);
+                }
             }
         }
-        Ok(())
+        check_tempids_are_entities(terms, &value_tempids)
     }
 
     fn entity(&self, e: &E) -> Result<EntityId, TxError> {
@@ -370,7 +417,7 @@ impl<'a> Resolver<'a> {
                 .copied()
                 .ok_or_else(|| TxError::Malformed {
                     detail: format!("tempid {t} was not resolved"),
-                    form: format!("{e:?}"),
+                    form: t.to_string(),
                 }),
             other => Ok(self
                 .fixed(other)?
@@ -414,7 +461,10 @@ impl<'a> Resolver<'a> {
                 };
                 Resolved::Retract(self.entity(&e)?, a, v)
             }
-            Term::RetractEntity(e) => Resolved::RetractEntity(self.entity(&e)?),
+            Term::RetractEntity(e) => match self.existing(&e)? {
+                Some(id) => Resolved::RetractEntity(id),
+                None => Resolved::Nothing,
+            },
             Term::Cas(c) => {
                 let (e, a, old, new) = *c;
                 let old = match old {
