@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn forms_print_as_written() {
         for text in [
-            r#"{:db/id "a" :person/name "Ann" :person/_manager [:person/id "p8"]}"#,
+            r#"{:db/id "a", :person/name "Ann", :person/_manager [:person/id "p8"]}"#,
             r#"[:db/add [:person/id "p8"] :person/tags [:a :b]]"#,
             r#"[:db/retract -1 :person/name]"#,
             r#"[:db/retractEntity :color/red]"#,
