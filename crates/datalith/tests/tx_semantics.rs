@@ -1079,6 +1079,31 @@ fn edn_tx_data_as_datomic_reads_it() {
                 "[p9 :person/manager n10 true]",
             ]),
         ),
+        (
+            r#"[{:person/id "n10" :person/_manager ["t1" "t2"]} {:db/id "t1" :person/id "t1"} {:db/id "t2" :person/id "t2"}]"#,
+            Ok(&[
+                "[n10 :person/id \"n10\" true]",
+                "[t1 :person/id \"t1\" true]",
+                "[t1 :person/manager n10 true]",
+                "[t2 :person/id \"t2\" true]",
+                "[t2 :person/manager n10 true]",
+            ]),
+        ),
+        // A reverse nested map (Datomic refuses it) holds the reference itself: it needs no
+        // identity.
+        (
+            r#"[{:person/id "n10" :person/_manager {:person/name "anon"}}]"#,
+            Ok(&[
+                "[n10 :person/id \"n10\" true]",
+                "[new :person/manager n10 true]",
+                "[new :person/name \"anon\" true]",
+            ]),
+        ),
+        // A map as an operation's value (Datomic refuses any) follows the nested-map rule.
+        (
+            r#"[[:db/add [:person/id "p8"] :person/manager {:person/name "anon"}]]"#,
+            Err(nested),
+        ),
         // Retracting an entity that a lookup ref or ident names but does not exist: a no-op.
         (r#"[[:db/retractEntity [:person/id "nope"]]]"#, Ok(&[])),
         (r#"[[:db/retractEntity :color/nope]]"#, Ok(&[])),
@@ -1259,4 +1284,50 @@ fn facts_count_of(snap: &datalith::Db) -> usize {
     snap.datoms(datalith::api::index::Index::Eav, &Default::default())
         .unwrap()
         .len()
+}
+
+/// Errors print the offending form and values as EDN, as they were written.
+#[test]
+fn errors_print_forms_as_edn() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"[{:person/id "n10" :person/manager {:person/name "anon"}}]"#,
+            r#"nested entity {:person/name "anon"} under :person/manager is not a component and has no :db/id or :db.unique/identity attribute, in {:person/id "n10", :person/manager {:person/name "anon"}}"#,
+        ),
+        (
+            r#"[[:db/add [:person/id "p8"] :person/name "Z"] [:db/retract [:person/id "p8"] :person/name "Z"]]"#,
+            r#":person/name "Z"] is both asserted and retracted"#,
+        ),
+        (
+            r#"[[:db/add [:person/id "p8"] :person/name "A"] [:db/add [:person/id "p8"] :person/name "B"]]"#,
+            r#"asserted as both "A" and "B""#,
+        ),
+        (
+            r#"[{:person/id "n10" :person/manager "zz"}]"#,
+            r#"tempid "zz" is used only as a value"#,
+        ),
+        (
+            r#"[[:db/add "x" :person/tags [:a "b"]]]"#,
+            r#"expected :db.type/keyword, got "b" in [:db/add "x" :person/tags [:a "b"]]"#,
+        ),
+        (
+            r#"[[:db/retract [:person/id "nope"] :person/name "x"]]"#,
+            r#"lookup ref [:person/id "nope"] names no entity"#,
+        ),
+        (
+            r#"[{:person/id "n10" :person/score 2}]"#,
+            r#"expected :db.type/float, got 2 in {:person/id "n10", :person/score 2}"#,
+        ),
+    ];
+    let edn = |s: &str| {
+        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
+    };
+    for (tx, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+        db.transact(edn(EDN_SCHEMA)).unwrap();
+        db.transact(edn(EDN_SEED)).unwrap();
+        let e = db.transact(edn(tx)).expect_err(tx).to_string();
+        assert!(e.contains(want), "{tx}:\n  got  {e}\n  want {want}");
+    }
 }
