@@ -136,34 +136,6 @@ fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> 
     Ok(())
 }
 
-/// Fails if a tempid of `values` (tempids used as values) is never an entity of a term:
-/// nothing would be asserted about the entity it names.
-fn check_tempids_are_entities(terms: &[Term], values: &[&Tempid]) -> Result<(), TxError> {
-    if values.is_empty() {
-        return Ok(());
-    }
-    let mut entities: rustc_hash::FxHashSet<&Tempid> = rustc_hash::FxHashSet::default();
-    let mut last: Option<&Tempid> = None;
-    for term in terms {
-        let e = match term {
-            Term::Add(e, _, _) | Term::Retract(e, _, _) | Term::RetractEntity(e) => e,
-            Term::Cas(c) => &c.0,
-        };
-        if let E::Temp(t) = e {
-            if last != Some(t) {
-                entities.insert(t);
-                last = Some(t);
-            }
-        }
-    }
-    match values.iter().find(|t| !entities.contains(**t)) {
-        Some(t) => Err(TxError::TempidOnlyValue {
-            tempid: t.to_string(),
-        }),
-        None => Ok(()),
-    }
-}
-
 /// Resolves entities against one state of the database.
 pub struct Resolver<'a> {
     r: IndexReader<'a>,
@@ -337,9 +309,15 @@ impl<'a> Resolver<'a> {
         // No identity value was shared or found and no tempid names an attribute: every
         // tempid is its own root and new, so one map probe decides it.
         let plain = parent.is_empty() && upserted.is_empty() && attribute_roots.is_empty();
-        let mut value_tempids: Vec<&Tempid> = Vec::new();
+        // Tempids used as values, with their ids, and the fresh entity ids some term is about
+        // (a bit per id from the first fresh one): a tempid used only as a value names an
+        // entity nothing is asserted about, which Datomic refuses. Only a fresh id can be
+        // such: a tempid upserts, or names an attribute, only as a term's entity.
+        let mut value_tempids: Vec<(&Tempid, EntityId)> = Vec::new();
+        let mut subjects: Vec<u64> = Vec::new();
+        let first_fresh = self.start.next_entity;
         for term in terms {
-            let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
+            let mut visit = |t: &Tempid, this: &mut Self| -> Result<EntityId, TxError> {
                 if plain && *t != Tempid::CurrentTx {
                     if let std::collections::hash_map::Entry::Vacant(slot) =
                         this.tempids.entry(t.clone())
@@ -349,16 +327,16 @@ impl<'a> Resolver<'a> {
                             return Err(TxError::IdsExhausted);
                         }
                         this.counters.next_entity += 1;
-                        slot.insert(id);
+                        return Ok(*slot.insert(id));
                     }
-                    return Ok(());
+                    return Ok(this.tempids[t]);
                 }
-                if this.tempids.contains_key(t) {
-                    return Ok(());
+                if let Some(&id) = this.tempids.get(t) {
+                    return Ok(id);
                 }
                 if *t == Tempid::CurrentTx {
                     this.tempids.insert(t.clone(), this.counters.tx);
-                    return Ok(());
+                    return Ok(this.counters.tx);
                 }
                 let root = find(&mut parent, t);
                 let id = if let Some(&id) = upserted.get(&root) {
@@ -385,7 +363,7 @@ impl<'a> Resolver<'a> {
                     id
                 };
                 this.tempids.insert(t.clone(), id);
-                Ok(())
+                Ok(id)
             };
             let (e, v) = match term {
                 Term::Add(e, _, v) => (e, Some(v)),
@@ -395,18 +373,36 @@ impl<'a> Resolver<'a> {
             };
             if let E::Temp(t) = e {
                 if last != Some(t) {
-                    visit(t, self)?;
+                    let id = visit(t, self)?;
                     last = Some(t);
+                    let fresh = id >= first_fresh && id < self.counters.next_entity;
+                    if let Some(i) = id.checked_sub(first_fresh).filter(|_| fresh) {
+                        let (word, bit) = ((i / 64) as usize, i % 64);
+                        if subjects.len() <= word {
+                            subjects.resize(word + 1, 0);
+                        }
+                        subjects[word] |= 1 << bit;
+                    }
                 }
             }
             if let Some(V::Ent(E::Temp(t))) = v {
-                visit(t, self)?;
-                if *t != Tempid::CurrentTx {
-                    value_tempids.push(t);
-                }
+                let id = visit(t, self)?;
+                value_tempids.push((t, id));
             }
         }
-        check_tempids_are_entities(terms, &value_tempids)
+        let fresh_end = self.counters.next_entity;
+        let is_subject = |id: EntityId| match id.checked_sub(first_fresh) {
+            Some(i) if id < fresh_end => subjects
+                .get((i / 64) as usize)
+                .is_some_and(|w| w & (1 << (i % 64)) != 0),
+            _ => true,
+        };
+        match value_tempids.iter().find(|(_, id)| !is_subject(*id)) {
+            Some((t, _)) => Err(TxError::TempidOnlyValue {
+                tempid: t.to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 
     fn entity(&self, e: &E) -> Result<EntityId, TxError> {
