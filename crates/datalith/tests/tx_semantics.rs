@@ -1070,6 +1070,19 @@ fn edn_tx_data_as_datomic_reads_it() {
             r#"[{:person/id "n10" :person/pairs [:person/id "p8"]}]"#,
             Err(wrong_type),
         ),
+        (
+            r#"[[:db/add [:person/id "p8"] :person/pairs [:person/id "p8"]]]"#,
+            Ok(&["[p8 :person/pairs [:person/id \"p8\"] true]"]),
+        ),
+        (
+            r#"[[:db/cas [:person/id "p9"] :person/manager nil [:person/id "p8"]]]"#,
+            Ok(&["[p9 :person/manager p8 true]"]),
+        ),
+        // Several values in an operation (Datomic refuses them; Datalith asserts each).
+        (
+            r#"[[:db/add [:person/id "p9"] :person/tags [:a :b]]]"#,
+            Ok(&["[p9 :person/tags :a true]", "[p9 :person/tags :b true]"]),
+        ),
         // Several reverse values (Datomic refuses them; Datalith reads each as an owner).
         (
             r#"[{:person/id "n10" :person/_manager [[:person/id "p8"] [:person/id "p9"]]}]"#,
