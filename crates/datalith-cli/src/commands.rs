@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use datalith::edn::{read_one, to_edn_string, value_from_edn, Edn};
+use datalith::edn::{read_one, to_edn_string, Edn};
+use datalith::pull::Eid;
 use datalith::{Database, Db};
 
 use crate::error::{CliError, Result};
@@ -55,35 +56,25 @@ pub fn transact(db: &Path, txdata: &str, format: Format) -> Result<String> {
     Ok(out)
 }
 
-/// Resolves an entity argument: an id, an ident keyword, or a lookup ref `[:attr value]`.
-pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
+/// Reads an entity argument: an id, an ident keyword, or a lookup ref `[:attr value]`.
+pub fn read_eid(text: &str) -> Result<Eid> {
     let form = read_one(text).map_err(|e| CliError::read("entity", &e))?;
-    match &form {
-        Edn::Long(n) if *n > 0 => Ok(*n as u64),
-        Edn::Keyword(k) => db
-            .ident_entity(k)?
-            .ok_or_else(|| not_an_entity(format!("no entity has :db/ident {k}"), &form)),
-        Edn::Vector(items) => match items.as_slice() {
-            [Edn::Keyword(k), v] => {
-                let attr = db
-                    .attr(k)
-                    .ok_or_else(|| CliError::user(format!("unknown attribute {k}")))?;
-                let value = value_from_edn(v).ok_or_else(|| {
-                    CliError::user(format!("{} is not a value", to_edn_string(v)))
-                })?;
-                db.reader()
-                    .first_entity_with(attr.id, &value)?
-                    .ok_or_else(|| {
-                        not_an_entity(format!("no entity has {k} {}", to_edn_string(v)), &form)
-                    })
-            }
-            _ => Err(CliError::user("a lookup ref is [:attribute value]")),
-        },
-        other => Err(CliError::user(format!(
-            "{} is not an entity id, ident or lookup ref",
-            to_edn_string(other)
-        ))),
-    }
+    Ok(Eid::from_edn(&form)?)
+}
+
+/// Resolves an entity argument to the entity it names (an error if it names none).
+pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
+    let eid = read_eid(text)?;
+    db.entid(eid.clone())?
+        .ok_or_else(|| not_an_entity(format!("no entity {eid}"), &read_one(text).unwrap_or(Edn::Nil)))
+}
+
+/// Pulls `pattern` (EDN text) for the entity `eid` (EDN text) names: nil when it names
+/// none, as Datomic's pull answers.
+pub fn pull_text(snapshot: &Db, pattern: &str, eid: &str) -> Result<String> {
+    let eid = read_eid(eid)?;
+    let r = snapshot.pull(pattern, eid)?;
+    Ok(to_edn_string(&r) + "\n")
 }
 
 /// Datomic's error for an entity reference that resolves to nothing.
@@ -101,8 +92,7 @@ pub fn pull(db: &Path, pattern: &str, eid: &str, format: Format) -> Result<Strin
     read_one(&text).map_err(|e| CliError::read(&source, &e))?;
     let database = open(db, false)?;
     let snapshot = database.db()?;
-    let e = resolve_eid(&snapshot, eid)?;
-    let r = snapshot.pull(&text, e)?;
+    let r = snapshot.pull(&text, read_eid(eid)?)?;
     Ok(render(&r, &[], format))
 }
 

@@ -165,7 +165,22 @@ fn exit_codes() {
         ),
         (&["transact", &db, "[{:name 1}]"], 1, "wrong value type"),
         (&["transact", &db, "{:a"], 1, "input:1:"),
-        (&["pull", &db, "[*]", "[:name \"Nobody\"]"], 1, "no entity"),
+        (
+            &["pull", &db, "[*]", "[:age 30]"],
+            1,
+            "lookup ref attribute :age is not :db/unique",
+        ),
+        (&["pull", &db, "[*]", "[:nope 1]"], 1, "no attribute :nope"),
+        (
+            &["pull", &db, "[*]", "\"Ann\""],
+            1,
+            "not an entity id, ident or lookup ref",
+        ),
+        (
+            &["pull", &db, "[{:friend 0}]", "[:name \"Ann\"]"],
+            1,
+            "invalid recursion limit 0",
+        ),
         (&["stat", missing], 2, "no database"),
         (&["check", missing], 2, "no database"),
         (&["--frobnicate"], 1, "unexpected argument"),
@@ -202,6 +217,45 @@ fn pull_stat_and_copy() {
         read_one(&out).unwrap(),
         read_one(r#"{:name "Ann" :friend [{:name "Bob"}] :address {:city "Oslo"}}"#).unwrap()
     );
+    // The entity by lookup ref, ident or id; nil (as Datomic's pull) when it names none.
+    let ann = ok(&["query", &db, "[:find ?e . :where [?e :name \"Ann\"]]"]);
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[:name :age]",
+            "[:name \"Bob\"]",
+            r#"{:name "Bob" :age 25}"#,
+        ),
+        ("[:name]", ann.trim(), r#"{:name "Ann"}"#),
+        ("[:db/ident]", ":tag", "{:db/ident :tag}"),
+        ("[:db/ident]", ":name", "{:db/ident :name}"),
+        ("[*]", "[:name \"Nobody\"]", "nil"),
+        ("[*]", ":no/such-ident", "nil"),
+        (
+            "[:name {:friend 1}]",
+            "[:name \"Ann\"]",
+            r#"{:name "Ann" :friend [{:name "Bob"}]}"#,
+        ),
+    ];
+    for (pattern, eid, want) in cases {
+        let out = ok(&["pull", &db, pattern, eid]);
+        assert_eq!(
+            read_one(&out).unwrap(),
+            read_one(want).unwrap(),
+            "{pattern} {eid}: {out}"
+        );
+    }
+    let o = shell(
+        &db,
+        ".pull [:name {:friend [:name]}] [:name \"Bob\"]\n.pull [:name] :nope\n",
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout
+            .contains(r#"{:name "Bob", :friend [{:name "Ann"}]}"#),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("nil"), "{}", o.stdout);
     let stat = ok(&["stat", &db]);
     assert!(
         stat.lines()

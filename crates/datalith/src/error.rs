@@ -147,6 +147,12 @@ const fn corruption(code: &'static str) -> Category {
 
 // Datomic's own codes (as its peer raises them, with its anomaly).
 
+/// A tempid used only as a value, never as an entity of the transaction.
+pub const TEMPID_NOT_AN_ENTITY: Category =
+    caller(":db.error/tempid-not-an-entity", Anomaly::Incorrect);
+/// A nested map under a reference that is not a component and names no unique attribute.
+pub const INVALID_NESTED_ENTITY: Category =
+    caller(":db.error/invalid-nested-entity", Anomaly::Incorrect);
 /// A unique value already held by another entity, or one tempid upserted to two entities.
 pub const UNIQUE_CONFLICT: Category = caller(":db.error/unique-conflict", Anomaly::Conflict);
 /// A `:db/cas` whose expected value is not the current one.

@@ -41,30 +41,107 @@ fn kw(n: &str) -> Keyword {
     Keyword::new(None, n)
 }
 
-fn apply(model: &mut Model, ids: &[u64], ops: &[Op]) {
-    for o in ops {
-        match o {
-            Op::SetOne(e, v) => {
-                let s = model.entry((ids[*e], "one")).or_default();
+/// The datom-level steps both models' ops reduce to, on entities `E`.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    SetOne(u64, i64),
+    AddMany(u64, i64),
+    RetractMany(u64, i64),
+    RetractOne(u64),
+    RetractEntity(u64),
+}
+
+/// Runs one transaction's `steps` on `model` by Datomic's rules; returns false, leaving
+/// `model` as it was, when the transaction must fail: two values of `:one` asserted for one
+/// entity, or one datom both asserted and retracted (a `:db/retract` of `:one` without a
+/// value, and `:db/retractEntity`, retract what the database held; `:db/retractEntity` also
+/// retracts what the transaction asserted before it, without conflict).
+fn simulate(model: &mut Model, steps: &[Step]) -> bool {
+    let before = model.clone();
+    let mut now = model.clone();
+    let held_before =
+        |e: u64, a: &'static str, v: i64| before.get(&(e, a)).is_some_and(|s| s.contains(&v));
+    let mut asserted: BTreeSet<(u64, &'static str, i64)> = BTreeSet::new();
+    let mut retracted: BTreeSet<(u64, &'static str, i64)> = BTreeSet::new();
+    let mut one_asserted: BTreeMap<u64, i64> = BTreeMap::new();
+    for step in steps {
+        match *step {
+            Step::SetOne(e, v) => {
+                if one_asserted.insert(e, v).is_some_and(|w| w != v) {
+                    return false;
+                }
+                let s = now.entry((e, "one")).or_default();
                 s.clear();
-                s.insert(*v);
+                s.insert(v);
+                asserted.insert((e, "one", v));
+                if retracted.contains(&(e, "one", v)) {
+                    return false;
+                }
             }
-            Op::AddMany(e, v) => {
-                model.entry((ids[*e], "many")).or_default().insert(*v);
+            Step::AddMany(e, v) => {
+                now.entry((e, "many")).or_default().insert(v);
+                asserted.insert((e, "many", v));
+                if retracted.contains(&(e, "many", v)) {
+                    return false;
+                }
             }
-            Op::RetractMany(e, v) => {
-                model.entry((ids[*e], "many")).or_default().remove(v);
+            Step::RetractMany(e, v) => {
+                now.entry((e, "many")).or_default().remove(&v);
+                retracted.insert((e, "many", v));
+                if asserted.contains(&(e, "many", v)) {
+                    return false;
+                }
             }
-            Op::RetractOne(e) => {
-                model.remove(&(ids[*e], "one"));
+            Step::RetractOne(e) => {
+                let s = now.entry((e, "one")).or_default();
+                let held: Vec<i64> = s
+                    .iter()
+                    .copied()
+                    .filter(|v| held_before(e, "one", *v))
+                    .collect();
+                for v in held {
+                    s.remove(&v);
+                    retracted.insert((e, "one", v));
+                    if asserted.contains(&(e, "one", v)) {
+                        return false;
+                    }
+                }
             }
-            Op::RetractEntity(e) => {
-                model.retain(|(x, a), _| *x != ids[*e] || *a == "name");
-                model.remove(&(ids[*e], "name"));
+            Step::RetractEntity(e) => {
+                for ((x, a), s) in now.iter_mut() {
+                    if *x != e {
+                        continue;
+                    }
+                    for v in std::mem::take(s) {
+                        if held_before(e, a, v) {
+                            retracted.insert((e, a, v));
+                            if asserted.contains(&(e, a, v)) {
+                                return false;
+                            }
+                        }
+                    }
+                }
             }
         }
     }
-    model.retain(|_, s| !s.is_empty());
+    now.retain(|_, s| !s.is_empty());
+    *model = now;
+    true
+}
+
+/// [`simulate`] for [`Op`]s on the seeded entities `ids`.
+fn apply(model: &mut Model, ids: &[u64], ops: &[Op]) -> bool {
+    let steps: Vec<Step> = ops
+        .iter()
+        .map(|o| match *o {
+            Op::SetOne(e, v) => Step::SetOne(ids[e], v),
+            Op::AddMany(e, v) => Step::AddMany(ids[e], v),
+            Op::RetractMany(e, v) => Step::RetractMany(ids[e], v),
+            Op::RetractOne(e) => Step::RetractOne(ids[e]),
+            Op::RetractEntity(e) => Step::RetractEntity(ids[e]),
+        })
+        .collect();
+    simulate(model, &steps)
 }
 
 fn tx_of(ids: &[u64], ops: &[Op]) -> TxData {
@@ -202,13 +279,10 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let (db, ids, mut model) = seeded(dir.path(), 5, "many", 100);
         // Half the transactions queued at once (shared batches), half one by one. A
-        // transaction asserting two values of `:one` on one entity must fail alone.
+        // transaction with conflicting datoms must fail alone.
         let mut handles = Vec::new();
         for (i, ops) in txs.iter().enumerate() {
-            let conflict = ops.iter().any(|a| ops.iter().any(|b| matches!((a, b), (Op::SetOne(e1, v1), Op::SetOne(e2, v2)) if e1 == e2 && v1 != v2)));
-            if !conflict {
-                apply(&mut model, &ids, ops);
-            }
+            let conflict = !apply(&mut model, &ids, ops);
             if i % 2 == 0 {
                 handles.push((conflict, db.transact_async(tx_of(&ids, ops))));
             } else {
@@ -283,12 +357,21 @@ proptest! {
                     NewOp::RetractEntity(e) => data.op(TxOp::RetractEntity { e: r(e) }),
                 };
             }
-            // Two different `:one` values for one entity in one transaction: it must fail.
-            let ones: Vec<(Ent, i64)> = ops.iter().filter_map(|o| match *o {
-                NewOp::Map(e, a, _) | NewOp::Set(e, a) => Some((e, a)),
-                _ => None,
+            // New entities stand in the model under ids no real entity has until the
+            // report names them.
+            let stand_in = |e: Ent| match e {
+                Ent::Old(i) => old[i],
+                Ent::New(i) => u64::MAX - i as u64,
+            };
+            let steps: Vec<Step> = ops.iter().flat_map(|o| match *o {
+                NewOp::Map(e, a, b) => vec![Step::SetOne(stand_in(e), a), Step::AddMany(stand_in(e), b)],
+                NewOp::Set(e, a) => vec![Step::SetOne(stand_in(e), a)],
+                NewOp::Add(e, a) => vec![Step::AddMany(stand_in(e), a)],
+                NewOp::Retract(e, a) => vec![Step::RetractMany(stand_in(e), a)],
+                NewOp::RetractEntity(e) => vec![Step::RetractEntity(stand_in(e))],
             }).collect();
-            let conflict = ones.iter().any(|(e1, a1)| ones.iter().any(|(e2, a2)| e1 == e2 && a1 != a2));
+            let mut next = model.clone();
+            let conflict = !simulate(&mut next, &steps);
             let result = db.transact(data);
             prop_assert_eq!(result.is_err(), conflict, "{:?}: {:?}", ops, result.as_ref().err());
             let Ok(report) = result else { continue };
@@ -296,32 +379,8 @@ proptest! {
                 Ent::Old(i) => old[i],
                 Ent::New(i) => report.tempid(&format!("n{i}")).expect("every tempid resolves"),
             };
-            for o in ops {
-                match *o {
-                    NewOp::Map(e, a, b) => {
-                        let s = model.entry((id(e), "one")).or_default();
-                        s.clear();
-                        s.insert(a);
-                        model.entry((id(e), "many")).or_default().insert(b);
-                    }
-                    NewOp::Set(e, a) => {
-                        let s = model.entry((id(e), "one")).or_default();
-                        s.clear();
-                        s.insert(a);
-                    }
-                    NewOp::Add(e, a) => {
-                        model.entry((id(e), "many")).or_default().insert(a);
-                    }
-                    NewOp::Retract(e, a) => {
-                        model.entry((id(e), "many")).or_default().remove(&a);
-                    }
-                    NewOp::RetractEntity(e) => {
-                        let x = id(e);
-                        model.retain(|(y, _), _| *y != x);
-                    }
-                }
-            }
-            model.retain(|_, s| !s.is_empty());
+            let real = |x: u64| (0..3).find(|i| stand_in(Ent::New(*i)) == x).map_or(x, |i| id(Ent::New(i)));
+            model = next.into_iter().map(|((e, a), s)| ((real(e), a), s)).collect();
             for o in ops {
                 if let NewOp::Map(Ent::New(i), ..) | NewOp::Set(Ent::New(i), _) | NewOp::Add(Ent::New(i), _) | NewOp::Retract(Ent::New(i), _) | NewOp::RetractEntity(Ent::New(i)) = *o {
                     every.insert(id(Ent::New(i)));

@@ -11,7 +11,7 @@ use rustyline::{Context, Helper};
 /// Every dot-command, for completion and `.help`.
 pub const DOT_COMMANDS: &[&str] = &[
     ".attrs", ".backup", ".dump", ".exit", ".explain", ".help", ".import", ".mode", ".output",
-    ".quit", ".read", ".schema", ".stat", ".timer",
+    ".pull", ".quit", ".read", ".schema", ".stat", ".timer",
 ];
 
 const QUERY_WORDS: &[&str] = &[

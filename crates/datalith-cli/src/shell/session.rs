@@ -54,6 +54,7 @@ query or the current input, Ctrl-D quits.
 .stat                 database size, index sizes, statistics
 .timer on|off         print how long each command took
 .explain QUERY        run QUERY and show the plan with estimated and actual sizes
+.pull PATTERN EID     pull PATTERN for EID (an entity id, an :ident or a lookup ref [:attr v])
 .mode table|edn|json|csv   how results print
 .output [FILE]        send results to FILE (no FILE: back to the screen)
 .read FILE            run the queries, tx data and dot-commands of FILE
@@ -66,7 +67,10 @@ query or the current input, Ctrl-D quits.
 /// Whether `text` (one input, possibly several lines) is complete enough to run.
 pub fn input_complete(text: &str) -> bool {
     let t = text.trim_start();
-    if let Some(rest) = t.strip_prefix(".explain") {
+    if let Some(rest) = t
+        .strip_prefix(".explain")
+        .or_else(|| t.strip_prefix(".pull"))
+    {
         return is_complete(rest);
     }
     if t.starts_with('.') {
@@ -272,6 +276,24 @@ impl Session {
                 let (result, steps) = snapshot.explain(&to_edn_string(&form), &[])?;
                 let elapsed = t0.elapsed();
                 let text = explain_text(&result, &steps);
+                self.out(&text);
+                self.time("", elapsed);
+                return Ok(Flow::Continue);
+            }
+            ".pull" => {
+                let forms =
+                    datalith::edn::read_all(rest).map_err(|e| CliError::read("pull", &e))?;
+                let [pattern, eid] = forms.as_slice() else {
+                    return Err(CliError::user("usage: .pull PATTERN EID"));
+                };
+                let snapshot = self.db.db()?;
+                let t0 = Instant::now();
+                let text = crate::commands::pull_text(
+                    &snapshot,
+                    &to_edn_string(pattern),
+                    &to_edn_string(eid),
+                )?;
+                let elapsed = t0.elapsed();
                 self.out(&text);
                 self.time("", elapsed);
                 return Ok(Flow::Continue);

@@ -11,6 +11,7 @@ use crate::codec::Keyword;
 use crate::edn::Edn;
 use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::query::run::InputRef;
+use crate::pull::{Eid, PullCache};
 use crate::query::{QueryCache, QueryError, Registry, Step};
 use crate::store::reader::IndexReader;
 use crate::store::{Attribute, EntityId, Schema, Store};
@@ -72,6 +73,8 @@ pub struct QueryEnv {
     pub cache: QueryCache,
     /// User functions and aggregates.
     pub registry: std::sync::RwLock<Registry>,
+    /// Parsed pull patterns.
+    pub pulls: PullCache,
 }
 
 impl Db {
@@ -246,15 +249,35 @@ impl Db {
         crate::query::run::run(&sections, &all, implicit, &registry, explain, cancel)
     }
 
-    /// Pulls `pattern` (EDN text) for entity `e`.
-    pub fn pull(&self, pattern: &str, e: EntityId) -> Result<Edn, QueryError> {
-        let p = crate::edn::read_one(pattern).map_err(|x| QueryError::Parse(x.to_string()))?;
-        crate::pull::pull(self, &crate::pull::parse_pattern(&p)?, e)
+    /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a
+    /// lookup ref ([`Eid`]). Nil when an ident or lookup ref names no entity (Datomic's
+    /// answer); an error for a lookup ref on an attribute that is not unique.
+    pub fn pull(&self, pattern: &str, e: impl Into<Eid>) -> Result<Edn, QueryError> {
+        let p = self.queries.pulls.parse(pattern)?;
+        match e.into().resolve(self)? {
+            Some(e) => crate::pull::pull(self, &p, e),
+            None => Ok(Edn::Nil),
+        }
     }
 
-    /// Pulls `pattern` for several entities.
-    pub fn pull_many(&self, pattern: &str, es: &[EntityId]) -> Result<Vec<Edn>, QueryError> {
-        let p = crate::edn::read_one(pattern).map_err(|x| QueryError::Parse(x.to_string()))?;
-        crate::pull::pull_many(self, &crate::pull::parse_pattern(&p)?, es)
+    /// Pulls `pattern` for several entities (nil for each that names none).
+    pub fn pull_many<E: Into<Eid> + Clone>(
+        &self,
+        pattern: &str,
+        es: &[E],
+    ) -> Result<Vec<Edn>, QueryError> {
+        let p = self.queries.pulls.parse(pattern)?;
+        es.iter()
+            .map(|e| match e.clone().into().resolve(self)? {
+                Some(e) => crate::pull::pull(self, &p, e),
+                None => Ok(Edn::Nil),
+            })
+            .collect()
+    }
+
+    /// The entity id `e` names (Datomic's `entid`): `None` for an ident or lookup ref that
+    /// names none.
+    pub fn entid(&self, e: impl Into<Eid>) -> Result<Option<EntityId>, QueryError> {
+        e.into().resolve(self)
     }
 }

@@ -67,7 +67,9 @@ pub fn edn_from_value(v: &Value) -> Edn {
         Value::Boolean(b) => Edn::Bool(*b),
         Value::Long(n) => Edn::Long(*n),
         Value::BigInt(n) => Edn::BigInt(*n),
-        Value::Float(x) => Edn::Double(x.get() as f64),
+        // The double nearest the float's shortest decimal form, so `0.1f32` prints `0.1`
+        // (as Datomic prints it) and reads back as the same float.
+        Value::Float(x) => Edn::Double(x.get().to_string().parse().unwrap_or(x.get() as f64)),
         Value::Double(x) => Edn::Double(x.get()),
         Value::BigDec(d) => Edn::BigDec(d.clone()),
         Value::Instant(ms) => Edn::Inst(*ms),

@@ -55,9 +55,13 @@ impl Puller<'_> {
             return Ok(id_map(e));
         }
         self.depth += 1;
-        self.path.insert(e);
+        // An entity already on the path (pulled again through a cycle) stays on it until
+        // its first visit ends.
+        let first_visit = self.path.insert(e);
         let r = self.entity_inner(pattern, e, parent);
-        self.path.remove(&e);
+        if first_visit {
+            self.path.remove(&e);
+        }
         self.depth -= 1;
         r
     }
@@ -195,6 +199,10 @@ impl Puller<'_> {
     }
 
     /// A referenced entity: nested pattern, recursion, or just its id.
+    ///
+    /// Recursion as Datomic does it: `{:attr n}` follows `:attr` n levels, and on the entity
+    /// at the limit `:attr` is left out; an entity met again on its own recursion path (a
+    /// cycle) is pulled with the pattern's recursive attributes left out.
     fn reference(
         &mut self,
         spec: &AttrSpec,
@@ -204,26 +212,47 @@ impl Puller<'_> {
         match &spec.nested {
             None => Ok(id_map(x)),
             Some(Recursion::Pattern(p)) => self.entity(p, x, p),
-            Some(Recursion::Unbounded) => {
-                if self.path.contains(&x) {
-                    Ok(id_map(x))
-                } else {
-                    self.entity(parent, x, parent)
-                }
+            Some(Recursion::Unbounded | Recursion::Depth(_)) if self.path.contains(&x) => {
+                let flat = without_recursion(parent);
+                self.entity(&flat, x, &flat)
             }
+            Some(Recursion::Unbounded) => self.entity(parent, x, parent),
             Some(Recursion::Depth(n)) => {
-                if *n == 0 || self.path.contains(&x) {
-                    return Ok(id_map(x));
-                }
-                // One level used: the same attribute continues with depth n - 1.
+                // One level used: the same attribute continues with one level fewer, or
+                // not at all.
                 let mut next = parent.clone();
-                for s in &mut next.attrs {
-                    if s.attr == spec.attr && s.reverse == spec.reverse {
-                        s.nested = Some(Recursion::Depth(n - 1));
+                next.attrs.retain_mut(|s| {
+                    if s.attr != spec.attr || s.reverse != spec.reverse {
+                        return true;
                     }
-                }
+                    match n.checked_sub(1) {
+                        Some(left) if left > 0 => {
+                            s.nested = Some(Recursion::Depth(left));
+                            true
+                        }
+                        _ => false,
+                    }
+                });
                 self.entity(&next, x, &next)
             }
         }
+    }
+}
+
+/// `p` without its recursive attributes (`{:attr ...}`, `{:attr n}`).
+fn without_recursion(p: &PullPattern) -> PullPattern {
+    PullPattern {
+        wildcard: p.wildcard,
+        attrs: p
+            .attrs
+            .iter()
+            .filter(|s| {
+                !matches!(
+                    s.nested,
+                    Some(Recursion::Unbounded) | Some(Recursion::Depth(_))
+                )
+            })
+            .cloned()
+            .collect(),
     }
 }

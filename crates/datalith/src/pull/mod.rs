@@ -2,8 +2,12 @@
 //! grammar: wildcard, attributes, reverse `:_attr`, nested maps, `:limit`, `:default`, `:as`,
 //! recursion `...` and depth, component expansion).
 
+mod cache;
+mod eid;
 mod eval;
 mod pattern;
 
+pub use cache::PullCache;
+pub use eid::Eid;
 pub use eval::{pull, pull_many};
 pub use pattern::{parse_pattern, AttrSpec, PullPattern, Recursion};

@@ -11,7 +11,7 @@ pub enum Recursion {
     Pattern(PullPattern),
     /// `...`: recurse with the enclosing pattern without limit (cycles are cut).
     Unbounded,
-    /// A number: recurse this many levels.
+    /// A number: recurse this many levels (at least one).
     Depth(u32),
 }
 
@@ -146,7 +146,16 @@ pub fn parse_pattern(e: &Edn) -> Result<PullPattern, QueryError> {
                     let mut s = attr_expr(k)?;
                     s.nested = Some(match v {
                         Edn::Symbol(x) if x.name() == "..." => Recursion::Unbounded,
-                        Edn::Long(n) if *n >= 0 => Recursion::Depth(*n as u32),
+                        Edn::Long(n) if *n > 0 => {
+                            Recursion::Depth(u32::try_from(*n).unwrap_or(u32::MAX))
+                        }
+                        // Datomic's :db.error/invalid-recur-limit.
+                        Edn::Long(n) => {
+                            return Err(perr(format!(
+                                "invalid recursion limit {n} for {}: a limit is a positive number or ...",
+                                to_edn_string(k)
+                            )))
+                        }
                         other => Recursion::Pattern(parse_pattern(other)?),
                     });
                     p.attrs.push(s);

@@ -102,6 +102,14 @@ pub enum QueryError {
     /// The query was cancelled.
     #[error("query cancelled")]
     Cancelled,
+    /// A lookup ref, as an entity argument (of pull), on an attribute that is not
+    /// `:db/unique` (Datomic's `:db.error/lookup-ref-attr-not-unique`).
+    #[error("lookup ref attribute {attr} is not :db/unique, in {lookup}")]
+    LookupRefAttrNotUnique { attr: String, lookup: String },
+    /// An entity argument that names no entity and cannot (a lookup ref on an unknown
+    /// attribute, a malformed one; Datomic's `:db.error/not-an-entity`).
+    #[error("cannot resolve entity {eid}: {reason}")]
+    NotAnEntity { eid: String, reason: String },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -133,7 +141,10 @@ impl QueryError {
                 error::NOT_AN_ENTITY
             }
             QueryError::InsufficientBinding { .. } => error::INSUFFICIENT_BINDING,
-            QueryError::LookupRefNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
+            QueryError::LookupRefNotUnique { .. } | QueryError::LookupRefAttrNotUnique { .. } => {
+                error::LOOKUP_REF_ATTR_NOT_UNIQUE
+            }
+            QueryError::NotAnEntity { .. } => error::NOT_AN_ENTITY,
             QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
             QueryError::BadArguments { .. } | QueryError::Builtin { .. } => {

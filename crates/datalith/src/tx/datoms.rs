@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::av::{self, av, AvBytes};
 use super::error::TxError;
+use super::print::value_text;
 use super::resolve::{Fresh, Known, Resolved};
 use crate::codec::Value;
 use crate::store::ids::{AttrId, EntityId};
@@ -58,6 +59,10 @@ struct Entry {
     now: bool,
     /// Set by an assertion or retraction (not only noted as explicitly asserted).
     touched: bool,
+    /// Asserted by a term of the transaction (held before or not).
+    asserted: bool,
+    /// Retracted by a term of the transaction (held before or not).
+    retracted: bool,
     /// The next entry of the same `[e a]`, or `NONE`.
     next: u32,
 }
@@ -73,6 +78,8 @@ impl Entry {
             original: false,
             now: true,
             touched: true,
+            asserted: true,
+            retracted: false,
             next: NONE,
         }
     }
@@ -316,6 +323,8 @@ impl<'a> DatomBuilder<'a> {
                     original,
                     now,
                     touched,
+                    asserted: false,
+                    retracted: false,
                     next: NONE,
                 });
                 match self.heads.entry((e, a)) {
@@ -414,17 +423,60 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         let s = self.seen(e, a, &b)?;
-        let i = if self.is_now(s) {
-            // Already held: nothing to write, but a cardinality-one attribute remembers it.
-            if !one {
-                return Ok(());
-            }
-            self.record(s, e, a, v, b, true, false)
-        } else {
-            self.record(s, e, a, v, b, true, true)
-        };
+        // Already held: nothing to write, but the assertion is remembered (a retraction of
+        // the same datom conflicts with it).
+        let held = self.is_now(s);
+        let i = self.record(s, e, a, v, b, true, !held);
+        let en = &mut self.entries[i as usize];
+        en.asserted = true;
+        if en.retracted {
+            return Err(self.assert_retract_conflict(i));
+        }
         if one {
             self.asserted_one.insert((e, a), i);
+        }
+        Ok(())
+    }
+
+    fn assert_retract_conflict(&self, i: u32) -> TxError {
+        let en = &self.entries[i as usize];
+        TxError::DatomConflictAssertRetract {
+            entity: en.e,
+            attr: self
+                .schema
+                .get(en.a)
+                .map_or_else(|| en.a.to_string(), |x| x.ident.to_string()),
+            value: value_text(&en.value),
+        }
+    }
+
+    /// Marks entry `i`, just retracted by a `:db/retractEntity`, as retracted if the
+    /// database held it. Datomic expands the retraction against the database before the
+    /// transaction: re-asserting such a datom conflicts, while what the transaction itself
+    /// asserted is simply retracted again.
+    fn retracted_from_db(&mut self, i: u32) -> Result<(), TxError> {
+        let en = &mut self.entries[i as usize];
+        if !en.original {
+            return Ok(());
+        }
+        en.retracted = true;
+        if en.asserted {
+            return Err(self.assert_retract_conflict(i));
+        }
+        Ok(())
+    }
+
+    /// A retraction written in the transaction: it conflicts with an assertion of the same
+    /// datom in the transaction, even of one the database does not hold (Datomic's rule).
+    fn retract_term(&mut self, e: EntityId, a: AttrId, v: Value) -> Result<(), TxError> {
+        let b = av(a, &v);
+        let s = self.seen(e, a, &b)?;
+        let now = self.is_now(s);
+        let i = self.record(s, e, a, v, b, false, now);
+        let en = &mut self.entries[i as usize];
+        en.retracted = true;
+        if en.asserted {
+            return Err(self.assert_retract_conflict(i));
         }
         Ok(())
     }
@@ -502,7 +554,8 @@ impl<'a> DatomBuilder<'a> {
             if !self.is_now(s) {
                 continue;
             }
-            self.record(s, e, a, v.clone(), b, false, true);
+            let i = self.record(s, e, a, v.clone(), b, false, true);
+            self.retracted_from_db(i)?;
             if let (true, Value::Ref(child)) = (component, &v) {
                 self.retract_entity(*child)?;
             }
@@ -517,7 +570,12 @@ impl<'a> DatomBuilder<'a> {
             .collect();
         for a in ref_attrs {
             for holder in self.r.entities_with(a, &target)? {
-                self.retract(holder, a, target.clone())?;
+                let b = av(a, &target);
+                let s = self.seen(holder, a, &b)?;
+                if self.is_now(s) {
+                    let i = self.record(s, holder, a, target.clone(), b, false, true);
+                    self.retracted_from_db(i)?;
+                }
             }
         }
         for (holder, a) in incoming {
@@ -566,10 +624,17 @@ impl<'a> DatomBuilder<'a> {
         self.index_lazy();
         match term {
             Resolved::Add(e, attr, v) => self.assert(e, &attr, v),
-            Resolved::Retract(e, attr, Some(v)) => self.retract(e, attr.id, v),
+            Resolved::Retract(e, attr, Some(v)) => self.retract_term(e, attr.id, v),
             Resolved::Retract(e, attr, None) => {
-                for (_, v) in self.current(e, attr.id)? {
-                    self.retract(e, attr.id, v)?;
+                // Every value the database holds (Datomic expands it against the database
+                // before the transaction: values the transaction adds stay).
+                for (b, v) in self.current(e, attr.id)? {
+                    let added_here = self
+                        .find(e, attr.id, &b)
+                        .is_some_and(|i| !self.entries[i as usize].original);
+                    if !added_here {
+                        self.retract_term(e, attr.id, v)?;
+                    }
                 }
                 Ok(())
             }
@@ -581,6 +646,7 @@ impl<'a> DatomBuilder<'a> {
                 self.retract_entity(e)
             }
             Resolved::Cas(e, attr, old, new) => self.cas(e, &attr, old, new),
+            Resolved::Nothing => Ok(()),
         }
     }
 

@@ -66,6 +66,27 @@ pub enum TxError {
         first: String,
         second: String,
     },
+    /// One datom both asserted and retracted in one transaction (Datomic's
+    /// `:db.error/datoms-conflict`).
+    #[error("conflicting datoms: [{entity} {attr} {value}] is both asserted and retracted in one transaction")]
+    DatomConflictAssertRetract {
+        entity: u64,
+        attr: String,
+        value: String,
+    },
+    /// A nested map under a reference that is not a component, with neither `:db/id` nor a
+    /// `:db.unique/identity` attribute: nothing but that reference would name the new
+    /// entity (Datomic's `:db.error/invalid-nested-entity`).
+    #[error("nested entity {entity} under {attr} is not a component and has no :db/id or :db.unique/identity attribute, in {form}")]
+    InvalidNestedEntity {
+        attr: String,
+        entity: String,
+        form: String,
+    },
+    /// A tempid used only in value position: no datom is asserted about it, so it would name
+    /// an empty entity (Datomic's `:db.error/tempid-not-an-entity`).
+    #[error("tempid {tempid} is used only as a value in the transaction")]
+    TempidOnlyValue { tempid: String },
     /// A `:db/cas` whose expected value is not the current one.
     #[error(":db/cas failed on entity {entity} {attr}: expected {expected}, found {found}")]
     CasFailed {
@@ -124,7 +145,11 @@ impl TxError {
             TxError::UniqueConflict { .. } => error::UNIQUE_CONFLICT,
             // Datomic reports a tempid upserted to two entities as a unique conflict.
             TxError::TempidConflict { .. } => error::UNIQUE_CONFLICT,
-            TxError::DatomConflict { .. } => error::DATOMS_CONFLICT,
+            TxError::DatomConflict { .. } | TxError::DatomConflictAssertRetract { .. } => {
+                error::DATOMS_CONFLICT
+            }
+            TxError::InvalidNestedEntity { .. } => error::INVALID_NESTED_ENTITY,
+            TxError::TempidOnlyValue { .. } => error::TEMPID_NOT_AN_ENTITY,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,

@@ -29,6 +29,9 @@ pub enum Resolved {
     RetractEntity(EntityId),
     /// Compare and swap.
     Cas(EntityId, Arc<Attribute>, Option<Value>, Value),
+    /// Nothing: the retraction of an entity that a lookup ref or ident names but that does
+    /// not exist (Datomic makes it a no-op).
+    Nothing,
 }
 
 /// Id allocation state carried from the store's counters.
@@ -198,6 +201,18 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// The entity `e` names, or `None` for a lookup ref or ident that names none.
+    fn existing(&self, e: &E) -> Result<Option<EntityId>, TxError> {
+        match e {
+            E::Lookup(a, v) => Ok(self.r.first_entity_with(*a, v)?),
+            E::Ident(k) => match self.ident(k) {
+                Err(TxError::IdentNotFound { .. }) => Ok(None),
+                other => other.map(Some),
+            },
+            other => self.entity(other).map(Some),
+        }
+    }
+
     /// An entity that is not a tempid.
     fn fixed(&self, e: &E) -> Result<Option<EntityId>, TxError> {
         Ok(match e {
@@ -294,8 +309,15 @@ impl<'a> Resolver<'a> {
         // No identity value was shared or found and no tempid names an attribute: every
         // tempid is its own root and new, so one map probe decides it.
         let plain = parent.is_empty() && upserted.is_empty() && attribute_roots.is_empty();
+        // Tempids used as values, with their ids, and the fresh entity ids some term is about
+        // (a bit per id from the first fresh one): a tempid used only as a value names an
+        // entity nothing is asserted about, which Datomic refuses. Only a fresh id can be
+        // such: a tempid upserts, or names an attribute, only as a term's entity.
+        let mut value_tempids: Vec<(&Tempid, EntityId)> = Vec::new();
+        let mut subjects: Vec<u64> = Vec::new();
+        let first_fresh = self.start.next_entity;
         for term in terms {
-            let mut visit = |t: &Tempid, this: &mut Self| -> Result<(), TxError> {
+            let mut visit = |t: &Tempid, this: &mut Self| -> Result<EntityId, TxError> {
                 if plain && *t != Tempid::CurrentTx {
                     if let std::collections::hash_map::Entry::Vacant(slot) =
                         this.tempids.entry(t.clone())
@@ -305,16 +327,16 @@ impl<'a> Resolver<'a> {
                             return Err(TxError::IdsExhausted);
                         }
                         this.counters.next_entity += 1;
-                        slot.insert(id);
+                        return Ok(*slot.insert(id));
                     }
-                    return Ok(());
+                    return Ok(this.tempids[t]);
                 }
-                if this.tempids.contains_key(t) {
-                    return Ok(());
+                if let Some(&id) = this.tempids.get(t) {
+                    return Ok(id);
                 }
                 if *t == Tempid::CurrentTx {
                     this.tempids.insert(t.clone(), this.counters.tx);
-                    return Ok(());
+                    return Ok(this.counters.tx);
                 }
                 let root = find(&mut parent, t);
                 let id = if let Some(&id) = upserted.get(&root) {
@@ -341,7 +363,7 @@ impl<'a> Resolver<'a> {
                     id
                 };
                 this.tempids.insert(t.clone(), id);
-                Ok(())
+                Ok(id)
             };
             let (e, v) = match term {
                 Term::Add(e, _, v) => (e, Some(v)),
@@ -351,15 +373,36 @@ impl<'a> Resolver<'a> {
             };
             if let E::Temp(t) = e {
                 if last != Some(t) {
-                    visit(t, self)?;
+                    let id = visit(t, self)?;
                     last = Some(t);
+                    let fresh = id >= first_fresh && id < self.counters.next_entity;
+                    if let Some(i) = id.checked_sub(first_fresh).filter(|_| fresh) {
+                        let (word, bit) = ((i / 64) as usize, i % 64);
+                        if subjects.len() <= word {
+                            subjects.resize(word + 1, 0);
+                        }
+                        subjects[word] |= 1 << bit;
+                    }
                 }
             }
             if let Some(V::Ent(E::Temp(t))) = v {
-                visit(t, self)?;
+                let id = visit(t, self)?;
+                value_tempids.push((t, id));
             }
         }
-        Ok(())
+        let fresh_end = self.counters.next_entity;
+        let is_subject = |id: EntityId| match id.checked_sub(first_fresh) {
+            Some(i) if id < fresh_end => subjects
+                .get((i / 64) as usize)
+                .is_some_and(|w| w & (1 << (i % 64)) != 0),
+            _ => true,
+        };
+        match value_tempids.iter().find(|(_, id)| !is_subject(*id)) {
+            Some((t, _)) => Err(TxError::TempidOnlyValue {
+                tempid: t.to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 
     fn entity(&self, e: &E) -> Result<EntityId, TxError> {
@@ -414,7 +457,10 @@ impl<'a> Resolver<'a> {
                 };
                 Resolved::Retract(self.entity(&e)?, a, v)
             }
-            Term::RetractEntity(e) => Resolved::RetractEntity(self.entity(&e)?),
+            Term::RetractEntity(e) => match self.existing(&e)? {
+                Some(id) => Resolved::RetractEntity(id),
+                None => Resolved::Nothing,
+            },
             Term::Cas(c) => {
                 let (e, a, old, new) = *c;
                 let old = match old {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxValue};
 use super::error::TxError;
+use super::print;
 use crate::codec::{Keyword, Value, ValueType};
 use crate::store::ids::AttrId;
 use crate::store::schema::{builtin, Attribute, Schema, Unique};
@@ -214,12 +215,16 @@ impl<'s> Expander<'s> {
                         form: form(),
                     });
                 }
+                // Datomic reads a reverse attribute's value as one entity, so a vector is a
+                // lookup ref; other collections name several owners (as Datascript allows).
                 let items = match v {
-                    TxValue::Many(items) => items.iter().collect::<Vec<_>>(),
+                    TxValue::Many(items) if lookup_shape(items).is_none() => {
+                        items.iter().collect::<Vec<_>>()
+                    }
                     one => vec![one],
                 };
                 for item in items {
-                    let owner = match self.ref_value(item, &attr, out, &form)? {
+                    let owner = match self.ref_value(item, &attr, out, &form, true)? {
                         V::Ent(owner) => owner,
                         V::Val(Value::Ref(id)) => E::Id(id),
                         V::Val(other) => {
@@ -270,7 +275,9 @@ impl<'s> Expander<'s> {
         })
     }
 
-    /// The values of one attribute entry (several for `Many`).
+    /// The values of an operation's value position (`[:db/add e a v]`): one value, where a
+    /// vector is a lookup ref (ref attributes) or a tuple (tuple attributes); other
+    /// collections of a cardinality-many attribute give several values.
     fn values(
         &mut self,
         v: &TxValue,
@@ -278,12 +285,26 @@ impl<'s> Expander<'s> {
         out: &mut Vec<Term>,
         form: &dyn Fn() -> String,
     ) -> Result<Vec<V>, TxError> {
+        let one_value = match v {
+            TxValue::Many(items) => {
+                attr.value_type == ValueType::Tuple
+                    || (attr.is_ref() && lookup_shape(items).is_some())
+                    || !attr.is_many()
+            }
+            _ => true,
+        };
         let mut vals = Vec::new();
-        self.values_into(v, attr, out, form, &mut vals)?;
+        if one_value {
+            vals.push(self.single(v, attr, out, form)?);
+        } else {
+            self.values_into(v, attr, out, form, &mut vals)?;
+        }
         Ok(vals)
     }
 
-    /// [`Self::values`] into `vals`.
+    /// The values of one map entry. As in Datomic, a collection given to a cardinality-many
+    /// attribute is always several values (`[:person/id "x"]` there is two values, an ident
+    /// and a tempid); to a cardinality-one attribute it is one value (a lookup ref or tuple).
     fn values_into(
         &mut self,
         v: &TxValue,
@@ -292,33 +313,11 @@ impl<'s> Expander<'s> {
         form: &dyn Fn() -> String,
         vals: &mut Vec<V>,
     ) -> Result<(), TxError> {
-        // `[:email "a@b"]` on a ref attribute is one lookup ref, not two values.
-        if let (true, TxValue::Many(items)) = (attr.is_ref(), v) {
-            if let [TxValue::Value(Value::Keyword(k)), TxValue::Value(val)] = items.as_slice() {
-                if self.schema.by_ident(k).is_some_and(|a| a.unique.is_some()) {
-                    let r = EntityRef::Lookup(k.clone(), val.clone());
-                    vals.push(V::Ent(self.entity(&r, form)?));
-                    return Ok(());
-                }
-            }
-        }
         match v {
             TxValue::Many(items) if attr.is_many() => {
                 for i in items {
                     vals.push(self.single(i, attr, out, form)?);
                 }
-            }
-            // One tuple written as a vector: `single` builds it.
-            TxValue::Many(_) if attr.value_type == ValueType::Tuple => {
-                vals.push(self.single(v, attr, out, form)?)
-            }
-            TxValue::Many(_) => {
-                return Err(TxError::WrongType {
-                    attr: attr.ident.to_string(),
-                    expected: "a single value (the attribute is cardinality one)".into(),
-                    got: "a collection".into(),
-                    form: form(),
-                })
             }
             one => vals.push(self.single(one, attr, out, form)?),
         }
@@ -333,11 +332,11 @@ impl<'s> Expander<'s> {
         form: &dyn Fn() -> String,
     ) -> Result<V, TxError> {
         if attr.is_ref() {
-            return self.ref_value(v, attr, out, form);
+            return self.ref_value(v, attr, out, form, false);
         }
         match v {
             TxValue::Value(x) => Ok(V::Val(check_type(attr, x.clone(), form)?)),
-            // One tuple of a cardinality-many tuple attribute, written as a vector.
+            // One tuple written as a vector.
             TxValue::Many(items) if attr.value_type == ValueType::Tuple => {
                 let mut elems = Vec::with_capacity(items.len());
                 for i in items {
@@ -361,6 +360,12 @@ impl<'s> Expander<'s> {
                 }
                 Ok(V::Val(check_type(attr, Value::Tuple(elems), form)?))
             }
+            TxValue::Many(_) if !attr.is_many() => Err(TxError::WrongType {
+                attr: attr.ident.to_string(),
+                expected: "a single value (the attribute is cardinality one)".into(),
+                got: print::tx_value_text(v),
+                form: form(),
+            }),
             other => Err(TxError::WrongType {
                 attr: attr.ident.to_string(),
                 expected: attr.value_type.ident().to_string(),
@@ -370,21 +375,41 @@ impl<'s> Expander<'s> {
         }
     }
 
-    /// A value of a ref attribute: an id, a tempid, an ident, a lookup ref or a nested map.
+    /// A value of a ref attribute: an id, a tempid, an ident, a lookup ref (a vector
+    /// `[attribute value]`) or a nested map. `reverse`: the value names the entity that
+    /// holds the reference (a reverse attribute), not the one referred to.
     fn ref_value(
         &mut self,
         v: &TxValue,
         attr: &Arc<Attribute>,
         out: &mut Vec<Term>,
         form: &dyn Fn() -> String,
+        reverse: bool,
     ) -> Result<V, TxError> {
         Ok(match v {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
             TxValue::Value(Value::Long(n)) if *n > 0 => V::Val(Value::Ref(*n as u64)),
+            TxValue::Value(Value::Long(n)) if *n < 0 => V::Ent(E::Temp(Tempid::Negative(*n))),
             TxValue::Value(Value::String(s)) => V::Ent(E::Temp(Tempid::Named(s.clone()))),
             TxValue::Value(Value::Keyword(k)) => V::Ent(E::Ident(k.clone())),
             TxValue::Entity(r) => V::Ent(self.entity(r, form)?),
-            TxValue::Map(m) => V::Ent(self.map(m, out)?),
+            TxValue::Many(items) if lookup_shape(items).is_some() => {
+                let (k, val) = lookup_shape(items).expect("checked");
+                V::Ent(self.entity(&EntityRef::Lookup(k.clone(), val), form)?)
+            }
+            TxValue::Map(m) => {
+                // A nested entity must be reachable other than through this one reference:
+                // owned (a component), or named (`:db/id`, an identity value). A reverse
+                // nested map holds the reference itself, so it is reachable from the parent.
+                if !reverse && !attr.is_component && m.id.is_none() && !self.names_itself(m) {
+                    return Err(TxError::InvalidNestedEntity {
+                        attr: attr.ident.to_string(),
+                        entity: print::map_text(m),
+                        form: form(),
+                    });
+                }
+                V::Ent(self.map(m, out)?)
+            }
             other => {
                 return Err(TxError::WrongType {
                     attr: attr.ident.to_string(),
@@ -394,6 +419,37 @@ impl<'s> Expander<'s> {
                 })
             }
         })
+    }
+
+    /// Whether a map asserts a `:db.unique/identity` attribute (so it upserts or is found by
+    /// that value).
+    fn names_itself(&self, m: &EntityMap) -> bool {
+        m.attrs.iter().any(|(name, _)| {
+            !name.reverse
+                && self
+                    .schema
+                    .by_ident(&name.attr)
+                    .is_some_and(|a| is_identity(a))
+        })
+    }
+}
+
+/// The attribute and value of a vector shaped as a lookup ref, `[:attribute value]` (a
+/// vector value becomes a tuple: a lookup on a tuple attribute).
+fn lookup_shape(items: &[TxValue]) -> Option<(&Keyword, Value)> {
+    match items {
+        [TxValue::Value(Value::Keyword(k)), TxValue::Value(v)] => Some((k, v.clone())),
+        [TxValue::Value(Value::Keyword(k)), TxValue::Many(inner)] => {
+            let elems = inner
+                .iter()
+                .map(|i| match i {
+                    TxValue::Value(v) => Some(Some(v.clone())),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((k, Value::Tuple(elems)))
+        }
+        _ => None,
     }
 }
 
@@ -418,6 +474,16 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
             });
         }
         return Ok(v);
+    }
+    // EDN has one floating-point type: a double written for a float attribute is narrowed
+    // (as Datomic does), unless it is out of the float range.
+    if let (ValueType::Float, Value::Double(x)) = (attr.value_type, &v) {
+        let narrowed = x.get() as f32;
+        if narrowed.is_finite() || !x.get().is_finite() {
+            if let Some(f) = Value::float(narrowed) {
+                return Ok(f);
+            }
+        }
     }
     Err(TxError::WrongType {
         attr: attr.ident.to_string(),
