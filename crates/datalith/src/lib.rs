@@ -13,4 +13,4 @@ pub mod query;
 pub mod store;
 pub mod tx;
 
-pub use api::{q, Database, Db, DbOptions, Input};
+pub use api::{explain, q, Database, Db, DbOptions, Input};

@@ -572,6 +572,13 @@ fn input_errors_are_typed() {
             "data source $ is not among",
         ),
         (
+            // A rule body reads only its own `$`.
+            "[:find ?n :in $a $b % :where ($b named ?n)]",
+            &["A", "B", "[[(named ?n) [$a _ :person/name ?n]]]"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$a"),
+            "data source $a is not among the :in inputs: [$a _ :person/name ?n]",
+        ),
+        (
             "[:find ?x :in $ ?x]",
             &["A", "B"],
             |e| matches!(e, QueryError::InputKind { input, .. } if input == "?x"),
@@ -663,5 +670,39 @@ fn input_errors_are_typed() {
         let err = datalith::q(q, &f.inputs(given)).expect_err(q);
         assert!(check(&err), "{q}: {err}");
         assert!(err.to_string().contains(message), "{q}: {err}");
+    }
+}
+
+#[test]
+fn each_pattern_is_planned_on_its_own_database() {
+    let f = fixture();
+    // `A` gets many more names than `B` has (2): the join starts from `B`'s names, with
+    // `B`'s own count as the estimate.
+    let dir = tempfile::tempdir().unwrap();
+    let big = Database::open(dir.path(), DbOptions::default()).unwrap();
+    transact(
+        &big,
+        &format!("[{{:db/ident :person/id {STRING_ID}}} {{:db/ident :person/name {STRING}}}]"),
+    );
+    let people: Vec<String> = (0..40)
+        .map(|i| format!("{{:person/id \"x{i}\" :person/name \"N{i}\"}}"))
+        .collect();
+    transact(
+        &big,
+        &format!("[{} {{:person/name \"Zed\"}}]", people.join(" ")),
+    );
+    let big = big.db().unwrap();
+    for query in [
+        "[:find ?n :in $a $b :where [$a _ :person/name ?n] [$b _ :person/name ?n]]",
+        "[:find ?n :in $a $b :where [$b _ :person/name ?n] [$a _ :person/name ?n]]",
+    ] {
+        let (result, steps) =
+            datalith::explain(query, &[Input::from(&big), Input::from(&f.b)]).unwrap();
+        assert_eq!(result, edn(r#"#{["Zed"]}"#), "{query}");
+        assert_eq!(
+            steps.iter().map(|s| (s.estimated, s.actual)).next(),
+            Some((2, 2)),
+            "{query}: {steps:?}"
+        );
     }
 }
