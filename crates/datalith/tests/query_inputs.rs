@@ -273,10 +273,10 @@ fn entity_inputs_in_every_binding_form() {
             &["A", "[[(label ?c ?l) [?c :color/label ?l]]]", "[:color/red :color/blue]"],
             r#"#{["Red"] ["Blue"]}"#,
         ),
-        // A lookup ref that names nothing matches nothing.
+        // An entity id need not name an existing entity.
         (
             "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
-            &["A", r#"[[:person/id "nobody"] [:person/id "p3"]]"#],
+            &["A", "[123456789 {p3}]"],
             r#"#{["Cid"]}"#,
         ),
     ]);
@@ -570,6 +570,43 @@ fn input_errors_are_typed() {
             &["A"],
             |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
             "data source $ is not among",
+        ),
+        // What names no entity where an entity is expected, as in Datomic.
+        (
+            "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"[[:person/id "nobody"] [:person/id "p3"]]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == r#"[:person/id "nobody"]"#),
+            r#"[:person/id "nobody"] names no entity"#,
+        ),
+        (
+            "[:find ?n :in $ ?p :where [?p :person/name ?n]]",
+            &["A", r#"[:person/name "Ann"]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
+            r#"[:person/name "Ann"] names no entity"#,
+        ),
+        (
+            "[:find ?b :in $ [?c ...] :where [?b :person/color ?c]]",
+            &["A", "[:color/green]"],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == ":color/green"),
+            ":color/green names no entity",
+        ),
+        (
+            "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"["p1"]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == r#""p1""#),
+            r#""p1" names no entity"#,
+        ),
+        (
+            "[:find ?n :where [:color/green :color/label ?n]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
+            ":color/green names no entity",
+        ),
+        (
+            "[:find ?b :where [?b :person/friend [:person/id \"nobody\"]]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
+            r#"[:person/id "nobody"] names no entity"#,
         ),
         (
             // A rule body reads only its own `$`.

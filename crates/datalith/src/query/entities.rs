@@ -14,33 +14,31 @@ use crate::store::schema::{builtin, Schema};
 pub(super) type Readers<'a> = BTreeMap<usize, (IndexReader<'a>, &'a Schema)>;
 
 /// The entity `v` names in a database: an entity id (a ref or a non-negative number), an
-/// ident, or a lookup ref `[unique-attr value]`; `Ref(u64::MAX)` (no entity) when it names
-/// none. Other values stay as they are.
+/// ident, or a lookup ref `[unique-attr value]`. Anything else, or an ident or lookup ref that
+/// names no entity, is an error (as in Datomic; an entity id need not exist).
 fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, QueryError> {
-    Ok(match v {
-        Value::Long(n) if *n >= 0 => Value::Ref(*n as u64),
+    let unresolved = || QueryError::UnresolvedEntity {
+        value: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+    };
+    let found = match v {
+        Value::Ref(e) => Some(*e),
+        Value::Long(n) => u64::try_from(*n).ok(),
         Value::Keyword(k) => match schema.by_ident(k) {
-            Some(a) => Value::Ref(a.id as u64),
-            None => match r.first_entity_with(builtin::IDENT, v)? {
-                Some(e) => Value::Ref(e),
-                None => Value::Ref(u64::MAX),
-            },
+            Some(a) => Some(a.id as u64),
+            None => r.first_entity_with(builtin::IDENT, v)?,
         },
-        Value::Tuple(items) if items.len() == 2 => match (&items[0], &items[1]) {
-            (Some(Value::Keyword(k)), Some(val)) => match schema.by_ident(k) {
+        Value::Tuple(items) => match items.as_slice() {
+            [Some(Value::Keyword(k)), Some(val)] => match schema.by_ident(k) {
                 Some(a) if a.unique.is_some() => {
-                    let val = super::exec::coerce(schema, a.id, val);
-                    match r.first_entity_with(a.id, &val)? {
-                        Some(e) => Value::Ref(e),
-                        None => Value::Ref(u64::MAX),
-                    }
+                    r.first_entity_with(a.id, &super::exec::coerce(schema, a.id, val))?
                 }
-                _ => Value::Ref(u64::MAX),
+                _ => None,
             },
-            _ => v.clone(),
+            _ => None,
         },
-        other => other.clone(),
-    })
+        _ => None,
+    };
+    found.map(Value::Ref).ok_or_else(unresolved)
 }
 
 /// `input` with column `shadow`: column `v`'s values resolved to entity ids in one database.

@@ -9,7 +9,7 @@ use super::error::QueryError;
 use super::exec::{Ctx, DbSource, Step, UserFn};
 use super::find::{shape, UserAggregate};
 use super::inputs::{bind_input, check_arity, tuples};
-use super::ir::{FindElem, InBinding, Query, RuleBody};
+use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
 use super::lower::{lower, sections, InputKind, Sections};
 use super::relation::Relation;
 use crate::api::Db;
@@ -218,7 +218,12 @@ fn resolve_rules(
     readers: &Readers<'_>,
 ) -> Result<BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>>, QueryError> {
     let mut all = BTreeMap::new();
-    let lowered = std::iter::once((0, &q.rules)).chain(q.source_rules.iter().map(|(n, r)| (*n, r)));
+    // Rules never called with `$` are not resolved against it (a constant they name might
+    // exist only in the database they are called with).
+    let with_dollar = calls_rules(&q.clauses).then_some((0, &q.rules));
+    let lowered = with_dollar
+        .into_iter()
+        .chain(q.source_rules.iter().map(|(n, r)| (*n, r)));
     for (n, rules) in lowered {
         let mut resolved = BTreeMap::new();
         for (name, bodies) in rules {
@@ -236,6 +241,16 @@ fn resolve_rules(
         all.insert(n, resolved);
     }
     Ok(all)
+}
+
+/// Whether a clause calls a rule with the query's own `$`.
+fn calls_rules(clauses: &[Clause]) -> bool {
+    clauses.iter().any(|c| match c {
+        Clause::Rule { src, .. } => *src == 0,
+        Clause::Or { branches, .. } => branches.iter().any(|b| calls_rules(b)),
+        Clause::Not { clauses, .. } => calls_rules(clauses),
+        _ => false,
+    })
 }
 
 /// Keeps `Query` reachable for documentation links.
