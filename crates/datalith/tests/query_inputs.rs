@@ -358,6 +358,9 @@ fn relations_as_data_sources() {
         ("[:find ?a :in $ [?a ...]]", &["A", "#{1 2}"], "#{[1] [2]}"),
         ("[:find ?a :in $ [?a ...]]", &["A", "(1 2)"], "#{[1] [2]}"),
         ("[:find ?a ?b :in $ [[?a ?b]]]", &["A", "#{[1 2]}"], "#{[1 2]}"),
+        // Longer tuples bind their first values.
+        ("[:find ?a ?b :in $ [[?a ?b]]]", &["A", "[[1 2 3]]"], "#{[1 2]}"),
+        ("[:find ?a ?b :in $ [?a ?b]]", &["A", "[1 2 3]"], "#{[1 2]}"),
         // A relation joined with a database on a value.
         (
             "[:find ?n ?s :in $ $scores :where [?e :person/id ?id] [?e :person/name ?n] [$scores ?id ?s]]",
@@ -607,6 +610,25 @@ fn input_errors_are_typed() {
             &["A"],
             |e| matches!(e, QueryError::UnresolvedEntity { .. }),
             r#"[:person/id "nobody"] names no entity"#,
+        ),
+        // Binding forms given too little.
+        (
+            "[:find ?a ?b :in $ [?a ?b]]",
+            &["A", "[1]"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "[1]"),
+            "input [?a ?b] takes tuples of 2 values, got [1]",
+        ),
+        (
+            "[:find ?a ?b :in $ [[?a ?b]]]",
+            &["A", "[[1 2] [3]]"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "[3]"),
+            "input [[?a ?b]] takes tuples of 2 values, got [3]",
+        ),
+        (
+            "[:find ?a :in $ [?a ...]]",
+            &["A", "5"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "5"),
+            "input [?a ...] takes a collection, got 5",
         ),
         (
             // A rule body reads only its own `$`.

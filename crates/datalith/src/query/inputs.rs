@@ -26,8 +26,12 @@ pub(super) fn tuples(name: &str, value: &Edn) -> Result<Relation, QueryError> {
             Edn::Vector(items) | Edn::List(items) => items,
             other => return Err(bad(other)),
         };
-        out.rows
-            .push(items.iter().map(scalar).collect::<Result<_, _>>()?);
+        out.rows.push(
+            items
+                .iter()
+                .map(|i| value_from_edn(i).ok_or_else(|| bad(i)))
+                .collect::<Result<_, _>>()?,
+        );
     }
     Ok(out)
 }
@@ -89,32 +93,38 @@ pub(super) fn check_arity(
     Ok(())
 }
 
-fn scalar(e: &Edn) -> Result<Value, QueryError> {
-    value_from_edn(e).ok_or_else(|| {
-        QueryError::Inputs(format!("{} is not a value", crate::edn::to_edn_string(e)))
-    })
-}
-
-pub(super) fn bind_input(b: &Binding, value: &Edn) -> Result<Relation, QueryError> {
-    let seq = |e: &Edn| -> Result<Vec<Edn>, QueryError> {
-        match e {
-            Edn::Vector(v) | Edn::List(v) | Edn::Set(v) => Ok(v.clone()),
-            other => Err(QueryError::Inputs(format!(
-                "expected a collection, got {}",
-                crate::edn::to_edn_string(other)
-            ))),
-        }
-    };
-    let rows: Vec<Vec<Edn>> = match b {
-        Binding::Scalar(_) => vec![vec![value.clone()]],
-        Binding::Tuple(_) => vec![seq(value)?],
-        Binding::Collection(_) => seq(value)?.into_iter().map(|x| vec![x]).collect(),
-        Binding::Relation(_) => seq(value)?.iter().map(seq).collect::<Result<_, _>>()?,
+/// The values `input` (its `:in` form, printed) binds: one row of one value, one tuple, a
+/// collection of values or of tuples. A tuple may be longer than the form (the rest is
+/// ignored), not shorter.
+pub(super) fn bind_input(input: &str, b: &Binding, value: &Edn) -> Result<Relation, QueryError> {
+    let kind = |expected: String, got: &Edn| QueryError::InputKind {
+        input: input.to_string(),
+        expected,
+        got: crate::edn::to_edn_string(got),
     };
     let terms: Vec<Term> = match b {
         Binding::Scalar(t) | Binding::Collection(t) => vec![t.clone()],
         Binding::Tuple(ts) | Binding::Relation(ts) => ts.clone(),
     };
+    let seq = |e: &Edn| -> Result<Vec<Edn>, QueryError> {
+        match e {
+            Edn::Vector(v) | Edn::List(v) | Edn::Set(v) => Ok(v.clone()),
+            other => Err(kind("a collection".to_string(), other)),
+        }
+    };
+    let tuple = |e: &Edn| -> Result<Vec<Edn>, QueryError> {
+        match seq(e)? {
+            t if t.len() >= terms.len() => Ok(t),
+            _ => Err(kind(format!("tuples of {} values", terms.len()), e)),
+        }
+    };
+    let rows: Vec<Vec<Edn>> = match b {
+        Binding::Scalar(_) => vec![vec![value.clone()]],
+        Binding::Tuple(_) => vec![tuple(value)?],
+        Binding::Collection(_) => seq(value)?.into_iter().map(|x| vec![x]).collect(),
+        Binding::Relation(_) => seq(value)?.iter().map(tuple).collect::<Result<_, _>>()?,
+    };
+    let scalar = |e: &Edn| value_from_edn(e).ok_or_else(|| kind("values".to_string(), e));
     let raw = Relation {
         vars: (0..terms.len()).map(|i| usize::MAX - i).collect(),
         rows: rows

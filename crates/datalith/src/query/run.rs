@@ -10,7 +10,7 @@ use super::exec::{Ctx, DbSource, Step, UserFn};
 use super::find::{shape, UserAggregate};
 use super::inputs::{bind_input, check_arity, tuples};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
-use super::lower::{lower, sections, InputKind, Sections};
+use super::lower::{in_forms, lower, sections, InputKind, Sections};
 use super::relation::Relation;
 use crate::api::Db;
 use crate::edn::{read_one, Edn};
@@ -127,7 +127,8 @@ pub fn run(
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
-            input = input.join(&bind_input(b, value)?);
+            let form = crate::edn::to_edn_string(&in_forms(s)[*pos]);
+            input = input.join(&bind_input(&form, b, value)?);
         }
     }
     // Inputs used as entities read their entity id there, and keep their own value.
