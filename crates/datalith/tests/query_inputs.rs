@@ -765,3 +765,46 @@ fn each_pattern_is_planned_on_its_own_database() {
         );
     }
 }
+
+#[test]
+fn recursive_rules_read_the_source_they_are_called_with() {
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let chain = |dir: &tempfile::TempDir, n: usize| {
+        let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+        transact(
+            &db,
+            &format!("[{{:db/ident :node/id {LONG}}} {{:db/ident :node/next {REFS}}}]"),
+        );
+        let nodes: Vec<String> = (1..=n)
+            .map(|i| match i < n {
+                true => format!("{{:db/id \"n{i}\" :node/id {i} :node/next \"n{}\"}}", i + 1),
+                false => format!("{{:db/id \"n{i}\" :node/id {i}}}"),
+            })
+            .collect();
+        transact(&db, &format!("[{}]", nodes.join(" ")));
+        db.db().unwrap()
+    };
+    let (a, b) = (chain(&dirs.0, 2), chain(&dirs.1, 4));
+    let rules = edn(
+        "[[(reach ?x ?y) [?x :node/next ?y]] [(reach ?x ?y) [?x :node/next ?z] (reach ?z ?y)]]",
+    );
+    let cases = [
+        (
+            "[:find ?i :in $ $b % :where [$b ?s :node/id 1] ($b reach ?s ?y) [$b ?y :node/id ?i]]",
+            "#{[2] [3] [4]}",
+        ),
+        (
+            "[:find ?i :in $ $b % :where [?s :node/id 1] (reach ?s ?y) [?y :node/id ?i]]",
+            "#{[2]}",
+        ),
+        (
+            "[:find ?i :in $ $b % :where ($b reach ?s ?y) [$b ?s :node/id 3] [$b ?y :node/id ?i]]",
+            "#{[4]}",
+        ),
+    ];
+    for (q, want) in cases {
+        let inputs = [Input::from(&a), Input::from(&b), Input::from(rules.clone())];
+        let got = datalith::q(q, &inputs).unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(normalize(&got), normalize(&edn(want)), "{q}");
+    }
+}
