@@ -257,6 +257,17 @@ fn entity_inputs_in_every_binding_form() {
             &["A", "[:color/red {p2}]"],
             r#"#{["Ann"] ["Cid"]}"#,
         ),
+        // Database functions take entities given as inputs.
+        (
+            "[:find ?p ?c :in $ [?p ...] :where [(get-else $ ?p :person/color :none) ?c]]",
+            &["A", r#"[[:person/id "p3"] {p1}]"#],
+            r#"#{[[:person/id "p3"] :none] [{p1} {red}]}"#,
+        ),
+        (
+            "[:find ?n :in $ ?p :where [(missing? $ ?p :person/friend)] [?p :person/name ?n]]",
+            &["A", r#"[:person/id "p1"]"#],
+            r#"#{["Ann"]}"#,
+        ),
         // Rule arguments the rule uses as entities.
         (
             "[:find ?n :in $ % ?p :where (nm ?p ?n)]",

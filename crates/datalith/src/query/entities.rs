@@ -178,6 +178,24 @@ impl<'r, 'a> Shadows<'r, 'a> {
                     let inner: Vec<Var> = clauses.iter().flat_map(Clause::vars).collect();
                     self.share(vars, None, &inner);
                 }
+                // Database functions take the entity first.
+                Clause::Pred { name, args } | Clause::Fn { name, args, .. }
+                    if matches!(name.as_str(), "get-else" | "get-some" | "missing?") =>
+                {
+                    let (Some(a), Some((r, schema))) =
+                        (args.first_mut(), self.readers.get(&dollar))
+                    else {
+                        continue;
+                    };
+                    if let Term::Const(c) = a {
+                        *c = entity(r, schema, c)?;
+                    }
+                    self.term(a, dollar);
+                }
+                Clause::Dollar { src, clause } => {
+                    let src = if *src == 0 { dollar } else { *src };
+                    self.clauses(std::slice::from_mut(&mut **clause), src)?;
+                }
                 _ => {}
             }
         }
