@@ -14,5 +14,5 @@ pub mod query;
 pub mod store;
 pub mod tx;
 
-pub use api::{q, Database, Db, DbOptions, Input};
+pub use api::{explain, q, Database, Db, DbOptions, Input};
 pub use error::{Anomaly, Category, Error};

@@ -257,6 +257,17 @@ fn entity_inputs_in_every_binding_form() {
             &["A", "[:color/red {p2}]"],
             r#"#{["Ann"] ["Cid"]}"#,
         ),
+        // Database functions take entities given as inputs.
+        (
+            "[:find ?p ?c :in $ [?p ...] :where [(get-else $ ?p :person/color :none) ?c]]",
+            &["A", r#"[[:person/id "p3"] {p1}]"#],
+            r#"#{[[:person/id "p3"] :none] [{p1} {red}]}"#,
+        ),
+        (
+            "[:find ?n :in $ ?p :where [(missing? $ ?p :person/friend)] [?p :person/name ?n]]",
+            &["A", r#"[:person/id "p1"]"#],
+            r#"#{["Ann"]}"#,
+        ),
         // Rule arguments the rule uses as entities.
         (
             "[:find ?n :in $ % ?p :where (nm ?p ?n)]",
@@ -273,10 +284,10 @@ fn entity_inputs_in_every_binding_form() {
             &["A", "[[(label ?c ?l) [?c :color/label ?l]]]", "[:color/red :color/blue]"],
             r#"#{["Red"] ["Blue"]}"#,
         ),
-        // A lookup ref that names nothing matches nothing.
+        // An entity id need not name an existing entity.
         (
             "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
-            &["A", r#"[[:person/id "nobody"] [:person/id "p3"]]"#],
+            &["A", "[123456789 {p3}]"],
             r#"#{["Cid"]}"#,
         ),
     ]);
@@ -358,6 +369,9 @@ fn relations_as_data_sources() {
         ("[:find ?a :in $ [?a ...]]", &["A", "#{1 2}"], "#{[1] [2]}"),
         ("[:find ?a :in $ [?a ...]]", &["A", "(1 2)"], "#{[1] [2]}"),
         ("[:find ?a ?b :in $ [[?a ?b]]]", &["A", "#{[1 2]}"], "#{[1 2]}"),
+        // Longer tuples bind their first values.
+        ("[:find ?a ?b :in $ [[?a ?b]]]", &["A", "[[1 2 3]]"], "#{[1 2]}"),
+        ("[:find ?a ?b :in $ [?a ?b]]", &["A", "[1 2 3]"], "#{[1 2]}"),
         // A relation joined with a database on a value.
         (
             "[:find ?n ?s :in $ $scores :where [?e :person/id ?id] [?e :person/name ?n] [$scores ?id ?s]]",
@@ -571,6 +585,69 @@ fn input_errors_are_typed() {
             |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
             "data source $ is not among",
         ),
+        // What names no entity where an entity is expected, as in Datomic.
+        (
+            "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"[[:person/id "nobody"] [:person/id "p3"]]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == r#"[:person/id "nobody"]"#),
+            r#"[:person/id "nobody"] names no entity"#,
+        ),
+        (
+            "[:find ?n :in $ ?p :where [?p :person/name ?n]]",
+            &["A", r#"[:person/name "Ann"]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
+            r#"[:person/name "Ann"] names no entity"#,
+        ),
+        (
+            "[:find ?b :in $ [?c ...] :where [?b :person/color ?c]]",
+            &["A", "[:color/green]"],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == ":color/green"),
+            ":color/green names no entity",
+        ),
+        (
+            "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"["p1"]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == r#""p1""#),
+            r#""p1" names no entity"#,
+        ),
+        (
+            "[:find ?n :where [:color/green :color/label ?n]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
+            ":color/green names no entity",
+        ),
+        (
+            "[:find ?b :where [?b :person/friend [:person/id \"nobody\"]]]",
+            &["A"],
+            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
+            r#"[:person/id "nobody"] names no entity"#,
+        ),
+        // Binding forms given too little.
+        (
+            "[:find ?a ?b :in $ [?a ?b]]",
+            &["A", "[1]"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "[1]"),
+            "input [?a ?b] takes tuples of 2 values, got [1]",
+        ),
+        (
+            "[:find ?a ?b :in $ [[?a ?b]]]",
+            &["A", "[[1 2] [3]]"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "[3]"),
+            "input [[?a ?b]] takes tuples of 2 values, got [3]",
+        ),
+        (
+            "[:find ?a :in $ [?a ...]]",
+            &["A", "5"],
+            |e| matches!(e, QueryError::InputKind { got, .. } if got == "5"),
+            "input [?a ...] takes a collection, got 5",
+        ),
+        (
+            // A rule body reads only its own `$`.
+            "[:find ?n :in $a $b % :where ($b named ?n)]",
+            &["A", "B", "[[(named ?n) [$a _ :person/name ?n]]]"],
+            |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$a"),
+            "data source $a is not among the :in inputs: [$a _ :person/name ?n]",
+        ),
         (
             "[:find ?x :in $ ?x]",
             &["A", "B"],
@@ -663,5 +740,82 @@ fn input_errors_are_typed() {
         let err = datalith::q(q, &f.inputs(given)).expect_err(q);
         assert!(check(&err), "{q}: {err}");
         assert!(err.to_string().contains(message), "{q}: {err}");
+    }
+}
+
+#[test]
+fn each_pattern_is_planned_on_its_own_database() {
+    let f = fixture();
+    // `A` gets many more names than `B` has (2): the join starts from `B`'s names, with
+    // `B`'s own count as the estimate.
+    let dir = tempfile::tempdir().unwrap();
+    let big = Database::open(dir.path(), DbOptions::default()).unwrap();
+    transact(
+        &big,
+        &format!("[{{:db/ident :person/id {STRING_ID}}} {{:db/ident :person/name {STRING}}}]"),
+    );
+    let people: Vec<String> = (0..40)
+        .map(|i| format!("{{:person/id \"x{i}\" :person/name \"N{i}\"}}"))
+        .collect();
+    transact(
+        &big,
+        &format!("[{} {{:person/name \"Zed\"}}]", people.join(" ")),
+    );
+    let big = big.db().unwrap();
+    for query in [
+        "[:find ?n :in $a $b :where [$a _ :person/name ?n] [$b _ :person/name ?n]]",
+        "[:find ?n :in $a $b :where [$b _ :person/name ?n] [$a _ :person/name ?n]]",
+    ] {
+        let (result, steps) =
+            datalith::explain(query, &[Input::from(&big), Input::from(&f.b)]).unwrap();
+        assert_eq!(result, edn(r#"#{["Zed"]}"#), "{query}");
+        assert_eq!(
+            steps.iter().map(|s| (s.estimated, s.actual)).next(),
+            Some((2, 2)),
+            "{query}: {steps:?}"
+        );
+    }
+}
+
+#[test]
+fn recursive_rules_read_the_source_they_are_called_with() {
+    let dirs = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let chain = |dir: &tempfile::TempDir, n: usize| {
+        let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+        transact(
+            &db,
+            &format!("[{{:db/ident :node/id {LONG}}} {{:db/ident :node/next {REFS}}}]"),
+        );
+        let nodes: Vec<String> = (1..=n)
+            .map(|i| match i < n {
+                true => format!("{{:db/id \"n{i}\" :node/id {i} :node/next \"n{}\"}}", i + 1),
+                false => format!("{{:db/id \"n{i}\" :node/id {i}}}"),
+            })
+            .collect();
+        transact(&db, &format!("[{}]", nodes.join(" ")));
+        db.db().unwrap()
+    };
+    let (a, b) = (chain(&dirs.0, 2), chain(&dirs.1, 4));
+    let rules = edn(
+        "[[(reach ?x ?y) [?x :node/next ?y]] [(reach ?x ?y) [?x :node/next ?z] (reach ?z ?y)]]",
+    );
+    let cases = [
+        (
+            "[:find ?i :in $ $b % :where [$b ?s :node/id 1] ($b reach ?s ?y) [$b ?y :node/id ?i]]",
+            "#{[2] [3] [4]}",
+        ),
+        (
+            "[:find ?i :in $ $b % :where [?s :node/id 1] (reach ?s ?y) [?y :node/id ?i]]",
+            "#{[2]}",
+        ),
+        (
+            "[:find ?i :in $ $b % :where ($b reach ?s ?y) [$b ?s :node/id 3] [$b ?y :node/id ?i]]",
+            "#{[4]}",
+        ),
+    ];
+    for (q, want) in cases {
+        let inputs = [Input::from(&a), Input::from(&b), Input::from(rules.clone())];
+        let got = datalith::q(q, &inputs).unwrap_or_else(|e| panic!("{q}: {e}"));
+        assert_eq!(normalize(&got), normalize(&edn(want)), "{q}");
     }
 }

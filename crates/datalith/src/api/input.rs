@@ -1,8 +1,8 @@
 //! Query inputs that may be databases: [`Input`] and [`q`], Datomic's `(d/q query inputs...)`.
 
 use crate::edn::Edn;
-use crate::query::run::InputRef;
-use crate::query::QueryError;
+use crate::query::run::{InputRef, Outcome};
+use crate::query::{QueryError, Step};
 
 use super::Db;
 
@@ -74,6 +74,16 @@ impl Input {
 /// assert_eq!(result, read_one(r#"#{["Ann" 7]}"#).unwrap());
 /// ```
 pub fn q(query: &str, inputs: &[Input]) -> Result<Edn, QueryError> {
+    Ok(run(query, inputs, false)?.result)
+}
+
+/// [`q`] that also returns the executed plan (each step's estimated and actual rows).
+pub fn explain(query: &str, inputs: &[Input]) -> Result<(Edn, Vec<Step>), QueryError> {
+    let o = run(query, inputs, true)?;
+    Ok((o.result, o.steps))
+}
+
+fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
     let env = inputs.iter().find_map(|i| match i {
@@ -97,5 +107,5 @@ pub fn q(query: &str, inputs: &[Input]) -> Result<Edn, QueryError> {
         }
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
-    Ok(crate::query::run::run(&sections, &inputs, None, &registry, false, None)?.result)
+    crate::query::run::run(&sections, &inputs, None, &registry, explain, None)
 }

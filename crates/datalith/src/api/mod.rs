@@ -15,4 +15,4 @@ pub use database::{Database, DbOptions};
 pub use db::Db;
 pub use entity::{Entity, EntityValue};
 pub use index::{Components, Index};
-pub use input::{q, Input};
+pub use input::{explain, q, Input};

@@ -93,6 +93,11 @@ pub enum QueryError {
         tuple: String,
         width: usize,
     },
+    /// A value where an entity is expected (entity position, the value of a ref attribute)
+    /// that names none: an ident or lookup ref no entity has, a lookup ref on an attribute
+    /// that is not unique, or a value that is no entity reference at all.
+    #[error("{value} names no entity (an entity id, an ident, or a lookup ref on a unique attribute is expected)")]
+    UnresolvedEntity { value: String },
     /// The query reads no database and runs on none (at least one input must be one).
     #[error("a query needs a database among its inputs")]
     NoDatabase,
@@ -144,7 +149,9 @@ impl QueryError {
             QueryError::LookupRefNotUnique { .. } | QueryError::LookupRefAttrNotUnique { .. } => {
                 error::LOOKUP_REF_ATTR_NOT_UNIQUE
             }
-            QueryError::NotAnEntity { .. } => error::NOT_AN_ENTITY,
+            QueryError::NotAnEntity { .. } | QueryError::UnresolvedEntity { .. } => {
+                error::NOT_AN_ENTITY
+            }
             QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
             QueryError::BadArguments { .. } | QueryError::Builtin { .. } => {

@@ -7,14 +7,17 @@
 //! - [`rules`]: semi-naive evaluation of rules.
 //! - [`find`]: aggregates and the result's shape.
 //! - [`validate`]: the queries Datomic rejects before running them.
-//! - [`run`]: the entry point, with the parse cache.
+//! - [`run`]: the entry point, with the parse cache; `inputs` (input values as relations)
+//!   and `entities` (entity ids named by constants and inputs, per database) serve it.
 //! - [`relation`], [`builtins`], [`error`]: the pieces they share.
 
 pub mod builtins;
 pub mod distinct;
+mod entities;
 pub mod error;
 pub mod exec;
 pub mod find;
+mod inputs;
 pub mod ir;
 pub mod lower;
 pub mod relation;

@@ -4,19 +4,16 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
 use super::exec::{Ctx, DbSource, Step, UserFn};
 use super::find::{shape, UserAggregate};
-use super::ir::{
-    AttrTerm, Binding, Clause, FindElem, InBinding, Pattern, Query, RuleBody, Term, Var,
-};
-use super::lower::{lower, sections, InputKind, Sections};
+use super::inputs::{bind_input, check_arity, tuples};
+use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
+use super::lower::{in_forms, lower, sections, InputKind, Sections};
 use super::relation::Relation;
 use crate::api::Db;
-use crate::codec::Value;
-use crate::edn::{read_one, value_from_edn, Edn};
-use crate::store::reader::IndexReader;
-use crate::store::schema::{builtin, Schema};
+use crate::edn::{read_one, Edn};
 
 /// Parsed queries, by text. Parsing does not depend on the schema, so entries never go stale.
 #[derive(Default)]
@@ -76,9 +73,6 @@ pub enum InputRef<'a> {
     Value(&'a Edn),
 }
 
-/// The databases a query reads, by source number, with their readers and schemas.
-type Readers<'a> = BTreeMap<usize, (IndexReader<'a>, &'a Schema)>;
-
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
 /// it (the receiver of [`Db::q`]).
 pub fn run(
@@ -115,59 +109,14 @@ pub fn run(
     if let (false, Some(d)) = (dbs.contains_key(&0) || relations.contains_key(&0), implicit) {
         dbs.insert(0, d);
     }
-    // The database the result's pulls read: the one they name (`$` by default); with no
-    // pull, `$` or the first one (the engine runs on one).
-    let pulled: std::collections::BTreeSet<usize> = q
-        .find
-        .iter()
-        .filter_map(|f| match f {
-            FindElem::Pull { src, .. } => Some(*src),
-            _ => None,
-        })
-        .collect();
-    let home_src = match pulled.iter().collect::<Vec<_>>().as_slice() {
-        [] => *dbs.keys().next().ok_or(QueryError::NoDatabase)?,
-        [src] if dbs.contains_key(src) => **src,
-        [src] => {
-            return Err(QueryError::UnknownSource {
-                name: q.source_names[**src].clone(),
-                clause: "(pull ...)".to_string(),
-            })
-        }
-        _ => {
-            return Err(QueryError::Inputs(
-                "pulls from several databases in one :find are not supported".to_string(),
-            ))
-        }
-    };
+    let home_src = pull_source(&q, &dbs)?;
     let home = dbs[&home_src];
     let readers: Readers<'_> = dbs
         .iter()
         .map(|(n, d)| (*n, (d.reader(), &**d.schema())))
         .collect();
     let clauses = resolve_constants(&readers, 0, &q.clauses)?;
-    // Rules, by the source they were lowered for (their `$`).
-    let mut all_rules: BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>> = BTreeMap::new();
-    for (n, rules) in
-        std::iter::once((0, &q.rules)).chain(q.source_rules.iter().map(|(n, r)| (*n, r)))
-    {
-        let resolved = rules
-            .iter()
-            .map(|(k, bodies)| {
-                let bodies = bodies
-                    .iter()
-                    .map(|b| {
-                        Ok(RuleBody {
-                            clauses: resolve_constants(&readers, n, &b.clauses)?,
-                            ..b.clone()
-                        })
-                    })
-                    .collect::<Result<Vec<_>, QueryError>>()?;
-                Ok((k.clone(), bodies))
-            })
-            .collect::<Result<_, QueryError>>()?;
-        all_rules.insert(n, resolved);
-    }
+    let all_rules = resolve_rules(&q, &readers)?;
     for (n, rules) in &all_rules {
         for b in rules.values().flatten() {
             check_arity(&b.clauses, *n, &relations, &q.source_names, &[])?;
@@ -178,23 +127,15 @@ pub fn run(
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
-            input = input.join(&bind_input(b, value)?);
+            let form = crate::edn::to_edn_string(&in_forms(s)[*pos]);
+            input = input.join(&bind_input(&form, b, value)?);
         }
     }
     // Inputs used as entities read their entity id there, and keep their own value.
     let mut clauses = clauses;
     let input_vars = input.vars.clone();
-    let shadows = {
-        let mut sh = Shadows {
-            readers: &readers,
-            rules: &all_rules,
-            input_vars: &input_vars,
-            next_var: q.var_names.len(),
-            made: Vec::new(),
-        };
-        sh.clauses(&mut clauses, 0)?;
-        sh.made
-    };
+    let shadows =
+        Shadows::new(&readers, &all_rules, &input_vars, q.var_names.len()).rewrite(&mut clauses)?;
     for (v, src, shadow) in &shadows {
         q.var_names
             .push(format!("{}@{}", q.var_names[*v], q.source_names[*src]));
@@ -248,373 +189,70 @@ pub fn run(
     Ok(Outcome { result, steps })
 }
 
-/// A relation source's tuples.
-fn tuples(name: &str, value: &Edn) -> Result<Relation, QueryError> {
-    let bad = |got: &Edn| QueryError::InputKind {
-        input: name.to_string(),
-        expected: "a database or a collection of tuples".to_string(),
-        got: crate::edn::to_edn_string(got),
-    };
-    let rows = match value {
-        Edn::Vector(rows) | Edn::List(rows) | Edn::Set(rows) => rows,
-        other => return Err(bad(other)),
-    };
-    let mut out = Relation::empty(Vec::new());
-    for r in rows {
-        let items = match r {
-            Edn::Vector(items) | Edn::List(items) => items,
-            other => return Err(bad(other)),
-        };
-        out.rows
-            .push(items.iter().map(scalar).collect::<Result<_, _>>()?);
+/// The database the result's pulls read: the one they name (`$` by default); with no pull,
+/// `$` or the first one (the engine runs on one).
+fn pull_source(q: &Query, dbs: &BTreeMap<usize, &Db>) -> Result<usize, QueryError> {
+    let pulled: std::collections::BTreeSet<usize> = q
+        .find
+        .iter()
+        .filter_map(|f| match f {
+            FindElem::Pull { src, .. } => Some(*src),
+            _ => None,
+        })
+        .collect();
+    match pulled.iter().collect::<Vec<_>>().as_slice() {
+        [] => dbs.keys().next().copied().ok_or(QueryError::NoDatabase),
+        [src] if dbs.contains_key(src) => Ok(**src),
+        [src] => Err(QueryError::UnknownSource {
+            name: q.source_names[**src].clone(),
+            clause: "(pull ...)".to_string(),
+        }),
+        _ => Err(QueryError::Inputs(
+            "pulls from several databases in one :find are not supported".to_string(),
+        )),
     }
-    Ok(out)
 }
 
-/// Fails when a clause on a relation source has more terms than one of its tuples has values
-/// (a shorter clause matches each tuple's prefix). `dollar` is the source `$` stands for.
-fn check_arity(
-    clauses: &[Clause],
-    dollar: usize,
-    relations: &HashMap<usize, Relation>,
-    names: &[String],
-    var_names: &[String],
-) -> Result<(), QueryError> {
-    for c in clauses {
-        match c {
-            Clause::Source { src, terms } => {
-                let src = if *src == 0 { dollar } else { *src };
-                let Some(rel) = relations.get(&src) else {
-                    continue;
-                };
-                if let Some(short) = rel.rows.iter().find(|r| r.len() < terms.len()) {
-                    let edn = |v: &Value| crate::edn::edn_from_value(v);
-                    let show_terms: Vec<Edn> = terms
-                        .iter()
-                        .map(|t| match t {
-                            Term::Const(v) => edn(v),
-                            Term::Var(v) => Edn::Symbol(crate::codec::Keyword::new(
-                                None,
-                                &var_names
-                                    .get(*v)
-                                    .cloned()
-                                    .unwrap_or_else(|| format!("?{v}")),
-                            )),
-                            Term::Blank => Edn::Symbol(crate::codec::Keyword::new(None, "_")),
-                        })
-                        .collect();
-                    return Err(QueryError::SourceArity {
-                        source_name: names.get(src).cloned().unwrap_or_else(|| "$".into()),
-                        clause: crate::edn::to_edn_string(&Edn::Vector(show_terms)),
-                        terms: terms.len(),
-                        tuple: crate::edn::to_edn_string(&Edn::Vector(
-                            short.iter().map(edn).collect(),
-                        )),
-                        width: short.len(),
-                    });
-                }
-            }
-            Clause::Or { branches, .. } => {
-                for b in branches {
-                    check_arity(b, dollar, relations, names, var_names)?;
-                }
-            }
-            Clause::Not { clauses, .. } => {
-                check_arity(clauses, dollar, relations, names, var_names)?
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-fn scalar(e: &Edn) -> Result<Value, QueryError> {
-    value_from_edn(e).ok_or_else(|| {
-        QueryError::Inputs(format!("{} is not a value", crate::edn::to_edn_string(e)))
-    })
-}
-
-fn bind_input(b: &Binding, value: &Edn) -> Result<Relation, QueryError> {
-    let seq = |e: &Edn| -> Result<Vec<Edn>, QueryError> {
-        match e {
-            Edn::Vector(v) | Edn::List(v) | Edn::Set(v) => Ok(v.clone()),
-            other => Err(QueryError::Inputs(format!(
-                "expected a collection, got {}",
-                crate::edn::to_edn_string(other)
-            ))),
-        }
-    };
-    let rows: Vec<Vec<Edn>> = match b {
-        Binding::Scalar(_) => vec![vec![value.clone()]],
-        Binding::Tuple(_) => vec![seq(value)?],
-        Binding::Collection(_) => seq(value)?.into_iter().map(|x| vec![x]).collect(),
-        Binding::Relation(_) => seq(value)?.iter().map(seq).collect::<Result<_, _>>()?,
-    };
-    let terms: Vec<Term> = match b {
-        Binding::Scalar(t) | Binding::Collection(t) => vec![t.clone()],
-        Binding::Tuple(ts) | Binding::Relation(ts) => ts.clone(),
-    };
-    let raw = Relation {
-        vars: (0..terms.len()).map(|i| usize::MAX - i).collect(),
-        rows: rows
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .take(terms.len())
-                    .map(scalar)
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    Ok(super::exec::match_terms(&raw, &terms))
-}
-
-/// The entity `v` names in a database: an entity id (a ref or a non-negative number), an
-/// ident, or a lookup ref `[unique-attr value]`; `Ref(u64::MAX)` (no entity) when it names
-/// none. Other values stay as they are.
-fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, QueryError> {
-    Ok(match v {
-        Value::Long(n) if *n >= 0 => Value::Ref(*n as u64),
-        Value::Keyword(k) => match schema.by_ident(k) {
-            Some(a) => Value::Ref(a.id as u64),
-            None => match r.first_entity_with(builtin::IDENT, v)? {
-                Some(e) => Value::Ref(e),
-                None => Value::Ref(u64::MAX),
-            },
-        },
-        Value::Tuple(items) if items.len() == 2 => match (&items[0], &items[1]) {
-            (Some(Value::Keyword(k)), Some(val)) => match schema.by_ident(k) {
-                Some(a) if a.unique.is_some() => {
-                    let val = super::exec::coerce(schema, a.id, val);
-                    match r.first_entity_with(a.id, &val)? {
-                        Some(e) => Value::Ref(e),
-                        None => Value::Ref(u64::MAX),
-                    }
-                }
-                _ => Value::Ref(u64::MAX),
-            },
-            _ => v.clone(),
-        },
-        other => other.clone(),
-    })
-}
-
-/// An entity constant written in the query itself: as [`entity`], but an ident or lookup ref
-/// that names no entity, a lookup ref on an attribute that is not unique or that does not
-/// exist, is an error naming it, as in Datomic (an entity id that names none matches nothing).
-fn constant_entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, QueryError> {
-    let shown = || crate::edn::to_edn_string(&crate::edn::edn_from_value(v));
-    if let Value::Tuple(items) = v {
-        if let [Some(Value::Keyword(k)), Some(_)] = items.as_slice() {
-            match schema.by_ident(k) {
-                None => {
-                    return Err(QueryError::UnknownAttribute {
-                        attr: k.to_string(),
-                        clause: shown(),
+/// The query's rules with their constants resolved, by the source they were lowered for
+/// (their `$`).
+fn resolve_rules(
+    q: &Query,
+    readers: &Readers<'_>,
+) -> Result<BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>>, QueryError> {
+    let mut all = BTreeMap::new();
+    // Rules never called with `$` are not resolved against it (a constant they name might
+    // exist only in the database they are called with).
+    let with_dollar = calls_rules(&q.clauses).then_some((0, &q.rules));
+    let lowered = with_dollar
+        .into_iter()
+        .chain(q.source_rules.iter().map(|(n, r)| (*n, r)));
+    for (n, rules) in lowered {
+        let mut resolved = BTreeMap::new();
+        for (name, bodies) in rules {
+            let bodies = bodies
+                .iter()
+                .map(|b| {
+                    Ok(RuleBody {
+                        clauses: resolve_constants(readers, n, &b.clauses)?,
+                        ..b.clone()
                     })
-                }
-                Some(a) if a.unique.is_none() => {
-                    return Err(QueryError::LookupRefNotUnique {
-                        attr: k.to_string(),
-                        lookup_ref: shown(),
-                    })
-                }
-                Some(_) => {}
-            }
+                })
+                .collect::<Result<Vec<_>, QueryError>>()?;
+            resolved.insert(name.clone(), bodies);
         }
+        all.insert(n, resolved);
     }
-    let e = entity(r, schema, v)?;
-    let names_one = matches!(v, Value::Keyword(_) | Value::Tuple(_));
-    if names_one && e == Value::Ref(u64::MAX) {
-        return Err(QueryError::UnresolvedKey { key: shown() });
-    }
-    Ok(e)
+    Ok(all)
 }
 
-/// `input` with column `shadow`: column `v`'s values resolved to entity ids in one database.
-fn add_resolved_column(
-    mut input: Relation,
-    v: Var,
-    shadow: Var,
-    (r, schema): &(IndexReader<'_>, &Schema),
-) -> Result<Relation, QueryError> {
-    let c = input.col(v).expect("an input variable");
-    for row in &mut input.rows {
-        let e = entity(r, schema, &row[c])?;
-        row.push(e);
-    }
-    input.vars.push(shadow);
-    Ok(input)
-}
-
-/// Rewrites the clauses so that variables bound by inputs read, where a clause uses them as
-/// an entity (entity or attribute position, the value of a ref attribute, a rule argument
-/// the rule uses so), a shadow variable holding the entity id the input names in that
-/// clause's database. The variable itself keeps the input (Datomic returns a lookup ref
-/// given as input as the lookup ref).
-struct Shadows<'r, 'a> {
-    readers: &'r Readers<'a>,
-    rules: &'r BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>>,
-    input_vars: &'r [Var],
-    next_var: Var,
-    /// (input variable, source, shadow variable).
-    made: Vec<(Var, usize, Var)>,
-}
-
-impl Shadows<'_, '_> {
-    fn shadow(&mut self, v: Var, src: usize) -> Var {
-        if let Some((_, _, s)) = self.made.iter().find(|(x, y, _)| *x == v && *y == src) {
-            return *s;
-        }
-        let s = self.next_var;
-        self.next_var += 1;
-        self.made.push((v, src, s));
-        s
-    }
-
-    fn term(&mut self, t: &mut Term, src: usize) {
-        if let Term::Var(v) = t {
-            if self.input_vars.contains(v) {
-                *v = self.shadow(*v, src);
-            }
-        }
-    }
-
-    /// `dollar`: the source `$` stands for at top level (the clauses are the query's).
-    fn clauses(&mut self, clauses: &mut [Clause], dollar: usize) -> Result<(), QueryError> {
-        for c in clauses {
-            match c {
-                Clause::Pattern(src, p) => {
-                    let src = if *src == 0 { dollar } else { *src };
-                    let Some((_, schema)) = self.readers.get(&src) else {
-                        continue;
-                    };
-                    let is_ref = matches!(p.a, AttrTerm::Attr(a) if schema.get(a).is_some_and(|x| x.is_ref()));
-                    self.term(&mut p.e, src);
-                    if let AttrTerm::Var(v) = &mut p.a {
-                        let mut t = Term::Var(*v);
-                        self.term(&mut t, src);
-                        p.a = AttrTerm::Var(t.var().expect("a variable"));
-                    }
-                    if is_ref {
-                        self.term(&mut p.v, src);
-                    }
-                }
-                Clause::Rule { name, args, src } => {
-                    let src = if *src == 0 { dollar } else { *src };
-                    let Some((r, schema)) = self.readers.get(&src) else {
-                        continue;
-                    };
-                    let Some(bodies) = self.rules.get(&src).and_then(|r| r.get(name.as_str()))
-                    else {
-                        continue;
-                    };
-                    for (i, a) in args.iter_mut().enumerate() {
-                        let entity_arg = bodies.iter().any(|b| {
-                            b.head
-                                .get(i)
-                                .is_some_and(|h| uses_as_entity(&b.clauses, *h, schema))
-                        });
-                        if entity_arg {
-                            // A constant argument (a scalar input) names its entity too.
-                            if let Term::Const(c) = a {
-                                *c = entity(r, schema, c)?;
-                            }
-                            self.term(a, src);
-                        }
-                    }
-                }
-                Clause::Or {
-                    vars,
-                    required,
-                    branches,
-                } => {
-                    for b in branches.iter_mut() {
-                        self.clauses(b, dollar)?;
-                    }
-                    let inner: Vec<Var> =
-                        branches.iter().flatten().flat_map(Clause::vars).collect();
-                    self.share(vars, Some(required), &inner);
-                }
-                Clause::Not { vars, clauses } => {
-                    self.clauses(clauses, dollar)?;
-                    let inner: Vec<Var> = clauses.iter().flat_map(Clause::vars).collect();
-                    self.share(vars, None, &inner);
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// An `or`/`not` shares the shadows of the variables it shares, when its clauses use them.
-    fn share(&self, vars: &mut Vec<Var>, required: Option<&mut Vec<Var>>, inner: &[Var]) {
-        let mut req = required;
-        for (v, _, s) in &self.made {
-            if vars.contains(v) && inner.contains(s) && !vars.contains(s) {
-                vars.push(*s);
-                if let Some(r) = req.as_deref_mut() {
-                    if r.contains(v) {
-                        r.push(*s);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Whether `v` is an entity in one of `clauses` (directly, or in `or`/`not`).
-fn uses_as_entity(clauses: &[Clause], v: Var, schema: &Schema) -> bool {
+/// Whether a clause calls a rule with the query's own `$`.
+fn calls_rules(clauses: &[Clause]) -> bool {
     clauses.iter().any(|c| match c {
-        Clause::Pattern(0, p) => {
-            p.e == Term::Var(v)
-                || p.a == AttrTerm::Var(v)
-                || (p.v == Term::Var(v)
-                    && matches!(p.a, AttrTerm::Attr(a) if schema.get(a).is_some_and(|x| x.is_ref())))
-        }
-        Clause::Or { branches, .. } => branches.iter().any(|b| uses_as_entity(b, v, schema)),
-        Clause::Not { clauses, .. } => uses_as_entity(clauses, v, schema),
+        Clause::Rule { src, .. } => *src == 0,
+        Clause::Or { branches, .. } => branches.iter().any(|b| calls_rules(b)),
+        Clause::Not { clauses, .. } => calls_rules(clauses),
         _ => false,
     })
-}
-
-/// Entity constants (idents, lookup refs `[attr value]`, numbers) become entity ids in the
-/// database of their clause; value constants of ref attributes too. A constant that names no
-/// entity matches nothing. `dollar` is the source `$` stands for.
-fn resolve_constants(
-    readers: &Readers<'_>,
-    dollar: usize,
-    clauses: &[Clause],
-) -> Result<Vec<Clause>, QueryError> {
-    clauses
-        .iter()
-        .map(|c| {
-            Ok(match c {
-                Clause::Pattern(src, p) => {
-                    let Some((r, schema)) = readers.get(&if *src == 0 { dollar } else { *src }) else {
-                        return Ok(c.clone());
-                    };
-                    let e = match &p.e {
-                        Term::Const(v) => Term::Const(constant_entity(r, schema, v)?),
-                        t => t.clone(),
-                    };
-                    let is_ref = matches!(p.a, AttrTerm::Attr(a) if schema.get(a).is_some_and(|x| x.is_ref()));
-                    let v = match &p.v {
-                        Term::Const(v) if is_ref => Term::Const(constant_entity(r, schema, v)?),
-                        t => t.clone(),
-                    };
-                    Clause::Pattern(*src, Pattern { e, a: p.a.clone(), v })
-                }
-                Clause::Or { vars, required, branches } => Clause::Or {
-                    vars: vars.clone(),
-                    required: required.clone(),
-                    branches: branches.iter().map(|b| resolve_constants(readers, dollar, b)).collect::<Result<_, _>>()?,
-                },
-                Clause::Not { vars, clauses } => Clause::Not { vars: vars.clone(), clauses: resolve_constants(readers, dollar, clauses)? },
-                other => other.clone(),
-            })
-        })
-        .collect()
 }
 
 /// Keeps `Query` reachable for documentation links.
