@@ -369,6 +369,7 @@ fn strings_and_names() {
         (r#"(clojure.string/blank? "  ")"#, "true"),    // D
         (r#"(clojure.string/starts-with? "abc" "ab")"#, "true"), // D
         (r#"(str/starts-with? "abc" "ab")"#, "true"), // Datascript's alias; Datomic needs the full name
+        (r#"(starts-with? "abc" "ab")"#, "true"),     // kept from earlier Datalith versions
         (r#"(clojure.string/ends-with? "abc" "bc")"#, "true"), // D
         (r#"(clojure.string/includes? "abc" "b")"#, "true"), // D
         (

@@ -97,6 +97,10 @@ fn canonical(name: &str) -> std::borrow::Cow<'_, str> {
     if let Some(rest) = name.strip_prefix("str/") {
         return format!("clojure.string/{rest}").into();
     }
+    // Unqualified names earlier Datalith versions accepted (Datomic does not resolve them).
+    if let "starts-with?" | "ends-with?" | "includes?" | "lower-case" | "upper-case" = name {
+        return format!("clojure.string/{name}").into();
+    }
     match name.strip_prefix("clojure.core/") {
         // Clojure's own `/` (exact ratios), not Datomic's query `/` (integer quotient).
         Some("/") => "clojure.core//".into(),
