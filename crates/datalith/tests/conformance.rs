@@ -6,6 +6,10 @@
 //! A case expecting an error passes when Datalith refuses too (the category is not compared
 //! yet). `tests/conformance/pending.edn` lists the cases known to fail, with why: the test
 //! fails when any other case fails, and when a pending case passes (take it off the list).
+//!
+//! `cargo test -p datalith --test conformance -- --nocapture` prints the per-group table and
+//! every failing case with Datomic's answer and Datalith's; `CONFORMANCE_FILTER=pull/` runs
+//! only the cases whose id contains the text.
 
 #[path = "conformance/cases.rs"]
 mod cases;
@@ -228,7 +232,12 @@ struct Tally {
 #[test]
 fn datalith_answers_as_datomic_does() {
     let datasets = cases::datasets();
-    let cases = cases::cases();
+    // CONFORMANCE_FILTER=pull/ (any part of an id) runs only the matching cases.
+    let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
+    let cases: Vec<Case> = cases::cases()
+        .into_iter()
+        .filter(|c| c.id.contains(&filter))
+        .collect();
     let answers = cases::answers();
     let pending = cases::pending();
     let mut shared = HashMap::new();
@@ -293,7 +302,10 @@ fn datalith_answers_as_datomic_does() {
     }
 
     let known: std::collections::BTreeSet<&String> = cases.iter().map(|c| &c.id).collect();
-    let stale_pending: Vec<&String> = pending.keys().filter(|id| !known.contains(id)).collect();
+    let stale_pending: Vec<&String> = pending
+        .keys()
+        .filter(|id| filter.is_empty() && !known.contains(id))
+        .collect();
     assert!(
         unanswered.is_empty(),
         "cases without a recorded Datomic answer (run bench/peers/run.sh datomic conformance): {unanswered:?}"
