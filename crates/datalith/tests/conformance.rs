@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use cases::{get, Action, Answer, Case, Dataset};
-use compare::{find_shape, same_answer, without_db_id, Shape};
+use compare::{find_shape, same_answer, without_db_id, Ordered, Shape};
 use datalith::edn::{to_edn_string, Edn};
 use datalith::{Database, Db, DbOptions};
 
@@ -190,7 +190,7 @@ fn shape_of(case: &Case) -> Shape {
 }
 
 /// Whether Datalith's outcome is Datomic's answer; otherwise a line saying what differs.
-fn verdict(case: &Case, want: &Answer, got: &Got) -> Result<(), String> {
+fn verdict(case: &Case, want: &Answer, got: &Got, ordered: &Ordered) -> Result<(), String> {
     match (want, got) {
         (_, Got::Unsupported(why)) => Err(format!("not run: {why}")),
         (Answer::Error { .. }, Got::Error(_)) => Ok(()),
@@ -208,7 +208,7 @@ fn verdict(case: &Case, want: &Answer, got: &Got) -> Result<(), String> {
             } else {
                 (w.clone(), v.clone())
             };
-            if same_answer(shape_of(case), &w, &v) {
+            if same_answer(shape_of(case), &w, &v, ordered) {
                 Ok(())
             } else {
                 Err(format!(
@@ -241,6 +241,7 @@ fn datalith_answers_as_datomic_does() {
     let answers = cases::answers();
     let pending = cases::pending();
     let mut shared = HashMap::new();
+    let ordered = cases::tuple_attributes(&datasets);
     // CONFORMANCE_ERRORS=1 also lists the refusals that pass, Datomic's :db/error beside
     // Datalith's message (for checking error categories by eye until they are compared).
     let show_errors = std::env::var_os("CONFORMANCE_ERRORS").is_some();
@@ -264,7 +265,7 @@ fn datalith_answers_as_datomic_does() {
                 db_error.as_deref().unwrap_or("(no :db/error)")
             ));
         }
-        let verdict = verdict(case, want, &got);
+        let verdict = verdict(case, want, &got, &ordered);
         let tally = groups.entry(case.group.clone()).or_default();
         tally.cases += 1;
         let is_pending = pending.contains_key(&case.id);

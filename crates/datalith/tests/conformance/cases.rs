@@ -1,7 +1,7 @@
 //! The suite's files: datasets, cases, Datomic's recorded answers and the pending list, read
 //! with Datalith's own EDN reader.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use datalith::edn::{read_one, to_edn_string, Edn};
@@ -98,6 +98,19 @@ pub fn datasets() -> BTreeMap<String, Dataset> {
             };
             (name, dataset)
         })
+        .collect()
+}
+
+/// The tuple-valued attributes the datasets install (printed, `:pt/xy`): their vector values
+/// are one value each, so pull results keep their order.
+pub fn tuple_attributes(datasets: &BTreeMap<String, Dataset>) -> BTreeSet<String> {
+    let tuple = Edn::kw(":db.type/tuple");
+    datasets
+        .values()
+        .filter_map(|d| d.schema.as_seq())
+        .flatten()
+        .filter(|attr| get(attr, ":db/valueType") == Some(&tuple))
+        .filter_map(|attr| get(attr, ":db/ident").map(to_edn_string))
         .collect()
 }
 

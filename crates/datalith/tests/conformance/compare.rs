@@ -3,10 +3,16 @@
 //! A relation or collection result is compared as a multiset of rows (Datomic returns a set,
 //! or a list when `:with` keeps duplicates), a tuple or scalar as it is. Inside a row, maps
 //! (pull results, `:keys` rows) compare by key, and a vector held by a map (a card-many
-//! attribute in a pull) compares as a multiset. Doubles are equal within 1e-9 (relative to
+//! attribute in a pull) compares as a multiset, except under a tuple-valued attribute. Doubles are equal within 1e-9 (relative to
 //! their size beyond 1).
 
+use std::collections::BTreeSet;
+
 use datalith::edn::{to_edn_string, Edn};
+
+/// Attributes (as printed, `:pt/xy`) whose vector values keep their order inside maps:
+/// tuple-valued attributes, where a vector is one value rather than card-many values.
+pub type Ordered = BTreeSet<String>;
 
 /// What the `:find` of a query returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,20 +65,22 @@ fn is_symbol(e: &Edn, text: &str) -> bool {
 }
 
 /// Whether `got` is Datomic's `want` for a result of `shape`.
-pub fn same_answer(shape: Shape, want: &Edn, got: &Edn) -> bool {
+pub fn same_answer(shape: Shape, want: &Edn, got: &Edn, ordered: &Ordered) -> bool {
     match shape {
-        Shape::Relation | Shape::Collection => match (rows(want), rows(got)) {
+        Shape::Relation | Shape::Collection => match (rows(want, ordered), rows(got, ordered)) {
             (Some(w), Some(g)) => same_multiset(&w, &g),
             _ => false,
         },
-        Shape::Tuple | Shape::Scalar | Shape::Value => same(&canon(want), &canon(got)),
+        Shape::Tuple | Shape::Scalar | Shape::Value => {
+            same(&canon(want, ordered), &canon(got, ordered))
+        }
     }
 }
 
-fn rows(e: &Edn) -> Option<Vec<Edn>> {
+fn rows(e: &Edn, ordered: &Ordered) -> Option<Vec<Edn>> {
     match e {
         Edn::Set(items) | Edn::Vector(items) | Edn::List(items) => {
-            Some(items.iter().map(canon).collect())
+            Some(items.iter().map(|x| canon(x, ordered)).collect())
         }
         _ => None,
     }
@@ -90,22 +98,28 @@ fn same_multiset(want: &[Edn], got: &[Edn]) -> bool {
 }
 
 /// Order removed where it carries no meaning: sets sorted, map entries sorted by key, and
-/// vectors held by maps sorted. Lists become vectors (Datomic prints tuples as either).
-pub fn canon(e: &Edn) -> Edn {
-    canon_in(e, false)
+/// vectors held by maps sorted (unless the key is in `ordered`). Lists become vectors
+/// (Datomic prints tuples as either).
+pub fn canon(e: &Edn, ordered: &Ordered) -> Edn {
+    canon_in(e, false, ordered)
 }
 
-fn canon_in(e: &Edn, held_by_map: bool) -> Edn {
+fn canon_in(e: &Edn, unordered: bool, ordered: &Ordered) -> Edn {
     match e {
-        Edn::Set(items) => Edn::Set(sorted(items.iter().map(|x| canon_in(x, false)).collect())),
+        Edn::Set(items) => Edn::Set(sorted(
+            items.iter().map(|x| canon_in(x, false, ordered)).collect(),
+        )),
         Edn::Vector(items) | Edn::List(items) => {
-            let items: Vec<Edn> = items.iter().map(|x| canon_in(x, false)).collect();
-            Edn::Vector(if held_by_map { sorted(items) } else { items })
+            let items: Vec<Edn> = items.iter().map(|x| canon_in(x, false, ordered)).collect();
+            Edn::Vector(if unordered { sorted(items) } else { items })
         }
         Edn::Map(pairs) => {
             let mut pairs: Vec<(Edn, Edn)> = pairs
                 .iter()
-                .map(|(k, v)| (canon_in(k, false), canon_in(v, true)))
+                .map(|(k, v)| {
+                    let card_many = !ordered.contains(&to_edn_string(k));
+                    (canon_in(k, false, ordered), canon_in(v, card_many, ordered))
+                })
                 .collect();
             pairs.sort_by_cached_key(|(k, _)| to_edn_string(k));
             Edn::Map(pairs)
@@ -213,11 +227,20 @@ mod tests {
                 "#{[{:a 1 :b 2}]}",
                 false,
             ),
+            ("[:find ?a . :where]", "{:t [1 2]}", "{:t [2 1]}", false),
+            ("[:find ?a . :where]", "{:t [[1 2]]}", "{:t [[2 1]]}", false),
+            (
+                "[:find ?a . :where]",
+                "{:m [[1 2] [3]]}",
+                "{:m [[3] [1 2]]}",
+                true,
+            ),
         ];
+        let ordered: Ordered = [":t".to_string()].into_iter().collect();
         for (q, want, got, expect) in cases {
             let shape = find_shape(&e(q));
             assert_eq!(
-                same_answer(shape, &e(want), &e(got)),
+                same_answer(shape, &e(want), &e(got), &ordered),
                 *expect,
                 "{q}: want {want} got {got}"
             );
