@@ -38,9 +38,10 @@ enum Got {
     Unsupported(String),
 }
 
+/// A database holding a dataset; fields drop in order, so it closes before its directory goes.
 struct Loaded {
-    _dir: tempfile::TempDir,
     db: Database,
+    _dir: tempfile::TempDir,
 }
 
 fn load(dataset: &Dataset) -> Result<Loaded, String> {
@@ -51,7 +52,7 @@ fn load(dataset: &Dataset) -> Result<Loaded, String> {
             transact(&db, tx).map_err(|e| format!("loading the dataset: {e}"))?;
         }
     }
-    Ok(Loaded { _dir: dir, db })
+    Ok(Loaded { db, _dir: dir })
 }
 
 fn transact(db: &Database, tx: &Edn) -> Result<(), String> {
@@ -87,6 +88,8 @@ fn query(db: &Db, query: &Edn, inputs: &[Edn]) -> Got {
     })
 }
 
+/// The entity a pull case names. `Db::pull` takes an entity id, so a lookup ref is looked up
+/// here by a query; cases about lookup-ref errors therefore go through query inputs instead.
 fn entity_of(db: &Db, eid: &Edn) -> Result<Option<u64>, String> {
     let found = match eid {
         Edn::Keyword(k) => return db.ident_entity(k).map_err(|e| e.to_string()),
