@@ -1,0 +1,222 @@
+//! The suite's files: datasets, cases, Datomic's recorded answers and the pending list, read
+//! with Datalith's own EDN reader.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+
+/// One dataset: schema tx data, then data tx data.
+pub struct Dataset {
+    pub schema: Edn,
+    pub data: Edn,
+}
+
+/// What a case does on its dataset.
+pub enum Action {
+    /// `d/q` with the dataset as the first source, then `inputs`.
+    Query { query: Edn, inputs: Vec<Edn> },
+    /// `d/pull` of `pattern` on the entity `eid` (a lookup ref or an ident).
+    Pull { pattern: Edn, eid: Edn },
+    /// Each tx data in turn, then the query `then` on the database after them.
+    Tx {
+        txs: Vec<Edn>,
+        then: Edn,
+        then_inputs: Vec<Edn>,
+    },
+}
+
+/// One case of `cases/<group>.edn`.
+pub struct Case {
+    /// The id's text without the colon, `group/name`.
+    pub id: String,
+    pub group: String,
+    pub dataset: String,
+    pub action: Action,
+    /// Pull results are compared without their `:db/id` entries.
+    pub without_db_id: bool,
+}
+
+/// Datomic's answer to a case.
+pub enum Answer {
+    Result(Edn),
+    Error {
+        db_error: Option<String>,
+        message: String,
+    },
+}
+
+pub fn suite_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")
+}
+
+fn read_file(path: &Path) -> Edn {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    read_one(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn get<'a>(map: &'a Edn, key: &str) -> Option<&'a Edn> {
+    match map {
+        Edn::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| matches!(k, Edn::Keyword(kw) if kw.to_string() == key))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+fn keyword_text(e: &Edn, what: &str) -> String {
+    match e {
+        Edn::Keyword(k) => k.to_symbol_text(),
+        other => panic!("{what} must be a keyword, not {}", to_edn_string(other)),
+    }
+}
+
+fn seq_of(e: Option<&Edn>) -> Vec<Edn> {
+    e.and_then(Edn::as_seq)
+        .map(<[Edn]>::to_vec)
+        .unwrap_or_default()
+}
+
+pub fn datasets() -> BTreeMap<String, Dataset> {
+    let Edn::Map(pairs) = read_file(&suite_dir().join("datasets.edn")) else {
+        panic!("datasets.edn must be a map");
+    };
+    pairs
+        .iter()
+        .map(|(name, ds)| {
+            let name = keyword_text(name, "a dataset name");
+            let field = |k: &str| {
+                get(ds, k)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("dataset {name} has no {k}"))
+            };
+            let dataset = Dataset {
+                schema: field(":schema"),
+                data: field(":data"),
+            };
+            (name, dataset)
+        })
+        .collect()
+}
+
+/// The tuple-valued attributes the datasets install (printed, `:pt/xy`): their vector values
+/// are one value each, so pull results keep their order.
+pub fn tuple_attributes(datasets: &BTreeMap<String, Dataset>) -> BTreeSet<String> {
+    let tuple = Edn::kw(":db.type/tuple");
+    datasets
+        .values()
+        .filter_map(|d| d.schema.as_seq())
+        .flatten()
+        .filter(|attr| get(attr, ":db/valueType") == Some(&tuple))
+        .filter_map(|attr| get(attr, ":db/ident").map(to_edn_string))
+        .collect()
+}
+
+pub fn cases() -> Vec<Case> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(suite_dir().join("cases"))
+        .expect("the cases directory")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "edn"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let Edn::Vector(items) = read_file(&f) else {
+            panic!("{} must be a vector of cases", f.display());
+        };
+        out.extend(items.iter().map(case));
+    }
+    out
+}
+
+fn case(m: &Edn) -> Case {
+    let id = get(m, ":id").unwrap_or_else(|| panic!("a case without :id: {}", to_edn_string(m)));
+    let Edn::Keyword(kw) = id else {
+        panic!("case id {} is not a keyword", to_edn_string(id));
+    };
+    let id = kw.to_symbol_text();
+    let group = kw.namespace().unwrap_or("none").to_string();
+    let dataset = keyword_text(
+        get(m, ":dataset").unwrap_or_else(|| panic!("{id} has no :dataset")),
+        ":dataset",
+    );
+    let action = if let Some(query) = get(m, ":query") {
+        Action::Query {
+            query: query.clone(),
+            inputs: seq_of(get(m, ":inputs")),
+        }
+    } else if let Some(pattern) = get(m, ":pull") {
+        Action::Pull {
+            pattern: pattern.clone(),
+            eid: get(m, ":eid")
+                .cloned()
+                .unwrap_or_else(|| panic!("{id} pulls without :eid")),
+        }
+    } else {
+        let txs = match (get(m, ":txs"), get(m, ":tx")) {
+            (Some(txs), _) => seq_of(Some(txs)),
+            (None, Some(tx)) => vec![tx.clone()],
+            (None, None) => panic!("{id} has no :query, :pull, :tx or :txs"),
+        };
+        Action::Tx {
+            txs,
+            then: get(m, ":then")
+                .cloned()
+                .unwrap_or_else(|| panic!("{id} has no :then query")),
+            then_inputs: seq_of(get(m, ":then-inputs")),
+        }
+    };
+    Case {
+        id,
+        group,
+        dataset,
+        action,
+        without_db_id: get(m, ":without-db-id") == Some(&Edn::Bool(true)),
+    }
+}
+
+pub fn answers() -> BTreeMap<String, Answer> {
+    let Edn::Map(pairs) = read_file(&suite_dir().join("datomic-answers.edn")) else {
+        panic!("datomic-answers.edn must be a map");
+    };
+    pairs
+        .iter()
+        .filter(|(k, _)| to_edn_string(k) != ":conformance/datomic-version")
+        .map(|(id, a)| {
+            let id = keyword_text(id, "an answer id");
+            let answer = match (get(a, ":result"), get(a, ":error")) {
+                (Some(r), _) => Answer::Result(r.clone()),
+                (None, Some(err)) => Answer::Error {
+                    db_error: get(err, ":db/error")
+                        .filter(|e| **e != Edn::Nil)
+                        .map(to_edn_string),
+                    message: match get(err, ":message") {
+                        Some(Edn::String(s)) => s.clone(),
+                        _ => String::new(),
+                    },
+                },
+                (None, None) => panic!("answer {id} has neither :result nor :error"),
+            };
+            (id, answer)
+        })
+        .collect()
+}
+
+/// The ids expected to fail today, with why.
+pub fn pending() -> BTreeMap<String, String> {
+    let Edn::Map(pairs) = read_file(&suite_dir().join("pending.edn")) else {
+        panic!("pending.edn must be a map of case id to reason");
+    };
+    pairs
+        .iter()
+        .map(|(id, why)| {
+            let why = match why {
+                Edn::String(s) => s.clone(),
+                other => to_edn_string(other),
+            };
+            (keyword_text(id, "a pending id"), why)
+        })
+        .collect()
+}
