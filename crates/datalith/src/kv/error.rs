@@ -88,6 +88,9 @@ pub enum KvError {
     /// The file is not an LMDB environment, or its pages are damaged.
     #[error("{path}: corrupt or not a database file ({detail})")]
     Corrupt { path: PathBuf, detail: String },
+    /// The file is not an LMDB data file at all (missing, empty, too short, no LMDB magic).
+    #[error("{path}: not a database file ({detail})")]
+    NotADatabase { path: PathBuf, detail: String },
     /// The file is an LMDB environment, but not one Datalith made.
     #[error("{path}: an LMDB file that Datalith did not create ({detail})")]
     Foreign { path: PathBuf, detail: String },
