@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use datalith::edn::read_one;
-use datalith::kv::{file, Durability, KvError};
+use datalith::kv::file::{self, Verify};
+use datalith::kv::Environment;
+use datalith::kv::{Durability, EnvOptions, KvError};
 use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions};
 
@@ -48,33 +50,295 @@ fn sample(durability: Durability) -> (tempfile::TempDir, PathBuf) {
     (dir, db)
 }
 
+fn data(db: &Path) -> PathBuf {
+    db.join("data.mdb")
+}
+
 #[test]
 fn sound_databases_pass_the_walk() {
     for durability in [Durability::Durable, Durability::WriteMapAsync] {
         let (_d, db) = sample(durability);
-        let s = file::check_structure(&db.join("data.mdb"))
+        let s = file::check_structure(&data(&db), Verify::Everything)
             .unwrap_or_else(|e| panic!("{durability:?}: {e}"));
-        let names: Vec<&str> = s.tables.iter().map(|(n, _)| n.as_str()).collect();
-        for t in ["eav", "ave", "store_meta", "giants", "__datalith_meta"] {
-            assert!(names.contains(&t), "{durability:?}: {names:?}");
-        }
+        let names: Vec<&str> = s.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["__datalith_meta", "ave", "eav", "giants", "store_meta"],
+            "{durability:?}"
+        );
         assert!(s.pages_in_use > 20, "{s:?}");
-        file::check_catalog(&db.join("data.mdb")).unwrap();
+        assert!(s.free_pages > 0, "{s:?}");
+        file::check_structure(&data(&db), Verify::Catalog).unwrap();
+        let ro = Database::open_read_only(&db, DbOptions::default()).unwrap();
+        assert!(ro.db().unwrap().check().unwrap().is_ok());
+    }
+}
+
+/// A damage done to a copy of the sample's data file, given the sound file's bytes, its page
+/// size and the root pages of its tables.
+struct Case {
+    name: &'static str,
+    damage: fn(&mut Vec<u8>, &Roots),
+    /// What `check` must answer: `Corrupt` (true) or `NotADatabase` (false).
+    corrupt: bool,
+    /// Whether even the cheap check of every open (the catalog) sees it.
+    catalog_sees_it: bool,
+}
+
+struct Roots {
+    page: usize,
+    eav: usize,
+    ave: usize,
+}
+
+fn page_of(bytes: &mut [u8], page: usize, n: usize) -> &mut [u8] {
+    &mut bytes[n * page..(n + 1) * page]
+}
+
+/// A deterministic byte stream (no dependency on a random crate's version).
+fn noise(seed: u64, out: &mut [u8]) {
+    let mut x = seed | 1;
+    for b in out {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "empty file",
+        damage: |b, _| b.clear(),
+        corrupt: false,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "truncated inside the first meta page",
+        damage: |b, _| b.truncate(100),
+        corrupt: false,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "truncated inside the second meta page",
+        damage: |b, r| b.truncate(r.page + 7),
+        corrupt: true,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "truncated at the eav root",
+        damage: |b, r| b.truncate(r.eav * r.page),
+        corrupt: true,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "truncated inside the ave root",
+        damage: |b, r| b.truncate(r.ave * r.page + 100),
+        corrupt: true,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "text file",
+        damage: |b, _| *b = b"name,age\nada,36\n".to_vec(),
+        corrupt: false,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "first meta page zeroed",
+        damage: |b, r| page_of(b, r.page, 0).fill(0),
+        corrupt: true,
+        catalog_sees_it: true,
+    },
+    Case {
+        name: "eav root zeroed",
+        damage: |b, r| page_of(b, r.page, r.eav).fill(0),
+        corrupt: true,
+        catalog_sees_it: false,
+    },
+    Case {
+        name: "ave root random bytes",
+        damage: |b, r| noise(7, page_of(b, r.page, r.ave)),
+        corrupt: true,
+        catalog_sees_it: false,
+    },
+    Case {
+        name: "eav root random bytes after its header",
+        damage: |b, r| noise(11, &mut page_of(b, r.page, r.eav)[16..]),
+        corrupt: true,
+        catalog_sees_it: false,
+    },
+    Case {
+        name: "eav and ave roots swapped",
+        damage: |b, r| {
+            let (p, e, a) = (r.page, r.eav, r.ave);
+            let eav = b[e * p..(e + 1) * p].to_vec();
+            let ave = b[a * p..(a + 1) * p].to_vec();
+            b[e * p..(e + 1) * p].copy_from_slice(&ave);
+            b[a * p..(a + 1) * p].copy_from_slice(&eav);
+        },
+        corrupt: true,
+        catalog_sees_it: false,
+    },
+];
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let b = std::fs::read(&p).unwrap_or_default();
+            (p, b)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn everything() -> EnvOptions {
+    let mut o = EnvOptions::default();
+    o.verify = Verify::Everything;
+    o
+}
+
+fn db_options(env: EnvOptions) -> DbOptions {
+    let mut o = DbOptions::default();
+    o.env = env;
+    o
+}
+
+fn kind(e: &KvError) -> &'static str {
+    match e {
+        KvError::Corrupt { .. } => "Corrupt",
+        KvError::NotADatabase { .. } => "NotADatabase",
+        _ => "other",
     }
 }
 
 #[test]
-#[ignore]
-fn dump_page() {
-    let (_d, db) = sample(Durability::Durable);
-    let bytes = std::fs::read(db.join("data.mdb")).unwrap();
-    let p: usize = std::env::var("PAGE").unwrap().parse().unwrap();
-    let page = &bytes[p * 4096..(p + 1) * 4096];
-    for (i, c) in page
-        .chunks(32)
-        .enumerate()
-        .skip(std::env::var("SKIP").map_or(0, |s| s.parse().unwrap()))
-    {
-        eprintln!("{:4}: {:02x?}", i * 32, c);
+fn damaged_copies_are_refused_with_a_typed_error_and_left_as_they_are() {
+    let (tmp, db) = sample(Durability::Durable);
+    let sound = std::fs::read(data(&db)).unwrap();
+    let shape = file::check_structure(&data(&db), Verify::Everything).unwrap();
+    let root = |n: &str| {
+        shape
+            .tables
+            .iter()
+            .find(|t| t.name == n)
+            .unwrap()
+            .root
+            .unwrap() as usize
+    };
+    let roots = Roots {
+        page: shape.page_bytes,
+        eav: root("eav"),
+        ave: root("ave"),
+    };
+    assert_ne!(roots.eav, roots.ave);
+    for case in CASES {
+        let dir = tmp.path().join(case.name.replace(' ', "_"));
+        std::fs::create_dir(&dir).unwrap();
+        let mut bytes = sound.clone();
+        (case.damage)(&mut bytes, &roots);
+        std::fs::write(data(&dir), &bytes).unwrap();
+        let want = if case.corrupt {
+            "Corrupt"
+        } else {
+            "NotADatabase"
+        };
+        let named = |e: &KvError| {
+            let text = e.to_string();
+            assert!(
+                text.contains(&*data(&dir).to_string_lossy()),
+                "{}: {text}",
+                case.name
+            );
+        };
+
+        // The full walk alone, then as `check` opens: read-only, every page.
+        let before = snapshot(&dir);
+        let e = file::check_structure(&data(&dir), Verify::Everything).unwrap_err();
+        assert_eq!(kind(&e), want, "{}: {e}", case.name);
+        named(&e);
+        let e = Environment::open_read_only(&dir, everything()).unwrap_err();
+        assert_eq!(kind(&e), want, "{}: {e}", case.name);
+        let e = Database::open_read_only(&dir, db_options(everything())).unwrap_err();
+        assert!(
+            e.to_string().contains(&*data(&dir).to_string_lossy()),
+            "{}: {e}",
+            case.name
+        );
+        assert_eq!(
+            snapshot(&dir),
+            before,
+            "{}: check changed the directory",
+            case.name
+        );
+
+        // Every open checks the catalog; an open that verifies everything sees all of it.
+        let cheap = file::check_structure(&data(&dir), Verify::Catalog);
+        assert_eq!(
+            cheap.is_err(),
+            case.catalog_sees_it,
+            "{}: {cheap:?}",
+            case.name
+        );
+        if case.catalog_sees_it {
+            let e = Environment::open(&dir, EnvOptions::default()).unwrap_err();
+            assert_eq!(kind(&e), want, "{}: {e}", case.name);
+        }
+        let e = Environment::open(&dir, everything()).unwrap_err();
+        assert_eq!(kind(&e), want, "{}: {e}", case.name);
+        assert_eq!(
+            std::fs::read(data(&dir)).unwrap(),
+            bytes,
+            "{}: open changed the file",
+            case.name
+        );
     }
+}
+
+#[test]
+fn a_missing_database_is_refused_and_not_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, dir) in [
+        ("missing directory", tmp.path().join("nothing")),
+        ("directory without a data file", tmp.path().to_path_buf()),
+    ] {
+        let before = std::fs::read_dir(tmp.path()).unwrap().count();
+        let e = Environment::open_read_only(&dir, everything()).unwrap_err();
+        assert_eq!(kind(&e), "NotADatabase", "{name}: {e}");
+        assert!(
+            Database::open_read_only(&dir, DbOptions::default()).is_err(),
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            before,
+            "{name}"
+        );
+        assert!(!data(&dir).exists(), "{name}");
+    }
+}
+
+#[test]
+fn a_read_only_database_refuses_writes() {
+    let (_tmp, db) = sample(Durability::Durable);
+    std::fs::remove_file(db.join("lock.mdb")).unwrap();
+    let before = snapshot(&db);
+    let ro = Database::open_read_only(&db, DbOptions::default()).unwrap();
+    let n = ro
+        .db()
+        .unwrap()
+        .q("[:find (count ?e) . :where [?e :name]]", &[])
+        .unwrap();
+    assert_eq!(datalith::edn::to_edn_string(&n), "2399");
+    let tx = tx_data_from_edn(&read_one("[{:name \"new\"}]").unwrap()).unwrap();
+    assert!(ro.transact(tx).is_err());
+    assert!(ro
+        .env()
+        .table("another", datalith::kv::TableKind::Plain)
+        .is_err());
+    drop(ro);
+    assert_eq!(snapshot(&db), before);
 }

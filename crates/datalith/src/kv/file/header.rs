@@ -34,9 +34,9 @@ pub(crate) fn read_header(file: &File, bytes: u64) -> Result<Header, Refusal> {
             "{bytes} bytes, shorter than an LMDB meta page"
         )));
     }
-    let first = meta_of(&buf).ok_or_else(|| {
-        Refusal::NotADatabase("no LMDB meta page at the start (wrong magic)".into())
-    })?;
+    let Some(first) = meta_of(&buf) else {
+        return Err(damaged_first_meta(file, bytes)?);
+    };
     if first.version != DATA_VERSION {
         return Err(Refusal::NotADatabase(format!(
             "LMDB data format version {}, this build reads {DATA_VERSION}",
@@ -77,6 +77,21 @@ pub(crate) fn read_header(file: &File, bytes: u64) -> Result<Header, Refusal> {
         (first, 0)
     };
     check_meta(&current, current_page)?;
+    // Pages past the file's end must all be listed free, and the free list lives inside the
+    // file: a last page further out than that is damage (and would make LMDB map, and the
+    // walk allocate, far more than the file).
+    let pages = bytes / page_bytes as u64;
+    if current.last_page.saturating_add(1) > pages.saturating_add(bytes / 8) {
+        return Err(Damage::at(
+            current_page,
+            "meta",
+            format!(
+                "last page {} lies far past the end of the file ({pages} pages)",
+                current.last_page
+            ),
+        )
+        .into());
+    }
     Ok(Header {
         current,
         current_page,
@@ -109,4 +124,27 @@ fn check_meta(meta: &Meta, page: u64) -> Result<(), Damage> {
         }
     }
     Ok(())
+}
+
+/// The first meta page is not one: a damaged LMDB file if a second meta page follows at one of
+/// the page sizes LMDB uses, else not an LMDB file at all.
+fn damaged_first_meta(file: &File, bytes: u64) -> Result<Refusal, std::io::Error> {
+    let mut buf = [0u8; META_PAGE_PREFIX];
+    let mut size = MIN_PAGE_BYTES as u64;
+    while size <= MAX_PAGE_BYTES as u64 && size + META_PAGE_PREFIX as u64 <= bytes {
+        if read_prefix(file, size, &mut buf)?
+            && meta_of(&buf).is_some_and(|m| m.page_bytes() as u64 == size)
+        {
+            return Ok(Damage::at(
+                0,
+                "meta",
+                "the first meta page is damaged (the second is intact)",
+            )
+            .into());
+        }
+        size *= 2;
+    }
+    Ok(Refusal::NotADatabase(
+        "no LMDB meta page at the start (wrong magic)".into(),
+    ))
 }

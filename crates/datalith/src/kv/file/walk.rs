@@ -23,12 +23,13 @@ use super::layout::{
 use super::pages::PageFile;
 
 /// How far the walk goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reach {
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Verify {
     /// LMDB's own two tables (the catalog of tables and the free list) and each table's root
-    /// page number: what every open checks.
+    /// page number: what every open checks (a few pages).
+    #[default]
     Catalog,
-    /// Every page of every table.
+    /// Every page of every table (reads the whole file once).
     Everything,
 }
 
@@ -45,8 +46,19 @@ pub struct Structure {
     pub pages_in_use: u64,
     /// Pages the free list names.
     pub free_pages: u64,
-    /// Every named table and its entry count (list tables: one per value).
-    pub tables: Vec<(String, u64)>,
+    /// Every named table, in name order.
+    pub tables: Vec<TableShape>,
+}
+
+/// A named table as its record in LMDB's table of tables states it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableShape {
+    /// The table's name.
+    pub name: String,
+    /// Entries (list tables: one per value).
+    pub entries: u64,
+    /// The root page, if the table has any entry.
+    pub root: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -114,7 +126,7 @@ impl Bitmap {
 
 struct Walker<'f> {
     file: &'f PageFile,
-    reach: Reach,
+    reach: Verify,
     last_page: u64,
     /// Pages reached from the trees.
     seen: Bitmap,
@@ -124,27 +136,13 @@ struct Walker<'f> {
     pages: u64,
     /// The value width of the fixed-width list table being walked, once seen.
     width: Option<usize>,
-    tables: Vec<(String, u64)>,
+    tables: Vec<TableShape>,
 }
 
 /// Walks the file from its current meta page, as far as `reach`.
-pub(crate) fn walk(file: &PageFile, header: &Header, reach: Reach) -> Result<Structure, Refusal> {
+pub(crate) fn walk(file: &PageFile, header: &Header, reach: Verify) -> Result<Structure, Refusal> {
     let meta = &header.current;
     let last_page = meta.last_page;
-    // The pages past the file's end must all be listed free, and the free list lives inside
-    // the file: a last page further out than that is damage (and would cost memory).
-    let listable = file.bytes / 8;
-    if last_page.saturating_add(1) > file.pages.saturating_add(listable) {
-        return Err(Damage::at(
-            header.current_page,
-            "meta",
-            format!(
-                "last page {last_page} lies far past the end of the file ({} pages)",
-                file.pages
-            ),
-        )
-        .into());
-    }
     // Pages past the end are legitimate only if never written (freed in the transaction that
     // allocated them): then the free list must name them, so it is read.
     let short = file.pages <= last_page;
@@ -153,7 +151,7 @@ pub(crate) fn walk(file: &PageFile, header: &Header, reach: Reach) -> Result<Str
         reach,
         last_page,
         seen: Bitmap::new((last_page + 1).min(file.pages)),
-        free: (reach == Reach::Everything || short).then(|| Bitmap::new(last_page + 1)),
+        free: (reach == Verify::Everything || short).then(|| Bitmap::new(last_page + 1)),
         free_count: 0,
         pages: 0,
         width: None,
@@ -472,7 +470,7 @@ impl Walker<'_> {
             false => Kind::Plain,
         };
         match self.reach {
-            Reach::Catalog => {
+            Verify::Catalog => {
                 if rec.root != NO_PAGE && !(2..=self.last_page).contains(&rec.root)
                     || rec.root != NO_PAGE && rec.root >= self.file.pages
                 {
@@ -487,12 +485,16 @@ impl Walker<'_> {
                     .into());
                 }
             }
-            Reach::Everything => {
+            Verify::Everything => {
                 self.width = None;
                 self.tree(&Tree { name, kind }, rec, pgno)?;
             }
         }
-        self.tables.push((name.to_string(), rec.entries));
+        self.tables.push(TableShape {
+            name: name.to_string(),
+            entries: rec.entries,
+            root: (rec.root != NO_PAGE).then_some(rec.root),
+        });
         Ok(())
     }
 
@@ -635,7 +637,7 @@ impl Walker<'_> {
                 )));
             }
         }
-        if self.reach != Reach::Everything {
+        if self.reach != Verify::Everything {
             return Ok(());
         }
         if let Some(p) = (2..=self.last_page.min(self.file.pages.saturating_sub(1)))

@@ -21,6 +21,8 @@ impl EnvFlags {
     pub(crate) const WRITE_MAP: EnvFlags = EnvFlags(ffi::MDB_WRITEMAP);
     pub(crate) const MAP_ASYNC: EnvFlags = EnvFlags(ffi::MDB_MAPASYNC);
     pub(crate) const NO_READ_AHEAD: EnvFlags = EnvFlags(ffi::MDB_NORDAHEAD);
+    pub(crate) const READ_ONLY: EnvFlags = EnvFlags(ffi::MDB_RDONLY);
+    pub(crate) const NO_LOCK: EnvFlags = EnvFlags(ffi::MDB_NOLOCK);
 
     pub(crate) fn empty() -> EnvFlags {
         EnvFlags(0)
