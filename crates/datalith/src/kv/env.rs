@@ -84,6 +84,8 @@ pub(crate) struct EnvShared {
     pub(crate) retained: super::batch_snapshot::Retained,
     /// Opened with `open_read_only`: tables are opened, never created.
     read_only: bool,
+    /// What the validation at open found (`None` for a file this open created).
+    verified: Option<file::Structure>,
 }
 
 impl EnvShared {
@@ -288,13 +290,20 @@ impl Environment {
             // A zero-length file is not a new database: LMDB would initialize it.
             std::fs::symlink_metadata(&data).is_ok()
         };
-        // Before LMDB maps the file: its meta pages decide how much it maps.
+        // Before LMDB maps the file: its meta pages decide how much it maps. Without a lock
+        // file nobody has the environment open (LMDB makes one on every open), so nobody
+        // writes and the whole walk can come first: a refused file then leaves no lock file.
+        let locked = path.join("lock.mdb").exists();
+        let mut verified = None;
         if existing {
-            file::check_header(&data)?;
+            match locked {
+                true => file::check_header(&data)?,
+                false => verified = Some(file::check_structure(&data, options.verify)?),
+            }
         }
         let page_bytes = page_size();
         let mut flags = match read_only {
-            true if path.join("lock.mdb").exists() => EnvFlags::READ_ONLY,
+            true if locked => EnvFlags::READ_ONLY,
             // Without a lock file nobody has the environment open (LMDB makes one on every
             // open), and making one would write.
             true => EnvFlags::READ_ONLY | EnvFlags::NO_LOCK,
@@ -321,11 +330,12 @@ impl Environment {
                 format!("{} is already open in this process", path.display()),
             )),
         })?;
-        if existing {
-            // A snapshot pins its pages and every newer snapshot's against reuse by writers,
-            // so the walk sees a stable tree. Beginning one reads only the meta pages.
+        if existing && locked {
+            // Others may have it open: a snapshot pins its pages and every newer snapshot's
+            // against reuse by writers, so the walk sees a stable tree. Beginning one reads
+            // only the meta pages.
             let pin = env.read_txn().map_err(|e| open_error(&path, e))?;
-            file::check_structure(&data, options.verify)?;
+            verified = Some(file::check_structure(&data, options.verify)?);
             drop(pin);
         }
         let map_bytes = env.info().map_size;
@@ -362,6 +372,7 @@ impl Environment {
             queue: rx.clone(),
             retained: Default::default(),
             read_only,
+            verified,
         });
         // Read-only: no committer, and with no sender every write fails as `Closed`.
         let (sender, committer) = match read_only {
@@ -394,6 +405,12 @@ impl Environment {
     /// The directory of the environment.
     pub fn path(&self) -> &Path {
         &self.shared().path
+    }
+
+    /// What the validation of the data file at open found (as far as `EnvOptions::verify`
+    /// reached); `None` if this open created the file.
+    pub fn verified(&self) -> Option<&file::Structure> {
+        self.shared().verified.as_ref()
     }
 
     /// The durability the environment was opened with.
