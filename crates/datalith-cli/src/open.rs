@@ -2,9 +2,10 @@
 //! `transact`, `import`, like `sqlite3 FILE`) and "it must exist" (reading subcommands, where a
 //! typo should not silently create an empty database).
 //!
-//! Reading subcommands validate every page of the data file before LMDB reads it (a damaged
-//! file is an error, exit 2, never a crash); the others check LMDB's catalog of tables, as
-//! every open does. `check` opens read-only: it creates and writes nothing.
+//! Every subcommand validates every page of an existing data file before LMDB reads it (a
+//! damaged file is an error, exit 2, never a crash): a command runs once, so reading the file
+//! once more is cheap next to a crash or a wrong answer. (The library's default open checks
+//! only LMDB's catalog of tables.) `check` opens read-only: it creates and writes nothing.
 
 use std::path::Path;
 
@@ -46,12 +47,12 @@ fn cannot_open(path: &Path) -> impl FnOnce(datalith::tx::TxError) -> CliError + 
 
 /// Opens the database at `path`, creating it if `create`.
 pub fn open(path: &Path, create: bool) -> Result<Database> {
-    let mut options = DbOptions::default();
     not_a_file(path)?;
     if !create {
         must_exist(path)?;
-        options.env.verify = Verify::Everything;
     }
+    let mut options = DbOptions::default();
+    options.env.verify = Verify::Everything;
     Database::open(path, options).map_err(cannot_open(path))
 }
 
