@@ -342,3 +342,39 @@ fn a_read_only_database_refuses_writes() {
     drop(ro);
     assert_eq!(snapshot(&db), before);
 }
+
+#[test]
+fn a_file_that_shrinks_while_open_costs_an_error_not_the_process() {
+    let count = "[:find (count ?e) . :where [?e :name] [?e :group]]";
+    for durability in [Durability::Durable, Durability::WriteMapAsync] {
+        let (_d, db) = sample(durability);
+        let database = Database::open(&db, DbOptions::with_durability(durability)).unwrap();
+        let n = database.db().unwrap().q(count, &[]).unwrap();
+        assert_eq!(datalith::edn::to_edn_string(&n), "2398", "{durability:?}");
+
+        // Another program cuts the file to its meta pages and one more.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(data(&db))
+            .unwrap();
+        f.set_len(3 * 4096).unwrap();
+        drop(f);
+        // The read that meets the missing end fails or reads zeros; the process lives.
+        let first = database
+            .db()
+            .map_err(|e| e.to_string())
+            .and_then(|d| d.q(count, &[]).map_err(|e| e.to_string()));
+        assert!(
+            first
+                .as_ref()
+                .map_or(true, |n| datalith::edn::to_edn_string(n) != "2398"),
+            "{durability:?}: {first:?}"
+        );
+        // From then on: no snapshot, no commit.
+        let e = database.db().unwrap_err().to_string();
+        assert!(e.contains("shrank while open"), "{durability:?}: {e}");
+        let tx = tx_data_from_edn(&read_one("[{:name \"late\"}]").unwrap()).unwrap();
+        let e = database.transact(tx).unwrap_err().to_string();
+        assert!(e.contains("shrank while open"), "{durability:?}: {e}");
+    }
+}

@@ -89,7 +89,19 @@ pub(crate) struct EnvShared {
 }
 
 impl EnvShared {
+    /// The error for everything after a read met the end of a data file that shrank while
+    /// mapped (`lmdb::map_guard`): the file no longer holds what the map showed.
+    pub(crate) fn shrink_error(&self) -> Option<KvError> {
+        self.env.shrunk().then(|| KvError::Corrupt {
+            path: self.path.join(file::DATA_FILE),
+            detail: "the file shrank while open (another program truncated it); reopen it".into(),
+        })
+    }
+
     pub(crate) fn poison_cause(&self) -> Option<String> {
+        if let Some(e) = self.shrink_error() {
+            return Some(e.to_string());
+        }
         if !self.poisoned.load(Ordering::Acquire) {
             return None;
         }
