@@ -324,8 +324,8 @@ impl Walker<'_> {
             &page[off + NODE_HEADER..][..ks]
         };
         if !leaf {
-            for i in 0..n {
-                let child = nodes[i].0.child();
+            for (i, (node, _, _)) in nodes.iter().enumerate() {
+                let child = node.child();
                 self.claim(child, pgno, tree.name)?;
                 let child_low = if i == 0 { low } else { Some(key(i)) };
                 let child_high = if i + 1 < n { Some(key(i + 1)) } else { high };
@@ -333,8 +333,7 @@ impl Walker<'_> {
             }
             return Ok(());
         }
-        for i in 0..n {
-            let (node, off, ks) = nodes[i];
+        for (i, &(node, off, ks)) in nodes.iter().enumerate() {
             self.leaf_node(
                 tree,
                 pgno,
@@ -471,9 +470,8 @@ impl Walker<'_> {
         };
         match self.reach {
             Verify::Catalog => {
-                if rec.root != NO_PAGE && !(2..=self.last_page).contains(&rec.root)
-                    || rec.root != NO_PAGE && rec.root >= self.file.pages
-                {
+                let inside = (2..=self.last_page).contains(&rec.root) && rec.root < self.file.pages;
+                if rec.root != NO_PAGE && !inside {
                     return Err(Damage::at(
                         pgno,
                         "main",

@@ -37,8 +37,9 @@ const FREE: Slot = Slot {
 static MAPS: [Slot; SLOTS] = [FREE; SLOTS];
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
 static INSTALL: Once = Once::new();
-/// The action before ours, written once before ours is installed.
-static mut PREVIOUS: std::mem::MaybeUninit<libc::sigaction> = std::mem::MaybeUninit::uninit();
+/// The handler before ours and its flags (read first, then ours installed).
+static PREVIOUS_HANDLER: AtomicUsize = AtomicUsize::new(libc::SIG_DFL);
+static PREVIOUS_FLAGS: AtomicUsize = AtomicUsize::new(0);
 
 /// A registered map; unregisters when dropped (before the map is unmapped).
 pub(crate) struct MapGuard {
@@ -121,15 +122,18 @@ fn install() {
         if page > 0 {
             PAGE.store(page as usize, Ordering::Relaxed);
         }
-        // SAFETY: a zeroed sigaction is a valid value; `PREVIOUS` is written here, once,
-        // before our handler (its only reader) can run.
+        // SAFETY: a zeroed sigaction is a valid value; the previous action is read and kept
+        // before ours is installed, so the handler always finds it.
         unsafe {
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut previous);
+            PREVIOUS_HANDLER.store(previous.sa_sigaction, Ordering::Release);
+            PREVIOUS_FLAGS.store(previous.sa_flags as usize, Ordering::Release);
             let mut ours: libc::sigaction = std::mem::zeroed();
             ours.sa_sigaction = on_sigbus as *const () as usize;
             ours.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut ours.sa_mask);
-            let previous = &raw mut PREVIOUS;
-            libc::sigaction(libc::SIGBUS, &ours, (*previous).as_mut_ptr());
+            libc::sigaction(libc::SIGBUS, &ours, std::ptr::null_mut());
         }
     });
 }
@@ -162,9 +166,8 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
         }
     }
     // Not ours: as if we were not there.
-    // SAFETY: `PREVIOUS` was written before this handler was installed and never after.
-    let previous = unsafe { (*(&raw const PREVIOUS)).assume_init_ref() };
-    let handler = previous.sa_sigaction;
+    let handler = PREVIOUS_HANDLER.load(Ordering::Acquire);
+    let flags = PREVIOUS_FLAGS.load(Ordering::Acquire) as libc::c_int;
     if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
         // SAFETY: restoring the default action; returning re-runs the faulting access, which
         // then takes it.
@@ -173,7 +176,7 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
             default.sa_sigaction = libc::SIG_DFL;
             libc::sigaction(libc::SIGBUS, &default, std::ptr::null_mut());
         }
-    } else if previous.sa_flags & libc::SA_SIGINFO != 0 {
+    } else if flags & libc::SA_SIGINFO != 0 {
         // SAFETY: the previous handler was installed with this signature.
         let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
             unsafe { std::mem::transmute(handler) };
