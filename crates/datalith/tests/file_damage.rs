@@ -89,6 +89,8 @@ struct Roots {
     page: usize,
     eav: usize,
     ave: usize,
+    /// The store's small metadata table (counters, statistics), which every open walks.
+    store_meta: usize,
 }
 
 fn page_of(bytes: &mut [u8], page: usize, n: usize) -> &mut [u8] {
@@ -168,6 +170,12 @@ const CASES: &[Case] = &[
         catalog_sees_it: false,
     },
     Case {
+        name: "store_meta root random bytes after its header",
+        damage: |b, r| noise(3, &mut page_of(b, r.page, r.store_meta)[16..]),
+        corrupt: true,
+        catalog_sees_it: true,
+    },
+    Case {
         name: "eav and ave roots swapped",
         damage: |b, r| {
             let (p, e, a) = (r.page, r.eav, r.ave);
@@ -233,6 +241,7 @@ fn damaged_copies_are_refused_with_a_typed_error_and_left_as_they_are() {
         page: shape.page_bytes,
         eav: root("eav"),
         ave: root("ave"),
+        store_meta: root("store_meta"),
     };
     assert_ne!(roots.eav, roots.ave);
     for case in CASES {
