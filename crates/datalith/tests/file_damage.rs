@@ -54,8 +54,56 @@ fn data(db: &Path) -> PathBuf {
     db.join("data.mdb")
 }
 
+/// A bulk-loaded database (appended pages, full leaves) whose map started small and grew
+/// several times.
+fn bulk_sample(durability: Durability) -> (tempfile::TempDir, PathBuf) {
+    use datalith::codec::{Keyword, Value};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bulk");
+    let mut env = EnvOptions::with_durability(durability);
+    env.initial_map_bytes = 1 << 20;
+    let db = Database::open(&path, db_options(env)).unwrap();
+    db.transact(
+        tx_data_from_edn(
+            &read_one(
+                "[{:db/ident :s :db/valueType :db.type/string}
+                  {:db/ident :l :db/valueType :db.type/long :db/cardinality :db.cardinality/many}]",
+            )
+            .unwrap(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let base = datalith::store::ids::USER_PARTITION_START;
+    let mut datoms = Vec::new();
+    for i in 0..40_000u64 {
+        datoms.push((
+            base + i,
+            Keyword::parse(":s"),
+            Value::String(format!("s{}", i % 977).into()),
+        ));
+        for j in 0..3 {
+            datoms.push((
+                base + i,
+                Keyword::parse(":l"),
+                Value::Long((i % 50 + j) as i64),
+            ));
+        }
+    }
+    db.fill_db(&datoms).unwrap();
+    assert!(db.env().commit_counters().map_growths > 0);
+    (dir, path)
+}
+
 #[test]
 fn sound_databases_pass_the_walk() {
+    for durability in [Durability::Durable, Durability::WriteMapAsync] {
+        let (_d, db) = bulk_sample(durability);
+        file::check_structure(&data(&db), Verify::Everything)
+            .unwrap_or_else(|e| panic!("bulk {durability:?}: {e}"));
+        let ro = Database::open_read_only(&db, db_options(everything())).unwrap();
+        assert!(ro.db().unwrap().check().unwrap().is_ok());
+    }
     for durability in [Durability::Durable, Durability::WriteMapAsync] {
         let (_d, db) = sample(durability);
         let s = file::check_structure(&data(&db), Verify::Everything)
