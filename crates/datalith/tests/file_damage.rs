@@ -435,3 +435,73 @@ fn a_file_that_shrinks_while_open_costs_an_error_not_the_process() {
         assert!(e.contains("shrank while open"), "{durability:?}: {e}");
     }
 }
+
+/// The writer of `opening_while_another_process_writes_finds_no_damage`: commits transactions
+/// (adds and retractions, so pages are freed and reused) until killed.
+#[test]
+#[ignore = "the child process of opening_while_another_process_writes_finds_no_damage"]
+fn busy_writer_child() {
+    let Ok(dir) = std::env::var("DATALITH_BUSY_DIR") else {
+        return;
+    };
+    let db = Database::open(&dir, DbOptions::with_durability(Durability::NoSync)).unwrap();
+    let mut i = 0u64;
+    loop {
+        let mut t = String::from("[");
+        for j in 0..50 {
+            t.push_str(&format!(
+                "{{:name \"w{}\" :group {}}}",
+                (i * 50 + j) % 3000,
+                i % 97
+            ));
+        }
+        t.push_str(&format!(
+            "[:db/retract [:name \"person {:05}\"] :group {}]]",
+            i % 2400,
+            i % 2400 % 7
+        ));
+        let _ = db.transact(tx_data_from_edn(&read_one(&t).unwrap()).unwrap());
+        if i == 0 {
+            println!("READY");
+        }
+        i += 1;
+    }
+}
+
+#[test]
+fn opening_while_another_process_writes_finds_no_damage() {
+    use std::io::{BufRead, BufReader};
+    let (_tmp, db) = sample(Durability::NoSync);
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "busy_writer_child", "--ignored", "--nocapture"])
+        .env("DATALITH_BUSY_DIR", &db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.contains("READY") {
+            break;
+        }
+    }
+    let mut result = Ok(());
+    for round in 0..12 {
+        let opened = Database::open_read_only(&db, db_options(everything()))
+            .map_err(|e| format!("round {round}: {e}"))
+            .and_then(|d| {
+                let report = d.db().unwrap().check().unwrap();
+                match report.is_ok() {
+                    true => Ok(()),
+                    false => Err(format!("round {round}: {:?}", report.problems)),
+                }
+            });
+        if opened.is_err() {
+            result = opened;
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    result.unwrap();
+}
