@@ -184,9 +184,23 @@ pub fn copy(src: &Path, dst: &Path) -> Result<String> {
     ))
 }
 
-/// `check DB`: the report, and whether the database is consistent.
+/// `check DB`: the report, and whether the database is consistent. Opens read-only after
+/// walking every page of the data file (damage is an error: exit 2, naming the page).
 pub fn check(db: &Path) -> Result<(String, bool)> {
-    let database = open(db, false)?;
+    let database = crate::open::open_read_only(db)?;
+    let structure = database
+        .env()
+        .verified()
+        .map(|s| {
+            format!(
+                "pages: {} in use and {} free, every one walked; {} tables, {} bytes\n",
+                s.pages_in_use,
+                s.free_pages,
+                s.tables.len(),
+                s.file_bytes
+            )
+        })
+        .unwrap_or_default();
     let snapshot = database.db()?;
     let pb = crate::progress::bar(0, "check");
     let report = snapshot.check_with_progress(&mut |p| {
@@ -245,6 +259,7 @@ pub fn check(db: &Path) -> Result<(String, bool)> {
             "inconsistencies"
         }
     ));
+    out.push_str(&structure);
     Ok((out, report.is_ok()))
 }
 

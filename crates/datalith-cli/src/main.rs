@@ -107,7 +107,8 @@ enum Command {
     Stat { db: PathBuf },
     /// Write a compacted copy of a database into a new directory.
     Copy { src: PathBuf, dst: PathBuf },
-    /// Verify that EAV and AVE agree and that the statistics are right (exit 2 if not).
+    /// Verify every page of the data file, then that EAV and AVE agree and the statistics are
+    /// right; read-only, creates nothing (exit 2 on damage or inconsistency).
     Check { db: PathBuf },
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {

@@ -153,6 +153,13 @@ pub const TEMPID_NOT_AN_ENTITY: Category =
 /// A nested map under a reference that is not a component and names no unique attribute.
 pub const INVALID_NESTED_ENTITY: Category =
     caller(":db.error/invalid-nested-entity", Anomaly::Incorrect);
+/// A file that is not an LMDB data file at all (empty, too short, no LMDB magic).
+pub const NOT_A_DATABASE: Category =
+    environment(":datalith.error/not-a-database", Anomaly::Unsupported);
+/// A write that needed the map to grow while a snapshot stayed open past the growth's
+/// patience: retry once long-held database values are closed.
+pub const SNAPSHOT_BLOCKS_GROWTH: Category =
+    environment(":datalith.error/snapshot-blocks-growth", Anomaly::Busy);
 /// A unique value already held by another entity, or one tempid upserted to two entities.
 pub const UNIQUE_CONFLICT: Category = caller(":db.error/unique-conflict", Anomaly::Conflict);
 /// A `:db/cas` whose expected value is not the current one.

@@ -400,7 +400,7 @@ fn foreign_and_corrupt_files_are_refused_with_typed_errors() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("data.mdb"), vec![0x5Au8; 64 * 1024]).unwrap();
     let err = Environment::open(dir.path(), EnvOptions::default()).unwrap_err();
-    assert!(matches!(err, KvError::Corrupt { .. }), "{err:?}");
+    assert!(matches!(err, KvError::NotADatabase { .. }), "{err:?}");
 
     // A valid LMDB environment that some other program made.
     let dir = tempfile::tempdir().unwrap();

@@ -14,6 +14,7 @@ use std::ops::Bound;
 
 use super::db::Db;
 use crate::kv::Direction;
+use crate::store::ids::{partition_of, Partition};
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::decode_exact;
 use crate::store::tables::{meta_key, AttrStats};
@@ -55,6 +56,16 @@ pub enum Inconsistency {
         /// The unknown attribute id.
         a: AttrId,
     },
+    /// An id counter at or below an id already in use: the next entity it hands out would
+    /// take that id over.
+    Counter {
+        /// `next_entity`, `next_attr` or `next_tx`.
+        counter: &'static str,
+        /// The recorded next id.
+        recorded: u64,
+        /// The highest id with a datom in that partition.
+        highest: u64,
+    },
     /// Recorded statistics that differ from the data in AVE.
     Stats {
         /// Attribute id.
@@ -81,6 +92,14 @@ impl std::fmt::Display for Inconsistency {
             Inconsistency::UnknownAttribute { e, a } => {
                 write!(f, "entity {e} has a datom of attribute id {a}, which is not in the schema")
             }
+            Inconsistency::Counter {
+                counter,
+                recorded,
+                highest,
+            } => write!(
+                f,
+                "id counter {counter} is {recorded}, but id {highest} is already in use"
+            ),
             Inconsistency::Stats {
                 a,
                 recorded,
@@ -174,6 +193,8 @@ impl Db {
         };
         let mut report = CheckReport::default();
         let mut counts: BTreeMap<AttrId, Counts> = BTreeMap::new();
+        // The highest entity with a datom, per partition (attributes, users, transactions).
+        let mut highest = [None::<EntityId>; 3];
         let schema = self.schema();
 
         // EAV: decodable, known attributes, counted per attribute.
@@ -193,6 +214,12 @@ impl Db {
                     .push(malformed("eav", "key is not an entity id", k));
                 continue;
             };
+            let part = match partition_of(e) {
+                Partition::Attributes => 0,
+                Partition::User => 1,
+                Partition::Transactions => 2,
+            };
+            highest[part] = highest[part].max(Some(e));
             let Some((a, vb)) = keys::split_attr(raw) else {
                 report
                     .problems
@@ -286,6 +313,25 @@ impl Db {
                         value: printed(vb),
                     });
                 }
+            }
+        }
+
+        // Id counters: each above every id in use in its partition.
+        let (next_entity, next_attr, next_tx) =
+            crate::tx::run::read_counters(&r).map_err(|e| StoreError::Corrupt {
+                detail: e.to_string(),
+            })?;
+        for (counter, recorded, highest) in [
+            ("next_attr", next_attr, highest[0]),
+            ("next_entity", next_entity, highest[1]),
+            ("next_tx", next_tx, highest[2]),
+        ] {
+            if let Some(highest) = highest.filter(|&h| h >= recorded) {
+                report.problems.push(Inconsistency::Counter {
+                    counter,
+                    recorded,
+                    highest,
+                });
             }
         }
 
@@ -390,6 +436,46 @@ mod tests {
             .problems
             .iter()
             .any(|p| matches!(p, Inconsistency::Stats { a: pa, .. } if *pa == a)));
+    }
+
+    #[test]
+    fn an_id_counter_at_or_below_an_id_in_use_is_found() {
+        use crate::store::tables::meta_key;
+        // counter, value written over it (relative to the highest id in use), reported?
+        let cases: [(&[u8], &str, i64, bool); 5] = [
+            (meta_key::NEXT_ENTITY, "next_entity", 0, true),
+            (meta_key::NEXT_ENTITY, "next_entity", 1, false),
+            (meta_key::NEXT_TX, "next_tx", -5, true),
+            (meta_key::NEXT_ATTR, "next_attr", 0, true),
+            (meta_key::NEXT_ATTR, "next_attr", 1, false),
+        ];
+        for (key, name, offset, reported) in cases {
+            let (_d, db) = sample();
+            let snap = db.db().unwrap();
+            let highest_of = |q: &str| match snap.q(q, &[]).unwrap() {
+                crate::edn::Edn::Long(n) => n,
+                other => panic!("{other:?}"),
+            };
+            let highest = match name {
+                "next_entity" => highest_of("[:find (max ?e) . :where [?e :name]]"),
+                "next_tx" => highest_of("[:find (max ?t) . :where [?t :db/txInstant]]"),
+                _ => highest_of("[:find (max ?a) . :where [?a :db/ident :tag]]"),
+            };
+            drop(snap);
+            let value = (highest + offset) as u64;
+            let meta = db
+                .env()
+                .table("store_meta", crate::kv::TableKind::Plain)
+                .unwrap();
+            db.env()
+                .transact_kv(vec![KvOp::put(&meta, key.to_vec(), value.to_be_bytes())])
+                .unwrap();
+            let problems = db.db().unwrap().check().unwrap().problems;
+            let found = problems
+                .iter()
+                .any(|p| matches!(p, Inconsistency::Counter { counter, .. } if *counter == name));
+            assert_eq!(found, reported, "{name} {offset}: {problems:?}");
+        }
     }
 
     #[test]

@@ -60,6 +60,13 @@ impl Database {
         Ok(db)
     }
 
+    /// Opens the existing database in directory `path` for reading only: nothing is created
+    /// or written (see [`Environment::open_read_only`]); `options.schema` is not installed.
+    /// Transactions fail.
+    pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
+        Self::on_env(Environment::open_read_only(path, options.env)?)
+    }
+
     /// Installs a Datalevin-style schema map (see [`DbOptions::schema`]); only attributes
     /// that are missing or differ are transacted.
     pub fn install_schema_map(&self, schema: &crate::edn::Edn) -> Result<(), TxError> {

@@ -415,7 +415,14 @@ fn commit_batch(
         let committed = txn.commit();
         drop(flushing);
         match committed {
-            Ok(()) => {}
+            // Writes into a part of the map the file no longer backs went nowhere.
+            Ok(()) => {
+                if let Some(e) = shared.shrink_error() {
+                    return Err(shared.poison(KvError::CommitFailed {
+                        cause: e.to_string(),
+                    }));
+                }
+            }
             Err(e) if is_map_full(&e) => {
                 drop(before);
                 shared.grow_map(true)?;

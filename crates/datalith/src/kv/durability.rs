@@ -87,6 +87,9 @@ pub struct EnvOptions {
     /// Turn off OS read-ahead on the data file (`MDB_NORDAHEAD`): better for random access to a
     /// database larger than memory.
     pub no_read_ahead: bool,
+    /// How much of an existing data file is validated (with plain reads) before LMDB reads
+    /// it: the catalog of tables (default, a few pages) or every page.
+    pub verify: super::file::Verify,
 }
 
 impl Default for EnvOptions {
@@ -95,6 +98,7 @@ impl Default for EnvOptions {
             durability: Durability::Durable,
             initial_map_bytes: crate::limits::DEFAULT_INITIAL_MAP_BYTES,
             no_read_ahead: false,
+            verify: super::file::Verify::Catalog,
         }
     }
 }

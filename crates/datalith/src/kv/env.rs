@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use super::committer::{self, BoxedRequest, Outcome, WriteRequest};
 use super::durability::{Durability, EnvOptions};
 use super::error::KvError;
+use super::file;
 use super::flush::{Flusher, Flushing};
 use super::gate::ReaderGate;
 use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
@@ -81,10 +82,26 @@ pub(crate) struct EnvShared {
     pub(crate) queue: crossbeam_channel::Receiver<BoxedRequest>,
     /// Batch snapshots kept for reports, released before a forced map growth.
     pub(crate) retained: super::batch_snapshot::Retained,
+    /// Opened with `open_read_only`: tables are opened, never created.
+    read_only: bool,
+    /// What the validation at open found (`None` for a file this open created).
+    verified: Option<file::Structure>,
 }
 
 impl EnvShared {
+    /// The error for everything after a read met the end of a data file that shrank while
+    /// mapped (`lmdb::map_guard`): the file no longer holds what the map showed.
+    pub(crate) fn shrink_error(&self) -> Option<KvError> {
+        self.env.shrunk().then(|| KvError::Corrupt {
+            path: self.path.join(file::DATA_FILE),
+            detail: "the file shrank while open (another program truncated it); reopen it".into(),
+        })
+    }
+
     pub(crate) fn poison_cause(&self) -> Option<String> {
+        if let Some(e) = self.shrink_error() {
+            return Some(e.to_string());
+        }
         if !self.poisoned.load(Ordering::Acquire) {
             return None;
         }
@@ -247,12 +264,63 @@ impl std::fmt::Debug for Environment {
 }
 
 impl Environment {
-    /// Opens (creating if missing) the environment in directory `path`.
+    /// Opens (creating if missing) the environment in directory `path`. An existing data file
+    /// is validated first (`options.verify`); a damaged one is refused with
+    /// [`KvError::Corrupt`] or [`KvError::NotADatabase`] before LMDB reads a page of it.
     pub fn open(path: impl AsRef<Path>, options: EnvOptions) -> Result<Environment, KvError> {
-        let path = path.as_ref().to_path_buf();
-        std::fs::create_dir_all(&path)?;
+        Self::open_with(path.as_ref(), options, false)
+    }
+
+    /// Opens the existing environment in directory `path` for reading only: never creates,
+    /// writes or changes a file (LMDB registers the reader in `lock.mdb` when that file
+    /// exists, and runs without locks when it does not). Missing tables are
+    /// [`KvError::NoSuchTable`]; writes fail with [`KvError::Closed`].
+    pub fn open_read_only(
+        path: impl AsRef<Path>,
+        options: EnvOptions,
+    ) -> Result<Environment, KvError> {
+        Self::open_with(path.as_ref(), options, true)
+    }
+
+    fn open_with(
+        path: &Path,
+        options: EnvOptions,
+        read_only: bool,
+    ) -> Result<Environment, KvError> {
+        let path = path.to_path_buf();
+        let data = path.join(file::DATA_FILE);
+        let existing = if read_only {
+            if !path.is_dir() {
+                return Err(KvError::NotADatabase {
+                    path,
+                    detail: "no such directory".into(),
+                });
+            }
+            true
+        } else {
+            std::fs::create_dir_all(&path)?;
+            // A zero-length file is not a new database: LMDB would initialize it.
+            std::fs::symlink_metadata(&data).is_ok()
+        };
+        // Before LMDB maps the file: its meta pages decide how much it maps. Without a lock
+        // file nobody has the environment open (LMDB makes one on every open), so nobody
+        // writes and the whole walk can come first: a refused file then leaves no lock file.
+        let locked = path.join("lock.mdb").exists();
+        let mut verified = None;
+        if existing {
+            match locked {
+                true => file::check_header(&data)?,
+                false => verified = Some(file::check_structure(&data, options.verify)?),
+            }
+        }
         let page_bytes = page_size();
-        let mut flags = options.durability.env_flags();
+        let mut flags = match read_only {
+            true if locked => EnvFlags::READ_ONLY,
+            // Without a lock file nobody has the environment open (LMDB makes one on every
+            // open), and making one would write.
+            true => EnvFlags::READ_ONLY | EnvFlags::NO_LOCK,
+            false => options.durability.env_flags(),
+        };
         if options.no_read_ahead {
             flags |= EnvFlags::NO_READ_AHEAD;
         }
@@ -274,19 +342,31 @@ impl Environment {
                 format!("{} is already open in this process", path.display()),
             )),
         })?;
+        if existing && locked {
+            // Others may have it open: a snapshot pins its pages and every newer snapshot's
+            // against reuse by writers, so the walk sees a stable tree. Beginning one reads
+            // only the meta pages.
+            let pin = env.read_txn().map_err(|e| open_error(&path, e))?;
+            // A meta page read while a writer rewrites it can be torn: damage is only
+            // damage if a second reading finds it too.
+            let shape = file::check_structure(&data, options.verify)
+                .or_else(|_| file::check_structure(&data, options.verify))?;
+            verified = Some(shape);
+            drop(pin);
+        }
         let map_bytes = env.info().map_size;
-        let meta = check_or_init_meta(&env, &path)?;
+        let meta = check_or_init_meta(&env, &path, read_only)?;
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
         // Only where commits do not flush the map: a synchronous `msync` would also write the
         // zero pages the warmer dirtied ahead, on every commit's critical path. It only saves
         // time, so a thread the system refuses means no warmer, not a failed open.
-        let warmer = match flags.contains(EnvFlags::WRITE_MAP | EnvFlags::MAP_ASYNC) {
+        let warmer = match !read_only && flags.contains(EnvFlags::WRITE_MAP | EnvFlags::MAP_ASYNC) {
             true => Warmer::start().ok(),
             false => None,
         };
         // Likewise only a saving: without a descriptor or a thread, commits flush by themselves.
-        let flusher = match options.durability.flushes_data_at_commit() {
+        let flusher = match !read_only && options.durability.flushes_data_at_commit() {
             true => env.data_fd().ok().and_then(|fd| Flusher::start(fd).ok()),
             false => None,
         };
@@ -307,16 +387,25 @@ impl Environment {
             runner: Mutex::new(committer::Runner::default()),
             queue: rx.clone(),
             retained: Default::default(),
+            read_only,
+            verified,
         });
-        let for_thread = shared.clone();
-        let committer = std::thread::Builder::new()
-            .name("datalith-committer".into())
-            .spawn(move || committer::run(for_thread, rx))?;
+        // Read-only: no committer, and with no sender every write fails as `Closed`.
+        let (sender, committer) = match read_only {
+            true => (None, None),
+            false => {
+                let for_thread = shared.clone();
+                let committer = std::thread::Builder::new()
+                    .name("datalith-committer".into())
+                    .spawn(move || committer::run(for_thread, rx))?;
+                (Some(tx), Some(committer))
+            }
+        };
         Ok(Environment {
             inner: Arc::new(EnvInner {
                 shared: Some(shared),
-                sender: Some(tx),
-                committer: Some(committer),
+                sender,
+                committer,
                 tables: RwLock::new(HashMap::new()),
             }),
         })
@@ -332,6 +421,12 @@ impl Environment {
     /// The directory of the environment.
     pub fn path(&self) -> &Path {
         &self.shared().path
+    }
+
+    /// What the validation of the data file at open found (as far as `EnvOptions::verify`
+    /// reached); `None` if this open created the file.
+    pub fn verified(&self) -> Option<&file::Structure> {
+        self.shared().verified.as_ref()
     }
 
     /// The durability the environment was opened with.
@@ -434,7 +529,10 @@ impl Environment {
         // A write transaction of our own: LMDB's writer lock orders it with the committer's.
         // Holding a reader slot keeps the committer from resizing the map meanwhile.
         shared.gate.enter();
-        let result = open_or_create(shared, name, kind, fixed);
+        let result = match shared.read_only {
+            true => open_existing(shared, name, kind),
+            false => open_or_create(shared, name, kind, fixed),
+        };
         shared.gate.leave();
         let table = result?;
         tables.insert(name.to_string(), table.clone());
@@ -583,6 +681,40 @@ fn open_or_create(
     })
 }
 
+/// Opens the existing table `name` in a read transaction of its own (read-only environments).
+fn open_existing(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Table, KvError> {
+    let rtxn = shared.env.read_txn()?;
+    let (actual, fixed) = match rtxn.get(shared.meta, &catalog_key(name))? {
+        Some(v) => decode_kind(v, &shared.path)?,
+        None => {
+            return Err(KvError::NoSuchTable {
+                name: name.to_string(),
+            })
+        }
+    };
+    if actual != kind {
+        return Err(KvError::WrongTableKind {
+            name: name.to_string(),
+            actual: actual.name(),
+            wanted: kind.name(),
+        });
+    }
+    let db = rtxn
+        .open_dbi(name, false, kind == TableKind::List, fixed.is_some())?
+        .ok_or_else(|| KvError::NoSuchTable {
+            name: name.to_string(),
+        })?;
+    // Committing makes the handle global.
+    rtxn.commit()?;
+    Ok(Table {
+        name: name.into(),
+        kind,
+        db,
+        fixed,
+        id: super::table::next_table_id(),
+    })
+}
+
 fn check_kind(t: &Table, kind: TableKind) -> Result<Table, KvError> {
     if t.kind != kind {
         return Err(KvError::WrongTableKind {
@@ -661,7 +793,7 @@ fn open_error(path: &Path, e: LmdbError) -> KvError {
 
 /// A new environment gets our magic and format version; an existing one must have them.
 /// Returns the meta table's handle (usable by every transaction from now on).
-fn check_or_init_meta(env: &lmdb::Env, path: &Path) -> Result<Dbi, KvError> {
+fn check_or_init_meta(env: &lmdb::Env, path: &Path, read_only: bool) -> Result<Dbi, KvError> {
     let corrupt = |detail: String| KvError::Corrupt {
         path: path.to_path_buf(),
         detail,
@@ -711,7 +843,7 @@ fn check_or_init_meta(env: &lmdb::Env, path: &Path) -> Result<Dbi, KvError> {
             drop(rtxn);
             // Only an empty environment may be claimed; anything else belongs to someone else.
             let main_entries = env.main_entries()?;
-            if main_entries > 0 {
+            if main_entries > 0 || read_only {
                 return Err(KvError::Foreign {
                     path: path.to_path_buf(),
                     detail: format!("{main_entries} entries but no {META_TABLE} table"),

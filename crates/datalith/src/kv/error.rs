@@ -92,6 +92,9 @@ pub enum KvError {
     /// The file is not an LMDB environment, or its pages are damaged.
     #[error("{path}: corrupt or not a database file ({detail})")]
     Corrupt { path: PathBuf, detail: String },
+    /// The file is not an LMDB data file at all (missing, empty, too short, no LMDB magic).
+    #[error("{path}: not a database file ({detail})")]
+    NotADatabase { path: PathBuf, detail: String },
     /// The file is an LMDB environment, but not one Datalith made.
     #[error("{path}: an LMDB file that Datalith did not create ({detail})")]
     Foreign { path: PathBuf, detail: String },
@@ -137,6 +140,7 @@ impl KvError {
             KvError::MapLimit { .. } => error::DATABASE_FULL,
             KvError::CommitFailed { .. } => error::COMMIT_FAILED,
             KvError::Corrupt { .. } => error::CORRUPT,
+            KvError::NotADatabase { .. } => error::NOT_A_DATABASE,
             KvError::Foreign { .. } => error::FOREIGN_FILE,
             KvError::UnsupportedFormat { .. } => error::UNSUPPORTED_FORMAT,
             KvError::Io(e) => error::io_category(e),

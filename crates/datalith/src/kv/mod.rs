@@ -21,6 +21,7 @@ pub mod committer;
 pub mod durability;
 pub mod env;
 pub mod error;
+pub mod file;
 mod flush;
 mod gate;
 pub mod handle;

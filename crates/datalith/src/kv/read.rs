@@ -18,6 +18,9 @@ pub struct ReadTxn {
 
 impl ReadTxn {
     pub(crate) fn begin(shared: Arc<EnvShared>) -> Result<ReadTxn, KvError> {
+        if let Some(e) = shared.shrink_error() {
+            return Err(e);
+        }
         shared.gate.enter();
         match shared.env.read_txn() {
             Ok(txn) => Ok(ReadTxn {
@@ -34,7 +37,7 @@ impl ReadTxn {
     /// A snapshot if a reader slot is free right now (never waits); `None` otherwise or if
     /// LMDB refuses.
     pub(crate) fn try_begin(shared: Arc<EnvShared>) -> Option<ReadTxn> {
-        if !shared.gate.try_enter() {
+        if shared.env.shrunk() || !shared.gate.try_enter() {
             return None;
         }
         match shared.env.read_txn() {

@@ -9,6 +9,7 @@ use std::ptr::{self, NonNull};
 use std::sync::{Arc, Mutex};
 
 use super::error::{check, LmdbError};
+use super::map_guard::MapGuard;
 use super::txn::{RoTxn, RwTxn};
 
 /// Environment flags (a subset of LMDB's `mdb_env_open` flags that Datalith uses).
@@ -21,6 +22,8 @@ impl EnvFlags {
     pub(crate) const WRITE_MAP: EnvFlags = EnvFlags(ffi::MDB_WRITEMAP);
     pub(crate) const MAP_ASYNC: EnvFlags = EnvFlags(ffi::MDB_MAPASYNC);
     pub(crate) const NO_READ_AHEAD: EnvFlags = EnvFlags(ffi::MDB_NORDAHEAD);
+    pub(crate) const READ_ONLY: EnvFlags = EnvFlags(ffi::MDB_RDONLY);
+    pub(crate) const NO_LOCK: EnvFlags = EnvFlags(ffi::MDB_NOLOCK);
 
     pub(crate) fn empty() -> EnvFlags {
         EnvFlags(0)
@@ -61,6 +64,8 @@ struct EnvInner {
     ptr: NonNull<ffi::MDB_env>,
     /// The canonical path, registered in `OPEN` while this environment lives.
     path: PathBuf,
+    /// The map's `SIGBUS` guard (set once the map exists).
+    guard: std::sync::OnceLock<MapGuard>,
 }
 
 // SAFETY: an LMDB environment handle may be used from any thread (LMDB locks internally);
@@ -73,6 +78,8 @@ unsafe impl Sync for EnvInner {}
 
 impl Drop for EnvInner {
     fn drop(&mut self) {
+        // The map stops being ours before it is unmapped.
+        drop(self.guard.take());
         // SAFETY: the last holder is gone: every transaction holds an `Env` clone, so none is
         // open; the handle is closed exactly once.
         unsafe { ffi::mdb_env_close(self.ptr.as_ptr()) };
@@ -131,6 +138,7 @@ impl Env {
             inner: Arc::new(EnvInner {
                 ptr,
                 path: canonical.clone(),
+                guard: std::sync::OnceLock::new(),
             }),
         };
         // SAFETY: a freshly created, not yet opened environment: these setters are allowed
@@ -150,6 +158,10 @@ impl Env {
         };
         match rc {
             Ok(()) => {
+                let _ = env
+                    .inner
+                    .guard
+                    .set(MapGuard::register(&canonical.join("data.mdb")));
                 open.insert(canonical);
                 Ok(env)
             }
@@ -202,7 +214,16 @@ impl Env {
     /// `mdb_env_set_mapsize`).
     pub(crate) unsafe fn resize(&self, bytes: usize) -> Result<(), LmdbError> {
         // SAFETY: the caller guarantees no open transaction.
-        check(unsafe { ffi::mdb_env_set_mapsize(self.as_ptr(), bytes) })
+        check(unsafe { ffi::mdb_env_set_mapsize(self.as_ptr(), bytes) })?;
+        if let Some(g) = self.inner.guard.get() {
+            g.refresh(&self.inner.path.join("data.mdb"));
+        }
+        Ok(())
+    }
+
+    /// Whether a read met the end of a data file that shrank while mapped (see `map_guard`).
+    pub(crate) fn shrunk(&self) -> bool {
+        self.inner.guard.get().is_some_and(MapGuard::shrunk)
     }
 
     /// Writes a compacted copy (`MDB_CP_COMPACT`) into the existing directory `dir`.

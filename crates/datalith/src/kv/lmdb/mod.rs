@@ -11,6 +11,7 @@
 //! - [`cursor`]: cursors and their positioning ops.
 //! - [`compare`]: the key order (LMDB's default, with a fast path for 8-byte items).
 //! - [`error`]: LMDB return codes.
+//! - [`map_guard`]: a file that shrinks while mapped costs an error, not the process.
 //!
 //! Invariants the wrapper owns: the environment is opened with `MDB_NOTLS` (a read transaction
 //! is tied to its object, not its thread); an environment closes only after its last
@@ -22,6 +23,7 @@ pub(crate) mod compare;
 pub(crate) mod cursor;
 pub(crate) mod env;
 pub(crate) mod error;
+mod map_guard;
 pub(crate) mod txn;
 
 pub(crate) use cursor::{Cursor, WriteCursor};
