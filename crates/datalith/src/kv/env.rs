@@ -12,7 +12,7 @@ use super::committer::{self, BoxedRequest, Outcome, WriteRequest};
 use super::durability::{Durability, EnvOptions};
 use super::error::KvError;
 use super::flush::{Flusher, Flushing};
-use super::gate::ReaderGate;
+use super::gate::{ReaderGate, StillOpen};
 use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
 use super::read::ReadTxn;
 use super::table::{Table, TableKind};
@@ -71,6 +71,11 @@ pub(crate) struct EnvShared {
     pub(crate) gate: ReaderGate,
     pub(crate) stats: CommitStats,
     map_bytes: AtomicUsize,
+    /// Pages the file used after the last commit (read by every snapshot as it opens, to say
+    /// later how much the file grew while the snapshot was held).
+    used_pages: AtomicUsize,
+    /// How long a growth waits for open snapshots before the write that needed it fails.
+    growth_patience: std::time::Duration,
     page_bytes: usize,
     poison: Mutex<Option<String>>,
     poisoned: AtomicBool,
@@ -109,8 +114,14 @@ impl EnvShared {
     }
 
     fn used_bytes(&self) -> usize {
-        let info = self.env.info();
-        (info.last_page_number + 1) * self.page_bytes
+        let pages = self.env.info().last_page_number + 1;
+        self.used_pages.store(pages, Ordering::Relaxed);
+        pages * self.page_bytes
+    }
+
+    /// Pages the file used as of the last look (cheap: no LMDB call).
+    pub(crate) fn used_pages(&self) -> usize {
+        self.used_pages.load(Ordering::Relaxed)
     }
 
     /// Before a batch: make sure the map has room for roughly `bytes` more (LMDB needs about
@@ -188,7 +199,16 @@ impl EnvShared {
             // Snapshots kept only for reports would make this wait forever if their holder
             // waits for this commit: let them go.
             self.retained.release_all();
-            Some(self.gate.exclusive(resize))
+            match self.gate.exclusive(self.growth_patience, resize) {
+                Ok(r) => Some(r),
+                Err(StillOpen(oldest)) => {
+                    return Err(KvError::SnapshotBlocksGrowth {
+                        age_ms: oldest.age.as_millis() as u64,
+                        open_snapshots: oldest.open_snapshots,
+                        waited_ms: self.growth_patience.as_millis() as u64,
+                    })
+                }
+            }
         } else {
             self.gate.try_exclusive(resize)
         };
@@ -201,6 +221,22 @@ impl EnvShared {
             }
             Some(Err(e)) => Err(KvError::from(e)),
         }
+    }
+}
+
+/// The map to open with. `initial_map_bytes: 0` (the default) asks for a map chosen here:
+/// where LMDB maps the file read-only (every mode but `MDB_WRITEMAP`), a map is only
+/// reserved address space (no memory, no disk, no page tables until pages are read), so the
+/// default reserves `limits::RESERVED_MAP_BYTES` and the map practically never has to grow,
+/// which is what lets a snapshot be held for hours without ever stopping a writer. Under
+/// `MDB_WRITEMAP` LMDB sets the file's length to the map's (a sparse file, but one that
+/// every copy and backup tool sees at full length), so there the map starts at
+/// `limits::DEFAULT_INITIAL_MAP_BYTES` and doubles as the data grows.
+fn initial_map_bytes(options: &EnvOptions, flags: EnvFlags) -> usize {
+    match options.initial_map_bytes {
+        0 if flags.contains(EnvFlags::WRITE_MAP) => limits::DEFAULT_INITIAL_MAP_BYTES,
+        0 => limits::RESERVED_MAP_BYTES,
+        n => n,
     }
 }
 
@@ -233,6 +269,19 @@ impl Drop for EnvInner {
     }
 }
 
+/// The oldest snapshot open in this process, as `Environment::oldest_snapshot` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeldSnapshot {
+    /// How long it has been open.
+    pub age: std::time::Duration,
+    /// Snapshots open in this process, the oldest included.
+    pub open_snapshots: u32,
+    /// How much the file grew since it opened: an upper bound of the space it keeps LMDB from
+    /// reusing (pages freed after a snapshot opened are reused only once it closes).
+    pub file_growth_bytes: usize,
+}
+
 /// An open Datalith environment (one directory: LMDB's `data.mdb` and `lock.mdb`). Cheap to
 /// clone; the environment closes when the last clone and the last reader are gone.
 #[derive(Clone)]
@@ -256,17 +305,32 @@ impl Environment {
         if options.no_read_ahead {
             flags |= EnvFlags::NO_READ_AHEAD;
         }
-        let initial = round_up(options.initial_map_bytes.max(page_bytes * 16), page_bytes);
-        let env = lmdb::Env::open(
-            &path,
-            flags,
-            EnvLimits {
-                map_bytes: initial,
-                max_readers: limits::MAX_READERS,
-                max_dbs: limits::MAX_TABLES,
-            },
-        )
-        .map_err(|e| match e {
+        let initial = round_up(
+            initial_map_bytes(&options, flags).max(page_bytes * 16),
+            page_bytes,
+        );
+        let open = |map_bytes: usize| {
+            lmdb::Env::open(
+                &path,
+                flags,
+                EnvLimits {
+                    map_bytes,
+                    max_readers: limits::MAX_READERS,
+                    max_dbs: limits::MAX_TABLES,
+                },
+            )
+        };
+        let opened = match open(initial) {
+            // The reservation is only a saving: where the address space is limited, open
+            // with the ordinary map that grows instead.
+            Err(lmdb::env::OpenError::Lmdb(e))
+                if e.code == libc::ENOMEM && initial > limits::DEFAULT_INITIAL_MAP_BYTES =>
+            {
+                open(limits::DEFAULT_INITIAL_MAP_BYTES)
+            }
+            other => other,
+        };
+        let env = opened.map_err(|e| match e {
             lmdb::env::OpenError::Lmdb(e) => open_error(&path, e),
             lmdb::env::OpenError::Io(e) => KvError::Io(e),
             lmdb::env::OpenError::AlreadyOpen => KvError::Io(std::io::Error::new(
@@ -274,7 +338,9 @@ impl Environment {
                 format!("{} is already open in this process", path.display()),
             )),
         })?;
-        let map_bytes = env.info().map_size;
+        let info = env.info();
+        let map_bytes = info.map_size;
+        let used_pages = info.last_page_number + 1;
         let meta = check_or_init_meta(&env, &path)?;
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
@@ -300,6 +366,8 @@ impl Environment {
             gate: ReaderGate::new(limits::MAX_READERS - limits::RESERVED_READER_SLOTS),
             stats: CommitStats::default(),
             map_bytes: AtomicUsize::new(map_bytes),
+            used_pages: AtomicUsize::new(used_pages),
+            growth_patience: options.growth_patience,
             page_bytes,
             poison: Mutex::new(None),
             poisoned: AtomicBool::new(false),
@@ -364,6 +432,27 @@ impl Environment {
     #[doc(hidden)]
     pub fn inject_commit_failure(&self) {
         self.shared().inject_failure.store(true, Ordering::Release);
+    }
+
+    /// The oldest snapshot open in this process (its age, and the file's size when it
+    /// opened), or `None`. A snapshot held while writes go on keeps LMDB from reusing the
+    /// pages freed since it opened, so the file grows by about what was rewritten meanwhile.
+    pub fn oldest_snapshot(&self) -> Option<HeldSnapshot> {
+        let shared = self.shared();
+        let oldest = shared.gate.oldest()?;
+        Some(HeldSnapshot {
+            age: oldest.age,
+            open_snapshots: oldest.open_snapshots,
+            file_growth_bytes: shared
+                .used_pages()
+                .saturating_sub(oldest.used_pages_at_open)
+                * shared.page_bytes,
+        })
+    }
+
+    /// Bytes of the file in use as of the last commit (pages up to the last one written).
+    pub fn used_bytes(&self) -> usize {
+        self.shared().used_pages() * self.shared().page_bytes
     }
 
     /// Opens a consistent read snapshot. Never blocks on the committer; waits only if every
@@ -433,9 +522,9 @@ impl Environment {
         let shared = self.shared();
         // A write transaction of our own: LMDB's writer lock orders it with the committer's.
         // Holding a reader slot keeps the committer from resizing the map meanwhile.
-        shared.gate.enter();
+        let ticket = shared.gate.enter(shared.used_pages());
         let result = open_or_create(shared, name, kind, fixed);
-        shared.gate.leave();
+        shared.gate.leave(ticket);
         let table = result?;
         tables.insert(name.to_string(), table.clone());
         Ok(table)
@@ -457,9 +546,9 @@ impl Environment {
         let shared = self.shared();
         // The copy reads through its own LMDB read transaction: hold a gate slot so the map
         // is not resized under it.
-        shared.gate.enter();
+        let ticket = shared.gate.enter(shared.used_pages());
         let result = shared.env.copy_compacted(dir);
-        shared.gate.leave();
+        shared.gate.leave(ticket);
         result.map_err(KvError::from)
     }
 
