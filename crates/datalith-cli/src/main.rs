@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 user error (bad query, bad tx data, bad arguments), 2
 //! environment error (cannot open, corrupt file or inconsistent indexes, I/O).
 
+mod atomic;
 mod commands;
 mod csv;
 mod demo;

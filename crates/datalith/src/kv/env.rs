@@ -533,23 +533,59 @@ impl Environment {
     /// Writes a compacted copy of the environment (free pages dropped) into the new directory
     /// `dir`, as LMDB's `mdb_env_copy2` with `MDB_CP_COMPACT` does: a consistent snapshot,
     /// taken while writers go on. `dir` must not already hold a database.
+    ///
+    /// The copy is atomic: it is written to a temporary name in `dir`, synced, renamed to
+    /// `data.mdb` and the directory synced, so a failure (a full disk, a kill) leaves no
+    /// `data.mdb` behind, never a partial one that would later fail to open; a directory it
+    /// had to create is removed again. The copy keeps the source file's permissions.
     pub fn copy_compacted(&self, dir: impl AsRef<Path>) -> Result<(), KvError> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)?;
-        let file = dir.join("data.mdb");
-        if file.exists() {
+        let target = dir.join("data.mdb");
+        if target.exists() {
             return Err(KvError::Io(std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,
-                format!("{} already exists", file.display()),
+                format!("{} already exists", target.display()),
             )));
         }
+        let created_dir = !dir.exists();
+        std::fs::create_dir_all(dir)?;
+        let result = self.copy_into(dir, &target);
+        if result.is_err() && created_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        result
+    }
+
+    fn copy_into(&self, dir: &Path, target: &Path) -> Result<(), KvError> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let shared = self.shared();
-        // The copy reads through its own LMDB read transaction: hold a gate slot so the map
-        // is not resized under it.
-        let ticket = shared.gate.enter(shared.used_pages());
-        let result = shared.env.copy_compacted(dir);
-        shared.gate.leave(ticket);
-        result.map_err(KvError::from)
+        let mode = std::fs::metadata(shared.path.join("data.mdb"))?
+            .permissions()
+            .mode();
+        let temp = dir.join(format!(".data.mdb.copy-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode & 0o7777)
+            .open(&temp)?;
+        let written = (|| -> Result<(), KvError> {
+            // The umask may have narrowed the mode given at creation: set it exactly.
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+            // The copy reads through its own LMDB read transaction: hold a gate slot so the
+            // map is not resized under it.
+            let ticket = shared.gate.enter(shared.used_pages());
+            let copied = shared.env.copy_compacted(&file);
+            shared.gate.leave(ticket);
+            copied?;
+            file.sync_all()?;
+            std::fs::rename(&temp, target)?;
+            std::fs::File::open(dir)?.sync_all()?;
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written
     }
 
     /// Names and kinds of every user table.
