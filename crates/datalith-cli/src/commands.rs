@@ -143,13 +143,12 @@ pub fn export(db: &Path, output: Option<&Path>) -> Result<()> {
     let pb = crate::progress::spinner("datoms");
     let mut progress = |n: u64| pb.set_position(n);
     match output {
-        Some(p) => {
-            let f = std::fs::File::create(p)
-                .map_err(|e| CliError::user(format!("cannot create {}: {e}", p.display())))?;
+        Some(p) => crate::atomic::write_file(p, |f| {
             let mut w = std::io::BufWriter::new(f);
             snapshot.dump_with_progress(&mut w, &mut progress)?;
             w.flush()?;
-        }
+            Ok(())
+        })?,
         None => {
             let stdout = std::io::stdout();
             let mut w = std::io::BufWriter::new(stdout.lock());

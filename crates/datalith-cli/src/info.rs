@@ -104,6 +104,23 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// The snapshots open in this process: a snapshot held while writes go on keeps LMDB from
+/// reusing the pages freed since it opened, so the user should see who pins the file.
+fn snapshots_line(env: &datalith::kv::Environment) -> String {
+    match env.oldest_snapshot() {
+        None => "snapshots   none open in this process\n".to_string(),
+        Some(o) => {
+            format!(
+                "snapshots   {} open in this process; the oldest for {:.1} s, the file grew {} \
+                 since (space not reused while it is open)\n",
+                o.open_snapshots,
+                o.age.as_secs_f64(),
+                human(o.file_growth_bytes as u64)
+            )
+        }
+    }
+}
+
 /// The `stat` report: file, index sizes, attributes.
 pub fn stat_text(database: &Database) -> Result<String> {
     let env = database.env();
@@ -111,6 +128,8 @@ pub fn stat_text(database: &Database) -> Result<String> {
     let file = std::fs::metadata(path.join("data.mdb"))
         .map(|m| m.len())
         .unwrap_or(0);
+    // Before this report opens snapshots of its own.
+    let snapshots = snapshots_line(env);
     let db = database.db()?;
     let eav = env.table("eav", TableKind::List)?;
     let ave = env.table("ave", TableKind::List)?;
@@ -127,6 +146,7 @@ pub fn stat_text(database: &Database) -> Result<String> {
         human(env.map_bytes() as u64),
         env.durability()
     ));
+    out.push_str(&snapshots);
     out.push_str(&format!("datoms      {eav_n} in EAV, {ave_n} in AVE\n"));
     out.push_str(&format!(
         "attributes  {} user, schema version {}\n\n",

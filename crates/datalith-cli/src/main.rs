@@ -9,6 +9,7 @@
 //! `{:db/error :db.error/unique-conflict, :cognitect.anomalies/category
 //! :cognitect.anomalies/conflict, :message "...", ...}` (see `datalith::error`).
 
+mod atomic;
 mod commands;
 mod csv;
 mod demo;

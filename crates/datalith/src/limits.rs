@@ -11,9 +11,24 @@ pub const MAX_KEY_BYTES: usize = 511;
 /// value of this size already spans 64K overflow pages; larger blobs belong in files.
 pub const MAX_VALUE_BYTES: usize = 256 * 1024 * 1024;
 
-/// Default initial size of the memory map. It is only address space (LMDB writes pages as it
-/// needs them), so it can be generous; the committer doubles it when the data grows.
+/// Default initial size of the memory map under `MDB_WRITEMAP`, where LMDB sets the file's
+/// length to the map's; the committer doubles it when the data grows.
 pub const DEFAULT_INITIAL_MAP_BYTES: usize = 256 * 1024 * 1024;
+
+/// The map reserved at open where LMDB maps the file read-only (every mode but
+/// `MDB_WRITEMAP`): 256 GiB of address space. It costs no memory and no disk (the kernel
+/// only notes the range; page tables appear for pages actually read), so the map
+/// practically never has to grow, and a growth is what must wait for every open snapshot.
+/// 256 GiB leaves room for hundreds of open databases in the 128 TiB of user address space
+/// of x86-64 and aarch64 Linux (and macOS); where the process's address space is limited
+/// (`ulimit -v`), open falls back to `DEFAULT_INITIAL_MAP_BYTES`.
+pub const RESERVED_MAP_BYTES: usize = 1 << 38;
+
+/// How long a map growth waits for open snapshots to close before the write that needed it
+/// fails with a typed error (`KvError::SnapshotBlocksGrowth`) instead of waiting forever:
+/// long enough for ordinary queries to finish, short enough that a writer behind a
+/// snapshot held for a report hears of it.
+pub const MAP_GROWTH_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The map never grows past this (1 TiB): far beyond what a single-file embedded store should
 /// hold, and well inside the 47-bit address space of x86-64 and aarch64 user processes.

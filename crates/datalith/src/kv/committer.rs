@@ -481,6 +481,15 @@ impl KvError {
             },
             KvError::MapLimit { max } => KvError::MapLimit { max: *max },
             KvError::Closed => KvError::Closed,
+            KvError::SnapshotBlocksGrowth {
+                age_ms,
+                open_snapshots,
+                waited_ms,
+            } => KvError::SnapshotBlocksGrowth {
+                age_ms: *age_ms,
+                open_snapshots: *open_snapshots,
+                waited_ms: *waited_ms,
+            },
             other => KvError::CommitFailed {
                 cause: other.to_string(),
             },

@@ -81,9 +81,15 @@ impl Durability {
 pub struct EnvOptions {
     /// What a crash can lose.
     pub durability: Durability,
-    /// Initial size of the memory map in bytes (rounded up to the page size). The map grows by
-    /// itself when the data needs more.
+    /// Initial size of the memory map in bytes (rounded up to the page size); 0 (the
+    /// default) lets Datalith choose: a large reservation of address space where the file
+    /// is mapped read-only, 256 MiB under `MDB_WRITEMAP` (see `limits::RESERVED_MAP_BYTES`).
+    /// The map grows by itself when the data needs more.
     pub initial_map_bytes: usize,
+    /// How long a map growth waits for open snapshots to close before the write that needed
+    /// it fails with `KvError::SnapshotBlocksGrowth` (LMDB resizes only while no snapshot of
+    /// the process is open).
+    pub growth_patience: std::time::Duration,
     /// Turn off OS read-ahead on the data file (`MDB_NORDAHEAD`): better for random access to a
     /// database larger than memory.
     pub no_read_ahead: bool,
@@ -96,7 +102,8 @@ impl Default for EnvOptions {
     fn default() -> Self {
         EnvOptions {
             durability: Durability::Durable,
-            initial_map_bytes: crate::limits::DEFAULT_INITIAL_MAP_BYTES,
+            initial_map_bytes: 0,
+            growth_patience: crate::limits::MAP_GROWTH_PATIENCE,
             no_read_ahead: false,
             verify: super::file::Verify::Catalog,
         }

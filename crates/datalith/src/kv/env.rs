@@ -13,7 +13,7 @@ use super::durability::{Durability, EnvOptions};
 use super::error::KvError;
 use super::file;
 use super::flush::{Flusher, Flushing};
-use super::gate::ReaderGate;
+use super::gate::{ReaderGate, StillOpen};
 use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
 use super::read::ReadTxn;
 use super::table::{Table, TableKind};
@@ -72,6 +72,11 @@ pub(crate) struct EnvShared {
     pub(crate) gate: ReaderGate,
     pub(crate) stats: CommitStats,
     map_bytes: AtomicUsize,
+    /// Pages the file used after the last commit (read by every snapshot as it opens, to say
+    /// later how much the file grew while the snapshot was held).
+    used_pages: AtomicUsize,
+    /// How long a growth waits for open snapshots before the write that needed it fails.
+    growth_patience: std::time::Duration,
     page_bytes: usize,
     poison: Mutex<Option<String>>,
     poisoned: AtomicBool,
@@ -126,8 +131,14 @@ impl EnvShared {
     }
 
     fn used_bytes(&self) -> usize {
-        let info = self.env.info();
-        (info.last_page_number + 1) * self.page_bytes
+        let pages = self.env.info().last_page_number + 1;
+        self.used_pages.store(pages, Ordering::Relaxed);
+        pages * self.page_bytes
+    }
+
+    /// Pages the file used as of the last look (cheap: no LMDB call).
+    pub(crate) fn used_pages(&self) -> usize {
+        self.used_pages.load(Ordering::Relaxed)
     }
 
     /// Before a batch: make sure the map has room for roughly `bytes` more (LMDB needs about
@@ -205,7 +216,16 @@ impl EnvShared {
             // Snapshots kept only for reports would make this wait forever if their holder
             // waits for this commit: let them go.
             self.retained.release_all();
-            Some(self.gate.exclusive(resize))
+            match self.gate.exclusive(self.growth_patience, resize) {
+                Ok(r) => Some(r),
+                Err(StillOpen(oldest)) => {
+                    return Err(KvError::SnapshotBlocksGrowth {
+                        age_ms: oldest.age.as_millis() as u64,
+                        open_snapshots: oldest.open_snapshots,
+                        waited_ms: self.growth_patience.as_millis() as u64,
+                    })
+                }
+            }
         } else {
             self.gate.try_exclusive(resize)
         };
@@ -218,6 +238,22 @@ impl EnvShared {
             }
             Some(Err(e)) => Err(KvError::from(e)),
         }
+    }
+}
+
+/// The map to open with. `initial_map_bytes: 0` (the default) asks for a map chosen here:
+/// where LMDB maps the file read-only (every mode but `MDB_WRITEMAP`), a map is only
+/// reserved address space (no memory, no disk, no page tables until pages are read), so the
+/// default reserves `limits::RESERVED_MAP_BYTES` and the map practically never has to grow,
+/// which is what lets a snapshot be held for hours without ever stopping a writer. Under
+/// `MDB_WRITEMAP` LMDB sets the file's length to the map's (a sparse file, but one that
+/// every copy and backup tool sees at full length), so there the map starts at
+/// `limits::DEFAULT_INITIAL_MAP_BYTES` and doubles as the data grows.
+fn initial_map_bytes(options: &EnvOptions, flags: EnvFlags) -> usize {
+    match options.initial_map_bytes {
+        0 if flags.contains(EnvFlags::WRITE_MAP) => limits::DEFAULT_INITIAL_MAP_BYTES,
+        0 => limits::RESERVED_MAP_BYTES,
+        n => n,
     }
 }
 
@@ -248,6 +284,19 @@ impl Drop for EnvInner {
             drop(shared);
         }
     }
+}
+
+/// The oldest snapshot open in this process, as `Environment::oldest_snapshot` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeldSnapshot {
+    /// How long it has been open.
+    pub age: std::time::Duration,
+    /// Snapshots open in this process, the oldest included.
+    pub open_snapshots: u32,
+    /// How much the file grew since it opened: an upper bound of the space it keeps LMDB from
+    /// reusing (pages freed after a snapshot opened are reused only once it closes).
+    pub file_growth_bytes: usize,
 }
 
 /// An open Datalith environment (one directory: LMDB's `data.mdb` and `lock.mdb`). Cheap to
@@ -324,17 +373,32 @@ impl Environment {
         if options.no_read_ahead {
             flags |= EnvFlags::NO_READ_AHEAD;
         }
-        let initial = round_up(options.initial_map_bytes.max(page_bytes * 16), page_bytes);
-        let env = lmdb::Env::open(
-            &path,
-            flags,
-            EnvLimits {
-                map_bytes: initial,
-                max_readers: limits::MAX_READERS,
-                max_dbs: limits::MAX_TABLES,
-            },
-        )
-        .map_err(|e| match e {
+        let initial = round_up(
+            initial_map_bytes(&options, flags).max(page_bytes * 16),
+            page_bytes,
+        );
+        let open = |map_bytes: usize| {
+            lmdb::Env::open(
+                &path,
+                flags,
+                EnvLimits {
+                    map_bytes,
+                    max_readers: limits::MAX_READERS,
+                    max_dbs: limits::MAX_TABLES,
+                },
+            )
+        };
+        let opened = match open(initial) {
+            // The reservation is only a saving: where the address space is limited, open
+            // with the ordinary map that grows instead.
+            Err(lmdb::env::OpenError::Lmdb(e))
+                if e.code == libc::ENOMEM && initial > limits::DEFAULT_INITIAL_MAP_BYTES =>
+            {
+                open(limits::DEFAULT_INITIAL_MAP_BYTES)
+            }
+            other => other,
+        };
+        let env = opened.map_err(|e| match e {
             lmdb::env::OpenError::Lmdb(e) => open_error(&path, e),
             lmdb::env::OpenError::Io(e) => KvError::Io(e),
             lmdb::env::OpenError::AlreadyOpen => KvError::Io(std::io::Error::new(
@@ -354,7 +418,9 @@ impl Environment {
             verified = Some(shape);
             drop(pin);
         }
-        let map_bytes = env.info().map_size;
+        let info = env.info();
+        let map_bytes = info.map_size;
+        let used_pages = info.last_page_number + 1;
         let meta = check_or_init_meta(&env, &path, read_only)?;
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
@@ -380,6 +446,8 @@ impl Environment {
             gate: ReaderGate::new(limits::MAX_READERS - limits::RESERVED_READER_SLOTS),
             stats: CommitStats::default(),
             map_bytes: AtomicUsize::new(map_bytes),
+            used_pages: AtomicUsize::new(used_pages),
+            growth_patience: options.growth_patience,
             page_bytes,
             poison: Mutex::new(None),
             poisoned: AtomicBool::new(false),
@@ -461,6 +529,27 @@ impl Environment {
         self.shared().inject_failure.store(true, Ordering::Release);
     }
 
+    /// The oldest snapshot open in this process (its age, and the file's size when it
+    /// opened), or `None`. A snapshot held while writes go on keeps LMDB from reusing the
+    /// pages freed since it opened, so the file grows by about what was rewritten meanwhile.
+    pub fn oldest_snapshot(&self) -> Option<HeldSnapshot> {
+        let shared = self.shared();
+        let oldest = shared.gate.oldest()?;
+        Some(HeldSnapshot {
+            age: oldest.age,
+            open_snapshots: oldest.open_snapshots,
+            file_growth_bytes: shared
+                .used_pages()
+                .saturating_sub(oldest.used_pages_at_open)
+                * shared.page_bytes,
+        })
+    }
+
+    /// Bytes of the file in use as of the last commit (pages up to the last one written).
+    pub fn used_bytes(&self) -> usize {
+        self.shared().used_pages() * self.shared().page_bytes
+    }
+
     /// Opens a consistent read snapshot. Never blocks on the committer; waits only if every
     /// reader slot is taken or a map growth is in progress.
     pub fn read(&self) -> Result<ReadTxn, KvError> {
@@ -528,12 +617,12 @@ impl Environment {
         let shared = self.shared();
         // A write transaction of our own: LMDB's writer lock orders it with the committer's.
         // Holding a reader slot keeps the committer from resizing the map meanwhile.
-        shared.gate.enter();
+        let ticket = shared.gate.enter(shared.used_pages());
         let result = match shared.read_only {
             true => open_existing(shared, name, kind),
             false => open_or_create(shared, name, kind, fixed),
         };
-        shared.gate.leave();
+        shared.gate.leave(ticket);
         let table = result?;
         tables.insert(name.to_string(), table.clone());
         Ok(table)
@@ -542,23 +631,59 @@ impl Environment {
     /// Writes a compacted copy of the environment (free pages dropped) into the new directory
     /// `dir`, as LMDB's `mdb_env_copy2` with `MDB_CP_COMPACT` does: a consistent snapshot,
     /// taken while writers go on. `dir` must not already hold a database.
+    ///
+    /// The copy is atomic: it is written to a temporary name in `dir`, synced, renamed to
+    /// `data.mdb` and the directory synced, so a failure (a full disk, a kill) leaves no
+    /// `data.mdb` behind, never a partial one that would later fail to open; a directory it
+    /// had to create is removed again. The copy keeps the source file's permissions.
     pub fn copy_compacted(&self, dir: impl AsRef<Path>) -> Result<(), KvError> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir)?;
-        let file = dir.join("data.mdb");
-        if file.exists() {
+        let target = dir.join("data.mdb");
+        if target.exists() {
             return Err(KvError::Io(std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,
-                format!("{} already exists", file.display()),
+                format!("{} already exists", target.display()),
             )));
         }
+        let created_dir = !dir.exists();
+        std::fs::create_dir_all(dir)?;
+        let result = self.copy_into(dir, &target);
+        if result.is_err() && created_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        result
+    }
+
+    fn copy_into(&self, dir: &Path, target: &Path) -> Result<(), KvError> {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let shared = self.shared();
-        // The copy reads through its own LMDB read transaction: hold a gate slot so the map
-        // is not resized under it.
-        shared.gate.enter();
-        let result = shared.env.copy_compacted(dir);
-        shared.gate.leave();
-        result.map_err(KvError::from)
+        let mode = std::fs::metadata(shared.path.join("data.mdb"))?
+            .permissions()
+            .mode();
+        let temp = dir.join(format!(".data.mdb.copy-{}", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode & 0o7777)
+            .open(&temp)?;
+        let written = (|| -> Result<(), KvError> {
+            // The umask may have narrowed the mode given at creation: set it exactly.
+            file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
+            // The copy reads through its own LMDB read transaction: hold a gate slot so the
+            // map is not resized under it.
+            let ticket = shared.gate.enter(shared.used_pages());
+            let copied = shared.env.copy_compacted(&file);
+            shared.gate.leave(ticket);
+            copied?;
+            file.sync_all()?;
+            std::fs::rename(&temp, target)?;
+            std::fs::File::open(dir)?.sync_all()?;
+            Ok(())
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written
     }
 
     /// Names and kinds of every user table.

@@ -86,6 +86,19 @@ pub enum KvError {
     /// The map cannot grow any further.
     #[error("database is full: the map reached {max} bytes")]
     MapLimit { max: usize },
+    /// The map had to grow for this write, and a snapshot stayed open longer than the growth
+    /// may wait (LMDB can resize its map only while no snapshot of the process is open). The
+    /// write failed alone: nothing is poisoned; retry once the snapshot is closed.
+    #[error(
+        "the database file must grow for this write, but a snapshot opened {age_ms} ms ago is \
+         still open ({open_snapshots} open in all); waited {waited_ms} ms. Close long-held \
+         database values (Db) and retry"
+    )]
+    SnapshotBlocksGrowth {
+        age_ms: u64,
+        open_snapshots: u32,
+        waited_ms: u64,
+    },
     /// A commit failed (the whole batch is failed and the environment poisoned).
     #[error("commit failed: {cause}")]
     CommitFailed { cause: String },
@@ -138,6 +151,7 @@ impl KvError {
             KvError::Closed => error::CLOSED,
             KvError::PendingWrites => error::PENDING_WRITES,
             KvError::MapLimit { .. } => error::DATABASE_FULL,
+            KvError::SnapshotBlocksGrowth { .. } => error::SNAPSHOT_BLOCKS_GROWTH,
             KvError::CommitFailed { .. } => error::COMMIT_FAILED,
             KvError::Corrupt { .. } => error::CORRUPT,
             KvError::NotADatabase { .. } => error::NOT_A_DATABASE,

@@ -2,14 +2,42 @@
 //! exhausted (a reader past the limit waits instead of failing) and (b) the committer can
 //! resize the memory map, which LMDB allows only while no transaction of this process is open.
 
+use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 struct GateState {
     readers: u32,
     /// Set while the committer wants to resize: new readers wait so a resize cannot starve.
     resizing: bool,
+    /// Open snapshots by ticket (tickets grow, so the first entry is the oldest): when each
+    /// opened and how many pages the file used then. A held snapshot keeps LMDB from reusing
+    /// the pages freed after it, and it blocks map growth; `stat` and the growth error name it.
+    open: BTreeMap<u64, (Instant, usize)>,
+    next_ticket: u64,
 }
+
+/// A reader slot taken from the gate; give it back with [`ReaderGate::leave`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub(crate) struct Ticket(u64);
+
+/// The oldest snapshot open in this process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OldestSnapshot {
+    /// How long it has been open.
+    pub(crate) age: Duration,
+    /// Pages the file used when it opened (compare with the pages used now: the file's growth
+    /// since is an upper bound of the space it keeps LMDB from reusing).
+    pub(crate) used_pages_at_open: usize,
+    /// Snapshots open in this process, the oldest included.
+    pub(crate) open_snapshots: u32,
+}
+
+/// A growth that could not wait any longer for snapshots to close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StillOpen(pub(crate) OldestSnapshot);
 
 /// Admission control for read transactions.
 #[derive(Debug)]
@@ -35,33 +63,58 @@ impl ReaderGate {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits for a free reader slot and takes it. Pair with [`ReaderGate::leave`].
-    pub(crate) fn enter(&self) {
+    /// Waits for a free reader slot and takes it; `used_pages` is the file's size in pages
+    /// now (for [`ReaderGate::oldest`]). Pair with [`ReaderGate::leave`].
+    pub(crate) fn enter(&self, used_pages: usize) -> Ticket {
         let mut s = self.lock();
         while s.resizing || s.readers >= self.max_readers {
             s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
         }
-        s.readers += 1;
+        Self::admit(&mut s, used_pages)
     }
 
     /// Takes a free reader slot if there is one right now (never waits): for the committer,
     /// which must not wait for readers that may be waiting for it.
-    pub(crate) fn try_enter(&self) -> bool {
+    pub(crate) fn try_enter(&self, used_pages: usize) -> Option<Ticket> {
         let mut s = self.lock();
         if s.resizing || s.readers >= self.max_readers {
-            return false;
+            return None;
         }
+        Some(Self::admit(&mut s, used_pages))
+    }
+
+    fn admit(s: &mut GateState, used_pages: usize) -> Ticket {
         s.readers += 1;
-        true
+        let ticket = s.next_ticket;
+        s.next_ticket += 1;
+        s.open.insert(ticket, (Instant::now(), used_pages));
+        debug_assert_eq!(s.open.len(), s.readers as usize);
+        Ticket(ticket)
     }
 
     /// Gives a slot back.
-    pub(crate) fn leave(&self) {
+    pub(crate) fn leave(&self, ticket: Ticket) {
         let mut s = self.lock();
         debug_assert!(s.readers > 0, "reader gate: leave without enter");
+        let known = s.open.remove(&ticket.0).is_some();
+        debug_assert!(known, "reader gate: a ticket given back twice");
         s.readers = s.readers.saturating_sub(1);
         drop(s);
         self.changed.notify_all();
+    }
+
+    /// The oldest snapshot open now, if any.
+    pub(crate) fn oldest(&self) -> Option<OldestSnapshot> {
+        Self::oldest_of(&self.lock())
+    }
+
+    fn oldest_of(s: &GateState) -> Option<OldestSnapshot> {
+        let (_, (since, used)) = s.open.first_key_value()?;
+        Some(OldestSnapshot {
+            age: since.elapsed(),
+            used_pages_at_open: *used,
+            open_snapshots: s.readers,
+        })
     }
 
     /// Runs `f` while no reader is open, if that is the case right now; returns `None` when
@@ -77,18 +130,38 @@ impl ReaderGate {
         Some(out)
     }
 
-    /// Waits until every reader has left (blocking new ones meanwhile), then runs `f`.
-    pub(crate) fn exclusive<T>(&self, f: impl FnOnce() -> T) -> T {
+    /// Waits until every reader has left (blocking new ones meanwhile), then runs `f`; gives
+    /// up after `patience`, letting the waiting readers in again, and names the oldest
+    /// snapshot that was still open. A snapshot held for a long report must delay a growth,
+    /// never stop every writer and reader behind it for good.
+    pub(crate) fn exclusive<T>(
+        &self,
+        patience: Duration,
+        f: impl FnOnce() -> T,
+    ) -> Result<T, StillOpen> {
+        let deadline = Instant::now() + patience;
         let mut s = self.lock();
         s.resizing = true;
         while s.readers > 0 {
-            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+            let now = Instant::now();
+            if now >= deadline {
+                let oldest = Self::oldest_of(&s).expect("a reader is open");
+                s.resizing = false;
+                drop(s);
+                self.changed.notify_all();
+                return Err(StillOpen(oldest));
+            }
+            s = self
+                .changed
+                .wait_timeout(s, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
         let out = f();
         s.resizing = false;
         drop(s);
         self.changed.notify_all();
-        out
+        Ok(out)
     }
 
     #[cfg(test)]
@@ -105,32 +178,57 @@ mod tests {
     #[test]
     fn readers_past_the_limit_wait_instead_of_failing() {
         let gate = Arc::new(ReaderGate::new(2));
-        gate.enter();
-        gate.enter();
+        let a = gate.enter(1);
+        let b = gate.enter(1);
         let g2 = gate.clone();
         let t = std::thread::spawn(move || {
-            g2.enter();
-            g2.leave();
+            let c = g2.enter(1);
+            g2.leave(c);
         });
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!t.is_finished(), "third reader must wait for a slot");
-        gate.leave();
+        gate.leave(a);
         t.join().unwrap();
-        gate.leave();
+        gate.leave(b);
         assert_eq!(gate.open_readers(), 0);
     }
 
     #[test]
     fn exclusive_waits_for_readers_and_try_exclusive_does_not() {
         let gate = Arc::new(ReaderGate::new(8));
-        gate.enter();
+        let a = gate.enter(1);
         assert_eq!(gate.try_exclusive(|| 1), None);
         let g2 = gate.clone();
-        let t = std::thread::spawn(move || g2.exclusive(|| 7));
+        let t = std::thread::spawn(move || g2.exclusive(Duration::from_secs(60), || 7));
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!t.is_finished());
-        gate.leave();
-        assert_eq!(t.join().unwrap(), 7);
+        gate.leave(a);
+        assert_eq!(t.join().unwrap(), Ok(7));
         assert_eq!(gate.try_exclusive(|| 2), Some(2));
+    }
+
+    #[test]
+    fn exclusive_gives_up_on_a_held_snapshot_and_lets_waiting_readers_in() {
+        let gate = Arc::new(ReaderGate::new(8));
+        let held = gate.enter(10);
+        let g2 = gate.clone();
+        let growth = std::thread::spawn(move || g2.exclusive(Duration::from_millis(200), || 7));
+        std::thread::sleep(Duration::from_millis(50));
+        // A reader arriving during the attempt waits for it, then gets in.
+        let g3 = gate.clone();
+        let reader = std::thread::spawn(move || {
+            let t = g3.enter(11);
+            g3.leave(t);
+        });
+        let Err(StillOpen(oldest)) = growth.join().unwrap() else {
+            panic!("the growth must give up while the snapshot is held");
+        };
+        assert!(oldest.age >= Duration::from_millis(200));
+        assert_eq!(oldest.used_pages_at_open, 10);
+        reader.join().unwrap();
+        assert_eq!(gate.oldest().map(|o| o.open_snapshots), Some(1));
+        gate.leave(held);
+        assert_eq!(gate.oldest(), None);
+        assert_eq!(gate.exclusive(Duration::from_millis(1), || 8), Ok(8));
     }
 }

@@ -39,7 +39,7 @@ pub use api::KvOp;
 pub use batch_snapshot::{BatchSnapshot, OpRange};
 pub use committer::{BatchSlot, BatchState, Outcome, Rejected, WriteRequest};
 pub use durability::{Durability, EnvOptions};
-pub use env::{CommitCounters, Environment};
+pub use env::{CommitCounters, Environment, HeldSnapshot};
 pub use error::KvError;
 pub use handle::CommitHandle;
 pub use overlay::Overlay;

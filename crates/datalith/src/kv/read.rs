@@ -4,15 +4,19 @@ use std::sync::Arc;
 
 use super::env::EnvShared;
 use super::error::KvError;
+use super::gate::Ticket;
 use super::lmdb::RoTxn;
 use super::view::View;
 
 /// A consistent, read-only snapshot of the environment. Many can be open at once, from any
 /// threads; none blocks or is blocked by the committer. Keep them short: LMDB cannot reuse
-/// pages that an open snapshot still sees, and a map growth waits for snapshots to close.
+/// pages that an open snapshot still sees, so a snapshot held while writes go on makes the
+/// file grow; and a map growth waits for snapshots to close (for a bounded time, after which
+/// the write that needed it fails with `KvError::SnapshotBlocksGrowth`).
 pub struct ReadTxn {
     // Dropped before the gate slot is given back (see `Drop`).
     txn: Option<RoTxn>,
+    ticket: Ticket,
     shared: Arc<EnvShared>,
 }
 
@@ -21,14 +25,15 @@ impl ReadTxn {
         if let Some(e) = shared.shrink_error() {
             return Err(e);
         }
-        shared.gate.enter();
+        let ticket = shared.gate.enter(shared.used_pages());
         match shared.env.read_txn() {
             Ok(txn) => Ok(ReadTxn {
                 txn: Some(txn),
+                ticket,
                 shared,
             }),
             Err(e) => {
-                shared.gate.leave();
+                shared.gate.leave(ticket);
                 Err(e.into())
             }
         }
@@ -37,16 +42,18 @@ impl ReadTxn {
     /// A snapshot if a reader slot is free right now (never waits); `None` otherwise or if
     /// LMDB refuses.
     pub(crate) fn try_begin(shared: Arc<EnvShared>) -> Option<ReadTxn> {
-        if shared.env.shrunk() || !shared.gate.try_enter() {
+        if shared.env.shrunk() {
             return None;
         }
+        let ticket = shared.gate.try_enter(shared.used_pages())?;
         match shared.env.read_txn() {
             Ok(txn) => Some(ReadTxn {
                 txn: Some(txn),
+                ticket,
                 shared,
             }),
             Err(_) => {
-                shared.gate.leave();
+                shared.gate.leave(ticket);
                 None
             }
         }
@@ -66,7 +73,7 @@ impl ReadTxn {
 impl Drop for ReadTxn {
     fn drop(&mut self) {
         drop(self.txn.take());
-        self.shared.gate.leave();
+        self.shared.gate.leave(self.ticket);
     }
 }
 

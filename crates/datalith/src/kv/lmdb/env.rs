@@ -227,12 +227,11 @@ impl Env {
     }
 
     /// Writes a compacted copy (`MDB_CP_COMPACT`) into the existing directory `dir`.
-    pub(crate) fn copy_compacted(&self, dir: &Path) -> Result<(), LmdbError> {
-        let c_path = CString::new(dir.as_os_str().as_bytes())
-            .map_err(|_| LmdbError { code: libc::EINVAL })?;
-        // SAFETY: open environment; NUL-terminated path. The copy runs its own read
-        // transaction.
-        check(unsafe { ffi::mdb_env_copy2(self.as_ptr(), c_path.as_ptr(), ffi::MDB_CP_COMPACT) })
+    pub(crate) fn copy_compacted(&self, file: &std::fs::File) -> Result<(), LmdbError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: open environment; the descriptor is open for writing and outlives the call
+        // (borrowed). The copy runs its own read transaction and only writes to `file`.
+        check(unsafe { ffi::mdb_env_copyfd2(self.as_ptr(), file.as_raw_fd(), ffi::MDB_CP_COMPACT) })
     }
 
     /// A read-only transaction (a snapshot).

@@ -1,0 +1,143 @@
+//! A database value held for a long report must never stop the world: writers go on (the file
+//! grows, since LMDB cannot reuse pages the snapshot still sees), and where the map itself
+//! must grow (which LMDB allows only with no snapshot open) the write that needed it fails
+//! with a typed error after a bounded wait, and succeeds once the snapshot is gone.
+
+use std::time::{Duration, Instant};
+
+use datalith::kv::{Durability, EnvOptions, Environment, KvError, KvOp, TableKind};
+
+#[test]
+fn writers_go_on_under_a_held_snapshot_with_the_default_map() {
+    let dir = tempfile::tempdir().unwrap();
+    // NoSync only to keep the test quick: every mode without MDB_WRITEMAP reserves the same.
+    let env =
+        Environment::open(dir.path(), EnvOptions::with_durability(Durability::NoSync)).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let key = |i: u32| i.to_be_bytes();
+    env.transact_kv((0..10_000).map(|i| KvOp::put(&t, key(i), "v0")).collect())
+        .unwrap();
+    let held = env.read().unwrap();
+    let used_before = env.used_bytes();
+    // 200,000 updates of 10,000 keys while the snapshot is held.
+    for round in 1..=20u32 {
+        for chunk in 0..100u32 {
+            let ops = (chunk * 100..chunk * 100 + 100)
+                .map(|i| KvOp::put(&t, key(i), format!("v{round}")))
+                .collect();
+            env.transact_kv(ops).unwrap();
+        }
+    }
+    assert_eq!(
+        env.commit_counters().map_growths,
+        0,
+        "the reserved map never grew"
+    );
+    assert!(
+        env.used_bytes() > used_before,
+        "pages the snapshot sees are not reused"
+    );
+    let oldest = env.oldest_snapshot().expect("the held snapshot is open");
+    assert_eq!(oldest.open_snapshots, 1);
+    let grown = env.used_bytes() - used_before;
+    assert!(
+        oldest.file_growth_bytes >= grown && oldest.file_growth_bytes > 1 << 20,
+        "the file grew {} bytes since the snapshot opened, reported {}",
+        grown,
+        oldest.file_growth_bytes
+    );
+    assert_eq!(held.view().get(&t, &key(7)).unwrap(), Some(&b"v0"[..]));
+    drop(held);
+    assert!(env.oldest_snapshot().is_none());
+    let now = env.read().unwrap();
+    assert_eq!(now.view().get(&t, &key(7)).unwrap(), Some(&b"v20"[..]));
+}
+
+#[test]
+fn a_growth_blocked_by_a_held_snapshot_fails_the_write_in_bounded_time_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = EnvOptions::with_durability(Durability::WriteMapAsync);
+    opts.initial_map_bytes = 1 << 20;
+    opts.growth_patience = Duration::from_millis(300);
+    let env = Environment::open(dir.path(), opts).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let held = env.read().unwrap();
+    let big = vec![7u8; 8000];
+    let started = Instant::now();
+    let mut failed_at = None;
+    for i in 0..2_000u32 {
+        match env.transact_kv(vec![KvOp::put(&t, i.to_be_bytes(), big.clone())]) {
+            Ok(_) => {}
+            Err(e) => {
+                let KvError::SnapshotBlocksGrowth {
+                    open_snapshots,
+                    waited_ms,
+                    ..
+                } = e
+                else {
+                    panic!("expected SnapshotBlocksGrowth, got {e}");
+                };
+                assert_eq!(open_snapshots, 1);
+                assert_eq!(waited_ms, 300);
+                failed_at = Some(i);
+                break;
+            }
+        }
+    }
+    let failed_at = failed_at.expect("16 MB of writes into a 1 MiB map must need a growth");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the write failed in bounded time"
+    );
+    // The failure poisoned nothing: once the snapshot is gone, the same write succeeds.
+    drop(held);
+    env.transact_kv(vec![KvOp::put(&t, failed_at.to_be_bytes(), big.clone())])
+        .unwrap();
+    assert!(env.commit_counters().map_growths > 0);
+    let txn = env.read().unwrap();
+    assert_eq!(txn.view().len(&t).unwrap(), failed_at as u64 + 1);
+}
+
+#[test]
+fn a_thousand_reader_threads_under_a_writer_all_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let env =
+        Environment::open(dir.path(), EnvOptions::with_durability(Durability::NoSync)).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(vec![KvOp::put(&t, "k", 0u64.to_be_bytes())])
+        .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (env, t, stop) = (env.clone(), t.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                n += 1;
+                env.transact_kv(vec![KvOp::put(&t, "k", n.to_be_bytes())])
+                    .unwrap();
+            }
+        })
+    };
+    let readers: Vec<std::thread::JoinHandle<Result<(), KvError>>> = (0..1000)
+        .map(|_| {
+            let (env, t) = (env.clone(), t.clone());
+            std::thread::spawn(move || {
+                for _ in 0..5 {
+                    let txn = env.read()?;
+                    let v = txn.view().get(&t, b"k")?.expect("the key is there");
+                    assert_eq!(v.len(), 8);
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    let errors = readers
+        .into_iter()
+        .filter(|_| true)
+        .map(|r| r.join())
+        .filter(|r| !matches!(r, Ok(Ok(()))))
+        .count();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    assert_eq!(errors, 0);
+}
