@@ -180,7 +180,10 @@ impl QueryError {
                 edn_text_field("clause", clause),
             ],
             QueryError::UnboundVariables { vars } => {
-                vec![edn_text_field("variables", &format!("#{{{}}}", vars.join(" ")))]
+                vec![edn_text_field(
+                    "variables",
+                    &format!("#{{{}}}", vars.join(" ")),
+                )]
             }
             QueryError::UnknownAttribute { attr, clause } => vec![
                 edn_text_field("attribute", attr),

@@ -529,7 +529,7 @@ fn rule_names(rules: &Edn) -> Vec<String> {
 fn rule_sources(clauses: &[Clause], out: &mut std::collections::BTreeSet<usize>) {
     for c in clauses {
         match c {
-            Clause::Rule { src, .. } if *src != 0 => {
+            Clause::Rule { src, .. } => {
                 out.insert(*src);
             }
             Clause::Or { branches, .. } => {
@@ -894,12 +894,19 @@ pub fn lower(
     let mut rules = BTreeMap::new();
     let mut source_rules = BTreeMap::new();
     if let Some(edn) = rules_edn {
-        if let Some((_, kind)) = cx.sources.get("$") {
-            rules = lower_rules_for(edn, *kind)?;
-        }
         let mut called = std::collections::BTreeSet::new();
         rule_sources(&clauses, &mut called);
-        for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| called.contains(n)) {
+        // Only when a call reads `$`: a rule body is checked against the schema of the
+        // database it is called with, and `$` may not have its attributes.
+        match cx.sources.get("$") {
+            Some((_, kind)) if called.contains(&0) => rules = lower_rules_for(edn, *kind)?,
+            _ => {}
+        }
+        for (_, (n, kind)) in cx
+            .sources
+            .iter()
+            .filter(|(_, (n, _))| *n != 0 && called.contains(n))
+        {
             source_rules.insert(*n, lower_rules_for(edn, *kind)?);
         }
     }
