@@ -183,7 +183,7 @@ fn query_errors_carry_categories() {
             "[:find ?x :where [?e :person/age ?a] [(> ?x 1)]]",
             &[],
             error::INSUFFICIENT_BINDING,
-            "?x in [(> ?x 1)]",
+            "[?x] not bound in clause: [(> ?x 1)]",
         ),
         (
             "[:find ?x :where [?e :person/age]]",

@@ -2,7 +2,7 @@
 //! `:where`, ...), variables are numbered, attributes resolved against the schema, scalar
 //! inputs plugged in as constants (so `qpred2` runs the plan of `qpred1`), and rules read.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::error::QueryError;
@@ -525,22 +525,60 @@ fn rule_names(rules: &Edn) -> Vec<String> {
     names
 }
 
-/// The sources that rule calls among `clauses` read, besides `$`.
-fn rule_sources(clauses: &[Clause], out: &mut std::collections::BTreeSet<usize>) {
+/// The rules that calls among `clauses` name, by the source they read.
+fn rule_calls(clauses: &[Clause], out: &mut BTreeMap<usize, BTreeSet<String>>) {
     for c in clauses {
         match c {
-            Clause::Rule { src, .. } => {
-                out.insert(*src);
+            Clause::Rule { src, name, .. } => {
+                out.entry(*src).or_default().insert(name.clone());
             }
             Clause::Or { branches, .. } => {
                 for b in branches {
-                    rule_sources(b, out);
+                    rule_calls(b, out);
                 }
             }
-            Clause::Not { clauses, .. } => rule_sources(clauses, out),
+            Clause::Not { clauses, .. } => rule_calls(clauses, out),
             _ => {}
         }
     }
+}
+
+/// The rule names `roots` reach through the bodies of `list` (a body calls a rule with a
+/// list form headed by its name, at any depth of `or`/`not`).
+fn reachable_rules(list: &[Edn], names: &[String], roots: &BTreeSet<String>) -> BTreeSet<String> {
+    fn calls(e: &Edn, names: &[String], out: &mut Vec<String>) {
+        match e {
+            Edn::List(items) => {
+                if let Some(n) = items.first().and_then(sym) {
+                    if names.contains(&n) {
+                        out.push(n);
+                    }
+                }
+                items.iter().for_each(|i| calls(i, names, out));
+            }
+            Edn::Vector(items) => items.iter().for_each(|i| calls(i, names, out)),
+            _ => {}
+        }
+    }
+    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in list {
+        if let Some([Edn::List(head), body @ ..]) = r.as_seq() {
+            if let Some(n) = head.first().and_then(sym) {
+                let out = edges.entry(n).or_default();
+                body.iter().for_each(|b| calls(b, names, out));
+            }
+        }
+    }
+    let mut reached = roots.clone();
+    let mut todo: Vec<String> = roots.iter().cloned().collect();
+    while let Some(n) = todo.pop() {
+        for m in edges.get(&n).into_iter().flatten() {
+            if reached.insert(m.clone()) {
+                todo.push(m.clone());
+            }
+        }
+    }
+    reached
 }
 
 /// Whether the receiver of [`crate::api::Db::q`] (given `given` more inputs) is the first
@@ -590,18 +628,22 @@ pub fn lower_rules(
     rules: &Edn,
     schema: &Schema,
 ) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
-    lower_rules_for(rules, SourceKind::Db(schema))
+    lower_rules_for(rules, SourceKind::Db(schema), None)
 }
 
 /// Reads rules for a call whose `$` is a source of `kind` (a rule body reads only its `$`).
 pub fn lower_rules_for(
     rules: &Edn,
     kind: SourceKind<'_>,
+    roots: Option<&BTreeSet<String>>,
 ) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
     let Edn::Vector(list) = rules else {
         return Err(perr("rules are a vector of rule vectors"));
     };
     let names = rule_names(rules);
+    // Only the rules a call can reach are read against this source's schema: a rule set
+    // shared by several databases may name attributes that only some of them have.
+    let reached = roots.map(|roots| reachable_rules(list, &names, roots));
     let cx = LowerCtx {
         constants: HashMap::new(),
         sources: HashMap::from([("$".to_string(), (0, kind))]),
@@ -619,6 +661,9 @@ pub fn lower_rules_for(
             .first()
             .and_then(sym)
             .ok_or_else(|| perr("a rule head starts with its name"))?;
+        if reached.as_ref().is_some_and(|r| !r.contains(&name)) {
+            continue;
+        }
         let mut l = Lowerer {
             cx: &cx,
             vars: Vars::default(),
@@ -881,7 +926,6 @@ pub fn lower(
         .collect();
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
-    super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
     // Scalar inputs the result reads: bound to their input as well.
     for (v, name) in std::mem::take(&mut l.plugged) {
         let pos = in_forms
@@ -894,20 +938,18 @@ pub fn lower(
     let mut rules = BTreeMap::new();
     let mut source_rules = BTreeMap::new();
     if let Some(edn) = rules_edn {
-        let mut called = std::collections::BTreeSet::new();
-        rule_sources(&clauses, &mut called);
+        let mut called = BTreeMap::new();
+        rule_calls(&clauses, &mut called);
         // Only when a call reads `$`: a rule body is checked against the schema of the
         // database it is called with, and `$` may not have its attributes.
-        match cx.sources.get("$") {
-            Some((_, kind)) if called.contains(&0) => rules = lower_rules_for(edn, *kind)?,
+        match (cx.sources.get("$"), called.get(&0)) {
+            (Some((_, kind)), Some(roots)) => rules = lower_rules_for(edn, *kind, Some(roots))?,
             _ => {}
         }
-        for (_, (n, kind)) in cx
-            .sources
-            .iter()
-            .filter(|(_, (n, _))| *n != 0 && called.contains(n))
-        {
-            source_rules.insert(*n, lower_rules_for(edn, *kind)?);
+        for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| *n != 0) {
+            if let Some(roots) = called.get(n) {
+                source_rules.insert(*n, lower_rules_for(edn, *kind, Some(roots))?);
+            }
         }
     }
     let scope = super::validate::Scope {
@@ -918,7 +960,9 @@ pub fn lower(
         rules: &rules,
         names: &l.vars.names,
     };
+    // Datomic checks the where clauses' bindings before the find variables.
     super::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
+    super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
     scope_vars(&mut clauses, &outer);
     let order_by = parse_order(&s.order_by, &mut l)?;
     let q = Query {
