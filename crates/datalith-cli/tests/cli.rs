@@ -583,11 +583,13 @@ fn errors_print_as_data_with_format() {
             (":line", "1"),
         ),
         (
-            &["pull", &db, "[*]", r#"[:name "Nobody"]"#],
+            // Pull of an entity that names none is nil (Datomic); a lookup ref on an
+            // attribute that is not unique is an error.
+            &["pull", &db, "[*]", "[:age 30]"],
             1,
-            ":db.error/not-an-entity",
+            ":db.error/lookup-ref-attr-not-unique",
             ":cognitect.anomalies/incorrect",
-            (":entity", r#"[:name "Nobody"]"#),
+            (":lookup-ref", "[:age 30]"),
         ),
         (
             &[

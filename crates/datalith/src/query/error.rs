@@ -199,6 +199,10 @@ impl QueryError {
                 edn_text_field("lookup-ref", lookup_ref),
             ],
             QueryError::OrBranchVars { clause, .. } => vec![edn_text_field("clause", clause)],
+            QueryError::LookupRefAttrNotUnique { attr, lookup } => vec![
+                edn_text_field("attribute", attr),
+                edn_text_field("lookup-ref", lookup),
+            ],
             QueryError::UnknownFunction { name }
             | QueryError::BadArguments { name, .. }
             | QueryError::UnknownRule { name }

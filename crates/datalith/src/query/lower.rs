@@ -917,13 +917,6 @@ pub fn lower(
         }
         in_bindings.push((b, pos));
     }
-    let input_vars: Vec<Var> = in_bindings
-        .iter()
-        .flat_map(|(b, _)| match b {
-            InBinding::Bind(b) => b.vars(),
-            _ => Vec::new(),
-        })
-        .collect();
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
     // Scalar inputs the result reads: bound to their input as well.
@@ -934,6 +927,14 @@ pub fn lower(
             .expect("a plugged variable is an input");
         in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
     }
+    // After the plugged ones: a variable only an input binds may be returned or pulled.
+    let input_vars: Vec<Var> = in_bindings
+        .iter()
+        .flat_map(|(b, _)| match b {
+            InBinding::Bind(b) => b.vars(),
+            _ => Vec::new(),
+        })
+        .collect();
     // Rules, lowered for `$` and for each other source a call reads.
     let mut rules = BTreeMap::new();
     let mut source_rules = BTreeMap::new();
