@@ -251,7 +251,7 @@ fn arithmetic() {
         ("(- 1.5M 2)", "-0.5M"),                                // D
         ("(max 1 2 \"a\")", "!argument 3 must be a number"),    // D
         ("(inc 1.5)", "2.5"),                                   // D
-        ("(inc 1 2)", "!takes 1 arguments, got 2"),             // D
+        ("(inc 1 2)", "!takes 1 argument, got 2"),              // D
         ("(zero? 0.0)", "true"),                                // D
         ("(pos? 1/2)", "true"),                                 // D
         ("(neg? -1)", "true"),                                  // D
@@ -648,7 +648,7 @@ fn truth_and_types() {
         (r#"(type #"a")"#, "java.util.regex.Pattern"),      // D
         ("(type {:a 1})", "clojure.lang.PersistentArrayMap"), // D
         ("(no-such-fn 1)", "!unknown function no-such-fn"), // D: "Unable to resolve symbol"
-        ("(ground 1 2)", "!takes 1 arguments, got 2"),      // D
+        ("(ground 1 2)", "!takes 1 argument, got 2"),       // D
     ]);
     let (_dir, db) = sample();
     check_queries(
