@@ -211,59 +211,64 @@ fn arithmetic() {
         ("(+ 1/2 1.5M)", "2.0M"),                               // D
         ("(/ 31M 5)", "6.2M"),                                  // D
         ("(/ 1M 3)", "!non-terminating decimal expansion"),     // D
-        ("(* 1.0E308 10.0)", "##Inf"),                          // D
-        ("(* 1.5 2)", "3.0"),                                   // D
-        ("(+)", "0"),                                           // D
-        ("(*)", "1"),                                           // D
-        ("(-)", "!takes at least 1 arguments, got 0"),          // D
+        // Datomic's bigdecs are unbounded; ours are exact within 38 digits.
+        (
+            "(+ 1.23456789012345678901234567890123456789012M 1)",
+            "!bigdec (38-digit) overflow",
+        ),
+        ("(* 1.0E308 10.0)", "##Inf"),                 // D
+        ("(* 1.5 2)", "3.0"),                          // D
+        ("(+)", "0"),                                  // D
+        ("(*)", "1"),                                  // D
+        ("(-)", "!takes at least 1 arguments, got 0"), // D
         (
             "(+ \"a\" 1)",
             "!(+ \"a\" 1): argument 1 must be a number, got \"a\"",
         ), // D
-        ("(quot -7 2)", "-3"),                                  // D
-        ("(rem -7 2)", "-1"),                                   // D
-        ("(mod -7 2)", "1"),                                    // D
-        ("(mod 7 -2)", "-1"),                                   // D
-        ("(mod -7.5 2)", "0.5"),                                // D
-        ("(quot 7.5 2)", "3.0"),                                // D
-        ("(rem 7.5 2)", "1.5"),                                 // D
-        ("(quot 7/2 2)", "1N"),                                 // D
-        ("(mod 1/2 1/3)", "1/6"),                               // D
-        ("(mod 7 0)", "!divide by zero"),                       // D
-        ("(quot 7 0.0)", "!divide by zero"),                    // D
-        ("(max 1/2 1 0.5)", "1"),                               // D
-        ("(max 1 2.5)", "2.5"),                                 // D
-        ("(min 1 1.0)", "1.0"),                                 // D: of equal numbers the later
-        ("(max \"a\" \"b\")", "!argument 1 must be a number"),  // D
-        ("(max)", "!takes at least 1 arguments, got 0"),        // D
-        ("(abs -3)", "3"),                                      // D
-        ("(abs -1/2)", "1/2"),                                  // D
+        ("(quot -7 2)", "-3"),                         // D
+        ("(rem -7 2)", "-1"),                          // D
+        ("(mod -7 2)", "1"),                           // D
+        ("(mod 7 -2)", "-1"),                          // D
+        ("(mod -7.5 2)", "0.5"),                       // D
+        ("(quot 7.5 2)", "3.0"),                       // D
+        ("(rem 7.5 2)", "1.5"),                        // D
+        ("(quot 7/2 2)", "1N"),                        // D
+        ("(mod 1/2 1/3)", "1/6"),                      // D
+        ("(mod 7 0)", "!divide by zero"),              // D
+        ("(quot 7 0.0)", "!divide by zero"),           // D
+        ("(max 1/2 1 0.5)", "1"),                      // D
+        ("(max 1 2.5)", "2.5"),                        // D
+        ("(min 1 1.0)", "1.0"),                        // D: of equal numbers the later
+        ("(max \"a\" \"b\")", "!argument 1 must be a number"), // D
+        ("(max)", "!takes at least 1 arguments, got 0"), // D
+        ("(abs -3)", "3"),                             // D
+        ("(abs -1/2)", "1/2"),                         // D
         ("(abs -9223372036854775808)", "-9223372036854775808"), // D: Java's Math.abs
-        ("(rem -7 -2)", "-1"),                                  // D
-        ("(mod 7.5 -2)", "-0.5"),                               // D
-        ("(quot -7/2 2)", "-1N"),                               // D
-        ("(rem -7/2 2)", "-3/2"),                               // D
-        ("(mod -7/2 2)", "1/2"),                                // D
-        ("(compare 2 1N)", "1"),                                // D
-        ("(compare 1.5M 1)", "1"),                              // D
-        ("(max 1.5M 1)", "1.5M"),                               // D
-        ("(* 1.5M 2.0M)", "3.00M"),                             // D
-        ("(- 1.5M 2)", "-0.5M"),                                // D
-        ("(max 1 2 \"a\")", "!argument 3 must be a number"),    // D
-        ("(inc 1.5)", "2.5"),                                   // D
-        ("(inc 1 2)", "!takes 1 arguments, got 2"),             // D
-        ("(zero? 0.0)", "true"),                                // D
-        ("(pos? 1/2)", "true"),                                 // D
-        ("(neg? -1)", "true"),                                  // D
-        ("(zero? \"a\")", "!argument 1 must be a number"),      // D
-        ("(odd? 3N)", "true"),                                  // D
+        ("(rem -7 -2)", "-1"),                         // D
+        ("(mod 7.5 -2)", "-0.5"),                      // D
+        ("(quot -7/2 2)", "-1N"),                      // D
+        ("(rem -7/2 2)", "-3/2"),                      // D
+        ("(mod -7/2 2)", "1/2"),                       // D
+        ("(compare 2 1N)", "1"),                       // D
+        ("(compare 1.5M 1)", "1"),                     // D
+        ("(max 1.5M 1)", "1.5M"),                      // D
+        ("(* 1.5M 2.0M)", "3.00M"),                    // D
+        ("(- 1.5M 2)", "-0.5M"),                       // D
+        ("(max 1 2 \"a\")", "!argument 3 must be a number"), // D
+        ("(inc 1.5)", "2.5"),                          // D
+        ("(inc 1 2)", "!takes 1 argument, got 2"),     // D
+        ("(zero? 0.0)", "true"),                       // D
+        ("(pos? 1/2)", "true"),                        // D
+        ("(neg? -1)", "true"),                         // D
+        ("(zero? \"a\")", "!argument 1 must be a number"), // D
+        ("(odd? 3N)", "true"),                         // D
         (
             "(even? 1/2)",
             "!(even? 1/2): argument 1 must be an integer, got 1/2",
         ), // D
         ("(even? 2.0)", "!argument 1 must be an integer, got 2.0"), // D
-        ("(rand-int 1)", "0"),                                  // D
-        ("(rand-int 0)", "0"),                                  // D
+        ("(rand-int 1)", "0"),                         // D
+        ("(rand-int 0)", "0"),                         // D
     ]);
     let (_dir, db) = sample();
     check_queries(
@@ -648,7 +653,7 @@ fn truth_and_types() {
         (r#"(type #"a")"#, "java.util.regex.Pattern"),      // D
         ("(type {:a 1})", "clojure.lang.PersistentArrayMap"), // D
         ("(no-such-fn 1)", "!unknown function no-such-fn"), // D: "Unable to resolve symbol"
-        ("(ground 1 2)", "!takes 1 arguments, got 2"),      // D
+        ("(ground 1 2)", "!takes 1 argument, got 2"),       // D
     ]);
     let (_dir, db) = sample();
     check_queries(

@@ -177,6 +177,33 @@ impl BigDec {
         }
     }
 
+    /// Plain decimal text without the `M` (`3.5`, `100`, `-0.0012`), as Java's
+    /// `BigDecimal.toString` shows a number of this precision; `None` when that would take
+    /// more than 40 padding zeros (then `Display`'s `0.dE±nM` form is the readable one).
+    pub fn plain_text(&self) -> Option<String> {
+        const MAX_PADDING: i64 = 40;
+        if self.digits.is_empty() {
+            return Some("0".into());
+        }
+        let sign = if self.negative { "-" } else { "" };
+        let digits = &*self.digits;
+        let (n, e) = (digits.len() as i64, i64::from(self.exponent));
+        let body = if e <= 0 {
+            if -e > MAX_PADDING {
+                return None;
+            }
+            format!("0.{}{digits}", "0".repeat((-e) as usize))
+        } else if e >= n {
+            if e - n > MAX_PADDING {
+                return None;
+            }
+            format!("{digits}{}", "0".repeat((e - n) as usize))
+        } else {
+            format!("{}.{}", &digits[..e as usize], &digits[e as usize..])
+        };
+        Some(format!("{sign}{body}"))
+    }
+
     /// -1, 0 or 1.
     pub fn signum(&self) -> i8 {
         if self.digits.is_empty() {
@@ -278,6 +305,23 @@ mod tests {
         assert!(BigDec::new(false, "1a", 0).is_none());
         assert_eq!(BigDec::new(true, "", 5), Some(BigDec::zero()));
         assert_eq!(BigDec::new(true, "25", 1), BigDec::parse("-2.5"));
+    }
+
+    #[test]
+    fn bigdec_plain_text() {
+        let cases = [
+            ("3.5M", Some("3.5")),
+            ("100M", Some("100")),
+            ("-0.0012M", Some("-0.0012")),
+            ("0M", Some("0")),
+            ("12.5e3M", Some("12500")),
+            ("1e60M", None),
+            ("1e-60M", None),
+        ];
+        for (text, want) in cases {
+            let d = BigDec::parse(text).unwrap();
+            assert_eq!(d.plain_text().as_deref(), want, "{text}");
+        }
     }
 
     #[test]

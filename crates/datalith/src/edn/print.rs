@@ -91,9 +91,15 @@ fn edn(v: &Edn, out: &mut String) {
                 out.push_str("##-Inf");
             }
         }
-        Edn::BigDec(d) => {
-            let _ = write!(out, "{d}");
-        }
+        // Plain like Clojure (`3.5M`) where that is short; else `0.35E1M`, also readable.
+        Edn::BigDec(d) => match d.plain_text() {
+            Some(plain) => {
+                let _ = write!(out, "{plain}M");
+            }
+            None => {
+                let _ = write!(out, "{d}");
+            }
+        },
         Edn::Ratio(r) => {
             let _ = write!(out, "{r}");
         }
@@ -188,7 +194,7 @@ fn json(v: &Edn, out: &mut String) {
             let _ = write!(out, "{x:?}");
         }
         Edn::Double(_) => out.push_str("null"),
-        Edn::BigDec(d) => string_lit(&d.to_string(), out),
+        Edn::BigDec(_) => string_lit(&to_edn_string(v), out),
         // Exact, like a bigdec: as the string "31/5" (a double would round).
         Edn::Ratio(r) => string_lit(&r.to_string(), out),
         Edn::Regex(source) => string_lit(source, out),

@@ -168,3 +168,20 @@ fn query_only_values_convert_both_ways() {
         assert_eq!(value_from_edn(&read_one(text).unwrap()), None, "{text}");
     }
 }
+
+#[test]
+fn bigdecs_print_plain_where_short() {
+    // (text read, EDN printed, JSON printed)
+    let cases = [
+        ("1.50M", "1.5M", "\"1.5M\""),
+        ("-0.001M", "-0.001M", "\"-0.001M\""),
+        ("120M", "120M", "\"120M\""),
+        ("1e60M", "0.1E61M", "\"0.1E61M\""),
+    ];
+    for (text, edn, json) in cases {
+        let v = read_one(text).unwrap();
+        assert_eq!(to_edn_string(&v), edn, "{text}");
+        assert_eq!(to_json(&v), json, "{text}");
+        assert_eq!(read_one(edn).unwrap(), v, "{text} reads back");
+    }
+}

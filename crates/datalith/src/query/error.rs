@@ -223,7 +223,7 @@ impl QueryError {
 #[non_exhaustive]
 pub enum BuiltinProblem {
     /// The wrong number of arguments.
-    #[error("takes {expected} arguments, got {got}")]
+    #[error("takes {expected} {}, got {got}", arguments_word(expected))]
     Arity { expected: &'static str, got: usize },
     /// An argument of a type the function cannot take (`position` from 1; `got` is EDN).
     #[error("argument {position} must be {expected}, got {got}")]
@@ -247,4 +247,12 @@ pub enum BuiltinProblem {
     /// A pattern that cannot be compiled (see `codec::regex`).
     #[error("{0}")]
     Regex(#[from] crate::codec::RegexError),
+}
+
+fn arguments_word(expected: &str) -> &'static str {
+    if expected == "1" {
+        "argument"
+    } else {
+        "arguments"
+    }
 }

@@ -8,13 +8,19 @@
 
 use std::cell::Cell;
 
+use super::decimal::DEC;
 use super::numbers::{self, apply, int_div, IntDiv, Num, Op};
 use super::{Call, Out};
 use crate::codec::Value;
 use crate::query::error::{BuiltinProblem, QueryError};
 
 fn num(c: &Call, i: usize) -> Result<Num, QueryError> {
-    Num::of(&c.args[i]).ok_or_else(|| c.wrong_type(i, "a number"))
+    match (Num::of(&c.args[i]), &c.args[i]) {
+        (Some(n), _) => Ok(n),
+        // A number after all, only too long for exact arithmetic here.
+        (None, Value::BigDec(_)) => Err(c.fail(BuiltinProblem::Overflow(DEC))),
+        (None, _) => Err(c.wrong_type(i, "a number")),
+    }
 }
 
 fn nums(c: &Call) -> Result<Vec<Num>, QueryError> {

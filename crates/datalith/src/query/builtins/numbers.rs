@@ -10,7 +10,8 @@
 use std::cmp::Ordering;
 
 use super::super::error::BuiltinProblem;
-use crate::codec::{BigDec, Ratio, Reduced, Value};
+use super::decimal::{Decimal, DEC};
+use crate::codec::{Ratio, Reduced, Value};
 
 /// A number taken from a value.
 #[derive(Debug, Clone)]
@@ -27,114 +28,11 @@ pub enum Num {
     Double(f64),
 }
 
-/// An exact decimal small enough for arithmetic: `mantissa x 10^-scale`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Decimal {
-    mantissa: i128,
-    scale: i32,
-}
-
 const BIG: &str = "bigint (128-bit)";
 const RATIO: &str = "ratio (128-bit)";
-const DEC: &str = "bigdec (38-digit)";
 
 fn overflow(kind: &'static str) -> BuiltinProblem {
     BuiltinProblem::Overflow(kind)
-}
-
-impl Decimal {
-    fn from_bigdec(d: &BigDec) -> Option<Decimal> {
-        let (negative, digits, exponent) = d.parts();
-        if digits.is_empty() {
-            return Some(Decimal {
-                mantissa: 0,
-                scale: 0,
-            });
-        }
-        let m: i128 = digits.parse().ok()?;
-        let scale = i32::try_from(digits.len()).ok()?.checked_sub(exponent)?;
-        Some(Decimal {
-            mantissa: if negative { -m } else { m },
-            scale,
-        })
-    }
-
-    fn from_int(n: i128) -> Decimal {
-        Decimal {
-            mantissa: n,
-            scale: 0,
-        }
-    }
-
-    fn to_bigdec(self) -> Option<BigDec> {
-        BigDec::parse(&format!("{}E{}", self.mantissa, -i64::from(self.scale)))
-    }
-
-    fn to_f64(self) -> f64 {
-        self.mantissa as f64 / 10f64.powi(self.scale)
-    }
-
-    /// Both at the larger scale.
-    fn aligned(self, other: Decimal) -> Option<(i128, i128, i32)> {
-        let scale = self.scale.max(other.scale);
-        let up = |d: Decimal| {
-            10i128
-                .checked_pow(u32::try_from(scale - d.scale).ok()?)?
-                .checked_mul(d.mantissa)
-        };
-        Some((up(self)?, up(other)?, scale))
-    }
-
-    fn add(self, other: Decimal) -> Option<Decimal> {
-        let (a, b, scale) = self.aligned(other)?;
-        Some(Decimal {
-            mantissa: a.checked_add(b)?,
-            scale,
-        })
-    }
-
-    fn mul(self, other: Decimal) -> Option<Decimal> {
-        Some(Decimal {
-            mantissa: self.mantissa.checked_mul(other.mantissa)?,
-            scale: self.scale.checked_add(other.scale)?,
-        })
-    }
-
-    fn neg(self) -> Option<Decimal> {
-        Some(Decimal {
-            mantissa: self.mantissa.checked_neg()?,
-            scale: self.scale,
-        })
-    }
-
-    /// The exact quotient, or `Err` when its expansion does not terminate (Java's
-    /// `BigDecimal.divide`: "Non-terminating decimal expansion").
-    fn div(self, other: Decimal) -> Result<Decimal, BuiltinProblem> {
-        if other.mantissa == 0 {
-            return Err(BuiltinProblem::DivideByZero);
-        }
-        let (a, b, _) = self.aligned(other).ok_or(overflow(DEC))?;
-        let mut num = a;
-        for scale in 0..=38 {
-            if num % b == 0 {
-                return Ok(Decimal {
-                    mantissa: num / b,
-                    scale,
-                });
-            }
-            match num.checked_mul(10) {
-                Some(n) => num = n,
-                None => break,
-            }
-        }
-        Err(BuiltinProblem::OutOfRange(
-            "non-terminating decimal expansion; no exact representable decimal result".into(),
-        ))
-    }
-
-    fn from_ratio(r: Ratio) -> Result<Decimal, BuiltinProblem> {
-        Decimal::from_int(r.numerator()).div(Decimal::from_int(r.denominator()))
-    }
 }
 
 impl Num {

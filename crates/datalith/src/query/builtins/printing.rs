@@ -37,23 +37,16 @@ pub fn java_double(x: f64) -> String {
     format!("{mantissa}E{exp}")
 }
 
-/// Java's `BigDecimal.toString` of a normalized decimal (plain notation).
+/// Java's `BigDecimal.toString` of a normalized decimal: plain, or for a very large or small
+/// one `d.ddE±n` (Java's own layout for those).
 fn java_bigdec(d: &BigDec) -> String {
-    let (negative, digits, exponent) = d.parts();
-    if digits.is_empty() {
-        return "0".into();
-    }
-    let sign = if negative { "-" } else { "" };
-    let n = digits.len() as i64;
-    let e = i64::from(exponent);
-    let body = if e <= 0 {
-        format!("0.{}{digits}", "0".repeat((-e) as usize))
-    } else if e >= n {
-        format!("{digits}{}", "0".repeat((e - n) as usize))
-    } else {
-        format!("{}.{}", &digits[..e as usize], &digits[e as usize..])
-    };
-    format!("{sign}{body}")
+    d.plain_text().unwrap_or_else(|| {
+        let (negative, digits, exponent) = d.parts();
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        let sign = if negative { "-" } else { "" };
+        format!("{sign}{first}{dot}{rest}E{:+}", i64::from(exponent) - 1)
+    })
 }
 
 /// Java's `Date.toString`, in UTC: `Wed Jan 01 00:00:00 UTC 2020`.
