@@ -179,7 +179,8 @@ struct Tally {
     undetected_harmless: u32,
     /// `check` passed but the data reads differently.
     undetected_changed: u32,
-    /// `query` exited 0 with another answer than on the sound database.
+    /// `query` exited 0 with another answer than on the sound database (the structure is
+    /// sound, a value is not: only `check`'s index comparison sees it).
     wrong_answers: u32,
 }
 
@@ -245,6 +246,11 @@ fn damaged_copies_never_crash_or_hang_and_check_reports_them() {
                     }
                     if name == "query" && *code == 0 && *stdout != sound_answer {
                         t.wrong_answers += 1;
+                        bad.push(format!(
+                            "copy {i} ({}): query answered differently, exit 0 (check exited {})",
+                            KINDS[kind],
+                            check_code.map_or("-".into(), |c| c.to_string())
+                        ));
                     }
                 }
             }

@@ -4,14 +4,14 @@ use std::fmt;
 
 /// One piece of damage found in a data file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damage {
+pub(crate) struct Damage {
     /// The page it was found on, when there is one.
-    pub page: Option<u64>,
+    pub(crate) page: Option<u64>,
     /// The table whose tree holds that page (`main` for LMDB's table of tables, `free` for its
     /// free-page list), when known.
-    pub table: Option<String>,
+    pub(crate) table: Option<String>,
     /// What is wrong.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 impl Damage {

@@ -21,7 +21,6 @@ mod walk;
 
 use std::path::Path;
 
-pub use damage::Damage;
 pub use walk::{Structure, TableShape, Verify};
 
 use super::error::KvError;
