@@ -594,8 +594,8 @@ fn input_errors_are_typed() {
         (
             "[:find ?n :in $ ?p :where [?p :person/name ?n]]",
             &["A", r#"[:person/name "Ann"]"#],
-            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
-            r#"[:person/name "Ann"] names no entity"#,
+            |e| matches!(e, QueryError::LookupRefNotUnique { .. }),
+            r#"Attribute values not unique: :person/name in [:person/name "Ann"]"#,
         ),
         (
             "[:find ?b :in $ [?c ...] :where [?b :person/color ?c]]",
@@ -738,9 +738,9 @@ fn input_errors_are_typed() {
         ),
         (
             "[:find ?x :in $ ?x]",
-            &["A", "{:a 1}"],
+            &["A", "B"],
             |e| matches!(e, QueryError::InputKind { .. }),
-            "input ?x takes a scalar value, got {:a 1}",
+            "input ?x takes a value, got a database",
         ),
     ];
     for (q, given, check, message) in cases {

@@ -32,7 +32,19 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
                 Some(a) if a.unique.is_some() => {
                     r.first_entity_with(a.id, &super::exec::coerce(schema, a.id, val))?
                 }
-                _ => None,
+                // Datomic names the attribute: unknown, or not unique.
+                Some(_) => {
+                    return Err(QueryError::LookupRefNotUnique {
+                        attr: k.to_string(),
+                        lookup_ref: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                    })
+                }
+                None => {
+                    return Err(QueryError::UnknownAttribute {
+                        attr: k.to_string(),
+                        clause: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                    })
+                }
             },
             _ => None,
         },
