@@ -943,9 +943,8 @@ pub fn lower(
         rule_calls(&clauses, &mut called);
         // Only when a call reads `$`: a rule body is checked against the schema of the
         // database it is called with, and `$` may not have its attributes.
-        match (cx.sources.get("$"), called.get(&0)) {
-            (Some((_, kind)), Some(roots)) => rules = lower_rules_for(edn, *kind, Some(roots))?,
-            _ => {}
+        if let (Some((_, kind)), Some(roots)) = (cx.sources.get("$"), called.get(&0)) {
+            rules = lower_rules_for(edn, *kind, Some(roots))?;
         }
         for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| *n != 0) {
             if let Some(roots) = called.get(n) {
