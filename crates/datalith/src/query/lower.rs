@@ -706,6 +706,7 @@ pub fn lower(
     let mut source_names = vec!["$".to_string()];
     let mut constants = HashMap::new();
     let mut rules_edn: Option<&Edn> = None;
+    let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
     // (form, position) of every input that binds at run time.
     let mut others: Vec<(Edn, usize)> = Vec::new();
     for (i, (form, input)) in in_forms.iter().zip(inputs).enumerate() {
@@ -741,6 +742,7 @@ pub fn lower(
             let expected = match (sym(form).as_deref(), is_var(form)) {
                 (Some("%"), _) => "rules",
                 (_, Some(_)) => "a value",
+                (Some(s), None) if s != "_" => "a pull pattern",
                 _ => "a collection",
             };
             return Err(kind_error(expected, a_db()));
@@ -754,6 +756,10 @@ pub fn lower(
                 let v = value_from_edn(value)
                     .ok_or_else(|| kind_error("a scalar value", show(value)))?;
                 constants.insert(name, v);
+            }
+            // A plain symbol names a pull pattern given as an input (`(pull ?e pattern)`).
+            (Some(name), None) if name != "_" => {
+                pull_patterns.insert(name.to_string(), value);
             }
             _ => others.push((form.clone(), i)),
         }
@@ -800,6 +806,11 @@ pub fn lower(
                                 show(f)
                             )))
                         }
+                    };
+                    // A pattern named by a plain symbol is the input of that name.
+                    let pattern = match sym(pattern).and_then(|n| pull_patterns.get(&n)) {
+                        Some(given) => given,
+                        None => pattern,
                     };
                     FindElem::Pull {
                         var: l.out_var(var)?,
@@ -872,6 +883,15 @@ pub fn lower(
         }
         in_bindings.push((b, pos));
     }
+    let order_by = parse_order(&s.order_by, &mut l)?;
+    // Scalar inputs the result reads: bound to their input as well.
+    for (v, name) in std::mem::take(&mut l.plugged) {
+        let pos = in_forms
+            .iter()
+            .position(|f| is_var(f).as_deref() == Some(name.as_str()))
+            .expect("a plugged variable is an input");
+        in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
+    }
     let input_vars: Vec<Var> = in_bindings
         .iter()
         .flat_map(|(b, _)| match b {
@@ -882,14 +902,6 @@ pub fn lower(
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
     super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
-    // Scalar inputs the result reads: bound to their input as well.
-    for (v, name) in std::mem::take(&mut l.plugged) {
-        let pos = in_forms
-            .iter()
-            .position(|f| is_var(f).as_deref() == Some(name.as_str()))
-            .expect("a plugged variable is an input");
-        in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
-    }
     // Rules, lowered for `$` and for each other source a call reads.
     let mut rules = BTreeMap::new();
     let mut source_rules = BTreeMap::new();
@@ -913,7 +925,6 @@ pub fn lower(
     };
     super::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
     scope_vars(&mut clauses, &outer);
-    let order_by = parse_order(&s.order_by, &mut l)?;
     let q = Query {
         find,
         shape,
