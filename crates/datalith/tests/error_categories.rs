@@ -183,13 +183,19 @@ fn query_errors_carry_categories() {
             "[:find ?x :where [?e :person/age ?a] [(> ?x 1)]]",
             &[],
             error::INSUFFICIENT_BINDING,
-            "?x in [(> ?x 1)]",
+            "[?x] not bound in clause: [(> ?x 1)]",
         ),
         (
             "[:find ?x :where [?e :person/age]]",
             &[],
             error::UNBOUND_QUERY_VARIABLES,
             "?x",
+        ),
+        (
+            "[:find ?e :where [?e :person/age] (or-join [] [_ :person/age 1])]",
+            &[],
+            error::OR_BINDING_EMPTY,
+            "(or-join [] [_ :person/age 1])",
         ),
         (
             "[:find ?e :where [?e :person/age ?a] [(frobnicate ?a)]]",

@@ -2,7 +2,7 @@
 //! `:where`, ...), variables are numbered, attributes resolved against the schema, scalar
 //! inputs plugged in as constants (so `qpred2` runs the plan of `qpred1`), and rules read.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::error::QueryError;
@@ -186,6 +186,8 @@ struct Lowerer<'a, 'b> {
     /// Variables of scalar inputs that the result reads (`:find`, `:with`, `:order-by`):
     /// clauses see the input as a constant, the result sees the variable bound to it.
     plugged: Vec<(Var, String)>,
+    /// In a rule body: unknown attributes, reported only if the rule is called (Datomic).
+    unknown_attrs: Option<Vec<QueryError>>,
 }
 
 impl<'a> Lowerer<'a, '_> {
@@ -342,10 +344,14 @@ impl<'a> Lowerer<'a, '_> {
                 // The database's attributes are known: a name it lacks is a mistake (an input
                 // relation's attribute column may hold any keyword).
                 if let (0, AttrTerm::Unknown(k)) = (src, &p.a) {
-                    return Err(QueryError::UnknownAttribute {
+                    let err = QueryError::UnknownAttribute {
                         attr: k.to_string(),
                         clause: show(e),
-                    });
+                    };
+                    match &mut self.unknown_attrs {
+                        Some(deferred) => deferred.push(err),
+                        None => return Err(err),
+                    }
                 }
                 Ok(Clause::Pattern(src, p))
             }
@@ -526,6 +532,40 @@ fn rule_names(rules: &Edn) -> Vec<String> {
 }
 
 /// The sources that rule calls among `clauses` read, besides `$`.
+/// The rules that calls of `called` reach through the bodies' own calls (on the same `$`).
+fn reached_rules(
+    rules: &BTreeMap<String, Vec<RuleBody>>,
+    called: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let mut reached = BTreeSet::new();
+    let mut todo: Vec<String> = called.iter().cloned().collect();
+    while let Some(name) = todo.pop() {
+        if !reached.insert(name.clone()) {
+            continue;
+        }
+        for body in rules.get(&name).into_iter().flatten() {
+            rules_called(&body.clauses, 0, &mut |n| todo.push(n.to_string()));
+        }
+    }
+    reached
+}
+
+/// Calls each rule name a clause calls with source `src`.
+fn rules_called(clauses: &[Clause], src: usize, found: &mut dyn FnMut(&str)) {
+    for c in clauses {
+        match c {
+            Clause::Rule { name, src: s, .. } if *s == src => found(name),
+            Clause::Or { branches, .. } => {
+                for b in branches {
+                    rules_called(b, src, found);
+                }
+            }
+            Clause::Not { clauses, .. } => rules_called(clauses, src, found),
+            _ => {}
+        }
+    }
+}
+
 fn rule_sources(clauses: &[Clause], out: &mut std::collections::BTreeSet<usize>) {
     for c in clauses {
         match c {
@@ -590,13 +630,16 @@ pub fn lower_rules(
     rules: &Edn,
     schema: &Schema,
 ) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
-    lower_rules_for(rules, SourceKind::Db(schema))
+    lower_rules_for(rules, SourceKind::Db(schema), None)
 }
 
 /// Reads rules for a call whose `$` is a source of `kind` (a rule body reads only its `$`).
+/// With `called`, only the rules those calls reach are checked against the source: as in
+/// Datomic, a rule never called with it may name attributes it lacks.
 pub fn lower_rules_for(
     rules: &Edn,
     kind: SourceKind<'_>,
+    called: Option<&BTreeSet<String>>,
 ) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
     let Edn::Vector(list) = rules else {
         return Err(perr("rules are a vector of rule vectors"));
@@ -625,6 +668,7 @@ pub fn lower_rules_for(
             rule_names: names.clone(),
             default_src: "$".to_string(),
             plugged: Vec::new(),
+            unknown_attrs: Some(Vec::new()),
         };
         let mut head_vars = Vec::new();
         let mut required = 0;
@@ -645,6 +689,8 @@ pub fn lower_rules_for(
             .collect::<Result<Vec<_>, _>>()?;
         // Checked once every rule is known (a body may call any of them).
         unchecked.push((
+            name.clone(),
+            l.unknown_attrs.take().unwrap_or_default(),
             body,
             clauses.clone(),
             head_vars.clone(),
@@ -664,16 +710,23 @@ pub fn lower_rules_for(
             var_names: l.vars.names.into(),
         });
     }
-    for (body, clauses, head, names) in &unchecked {
+    let reached = called.map(|c| reached_rules(&out, c));
+    for (name, unknown_attrs, body, clauses, head, names) in unchecked {
+        if reached.as_ref().is_some_and(|r| !r.contains(&name)) {
+            continue;
+        }
+        if let Some(err) = unknown_attrs.into_iter().next() {
+            return Err(err);
+        }
         let scope = super::validate::Scope {
             schema: match kind {
                 SourceKind::Db(schema) => Some(schema),
                 SourceKind::Relation => None,
             },
             rules: &out,
-            names,
+            names: &names,
         };
-        super::validate::check_where(&scope, body, clauses, head)?;
+        super::validate::check_where(&scope, body, &clauses, &head)?;
     }
     Ok(out)
 }
@@ -774,6 +827,7 @@ pub fn lower(
         rule_names: rules_edn.map(rule_names).unwrap_or_default(),
         default_src: "$".to_string(),
         plugged: Vec::new(),
+        unknown_attrs: None,
     };
 
     // :find
@@ -901,18 +955,25 @@ pub fn lower(
         .collect();
     let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
     wanted.extend(&with);
-    super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
     // Rules, lowered for `$` and for each other source a call reads.
     let mut rules = BTreeMap::new();
     let mut source_rules = BTreeMap::new();
     if let Some(edn) = rules_edn {
         if let Some((_, kind)) = cx.sources.get("$") {
-            rules = lower_rules_for(edn, *kind)?;
+            let mut called = BTreeSet::new();
+            rules_called(&clauses, 0, &mut |n| {
+                called.insert(n.to_string());
+            });
+            rules = lower_rules_for(edn, *kind, Some(&called))?;
         }
         let mut called = std::collections::BTreeSet::new();
         rule_sources(&clauses, &mut called);
         for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| called.contains(n)) {
-            source_rules.insert(*n, lower_rules_for(edn, *kind)?);
+            let mut names = BTreeSet::new();
+            rules_called(&clauses, *n, &mut |name| {
+                names.insert(name.to_string());
+            });
+            source_rules.insert(*n, lower_rules_for(edn, *kind, Some(&names))?);
         }
     }
     let scope = super::validate::Scope {
@@ -924,6 +985,8 @@ pub fn lower(
         names: &l.vars.names,
     };
     super::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
+    // After the clauses: Datomic reports a clause's insufficient binding first.
+    super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
     scope_vars(&mut clauses, &outer);
     let q = Query {
         find,
