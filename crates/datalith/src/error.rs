@@ -193,6 +193,9 @@ pub const INSUFFICIENT_BINDING: Category =
 /// A `:find` variable that no clause binds.
 pub const UNBOUND_QUERY_VARIABLES: Category =
     caller(":db.error/unbound-query-variables", Anomaly::Incorrect);
+/// An `or` whose branches join on no variable (`(or-join [] ...)`, or an `or` whose
+/// branches use none).
+pub const OR_BINDING_EMPTY: Category = caller(":db.error/or-binding-empty", Anomaly::Incorrect);
 /// An unknown aggregate in `:find`.
 pub const INVALID_AGGREGATE: Category = caller(":db.error/invalid-aggregate", Anomaly::Incorrect);
 

@@ -192,6 +192,12 @@ fn query_errors_carry_categories() {
             "?x",
         ),
         (
+            "[:find ?e :where [?e :person/age] (or-join [] [_ :person/age 1])]",
+            &[],
+            error::OR_BINDING_EMPTY,
+            "(or-join [] [_ :person/age 1])",
+        ),
+        (
             "[:find ?e :where [?e :person/age ?a] [(frobnicate ?a)]]",
             &[],
             error::UNKNOWN_FUNCTION,

@@ -60,7 +60,7 @@ fn steps_print_in_query_terms() {
         let shown: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
         for w in *want {
             assert!(
-                // A step that deduplicates says so after its clause (` +dedup`).
+                // A step that deduplicates after it says so (` +dedup`).
                 steps
                     .iter()
                     .any(|s| s.what.trim_end_matches(" +dedup") == *w),

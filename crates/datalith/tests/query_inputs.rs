@@ -345,6 +345,36 @@ fn input_only_variables_in_find_and_pull() {
             &["A", lookup, "[1 2]"],
             r#"#{[[:person/id "p1"] 1] [[:person/id "p1"] 2]}"#,
         ),
+        // A scalar the clauses read as a constant is still returned, beside an aggregate too.
+        (
+            "[:find ?n ?c :in $ ?n :where [?p :person/name ?n] [?p :person/color ?c]]",
+            &["A", r#""Bob""#],
+            r#"#{["Bob" {blue}]}"#,
+        ),
+        (
+            "[:find ?n (count ?p) :in $ ?n :where [?p :person/name ?n]]",
+            &["A", r#""Ann""#],
+            r#"#{["Ann" 1]}"#,
+        ),
+        // Only inputs, no :where.
+        (
+            "[:find ?x ?y :in $ ?x [?y ...]]",
+            &["A", "2", "[3 4]"],
+            "#{[2 3] [2 4]}",
+        ),
+        // A map is a value like any other (Datomic returns it).
+        ("[:find ?x :in $ ?x]", &["A", "{:a 1}"], "#{[{:a 1}]}"),
+        // The pull pattern itself as an input, named by a plain symbol.
+        (
+            "[:find (pull ?p pattern) :in $ pattern :where [?p :person/id \"p3\"]]",
+            &["A", "[:person/name {:person/friend [:person/id]}]"],
+            r#"#{[{:person/name "Cid" :person/friend [{:person/id "p1"} {:person/id "p2"}]}]}"#,
+        ),
+        (
+            "[:find (pull ?p pattern) . :in $ ?p pattern]",
+            &["A", lookup, "[:person/id :person/name]"],
+            r#"{:person/id "p1" :person/name "Ann"}"#,
+        ),
     ]);
 }
 
@@ -584,12 +614,14 @@ fn input_errors_are_typed() {
             |e| matches!(e, QueryError::UnknownSource { name, .. } if name == "$"),
             "data source $ is not among",
         ),
-        // What names no entity where an entity is expected, as in Datomic.
+        // What names no entity where an entity is expected, as in Datomic: an ident or lookup
+        // ref naming nothing ("Cannot resolve key"), a lookup ref on a non-unique or unknown
+        // attribute, a value that is no entity reference.
         (
             "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
             &["A", r#"[[:person/id "nobody"] [:person/id "p3"]]"#],
-            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == r#"[:person/id "nobody"]"#),
-            r#"[:person/id "nobody"] names no entity"#,
+            |e| matches!(e, QueryError::UnresolvedKey { key } if key == r#"[:person/id "nobody"]"#),
+            r#"Cannot resolve key: [:person/id "nobody"]"#,
         ),
         (
             "[:find ?n :in $ ?p :where [?p :person/name ?n]]",
@@ -598,10 +630,16 @@ fn input_errors_are_typed() {
             r#"Attribute values not unique: :person/name in [:person/name "Ann"]"#,
         ),
         (
+            "[:find ?n :in $ ?p :where [?p :person/name ?n]]",
+            &["A", r#"[:person/nmae "Ann"]"#],
+            |e| matches!(e, QueryError::UnknownAttribute { .. }),
+            r#"Unable to resolve entity: :person/nmae in [:person/nmae "Ann"]"#,
+        ),
+        (
             "[:find ?b :in $ [?c ...] :where [?b :person/color ?c]]",
             &["A", "[:color/green]"],
-            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == ":color/green"),
-            ":color/green names no entity",
+            |e| matches!(e, QueryError::UnresolvedKey { key } if key == ":color/green"),
+            "Cannot resolve key: :color/green",
         ),
         (
             "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
@@ -612,14 +650,14 @@ fn input_errors_are_typed() {
         (
             "[:find ?n :where [:color/green :color/label ?n]]",
             &["A"],
-            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
-            ":color/green names no entity",
+            |e| matches!(e, QueryError::UnresolvedKey { .. }),
+            "Cannot resolve key: :color/green",
         ),
         (
             "[:find ?b :where [?b :person/friend [:person/id \"nobody\"]]]",
             &["A"],
-            |e| matches!(e, QueryError::UnresolvedEntity { .. }),
-            r#"[:person/id "nobody"] names no entity"#,
+            |e| matches!(e, QueryError::UnresolvedKey { .. }),
+            r#"Cannot resolve key: [:person/id "nobody"]"#,
         ),
         // Binding forms given too little.
         (
@@ -728,19 +766,22 @@ fn input_errors_are_typed() {
             |e| matches!(e, QueryError::NoDatabase),
             "a query needs a database",
         ),
+        // A rule called on a database that lacks an attribute its body names (Datomic).
         (
-            // A rule read against a database without its attributes: the pattern is refused
-            // as in a query (Datomic: "Unable to resolve entity").
-            "[:find ?a :in $a $b % :where ($b friend-of ?a _)]",
-            &["A", "B", "[[(friend-of ?a ?b) [?x :person/name ?a] [?x :person/friend ?y] [?y :person/name ?b]]]"],
-            |e| matches!(e, QueryError::UnknownAttribute { .. }),
-            "Unable to resolve entity: :person/friend",
+            "[:find ?a :in $a $b % :where ($b friend-of ?a)]",
+            &[
+                "A",
+                "B",
+                "[[(friend-of ?a) [?x :person/name ?a] [?x :person/friend _]]]",
+            ],
+            |e| matches!(e, QueryError::UnknownAttribute { attr, .. } if attr == ":person/friend"),
+            "Unable to resolve entity: :person/friend in [?x :person/friend _]",
         ),
         (
-            "[:find ?x :in $ ?x]",
+            "[:find (pull ?p pattern) :in $ pattern :where [?p :person/id]]",
             &["A", "B"],
-            |e| matches!(e, QueryError::InputKind { .. }),
-            "input ?x takes a value, got a database",
+            |e| matches!(e, QueryError::InputKind { input, .. } if input == "pattern"),
+            "input pattern takes a pull pattern, got a database",
         ),
     ];
     for (q, given, check, message) in cases {

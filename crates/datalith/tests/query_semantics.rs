@@ -321,6 +321,13 @@ fn rejections_name_the_offending_form() {
         ("[:find ?e :where [?e :person/name] (or [?e :person/age 20] [_ :person/city \"C1\"])]", &[],
          |e| matches!(e, QueryError::OrBranchVars { .. }),
          "had [#{?e} #{}]"),
+        // An `or` that joins on no variable, named or not (Datomic prints both as or-join).
+        ("[:find ?e :where [?e :person/name] (or-join [] [_ :person/city \"C1\"])]", &[],
+         |e| matches!(e, QueryError::OrBindingEmpty { .. }),
+         ":db.error/or-binding-empty 'or' cannot have empty binding set: (or-join [] [_ :person/city \"C1\"])"),
+        ("[:find ?e :where [?e :person/name] (or [_ :person/city \"C1\"] [_ :person/age 20])]", &[],
+         |e| matches!(e, QueryError::OrBindingEmpty { .. }),
+         "(or-join [] [_ :person/city \"C1\"] [_ :person/age 20])"),
         ("[:find ?x :where [?e :person/name]]", &[],
          |e| matches!(e, QueryError::UnboundVariables { .. }),
          ":db.error/unbound-query-variables Query is referencing unbound variables: #{?x}"),

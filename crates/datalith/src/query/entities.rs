@@ -17,32 +17,33 @@ pub(super) type Readers<'a> = BTreeMap<usize, (IndexReader<'a>, &'a Schema)>;
 /// ident, or a lookup ref `[unique-attr value]`. Anything else, or an ident or lookup ref that
 /// names no entity, is an error (as in Datomic; an entity id need not exist).
 fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, QueryError> {
-    let unresolved = || QueryError::UnresolvedEntity {
-        value: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
-    };
+    let shown = || crate::edn::to_edn_string(&crate::edn::edn_from_value(v));
+    // Datomic: "Cannot resolve key" for an ident or lookup ref that names nothing.
+    let no_key = || QueryError::UnresolvedKey { key: shown() };
     let found = match v {
         Value::Ref(e) => Some(*e),
         Value::Long(n) => u64::try_from(*n).ok(),
         Value::Keyword(k) => match schema.by_ident(k) {
             Some(a) => Some(a.id as u64),
-            None => r.first_entity_with(builtin::IDENT, v)?,
+            None => Some(r.first_entity_with(builtin::IDENT, v)?.ok_or_else(no_key)?),
         },
         Value::Tuple(items) => match items.as_slice() {
             [Some(Value::Keyword(k)), Some(val)] => match schema.by_ident(k) {
-                Some(a) if a.unique.is_some() => {
+                Some(a) if a.unique.is_some() => Some(
                     r.first_entity_with(a.id, &super::exec::coerce(schema, a.id, val))?
-                }
-                // Datomic names the attribute: unknown, or not unique.
+                        .ok_or_else(no_key)?,
+                ),
                 Some(_) => {
                     return Err(QueryError::LookupRefNotUnique {
                         attr: k.to_string(),
-                        lookup_ref: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                        lookup_ref: shown(),
                     })
                 }
+                // Datomic: "Unable to resolve entity: <attr>".
                 None => {
                     return Err(QueryError::UnknownAttribute {
                         attr: k.to_string(),
-                        clause: crate::edn::to_edn_string(&crate::edn::edn_from_value(v)),
+                        clause: shown(),
                     })
                 }
             },
@@ -50,7 +51,9 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
         },
         _ => None,
     };
-    found.map(Value::Ref).ok_or_else(unresolved)
+    found
+        .map(Value::Ref)
+        .ok_or_else(|| QueryError::UnresolvedEntity { value: shown() })
 }
 
 /// `input` with column `shadow`: column `v`'s values resolved to entity ids in one database.

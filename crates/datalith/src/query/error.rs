@@ -42,6 +42,10 @@ pub enum QueryError {
         branches: Vec<String>,
         clause: String,
     },
+    /// An `or` that joins on no variable: `(or-join [] ...)`, or an `or` whose branches use
+    /// none (Datomic's `:db.error/or-binding-empty`); `clause` as EDN, as the `or-join` it is.
+    #[error(":db.error/or-binding-empty 'or' cannot have empty binding set: {clause}")]
+    OrBindingEmpty { clause: String },
     /// An unknown predicate or function.
     #[error("unknown function {name}: neither a built-in nor a registered function")]
     UnknownFunction { name: String },
@@ -153,6 +157,7 @@ impl QueryError {
                 error::NOT_AN_ENTITY
             }
             QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
+            QueryError::OrBindingEmpty { .. } => error::OR_BINDING_EMPTY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
             QueryError::BadArguments { .. } | QueryError::Builtin { .. } => {
                 error::INVALID_ARGUMENTS
@@ -198,7 +203,9 @@ impl QueryError {
                 edn_text_field("attribute", attr),
                 edn_text_field("lookup-ref", lookup_ref),
             ],
-            QueryError::OrBranchVars { clause, .. } => vec![edn_text_field("clause", clause)],
+            QueryError::OrBranchVars { clause, .. } | QueryError::OrBindingEmpty { clause } => {
+                vec![edn_text_field("clause", clause)]
+            }
             QueryError::LookupRefAttrNotUnique { attr, lookup } => vec![
                 edn_text_field("attribute", attr),
                 edn_text_field("lookup-ref", lookup),

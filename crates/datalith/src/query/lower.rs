@@ -186,6 +186,8 @@ struct Lowerer<'a, 'b> {
     /// Variables of scalar inputs that the result reads (`:find`, `:with`, `:order-by`):
     /// clauses see the input as a constant, the result sees the variable bound to it.
     plugged: Vec<(Var, String)>,
+    /// In a rule body: unknown attributes, reported only if the rule is called (Datomic).
+    unknown_attrs: Option<Vec<QueryError>>,
 }
 
 impl<'a> Lowerer<'a, '_> {
@@ -342,10 +344,14 @@ impl<'a> Lowerer<'a, '_> {
                 // The database's attributes are known: a name it lacks is a mistake (an input
                 // relation's attribute column may hold any keyword).
                 if let (0, AttrTerm::Unknown(k)) = (src, &p.a) {
-                    return Err(QueryError::UnknownAttribute {
+                    let err = QueryError::UnknownAttribute {
                         attr: k.to_string(),
                         clause: show(e),
-                    });
+                    };
+                    match &mut self.unknown_attrs {
+                        Some(deferred) => deferred.push(err),
+                        None => return Err(err),
+                    }
                 }
                 Ok(Clause::Pattern(src, p))
             }
@@ -525,60 +531,56 @@ fn rule_names(rules: &Edn) -> Vec<String> {
     names
 }
 
-/// The rules that calls among `clauses` name, by the source they read.
-fn rule_calls(clauses: &[Clause], out: &mut BTreeMap<usize, BTreeSet<String>>) {
+/// The sources that rule calls among `clauses` read, besides `$`.
+/// The rules that calls of `called` reach through the bodies' own calls (on the same `$`).
+fn reached_rules(
+    rules: &BTreeMap<String, Vec<RuleBody>>,
+    called: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let mut reached = BTreeSet::new();
+    let mut todo: Vec<String> = called.iter().cloned().collect();
+    while let Some(name) = todo.pop() {
+        if !reached.insert(name.clone()) {
+            continue;
+        }
+        for body in rules.get(&name).into_iter().flatten() {
+            rules_called(&body.clauses, 0, &mut |n| todo.push(n.to_string()));
+        }
+    }
+    reached
+}
+
+/// Calls each rule name a clause calls with source `src`.
+fn rules_called(clauses: &[Clause], src: usize, found: &mut dyn FnMut(&str)) {
     for c in clauses {
         match c {
-            Clause::Rule { src, name, .. } => {
-                out.entry(*src).or_default().insert(name.clone());
-            }
+            Clause::Rule { name, src: s, .. } if *s == src => found(name),
             Clause::Or { branches, .. } => {
                 for b in branches {
-                    rule_calls(b, out);
+                    rules_called(b, src, found);
                 }
             }
-            Clause::Not { clauses, .. } => rule_calls(clauses, out),
+            Clause::Not { clauses, .. } => rules_called(clauses, src, found),
             _ => {}
         }
     }
 }
 
-/// The rule names `roots` reach through the bodies of `list` (a body calls a rule with a
-/// list form headed by its name, at any depth of `or`/`not`).
-fn reachable_rules(list: &[Edn], names: &[String], roots: &BTreeSet<String>) -> BTreeSet<String> {
-    fn calls(e: &Edn, names: &[String], out: &mut Vec<String>) {
-        match e {
-            Edn::List(items) => {
-                if let Some(n) = items.first().and_then(sym) {
-                    if names.contains(&n) {
-                        out.push(n);
-                    }
-                }
-                items.iter().for_each(|i| calls(i, names, out));
+fn rule_sources(clauses: &[Clause], out: &mut std::collections::BTreeSet<usize>) {
+    for c in clauses {
+        match c {
+            Clause::Rule { src, .. } if *src != 0 => {
+                out.insert(*src);
             }
-            Edn::Vector(items) => items.iter().for_each(|i| calls(i, names, out)),
+            Clause::Or { branches, .. } => {
+                for b in branches {
+                    rule_sources(b, out);
+                }
+            }
+            Clause::Not { clauses, .. } => rule_sources(clauses, out),
             _ => {}
         }
     }
-    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in list {
-        if let Some([Edn::List(head), body @ ..]) = r.as_seq() {
-            if let Some(n) = head.first().and_then(sym) {
-                let out = edges.entry(n).or_default();
-                body.iter().for_each(|b| calls(b, names, out));
-            }
-        }
-    }
-    let mut reached = roots.clone();
-    let mut todo: Vec<String> = roots.iter().cloned().collect();
-    while let Some(n) = todo.pop() {
-        for m in edges.get(&n).into_iter().flatten() {
-            if reached.insert(m.clone()) {
-                todo.push(m.clone());
-            }
-        }
-    }
-    reached
 }
 
 /// Whether the receiver of [`crate::api::Db::q`] (given `given` more inputs) is the first
@@ -632,18 +634,17 @@ pub fn lower_rules(
 }
 
 /// Reads rules for a call whose `$` is a source of `kind` (a rule body reads only its `$`).
+/// With `called`, only the rules those calls reach are checked against the source: as in
+/// Datomic, a rule never called with it may name attributes it lacks.
 pub fn lower_rules_for(
     rules: &Edn,
     kind: SourceKind<'_>,
-    roots: Option<&BTreeSet<String>>,
+    called: Option<&BTreeSet<String>>,
 ) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
     let Edn::Vector(list) = rules else {
         return Err(perr("rules are a vector of rule vectors"));
     };
     let names = rule_names(rules);
-    // Only the rules a call can reach are read against this source's schema: a rule set
-    // shared by several databases may name attributes that only some of them have.
-    let reached = roots.map(|roots| reachable_rules(list, &names, roots));
     let cx = LowerCtx {
         constants: HashMap::new(),
         sources: HashMap::from([("$".to_string(), (0, kind))]),
@@ -661,15 +662,13 @@ pub fn lower_rules_for(
             .first()
             .and_then(sym)
             .ok_or_else(|| perr("a rule head starts with its name"))?;
-        if reached.as_ref().is_some_and(|r| !r.contains(&name)) {
-            continue;
-        }
         let mut l = Lowerer {
             cx: &cx,
             vars: Vars::default(),
             rule_names: names.clone(),
             default_src: "$".to_string(),
             plugged: Vec::new(),
+            unknown_attrs: Some(Vec::new()),
         };
         let mut head_vars = Vec::new();
         let mut required = 0;
@@ -690,6 +689,8 @@ pub fn lower_rules_for(
             .collect::<Result<Vec<_>, _>>()?;
         // Checked once every rule is known (a body may call any of them).
         unchecked.push((
+            name.clone(),
+            l.unknown_attrs.take().unwrap_or_default(),
             body,
             clauses.clone(),
             head_vars.clone(),
@@ -709,16 +710,23 @@ pub fn lower_rules_for(
             var_names: l.vars.names.into(),
         });
     }
-    for (body, clauses, head, names) in &unchecked {
+    let reached = called.map(|c| reached_rules(&out, c));
+    for (name, unknown_attrs, body, clauses, head, names) in unchecked {
+        if reached.as_ref().is_some_and(|r| !r.contains(&name)) {
+            continue;
+        }
+        if let Some(err) = unknown_attrs.into_iter().next() {
+            return Err(err);
+        }
         let scope = super::validate::Scope {
             schema: match kind {
                 SourceKind::Db(schema) => Some(schema),
                 SourceKind::Relation => None,
             },
             rules: &out,
-            names,
+            names: &names,
         };
-        super::validate::check_where(&scope, body, clauses, head)?;
+        super::validate::check_where(&scope, body, &clauses, &head)?;
     }
     Ok(out)
 }
@@ -751,6 +759,7 @@ pub fn lower(
     let mut source_names = vec!["$".to_string()];
     let mut constants = HashMap::new();
     let mut rules_edn: Option<&Edn> = None;
+    let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
     // (form, position) of every input that binds at run time.
     let mut others: Vec<(Edn, usize)> = Vec::new();
     for (i, (form, input)) in in_forms.iter().zip(inputs).enumerate() {
@@ -786,6 +795,7 @@ pub fn lower(
             let expected = match (sym(form).as_deref(), is_var(form)) {
                 (Some("%"), _) => "rules",
                 (_, Some(_)) => "a value",
+                (Some(s), None) if s != "_" => "a pull pattern",
                 _ => "a collection",
             };
             return Err(kind_error(expected, a_db()));
@@ -800,6 +810,10 @@ pub fn lower(
                     .ok_or_else(|| kind_error("a scalar value", show(value)))?;
                 constants.insert(name, v);
             }
+            // A plain symbol names a pull pattern given as an input (`(pull ?e pattern)`).
+            (Some(name), None) if name != "_" => {
+                pull_patterns.insert(name.to_string(), value);
+            }
             _ => others.push((form.clone(), i)),
         }
     }
@@ -813,6 +827,7 @@ pub fn lower(
         rule_names: rules_edn.map(rule_names).unwrap_or_default(),
         default_src: "$".to_string(),
         plugged: Vec::new(),
+        unknown_attrs: None,
     };
 
     // :find
@@ -845,6 +860,11 @@ pub fn lower(
                                 show(f)
                             )))
                         }
+                    };
+                    // A pattern named by a plain symbol is the input of that name.
+                    let pattern = match sym(pattern).and_then(|n| pull_patterns.get(&n)) {
+                        Some(given) => given,
+                        None => pattern,
                     };
                     FindElem::Pull {
                         var: l.out_var(var)?,
@@ -917,8 +937,7 @@ pub fn lower(
         }
         in_bindings.push((b, pos));
     }
-    let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
-    wanted.extend(&with);
+    let order_by = parse_order(&s.order_by, &mut l)?;
     // Scalar inputs the result reads: bound to their input as well.
     for (v, name) in std::mem::take(&mut l.plugged) {
         let pos = in_forms
@@ -927,7 +946,6 @@ pub fn lower(
             .expect("a plugged variable is an input");
         in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
     }
-    // After the plugged ones: a variable only an input binds may be returned or pulled.
     let input_vars: Vec<Var> = in_bindings
         .iter()
         .flat_map(|(b, _)| match b {
@@ -935,21 +953,27 @@ pub fn lower(
             _ => Vec::new(),
         })
         .collect();
+    let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
+    wanted.extend(&with);
     // Rules, lowered for `$` and for each other source a call reads.
     let mut rules = BTreeMap::new();
     let mut source_rules = BTreeMap::new();
     if let Some(edn) = rules_edn {
-        let mut called = BTreeMap::new();
-        rule_calls(&clauses, &mut called);
-        // Only when a call reads `$`: a rule body is checked against the schema of the
-        // database it is called with, and `$` may not have its attributes.
-        if let (Some((_, kind)), Some(roots)) = (cx.sources.get("$"), called.get(&0)) {
-            rules = lower_rules_for(edn, *kind, Some(roots))?;
+        if let Some((_, kind)) = cx.sources.get("$") {
+            let mut called = BTreeSet::new();
+            rules_called(&clauses, 0, &mut |n| {
+                called.insert(n.to_string());
+            });
+            rules = lower_rules_for(edn, *kind, Some(&called))?;
         }
-        for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| *n != 0) {
-            if let Some(roots) = called.get(n) {
-                source_rules.insert(*n, lower_rules_for(edn, *kind, Some(roots))?);
-            }
+        let mut called = std::collections::BTreeSet::new();
+        rule_sources(&clauses, &mut called);
+        for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| called.contains(n)) {
+            let mut names = BTreeSet::new();
+            rules_called(&clauses, *n, &mut |name| {
+                names.insert(name.to_string());
+            });
+            source_rules.insert(*n, lower_rules_for(edn, *kind, Some(&names))?);
         }
     }
     let scope = super::validate::Scope {
@@ -960,11 +984,10 @@ pub fn lower(
         rules: &rules,
         names: &l.vars.names,
     };
-    // Datomic checks the where clauses' bindings before the find variables.
     super::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
+    // After the clauses: Datomic reports a clause's insufficient binding first.
     super::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
     scope_vars(&mut clauses, &outer);
-    let order_by = parse_order(&s.order_by, &mut l)?;
     let q = Query {
         find,
         shape,

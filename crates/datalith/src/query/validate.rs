@@ -94,6 +94,11 @@ pub fn check_where(
                 }
                 let forms = body_forms(form, 1);
                 let join = is_join(form);
+                if vars.is_empty() {
+                    return Err(QueryError::OrBindingEmpty {
+                        clause: to_edn_string(&as_or_join(form, forms)),
+                    });
+                }
                 if !join {
                     let sets: Vec<Vec<Var>> = branches.iter().map(|b| branch_vars(b)).collect();
                     if sets.iter().any(|s| *s != sets[0]) {
@@ -239,6 +244,19 @@ fn head(form: &Edn) -> Option<&str> {
 /// Whether an `or`/`not` form names its join variables (`or-join`, `not-join`).
 fn is_join(form: &Edn) -> bool {
     head(form).is_some_and(|h| h.ends_with("-join"))
+}
+
+/// An `or` with no join variables as Datomic reads it: `(or-join [] branches...)`.
+fn as_or_join(form: &Edn, branches: &[Edn]) -> Edn {
+    if is_join(form) {
+        return form.clone();
+    }
+    let mut items = vec![
+        Edn::Symbol(crate::codec::Keyword::new(None, "or-join")),
+        Edn::Vector(Vec::new()),
+    ];
+    items.extend(branches.iter().cloned());
+    Edn::List(items)
 }
 
 /// The clauses of an `or`/`not` form: after the head, and after the join vector of a `-join`.
