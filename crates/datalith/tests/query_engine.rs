@@ -223,9 +223,11 @@ fn aggregates() {
             ),
             (r#"[:find (max 2 ?a) . :where [_ :age ?a]]"#, &[], "[41 30]"),
             (
+                // Datomic: the median of longs is a long (the mean of the middle two, as a
+                // quotient).
                 r#"[:find (median ?a) . :with ?e :where [?e :age ?a]]"#,
                 &[],
-                "30.0",
+                "30",
             ),
             (
                 r#"[:find (avg ?a) . :with ?e :where [?e :age ?a]]"#,

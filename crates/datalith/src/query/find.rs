@@ -63,7 +63,13 @@ pub fn aggregate(
                 }
                 Edn::Long(s)
             } else {
-                float(vals.iter().map(|v| num(name, v)).sum::<Result<f64, _>>()?)
+                // Datomic sums with its own `+`: bigints and bigdecs stay exact, a double
+                // anywhere makes a double.
+                let mut acc = Value::Long(0);
+                for v in vals {
+                    acc = super::builtins::call("+", &[acc, v.clone()])?.unwrap_or(Value::Long(0));
+                }
+                edn_from_value(&acc)
             }
         }
         "avg" => {
@@ -81,7 +87,11 @@ pub fn aggregate(
             if s.len() % 2 == 1 {
                 edn_from_value(&s[m])
             } else {
-                float((num(name, &s[m - 1])? + num(name, &s[m])?) / 2.0)
+                // Datomic's `(/ (+ a b) 2)`: longs give a long (the quotient), doubles a double.
+                let both = [s[m - 1].clone(), s[m].clone()];
+                let sum = super::builtins::call("+", &both)?.unwrap_or(Value::Long(0));
+                let half = super::builtins::call("/", &[sum, Value::Long(2)])?;
+                half.as_ref().map_or(Edn::Nil, edn_from_value)
             }
         }
         "variance" | "stddev" => {

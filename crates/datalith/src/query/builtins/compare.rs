@@ -91,8 +91,10 @@ pub fn num_eq(c: &Call) -> Out {
     )))
 }
 
+/// Datomic's query `<`, `>`, `<=`, `>=` take exactly two arguments (Clojure's take more;
+/// Datomic refuses `(< 1 ?x 9)` with an arity error, and so do we).
 fn chain(c: &Call, ok: fn(Ordering) -> bool) -> Out {
-    c.arity(2, None, "at least 2")?;
+    c.exactly(2)?;
     Ok(Some(Value::Boolean(all_pairs(c, |a, b| ok(compare(a, b))))))
 }
 

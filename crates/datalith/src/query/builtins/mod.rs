@@ -203,6 +203,19 @@ fn lookup(name: &str) -> Option<Builtin> {
         "re-find" => r::re_find,
         "re-matches" => r::re_matches,
         "re-seq" => r::re_seq,
+        // Java method calls on strings, which Datomic's queries allow (`(.startsWith ?n "A")`):
+        // the common ones, on the functions that already do the same.
+        ".startsWith" => s::starts_with,
+        ".endsWith" => s::ends_with,
+        ".contains" => s::includes,
+        ".toUpperCase" => s::upper_case,
+        ".toLowerCase" => s::lower_case,
+        ".trim" => s::trim,
+        ".isEmpty" => c::is_empty,
+        ".length" => c::count,
+        ".substring" => s::subs,
+        ".indexOf" => s::index_of,
+        ".equals" => cmp::eq,
         _ => return None,
     })
 }
