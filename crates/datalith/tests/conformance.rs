@@ -32,8 +32,9 @@ const QUERY_TIME_LIMIT: Duration = Duration::from_secs(20);
 /// What Datalith did with a case.
 enum Got {
     Value(Edn),
-    /// Datalith refused (query or transaction error).
-    Error(String),
+    /// Datalith refused (query or transaction error): the message, and the error's category
+    /// code (`:db.error/...` or `:datalith.error/...`) when it has one.
+    Error(String, Option<&'static str>),
     /// The case cannot be put to Datalith's API at all.
     Unsupported(String),
 }
@@ -56,8 +57,16 @@ fn load(dataset: &Dataset) -> Result<Loaded, String> {
 }
 
 fn transact(db: &Database, tx: &Edn) -> Result<(), String> {
-    let data = datalith::tx::edn::tx_data_from_edn(tx).map_err(|e| e.to_string())?;
-    db.transact(data).map(|_| ()).map_err(|e| e.to_string())
+    refused_tx(db, tx).map_err(|(message, _)| message)
+}
+
+/// A transaction's refusal with its category code.
+fn refused_tx(db: &Database, tx: &Edn) -> Result<(), (String, Option<&'static str>)> {
+    let data = datalith::tx::edn::tx_data_from_edn(tx)
+        .map_err(|e| (e.to_string(), Some(e.category().code)))?;
+    db.transact(data)
+        .map(|_| ())
+        .map_err(|e| (e.to_string(), Some(e.category().code)))
 }
 
 fn is_db_placeholder(e: &Edn) -> bool {
@@ -95,7 +104,7 @@ fn query_with_databases(
     }
     match datalith::q(&to_edn_string(query), &all) {
         Ok(v) => Got::Value(v),
-        Err(e) => Got::Error(e.to_string()),
+        Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
     }
 }
 
@@ -115,7 +124,7 @@ fn query(db: &Db, query: &Edn, inputs: &[Edn]) -> Got {
         let _ = done.send(());
         match result {
             Ok(v) => Got::Value(v),
-            Err(e) => Got::Error(e.to_string()),
+            Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
         }
     })
 }
@@ -187,10 +196,10 @@ fn run(
             match entity_of(&db, eid) {
                 Ok(Some(e)) => match db.pull(&to_edn_string(pattern), e) {
                     Ok(v) => Got::Value(v),
-                    Err(e) => Got::Error(e.to_string()),
+                    Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
                 },
-                Ok(None) => Got::Error(format!("no entity {}", to_edn_string(eid))),
-                Err(e) => Got::Error(e),
+                Ok(None) => Got::Error(format!("no entity {}", to_edn_string(eid)), None),
+                Err(e) => Got::Error(e, None),
             }
         }
         Action::Tx {
@@ -199,8 +208,8 @@ fn run(
             then_inputs,
         } => {
             for tx in txs {
-                if let Err(e) = transact(conn, tx) {
-                    return Got::Error(e);
+                if let Err((message, code)) = refused_tx(conn, tx) {
+                    return Got::Error(message, code);
                 }
             }
             match db() {
@@ -231,13 +240,21 @@ fn shape_of(case: &Case) -> Shape {
 fn verdict(case: &Case, want: &Answer, got: &Got, ordered: &Ordered) -> Result<(), String> {
     match (want, got) {
         (_, Got::Unsupported(why)) => Err(format!("not run: {why}")),
-        (Answer::Error { .. }, Got::Error(_)) => Ok(()),
+        // Where Datomic names its error and Datalith's category is one of Datomic's codes,
+        // they must be the same code (a `:datalith.error/...` category is ours, for errors
+        // Datomic raises without a code or with a peer-internal one).
+        (Answer::Error { db_error, .. }, Got::Error(e, code)) => match (db_error, code) {
+            (Some(want), Some(got)) if got.starts_with(":db.error/") && got != want => {
+                Err(format!("want error {want}\n        got  error {got}: {e}"))
+            }
+            _ => Ok(()),
+        },
         (Answer::Error { db_error, message }, Got::Value(v)) => Err(format!(
             "want error {} ({message})\n        got  {}",
             db_error.as_deref().unwrap_or("(no :db/error)"),
             to_edn_string(v)
         )),
-        (Answer::Result(w), Got::Error(e)) => {
+        (Answer::Result(w), Got::Error(e, _)) => {
             Err(format!("want {}\n        got error: {e}", to_edn_string(w)))
         }
         (Answer::Result(w), Got::Value(v)) => {
@@ -296,7 +313,8 @@ fn datalith_answers_as_datomic_does() {
             continue;
         };
         let got = run(case, &datasets, &mut shared);
-        if let (true, Answer::Error { db_error, .. }, Got::Error(e)) = (show_errors, want, &got) {
+        if let (true, Answer::Error { db_error, .. }, Got::Error(e, _)) = (show_errors, want, &got)
+        {
             refusals.push(format!(
                 ":{} Datomic {} / Datalith: {e}",
                 case.id,
