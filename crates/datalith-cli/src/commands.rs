@@ -65,8 +65,12 @@ pub fn read_eid(text: &str) -> Result<Eid> {
 /// Resolves an entity argument to the entity it names (an error if it names none).
 pub fn resolve_eid(db: &Db, text: &str) -> Result<u64> {
     let eid = read_eid(text)?;
-    db.entid(eid.clone())?
-        .ok_or_else(|| not_an_entity(format!("no entity {eid}"), &read_one(text).unwrap_or(Edn::Nil)))
+    db.entid(eid.clone())?.ok_or_else(|| {
+        not_an_entity(
+            format!("no entity {eid}"),
+            &read_one(text).unwrap_or(Edn::Nil),
+        )
+    })
 }
 
 /// Pulls `pattern` (EDN text) for the entity `eid` (EDN text) names: nil when it names

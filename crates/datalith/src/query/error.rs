@@ -115,6 +115,9 @@ pub enum QueryError {
     /// attribute, a malformed one; Datomic's `:db.error/not-an-entity`).
     #[error("cannot resolve entity {eid}: {reason}")]
     NotAnEntity { eid: String, reason: String },
+    /// A pull pattern refused.
+    #[error(transparent)]
+    Pull(#[from] crate::pull::PullError),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -168,6 +171,7 @@ impl QueryError {
             }
             QueryError::Timeout { .. } => error::TIMEOUT,
             QueryError::Cancelled => error::CANCELLED,
+            QueryError::Pull(e) => e.category(),
             QueryError::Store(e) => e.category(),
         }
     }
@@ -180,7 +184,10 @@ impl QueryError {
                 edn_text_field("clause", clause),
             ],
             QueryError::UnboundVariables { vars } => {
-                vec![edn_text_field("variables", &format!("#{{{}}}", vars.join(" ")))]
+                vec![edn_text_field(
+                    "variables",
+                    &format!("#{{{}}}", vars.join(" ")),
+                )]
             }
             QueryError::UnknownAttribute { attr, clause } => vec![
                 edn_text_field("attribute", attr),
@@ -205,6 +212,7 @@ impl QueryError {
                 edn_text_field("source", name),
                 edn_text_field("clause", clause),
             ],
+            QueryError::Pull(e) => e.fields(),
             QueryError::Store(e) => e.fields(),
             _ => Vec::new(),
         }
