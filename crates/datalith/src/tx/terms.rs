@@ -580,7 +580,7 @@ const HOMOGENEOUS_TUPLE_ARITY: std::ops::RangeInclusive<usize> = 2..=8;
 /// Why `elems` is no value of tuple attribute `attr`, if it is not: the arity or an element
 /// type differs from `:db/tupleTypes`, or from `:db/tupleType`. An element may be nil.
 /// Composite tuples (`:db/tupleAttrs`) are not checked here.
-fn tuple_shape_error(attr: &Attribute, elems: &[Option<Value>]) -> Option<String> {
+pub(crate) fn tuple_shape_error(attr: &Attribute, elems: &[Option<Value>]) -> Option<String> {
     let types: Vec<ValueType> = match (&attr.tuple_types, attr.tuple_type) {
         (Some(types), _) => {
             if elems.len() != types.len() {
