@@ -223,6 +223,9 @@ impl Puller<'_> {
     ) -> Result<Edn, QueryError> {
         match &spec.nested {
             None => Ok(id_map(x)),
+            // A nested pattern without recursive attributes never reads `recursed` (its own
+            // nested patterns start their own scopes): no scope to start.
+            Some(Recursion::Pattern(p)) if !has_recursion(p) => self.entity(p, x, p),
             Some(Recursion::Pattern(p)) => {
                 let outer = std::mem::replace(&mut self.recursed, HashSet::from([x]));
                 let r = self.entity(p, x, p);
@@ -264,6 +267,18 @@ impl Puller<'_> {
     }
 }
 
+fn is_recursive(s: &AttrSpec) -> bool {
+    matches!(
+        s.nested,
+        Some(Recursion::Unbounded) | Some(Recursion::Depth(_))
+    )
+}
+
+/// Whether `p` has a recursive attribute (`{:attr ...}`, `{:attr n}`) of its own.
+fn has_recursion(p: &PullPattern) -> bool {
+    p.attrs.iter().any(is_recursive)
+}
+
 /// `p` without its recursive attributes (`{:attr ...}`, `{:attr n}`).
 fn without_recursion(p: &PullPattern) -> PullPattern {
     PullPattern {
@@ -271,12 +286,7 @@ fn without_recursion(p: &PullPattern) -> PullPattern {
         attrs: p
             .attrs
             .iter()
-            .filter(|s| {
-                !matches!(
-                    s.nested,
-                    Some(Recursion::Unbounded) | Some(Recursion::Depth(_))
-                )
-            })
+            .filter(|s| !is_recursive(s))
             .cloned()
             .collect(),
     }
