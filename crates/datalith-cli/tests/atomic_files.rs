@@ -25,7 +25,8 @@ fn datalith(args: &[&str], limit_kb: Option<u64>) -> std::process::Output {
 
 fn database_of_about_two_megabytes(dir: &Path) -> String {
     let db = dir.join("db").to_str().unwrap().to_string();
-    let schema = "[{:db/ident :text :db/valueType :db.type/string}]";
+    let schema =
+        "[{:db/ident :text :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]";
     assert!(datalith(&["transact", &db, schema], None).status.success());
     let body: String = "x".repeat(400);
     let tx: String = (0..5000)

@@ -44,12 +44,12 @@ fn ok(args: &[&str]) -> String {
     o.stdout
 }
 
-const SCHEMA: &str = r#"[{:db/ident :name :db/valueType :db.type/string :db/unique :db.unique/identity}
- {:db/ident :age :db/valueType :db.type/long}
+const SCHEMA: &str = r#"[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+ {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
  {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
  {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
- {:db/ident :address :db/valueType :db.type/ref :db/isComponent true}
- {:db/ident :city :db/valueType :db.type/string}]"#;
+ {:db/ident :address :db/valueType :db.type/ref :db/cardinality :db.cardinality/one :db/isComponent true}
+ {:db/ident :city :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"#;
 
 const DATA: &str = r#"[{:db/id "ann" :name "Ann" :age 30 :tag [:admin :dev] :friend "bob" :address {:city "Oslo"}}
  {:db/id "bob" :name "Bob" :age 25 :friend "ann"}

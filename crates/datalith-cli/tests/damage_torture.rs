@@ -82,11 +82,11 @@ fn build(db: &Path) {
     ok(&[
         "transact",
         s,
-        "[{:db/ident :name :db/valueType :db.type/string :db/unique :db.unique/identity}
-        {:db/ident :group :db/valueType :db.type/long}
+        "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+        {:db/ident :group :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
         {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
         {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
-        {:db/ident :bio :db/valueType :db.type/string}]",
+        {:db/ident :bio :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
     ]);
     for round in 0..4 {
         let mut tx = String::from("[");

@@ -27,8 +27,8 @@ fn run(args: &[&str]) -> (i32, String, String) {
 fn sample(dir: &Path) -> (PathBuf, Vec<u8>) {
     let db = dir.join("sound");
     let s = db.to_str().unwrap();
-    let schema = "[{:db/ident :name :db/valueType :db.type/string :db/unique :db.unique/identity}
-                   {:db/ident :n :db/valueType :db.type/long}]";
+    let schema = "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+                   {:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]";
     assert_eq!(run(&["transact", s, schema]).0, 0);
     let mut data = String::from("[");
     for i in 0..3000 {

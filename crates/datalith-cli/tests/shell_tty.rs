@@ -95,11 +95,14 @@ fn a_multi_line_query_in_a_real_terminal() {
     let history = dir.path().join("history");
     transact(
         &db,
-        "[{:db/ident :name :db/valueType :db.type/string} {:db/ident :age :db/valueType :db.type/long}]",
+        "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one} {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]",
     );
     transact(&db, r#"[{:name "Ann" :age 30} {:name "Bob" :age 25}]"#);
     // A chain of 1000 links: its transitive closure takes seconds, long enough to cancel.
-    transact(&db, "[{:db/ident :next :db/valueType :db.type/ref}]");
+    transact(
+        &db,
+        "[{:db/ident :next :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}]",
+    );
     // (The last link's target is an entity of its own: a tempid used only as a value is
     // refused, as in Datomic.)
     let chain: Vec<String> = (0..1000)

@@ -198,6 +198,21 @@ pub const UNBOUND_QUERY_VARIABLES: Category =
 pub const OR_BINDING_EMPTY: Category = caller(":db.error/or-binding-empty", Anomaly::Incorrect);
 /// An unknown aggregate in `:find`.
 pub const INVALID_AGGREGATE: Category = caller(":db.error/invalid-aggregate", Anomaly::Incorrect);
+/// A pull pattern that specifies one attribute twice.
+pub const PULL_DUPLICATE_ATTRIBUTE: Category =
+    caller(":pull/duplicate-attribute", Anomaly::Incorrect);
+/// Something in attribute position that is not an attribute (the first element of a lookup
+/// ref written as a reverse attribute's value, say).
+pub const NOT_AN_ATTRIBUTE: Category = caller(":db.error/not-an-attribute", Anomaly::Incorrect);
+/// A string where a keyword is required (the first element of a lookup ref).
+pub const NOT_A_KEYWORD: Category = caller(":db.error/not-a-keyword", Anomaly::Incorrect);
+/// A new attribute without a required property (`:db/valueType`, `:db/cardinality`).
+pub const INVALID_INSTALL_ATTRIBUTE: Category =
+    caller(":db.error/invalid-install-attribute", Anomaly::Incorrect);
+/// A tuple value that its attribute's `:db/tupleTypes` or `:db/tupleType` does not admit
+/// (arity, element types).
+pub const INVALID_TUPLE_VALUE: Category =
+    caller(":db.error/invalid-tuple-value", Anomaly::Incorrect);
 
 // Datalith's codes: Datomic throws a plain exception (no code) or has no such error.
 

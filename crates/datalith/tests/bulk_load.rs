@@ -6,7 +6,7 @@ use datalith::api::{Components, Index};
 use datalith::codec::{Keyword, Value};
 use datalith::store::ids::USER_PARTITION_START as BASE;
 use datalith::store::EntityId;
-use datalith::tx::{EntityMap, EntityRef, TxData, TxOp, TxValue};
+use datalith::tx::{EntityMap, EntityRef, TxData, TxError, TxOp, TxValue};
 use datalith::{Database, Db, DbOptions};
 
 type Datoms = Vec<(EntityId, Keyword, Value)>;
@@ -254,4 +254,53 @@ fn init_db_creates_loads_and_later_ids_do_not_collide() {
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
     assert!(db.db().unwrap().check().unwrap().is_ok());
     assert_eq!(db.fill_db(&[]).unwrap(), 0);
+}
+
+/// A tuple value its attribute does not admit is refused by a load as by a transaction.
+#[test]
+fn bulk_load_checks_tuple_shapes_as_transactions_do() {
+    let (_d, db) = open();
+    let tuple = |ident: &str, types: &[&str]| {
+        attr(ident, ":db.type/tuple", ":db.cardinality/one").set(
+            kw(":db/tupleTypes"),
+            TxValue::Value(Value::Tuple(
+                types.iter().map(|t| Some(Value::Keyword(kw(t)))).collect(),
+            )),
+        )
+    };
+    db.transact(TxData::default().map(tuple(":x/pair", &[":db.type/long", ":db.type/string"])))
+        .unwrap();
+    let t = |elems: Vec<Option<Value>>| Value::Tuple(elems);
+    // tuple, whether it is refused
+    let cases = [
+        (
+            t(vec![Some(Value::Long(1)), Some(Value::string("a"))]),
+            false,
+        ),
+        (t(vec![None, Some(Value::string("a"))]), false),
+        (t(vec![Some(Value::Long(1))]), true),
+        (
+            t(vec![Some(Value::string("a")), Some(Value::Long(1))]),
+            true,
+        ),
+    ];
+    for (i, (v, refused)) in cases.into_iter().enumerate() {
+        let datoms = vec![(BASE + i as u64, kw(":x/pair"), v.clone())];
+        let loaded = db.fill_db(&datoms);
+        let transacted = db.transact(TxData::default().op(TxOp::Add {
+            e: EntityRef::Temp(datalith::tx::Tempid::Named("t".into())),
+            a: kw(":x/pair"),
+            v: TxValue::Value(v.clone()),
+        }));
+        assert_eq!(
+            matches!(loaded, Err(TxError::InvalidTupleValue { .. })),
+            refused,
+            "load of {v}: {loaded:?}"
+        );
+        assert_eq!(
+            matches!(transacted, Err(TxError::InvalidTupleValue { .. })),
+            refused,
+            "transaction of {v}"
+        );
+    }
 }

@@ -17,7 +17,10 @@ const SCHEMA: &str = r#"[
   {:db/ident :person/email :db/valueType :db.type/string :db/cardinality :db.cardinality/one
    :db/unique :db.unique/value}
   {:db/ident :person/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-  {:db/ident :person/friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}]"#;
+  {:db/ident :person/friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+  {:db/ident :person/boss :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
+  {:db/ident :person/pair :db/valueType :db.type/tuple :db/cardinality :db.cardinality/one
+   :db/tupleTypes [:db.type/keyword :db.type/string]}]"#;
 
 const PEOPLE: &str = r#"[
   {:person/name "alice" :person/email "a@x" :person/age 30}
@@ -166,6 +169,52 @@ fn tx_errors_carry_datomic_categories() {
             ":person/age",
         ),
         ("[[:my/fn 1 2]]", error::NOT_A_DATA_FUNCTION, ":my/fn"),
+        (
+            r#"[{:person/name "carol" :person/_boss [[:person/name "alice"] [:person/name "bob"]]}]"#,
+            error::NOT_AN_ATTRIBUTE,
+            r#"[:person/name "alice"] is not an attribute"#,
+        ),
+        (
+            r#"[{:person/name "carol" :person/_boss ["t1" "t2"]}]"#,
+            error::NOT_A_KEYWORD,
+            r#""t1" is not a keyword"#,
+        ),
+        (
+            r#"[{:person/name "carol" :person/_boss [[:person/name "alice"]]}]"#,
+            error::INVALID_LOOKUP_REF,
+            r#"[[:person/name "alice"]]"#,
+        ),
+        (
+            r#"[{:person/name "carol" :person/_boss {:person/name "dan"}}]"#,
+            error::NOT_AN_ENTITY,
+            r#"{:person/name "dan"}"#,
+        ),
+        (
+            r#"[[:db/add [:person/name "bob"] :person/boss [:person/name "alice"]]
+                [:db/cas [:person/name "bob"] :person/boss [:person/name "alice"] [:person/name "bob"]]]"#,
+            error::CAS_FAILED,
+            r#"expected [:person/name "alice"]"#,
+        ),
+        (
+            "[{:db/ident :thing/x :db/valueType :db.type/string}]",
+            error::INVALID_INSTALL_ATTRIBUTE,
+            ":thing/x: :db/cardinality is missing",
+        ),
+        (
+            "[{:db/ident :thing/x :db/cardinality :db.cardinality/one}]",
+            error::INVALID_INSTALL_ATTRIBUTE,
+            ":thing/x: :db/valueType is missing",
+        ),
+        (
+            r#"[{:person/name "carol" :person/pair [:a]}]"#,
+            error::INVALID_TUPLE_VALUE,
+            "[:a] for :person/pair: 1 elements where :db/tupleTypes has 2",
+        ),
+        (
+            r#"[{:person/name "carol" :person/pair ["b" :a]}]"#,
+            error::INVALID_TUPLE_VALUE,
+            r#"element 1 is "b", not a :db.type/keyword"#,
+        ),
     ];
     for (text, want, fragment) in cases {
         let e = transact(&db, text).expect_err(text);
@@ -214,6 +263,12 @@ fn query_errors_carry_categories() {
             &[],
             error::INVALID_ARGUMENTS,
             "\"",
+        ),
+        (
+            "[:find (pull ?e [:person/name [:person/name :as :n]]) :where [?e :person/age]]",
+            &[],
+            error::PULL_DUPLICATE_ATTRIBUTE,
+            "Multiple specifications for :person/name",
         ),
         (
             "[:find ?e :where [?e :person/age ?a] (]",

@@ -19,10 +19,10 @@ fn build(dir: &Path, durability: Durability) {
             .unwrap();
     };
     tx(
-        "[{:db/ident :name :db/valueType :db.type/string :db/unique :db.unique/identity}
-         {:db/ident :group :db/valueType :db.type/long}
+        "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+         {:db/ident :group :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
          {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
-         {:db/ident :text :db/valueType :db.type/string}]",
+         {:db/ident :text :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
     );
     for round in 0..6 {
         let mut t = String::from("[");
@@ -66,7 +66,7 @@ fn bulk_sample(durability: Durability) -> (tempfile::TempDir, PathBuf) {
     db.transact(
         tx_data_from_edn(
             &read_one(
-                "[{:db/ident :s :db/valueType :db.type/string}
+                "[{:db/ident :s :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
                   {:db/ident :l :db/valueType :db.type/long :db/cardinality :db.cardinality/many}]",
             )
             .unwrap(),

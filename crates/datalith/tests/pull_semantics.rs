@@ -106,21 +106,23 @@ fn recursion_limits_and_cycles_as_datomic() {
             "n1",
             r#"{:node/name "n1", :node/_parent [{:node/name "n2", :node/_parent [{:node/name "n3"}]}]}"#,
         ),
-        // A cycle: the entity met again is pulled without the recursive attributes.
+        // A cycle: an entity recursion already entered on this path is pulled without the
+        // recursive attributes; the root was not entered by recursion, so it is expanded
+        // once more.
         (
             "[:node/name {:node/next ...}]",
             "a",
-            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a"}}}}"#,
+            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b"}}}}}"#,
         ),
         (
             "[:node/name {:node/next 5}]",
             "a",
-            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a"}}}}"#,
+            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b"}}}}}"#,
         ),
         (
             "[:node/name {:node/next ...}]",
             "self",
-            r#"{:node/name "self", :node/next {:node/name "self"}}"#,
+            r#"{:node/name "self", :node/next {:node/name "self", :node/next {:node/name "self"}}}"#,
         ),
         (
             "[:node/name {:node/next 1}]",
@@ -130,7 +132,7 @@ fn recursion_limits_and_cycles_as_datomic() {
         (
             "[:node/name {:node/links ...}]",
             "a",
-            r#"{:node/name "a", :node/links [{:node/name "b", :node/links [{:node/name "a"}]} {:node/name "c"}]}"#,
+            r#"{:node/name "a", :node/links [{:node/name "b", :node/links [{:node/name "a", :node/links [{:node/name "b"} {:node/name "c"}]}]} {:node/name "c"}]}"#,
         ),
         (
             "[:node/name {:node/links 1}]",
@@ -140,12 +142,12 @@ fn recursion_limits_and_cycles_as_datomic() {
         (
             "[:node/name {:node/_next ...}]",
             "a",
-            r#"{:node/name "a", :node/_next [{:node/name "c", :node/_next [{:node/name "b", :node/_next [{:node/name "a"}]}]}]}"#,
+            r#"{:node/name "a", :node/_next [{:node/name "c", :node/_next [{:node/name "b", :node/_next [{:node/name "a", :node/_next [{:node/name "c"}]}]}]}]}"#,
         ),
         (
             "[:node/name {:node/next ...} {:node/links 1}]",
             "a",
-            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a"}}, :node/links [{:node/name "a"}]}, :node/links [{:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a"}}} {:node/name "c", :node/next {:node/name "a"}}]}"#,
+            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b"}, :node/links [{:node/name "b"} {:node/name "c"}]}}, :node/links [{:node/name "a", :node/next {:node/name "b"}}]}, :node/links [{:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b"}}}} {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c"}}}}]}"#,
         ),
         // Explicit nested patterns are not recursion: no cycle is cut.
         (
@@ -158,6 +160,39 @@ fn recursion_limits_and_cycles_as_datomic() {
             "[:node/name :node/label {:node/links ...}]",
             "x",
             r#"{:node/name "x", :node/links [{:node/name "y", :node/links [{:node/name "z", :node/label "Z"}]} {:node/name "z", :node/label "Z"}]}"#,
+        ),
+        // A nested pattern starts its own scope: the entity it is entered at counts as
+        // entered by recursion.
+        (
+            "[:node/name {:node/links [:node/name {:node/next ...}]}]",
+            "a",
+            r#"{:node/name "a", :node/links [{:node/name "b", :node/next {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b"}}}} {:node/name "c", :node/next {:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c"}}}}]}"#,
+        ),
+        (
+            "[:node/name {:node/next [:node/name {:node/next [:node/name {:node/links ...}]}]}]",
+            "a",
+            r#"{:node/name "a", :node/next {:node/name "b", :node/next {:node/name "c"}}}"#,
+        ),
+        (
+            "[:node/name {:node/links [:node/name {:node/links ...}]}]",
+            "a",
+            r#"{:node/name "a", :node/links [{:node/name "b", :node/links [{:node/name "a", :node/links [{:node/name "b"} {:node/name "c"}]}]} {:node/name "c"}]}"#,
+        ),
+        // Two specs for one key: the first one stays.
+        (
+            "[[:node/name :as :x] [:node/label :as :x]]",
+            "n1",
+            r#"{:x "n1"}"#,
+        ),
+        (
+            "[[:node/label :as :node/name] :node/name]",
+            "n1",
+            r#"{:node/name "L"}"#,
+        ),
+        (
+            "[{:node/next [:node/name]} {:node/_next [:node/name]}]",
+            "a",
+            r#"{:node/next {:node/name "b"}, :node/_next [{:node/name "c"}]}"#,
         ),
         // Floats print as written.
         ("[:node/score]", "n4", "{:node/score 1.5}"),
@@ -295,4 +330,47 @@ fn lookup_refs_that_cannot_name_one_entity_are_errors() {
         Eid::from_edn(&read_one(r#"[:node/name "n2"]"#).unwrap()).unwrap(),
         Eid::Lookup(kw(":node/name"), Value::string("n2"))
     );
+}
+
+#[test]
+fn an_attribute_specified_twice_is_an_error() {
+    let (_d, db) = open();
+    let snap = db.db().unwrap();
+    // pattern, the attribute named in the error (Datomic's :pull/duplicate-attribute)
+    let cases: &[(&str, &str)] = &[
+        ("[:node/name [:node/name :as :n]]", ":node/name"),
+        ("[:node/links {:node/links [:node/name]}]", ":node/links"),
+        ("[:node/_next :node/_next]", ":node/_next"),
+        (
+            "[:node/name {:node/links [:node/name :node/name]}]",
+            ":node/name",
+        ),
+        ("[:node/name [:node/name :limit 2]]", ":node/name"),
+        ("[(default :node/nope 1) :node/nope]", ":node/nope"),
+    ];
+    for (pattern, attr) in cases {
+        let e = snap.pull(pattern, by_name("a")).expect_err(pattern);
+        assert_eq!(
+            e.category(),
+            datalith::error::PULL_DUPLICATE_ATTRIBUTE,
+            "{pattern}: {e}"
+        );
+        assert_eq!(e.to_string(), format!("Multiple specifications for {attr}"));
+    }
+    // :db/id may repeat: the first spec of it counts.
+    let id = snap.pull("[:db/id]", by_name("a")).unwrap();
+    for pattern in ["[:db/id :db/id]", "[:db/id [:db/id :as :x]]", "[* :db/id]"] {
+        let got = snap.pull(pattern, by_name("a")).unwrap();
+        let Edn::Map(pairs) = &got else {
+            panic!("{pattern}: {}", to_edn_string(&got))
+        };
+        let ids: Vec<_> = pairs
+            .iter()
+            .filter(|(k, _)| *k == Edn::kw(":db/id"))
+            .collect();
+        assert_eq!(ids.len(), 1, "{pattern}: {}", to_edn_string(&got));
+        assert!(!pairs.iter().any(|(k, _)| *k == Edn::kw(":x")), "{pattern}");
+        let Edn::Map(want) = &id else { unreachable!() };
+        assert_eq!(ids[0], &want[0], "{pattern}");
+    }
 }

@@ -13,8 +13,8 @@ fn people() -> (tempfile::TempDir, Database, Vec<u64>) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
     let tx = |s: &str| tx_data_from_edn(&read_one(s).unwrap()).unwrap();
-    db.transact(tx("[{:db/ident :age :db/valueType :db.type/long}
-                     {:db/ident :name :db/valueType :db.type/string}]"))
+    db.transact(tx("[{:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+                     {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"))
         .unwrap();
     let r = db
         .transact(tx(

@@ -353,16 +353,13 @@ fn reverse_attributes_and_retract() {
     let (_d, db) = people();
     let r = db
         .transact(
-            TxData::default().map(
-                EntityMap::with_id(temp("a"))
-                    .set(kw(":person/name"), s("A"))
-                    .set(
-                        kw(":person/_friend"),
-                        TxValue::Map(Box::new(
-                            EntityMap::with_id(temp("b")).set(kw(":person/name"), s("B")),
-                        )),
-                    ),
-            ),
+            TxData::default()
+                .map(
+                    EntityMap::with_id(temp("a"))
+                        .set(kw(":person/name"), s("A"))
+                        .set(kw(":person/_friend"), TxValue::Entity(temp("b"))),
+                )
+                .map(EntityMap::with_id(temp("b")).set(kw(":person/name"), s("B"))),
         )
         .unwrap();
     let (a, b) = (r.tempid("a").unwrap(), r.tempid("b").unwrap());
@@ -996,6 +993,11 @@ fn edn_tx_data_as_datomic_reads_it() {
     let not_found: fn(&TxError) -> bool = |e| matches!(e, TxError::LookupNotFound { .. });
     let only_value: fn(&TxError) -> bool = |e| matches!(e, TxError::TempidOnlyValue { .. });
     let wrong_type: fn(&TxError) -> bool = |e| matches!(e, TxError::WrongType { .. });
+    let not_attribute: fn(&TxError) -> bool = |e| matches!(e, TxError::NotAnAttribute { .. });
+    let not_keyword: fn(&TxError) -> bool = |e| matches!(e, TxError::NotAKeyword { .. });
+    let bad_lookup: fn(&TxError) -> bool = |e| matches!(e, TxError::InvalidLookupRef { .. });
+    let not_entity: fn(&TxError) -> bool = |e| matches!(e, TxError::UnresolvableEntity { .. });
+    let bad_tuple: fn(&TxError) -> bool = |e| matches!(e, TxError::InvalidTupleValue { .. });
     let cases: Vec<(&str, Want)> = vec![
         // A reverse attribute's vector is one lookup ref.
         (
@@ -1084,33 +1086,64 @@ fn edn_tx_data_as_datomic_reads_it() {
             r#"[[:db/add [:person/id "p9"] :person/tags [:a :b]]]"#,
             Ok(&["[p9 :person/tags :a true]", "[p9 :person/tags :b true]"]),
         ),
-        // Several reverse values (Datomic refuses them; Datalith reads each as an owner).
+        // A reverse attribute's value is in entity position: one entity, never several, and
+        // a vector is one lookup ref, whose first element must be an attribute.
         (
             r#"[{:person/id "n10" :person/_manager [[:person/id "p8"] [:person/id "p9"]]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[p8 :person/manager n10 true]",
-                "[p9 :person/manager n10 true]",
-            ]),
+            Err(not_attribute),
         ),
         (
             r#"[{:person/id "n10" :person/_manager ["t1" "t2"]} {:db/id "t1" :person/id "t1"} {:db/id "t2" :person/id "t2"}]"#,
+            Err(not_keyword),
+        ),
+        (
+            r#"[{:person/id "n10" :person/_manager [[:person/id "p8"]]}]"#,
+            Err(bad_lookup),
+        ),
+        (
+            r#"[{:person/id "n10" :person/_manager [:person/id "p8" "x"]}]"#,
+            Err(bad_lookup),
+        ),
+        (
+            r#"[{:person/id "n10" :person/_manager "t1"} {:db/id "t1" :person/id "t1"}]"#,
             Ok(&[
                 "[n10 :person/id \"n10\" true]",
                 "[t1 :person/id \"t1\" true]",
                 "[t1 :person/manager n10 true]",
-                "[t2 :person/id \"t2\" true]",
-                "[t2 :person/manager n10 true]",
             ]),
         ),
-        // A reverse nested map (Datomic refuses it) holds the reference itself: it needs no
-        // identity.
+        // A nested map names no entity there, whether or not it names itself.
         (
             r#"[{:person/id "n10" :person/_manager {:person/name "anon"}}]"#,
+            Err(not_entity),
+        ),
+        (
+            r#"[{:person/id "n10" :person/_manager {:person/id "n11" :person/name "R"}}]"#,
+            Err(not_entity),
+        ),
+        (
+            r#"[{:person/id "n10" :person/_address {:db/id "t" :person/name "R"}}]"#,
+            Err(not_entity),
+        ),
+        // A tuple has as many elements as its :db/tupleTypes, each of its type or nil.
+        (r#"[{:person/id "n10" :person/pair [:a]}]"#, Err(bad_tuple)),
+        (
+            r#"[{:person/id "n10" :person/pair [:a "b" "c"]}]"#,
+            Err(bad_tuple),
+        ),
+        (
+            r#"[{:person/id "n10" :person/pair ["b" :a]}]"#,
+            Err(bad_tuple),
+        ),
+        (
+            r#"[[:db/add [:person/id "p8"] :person/pair [:a]]]"#,
+            Err(bad_tuple),
+        ),
+        (
+            r#"[{:person/id "n10" :person/pair [nil "b"]}]"#,
             Ok(&[
                 "[n10 :person/id \"n10\" true]",
-                "[new :person/manager n10 true]",
-                "[new :person/name \"anon\" true]",
+                "[n10 :person/pair [nil \"b\"] true]",
             ]),
         ),
         // A map as an operation's value (Datomic refuses any) follows the nested-map rule.
@@ -1343,5 +1376,49 @@ fn errors_print_forms_as_edn() {
         db.transact(edn(EDN_SEED)).unwrap();
         let e = db.transact(edn(tx)).expect_err(tx).to_string();
         assert!(e.contains(want), "{tx}:\n  got  {e}\n  want {want}");
+    }
+}
+
+/// `:db/cas` on a reference compares the old value as given, as Datomic does: an entity id
+/// can match, a lookup ref, ident or tempid string is not resolved and fails; the new value
+/// is resolved.
+#[test]
+fn cas_compares_a_reference_as_given() {
+    let edn = |s: &str| {
+        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    db.transact(edn(EDN_SCHEMA)).unwrap();
+    db.transact(edn(EDN_SEED)).unwrap();
+    db.transact(edn(
+        r#"[[:db/add [:person/id "p9"] :person/manager [:person/id "p8"]]]"#,
+    ))
+    .unwrap();
+    let p8 = db.db().unwrap().entid(datalith::pull::Eid::Lookup(
+        kw(":person/id"),
+        Value::string("p8"),
+    ));
+    let p8 = p8.unwrap().unwrap();
+    // old value as written, expected in the error (None: the cas succeeds)
+    let cases: Vec<(String, Option<String>)> = vec![
+        (
+            r#"[:person/id "p8"]"#.into(),
+            Some(r#"[:person/id "p8"]"#.into()),
+        ),
+        (":color/red".into(), Some(":color/red".into())),
+        (r#""p8""#.into(), Some(r#""p8""#.into())),
+        (format!("{p8}"), None),
+    ];
+    for (old, want) in cases {
+        let tx =
+            format!(r#"[[:db/cas [:person/id "p9"] :person/manager {old} [:person/id "p8"]]]"#);
+        match (db.transact(edn(&tx)), want) {
+            (Err(TxError::CasFailed { expected, .. }), Some(want)) => {
+                assert_eq!(expected, want, "{tx}")
+            }
+            (Ok(_), None) => {}
+            (got, want) => panic!("{tx}: got {got:?}, want failure naming {want:?}"),
+        }
     }
 }

@@ -28,22 +28,22 @@ const LAST_NAMES: &[&str] = &[
 
 /// The schema, as EDN text (shown by `.schema` later, so it documents itself).
 pub const SCHEMA: &str = r#"[
- {:db/ident :name :db/valueType :db.type/string :db/doc "First name"}
- {:db/ident :last-name :db/valueType :db.type/string :db/doc "Last name"}
- {:db/ident :sex :db/valueType :db.type/keyword :db/doc ":male or :female"}
- {:db/ident :age :db/valueType :db.type/long}
- {:db/ident :salary :db/valueType :db.type/long}
+ {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/doc "First name"}
+ {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/doc "Last name"}
+ {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one :db/doc ":male or :female"}
+ {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+ {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
  {:db/ident :follows :db/valueType :db.type/ref :db/cardinality :db.cardinality/many
   :db/doc "People this person follows"}
- {:db/ident :project/name :db/valueType :db.type/string :db/unique :db.unique/identity}
+ {:db/ident :project/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
  {:db/ident :project/tags :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
- {:db/ident :project/lead :db/valueType :db.type/ref}
+ {:db/ident :project/lead :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
  {:db/ident :project/depends-on :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
  {:db/ident :project/tasks :db/valueType :db.type/ref :db/cardinality :db.cardinality/many
   :db/isComponent true :db/doc "Tasks belong to their project (retracted with it)"}
- {:db/ident :task/title :db/valueType :db.type/string}
- {:db/ident :task/done :db/valueType :db.type/boolean}
- {:db/ident :task/hours :db/valueType :db.type/long}
+ {:db/ident :task/title :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+ {:db/ident :task/done :db/valueType :db.type/boolean :db/cardinality :db.cardinality/one}
+ {:db/ident :task/hours :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
 ]"#;
 
 fn kw(s: &str) -> Edn {

@@ -387,7 +387,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path(), DbOptions::default()).unwrap();
         for tx in [
-            "[{:db/ident :name :db/valueType :db.type/string}
+            "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
               {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}]",
             r#"[{:name "a" :tag [:x :y]} {:name "b" :tag :x} {:name "a"}]"#,
         ] {

@@ -268,11 +268,11 @@ mod tests {
         let db = Database::open(dir.path(), DbOptions::default()).unwrap();
         load(
             &db,
-            r#"[{:db/ident :name :db/valueType :db.type/string :db/unique :db.unique/identity :db/doc "a \"name\""}
+            r#"[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity :db/doc "a \"name\""}
                 {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
                 {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
-                {:db/ident :child :db/valueType :db.type/ref :db/isComponent true}
-                {:db/ident :pt :db/valueType :db.type/tuple :db/tupleTypes [:db.type/long :db.type/string]}]
+                {:db/ident :child :db/valueType :db.type/ref :db/cardinality :db.cardinality/one :db/isComponent true}
+                {:db/ident :pt :db/valueType :db.type/tuple :db/cardinality :db.cardinality/one :db/tupleTypes [:db.type/long :db.type/string]}]
                [{:db/id "a" :name "Ann" :tag [:x :y] :friend "b" :child {:name "Kid"}}
                 {:db/id "b" :name "Bob" :friend "a" :pt [1 "p"]}]"#,
         );

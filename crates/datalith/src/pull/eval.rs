@@ -19,8 +19,14 @@ fn id_map(e: EntityId) -> Edn {
 
 struct Puller<'a> {
     db: &'a Db,
-    /// Entities on the current recursion path (cycles are cut to `{:db/id e}`).
+    /// Entities on the current path (a cycle of components is cut to `{:db/id e}`).
     path: HashSet<EntityId>,
+    /// Entities that recursion (`...`, a depth) has entered on the current path, in the
+    /// current pattern scope: the entity a nested pattern was entered at, and each entity a
+    /// recursive attribute led to since. Met again through a recursive attribute, such an
+    /// entity shows only the non-recursive part of the pattern (Datomic's answer: so the
+    /// root of a pull is expanded once more when a cycle comes back to it).
+    recursed: HashSet<EntityId>,
     depth: u32,
 }
 
@@ -30,6 +36,7 @@ pub fn pull(db: &Db, pattern: &PullPattern, e: EntityId) -> Result<Edn, QueryErr
     let mut p = Puller {
         db,
         path: HashSet::new(),
+        recursed: HashSet::new(),
         depth: 0,
     };
     let m = p.entity(pattern, e, pattern)?;
@@ -109,6 +116,11 @@ impl Puller<'_> {
             }
         }
         for spec in &pattern.attrs {
+            // Two specs may give one key (`:as` aliases, the wildcard's `:db/id`): as in
+            // Datomic, the first one stays.
+            if out.iter().any(|(k, _)| *k == spec.key) {
+                continue;
+            }
             if spec.attr == Keyword::new(Some("db"), "id") {
                 out.push((spec.key.clone(), Edn::Long(e as i64)));
                 continue;
@@ -201,8 +213,8 @@ impl Puller<'_> {
     /// A referenced entity: nested pattern, recursion, or just its id.
     ///
     /// Recursion as Datomic does it: `{:attr n}` follows `:attr` n levels, and on the entity
-    /// at the limit `:attr` is left out; an entity met again on its own recursion path (a
-    /// cycle) is pulled with the pattern's recursive attributes left out.
+    /// at the limit `:attr` is left out; an entity recursion already entered on this path (a
+    /// cycle, see `recursed`) is pulled with the pattern's recursive attributes left out.
     fn reference(
         &mut self,
         spec: &AttrSpec,
@@ -211,12 +223,20 @@ impl Puller<'_> {
     ) -> Result<Edn, QueryError> {
         match &spec.nested {
             None => Ok(id_map(x)),
-            Some(Recursion::Pattern(p)) => self.entity(p, x, p),
-            Some(Recursion::Unbounded | Recursion::Depth(_)) if self.path.contains(&x) => {
+            // A nested pattern without recursive attributes never reads `recursed` (its own
+            // nested patterns start their own scopes): no scope to start.
+            Some(Recursion::Pattern(p)) if !has_recursion(p) => self.entity(p, x, p),
+            Some(Recursion::Pattern(p)) => {
+                let outer = std::mem::replace(&mut self.recursed, HashSet::from([x]));
+                let r = self.entity(p, x, p);
+                self.recursed = outer;
+                r
+            }
+            Some(Recursion::Unbounded | Recursion::Depth(_)) if self.recursed.contains(&x) => {
                 let flat = without_recursion(parent);
                 self.entity(&flat, x, &flat)
             }
-            Some(Recursion::Unbounded) => self.entity(parent, x, parent),
+            Some(Recursion::Unbounded) => self.recurse(parent, x),
             Some(Recursion::Depth(n)) => {
                 // One level used: the same attribute continues with one level fewer, or
                 // not at all.
@@ -233,10 +253,30 @@ impl Puller<'_> {
                         _ => false,
                     }
                 });
-                self.entity(&next, x, &next)
+                self.recurse(&next, x)
             }
         }
     }
+
+    /// Pulls `x`, reached through a recursive attribute, with `pattern`.
+    fn recurse(&mut self, pattern: &PullPattern, x: EntityId) -> Result<Edn, QueryError> {
+        self.recursed.insert(x);
+        let r = self.entity(pattern, x, pattern);
+        self.recursed.remove(&x);
+        r
+    }
+}
+
+fn is_recursive(s: &AttrSpec) -> bool {
+    matches!(
+        s.nested,
+        Some(Recursion::Unbounded) | Some(Recursion::Depth(_))
+    )
+}
+
+/// Whether `p` has a recursive attribute (`{:attr ...}`, `{:attr n}`) of its own.
+fn has_recursion(p: &PullPattern) -> bool {
+    p.attrs.iter().any(is_recursive)
 }
 
 /// `p` without its recursive attributes (`{:attr ...}`, `{:attr n}`).
@@ -246,12 +286,7 @@ fn without_recursion(p: &PullPattern) -> PullPattern {
         attrs: p
             .attrs
             .iter()
-            .filter(|s| {
-                !matches!(
-                    s.nested,
-                    Some(Recursion::Unbounded) | Some(Recursion::Depth(_))
-                )
-            })
+            .filter(|s| !is_recursive(s))
             .cloned()
             .collect(),
     }

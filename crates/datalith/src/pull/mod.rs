@@ -4,10 +4,12 @@
 
 mod cache;
 mod eid;
+mod error;
 mod eval;
 mod pattern;
 
 pub use cache::PullCache;
 pub use eid::Eid;
+pub use error::PullError;
 pub use eval::{pull, pull_many};
 pub use pattern::{parse_pattern, AttrSpec, PullPattern, Recursion};

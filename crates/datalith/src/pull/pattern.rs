@@ -4,6 +4,8 @@ use crate::codec::{Keyword, Value};
 use crate::edn::{to_edn_string, value_from_edn, Edn};
 use crate::query::QueryError;
 
+use super::PullError;
+
 /// How a nested attribute continues.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Recursion {
@@ -137,6 +139,7 @@ pub fn parse_pattern(e: &Edn) -> Result<PullPattern, QueryError> {
         )));
     };
     let mut p = PullPattern::default();
+    let mut specs = Vec::new();
     for it in items {
         match it {
             Edn::Symbol(s) if s.name() == "*" => p.wildcard = true,
@@ -158,11 +161,37 @@ pub fn parse_pattern(e: &Edn) -> Result<PullPattern, QueryError> {
                         }
                         other => Recursion::Pattern(parse_pattern(other)?),
                     });
-                    p.attrs.push(s);
+                    specs.push(s);
                 }
             }
-            other => p.attrs.push(attr_expr(other)?),
+            other => specs.push(attr_expr(other)?),
         }
     }
+    for s in specs {
+        let again = p
+            .attrs
+            .iter()
+            .any(|seen| seen.attr == s.attr && seen.reverse == s.reverse);
+        // `:db/id` may repeat: as in Datomic, the first spec of it is the one that counts.
+        if again && s.attr == Keyword::new(Some("db"), "id") {
+            continue;
+        }
+        if again {
+            return Err(PullError::DuplicateAttribute {
+                attr: written_name(&s).to_string(),
+            }
+            .into());
+        }
+        p.attrs.push(s);
+    }
     Ok(p)
+}
+
+/// The attribute of a spec as a pattern writes it (`:ns/_name` when reverse).
+fn written_name(s: &AttrSpec) -> Keyword {
+    if s.reverse {
+        Keyword::new(s.attr.namespace(), &format!("_{}", s.attr.name()))
+    } else {
+        s.attr.clone()
+    }
 }

@@ -119,6 +119,9 @@ pub enum QueryError {
     /// attribute, a malformed one; Datomic's `:db.error/not-an-entity`).
     #[error("cannot resolve entity {eid}: {reason}")]
     NotAnEntity { eid: String, reason: String },
+    /// A pull pattern refused.
+    #[error(transparent)]
+    Pull(#[from] crate::pull::PullError),
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -173,6 +176,7 @@ impl QueryError {
             }
             QueryError::Timeout { .. } => error::TIMEOUT,
             QueryError::Cancelled => error::CANCELLED,
+            QueryError::Pull(e) => e.category(),
             QueryError::Store(e) => e.category(),
         }
     }
@@ -219,6 +223,7 @@ impl QueryError {
                 edn_text_field("source", name),
                 edn_text_field("clause", clause),
             ],
+            QueryError::Pull(e) => e.fields(),
             QueryError::Store(e) => e.fields(),
             _ => Vec::new(),
         }

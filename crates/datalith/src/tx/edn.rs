@@ -63,6 +63,11 @@ pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
 fn tx_value(e: &Edn) -> Result<TxValue, TxError> {
     Ok(match e {
         Edn::Map(_) => TxValue::Map(Box::new(entity_map(e)?)),
+        // nil is an element of a tuple (`[nil "b"]`), not a value of its own: such a vector
+        // is one tuple value.
+        Edn::Vector(items) if items.contains(&Edn::Nil) => {
+            TxValue::Value(value_from_edn(e).ok_or_else(|| malformed("not a storable tuple", e))?)
+        }
         Edn::Vector(items) | Edn::Set(items) | Edn::List(items) => {
             TxValue::Many(items.iter().map(tx_value).collect::<Result<_, _>>()?)
         }

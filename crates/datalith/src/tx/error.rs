@@ -83,6 +83,44 @@ pub enum TxError {
         entity: String,
         form: String,
     },
+    /// A reverse attribute's value that cannot name the entity holding the reference: a map
+    /// or a set (Datomic reads the value in entity position: `:db.error/not-an-entity`).
+    /// `entity` and `form` are EDN.
+    #[error("cannot resolve entity {entity}: a reverse attribute's value names one entity (an id, tempid, ident or lookup ref), in {form}")]
+    UnresolvableEntity { entity: String, form: String },
+    /// A lookup ref whose first element is not an attribute (a vector of lookup refs given
+    /// as one reverse attribute's value, say; Datomic's `:db.error/not-an-attribute`).
+    #[error("{value} is not an attribute, in lookup ref {lookup} of {form}")]
+    NotAnAttribute {
+        value: String,
+        lookup: String,
+        form: String,
+    },
+    /// A lookup ref whose first element is a string (Datomic's `:db.error/not-a-keyword`).
+    #[error("{value} is not a keyword, in lookup ref {lookup} of {form}")]
+    NotAKeyword {
+        value: String,
+        lookup: String,
+        form: String,
+    },
+    /// A list in entity position that is not `[attribute value]` (Datomic's
+    /// `:db.error/invalid-lookup-ref`).
+    #[error("invalid lookup ref {lookup}: a lookup ref is [attribute value], in {form}")]
+    InvalidLookupRef { lookup: String, form: String },
+    /// A new attribute without a property every attribute needs (Datomic's
+    /// `:db.error/invalid-install-attribute`); `property` is `:db/valueType` or
+    /// `:db/cardinality`.
+    #[error("cannot install attribute {attr}: {property} is missing")]
+    InvalidInstallAttribute { attr: String, property: String },
+    /// A tuple value its attribute's `:db/tupleTypes` or `:db/tupleType` does not admit
+    /// (arity, element types; Datomic's `:db.error/invalid-tuple-value`).
+    #[error("invalid tuple value {value} for {attr}: {reason}, in {form}")]
+    InvalidTupleValue {
+        attr: String,
+        value: String,
+        reason: String,
+        form: String,
+    },
     /// A tempid used only in value position: no datom is asserted about it, so it would name
     /// an empty entity (Datomic's `:db.error/tempid-not-an-entity`).
     #[error("tempid {tempid} is used only as a value in the transaction")]
@@ -150,6 +188,12 @@ impl TxError {
             }
             TxError::InvalidNestedEntity { .. } => error::INVALID_NESTED_ENTITY,
             TxError::TempidOnlyValue { .. } => error::TEMPID_NOT_AN_ENTITY,
+            TxError::UnresolvableEntity { .. } => error::NOT_AN_ENTITY,
+            TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
+            TxError::NotAKeyword { .. } => error::NOT_A_KEYWORD,
+            TxError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
+            TxError::InvalidInstallAttribute { .. } => error::INVALID_INSTALL_ATTRIBUTE,
+            TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
@@ -240,6 +284,43 @@ impl TxError {
             TxError::UnknownFunction { function } | TxError::FunctionFailed { function, .. } => {
                 vec![keyword_field("function", function)]
             }
+            TxError::UnresolvableEntity { entity, form } => vec![
+                edn_text_field("entity", entity),
+                edn_text_field("form", form),
+            ],
+            TxError::NotAnAttribute {
+                value,
+                lookup,
+                form,
+            }
+            | TxError::NotAKeyword {
+                value,
+                lookup,
+                form,
+            } => vec![
+                edn_text_field("value", value),
+                edn_text_field("lookup-ref", lookup),
+                edn_text_field("form", form),
+            ],
+            TxError::InvalidLookupRef { lookup, form } => vec![
+                edn_text_field("lookup-ref", lookup),
+                edn_text_field("form", form),
+            ],
+            TxError::InvalidInstallAttribute { attr, property } => vec![
+                keyword_field("entity", attr),
+                keyword_field("attribute", property),
+            ],
+            TxError::InvalidTupleValue {
+                attr,
+                value,
+                reason,
+                form,
+            } => vec![
+                keyword_field("attribute", attr),
+                edn_text_field("value", value),
+                text_field("reason", reason),
+                edn_text_field("form", form),
+            ],
             TxError::Store(e) => e.fields(),
             _ => Vec::new(),
         }

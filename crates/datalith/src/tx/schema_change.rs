@@ -26,6 +26,21 @@ pub fn apply_schema_change(
             .filter(|e| *e < ATTR_PARTITION_END && seen.insert(*e))
             .collect()
     };
+    if let Some(d) = datoms
+        .iter()
+        .find(|d| d.added && d.a == builtin::CARDINALITY && d.e >= ATTR_PARTITION_END)
+    {
+        // Outside the attribute partition: an entity given a cardinality but no value type.
+        let ident = datoms
+            .iter()
+            .find(|i| i.e == d.e && i.a == builtin::IDENT && i.added)
+            .map(|i| i.v.to_string())
+            .unwrap_or_else(|| format!("entity {}", d.e));
+        return Err(TxError::InvalidInstallAttribute {
+            attr: ident,
+            property: ":db/valueType".into(),
+        });
+    }
     if touched.is_empty() {
         return Ok(None);
     }
@@ -58,6 +73,15 @@ pub fn apply_schema_change(
             reason: err.to_string(),
         })?;
         let old = schema.get(id).cloned();
+        // A new attribute says its cardinality (Datomic has no default).
+        if let (None, Some(new)) = (&old, &new) {
+            if !props.iter().any(|(a, _)| *a == builtin::CARDINALITY) {
+                return Err(TxError::InvalidInstallAttribute {
+                    attr: new.ident.to_string(),
+                    property: ":db/cardinality".into(),
+                });
+            }
+        }
         // Whether the attribute has data: one seek into its AVE range (exact, unlike the
         // statistics, which a batch writes only at its end).
         let mut datom_count = 0u64;

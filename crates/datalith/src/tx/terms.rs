@@ -151,6 +151,7 @@ impl<'s> Expander<'s> {
                 let e = self.entity(e, &form)?;
                 let old = match old {
                     None => None,
+                    Some(o) if attr.is_ref() => Some(V::Val(cas_old_ref(o, &form)?)),
                     Some(o) => Some(self.single(o, &attr, out, &form)?),
                 };
                 let new = self.single(new, &attr, out, &form)?;
@@ -215,27 +216,17 @@ impl<'s> Expander<'s> {
                         form: form(),
                     });
                 }
-                // Datomic reads a reverse attribute's value as one entity, so a vector is a
-                // lookup ref; other collections name several owners (as Datascript allows).
-                let items = match v {
-                    TxValue::Many(items) if lookup_shape(items).is_none() => {
-                        items.iter().collect::<Vec<_>>()
+                let owner = match self.owner(v, &attr, out, &form)? {
+                    V::Ent(owner) => owner,
+                    V::Val(Value::Ref(id)) => E::Id(id),
+                    V::Val(other) => {
+                        return Err(TxError::Malformed {
+                            detail: format!("reverse attribute value {other} is not an entity"),
+                            form: form(),
+                        })
                     }
-                    one => vec![one],
                 };
-                for item in items {
-                    let owner = match self.ref_value(item, &attr, out, &form, true)? {
-                        V::Ent(owner) => owner,
-                        V::Val(Value::Ref(id)) => E::Id(id),
-                        V::Val(other) => {
-                            return Err(TxError::Malformed {
-                                detail: format!("reverse attribute value {other} is not an entity"),
-                                form: form(),
-                            })
-                        }
-                    };
-                    out.push(Term::Add(owner, attr.clone(), V::Ent(e.clone())));
-                }
+                out.push(Term::Add(owner, attr.clone(), V::Ent(e.clone())));
                 continue;
             }
             // One scratch vector for every entry's values (nested maps take a fresh one).
@@ -248,6 +239,53 @@ impl<'s> Expander<'s> {
             self.vals = vals;
         }
         Ok(e)
+    }
+
+    /// The entity a reverse attribute's value names: the value is in entity position (as
+    /// Datomic reads it), so it is one entity, a vector is one lookup ref, and a map (a
+    /// nested entity) names none.
+    fn owner(
+        &mut self,
+        v: &TxValue,
+        attr: &Arc<Attribute>,
+        out: &mut Vec<Term>,
+        form: &dyn Fn() -> String,
+    ) -> Result<V, TxError> {
+        match v {
+            TxValue::Map(m) => Err(TxError::UnresolvableEntity {
+                entity: print::map_text(m),
+                form: form(),
+            }),
+            TxValue::Many(items) => {
+                let lookup = || print::tx_value_text(v);
+                match items.as_slice() {
+                    [TxValue::Value(Value::Keyword(_)), _] => {}
+                    [first @ TxValue::Value(Value::String(_)), _] => {
+                        return Err(TxError::NotAKeyword {
+                            value: print::tx_value_text(first),
+                            lookup: lookup(),
+                            form: form(),
+                        })
+                    }
+                    [first, _] => {
+                        return Err(TxError::NotAnAttribute {
+                            value: print::tx_value_text(first),
+                            lookup: lookup(),
+                            form: form(),
+                        })
+                    }
+                    _ => {}
+                }
+                if lookup_shape(items).is_none() {
+                    return Err(TxError::InvalidLookupRef {
+                        lookup: lookup(),
+                        form: form(),
+                    });
+                }
+                self.ref_value(v, attr, out, form)
+            }
+            one => self.ref_value(one, attr, out, form),
+        }
     }
 
     fn entity(&mut self, r: &EntityRef, form: &dyn Fn() -> String) -> Result<E, TxError> {
@@ -332,7 +370,7 @@ impl<'s> Expander<'s> {
         form: &dyn Fn() -> String,
     ) -> Result<V, TxError> {
         if attr.is_ref() {
-            return self.ref_value(v, attr, out, form, false);
+            return self.ref_value(v, attr, out, form);
         }
         match v {
             TxValue::Value(x) => Ok(V::Val(check_type(attr, x.clone(), form)?)),
@@ -376,15 +414,13 @@ impl<'s> Expander<'s> {
     }
 
     /// A value of a ref attribute: an id, a tempid, an ident, a lookup ref (a vector
-    /// `[attribute value]`) or a nested map. `reverse`: the value names the entity that
-    /// holds the reference (a reverse attribute), not the one referred to.
+    /// `[attribute value]`) or a nested map.
     fn ref_value(
         &mut self,
         v: &TxValue,
         attr: &Arc<Attribute>,
         out: &mut Vec<Term>,
         form: &dyn Fn() -> String,
-        reverse: bool,
     ) -> Result<V, TxError> {
         Ok(match v {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
@@ -399,9 +435,8 @@ impl<'s> Expander<'s> {
             }
             TxValue::Map(m) => {
                 // A nested entity must be reachable other than through this one reference:
-                // owned (a component), or named (`:db/id`, an identity value). A reverse
-                // nested map holds the reference itself, so it is reachable from the parent.
-                if !reverse && !attr.is_component && m.id.is_none() && !self.names_itself(m) {
+                // owned (a component), or named (`:db/id`, an identity value).
+                if !attr.is_component && m.id.is_none() && !self.names_itself(m) {
                     return Err(TxError::InvalidNestedEntity {
                         attr: attr.ident.to_string(),
                         entity: print::map_text(m),
@@ -434,6 +469,42 @@ impl<'s> Expander<'s> {
     }
 }
 
+/// A `:db/cas` old value of a ref attribute, compared as given (as Datomic does): an entity
+/// id matches the current reference; an ident, a lookup ref or a tempid is not resolved, so
+/// it matches none and the cas fails, naming the value as written.
+fn cas_old_ref(v: &TxValue, form: &dyn Fn() -> String) -> Result<Value, TxError> {
+    Ok(match v {
+        TxValue::Value(Value::Long(n)) if *n > 0 => Value::Ref(*n as u64),
+        TxValue::Value(x) => x.clone(),
+        TxValue::Entity(EntityRef::Id(id)) => Value::Ref(*id),
+        TxValue::Entity(EntityRef::Ident(k)) => Value::Keyword(k.clone()),
+        TxValue::Entity(EntityRef::Lookup(k, x)) => {
+            Value::Tuple(vec![Some(Value::Keyword(k.clone())), Some(x.clone())])
+        }
+        TxValue::Entity(EntityRef::Temp(Tempid::Named(t))) => Value::string(t),
+        TxValue::Entity(EntityRef::Temp(Tempid::Negative(n))) => Value::Long(*n),
+        TxValue::Entity(EntityRef::Temp(t)) => Value::string(&t.to_string()),
+        TxValue::Many(items) => Value::Tuple(
+            items
+                .iter()
+                .map(|i| match i {
+                    TxValue::Value(x) => Ok(Some(x.clone())),
+                    other => cas_old_ref(other, form).map(Some),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        TxValue::Map(m) => {
+            return Err(TxError::Malformed {
+                detail: format!(
+                    ":db/cas compares the old value as given: {} is a map, not a value",
+                    print::map_text(m)
+                ),
+                form: form(),
+            })
+        }
+    })
+}
+
 /// The attribute and value of a vector shaped as a lookup ref, `[:attribute value]` (a
 /// vector value becomes a tuple: a lookup on a tuple attribute).
 fn lookup_shape(items: &[TxValue]) -> Option<(&Keyword, Value)> {
@@ -463,6 +534,16 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
         });
     }
     if v.value_type() == Some(attr.value_type) {
+        if let Value::Tuple(elems) = &v {
+            if let Some(reason) = tuple_shape_error(attr, elems) {
+                return Err(TxError::InvalidTupleValue {
+                    attr: attr.ident.to_string(),
+                    value: v.to_string(),
+                    reason,
+                    form: form(),
+                });
+            }
+        }
         // Deeper tuples would be stored but refused when read back.
         if v.tuple_depth() > crate::limits::MAX_TUPLE_DEPTH {
             return Err(TxError::Malformed {
@@ -491,6 +572,49 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
         got: v.to_string(),
         form: form(),
     })
+}
+
+/// Elements a homogeneous tuple (`:db/tupleType`) has at least and at most, as in Datomic.
+const HOMOGENEOUS_TUPLE_ARITY: std::ops::RangeInclusive<usize> = 2..=8;
+
+/// Why `elems` is no value of tuple attribute `attr`, if it is not: the arity or an element
+/// type differs from `:db/tupleTypes`, or from `:db/tupleType`. An element may be nil.
+/// Composite tuples (`:db/tupleAttrs`) are not checked here.
+pub(crate) fn tuple_shape_error(attr: &Attribute, elems: &[Option<Value>]) -> Option<String> {
+    let types: Vec<ValueType> = match (&attr.tuple_types, attr.tuple_type) {
+        (Some(types), _) => {
+            if elems.len() != types.len() {
+                return Some(format!(
+                    "{} elements where :db/tupleTypes has {}",
+                    elems.len(),
+                    types.len()
+                ));
+            }
+            types.clone()
+        }
+        (None, Some(t)) => {
+            if !HOMOGENEOUS_TUPLE_ARITY.contains(&elems.len()) {
+                return Some(format!(
+                    "{} elements where a :db/tupleType tuple has {} to {}",
+                    elems.len(),
+                    HOMOGENEOUS_TUPLE_ARITY.start(),
+                    HOMOGENEOUS_TUPLE_ARITY.end()
+                ));
+            }
+            vec![t; elems.len()]
+        }
+        (None, None) => return None,
+    };
+    elems
+        .iter()
+        .zip(types)
+        .enumerate()
+        .find_map(|(i, (elem, t))| match elem {
+            Some(x) if x.value_type() != Some(t) => {
+                Some(format!("element {} is {x}, not a {}", i + 1, t.ident()))
+            }
+            _ => None,
+        })
 }
 
 /// Whether a term defines schema (its entity goes in the attribute partition).

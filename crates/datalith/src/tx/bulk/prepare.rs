@@ -177,6 +177,17 @@ fn prepare_part(
                 form: format!("[{e} {k} {v}]"),
             });
         }
+        if let Value::Tuple(elems) = v {
+            let attr = schema.get(a).expect("looked up above");
+            if let Some(reason) = crate::tx::terms::tuple_shape_error(attr, elems) {
+                return Err(TxError::InvalidTupleValue {
+                    attr: k.to_string(),
+                    value: v.to_string(),
+                    reason,
+                    form: format!("[{e} {k} {v}]"),
+                });
+            }
+        }
         let off = arena.len();
         keys::attr_prefix(a, &mut arena);
         codec::encode(v, &mut arena);
