@@ -160,6 +160,10 @@ pub const NOT_A_DATABASE: Category =
 /// patience: retry once long-held database values are closed.
 pub const SNAPSHOT_BLOCKS_GROWTH: Category =
     environment(":datalith.error/snapshot-blocks-growth", Anomaly::Busy);
+/// nil given as an attribute's value.
+pub const NIL_VALUE: Category = caller(":db.error/nil-value", Anomaly::Incorrect);
+/// `:db/cas` on a cardinality-many attribute.
+pub const INVALID_CAS_MANY: Category = caller(":db.error/invalid-cas-many", Anomaly::Incorrect);
 /// A unique value already held by another entity, or one tempid upserted to two entities.
 pub const UNIQUE_CONFLICT: Category = caller(":db.error/unique-conflict", Anomaly::Conflict);
 /// A `:db/cas` whose expected value is not the current one.

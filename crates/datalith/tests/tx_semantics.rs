@@ -873,7 +873,8 @@ fn new_entities_leave_the_append_path_with_the_same_answer() {
                 map("a", vec![(":person/ssn", s("1"))]),
                 map("b", vec![(":person/ssn", s("1"))]),
             ],
-            Err("unique"),
+            // Both assertions are this transaction's: Datomic's datoms conflict.
+            Err("unique twice"),
         ),
         (
             "retractEntity of a new entity",
@@ -911,6 +912,8 @@ fn new_entities_leave_the_append_path_with_the_same_answer() {
                 assert!(
                     (matches!(e, TxError::DatomConflict { .. }) && kind == "conflict")
                         || (matches!(e, TxError::UniqueConflict { .. }) && kind == "unique")
+                        || (matches!(e, TxError::UniqueValueTwice { .. })
+                            && kind == "unique twice")
                         || (matches!(e, TxError::DatomConflictAssertRetract { .. })
                             && kind == "asserted and retracted"),
                     "{what}: {e}"

@@ -496,7 +496,13 @@ impl<'a> DatomBuilder<'a> {
         };
         if let Some(&holder) = self.unique_holders.get(b) {
             if holder != e {
-                return Err(conflict(holder));
+                // Both assertions are this transaction's: Datomic calls it a datoms conflict.
+                return Err(TxError::UniqueValueTwice {
+                    attr: attr.ident.to_string(),
+                    value: v.to_string(),
+                    first: holder,
+                    second: e,
+                });
             }
         }
         // The resolver may already know the database has no holder of this value.

@@ -71,7 +71,11 @@ fn tx_value(e: &Edn) -> Result<TxValue, TxError> {
         Edn::Vector(items) | Edn::Set(items) | Edn::List(items) => {
             TxValue::Many(items.iter().map(tx_value).collect::<Result<_, _>>()?)
         }
-        Edn::Nil => return Err(malformed("nil is not a value (retract instead)", e)),
+        Edn::Nil => {
+            return Err(TxError::NilValue {
+                form: to_edn_string(e),
+            })
+        }
         other => TxValue::Value(
             value_from_edn(other).ok_or_else(|| malformed("not a storable value", other))?,
         ),

@@ -58,6 +58,21 @@ pub enum TxError {
         first: u64,
         second: u64,
     },
+    /// One unique value asserted on two entities in one transaction (Datomic's
+    /// `:db.error/datoms-conflict`; a holder from before the transaction is `UniqueConflict`).
+    #[error("conflicting datoms: {attr} {value} asserted on both {first} and {second} in one transaction")]
+    UniqueValueTwice {
+        attr: String,
+        value: String,
+        first: u64,
+        second: u64,
+    },
+    /// nil given as an attribute's value (Datomic's `:db.error/nil-value`): retract instead.
+    #[error("nil is not a value (retract the attribute instead) in {form}")]
+    NilValue { form: String },
+    /// `:db/cas` on a cardinality-many attribute (Datomic's `:db.error/invalid-cas-many`).
+    #[error(":db/cas needs a cardinality-one attribute; {attr} is cardinality-many, in {form}")]
+    CasOnCardinalityMany { attr: String, form: String },
     /// Two different values asserted for a cardinality-one attribute in one transaction.
     #[error("conflicting datoms: {attr} of entity {entity} asserted as both {first} and {second}")]
     DatomConflict {
@@ -183,9 +198,11 @@ impl TxError {
             TxError::UniqueConflict { .. } => error::UNIQUE_CONFLICT,
             // Datomic reports a tempid upserted to two entities as a unique conflict.
             TxError::TempidConflict { .. } => error::UNIQUE_CONFLICT,
-            TxError::DatomConflict { .. } | TxError::DatomConflictAssertRetract { .. } => {
-                error::DATOMS_CONFLICT
-            }
+            TxError::DatomConflict { .. }
+            | TxError::DatomConflictAssertRetract { .. }
+            | TxError::UniqueValueTwice { .. } => error::DATOMS_CONFLICT,
+            TxError::NilValue { .. } => error::NIL_VALUE,
+            TxError::CasOnCardinalityMany { .. } => error::INVALID_CAS_MANY,
             TxError::InvalidNestedEntity { .. } => error::INVALID_NESTED_ENTITY,
             TxError::TempidOnlyValue { .. } => error::TEMPID_NOT_AN_ENTITY,
             TxError::UnresolvableEntity { .. } => error::NOT_AN_ENTITY,

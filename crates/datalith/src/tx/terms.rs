@@ -143,8 +143,8 @@ impl<'s> Expander<'s> {
             TxOp::Cas { e, a, old, new } => {
                 let attr = self.attr(a, &form)?;
                 if attr.is_many() {
-                    return Err(TxError::Malformed {
-                        detail: ":db/cas needs a cardinality-one attribute".into(),
+                    return Err(TxError::CasOnCardinalityMany {
+                        attr: attr.ident.to_string(),
                         form: form(),
                     });
                 }
