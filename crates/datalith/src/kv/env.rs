@@ -388,15 +388,20 @@ impl Environment {
                 },
             )
         };
-        let opened = match open(initial) {
-            // The reservation is only a saving: where the address space is limited, open
-            // with the ordinary map that grows instead.
-            Err(lmdb::env::OpenError::Lmdb(e))
-                if e.code == libc::ENOMEM && initial > limits::DEFAULT_INITIAL_MAP_BYTES =>
-            {
-                open(limits::DEFAULT_INITIAL_MAP_BYTES)
+        // The reservation is only a saving: where the address space is limited (`ulimit -v`
+        // answers ENOMEM, valgrind EINVAL), open with a quarter of it, down to the ordinary
+        // map that grows.
+        let mut map_bytes = initial;
+        let opened = loop {
+            match open(map_bytes) {
+                Err(lmdb::env::OpenError::Lmdb(e))
+                    if matches!(e.code, libc::ENOMEM | libc::EINVAL)
+                        && map_bytes > limits::DEFAULT_INITIAL_MAP_BYTES =>
+                {
+                    map_bytes = (map_bytes / 4).max(limits::DEFAULT_INITIAL_MAP_BYTES);
+                }
+                other => break other,
             }
-            other => other,
         };
         let env = opened.map_err(|e| match e {
             lmdb::env::OpenError::Lmdb(e) => open_error(&path, e),
