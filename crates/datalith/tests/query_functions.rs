@@ -144,6 +144,13 @@ fn equality_and_order() {
     check_queries(
         &db,
         &[
+            // D: an attribute variable bound to an ident by a function names the attribute,
+            // and keeps the keyword in the result.
+            (
+                r#"[:find ?k ?a :where [(keyword "name") ?k] [?e ?k "Ann"] [?e :age ?a]]"#,
+                &[],
+                "#{[:name 30]}",
+            ),
             // D: a long attribute is never = to a double constant, but == to it.
             ("[:find ?a :where [?e :age ?a] [(= ?a 30.0)]]", &[], "#{}"),
             (

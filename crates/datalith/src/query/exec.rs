@@ -1019,7 +1019,13 @@ impl<'a> Ctx<'a> {
                         let a_ok = match &p.a {
                             AttrTerm::Attr(x) => *x == a,
                             AttrTerm::Var(v) => match col(*v) {
-                                Some(c) => pr[c] == Value::Ref(a as u64),
+                                // The attribute's id, or its ident when a function bound it.
+                                Some(c) => match &pr[c] {
+                                    Value::Keyword(k) => {
+                                        self.schema.by_ident(k).map(|x| x.id) == Some(a)
+                                    }
+                                    other => *other == Value::Ref(a as u64),
+                                },
                                 None => true,
                             },
                             AttrTerm::Blank => true,
@@ -1394,9 +1400,23 @@ impl<'a> Ctx<'a> {
         // Build a relation of the triples over the pattern's variables, then join.
         let terms = [p.e.clone(), attr_term(&p.a), p.v.clone()];
         input.vars = Vec::new();
+        // An attribute variable bound by a function to an ident (`(keyword "person" "name")`)
+        // joins on the ident, so that it keeps the keyword in the result as Datomic does.
+        let by_ident = match p.a {
+            AttrTerm::Var(v) => rel
+                .col(v)
+                .and_then(|c| rel.rows.first().map(|r| matches!(r[c], Value::Keyword(_)))),
+            _ => None,
+        }
+        .unwrap_or(false);
+        let schema = self.schema;
+        let attr_value = |a: AttrId| match schema.get(a) {
+            Some(x) if by_ident => Value::Keyword(x.ident.clone()),
+            _ => Value::Ref(a as u64),
+        };
         let rows: Vec<Vec<Value>> = triples
             .into_iter()
-            .map(|(e, a, v)| vec![Value::Ref(e), Value::Ref(a as u64), v])
+            .map(|(e, a, v)| vec![Value::Ref(e), attr_value(a), v])
             .collect();
         let m = match_terms(
             &Relation {
