@@ -118,6 +118,21 @@ fn tx_errors_carry_datomic_categories() {
             "expected 31, found 30",
         ),
         (
+            r#"[{:db/id "a" :person/email "same@x"} {:db/id "b" :person/email "same@x"}]"#,
+            error::DATOMS_CONFLICT,
+            r#":person/email "same@x" asserted on both"#,
+        ),
+        (
+            r#"[{:db/id "a" :person/name "zed" :person/age nil}]"#,
+            error::NIL_VALUE,
+            "nil is not a value",
+        ),
+        (
+            r#"[[:db/cas [:person/name "alice"] :person/friend 1 2]]"#,
+            error::INVALID_CAS_MANY,
+            ":person/friend is cardinality-many",
+        ),
+        (
             r#"[[:db/cas [:person/name "alice"] :person/age nil 32]]"#,
             error::CAS_FAILED,
             "expected nil, found 30",
