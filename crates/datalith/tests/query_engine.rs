@@ -1,7 +1,10 @@
 //! Queries, table by table: (query, inputs, expected result) on a small database.
 
+#[path = "common/unordered.rs"]
+mod unordered;
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::{Database, DbOptions};
+use unordered::normalize;
 
 fn edn(s: &str) -> Edn {
     read_one(s).unwrap()
@@ -48,25 +51,6 @@ fn check(db: &Database, cases: &[(&str, &[&str], &str)]) {
             to_edn_string(&got),
             to_edn_string(&want)
         );
-    }
-}
-
-/// Sets compare as sorted vectors.
-fn normalize(e: &Edn) -> Edn {
-    match e {
-        Edn::Set(items) => {
-            let mut v: Vec<Edn> = items.iter().map(normalize).collect();
-            v.sort_by_key(to_edn_string);
-            Edn::Set(v)
-        }
-        Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
-        Edn::Map(pairs) => Edn::Map(
-            pairs
-                .iter()
-                .map(|(k, v)| (normalize(k), normalize(v)))
-                .collect(),
-        ),
-        other => other.clone(),
     }
 }
 

@@ -6,9 +6,12 @@
 //! Two databases: `A` (people) and `B` (scores, and people of its own). Their attributes are
 //! installed in different orders, so the same attribute has different ids in each.
 
+#[path = "common/unordered.rs"]
+mod unordered;
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::QueryError;
 use datalith::{Database, Db, DbOptions, Input};
+use unordered::normalize;
 
 fn edn(s: &str) -> Edn {
     read_one(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -132,25 +135,6 @@ impl Fixture {
                 to_edn_string(&want)
             );
         }
-    }
-}
-
-/// Sets compare as sorted.
-fn normalize(e: &Edn) -> Edn {
-    match e {
-        Edn::Set(items) => {
-            let mut v: Vec<Edn> = items.iter().map(normalize).collect();
-            v.sort_by_key(to_edn_string);
-            Edn::Set(v)
-        }
-        Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
-        Edn::Map(pairs) => Edn::Map(
-            pairs
-                .iter()
-                .map(|(k, v)| (normalize(k), normalize(v)))
-                .collect(),
-        ),
-        other => other.clone(),
     }
 }
 

@@ -1,0 +1,22 @@
+//! Query results compared as values: sets (a `:find` result) in any order.
+
+use datalith::edn::{to_edn_string, Edn};
+
+/// `e` with every set's members sorted (by their EDN text), at any depth.
+pub fn normalize(e: &Edn) -> Edn {
+    match e {
+        Edn::Set(items) => {
+            let mut v: Vec<Edn> = items.iter().map(normalize).collect();
+            v.sort_by_key(to_edn_string);
+            Edn::Set(v)
+        }
+        Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
+        Edn::Map(pairs) => Edn::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (normalize(k), normalize(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
