@@ -252,7 +252,9 @@ impl<'a> Reader<'a> {
                     other => Err(self.err(at, format!("unknown symbolic value ##{other}"))),
                 }
             }
-            Some(c) if !is_delim(c) => {
+            // EDN: a tag is a symbol starting with a letter (`#:ns{}` and `#::{}` are
+            // Clojure's namespaced maps, not EDN; read as tags they would print back as maps).
+            Some(c) if c.is_alphabetic() => {
                 let tag = self.token();
                 let value = self.value(depth + 1)?;
                 match (tag, &value) {
@@ -266,7 +268,10 @@ impl<'a> Reader<'a> {
                     _ => Ok(Edn::Tagged(Keyword::parse(tag), Box::new(value))),
                 }
             }
-            _ => Err(self.err(at, "expected a tag, { or _ after #")),
+            _ => Err(self.err(
+                at,
+                "expected a tag (a symbol starting with a letter), {, ## or _ after #",
+            )),
         }
     }
 

@@ -59,6 +59,15 @@ fn errors_say_where_and_what() {
         ),
         ("1.2.3", "1:1: bad number \"1.2.3\""),
         ("[#_]", "1:2: expected a form after #_"),
+        // Found by fuzzing: `#:a x` read as a tag printed back as Clojure's namespaced map.
+        (
+            "#:a x",
+            "1:1: expected a tag (a symbol starting with a letter), {, ## or _ after #",
+        ),
+        (
+            "#1 x",
+            "1:1: expected a tag (a symbol starting with a letter), {, ## or _ after #",
+        ),
     ];
     for (text, want) in cases {
         assert_eq!(read_one(text).unwrap_err().to_string(), want, "{text}");
