@@ -60,7 +60,8 @@ pub fn sound_data_file() -> &'static [u8] {
     BYTES.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temporary directory");
         {
-            let db = Database::open(dir.path(), DbOptions::default()).expect("open");
+            let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync))
+                .expect("open");
             for text in [SCHEMA, DATA] {
                 let data = tx_data_from_edn(&read_one(text).unwrap()).unwrap();
                 db.transact(data).unwrap();
