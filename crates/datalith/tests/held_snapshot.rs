@@ -141,3 +141,92 @@ fn a_thousand_reader_threads_under_a_writer_all_read() {
     writer.join().unwrap();
     assert_eq!(errors, 0);
 }
+
+/// Updates for the Datalog held-snapshot test (`DATALITH_HELD_UPDATES`, default 20,000; the
+/// issue's measurement is 2,000,000).
+fn held_updates() -> u64 {
+    std::env::var("DATALITH_HELD_UPDATES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000)
+}
+
+#[test]
+fn a_held_db_value_never_stops_cardinality_one_updates() {
+    use datalith::edn::{read_one, Edn};
+    use datalith::tx::edn::tx_data_from_edn;
+    use datalith::{Database, DbOptions};
+    const ENTITIES: u64 = 10_000;
+    const PER_TX: u64 = 500;
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = DbOptions::with_durability(Durability::NoSync);
+    options.schema = Some(
+        read_one(
+            "{:k {:db/valueType :db.type/long :db/unique :db.unique/identity} :v {:db/valueType :db.type/long}}",
+        )
+        .unwrap(),
+    );
+    let db = Database::open(dir.path(), options).unwrap();
+    let tx = |text: String| tx_data_from_edn(&read_one(&text).unwrap()).unwrap();
+    let all: String = (0..ENTITIES).map(|i| format!("{{:k {i} :v 0}}")).collect();
+    db.transact(tx(format!("[{all}]"))).unwrap();
+    let held = db.db().unwrap();
+    let value_of_7 = |d: &datalith::Db| d.q("[:find ?v . :where [?e :k 7] [?e :v ?v]]", &[]);
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let updates = held_updates();
+    let mut done = 0u64;
+    let mut round = 0u64;
+    while done < updates {
+        round += 1;
+        for chunk in 0..ENTITIES / PER_TX {
+            let n = PER_TX.min(updates - done);
+            if n == 0 {
+                break;
+            }
+            let ops: String = (chunk * PER_TX..chunk * PER_TX + n)
+                .map(|i| format!("[:db/add [:k {i}] :v {round}]"))
+                .collect();
+            let t0 = Instant::now();
+            // Generous bound: it only tells a hang from a slow machine.
+            match db
+                .transact_async(tx(format!("[{ops}]")))
+                .wait_timeout(Duration::from_secs(120))
+            {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => panic!("update {done} failed: {e}"),
+                Err(_) => panic!("update {done} still waiting after 120 s: a hang"),
+            }
+            slowest = slowest.max(t0.elapsed());
+            done += n;
+        }
+    }
+    let oldest = db.env().oldest_snapshot().expect("the held value is open");
+    println!(
+        "held snapshot: {done} cardinality-one updates of {ENTITIES} entities in {:.1} s; \
+         slowest transaction {} ms; map growths {}; file in use {} MB; grown since the \
+         snapshot {} MB (age {:.1} s)",
+        started.elapsed().as_secs_f64(),
+        slowest.as_millis(),
+        db.env().commit_counters().map_growths,
+        db.env().used_bytes() >> 20,
+        oldest.file_growth_bytes >> 20,
+        oldest.age.as_secs_f64()
+    );
+    assert_eq!(
+        value_of_7(&held).unwrap(),
+        Edn::Long(0),
+        "the held value is unchanged"
+    );
+    drop(held);
+    // Entity 7 took the last round's value if that round got past it.
+    let latest = if done - (round - 1) * ENTITIES > 7 {
+        round
+    } else {
+        round - 1
+    };
+    assert_eq!(
+        value_of_7(&db.db().unwrap()).unwrap(),
+        Edn::Long(latest as i64)
+    );
+}

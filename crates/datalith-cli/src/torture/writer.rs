@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use datalith::edn::read_one;
@@ -38,8 +38,31 @@ enum Pending {
 struct AckLog(File);
 
 impl AckLog {
+    /// Opens the log for appending, first cutting a line the previous writer's kill left
+    /// without its newline (it was never acknowledged; appended to, it would merge with the
+    /// next line).
+    fn open(path: &Path) -> Result<AckLog, String> {
+        let name = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .map_err(name)?;
+        let text = std::fs::read(path).map_err(name)?;
+        let complete = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        file.set_len(complete as u64).map_err(name)?;
+        file.seek(SeekFrom::End(0)).map_err(name)?;
+        Ok(AckLog(file))
+    }
+
     fn ack(&mut self, kind: char, key: &str) -> Result<(), String> {
-        writeln!(self.0, "{kind} {key}").map_err(|e| format!("ack log: {e}"))?;
+        // One write call per line, so that a kill leaves at most one torn line at the end.
+        let line = format!("{kind} {key}\n");
+        self.0
+            .write_all(line.as_bytes())
+            .map_err(|e| format!("ack log: {e}"))?;
         self.0
             .sync_data()
             .map_err(|e| format!("ack log fsync: {e}"))
@@ -68,12 +91,7 @@ pub fn run(dir: &Path, ack_log: &Path, cycle: u64) -> Result<bool, String> {
         .env()
         .table(KV_TABLE, TableKind::Plain)
         .map_err(|e| format!("table: {e}"))?;
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(ack_log)
-        .map_err(|e| format!("{}: {e}", ack_log.display()))?;
-    let mut log = AckLog(file);
+    let mut log = AckLog::open(ack_log)?;
     let mut pending = VecDeque::new();
     for i in 0u64.. {
         let key = format!("{cycle}/{i}");
