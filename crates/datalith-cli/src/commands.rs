@@ -39,8 +39,13 @@ pub fn query(db: &Path, query: &str, inputs: &[String], format: Format) -> Resul
     Ok(render(&out.result, &out.headers, format))
 }
 
-/// `transact DB TXDATA`: every form is one transaction; prints one report per form (EDN, or
-/// JSON with `format` json).
+/// `transact DB TXDATA`: every form is one transaction, committed in order; prints one
+/// report per form (EDN, or JSON with `format` json).
+///
+/// A form that fails stops the run, as a failed statement stops `sqlite3`: the forms before
+/// it stay committed (their reports are printed first), the failing form commits nothing
+/// (a transaction is atomic), the forms after it are not run, and the error says which is
+/// which. Forms that must stand or fall together belong in one form.
 pub fn transact(db: &Path, txdata: &str, format: Format) -> Result<String> {
     let (source, text) = text_arg(txdata)?;
     let forms = exec::forms(&source, &text)?;
@@ -49,11 +54,41 @@ pub fn transact(db: &Path, txdata: &str, format: Format) -> Result<String> {
     }
     let database = open(db, true)?;
     let mut out = String::new();
-    for form in &forms {
-        let (report, _) = exec::transact(&database, form)?;
-        out.push_str(&render(&exec::report_edn(&report), &[], format));
+    for (i, form) in forms.iter().enumerate() {
+        match exec::transact(&database, form) {
+            Ok((report, _)) => out.push_str(&render(&exec::report_edn(&report), &[], format)),
+            Err(e) if forms.len() == 1 => return Err(e),
+            Err(e) => {
+                crate::print(&out)?;
+                return Err(partly_committed(e, i, forms.len()));
+            }
+        }
     }
     Ok(out)
+}
+
+/// The error of form `failed` (0-based) of `total`, saying which forms committed.
+fn partly_committed(e: CliError, failed: usize, total: usize) -> CliError {
+    let forms = |from: usize, to: usize| match from == to {
+        true => format!("form {from}"),
+        false => format!("forms {from}-{to}"),
+    };
+    let committed = match failed {
+        0 => "no form".to_string(),
+        n => forms(1, n),
+    };
+    let skipped = match failed + 1 == total {
+        true => String::new(),
+        false => format!("; {} not run", forms(failed + 2, total)),
+    };
+    let mut e = e.context(format!(
+        "form {} of {total} failed and committed nothing; {committed} committed{skipped}",
+        failed + 1
+    ));
+    e.fields.push(("failed-form", Edn::Long(failed as i64 + 1)));
+    e.fields.push(("committed-forms", Edn::Long(failed as i64)));
+    e.fields.push(("forms", Edn::Long(total as i64)));
+    e
 }
 
 /// Reads an entity argument: an id, an ident keyword, or a lookup ref `[:attr value]`.

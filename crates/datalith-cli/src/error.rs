@@ -1,6 +1,6 @@
 //! The command's errors, split by who must act, because the exit code says so: 1 for the
 //! user's input (bad query, bad tx data, bad arguments), 2 for the environment (cannot open,
-//! corrupt file, I/O). Each keeps the library error's category (`datalith::error`) and
+//! corrupt file, I/O), 3 for a permission refused (file modes or the user running it). Each keeps the library error's category (`datalith::error`) and
 //! structured fields, so `--format edn|json` can print it as one map.
 
 use std::fmt;
@@ -60,6 +60,9 @@ impl CliError {
 
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
+        if self.category == lib::IO_FORBIDDEN {
+            return 3;
+        }
         match self.kind {
             Kind::User => 1,
             Kind::Env => 2,

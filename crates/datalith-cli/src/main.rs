@@ -2,7 +2,11 @@
 //! demo database with a guided tour.
 //!
 //! Exit codes: 0 success, 1 user error (bad query, bad tx data, bad arguments), 2
-//! environment error (cannot open, corrupt file or inconsistent indexes, I/O).
+//! environment error (cannot open, corrupt file or inconsistent indexes, I/O), 3 permission
+//! denied (the message names the file or directory).
+//!
+//! Output into a closed pipe (`datalith demo | head`) ends the process quietly by SIGPIPE,
+//! as `cat` and `grep` do, instead of a panic in the middle of printing.
 //!
 //! Errors print as `error: message` on standard error; with `--format edn` or `--format json`
 //! (`query`, `transact`, `pull`) as one EDN map or JSON object instead, for programs:
@@ -36,7 +40,7 @@ use render::Format;
     name = "datalith",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  datalith demo                      create the demo database and take the tour\n  datalith people.db                 open the shell on a database (created if missing)\n  datalith query people.db '[:find (count ?e) . :where [?e :name]]'\n\nExit codes: 0 success, 1 user error, 2 environment error or inconsistency."
+    after_help = "Examples:\n  datalith demo                      create the demo database and take the tour\n  datalith people.db                 open the shell on a database (created if missing)\n  datalith query people.db '[:find (count ?e) . :where [?e :name]]'\n\nA database directory named like a command (./check) opens with `datalith ./check`, or\nwith `datalith check` when no other argument follows.\n\nExit codes: 0 success, 1 user error, 2 environment error or inconsistency, 3 permission denied."
 )]
 struct Cli {
     /// Database directory to open in the interactive shell (created if missing).
@@ -68,8 +72,9 @@ enum Command {
         #[arg(long, short, value_enum)]
         format: Option<Format>,
     },
-    /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions);
-    /// prints the tx id and the tempids.
+    /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions,
+    /// run in order until one fails: the error says which committed); prints the tx id and
+    /// the tempids.
     Transact {
         db: PathBuf,
         txdata: String,
@@ -214,7 +219,44 @@ fn run(cli: Cli) -> Result<i32> {
     }
 }
 
+/// Restores the default action of SIGPIPE, which the Rust runtime ignores: a write into a
+/// closed pipe then ends the process silently (exit by signal, as every Unix filter does)
+/// instead of failing each `print!` with a panic. LMDB's commits are atomic, so an end at
+/// any moment loses nothing acknowledged.
+fn die_quietly_on_closed_pipes() {
+    // SAFETY: resetting a signal's disposition to its default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// `datalith NAME` where NAME is both a subcommand needing arguments and an existing
+/// directory: the user means the directory (the subcommand alone would only be a usage
+/// error), as `sqlite3 NAME` would open it.
+fn directory_named_like_a_command() -> Option<PathBuf> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let [only] = args.as_slice() else {
+        return None;
+    };
+    let name = only.to_str()?;
+    let command = <Cli as clap::CommandFactory>::command();
+    let sub = command
+        .get_subcommands()
+        .find(|c| c.get_name() == name || c.get_all_aliases().any(|a| a == name))?;
+    let needs_arguments = sub.get_arguments().any(|a| a.is_required_set());
+    let path = PathBuf::from(name);
+    (needs_arguments && path.is_dir()).then_some(path)
+}
+
 fn main() {
+    die_quietly_on_closed_pipes();
+    if let Some(db) = directory_named_like_a_command() {
+        let code = shell::run(&db).unwrap_or_else(|e| {
+            report(&e, None);
+            e.exit_code()
+        });
+        std::process::exit(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -48,8 +48,79 @@ fn must_exist(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn cannot_open(path: &Path) -> impl FnOnce(datalith::tx::TxError) -> CliError + '_ {
-    move |e| CliError::from(e).context(format!("cannot open {}", path.display()))
+fn cannot_open(path: &Path, write: bool) -> impl FnOnce(datalith::tx::TxError) -> CliError + '_ {
+    move |e| {
+        let e = CliError::from(e);
+        if e.category == datalith::error::IO_FORBIDDEN {
+            return permission_denied(path, write, &e.message);
+        }
+        e.context(format!("cannot open {}", path.display()))
+    }
+}
+
+/// The path whose permissions refused the open, and what the open needed of it: the parent
+/// directory (when the database must be created), `data.mdb`, `lock.mdb`, then the database
+/// directory itself. LMDB reports only the errno, not the file, so each is tried with
+/// `access(2)` in the order the open uses them.
+fn refused_path(path: &Path, write: bool) -> (std::path::PathBuf, &'static str) {
+    use std::os::unix::ffi::OsStrExt;
+    let allowed = |p: &Path, mode: libc::c_int| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+            return true;
+        };
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        unsafe { libc::access(c.as_ptr(), mode) == 0 }
+    };
+    let (file_mode, file_need) = match write {
+        true => (libc::R_OK | libc::W_OK, "read and write"),
+        false => (libc::R_OK, "read"),
+    };
+    let mut candidates = Vec::new();
+    if !path.exists() {
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        candidates.push((parent, libc::W_OK | libc::X_OK, "create a directory in"));
+    }
+    let mut missing_file = false;
+    for file in ["data.mdb", "lock.mdb"] {
+        let f = path.join(file);
+        match f.exists() {
+            true => candidates.push((f, file_mode, file_need)),
+            false => missing_file = true,
+        }
+    }
+    match write && missing_file {
+        true => candidates.push((
+            path.to_path_buf(),
+            libc::W_OK | libc::X_OK,
+            "create files in",
+        )),
+        false => candidates.push((path.to_path_buf(), libc::X_OK, "enter")),
+    }
+    candidates
+        .into_iter()
+        .find(|(p, mode, _)| !allowed(p, *mode))
+        .map_or((path.to_path_buf(), "open"), |(p, _, need)| (p, need))
+}
+
+/// A permission error naming the path that refused: its own category
+/// (`:datalith.error/permission-denied`) and exit code 3.
+fn permission_denied(path: &Path, write: bool, cause: &str) -> CliError {
+    let (refused, need) = refused_path(path, write);
+    CliError::categorized(
+        datalith::error::IO_FORBIDDEN,
+        format!(
+            "permission denied: cannot {need} {} (opening the database {}; {cause})",
+            refused.display(),
+            path.display()
+        ),
+        vec![
+            datalith::error::text_field("path", &refused.display().to_string()),
+            datalith::error::text_field("database", &path.display().to_string()),
+        ],
+    )
 }
 
 /// Opens the database at `path`, creating it if `create`.
@@ -60,7 +131,7 @@ pub fn open(path: &Path, create: bool) -> Result<Database> {
     }
     let mut options = DbOptions::default();
     options.env.verify = Verify::Everything;
-    Database::open(path, options).map_err(cannot_open(path))
+    Database::open(path, options).map_err(cannot_open(path, true))
 }
 
 /// Opens the existing database at `path` read-only, after validating every page.
@@ -68,5 +139,5 @@ pub fn open_read_only(path: &Path) -> Result<Database> {
     must_exist(path)?;
     let mut options = DbOptions::default();
     options.env.verify = Verify::Everything;
-    Database::open_read_only(path, options).map_err(cannot_open(path))
+    Database::open_read_only(path, options).map_err(cannot_open(path, false))
 }

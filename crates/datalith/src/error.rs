@@ -279,8 +279,10 @@ pub const UNSUPPORTED_FORMAT: Category =
     environment(":datalith.error/unsupported-format", Anomaly::Unsupported);
 /// An I/O error (by its kind: permission, space, interruption, other).
 pub const IO: Category = environment(":datalith.error/io", Anomaly::Fault);
-/// An I/O error: permission denied.
-pub const IO_FORBIDDEN: Category = environment(":datalith.error/io", Anomaly::Forbidden);
+/// An I/O error: permission denied (EACCES, EPERM, a read-only file system). A code of its
+/// own: the fix (file modes, the user running the program) differs from other I/O errors.
+pub const IO_FORBIDDEN: Category =
+    environment(":datalith.error/permission-denied", Anomaly::Forbidden);
 /// An I/O error: a file or directory is missing.
 pub const IO_NOT_FOUND: Category = environment(":datalith.error/io", Anomaly::NotFound);
 /// An I/O error: no space left.
