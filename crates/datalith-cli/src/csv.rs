@@ -10,8 +10,19 @@ use datalith::store::Schema;
 use crate::error::{CliError, Result};
 
 /// Splits CSV text into records (RFC 4180: quoted fields, doubled quotes, CRLF).
+#[cfg(test)]
 pub fn parse(text: &str) -> Result<Vec<Vec<String>>> {
+    Ok(parse_with_lines(text)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
+}
+
+/// [`parse`], each record with the line it starts on (a quoted field may span lines, and
+/// blank lines are skipped, so the record's index does not give it).
+pub fn parse_with_lines(text: &str) -> Result<Vec<(usize, Vec<String>)>> {
     let mut records = Vec::new();
+    let mut record_line = 1;
     let mut record = Vec::new();
     let mut field = String::new();
     let mut chars = text.chars().peekable();
@@ -41,8 +52,9 @@ pub fn parse(text: &str) -> Result<Vec<Vec<String>>> {
             '\r' if chars.peek() == Some(&'\n') => {}
             '\n' => {
                 record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
+                records.push((record_line, std::mem::take(&mut record)));
                 line += 1;
+                record_line = line;
                 any = false;
             }
             _ => field.push(c),
@@ -55,9 +67,9 @@ pub fn parse(text: &str) -> Result<Vec<Vec<String>>> {
     }
     if any {
         record.push(field);
-        records.push(record);
+        records.push((record_line, record));
     }
-    records.retain(|r| !(r.len() == 1 && r[0].is_empty()));
+    records.retain(|(_, r)| !(r.len() == 1 && r[0].is_empty()));
     Ok(records)
 }
 
@@ -90,8 +102,8 @@ pub fn cell_value(cell: &str, ty: ValueType) -> std::result::Result<Edn, String>
 /// Tx data (one map per row) for CSV `text`, with `mapping` of `column=:attr` pairs
 /// overriding the header names.
 pub fn tx_data(text: &str, mapping: &[(String, String)], schema: &Schema) -> Result<Vec<Edn>> {
-    let records = parse(text)?;
-    let Some((header, rows)) = records.split_first() else {
+    let records = parse_with_lines(text)?;
+    let Some(((_, header), rows)) = records.split_first() else {
         return Ok(Vec::new());
     };
     let mut columns = Vec::new();
@@ -114,7 +126,16 @@ pub fn tx_data(text: &str, mapping: &[(String, String)], schema: &Schema) -> Res
         columns.push(Some(attr.clone()));
     }
     let mut out = Vec::with_capacity(rows.len());
-    for (i, row) in rows.iter().enumerate() {
+    for (line, row) in rows {
+        // A row with more or fewer cells than the header is refused, not padded or cut: the
+        // cells of a ragged row cannot be told apart from shifted columns.
+        if row.len() != header.len() {
+            return Err(CliError::user(format!(
+                "csv: line {line}: {} cells where the header has {} columns (an empty cell is still written, as nothing between two commas)",
+                row.len(),
+                header.len()
+            )));
+        }
         let mut pairs = Vec::new();
         for (c, cell) in row.iter().enumerate() {
             let Some(Some(attr)) = columns.get(c) else {
@@ -124,9 +145,8 @@ pub fn tx_data(text: &str, mapping: &[(String, String)], schema: &Schema) -> Res
                 continue;
             }
             let conv = |s: &str| {
-                cell_value(s, attr.value_type).map_err(|m| {
-                    CliError::user(format!("csv: line {}: column {}: {m}", i + 2, c + 1))
-                })
+                cell_value(s, attr.value_type)
+                    .map_err(|m| CliError::user(format!("csv: line {line}: column {}: {m}", c + 1)))
             };
             let v = if attr.is_many() {
                 Edn::Set(cell.split(';').map(conv).collect::<Result<_>>()?)
@@ -178,6 +198,37 @@ mod tests {
             assert_eq!(got, want, "{text:?}");
         }
         assert!(parse("a\n\"open").is_err());
+    }
+
+    #[test]
+    fn ragged_rows_are_refused_naming_their_line() {
+        let schema = Schema::default();
+        let cases = [
+            // A quoted field over two lines and a blank line: the bad row is still named by
+            // the line it starts on.
+            (
+                "a,b\n\"x\ny\",1\n\n3\n",
+                "csv: line 5: 1 cells where the header has 2 columns",
+            ),
+            (
+                "a,b\n1,2,3\n",
+                "csv: line 2: 3 cells where the header has 2 columns",
+            ),
+        ];
+        for (text, want) in cases {
+            let mapping = [
+                ("a".to_string(), "-".to_string()),
+                ("b".to_string(), "-".to_string()),
+            ];
+            let e = tx_data(text, &mapping, &schema).unwrap_err();
+            assert!(e.message.starts_with(want), "{text:?}: {}", e.message);
+        }
+        let ok = tx_data(
+            "a,b\n,\n",
+            &[("a".into(), "-".into()), ("b".into(), "-".into())],
+            &schema,
+        );
+        assert!(ok.unwrap().is_empty(), "empty cells are not ragged");
     }
 
     #[test]

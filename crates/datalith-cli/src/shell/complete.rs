@@ -10,8 +10,8 @@ use rustyline::{Context, Helper};
 
 /// Every dot-command, for completion and `.help`.
 pub const DOT_COMMANDS: &[&str] = &[
-    ".attrs", ".backup", ".dump", ".exit", ".explain", ".help", ".import", ".mode", ".output",
-    ".pull", ".quit", ".read", ".schema", ".stat", ".timer",
+    ".attrs", ".backup", ".dump", ".exit", ".explain", ".help", ".import", ".mode", ".open",
+    ".output", ".pull", ".quit", ".read", ".schema", ".stat", ".timer",
 ];
 
 const QUERY_WORDS: &[&str] = &[

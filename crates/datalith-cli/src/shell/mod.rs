@@ -34,7 +34,7 @@ fn history_path() -> Option<PathBuf> {
 /// Runs the shell on the database at `path` (created if missing); returns the exit code.
 pub fn run(path: &Path) -> Result<i32> {
     let db = crate::open::open(path, true)?;
-    let mut session = Session::new(db);
+    let mut session = Session::new(db, path.to_path_buf());
     if !std::io::stdin().is_terminal() {
         let mut text = String::new();
         std::io::stdin()

@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -26,8 +27,10 @@ pub enum Flow {
 
 /// Shell state.
 pub struct Session {
-    /// The database.
-    pub db: Database,
+    /// The open database: `None` only after a failed `.open` (commands then say so).
+    db: Option<Database>,
+    /// Where the database is (what `.open` without an argument reopens).
+    pub path: PathBuf,
     /// How results print.
     pub mode: Format,
     /// Whether to print each command's time.
@@ -57,6 +60,8 @@ query or the current input, Ctrl-D quits.
 .pull PATTERN EID     pull PATTERN for EID (an entity id, an :ident or a lookup ref [:attr v])
 .mode table|edn|json|csv   how results print
 .output [FILE]        send results to FILE (no FILE: back to the screen)
+.open [DIR]           open another database, or reopen this one (after a failed write,
+                      e.g. a full disk, once space is freed)
 .read FILE            run the queries, tx data and dot-commands of FILE
 .import FILE [COL=:attr ...]  load EDN tx data, or CSV (one entity per row)
 .dump [FILE]          schema and datoms as EDN tx data that reloads to the same database
@@ -80,10 +85,11 @@ pub fn input_complete(text: &str) -> bool {
 }
 
 impl Session {
-    /// A session on `db`.
-    pub fn new(db: Database) -> Session {
+    /// A session on `db`, opened from `path`.
+    pub fn new(db: Database, path: PathBuf) -> Session {
         let s = Session {
-            db,
+            db: Some(db),
+            path,
             mode: Format::Table,
             timer: false,
             output: None,
@@ -95,9 +101,40 @@ impl Session {
         s
     }
 
+    /// The open database, or the error that says none is.
+    fn database(&self) -> Result<&Database> {
+        self.db.as_ref().ok_or_else(|| {
+            CliError::env(format!(
+                "no database is open: .open DIR opens one (.open alone tries {} again)",
+                self.path.display()
+            ))
+        })
+    }
+
+    /// Closes the database and opens `target` (created if missing). When that fails, the
+    /// previous database is opened again if it was another one.
+    fn reopen(&mut self, target: &Path) -> Result<()> {
+        // LMDB allows one open of a file per process: the old handle must be gone first.
+        self.db = None;
+        match crate::open::open(target, true) {
+            Ok(db) => {
+                self.db = Some(db);
+                self.path = target.to_path_buf();
+                self.refresh_attrs();
+                Ok(())
+            }
+            Err(e) => {
+                if target != self.path {
+                    self.db = crate::open::open(&self.path, true).ok();
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// Reloads the attribute names used by completion.
     pub fn refresh_attrs(&self) {
-        if let Ok(db) = self.db.db() {
+        if let Some(Ok(db)) = self.db.as_ref().map(Database::db) {
             let names = db
                 .schema()
                 .user_attributes()
@@ -135,6 +172,15 @@ impl Session {
             Err(e) => {
                 self.errors += 1;
                 eprintln!("error: {e}");
+                if self
+                    .db
+                    .as_ref()
+                    .is_some_and(|d| d.env().poisoned().is_some())
+                {
+                    eprintln!(
+                        "hint: after a failed commit the database refuses writes until it is reopened: free space if the disk is full, then type .open"
+                    );
+                }
                 Flow::Continue
             }
         }
@@ -170,7 +216,7 @@ impl Session {
                 to_edn_string(form)
             )));
         }
-        let (report, elapsed) = exec::transact(&self.db, form)?;
+        let (report, elapsed) = exec::transact(self.database()?, form)?;
         let text = to_edn_string(&exec::report_edn_short(&report, 20)) + "\n";
         self.out(&text);
         self.time("", elapsed);
@@ -189,7 +235,7 @@ impl Session {
     /// hold the session until it finished. An abandoned query stops at its next step and its
     /// result is dropped.
     fn interruptible_query(&self, form: &Edn) -> Result<exec::QueryOutcome> {
-        let snapshot = self.db.db()?;
+        let snapshot = self.database()?.db()?;
         interrupt::reset();
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
@@ -226,17 +272,26 @@ impl Session {
         let start = Instant::now();
         match cmd {
             ".quit" | ".exit" => return Ok(Flow::Quit),
+            ".open" => {
+                let target = match args.as_slice() {
+                    [] => self.path.clone(),
+                    [d] => PathBuf::from(d),
+                    _ => return Err(CliError::user("usage: .open [DIR]")),
+                };
+                self.reopen(&target)?;
+                println!("opened {}", target.display());
+            }
             ".help" => print!("{HELP}"),
             ".schema" => {
-                let text = crate::info::schema_text(&self.db.db()?);
+                let text = crate::info::schema_text(&self.database()?.db()?);
                 self.out(&text);
             }
             ".attrs" => {
-                let text = crate::info::attrs_table(&self.db.db()?)?;
+                let text = crate::info::attrs_table(&self.database()?.db()?)?;
                 self.out(&text);
             }
             ".stat" => {
-                let text = crate::info::stat_text(&self.db)?;
+                let text = crate::info::stat_text(self.database()?)?;
                 self.out(&text);
             }
             ".timer" => {
@@ -271,7 +326,7 @@ impl Session {
                 if !exec::is_query(&form) {
                     return Err(CliError::user(".explain needs a query ([:find ...])"));
                 }
-                let snapshot = self.db.db()?;
+                let snapshot = self.database()?.db()?;
                 let t0 = Instant::now();
                 let (result, steps) = snapshot.explain(&to_edn_string(&form), &[])?;
                 let elapsed = t0.elapsed();
@@ -286,7 +341,7 @@ impl Session {
                 let [pattern, eid] = forms.as_slice() else {
                     return Err(CliError::user("usage: .pull PATTERN EID"));
                 };
-                let snapshot = self.db.db()?;
+                let snapshot = self.database()?.db()?;
                 let t0 = Instant::now();
                 let text = crate::commands::pull_text(
                     &snapshot,
@@ -318,14 +373,14 @@ impl Session {
             ".import" => match args.split_first() {
                 Some((f, mapping)) => {
                     let mapping = crate::csv::mapping(mapping)?;
-                    let text = crate::commands::import_file(&self.db, f, None, &mapping)?;
+                    let text = crate::commands::import_file(self.database()?, f, None, &mapping)?;
                     self.refresh_attrs();
                     print!("{text}");
                 }
                 None => return Err(CliError::user("usage: .import FILE [COLUMN=:attr ...]")),
             },
             ".dump" => {
-                let snapshot = self.db.db()?;
+                let snapshot = self.database()?.db()?;
                 match args.as_slice() {
                     [] => {
                         let mut buf = Vec::new();
@@ -352,7 +407,7 @@ impl Session {
                     if crate::open::exists(path) {
                         return Err(CliError::user(format!("{d} already holds a database")));
                     }
-                    self.db.env().copy_compacted(path)?;
+                    self.database()?.env().copy_compacted(path)?;
                     println!("backed up to {d}");
                 }
                 _ => return Err(CliError::user("usage: .backup DIR")),
