@@ -1,5 +1,6 @@
 //! The interactive shell through a real terminal (a private tmux server): a multi-line query,
-//! tab completion, an error that does not end the session, persistent history, Ctrl-D.
+//! tab completion, an error that does not end the session, Ctrl-C that stops a running
+//! query (its thread ends) and keeps the session, persistent history, Ctrl-D.
 //! Skipped (with a note) where tmux is not installed.
 
 use std::path::Path;
@@ -98,16 +99,17 @@ fn a_multi_line_query_in_a_real_terminal() {
         "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one} {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]",
     );
     transact(&db, r#"[{:name "Ann" :age 30} {:name "Bob" :age 25}]"#);
-    // A chain of 1000 links: its transitive closure takes seconds, long enough to cancel.
+    // A chain of 3000 links: its transitive closure takes over a minute in a debug build, so
+    // a query thread that ends soon after Ctrl-C was stopped by it.
     transact(
         &db,
         "[{:db/ident :next :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}]",
     );
     // (The last link's target is an entity of its own: a tempid used only as a value is
     // refused, as in Datomic.)
-    let chain: Vec<String> = (0..1000)
+    let chain: Vec<String> = (0..3000)
         .map(|i| format!("{{:db/id \"n{i}\" :next \"n{}\"}}", i + 1))
-        .chain(["{:db/id \"n1000\" :age 0}".to_string()])
+        .chain(["{:db/id \"n3000\" :age 0}".to_string()])
         .collect();
     transact(&db, &format!("[{}]", chain.join(" ")));
 
@@ -195,6 +197,33 @@ fn a_multi_line_query_in_a_real_terminal() {
     t.keys(&["C-c"]);
     t.wait_for("error: query cancelled", 1);
     assert!(started.elapsed() < Duration::from_secs(5));
+    // The prompt comes back at once; the query itself must stop too (the flag reaches
+    // `q_cancellable`), not run on in the background: its thread ends.
+    let pid = String::from_utf8_lossy(
+        &t.cmd(&["display", "-p", "-t", &t.session, "#{pane_pid}"])
+            .stdout,
+    )
+    .trim()
+    .to_string();
+    let query_threads = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|tasks| {
+                tasks
+                    .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                    .filter(|comm| comm.trim() == "datalith-query")
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let cancelled_at = Instant::now();
+    while query_threads() > 0 {
+        // Generous: only tells a query that never stops from a slow machine.
+        assert!(
+            cancelled_at.elapsed() < Duration::from_secs(30),
+            "the cancelled query still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     t.wait_for("datalith>", 6);
     t.line("[:find ?a . :where [?e :name \"Ann\"] [?e :age ?a]]");
     t.wait_for("\n30\n", 1);
