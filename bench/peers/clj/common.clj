@@ -250,11 +250,11 @@
 (def write-tasks ["init" "add-1" "add-5" "add-all" "retract-5"])
 
 (defn bench-query
-  "Warms `f` up for half of `seconds` (at least 3 calls; JIT warm-up matters on the JVM),
-   then calls it repeatedly for `seconds`, timing each call. Returns {:median_ms :runs :count} where count is the size of
-   the last result."
+  "Warms `f` up for two thirds of `seconds` (at least 3 calls; the same warm-up every peer of
+   datalith-bench gets), then calls it repeatedly for `seconds`, timing each call. Returns
+   {:median_ms :runs :count} where count is the size of the last result."
   [seconds f]
-  (let [warm-end (+ (now-ms) (* 500.0 seconds))]
+  (let [warm-end (+ (now-ms) (/ (* 2000.0 seconds) 3.0))]
     (loop [i 0]
       (f)
       (when (or (< i 2) (< (now-ms) warm-end)) (recur (inc i)))))
