@@ -1,7 +1,7 @@
 ;; Workload W, pure write phase, on the real Datalevin (BENCHMARKS.md "W").
 ;;
 ;; Usage (see bench/peers/README.md; bench/peers/run.sh sets up java and the classpath):
-;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS]
+;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS] [WARMUP] [WARMUP_SECS]
 ;;     CONDITION  datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
 ;;     DB_DIR     must not exist yet (or be empty): the run starts from an empty database
 ;;     TOTAL      number of writes (keys 2, 4, ..., 2*TOTAL ascending)
@@ -10,6 +10,9 @@
 ;;     WINDOW     writes per CSV row, default 10000
 ;;     MAX_SECS   stop submitting after this many seconds (0 or absent: no cap); a capped run
 ;;                reports the writes it made (`:capped true`) and checks the count of those
+;;     WARMUP     untimed writes first, of the same condition and batch, into DB_DIR-warmup
+;;                (deleted after), so the timed run starts on a warm JVM; default 0
+;;     WARMUP_SECS cap on the warm-up's seconds, default 10
 ;; Prints `RESULT {json}` at the end; exits 3 when the final count is wrong.
 (load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
 
@@ -65,7 +68,10 @@
       (mapv (fn [k] [:put (long k) (uuid)]) ks)
       (mapv (fn [k] {:k (long k) :v (uuid)}) ks))))
 
-(defn run-write [condition dir total batch csv window max-secs]
+(defn run-write
+  "The pure write. With `report?` false (the warm-up) it prints nothing, writes no CSV and
+   checks nothing."
+  [condition dir total batch csv window max-secs report?]
   (let [store  (open-store condition dir)
         kv?    (some? (:kv store))
         async? (.endsWith ^String condition "-async")
@@ -98,7 +104,8 @@
                          (c/record-call! meter dt)
                          (c/record-commit! meter n dt))))))
         cpu0   (c/cpu-times)]
-    (c/log! "datalevin write:" condition "dir" dir "total" total "batch" batch "window" window)
+    (when report?
+      (c/log! "datalevin write:" condition "dir" dir "total" total "batch" batch "window" window))
     (c/meter-start! meter)
     (let [t0      (System/nanoTime)
           cap-ns  (when (pos? max-secs) (long (* max-secs 1e9)))
@@ -119,8 +126,9 @@
             last  (peek rows)
             n     (count-store store)
             calls (long (Math/ceil (/ (double written) batch)))]
-        (c/write-csv! csv rows)
         (close-store store)
+        (when report?
+        (c/write-csv! csv rows)
         (c/result! (array-map
                     :peer "datalevin" :workload "W" :phase "write" :condition condition
                     :batch batch :writes written :capped (< written total)
@@ -132,16 +140,27 @@
                     :peak_rss_kb (c/peak-rss-kb)
                     :count n :expected_count written :csv csv))
         (when (not= n written)
-          (c/die! 3 "count check failed: expected" written "found" n))))))
+          (c/die! 3 "count check failed: expected" written "found" n)))))))
 
-(let [[condition dir total batch csv window max-secs] *command-line-args*]
+(let [[condition dir total batch csv window max-secs warmup warmup-secs] *command-line-args*]
   (when-not (and condition dir total batch csv)
-    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS]"))
-  (run-write condition dir
-             (c/parse-long-arg "TOTAL" total)
-             (c/parse-long-arg "BATCH" batch)
-             csv
-             (if window (c/parse-long-arg "WINDOW" window) 10000)
-             (if max-secs (Double/parseDouble max-secs) 0.0))
+    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS] [WARMUP] [WARMUP_SECS]"))
+  (let [batch  (c/parse-long-arg "BATCH" batch)
+        window (if window (c/parse-long-arg "WINDOW" window) 10000)
+        warmup (if warmup (c/parse-long-arg "WARMUP" warmup) 0)]
+    (when (pos? warmup)
+      (let [wdir (str dir "-warmup")]
+        (c/delete-tree! wdir)
+        (run-write condition wdir warmup batch "-" window
+                   (if warmup-secs (c/parse-double-arg "WARMUP_SECS" warmup-secs) 10.0) false)
+        (c/delete-tree! wdir)
+        (c/log! "datalevin write: warm-up of" warmup "writes done")))
+    (run-write condition dir
+               (c/parse-long-arg "TOTAL" total)
+               batch
+               csv
+               window
+               (if max-secs (Double/parseDouble max-secs) 0.0)
+               true))
   (shutdown-agents)
   (System/exit 0))

@@ -55,15 +55,6 @@ impl Spread {
         })
     }
 
-    /// The spread as a share of the median, in percent ((max - min) / median).
-    pub fn range_pct(&self) -> f64 {
-        if self.median == 0.0 {
-            0.0
-        } else {
-            100.0 * (self.max - self.min) / self.median.abs()
-        }
-    }
-
     /// `min-max` with `fmt` applied to both ends, for tables.
     pub fn range_text(&self, fmt: impl Fn(f64) -> String) -> String {
         format!("{}-{}", fmt(self.min), fmt(self.max))
@@ -117,7 +108,6 @@ mod tests {
             assert_eq!(got, want, "{xs:?}");
         }
         let s = Spread::of(&[90.0, 100.0, 110.0]).unwrap();
-        assert_eq!(s.range_pct(), 20.0);
         assert_eq!(s.range_text(|x| format!("{x:.0}")), "90-110");
     }
 }

@@ -92,6 +92,12 @@ impl KeySet {
     pub fn len(&self) -> u64 {
         self.len
     }
+
+    /// Whether `key` was inserted.
+    pub fn contains(&self, key: u64) -> bool {
+        let (w, b) = ((key / 64) as usize, key % 64);
+        self.bits.get(w).is_some_and(|word| word & (1 << b) != 0)
+    }
 }
 
 #[cfg(test)]
