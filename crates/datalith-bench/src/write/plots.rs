@@ -1,5 +1,6 @@
-//! PNG plots of workload W: throughput over writes (log y) per batch size, and commit latency
-//! and effective throughput by batch size (log-log).
+//! Plots of workload W (PNG and SVG): throughput over writes (log y) per batch size;
+//! throughput, commit latency (mean, and p50/p99 over the CSV windows) and effective
+//! throughput by batch size per condition (log-log).
 
 use std::path::PathBuf;
 
@@ -64,6 +65,51 @@ pub fn write(plan: &Plan, results: &[RunResult]) -> Result<Vec<PathBuf>, BenchEr
         log_x: true,
         log_y: true,
     };
+    let path = plan.out.join("throughput-by-batch.png");
+    if plot::lines(
+        &path,
+        "Pure write throughput by batch size (median of passes)",
+        "records per call (log)",
+        "writes per second (log)",
+        &by_batch(&|r| Some(r.throughput_wps)),
+        log_log,
+    )? {
+        written.push(path);
+    }
+    // Per-window means, not per-call latencies: a CSV row holds the mean commit latency of
+    // its window, and the percentiles are taken over those rows.
+    let window_pct = |q: f64| {
+        move |r: &RunResult| -> Option<f64> {
+            let rows = read_csv(std::path::Path::new(r.csv.as_ref()?)).ok()?;
+            let mut v: Vec<f64> = rows
+                .iter()
+                .filter_map(|row| row.commit_latency_ms)
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .collect();
+            v.sort_by(f64::total_cmp);
+            let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+            v.get(i).copied()
+        }
+    };
+    let mut pct = Vec::new();
+    for (q, name) in [(0.5, "p50"), (0.99, "p99")] {
+        let f = window_pct(q);
+        for mut s in by_batch(&f) {
+            s.label = format!("{} {name}", s.label);
+            pct.push(s);
+        }
+    }
+    let path = plan.out.join("commit-latency-p50-p99.png");
+    if plot::lines(
+        &path,
+        "Commit latency by batch size: p50 and p99 of the CSV windows' means",
+        "records per call (log)",
+        "ms (log)",
+        &pct,
+        log_log,
+    )? {
+        written.push(path);
+    }
     let path = plan.out.join("commit-latency.png");
     if plot::lines(
         &path,

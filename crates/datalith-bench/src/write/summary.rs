@@ -417,7 +417,8 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
     if !pngs.is_empty() {
         let _ = writeln!(w, "\n## Plots\n");
         for p in pngs {
-            let name = file_name(p);
+            // Every plot is also written as SVG beside its PNG; the summary shows the SVG.
+            let name = file_name(&p.with_extension("svg"));
             let _ = writeln!(w, "![{name}]({name})");
         }
     }
