@@ -3,6 +3,7 @@
 //! repeated passes with their spread, and the peers' heap setting.
 
 pub mod child;
+pub mod clock;
 pub mod error;
 pub mod jvm;
 pub mod metrics;
