@@ -52,13 +52,15 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
         v.push("--quick".into());
         // Smaller than each workload's own --quick, so that the four fit CI's 3 minutes; every
         // count is still checked.
-        v.extend(match name {
-            "write-kv" | "write-dl" => vec!["--max-secs", "1.5", "--writes", "1000"],
-            "query" => vec!["--secs", "0.1", "--cap-secs", "1", "--people", "1000"],
-            _ => vec!["--secs", "1", "--rates", "10,1000"],
-        }
-        .into_iter()
-        .map(String::from));
+        v.extend(
+            match name {
+                "write-kv" | "write-dl" => vec!["--max-secs", "1.5", "--writes", "1000"],
+                "query" => vec!["--secs", "0.1", "--cap-secs", "1", "--people", "1000"],
+                _ => vec!["--secs", "1", "--rates", "10,1000"],
+            }
+            .into_iter()
+            .map(String::from),
+        );
     }
     if let Some(p) = a.passes {
         v.push("--passes".into());
@@ -109,7 +111,11 @@ mod tests {
             ),
         ];
         for (name, quick, want) in cases {
-            assert_eq!(command_line(name, &args(quick), out).join(" "), want, "{name}");
+            assert_eq!(
+                command_line(name, &args(quick), out).join(" "),
+                want,
+                "{name}"
+            );
         }
     }
 }

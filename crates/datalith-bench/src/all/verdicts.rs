@@ -88,8 +88,9 @@ fn datalith_w(name: &str) -> bool {
 /// Rows of one W family (`write-kv` or `write-dl`): pure write per batch (durable only), the
 /// mixed phase per read level, and the bulk load.
 pub fn w_rows(family: &str, lines: &[Value]) -> Vec<Row> {
-    let ran = |v: &&Value| v.get("skipped").is_none_or(Value::is_null)
-        && v.get("error").is_none_or(Value::is_null);
+    let ran = |v: &&Value| {
+        v.get("skipped").is_none_or(Value::is_null) && v.get("error").is_none_or(Value::is_null)
+    };
     let pure: Vec<&Value> = lines
         .iter()
         .filter(|v| s(v, "phase") != "init")
@@ -175,7 +176,9 @@ pub fn w_rows(family: &str, lines: &[Value]) -> Vec<Row> {
 }
 
 fn spread_median(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).filter(|x| !x.is_null()).and_then(|x| f(x, "median"))
+    v.get(key)
+        .filter(|x| !x.is_null())
+        .and_then(|x| f(x, "median"))
 }
 
 /// Rows of Q: per task, `datalith` (reads) or `datalith-nosync` (writes) against the fastest
@@ -313,7 +316,8 @@ mod tests {
             json!({"peer":"sqlite","task":"q2","status":"skipped"}),
         ];
         let rows = q_rows(&lines);
-        let got: Vec<(String, String)> = rows.iter().map(|r| (r.what.clone(), r.verdict())).collect();
+        let got: Vec<(String, String)> =
+            rows.iter().map(|r| (r.what.clone(), r.verdict())).collect();
         assert_eq!(
             got,
             vec![
@@ -341,13 +345,23 @@ mod tests {
             json!({"phase":"init","condition":"datalevin-init","seconds":4.0}),
         ];
         let rows = w_rows("write-kv", &lines);
-        let got: Vec<(String, String)> = rows.iter().map(|r| (r.what.clone(), r.verdict())).collect();
+        let got: Vec<(String, String)> =
+            rows.iter().map(|r| (r.what.clone(), r.verdict())).collect();
         assert_eq!(
             got,
             vec![
-                ("pure write, batch 1, durable".to_string(), "**ahead** 2.00x".to_string()),
-                ("mixed read/write, query reads, durable".to_string(), "**ahead** 2.00x".to_string()),
-                ("mixed read/write, raw reads, durable".to_string(), "**behind** 0.50x".to_string()),
+                (
+                    "pure write, batch 1, durable".to_string(),
+                    "**ahead** 2.00x".to_string()
+                ),
+                (
+                    "mixed read/write, query reads, durable".to_string(),
+                    "**ahead** 2.00x".to_string()
+                ),
+                (
+                    "mixed read/write, raw reads, durable".to_string(),
+                    "**behind** 0.50x".to_string()
+                ),
                 ("bulk load".to_string(), "**ahead** 2.00x".to_string()),
             ]
         );
