@@ -466,7 +466,6 @@ fn spread_text(s: Option<&crate::common::passes::Spread>) -> String {
 }
 
 /// The comparisons the issue asks for: (numerator, denominator, batches, target).
-
 fn ratios(plan: &Plan) -> Vec<(&'static str, &'static str, Vec<usize>, Target)> {
     let all = plan.batches.clone();
     let b1: Vec<usize> = all.iter().copied().filter(|b| *b == 1).collect();
