@@ -150,7 +150,10 @@
    :state      (volatile! {:committed 0 :next-row window
                            :call-ns 0 :calls 0
                            :commit-ns 0 :commits 0
-                           :rows []})})
+                           :rows []})
+   ;; every call's commit latency (ns), for the run's percentiles: a growable long[]
+   :samples    (volatile! (long-array 1024))
+   :n-samples  (volatile! 0)})
 
 (defn meter-start! [m] (reset! (:start-ns m) (System/nanoTime)))
 
@@ -170,6 +173,12 @@
   "One call of `n` writes became durable, `dt` ns after it was submitted."
   [m n ^long dt]
   (locking (:lock m)
+    (let [^longs a @(:samples m)
+          i        (long @(:n-samples m))
+          ^longs a (if (< i (alength a)) a (java.util.Arrays/copyOf a (* 2 (alength a))))]
+      (aset a i dt)
+      (vreset! (:samples m) a)
+      (vreset! (:n-samples m) (inc i)))
     (let [s (-> @(:state m)
                 (update :committed + n)
                 (update :commit-ns + dt)
@@ -194,6 +203,19 @@
         (:rows s)))))
 
 (defn committed [m] (locking (:lock m) (:committed @(:state m))))
+
+(defn commit-quantiles
+  "The median and 99th percentile (nearest rank) of every recorded commit latency, in ms:
+   {:commit_p50_ms .. :commit_p99_ms ..}, nils without samples."
+  [m]
+  (locking (:lock m)
+    (let [n (long @(:n-samples m))]
+      (if (zero? n)
+        {:commit_p50_ms nil :commit_p99_ms nil}
+        (let [^longs a (java.util.Arrays/copyOf ^longs @(:samples m) (int n))
+              at       (fn [q] (/ (aget a (int (Math/round (* q (dec n))))) 1e6))]
+          (java.util.Arrays/sort a)
+          {:commit_p50_ms (at 0.5) :commit_p99_ms (at 0.99)})))))
 
 (defn write-csv!
   "Writes the W CSV: header exactly `writes,seconds,throughput_wps,call_latency_ms,commit_latency_ms`."

@@ -136,6 +136,8 @@
                     :calls calls
                     :mean_call_latency_ms (when (seq rows) (/ (reduce + (map :call_latency_ms rows)) (count rows)))
                     :mean_commit_latency_ms (when (seq rows) (/ (reduce + (map :commit_latency_ms rows)) (count rows)))
+                    :commit_p50_ms (:commit_p50_ms (c/commit-quantiles meter))
+                    :commit_p99_ms (:commit_p99_ms (c/commit-quantiles meter))
                     :user_s (:user_s (c/cpu-delta cpu0 cpu1)) :sys_s (:sys_s (c/cpu-delta cpu0 cpu1))
                     :peak_rss_kb (c/peak-rss-kb)
                     :count n :expected_count written :csv csv))

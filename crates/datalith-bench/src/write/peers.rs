@@ -253,6 +253,8 @@ fn from_write_line(spec: &ConditionSpec, batch: usize, target: u64, v: &Value) -
     r.throughput_wps = f(v, "throughput_wps");
     r.call_latency_ms = v["mean_call_latency_ms"].as_f64();
     r.commit_latency_ms = v["mean_commit_latency_ms"].as_f64();
+    r.commit_p50_ms = v["commit_p50_ms"].as_f64();
+    r.commit_p99_ms = v["commit_p99_ms"].as_f64();
     r.et = r
         .commit_latency_ms
         .filter(|ms| *ms > 0.0)

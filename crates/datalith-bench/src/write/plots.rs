@@ -1,5 +1,5 @@
 //! Plots of workload W (PNG and SVG): throughput over writes (log y) per batch size;
-//! throughput, commit latency (mean, and p50/p99 over the CSV windows) and effective
+//! throughput, commit latency (mean, and p50/p99 of every call) and effective
 //! throughput by batch size per condition (log-log).
 
 use std::path::PathBuf;
@@ -76,25 +76,15 @@ pub fn write(plan: &Plan, results: &[RunResult]) -> Result<Vec<PathBuf>, BenchEr
     )? {
         written.push(path);
     }
-    // Per-window means, not per-call latencies: a CSV row holds the mean commit latency of
-    // its window, and the percentiles are taken over those rows.
-    let window_pct = |q: f64| {
-        move |r: &RunResult| -> Option<f64> {
-            let rows = read_csv(std::path::Path::new(r.csv.as_ref()?)).ok()?;
-            let mut v: Vec<f64> = rows
-                .iter()
-                .filter_map(|row| row.commit_latency_ms)
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .collect();
-            v.sort_by(f64::total_cmp);
-            let i = ((v.len() as f64 - 1.0) * q).round() as usize;
-            v.get(i).copied()
-        }
-    };
     let mut pct = Vec::new();
-    for (q, name) in [(0.5, "p50"), (0.99, "p99")] {
-        let f = window_pct(q);
-        for mut s in by_batch(&f) {
+    for (name, get) in [
+        (
+            "p50",
+            (|r: &RunResult| r.commit_p50_ms) as fn(&RunResult) -> Option<f64>,
+        ),
+        ("p99", |r: &RunResult| r.commit_p99_ms),
+    ] {
+        for mut s in by_batch(&get) {
             s.label = format!("{} {name}", s.label);
             pct.push(s);
         }
@@ -102,7 +92,7 @@ pub fn write(plan: &Plan, results: &[RunResult]) -> Result<Vec<PathBuf>, BenchEr
     let path = plan.out.join("commit-latency-p50-p99.png");
     if plot::lines(
         &path,
-        "Commit latency by batch size: p50 and p99 of the CSV windows' means",
+        "Commit latency by batch size: p50 and p99 of every call",
         "records per call (log)",
         "ms (log)",
         &pct,

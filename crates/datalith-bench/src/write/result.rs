@@ -24,6 +24,11 @@ pub struct RunResult {
     pub throughput_wps: f64,
     pub call_latency_ms: Option<f64>,
     pub commit_latency_ms: Option<f64>,
+    /// Median and 99th percentile of the commit latency of every call (submit to durable).
+    #[serde(default)]
+    pub commit_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub commit_p99_ms: Option<f64>,
     /// Effective throughput for a 1 ms target: throughput x (1 ms / commit latency).
     pub et: Option<f64>,
     pub user_s: f64,

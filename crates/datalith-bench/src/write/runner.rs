@@ -191,6 +191,8 @@ pub fn run(
     result.throughput_wps = written as f64 / seconds.max(1e-9);
     result.call_latency_ms = call_total.mean_ms();
     result.commit_latency_ms = flight.commits.total().mean_ms();
+    result.commit_p50_ms = flight.commits.quantile_ms(0.5);
+    result.commit_p99_ms = flight.commits.quantile_ms(0.99);
     result.et = result
         .commit_latency_ms
         .filter(|ms| *ms > 0.0)

@@ -235,16 +235,18 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
     let _ = writeln!(
         w,
         "| condition | durability | batch | writes | seconds | throughput (w/s) | min-max (passes) \
-         | mean call ms | mean commit ms | ET | user s | sys s | peak RSS MB | count ok |"
+         | mean call ms | mean commit ms | commit p50 / p99 ms | ET | user s | sys s | peak RSS MB \
+         | count ok |"
     );
     let _ = writeln!(
         w,
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
     );
     for r in results.iter().filter(|r| r.measured()) {
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.1} | {} |",
+            "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {} / {} | {} | {:.2} | {:.2} | {:.1} \
+             | {} |",
             r.condition,
             r.durability,
             r.batch,
@@ -255,6 +257,8 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
             spread_text(r.throughput_spread.as_ref()),
             ms(r.call_latency_ms),
             ms(r.commit_latency_ms),
+            ms(r.commit_p50_ms),
+            ms(r.commit_p99_ms),
             r.et.map_or("-".into(), num),
             r.user_s,
             r.sys_s,
