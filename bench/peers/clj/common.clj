@@ -136,6 +136,44 @@
   (or (try (Double/parseDouble (str s)) (catch Exception _ nil))
       (die! 64 (str "argument " name " must be a number, got '" s "'"))))
 
+;; ---------------------------------------------------------------- seeded data (SplitMix64)
+;; The same stream as datalith-testdata's SplitMix64 (Rust), so Datalevin writes the values and
+;; picks the mixed-phase keys that Datalith's conditions do, from the same printed seed.
+
+(defn splitmix
+  "A SplitMix64 stream of `seed` (a volatile holding its state)."
+  [seed]
+  (volatile! (long seed)))
+
+(defn splitmix-next!
+  "The next 64 bits of stream `st`, as a long."
+  ^long [st]
+  (let [z (vswap! st #(unchecked-add (long %) -7046029254386353131))
+        z (unchecked-multiply (bit-xor z (unsigned-bit-shift-right z 30)) -4658895280553007687)
+        z (unchecked-multiply (bit-xor z (unsigned-bit-shift-right z 27)) -7723592293110705685)]
+    (bit-xor z (unsigned-bit-shift-right z 31))))
+
+(defn splitmix-below!
+  "Uniform in 0..n-1 by unsigned remainder (as the Rust side's `% n`)."
+  ^long [st ^long n]
+  (Long/remainderUnsigned (splitmix-next! st) n))
+
+(defn splitmix-uuid!
+  "The next version-4 UUID string of stream `st` (two draws; the Rust side's `uuid_bytes`)."
+  [st]
+  (let [hi (bit-or (bit-and (splitmix-next! st) (bit-not 0xF000)) 0x4000)
+        lo (bit-or (bit-and (splitmix-next! st) 0x3FFFFFFFFFFFFFFF) Long/MIN_VALUE)]
+    (str (java.util.UUID. hi lo))))
+
+;; datalith-bench's MIXED_STREAM: the mixed keys of seed S come from the stream S ^ this.
+(def mixed-stream 7883964999559768933)
+
+(defn mixed-keys
+  "A fn returning the next mixed-phase key, uniform in 1..key-max, for `seed`."
+  [seed key-max]
+  (let [st (splitmix (bit-xor (long seed) mixed-stream))]
+    (fn [] (inc (splitmix-below! st (long key-max))))))
+
 ;; ---------------------------------------------------------------- write-run metrics
 
 (defn new-meter

@@ -6,7 +6,8 @@
 ;;     DB_DIR      the database left by write.clj (a Datalog one for datalevin-default/-async,
 ;;                 a KV one for datalevin-kv/-kv-async)
 ;;     ITERATIONS  number of (read, write) pairs
-;;     SEED        seed of the key generator (java.util.SplittableRandom)
+;;     SEED        seed of the keys: SplitMix64 of SEED ^ MIXED_STREAM, the stream datalith-bench
+;;                 draws Datalith's mixed keys from (bench/peers/clj/common.clj `mixed-keys`)
 ;;     CSV         per-window rows of the writes ("-" for none)
 ;;     WINDOW      writes per CSV row, default 10000
 ;;     KEY_MAX     keys are uniform in 1..KEY_MAX, default 2*ITERATIONS
@@ -38,14 +39,16 @@
    present, an upsert of it (the count is unchanged), through the same calls as the timed
    loop; waits for every async call. Returns the iterations done."
   [{:keys [kv? async? conn kv read!]} seed key-max n secs]
-  (let [rng (SplittableRandom. (bit-xor (long seed) 0x7761726d))
-        sem (Semaphore. max-in-flight)
-        end (+ (System/nanoTime) (long (* secs 1e9)))]
+  (let [next-key (c/mixed-keys (bit-xor (long seed) 0x7761726d) key-max)
+        vals     (c/splitmix (bit-xor (long seed) 0x7761726d))
+        sem      (Semaphore. max-in-flight)
+        end      (+ (System/nanoTime) (long (* secs 1e9)))]
     (loop [i 0]
       (if (and (< i n) (< (System/nanoTime) end))
-        (let [k (inc (.nextLong rng (long key-max)))]
+        (let [k (next-key)]
           (when (some? (read! k))
-            (let [txs (if kv? [[:put k (str (UUID/randomUUID))]] [{:k k :v (str (UUID/randomUUID))}])]
+            (let [v   (c/splitmix-uuid! vals)
+                  txs (if kv? [[:put k v]] [{:k k :v v}])]
               (if async?
                 (do (.acquire sem)
                     (let [cb (fn [_] (.release sem))]
@@ -81,7 +84,8 @@
         warmed (warm-up! {:kv? kv? :async? async? :conn conn :kv kv :read! read!}
                          seed key-max warmup warmup-secs)
         count0 (count! )
-        rng    (SplittableRandom. (long seed))
+        next-key (c/mixed-keys seed key-max)
+        vals   (c/splitmix (bit-xor (long seed) 0x76616c73))
         meter  (c/new-meter window)
         sem    (Semaphore. max-in-flight)
         failed (atom nil)
@@ -102,7 +106,7 @@
         (vreset! iterations-done done)
         (do
           (when @failed (c/die! 1 "transaction failed:" (str @failed)))
-          (let [k  (inc (.nextLong rng (long key-max)))
+          (let [k  (next-key)
                 r0 (System/nanoTime)
                 v  (read! k)
                 _  (vswap! read-ns + (- (System/nanoTime) r0))]
@@ -110,7 +114,8 @@
               (vswap! found inc)
               (when-not (.contains written k) (vswap! fresh inc)))
             (.add written k)
-            (let [txs (if kv? [[:put k (str (UUID/randomUUID))]] [{:k k :v (str (UUID/randomUUID))}])]
+            (let [v   (c/splitmix-uuid! vals)
+                  txs (if kv? [[:put k v]] [{:k k :v v}])]
               (if async?
                 (do
                   (.acquire sem)

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::SplitMix64;
+
 /// First names, uniform (seed 003).
 pub const NAMES: [&str; 8] = [
     "Ivan", "Petr", "Sergei", "Oleg", "Yuri", "Dmitry", "Fedor", "Denis",
@@ -72,28 +74,10 @@ impl Person {
     }
 }
 
-/// SplitMix64: tiny, well mixed, and fixed forever.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (the modulo bias is below 1e-14 for the sizes used here).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// `n` people from `seed`, with ids 1..=n, in shuffled order (Fisher-Yates): the load order of
 /// the benchmark, so no index sees its keys in ascending order.
 pub fn generate(n: u64, seed: u64) -> Vec<Person> {
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut people: Vec<Person> = (1..=n)
         .map(|id| Person {
             id,

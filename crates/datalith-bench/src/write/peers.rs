@@ -90,6 +90,7 @@ pub fn run_datalevin(spec: &ConditionSpec, id: RunId, run: &PeerRun<'_>) -> RunR
             cap_arg(plan.max_secs),
             plan.warmup.to_string(),
             plan.warmup_secs.to_string(),
+            plan.seed.to_string(),
         ]);
     crate::common::jvm::set_heap(&mut cmd, &plan.heap);
     let limit = deadline(plan.max_secs, plan.warmup_secs);
