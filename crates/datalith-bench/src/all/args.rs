@@ -25,6 +25,10 @@ pub struct AllArgs {
     /// Directory of the peer harnesses (default: bench/peers of this repository).
     #[arg(long)]
     pub peers_dir: Option<PathBuf>,
+    /// Cap on the seconds of each W phase of each condition (passed to `write --max-secs`; a
+    /// capped run is marked in the summaries). Default: none, every condition writes it all.
+    #[arg(long)]
+    pub max_secs: Option<f64>,
     /// Workloads to run (default all): write-kv, write-dl, query, blob.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
@@ -66,6 +70,10 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
         v.push("--passes".into());
         v.push(p.to_string());
     }
+    if let (Some(cap), "write-kv" | "write-dl") = (a.max_secs, name) {
+        v.push("--max-secs".into());
+        v.push(cap.to_string());
+    }
     if name != "blob" {
         v.push("--heap".into());
         v.push(a.heap.clone());
@@ -92,6 +100,7 @@ mod tests {
             passes: None,
             allow_missing_peers: false,
             peers_dir: None,
+            max_secs: None,
             only: vec![],
         }
     }
