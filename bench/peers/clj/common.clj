@@ -136,6 +136,44 @@
   (or (try (Double/parseDouble (str s)) (catch Exception _ nil))
       (die! 64 (str "argument " name " must be a number, got '" s "'"))))
 
+;; ---------------------------------------------------------------- seeded data (SplitMix64)
+;; The same stream as datalith-testdata's SplitMix64 (Rust), so Datalevin writes the values and
+;; picks the mixed-phase keys that Datalith's conditions do, from the same printed seed.
+
+(defn splitmix
+  "A SplitMix64 stream of `seed` (a volatile holding its state)."
+  [seed]
+  (volatile! (long seed)))
+
+(defn splitmix-next!
+  "The next 64 bits of stream `st`, as a long."
+  ^long [st]
+  (let [z (vswap! st #(unchecked-add (long %) -7046029254386353131))
+        z (unchecked-multiply (bit-xor z (unsigned-bit-shift-right z 30)) -4658895280553007687)
+        z (unchecked-multiply (bit-xor z (unsigned-bit-shift-right z 27)) -7723592293110705685)]
+    (bit-xor z (unsigned-bit-shift-right z 31))))
+
+(defn splitmix-below!
+  "Uniform in 0..n-1 by unsigned remainder (as the Rust side's `% n`)."
+  ^long [st ^long n]
+  (Long/remainderUnsigned (splitmix-next! st) n))
+
+(defn splitmix-uuid!
+  "The next version-4 UUID string of stream `st` (two draws; the Rust side's `uuid_bytes`)."
+  [st]
+  (let [hi (bit-or (bit-and (splitmix-next! st) (bit-not 0xF000)) 0x4000)
+        lo (bit-or (bit-and (splitmix-next! st) 0x3FFFFFFFFFFFFFFF) Long/MIN_VALUE)]
+    (str (java.util.UUID. hi lo))))
+
+;; datalith-bench's MIXED_STREAM: the mixed keys of seed S come from the stream S ^ this.
+(def mixed-stream 7883964999559768933)
+
+(defn mixed-keys
+  "A fn returning the next mixed-phase key, uniform in 1..key-max, for `seed`."
+  [seed key-max]
+  (let [st (splitmix (bit-xor (long seed) mixed-stream))]
+    (fn [] (inc (splitmix-below! st (long key-max))))))
+
 ;; ---------------------------------------------------------------- write-run metrics
 
 (defn new-meter
@@ -150,7 +188,10 @@
    :state      (volatile! {:committed 0 :next-row window
                            :call-ns 0 :calls 0
                            :commit-ns 0 :commits 0
-                           :rows []})})
+                           :rows []})
+   ;; every call's commit latency (ns), for the run's percentiles: a growable long[]
+   :samples    (volatile! (long-array 1024))
+   :n-samples  (volatile! 0)})
 
 (defn meter-start! [m] (reset! (:start-ns m) (System/nanoTime)))
 
@@ -170,6 +211,12 @@
   "One call of `n` writes became durable, `dt` ns after it was submitted."
   [m n ^long dt]
   (locking (:lock m)
+    (let [^longs a @(:samples m)
+          i        (long @(:n-samples m))
+          ^longs a (if (< i (alength a)) a (java.util.Arrays/copyOf a (* 2 (alength a))))]
+      (aset a i dt)
+      (vreset! (:samples m) a)
+      (vreset! (:n-samples m) (inc i)))
     (let [s (-> @(:state m)
                 (update :committed + n)
                 (update :commit-ns + dt)
@@ -194,6 +241,19 @@
         (:rows s)))))
 
 (defn committed [m] (locking (:lock m) (:committed @(:state m))))
+
+(defn commit-quantiles
+  "The median and 99th percentile (nearest rank) of every recorded commit latency, in ms:
+   {:commit_p50_ms .. :commit_p99_ms ..}, nils without samples."
+  [m]
+  (locking (:lock m)
+    (let [n (long @(:n-samples m))]
+      (if (zero? n)
+        {:commit_p50_ms nil :commit_p99_ms nil}
+        (let [^longs a (java.util.Arrays/copyOf ^longs @(:samples m) (int n))
+              at       (fn [q] (/ (aget a (int (Math/round (* q (dec n))))) 1e6))]
+          (java.util.Arrays/sort a)
+          {:commit_p50_ms (at 0.5) :commit_p99_ms (at 0.99)})))))
 
 (defn write-csv!
   "Writes the W CSV: header exactly `writes,seconds,throughput_wps,call_latency_ms,commit_latency_ms`."
@@ -250,11 +310,11 @@
 (def write-tasks ["init" "add-1" "add-5" "add-all" "retract-5"])
 
 (defn bench-query
-  "Warms `f` up for half of `seconds` (at least 3 calls; JIT warm-up matters on the JVM),
-   then calls it repeatedly for `seconds`, timing each call. Returns {:median_ms :runs :count} where count is the size of
-   the last result."
+  "Warms `f` up for two thirds of `seconds` (at least 3 calls; the same warm-up every peer of
+   datalith-bench gets), then calls it repeatedly for `seconds`, timing each call. Returns
+   {:median_ms :runs :count} where count is the size of the last result."
   [seconds f]
-  (let [warm-end (+ (now-ms) (* 500.0 seconds))]
+  (let [warm-end (+ (now-ms) (/ (* 2000.0 seconds) 3.0))]
     (loop [i 0]
       (f)
       (when (or (< i 2) (< (now-ms) warm-end)) (recur (inc i)))))

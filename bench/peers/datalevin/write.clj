@@ -1,7 +1,7 @@
 ;; Workload W, pure write phase, on the real Datalevin (BENCHMARKS.md "W").
 ;;
 ;; Usage (see bench/peers/README.md; bench/peers/run.sh sets up java and the classpath):
-;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS]
+;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS] [WARMUP] [WARMUP_SECS] [SEED]
 ;;     CONDITION  datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
 ;;     DB_DIR     must not exist yet (or be empty): the run starts from an empty database
 ;;     TOTAL      number of writes (keys 2, 4, ..., 2*TOTAL ascending)
@@ -10,6 +10,11 @@
 ;;     WINDOW     writes per CSV row, default 10000
 ;;     MAX_SECS   stop submitting after this many seconds (0 or absent: no cap); a capped run
 ;;                reports the writes it made (`:capped true`) and checks the count of those
+;;     WARMUP     untimed writes first, of the same condition and batch, into DB_DIR-warmup
+;;                (deleted after), so the timed run starts on a warm JVM; default 0
+;;     WARMUP_SECS cap on the warm-up's seconds, default 10
+;;     SEED       seed of the values (SplitMix64 UUIDs, as datalith-bench draws them), default
+;;                20250402; the warm-up uses SEED ^ 0x7761726d, as datalith-bench's does
 ;; Prints `RESULT {json}` at the end; exits 3 when the final count is wrong.
 (load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
 
@@ -33,7 +38,6 @@
 ;; durability flags are left at Datalevin's defaults (durable, fsync per commit).
 (def mapsize-mb 16384)
 
-(defn- uuid [] (str (UUID/randomUUID)))
 
 (defn- open-store [condition dir]
   (case condition
@@ -58,20 +62,25 @@
   (when kv (d/close-kv kv)))
 
 (defn- batch-of
-  "One transaction's data: `n` records with keys first-key, first-key+2, ..."
-  [kv? first-key n]
+  "One transaction's data: `n` records with keys first-key, first-key+2, ..., values the next
+   UUIDs of the seeded stream `vals`."
+  [kv? vals first-key n]
   (let [ks (range first-key (+ first-key (* 2 n)) 2)]
     (if kv?
-      (mapv (fn [k] [:put (long k) (uuid)]) ks)
-      (mapv (fn [k] {:k (long k) :v (uuid)}) ks))))
+      (mapv (fn [k] [:put (long k) (c/splitmix-uuid! vals)]) ks)
+      (mapv (fn [k] {:k (long k) :v (c/splitmix-uuid! vals)}) ks))))
 
-(defn run-write [condition dir total batch csv window max-secs]
+(defn run-write
+  "The pure write. With `report?` false (the warm-up) it prints nothing, writes no CSV and
+   checks nothing."
+  [condition dir total batch csv window max-secs report? seed]
   (let [store  (open-store condition dir)
         kv?    (some? (:kv store))
         async? (.endsWith ^String condition "-async")
         meter  (c/new-meter window)
         sem    (Semaphore. max-in-flight)
         failed (atom nil)
+        vals   (c/splitmix seed)
         ;; Submits one call; for async the commit is recorded by the callback.
         submit (fn [txs]
                  (let [n  (count txs)
@@ -98,7 +107,8 @@
                          (c/record-call! meter dt)
                          (c/record-commit! meter n dt))))))
         cpu0   (c/cpu-times)]
-    (c/log! "datalevin write:" condition "dir" dir "total" total "batch" batch "window" window)
+    (when report?
+      (c/log! "datalevin write:" condition "dir" dir "total" total "batch" batch "window" window))
     (c/meter-start! meter)
     (let [t0      (System/nanoTime)
           cap-ns  (when (pos? max-secs) (long (* max-secs 1e9)))
@@ -107,7 +117,7 @@
                              (or (nil? cap-ns) (< (- (System/nanoTime) t0) cap-ns)))
                       (let [n (min batch (- total written))]
                         ;; keys are the even integers 2, 4, ..., 2*total, ascending
-                        (submit (batch-of kv? (* 2 (inc written)) n))
+                        (submit (batch-of kv? vals (* 2 (inc written)) n))
                         (recur (+ written n)))
                       written))]
       ;; wait until every async call has completed
@@ -119,8 +129,9 @@
             last  (peek rows)
             n     (count-store store)
             calls (long (Math/ceil (/ (double written) batch)))]
-        (c/write-csv! csv rows)
         (close-store store)
+        (when report?
+        (c/write-csv! csv rows)
         (c/result! (array-map
                     :peer "datalevin" :workload "W" :phase "write" :condition condition
                     :batch batch :writes written :capped (< written total)
@@ -128,20 +139,36 @@
                     :calls calls
                     :mean_call_latency_ms (when (seq rows) (/ (reduce + (map :call_latency_ms rows)) (count rows)))
                     :mean_commit_latency_ms (when (seq rows) (/ (reduce + (map :commit_latency_ms rows)) (count rows)))
+                    :commit_p50_ms (:commit_p50_ms (c/commit-quantiles meter))
+                    :commit_p99_ms (:commit_p99_ms (c/commit-quantiles meter))
                     :user_s (:user_s (c/cpu-delta cpu0 cpu1)) :sys_s (:sys_s (c/cpu-delta cpu0 cpu1))
                     :peak_rss_kb (c/peak-rss-kb)
                     :count n :expected_count written :csv csv))
         (when (not= n written)
-          (c/die! 3 "count check failed: expected" written "found" n))))))
+          (c/die! 3 "count check failed: expected" written "found" n)))))))
 
-(let [[condition dir total batch csv window max-secs] *command-line-args*]
+(let [[condition dir total batch csv window max-secs warmup warmup-secs seed] *command-line-args*]
   (when-not (and condition dir total batch csv)
-    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS]"))
-  (run-write condition dir
-             (c/parse-long-arg "TOTAL" total)
-             (c/parse-long-arg "BATCH" batch)
-             csv
-             (if window (c/parse-long-arg "WINDOW" window) 10000)
-             (if max-secs (Double/parseDouble max-secs) 0.0))
+    (c/die! 64 "usage: write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS] [WARMUP] [WARMUP_SECS] [SEED]"))
+  (let [batch  (c/parse-long-arg "BATCH" batch)
+        window (if window (c/parse-long-arg "WINDOW" window) 10000)
+        warmup (if warmup (c/parse-long-arg "WARMUP" warmup) 0)
+        seed   (if seed (c/parse-long-arg "SEED" seed) 20250402)]
+    (when (pos? warmup)
+      (let [wdir (str dir "-warmup")]
+        (c/delete-tree! wdir)
+        (run-write condition wdir warmup batch "-" window
+                   (if warmup-secs (c/parse-double-arg "WARMUP_SECS" warmup-secs) 10.0) false
+                   (bit-xor seed 0x7761726d))
+        (c/delete-tree! wdir)
+        (c/log! "datalevin write: warm-up of" warmup "writes done")))
+    (run-write condition dir
+               (c/parse-long-arg "TOTAL" total)
+               batch
+               csv
+               window
+               (if max-secs (Double/parseDouble max-secs) 0.0)
+               true
+               seed))
   (shutdown-agents)
   (System/exit 0))

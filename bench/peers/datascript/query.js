@@ -54,7 +54,7 @@ const QUERIES = {
   q5: ['[:find ?e1 ?l ?a :where [?e :name "Ivan"] [?e :age ?a] [?e1 :age ?a] [?e1 :last-name ?l]]'],
   qpred1: ["[:find ?e ?s :where [?e :salary ?s] [(> ?s 50000)]]"],
   qpred2: ["[:find ?e ?s :in $ ?min_s :where [?e :salary ?s] [(> ?s ?min_s)]]", 50000],
-  "lookup-q": ['[:find ?l :where [?e :name "Ivan"] [?e :last-name ?l]]'],
+  "lookup-q": ['[:find ?l :with ?e :where [?e :name "Ivan"] [?e :last-name ?l]]'],
 };
 const WRITE_TASKS = ["init", "add-1", "add-5", "add-all", "retract-5"];
 const QUERY_TASKS = ["q1", "q2", "q2-switch", "q3", "q4", "q5", "qpred1", "qpred2", "lookup-q", "lookup-raw"];
@@ -93,10 +93,11 @@ function readPeople(file) {
   return people;
 }
 
-// Same timing rules as clj/common.clj bench-query: warm up for half of `seconds`
-// (at least 3 calls), then time each call for `seconds`.
+// Same timing rules as clj/common.clj bench-query and datalith-bench's own peers: warm up for
+// two thirds of `seconds` (at least 3 calls; 2 s at the default 3 s, Datascript's own
+// benchmark's warm-up), then time each call for `seconds`.
 function benchQuery(seconds, f) {
-  const warmEnd = nowMs() + 500 * seconds;
+  const warmEnd = nowMs() + (2000 * seconds) / 3;
   for (let i = 0; i < 3 || nowMs() < warmEnd; i++) f();
   const end = nowMs() + 1000 * seconds;
   const times = [];

@@ -32,7 +32,7 @@
    "q5"        ['[:find ?e1 ?l ?a :where [?e :name "Ivan"] [?e :age ?a] [?e1 :age ?a] [?e1 :last-name ?l]]]
    "qpred1"    ['[:find ?e ?s :where [?e :salary ?s] [(> ?s 50000)]]]
    "qpred2"    ['[:find ?e ?s :in $ ?min_s :where [?e :salary ?s] [(> ?s ?min_s)]] 50000]
-   "lookup-q"  ['[:find ?l :where [?e :name "Ivan"] [?e :last-name ?l]]]})
+   "lookup-q"  ['[:find ?l :with ?e :where [?e :name "Ivan"] [?e :last-name ?l]]]})
 
 (defn lookup-raw
   "Seed 001: the :last-name of every entity named Ivan through the indexes: AVET, then EAVT."

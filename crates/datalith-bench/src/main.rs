@@ -3,6 +3,7 @@
 //!
 //! Keep this file a table of subcommands: each workload lives in its own module.
 
+mod all;
 mod blob;
 mod common;
 mod query;
@@ -29,6 +30,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Every workload with every peer into one results folder, the machine described, and a
+    /// generated RESULTS.md (verdict per row against the best peer).
+    All(all::AllArgs),
     /// Workload W: pure writes into an empty store, then mixed read/write, against the peers.
     Write(write::WriteArgs),
     /// Workload Q: the seed's queries and transaction tasks on 20,000 people, against the peers.
@@ -46,6 +50,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let result = match Cli::parse().command {
+        Command::All(args) => all::run(args),
         Command::Write(args) => write::run(args),
         Command::WriteChild(args) => write::run_child(args),
         Command::Blob(args) => blob::run(args),

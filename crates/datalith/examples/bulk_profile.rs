@@ -10,43 +10,22 @@ use datalith::edn::read_one;
 use datalith::kv::Durability;
 use datalith::store::ids::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
-use rand::{RngExt, SeedableRng};
+use datalith_testdata::AttrValue;
 
 fn main() {
     let runs: usize = std::env::args().nth(1).map_or(20, |s| s.parse().unwrap());
-    let names = [
-        "Ivan", "Petr", "Sergei", "Oleg", "Yuri", "Dmitry", "Fedor", "Denis",
-    ];
-    let lasts = [
-        "Ivanov",
-        "Petrov",
-        "Sidorov",
-        "Kovalev",
-        "Kuznetsov",
-        "Voronoi",
-    ];
-    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
     let mut datoms = Vec::new();
     let k = |s: &str| Keyword::parse(s);
-    for i in 0..20_000u64 {
-        let e = USER_PARTITION_START + i;
-        datoms.push((e, k(":name"), Value::string(names[rng.random_range(0..8)])));
-        datoms.push((
-            e,
-            k(":last-name"),
-            Value::string(lasts[rng.random_range(0..6)]),
-        ));
-        datoms.push((
-            e,
-            k(":sex"),
-            Value::keyword(if rng.random_bool(0.5) {
-                ":male"
-            } else {
-                ":female"
-            }),
-        ));
-        datoms.push((e, k(":age"), Value::Long(rng.random_range(0..100))));
-        datoms.push((e, k(":salary"), Value::Long(rng.random_range(0..100_000))));
+    for p in datalith_testdata::generate(20_000, 42) {
+        let e = USER_PARTITION_START + p.id;
+        for (a, v) in p.attributes() {
+            let v = match v {
+                AttrValue::String(s) => Value::string(s),
+                AttrValue::Keyword(s) => Value::keyword(s),
+                AttrValue::Long(n) => Value::Long(n),
+            };
+            datoms.push((e, k(a), v));
+        }
     }
     let mut times = Vec::new();
     let mut cpus = Vec::new();

@@ -43,6 +43,11 @@ pub struct BlobArgs {
     /// Keep each run's data directory instead of deleting it after the run.
     #[arg(long)]
     pub keep_data: bool,
+    /// Passes over every store at every rate, the store order rotated by one each pass
+    /// (default 3, or 1 with --quick); a row is the pass with the median CPU %, with the
+    /// min-max of CPU, write calls and device bytes over the passes.
+    #[arg(long)]
+    pub passes: Option<usize>,
 }
 
 /// One store at one rate, run in this (child) process so that its counters are its own.

@@ -48,41 +48,58 @@ pub fn run(args: BlobArgs) -> Result<(), BenchError> {
             "nobody (nominal fsyncs)"
         }
     );
+    let passes = args.passes.unwrap_or(if args.quick {
+        1
+    } else {
+        crate::common::passes::MIN_PASSES
+    });
+    let mut by_pass: Vec<Vec<Row>> = Vec::new();
     let mut rows = Vec::new();
-    for &rate in &args.rates {
-        for store in &args.stores {
-            let row = if !stores::available(store) {
-                Row::not_run(
-                    store,
-                    rate,
-                    "skipped",
-                    "build without feature `rocksdb`".into(),
-                )
-            } else {
-                let run = OneRun {
-                    exe: &exe,
-                    store,
-                    rate,
-                    secs,
-                    args: &args,
-                    data: &data,
-                    out: &out,
-                    device: device.as_ref(),
-                    tracer: tracer.as_ref(),
-                };
-                match run.run() {
-                    Ok(row) => row,
-                    Err(e) => {
-                        eprintln!("blob: {store} at {rate}/s failed: {e}");
-                        Row::not_run(store, rate, "failed", e.to_string())
+    for pass in 0..passes {
+        let order = crate::common::passes::rotated(&args.stores, pass);
+        eprintln!("blob: pass {}/{passes}: {}", pass + 1, order.join(", "));
+        let mut pass_rows = Vec::new();
+        for &rate in &args.rates {
+            for store in &order {
+                let row = if !stores::available(store) {
+                    Row::not_run(
+                        store,
+                        rate,
+                        "skipped",
+                        "build without feature `rocksdb`".into(),
+                    )
+                } else {
+                    let run = OneRun {
+                        exe: &exe,
+                        store,
+                        rate,
+                        secs,
+                        args: &args,
+                        data: &data,
+                        out: &out,
+                        device: device.as_ref(),
+                        tracer: tracer.as_ref(),
+                    };
+                    match run.run() {
+                        Ok(row) => row,
+                        Err(e) => {
+                            eprintln!("blob: {store} at {rate}/s failed: {e}");
+                            Row::not_run(store, rate, "failed", e.to_string())
+                        }
                     }
-                }
-            };
-            print_row(&row);
-            rows.push(row);
-            // Rewritten after every run so an interrupted run still leaves its figures.
-            summary::write(&out, &header(&args, secs, device.as_ref(), &tracer), &rows)?;
+                };
+                print_row(&row);
+                pass_rows.push(row);
+            }
         }
+        by_pass.push(pass_rows);
+        rows = merged(&args, &by_pass);
+        // Rewritten after every pass so an interrupted run still leaves its figures.
+        summary::write(
+            &out,
+            &header(&args, secs, passes, device.as_ref(), &tracer),
+            &rows,
+        )?;
     }
     let pngs = plots::write(&out, &rows)?;
     eprintln!(
@@ -138,9 +155,36 @@ fn check_args(args: &BlobArgs, secs: f64) -> Result<(), BenchError> {
     Ok(())
 }
 
-fn header(args: &BlobArgs, secs: f64, device: Option<&Device>, tracer: &Option<Tracer>) -> Header {
+/// One row per (rate, store) in table order, merged over the passes so far.
+fn merged(args: &BlobArgs, by_pass: &[Vec<Row>]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for &rate in &args.rates {
+        for store in &args.stores {
+            let runs: Vec<&Row> = by_pass
+                .iter()
+                .filter_map(|p| {
+                    p.iter()
+                        .find(|r| &r.store == store && r.target_rate == rate)
+                })
+                .collect();
+            if let Some(r) = crate::blob::row::merge_passes(&runs) {
+                rows.push(r);
+            }
+        }
+    }
+    rows
+}
+
+fn header(
+    args: &BlobArgs,
+    secs: f64,
+    passes: usize,
+    device: Option<&Device>,
+    tracer: &Option<Tracer>,
+) -> Header {
     Header {
         secs,
+        passes,
         device: device
             .map(|d| format!("{} ({})", d.name, d.id))
             .unwrap_or_else(|| "none found: device bytes n/a".into()),

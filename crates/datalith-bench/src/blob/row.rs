@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::child::ChildResult;
 use super::stores;
 use super::tracer::SyscallCounts;
+use crate::common::passes::Spread;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -49,6 +50,45 @@ pub struct Row {
     pub elapsed_s: f64,
     /// Block device whose sectors were counted.
     pub device: String,
+    /// Over the passes (absent for one pass): CPU %, `syscw`/s and device MiB/s.
+    pub spread: Option<PassSpread>,
+}
+
+/// The min-max (and median) of a row's headline figures over its passes.
+#[derive(Debug, Clone, Serialize)]
+pub struct PassSpread {
+    pub passes: usize,
+    pub cpu_pct: Spread,
+    pub syscw_per_s: Spread,
+    pub device_mib_s: Option<Spread>,
+}
+
+/// One row per (store, rate) from the rows of every pass: the pass with the median CPU %
+/// stands for the row; a failed pass fails it, a skipped one leaves it skipped.
+pub fn merge_passes(rows: &[&Row]) -> Option<Row> {
+    let first = *rows.first()?;
+    if let Some(bad) = rows.iter().find(|r| r.status != "ok") {
+        return Some((*bad).clone());
+    }
+    if rows.len() == 1 {
+        return Some(first.clone());
+    }
+    let cpu = Spread::of(&rows.iter().map(|r| r.cpu_pct).collect::<Vec<_>>())?;
+    let syscw = Spread::of(&rows.iter().map(|r| r.syscw_per_s).collect::<Vec<_>>())?;
+    let device = Spread::of(
+        &rows
+            .iter()
+            .filter_map(|r| r.device_mib_s)
+            .collect::<Vec<_>>(),
+    );
+    let mut out = rows[cpu.median_pass()].clone();
+    out.spread = Some(PassSpread {
+        passes: rows.len(),
+        cpu_pct: cpu,
+        syscw_per_s: syscw,
+        device_mib_s: device,
+    });
+    Some(out)
 }
 
 impl Row {
@@ -81,6 +121,7 @@ impl Row {
             files_mib: 0.0,
             elapsed_s: 0.0,
             device: String::new(),
+            spread: None,
         }
     }
 
@@ -129,6 +170,7 @@ impl Row {
             files_mib: r.files_bytes as f64 / MIB,
             elapsed_s: r.elapsed_s,
             device: device.map(|(d, _)| d.to_string()).unwrap_or_default(),
+            spread: None,
         }
     }
 }

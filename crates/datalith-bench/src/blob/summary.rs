@@ -10,6 +10,8 @@ use crate::common::BenchError;
 /// What the run was, for the header of the summary.
 pub struct Header {
     pub secs: f64,
+    /// Passes over every store at every rate (store order rotated each pass).
+    pub passes: usize,
     pub device: String,
     pub tracer: bool,
     pub stores: Vec<(String, String)>,
@@ -58,6 +60,15 @@ pub fn markdown(header: &Header, rows: &[Row]) -> String {
             "nominal (calls our flush path is documented to make), perf not available"
         },
     );
+    let _ = writeln!(
+        s,
+        "{} passes over every store at every rate, the store order rotated by one each pass; \
+         each row is the pass with the median CPU %, and the spread table gives the min-max \
+         of CPU, syscw and device bytes over the passes. Timers and counters, the same for \
+         every store: the child's own CPU accounting, `/proc/self/io` and the device's sector \
+         count from the start of its schedule to its last durable write and final `sync`.\n",
+        header.passes
+    );
     let mut rates: Vec<f64> = rows.iter().map(|r| r.target_rate).collect();
     rates.dedup();
     for rate in &rates {
@@ -100,11 +111,42 @@ pub fn markdown(header: &Header, rows: &[Row]) -> String {
         s.push('\n');
     }
     s.push_str(&verdict(rows, &rates));
+    spread_table(&mut s, rows);
     let _ = writeln!(s, "\n## Stores\n");
     for (name, what) in &header.stores {
         let _ = writeln!(s, "- `{name}`: {what}");
     }
     s
+}
+
+/// The min-max over the passes of each row's headline figures.
+fn spread_table(s: &mut String, rows: &[Row]) {
+    let spread: Vec<&Row> = rows.iter().filter(|r| r.spread.is_some()).collect();
+    if spread.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n## Spread over passes (min-max)\n");
+    let _ = writeln!(
+        s,
+        "| store | rate/s | passes | CPU % | syscw/s | device MiB/s |"
+    );
+    let _ = writeln!(s, "|---|--:|--:|--:|--:|--:|");
+    for r in spread {
+        if let Some(p) = &r.spread {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                r.store,
+                r.target_rate,
+                p.passes,
+                p.cpu_pct.range_text(|x| format!("{x:.2}")),
+                p.syscw_per_s.range_text(|x| format!("{x:.0}")),
+                p.device_mib_s
+                    .as_ref()
+                    .map_or("n/a".into(), |d| d.range_text(|x| format!("{x:.2}")))
+            );
+        }
+    }
 }
 
 /// What the issue asks, checked against this run: Datalith below both peers in CPU, write
@@ -182,6 +224,7 @@ mod tests {
         ];
         let header = Header {
             secs: 2.0,
+            passes: 1,
             device: "vda".into(),
             tracer: false,
             stores: vec![],

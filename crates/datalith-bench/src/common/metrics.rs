@@ -32,18 +32,27 @@ impl Mean {
 }
 
 /// Latencies recorded from other threads (completion callbacks run on the store's committer):
-/// the window since the last CSV row, and the whole run.
+/// the window since the last CSV row, the whole run, and every sample (nanoseconds) for the
+/// run's percentiles.
 #[derive(Debug, Default)]
 pub struct SharedMean {
-    inner: Mutex<(Mean, Mean)>,
+    inner: Mutex<(Mean, Mean, Vec<u64>)>,
 }
 
 impl SharedMean {
-    /// Records one sample in the window and the total.
+    /// Records one sample in the window, the total and the samples.
     pub fn record(&self, d: Duration) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         g.0.add(d);
         g.1.add(d);
+        g.2.push(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// The `q` quantile (0..=1, nearest rank) of every sample, in milliseconds; `None` without
+    /// samples.
+    pub fn quantile_ms(&self, q: f64) -> Option<f64> {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        quantile_ms(&mut g.2, q)
     }
 
     /// The window so far, starting a new one.
@@ -56,6 +65,16 @@ impl SharedMean {
     pub fn total(&self) -> Mean {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).1
     }
+}
+
+/// The `q` quantile (nearest rank) of nanosecond samples, in milliseconds (sorts them).
+pub fn quantile_ms(samples: &mut [u64], q: f64) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    samples.sort_unstable();
+    let i = ((samples.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize;
+    Some(samples[i] as f64 / 1e6)
 }
 
 /// One CSV row: cumulative writes and time, throughput, and the window's mean latencies
@@ -146,6 +165,20 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantiles() {
+        let cases: [(&[u64], f64, Option<f64>); 5] = [
+            (&[], 0.5, None),
+            (&[2_000_000], 0.99, Some(2.0)),
+            (&[3_000_000, 1_000_000, 2_000_000], 0.5, Some(2.0)),
+            (&[3_000_000, 1_000_000, 2_000_000], 1.0, Some(3.0)),
+            (&[3_000_000, 1_000_000, 2_000_000], 0.0, Some(1.0)),
+        ];
+        for (xs, q, want) in cases {
+            assert_eq!(quantile_ms(&mut xs.to_vec(), q), want, "{xs:?} {q}");
+        }
+    }
 
     #[test]
     fn rows_round_trip_through_csv_lines() {

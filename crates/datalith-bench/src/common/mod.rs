@@ -1,9 +1,13 @@
 //! Pieces every workload shares: errors, CPU and memory accounting, the in-flight semaphore,
-//! latency windows and CSV rows, child processes and their line protocol, progress bars, plots.
+//! latency windows and CSV rows, child processes and their line protocol, progress bars, plots,
+//! repeated passes with their spread, and the peers' heap setting.
 
 pub mod child;
+pub mod clock;
 pub mod error;
+pub mod jvm;
 pub mod metrics;
+pub mod passes;
 pub mod plot;
 pub mod progress;
 pub mod rusage;

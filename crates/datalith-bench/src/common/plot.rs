@@ -1,7 +1,10 @@
-//! PNG line plots with plotters' bitmap backend. Text uses the DejaVu Sans font compiled into
-//! the binary (through `ab_glyph`), so no font library is needed on the machine.
+//! Line plots, each written twice: a PNG (plotters' bitmap backend; text in the DejaVu Sans
+//! font compiled into the binary through `ab_glyph`, so no font library is needed) and an SVG
+//! beside it (same drawing, text left to the viewer's sans-serif font), through one drawing
+//! routine generic over the backend ([`Chart`], [`render`]).
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
 use std::sync::Once;
@@ -10,6 +13,41 @@ use super::BenchError;
 
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
+
+/// Picture size of every plot, in pixels.
+pub const SIZE: (u32, u32) = (1400, 750);
+
+/// A picture that can be drawn on any plotters backend.
+pub trait Chart {
+    /// Draws the whole picture on `root` (already sized [`SIZE`]).
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// Registers the compiled-in font once (a font that does not parse only loses the labels).
+pub fn register_font() {
+    REGISTER.call_once(|| {
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Writes `chart` to `png` and to the `.svg` beside it.
+pub fn render(png: &Path, chart: &impl Chart) -> Result<(), BenchError> {
+    register_font();
+    let fail = |path: &Path| {
+        let path = path.to_path_buf();
+        move |message| BenchError::Plot { path, message }
+    };
+    {
+        let root = BitMapBackend::new(png, SIZE).into_drawing_area();
+        chart.draw(&root).map_err(fail(png))?;
+        root.present().map_err(|e| fail(png)(e.to_string()))?;
+    }
+    let svg = png.with_extension("svg");
+    let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+    chart.draw(&root).map_err(fail(&svg))?;
+    root.present().map_err(|e| fail(&svg)(e.to_string()))?;
+    Ok(())
+}
 
 /// One line of a plot.
 #[derive(Debug, Clone)]
@@ -25,7 +63,8 @@ pub struct Axes {
     pub log_y: bool,
 }
 
-/// Draws `series` as lines with point markers into a PNG at `path`. Points that cannot be
+/// Draws `series` as lines with point markers into a PNG at `path` and the SVG beside it.
+/// Points that cannot be
 /// shown (non-finite, or not positive on a log axis) are left out; a plot with no point at all
 /// is not written.
 pub fn lines(
@@ -36,10 +75,6 @@ pub fn lines(
     series: &[Series],
     axes: Axes,
 ) -> Result<bool, BenchError> {
-    REGISTER.call_once(|| {
-        // A font that does not parse only loses the labels; the error shows at draw time.
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
     let keep = |(x, y): &(f64, f64)| {
         x.is_finite() && y.is_finite() && (!axes.log_x || *x > 0.0) && (!axes.log_y || *y > 0.0)
     };
@@ -68,40 +103,70 @@ pub fn lines(
     let (x0, x1) = span(all.iter().map(|p| p.0).collect(), axes.log_x);
     let (y0, y1) = span(all.iter().map(|p| p.1).collect(), axes.log_y);
     let text = Text {
-        path,
         title,
         x_label,
         y_label,
     };
-    let result = match (axes.log_x, axes.log_y) {
-        (false, false) => draw(&text, &series, x0..x1, y0..y1),
-        (false, true) => draw(&text, &series, x0..x1, (y0..y1).log_scale()),
-        (true, false) => draw(&text, &series, (x0..x1).log_scale(), y0..y1),
-        (true, true) => draw(&text, &series, (x0..x1).log_scale(), (y0..y1).log_scale()),
-    };
-    result.map_err(|message| BenchError::Plot {
-        path: path.to_path_buf(),
-        message,
-    })?;
+    let (xr, yr) = (x0..x1, y0..y1);
+    match (axes.log_x, axes.log_y) {
+        (false, false) => render(path, &Lines::new(&text, &series, xr, yr)),
+        (false, true) => render(path, &Lines::new(&text, &series, xr, yr.log_scale())),
+        (true, false) => render(path, &Lines::new(&text, &series, xr.log_scale(), yr)),
+        (true, true) => render(
+            path,
+            &Lines::new(&text, &series, xr.log_scale(), yr.log_scale()),
+        ),
+    }?;
     Ok(true)
 }
 
 struct Text<'a> {
-    path: &'a Path,
     title: &'a str,
     x_label: &'a str,
     y_label: &'a str,
 }
 
-fn draw<X, Y>(text: &Text<'_>, series: &[Series], x: X, y: Y) -> Result<(), String>
+/// A line plot on axes `X` and `Y` (linear or log ranges).
+struct Lines<'a, X, Y> {
+    text: &'a Text<'a>,
+    series: &'a [Series],
+    x: X,
+    y: Y,
+}
+
+impl<'a, X, Y> Lines<'a, X, Y> {
+    fn new(text: &'a Text<'a>, series: &'a [Series], x: X, y: Y) -> Self {
+        Lines { text, series, x, y }
+    }
+}
+
+impl<X, Y> Chart for Lines<'_, X, Y>
 where
+    X: AsRangedCoord<Value = f64> + Clone,
+    Y: AsRangedCoord<Value = f64> + Clone,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        draw(root, self.text, self.series, self.x.clone(), self.y.clone())
+    }
+}
+
+fn draw<DB, X, Y>(
+    root: &DrawingArea<DB, Shift>,
+    text: &Text<'_>,
+    series: &[Series],
+    x: X,
+    y: Y,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
     X: AsRangedCoord<Value = f64>,
     Y: AsRangedCoord<Value = f64>,
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let err = |e: &dyn std::fmt::Display| e.to_string();
-    let root = BitMapBackend::new(text.path, (1400, 750)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     // The legend gets its own panel on the right, so it never hides a line.
     let (left, legend) = root.split_horizontally(1120);
@@ -148,7 +213,6 @@ where
             ))
             .map_err(|e| err(&e))?;
     }
-    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
 
@@ -171,7 +235,7 @@ fn trim(v: f64) -> String {
 }
 
 /// Distinct colours readable on white (Tableau 10, then darker variants).
-fn color(i: usize) -> RGBColor {
+pub fn color(i: usize) -> RGBColor {
     const C: [(u8, u8, u8); 16] = [
         (31, 119, 180),
         (255, 127, 14),

@@ -24,7 +24,16 @@ pub const QUICK_CAP_SECS: f64 = 2.0;
 pub const DEFAULT_SEED: u64 = 20_031_120;
 
 /// The in-process peers, in column order.
-pub const IN_PROCESS: [&str; 4] = ["datalith", "datalith-nosync", "sqlite", "sqlite-nosync"];
+/// `datalith-nosync` is `Durability::NoSync` (`MDB_NOSYNC`); `datalith-writemap-mapasync` is
+/// `Durability::WriteMapAsync` (`MDB_WRITEMAP | MDB_MAPASYNC`), the nearest to the seed's
+/// Datalevin flags (`:writemap :nosync`).
+pub const IN_PROCESS: [&str; 5] = [
+    "datalith",
+    "datalith-nosync",
+    "datalith-writemap-mapasync",
+    "sqlite",
+    "sqlite-nosync",
+];
 
 /// `datalith-bench query`: workload Q.
 #[derive(Args, Debug, Clone)]
@@ -33,7 +42,8 @@ pub struct QueryArgs {
     /// installed (run if already installed, else reported skipped).
     #[arg(long)]
     pub quick: bool,
-    /// Timed seconds per task (default 3, or 0.3 with --quick), after a warm-up of a third.
+    /// Timed seconds per task (default 3, or 0.3 with --quick), after a warm-up of two thirds
+    /// of that for reads (at least 3 calls) and one untimed run for writes, for every peer.
     #[arg(long)]
     pub secs: Option<f64>,
     /// Seconds one run of add-1, add-5 or retract-5 may take before it is stopped and
@@ -47,7 +57,8 @@ pub struct QueryArgs {
     /// q3, q4, q5, qpred1, qpred2, lookup-q, lookup-raw.
     #[arg(long, value_delimiter = ',')]
     pub tasks: Vec<String>,
-    /// Peers to run (default all): datalith, datalith-nosync, sqlite, sqlite-nosync,
+    /// Peers to run (default all): datalith, datalith-nosync, datalith-writemap-mapasync,
+    /// sqlite, sqlite-nosync,
     /// datalevin, datomic, datascript.
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<String>,
@@ -66,12 +77,20 @@ pub struct QueryArgs {
     /// Let a full run succeed although a peer could not run (it is still reported loudly).
     #[arg(long)]
     pub allow_missing_peers: bool,
+    /// Passes over every peer, the peer order rotated by one each pass (default 3, or 1 with
+    /// --quick); a cell reports the median of its pass medians and their min-max.
+    #[arg(long)]
+    pub passes: Option<usize>,
+    /// Heap of every JVM peer (-Xms and -Xmx) and Node peer (--max-old-space-size), e.g. 4g.
+    #[arg(long, default_value = crate::common::jvm::DEFAULT_HEAP)]
+    pub heap: String,
 }
 
 /// What the flags resolve to.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub plan: Plan,
+    pub passes: usize,
     pub people: u64,
     pub tasks: Vec<Task>,
     pub peers: Vec<String>,
@@ -139,7 +158,25 @@ impl QueryArgs {
                 message: "at least one person".into(),
             });
         }
+        let passes = self.passes.unwrap_or(if self.quick {
+            1
+        } else {
+            crate::common::passes::MIN_PASSES
+        });
+        if passes == 0 {
+            return Err(BenchError::Arg {
+                arg: "--passes",
+                message: "at least one pass".into(),
+            });
+        }
+        if crate::common::jvm::heap_mib(&self.heap).is_none() {
+            return Err(BenchError::Arg {
+                arg: "--heap",
+                message: format!("{} is not a size such as 4g or 512m", self.heap),
+            });
+        }
         Ok(Resolved {
+            passes,
             plan: Plan {
                 secs,
                 cap_secs: self.cap_secs.unwrap_or(if self.quick {
@@ -148,6 +185,9 @@ impl QueryArgs {
                     FULL_CAP_SECS
                 }),
                 min_runs,
+                // Set per task by `Plan::for_kind`.
+                warm_secs: 0.0,
+                warm_min: 1,
             },
             people,
             tasks,

@@ -55,6 +55,10 @@ pub struct Invocation<'a> {
     pub plan: Plan,
     /// Run `install.sh PEER` first (full runs).
     pub install: bool,
+    /// The heap of every JVM and Node peer (`--heap`).
+    pub heap: &'a str,
+    /// The pass (0-based): log files are per pass.
+    pub pass: usize,
 }
 
 /// Runs `peer`'s harness over `tasks`; every task gets a cell (measured, skipped or failed).
@@ -110,7 +114,8 @@ pub fn run(
         .arg(&dir)
         .arg(inv.plan.secs.to_string())
         .arg(names.join(","));
-    let log = inv.log_dir.join(format!("{peer}.log"));
+    crate::common::jvm::set_heap(&mut cmd, inv.heap);
+    let log = inv.log_dir.join(format!("{peer}-p{}.log", inv.pass + 1));
     let out = match child::run(cmd, peer, &log, |_| {}) {
         Ok(o) => o,
         Err(e) => return cells(Outcome::Failed(e.to_string())),
@@ -178,6 +183,9 @@ pub fn parse(r: &serde_json::Value) -> Outcome {
     match (median, runs, count) {
         (Some(median_ms), Some(runs), Some(count)) => Outcome::Measured(Measured {
             median_ms,
+            min_ms: median_ms,
+            max_ms: median_ms,
+            passes: 1,
             runs: runs as usize,
             count,
         }),
@@ -196,6 +204,9 @@ mod tests {
                 r#"{"task":"q1","median_ms":0.5,"runs":9,"count":3}"#,
                 Outcome::Measured(Measured {
                     median_ms: 0.5,
+                    min_ms: 0.5,
+                    max_ms: 0.5,
+                    passes: 1,
                     runs: 9,
                     count: 3,
                 }),

@@ -6,10 +6,11 @@
 //! - [`data`]: the people, generated from a fixed seed and written to one JSON-lines file that
 //!   every peer loads.
 //! - [`tasks`]: the task list and the exact query texts.
-//! - [`timing`]: warm-up, then repeat for a fixed time; the median.
+//! - [`timing`]: warm-up (the same for every peer), then repeat for a fixed time; the median.
 //! - [`peer`]: what a peer is and what one task gave.
 //! - [`datalith`] / [`sqlite`]: the in-process peers.
 //! - [`external`]: the JVM and Node peers through `bench/peers/<peer>/query.sh`.
+//! - [`merge`]: the passes of one (peer, task) cell as one figure with its spread.
 //! - [`report`]: count checks, `summary.md`, `summary.jsonl`, the verdicts.
 //! - [`plot`]: the latency bars.
 //! - [`orchestrate`]: the run itself.
@@ -18,6 +19,7 @@ mod args;
 mod data;
 mod datalith;
 mod external;
+mod merge;
 mod orchestrate;
 mod peer;
 mod plot;

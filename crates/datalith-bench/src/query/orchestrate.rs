@@ -15,8 +15,8 @@ use super::report::Table;
 use super::sqlite::SqlitePeer;
 use super::tasks::{Kind, Task};
 use super::timing::OVER_CAP;
-use super::{data, plot};
-use crate::common::{progress, BenchError};
+use super::{data, merge, plot};
+use crate::common::{passes, progress, BenchError};
 
 /// `datalith-bench query`.
 pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
@@ -37,107 +37,47 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         .iter()
         .filter(|p| external::PEERS.contains(&p.as_str()))
         .collect();
-    let total = (r.peers.len() * r.tasks.len()) as u64;
+    let total = (r.passes * r.peers.len() * r.tasks.len()) as u64;
     let bar = progress::bar(total);
     if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {pos}/{len} peer x task cells {msg}",
+        "{elapsed_precise} [{bar:30}] {pos}/{len} pass x peer x task cells {msg}",
     ) {
         bar.set_style(style.progress_chars("=> "));
     }
-    let mut cells: Vec<Cell> = Vec::new();
+    let mut by_pass: Vec<Vec<Cell>> = Vec::new();
     let mut explains: Vec<(String, Vec<datalith::query::Step>)> = Vec::new();
-
-    for label in r.peers.iter().filter(|p| !external.contains(p)) {
-        let mut peer: Box<dyn Peer> = match label.as_str() {
-            "datalith" => Box::new(DatalithPeer::new(
-                Durability::Durable,
-                people.clone(),
-                &db_dir,
-            )),
-            "datalith-nosync" => Box::new(DatalithPeer::new(
-                Durability::WriteMapAsync,
-                people.clone(),
-                &db_dir,
-            )),
-            "sqlite" => Box::new(SqlitePeer::new(true, people.clone(), &db_dir)),
-            _ => Box::new(SqlitePeer::new(false, people.clone(), &db_dir)),
-        };
-        for t in &r.tasks {
-            bar.set_message(format!("{label} {}", t.name));
-            if peer.runs(t) {
-                let outcome = match peer.run(t, r.plan) {
-                    Ok(m) => {
-                        progress::println(
-                            &bar,
-                            &format!(
-                                "{label:>16} {:<10} {:>10.3} ms  ({} runs, count {})",
-                                t.name, m.median_ms, m.runs, m.count
-                            ),
-                        );
-                        Outcome::Measured(m)
-                    }
-                    Err(BenchError::Store { op, message, .. }) if op == OVER_CAP => {
-                        progress::println(
-                            &bar,
-                            &format!("{label:>16} {:<10} skipped: {message}", t.name),
-                        );
-                        Outcome::Skipped(message)
-                    }
-                    Err(e) => {
-                        progress::println(&bar, &format!("{label:>16} {:<10} FAILED: {e}", t.name));
-                        Outcome::Failed(e.to_string())
-                    }
+    for pass in 0..r.passes {
+        let order = passes::rotated(&r.peers, pass);
+        progress::println(
+            &bar,
+            &format!("pass {}/{}: {}", pass + 1, r.passes, order.join(", ")),
+        );
+        let mut cells: Vec<Cell> = Vec::new();
+        for label in &order {
+            if external.contains(&label) {
+                let inv = Invocation {
+                    peers_dir: &peers_dir,
+                    data: &data_path,
+                    dir: &db_dir,
+                    log_dir: &log_dir,
+                    plan: r.plan,
+                    // Installing is idempotent but slow to check: once, before the first pass.
+                    install: !args.quick && pass == 0,
+                    heap: &args.heap,
+                    pass,
                 };
-                cells.push(Cell {
-                    peer: label.clone(),
-                    task: t.name.to_string(),
-                    outcome,
-                });
+                cells.extend(run_external(label, &r.tasks, &inv, &bar));
+            } else {
+                cells.extend(run_in_process(label, &r, &people, &db_dir, &bar));
+                if label == "datalith" && explains.is_empty() {
+                    explains = explain_all(&r.tasks, &people, &db_dir);
+                }
             }
-            bar.inc(1);
         }
-        drop(peer);
-        if label == "datalith" {
-            explains = explain_all(&r.tasks, &people, &db_dir);
-        }
-    }
-
-    let inv = Invocation {
-        peers_dir: &peers_dir,
-        data: &data_path,
-        dir: &db_dir,
-        log_dir: &log_dir,
-        plan: r.plan,
-        install: !args.quick,
-    };
-    for p in &external {
-        bar.set_message(format!("{p} (external)"));
-        let got = external::run(p, &r.tasks, &inv, || bar.inc(1));
-        let same_skip = match got.first().map(|c| &c.outcome) {
-            Some(Outcome::Skipped(why)) if got.iter().all(|c| c.outcome == got[0].outcome) => {
-                Some(why.clone())
-            }
-            _ => None,
-        };
-        if let Some(why) = same_skip {
-            progress::println(&bar, &format!("{p:>16} (all tasks) skipped: {why}"));
-            cells.extend(got);
-            continue;
-        }
-        for c in &got {
-            let line = match &c.outcome {
-                Outcome::Measured(m) => format!(
-                    "{:>16} {:<10} {:>10.3} ms  ({} runs, count {})",
-                    c.peer, c.task, m.median_ms, m.runs, m.count
-                ),
-                Outcome::Skipped(why) => format!("{:>16} {:<10} skipped: {why}", c.peer, c.task),
-                Outcome::Failed(why) => format!("{:>16} {:<10} FAILED: {why}", c.peer, c.task),
-            };
-            progress::println(&bar, &line);
-        }
-        cells.extend(got);
+        by_pass.push(cells);
     }
     bar.finish_and_clear();
+    let cells = merge::passes(&r.peers, &r.tasks, &by_pass);
 
     let table = Table {
         people: r.people,
@@ -239,6 +179,94 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     })
 }
 
+/// One in-process peer over every task, one pass.
+fn run_in_process(
+    label: &str,
+    r: &super::args::Resolved,
+    people: &Arc<Vec<data::Person>>,
+    db_dir: &Path,
+    bar: &indicatif::ProgressBar,
+) -> Vec<Cell> {
+    let mut peer: Box<dyn Peer> = match label {
+        "datalith" => Box::new(DatalithPeer::new(
+            Durability::Durable,
+            people.clone(),
+            db_dir,
+        )),
+        "datalith-nosync" => Box::new(DatalithPeer::new(
+            Durability::NoSync,
+            people.clone(),
+            db_dir,
+        )),
+        "datalith-writemap-mapasync" => Box::new(DatalithPeer::new(
+            Durability::WriteMapAsync,
+            people.clone(),
+            db_dir,
+        )),
+        "sqlite" => Box::new(SqlitePeer::new(true, people.clone(), db_dir)),
+        _ => Box::new(SqlitePeer::new(false, people.clone(), db_dir)),
+    };
+    let mut cells = Vec::new();
+    for t in &r.tasks {
+        bar.set_message(format!("{label} {}", t.name));
+        if peer.runs(t) {
+            let outcome = match peer.run(t, r.plan.for_kind(t.kind)) {
+                Ok(m) => Outcome::Measured(m),
+                Err(BenchError::Store { op, message, .. }) if op == OVER_CAP => {
+                    Outcome::Skipped(message)
+                }
+                Err(e) => Outcome::Failed(e.to_string()),
+            };
+            let cell = Cell {
+                peer: label.to_string(),
+                task: t.name.to_string(),
+                outcome,
+            };
+            progress::println(bar, &cell_line(&cell));
+            cells.push(cell);
+        }
+        bar.inc(1);
+    }
+    cells
+}
+
+/// One external peer over every task, one pass.
+fn run_external(
+    label: &str,
+    tasks: &[Task],
+    inv: &Invocation<'_>,
+    bar: &indicatif::ProgressBar,
+) -> Vec<Cell> {
+    bar.set_message(format!("{label} (external)"));
+    let got = external::run(label, tasks, inv, || bar.inc(1));
+    let same_skip = match got.first().map(|c| &c.outcome) {
+        Some(Outcome::Skipped(why)) if got.iter().all(|c| c.outcome == got[0].outcome) => {
+            Some(why.clone())
+        }
+        _ => None,
+    };
+    if let Some(why) = same_skip {
+        progress::println(bar, &format!("{label:>26} (all tasks) skipped: {why}"));
+    } else {
+        for c in &got {
+            progress::println(bar, &cell_line(c));
+        }
+    }
+    got
+}
+
+/// The progress line of one cell.
+fn cell_line(c: &Cell) -> String {
+    match &c.outcome {
+        Outcome::Measured(m) => format!(
+            "{:>26} {:<10} {:>10.3} ms  ({} runs, count {})",
+            c.peer, c.task, m.median_ms, m.runs, m.count
+        ),
+        Outcome::Skipped(why) => format!("{:>26} {:<10} skipped: {why}", c.peer, c.task),
+        Outcome::Failed(why) => format!("{:>26} {:<10} FAILED: {why}", c.peer, c.task),
+    }
+}
+
 /// The executed plan of every Datalith read task, on a fresh durable database.
 fn explain_all(
     tasks: &[Task],
@@ -295,19 +323,37 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!(
-        "{} people ({} datoms), seed {}, {} s timed per task after a {:.2} s warm-up, at least {} \
-         timed runs{}. Machine: {cpu}, {cores} cores. Datalith and SQLite on disk: `datalith` and \
-         `sqlite` durable (fsync per commit; SQLite WAL synchronous=FULL), `-nosync` variants \
-         without fsync (the seed's condition for write tasks). `init` on Datalith is one \
-         `fill_db` (the bulk loader) of prepared datoms. Write tasks time the transactions \
-         only, on a fresh store with the schema installed. Datalevin, Datomic and Datascript run \
-         through `bench/peers/` and time themselves the same way (see its README).",
+        "{} people ({} datoms), seed {}{}. Machine: {cpu}, {cores} cores.\n\n\
+         **Passes:** {} passes over every peer, the peer order rotated by one each pass; a cell \
+         is the median of its pass medians (spread table below).\n\n\
+         **Warm-up, the same for every peer:** a read task runs untimed for {:.2} s (at least 3 \
+         calls), a write task once untimed; then each task repeats for {} s (at least {} timed \
+         runs) and the pass reports the median run. {}.\n\n\
+         **What each timer includes, for every peer:** a read task times one query call until \
+         its whole result is in the caller's hands (Datalith: `q` returning EDN; SQLite: the \
+         statement stepped to its last row; Datalevin and Datomic: `d/q` on a db value taken \
+         before the clock; Datascript: its JS API `d.q`, which reads the query text and \
+         converts the result to JS arrays at each call: the npm build exports no other entry \
+         point). `lookup-raw` times the AVE walk and one EAV lookup per entity. `init` times \
+         opening an empty store, installing the schema and bulk-loading prepared datoms \
+         (Datalith `Database::init_db`; Datalevin `init-db`; Datascript `init_db`; SQLite open, \
+         pragmas, `CREATE TABLE` and one transaction); Datomic has no bulk loader. The other \
+         write tasks time the transactions only, each run on a fresh store with the schema \
+         installed before the clock starts.\n\n\
+         **Conditions:** `datalith` and `sqlite` durable (fsync per commit; SQLite WAL \
+         synchronous=FULL); `datalith-nosync` is `MDB_NOSYNC` (Datalevin's `:nosync`), \
+         `datalith-writemap-mapasync` is `MDB_WRITEMAP | MDB_MAPASYNC`, `sqlite-nosync` is WAL \
+         with synchronous=OFF; Datalevin on disk with the seed's flags `:nordahead :notls \
+         :writemap :nosync`, Datomic `datomic:mem://`, Datascript in memory (Node). Harnesses: \
+         `bench/peers/` (see its README).",
         r.people,
         r.people * 5,
         args.seed,
+        if args.quick { ", --quick" } else { "" },
+        r.passes,
+        r.plan.secs * 2.0 / 3.0,
         r.plan.secs,
-        r.plan.secs / 3.0,
         r.plan.min_runs,
-        if args.quick { ", --quick" } else { "" }
+        crate::common::jvm::describe(&args.heap),
     )
 }

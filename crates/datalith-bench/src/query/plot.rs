@@ -1,30 +1,24 @@
 //! Latency bars: one group per task, one bar per peer, on a log axis (the rows span four
-//! orders of magnitude). Text uses the DejaVu Sans font compiled into the binary.
+//! orders of magnitude), written as PNG and SVG through [`crate::common::plot::render`].
 
 use std::path::Path;
-use std::sync::Once;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::report::Table;
 use super::tasks::Task;
+use crate::common::plot::{render, Chart};
 use crate::common::BenchError;
 
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
-static REGISTER: Once = Once::new();
-
-/// Draws the bars of `tasks` into a PNG; returns false (and writes nothing) when no cell of
-/// them was measured.
+/// Draws the bars of `tasks` into a PNG and the SVG beside it; returns false (and writes
+/// nothing) when no cell of them was measured.
 pub fn bars(
     path: &Path,
     title: &str,
     table: &Table<'_>,
     tasks: &[Task],
 ) -> Result<bool, BenchError> {
-    REGISTER.call_once(|| {
-        // A font that does not parse only loses the labels.
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
-    });
     let values: Vec<f64> = tasks
         .iter()
         .flat_map(|t| table.peers.iter().filter_map(|p| table.ms(p, t.name)))
@@ -35,15 +29,36 @@ pub fn bars(
     }
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min) / 2.0;
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max) * 2.0;
-    draw(path, title, table, tasks, lo, hi).map_err(|message| BenchError::Plot {
-        path: path.to_path_buf(),
-        message,
-    })?;
+    render(
+        path,
+        &Bars {
+            title,
+            table,
+            tasks,
+            lo,
+            hi,
+        },
+    )?;
     Ok(true)
 }
 
-fn draw(
-    path: &Path,
+/// The bar chart of some tasks.
+struct Bars<'a> {
+    title: &'a str,
+    table: &'a Table<'a>,
+    tasks: &'a [Task],
+    lo: f64,
+    hi: f64,
+}
+
+impl Chart for Bars<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        draw(root, self.title, self.table, self.tasks, self.lo, self.hi)
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
     title: &str,
     table: &Table<'_>,
     tasks: &[Task],
@@ -51,7 +66,6 @@ fn draw(
     hi: f64,
 ) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
-    let root = BitMapBackend::new(path, (1400, 750)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let (left, legend) = root.split_horizontally(1180);
     let n = tasks.len() as f64;
@@ -110,7 +124,6 @@ fn draw(
             .draw(&Text::new(p.to_string(), (48, y - 8), ("sans-serif", 15)))
             .map_err(|e| err(&e))?;
     }
-    root.present().map_err(|e| err(&e))?;
     Ok(())
 }
 

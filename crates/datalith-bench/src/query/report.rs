@@ -37,6 +37,10 @@ pub struct Verdict {
     pub detail: String,
 }
 
+/// Datalith's own conditions: never counted as the best *peer* of a row.
+pub const DATALITH_VARIANTS: [&str; 3] =
+    ["datalith", "datalith-nosync", "datalith-writemap-mapasync"];
+
 impl Table<'_> {
     fn cell(&self, peer: &str, task: &str) -> Option<&Outcome> {
         self.cells
@@ -95,11 +99,13 @@ impl Table<'_> {
     pub fn verdicts(&self, plans_equal: Option<bool>) -> Vec<Verdict> {
         let mut out = Vec::new();
         for t in self.tasks {
-            // Reads: the durable store. Writes: the seed's condition (nosync), durable beside.
-            let (ours, others_except): (&str, Vec<&str>) = match t.kind {
-                Kind::Read => ("datalith", vec!["datalith", "datalith-nosync"]),
-                Kind::Write => ("datalith-nosync", vec!["datalith", "datalith-nosync"]),
+            // Reads: the durable store. Writes: the seed's condition (no fsync: `MDB_NOSYNC`,
+            // as Datalevin's `:nosync`), durable beside. No Datalith variant is a "peer".
+            let ours = match t.kind {
+                Kind::Read => "datalith",
+                Kind::Write => "datalith-nosync",
             };
+            let others_except = DATALITH_VARIANTS.to_vec();
             let mine = self.ms(ours, t.name);
             let best = self.best(t.name, &others_except);
             let (pass, detail) = match (mine, &best) {
@@ -205,8 +211,10 @@ impl Table<'_> {
         let _ = writeln!(s, "# Workload Q: queries and transactions\n\n{header}\n");
         let _ = writeln!(
             s,
-            "Median ms per task (lower is better); in brackets the ratio to the fastest peer of \
-             the row (1.00 = fastest). Reads run on the durable stores only.\n"
+            "Median ms per task over the passes (the median of each pass's median; lower is \
+             better); in brackets the ratio to the fastest peer of the row (1.00 = fastest). \
+             Reads run on the durable stores only. The spread table below gives each cell's \
+             min-max over the passes.\n"
         );
         let _ = write!(s, "| task | count |");
         for p in self.peers {
@@ -254,6 +262,7 @@ impl Table<'_> {
                 best.map(|(p, _)| p).unwrap_or_else(|| "-".into())
             );
         }
+        self.spread_markdown(&mut s);
         let _ = writeln!(s, "\n## Verdicts\n");
         for v in verdicts {
             let mark = match v.pass {
@@ -302,6 +311,34 @@ impl Table<'_> {
         s
     }
 
+    /// The min-max of every measured cell over the passes, and the passes it merged.
+    fn spread_markdown(&self, s: &mut String) {
+        let _ = writeln!(s, "\n## Spread over passes (min-max ms, passes)\n");
+        let _ = write!(s, "| task |");
+        for p in self.peers {
+            let _ = write!(s, " {p} |");
+        }
+        let _ = writeln!(s);
+        let _ = write!(s, "|---|");
+        for _ in self.peers {
+            let _ = write!(s, "---:|");
+        }
+        let _ = writeln!(s);
+        for t in self.tasks {
+            let _ = write!(s, "| {} |", t.name);
+            for p in self.peers {
+                let text = match self.cell(p, t.name) {
+                    Some(Outcome::Measured(m)) => {
+                        format!("{}-{} ({})", fmt_ms(m.min_ms), fmt_ms(m.max_ms), m.passes)
+                    }
+                    _ => "-".to_string(),
+                };
+                let _ = write!(s, " {text} |");
+            }
+            let _ = writeln!(s);
+        }
+    }
+
     /// `summary.jsonl`: one object per cell.
     pub fn write_jsonl(&self, path: &Path) -> Result<(), BenchError> {
         let mut f = std::fs::File::create(path).map_err(BenchError::io(path))?;
@@ -309,7 +346,8 @@ impl Table<'_> {
             let v = match &c.outcome {
                 Outcome::Measured(m) => serde_json::json!({
                     "workload": "query", "peer": c.peer, "task": c.task, "status": "ok",
-                    "median_ms": m.median_ms, "runs": m.runs, "count": m.count,
+                    "median_ms": m.median_ms, "min_ms": m.min_ms, "max_ms": m.max_ms,
+                    "passes": m.passes, "runs": m.runs, "count": m.count,
                 }),
                 Outcome::Skipped(why) => serde_json::json!({
                     "workload": "query", "peer": c.peer, "task": c.task, "status": "skipped",
@@ -351,6 +389,9 @@ mod tests {
             task: task.into(),
             outcome: Outcome::Measured(Measured {
                 median_ms: ms,
+                min_ms: ms,
+                max_ms: ms,
+                passes: 1,
                 runs: 3,
                 count,
             }),

@@ -65,9 +65,9 @@ pub fn sql(task: &str) -> Option<(&'static str, Option<rusqlite::types::Value>)>
             "SELECT id, salary FROM people WHERE salary > ?1",
             Some(V::Integer(50_000)),
         ),
-        // The Datalog lookup returns a set of last names; the raw one a value per entity.
+        // The Datalog lookup keeps one value per entity (`:with ?e`), as the raw one does.
         "lookup-q" => (
-            "SELECT DISTINCT last_name FROM people WHERE name = ?1 AND last_name IS NOT NULL",
+            "SELECT last_name FROM people WHERE name = ?1 AND last_name IS NOT NULL",
             Some(V::Text("Ivan".into())),
         ),
         "lookup-raw" => (
@@ -166,7 +166,20 @@ impl SqlitePeer {
         let setup = || me.borrow_mut().fresh();
         let count = |(conn, path): (Connection, PathBuf)| me.borrow().finish(conn, path);
         match task.name {
-            "init" | "add-all" => measure(
+            // init's timer includes opening the file and creating the table, as every
+            // peer's `init` includes opening its store and installing the schema.
+            "init" => measure(
+                plan,
+                &what,
+                || Ok(()),
+                |()| {
+                    let (mut conn, path) = me.borrow_mut().fresh()?;
+                    me.borrow().insert_all(&mut conn)?;
+                    Ok((conn, path))
+                },
+                count,
+            ),
+            "add-all" => measure(
                 plan,
                 &what,
                 setup,

@@ -1,4 +1,7 @@
-//! Timing: warm up, then repeat for a fixed time; the median of the timed runs.
+//! Timing: warm up, then repeat for a fixed time; the median of the timed runs. Every peer
+//! (in process and in `bench/peers/`) warms up the same way: a read task for two thirds of the
+//! timed seconds and at least [`READ_WARM_MIN`] calls (Datascript's own benchmark warms up 2 s
+//! for its 3 s), a write task exactly one untimed run.
 
 use std::time::{Duration, Instant};
 
@@ -13,19 +16,51 @@ pub struct Plan {
     pub cap_secs: f64,
     /// Timed runs at least, whatever the time.
     pub min_runs: usize,
+    /// Seconds of warm-up before the timed runs (see [`Plan::for_kind`]).
+    pub warm_secs: f64,
+    /// Warm-up runs at least, whatever the time.
+    pub warm_min: usize,
+}
+
+/// Warm-up calls a read task makes at least (the same in `bench/peers/`).
+pub const READ_WARM_MIN: usize = 3;
+
+impl Plan {
+    /// The plan for a task of `kind`: reads warm up for two thirds of `secs` (at least
+    /// [`READ_WARM_MIN`] calls); writes make exactly one untimed warm-up run.
+    pub fn for_kind(self, kind: super::tasks::Kind) -> Plan {
+        match kind {
+            super::tasks::Kind::Read => Plan {
+                warm_secs: self.secs * 2.0 / 3.0,
+                warm_min: READ_WARM_MIN,
+                ..self
+            },
+            super::tasks::Kind::Write => Plan {
+                warm_secs: 0.0,
+                warm_min: 1,
+                ..self
+            },
+        }
+    }
 }
 
 /// What one task measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
+    /// Median ms of one pass; over passes, the median of the pass medians.
     pub median_ms: f64,
+    /// The fastest and slowest pass median (equal to `median_ms` for one pass).
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Passes merged into this figure.
+    pub passes: usize,
     pub runs: usize,
     /// The task's result count (rows of a query, datoms left after a write).
     pub count: u64,
 }
 
-/// Runs `setup` (untimed), `body` (timed) and `count` (untimed) repeatedly: first a warm-up
-/// of `secs / 3` (at least one run), then until `secs` have passed and `min_runs` are done,
+/// Runs `setup` (untimed), `body` (timed) and `count` (untimed) repeatedly: first the plan's
+/// warm-up (`warm_secs`, at least `warm_min` runs), then until `secs` have passed and `min_runs` are done,
 /// or only once if that one run took `secs` or more.
 /// Every run must give the same count.
 pub fn measure<S, T>(
@@ -54,11 +89,10 @@ pub fn measure<S, T>(
             }
         }
     };
-    let warm = Duration::from_secs_f64((plan.secs / 3.0).max(0.0));
+    let warm = Duration::from_secs_f64(plan.warm_secs.max(0.0));
     let start = Instant::now();
     let mut discard = Vec::new();
-    once(&mut discard)?;
-    while start.elapsed() < warm {
+    while discard.len() < plan.warm_min || start.elapsed() < warm {
         once(&mut discard)?;
     }
     let mut timed = Vec::new();
@@ -72,8 +106,12 @@ pub fn measure<S, T>(
             break;
         }
     }
+    let median_ms = median(&mut timed);
     Ok(Measured {
-        median_ms: median(&mut timed),
+        median_ms,
+        min_ms: median_ms,
+        max_ms: median_ms,
+        passes: 1,
         runs: timed.len(),
         count: count.unwrap_or(0),
     })
@@ -116,6 +154,8 @@ mod tests {
             secs: 0.0,
             cap_secs: 1.0,
             min_runs: 4,
+            warm_secs: 0.0,
+            warm_min: 1,
         };
         let mut setups = 0;
         let m = measure(

@@ -20,6 +20,11 @@ pub const FULL_WINDOW: u64 = 10_000;
 pub const DEFAULT_BATCHES: [usize; 4] = [1, 10, 100, 1000];
 /// Seed of the value generator and of the mixed phase's key choice.
 pub const DEFAULT_SEED: u64 = 20_250_402;
+/// Warm-up writes (and mixed iterations) per run in a full run, before the timed ones.
+pub const FULL_WARMUP: u64 = 50_000;
+/// Cap on the seconds of each warm-up (full run / `--quick`).
+pub const FULL_WARMUP_SECS: f64 = 10.0;
+pub const QUICK_WARMUP_SECS: f64 = 0.5;
 
 /// `datalith-bench write`: workload W.
 #[derive(Args, Debug, Clone)]
@@ -77,6 +82,21 @@ pub struct WriteArgs {
     /// Directory of the peer harnesses (default: bench/peers of this repository).
     #[arg(long)]
     pub peers_dir: Option<PathBuf>,
+    /// Passes over every condition, the condition order rotated by one each pass (default 3,
+    /// or 1 with --quick); a cell reports the median pass and the min-max.
+    #[arg(long)]
+    pub passes: Option<usize>,
+    /// Heap of every JVM peer (-Xms and -Xmx), e.g. 4g.
+    #[arg(long, default_value = crate::common::jvm::DEFAULT_HEAP)]
+    pub heap: String,
+    /// Untimed warm-up writes of every condition before its timed run (into a throwaway
+    /// store, in the same process), and warm-up iterations before each mixed phase (default
+    /// 50,000, or writes/10 when smaller).
+    #[arg(long)]
+    pub warmup: Option<u64>,
+    /// Cap on the seconds of each warm-up (default 10, or 0.5 with --quick).
+    #[arg(long)]
+    pub warmup_secs: Option<f64>,
     /// Run only the bulk-load phase (Datalog: `init_db` against Datalevin's `init-db` and
     /// SQLite, `--writes` entities); `--conditions` may pick among dl-init, sqlite-init,
     /// datalevin-init.
@@ -104,6 +124,10 @@ pub struct ChildArgs {
     pub seed: u64,
     #[arg(long, default_value_t = 0)]
     pub mixed: u64,
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    #[arg(long, default_value_t = 0.0)]
+    pub warmup_secs: f64,
     #[arg(long)]
     pub dir: PathBuf,
     #[arg(long)]
@@ -126,6 +150,13 @@ pub struct Plan {
     pub db_dir: PathBuf,
     /// Bulk-load conditions to run first (empty: no bulk-load phase).
     pub init: Vec<InitCondition>,
+    /// Passes over the conditions, the order rotated each pass.
+    pub passes: usize,
+    /// The JVM peers' heap (`-Xms` = `-Xmx`).
+    pub heap: String,
+    /// Warm-up writes / mixed iterations per run, and the cap on their seconds.
+    pub warmup: u64,
+    pub warmup_secs: f64,
 }
 
 impl Plan {
@@ -202,6 +233,29 @@ impl Plan {
             };
             (conditions, init)
         };
+        let passes = a.passes.unwrap_or(if a.quick {
+            1
+        } else {
+            crate::common::passes::MIN_PASSES
+        });
+        if passes == 0 {
+            return Err(BenchError::Arg {
+                arg: "--passes",
+                message: "at least one pass".into(),
+            });
+        }
+        if crate::common::jvm::heap_mib(&a.heap).is_none() {
+            return Err(BenchError::Arg {
+                arg: "--heap",
+                message: format!("{} is not a size such as 4g or 512m", a.heap),
+            });
+        }
+        let warmup = a.warmup.unwrap_or((writes / 10).min(FULL_WARMUP));
+        let warmup_secs = a.warmup_secs.unwrap_or(if a.quick {
+            QUICK_WARMUP_SECS
+        } else {
+            FULL_WARMUP_SECS
+        });
         let out = a.out.join(family.out_name());
         let db_dir = a.db_dir.clone().unwrap_or_else(|| out.join("db"));
         Ok(Plan {
@@ -217,6 +271,10 @@ impl Plan {
             out,
             db_dir,
             init,
+            passes,
+            heap: a.heap.clone(),
+            warmup,
+            warmup_secs,
         })
     }
 }

@@ -28,8 +28,14 @@ pub trait Condition {
     /// Writes `records` in one call (one transaction). Calls `done` exactly once, even on
     /// failure; an `Err` return additionally tells the runner to stop.
     fn write_batch(&mut self, records: Vec<Record>, done: Done) -> Result<(), BenchError>;
-    /// The value of `key`, if present.
+    /// The value of `key`, if present, read through the store's query API (Datalog for a
+    /// Datalog store, SQL for SQLite, `get` for a KV store): the mixed phase's level.
     fn read(&mut self, key: u64) -> Result<Option<String>, BenchError>;
+    /// The value of `key` through the store's raw index access, for a store that has one
+    /// beside its query API (Datalith Datalog: AVE then EAV); `None` for the others.
+    fn read_raw(&mut self, _key: u64) -> Option<Result<Option<String>, BenchError>> {
+        None
+    }
     /// Number of records in the store.
     fn count(&mut self) -> Result<u64, BenchError>;
     /// Store-specific counters for the summary (e.g. Datalith's commit batching).

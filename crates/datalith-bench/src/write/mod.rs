@@ -9,12 +9,15 @@
 //! - [`workload`]: keys, seeded UUID values, the mixed phase's key choice.
 //! - [`init`]: the bulk-load phase (`init_db` against Datalevin's `init-db` and SQLite).
 //! - [`runner`]: the child process: timing, CSV rows, count checks.
-//! - [`orchestrate`]: the parent: one child per condition and batch, progress.
+//! - [`orchestrate`]: the parent: passes (order rotated), one child per condition and batch,
+//!   progress.
+//! - [`merge`]: the passes of one (condition, batch) as one result with its spread.
 //! - [`summary`] / [`plots`]: `summary.md`, `summary.jsonl`, PNGs.
 
 mod args;
 mod condition;
 mod init;
+mod merge;
 mod orchestrate;
 mod peers;
 mod plots;

@@ -10,9 +10,9 @@ use super::args::{ChildArgs, Plan, WriteArgs};
 use super::condition::{self, ConditionSpec, Runner};
 use super::result::RunResult;
 use super::runner::{self, Params};
-use super::{init, peers, plots, summary};
+use super::{init, merge, peers, plots, summary};
 use crate::common::child::{self, emit_result};
-use crate::common::{progress, BenchError};
+use crate::common::{passes, progress, BenchError};
 
 /// `datalith-bench write`.
 pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
@@ -41,7 +41,8 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         .batches
         .iter()
         .map(|&b| planned(b) * plan.conditions.len() as u64)
-        .sum();
+        .sum::<u64>()
+        * plan.passes as u64;
     let bar = progress::bar(total);
     let peer_run = peers::PeerRun {
         plan: &plan,
@@ -56,32 +57,63 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         keep_db: args.keep_db,
         jvm_skip: jvm_skip(&args),
     };
-    let mut inits = Vec::new();
-    for &c in &plan.init {
-        bar.set_message(format!("{} (bulk load)", c.name()));
-        let r = init::run_condition(c, &phase);
-        progress::println(&bar, &init::one_line(&r));
-        inits.push(r);
-    }
-    let mut base = 0;
-    let mut results = Vec::new();
-    for &batch in &plan.batches {
-        for spec in &plan.conditions {
-            bar.set_message(format!("{} b{batch}", spec.name));
-            let r = match spec.runner() {
-                Runner::InProcess => run_in_child(spec, batch, &plan, &logs, &args, &bar, base),
-                Runner::PeerHarness => match jvm_skip(&args) {
-                    Some(why) => RunResult::skipped(spec, batch, plan.writes, why),
-                    None => peers::run_datalevin(spec, batch, &peer_run),
-                },
-                Runner::Unavailable(why) => RunResult::skipped(spec, batch, plan.writes, &why),
-            };
-            base += planned(batch);
-            bar.set_position(base);
-            progress::println(&bar, &summary::one_line(&r));
-            results.push(r);
+    let mut init_passes = Vec::new();
+    for pass in 0..if plan.init.is_empty() { 0 } else { plan.passes } {
+        let mut inits = Vec::new();
+        for c in passes::rotated(&plan.init, pass) {
+            bar.set_message(format!("{} (bulk load, pass {})", c.name(), pass + 1));
+            let r = init::run_condition(c, &phase);
+            progress::println(&bar, &init::one_line(&r));
+            inits.push(r);
         }
+        // Table order, whatever the pass's order.
+        inits.sort_by_key(|r| plan.init.iter().position(|c| c.name() == r.condition));
+        init_passes.push(inits);
     }
+    let inits = init::merge_passes(&init_passes);
+    let mut base = 0;
+    let mut by_pass: Vec<Vec<RunResult>> = Vec::new();
+    for pass in 0..plan.passes {
+        let order = passes::rotated(&plan.conditions, pass);
+        progress::println(
+            &bar,
+            &format!(
+                "pass {}/{}: {}",
+                pass + 1,
+                plan.passes,
+                order
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+        let mut results = Vec::new();
+        for &batch in &plan.batches {
+            for spec in &order {
+                bar.set_message(format!("{} b{batch} pass {}", spec.name, pass + 1));
+                let run = RunId {
+                    batch,
+                    pass,
+                    passes: plan.passes,
+                };
+                let r = match spec.runner() {
+                    Runner::InProcess => run_in_child(spec, run, &plan, &logs, &args, &bar, base),
+                    Runner::PeerHarness => match jvm_skip(&args) {
+                        Some(why) => RunResult::skipped(spec, batch, plan.writes, why),
+                        None => peers::run_datalevin(spec, run, &peer_run),
+                    },
+                    Runner::Unavailable(why) => RunResult::skipped(spec, batch, plan.writes, &why),
+                };
+                base += planned(batch);
+                bar.set_position(base);
+                progress::println(&bar, &summary::one_line(&r));
+                results.push(r);
+            }
+        }
+        by_pass.push(results);
+    }
+    let results = merge::passes(&plan, &by_pass);
     bar.finish_and_clear();
     let pngs = match plots::write(&plan, &results) {
         Ok(p) => p,
@@ -156,16 +188,36 @@ fn jvm_skip(args: &WriteArgs) -> Option<&'static str> {
     }
 }
 
+/// Which run of a condition: its batch size and pass.
+#[derive(Debug, Clone, Copy)]
+pub struct RunId {
+    pub batch: usize,
+    pub pass: usize,
+    pub passes: usize,
+}
+
+impl RunId {
+    /// The file-name tag of the run: `<condition>-b<batch>`, `-p<pass>` when there are passes.
+    pub fn tag(&self, condition: &str) -> String {
+        if self.passes > 1 {
+            format!("{condition}-b{}-p{}", self.batch, self.pass + 1)
+        } else {
+            format!("{condition}-b{}", self.batch)
+        }
+    }
+}
+
 fn run_in_child(
     spec: &ConditionSpec,
-    batch: usize,
+    run: RunId,
     plan: &Plan,
     logs: &Path,
     args: &WriteArgs,
     bar: &ProgressBar,
     base: u64,
 ) -> RunResult {
-    let tag = format!("{}-b{batch}", spec.name);
+    let batch = run.batch;
+    let tag = run.tag(&spec.name);
     let dir = plan.db_dir.join(&tag);
     // Each run starts from an empty directory.
     let _ = std::fs::remove_dir_all(&dir);
@@ -184,6 +236,8 @@ fn run_in_child(
         .args(["--window", &plan.window.to_string()])
         .args(["--seed", &plan.seed.to_string()])
         .args(["--mixed", &mixed.to_string()])
+        .args(["--warmup", &plan.warmup.to_string()])
+        .args(["--warmup-secs", &plan.warmup_secs.to_string()])
         .arg("--dir")
         .arg(&dir)
         .arg("--csv")
@@ -227,6 +281,9 @@ pub fn run_child(a: ChildArgs) -> Result<ExitCode, BenchError> {
         return r;
     }
     let spec = condition::find(&a.condition)?;
+    if a.warmup > 0 {
+        warm_up(&spec, &a)?;
+    }
     let mut store = condition::open(&spec, &a.dir)?;
     let result = runner::run(
         &spec,
@@ -238,6 +295,8 @@ pub fn run_child(a: ChildArgs) -> Result<ExitCode, BenchError> {
             max_secs: a.max_secs,
             seed: a.seed,
             mixed: a.mixed,
+            warmup: a.warmup,
+            warmup_secs: a.warmup_secs,
             csv: &a.csv,
         },
     )?;
@@ -252,4 +311,35 @@ pub fn run_child(a: ChildArgs) -> Result<ExitCode, BenchError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The untimed warm-up of a child: `a.warmup` writes (at most `a.warmup_secs`) of the same
+/// condition and batch size into a throwaway store beside the real one, in this process, so
+/// that every condition starts its timed run warmed as a JVM peer's does.
+fn warm_up(spec: &ConditionSpec, a: &ChildArgs) -> Result<(), BenchError> {
+    let mut dir = a.dir.clone().into_os_string();
+    dir.push("-warmup");
+    let dir = std::path::PathBuf::from(dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let csv = dir.join("warmup.csv");
+    {
+        let mut store = condition::open(spec, &dir)?;
+        runner::run(
+            spec,
+            store.as_mut(),
+            &Params {
+                batch: a.batch.max(1),
+                writes: a.warmup,
+                window: a.warmup.max(1),
+                max_secs: Some(a.warmup_secs.max(0.01)),
+                seed: a.seed ^ 0x7761_726d,
+                mixed: 0,
+                warmup: 0,
+                warmup_secs: 0.0,
+                csv: &csv,
+            },
+        )?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }

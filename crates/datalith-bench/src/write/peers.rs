@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::args::Plan;
 use super::condition::ConditionSpec;
+use super::orchestrate::RunId;
 use super::result::{MixedResult, RunResult};
 use crate::common::child;
 
@@ -49,13 +50,14 @@ pub struct PeerRun<'a> {
 /// The harness stops submitting at `--max-secs` itself (its last argument); it is killed only
 /// this long after (JVM start and Datalevin loading take ~10 s here, then the in-flight calls
 /// finish and the count runs).
-fn deadline(max_secs: Option<f64>) -> Option<Duration> {
-    max_secs.map(|s| Duration::from_secs_f64(2.0 * s + 120.0))
+fn deadline(max_secs: Option<f64>, warmup_secs: f64) -> Option<Duration> {
+    max_secs.map(|s| Duration::from_secs_f64(2.0 * (s + warmup_secs) + 120.0))
 }
 
 /// Runs a Datalevin condition at one batch size (and its mixed phase after batch 1), or says
 /// why it cannot.
-pub fn run_datalevin(spec: &ConditionSpec, batch: usize, run: &PeerRun<'_>) -> RunResult {
+pub fn run_datalevin(spec: &ConditionSpec, id: RunId, run: &PeerRun<'_>) -> RunResult {
+    let batch = id.batch;
     let plan = run.plan;
     let run_sh = run.peers.join("run.sh");
     if !run_sh.is_file() || !run.peers.join("datalevin").join("write.clj").is_file() {
@@ -69,7 +71,7 @@ pub fn run_datalevin(spec: &ConditionSpec, batch: usize, run: &PeerRun<'_>) -> R
             ),
         );
     }
-    let tag = format!("{}-b{batch}", spec.name);
+    let tag = id.tag(&spec.name);
     let dir = plan.db_dir.join(&tag);
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(parent) = dir.parent() {
@@ -83,8 +85,15 @@ pub fn run_datalevin(spec: &ConditionSpec, batch: usize, run: &PeerRun<'_>) -> R
         .arg(&dir)
         .args([plan.writes.to_string(), batch.to_string()])
         .arg(&csv)
-        .args([plan.window.to_string(), cap_arg(plan.max_secs)]);
-    let limit = deadline(plan.max_secs);
+        .args([
+            plan.window.to_string(),
+            cap_arg(plan.max_secs),
+            plan.warmup.to_string(),
+            plan.warmup_secs.to_string(),
+            plan.seed.to_string(),
+        ]);
+    crate::common::jvm::set_heap(&mut cmd, &plan.heap);
+    let limit = deadline(plan.max_secs, plan.warmup_secs);
     let mut result = match child::run_until(cmd, &tag, &log, limit, |_| {}) {
         Err(e) => RunResult::failed(spec, batch, plan.writes, &e.to_string()),
         Ok(out) if out.status.code() == Some(69) => RunResult::skipped(
@@ -124,12 +133,38 @@ pub fn run_datalevin(spec: &ConditionSpec, batch: usize, run: &PeerRun<'_>) -> R
         }
     };
     if batch == 1 && plan.mixed > 0 && result.measured() && result.ok() {
-        result.mixed = Some(run_mixed(spec, run, &run_sh, &dir, &tag));
-        if let Some(m) = result.mixed.as_ref().filter(|m| !m.count_ok) {
-            result.error = Some(format!(
-                "MIXED COUNT CHECK FAILED: expected {} keys, read back {:?}",
-                m.expected_count, m.count
-            ));
+        // The query-level phase, then (Datalog: Datalevin has `datoms`) the raw-index one on
+        // the store it left, with the next seed, as Datalith's runner does.
+        let levels: &[(&str, u64)] = if spec.name.contains("-kv") {
+            &[("query", 0)]
+        } else {
+            &[("query", 0), ("raw", 1)]
+        };
+        for &(level, seed_offset) in levels {
+            let m = run_mixed(
+                spec,
+                run,
+                &run_sh,
+                &dir,
+                &tag,
+                level,
+                plan.seed + seed_offset,
+            );
+            if !m.count_ok {
+                result.error = Some(format!(
+                    "MIXED ({level}) COUNT CHECK FAILED: expected {} keys, read back {:?}",
+                    m.expected_count, m.count
+                ));
+            }
+            let failed = !m.count_ok;
+            if level == "raw" {
+                result.mixed_raw = Some(m);
+            } else {
+                result.mixed = Some(m);
+            }
+            if failed {
+                break;
+            }
         }
     }
     if !run.keep_db {
@@ -144,30 +179,44 @@ fn run_mixed(
     run_sh: &Path,
     dir: &Path,
     tag: &str,
+    level: &str,
+    seed: u64,
 ) -> MixedResult {
     let plan = run.plan;
-    let csv = plan.out.join(format!("{tag}-mixed.csv"));
-    let log = run.logs.join(format!("{tag}-mixed.stderr"));
+    let csv = plan.out.join(format!("{tag}-mixed-{level}.csv"));
+    let log = run.logs.join(format!("{tag}-mixed-{level}.stderr"));
     let mut cmd = Command::new("bash");
     cmd.arg(run_sh)
         .args(["datalevin", "mixed", &spec.name])
         .arg(dir)
-        .args([plan.mixed.to_string(), plan.seed.to_string()])
+        .args([plan.mixed.to_string(), seed.to_string()])
         .arg(&csv)
         .args([
             plan.window.to_string(),
             (2 * plan.writes).to_string(),
             cap_arg(plan.max_secs),
+            level.to_string(),
+            plan.warmup.min(plan.mixed).to_string(),
+            plan.warmup_secs.to_string(),
         ]);
+    crate::common::jvm::set_heap(&mut cmd, &plan.heap);
     let mut m = MixedResult {
+        read_level: level.to_string(),
         target_iterations: plan.mixed,
-        seed: plan.seed,
+        seed,
         ..MixedResult::default()
     };
-    match child::run_until(cmd, tag, &log, deadline(plan.max_secs), |_| {}) {
+    match child::run_until(
+        cmd,
+        tag,
+        &log,
+        deadline(plan.max_secs, plan.warmup_secs),
+        |_| {},
+    ) {
         Ok(out) => {
             if let Some(v) = out.results.iter().find(|v| v["phase"] == "mixed") {
                 m.iterations = u(v, "iterations");
+                m.warmup_iterations = u(v, "warmup_iterations");
                 m.capped = v["capped"].as_bool().unwrap_or(false);
                 m.seconds = f(v, "seconds");
                 m.user_s = f(v, "user_s");
@@ -205,6 +254,8 @@ fn from_write_line(spec: &ConditionSpec, batch: usize, target: u64, v: &Value) -
     r.throughput_wps = f(v, "throughput_wps");
     r.call_latency_ms = v["mean_call_latency_ms"].as_f64();
     r.commit_latency_ms = v["mean_commit_latency_ms"].as_f64();
+    r.commit_p50_ms = v["commit_p50_ms"].as_f64();
+    r.commit_p99_ms = v["commit_p99_ms"].as_f64();
     r.et = r
         .commit_latency_ms
         .filter(|ms| *ms > 0.0)

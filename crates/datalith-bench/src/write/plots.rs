@@ -1,5 +1,6 @@
-//! PNG plots of workload W: throughput over writes (log y) per batch size, and commit latency
-//! and effective throughput by batch size (log-log).
+//! Plots of workload W (PNG and SVG): throughput over writes (log y) per batch size;
+//! throughput, commit latency (mean, and p50/p99 of every call) and effective
+//! throughput by batch size per condition (log-log).
 
 use std::path::PathBuf;
 
@@ -64,6 +65,41 @@ pub fn write(plan: &Plan, results: &[RunResult]) -> Result<Vec<PathBuf>, BenchEr
         log_x: true,
         log_y: true,
     };
+    let path = plan.out.join("throughput-by-batch.png");
+    if plot::lines(
+        &path,
+        "Pure write throughput by batch size (median of passes)",
+        "records per call (log)",
+        "writes per second (log)",
+        &by_batch(&|r| Some(r.throughput_wps)),
+        log_log,
+    )? {
+        written.push(path);
+    }
+    let mut pct = Vec::new();
+    for (name, get) in [
+        (
+            "p50",
+            (|r: &RunResult| r.commit_p50_ms) as fn(&RunResult) -> Option<f64>,
+        ),
+        ("p99", |r: &RunResult| r.commit_p99_ms),
+    ] {
+        for mut s in by_batch(&get) {
+            s.label = format!("{} {name}", s.label);
+            pct.push(s);
+        }
+    }
+    let path = plan.out.join("commit-latency-p50-p99.png");
+    if plot::lines(
+        &path,
+        "Commit latency by batch size: p50 and p99 of every call",
+        "records per call (log)",
+        "ms (log)",
+        &pct,
+        log_log,
+    )? {
+        written.push(path);
+    }
     let path = plan.out.join("commit-latency.png");
     if plot::lines(
         &path,

@@ -24,6 +24,11 @@ pub struct RunResult {
     pub throughput_wps: f64,
     pub call_latency_ms: Option<f64>,
     pub commit_latency_ms: Option<f64>,
+    /// Median and 99th percentile of the commit latency of every call (submit to durable).
+    #[serde(default)]
+    pub commit_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub commit_p99_ms: Option<f64>,
     /// Effective throughput for a 1 ms target: throughput x (1 ms / commit latency).
     pub et: Option<f64>,
     pub user_s: f64,
@@ -38,7 +43,21 @@ pub struct RunResult {
     pub csv: Option<String>,
     /// Store counters (Datalith: commits, requests, largest batch).
     pub counters: Option<serde_json::Value>,
+    /// The mixed phase with reads through the store's query API (Datalog for a Datalog store).
     pub mixed: Option<MixedResult>,
+    /// The mixed phase again, right after, with reads through the store's raw index access
+    /// (stores that have one: Datalith and Datalevin Datalog).
+    #[serde(default)]
+    pub mixed_raw: Option<MixedResult>,
+    /// Throughput over the passes (median, min, max); `throughput_wps` is its median.
+    #[serde(default)]
+    pub throughput_spread: Option<crate::common::passes::Spread>,
+    /// Mixed-phase iterations per second over the passes.
+    #[serde(default)]
+    pub mixed_spread: Option<crate::common::passes::Spread>,
+    /// Raw-read mixed-phase iterations per second over the passes.
+    #[serde(default)]
+    pub mixed_raw_spread: Option<crate::common::passes::Spread>,
     /// Why the condition did not run.
     pub skipped: Option<String>,
     /// Why the run failed.
@@ -48,6 +67,13 @@ pub struct RunResult {
 /// Mixed read/write phase on the store the batch-1 pure write left.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct MixedResult {
+    /// How the reads went: `query` (the store's query API) or `raw` (its raw index access).
+    #[serde(default)]
+    pub read_level: String,
+    /// Untimed warm-up iterations before the timed ones (reads, and writes of keys already
+    /// present, so the count is unchanged).
+    #[serde(default)]
+    pub warmup_iterations: u64,
     pub target_iterations: u64,
     pub iterations: u64,
     pub capped: bool,
@@ -63,6 +89,17 @@ pub struct MixedResult {
     pub expected_count: u64,
     pub count_ok: bool,
     pub failed_calls: u64,
+}
+
+impl MixedResult {
+    /// Iterations per second.
+    pub fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.iterations as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
 }
 
 impl RunResult {
@@ -96,10 +133,10 @@ impl RunResult {
 
     /// Ran, wrote everything it reports, and read it all back.
     pub fn ok(&self) -> bool {
-        let mixed_ok = match &self.mixed {
+        let mixed_ok = [&self.mixed, &self.mixed_raw].iter().all(|m| match m {
             Some(m) => m.count_ok && m.failed_calls == 0,
             None => true,
-        };
+        });
         self.skipped.is_some()
             || (self.error.is_none() && self.count_ok && self.failed_calls == 0 && mixed_ok)
     }

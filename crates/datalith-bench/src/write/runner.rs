@@ -23,7 +23,41 @@ pub struct Params<'a> {
     pub max_secs: Option<f64>,
     pub seed: u64,
     pub mixed: u64,
+    /// Untimed mixed-phase iterations before the timed ones (reads, and writes of keys already
+    /// present), capped by `warmup_secs`.
+    pub warmup: u64,
+    pub warmup_secs: f64,
     pub csv: &'a std::path::Path,
+}
+
+/// How a mixed phase reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadLevel {
+    /// The store's query API (Datalog, SQL, KV `get`).
+    Query,
+    /// The store's raw index access.
+    Raw,
+}
+
+impl ReadLevel {
+    fn name(self) -> &'static str {
+        match self {
+            ReadLevel::Query => "query",
+            ReadLevel::Raw => "raw",
+        }
+    }
+}
+
+/// One read at `level`; `None` when the store has no raw access.
+fn read_at(
+    store: &mut dyn Condition,
+    level: ReadLevel,
+    key: u64,
+) -> Option<Result<Option<String>, BenchError>> {
+    match level {
+        ReadLevel::Query => Some(store.read(key)),
+        ReadLevel::Raw => store.read_raw(key),
+    }
 }
 
 /// In-flight bookkeeping shared with completion callbacks.
@@ -157,6 +191,8 @@ pub fn run(
     result.throughput_wps = written as f64 / seconds.max(1e-9);
     result.call_latency_ms = call_total.mean_ms();
     result.commit_latency_ms = flight.commits.total().mean_ms();
+    result.commit_p50_ms = flight.commits.quantile_ms(0.5);
+    result.commit_p99_ms = flight.commits.quantile_ms(0.99);
     result.et = result
         .commit_latency_ms
         .filter(|ms| *ms > 0.0)
@@ -179,33 +215,75 @@ pub fn run(
     if p.mixed > 0 && result.error.is_none() {
         let mut keys = KeySet::new(2 * p.writes);
         (0..written).for_each(|i| keys.insert(workload::key(i)));
-        result.mixed = Some(mixed(spec, store, p, &mut values, keys)?);
-        if let Some(m) = result.mixed.as_ref().filter(|m| !m.count_ok) {
-            result.error = Some(format!(
-                "MIXED COUNT CHECK FAILED: expected {} keys, read back {:?}",
-                m.expected_count, m.count
-            ));
+        // The query-level phase first, then (stores with raw index access) the raw one on the
+        // store it left, with its own key stream.
+        for (level, seed) in [(ReadLevel::Query, p.seed), (ReadLevel::Raw, p.seed + 1)] {
+            if level == ReadLevel::Raw && store.read_raw(2).is_none() {
+                continue;
+            }
+            let m = mixed(spec, store, p, level, seed, &mut values, &mut keys)?;
+            if !m.count_ok {
+                result.error = Some(format!(
+                    "MIXED ({}) COUNT CHECK FAILED: expected {} keys, read back {:?}",
+                    level.name(),
+                    m.expected_count,
+                    m.count
+                ));
+            }
+            match level {
+                ReadLevel::Query => result.mixed = Some(m),
+                ReadLevel::Raw => result.mixed_raw = Some(m),
+            }
+            if result.error.is_some() {
+                break;
+            }
         }
         result.counters = store.counters();
     }
     Ok(result)
 }
 
-/// One read then one write per iteration, each its own call, keys uniform in 1..=2N.
+/// One read (at `level`) then one write per iteration, each its own call, keys uniform in
+/// 1..=2N; after an untimed warm-up of the same calls on keys already present.
 fn mixed(
     spec: &ConditionSpec,
     store: &mut dyn Condition,
     p: &Params<'_>,
+    level: ReadLevel,
+    seed: u64,
     values: &mut Values,
-    mut keys: KeySet,
+    keys: &mut KeySet,
 ) -> Result<MixedResult, BenchError> {
     let mut m = MixedResult {
+        read_level: level.name().into(),
         target_iterations: p.mixed,
-        seed: p.seed,
+        seed,
         ..MixedResult::default()
     };
-    let mut chooser = MixedKeys::new(p.seed, p.writes);
     let flight = Flight::new(spec.asynchronous);
+    // Warm-up: the same read and write calls, on keys the store already holds (so the count
+    // check is unchanged); its own key stream.
+    let mut warm_keys = MixedKeys::new(seed ^ 0x7761_726d, p.writes);
+    let warm_start = Instant::now();
+    while m.warmup_iterations < p.warmup.min(p.mixed)
+        && !over(warm_start, Some(p.warmup_secs.max(0.0)))
+    {
+        let key = warm_keys.next_key();
+        if let Some(r) = read_at(store, level, key) {
+            r?;
+        }
+        if keys.contains(key) {
+            let (_, done) = flight.submit();
+            let record = super::condition::Record {
+                key,
+                value: values.next_uuid(),
+            };
+            store.write_batch(vec![record], done)?;
+        }
+        m.warmup_iterations += 1;
+    }
+    flight.sem.wait_idle();
+    let mut chooser = MixedKeys::new(seed, p.writes);
     let usage0 = Usage::now();
     let start = Instant::now();
     let progress_every = p.window.max(1);
@@ -217,7 +295,10 @@ fn mixed(
         }
         let key = chooser.next_key();
         let t = Instant::now();
-        let found = store.read(key)?.is_some();
+        let found = match read_at(store, level, key) {
+            Some(r) => r?.is_some(),
+            None => false,
+        };
         reads.add(t.elapsed());
         m.reads_found += u64::from(found);
         let (_, done) = flight.submit();
@@ -262,6 +343,8 @@ mod tests {
             max_secs: None,
             seed: 3,
             mixed,
+            warmup: 5,
+            warmup_secs: 5.0,
             csv,
         }
     }

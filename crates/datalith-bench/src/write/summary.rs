@@ -166,7 +166,33 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
     let _ = writeln!(
         w,
         "- CSV rows of async conditions count submitted writes; the last row is taken once \
-         every write is durable, and the table's figures come from it\n"
+         every write is durable, and the table's figures come from it"
+    );
+    let _ = writeln!(
+        w,
+        "- passes: {} over every condition, the condition order rotated by one each pass; a \
+         cell is the pass with the median throughput (its CSV and latencies), with the min-max \
+         over the passes beside it",
+        plan.passes
+    );
+    let _ = writeln!(
+        w,
+        "- warm-up, the same for every condition: before each timed run, up to {} writes (at \
+         most {} s) of the same condition and batch into a throwaway store, in the process that \
+         then runs the timed writes (for Datalevin: the same JVM); before each mixed phase, up \
+         to as many untimed read+write iterations on keys already present; {}",
+        plan.warmup,
+        plan.warmup_secs,
+        crate::common::jvm::describe(&plan.heap)
+    );
+    let _ = writeln!(
+        w,
+        "- timers, the same for every condition: the pure-write clock runs from the first call \
+         until the last write is durable (store opened, schema installed and warm-up done \
+         before it); the mixed clock runs over the timed iterations only, each a read call then \
+         a write call; `query` mixed reads go through the store's query API (Datalog `q` for \
+         Datalith and Datalevin, SQL for SQLite, `get` for KV stores), `raw` ones through the \
+         raw index (AVE then EAV: Datalith's reader, Datalevin's `datoms`)\n"
     );
 
     let missing = missing_peers(results);
@@ -208,14 +234,19 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
     let _ = writeln!(w, "## Pure write\n");
     let _ = writeln!(
         w,
-        "| condition | durability | batch | writes | seconds | throughput (w/s) | mean call ms | \
-         mean commit ms | ET | user s | sys s | peak RSS MB | count ok |"
+        "| condition | durability | batch | writes | seconds | throughput (w/s) | min-max (passes) \
+         | mean call ms | mean commit ms | commit p50 / p99 ms | ET | user s | sys s | peak RSS MB \
+         | count ok |"
     );
-    let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+    let _ = writeln!(
+        w,
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+    );
     for r in results.iter().filter(|r| r.measured()) {
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {:.2} | {:.2} | {:.1} | {} |",
+            "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {} / {} | {} | {:.2} | {:.2} | {:.1} \
+             | {} |",
             r.condition,
             r.durability,
             r.batch,
@@ -223,8 +254,11 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
             if r.capped { " (capped)" } else { "" },
             r.seconds,
             num(r.throughput_wps),
+            spread_text(r.throughput_spread.as_ref()),
             ms(r.call_latency_ms),
             ms(r.commit_latency_ms),
+            ms(r.commit_p50_ms),
+            ms(r.commit_p99_ms),
             r.et.map_or("-".into(), num),
             r.user_s,
             r.sys_s,
@@ -238,25 +272,41 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
         let _ = writeln!(
             w,
             "\n## Mixed read/write (on the batch-1 store; one read then one write per \
-             iteration, each its own call)\n"
+             iteration, each its own call; `query` first, then `raw` on the store it left)\n"
         );
         let _ = writeln!(
             w,
-            "| condition | durability | iterations | wall s | iterations/s | user s | sys s | \
-             reads found | mean read ms | keys after | count ok |"
+            "| condition | durability | read | iterations | wall s | iterations/s | min-max \
+             (passes) | warm-up | user s | sys s | reads found | mean read ms | keys after | \
+             count ok |"
         );
-        let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|");
+        let _ = writeln!(
+            w,
+            "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+        );
         for r in &mixed {
-            if let Some(m) = &r.mixed {
+            for raw in [false, true] {
+                let Some(m) = (if raw { &r.mixed_raw } else { &r.mixed }) else {
+                    continue;
+                };
+                let spread = if raw {
+                    &r.mixed_raw_spread
+                } else {
+                    &r.mixed_spread
+                };
                 let _ = writeln!(
                     w,
-                    "| {} | {} | {}{} | {:.2} | {} | {:.2} | {:.2} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {} \
+                     | {} |",
                     r.condition,
                     r.durability,
+                    if raw { "raw" } else { "query" },
                     m.iterations,
                     if m.capped { " (capped)" } else { "" },
                     m.seconds,
-                    num(mixed_rate(m)),
+                    num(spread.as_ref().map_or(m.rate(), |s| s.median)),
+                    spread_text(spread.as_ref()),
+                    m.warmup_iterations,
                     m.user_s,
                     m.sys_s,
                     m.reads_found,
@@ -273,29 +323,38 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
         // (iterations per second) is what compares.
         let _ = writeln!(
             w,
-            "\n## Mixed phase ratios (iterations per second, this run)\n"
+            "\n## Mixed phase ratios (iterations per second, median over passes, this run)\n"
         );
         let _ = writeln!(
             w,
-            "| ratio | numerator it/s | denominator it/s | ratio | target | met |"
+            "| ratio | read | numerator it/s | denominator it/s | ratio | target | met |"
         );
-        let _ = writeln!(w, "|---|--:|--:|--:|---|---|");
-        let rate = |name: &str| {
+        let _ = writeln!(w, "|---|---|--:|--:|--:|---|---|");
+        let rate = |name: &str, raw: bool| {
             mixed
                 .iter()
                 .find(|r| r.condition == name)
-                .and_then(|r| r.mixed.as_ref())
-                .map(mixed_rate)
+                .and_then(|r| mixed_median(r, raw))
         };
-        for (a, b) in [("dl-async", "sqlite-wal"), ("dl-async", "datalevin-async")] {
-            let (value, met, x, y) = match (rate(a), rate(b)) {
+        for (a, b, raw) in [
+            ("dl-async", "sqlite-wal", false),
+            ("dl-async", "datalevin-async", false),
+            ("dl-sync", "datalevin-default", false),
+            ("dl-async", "datalevin-async", true),
+            ("dl-sync", "datalevin-default", true),
+        ] {
+            let (value, met, x, y) = match (rate(a, raw), rate(b, raw)) {
                 (Some(x), Some(y)) if y > 0.0 => {
                     let q = x / y;
                     (format!("{q:.2}x"), verdict(q, "> 1x"), num(x), num(y))
                 }
                 _ => ("n/a (not run)".into(), "", "n/a".into(), "n/a".into()),
             };
-            let _ = writeln!(w, "| {a} / {b} | {x} | {y} | {value} | > 1x | {met} |");
+            let level = if raw { "raw" } else { "query" };
+            let _ = writeln!(
+                w,
+                "| {a} / {b} | {level} | {x} | {y} | {value} | > 1x | {met} |"
+            );
         }
     }
 
@@ -362,7 +421,8 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
     if !pngs.is_empty() {
         let _ = writeln!(w, "\n## Plots\n");
         for p in pngs {
-            let name = file_name(p);
+            // Every plot is also written as SVG beside its PNG; the summary shows the SVG.
+            let name = file_name(&p.with_extension("svg"));
             let _ = writeln!(w, "![{name}]({name})");
         }
     }
@@ -388,16 +448,28 @@ fn verdict(q: f64, target: &str) -> &'static str {
     }
 }
 
-/// The comparisons the issue asks for: (numerator, denominator, batches, target).
-/// Iterations per second of a mixed phase.
-fn mixed_rate(m: &super::result::MixedResult) -> f64 {
-    if m.seconds > 0.0 {
-        m.iterations as f64 / m.seconds
+/// The median iterations per second of a mixed phase over the passes (`raw`: the raw-read
+/// phase), or its one pass's rate.
+fn mixed_median(r: &RunResult, raw: bool) -> Option<f64> {
+    let (m, spread) = if raw {
+        (&r.mixed_raw, &r.mixed_raw_spread)
     } else {
-        0.0
-    }
+        (&r.mixed, &r.mixed_spread)
+    };
+    spread
+        .as_ref()
+        .map(|s| s.median)
+        .or(m.as_ref().map(|m| m.rate()))
 }
 
+/// `min-max (n)` of a spread over passes, `-` without one.
+fn spread_text(s: Option<&crate::common::passes::Spread>) -> String {
+    s.map_or("-".into(), |s| {
+        format!("{} ({})", s.range_text(num), s.passes.len())
+    })
+}
+
+/// The comparisons the issue asks for: (numerator, denominator, batches, target).
 fn ratios(plan: &Plan) -> Vec<(&'static str, &'static str, Vec<usize>, Target)> {
     let all = plan.batches.clone();
     let b1: Vec<usize> = all.iter().copied().filter(|b| *b == 1).collect();
@@ -450,26 +522,7 @@ fn machine() -> String {
 
 /// Current UTC time as `YYYY-MM-DD HH:MM:SS UTC` (no date crate needed).
 fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{} UTC", crate::common::clock::utc_now())
 }
 
 #[cfg(test)]

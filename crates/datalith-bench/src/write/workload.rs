@@ -1,8 +1,9 @@
 //! The data of workload W: keys 2, 4, ..., 2N ascending; values random UUIDs (36 characters)
-//! drawn from a seeded generator so a run can be repeated exactly.
+//! drawn from a seeded SplitMix64 (`datalith-testdata`), as `bench/peers/clj/common.clj` draws
+//! them: every condition, Datalevin's included, writes the same keys and the same values in the
+//! pure write, and picks the same mixed-phase keys from the same printed seed.
 
-use rand::rngs::StdRng;
-use rand::{Rng, RngExt, SeedableRng};
+use datalith_testdata::SplitMix64;
 
 use super::condition::Record;
 
@@ -13,22 +14,19 @@ pub fn key(i: u64) -> u64 {
 
 /// Fresh random UUID strings (version 4 layout) from a seed.
 pub struct Values {
-    rng: StdRng,
+    rng: SplitMix64,
 }
 
 impl Values {
     pub fn new(seed: u64) -> Values {
         Values {
-            rng: StdRng::seed_from_u64(seed),
+            rng: SplitMix64::new(seed),
         }
     }
 
-    /// The next UUID, hyphenated lower case.
+    /// The next UUID, hyphenated lower case (`java.util.UUID`'s text of the same draws).
     pub fn next_uuid(&mut self) -> String {
-        let mut bytes = [0u8; 16];
-        self.rng.fill_bytes(&mut bytes);
-        uuid::Builder::from_random_bytes(bytes)
-            .into_uuid()
+        uuid::Uuid::from_bytes(self.rng.uuid_bytes())
             .hyphenated()
             .to_string()
     }
@@ -44,23 +42,26 @@ impl Values {
     }
 }
 
+/// The stream of mixed-phase keys is seeded with `seed ^ MIXED_STREAM` (the same in
+/// `bench/peers/clj/common.clj`), a different stream from the values' of the same seed.
+pub const MIXED_STREAM: u64 = 0x6d69_7865_645f_6b65;
+
 /// The mixed phase's key choice: uniform in 1..=2N.
 pub struct MixedKeys {
-    rng: StdRng,
+    rng: SplitMix64,
     max: u64,
 }
 
 impl MixedKeys {
     pub fn new(seed: u64, n: u64) -> MixedKeys {
         MixedKeys {
-            // A different stream from the values', from the same printed seed.
-            rng: StdRng::seed_from_u64(seed ^ 0x6d69_7865_645f_6b65),
-            max: 2 * n,
+            rng: SplitMix64::new(seed ^ MIXED_STREAM),
+            max: (2 * n).max(1),
         }
     }
 
     pub fn next_key(&mut self) -> u64 {
-        self.rng.random_range(1..=self.max)
+        1 + self.rng.below(self.max)
     }
 }
 
@@ -92,6 +93,12 @@ impl KeySet {
     pub fn len(&self) -> u64 {
         self.len
     }
+
+    /// Whether `key` was inserted.
+    pub fn contains(&self, key: u64) -> bool {
+        let (w, b) = ((key / 64) as usize, key % 64);
+        self.bits.get(w).is_some_and(|word| word & (1 << b) != 0)
+    }
 }
 
 #[cfg(test)]
@@ -118,7 +125,18 @@ mod tests {
             assert!(uuid::Uuid::parse_str(&r.value).is_ok());
         }
         assert_ne!(b[0].value, b[1].value);
+        // Pinned: the Datalevin harness draws the same text (`java.util.UUID` of the same two
+        // longs), so a change here must change `bench/peers/clj/common.clj` too.
+        assert_eq!(Values::new(0).next_uuid(), PINNED_UUID);
+        let keys: Vec<u64> = {
+            let mut k = MixedKeys::new(0, 1_000_000);
+            (0..3).map(|_| k.next_key()).collect()
+        };
+        assert_eq!(keys, PINNED_KEYS);
     }
+
+    const PINNED_UUID: &str = "e220a839-7b1d-4daf-ae78-9e6aa1b965f4";
+    const PINNED_KEYS: [u64; 3] = [1_437_672, 1_401_569, 171_981];
 
     #[test]
     fn mixed_keys_stay_in_range_and_key_set_counts_distinct() {

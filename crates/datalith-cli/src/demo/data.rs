@@ -1,5 +1,5 @@
-//! The demo data: the 20,000 people of the query benchmark (seed 003's dataset, generated
-//! from a fixed seed so every demo database is the same), plus a small project graph with
+//! The demo data: the 20,000 people of the query benchmark (seed 003's dataset, from
+//! `datalith-testdata` with a fixed seed so every demo database is the same), plus a small project graph with
 //! refs, a component, cardinality-many values and a recursive dependency chain for rules.
 
 use datalith::codec::Keyword;
@@ -13,18 +13,6 @@ pub const SEED: u64 = 20_000;
 pub const PEOPLE: usize = 20_000;
 /// People per transaction while loading.
 pub const CHUNK: usize = 1000;
-
-const NAMES: &[&str] = &[
-    "Ivan", "Petr", "Sergei", "Oleg", "Yuri", "Dmitry", "Fedor", "Denis",
-];
-const LAST_NAMES: &[&str] = &[
-    "Ivanov",
-    "Petrov",
-    "Sidorov",
-    "Kovalev",
-    "Kuznetsov",
-    "Voronoi",
-];
 
 /// The schema, as EDN text (shown by `.schema` later, so it documents itself).
 pub const SCHEMA: &str = r#"[
@@ -54,28 +42,22 @@ fn s(x: &str) -> Edn {
     Edn::String(x.to_string())
 }
 
-/// The people, in transactions of [`CHUNK`] maps; person `i` has tempid `"p<i>"`.
+/// The people (`datalith-testdata`, the benchmark's generator), in transactions of [`CHUNK`]
+/// maps; the `i`-th person loaded has tempid `"p<i>"`.
 pub fn people() -> Vec<Edn> {
-    let mut rng = StdRng::seed_from_u64(SEED);
     let mut out = Vec::new();
     let mut chunk = Vec::with_capacity(CHUNK);
-    for i in 0..PEOPLE {
-        let name = NAMES[rng.random_range(0..NAMES.len())];
-        let last = LAST_NAMES[rng.random_range(0..LAST_NAMES.len())];
-        let sex = if rng.random_range(0..2) == 0 {
-            ":male"
-        } else {
-            ":female"
-        };
-        let age = rng.random_range(0..100i64);
-        let salary = rng.random_range(0..100_000i64);
+    for (i, p) in datalith_testdata::generate(PEOPLE as u64, SEED)
+        .iter()
+        .enumerate()
+    {
         chunk.push(Edn::Map(vec![
             (kw(":db/id"), s(&format!("p{i}"))),
-            (kw(":name"), s(name)),
-            (kw(":last-name"), s(last)),
-            (kw(":sex"), kw(sex)),
-            (kw(":age"), Edn::Long(age)),
-            (kw(":salary"), Edn::Long(salary)),
+            (kw(":name"), s(&p.name)),
+            (kw(":last-name"), s(&p.last_name)),
+            (kw(":sex"), kw(p.sex_keyword())),
+            (kw(":age"), Edn::Long(p.age)),
+            (kw(":salary"), Edn::Long(p.salary)),
         ]));
         if chunk.len() == CHUNK {
             out.push(Edn::Vector(std::mem::take(&mut chunk)));

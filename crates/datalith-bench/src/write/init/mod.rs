@@ -23,7 +23,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode};
 
 pub use report::{markdown, one_line};
-pub use result::InitResult;
+pub use result::{merge_passes, InitResult};
 
 use super::args::{ChildArgs, Plan};
 use crate::common::child::{self, emit_result};

@@ -36,6 +36,7 @@ pub fn run(dir: &Path, run: &PhaseRun<'_>) -> InitResult {
         .args(["datalevin", "init"])
         .arg(dir)
         .args([n.to_string(), WARMUP.min(n).to_string()]);
+    crate::common::jvm::set_heap(&mut cmd, &run.plan.heap);
     // JVM start (~10 s), the data, the load and the check; generous, but not forever.
     let limit = run
         .plan

@@ -58,17 +58,22 @@ pub fn markdown(results: &[InitResult]) -> String {
     );
     let _ = writeln!(
         w,
-        "| condition | timed | items | seconds | entities/s | user s | sys s | peak RSS MB | data s | count ok |"
+        "| condition | timed | items | seconds | min-max s (passes) | entities/s | user s | sys s | peak RSS MB | data s | count ok |"
     );
-    let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|---|");
+    let _ = writeln!(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|");
     for r in results.iter().filter(|r| r.measured()) {
         let _ = writeln!(
             w,
-            "| {} | `{}` | {} | {:.3} | {:.0} | {:.2} | {:.2} | {:.1} | {:.2} | {} |",
+            "| {} | `{}` | {} | {:.3} | {} | {:.0} | {:.2} | {:.2} | {:.1} | {:.2} | {} |",
             r.condition,
             r.timed,
             r.items,
             r.seconds,
+            r.seconds_spread.as_ref().map_or("-".into(), |s| format!(
+                "{} ({})",
+                s.range_text(|x| format!("{x:.3}")),
+                s.passes.len()
+            )),
             r.entities as f64 / r.seconds.max(1e-9),
             r.user_s,
             r.sys_s,

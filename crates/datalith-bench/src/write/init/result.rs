@@ -34,6 +34,40 @@ pub struct InitResult {
     pub skipped: Option<String>,
     /// Why the run failed.
     pub error: Option<String>,
+    /// Timed seconds over the passes (median, min, max); `seconds` is their median.
+    #[serde(default)]
+    pub seconds_spread: Option<crate::common::passes::Spread>,
+}
+
+/// One result per condition from the runs of every pass (in the order of `by_pass[0]`): a
+/// failed pass fails it, a skipped one leaves it skipped, else the pass with the median
+/// seconds stands for it, with the median seconds and the spread.
+pub fn merge_passes(by_pass: &[Vec<InitResult>]) -> Vec<InitResult> {
+    let Some(first) = by_pass.first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .map(|c| {
+            let runs: Vec<&InitResult> = by_pass
+                .iter()
+                .filter_map(|p| p.iter().find(|r| r.condition == c.condition))
+                .collect();
+            if let Some(bad) = runs.iter().find(|r| !r.ok() || r.skipped.is_some()) {
+                return (*bad).clone();
+            }
+            let secs: Vec<f64> = runs.iter().map(|r| r.seconds).collect();
+            match crate::common::passes::Spread::of(&secs) {
+                Some(spread) if runs.len() > 1 => {
+                    let mut r = runs[spread.median_pass()].clone();
+                    r.seconds = spread.median;
+                    r.seconds_spread = Some(spread);
+                    r
+                }
+                _ => c.clone(),
+            }
+        })
+        .collect()
 }
 
 impl InitResult {
@@ -77,5 +111,48 @@ impl InitResult {
     /// A peer (not Datalith).
     pub fn is_peer(&self) -> bool {
         InitCondition::find(&self.condition).is_none_or(InitCondition::peer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(condition: &str, seconds: f64) -> InitResult {
+        InitResult {
+            condition: condition.into(),
+            seconds,
+            count_ok: true,
+            ..InitResult::default()
+        }
+    }
+
+    #[test]
+    fn passes_merge_to_the_median_run() {
+        let by_pass = vec![
+            vec![run("dl-init", 3.0), run("sqlite-init", 1.0)],
+            vec![run("sqlite-init", 2.0), run("dl-init", 1.0)],
+            vec![run("dl-init", 2.0), run("sqlite-init", 3.0)],
+        ];
+        let got = merge_passes(&by_pass);
+        let summary: Vec<(String, f64, f64, f64)> = got
+            .iter()
+            .map(|r| {
+                let s = r.seconds_spread.as_ref().unwrap();
+                (r.condition.clone(), r.seconds, s.min, s.max)
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("dl-init".to_string(), 2.0, 1.0, 3.0),
+                ("sqlite-init".to_string(), 2.0, 1.0, 3.0),
+            ]
+        );
+        let mut failed = run("dl-init", 1.0);
+        failed.error = Some("boom".into());
+        let got = merge_passes(&[vec![run("dl-init", 2.0)], vec![failed]]);
+        assert_eq!(got[0].error.as_deref(), Some("boom"));
+        assert!(merge_passes(&[]).is_empty());
     }
 }

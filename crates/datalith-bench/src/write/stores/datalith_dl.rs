@@ -1,7 +1,10 @@
 //! Datalith's Datalog API: schema `:k` long `:db.unique/identity`, `:v` string; each record is
-//! the upsert `{:k key :v uuid}`; `transact` (sync) or `transact_with_callback` (async).
+//! the upsert `{:k key :v uuid}`; `transact` (sync) or `transact_with_callback` (async). Reads
+//! go through a Datalog query (the level Datalevin's harness reads at) or, for the raw-index
+//! row, AVE then EAV.
 
 use datalith::codec::{Keyword, Value};
+use datalith::edn::Edn;
 use datalith::kv::Durability;
 use datalith::store::AttrId;
 use datalith::tx::{EntityMap, TxData, TxValue};
@@ -12,6 +15,10 @@ use crate::common::BenchError;
 use crate::write::condition::{Condition, Done, Record};
 
 const STORE: &str = "datalith-datalog";
+
+/// The mixed phase's read as Datalog: the text Datalevin's harness runs
+/// (`bench/peers/datalevin/mixed.clj`).
+const READ_QUERY: &str = "[:find ?v . :in $ ?k :where [?e :k ?k] [?e :v ?v]]";
 
 pub struct DatalithDl {
     db: Database,
@@ -75,6 +82,24 @@ impl DatalithDl {
         })
     }
 
+    /// The raw read: the entity of `key` in AVE, then its `:v` in EAV.
+    fn read_index(&mut self, key: u64) -> Result<Option<String>, BenchError> {
+        let snapshot = self.db.db().map_err(BenchError::store(STORE, "db"))?;
+        let (k, v) = self.attr_ids(&snapshot)?;
+        let r = snapshot.reader();
+        let Some(e) = r
+            .first_entity_with(k, &Value::Long(key as i64))
+            .map_err(BenchError::store(STORE, "lookup"))?
+        else {
+            return Ok(None);
+        };
+        let values = r.values(e, v).map_err(BenchError::store(STORE, "values"))?;
+        Ok(values.into_iter().find_map(|x| match x {
+            Value::String(s) => Some(s.to_string()),
+            _ => None,
+        }))
+    }
+
     fn attr_ids(&mut self, snapshot: &datalith::Db) -> Result<(AttrId, AttrId), BenchError> {
         if let Some(ids) = self.ids {
             return Ok(ids);
@@ -111,19 +136,17 @@ impl Condition for DatalithDl {
 
     fn read(&mut self, key: u64) -> Result<Option<String>, BenchError> {
         let snapshot = self.db.db().map_err(BenchError::store(STORE, "db"))?;
-        let (k, v) = self.attr_ids(&snapshot)?;
-        let r = snapshot.reader();
-        let Some(e) = r
-            .first_entity_with(k, &Value::Long(key as i64))
-            .map_err(BenchError::store(STORE, "lookup"))?
-        else {
-            return Ok(None);
-        };
-        let values = r.values(e, v).map_err(BenchError::store(STORE, "values"))?;
-        Ok(values.into_iter().find_map(|x| match x {
-            Value::String(s) => Some(s.to_string()),
+        let found = snapshot
+            .q(READ_QUERY, &[Edn::Long(key as i64)])
+            .map_err(BenchError::store(STORE, "query"))?;
+        Ok(match found {
+            Edn::String(s) => Some(s),
             _ => None,
-        }))
+        })
+    }
+
+    fn read_raw(&mut self, key: u64) -> Option<Result<Option<String>, BenchError>> {
+        Some(self.read_index(key))
     }
 
     fn count(&mut self) -> Result<u64, BenchError> {

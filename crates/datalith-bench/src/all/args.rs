@@ -1,0 +1,130 @@
+//! Flags of `datalith-bench all` and the workload command lines they resolve to.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// `datalith-bench all`: every workload, every peer, one results folder.
+#[derive(Args, Debug, Clone)]
+pub struct AllArgs {
+    /// CI size: every workload in its quick mode (JVM and Node peers skipped, RocksDB only if
+    /// built in), still checking every count; a few minutes in a release build.
+    #[arg(long)]
+    pub quick: bool,
+    /// The results folder (default `bench-results/all-<UTC date>`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Heap of every JVM and Node peer, e.g. 4g.
+    #[arg(long, default_value = crate::common::jvm::DEFAULT_HEAP)]
+    pub heap: String,
+    /// Passes of every workload (default 3, or 1 with --quick).
+    #[arg(long)]
+    pub passes: Option<usize>,
+    /// Let the run finish although a peer could not run (reported loudly in RESULTS.md).
+    #[arg(long)]
+    pub allow_missing_peers: bool,
+    /// Directory of the peer harnesses (default: bench/peers of this repository).
+    #[arg(long)]
+    pub peers_dir: Option<PathBuf>,
+    /// Cap on the seconds of each W phase of each condition (passed to `write --max-secs`; a
+    /// capped run is marked in the summaries). Default: none, every condition writes it all.
+    #[arg(long)]
+    pub max_secs: Option<f64>,
+    /// Workloads to run (default all): write-kv, write-dl, query, blob.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+}
+
+/// The workloads, in run order: name, sub-folder written under the results folder.
+pub const WORKLOADS: [(&str, &str); 4] = [
+    ("write-kv", "write-kv"),
+    ("write-dl", "write-dl"),
+    ("query", "query"),
+    ("blob", "blob"),
+];
+
+/// The `datalith-bench` arguments of workload `name` (one of [`WORKLOADS`]).
+pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = match name {
+        "write-kv" => vec!["write".into(), "--kv".into()],
+        "write-dl" => vec!["write".into()],
+        "query" => vec!["query".into()],
+        _ => vec!["blob".into()],
+    };
+    v.push("--out".into());
+    v.push(out.display().to_string());
+    if a.quick {
+        v.push("--quick".into());
+        // Smaller than each workload's own --quick, so that the four fit CI's 3 minutes; every
+        // count is still checked.
+        v.extend(
+            match name {
+                "write-kv" | "write-dl" => vec!["--max-secs", "1.5", "--writes", "1000"],
+                "query" => vec!["--secs", "0.1", "--cap-secs", "1", "--people", "1000"],
+                _ => vec!["--secs", "1", "--rates", "10,1000"],
+            }
+            .into_iter()
+            .map(String::from),
+        );
+    }
+    if let Some(p) = a.passes {
+        v.push("--passes".into());
+        v.push(p.to_string());
+    }
+    if let (Some(cap), "write-kv" | "write-dl") = (a.max_secs, name) {
+        v.push("--max-secs".into());
+        v.push(cap.to_string());
+    }
+    if name != "blob" {
+        v.push("--heap".into());
+        v.push(a.heap.clone());
+        if a.allow_missing_peers {
+            v.push("--allow-missing-peers".into());
+        }
+        if let Some(d) = &a.peers_dir {
+            v.push("--peers-dir".into());
+            v.push(d.display().to_string());
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(quick: bool) -> AllArgs {
+        AllArgs {
+            quick,
+            out: None,
+            heap: "4g".into(),
+            passes: None,
+            allow_missing_peers: false,
+            peers_dir: None,
+            max_secs: None,
+            only: vec![],
+        }
+    }
+
+    #[test]
+    fn command_lines() {
+        let out = std::path::Path::new("R");
+        let cases: [(&str, bool, &str); 5] = [
+            ("write-kv", false, "write --kv --out R --heap 4g"),
+            ("write-dl", false, "write --out R --heap 4g"),
+            ("query", false, "query --out R --heap 4g"),
+            ("blob", false, "blob --out R"),
+            (
+                "blob",
+                true,
+                "blob --out R --quick --secs 1 --rates 10,1000",
+            ),
+        ];
+        for (name, quick, want) in cases {
+            assert_eq!(
+                command_line(name, &args(quick), out).join(" "),
+                want,
+                "{name}"
+            );
+        }
+    }
+}

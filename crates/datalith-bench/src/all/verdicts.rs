@@ -1,0 +1,384 @@
+//! `RESULTS.md`: one table row per comparison, Datalith against the best peer of the row, read
+//! from the `summary.jsonl` each workload wrote into the results folder.
+//!
+//! Invariants: a row compares like with like (durable against durable in W, the same task in
+//! Q, the same rate in B); Datalith's own variants are never "the best peer"; a row whose
+//! peer did not run says so instead of passing.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Whether a larger figure is better (throughput) or a smaller one (latency, CPU, bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// One comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub workload: String,
+    pub what: String,
+    pub unit: String,
+    pub better: Better,
+    /// Datalith's condition and figure.
+    pub ours: Option<(String, f64)>,
+    /// The best peer and its figure.
+    pub best_peer: Option<(String, f64)>,
+}
+
+impl Row {
+    /// How many times better Datalith is than the best peer (above 1: ahead).
+    pub fn advantage(&self) -> Option<f64> {
+        let ((_, a), (_, b)) = (self.ours.as_ref()?, self.best_peer.as_ref()?);
+        if *a <= 0.0 || *b <= 0.0 {
+            return None;
+        }
+        Some(match self.better {
+            Better::Higher => a / b,
+            Better::Lower => b / a,
+        })
+    }
+
+    /// `ahead`, `behind` or why there is no verdict.
+    pub fn verdict(&self) -> String {
+        match (self.advantage(), &self.ours, &self.best_peer) {
+            (Some(x), _, _) if x > 1.0 => format!("**ahead** {x:.2}x"),
+            (Some(x), _, _) => format!("**behind** {x:.2}x"),
+            (None, None, _) => "n/a: Datalith not measured".into(),
+            (None, _, None) => "n/a: no peer measured".into(),
+            _ => "n/a".into(),
+        }
+    }
+}
+
+/// Reads a `summary.jsonl` (missing file: no lines).
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn f(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64).filter(|x| x.is_finite())
+}
+
+fn s<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The best (by `better`) of `(name, figure)` candidates.
+fn best(cands: impl Iterator<Item = (String, f64)>, better: Better) -> Option<(String, f64)> {
+    cands.max_by(|a, b| match better {
+        Better::Higher => a.1.total_cmp(&b.1),
+        Better::Lower => b.1.total_cmp(&a.1),
+    })
+}
+
+/// Whether a W condition is one of Datalith's.
+fn datalith_w(name: &str) -> bool {
+    name.starts_with("kv-") || name.starts_with("dl-")
+}
+
+/// Rows of one W family (`write-kv` or `write-dl`): pure write per batch (durable only), the
+/// mixed phase per read level, and the bulk load.
+pub fn w_rows(family: &str, lines: &[Value]) -> Vec<Row> {
+    let ran = |v: &&Value| {
+        v.get("skipped").is_none_or(Value::is_null) && v.get("error").is_none_or(Value::is_null)
+    };
+    let pure: Vec<&Value> = lines
+        .iter()
+        .filter(|v| s(v, "phase") != "init")
+        .filter(ran)
+        .filter(|v| s(v, "durability") == "durable")
+        .collect();
+    let mut batches: Vec<u64> = pure
+        .iter()
+        .filter_map(|v| v.get("batch").and_then(Value::as_u64))
+        .collect();
+    batches.sort_unstable();
+    batches.dedup();
+    let mut rows = Vec::new();
+    let side = |ours: bool, batch: u64, metric: &dyn Fn(&Value) -> Option<f64>| {
+        best(
+            pure.iter()
+                .filter(|v| v.get("batch").and_then(Value::as_u64) == Some(batch))
+                .filter(|v| datalith_w(s(v, "condition")) == ours)
+                .filter_map(|v| Some((s(v, "condition").to_string(), metric(v)?))),
+            Better::Higher,
+        )
+    };
+    for &b in &batches {
+        let tp = |v: &Value| f(v, "throughput_wps");
+        rows.push(Row {
+            workload: family.into(),
+            what: format!("pure write, batch {b}, durable"),
+            unit: "writes/s".into(),
+            better: Better::Higher,
+            ours: side(true, b, &tp),
+            best_peer: side(false, b, &tp),
+        });
+    }
+    for (key, spread, level) in [
+        ("mixed", "mixed_spread", "query"),
+        ("mixed_raw", "mixed_raw_spread", "raw"),
+    ] {
+        let rate = |v: &Value| {
+            let m = v.get(key).filter(|m| !m.is_null())?;
+            spread_median(v, spread).or_else(|| {
+                let secs = f(m, "seconds")?;
+                (secs > 0.0).then(|| f(m, "iterations").unwrap_or(0.0) / secs)
+            })
+        };
+        let ours = side(true, 1, &rate);
+        let peer = side(false, 1, &rate);
+        if ours.is_some() || peer.is_some() {
+            rows.push(Row {
+                workload: family.into(),
+                what: format!("mixed read/write, {level} reads, durable"),
+                unit: "iterations/s".into(),
+                better: Better::Higher,
+                ours,
+                best_peer: peer,
+            });
+        }
+    }
+    let inits: Vec<&Value> = lines
+        .iter()
+        .filter(|v| s(v, "phase") == "init")
+        .filter(ran)
+        .collect();
+    if !inits.is_empty() {
+        let side = |ours: bool| {
+            best(
+                inits
+                    .iter()
+                    .filter(|v| s(v, "condition").starts_with("dl-") == ours)
+                    .filter_map(|v| Some((s(v, "condition").to_string(), f(v, "seconds")?))),
+                Better::Lower,
+            )
+        };
+        rows.push(Row {
+            workload: family.into(),
+            what: "bulk load".into(),
+            unit: "s".into(),
+            better: Better::Lower,
+            ours: side(true),
+            best_peer: side(false),
+        });
+    }
+    rows
+}
+
+fn spread_median(v: &Value, key: &str) -> Option<f64> {
+    v.get(key)
+        .filter(|x| !x.is_null())
+        .and_then(|x| f(x, "median"))
+}
+
+/// Rows of Q: per task, `datalith` (reads) or `datalith-nosync` (writes) against the fastest
+/// other peer.
+pub fn q_rows(lines: &[Value]) -> Vec<Row> {
+    let mut tasks: Vec<String> = Vec::new();
+    for v in lines {
+        let t = s(v, "task").to_string();
+        if !tasks.contains(&t) {
+            tasks.push(t);
+        }
+    }
+    let writes = ["init", "add-1", "add-5", "add-all", "retract-5"];
+    tasks
+        .into_iter()
+        .map(|t| {
+            let ours_name = if writes.contains(&t.as_str()) {
+                "datalith-nosync"
+            } else {
+                "datalith"
+            };
+            let ok = lines
+                .iter()
+                .filter(|v| s(v, "task") == t && s(v, "status") == "ok");
+            let ours = ok
+                .clone()
+                .find(|v| s(v, "peer") == ours_name)
+                .and_then(|v| Some((ours_name.to_string(), f(v, "median_ms")?)));
+            let peer = best(
+                ok.filter(|v| !s(v, "peer").starts_with("datalith"))
+                    .filter_map(|v| Some((s(v, "peer").to_string(), f(v, "median_ms")?))),
+                Better::Lower,
+            );
+            Row {
+                workload: "query".into(),
+                what: t,
+                unit: "ms".into(),
+                better: Better::Lower,
+                ours,
+                best_peer: peer,
+            }
+        })
+        .collect()
+}
+
+/// Rows of B: per rate, CPU %, write calls/s and device MiB/s of `datalith` against the
+/// lowest peer (its `datalith-*` alternatives are not peers).
+pub fn b_rows(lines: &[Value]) -> Vec<Row> {
+    let ok: Vec<&Value> = lines.iter().filter(|v| s(v, "status") == "ok").collect();
+    let mut rates: Vec<f64> = ok.iter().filter_map(|v| f(v, "target_rate")).collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    let mut rows = Vec::new();
+    for rate in rates {
+        for (key, what, unit) in [
+            ("cpu_pct", "CPU", "%"),
+            ("syscw_per_s", "write calls", "calls/s"),
+            ("device_mib_s", "device bytes", "MiB/s"),
+        ] {
+            let at = ok.iter().filter(|v| f(v, "target_rate") == Some(rate));
+            let ours = at
+                .clone()
+                .find(|v| s(v, "store") == "datalith")
+                .and_then(|v| Some(("datalith".to_string(), f(v, key)?)));
+            let peer = best(
+                at.filter(|v| !s(v, "store").starts_with("datalith"))
+                    .filter_map(|v| Some((s(v, "store").to_string(), f(v, key)?))),
+                Better::Lower,
+            );
+            rows.push(Row {
+                workload: "blob".into(),
+                what: format!("{rate} blobs/s, {what}"),
+                unit: unit.into(),
+                better: Better::Lower,
+                ours,
+                best_peer: peer,
+            });
+        }
+    }
+    rows
+}
+
+/// The table of `rows` as Markdown.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| workload | row | unit | Datalith | best peer | verdict |\n|---|---|---|--:|--:|---|\n",
+    );
+    let cell = |x: &Option<(String, f64)>| {
+        x.as_ref()
+            .map_or("-".into(), |(n, v)| format!("{} ({n})", figure(*v)))
+    };
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            r.workload,
+            r.what,
+            r.unit,
+            cell(&r.ours),
+            cell(&r.best_peer),
+            r.verdict()
+        );
+    }
+    out
+}
+
+/// A figure with about three significant digits.
+fn figure(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 0.1 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn q_rows_compare_against_the_fastest_other_peer() {
+        let lines = vec![
+            json!({"peer":"datalith","task":"q1","status":"ok","median_ms":1.0}),
+            json!({"peer":"datalith-nosync","task":"q1","status":"ok","median_ms":0.1}),
+            json!({"peer":"sqlite","task":"q1","status":"ok","median_ms":2.0}),
+            json!({"peer":"datalevin","task":"q1","status":"ok","median_ms":4.0}),
+            json!({"peer":"datalith-nosync","task":"add-1","status":"ok","median_ms":30.0}),
+            json!({"peer":"datascript","task":"add-1","status":"ok","median_ms":20.0}),
+            json!({"peer":"datalith","task":"q2","status":"ok","median_ms":1.0}),
+            json!({"peer":"sqlite","task":"q2","status":"skipped"}),
+        ];
+        let rows = q_rows(&lines);
+        let got: Vec<(String, String)> =
+            rows.iter().map(|r| (r.what.clone(), r.verdict())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("q1".to_string(), "**ahead** 2.00x".to_string()),
+                ("add-1".to_string(), "**behind** 0.67x".to_string()),
+                ("q2".to_string(), "n/a: no peer measured".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn w_rows_compare_durable_only_and_mixed_levels() {
+        let lines = vec![
+            json!({"condition":"kv-async-durable","durability":"durable","batch":1,"throughput_wps":100.0}),
+            json!({"condition":"kv-async-nosync","durability":"nosync","batch":1,"throughput_wps":900.0}),
+            json!({"condition":"sqlite-wal","durability":"durable","batch":1,"throughput_wps":50.0}),
+            json!({"condition":"datalevin-kv","durability":"durable","batch":1,"throughput_wps":80.0,
+                   "skipped":"not installed"}),
+            json!({"condition":"dl-async","durability":"durable","batch":1,"throughput_wps":10.0,
+                   "mixed":{"iterations":100,"seconds":1.0},"mixed_spread":{"median":120.0},
+                   "mixed_raw":{"iterations":300,"seconds":1.0}}),
+            json!({"condition":"datalevin-async","durability":"durable","batch":1,"throughput_wps":5.0,
+                   "mixed":{"iterations":60,"seconds":1.0},"mixed_raw":{"iterations":600,"seconds":1.0}}),
+            json!({"phase":"init","condition":"dl-init","seconds":2.0}),
+            json!({"phase":"init","condition":"datalevin-init","seconds":4.0}),
+        ];
+        let rows = w_rows("write-kv", &lines);
+        let got: Vec<(String, String)> =
+            rows.iter().map(|r| (r.what.clone(), r.verdict())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "pure write, batch 1, durable".to_string(),
+                    "**ahead** 2.00x".to_string()
+                ),
+                (
+                    "mixed read/write, query reads, durable".to_string(),
+                    "**ahead** 2.00x".to_string()
+                ),
+                (
+                    "mixed read/write, raw reads, durable".to_string(),
+                    "**behind** 0.50x".to_string()
+                ),
+                ("bulk load".to_string(), "**ahead** 2.00x".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn b_rows_take_the_lowest_peer_per_metric() {
+        let lines = vec![
+            json!({"store":"datalith","target_rate":10.0,"status":"ok","cpu_pct":1.0,"syscw_per_s":5.0,"device_mib_s":2.0}),
+            json!({"store":"datalith-blocking","target_rate":10.0,"status":"ok","cpu_pct":0.1,"syscw_per_s":1.0,"device_mib_s":0.1}),
+            json!({"store":"sqlite","target_rate":10.0,"status":"ok","cpu_pct":2.0,"syscw_per_s":100.0,"device_mib_s":1.0}),
+            json!({"store":"rocksdb","target_rate":10.0,"status":"skipped"}),
+        ];
+        let got: Vec<String> = b_rows(&lines).iter().map(Row::verdict).collect();
+        assert_eq!(
+            got,
+            vec!["**ahead** 2.00x", "**ahead** 20.00x", "**behind** 0.50x"]
+        );
+    }
+}
