@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod codec;
+pub mod db;
 pub mod edn;
 pub mod error;
 pub mod kv;

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
-use super::db::Db;
+use crate::db::Db;
 use crate::kv::Direction;
 use crate::store::ids::{partition_of, Partition};
 use crate::store::keys::{self, ATTR_BYTES};

@@ -1,14 +1,14 @@
 //! `Database`: an open Datalog database (a connection, in Datomic's words).
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use super::db::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::{Db, Functions};
 use crate::kv::handle::Completion;
 use crate::kv::{CommitHandle, EnvOptions, Environment};
 use crate::store::{Store, Tables};
-use crate::tx::request::{Functions, TxRequest};
+use crate::tx::request::TxRequest;
 use crate::tx::{TxData, TxError, TxReport};
 
 /// Options for [`Database::open`].
@@ -39,8 +39,7 @@ impl DbOptions {
 pub struct Database {
     env: Environment,
     store: Arc<Store>,
-    functions: Arc<RwLock<Functions>>,
-    queries: Arc<super::db::QueryEnv>,
+    functions: Arc<Functions>,
 }
 
 impl std::fmt::Debug for Database {
@@ -139,8 +138,7 @@ impl Database {
         Ok(Database {
             env,
             store: Arc::new(Store::new(tables)),
-            functions: Arc::new(RwLock::new(Functions::new())),
-            queries: Arc::new(super::db::QueryEnv::default()),
+            functions: Arc::default(),
         })
     }
 
@@ -151,12 +149,11 @@ impl Database {
 
     /// A consistent snapshot for reading.
     pub fn db(&self) -> Result<Db, TxError> {
-        Db::open(
+        Ok(Db::open(
             self.env.read()?,
             self.store.clone(),
-            self.queries.clone(),
             self.functions.clone(),
-        )
+        )?)
     }
 
     /// Transacts and waits until the transaction is durable.
@@ -195,7 +192,7 @@ impl Database {
     fn request(&self, data: TxData, completion: Completion<TxReport, TxError>) -> Box<TxRequest> {
         let size = 256 + data.items.len() * 128;
         let expanded = {
-            let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
+            let functions = self.functions.tx();
             crate::tx::request::expand_early(&self.store.latest_schema(), &functions, &data)
         };
         Box::new(TxRequest {
@@ -206,7 +203,6 @@ impl Database {
             size,
             result: None,
             completion: Some(completion),
-            queries: Some(self.queries.clone()),
             around: None,
             attached: None,
         })
@@ -219,10 +215,7 @@ impl Database {
         name: Keyword,
         f: impl Fn(&[Value]) -> Result<TxData, String> + Send + Sync + 'static,
     ) {
-        self.functions
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name, Arc::new(f));
+        self.functions.add_tx_fn(name, Arc::new(f));
     }
 }
 
@@ -233,12 +226,7 @@ impl Database {
         name: &str,
         f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
     ) {
-        self.queries
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .functions
-            .insert(name.to_string(), Arc::new(f));
+        self.functions.add_query_fn(name, Arc::new(f));
     }
 
     /// Registers an aggregate callable in `:find` as `(name ?x)`.
@@ -247,12 +235,7 @@ impl Database {
         name: &str,
         f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
     ) {
-        self.queries
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .aggregates
-            .insert(name.to_string(), Arc::new(f));
+        self.functions.add_aggregate(name, Arc::new(f));
     }
 }
 

@@ -13,11 +13,11 @@
 
 use std::sync::Arc;
 
-use super::db::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::{Db, DbParts};
 use crate::kv::{Overlay, Stage};
 use crate::tx::batch::StoreBatch;
-use crate::tx::report::{BatchLink, DbParts, ReportDbs};
+use crate::tx::report::{BatchLink, ReportDbs};
 use crate::tx::{Tempid, TxData, TxError, TxReport};
 
 impl Db {
@@ -28,16 +28,8 @@ impl Db {
     /// the `Database` this value came from are called as in `transact`.
     pub fn with(&self, data: &TxData) -> Result<TxReport, TxError> {
         let r = self.reader();
-        let functions = self
-            .functions
-            .as_ref()
-            .map(|f| f.read().unwrap_or_else(|p| p.into_inner()));
-        let call = |name: &Keyword, args: &[Value]| {
-            functions
-                .as_ref()
-                .and_then(|f| f.get(name))
-                .map(|f| f(args))
-        };
+        let functions = self.functions.tx();
+        let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
         let out = crate::tx::run::run_tx(
             r,
             self.schema(),
@@ -161,8 +153,7 @@ fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
         },
         store: link.store.clone(),
         schema: schema.clone(),
-        queries: link.queries.clone(),
-        functions: Some(link.functions.clone()),
+        functions: link.functions.clone(),
     })
 }
 

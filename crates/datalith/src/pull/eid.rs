@@ -1,8 +1,8 @@
 //! The entity a pull starts from, named as Datomic accepts it: an entity id, an ident, or a
 //! lookup ref `[:unique/attr value]`.
 
-use crate::api::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::Db;
 use crate::edn::{edn_from_value, to_edn_string, value_from_edn, Edn};
 use crate::query::QueryError;
 use crate::store::EntityId;

@@ -11,7 +11,7 @@
 pub mod av;
 pub mod batch;
 pub mod bulk;
-pub mod data;
+pub use crate::db::tx_data as data;
 pub mod datoms;
 pub mod edn;
 pub mod error;

@@ -1,11 +1,9 @@
 //! What a committed transaction reports.
 
 use rustc_hash::FxHashMap;
-use std::any::Any;
 use std::sync::Arc;
 
 use super::data::Tempid;
-use crate::kv::{Overlay, Snapshot};
 use crate::store::ids::EntityId;
 use crate::store::{Datom, Schema, Store};
 
@@ -98,22 +96,6 @@ impl TxReport {
     }
 }
 
-/// Everything a database value (`api::Db`) is made of, without the query layer's types
-/// (`tx` knows nothing of queries: the query environment travels type-erased).
-#[derive(Clone)]
-pub(crate) struct DbParts {
-    /// The LMDB snapshot underneath.
-    pub(crate) snapshot: Arc<Snapshot>,
-    /// Writes over it, if the value is speculative or not the snapshot's exact state.
-    pub(crate) overlay: Option<Arc<Overlay>>,
-    pub(crate) store: Arc<Store>,
-    pub(crate) schema: Arc<Schema>,
-    /// The query environment (`api::db::QueryEnv`).
-    pub(crate) queries: Arc<dyn Any + Send + Sync>,
-    /// Transaction functions, for `with` on this value.
-    pub(crate) functions: Option<Arc<std::sync::RwLock<super::request::Functions>>>,
-}
-
 /// How a report gets its database values.
 #[derive(Clone, Default)]
 pub(crate) enum ReportDbs {
@@ -121,7 +103,7 @@ pub(crate) enum ReportDbs {
     #[default]
     Unavailable,
     /// Computed already (`Db::with`).
-    Ready(Box<(DbParts, DbParts)>),
+    Ready(Box<(crate::db::DbParts, crate::db::DbParts)>),
     /// Built on demand from the snapshot of the request's group commit.
     Batch(Box<BatchLink>),
 }
@@ -136,8 +118,7 @@ pub(crate) struct BatchLink {
     pub(crate) ops: crate::kv::OpRange,
     pub(crate) around: Around,
     pub(crate) store: Arc<Store>,
-    pub(crate) queries: Arc<dyn Any + Send + Sync>,
-    pub(crate) functions: Arc<std::sync::RwLock<super::request::Functions>>,
+    pub(crate) functions: Arc<crate::db::Functions>,
 }
 
 /// The schemas and id counters just before and just after one request (the batch writes

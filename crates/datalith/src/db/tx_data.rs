@@ -1,5 +1,6 @@
-//! Stage 1 of a transaction: tx data as the user wrote it (maps and operations, with tempids,
-//! lookup refs and idents not yet resolved).
+//! Transaction data as the user wrote it (stage 1 of a transaction: maps and operations, with
+//! tempids, lookup refs and idents not yet resolved): what `transact` and `with` take and
+//! transaction functions return.
 
 use std::sync::Arc;
 
