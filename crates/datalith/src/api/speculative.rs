@@ -13,12 +13,13 @@
 
 use std::sync::Arc;
 
-use crate::codec::{Keyword, Value};
 use crate::db::{Db, DbParts};
 use crate::kv::{Overlay, Stage};
+use crate::tx::attempt::{attempt, Attempt};
 use crate::tx::batch::StoreBatch;
 use crate::tx::report::{BatchLink, ReportDbs};
-use crate::tx::{Tempid, TxData, TxError, TxReport};
+use crate::tx::write::Distinct;
+use crate::tx::{TxData, TxError, TxReport};
 
 impl Db {
     /// Runs `data` against this database value without writing anything (Datomic's `with`):
@@ -28,28 +29,22 @@ impl Db {
     /// the `Database` this value came from are called as in `transact`.
     pub fn with(&self, data: &TxData) -> Result<TxReport, TxError> {
         let r = self.reader();
-        let functions = self.functions.tx();
-        let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
-        let out = crate::tx::run::run_tx(
-            r,
-            self.schema(),
-            data,
-            &call,
-            crate::tx::run::now_ms(),
-            None,
-            None,
-        )?;
         let t = &self.store.tables;
         let schema = self.schema().clone();
         let mut stage = Stage::default();
         // Looked up: this stage never reaches LMDB, so no insert can count for it.
-        let stats = crate::tx::write::stage_datoms(
-            &r,
-            t,
-            &out.datoms,
+        let Attempt {
+            outcome: out,
+            stats,
+        } = attempt(
+            r,
+            &schema,
+            data,
+            &self.functions.tx(),
+            None,
+            None,
             &mut stage,
-            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
-            crate::tx::write::Distinct::Lookup,
+            Distinct::Lookup,
         )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.
         let mut slot = StoreBatch::new(t.clone());
@@ -70,12 +65,10 @@ impl Db {
             schema: new_schema.unwrap_or(schema),
             ..before.clone()
         };
-        let mut tempids = out.tempids;
-        tempids.retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));
         Ok(TxReport {
             tx: out.tx,
             tx_data: out.datoms.datoms,
-            tempids,
+            tempids: out.tempids,
             dbs: ReportDbs::Ready(Box::new((before, after))),
             spent: Default::default(),
         })

@@ -92,9 +92,9 @@ impl Eid {
                     reason: format!("no attribute {k}"),
                 })?;
                 if attr.unique.is_none() {
-                    return Err(QueryError::LookupRefAttrNotUnique {
+                    return Err(QueryError::LookupRefNotUnique {
                         attr: k.to_string(),
-                        lookup: self.to_string(),
+                        lookup_ref: self.to_string(),
                     });
                 }
                 let v = match v {

@@ -8,6 +8,7 @@
 //!
 //! [`run`] strings stages 2-4 together; [`request`] is the committer's unit of work.
 
+pub(crate) mod attempt;
 pub mod av;
 pub mod batch;
 pub mod bulk;

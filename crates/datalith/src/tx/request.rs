@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use super::attempt::{attempt, Attempt};
 use super::batch::StoreBatch;
 use super::data::TxData;
 use super::error::TxError;
 use super::report::TxReport;
-use super::run::{now_ms, run_tx};
-use super::write::{stage_datoms, Distinct};
+use super::write::Distinct;
 use crate::codec::{Keyword, Value};
 use crate::kv::handle::Completion;
 use crate::kv::{BatchState, Outcome, Rejected, Stage, View, WriteRequest};
@@ -49,17 +49,19 @@ impl TxRequest {
             None => self.store.schema_for(&r)?,
         };
         let counters = slot.counters;
-        let functions = self.functions.tx();
-        let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
         // A redo after a map growth must expand again only if the schema moved.
         let expanded = self.expanded.take();
-        let out = run_tx(r, &schema, &self.data, &call, now_ms(), counters, expanded)?;
-        let stats = stage_datoms(
-            &r,
-            t,
-            &out.datoms,
+        let Attempt {
+            outcome: out,
+            stats,
+        } = attempt(
+            r,
+            &schema,
+            &self.data,
+            &self.functions.tx(),
+            counters,
+            expanded,
             stage,
-            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
             Distinct::Tally,
         )?;
         // Validation passed: only now does this request touch the shared batch state.
@@ -84,13 +86,6 @@ impl TxRequest {
             counters_before: counters,
             counters_after: (out.next_entity, out.next_attr, out.tx + 1),
         });
-        let mut tempids = out.tempids;
-        tempids.retain(|t, _| {
-            !matches!(
-                t,
-                super::data::Tempid::Anonymous(_) | super::data::Tempid::CurrentTx
-            )
-        });
         // The index bytes go back to the caller to free (see `Spent`).
         let super::datoms::NetDatoms {
             datoms: tx_data,
@@ -99,7 +94,7 @@ impl TxRequest {
         Ok(TxReport {
             tx: out.tx,
             tx_data,
-            tempids,
+            tempids: out.tempids,
             dbs: Default::default(),
             spent: super::report::Spent { data: None, bytes },
         })
