@@ -9,7 +9,7 @@ use crate::kv::handle::Completion;
 use crate::kv::{CommitHandle, EnvOptions, Environment};
 use crate::store::{Store, Tables};
 use crate::tx::request::TxRequest;
-use crate::tx::{TxData, TxError, TxReport};
+use crate::tx::{IntoTxData, TxData, TxError, TxReport};
 
 /// Options for [`Database::open`].
 #[derive(Debug, Clone, Default)]
@@ -156,8 +156,22 @@ impl Database {
         )?)
     }
 
-    /// Transacts and waits until the transaction is durable.
-    pub fn transact(&self, data: TxData) -> Result<TxReport, TxError> {
+    /// Transacts and waits until the transaction is durable. `data` is tx data, EDN or EDN
+    /// text ([`IntoTxData`]).
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// let report = db.transact(r#"[{:db/id "ann" :name "Ann"}]"#).unwrap();
+    /// let ann = report.tempid("ann").unwrap();
+    /// assert_eq!(db.db().unwrap().pull("[:name]", ann).unwrap().to_string(), r#"{:name "Ann"}"#);
+    /// ```
+    pub fn transact<'a>(&self, data: impl IntoTxData<'a>) -> Result<TxReport, TxError> {
+        let data = data.into_tx_data()?.into_owned();
         let (completion, handle) = CommitHandle::pair();
         let request = self.request(data, completion);
         // Commits on this thread when the committer is idle.
@@ -167,10 +181,24 @@ impl Database {
 
     /// Queues a transaction; the handle completes once it is durable, with this
     /// transaction's own report or error (other requests in the same group commit do not
-    /// affect it).
-    pub fn transact_async(&self, data: TxData) -> CommitHandle<TxReport, TxError> {
+    /// affect it). `data` as for [`Database::transact`]; text that is not tx data completes
+    /// the handle with the error at once.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let handle = db.transact_async(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                                     :db/cardinality :db.cardinality/one}]"#);
+    /// handle.wait().unwrap();
+    /// ```
+    pub fn transact_async<'a>(&self, data: impl IntoTxData<'a>) -> CommitHandle<TxReport, TxError> {
         let (completion, handle) = CommitHandle::pair();
-        self.submit(data, completion);
+        match data.into_tx_data() {
+            Ok(data) => self.submit(data.into_owned(), completion),
+            Err(e) => completion.complete(Err(e)),
+        }
         handle
     }
 

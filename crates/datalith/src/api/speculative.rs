@@ -19,7 +19,7 @@ use crate::tx::attempt::{attempt, Attempt};
 use crate::tx::batch::StoreBatch;
 use crate::tx::report::{BatchLink, ReportDbs};
 use crate::tx::write::Distinct;
-use crate::tx::{TxData, TxError, TxReport};
+use crate::tx::{IntoTxData, TxError, TxReport};
 
 impl Db {
     /// Runs `data` against this database value without writing anything (Datomic's `with`):
@@ -27,7 +27,25 @@ impl Db {
     /// `db_after()`, a full database value with the transaction applied, which can be
     /// queried, pulled and extended by another `with`. Transaction functions registered on
     /// the `Database` this value came from are called as in `transact`.
-    pub fn with(&self, data: &TxData) -> Result<TxReport, TxError> {
+    ///
+    /// `data` is tx data, EDN or EDN text ([`IntoTxData`]).
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// let now = db.db().unwrap();
+    /// let then = now.with(r#"[{:name "Ann"}]"#).unwrap().db_after().unwrap();
+    /// let names = "[:find [?n ...] :where [_ :name ?n]]";
+    /// assert_eq!(then.q(names, &[]).unwrap().to_string(), r#"["Ann"]"#);
+    /// assert_eq!(now.q(names, &[]).unwrap().to_string(), "[]");
+    /// ```
+    pub fn with<'a>(&self, data: impl IntoTxData<'a>) -> Result<TxReport, TxError> {
+        let data = data.into_tx_data()?;
+        let data = &*data;
         let r = self.reader();
         let t = &self.store.tables;
         let schema = self.schema().clone();
@@ -76,7 +94,7 @@ impl Db {
 
     /// The database value `data` would produce (Datascript's `db-with`): `with(data)`'s
     /// `db_after`.
-    pub fn db_with(&self, data: &TxData) -> Result<Db, TxError> {
+    pub fn db_with<'a>(&self, data: impl IntoTxData<'a>) -> Result<Db, TxError> {
         self.with(data)?.db_after()
     }
 }

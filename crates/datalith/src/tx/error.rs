@@ -148,6 +148,9 @@ pub enum TxError {
         expected: String,
         found: String,
     },
+    /// Tx data given as text that is not EDN.
+    #[error("tx data is not EDN: {}:{}: {}", .0.line, .0.column, .0.message)]
+    Edn(#[from] crate::edn::ReadError),
     /// Malformed tx data.
     #[error("malformed tx data: {detail} in {form}")]
     Malformed { detail: String, form: String },
@@ -213,6 +216,7 @@ impl TxError {
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
+            TxError::Edn(_) => error::INVALID_EDN,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
             TxError::SchemaChange { .. } => error::INVALID_ALTER_ATTRIBUTE,
             TxError::UnknownFunction { .. } => error::NOT_A_DATA_FUNCTION,
@@ -286,6 +290,10 @@ impl TxError {
                 keyword_field("a", attr),
                 edn_text_field("v-old", expected),
                 edn_text_field("v", found),
+            ],
+            TxError::Edn(e) => vec![
+                ("line", crate::edn::Edn::Long(e.line as i64)),
+                ("column", crate::edn::Edn::Long(e.column as i64)),
             ],
             TxError::Malformed { detail, form } => {
                 vec![text_field("detail", detail), edn_text_field("form", form)]

@@ -16,6 +16,7 @@ pub use crate::db::tx_data as data;
 pub mod datoms;
 pub mod edn;
 pub mod error;
+mod input;
 pub mod print;
 pub mod report;
 pub mod request;
@@ -28,5 +29,6 @@ pub mod write;
 
 pub use data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxValue};
 pub use error::TxError;
+pub use input::IntoTxData;
 pub use report::TxReport;
 pub use run::TxFunction;
