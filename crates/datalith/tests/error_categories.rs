@@ -235,6 +235,10 @@ fn tx_errors_carry_datomic_categories() {
         let e = transact(&db, text).expect_err(text);
         check(text, &e, *want, fragment);
     }
+    // Text handed to `transact` itself: the reader's error, as a transaction error.
+    let text = r#"[{:person/name "carol""#;
+    let e = Error::from(db.transact(text).expect_err(text));
+    check(text, &e, error::INVALID_EDN, "tx data is not EDN: 1:");
 }
 
 #[test]
