@@ -17,8 +17,9 @@ pub struct TxReport {
     /// The datoms it asserted and retracted (net change).
     pub tx_data: Vec<Datom>,
     /// Tempid resolution (anonymous map tempids and the tx tempid left out). The resolver's
-    /// own map, handed over as it is (a rebuild cost a rehash per tempid).
-    pub tempids: FxHashMap<Tempid, EntityId>,
+    /// own map, handed over as it is (a rebuild cost a rehash per tempid); read it through
+    /// [`TxReport::tempids`], [`TxReport::tempid`] and [`TxReport::tempid_neg`].
+    pub(crate) tempids: FxHashMap<Tempid, EntityId>,
     /// Where `db_before` and `db_after` come from.
     pub(crate) dbs: ReportDbs,
     /// What the transaction no longer needs, freed wherever the report is dropped.
@@ -85,6 +86,11 @@ impl std::fmt::Debug for Spent {
 }
 
 impl TxReport {
+    /// Every tempid the transaction resolved and its entity id (in no particular order).
+    pub fn tempids(&self) -> impl Iterator<Item = (&Tempid, &EntityId)> {
+        self.tempids.iter()
+    }
+
     /// The id a string tempid resolved to.
     pub fn tempid(&self, name: &str) -> Option<EntityId> {
         self.tempids.get(&Tempid::Named(name.into())).copied()
