@@ -200,3 +200,55 @@ fn the_checker_finds_upward_paths_and_only_those() {
         assert_eq!(&upward(file, source), expected, "{file}: {source}");
     }
 }
+
+/// The module a file below `src/` belongs to, as the layer map names it.
+fn module_of(file: &str) -> String {
+    match file {
+        "error/crate_error.rs" => "error::Error".to_string(),
+        _ => file
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string(),
+    }
+}
+
+/// Prints the module graph: each edge `from -> to` between top-level modules (the files of
+/// `from` that name `to`), outside comments and unit tests, for docs/module-graph.md. Another
+/// tree's `src` (an older commit's, say) through `DATALITH_SRC`:
+/// `cargo test -p datalith --test layers module_graph -- --ignored --nocapture`.
+#[test]
+#[ignore = "prints the graph; run on demand"]
+fn module_graph() {
+    let src = std::env::var_os("DATALITH_SRC")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let mut files = Vec::new();
+    rust_files(&src, &src, &mut files);
+    let mut edges: std::collections::BTreeMap<(String, String), usize> = Default::default();
+    for (file, source) in &files {
+        let from = module_of(file);
+        let mut named: Vec<String> = crate_paths(source)
+            .iter()
+            .map(|p| match p.starts_with("error::Error") {
+                true => "error::Error".to_string(),
+                false => p.split("::").next().unwrap_or("").to_string(),
+            })
+            .filter(|to| *to != from && LAYERS.iter().any(|l| l.contains(&to.as_str())))
+            .collect();
+        named.sort();
+        named.dedup();
+        for to in named {
+            *edges.entry((from.clone(), to)).or_default() += 1;
+        }
+    }
+    for ((from, to), files) in edges {
+        let upward = if layer_of(&to) > layer_of(&from) {
+            "  UPWARD"
+        } else {
+            ""
+        };
+        println!("{from} -> {to} ({files} files){upward}");
+    }
+}
