@@ -229,7 +229,7 @@ mod tests {
             }
             let base = spec.db().unwrap();
             assert_eq!(giants(&base).len(), 2);
-            let after = base.db_with(&tx(&data)).unwrap();
+            let after = base.db_with(tx(&data)).unwrap();
             real.transact(tx(&data)).unwrap();
             let got = giants(&after);
             assert_eq!(got.len(), want, "{data}");
