@@ -417,3 +417,18 @@ fn fields_carry_the_values_not_their_text() {
         "{json}"
     );
 }
+
+#[test]
+fn edn_that_does_not_fit_a_rust_type_is_an_invalid_argument() {
+    // EDN read as `Vec<(String, i64)>`, message fragment
+    let cases: &[(&str, &str)] = &[(
+        r#"#{["Ann" "thirty"]}"#,
+        "invalid type: string \"thirty\", expected i64",
+    )];
+    for (text, fragment) in cases {
+        let edn = read_one(text).unwrap();
+        let got = datalith::edn::from_edn::<Vec<(String, i64)>>(&edn);
+        let e = Error::from(got.expect_err(text));
+        check(text, &e, error::INVALID_ARGUMENT, fragment);
+    }
+}

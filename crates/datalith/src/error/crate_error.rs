@@ -4,7 +4,7 @@
 //! In the facade layer (it names every layer's error type); the categories themselves sit
 //! low, beside the codec, so that every layer can give its errors one.
 
-use super::{error_map, Category, Field, INVALID_EDN};
+use super::{error_map, Category, Field, INVALID_ARGUMENT, INVALID_EDN};
 use crate::edn::{to_edn_string, to_json, Edn};
 
 /// Any error of the crate.
@@ -29,6 +29,9 @@ pub enum Error {
     /// A dump failed.
     #[error(transparent)]
     Dump(#[from] crate::api::dump::DumpError),
+    /// EDN that does not fit the Rust type asked for ([`crate::edn::from_edn`]).
+    #[error("{0}")]
+    Deserialize(#[from] crate::edn::DeserializeError),
     /// Text that is not EDN.
     #[error("{}:{}: {}", .0.line, .0.column, .0.message)]
     Edn(#[from] crate::edn::ReadError),
@@ -45,6 +48,7 @@ impl Error {
             Error::Codec(e) => e.category(),
             Error::Dump(e) => e.category(),
             Error::Edn(_) => INVALID_EDN,
+            Error::Deserialize(_) => INVALID_ARGUMENT,
         }
     }
 
@@ -57,6 +61,7 @@ impl Error {
             Error::Kv(e) => e.fields(),
             Error::Codec(e) => e.fields(),
             Error::Dump(e) => e.fields(),
+            Error::Deserialize(_) => vec![],
             Error::Edn(e) => vec![
                 ("line", Edn::Long(e.line as i64)),
                 ("column", Edn::Long(e.column as i64)),
