@@ -432,3 +432,13 @@ fn edn_that_does_not_fit_a_rust_type_is_an_invalid_argument() {
         check(text, &e, error::INVALID_ARGUMENT, fragment);
     }
 }
+
+#[test]
+fn a_rust_value_with_no_edn_form_is_an_invalid_argument() {
+    // a value `to_edn` refuses, message fragment
+    let cases: &[(u64, &str)] = &[(u64::MAX, "18446744073709551615 does not fit in a long")];
+    for (value, fragment) in cases {
+        let e = Error::from(datalith::edn::to_edn(value).expect_err(fragment));
+        check(fragment, &e, error::INVALID_ARGUMENT, fragment);
+    }
+}

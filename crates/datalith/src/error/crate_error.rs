@@ -32,6 +32,9 @@ pub enum Error {
     /// EDN that does not fit the Rust type asked for ([`crate::edn::from_edn`]).
     #[error("{0}")]
     Deserialize(#[from] crate::edn::DeserializeError),
+    /// A Rust value with no EDN form ([`crate::edn::to_edn`]).
+    #[error("{0}")]
+    Serialize(#[from] crate::edn::SerializeError),
     /// Text that is not EDN.
     #[error("{}:{}: {}", .0.line, .0.column, .0.message)]
     Edn(#[from] crate::edn::ReadError),
@@ -48,7 +51,7 @@ impl Error {
             Error::Codec(e) => e.category(),
             Error::Dump(e) => e.category(),
             Error::Edn(_) => INVALID_EDN,
-            Error::Deserialize(_) => INVALID_ARGUMENT,
+            Error::Deserialize(_) | Error::Serialize(_) => INVALID_ARGUMENT,
         }
     }
 
@@ -61,7 +64,7 @@ impl Error {
             Error::Kv(e) => e.fields(),
             Error::Codec(e) => e.fields(),
             Error::Dump(e) => e.fields(),
-            Error::Deserialize(_) => vec![],
+            Error::Deserialize(_) | Error::Serialize(_) => vec![],
             Error::Edn(e) => vec![
                 ("line", Edn::Long(e.line as i64)),
                 ("column", Edn::Long(e.column as i64)),
