@@ -92,8 +92,7 @@ pub fn transact(db: &Database, form: &Edn) -> Result<(TxReport, Duration)> {
 /// A report as EDN: `{:tx id :datoms n :tempids {"a" 1048576 ...}}`.
 pub fn report_edn(report: &TxReport) -> Edn {
     let mut tempids: Vec<(Edn, Edn)> = report
-        .tempids
-        .iter()
+        .tempids()
         .filter_map(|(t, id)| {
             let key = match t {
                 Tempid::Named(s) => Edn::String(s.to_string()),

@@ -168,7 +168,7 @@ fn exit_codes() {
         (
             &["pull", &db, "[*]", "[:age 30]"],
             1,
-            "lookup ref attribute :age is not :db/unique",
+            "Attribute values not unique: :age in [:age 30]",
         ),
         (&["pull", &db, "[*]", "[:nope 1]"], 1, "no attribute :nope"),
         (

@@ -235,6 +235,10 @@ fn tx_errors_carry_datomic_categories() {
         let e = transact(&db, text).expect_err(text);
         check(text, &e, *want, fragment);
     }
+    // Text handed to `transact` itself: the reader's error, as a transaction error.
+    let text = r#"[{:person/name "carol""#;
+    let e = Error::from(db.transact(text).expect_err(text));
+    check(text, &e, error::INVALID_EDN, "tx data is not EDN: 1:");
 }
 
 #[test]
@@ -412,4 +416,29 @@ fn fields_carry_the_values_not_their_text() {
         json.contains(r#"":db/error":":db.error/cas-failed""#),
         "{json}"
     );
+}
+
+#[test]
+fn edn_that_does_not_fit_a_rust_type_is_an_invalid_argument() {
+    // EDN read as `Vec<(String, i64)>`, message fragment
+    let cases: &[(&str, &str)] = &[(
+        r#"#{["Ann" "thirty"]}"#,
+        "invalid type: string \"thirty\", expected i64",
+    )];
+    for (text, fragment) in cases {
+        let edn = read_one(text).unwrap();
+        let got = datalith::edn::from_edn::<Vec<(String, i64)>>(&edn);
+        let e = Error::from(got.expect_err(text));
+        check(text, &e, error::INVALID_ARGUMENT, fragment);
+    }
+}
+
+#[test]
+fn a_rust_value_with_no_edn_form_is_an_invalid_argument() {
+    // a value `to_edn` refuses, message fragment
+    let cases: &[(u64, &str)] = &[(u64::MAX, "18446744073709551615 does not fit in a long")];
+    for (value, fragment) in cases {
+        let e = Error::from(datalith::edn::to_edn(value).expect_err(fragment));
+        check(fragment, &e, error::INVALID_ARGUMENT, fragment);
+    }
 }

@@ -306,7 +306,7 @@ fn lookup_refs_that_cannot_name_one_entity_are_errors() {
         Eid::Lookup(kw(":node/label"), Value::string("L")),
     );
     match not_unique {
-        Err(e @ QueryError::LookupRefAttrNotUnique { .. }) => {
+        Err(e @ QueryError::LookupRefNotUnique { .. }) => {
             assert!(e.to_string().contains(r#"[:node/label "L"]"#), "{e}")
         }
         other => panic!("{other:?}"),

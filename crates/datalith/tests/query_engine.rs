@@ -1,41 +1,31 @@
 //! Queries, table by table: (query, inputs, expected result) on a small database.
 
+#[path = "common/open.rs"]
+mod open;
 #[path = "common/unordered.rs"]
 mod unordered;
 use datalith::edn::{read_one, to_edn_string, Edn};
-use datalith::{Database, DbOptions};
+use datalith::Database;
+use open::open_with;
 use unordered::normalize;
 
 fn edn(s: &str) -> Edn {
     read_one(s).unwrap()
 }
 
-/// Transacts EDN tx data through the EDN front end.
-fn transact(db: &Database, text: &str) {
-    let data = datalith::tx::edn::tx_data_from_edn(&edn(text)).unwrap();
-    db.transact(data).unwrap();
-}
-
 fn sample() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    transact(
-        &db,
+    open_with(&[
         r#"[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
             {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
             {:db/ident :email :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
             {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
             {:db/ident :parent :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
             {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}]"#,
-    );
-    transact(
-        &db,
         r#"[{:db/id "ann" :name "Ann" :age 30 :email "ann@x" :tag [:a :b] :friend ["bob" "cid"]}
             {:db/id "bob" :name "Bob" :age 25 :email "bob@x" :tag :a :parent "ann"}
             {:db/id "cid" :name "Cid" :age 30 :email "cid@x" :parent "bob"}
             {:db/id "dan" :name "Dan" :age 41 :email "dan@x" :parent "cid"}]"#,
-    );
-    (dir, db)
+    ])
 }
 
 fn check(db: &Database, cases: &[(&str, &[&str], &str)]) {

@@ -11,50 +11,22 @@
 
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::{BuiltinProblem, QueryError};
-use datalith::{Database, DbOptions};
+use datalith::Database;
 
-fn transact(db: &Database, text: &str) -> Result<(), datalith::tx::TxError> {
-    let data = datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap())?;
-    db.transact(data).map(|_| ())
-}
+#[path = "common/open.rs"]
+mod open;
+#[path = "common/unordered.rs"]
+mod unordered;
+use open::open_with;
+use unordered::normalize;
 
 fn sample() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    transact(
-        &db,
+    open_with(&[
         r#"[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
             {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
             {:db/ident :score :db/valueType :db.type/double :db/cardinality :db.cardinality/one}]"#,
-    )
-    .unwrap();
-    transact(
-        &db,
         r#"[{:name "Ann" :age 30 :score 1.5} {:name "Bob" :age 25 :score 2.0} {:name "Cid" :age 31}]"#,
-    )
-    .unwrap();
-    (dir, db)
-}
-
-/// Sets and maps compare regardless of order.
-fn normalize(e: &Edn) -> Edn {
-    match e {
-        Edn::Set(items) => {
-            let mut v: Vec<Edn> = items.iter().map(normalize).collect();
-            v.sort_by_key(to_edn_string);
-            Edn::Set(v)
-        }
-        Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
-        Edn::Map(pairs) => {
-            let mut p: Vec<(Edn, Edn)> = pairs
-                .iter()
-                .map(|(k, v)| (normalize(k), normalize(v)))
-                .collect();
-            p.sort_by_key(|(k, _)| to_edn_string(k));
-            Edn::Map(p)
-        }
-        other => other.clone(),
-    }
+    ])
 }
 
 /// Runs full queries: (query, inputs, expected result or `!error text`).
@@ -735,7 +707,7 @@ fn query_only_values_cannot_be_transacted() {
         ),
     ];
     for (tx, want) in cases {
-        match transact(&db, tx) {
+        match db.transact(tx).map(|_| ()) {
             Err(e @ datalith::tx::TxError::NotStorable { .. }) => {
                 assert!(e.to_string().contains(want), "{tx}: {e}")
             }

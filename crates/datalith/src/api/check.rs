@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
-use super::db::Db;
+use crate::db::Db;
 use crate::kv::Direction;
 use crate::store::ids::{partition_of, Partition};
 use crate::store::keys::{self, ATTR_BYTES};
@@ -142,6 +142,19 @@ pub struct CheckProgress {
     pub total: u64,
 }
 
+/// Every entry of `table`, in key order.
+fn every_entry<'t>(
+    view: crate::kv::View<'t>,
+    table: &crate::kv::Table,
+) -> Result<crate::kv::Entries<'t>, crate::kv::KvError> {
+    view.range(
+        table,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Direction::Forward,
+    )
+}
+
 fn printed(vb: &[u8]) -> String {
     match decode_exact(vb) {
         Ok(v) => crate::edn::to_edn_string(&crate::edn::edn_from_value(&v)),
@@ -198,12 +211,7 @@ impl Db {
         let schema = self.schema();
 
         // EAV: decodable, known attributes, counted per attribute.
-        for entry in view.range(
-            &t.eav,
-            Bound::Unbounded,
-            Bound::Unbounded,
-            Direction::Forward,
-        )? {
+        for entry in every_entry(view, &t.eav)? {
             let (k, raw) = entry?;
             done += 1;
             tick(done);
@@ -243,12 +251,7 @@ impl Db {
         // AVE: every entry must be in EAV; distinct keys counted per attribute.
         let mut last_key: Option<&[u8]> = None;
         let mut vbuf = Vec::with_capacity(64);
-        for entry in view.range(
-            &t.ave,
-            Bound::Unbounded,
-            Bound::Unbounded,
-            Direction::Forward,
-        )? {
+        for entry in every_entry(view, &t.ave)? {
             let (k, ev) = entry?;
             done += 1;
             tick(done);
@@ -295,12 +298,7 @@ impl Db {
                     in_ave.insert((e, &k[ATTR_BYTES..]));
                 }
             }
-            for entry in view.range(
-                &t.eav,
-                Bound::Unbounded,
-                Bound::Unbounded,
-                Direction::Forward,
-            )? {
+            for entry in every_entry(view, &t.eav)? {
                 let (k, raw) = entry?;
                 let (Some(e), Some((ea, vb))) = (keys::read_entity(k), keys::split_attr(raw))
                 else {

@@ -1,15 +1,15 @@
 //! `Database`: an open Datalog database (a connection, in Datomic's words).
 
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use super::db::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::{Db, Functions};
 use crate::kv::handle::Completion;
 use crate::kv::{CommitHandle, EnvOptions, Environment};
 use crate::store::{Store, Tables};
-use crate::tx::request::{Functions, TxRequest};
-use crate::tx::{TxData, TxError, TxReport};
+use crate::tx::request::TxRequest;
+use crate::tx::{IntoTxData, TxData, TxError, TxReport};
 
 /// Options for [`Database::open`].
 #[derive(Debug, Clone, Default)]
@@ -39,8 +39,7 @@ impl DbOptions {
 pub struct Database {
     env: Environment,
     store: Arc<Store>,
-    functions: Arc<RwLock<Functions>>,
-    queries: Arc<super::db::QueryEnv>,
+    functions: Arc<Functions>,
 }
 
 impl std::fmt::Debug for Database {
@@ -139,8 +138,7 @@ impl Database {
         Ok(Database {
             env,
             store: Arc::new(Store::new(tables)),
-            functions: Arc::new(RwLock::new(Functions::new())),
-            queries: Arc::new(super::db::QueryEnv::default()),
+            functions: Arc::default(),
         })
     }
 
@@ -151,16 +149,29 @@ impl Database {
 
     /// A consistent snapshot for reading.
     pub fn db(&self) -> Result<Db, TxError> {
-        Db::open(
+        Ok(Db::open(
             self.env.read()?,
             self.store.clone(),
-            self.queries.clone(),
             self.functions.clone(),
-        )
+        )?)
     }
 
-    /// Transacts and waits until the transaction is durable.
-    pub fn transact(&self, data: TxData) -> Result<TxReport, TxError> {
+    /// Transacts and waits until the transaction is durable. `data` is tx data, EDN or EDN
+    /// text ([`IntoTxData`]).
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// let report = db.transact(r#"[{:db/id "ann" :name "Ann"}]"#).unwrap();
+    /// let ann = report.tempid("ann").unwrap();
+    /// assert_eq!(db.db().unwrap().pull("[:name]", ann).unwrap().to_string(), r#"{:name "Ann"}"#);
+    /// ```
+    pub fn transact<'a>(&self, data: impl IntoTxData<'a>) -> Result<TxReport, TxError> {
+        let data = data.into_tx_data()?.into_owned();
         let (completion, handle) = CommitHandle::pair();
         let request = self.request(data, completion);
         // Commits on this thread when the committer is idle.
@@ -170,10 +181,24 @@ impl Database {
 
     /// Queues a transaction; the handle completes once it is durable, with this
     /// transaction's own report or error (other requests in the same group commit do not
-    /// affect it).
-    pub fn transact_async(&self, data: TxData) -> CommitHandle<TxReport, TxError> {
+    /// affect it). `data` as for [`Database::transact`]; text that is not tx data completes
+    /// the handle with the error at once.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let handle = db.transact_async(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                                     :db/cardinality :db.cardinality/one}]"#);
+    /// handle.wait().unwrap();
+    /// ```
+    pub fn transact_async<'a>(&self, data: impl IntoTxData<'a>) -> CommitHandle<TxReport, TxError> {
         let (completion, handle) = CommitHandle::pair();
-        self.submit(data, completion);
+        match data.into_tx_data() {
+            Ok(data) => self.submit(data.into_owned(), completion),
+            Err(e) => completion.complete(Err(e)),
+        }
         handle
     }
 
@@ -195,7 +220,7 @@ impl Database {
     fn request(&self, data: TxData, completion: Completion<TxReport, TxError>) -> Box<TxRequest> {
         let size = 256 + data.items.len() * 128;
         let expanded = {
-            let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
+            let functions = self.functions.tx();
             crate::tx::request::expand_early(&self.store.latest_schema(), &functions, &data)
         };
         Box::new(TxRequest {
@@ -206,7 +231,6 @@ impl Database {
             size,
             result: None,
             completion: Some(completion),
-            queries: Some(self.queries.clone()),
             around: None,
             attached: None,
         })
@@ -219,10 +243,7 @@ impl Database {
         name: Keyword,
         f: impl Fn(&[Value]) -> Result<TxData, String> + Send + Sync + 'static,
     ) {
-        self.functions
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name, Arc::new(f));
+        self.functions.add_tx_fn(name, Arc::new(f));
     }
 }
 
@@ -233,12 +254,7 @@ impl Database {
         name: &str,
         f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
     ) {
-        self.queries
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .functions
-            .insert(name.to_string(), Arc::new(f));
+        self.functions.add_query_fn(name, Arc::new(f));
     }
 
     /// Registers an aggregate callable in `:find` as `(name ?x)`.
@@ -247,12 +263,7 @@ impl Database {
         name: &str,
         f: impl Fn(&[Value]) -> Result<Value, String> + Send + Sync + 'static,
     ) {
-        self.queries
-            .registry
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .aggregates
-            .insert(name.to_string(), Arc::new(f));
+        self.functions.add_aggregate(name, Arc::new(f));
     }
 }
 

@@ -1,184 +1,22 @@
-//! `Db`: a consistent, immutable view of the database (a database value, in Datomic's words).
+//! The query and pull entry points of a database value ([`Db`], defined in `crate::db`).
 //!
-//! A `Db` is an LMDB snapshot, optionally with an in-memory [`Overlay`] of writes on top (a
-//! speculative database from [`Db::with`], or a report's `db_before`/`db_after`). Every read
-//! goes through the overlaid view, so queries, pull, entities and raw index access work the
-//! same on both.
+//! Parsed queries and pull patterns are cached by text for the whole process: parsing reads
+//! no schema, so an entry is right for every database, and each cache is bounded.
 
-use std::sync::Arc;
+use std::sync::LazyLock;
 
-use crate::codec::Keyword;
+use crate::db::Db;
 use crate::edn::Edn;
-use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{QueryCache, QueryError, Registry, Step};
-use crate::store::reader::IndexReader;
-use crate::store::{Attribute, EntityId, Schema, Store};
-use crate::tx::TxError;
+use crate::query::{QueryCache, QueryError, Step};
+use crate::store::EntityId;
 
-/// A database value. Reads never block writers and see exactly one state: a committed one,
-/// or a committed one plus speculative writes ([`Db::with`]). Cloning is cheap and shares the
-/// snapshot, which stays open as long as any clone (or speculative database made from it)
-/// lives.
-pub struct Db {
-    snapshot: Arc<Snapshot>,
-    overlay: Option<Arc<Overlay>>,
-    pub(crate) store: Arc<Store>,
-    schema: Arc<Schema>,
-    pub(crate) queries: Arc<QueryEnv>,
-    /// The transaction functions of the database this value came from (for `with`).
-    pub(crate) functions: Option<Arc<std::sync::RwLock<crate::tx::request::Functions>>>,
-    // Keeps `Db` `!Sync`: two threads share a snapshot only through distinct `Db` values,
-    // made by `clone`/`with`, which prepare the snapshot for sharing first.
-    _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
-}
+/// Parsed queries, by text, for every database of the process.
+pub(crate) static QUERIES: LazyLock<QueryCache> = LazyLock::new(QueryCache::default);
 
-impl std::fmt::Debug for Db {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Db(lmdb txn {}, schema v{}{})",
-            self.snapshot.txn_id(),
-            self.schema.version,
-            if self.overlay.is_some() {
-                ", speculative"
-            } else {
-                ""
-            }
-        )
-    }
-}
-
-impl Clone for Db {
-    fn clone(&self) -> Db {
-        self.prepare_share();
-        Db {
-            snapshot: self.snapshot.clone(),
-            overlay: self.overlay.clone(),
-            store: self.store.clone(),
-            schema: self.schema.clone(),
-            queries: self.queries.clone(),
-            functions: self.functions.clone(),
-            _not_sync: std::marker::PhantomData,
-        }
-    }
-}
-
-/// Query machinery shared by every snapshot of a database: the parse cache and registered
-/// functions.
-#[derive(Default)]
-pub struct QueryEnv {
-    /// Parsed queries.
-    pub cache: QueryCache,
-    /// User functions and aggregates.
-    pub registry: std::sync::RwLock<Registry>,
-    /// Parsed pull patterns.
-    pub pulls: PullCache,
-}
-
-impl Db {
-    pub(crate) fn open(
-        txn: ReadTxn,
-        store: Arc<Store>,
-        queries: Arc<QueryEnv>,
-        functions: Arc<std::sync::RwLock<crate::tx::request::Functions>>,
-    ) -> Result<Db, TxError> {
-        let schema = {
-            let r = IndexReader::new(txn.view(), &store.tables);
-            store.schema_for(&r)?
-        };
-        Ok(Db {
-            snapshot: Arc::new(Snapshot::new(txn)),
-            overlay: None,
-            store,
-            schema,
-            queries,
-            functions: Some(functions),
-            _not_sync: std::marker::PhantomData,
-        })
-    }
-
-    /// A database value from its parts (a speculative one when `overlay` is set). The schema
-    /// is given, never looked up in the store's cache: a speculative schema must not be
-    /// published, since its version number may later name a different committed schema.
-    pub(crate) fn from_parts(parts: crate::tx::report::DbParts) -> Db {
-        let queries = parts
-            .queries
-            .downcast::<QueryEnv>()
-            .unwrap_or_else(|_| Arc::new(QueryEnv::default()));
-        Db {
-            snapshot: parts.snapshot,
-            overlay: parts.overlay,
-            store: parts.store,
-            schema: parts.schema,
-            queries,
-            functions: parts.functions,
-            _not_sync: std::marker::PhantomData,
-        }
-    }
-
-    /// This value's parts (sharing its snapshot).
-    pub(crate) fn parts(&self) -> crate::tx::report::DbParts {
-        self.prepare_share();
-        crate::tx::report::DbParts {
-            snapshot: self.snapshot.clone(),
-            overlay: self.overlay.clone(),
-            store: self.store.clone(),
-            schema: self.schema.clone(),
-            queries: self.queries.clone(),
-            functions: self.functions.clone(),
-        }
-    }
-
-    /// The writes this value holds over its snapshot.
-    pub(crate) fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_deref()
-    }
-
-    fn prepare_share(&self) {
-        let t = &self.store.tables;
-        self.snapshot
-            .prepare_share(&[&t.eav, &t.ave, &t.giants, &t.meta]);
-    }
-
-    /// Index access (through the overlay, for a speculative database).
-    pub fn reader(&self) -> IndexReader<'_> {
-        let view = self.snapshot.view();
-        let view = match &self.overlay {
-            Some(o) => view.with_overlay(o),
-            None => view,
-        };
-        IndexReader::new(view, &self.store.tables)
-    }
-
-    /// Whether this value holds writes that were never committed (made by [`Db::with`]) or
-    /// is a transaction report's `db_before`/`db_after`, rather than a plain snapshot.
-    pub fn is_speculative(&self) -> bool {
-        self.overlay.is_some()
-    }
-
-    /// The schema of this snapshot.
-    pub fn schema(&self) -> &Arc<Schema> {
-        &self.schema
-    }
-
-    /// The attribute named `ident`.
-    pub fn attr(&self, ident: &Keyword) -> Option<&Arc<Attribute>> {
-        self.schema.by_ident(ident)
-    }
-
-    /// The entity with `:db/ident` `ident`.
-    pub fn ident_entity(&self, ident: &Keyword) -> Result<Option<EntityId>, TxError> {
-        if let Some(a) = self.schema.by_ident(ident) {
-            return Ok(Some(a.id as EntityId));
-        }
-        Ok(self.reader().first_entity_with(
-            crate::store::schema::builtin::IDENT,
-            &crate::codec::Value::Keyword(ident.clone()),
-        )?)
-    }
-}
+/// Parsed pull patterns, by text, for every database of the process.
+pub(crate) static PULLS: LazyLock<PullCache> = LazyLock::new(PullCache::default);
 
 impl Db {
     /// Runs a query (EDN text) on this database and `inputs`: the database is the first
@@ -231,13 +69,8 @@ impl Db {
         explain: bool,
         cancel: Option<&std::sync::atomic::AtomicBool>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        let sections = self.queries.cache.parse(query)?;
-        let registry = self
-            .queries
-            .registry
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let sections = QUERIES.parse(query)?;
+        let registry = self.functions.query();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
         let first = crate::query::lower::receiver_is_first_input(&sections, inputs.len());
         let all: Vec<InputRef<'_>> = first
@@ -253,7 +86,7 @@ impl Db {
     /// lookup ref ([`Eid`]). Nil when an ident or lookup ref names no entity (Datomic's
     /// answer); an error for a lookup ref on an attribute that is not unique.
     pub fn pull(&self, pattern: &str, e: impl Into<Eid>) -> Result<Edn, QueryError> {
-        let p = self.queries.pulls.parse(pattern)?;
+        let p = PULLS.parse(pattern)?;
         match e.into().resolve(self)? {
             Some(e) => crate::pull::pull(self, &p, e),
             None => Ok(Edn::Nil),
@@ -266,7 +99,7 @@ impl Db {
         pattern: &str,
         es: &[E],
     ) -> Result<Vec<Edn>, QueryError> {
-        let p = self.queries.pulls.parse(pattern)?;
+        let p = PULLS.parse(pattern)?;
         es.iter()
             .map(|e| match e.clone().into().resolve(self)? {
                 Some(e) => crate::pull::pull(self, &p, e),

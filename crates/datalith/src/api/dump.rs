@@ -10,8 +10,8 @@
 use std::io::Write;
 use std::ops::Bound;
 
-use super::db::Db;
 use crate::codec::{Value, ValueType};
+use crate::db::Db;
 use crate::edn::{edn_from_value, to_edn_string};
 use crate::kv::Direction;
 use crate::store::ids::{partition_of, Partition, ATTR_PARTITION_END, USER_PARTITION_START};

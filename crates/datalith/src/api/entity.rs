@@ -1,8 +1,8 @@
 //! Lazy entities: navigate the database attribute by attribute, forwards through refs and
 //! backwards through reverse attributes (`:person/_friend`), reading only what is asked.
 
-use super::db::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::Db;
 use crate::edn::Edn;
 use crate::query::QueryError;
 use crate::store::EntityId;

@@ -3,8 +3,8 @@
 
 use std::ops::Bound;
 
-use super::db::Db;
 use crate::codec::Value;
+use crate::db::Db;
 use crate::kv::Direction;
 use crate::store::{AttrId, Datom, EntityId};
 use crate::tx::TxError;

@@ -86,18 +86,12 @@ pub fn explain(query: &str, inputs: &[Input]) -> Result<(Edn, Vec<Step>), QueryE
 fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
-    let env = inputs.iter().find_map(|i| match i {
-        Input::Db(d) => Some(d.queries.clone()),
+    let functions = inputs.iter().find_map(|i| match i {
+        Input::Db(d) => Some(d.functions.query()),
         Input::Value(_) => None,
     });
-    let (sections, registry) = match env {
-        Some(env) => (
-            env.cache.parse(query)?,
-            env.registry
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
-        ),
+    let (sections, registry) = match functions {
+        Some(functions) => (super::db::QUERIES.parse(query)?, functions),
         None => {
             let form = crate::edn::read_one(query).map_err(|e| QueryError::Parse(e.to_string()))?;
             (

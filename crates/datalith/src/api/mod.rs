@@ -11,8 +11,8 @@ pub mod index;
 pub mod input;
 pub mod speculative;
 
+pub use crate::db::Db;
 pub use database::{Database, DbOptions};
-pub use db::Db;
 pub use entity::{Entity, EntityValue};
 pub use index::{Components, Index};
 pub use input::{explain, q, Input};

@@ -13,12 +13,13 @@
 
 use std::sync::Arc;
 
-use super::db::Db;
-use crate::codec::{Keyword, Value};
+use crate::db::{Db, DbParts};
 use crate::kv::{Overlay, Stage};
+use crate::tx::attempt::{attempt, Attempt};
 use crate::tx::batch::StoreBatch;
-use crate::tx::report::{BatchLink, DbParts, ReportDbs};
-use crate::tx::{Tempid, TxData, TxError, TxReport};
+use crate::tx::report::{BatchLink, ReportDbs};
+use crate::tx::write::Distinct;
+use crate::tx::{IntoTxData, TxError, TxReport};
 
 impl Db {
     /// Runs `data` against this database value without writing anything (Datomic's `with`):
@@ -26,38 +27,42 @@ impl Db {
     /// `db_after()`, a full database value with the transaction applied, which can be
     /// queried, pulled and extended by another `with`. Transaction functions registered on
     /// the `Database` this value came from are called as in `transact`.
-    pub fn with(&self, data: &TxData) -> Result<TxReport, TxError> {
+    ///
+    /// `data` is tx data, EDN or EDN text ([`IntoTxData`]).
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// let now = db.db().unwrap();
+    /// let then = now.with(r#"[{:name "Ann"}]"#).unwrap().db_after().unwrap();
+    /// let names = "[:find [?n ...] :where [_ :name ?n]]";
+    /// assert_eq!(then.q(names, &[]).unwrap().to_string(), r#"["Ann"]"#);
+    /// assert_eq!(now.q(names, &[]).unwrap().to_string(), "[]");
+    /// ```
+    pub fn with<'a>(&self, data: impl IntoTxData<'a>) -> Result<TxReport, TxError> {
+        let data = data.into_tx_data()?;
+        let data = &*data;
         let r = self.reader();
-        let functions = self
-            .functions
-            .as_ref()
-            .map(|f| f.read().unwrap_or_else(|p| p.into_inner()));
-        let call = |name: &Keyword, args: &[Value]| {
-            functions
-                .as_ref()
-                .and_then(|f| f.get(name))
-                .map(|f| f(args))
-        };
-        let out = crate::tx::run::run_tx(
-            r,
-            self.schema(),
-            data,
-            &call,
-            crate::tx::run::now_ms(),
-            None,
-            None,
-        )?;
         let t = &self.store.tables;
         let schema = self.schema().clone();
         let mut stage = Stage::default();
         // Looked up: this stage never reaches LMDB, so no insert can count for it.
-        let stats = crate::tx::write::stage_datoms(
-            &r,
-            t,
-            &out.datoms,
+        let Attempt {
+            outcome: out,
+            stats,
+        } = attempt(
+            r,
+            &schema,
+            data,
+            &self.functions.tx(),
+            None,
+            None,
             &mut stage,
-            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
-            crate::tx::write::Distinct::Lookup,
+            Distinct::Lookup,
         )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.
         let mut slot = StoreBatch::new(t.clone());
@@ -78,12 +83,10 @@ impl Db {
             schema: new_schema.unwrap_or(schema),
             ..before.clone()
         };
-        let mut tempids = out.tempids;
-        tempids.retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));
         Ok(TxReport {
             tx: out.tx,
             tx_data: out.datoms.datoms,
-            tempids,
+            tempids: out.tempids,
             dbs: ReportDbs::Ready(Box::new((before, after))),
             spent: Default::default(),
         })
@@ -91,7 +94,7 @@ impl Db {
 
     /// The database value `data` would produce (Datascript's `db-with`): `with(data)`'s
     /// `db_after`.
-    pub fn db_with(&self, data: &TxData) -> Result<Db, TxError> {
+    pub fn db_with<'a>(&self, data: impl IntoTxData<'a>) -> Result<Db, TxError> {
         self.with(data)?.db_after()
     }
 }
@@ -161,8 +164,7 @@ fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
         },
         store: link.store.clone(),
         schema: schema.clone(),
-        queries: link.queries.clone(),
-        functions: Some(link.functions.clone()),
+        functions: link.functions.clone(),
     })
 }
 
@@ -227,7 +229,7 @@ mod tests {
             }
             let base = spec.db().unwrap();
             assert_eq!(giants(&base).len(), 2);
-            let after = base.db_with(&tx(&data)).unwrap();
+            let after = base.db_with(tx(&data)).unwrap();
             real.transact(tx(&data)).unwrap();
             let got = giants(&after);
             assert_eq!(got.len(), want, "{data}");

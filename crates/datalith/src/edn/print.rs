@@ -238,8 +238,22 @@ impl std::fmt::Display for crate::codec::Value {
 }
 
 /// EDN prints as EDN text.
+///
+/// ```
+/// let v: datalith::Edn = r#"{:name "Ann", :age 30}"#.parse().unwrap();
+/// assert_eq!(v.to_string(), r#"{:name "Ann", :age 30}"#);
+/// ```
 impl std::fmt::Display for Edn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&to_edn_string(self))
+    }
+}
+
+/// EDN text reads as the one form it holds (see [`super::read_one`]).
+impl std::str::FromStr for Edn {
+    type Err = super::ReadError;
+
+    fn from_str(text: &str) -> Result<Edn, super::ReadError> {
+        super::read_one(text)
     }
 }

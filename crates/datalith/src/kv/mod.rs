@@ -1,8 +1,8 @@
 //! The key-value engine on LMDB: environments, tables, snapshots and the group-committing
 //! writer. Everything above (the Datalog store) is built on these pieces.
 //!
-//! - [`lmdb`]: our thin safe layer over LMDB's C API (environment, transactions, cursors).
-//! - [`env`]: opening, the table catalog, map growth, the format check.
+//! - `lmdb`: our thin safe layer over LMDB's C API (environment, transactions, cursors).
+//! - [`env`](mod@env): opening, the table catalog, map growth, the format check.
 //! - [`durability`]: what a crash can lose, per mode.
 //! - [`table`]: plain and list (dupsort) tables.
 //! - [`read`] / [`view`]: snapshots and the one reading API.
@@ -12,8 +12,8 @@
 //! - [`committer`]: the single writer thread and its batching.
 //! - [`handle`]: completion of queued writes.
 //! - [`api`]: the KV operations users call.
-//! - [`gate`]: reader-slot admission and the resize barrier.
-//! - [`warm`]: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
+//! - `gate`: reader-slot admission and the resize barrier.
+//! - `warm`: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
 
 pub mod api;
 pub mod batch_snapshot;

@@ -1,8 +1,8 @@
 //! The entity a pull starts from, named as Datomic accepts it: an entity id, an ident, or a
 //! lookup ref `[:unique/attr value]`.
 
-use crate::api::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::Db;
 use crate::edn::{edn_from_value, to_edn_string, value_from_edn, Edn};
 use crate::query::QueryError;
 use crate::store::EntityId;
@@ -92,9 +92,9 @@ impl Eid {
                     reason: format!("no attribute {k}"),
                 })?;
                 if attr.unique.is_none() {
-                    return Err(QueryError::LookupRefAttrNotUnique {
+                    return Err(QueryError::LookupRefNotUnique {
                         attr: k.to_string(),
-                        lookup: self.to_string(),
+                        lookup_ref: self.to_string(),
                     });
                 }
                 let v = match v {

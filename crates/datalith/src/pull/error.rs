@@ -10,7 +10,10 @@ pub enum PullError {
     /// pattern, whatever the options (Datomic's `:pull/duplicate-attribute`): the result map
     /// would have the key twice. `:db/id` may repeat.
     #[error("Multiple specifications for {attr}")]
-    DuplicateAttribute { attr: String },
+    DuplicateAttribute {
+        /// The attribute, as EDN.
+        attr: String,
+    },
 }
 
 impl PullError {

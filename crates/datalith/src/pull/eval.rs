@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 
 use super::pattern::{AttrSpec, PullPattern, Recursion};
-use crate::api::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::Db;
 use crate::edn::{edn_from_value, Edn};
 use crate::query::QueryError;
 use crate::store::{AttrId, EntityId};

@@ -29,8 +29,9 @@ pub enum QueryError {
     /// outside it binds (Datomic's `:db.error/insufficient-binding`); `vars` and `clause` as EDN.
     #[error(":db.error/insufficient-binding [{}] not bound in clause: {clause}", vars.join(" "))]
     InsufficientBinding { vars: Vec<String>, clause: String },
-    /// A lookup ref on an attribute that is not unique (Datomic's
-    /// `:db.error/lookup-ref-attr-not-unique`); `lookup_ref` as EDN.
+    /// A lookup ref on an attribute that is not unique, as a query input, in a clause or as
+    /// the entity of a pull (Datomic's `:db.error/lookup-ref-attr-not-unique`); `lookup_ref`
+    /// as EDN.
     #[error(
         ":db.error/lookup-ref-attr-not-unique Attribute values not unique: {attr} in {lookup_ref}"
     )]
@@ -111,10 +112,6 @@ pub enum QueryError {
     /// The query was cancelled.
     #[error("query cancelled")]
     Cancelled,
-    /// A lookup ref, as an entity argument (of pull), on an attribute that is not
-    /// `:db/unique` (Datomic's `:db.error/lookup-ref-attr-not-unique`).
-    #[error("lookup ref attribute {attr} is not :db/unique, in {lookup}")]
-    LookupRefAttrNotUnique { attr: String, lookup: String },
     /// An entity argument that names no entity and cannot (a lookup ref on an unknown
     /// attribute, a malformed one; Datomic's `:db.error/not-an-entity`).
     #[error("cannot resolve entity {eid}: {reason}")]
@@ -153,9 +150,7 @@ impl QueryError {
                 error::NOT_AN_ENTITY
             }
             QueryError::InsufficientBinding { .. } => error::INSUFFICIENT_BINDING,
-            QueryError::LookupRefNotUnique { .. } | QueryError::LookupRefAttrNotUnique { .. } => {
-                error::LOOKUP_REF_ATTR_NOT_UNIQUE
-            }
+            QueryError::LookupRefNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
             QueryError::NotAnEntity { .. } | QueryError::UnresolvedEntity { .. } => {
                 error::NOT_AN_ENTITY
             }
@@ -210,10 +205,6 @@ impl QueryError {
             QueryError::OrBranchVars { clause, .. } | QueryError::OrBindingEmpty { clause } => {
                 vec![edn_text_field("clause", clause)]
             }
-            QueryError::LookupRefAttrNotUnique { attr, lookup } => vec![
-                edn_text_field("attribute", attr),
-                edn_text_field("lookup-ref", lookup),
-            ],
             QueryError::UnknownFunction { name }
             | QueryError::BadArguments { name, .. }
             | QueryError::UnknownRule { name }

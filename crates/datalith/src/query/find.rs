@@ -8,8 +8,8 @@ use super::builtins::compare;
 use super::error::QueryError;
 use super::ir::{FindElem, FindShape, KeysKind, Query, Var};
 use super::relation::Relation;
-use crate::api::Db;
 use crate::codec::{Keyword, Value};
+use crate::db::Db;
 use crate::edn::{edn_from_value, Edn};
 
 /// A user aggregate: gets the bag of values, returns one value.

@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
-use super::exec::{Ctx, DbSource, Step, UserFn};
-use super::find::{shape, UserAggregate};
+use super::exec::{Ctx, DbSource, Step};
+use super::find::shape;
 use super::inputs::{bind_input, check_arity, tuples};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
 use super::lower::{in_forms, lower, sections, InputKind, Sections};
 use super::relation::Relation;
-use crate::api::Db;
+use crate::db::Db;
 use crate::edn::{read_one, Edn};
 
 /// Parsed queries, by text. Parsing does not depend on the schema, so entries never go stale.
@@ -48,13 +48,7 @@ impl QueryCache {
 }
 
 /// User functions and aggregates callable from queries.
-#[derive(Default, Clone)]
-pub struct Registry {
-    /// Functions and predicates.
-    pub functions: HashMap<String, Arc<UserFn>>,
-    /// Aggregates.
-    pub aggregates: HashMap<String, Arc<UserAggregate>>,
-}
+pub use crate::db::QueryFunctions as Registry;
 
 /// A query's result and, when asked, its plan.
 pub struct Outcome {

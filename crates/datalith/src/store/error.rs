@@ -12,7 +12,10 @@ pub enum StoreError {
     Kv(#[from] KvError),
     /// Index bytes that cannot have been written by this store.
     #[error("corrupt index entry: {detail}")]
-    Corrupt { detail: String },
+    Corrupt {
+        /// What is wrong, in words.
+        detail: String,
+    },
     /// A schema definition that cannot be loaded.
     #[error(transparent)]
     Schema(#[from] super::schema::SchemaError),

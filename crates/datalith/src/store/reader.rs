@@ -115,22 +115,9 @@ impl<'a> IndexReader<'a> {
         // The callback's error travels out through `failed` (the walk speaks `KvError`).
         let mut failed = None;
         self.view.list_each(&self.t.eav, &keys::eav_key(e), |raw| {
-            let step = match keys::split_attr(raw) {
-                Some((a, vb)) => f(a, vb),
-                None => Err(corrupt("EAV value", raw)),
-            };
-            match step {
-                Ok(go) => Ok(go),
-                Err(e) => {
-                    failed = Some(e);
-                    Ok(false)
-                }
-            }
+            Ok(eav_step(raw, &mut f, &mut failed))
         })?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        failed.map_or(Ok(()), Err)
     }
 
     /// The values of attribute `a` on entity `e`.
@@ -509,6 +496,25 @@ impl<'a> IndexReader<'a> {
     }
 }
 
+/// One EAV list value of an entity walk handed to `f` as `(attribute, encoded value)`:
+/// whether the walk goes on. `f`'s error (or a value too short to hold an attribute) parks in
+/// `failed` and stops the walk, which itself can only fail with a `KvError`.
+#[inline(always)]
+fn eav_step<'a>(
+    raw: &'a [u8],
+    f: &mut impl FnMut(AttrId, &'a [u8]) -> Result<bool, StoreError>,
+    failed: &mut Option<StoreError>,
+) -> bool {
+    let step = match keys::split_attr(raw) {
+        Some((a, vb)) => f(a, vb),
+        None => Err(corrupt("EAV value", raw)),
+    };
+    step.unwrap_or_else(|e| {
+        *failed = Some(e);
+        false
+    })
+}
+
 /// Entity lookups in the EAV index through one LMDB cursor kept across them: lookups of
 /// ascending entities mostly search only the leaf page the previous one ended on, instead of
 /// descending the B-tree from the root each time. Any order is correct; ascending is fastest.
@@ -534,24 +540,9 @@ impl<'a> EntityCursor<'a> {
             &keys::eav_key(e),
             from_bytes,
             #[inline(always)]
-            |raw| -> Result<bool, KvError> {
-                let step = match keys::split_attr(raw) {
-                    Some((a, vb)) => f(a, vb),
-                    None => Err(corrupt("EAV value", raw)),
-                };
-                match step {
-                    Ok(go) => Ok(go),
-                    Err(e) => {
-                        failed = Some(e);
-                        Ok(false)
-                    }
-                }
-            },
+            |raw| -> Result<bool, KvError> { Ok(eav_step(raw, &mut f, &mut failed)) },
         )?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        failed.map_or(Ok(()), Err)
     }
 
     /// Calls `f` with each `(attribute, encoded value)` of `e` until it returns false (as

@@ -136,14 +136,19 @@ pub enum SchemaError {
     /// A property has a value this schema does not know.
     #[error("attribute {ident}: {property} cannot be {value}")]
     BadProperty {
+        /// The ident, as EDN.
         ident: String,
+        /// The attribute property (such as `:db/valueType`).
         property: &'static str,
+        /// The value, as EDN.
         value: String,
     },
     /// A required property is missing.
     #[error("attribute {ident}: missing {property}")]
     Missing {
+        /// The ident, as EDN.
         ident: String,
+        /// The attribute property (such as `:db/valueType`).
         property: &'static str,
     },
 }

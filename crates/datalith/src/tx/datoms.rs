@@ -24,7 +24,9 @@ use crate::store::Datom;
 /// freed, with no pass to take pairs apart.
 #[derive(Debug, Default)]
 pub struct NetDatoms {
+    /// The net datoms, in the order the transaction made them.
     pub datoms: Vec<Datom>,
+    /// Each datom's av bytes, at the datom's position.
     pub av: Vec<AvBytes>,
 }
 
@@ -35,10 +37,12 @@ impl NetDatoms {
         self.datoms.iter().zip(&self.av)
     }
 
+    /// How many datoms.
     pub fn len(&self) -> usize {
         self.datoms.len()
     }
 
+    /// Whether there is no datom.
     pub fn is_empty(&self) -> bool {
         self.datoms.is_empty()
     }

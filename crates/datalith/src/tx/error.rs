@@ -17,76 +17,125 @@ pub enum TxError {
     SnapshotReleased,
     /// An attribute that is not in the schema.
     #[error("unknown attribute {attr} in {form}")]
-    UnknownAttribute { attr: String, form: String },
+    UnknownAttribute {
+        /// The attribute, as EDN.
+        attr: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A value whose type does not match its attribute.
     #[error("wrong value type for {attr}: expected {expected}, got {got} in {form}")]
     WrongType {
+        /// The attribute, as EDN.
         attr: String,
+        /// What was expected, as EDN.
         expected: String,
+        /// What was given instead, as EDN.
         got: String,
+        /// The offending form, as EDN.
         form: String,
     },
     /// A value no datom can hold: a ratio, regular expression, set or map (query values
     /// only; Datomic has no such value types). `value` is its EDN text.
     #[error("{value} cannot be stored in {attr}: ratios, regular expressions, sets and maps are query values only, in {form}")]
     NotStorable {
+        /// The attribute, as EDN.
         attr: String,
+        /// The value, as EDN.
         value: String,
+        /// The offending form, as EDN.
         form: String,
     },
     /// A lookup ref that names no entity.
     #[error("lookup ref [{attr} {value}] names no entity")]
-    LookupNotFound { attr: String, value: String },
+    LookupNotFound {
+        /// The attribute, as EDN.
+        attr: String,
+        /// The value, as EDN.
+        value: String,
+    },
     /// A lookup ref on an attribute that is not unique.
     #[error("lookup ref attribute {attr} is not :db/unique")]
-    LookupNotUnique { attr: String },
+    LookupNotUnique {
+        /// The attribute, as EDN.
+        attr: String,
+    },
     /// An ident that names no entity.
     #[error("no entity has :db/ident {ident}")]
-    IdentNotFound { ident: String },
+    IdentNotFound {
+        /// The ident, as EDN.
+        ident: String,
+    },
     /// A unique value that another entity already has.
     #[error("unique conflict: {attr} {value} is already held by entity {existing}, cannot assert it on {entity}")]
     UniqueConflict {
+        /// The attribute, as EDN.
         attr: String,
+        /// The value, as EDN.
         value: String,
+        /// The entity that holds the value already.
         existing: u64,
+        /// The entity id.
         entity: u64,
     },
     /// A tempid that upserts to two different entities.
     #[error("tempid {tempid} resolves to both {first} and {second}")]
     TempidConflict {
+        /// The tempid, as EDN.
         tempid: String,
+        /// The first entity id.
         first: u64,
+        /// The second entity id.
         second: u64,
     },
     /// One unique value asserted on two entities in one transaction (Datomic's
     /// `:db.error/datoms-conflict`; a holder from before the transaction is `UniqueConflict`).
     #[error("conflicting datoms: {attr} {value} asserted on both {first} and {second} in one transaction")]
     UniqueValueTwice {
+        /// The attribute, as EDN.
         attr: String,
+        /// The value, as EDN.
         value: String,
+        /// The first entity id.
         first: u64,
+        /// The second entity id.
         second: u64,
     },
     /// nil given as an attribute's value (Datomic's `:db.error/nil-value`): retract instead.
     #[error("nil is not a value (retract the attribute instead) in {form}")]
-    NilValue { form: String },
+    NilValue {
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// `:db/cas` on a cardinality-many attribute (Datomic's `:db.error/invalid-cas-many`).
     #[error(":db/cas needs a cardinality-one attribute; {attr} is cardinality-many, in {form}")]
-    CasOnCardinalityMany { attr: String, form: String },
+    CasOnCardinalityMany {
+        /// The attribute, as EDN.
+        attr: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// Two different values asserted for a cardinality-one attribute in one transaction.
     #[error("conflicting datoms: {attr} of entity {entity} asserted as both {first} and {second}")]
     DatomConflict {
+        /// The entity id.
         entity: u64,
+        /// The attribute, as EDN.
         attr: String,
+        /// The first of the two, as EDN.
         first: String,
+        /// The second of the two, as EDN.
         second: String,
     },
     /// One datom both asserted and retracted in one transaction (Datomic's
     /// `:db.error/datoms-conflict`).
     #[error("conflicting datoms: [{entity} {attr} {value}] is both asserted and retracted in one transaction")]
     DatomConflictAssertRetract {
+        /// The entity id.
         entity: u64,
+        /// The attribute, as EDN.
         attr: String,
+        /// The value, as EDN.
         value: String,
     },
     /// A nested map under a reference that is not a component, with neither `:db/id` nor a
@@ -94,75 +143,136 @@ pub enum TxError {
     /// entity (Datomic's `:db.error/invalid-nested-entity`).
     #[error("nested entity {entity} under {attr} is not a component and has no :db/id or :db.unique/identity attribute, in {form}")]
     InvalidNestedEntity {
+        /// The attribute, as EDN.
         attr: String,
+        /// The entity as written, as EDN.
         entity: String,
+        /// The offending form, as EDN.
         form: String,
     },
     /// A reverse attribute's value that cannot name the entity holding the reference: a map
     /// or a set (Datomic reads the value in entity position: `:db.error/not-an-entity`).
     /// `entity` and `form` are EDN.
     #[error("cannot resolve entity {entity}: a reverse attribute's value names one entity (an id, tempid, ident or lookup ref), in {form}")]
-    UnresolvableEntity { entity: String, form: String },
+    UnresolvableEntity {
+        /// The entity as written, as EDN.
+        entity: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A lookup ref whose first element is not an attribute (a vector of lookup refs given
     /// as one reverse attribute's value, say; Datomic's `:db.error/not-an-attribute`).
     #[error("{value} is not an attribute, in lookup ref {lookup} of {form}")]
     NotAnAttribute {
+        /// The value, as EDN.
         value: String,
+        /// The lookup ref, as EDN.
         lookup: String,
+        /// The offending form, as EDN.
         form: String,
     },
     /// A lookup ref whose first element is a string (Datomic's `:db.error/not-a-keyword`).
     #[error("{value} is not a keyword, in lookup ref {lookup} of {form}")]
     NotAKeyword {
+        /// The value, as EDN.
         value: String,
+        /// The lookup ref, as EDN.
         lookup: String,
+        /// The offending form, as EDN.
         form: String,
     },
     /// A list in entity position that is not `[attribute value]` (Datomic's
     /// `:db.error/invalid-lookup-ref`).
     #[error("invalid lookup ref {lookup}: a lookup ref is [attribute value], in {form}")]
-    InvalidLookupRef { lookup: String, form: String },
+    InvalidLookupRef {
+        /// The lookup ref, as EDN.
+        lookup: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A new attribute without a property every attribute needs (Datomic's
     /// `:db.error/invalid-install-attribute`); `property` is `:db/valueType` or
     /// `:db/cardinality`.
     #[error("cannot install attribute {attr}: {property} is missing")]
-    InvalidInstallAttribute { attr: String, property: String },
+    InvalidInstallAttribute {
+        /// The attribute, as EDN.
+        attr: String,
+        /// The attribute property (such as `:db/valueType`).
+        property: String,
+    },
     /// A tuple value its attribute's `:db/tupleTypes` or `:db/tupleType` does not admit
     /// (arity, element types; Datomic's `:db.error/invalid-tuple-value`).
     #[error("invalid tuple value {value} for {attr}: {reason}, in {form}")]
     InvalidTupleValue {
+        /// The attribute, as EDN.
         attr: String,
+        /// The value, as EDN.
         value: String,
+        /// Why, in words.
         reason: String,
+        /// The offending form, as EDN.
         form: String,
     },
     /// A tempid used only in value position: no datom is asserted about it, so it would name
     /// an empty entity (Datomic's `:db.error/tempid-not-an-entity`).
     #[error("tempid {tempid} is used only as a value in the transaction")]
-    TempidOnlyValue { tempid: String },
+    TempidOnlyValue {
+        /// The tempid, as EDN.
+        tempid: String,
+    },
     /// A `:db/cas` whose expected value is not the current one.
     #[error(":db/cas failed on entity {entity} {attr}: expected {expected}, found {found}")]
     CasFailed {
+        /// The entity id.
         entity: u64,
+        /// The attribute, as EDN.
         attr: String,
+        /// What was expected, as EDN.
         expected: String,
+        /// What was found instead, as EDN.
         found: String,
     },
+    /// Tx data given as text that is not EDN.
+    #[error("tx data is not EDN: {}:{}: {}", .0.line, .0.column, .0.message)]
+    Edn(#[from] crate::edn::ReadError),
     /// Malformed tx data.
     #[error("malformed tx data: {detail} in {form}")]
-    Malformed { detail: String, form: String },
+    Malformed {
+        /// What is wrong, in words.
+        detail: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// An entity id that does not exist where one is required (e.g. a ref value).
     #[error("entity {entity} does not exist ({form})")]
-    NoSuchEntity { entity: u64, form: String },
+    NoSuchEntity {
+        /// The entity id.
+        entity: u64,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A schema change the existing data or the rules forbid.
     #[error("schema change refused for {attr}: {reason}")]
-    SchemaChange { attr: String, reason: String },
+    SchemaChange {
+        /// The attribute, as EDN.
+        attr: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// An unknown transaction function.
     #[error("unknown transaction function {function}")]
-    UnknownFunction { function: String },
+    UnknownFunction {
+        /// The function's name.
+        function: String,
+    },
     /// A transaction function failed.
     #[error("transaction function {function} failed: {message}")]
-    FunctionFailed { function: String, message: String },
+    FunctionFailed {
+        /// The function's name.
+        function: String,
+        /// What the function said, in words.
+        message: String,
+    },
     /// An entity id space ran out (more than 2^44 entities).
     #[error("entity ids exhausted")]
     IdsExhausted,
@@ -213,6 +323,7 @@ impl TxError {
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
+            TxError::Edn(_) => error::INVALID_EDN,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
             TxError::SchemaChange { .. } => error::INVALID_ALTER_ATTRIBUTE,
             TxError::UnknownFunction { .. } => error::NOT_A_DATA_FUNCTION,
@@ -286,6 +397,10 @@ impl TxError {
                 keyword_field("a", attr),
                 edn_text_field("v-old", expected),
                 edn_text_field("v", found),
+            ],
+            TxError::Edn(e) => vec![
+                ("line", crate::edn::Edn::Long(e.line as i64)),
+                ("column", crate::edn::Edn::Long(e.column as i64)),
             ],
             TxError::Malformed { detail, form } => {
                 vec![text_field("detail", detail), edn_text_field("form", form)]

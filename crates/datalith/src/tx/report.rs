@@ -1,11 +1,9 @@
 //! What a committed transaction reports.
 
 use rustc_hash::FxHashMap;
-use std::any::Any;
 use std::sync::Arc;
 
 use super::data::Tempid;
-use crate::kv::{Overlay, Snapshot};
 use crate::store::ids::EntityId;
 use crate::store::{Datom, Schema, Store};
 
@@ -19,8 +17,9 @@ pub struct TxReport {
     /// The datoms it asserted and retracted (net change).
     pub tx_data: Vec<Datom>,
     /// Tempid resolution (anonymous map tempids and the tx tempid left out). The resolver's
-    /// own map, handed over as it is (a rebuild cost a rehash per tempid).
-    pub tempids: FxHashMap<Tempid, EntityId>,
+    /// own map, handed over as it is (a rebuild cost a rehash per tempid); read it through
+    /// [`TxReport::tempids`], [`TxReport::tempid`] and [`TxReport::tempid_neg`].
+    pub(crate) tempids: FxHashMap<Tempid, EntityId>,
     /// Where `db_before` and `db_after` come from.
     pub(crate) dbs: ReportDbs,
     /// What the transaction no longer needs, freed wherever the report is dropped.
@@ -87,6 +86,11 @@ impl std::fmt::Debug for Spent {
 }
 
 impl TxReport {
+    /// Every tempid the transaction resolved and its entity id (in no particular order).
+    pub fn tempids(&self) -> impl Iterator<Item = (&Tempid, &EntityId)> {
+        self.tempids.iter()
+    }
+
     /// The id a string tempid resolved to.
     pub fn tempid(&self, name: &str) -> Option<EntityId> {
         self.tempids.get(&Tempid::Named(name.into())).copied()
@@ -98,22 +102,6 @@ impl TxReport {
     }
 }
 
-/// Everything a database value (`api::Db`) is made of, without the query layer's types
-/// (`tx` knows nothing of queries: the query environment travels type-erased).
-#[derive(Clone)]
-pub(crate) struct DbParts {
-    /// The LMDB snapshot underneath.
-    pub(crate) snapshot: Arc<Snapshot>,
-    /// Writes over it, if the value is speculative or not the snapshot's exact state.
-    pub(crate) overlay: Option<Arc<Overlay>>,
-    pub(crate) store: Arc<Store>,
-    pub(crate) schema: Arc<Schema>,
-    /// The query environment (`api::db::QueryEnv`).
-    pub(crate) queries: Arc<dyn Any + Send + Sync>,
-    /// Transaction functions, for `with` on this value.
-    pub(crate) functions: Option<Arc<std::sync::RwLock<super::request::Functions>>>,
-}
-
 /// How a report gets its database values.
 #[derive(Clone, Default)]
 pub(crate) enum ReportDbs {
@@ -121,7 +109,7 @@ pub(crate) enum ReportDbs {
     #[default]
     Unavailable,
     /// Computed already (`Db::with`).
-    Ready(Box<(DbParts, DbParts)>),
+    Ready(Box<(crate::db::DbParts, crate::db::DbParts)>),
     /// Built on demand from the snapshot of the request's group commit.
     Batch(Box<BatchLink>),
 }
@@ -136,8 +124,7 @@ pub(crate) struct BatchLink {
     pub(crate) ops: crate::kv::OpRange,
     pub(crate) around: Around,
     pub(crate) store: Arc<Store>,
-    pub(crate) queries: Arc<dyn Any + Send + Sync>,
-    pub(crate) functions: Arc<std::sync::RwLock<super::request::Functions>>,
+    pub(crate) functions: Arc<crate::db::Functions>,
 }
 
 /// The schemas and id counters just before and just after one request (the batch writes

@@ -3,35 +3,31 @@
 
 use std::sync::Arc;
 
+use super::attempt::{attempt, Attempt};
 use super::batch::StoreBatch;
 use super::data::TxData;
 use super::error::TxError;
 use super::report::TxReport;
-use super::run::{now_ms, run_tx, TxFunction};
-use super::write::{stage_datoms, Distinct};
+use super::write::Distinct;
 use crate::codec::{Keyword, Value};
 use crate::kv::handle::Completion;
 use crate::kv::{BatchState, Outcome, Rejected, Stage, View, WriteRequest};
 use crate::store::reader::IndexReader;
 use crate::store::Store;
-use std::collections::HashMap;
 
 /// Registered transaction functions, by name.
-pub type Functions = HashMap<Keyword, Arc<TxFunction>>;
+pub use crate::db::TxFunctions as Functions;
 
 /// One queued transaction.
 pub struct TxRequest {
     pub(crate) store: Arc<Store>,
-    pub(crate) functions: Arc<std::sync::RwLock<Functions>>,
+    pub(crate) functions: Arc<crate::db::Functions>,
     pub(crate) data: TxData,
     /// Terms the caller expanded before queueing, with the schema version they used.
     pub(crate) expanded: Option<(u64, Vec<super::terms::Term>)>,
     pub(crate) size: usize,
     pub(crate) result: Option<Result<TxReport, TxError>>,
     pub(crate) completion: Option<Completion<TxReport, TxError>>,
-    /// The query environment for the report's database values (type-erased: `tx` knows
-    /// nothing of queries); `None`: the report gets none.
-    pub(crate) queries: Option<Arc<dyn std::any::Any + Send + Sync>>,
     /// Schemas and counters around this request, from its last `prepare`.
     pub(crate) around: Option<super::report::Around>,
     /// Its batch's snapshot and its ops there, once committed.
@@ -53,17 +49,19 @@ impl TxRequest {
             None => self.store.schema_for(&r)?,
         };
         let counters = slot.counters;
-        let functions = self.functions.read().unwrap_or_else(|p| p.into_inner());
-        let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
         // A redo after a map growth must expand again only if the schema moved.
         let expanded = self.expanded.take();
-        let out = run_tx(r, &schema, &self.data, &call, now_ms(), counters, expanded)?;
-        let stats = stage_datoms(
-            &r,
-            t,
-            &out.datoms,
+        let Attempt {
+            outcome: out,
+            stats,
+        } = attempt(
+            r,
+            &schema,
+            &self.data,
+            &self.functions.tx(),
+            counters,
+            expanded,
             stage,
-            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
             Distinct::Tally,
         )?;
         // Validation passed: only now does this request touch the shared batch state.
@@ -81,21 +79,12 @@ impl TxRequest {
             slot.schema = Some(new_schema.clone());
             schema_after = Some(new_schema);
         }
-        if self.queries.is_some() {
-            // Moved, not cloned: the hot path pays no reference counting for this.
-            self.around = Some(super::report::Around {
-                schema_before: schema,
-                schema_after,
-                counters_before: counters,
-                counters_after: (out.next_entity, out.next_attr, out.tx + 1),
-            });
-        }
-        let mut tempids = out.tempids;
-        tempids.retain(|t, _| {
-            !matches!(
-                t,
-                super::data::Tempid::Anonymous(_) | super::data::Tempid::CurrentTx
-            )
+        // Moved, not cloned: the hot path pays no reference counting for this.
+        self.around = Some(super::report::Around {
+            schema_before: schema,
+            schema_after,
+            counters_before: counters,
+            counters_after: (out.next_entity, out.next_attr, out.tx + 1),
         });
         // The index bytes go back to the caller to free (see `Spent`).
         let super::datoms::NetDatoms {
@@ -105,7 +94,7 @@ impl TxRequest {
         Ok(TxReport {
             tx: out.tx,
             tx_data,
-            tempids,
+            tempids: out.tempids,
             dbs: Default::default(),
             spent: super::report::Spent { data: None, bytes },
         })
@@ -135,8 +124,9 @@ impl WriteRequest for TxRequest {
         }
     }
 
+    /// Every report can hand out its `db_before`/`db_after`.
     fn wants_batch_snapshot(&self) -> bool {
-        self.queries.is_some()
+        true
     }
 
     /// `attempt` reads everything before it touches the batch state, and fails on any read
@@ -162,15 +152,14 @@ impl WriteRequest for TxRequest {
             Outcome::Failed(e) => Err(TxError::from(e)),
         };
         // The report's database values take the request's own handles (moved, not cloned).
-        if let (Ok(report), Some((batch, ops)), Some(around), Some(queries)) =
-            (&mut result, this.attached, this.around, this.queries)
+        if let (Ok(report), Some((batch, ops)), Some(around)) =
+            (&mut result, this.attached, this.around)
         {
             report.dbs = super::report::ReportDbs::Batch(Box::new(super::report::BatchLink {
                 batch,
                 ops,
                 around,
                 store: this.store,
-                queries,
                 functions: this.functions,
             }));
         }

@@ -17,7 +17,7 @@ use crate::store::schema::{builtin, Schema};
 use crate::store::tables::{meta_key, read_counter};
 
 /// A transaction function registered in Rust: gets its arguments, returns tx data.
-pub type TxFunction = dyn Fn(&[Value]) -> Result<TxData, String> + Send + Sync;
+pub use crate::db::TxFunction;
 
 /// What a transaction computed.
 #[derive(Debug)]

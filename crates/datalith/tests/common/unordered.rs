@@ -2,7 +2,8 @@
 
 use datalith::edn::{to_edn_string, Edn};
 
-/// `e` with every set's members sorted (by their EDN text), at any depth.
+/// `e` with every set's members and every map's entries sorted (by their EDN text), at any
+/// depth: EDN sets and maps have no order.
 pub fn normalize(e: &Edn) -> Edn {
     match e {
         Edn::Set(items) => {
@@ -11,12 +12,14 @@ pub fn normalize(e: &Edn) -> Edn {
             Edn::Set(v)
         }
         Edn::Vector(items) => Edn::Vector(items.iter().map(normalize).collect()),
-        Edn::Map(pairs) => Edn::Map(
-            pairs
+        Edn::Map(pairs) => {
+            let mut p: Vec<(Edn, Edn)> = pairs
                 .iter()
                 .map(|(k, v)| (normalize(k), normalize(v)))
-                .collect(),
-        ),
+                .collect();
+            p.sort_by_key(|(k, _)| to_edn_string(k));
+            Edn::Map(p)
+        }
         other => other.clone(),
     }
 }

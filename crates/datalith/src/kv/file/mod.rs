@@ -2,12 +2,12 @@
 //! makes it read outside the map: `SIGBUS`, `SIGSEGV`, or a wrong answer), so a file is
 //! validated with plain reads before LMDB reads a page of it.
 //!
-//! - [`layout`]: LMDB's on-disk structures (from `mdb.c`), parsed from bytes.
-//! - [`pages`]: page reads bounded by the file's length.
-//! - [`header`]: both meta pages (before LMDB maps the file).
-//! - [`walk`]: the walk of the trees, as far as the catalog (every open) or every page
+//! - `layout`: LMDB's on-disk structures (from `mdb.c`), parsed from bytes.
+//! - `pages`: page reads bounded by the file's length.
+//! - `header`: both meta pages (before LMDB maps the file).
+//! - `walk`: the walk of the trees, as far as the catalog (every open) or every page
 //!   (`check`, and the command's reading subcommands).
-//! - [`damage`]: what is wrong and where.
+//! - `damage`: what is wrong and where.
 //!
 //! `Environment::open` checks the header before LMDB maps the file, then pins a snapshot (an
 //! LMDB read transaction, which reads only the meta pages) and walks: a writer in another

@@ -4,7 +4,7 @@
 //!
 //! - [`prepare`]: on the caller's threads, in parallel chunks: attributes and types checked,
 //!   values encoded into one byte arena per chunk, EAV and AVE entries sorted, chunks merged.
-//! - [`request`]: one committer request per chunk of the sorted runs (each chunk's keys come
+//! - `request`: one committer request per chunk of the sorted runs (each chunk's keys come
 //!   after the previous chunk's): a key past the end of its table is appended (LMDB `APPEND`,
 //!   then `APPEND_DUP` for its further values: no search, full pages); existing keys are found
 //!   with one seek each time the sorted stream passes one, not one lookup per datom; the rest

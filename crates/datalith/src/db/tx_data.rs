@@ -1,5 +1,6 @@
-//! Stage 1 of a transaction: tx data as the user wrote it (maps and operations, with tempids,
-//! lookup refs and idents not yet resolved).
+//! Transaction data as the user wrote it (stage 1 of a transaction: maps and operations, with
+//! tempids, lookup refs and idents not yet resolved): what `transact` and `with` take and
+//! transaction functions return.
 
 use std::sync::Arc;
 
@@ -118,27 +119,45 @@ impl EntityMap {
 pub enum TxOp {
     /// `[:db/add e a v]`
     Add {
+        /// The entity.
         e: EntityRef,
+        /// The attribute.
         a: Keyword,
+        /// The value.
         v: TxValue,
     },
     /// `[:db/retract e a v]`, or `[:db/retract e a]` for every value.
     Retract {
+        /// The entity.
         e: EntityRef,
+        /// The attribute.
         a: Keyword,
+        /// The value.
         v: Option<TxValue>,
     },
     /// `[:db/retractEntity e]`
-    RetractEntity { e: EntityRef },
+    RetractEntity {
+        /// The entity.
+        e: EntityRef,
+    },
     /// `[:db/cas e a old new]`: `new` only if the current value is `old` (`None`: absent).
     Cas {
+        /// The entity.
         e: EntityRef,
+        /// The attribute.
         a: Keyword,
+        /// The value expected now.
         old: Option<TxValue>,
+        /// The value asserted in its place.
         new: TxValue,
     },
     /// `[:db.fn/call f args...]` or `[f args...]`: a transaction function registered in Rust.
-    Call { function: Keyword, args: Vec<Value> },
+    Call {
+        /// The function's name.
+        function: Keyword,
+        /// The arguments.
+        args: Vec<Value>,
+    },
 }
 
 /// One item of tx data.

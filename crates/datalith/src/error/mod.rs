@@ -29,7 +29,7 @@
 use std::fmt;
 
 use crate::codec::Keyword;
-use crate::edn::{read_one, to_edn_string, to_json, Edn};
+use crate::edn::{read_one, Edn};
 
 /// The Cognitect anomaly categories: what kind of failure, and so what the caller can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -361,75 +361,6 @@ pub fn error_map(category: Category, message: &str, fields: Vec<Field>) -> Edn {
     Edn::Map(pairs)
 }
 
-/// Any error of the crate.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A query failed.
-    #[error(transparent)]
-    Query(#[from] crate::query::QueryError),
-    /// A transaction failed.
-    #[error(transparent)]
-    Tx(#[from] crate::tx::TxError),
-    /// Reading or writing datoms failed.
-    #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
-    /// The KV engine failed.
-    #[error(transparent)]
-    Kv(#[from] crate::kv::KvError),
-    /// Bytes that are not a value's encoding.
-    #[error(transparent)]
-    Codec(#[from] crate::codec::CodecError),
-    /// A dump failed.
-    #[error(transparent)]
-    Dump(#[from] crate::api::dump::DumpError),
-    /// Text that is not EDN.
-    #[error("{}:{}: {}", .0.line, .0.column, .0.message)]
-    Edn(#[from] crate::edn::ReadError),
-}
+mod crate_error;
 
-impl Error {
-    /// The error's category.
-    pub fn category(&self) -> Category {
-        match self {
-            Error::Query(e) => e.category(),
-            Error::Tx(e) => e.category(),
-            Error::Store(e) => e.category(),
-            Error::Kv(e) => e.category(),
-            Error::Codec(e) => e.category(),
-            Error::Dump(e) => e.category(),
-            Error::Edn(_) => INVALID_EDN,
-        }
-    }
-
-    /// The error's structured fields (besides category and message).
-    pub fn fields(&self) -> Vec<Field> {
-        match self {
-            Error::Query(e) => e.fields(),
-            Error::Tx(e) => e.fields(),
-            Error::Store(e) => e.fields(),
-            Error::Kv(e) => e.fields(),
-            Error::Codec(e) => e.fields(),
-            Error::Dump(e) => e.fields(),
-            Error::Edn(e) => vec![
-                ("line", Edn::Long(e.line as i64)),
-                ("column", Edn::Long(e.column as i64)),
-            ],
-        }
-    }
-
-    /// The error as one EDN map (see [`error_map`]).
-    pub fn to_edn(&self) -> Edn {
-        error_map(self.category(), &self.to_string(), self.fields())
-    }
-
-    /// [`Error::to_edn`] printed as EDN.
-    pub fn to_edn_string(&self) -> String {
-        to_edn_string(&self.to_edn())
-    }
-
-    /// [`Error::to_edn`] printed as JSON (keys as `":db/error"` strings).
-    pub fn to_json(&self) -> String {
-        to_json(&self.to_edn())
-    }
-}
+pub use crate_error::Error;

@@ -1,0 +1,167 @@
+//! `Db`: a consistent, immutable view of the database (a database value, in Datomic's words).
+//!
+//! A `Db` is an LMDB snapshot, optionally with an in-memory [`Overlay`] of writes on top (a
+//! speculative database from `Db::with`, or a report's `db_before`/`db_after`), the schema
+//! of that state and the [`Functions`] registered on the database it came from. Every read
+//! goes through the overlaid view, so queries, pull, entities and raw index access work the
+//! same on both.
+//!
+//! Invariants: the schema is the one of exactly this state (given, never looked up in the
+//! store's cache for a speculative value); the snapshot stays open while any clone lives.
+//! The query and pull entry points (`q`, `pull`, ...) are methods of `Db` written in the
+//! layers that own them (`api::db`); this module knows nothing of queries.
+
+use std::sync::Arc;
+
+use super::functions::Functions;
+use crate::codec::Keyword;
+use crate::kv::{Overlay, ReadTxn, Snapshot};
+use crate::store::reader::IndexReader;
+use crate::store::{Attribute, EntityId, Schema, Store, StoreError};
+
+/// A database value. Reads never block writers and see exactly one state: a committed one,
+/// or a committed one plus speculative writes (`Db::with`). Cloning is cheap and shares the
+/// snapshot, which stays open as long as any clone (or speculative database made from it)
+/// lives.
+pub struct Db {
+    snapshot: Arc<Snapshot>,
+    overlay: Option<Arc<Overlay>>,
+    pub(crate) store: Arc<Store>,
+    schema: Arc<Schema>,
+    /// The functions registered on the database this value came from.
+    pub(crate) functions: Arc<Functions>,
+    // Keeps `Db` `!Sync`: two threads share a snapshot only through distinct `Db` values,
+    // made by `clone`/`with`, which prepare the snapshot for sharing first.
+    _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
+}
+
+/// Everything a database value is made of, and `Sync` (a `Db` is not): what a transaction
+/// report keeps to hand out its `db_before`/`db_after`.
+#[derive(Clone)]
+pub(crate) struct DbParts {
+    /// The LMDB snapshot underneath.
+    pub(crate) snapshot: Arc<Snapshot>,
+    /// Writes over it, if the value is speculative or not the snapshot's exact state.
+    pub(crate) overlay: Option<Arc<Overlay>>,
+    pub(crate) store: Arc<Store>,
+    pub(crate) schema: Arc<Schema>,
+    pub(crate) functions: Arc<Functions>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Db(lmdb txn {}, schema v{}{})",
+            self.snapshot.txn_id(),
+            self.schema.version,
+            if self.overlay.is_some() {
+                ", speculative"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl Clone for Db {
+    fn clone(&self) -> Db {
+        Db::from_parts(self.parts())
+    }
+}
+
+impl Db {
+    /// The value of the committed state `txn` reads.
+    pub(crate) fn open(
+        txn: ReadTxn,
+        store: Arc<Store>,
+        functions: Arc<Functions>,
+    ) -> Result<Db, StoreError> {
+        let schema = {
+            let r = IndexReader::new(txn.view(), &store.tables);
+            store.schema_for(&r)?
+        };
+        Ok(Db {
+            snapshot: Arc::new(Snapshot::new(txn)),
+            overlay: None,
+            store,
+            schema,
+            functions,
+            _not_sync: std::marker::PhantomData,
+        })
+    }
+
+    /// A database value from its parts (a speculative one when `overlay` is set). The schema
+    /// is given, never looked up in the store's cache: a speculative schema must not be
+    /// published, since its version number may later name a different committed schema.
+    pub(crate) fn from_parts(parts: DbParts) -> Db {
+        Db {
+            snapshot: parts.snapshot,
+            overlay: parts.overlay,
+            store: parts.store,
+            schema: parts.schema,
+            functions: parts.functions,
+            _not_sync: std::marker::PhantomData,
+        }
+    }
+
+    /// This value's parts (sharing its snapshot).
+    pub(crate) fn parts(&self) -> DbParts {
+        self.prepare_share();
+        DbParts {
+            snapshot: self.snapshot.clone(),
+            overlay: self.overlay.clone(),
+            store: self.store.clone(),
+            schema: self.schema.clone(),
+            functions: self.functions.clone(),
+        }
+    }
+
+    /// The writes this value holds over its snapshot.
+    pub(crate) fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_deref()
+    }
+
+    fn prepare_share(&self) {
+        let t = &self.store.tables;
+        self.snapshot
+            .prepare_share(&[&t.eav, &t.ave, &t.giants, &t.meta]);
+    }
+
+    /// Index access (through the overlay, for a speculative database).
+    pub fn reader(&self) -> IndexReader<'_> {
+        let view = self.snapshot.view();
+        let view = match &self.overlay {
+            Some(o) => view.with_overlay(o),
+            None => view,
+        };
+        IndexReader::new(view, &self.store.tables)
+    }
+
+    /// Whether this value holds writes that were never committed (made by `Db::with`) or
+    /// is a transaction report's `db_before`/`db_after`, rather than a plain snapshot.
+    pub fn is_speculative(&self) -> bool {
+        self.overlay.is_some()
+    }
+
+    /// The schema of this snapshot.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.schema
+    }
+
+    /// The attribute named `ident`.
+    pub fn attr(&self, ident: &Keyword) -> Option<&Arc<Attribute>> {
+        self.schema.by_ident(ident)
+    }
+
+    /// The entity with `:db/ident` `ident`.
+    pub fn ident_entity(&self, ident: &Keyword) -> Result<Option<EntityId>, StoreError> {
+        if let Some(a) = self.schema.by_ident(ident) {
+            return Ok(Some(a.id as EntityId));
+        }
+        self.reader().first_entity_with(
+            crate::store::schema::builtin::IDENT,
+            &crate::codec::Value::Keyword(ident.clone()),
+        )
+    }
+}

@@ -1,0 +1,58 @@
+//! One attempt of a transaction against one state: the pipeline (tx data to net datoms,
+//! `run.rs`) and the staging of its index writes (`write.rs`). A committed transaction
+//! (`TxRequest::attempt`, against its group commit's state) and a speculative one (`Db::with`,
+//! against a database value) both go through here, so the two cannot drift apart; they differ
+//! only in where the staged writes go afterwards (LMDB or an overlay) and in how the
+//! per-attribute statistics are counted (`Distinct`).
+
+use rustc_hash::FxHashMap as HashMap;
+
+use super::data::{Tempid, TxData};
+use super::error::TxError;
+use super::run::{now_ms, run_tx, TxOutcome};
+use super::terms::Term;
+use super::write::{stage_datoms, Distinct};
+use crate::codec::{Keyword, Value};
+use crate::db::TxFunctions;
+use crate::kv::Stage;
+use crate::store::reader::IndexReader;
+use crate::store::{AttrId, Schema};
+
+/// What one attempt computed and staged.
+pub(crate) struct Attempt {
+    /// The pipeline's result; its tempids are only those the user can name (no anonymous
+    /// ones, no current-transaction one).
+    pub(crate) outcome: TxOutcome,
+    /// Per attribute, the change of (datoms, distinct values) the staged writes make.
+    pub(crate) stats: HashMap<AttrId, (i64, i64)>,
+}
+
+/// Runs `data` on the state `r` reads, with `schema` and the id `counters` of that state
+/// (read from it when `None`), and stages its writes in `stage`. `expanded`: terms the caller
+/// expanded beforehand, reused when their schema version is `schema`'s.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attempt(
+    r: IndexReader<'_>,
+    schema: &Schema,
+    data: &TxData,
+    functions: &TxFunctions,
+    counters: Option<(u64, u64, u64)>,
+    expanded: Option<(u64, Vec<Term>)>,
+    stage: &mut Stage,
+    distinct: Distinct,
+) -> Result<Attempt, TxError> {
+    let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
+    let mut outcome = run_tx(r, schema, data, &call, now_ms(), counters, expanded)?;
+    let stats = stage_datoms(
+        &r,
+        r.t,
+        &outcome.datoms,
+        stage,
+        |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
+        distinct,
+    )?;
+    outcome
+        .tempids
+        .retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));
+    Ok(Attempt { outcome, stats })
+}
