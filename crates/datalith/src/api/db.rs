@@ -12,7 +12,7 @@ use crate::edn::Edn;
 use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{QueryCache, QueryError, Registry, Step};
+use crate::query::{QueryCache, QueryError, QueryOptions, Registry, Step};
 use crate::store::reader::IndexReader;
 use crate::store::{Attribute, EntityId, Schema, Store};
 use crate::tx::TxError;
@@ -75,6 +75,19 @@ pub struct QueryEnv {
     pub registry: std::sync::RwLock<Registry>,
     /// Parsed pull patterns.
     pub pulls: PullCache,
+    /// The memory limit of this database's queries in bytes (0: the default, a quarter of
+    /// physical memory); a query's own limit takes precedence.
+    pub memory_limit: std::sync::atomic::AtomicU64,
+}
+
+impl QueryEnv {
+    /// The database's query memory limit, when one is set.
+    pub fn memory_limit(&self) -> Option<u64> {
+        match self.memory_limit.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
+    }
 }
 
 impl Db {
@@ -205,12 +218,12 @@ impl Db {
     /// assert_eq!(names, read_one(r#"["Ann"]"#).unwrap());
     /// ```
     pub fn q(&self, query: &str, inputs: &[Edn]) -> Result<Edn, QueryError> {
-        Ok(self.run_query(query, inputs, false, None)?.result)
+        Ok(self.q_with(query, inputs, &QueryOptions::default())?.result)
     }
 
     /// Runs a query and returns its result with the executed plan (estimated and actual sizes).
     pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Vec<Step>), QueryError> {
-        let o = self.run_query(query, inputs, true, None)?;
+        let o = self.q_with(query, inputs, &QueryOptions::default().explain(true))?;
         Ok((o.result, o.steps))
     }
 
@@ -221,15 +234,35 @@ impl Db {
         inputs: &[Edn],
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<Edn, QueryError> {
-        Ok(self.run_query(query, inputs, false, Some(cancel))?.result)
+        Ok(self
+            .q_with(query, inputs, &QueryOptions::default().cancel(cancel))?
+            .result)
     }
 
-    fn run_query(
+    /// Runs a query with `options`: a timeout, a cancellation flag, a memory limit (the
+    /// database's when not given), and whether to record the plan. A query that goes past a
+    /// limit stops with [`QueryError::Timeout`], [`QueryError::Cancelled`] or
+    /// [`QueryError::ResourceExhausted`].
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::query::QueryOptions;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let options = QueryOptions::default().timeout_ms(5_000).memory_limit(64 << 20);
+    /// let out = snapshot
+    ///     .q_with("[:find ?x :in [?x ...]]", &[read_one("[1 2]").unwrap()], &options)
+    ///     .unwrap();
+    /// assert_eq!(out.result, read_one("#{[1] [2]}").unwrap());
+    /// ```
+    pub fn q_with(
         &self,
         query: &str,
         inputs: &[Edn],
-        explain: bool,
-        cancel: Option<&std::sync::atomic::AtomicBool>,
+        options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
         let sections = self.queries.cache.parse(query)?;
         let registry = self
@@ -246,7 +279,11 @@ impl Db {
             .chain(inputs.iter().map(InputRef::Value))
             .collect();
         let implicit = (!first).then_some(self);
-        crate::query::run::run(&sections, &all, implicit, &registry, explain, cancel)
+        let options = QueryOptions {
+            memory_limit: options.memory_limit.or(self.queries.memory_limit()),
+            ..*options
+        };
+        crate::query::run::run(&sections, &all, implicit, &registry, &options)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a

@@ -90,6 +90,11 @@ fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryErr
         Input::Db(d) => Some(d.queries.clone()),
         Input::Value(_) => None,
     });
+    let options = crate::query::QueryOptions {
+        explain,
+        memory_limit: env.as_ref().and_then(|e| e.memory_limit()),
+        ..Default::default()
+    };
     let (sections, registry) = match env {
         Some(env) => (
             env.cache.parse(query)?,
@@ -107,5 +112,5 @@ fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryErr
         }
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
-    crate::query::run::run(&sections, &inputs, None, &registry, explain, None)
+    crate::query::run::run(&sections, &inputs, None, &registry, &options)
 }

@@ -8,8 +8,8 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::time::Instant;
 
+use super::budget::{row_bytes, rows_bytes, Budget};
 use super::builtins::{self, compare};
 use super::distinct;
 use super::error::QueryError;
@@ -69,8 +69,8 @@ pub struct Ctx<'a> {
     pub source_rules: &'a BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>>,
     /// User functions.
     pub functions: &'a std::collections::HashMap<String, std::sync::Arc<UserFn>>,
-    /// When to give up.
-    pub deadline: Option<(Instant, u64)>,
+    /// What the query may spend (time, cancellation, memory); every loop ticks it.
+    pub budget: Budget<'a>,
     /// Plan steps, when explaining.
     pub trace: Option<Vec<Step>>,
     /// Variable names of the clauses being run (the query's, or a rule body's while it
@@ -83,8 +83,6 @@ pub struct Ctx<'a> {
     pub ave_lists: AveLists,
     /// Nesting depth of rule evaluation (a recursion guard for non-stratifiable input).
     pub depth: u32,
-    /// Set from another thread to stop the query (the shell's Ctrl-C).
-    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
     /// Spare capacity of the rows the current step makes: `ROW_SPARE` while clauses remain
     /// that may extend them, 0 for the last step (rows that only go to the result).
     pub row_spare: usize,
@@ -146,21 +144,6 @@ pub(crate) const ROW_SPARE: usize = 2;
 const COUNT_CAP: u64 = 10_000;
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn check_deadline(&self) -> Result<(), QueryError> {
-        if self
-            .cancel
-            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
-        {
-            return Err(QueryError::Cancelled);
-        }
-        if let Some((at, ms)) = self.deadline {
-            if Instant::now() > at {
-                return Err(QueryError::Timeout { ms });
-            }
-        }
-        Ok(())
-    }
-
     /// The source a clause's source number reads (`$` is whatever it stands for now).
     pub fn source_of(&self, src: usize) -> usize {
         if src == 0 {
@@ -216,8 +199,11 @@ impl<'a> Ctx<'a> {
         todo.sort();
         // What the patterns run so far tell about the rows (see `distinct`).
         let mut deps: Vec<distinct::Dependency> = Vec::new();
+        // What the enclosing steps hold (their relations stay alive while this one runs).
+        let base = self.budget.used();
         while !todo.is_empty() {
-            self.check_deadline()?;
+            // Once a step: a step can take long, and there are few.
+            self.budget.check()?;
             if rel.rows.is_empty() {
                 // Nothing can come back: bind the remaining variables to nothing.
                 let mut vars = rel.vars.clone();
@@ -228,7 +214,7 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 }
-                return Ok(Relation::empty(vars).project_owned(keep));
+                return Relation::empty(vars).project_owned(keep, &self.budget);
             }
             let (i, est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
@@ -335,7 +321,9 @@ impl<'a> Ctx<'a> {
             if dedup && (repeats || !dropped.is_empty()) {
                 what.push_str(" +dedup");
             }
-            rel = rel.into_projection(&keep_now, dedup);
+            rel = rel.into_projection(&keep_now, dedup, &self.budget)?;
+            self.budget
+                .settle(base, rows_bytes(rel.rows.len(), rel.vars.len()));
             if let Some(trace) = &mut self.trace {
                 trace.push(Step {
                     what,
@@ -344,7 +332,7 @@ impl<'a> Ctx<'a> {
                 });
             }
         }
-        Ok(rel.project_owned(keep))
+        rel.project_owned(keep, &self.budget)
     }
 
     /// The printer of the clauses being run.
@@ -537,6 +525,7 @@ impl<'a> Ctx<'a> {
                     rows: Vec::with_capacity(rel.rows.len()),
                 };
                 for row in rel.rows {
+                    self.budget.tick()?;
                     let vals = resolve_args(args, &rel.vars, &row);
                     if builtins::truthy(self.call(name, &vals)?.as_ref()) {
                         out.rows.push(row);
@@ -559,7 +548,9 @@ impl<'a> Ctx<'a> {
                     .filter(|v| !rel.binds(*v))
                     .collect();
                 out.vars.extend(&new_vars);
+                let bytes = row_bytes(out.vars.len());
                 for row in &rel.rows {
+                    self.budget.tick()?;
                     let vals = resolve_args(args, &rel.vars, row);
                     let result = match self.call(name, &vals) {
                         Ok(Some(v)) => v,
@@ -583,6 +574,7 @@ impl<'a> Ctx<'a> {
                             }
                         }
                         if ok && r.len() == out.vars.len() {
+                            self.budget.charge(bytes)?;
                             out.rows.push(r);
                         }
                     }
@@ -590,20 +582,20 @@ impl<'a> Ctx<'a> {
                 Ok(out)
             }
             Clause::Not { vars, clauses } => {
-                let probe = rel.project(vars);
+                let probe = rel.project(vars, &self.budget)?;
                 let matched = self.conj(clauses, probe, vars)?;
-                Ok(rel.anti_join(&matched))
+                rel.anti_join(&matched, &self.budget)
             }
             Clause::Or { vars, branches, .. } => {
                 let shared: Vec<Var> = vars.iter().copied().filter(|v| rel.binds(*v)).collect();
-                let probe = rel.project(&shared);
+                let probe = rel.project(&shared, &self.budget)?;
                 let mut union = Relation::empty(vars.clone());
                 for b in branches {
                     let r = self.conj(b, probe.clone(), vars)?;
-                    union.union(r.project(vars));
+                    union.union(r.project(vars, &self.budget)?, &self.budget)?;
                 }
-                union.dedup();
-                Ok(rel.join(&union))
+                union.dedup(&self.budget)?;
+                rel.join(&union, &self.budget)
             }
             Clause::Rule { name, args, src } => {
                 // `($x rule ...)`: the rule's `$` is `$x` (and its rules are lowered for it).
@@ -620,7 +612,7 @@ impl<'a> Ctx<'a> {
                 }
                 let r = rules::call(self, name, args, &rel);
                 (self.dollar, self.rules) = saved;
-                Ok(rel.join(&r?))
+                rel.join(&r?, &self.budget)
             }
             Clause::Dollar { src, clause } => {
                 let saved = self.dollar;
@@ -635,7 +627,7 @@ impl<'a> Ctx<'a> {
                     .get(&self.source_of(*src))
                     .cloned()
                     .unwrap_or_default();
-                Ok(rel.join(&match_terms(&input, terms)))
+                rel.join(&match_terms(&input, terms, &self.budget)?, &self.budget)
             }
             Clause::Pattern(src, p) => {
                 let input = self
@@ -644,7 +636,7 @@ impl<'a> Ctx<'a> {
                     .cloned()
                     .unwrap_or_default();
                 let terms = vec![p.e.clone(), attr_term(&p.a), p.v.clone()];
-                Ok(rel.join(&match_terms(&input, &terms)))
+                rel.join(&match_terms(&input, &terms, &self.budget)?, &self.budget)
             }
         }
     }
@@ -657,6 +649,7 @@ impl<'a> Ctx<'a> {
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {
+            self.budget.tick_weighted(super::budget::USER_CALL)?;
             return f(args).map(Some).map_err(|m| QueryError::BadArguments {
                 name: name.to_string(),
                 message: m,
@@ -841,18 +834,24 @@ impl<'a> Ctx<'a> {
         if cost >= n.saturating_mul(SCAN_JOIN_FACTOR) {
             return Ok(None);
         }
+        self.budget.charge(rows_bytes(rel.rows.len(), 1))?;
         let members: rustc_hash::FxHashSet<EntityId> =
             rel.rows.iter().filter_map(|r| entity_of(&r[0])).collect();
+        let budget = &self.budget;
+        let bytes = row_bytes(1);
         let r = self.r;
         let mut out = Relation::empty(vec![*v]);
         r.values_held(
             *a,
             |e| members.contains(&e),
             |vb| {
+                // The walk cannot be stopped from here: a stop is reported after it.
+                budget.charge_step(bytes);
                 out.rows.push(vec![r.decode_value(*a, vb)?]);
                 Ok(())
             },
         )?;
+        self.budget.check()?;
         Ok(Some(out))
     }
 
@@ -935,10 +934,9 @@ impl<'a> Ctx<'a> {
             Some(_) => None,
             None => Some(r.entity_cursor()?),
         };
-        for (n, row) in rel.rows.into_iter().enumerate() {
-            if n % 4096 == 4095 {
-                self.check_deadline()?;
-            }
+        let bytes = row_bytes(vars.len());
+        for row in rel.rows.into_iter() {
+            self.budget.charge(bytes)?;
             let e = match e_col {
                 Some(c) => entity_of(&row[c]),
                 None => e_const,
@@ -1073,6 +1071,7 @@ impl<'a> Ctx<'a> {
                                 r.push(val.clone());
                             }
                         }
+                        self.budget.charge(bytes)?;
                         next.push(r);
                     }
                 }
@@ -1133,8 +1132,12 @@ impl<'a> Ctx<'a> {
                 slot.entry(e).or_insert(next);
             }
         }
+        self.budget.charge(rows_bytes(slot.len(), 2))?;
         let members = EntitySet::new(slot.keys().copied());
         let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
+        // A hit is held twice: in `hits`, then grouped in `datoms`.
+        let hit_bytes = 2 * std::mem::size_of::<(u32, AttrId, Value)>() as u64;
+        let budget = &self.budget;
         // Each datom is read once, however many patterns of the star share its attribute (a
         // datom read twice would match a pattern twice): one full scan of an attribute covers
         // its constants too.
@@ -1150,7 +1153,9 @@ impl<'a> Ctx<'a> {
             match c {
                 Some(c) => {
                     for e in self.r.entities_with(*a, c)? {
+                        budget.tick()?;
                         if let Some(s) = slot.get(&e) {
+                            budget.charge(hit_bytes)?;
                             hits.push((*s, *a, c.clone()));
                         }
                     }
@@ -1164,6 +1169,9 @@ impl<'a> Ctx<'a> {
                         Direction::Forward,
                         #[inline(always)]
                         |vb, e| {
+                            if !budget.step() {
+                                return Ok(false);
+                            }
                             if !members.may_contain(e) {
                                 return Ok(true);
                             }
@@ -1183,10 +1191,12 @@ impl<'a> Ctx<'a> {
                                     }
                                 }
                             };
+                            budget.charge_step(hit_bytes);
                             hits.push((*s, *a, v));
                             Ok(true)
                         },
                     )?;
+                    budget.check()?;
                 }
             }
         }
@@ -1238,12 +1248,11 @@ impl<'a> Ctx<'a> {
         match (&p.v, v_col) {
             (Term::Const(v), _) => {
                 let es = self.entities_with(a, &coerce(self.schema, a, v))?;
-                for (n, row) in rel.rows.iter().enumerate() {
-                    if n % 4096 == 4095 {
-                        self.check_deadline()?;
-                    }
+                let bytes = row_bytes(out.vars.len() + spare);
+                for row in rel.rows.iter() {
                     out.rows.reserve(es.len());
                     for &e in es.iter() {
+                        self.budget.charge(bytes)?;
                         let mut r = Vec::with_capacity(row.len() + 1 + spare);
                         r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {
@@ -1256,16 +1265,17 @@ impl<'a> Ctx<'a> {
             (Term::Var(_), Some(c)) => {
                 // Join on the value: one AVE lookup per distinct value.
                 let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::default();
-                for (n, row) in rel.rows.iter().enumerate() {
-                    if n % 4096 == 4095 {
-                        self.check_deadline()?;
-                    }
+                let bytes = row_bytes(out.vars.len() + spare);
+                for row in rel.rows.iter() {
+                    self.budget.tick()?;
                     let v = &row[c];
                     if !cache.contains_key(v) {
                         let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
+                        self.budget.charge(rows_bytes(es.len(), 1))?;
                         cache.insert(v.clone(), es);
                     }
                     for &e in &cache[v] {
+                        self.budget.charge(bytes)?;
                         let mut r = Vec::with_capacity(row.len() + 1 + spare);
                         r.extend_from_slice(row);
                         if let Term::Var(_) = p.e {
@@ -1284,6 +1294,8 @@ impl<'a> Ctx<'a> {
                 let push_e = matches!(p.e, Term::Var(_));
                 let push_v = matches!(p.v, Term::Var(_)) && !same;
                 let width = out.vars.len();
+                let bytes = row_bytes(width + spare);
+                let budget = &self.budget;
                 let mut last: Option<(&[u8], Value)> = None;
                 let mut decode = |vb: &'a [u8]| -> Result<Value, crate::store::StoreError> {
                     // Numbers decode for less than a clone of the kept value costs.
@@ -1309,6 +1321,9 @@ impl<'a> Ctx<'a> {
                         Direction::Forward,
                         #[inline(always)]
                         |vb, e| {
+                            if !budget.charge_step(bytes) {
+                                return Ok(false);
+                            }
                             // Numbers inline (no large `Result` through the decode call).
                             let v = match crate::store::reader::decode_fixed(vb) {
                                 Some(v) => v,
@@ -1329,9 +1344,11 @@ impl<'a> Ctx<'a> {
                             Ok(true)
                         },
                     )?;
+                    self.budget.check()?;
                     return Ok(out);
                 }
                 let mut pairs: Vec<(EntityId, Value)> = Vec::new();
+                let pair_bytes = std::mem::size_of::<(EntityId, Value)>() as u64;
                 self.r.scan_attr(
                     a,
                     lo_ref,
@@ -1339,6 +1356,9 @@ impl<'a> Ctx<'a> {
                     Direction::Forward,
                     #[inline(always)]
                     |vb, e| {
+                        if !budget.charge_step(pair_bytes) {
+                            return Ok(false);
+                        }
                         let v = match crate::store::reader::decode_fixed(vb) {
                             Some(v) => v,
                             None => decode(vb)?,
@@ -1347,11 +1367,10 @@ impl<'a> Ctx<'a> {
                         Ok(true)
                     },
                 )?;
-                for (n, row) in rel.rows.iter().enumerate() {
-                    if n % 4096 == 4095 {
-                        self.check_deadline()?;
-                    }
+                self.budget.check()?;
+                for row in rel.rows.iter() {
                     for (e, v) in &pairs {
+                        self.budget.charge(bytes)?;
                         if same && Value::Ref(*e) != *v {
                             continue;
                         }
@@ -1375,10 +1394,16 @@ impl<'a> Ctx<'a> {
     fn full_scan(&mut self, p: &Pattern, rel: Relation) -> Result<Relation, QueryError> {
         let r = self.r;
         let mut triples = Vec::new();
+        let budget = &self.budget;
+        let bytes = row_bytes(3);
         self.r.scan_entities(0, u64::MAX, |e, a, vb| {
+            if !budget.charge_step(bytes) {
+                return Ok(false);
+            }
             triples.push((e, a, r.decode_value(a, vb)?));
             Ok(true)
         })?;
+        self.budget.check()?;
         let mut vars = rel.vars.clone();
         let mut out_vars = Vec::new();
         for v in [
@@ -1424,10 +1449,11 @@ impl<'a> Ctx<'a> {
                 rows,
             },
             &terms,
-        );
+            &self.budget,
+        )?;
         vars.extend(out_vars);
-        let joined = rel.join(&m);
-        Ok(joined.project_owned(&vars))
+        let joined = rel.join(&m, &self.budget)?;
+        joined.project_owned(&vars, &self.budget)
     }
 }
 
@@ -1608,7 +1634,11 @@ fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {
 
 /// Rows of `input` (columns: `terms` positions) that match the constants, as a relation over
 /// the variables.
-pub fn match_terms(input: &Relation, terms: &[Term]) -> Relation {
+pub fn match_terms(
+    input: &Relation,
+    terms: &[Term],
+    budget: &Budget<'_>,
+) -> Result<Relation, QueryError> {
     let mut vars: Vec<Var> = Vec::new();
     for t in terms {
         if let Term::Var(v) = t {
@@ -1618,7 +1648,9 @@ pub fn match_terms(input: &Relation, terms: &[Term]) -> Relation {
         }
     }
     let mut out = Relation::empty(vars.clone());
+    let bytes = row_bytes(vars.len());
     'rows: for row in &input.rows {
+        budget.charge(bytes)?;
         let mut r: Vec<Option<Value>> = vec![None; vars.len()];
         for (i, t) in terms.iter().enumerate() {
             let Some(val) = row.get(i) else {
@@ -1643,8 +1675,8 @@ pub fn match_terms(input: &Relation, terms: &[Term]) -> Relation {
         out.rows
             .push(r.into_iter().map(|x| x.expect("every var set")).collect());
     }
-    out.dedup();
-    out
+    out.dedup(budget)?;
+    Ok(out)
 }
 
 /// Comparisons on the value variable of a scan pattern that can narrow its AVE range.

@@ -43,6 +43,8 @@ pub struct Sections {
     pub offset: Option<usize>,
     /// `:timeout`
     pub timeout: Option<u64>,
+    /// `:memory-limit` (bytes)
+    pub memory_limit: Option<u64>,
 }
 
 /// Splits a query (vector or map form) into its sections.
@@ -106,6 +108,7 @@ pub fn sections(q: &Edn) -> Result<Sections, QueryError> {
             "limit" => s.limit = Some(one_num("limit", &items)? as usize),
             "offset" => s.offset = Some(one_num("offset", &items)? as usize),
             "timeout" => s.timeout = Some(one_num("timeout", &items)?),
+            "memory-limit" => s.memory_limit = Some(one_num("memory-limit", &items)?),
             other => return Err(perr(format!("unknown query section :{other}"))),
         }
     }
@@ -1003,6 +1006,7 @@ pub fn lower(
         limit: s.limit,
         offset: s.offset,
         timeout_ms: s.timeout,
+        memory_limit: s.memory_limit,
     };
     Ok((q, in_bindings))
 }

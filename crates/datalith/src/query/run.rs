@@ -1,9 +1,10 @@
 //! Running a query: parse (cached by text), lower, resolve constants, execute, shape.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
+use super::budget::{default_memory_limit, Budget};
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
 use super::exec::{Ctx, DbSource, Step, UserFn};
@@ -64,6 +65,50 @@ pub struct Outcome {
     pub steps: Vec<Step>,
 }
 
+/// How to run one query: its limits and whether to record the plan. Limits written in the
+/// query text (`:timeout`, `:memory-limit`) take precedence over these.
+#[derive(Debug, Default, Clone, Copy)]
+#[non_exhaustive]
+pub struct QueryOptions<'a> {
+    /// Stop with [`QueryError::Timeout`] after this many milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Stop with [`QueryError::Cancelled`] once this flag is set (from another thread, such
+    /// as the shell's Ctrl-C handler).
+    pub cancel: Option<&'a AtomicBool>,
+    /// Stop with [`QueryError::ResourceExhausted`] once the rows the query holds are
+    /// estimated at more than this many bytes (default: the database's limit, else a quarter
+    /// of physical memory; see `query::budget`).
+    pub memory_limit: Option<u64>,
+    /// Record the executed steps ([`Outcome::steps`]).
+    pub explain: bool,
+}
+
+impl<'a> QueryOptions<'a> {
+    /// Options with a timeout in milliseconds.
+    pub fn timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// Options with a cancellation flag.
+    pub fn cancel(mut self, flag: &'a AtomicBool) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    /// Options with a memory limit in bytes.
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// Options that record the plan.
+    pub fn explain(mut self, explain: bool) -> Self {
+        self.explain = explain;
+        self
+    }
+}
+
 /// One query input as the engine reads it: a database or a value.
 #[derive(Clone, Copy)]
 pub enum InputRef<'a> {
@@ -80,8 +125,7 @@ pub fn run(
     inputs: &[InputRef<'_>],
     implicit: Option<&Db>,
     registry: &Registry,
-    explain: bool,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
+    options: &QueryOptions<'_>,
 ) -> Result<Outcome, QueryError> {
     let kinds: Vec<InputKind<'_>> = inputs
         .iter()
@@ -91,6 +135,13 @@ pub fn run(
         })
         .collect();
     let (mut q, bindings) = lower(s, &kinds, implicit.map(|d| &**d.schema()))?;
+    let budget = Budget::new(
+        q.timeout_ms.or(options.timeout_ms),
+        options.cancel,
+        q.memory_limit
+            .or(options.memory_limit)
+            .unwrap_or_else(default_memory_limit),
+    );
     // Data sources: databases and relations, by source number.
     let mut dbs: BTreeMap<usize, &Db> = BTreeMap::new();
     let mut relations: HashMap<usize, Relation> = HashMap::new();
@@ -128,7 +179,7 @@ pub fn run(
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
             let form = crate::edn::to_edn_string(&in_forms(s)[*pos]);
-            input = input.join(&bind_input(&form, b, value)?);
+            input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
         }
     }
     // Inputs used as entities read their entity id there, and keep their own value.
@@ -167,15 +218,12 @@ pub fn run(
         rules: all_rules.get(&0).unwrap_or(&no_rules),
         source_rules: &all_rules,
         functions: &registry.functions,
-        deadline: q
-            .timeout_ms
-            .map(|ms| (Instant::now() + Duration::from_millis(ms), ms)),
-        trace: explain.then(Vec::new),
+        budget,
+        trace: options.explain.then(Vec::new),
         var_names: q.var_names.clone().into(),
         rule_memo: Default::default(),
         ave_lists: Default::default(),
         depth: 0,
-        cancel,
     };
     ctx.sources.extend(relations);
     let keep: Vec<usize> = {
@@ -185,7 +233,7 @@ pub fn run(
     };
     let rel = ctx.conj(&clauses, input, &keep)?;
     let steps = ctx.trace.take().unwrap_or_default();
-    let result = shape(home, &q, rel, &registry.aggregates)?;
+    let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
     Ok(Outcome { result, steps })
 }
 
