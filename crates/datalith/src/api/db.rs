@@ -12,7 +12,7 @@ use crate::edn::Edn;
 use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{QueryCache, QueryError, QueryOptions, Registry, Step};
+use crate::query::{PreparedQuery, QueryCache, QueryError, QueryOptions, Registry, Step};
 use crate::store::reader::IndexReader;
 use crate::store::{Attribute, EntityId, Schema, Store};
 use crate::tx::TxError;
@@ -264,7 +264,41 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        let sections = self.queries.cache.parse(query)?;
+        self.q_prepared(&self.prepare(query)?, inputs, options)
+    }
+
+    /// Reads and splits a query once (through the database's cache of query texts), for
+    /// [`Db::q_prepared`] to run again and again without looking the text up. Prepared on one
+    /// snapshot, it runs on any: nothing in it depends on the schema.
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::query::QueryOptions;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let doubled = snapshot.prepare("[:find ?y . :in ?x :where [(* ?x 2) ?y]]").unwrap();
+    /// for (x, y) in [(1, 2), (5, 10)] {
+    ///     let out = snapshot
+    ///         .q_prepared(&doubled, &[read_one(&x.to_string()).unwrap()], &QueryOptions::default())
+    ///         .unwrap();
+    ///     assert_eq!(out.result, read_one(&y.to_string()).unwrap());
+    /// }
+    /// ```
+    pub fn prepare(&self, query: &str) -> Result<PreparedQuery, QueryError> {
+        Ok(PreparedQuery::new(self.queries.cache.parse(query)?))
+    }
+
+    /// Runs a query prepared by [`Db::prepare`] (see [`Db::q_with`] for inputs and options).
+    pub fn q_prepared(
+        &self,
+        prepared: &PreparedQuery,
+        inputs: &[Edn],
+        options: &QueryOptions<'_>,
+    ) -> Result<crate::query::run::Outcome, QueryError> {
+        let sections = prepared.sections();
         let registry = self
             .queries
             .registry
@@ -283,7 +317,7 @@ impl Db {
             memory_limit: options.memory_limit.or(self.queries.memory_limit()),
             ..*options
         };
-        crate::query::run::run(&sections, &all, implicit, &registry, &options)
+        crate::query::run::run(sections, &all, implicit, &registry, &options)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a

@@ -30,4 +30,4 @@ pub mod validate;
 
 pub use error::{BuiltinProblem, QueryError};
 pub use exec::Step;
-pub use run::{QueryCache, QueryOptions, Registry};
+pub use run::{PreparedQuery, QueryCache, QueryOptions, Registry};

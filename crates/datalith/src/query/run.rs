@@ -48,6 +48,34 @@ impl QueryCache {
     }
 }
 
+/// A query read and split once (`Db::prepare`), to run many times without its text.
+#[derive(Clone)]
+pub struct PreparedQuery {
+    sections: Arc<Sections>,
+}
+
+impl PreparedQuery {
+    /// A prepared query of already split sections.
+    pub fn new(sections: Arc<Sections>) -> PreparedQuery {
+        PreparedQuery { sections }
+    }
+
+    /// The query's sections.
+    pub fn sections(&self) -> &Sections {
+        &self.sections
+    }
+}
+
+impl std::fmt::Debug for PreparedQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PreparedQuery({})",
+            crate::edn::to_edn_string(&Edn::Vector(self.sections.find.clone()))
+        )
+    }
+}
+
 /// User functions and aggregates callable from queries.
 #[derive(Default, Clone)]
 pub struct Registry {
@@ -58,6 +86,7 @@ pub struct Registry {
 }
 
 /// A query's result and, when asked, its plan.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// The result.
     pub result: Edn,

@@ -140,7 +140,10 @@ pub fn lower(
                     };
                     FindElem::Pull {
                         var: l.out_var(var)?,
-                        pattern: Arc::new(crate::pull::parse_pattern(pattern)?),
+                        pattern: match s.pulls.iter().find(|(text, _)| text == pattern) {
+                            Some((_, parsed)) => parsed.clone(),
+                            None => Arc::new(crate::pull::parse_pattern(pattern)?),
+                        },
                         src,
                     }
                 } else {

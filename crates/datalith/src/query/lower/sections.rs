@@ -2,6 +2,8 @@
 //! vector or map form, before anything is resolved: no schema is read, so the sections of a
 //! text can be cached by that text forever.
 
+use std::sync::Arc;
+
 use crate::codec::Keyword;
 use crate::edn::{to_edn_string, Edn};
 use crate::query::error::QueryError;
@@ -38,6 +40,9 @@ pub struct Sections {
     pub timeout: Option<u64>,
     /// `:memory-limit` (bytes)
     pub memory_limit: Option<u64>,
+    /// The pull patterns written in `:find`, parsed once with the text (a pattern that does
+    /// not parse is left out, and reported when the query is lowered, in its place).
+    pub pulls: Vec<(Edn, Arc<crate::pull::PullPattern>)>,
 }
 
 /// Splits a query (vector or map form) into its sections.
@@ -108,6 +113,16 @@ pub fn sections(q: &Edn) -> Result<Sections, QueryError> {
     if s.find.is_empty() {
         return Err(perr("query has no :find"));
     }
+    for f in &s.find {
+        if let Edn::List(items) = f {
+            let is_pull = items.first().and_then(sym).is_some_and(|n| n == "pull");
+            if let (true, Some(pattern @ Edn::Vector(_))) = (is_pull, items.last()) {
+                if let Ok(p) = crate::pull::parse_pattern(pattern) {
+                    s.pulls.push((pattern.clone(), Arc::new(p)));
+                }
+            }
+        }
+    }
     Ok(s)
 }
 
@@ -143,5 +158,36 @@ pub fn receiver_is_first_input(s: &Sections, given: usize) -> bool {
     match forms.first().and_then(is_src) {
         Some(name) => name == "$" || forms.len() == given + 1,
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edn::read_one;
+
+    #[test]
+    fn pull_patterns_written_in_find_are_parsed_with_the_text() {
+        // (query, patterns parsed with the sections)
+        let cases: &[(&str, &[&str])] = &[
+            ("[:find ?e :where [?e :a]]", &[]),
+            ("[:find (pull ?e [:a :b]) :where [?e :a]]", &["[:a :b]"]),
+            (
+                "[:find (pull ?e [*]) (pull $ ?f [:a]) :where [?e :a ?f]]",
+                &["[*]", "[:a]"],
+            ),
+            // A pattern given as an input is parsed when it arrives.
+            (
+                "[:find (pull ?e pattern) :in $ pattern :where [?e :a]]",
+                &[],
+            ),
+            // One that does not parse is reported when the query is lowered.
+            ("[:find (pull ?e [42]) :where [?e :a]]", &[]),
+        ];
+        for (query, want) in cases {
+            let s = sections(&read_one(query).unwrap()).unwrap();
+            let got: Vec<String> = s.pulls.iter().map(|(e, _)| to_edn_string(e)).collect();
+            assert_eq!(got, *want, "{query}");
+        }
     }
 }
