@@ -306,7 +306,7 @@ impl Db {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
-        let first = crate::query::lower::receiver_is_first_input(&sections, inputs.len());
+        let first = crate::query::lower::receiver_is_first_input(sections, inputs.len());
         let all: Vec<InputRef<'_>> = first
             .then_some(InputRef::Db(self))
             .into_iter()
