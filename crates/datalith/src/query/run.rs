@@ -171,6 +171,9 @@ pub fn run(
             .or(options.memory_limit)
             .unwrap_or_else(default_memory_limit),
     );
+    // A flag set before the query starts stops it before any work (the loops look only
+    // every `CHECK_EVERY` steps, and a small query may not take that many).
+    budget.check()?;
     // Data sources: databases and relations, by source number.
     let mut dbs: BTreeMap<usize, &Db> = BTreeMap::new();
     let mut relations: HashMap<usize, Relation> = HashMap::new();

@@ -36,8 +36,7 @@ impl<'a> Ctx<'a> {
         // What the enclosing steps hold (their relations stay alive while this one runs).
         let base = self.budget.used();
         while !todo.is_empty() {
-            // Once a step: a step can take long, and there are few.
-            self.budget.check()?;
+            self.budget.tick()?;
             if rel.rows.is_empty() {
                 // Nothing can come back: bind the remaining variables to nothing.
                 let mut vars = rel.vars.clone();
