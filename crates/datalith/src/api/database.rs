@@ -22,6 +22,10 @@ pub struct DbOptions {
     /// when not given). Attributes already installed with the same properties are left alone;
     /// a change goes through the same checks as a schema transaction.
     pub schema: Option<crate::edn::Edn>,
+    /// The memory limit of each query on this database, in bytes of the rows it holds
+    /// (estimated; see `query::budget`). `None`: a quarter of physical memory. A query's own
+    /// `:memory-limit` or [`crate::query::QueryOptions::memory_limit`] takes precedence.
+    pub query_memory_limit: Option<u64>,
 }
 
 impl DbOptions {
@@ -30,6 +34,7 @@ impl DbOptions {
         DbOptions {
             env: EnvOptions::with_durability(d),
             schema: None,
+            query_memory_limit: None,
         }
     }
 }
@@ -53,6 +58,7 @@ impl Database {
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
         let env = Environment::open(path, options.env)?;
         let db = Self::on_env(env)?;
+        db.set_query_memory_limit(options.query_memory_limit);
         if let Some(schema) = &options.schema {
             db.install_schema_map(schema)?;
         }
@@ -63,7 +69,17 @@ impl Database {
     /// or written (see [`Environment::open_read_only`]); `options.schema` is not installed.
     /// Transactions fail.
     pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
-        Self::on_env(Environment::open_read_only(path, options.env)?)
+        let db = Self::on_env(Environment::open_read_only(path, options.env)?)?;
+        db.set_query_memory_limit(options.query_memory_limit);
+        Ok(db)
+    }
+
+    /// Sets the memory limit of this database's queries in bytes (`None`: a quarter of
+    /// physical memory), for every snapshot, from the next query on.
+    pub fn set_query_memory_limit(&self, bytes: Option<u64>) {
+        // 0 stands for "not set"; a limit of 0 bytes is as good as 1.
+        self.functions
+            .set_query_memory_limit(bytes.map(|b| b.max(1)));
     }
 
     /// Installs a Datalevin-style schema map (see [`DbOptions::schema`]); only attributes

@@ -9,7 +9,7 @@ use crate::db::Db;
 use crate::edn::Edn;
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{QueryCache, QueryError, Step};
+use crate::query::{PreparedQuery, QueryCache, QueryError, QueryOptions, Step};
 use crate::store::EntityId;
 
 /// Parsed queries, by text, for every database of the process.
@@ -43,12 +43,12 @@ impl Db {
     /// assert_eq!(names, read_one(r#"["Ann"]"#).unwrap());
     /// ```
     pub fn q(&self, query: &str, inputs: &[Edn]) -> Result<Edn, QueryError> {
-        Ok(self.run_query(query, inputs, false, None)?.result)
+        Ok(self.q_with(query, inputs, &QueryOptions::default())?.result)
     }
 
     /// Runs a query and returns its result with the executed plan (estimated and actual sizes).
     pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Vec<Step>), QueryError> {
-        let o = self.run_query(query, inputs, true, None)?;
+        let o = self.q_with(query, inputs, &QueryOptions::default().explain(true))?;
         Ok((o.result, o.steps))
     }
 
@@ -59,27 +59,85 @@ impl Db {
         inputs: &[Edn],
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<Edn, QueryError> {
-        Ok(self.run_query(query, inputs, false, Some(cancel))?.result)
+        Ok(self
+            .q_with(query, inputs, &QueryOptions::default().cancel(cancel))?
+            .result)
     }
 
-    fn run_query(
+    /// Runs a query with `options`: a timeout, a cancellation flag, a memory limit (the
+    /// database's when not given), and whether to record the plan. A query that goes past a
+    /// limit stops with [`QueryError::Timeout`], [`QueryError::Cancelled`] or
+    /// [`QueryError::ResourceExhausted`].
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::query::QueryOptions;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let options = QueryOptions::default().timeout_ms(5_000).memory_limit(64 << 20);
+    /// let out = snapshot
+    ///     .q_with("[:find ?x :in [?x ...]]", &[read_one("[1 2]").unwrap()], &options)
+    ///     .unwrap();
+    /// assert_eq!(out.result, read_one("#{[1] [2]}").unwrap());
+    /// ```
+    pub fn q_with(
         &self,
         query: &str,
         inputs: &[Edn],
-        explain: bool,
-        cancel: Option<&std::sync::atomic::AtomicBool>,
+        options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        let sections = QUERIES.parse(query)?;
+        self.q_prepared(&self.prepare(query)?, inputs, options)
+    }
+
+    /// Reads and splits a query once (through the process's cache of query texts), for
+    /// [`Db::q_prepared`] to run again and again without looking the text up. Prepared on one
+    /// snapshot, it runs on any: nothing in it depends on the schema.
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::query::QueryOptions;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let doubled = snapshot.prepare("[:find ?y . :in ?x :where [(* ?x 2) ?y]]").unwrap();
+    /// for (x, y) in [(1, 2), (5, 10)] {
+    ///     let out = snapshot
+    ///         .q_prepared(&doubled, &[read_one(&x.to_string()).unwrap()], &QueryOptions::default())
+    ///         .unwrap();
+    ///     assert_eq!(out.result, read_one(&y.to_string()).unwrap());
+    /// }
+    /// ```
+    pub fn prepare(&self, query: &str) -> Result<PreparedQuery, QueryError> {
+        Ok(PreparedQuery::new(QUERIES.parse(query)?))
+    }
+
+    /// Runs a query prepared by [`Db::prepare`] (see [`Db::q_with`] for inputs and options).
+    pub fn q_prepared(
+        &self,
+        prepared: &PreparedQuery,
+        inputs: &[Edn],
+        options: &QueryOptions<'_>,
+    ) -> Result<crate::query::run::Outcome, QueryError> {
+        let sections = prepared.sections();
         let registry = self.functions.query();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
-        let first = crate::query::lower::receiver_is_first_input(&sections, inputs.len());
+        let first = crate::query::lower::receiver_is_first_input(sections, inputs.len());
         let all: Vec<InputRef<'_>> = first
             .then_some(InputRef::Db(self))
             .into_iter()
             .chain(inputs.iter().map(InputRef::Value))
             .collect();
         let implicit = (!first).then_some(self);
-        crate::query::run::run(&sections, &all, implicit, &registry, explain, cancel)
+        let options = QueryOptions {
+            memory_limit: options.memory_limit.or(self.functions.query_memory_limit()),
+            ..*options
+        };
+        crate::query::run::run(sections, &all, implicit, &registry, &options)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a

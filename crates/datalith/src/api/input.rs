@@ -86,12 +86,17 @@ pub fn explain(query: &str, inputs: &[Input]) -> Result<(Edn, Vec<Step>), QueryE
 fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
-    let functions = inputs.iter().find_map(|i| match i {
-        Input::Db(d) => Some(d.functions.query()),
+    let db = inputs.iter().find_map(|i| match i {
+        Input::Db(d) => Some(d),
         Input::Value(_) => None,
     });
-    let (sections, registry) = match functions {
-        Some(functions) => (super::db::QUERIES.parse(query)?, functions),
+    let options = crate::query::QueryOptions {
+        explain,
+        memory_limit: db.and_then(|d| d.functions.query_memory_limit()),
+        ..Default::default()
+    };
+    let (sections, registry) = match db {
+        Some(d) => (super::db::QUERIES.parse(query)?, d.functions.query()),
         None => {
             let form = crate::edn::read_one(query).map_err(|e| QueryError::Parse(e.to_string()))?;
             (
@@ -101,5 +106,5 @@ fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryErr
         }
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
-    crate::query::run::run(&sections, &inputs, None, &registry, explain, None)
+    crate::query::run::run(&sections, &inputs, None, &registry, &options)
 }

@@ -35,14 +35,36 @@ pub struct QueryFunctions {
     pub aggregates: HashMap<String, Arc<AggregateFunction>>,
 }
 
-/// Every function registered on one database.
+/// Every function registered on one database, and the query settings shared with them by
+/// every value read from it.
 #[derive(Default)]
 pub struct Functions {
     query: RwLock<QueryFunctions>,
     tx: RwLock<TxFunctions>,
+    /// The memory limit of this database's queries in bytes (0: none set, the default of
+    /// `query::budget` applies); a query's own limit takes precedence.
+    query_memory_limit: std::sync::atomic::AtomicU64,
 }
 
 impl Functions {
+    /// The database's query memory limit, when one is set.
+    pub fn query_memory_limit(&self) -> Option<u64> {
+        match self
+            .query_memory_limit
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    /// Sets the database's query memory limit (`None`: the default; `Some(0)` reads back as
+    /// `None`, so callers pass at least 1).
+    pub fn set_query_memory_limit(&self, bytes: Option<u64>) {
+        self.query_memory_limit
+            .store(bytes.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// A copy of the query functions and aggregates (their `Arc`s), taken once per query.
     pub fn query(&self) -> QueryFunctions {
         self.query.read().unwrap_or_else(|p| p.into_inner()).clone()

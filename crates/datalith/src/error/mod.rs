@@ -237,6 +237,10 @@ pub const INVALID_INPUT: Category = caller(":datalith.error/invalid-input", Anom
 pub const TIMEOUT: Category = caller(":datalith.error/timeout", Anomaly::Interrupted);
 /// A query cancelled by its caller.
 pub const CANCELLED: Category = caller(":datalith.error/cancelled", Anomaly::Interrupted);
+/// A query that needed more memory than its limit (`:memory-limit`, the database's, or the
+/// default share of physical memory) and was stopped.
+pub const RESOURCE_EXHAUSTED: Category =
+    caller(":datalith.error/resource-exhausted", Anomaly::Interrupted);
 /// A transaction function that failed.
 pub const FUNCTION_FAILED: Category = caller(":datalith.error/function-failed", Anomaly::Incorrect);
 /// A report's `db_before`/`db_after` asked for after its snapshot was released.

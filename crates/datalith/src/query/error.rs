@@ -112,6 +112,17 @@ pub enum QueryError {
     /// The query was cancelled.
     #[error("query cancelled")]
     Cancelled,
+    /// The query needed more of a `resource` (`"memory"`: the estimated bytes of the rows and
+    /// hash tables it held) than its `limit`; it was stopped when it held `used`.
+    #[error("query stopped: it needed more {resource} than its limit of {limit} bytes (it held about {used})")]
+    ResourceExhausted {
+        /// What ran out (`"memory"`).
+        resource: &'static str,
+        /// The limit, in bytes.
+        limit: u64,
+        /// What the query held when it was stopped, in bytes.
+        used: u64,
+    },
     /// An entity argument that names no entity and cannot (a lookup ref on an unknown
     /// attribute, a malformed one; Datomic's `:db.error/not-an-entity`).
     #[error("cannot resolve entity {eid}: {reason}")]
@@ -171,6 +182,7 @@ impl QueryError {
             }
             QueryError::Timeout { .. } => error::TIMEOUT,
             QueryError::Cancelled => error::CANCELLED,
+            QueryError::ResourceExhausted { .. } => error::RESOURCE_EXHAUSTED,
             QueryError::Pull(e) => e.category(),
             QueryError::Store(e) => e.category(),
         }
@@ -210,6 +222,21 @@ impl QueryError {
             | QueryError::UnknownRule { name }
             | QueryError::UnknownAggregate { name } => vec![edn_text_field("name", name)],
             QueryError::Timeout { ms } => vec![("timeout", Edn::Long(*ms as i64))],
+            QueryError::ResourceExhausted {
+                resource,
+                limit,
+                used,
+            } => vec![
+                (
+                    "resource",
+                    Edn::Keyword(crate::codec::Keyword::parse(resource)),
+                ),
+                (
+                    "limit",
+                    Edn::Long(i64::try_from(*limit).unwrap_or(i64::MAX)),
+                ),
+                ("used", Edn::Long(i64::try_from(*used).unwrap_or(i64::MAX))),
+            ],
             QueryError::UnknownSource { name, clause } => vec![
                 edn_text_field("source", name),
                 edn_text_field("clause", clause),

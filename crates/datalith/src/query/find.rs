@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::budget::{row_bytes, Budget};
 use super::builtins::compare;
 use super::error::QueryError;
 use super::ir::{FindElem, FindShape, KeysKind, Query, Var};
@@ -153,6 +154,7 @@ pub fn shape(
     q: &Query,
     rel: Relation,
     user_aggs: &HashMap<String, Arc<UserAggregate>>,
+    budget: &Budget<'_>,
 ) -> Result<Edn, QueryError> {
     let has_agg = q
         .find
@@ -166,7 +168,7 @@ pub fn shape(
         && q.keys.is_none()
         && matches!(q.shape, FindShape::Relation)
     {
-        let rows = tuples(db, q, rel, Edn::Vector)?;
+        let rows = tuples(db, q, rel, Edn::Vector, budget)?;
         return Ok(if q.with.is_empty() {
             Edn::Set(rows)
         } else {
@@ -186,25 +188,37 @@ pub fn shape(
             .collect();
         let mut groups: Vec<(Vec<Value>, Vec<&Vec<Value>>)> = Vec::new();
         let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+        // A group's key is held in the list and in the index; a member is a reference.
+        let key_bytes = 2 * row_bytes(keys.len());
+        let member_bytes = std::mem::size_of::<&Vec<Value>>() as u64;
         for r in &rel.rows {
+            budget.charge(member_bytes)?;
             let k: Vec<Value> = keys
                 .iter()
                 .map(|&i| r[col(q.find[i].var())].clone())
                 .collect();
-            let gi = *index.entry(k.clone()).or_insert_with(|| {
-                groups.push((k, Vec::new()));
-                groups.len() - 1
-            });
+            let gi = match index.get(&k) {
+                Some(gi) => *gi,
+                None => {
+                    budget.charge(key_bytes)?;
+                    groups.push((k.clone(), Vec::new()));
+                    index.insert(k, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
             groups[gi].1.push(r);
         }
         // No rows, no groups: an aggregate over nothing is no result (Datomic: nil for a
         // scalar or tuple, an empty collection otherwise), not a count of 0.
         let mut out = Vec::new();
         for (_, members) in groups {
+            // An aggregate may be a user's, and slow.
+            budget.tick_weighted(super::budget::USER_CALL)?;
             let mut row = Vec::new();
             for f in &q.find {
                 row.push(match f {
                     FindElem::Aggregate { name, args, var } => {
+                        budget.charge(row_bytes(members.len()))?;
                         let vals: Vec<Value> =
                             members.iter().map(|r| r[col(*var)].clone()).collect();
                         aggregate(name, args, &vals, user_aggs)?
@@ -216,7 +230,7 @@ pub fn shape(
         }
         out
     } else {
-        tuples(db, q, rel, |row| row)?
+        tuples(db, q, rel, |row| row, budget)?
     };
     let ordered = !q.order_by.is_empty();
     if ordered {
@@ -239,6 +253,8 @@ pub fn shape(
             }
             std::cmp::Ordering::Equal
         });
+        // A sort cannot be stopped half-way; a stop during it is reported after.
+        budget.check()?;
     }
     let offset = q.offset.unwrap_or(0);
     if offset > 0 || q.limit.is_some() {
@@ -300,6 +316,7 @@ fn tuples<T>(
     q: &Query,
     rel: Relation,
     wrap: impl Fn(Vec<Edn>) -> T,
+    budget: &Budget<'_>,
 ) -> Result<Vec<T>, QueryError> {
     let cols: Vec<usize> = q
         .find
@@ -309,6 +326,7 @@ fn tuples<T>(
     let plain = q.find.iter().all(|f| matches!(f, FindElem::Var(_)));
     let mut out = Vec::with_capacity(rel.rows.len());
     for r in rel.rows {
+        budget.tick()?;
         let mut items = Vec::with_capacity(cols.len());
         if plain {
             items.extend(cols.iter().map(|c| edn_from_value(&r[*c])));

@@ -96,7 +96,12 @@ pub(super) fn check_arity(
 /// The values `input` (its `:in` form, printed) binds: one row of one value, one tuple, a
 /// collection of values or of tuples. A tuple may be longer than the form (the rest is
 /// ignored), not shorter.
-pub(super) fn bind_input(input: &str, b: &Binding, value: &Edn) -> Result<Relation, QueryError> {
+pub(super) fn bind_input(
+    input: &str,
+    b: &Binding,
+    value: &Edn,
+    budget: &super::budget::Budget<'_>,
+) -> Result<Relation, QueryError> {
     let kind = |expected: String, got: &Edn| QueryError::InputKind {
         input: input.to_string(),
         expected,
@@ -137,5 +142,5 @@ pub(super) fn bind_input(input: &str, b: &Binding, value: &Edn) -> Result<Relati
             })
             .collect::<Result<_, _>>()?,
     };
-    Ok(super::exec::match_terms(&raw, &terms))
+    super::exec::match_terms(&raw, &terms, budget)
 }

@@ -250,6 +250,8 @@ pub struct Query {
     pub offset: Option<usize>,
     /// `:timeout` in milliseconds.
     pub timeout_ms: Option<u64>,
+    /// `:memory-limit` in bytes (see `query::budget`).
+    pub memory_limit: Option<u64>,
 }
 
 /// Which map keys `:keys`/`:strs`/`:syms` make.

@@ -9,8 +9,10 @@
 //! - [`validate`]: the queries Datomic rejects before running them.
 //! - [`run`]: the entry point, with the parse cache; `inputs` (input values as relations)
 //!   and `entities` (entity ids named by constants and inputs, per database) serve it.
+//! - [`budget`]: what a run may spend (timeout, cancellation, memory), ticked by every loop.
 //! - [`relation`], [`builtins`], [`error`]: the pieces they share.
 
+pub mod budget;
 pub mod builtins;
 pub mod distinct;
 mod entities;
@@ -28,4 +30,4 @@ pub mod validate;
 
 pub use error::{BuiltinProblem, QueryError};
 pub use exec::Step;
-pub use run::{QueryCache, Registry};
+pub use run::{PreparedQuery, QueryCache, QueryOptions, Registry};

@@ -1,8 +1,14 @@
 //! Relations: the sets of bindings that flow between clauses.
+//!
+//! Every operation that walks or builds rows ticks the query's [`Budget`] per row and charges
+//! it for the rows and hash-table entries it keeps, so a join that grows without end is
+//! stopped (timeout, cancel, memory) instead of running on.
 
 use rustc_hash::FxHashMap as HashMap;
 use rustc_hash::FxHashSet as HashSet;
 
+use super::budget::{row_bytes, Budget};
+use super::error::QueryError;
 use super::ir::Var;
 use crate::codec::Value;
 
@@ -45,68 +51,87 @@ impl Relation {
     }
 
     /// Keeps only `keep` (in that order), removing duplicate rows.
-    pub fn project(&self, keep: &[Var]) -> Relation {
+    pub fn project(&self, keep: &[Var], budget: &Budget<'_>) -> Result<Relation, QueryError> {
         let cols: Vec<usize> = keep.iter().filter_map(|v| self.col(*v)).collect();
         let vars: Vec<Var> = cols.iter().map(|c| self.vars[*c]).collect();
         if vars == self.vars {
-            return self.clone();
+            return Ok(self.clone());
         }
+        // A kept row is held twice: in the rows and in the set.
+        let bytes = 2 * row_bytes(vars.len());
         let mut seen = HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
         let mut rows = Vec::new();
         for r in &self.rows {
+            budget.tick()?;
             let p: Vec<Value> = cols.iter().map(|c| r[*c].clone()).collect();
             if seen.insert(p.clone()) {
+                budget.charge(bytes)?;
                 rows.push(p);
             }
         }
-        Relation { vars, rows }
+        Ok(Relation { vars, rows })
     }
 
     /// Like [`Self::project`], consuming `self` (cheap when nothing is dropped).
-    pub fn project_owned(self, keep: &[Var]) -> Relation {
+    pub fn project_owned(self, keep: &[Var], budget: &Budget<'_>) -> Result<Relation, QueryError> {
         if self.vars.iter().all(|v| keep.contains(v)) {
-            return self;
+            return Ok(self);
         }
-        self.project(keep)
+        self.project(keep, budget)
     }
 
     /// Keeps only `keep` (in the relation's order), removing duplicate rows only when `dedup`
     /// is set: the caller knows whether dropping the other columns (or the step before) can
     /// have made equal rows.
-    pub fn into_projection(mut self, keep: &[Var], dedup: bool) -> Relation {
+    pub fn into_projection(
+        mut self,
+        keep: &[Var],
+        dedup: bool,
+        budget: &Budget<'_>,
+    ) -> Result<Relation, QueryError> {
         let cols: Vec<usize> = (0..self.vars.len())
             .filter(|c| keep.contains(&self.vars[*c]))
             .collect();
         if cols.len() == self.vars.len() {
             if dedup {
-                self.dedup();
+                self.dedup(budget)?;
             }
-            return self;
+            return Ok(self);
         }
         if dedup {
-            return self.project(keep);
+            return self.project(keep, budget);
         }
         let vars = cols.iter().map(|c| self.vars[*c]).collect();
-        let rows = self
-            .rows
-            .into_iter()
-            .map(|mut r| {
+        let mut rows = Vec::with_capacity(self.rows.len());
+        for mut r in self.rows {
+            budget.tick()?;
+            rows.push(
                 cols.iter()
                     .map(|c| std::mem::replace(&mut r[*c], Value::Boolean(false)))
-                    .collect()
-            })
-            .collect();
-        Relation { vars, rows }
+                    .collect(),
+            );
+        }
+        Ok(Relation { vars, rows })
     }
 
     /// Removes duplicate rows.
-    pub fn dedup(&mut self) {
+    pub fn dedup(&mut self, budget: &Budget<'_>) -> Result<(), QueryError> {
+        let bytes = row_bytes(self.vars.len());
         let mut seen = HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
-        self.rows.retain(|r| seen.insert(r.clone()));
+        // `retain` cannot fail: a stop keeps the remaining rows, and is reported after.
+        let mut stopped = false;
+        self.rows.retain(|r| {
+            stopped = stopped || !budget.charge_step(bytes);
+            stopped || seen.insert(r.clone())
+        });
+        if stopped {
+            budget.check()?;
+        }
+        Ok(())
     }
 
     /// Natural join on shared variables (a cartesian product when none are shared).
-    pub fn join(&self, other: &Relation) -> Relation {
+    pub fn join(&self, other: &Relation, budget: &Budget<'_>) -> Result<Relation, QueryError> {
         let shared: Vec<Var> = self
             .vars
             .iter()
@@ -121,28 +146,33 @@ impl Relation {
         let lk: Vec<usize> = shared.iter().filter_map(|v| self.col(*v)).collect();
         let rk: Vec<usize> = shared.iter().filter_map(|v| other.col(*v)).collect();
         let mut index: HashMap<Vec<&Value>, Vec<usize>> = HashMap::default();
+        let entry_bytes = row_bytes(rk.len());
         for (i, r) in other.rows.iter().enumerate() {
+            budget.charge(entry_bytes)?;
             index
                 .entry(rk.iter().map(|c| &r[*c]).collect())
                 .or_default()
                 .push(i);
         }
+        let bytes = row_bytes(vars.len());
         let mut rows = Vec::new();
         for l in &self.rows {
+            budget.tick()?;
             let key: Vec<&Value> = lk.iter().map(|c| &l[*c]).collect();
             if let Some(matches) = index.get(&key) {
                 for &i in matches {
+                    budget.charge(bytes)?;
                     let mut row = l.clone();
                     row.extend(extra.iter().map(|c| other.rows[i][*c].clone()));
                     rows.push(row);
                 }
             }
         }
-        Relation { vars, rows }
+        Ok(Relation { vars, rows })
     }
 
     /// Rows of `self` with no match in `other` on the shared variables.
-    pub fn anti_join(&self, other: &Relation) -> Relation {
+    pub fn anti_join(&self, other: &Relation, budget: &Budget<'_>) -> Result<Relation, QueryError> {
         let shared: Vec<Var> = self
             .vars
             .iter()
@@ -151,31 +181,36 @@ impl Relation {
             .collect();
         let lk: Vec<usize> = shared.iter().filter_map(|v| self.col(*v)).collect();
         let rk: Vec<usize> = shared.iter().filter_map(|v| other.col(*v)).collect();
-        let keys: HashSet<Vec<&Value>> = other
-            .rows
-            .iter()
-            .map(|r| rk.iter().map(|c| &r[*c]).collect())
-            .collect();
-        let rows = self
-            .rows
-            .iter()
-            .filter(|l| !keys.contains(&lk.iter().map(|c| &l[*c]).collect::<Vec<_>>()))
-            .cloned()
-            .collect();
-        Relation {
+        let key_bytes = row_bytes(rk.len());
+        let mut keys: HashSet<Vec<&Value>> = HashSet::default();
+        for r in &other.rows {
+            budget.charge(key_bytes)?;
+            keys.insert(rk.iter().map(|c| &r[*c]).collect());
+        }
+        let bytes = row_bytes(self.vars.len());
+        let mut rows = Vec::new();
+        for l in &self.rows {
+            budget.tick()?;
+            if !keys.contains(&lk.iter().map(|c| &l[*c]).collect::<Vec<_>>()) {
+                budget.charge(bytes)?;
+                rows.push(l.clone());
+            }
+        }
+        Ok(Relation {
             vars: self.vars.clone(),
             rows,
-        }
+        })
     }
 
     /// Union of relations over the same variables (columns reordered as needed).
-    pub fn union(&mut self, other: Relation) {
+    pub fn union(&mut self, other: Relation, budget: &Budget<'_>) -> Result<(), QueryError> {
         if self.vars == other.vars {
             self.rows.extend(other.rows);
-            return;
+            return Ok(());
         }
         let cols: Vec<Option<usize>> = self.vars.iter().map(|v| other.col(*v)).collect();
         for r in other.rows {
+            budget.tick()?;
             if cols.iter().all(Option::is_some) {
                 self.rows.push(
                     cols.iter()
@@ -184,5 +219,6 @@ impl Relation {
                 );
             }
         }
+        Ok(())
     }
 }

@@ -9,6 +9,7 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
+use super::budget::{row_bytes, rows_bytes};
 use super::error::QueryError;
 use super::exec::Ctx;
 use super::ir::{Clause, RuleBody, Term, Var};
@@ -59,7 +60,10 @@ pub fn call(
     // Seeds: the distinct bound argument tuples.
     let mut seeds: Vec<Vec<Value>> = Vec::new();
     let mut seen = HashSet::default();
+    // A seed is held in the list and in the set.
+    let seed_bytes = 2 * row_bytes(bound_pos.len());
     for row in &rel.rows {
+        ctx.budget.tick()?;
         let mut seed = Vec::with_capacity(bound_pos.len());
         for &i in &bound_pos {
             seed.push(match &args[i] {
@@ -69,6 +73,7 @@ pub fn call(
             });
         }
         if seen.insert(seed.clone()) {
+            ctx.budget.charge(seed_bytes)?;
             seeds.push(seed);
         }
     }
@@ -83,7 +88,7 @@ pub fn call(
     ctx.depth -= 1;
     let head_rel = result?;
     // Map head positions to the call's terms.
-    Ok(super::exec::match_terms(&head_rel, args))
+    super::exec::match_terms(&head_rel, args, &ctx.budget)
 }
 
 /// The rule's tuples (all head positions, in order) whose bound positions take a seed value.
@@ -105,13 +110,13 @@ fn evaluate(
         }
         let full = evaluate(ctx, name, bodies, &[], vec![Vec::new()])?;
         let wanted: HashSet<Vec<Value>> = seeds.into_iter().collect();
-        let rows = full
-            .rows
-            .into_iter()
-            .filter(|r| {
-                wanted.contains(&bound_pos.iter().map(|&i| r[i].clone()).collect::<Vec<_>>())
-            })
-            .collect();
+        let mut rows = Vec::new();
+        for r in full.rows {
+            ctx.budget.tick()?;
+            if wanted.contains(&bound_pos.iter().map(|&i| r[i].clone()).collect::<Vec<_>>()) {
+                rows.push(r);
+            }
+        }
         return Ok(Relation {
             vars: full.vars,
             rows,
@@ -119,6 +124,8 @@ fn evaluate(
     }
     let mut total: HashSet<Vec<Value>> = HashSet::default();
     let mut all = Relation::empty(head_vars.clone());
+    // A derived tuple is held in `total`, `all` and one round's delta.
+    let tuple_bytes = 3 * row_bytes(arity);
     let (base, recursive): (Vec<&RuleBody>, Vec<&RuleBody>) = bodies
         .iter()
         .partition(|b| !b.clauses.iter().any(|c| calls(c, name)));
@@ -126,17 +133,21 @@ fn evaluate(
     let mut delta = Relation::empty(head_vars.clone());
     for b in &base {
         let r = body(ctx, name, b, bound_pos, &seeds, None)?;
+        let held = rows_bytes(r.rows.len(), arity);
         for row in r.rows {
+            ctx.budget.tick()?;
             if total.insert(row.clone()) {
+                ctx.budget.charge(tuple_bytes)?;
                 delta.rows.push(row);
             }
         }
+        ctx.budget.release(held);
     }
     all.rows.extend(delta.rows.iter().cloned());
     // Later rounds: recursive bodies see the previous round's new tuples.
     let mut seeds = seeds;
     while !delta.rows.is_empty() && !recursive.is_empty() {
-        ctx.check_deadline()?;
+        ctx.budget.tick()?;
         ctx.rule_memo.clear();
         let mut next = Relation::empty(head_vars.clone());
         for b in &recursive {
@@ -151,11 +162,15 @@ fn evaluate(
                 &all
             };
             let r = body(ctx, name, b, bound_pos, &seeds, Some(feed))?;
+            let held = rows_bytes(r.rows.len(), arity);
             for row in r.rows {
+                ctx.budget.tick()?;
                 if total.insert(row.clone()) {
+                    ctx.budget.charge(tuple_bytes)?;
                     next.rows.push(row);
                 }
             }
+            ctx.budget.release(held);
         }
         all.rows.extend(next.rows.iter().cloned());
         delta = next;
@@ -214,7 +229,9 @@ fn body(
             }
         }
         r.vars = vars.clone();
+        let bytes = row_bytes(vars.len());
         'seeds: for s in seeds {
+            ctx.budget.charge(bytes)?;
             let mut row: Vec<Option<Value>> = vec![None; vars.len()];
             for (k, v) in seed_vars.iter().enumerate() {
                 let c = vars.iter().position(|x| x == v).expect("listed");
@@ -248,7 +265,9 @@ fn body(
     out.vars = (0..b.head.len())
         .map(|i| usize::MAX - b.head.len() + i)
         .collect();
+    let bytes = row_bytes(b.head.len());
     for row in &r.rows {
+        ctx.budget.charge(bytes)?;
         let mut o = Vec::with_capacity(b.head.len());
         for v in &b.head {
             match r.col(*v) {
@@ -340,8 +359,10 @@ fn right_linear(
     let mut seen: HashSet<(Vec<Value>, Vec<Value>)> =
         seeds.iter().map(|s| (s.clone(), s.clone())).collect();
     let mut delta: Vec<(Vec<Value>, Vec<Value>)> = seen.iter().cloned().collect();
+    // A demanded pair is held in `seen` and in one round's delta.
+    let pair_bytes = 4 * row_bytes(bound_pos.len());
     while !delta.is_empty() {
-        ctx.check_deadline()?;
+        ctx.budget.tick()?;
         let mut next = Vec::new();
         for (b, rest, args) in &steps {
             let origin_vars: Vec<Var> = (0..bound_pos.len()).map(|k| b.var_count + k).collect();
@@ -350,7 +371,9 @@ fn right_linear(
             let mut keep = origin_vars.clone();
             keep.extend(bound_pos.iter().filter_map(|&p| args[p].var()));
             let r = ctx.with_names(&b.var_names, |ctx| ctx.conj(rest, input, &keep))?;
+            let held = rows_bytes(r.rows.len(), r.vars.len());
             for row in &r.rows {
+                ctx.budget.tick()?;
                 let origin: Vec<Value> = origin_vars
                     .iter()
                     .map(|v| row[r.col(*v).expect("kept")].clone())
@@ -368,9 +391,11 @@ fn right_linear(
                 }
                 let pair = (origin, cur);
                 if seen.insert(pair.clone()) {
+                    ctx.budget.charge(pair_bytes)?;
                     next.push(pair);
                 }
             }
+            ctx.budget.release(held);
         }
         delta = next;
     }
@@ -387,6 +412,7 @@ fn right_linear(
         keep.extend(free_pos.iter().map(|&p| b.head[p]));
         let r = ctx.with_names(&b.var_names, |ctx| ctx.conj(&b.clauses, input, &keep))?;
         for row in &r.rows {
+            ctx.budget.charge(2 * row_bytes(arity))?;
             let mut t = vec![Value::Boolean(false); arity];
             for (k, &p) in bound_pos.iter().enumerate() {
                 t[p] = row[r.col(origin_vars[k]).expect("kept")].clone();

@@ -1,9 +1,10 @@
 //! Running a query: parse (cached by text), lower, resolve constants, execute, shape.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
+use super::budget::{default_memory_limit, Budget};
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
 use super::exec::{Ctx, DbSource, Step};
@@ -47,15 +48,88 @@ impl QueryCache {
     }
 }
 
+/// A query read and split once (`Db::prepare`), to run many times without its text.
+#[derive(Clone)]
+pub struct PreparedQuery {
+    sections: Arc<Sections>,
+}
+
+impl PreparedQuery {
+    /// A prepared query of already split sections.
+    pub fn new(sections: Arc<Sections>) -> PreparedQuery {
+        PreparedQuery { sections }
+    }
+
+    /// The query's sections.
+    pub fn sections(&self) -> &Sections {
+        &self.sections
+    }
+}
+
+impl std::fmt::Debug for PreparedQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PreparedQuery({})",
+            crate::edn::to_edn_string(&Edn::Vector(self.sections.find.clone()))
+        )
+    }
+}
+
 /// User functions and aggregates callable from queries.
 pub use crate::db::QueryFunctions as Registry;
 
 /// A query's result and, when asked, its plan.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// The result.
     pub result: Edn,
     /// Executed steps with estimated and actual sizes.
     pub steps: Vec<Step>,
+}
+
+/// How to run one query: its limits and whether to record the plan. Limits written in the
+/// query text (`:timeout`, `:memory-limit`) take precedence over these.
+#[derive(Debug, Default, Clone, Copy)]
+#[non_exhaustive]
+pub struct QueryOptions<'a> {
+    /// Stop with [`QueryError::Timeout`] after this many milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Stop with [`QueryError::Cancelled`] once this flag is set (from another thread, such
+    /// as the shell's Ctrl-C handler).
+    pub cancel: Option<&'a AtomicBool>,
+    /// Stop with [`QueryError::ResourceExhausted`] once the rows the query holds are
+    /// estimated at more than this many bytes (default: the database's limit, else a quarter
+    /// of physical memory; see `query::budget`).
+    pub memory_limit: Option<u64>,
+    /// Record the executed steps ([`Outcome::steps`]).
+    pub explain: bool,
+}
+
+impl<'a> QueryOptions<'a> {
+    /// Options with a timeout in milliseconds.
+    pub fn timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// Options with a cancellation flag.
+    pub fn cancel(mut self, flag: &'a AtomicBool) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    /// Options with a memory limit in bytes.
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// Options that record the plan.
+    pub fn explain(mut self, explain: bool) -> Self {
+        self.explain = explain;
+        self
+    }
 }
 
 /// One query input as the engine reads it: a database or a value.
@@ -74,8 +148,7 @@ pub fn run(
     inputs: &[InputRef<'_>],
     implicit: Option<&Db>,
     registry: &Registry,
-    explain: bool,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
+    options: &QueryOptions<'_>,
 ) -> Result<Outcome, QueryError> {
     let kinds: Vec<InputKind<'_>> = inputs
         .iter()
@@ -85,6 +158,16 @@ pub fn run(
         })
         .collect();
     let (mut q, bindings) = lower(s, &kinds, implicit.map(|d| &**d.schema()))?;
+    let budget = Budget::new(
+        q.timeout_ms.or(options.timeout_ms),
+        options.cancel,
+        q.memory_limit
+            .or(options.memory_limit)
+            .unwrap_or_else(default_memory_limit),
+    );
+    // A flag set before the query starts stops it before any work (the loops look only
+    // every `CHECK_EVERY` steps, and a small query may not take that many).
+    budget.check()?;
     // Data sources: databases and relations, by source number.
     let mut dbs: BTreeMap<usize, &Db> = BTreeMap::new();
     let mut relations: HashMap<usize, Relation> = HashMap::new();
@@ -122,7 +205,7 @@ pub fn run(
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
             let form = crate::edn::to_edn_string(&in_forms(s)[*pos]);
-            input = input.join(&bind_input(&form, b, value)?);
+            input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
         }
     }
     // Inputs used as entities read their entity id there, and keep their own value.
@@ -161,15 +244,12 @@ pub fn run(
         rules: all_rules.get(&0).unwrap_or(&no_rules),
         source_rules: &all_rules,
         functions: &registry.functions,
-        deadline: q
-            .timeout_ms
-            .map(|ms| (Instant::now() + Duration::from_millis(ms), ms)),
-        trace: explain.then(Vec::new),
+        budget,
+        trace: options.explain.then(Vec::new),
         var_names: q.var_names.clone().into(),
         rule_memo: Default::default(),
         ave_lists: Default::default(),
         depth: 0,
-        cancel,
     };
     ctx.sources.extend(relations);
     let keep: Vec<usize> = {
@@ -179,7 +259,7 @@ pub fn run(
     };
     let rel = ctx.conj(&clauses, input, &keep)?;
     let steps = ctx.trace.take().unwrap_or_default();
-    let result = shape(home, &q, rel, &registry.aggregates)?;
+    let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
     Ok(Outcome { result, steps })
 }
 

@@ -6,7 +6,7 @@
 //! clause whose result is nil binds nothing (Datomic drops the row).
 //!
 //! The table of contents (`lookup`) maps each name to its implementation, by family:
-//! [`compare`] (equality and order), `numbers` (the numeric tower) and `decimal` (its
+//! `compare` (equality and order), `numbers` (the numeric tower) and `decimal` (its
 //! bigdecs), `arith` (arithmetic),
 //! `strings` (`str`, printing, `clojure.string`), `regex` (`re-*`),
 //! `collections` (vectors, sets, maps, `count`, `get`, `range`), `logic` (truth, `type`).

@@ -1,0 +1,297 @@
+//! Clauses other than data patterns on a database: predicates (filters), functions (with their
+//! binding forms), `not`, `or`, rule calls, `$x` sources, and patterns on input relations; and
+//! the calls of built-in, database-aware and user functions.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::codec::Value;
+use crate::query::budget::row_bytes;
+use crate::query::builtins::{self};
+use crate::query::error::QueryError;
+use crate::query::ir::{Binding, Clause, RuleBody, Term, Var};
+use crate::query::relation::Relation;
+use crate::query::rules;
+use crate::store::AttrId;
+
+impl<'a> Ctx<'a> {
+    /// Applies a non-pattern clause.
+    pub(super) fn clause(&mut self, c: &Clause, rel: Relation) -> Result<Relation, QueryError> {
+        // Database functions read `$`.
+        if let Clause::Pred { name, .. } | Clause::Fn { name, .. } = c {
+            if matches!(name.as_str(), "get-else" | "get-some" | "missing?") {
+                self.enter(0);
+            }
+        }
+        match c {
+            Clause::Pred { name, args } => {
+                let mut out = Relation {
+                    vars: rel.vars.clone(),
+                    rows: Vec::with_capacity(rel.rows.len()),
+                };
+                for row in rel.rows {
+                    self.budget.tick()?;
+                    let vals = resolve_args(args, &rel.vars, &row);
+                    if builtins::truthy(self.call(name, &vals)?.as_ref()) {
+                        out.rows.push(row);
+                    }
+                }
+                Ok(out)
+            }
+            Clause::Fn {
+                name,
+                args,
+                binding,
+            } => {
+                let mut out = Relation {
+                    vars: rel.vars.clone(),
+                    rows: Vec::new(),
+                };
+                let new_vars: Vec<Var> = binding
+                    .vars()
+                    .into_iter()
+                    .filter(|v| !rel.binds(*v))
+                    .collect();
+                out.vars.extend(&new_vars);
+                let bytes = row_bytes(out.vars.len());
+                for row in &rel.rows {
+                    self.budget.tick()?;
+                    let vals = resolve_args(args, &rel.vars, row);
+                    let result = match self.call(name, &vals) {
+                        Ok(Some(v)) => v,
+                        // A nil result binds nothing (Datomic drops the row).
+                        Ok(None) => continue,
+                        // get-some and friends bind nothing when there is nothing.
+                        Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
+                        Err(e) => return Err(e),
+                    };
+                    for bound in destructure(binding, result) {
+                        let mut r = row.clone();
+                        let mut ok = true;
+                        for (v, val) in bound {
+                            match rel.col(v) {
+                                Some(c) => ok &= r[c] == val,
+                                None => {
+                                    if new_vars.contains(&v) && r.len() < out.vars.len() {
+                                        r.push(val)
+                                    }
+                                }
+                            }
+                        }
+                        if ok && r.len() == out.vars.len() {
+                            self.budget.charge(bytes)?;
+                            out.rows.push(r);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            Clause::Not { vars, clauses } => {
+                let probe = rel.project(vars, &self.budget)?;
+                let matched = self.conj(clauses, probe, vars)?;
+                rel.anti_join(&matched, &self.budget)
+            }
+            Clause::Or { vars, branches, .. } => {
+                let shared: Vec<Var> = vars.iter().copied().filter(|v| rel.binds(*v)).collect();
+                let probe = rel.project(&shared, &self.budget)?;
+                let mut union = Relation::empty(vars.clone());
+                for b in branches {
+                    let r = self.conj(b, probe.clone(), vars)?;
+                    union.union(r.project(vars, &self.budget)?, &self.budget)?;
+                }
+                union.dedup(&self.budget)?;
+                rel.join(&union, &self.budget)
+            }
+            Clause::Rule { name, args, src } => {
+                // `($x rule ...)`: the rule's `$` is `$x` (and its rules are lowered for it).
+                let target = self.source_of(*src);
+                let saved = (self.dollar, self.rules);
+                if target != self.dollar {
+                    let all: &'a BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>> =
+                        self.source_rules;
+                    let Some(rules) = all.get(&target) else {
+                        return Err(QueryError::UnknownRule { name: name.clone() });
+                    };
+                    self.dollar = target;
+                    self.rules = rules;
+                }
+                let r = rules::call(self, name, args, &rel);
+                (self.dollar, self.rules) = saved;
+                rel.join(&r?, &self.budget)
+            }
+            Clause::Dollar { src, clause } => {
+                let saved = self.dollar;
+                self.dollar = self.source_of(*src);
+                let out = self.clause(clause, rel);
+                self.dollar = saved;
+                out
+            }
+            Clause::Source { src, terms } => {
+                let input = self
+                    .sources
+                    .get(&self.source_of(*src))
+                    .cloned()
+                    .unwrap_or_default();
+                rel.join(&match_terms(&input, terms, &self.budget)?, &self.budget)
+            }
+            Clause::Pattern(src, p) => {
+                let input = self
+                    .sources
+                    .get(&self.source_of(*src))
+                    .cloned()
+                    .unwrap_or_default();
+                let terms = vec![p.e.clone(), attr_term(&p.a), p.v.clone()];
+                rel.join(&match_terms(&input, &terms, &self.budget)?, &self.budget)
+            }
+        }
+    }
+
+    /// Calls a predicate or function (built-in, database-aware, or user-registered);
+    /// `None` is nil.
+    pub fn call(&self, name: &str, args: &[Value]) -> Result<Option<Value>, QueryError> {
+        match name {
+            "get-else" | "get-some" | "missing?" => return self.db_fn(name, args).map(Some),
+            _ => {}
+        }
+        if let Some(f) = self.functions.get(name) {
+            self.budget.tick_weighted(crate::query::budget::USER_CALL)?;
+            return f(args).map(Some).map_err(|m| QueryError::BadArguments {
+                name: name.to_string(),
+                message: m,
+            });
+        }
+        builtins::call(name, args)
+    }
+
+    pub(super) fn attr_arg(&self, name: &str, v: &Value) -> Result<AttrId, QueryError> {
+        match v {
+            Value::Keyword(k) => {
+                self.schema
+                    .by_ident(k)
+                    .map(|a| a.id)
+                    .ok_or_else(|| QueryError::UnknownAttribute {
+                        attr: k.to_string(),
+                        clause: format!("({name} $ ...)"),
+                    })
+            }
+            other => Err(QueryError::BadArguments {
+                name: name.to_string(),
+                message: format!(
+                    "{} is not an attribute",
+                    crate::edn::to_edn_string(&crate::edn::edn_from_value(other))
+                ),
+            }),
+        }
+    }
+
+    pub(super) fn db_fn(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
+        // Arguments arrive without the `$` source (dropped when the query is lowered).
+        let entity = |v: &Value| match v {
+            Value::Ref(e) => Some(*e),
+            Value::Long(n) if *n >= 0 => Some(*n as u64),
+            _ => None,
+        };
+        let bad = |m: &str| QueryError::BadArguments {
+            name: name.to_string(),
+            message: m.to_string(),
+        };
+        match name {
+            "missing?" => {
+                let [e, a] = args else {
+                    return Err(bad("takes $ ?e :attr"));
+                };
+                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                // An attribute the schema lacks is missing from every entity (Datomic).
+                if let Value::Keyword(k) = a {
+                    if self.schema.by_ident(k).is_none() {
+                        return Ok(Value::Boolean(true));
+                    }
+                }
+                let a = self.attr_arg(name, a)?;
+                Ok(Value::Boolean(self.r.values(e, a)?.is_empty()))
+            }
+            "get-else" => {
+                let [e, a, default] = args else {
+                    return Err(bad("takes $ ?e :attr default"));
+                };
+                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                let a = self.attr_arg(name, a)?;
+                if self.is_many(a) {
+                    return Err(bad("cardinality-many attributes are not supported"));
+                }
+                Ok(self
+                    .r
+                    .values(e, a)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or_else(|| default.clone()))
+            }
+            _ => {
+                let [e, rest @ ..] = args else {
+                    return Err(bad("takes $ ?e :attr..."));
+                };
+                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                for a in rest {
+                    let a = self.attr_arg(name, a)?;
+                    if let Some(v) = self.r.values(e, a)?.into_iter().next() {
+                        let attr = self.schema.get(a).map(|x| Value::Keyword(x.ident.clone()));
+                        return Ok(Value::Tuple(vec![attr, Some(v)]));
+                    }
+                }
+                Err(bad("no value"))
+            }
+        }
+    }
+}
+
+pub(super) fn resolve_args(args: &[Term], vars: &[Var], row: &[Value]) -> Vec<Value> {
+    args.iter()
+        .map(|t| match t {
+            Term::Var(v) => vars
+                .iter()
+                .position(|x| x == v)
+                .map(|c| row[c].clone())
+                .unwrap_or(Value::Boolean(false)),
+            Term::Const(c) => c.clone(),
+            Term::Blank => Value::Boolean(false),
+        })
+        .collect()
+}
+
+/// The bindings a function result makes.
+pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {
+    let one = |t: &Term, v: Value| -> Option<(Var, Value)> { t.var().map(|x| (x, v)) };
+    let items = |v: Value| -> Vec<Value> {
+        match v {
+            Value::Tuple(items) => items
+                .into_iter()
+                .map(|i| i.unwrap_or(Value::Boolean(false)))
+                .collect(),
+            // A set binds its elements, as Datomic's `[(ground #{1 2}) [?x ...]]`.
+            Value::Set(items) => items.to_vec(),
+            other => vec![other],
+        }
+    };
+    match binding {
+        Binding::Scalar(t) => vec![one(t, v).into_iter().collect()],
+        Binding::Tuple(ts) => {
+            let vals = items(v);
+            if vals.len() < ts.len() {
+                return Vec::new();
+            }
+            vec![ts.iter().zip(vals).filter_map(|(t, v)| one(t, v)).collect()]
+        }
+        Binding::Collection(t) => items(v)
+            .into_iter()
+            .map(|x| one(t, x).into_iter().collect())
+            .collect(),
+        Binding::Relation(ts) => items(v)
+            .into_iter()
+            .filter_map(|row| {
+                let vals = items(row);
+                (vals.len() >= ts.len())
+                    .then(|| ts.iter().zip(vals).filter_map(|(t, v)| one(t, v)).collect())
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,323 @@
+//! A conjunction of clauses, evaluated by repeatedly choosing the cheapest clause that can run
+//! next (estimated from the index statistics and the current bindings), so the order of the
+//! clauses in the query text never changes the plan. After every step the variables no later
+//! clause needs are projected away, deduplicating only when that can make equal rows (see
+//! `query::distinct`), and the budget is settled to the relation now held.
+
+use std::ops::Bound;
+
+use super::*;
+use crate::codec::Value;
+use crate::query::budget::rows_bytes;
+use crate::query::distinct;
+use crate::query::error::QueryError;
+use crate::query::ir::{AttrTerm, Clause, Term, Var};
+use crate::query::relation::Relation;
+use crate::store::{AttrId, EntityId};
+
+/// Cap on duplicate counts when estimating: an estimate needs no more.
+pub(super) const COUNT_CAP: u64 = 10_000;
+
+impl<'a> Ctx<'a> {
+    /// Evaluates a conjunction on top of `input`, keeping the variables in `keep` (plus any
+    /// the clauses bind that `keep` names).
+    pub fn conj(
+        &mut self,
+        clauses: &[Clause],
+        input: Relation,
+        keep: &[Var],
+    ) -> Result<Relation, QueryError> {
+        let mut rel = input;
+        let mut todo: Vec<Clause> = clauses.to_vec();
+        // Canonical order: a tie between equally cheap clauses never depends on query order.
+        todo.sort();
+        // What the patterns run so far tell about the rows (see `distinct`).
+        let mut deps: Vec<distinct::Dependency> = Vec::new();
+        // What the enclosing steps hold (their relations stay alive while this one runs).
+        let base = self.budget.used();
+        while !todo.is_empty() {
+            self.budget.tick()?;
+            if rel.rows.is_empty() {
+                // Nothing can come back: bind the remaining variables to nothing.
+                let mut vars = rel.vars.clone();
+                for c in &todo {
+                    for v in c.vars() {
+                        if !vars.contains(&v) {
+                            vars.push(v);
+                        }
+                    }
+                }
+                return Relation::empty(vars).project_owned(keep, &self.budget);
+            }
+            let (i, est) = self.choose(&todo, &rel)?;
+            let clause = todo.remove(i);
+            self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
+            // Printed only for `explain`: most queries never show their steps.
+            let mut what = match self.trace {
+                Some(_) => self.show().clause(&clause),
+                None => String::new(),
+            };
+            let repeats;
+            rel = match &clause {
+                Clause::Pattern(src, p) if self.reads_db(*src) => {
+                    let src = self.source_of(*src);
+                    self.enter(src);
+                    // Merge scan: every other ready pattern on the same bound entity.
+                    let mut star = vec![p.clone()];
+                    if let Term::Var(e) = p.e {
+                        if rel.binds(e) {
+                            let mut j = 0;
+                            while j < todo.len() {
+                                match &todo[j] {
+                                    Clause::Pattern(s, q)
+                                        if self.source_of(*s) == src
+                                            && q.e == Term::Var(e)
+                                            && matches!(q.a, AttrTerm::Attr(_)) =>
+                                    {
+                                        star.push(q.clone());
+                                        todo.remove(j);
+                                    }
+                                    _ => j += 1,
+                                }
+                            }
+                        }
+                    }
+                    if star.len() > 1 {
+                        what = self.show_step("merge scan", &star);
+                    }
+                    repeats = star
+                        .iter()
+                        .any(|q| distinct::pattern_repeats(self.schema, q));
+                    for q in &star {
+                        distinct::dependencies(self.schema, q, &mut deps);
+                    }
+                    // Constant patterns on the bound entity whose AVE entry is short filter
+                    // the rows first (fewer rows to look up for the rest of the star).
+                    let (rel, star) = self.const_filters(star, rel)?;
+                    if star.is_empty() {
+                        rel
+                    } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
+                        what = self.show_step("values held", &star);
+                        values
+                    } else {
+                        // An AVE range scan (entity and value both unbound) can take the
+                        // single-variable comparisons on the value as its bounds.
+                        let scan = star.len() == 1
+                            && matches!(&p.e, Term::Var(e) if !rel.binds(*e))
+                            && matches!(&p.v, Term::Var(v) if !rel.binds(*v));
+                        let found = if scan {
+                            range_preds(p, &todo, self.schema)
+                        } else {
+                            Vec::new()
+                        };
+                        let ranges: Vec<(Bound<Value>, Bound<Value>)> = found
+                            .iter()
+                            .map(|(_, lo, hi, _)| (lo.clone(), hi.clone()))
+                            .collect();
+                        // Bounds of fixed-width types are exact in the index: their predicates are
+                        // answered by the scan and need not run again.
+                        let mut exact: Vec<usize> = found
+                            .iter()
+                            .filter(|(_, _, _, exact)| *exact)
+                            .map(|(i, _, _, _)| *i)
+                            .collect();
+                        exact.sort_unstable_by(|a, b| b.cmp(a));
+                        for i in exact {
+                            todo.remove(i);
+                        }
+                        self.patterns(&star, rel, &ranges)?
+                    }
+                }
+                other => {
+                    repeats = distinct::clause_repeats(self.schema, other);
+                    self.clause(other, rel)?
+                }
+            };
+            // Project away what no later clause and no caller needs; the rows stay a set.
+            let mut needed: Vec<Var> = keep.to_vec();
+            for c in &todo {
+                needed.extend(c.vars());
+            }
+            let keep_now: Vec<Var> = rel
+                .vars
+                .iter()
+                .copied()
+                .filter(|v| needed.contains(v))
+                .collect();
+            let dropped: Vec<Var> = rel
+                .vars
+                .iter()
+                .copied()
+                .filter(|v| !keep_now.contains(v))
+                .collect();
+            let dedup = repeats || !distinct::determined(&dropped, &keep_now, &deps);
+            if dedup && (repeats || !dropped.is_empty()) {
+                what.push_str(" +dedup");
+            }
+            rel = rel.into_projection(&keep_now, dedup, &self.budget)?;
+            self.budget
+                .settle(base, rows_bytes(rel.rows.len(), rel.vars.len()));
+            if let Some(trace) = &mut self.trace {
+                trace.push(Step {
+                    what,
+                    estimated: est,
+                    actual: rel.rows.len() as u64,
+                });
+            }
+        }
+        rel.project_owned(keep, &self.budget)
+    }
+
+    /// Picks the next clause: the cheapest ready one, preferring clauses connected to what is
+    /// already bound.
+    pub(super) fn choose(
+        &mut self,
+        todo: &[Clause],
+        rel: &Relation,
+    ) -> Result<(usize, u64), QueryError> {
+        let n = rel.rows.len() as u64;
+        let connected = |c: &Clause| c.vars().iter().any(|v| rel.binds(*v));
+        let any_connected =
+            !rel.vars.is_empty() && todo.iter().any(|c| connected(c) && self.ready(c, rel));
+        let candidates: Vec<usize> = (0..todo.len())
+            .filter(|&i| self.ready(&todo[i], rel) && (!any_connected || connected(&todo[i])))
+            .collect();
+        // One candidate needs no estimate (an estimate can cost as much as the step), unless
+        // `explain` wants to show it.
+        if let ([only], None) = (candidates.as_slice(), &self.trace) {
+            return Ok((*only, 0));
+        }
+        let mut best: Option<(usize, u64)> = None;
+        for i in candidates {
+            let c = &todo[i];
+            // Counting past the best estimate so far cannot change the choice.
+            let cap = best.map_or(COUNT_CAP, |(_, b)| {
+                (b / n.max(1)).saturating_add(1).min(COUNT_CAP)
+            });
+            let est = self.estimate(c, rel, n, cap)?;
+            if best.is_none_or(|(_, b)| est < b) {
+                best = Some((i, est));
+            }
+        }
+        match best {
+            Some(b) => Ok(b),
+            None => {
+                // Nothing is ready: the first clause that needs a binding it cannot get.
+                let c = &todo[0];
+                let var = c.vars().into_iter().find(|v| !rel.binds(*v)).unwrap_or(0);
+                Err(QueryError::Unbound {
+                    var: self.show().var(var),
+                    clause: self.show().clause(c),
+                })
+            }
+        }
+    }
+
+    pub(super) fn ready(&self, c: &Clause, rel: &Relation) -> bool {
+        let bound = |t: &Term| !matches!(t, Term::Var(v) if !rel.binds(*v));
+        match c {
+            Clause::Pred { args, .. } => args.iter().all(bound),
+            Clause::Fn { args, .. } => args.iter().all(bound),
+            Clause::Not { vars, .. } => vars.iter().all(|v| rel.binds(*v)),
+            Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
+            Clause::Dollar { clause, .. } => self.ready(clause, rel),
+            _ => true,
+        }
+    }
+
+    /// The estimated rows after `c`; an index count stops at `cap`.
+    pub(super) fn estimate(
+        &mut self,
+        c: &Clause,
+        rel: &Relation,
+        n: u64,
+        cap: u64,
+    ) -> Result<u64, QueryError> {
+        // Each pattern is estimated on its own database.
+        if let Clause::Pattern(src, _) = c {
+            self.enter(*src);
+        }
+        let bound = |t: &Term| match t {
+            Term::Var(v) => rel.binds(*v),
+            Term::Const(_) => true,
+            Term::Blank => false,
+        };
+        Ok(match c {
+            // Filters only shrink: run them as soon as they can run.
+            Clause::Pred { .. } | Clause::Not { .. } => 0,
+            Clause::Fn { .. } => n,
+            Clause::Pattern(src, p) if self.reads_db(*src) => match &p.a {
+                AttrTerm::Unknown(_) => 0,
+                AttrTerm::Attr(a) => {
+                    let (datoms, distinct) = self.stats(*a)?;
+                    let per_entity = if self.is_many(*a) {
+                        (datoms / distinct.max(1)).max(2)
+                    } else {
+                        1
+                    };
+                    if bound(&p.e) {
+                        n.max(1) * per_entity
+                    } else {
+                        match &p.v {
+                            Term::Const(v) => n.max(1) * self.count_entities_with(*a, v, cap)?,
+                            Term::Var(v) if rel.binds(*v) => n * (datoms / distinct).max(1),
+                            _ => n.max(1) * datoms.max(1),
+                        }
+                    }
+                }
+                _ => {
+                    if bound(&p.e) {
+                        n.max(1) * 16
+                    } else {
+                        u64::MAX / 4
+                    }
+                }
+            },
+            Clause::Pattern(src, _) | Clause::Source { src, .. } => {
+                self.sources
+                    .get(&self.source_of(*src))
+                    .map_or(0, |r| r.rows.len() as u64)
+                    * n.max(1)
+            }
+            Clause::Or { .. } => n.max(1) * 1000,
+            Clause::Dollar { clause, .. } => self.estimate(clause, rel, n, cap)?,
+            Clause::Rule { .. } => n.max(1) * 10_000,
+        })
+    }
+
+    /// How many entities have `a` = `v`, counting at most `cap`; a complete list is kept for
+    /// [`Self::entities_with`].
+    pub(super) fn count_entities_with(
+        &self,
+        a: AttrId,
+        v: &Value,
+        cap: u64,
+    ) -> Result<u64, QueryError> {
+        let v = coerce(self.schema, a, v);
+        if let Some(l) = self.ave_lists.borrow().get(&(a, v.clone())) {
+            return Ok((l.len() as u64).min(cap.max(1)));
+        }
+        Ok(match self.r.entities_with_at_most(a, &v, cap.max(1))? {
+            Some(l) => {
+                let n = l.len() as u64;
+                self.ave_lists
+                    .borrow_mut()
+                    .insert((a, v), std::rc::Rc::new(l));
+                n
+            }
+            None => cap.max(1),
+        })
+    }
+
+    /// The entities whose `a` is `v` (an already coerced constant), ascending.
+    pub(super) fn entities_with(
+        &self,
+        a: AttrId,
+        v: &Value,
+    ) -> Result<std::rc::Rc<Vec<EntityId>>, QueryError> {
+        if let Some(l) = self.ave_lists.borrow().get(&(a, v.clone())) {
+            return Ok(l.clone());
+        }
+        Ok(std::rc::Rc::new(self.r.entities_with(a, v)?))
+    }
+}

@@ -1,0 +1,29 @@
+//! Executing a lowered query: a conjunction of clauses is evaluated by repeatedly choosing the
+//! cheapest clause that can run next (estimated from the indexes and the current bindings),
+//! so the order of clauses in the query text never changes the plan. Clauses on one bound
+//! entity run as one merge scan of its EAV entry; single-variable comparisons narrow AVE range
+//! scans; variables nobody needs any more are projected away (with deduplication) after
+//! every step.
+//!
+//! - `context`: what a running query carries ([`Ctx`]) and the plan steps ([`Step`]).
+//! - `conj`: the conjunction loop: choose the cheapest ready clause, run it, project.
+//! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
+//! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
+//! - `ranges`: comparisons turned into AVE bounds.
+//! - `clauses`: predicates, functions, `not`, `or`, rules, input relations.
+//! - `terms`: matching rows against terms, entity ids and constants.
+
+mod clauses;
+mod conj;
+mod context;
+mod ranges;
+mod scan;
+mod star;
+mod terms;
+
+pub(crate) use context::ROW_SPARE;
+pub use context::{Ctx, DbSource, Step, UserFn};
+pub use terms::{coerce, entity_of, ident_attr, match_terms};
+
+use ranges::*;
+use terms::*;

@@ -1,0 +1,272 @@
+//! Data patterns whose entity is not bound: an AVE lookup (value known), a join on the value
+//! (one lookup per distinct value), an AVE range scan narrowed by the comparisons on the value
+//! (see `ranges`), or, for an unknown attribute, the whole EAV index.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::ops::Bound;
+
+use super::*;
+use crate::codec::Value;
+use crate::kv::Direction;
+use crate::query::budget::{row_bytes, rows_bytes};
+use crate::query::error::QueryError;
+use crate::query::ir::{AttrTerm, Pattern, Term};
+use crate::query::relation::Relation;
+use crate::store::{AttrId, EntityId};
+
+impl<'a> Ctx<'a> {
+    /// Evaluates data patterns on the database; several patterns share one bound entity (a
+    /// merge scan) when `star.len() > 1`.
+    pub(super) fn patterns(
+        &mut self,
+        star: &[Pattern],
+        rel: Relation,
+        ranges: &[(Bound<Value>, Bound<Value>)],
+    ) -> Result<Relation, QueryError> {
+        let p = &star[0];
+        let e_bound = match &p.e {
+            Term::Var(v) => rel.binds(*v),
+            Term::Const(_) => true,
+            Term::Blank => false,
+        };
+        if e_bound {
+            return self.entity_star(star, rel);
+        }
+        debug_assert_eq!(star.len(), 1);
+        match &p.a {
+            AttrTerm::Unknown(_) => Ok(Relation::empty(extend_vars(&rel.vars, p))),
+            AttrTerm::Attr(a) => self.attr_scan(*a, p, rel, ranges),
+            AttrTerm::Var(_) | AttrTerm::Blank => self.full_scan(p, rel),
+        }
+    }
+
+    /// `[?e :a v]` with `?e` unbound: AVE lookups (when `v` is known) or an AVE range scan.
+    pub(super) fn attr_scan(
+        &mut self,
+        a: AttrId,
+        p: &Pattern,
+        rel: Relation,
+        ranges: &[(Bound<Value>, Bound<Value>)],
+    ) -> Result<Relation, QueryError> {
+        let r = self.r;
+        let spare = self.row_spare;
+        let vars = extend_vars(&rel.vars, p);
+        let mut out = Relation {
+            vars,
+            rows: Vec::new(),
+        };
+        let v_col = match &p.v {
+            Term::Var(v) => rel.col(*v),
+            _ => None,
+        };
+        match (&p.v, v_col) {
+            (Term::Const(v), _) => {
+                let es = self.entities_with(a, &coerce(self.schema, a, v))?;
+                let bytes = row_bytes(out.vars.len() + spare);
+                for row in rel.rows.iter() {
+                    out.rows.reserve(es.len());
+                    for &e in es.iter() {
+                        self.budget.charge(bytes)?;
+                        let mut r = Vec::with_capacity(row.len() + 1 + spare);
+                        r.extend_from_slice(row);
+                        if let Term::Var(_) = p.e {
+                            r.push(Value::Ref(e));
+                        }
+                        out.rows.push(r);
+                    }
+                }
+            }
+            (Term::Var(_), Some(c)) => {
+                // Join on the value: one AVE lookup per distinct value.
+                let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::default();
+                let bytes = row_bytes(out.vars.len() + spare);
+                for row in rel.rows.iter() {
+                    self.budget.tick()?;
+                    let v = &row[c];
+                    if !cache.contains_key(v) {
+                        let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
+                        self.budget.charge(rows_bytes(es.len(), 1))?;
+                        cache.insert(v.clone(), es);
+                    }
+                    for &e in &cache[v] {
+                        self.budget.charge(bytes)?;
+                        let mut r = Vec::with_capacity(row.len() + 1 + spare);
+                        r.extend_from_slice(row);
+                        if let Term::Var(_) = p.e {
+                            r.push(Value::Ref(e));
+                        }
+                        out.rows.push(r);
+                    }
+                }
+            }
+            _ => {
+                let (lo, hi) = intersect_ranges(ranges);
+                let lo_ref = as_ref(&lo);
+                let hi_ref = as_ref(&hi);
+                // `[?x :a ?x]`: one variable in both places must take one value.
+                let same = matches!((&p.e, &p.v), (Term::Var(a), Term::Var(b)) if a == b);
+                let push_e = matches!(p.e, Term::Var(_));
+                let push_v = matches!(p.v, Term::Var(_)) && !same;
+                let width = out.vars.len();
+                let bytes = row_bytes(width + spare);
+                let budget = &self.budget;
+                let mut last: Option<(&[u8], Value)> = None;
+                let mut decode = |vb: &'a [u8]| -> Result<Value, crate::store::StoreError> {
+                    // Numbers decode for less than a clone of the kept value costs.
+                    if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                        return Ok(v);
+                    }
+                    // Runs of one value share its decoding.
+                    match &last {
+                        Some((b, v)) if *b == vb => Ok(v.clone()),
+                        _ => {
+                            let v = r.decode_value(a, vb)?;
+                            last = Some((vb, v.clone()));
+                            Ok(v)
+                        }
+                    }
+                };
+                if let [row] = rel.rows.as_slice() {
+                    // One input row (the usual first step): rows straight from the scan.
+                    self.r.scan_attr(
+                        a,
+                        lo_ref,
+                        hi_ref,
+                        Direction::Forward,
+                        #[inline(always)]
+                        |vb, e| {
+                            if !budget.charge_step(bytes) {
+                                return Ok(false);
+                            }
+                            // Numbers inline (no large `Result` through the decode call).
+                            let v = match crate::store::reader::decode_fixed(vb) {
+                                Some(v) => v,
+                                None => decode(vb)?,
+                            };
+                            if same && Value::Ref(e) != v {
+                                return Ok(true);
+                            }
+                            let mut r = Vec::with_capacity(width + spare);
+                            r.extend_from_slice(row);
+                            if push_e {
+                                r.push(Value::Ref(e));
+                            }
+                            if push_v {
+                                r.push(v);
+                            }
+                            out.rows.push(r);
+                            Ok(true)
+                        },
+                    )?;
+                    self.budget.check()?;
+                    return Ok(out);
+                }
+                let mut pairs: Vec<(EntityId, Value)> = Vec::new();
+                let pair_bytes = std::mem::size_of::<(EntityId, Value)>() as u64;
+                self.r.scan_attr(
+                    a,
+                    lo_ref,
+                    hi_ref,
+                    Direction::Forward,
+                    #[inline(always)]
+                    |vb, e| {
+                        if !budget.charge_step(pair_bytes) {
+                            return Ok(false);
+                        }
+                        let v = match crate::store::reader::decode_fixed(vb) {
+                            Some(v) => v,
+                            None => decode(vb)?,
+                        };
+                        pairs.push((e, v));
+                        Ok(true)
+                    },
+                )?;
+                self.budget.check()?;
+                for row in rel.rows.iter() {
+                    for (e, v) in &pairs {
+                        self.budget.charge(bytes)?;
+                        if same && Value::Ref(*e) != *v {
+                            continue;
+                        }
+                        let mut r = Vec::with_capacity(width + spare);
+                        r.extend_from_slice(row);
+                        if push_e {
+                            r.push(Value::Ref(*e));
+                        }
+                        if push_v {
+                            r.push(v.clone());
+                        }
+                        out.rows.push(r);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A pattern with an unknown attribute and unbound entity: the whole EAV index.
+    pub(super) fn full_scan(&mut self, p: &Pattern, rel: Relation) -> Result<Relation, QueryError> {
+        let r = self.r;
+        let mut triples = Vec::new();
+        let budget = &self.budget;
+        let bytes = row_bytes(3);
+        self.r.scan_entities(0, u64::MAX, |e, a, vb| {
+            if !budget.charge_step(bytes) {
+                return Ok(false);
+            }
+            triples.push((e, a, r.decode_value(a, vb)?));
+            Ok(true)
+        })?;
+        self.budget.check()?;
+        let mut vars = rel.vars.clone();
+        let mut out_vars = Vec::new();
+        for v in [
+            p.e.var(),
+            match p.a {
+                AttrTerm::Var(v) => Some(v),
+                _ => None,
+            },
+            p.v.var(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !vars.contains(&v) && !out_vars.contains(&v) {
+                out_vars.push(v);
+            }
+        }
+        let mut input = Relation::empty(Vec::new());
+        // Build a relation of the triples over the pattern's variables, then join.
+        let terms = [p.e.clone(), attr_term(&p.a), p.v.clone()];
+        input.vars = Vec::new();
+        // An attribute variable bound by a function to an ident (`(keyword "person" "name")`)
+        // joins on the ident, so that it keeps the keyword in the result as Datomic does.
+        let by_ident = match p.a {
+            AttrTerm::Var(v) => rel
+                .col(v)
+                .and_then(|c| rel.rows.first().map(|r| matches!(r[c], Value::Keyword(_)))),
+            _ => None,
+        }
+        .unwrap_or(false);
+        let schema = self.schema;
+        let attr_value = |a: AttrId| match schema.get(a) {
+            Some(x) if by_ident => Value::Keyword(x.ident.clone()),
+            _ => Value::Ref(a as u64),
+        };
+        let rows: Vec<Vec<Value>> = triples
+            .into_iter()
+            .map(|(e, a, v)| vec![Value::Ref(e), attr_value(a), v])
+            .collect();
+        let m = match_terms(
+            &Relation {
+                vars: vec![usize::MAX - 2, usize::MAX - 1, usize::MAX],
+                rows,
+            },
+            &terms,
+            &self.budget,
+        )?;
+        vars.extend(out_vars);
+        let joined = rel.join(&m, &self.budget)?;
+        joined.project_owned(&vars, &self.budget)
+    }
+}

@@ -1,0 +1,598 @@
+//! Data patterns on a bound entity, all of one entity's patterns in one step (a "star"): one
+//! read of the entity's EAV entry per row, or, when the rows name a large share of the
+//! attributes' entities, one scan of each attribute's AVE range and a hash join. Short AVE
+//! entries of constant patterns filter the rows first; a pattern whose entity nobody needs
+//! later is answered as a semijoin over the attribute's values.
+
+use rustc_hash::FxHashMap as HashMap;
+use std::ops::Bound;
+
+use super::*;
+use crate::codec::Value;
+use crate::kv::Direction;
+use crate::query::budget::{row_bytes, rows_bytes};
+use crate::query::builtins::compare;
+use crate::query::error::QueryError;
+use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
+use crate::query::relation::Relation;
+use crate::store::reader::IndexReader;
+use crate::store::{AttrId, EntityId};
+
+/// Distinct values an attribute may have for lookups to reuse its decoded values.
+pub(super) const DECODE_CACHE_VALUES: usize = 32;
+
+/// The decoded value of `vb` (attribute `a`), from `cache` when decoded before; the cache
+/// keeps at most `DECODE_CACHE_VALUES` entries.
+pub(super) fn cached_decode<'a>(
+    cache: &mut Vec<(AttrId, &'a [u8], Value)>,
+    r: IndexReader<'a>,
+    a: AttrId,
+    vb: &'a [u8],
+) -> Result<Value, crate::store::StoreError> {
+    if let Some((_, _, v)) = cache.iter().find(|(ca, cb, _)| *ca == a && *cb == vb) {
+        return Ok(v.clone());
+    }
+    let v = r.decode_value(a, vb)?;
+    if cache.len() < DECODE_CACHE_VALUES {
+        cache.push((a, vb, v.clone()));
+    }
+    Ok(v)
+}
+
+/// A scan of an attribute's whole AVE range costs about as much as this many B-tree lookups
+/// per row would save: above that share of the attribute's entities, scan and hash-join.
+pub(super) const SCAN_JOIN_FACTOR: u64 = 20;
+
+impl<'a> Ctx<'a> {
+    /// Splits off the star's constant patterns `[?e :a c]` (on a bound `?e`) whose AVE entry
+    /// is shorter than looking up every row would be, and keeps only the rows whose entity is
+    /// in those entries. Returns the filtered rows and the rest of the star.
+    pub(super) fn const_filters(
+        &self,
+        star: Vec<Pattern>,
+        mut rel: Relation,
+    ) -> Result<(Relation, Vec<Pattern>), QueryError> {
+        let Some(e_col) = star[0].e.var().and_then(|e| rel.col(e)) else {
+            return Ok((rel, star));
+        };
+        let mut rest = Vec::with_capacity(star.len());
+        for p in star {
+            let mut filter = None;
+            if let (AttrTerm::Attr(a), Term::Const(c)) = (&p.a, &p.v) {
+                let c = coerce(self.schema, *a, c);
+                let typed = self
+                    .schema
+                    .get(*a)
+                    .is_some_and(|x| Some(x.value_type) == c.value_type());
+                let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
+                if typed && encoding_is_equality(&c) {
+                    filter = self.r.entities_with_at_most(*a, &c, budget)?;
+                }
+            }
+            match filter {
+                Some(es) => {
+                    // A bitmap when the ids are compact, else binary search (they ascend).
+                    let set = EntitySet::new(es.iter().copied());
+                    rel.rows.retain(|row| {
+                        entity_of(&row[e_col]).is_some_and(|e| match set.bits {
+                            Some(_) => set.may_contain(e),
+                            None => es.binary_search(&e).is_ok(),
+                        })
+                    })
+                }
+                None => rest.push(p),
+            }
+        }
+        Ok((rel, rest))
+    }
+
+    /// `[?e :a ?v]` on rows that bind only `?e`, when nothing later needs `?e`: the distinct
+    /// values of `a` some row's entity holds, found by walking each value's (sorted) entity
+    /// list only until its first row entity, when that is cheaper than one lookup per row.
+    pub(super) fn semijoin_values(
+        &self,
+        star: &[Pattern],
+        rel: &Relation,
+        todo: &[Clause],
+        keep: &[Var],
+    ) -> Result<Option<Relation>, QueryError> {
+        let [p] = star else { return Ok(None) };
+        let (Term::Var(e), AttrTerm::Attr(a), Term::Var(v)) = (&p.e, &p.a, &p.v) else {
+            return Ok(None);
+        };
+        if rel.vars != [*e]
+            || e == v
+            || keep.contains(e)
+            || todo.iter().any(|c| c.vars().contains(e))
+        {
+            return Ok(None);
+        }
+        let n = rel.rows.len() as u64;
+        let (datoms, distinct) = self.stats(*a)?;
+        // Expected entries walked per value before the first row entity (at most all).
+        let per_value = (datoms / distinct).min(datoms / n.max(1)).max(1);
+        let cost = distinct.saturating_mul(SCAN_JOIN_FACTOR + per_value);
+        if cost >= n.saturating_mul(SCAN_JOIN_FACTOR) {
+            return Ok(None);
+        }
+        self.budget.charge(rows_bytes(rel.rows.len(), 1))?;
+        let members: rustc_hash::FxHashSet<EntityId> =
+            rel.rows.iter().filter_map(|r| entity_of(&r[0])).collect();
+        let budget = &self.budget;
+        let bytes = row_bytes(1);
+        let r = self.r;
+        let mut out = Relation::empty(vec![*v]);
+        r.values_held(
+            *a,
+            |e| members.contains(&e),
+            |vb| {
+                // The walk cannot be stopped from here: a stop is reported after it.
+                budget.charge_step(bytes);
+                out.rows.push(vec![r.decode_value(*a, vb)?]);
+                Ok(())
+            },
+        )?;
+        self.budget.check()?;
+        Ok(Some(out))
+    }
+
+    /// For each row: one read of the entity's EAV entry answers every pattern of the star.
+    /// When the rows name a large share of the attributes' entities, one sequential scan of
+    /// each attribute's AVE range (then a hash join) is cheaper than a B-tree descent per
+    /// row.
+    pub(super) fn entity_star(
+        &mut self,
+        star: &[Pattern],
+        rel: Relation,
+    ) -> Result<Relation, QueryError> {
+        let r = self.r;
+        let mut vars = rel.vars.clone();
+        // Same order as rows are extended below: the attribute variable, then the value.
+        for p in star {
+            if let AttrTerm::Var(v) = p.a {
+                if !vars.contains(&v) {
+                    vars.push(v);
+                }
+            }
+            if let Term::Var(v) = &p.v {
+                if !vars.contains(v) {
+                    vars.push(*v);
+                }
+            }
+        }
+        let e_col = match &star[0].e {
+            Term::Var(v) => rel.col(*v),
+            _ => None,
+        };
+        let e_const = match &star[0].e {
+            Term::Const(v) => entity_of(v),
+            _ => None,
+        };
+        let star_attrs: Option<Vec<AttrId>> = star
+            .iter()
+            .map(|p| match p.a {
+                AttrTerm::Attr(a) => Some(a),
+                _ => None,
+            })
+            .collect();
+        let max_attr = star_attrs.as_ref().and_then(|w| w.iter().max().copied());
+        // Attributes with few distinct values: their decoded values are reused across rows
+        // (a string decodes into a new allocation each time otherwise).
+        let mut few: Vec<AttrId> = Vec::new();
+        for a in star_attrs.iter().flatten() {
+            if self.stats(*a)?.1 <= DECODE_CACHE_VALUES as u64 {
+                few.push(*a);
+            }
+        }
+        let mut decoded: Vec<(AttrId, &[u8], Value)> = Vec::new();
+        let last_is_one = max_attr.is_some_and(|m| !self.is_many(m));
+        // The common star: `[?e :a ?new]` patterns on distinct attributes of cardinality one,
+        // each binding its own new variable. A row then takes each attribute's single value in
+        // star order, or is dropped when one is missing: no pattern-by-pattern matching.
+        let simple: Option<Vec<AttrId>> = star_attrs.clone().filter(|attrs| {
+            let mut new_vars: Vec<Var> = Vec::new();
+            star.iter().zip(attrs).all(|(p, a)| match &p.v {
+                Term::Var(v) if !rel.vars.contains(v) && !new_vars.contains(v) => {
+                    new_vars.push(*v);
+                    !self.is_many(*a) && p.e.var().is_some_and(|e| Some(e) != Some(*v))
+                }
+                _ => false,
+            }) && (1..attrs.len()).all(|i| !attrs[..i].contains(&attrs[i]))
+        });
+        // Hash join when scanning the attributes costs less than looking up every row.
+        let scanned = match (&star_attrs, e_col) {
+            (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
+            _ => None,
+        };
+        let mut out = Relation {
+            vars: vars.clone(),
+            rows: Vec::with_capacity(rel.rows.len()),
+        };
+        let mut looked_up: Vec<(AttrId, Value)> = Vec::new();
+        let mut partial: Vec<Vec<Value>> = Vec::new();
+        let mut next: Vec<Vec<Value>> = Vec::new();
+        let mut matched: Vec<usize> = Vec::new();
+        let mut picked: Vec<usize> = Vec::new();
+        // One cursor for every row's lookup: rows mostly come in entity order, so each lookup
+        // mostly stays on the previous one's leaf page.
+        let mut cursor = match scanned {
+            Some(_) => None,
+            None => Some(r.entity_cursor()?),
+        };
+        let bytes = row_bytes(vars.len());
+        for row in rel.rows.into_iter() {
+            self.budget.charge(bytes)?;
+            let e = match e_col {
+                Some(c) => entity_of(&row[c]),
+                None => e_const,
+            };
+            let Some(e) = e else { continue };
+            let datoms: &[(AttrId, Value)] = match (&scanned, &mut cursor) {
+                (Some(j), _) => j.datoms(e),
+                (None, None) => &[],
+                (None, Some(cursor)) => {
+                    looked_up.clear();
+                    let wanted = star_attrs.as_deref();
+                    // From the entity's first value: stepping over a few values costs less than
+                    // LMDB's search for the first wanted one.
+                    cursor.entity_raw(
+                        e,
+                        #[inline(always)]
+                        |a, vb| {
+                            if wanted.is_none_or(|w| w.contains(&a)) {
+                                // Numbers inline (no large `Result` through a call).
+                                let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                                    v
+                                } else if few.contains(&a) {
+                                    cached_decode(&mut decoded, r, a, vb)?
+                                } else {
+                                    r.decode_value(a, vb)?
+                                };
+                                looked_up.push((a, v));
+                            }
+                            // Attributes come in order: stop past the last one wanted, or at it
+                            // when it has one value.
+                            Ok(match max_attr {
+                                None => true,
+                                Some(m) if a == m => !last_is_one,
+                                Some(m) => a < m,
+                            })
+                        },
+                    )?;
+                    &looked_up
+                }
+            };
+            if let Some(attrs) = &simple {
+                // Each attribute's datom; an attribute holding several values anyway (data
+                // older than its cardinality) takes the general path.
+                picked.clear();
+                let mut missing = false;
+                for a in attrs {
+                    let mut it = datoms.iter().enumerate().filter(|(_, (x, _))| x == a);
+                    match (it.next(), it.next()) {
+                        (Some((i, _)), None) => picked.push(i),
+                        (None, _) => {
+                            missing = true;
+                            break;
+                        }
+                        (Some(_), Some(_)) => break,
+                    }
+                }
+                if missing {
+                    continue;
+                }
+                if picked.len() == attrs.len() {
+                    let mut row = row;
+                    row.extend(picked.iter().map(|&i| datoms[i].1.clone()));
+                    out.rows.push(row);
+                    continue;
+                }
+            }
+            // Extend the row pattern by pattern (a pattern may yield several values).
+            partial.clear();
+            partial.push(row);
+            for p in star {
+                next.clear();
+                for mut pr in partial.drain(..) {
+                    let cur_vars = &vars[..pr.len()];
+                    let col = |v: Var| cur_vars.iter().position(|x| *x == v);
+                    matched.clear();
+                    for (i, (a, val)) in datoms.iter().enumerate() {
+                        let a = *a;
+                        let a_ok = match &p.a {
+                            AttrTerm::Attr(x) => *x == a,
+                            AttrTerm::Var(v) => match col(*v) {
+                                // The attribute's id, or its ident when a function bound it.
+                                Some(c) => match &pr[c] {
+                                    Value::Keyword(k) => {
+                                        self.schema.by_ident(k).map(|x| x.id) == Some(a)
+                                    }
+                                    other => *other == Value::Ref(a as u64),
+                                },
+                                None => true,
+                            },
+                            AttrTerm::Blank => true,
+                            AttrTerm::Unknown(_) => false,
+                        };
+                        if !a_ok {
+                            continue;
+                        }
+                        let v_ok = match &p.v {
+                            Term::Const(c) => compare(c, val) == std::cmp::Ordering::Equal,
+                            // An attribute variable bound by this very pattern comes first.
+                            Term::Var(v) => match col(*v) {
+                                Some(c) => pr[c] == *val,
+                                None => match p.a {
+                                    AttrTerm::Var(av) if av == *v && col(av).is_none() => {
+                                        Value::Ref(a as u64) == *val
+                                    }
+                                    _ => true,
+                                },
+                            },
+                            Term::Blank => true,
+                        };
+                        if v_ok {
+                            matched.push(i);
+                        }
+                    }
+                    // The last match takes the row itself; earlier ones copy it.
+                    let last = matched.len();
+                    for (k, &i) in matched.iter().enumerate() {
+                        let (a, val) = &datoms[i];
+                        let mut r = if k + 1 == last {
+                            std::mem::take(&mut pr)
+                        } else {
+                            pr.clone()
+                        };
+                        let base = r.len();
+                        r.reserve(vars.len() - base);
+                        if let AttrTerm::Var(v) = p.a {
+                            if !vars[..base].contains(&v) {
+                                r.push(Value::Ref(*a as u64));
+                            }
+                        }
+                        if let Term::Var(v) = &p.v {
+                            if !vars[..r.len()].contains(v) {
+                                r.push(val.clone());
+                            }
+                        }
+                        self.budget.charge(bytes)?;
+                        next.push(r);
+                    }
+                }
+                std::mem::swap(&mut partial, &mut next);
+                if partial.is_empty() {
+                    break;
+                }
+            }
+            out.rows
+                .extend(partial.drain(..).filter(|r| r.len() == vars.len()));
+        }
+        Ok(out)
+    }
+
+    /// The datoms of the star's attributes for the entities of column `e_col`, read by scanning
+    /// each attribute's AVE entries (only those of its value, for a constant) when that costs
+    /// less than one EAV lookup per row; `None` when lookups are cheaper.
+    pub(super) fn scan_join(
+        &self,
+        star: &[Pattern],
+        attrs: &[AttrId],
+        rel: &Relation,
+        e_col: usize,
+    ) -> Result<Option<ScanJoin>, QueryError> {
+        let r = self.r;
+        let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
+        // Per pattern: the constant whose AVE entries suffice, if any.
+        let mut consts: Vec<Option<Value>> = Vec::with_capacity(star.len());
+        let mut total = 0u64;
+        for (p, a) in star.iter().zip(attrs) {
+            let exact = match &p.v {
+                Term::Const(c) => {
+                    let c = coerce(self.schema, *a, c);
+                    self.schema
+                        .get(*a)
+                        .is_some_and(|x| {
+                            Some(x.value_type) == c.value_type() && encoding_is_equality(&c)
+                        })
+                        .then_some(c)
+                }
+                _ => None,
+            };
+            total += match &exact {
+                Some(c) => self.r.count_with(*a, c, budget.max(1))?,
+                None => self.stats(*a)?.0,
+            };
+            consts.push(exact);
+            if total > budget {
+                return Ok(None);
+            }
+        }
+        // Entities of the rows, numbered.
+        let mut slot: HashMap<EntityId, u32> =
+            HashMap::with_capacity_and_hasher(rel.rows.len(), Default::default());
+        for row in &rel.rows {
+            if let Some(e) = entity_of(&row[e_col]) {
+                let next = slot.len() as u32;
+                slot.entry(e).or_insert(next);
+            }
+        }
+        self.budget.charge(rows_bytes(slot.len(), 2))?;
+        let members = EntitySet::new(slot.keys().copied());
+        let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
+        // A hit is held twice: in `hits`, then grouped in `datoms`.
+        let hit_bytes = 2 * std::mem::size_of::<(u32, AttrId, Value)>() as u64;
+        let budget = &self.budget;
+        // Each datom is read once, however many patterns of the star share its attribute (a
+        // datom read twice would match a pattern twice): one full scan of an attribute covers
+        // its constants too.
+        let mut reads: Vec<(AttrId, &Option<Value>)> = Vec::new();
+        for (a, c) in attrs.iter().zip(&consts) {
+            let full = consts.iter().zip(attrs).any(|(c, x)| x == a && c.is_none());
+            let read = if full { &None } else { c };
+            if !reads.contains(&(*a, read)) {
+                reads.push((*a, read));
+            }
+        }
+        for (a, c) in reads.iter().map(|(a, c)| (a, *c)) {
+            match c {
+                Some(c) => {
+                    for e in self.r.entities_with(*a, c)? {
+                        budget.tick()?;
+                        if let Some(s) = slot.get(&e) {
+                            budget.charge(hit_bytes)?;
+                            hits.push((*s, *a, c.clone()));
+                        }
+                    }
+                }
+                None => {
+                    let mut last: Option<(&[u8], Value)> = None;
+                    self.r.scan_attr(
+                        *a,
+                        Bound::Unbounded,
+                        Bound::Unbounded,
+                        Direction::Forward,
+                        #[inline(always)]
+                        |vb, e| {
+                            if !budget.step() {
+                                return Ok(false);
+                            }
+                            if !members.may_contain(e) {
+                                return Ok(true);
+                            }
+                            let Some(s) = slot.get(&e) else {
+                                return Ok(true);
+                            };
+                            // Numbers inline; runs of one other value share its decoding.
+                            let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                                v
+                            } else {
+                                match &last {
+                                    Some((b, v)) if *b == vb => v.clone(),
+                                    _ => {
+                                        let v = r.decode_value(*a, vb)?;
+                                        last = Some((vb, v.clone()));
+                                        v
+                                    }
+                                }
+                            };
+                            budget.charge_step(hit_bytes);
+                            hits.push((*s, *a, v));
+                            Ok(true)
+                        },
+                    )?;
+                    budget.check()?;
+                }
+            }
+        }
+        // Group by entity (a counting sort keeps each entity's datoms in scan order).
+        let mut start = vec![0u32; slot.len() + 1];
+        for (s, _, _) in &hits {
+            start[*s as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; hits.len()];
+        for (i, (s, _, _)) in hits.iter().enumerate() {
+            order[fill[*s as usize] as usize] = i as u32;
+            fill[*s as usize] += 1;
+        }
+        let mut datoms = Vec::with_capacity(hits.len());
+        for i in order {
+            let (_, a, v) = &mut hits[i as usize];
+            datoms.push((*a, std::mem::replace(v, Value::Boolean(false))));
+        }
+        Ok(Some(ScanJoin {
+            slot,
+            start,
+            datoms,
+        }))
+    }
+}
+
+/// The datoms of a scan join, grouped by entity.
+pub(super) struct ScanJoin {
+    slot: HashMap<EntityId, u32>,
+    /// `datoms[start[s]..start[s + 1]]` belong to the entity numbered `s`.
+    start: Vec<u32>,
+    datoms: Vec<(AttrId, Value)>,
+}
+
+impl ScanJoin {
+    fn datoms(&self, e: EntityId) -> &[(AttrId, Value)] {
+        match self.slot.get(&e) {
+            Some(s) => {
+                let s = *s as usize;
+                &self.datoms[self.start[s] as usize..self.start[s + 1] as usize]
+            }
+            None => &[],
+        }
+    }
+}
+
+/// A quick membership pre-test for entity ids: a bitmap over their span when it is compact
+/// (entity ids are allocated densely; then the test is exact), else nothing (everything may
+/// be a member).
+pub(super) struct EntitySet {
+    lo: EntityId,
+    bits: Option<Vec<u64>>,
+}
+
+impl EntitySet {
+    fn new(ids: impl Iterator<Item = EntityId> + Clone) -> EntitySet {
+        let (mut lo, mut hi, mut n) = (u64::MAX, 0, 0u64);
+        for e in ids.clone() {
+            lo = lo.min(e);
+            hi = hi.max(e);
+            n += 1;
+        }
+        // At most 64 bits per member (plus a little): never more memory than a hash set.
+        let span = hi.saturating_sub(lo).saturating_add(1);
+        if n == 0 || span > n.saturating_mul(64).saturating_add(4096) {
+            return EntitySet { lo, bits: None };
+        }
+        let mut bits = vec![0u64; span.div_ceil(64) as usize];
+        for e in ids {
+            let i = e - lo;
+            bits[(i / 64) as usize] |= 1 << (i % 64);
+        }
+        EntitySet {
+            lo,
+            bits: Some(bits),
+        }
+    }
+
+    /// False only for ids certainly not in the set.
+    #[inline]
+    fn may_contain(&self, e: EntityId) -> bool {
+        match &self.bits {
+            None => true,
+            Some(bits) => {
+                let Some(i) = e.checked_sub(self.lo) else {
+                    return false;
+                };
+                bits.get((i / 64) as usize)
+                    .is_some_and(|w| w & (1 << (i % 64)) != 0)
+            }
+        }
+    }
+}
+
+/// Whether two values of this one's type are equal exactly when their index encodings are
+/// (so an AVE lookup of it finds what a comparison would).
+pub(super) fn encoding_is_equality(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Boolean(_)
+            | Value::Long(_)
+            | Value::BigInt(_)
+            | Value::Instant(_)
+            | Value::Uuid(_)
+            | Value::String(_)
+            | Value::Keyword(_)
+            | Value::Symbol(_)
+            | Value::Ref(_)
+    )
+}

@@ -1,0 +1,305 @@
+//! Lowering a whole query: the `:in` bindings, the `:where` clauses, rules, `:find` (with
+//! aggregates and pull), `:with`, `:keys` and `:order-by`, into the engine's [`Query`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use super::*;
+use crate::edn::{value_from_edn, Edn};
+use crate::query::error::QueryError;
+use crate::query::ir::{Binding, FindElem, FindShape, InBinding, Query, Term, Var};
+use crate::store::schema::Schema;
+
+/// Lowers a query. `inputs` are all the inputs `:in` names, in order; `implicit` is the
+/// schema of a database that is `$` when `:in` does not name `$` (the receiver of
+/// [`crate::api::Db::q`]). Returns the query and, for each input that binds (a source, rules
+/// or a binding form), how it binds and its position in `inputs`.
+pub fn lower(
+    s: &Sections,
+    inputs: &[InputKind<'_>],
+    implicit: Option<&Schema>,
+) -> Result<(Query, Vec<(InBinding, usize)>), QueryError> {
+    let in_forms = in_forms(s);
+    if in_forms.len() != inputs.len() {
+        return Err(QueryError::InputCount {
+            inputs: show(&Edn::Vector(in_forms.clone())),
+            expected: in_forms.len(),
+            got: inputs.len(),
+        });
+    }
+    let mut sources: HashMap<String, (usize, SourceKind<'_>)> = HashMap::new();
+    let mut source_names = vec!["$".to_string()];
+    let mut constants = HashMap::new();
+    let mut rules_edn: Option<&Edn> = None;
+    let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
+    // (form, position) of every input that binds at run time.
+    let mut others: Vec<(Edn, usize)> = Vec::new();
+    for (i, (form, input)) in in_forms.iter().zip(inputs).enumerate() {
+        let kind_error = |expected: &str, got: String| QueryError::InputKind {
+            input: show(form),
+            expected: expected.to_string(),
+            got,
+        };
+        let a_db = || "a database".to_string();
+        if let Some(name) = is_src(form) {
+            let kind = match input {
+                InputKind::Db(schema) => SourceKind::Db(schema),
+                InputKind::Value(Edn::Vector(_) | Edn::List(_) | Edn::Set(_)) => {
+                    SourceKind::Relation
+                }
+                InputKind::Value(v) => {
+                    return Err(kind_error("a database or a collection of tuples", show(v)))
+                }
+            };
+            let n = if name == "$" {
+                0
+            } else {
+                source_names.push(name.clone());
+                source_names.len() - 1
+            };
+            if sources.insert(name.clone(), (n, kind)).is_some() {
+                return Err(perr(format!("data source {name} appears twice in :in")));
+            }
+            others.push((form.clone(), i));
+            continue;
+        }
+        let InputKind::Value(value) = *input else {
+            let expected = match (sym(form).as_deref(), is_var(form)) {
+                (Some("%"), _) => "rules",
+                (_, Some(_)) => "a value",
+                (Some(s), None) if s != "_" => "a pull pattern",
+                _ => "a collection",
+            };
+            return Err(kind_error(expected, a_db()));
+        };
+        match (sym(form).as_deref(), is_var(form)) {
+            (Some("%"), _) => {
+                rules_edn = Some(value);
+                others.push((form.clone(), i));
+            }
+            (_, Some(name)) => {
+                let v = value_from_edn(value)
+                    .ok_or_else(|| kind_error("a scalar value", show(value)))?;
+                constants.insert(name, v);
+            }
+            // A plain symbol names a pull pattern given as an input (`(pull ?e pattern)`).
+            (Some(name), None) if name != "_" => {
+                pull_patterns.insert(name.to_string(), value);
+            }
+            _ => others.push((form.clone(), i)),
+        }
+    }
+    if let (None, Some(schema)) = (sources.get("$"), implicit) {
+        sources.insert("$".to_string(), (0, SourceKind::Db(schema)));
+    }
+    let cx = LowerCtx { constants, sources };
+    let mut l = Lowerer {
+        cx: &cx,
+        vars: Vars::default(),
+        rule_names: rules_edn.map(rule_names).unwrap_or_default(),
+        default_src: "$".to_string(),
+        plugged: Vec::new(),
+        unknown_attrs: None,
+    };
+
+    // :find
+    let (shape, find_forms): (FindShape, Vec<Edn>) = match s.find.as_slice() {
+        [Edn::Vector(inner)] if inner.len() == 2 && sym(&inner[1]).as_deref() == Some("...") => {
+            (FindShape::Collection, vec![inner[0].clone()])
+        }
+        [Edn::Vector(inner)] => (FindShape::Tuple, inner.clone()),
+        [x, dot] if sym(dot).as_deref() == Some(".") => (FindShape::Scalar, vec![x.clone()]),
+        items => (FindShape::Relation, items.to_vec()),
+    };
+    let mut find = Vec::new();
+    for f in &find_forms {
+        find.push(match f {
+            Edn::List(items) => {
+                let name = items
+                    .first()
+                    .and_then(sym)
+                    .ok_or_else(|| perr(format!("bad find element {}", show(f))))?;
+                if name == "pull" {
+                    let (src, var, pattern) = match items.as_slice() {
+                        [_, var, pattern] => (0, var, pattern),
+                        [_, src, var, pattern] if is_src(src).is_some() => {
+                            let name = is_src(src).expect("checked");
+                            (l.source(&name, f)?.0, var, pattern)
+                        }
+                        _ => {
+                            return Err(perr(format!(
+                                "(pull ?e pattern) or (pull $src ?e pattern) expected: {}",
+                                show(f)
+                            )))
+                        }
+                    };
+                    // A pattern named by a plain symbol is the input of that name.
+                    let pattern = match sym(pattern).and_then(|n| pull_patterns.get(&n)) {
+                        Some(given) => given,
+                        None => pattern,
+                    };
+                    FindElem::Pull {
+                        var: l.out_var(var)?,
+                        pattern: match s.pulls.iter().find(|(text, _)| text == pattern) {
+                            Some((_, parsed)) => parsed.clone(),
+                            None => Arc::new(crate::pull::parse_pattern(pattern)?),
+                        },
+                        src,
+                    }
+                } else {
+                    let Some(last) = items.last().filter(|_| items.len() >= 2) else {
+                        return Err(perr(format!("aggregate needs a variable: {}", show(f))));
+                    };
+                    let args = items[1..items.len() - 1]
+                        .iter()
+                        .map(|a| {
+                            value_from_edn(a).ok_or_else(|| {
+                                perr(format!("aggregate argument {} must be a constant", show(a)))
+                            })
+                        })
+                        .collect::<Result<_, _>>()?;
+                    FindElem::Aggregate {
+                        name,
+                        args,
+                        var: l.out_var(last)?,
+                    }
+                }
+            }
+            other => FindElem::Var(l.out_var(other)?),
+        });
+    }
+    let keys = match &s.keys {
+        None => None,
+        Some((kind, names)) => {
+            if names.len() != find.len() {
+                return Err(perr(format!(
+                    "{} keys for {} find elements",
+                    names.len(),
+                    find.len()
+                )));
+            }
+            Some((
+                *kind,
+                names
+                    .iter()
+                    .map(|n| sym(n).unwrap_or_else(|| show(n)))
+                    .collect(),
+            ))
+        }
+    };
+    let with = s
+        .with
+        .iter()
+        .map(|w| l.out_var(w))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut clauses = s
+        .clauses
+        .iter()
+        .map(|c| l.clause(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut outer: Vec<Var> = find.iter().map(FindElem::var).collect();
+    outer.extend(&with);
+    // Input binding variables are outer too.
+    let mut in_bindings = Vec::new();
+    for (form, pos) in others {
+        let b = match (is_src(&form), sym(&form).as_deref()) {
+            (Some(name), _) => InBinding::Source(cx.sources[&name].0),
+            (None, Some("%")) => InBinding::Rules,
+            _ => InBinding::Bind(l.binding(&form)?),
+        };
+        if let InBinding::Bind(b) = &b {
+            outer.extend(b.vars());
+        }
+        in_bindings.push((b, pos));
+    }
+    let order_by = parse_order(&s.order_by, &mut l)?;
+    // Scalar inputs the result reads: bound to their input as well.
+    for (v, name) in std::mem::take(&mut l.plugged) {
+        let pos = in_forms
+            .iter()
+            .position(|f| is_var(f).as_deref() == Some(name.as_str()))
+            .expect("a plugged variable is an input");
+        in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
+    }
+    let input_vars: Vec<Var> = in_bindings
+        .iter()
+        .flat_map(|(b, _)| match b {
+            InBinding::Bind(b) => b.vars(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut wanted: Vec<Var> = find.iter().map(FindElem::var).collect();
+    wanted.extend(&with);
+    // Rules, lowered for `$` and for each other source a call reads.
+    let mut rules = BTreeMap::new();
+    let mut source_rules = BTreeMap::new();
+    if let Some(edn) = rules_edn {
+        if let Some((_, kind)) = cx.sources.get("$") {
+            let mut called = BTreeSet::new();
+            rules_called(&clauses, 0, &mut |n| {
+                called.insert(n.to_string());
+            });
+            rules = lower_rules_for(edn, *kind, Some(&called))?;
+        }
+        let mut called = std::collections::BTreeSet::new();
+        rule_sources(&clauses, &mut called);
+        for (_, (n, kind)) in cx.sources.iter().filter(|(_, (n, _))| called.contains(n)) {
+            let mut names = BTreeSet::new();
+            rules_called(&clauses, *n, &mut |name| {
+                names.insert(name.to_string());
+            });
+            source_rules.insert(*n, lower_rules_for(edn, *kind, Some(&names))?);
+        }
+    }
+    let scope = crate::query::validate::Scope {
+        schema: match cx.sources.get("$") {
+            Some((_, SourceKind::Db(schema))) => Some(*schema),
+            _ => None,
+        },
+        rules: &rules,
+        names: &l.vars.names,
+    };
+    crate::query::validate::check_where(&scope, &s.clauses, &clauses, &input_vars)?;
+    // After the clauses: Datomic reports a clause's insufficient binding first.
+    crate::query::validate::check_find(&wanted, &clauses, &input_vars, &l.vars.names)?;
+    scope_vars(&mut clauses, &outer);
+    let q = Query {
+        find,
+        shape,
+        keys,
+        with,
+        inputs: in_bindings.iter().map(|(b, _)| b.clone()).collect(),
+        clauses,
+        rules,
+        source_rules,
+        source_names,
+        var_names: l.vars.names,
+        order_by,
+        limit: s.limit,
+        offset: s.offset,
+        timeout_ms: s.timeout,
+        memory_limit: s.memory_limit,
+    };
+    Ok((q, in_bindings))
+}
+
+pub(super) fn parse_order(
+    items: &[Edn],
+    l: &mut Lowerer<'_, '_>,
+) -> Result<Vec<(Var, bool)>, QueryError> {
+    let items: Vec<Edn> = match items {
+        [Edn::Vector(inner)] => inner.clone(),
+        other => other.to_vec(),
+    };
+    let mut out: Vec<(Var, bool)> = Vec::new();
+    for it in items {
+        match &it {
+            Edn::Keyword(k) if k.name() == "desc" || k.name() == "asc" => match out.last_mut() {
+                Some(last) => last.1 = k.name() == "desc",
+                None => return Err(perr(":order-by starts with a variable")),
+            },
+            other => out.push((l.out_var(other)?, false)),
+        }
+    }
+    Ok(out)
+}
