@@ -13,6 +13,9 @@ pub struct Tables {
     pub giants: Table,
     /// Counters and statistics (see `MetaKey`).
     pub meta: Table,
+    /// tx entity id -> the transaction's datoms (`tx::log`); `None` when the log is not kept
+    /// (or, read-only, a database made before it existed).
+    pub tx_log: Option<Table>,
 }
 
 impl Tables {
@@ -24,6 +27,11 @@ impl Tables {
             ave: env.fixed_list_table("ave", 8)?,
             giants: env.table("giants", TableKind::Plain)?,
             meta: env.table("store_meta", TableKind::Plain)?,
+            tx_log: match env.table("tx_log", TableKind::Plain) {
+                Ok(t) => Some(t),
+                Err(KvError::NoSuchTable { .. }) => None,
+                Err(e) => return Err(e),
+            },
         })
     }
 }

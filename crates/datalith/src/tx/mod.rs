@@ -15,6 +15,7 @@ pub mod data;
 pub mod datoms;
 pub mod edn;
 pub mod error;
+pub mod log;
 pub mod print;
 pub mod report;
 pub mod request;
