@@ -45,11 +45,14 @@ impl LogFile {
         {
             Ok(f) => (f, false),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::os::unix::fs::OpenOptionsExt;
+                // The log holds the data: as private as LMDB's data file.
                 let f = std::fs::OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create(true)
                     .truncate(true)
+                    .mode(0o600)
                     .open(&path)?;
                 preallocate(&f, capacity.max(area_start + (1 << 20)))?;
                 f.sync_all()?;
@@ -58,8 +61,8 @@ impl LogFile {
             }
             Err(e) => return Err(e),
         };
-        // SAFETY of the flock call: a valid descriptor we own.
         use std::os::fd::AsRawFd;
+        // One writing process per log. SAFETY: a valid descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::ResourceBusy,
