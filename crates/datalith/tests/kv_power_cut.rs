@@ -160,3 +160,34 @@ fn without_the_page_guard_the_same_cut_finds_damage() {
         .count();
     assert!(failures > 0, "no cut noticed the recycled pages");
 }
+
+#[test]
+fn a_log_that_wrapped_many_times_replays_across_the_wrap() {
+    // (checkpoint trigger in log bytes, of a ring of about 1 MiB): only when the ring is full
+    // (the committer's own checkpoints), and often (the background checkpointer's).
+    for (trigger, interval_ms) in [(u64::MAX, 3_600_000), (256 << 10, 20)] {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(trigger);
+        let live = tempfile::tempdir().unwrap();
+        let mut o = options(true);
+        o.log_file_bytes = 1 << 20;
+        o.log_checkpoint_bytes = trigger;
+        o.log_checkpoint_interval = std::time::Duration::from_millis(interval_ms);
+        let env = Environment::open(live.path(), o).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        let mut model = Model::new();
+        // About 5 KiB of log per transaction: the ring wraps every ~200.
+        write(&env, &t, &mut model, 700, &mut rng);
+        // A kill: the data file as the page cache holds it, every unsynced commit included.
+        // Recovery rolls it back to the last checkpoint and replays the ring from there.
+        let disk = cut(
+            live.path(),
+            &std::fs::read(live.path().join("data.mdb")).unwrap(),
+            0.0,
+            1,
+        );
+        drop(env);
+        let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
+        let t = reopened.table("t", TableKind::Plain).unwrap();
+        assert_eq!(contents(&reopened, &t), model, "trigger {trigger}");
+    }
+}

@@ -198,6 +198,19 @@ impl Wal {
     /// `fdatasync`), unless it is too large for the ring: then it is marked for a direct
     /// checkpoint after its commit. Runs on the committer while its LMDB transaction is open.
     pub(crate) fn log_group(&self, env: &Env, stage: &Stage, seq: u64) -> Result<Logged, KvError> {
+        let direct = || Logged {
+            seq,
+            end: lock(&self.ring).pos,
+            bytes: 0,
+            direct: true,
+        };
+        // A record may take up to half the ring: it then always fits once a checkpoint has
+        // emptied the ring. Larger groups (bulk loads) are checkpointed instead.
+        let most = (self.log.capacity - self.log.area_start) / 2;
+        let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
+        if estimate as u64 > most {
+            return Ok(direct());
+        }
         let mut buf = lock(&self.buf);
         buf.clear();
         buf.resize(HEADER_BYTES, 0);
@@ -210,21 +223,17 @@ impl Wal {
         drop(names);
         frame::seal(&mut buf, Kind::Group, seq);
         let len = buf.len() as u64;
-        if len > (self.log.capacity - self.log.area_start) / 4 {
-            let end = lock(&self.ring).pos;
-            return Ok(Logged {
-                seq,
-                end,
-                bytes: 0,
-                direct: true,
-            });
-        }
-        let placement = loop {
-            let ring = *lock(&self.ring);
-            match ring.place(len, &self.log) {
-                Some(p) => break p,
+        let placed = lock(&self.ring).place(len, &self.log);
+        let placement = match placed {
+            Some(p) => p,
+            None => {
                 // The ring is full up to the durable checkpoint: move it.
-                None => self.checkpoint(env)?,
+                self.checkpoint(env)?;
+                let placed = lock(&self.ring).place(len, &self.log);
+                match placed {
+                    Some(p) => p,
+                    None => return Ok(direct()),
+                }
             }
         };
         if let Some(at) = placement.wrap_at {
