@@ -75,6 +75,11 @@ pub enum Inconsistency {
         /// What the index holds.
         actual: AttrStats,
     },
+    /// The transaction log disagrees with the indexes, or an entry does not decode.
+    TxLog {
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Inconsistency {
@@ -109,6 +114,7 @@ impl std::fmt::Display for Inconsistency {
                 "statistics of attribute {a}: recorded {} datoms / {} distinct values, index holds {} / {}",
                 recorded.datoms, recorded.distinct, actual.datoms, actual.distinct
             ),
+            Inconsistency::TxLog { detail } => write!(f, "transaction log: {detail}"),
         }
     }
 }
@@ -370,6 +376,7 @@ impl Db {
                 });
             }
         }
+        super::check_log::check_tx_log(&r, &mut report.problems)?;
         Ok(report)
     }
 }
