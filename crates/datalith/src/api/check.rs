@@ -507,11 +507,19 @@ mod tests {
         let report = db.db().unwrap().check().unwrap();
         assert_eq!(
             report.problems,
-            vec![Inconsistency::MissingInEav {
-                e: e as u64,
-                a,
-                value: "\"b\"".into()
-            }]
+            vec![
+                Inconsistency::MissingInEav {
+                    e: e as u64,
+                    a,
+                    value: "\"b\"".into()
+                },
+                // The transaction log still asserts it.
+                Inconsistency::TxLog {
+                    detail: format!(
+                        "the log leaves entity {e} with a datom of attribute {a} that EAV lacks"
+                    )
+                }
+            ]
         );
     }
 }
