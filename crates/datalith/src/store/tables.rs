@@ -44,6 +44,9 @@ pub mod meta_key {
     pub const NEXT_TX: &[u8] = b"next_tx";
     /// Next attribute id (u32 stored as u64).
     pub const NEXT_ATTR: &[u8] = b"next_attr";
+    /// Present once datoms were written around the transaction log (a bulk load): the log no
+    /// longer replays to the indexes (`check` then only decodes it).
+    pub const TX_LOG_GAP: &[u8] = b"tx_log_gap";
     /// Schema version (u64), bumped by every schema change.
     pub const SCHEMA_VERSION: &[u8] = b"schema_version";
     /// Prefix of per-attribute statistics: `stats/` ++ attr id (u32) -> [`super::AttrStats`].

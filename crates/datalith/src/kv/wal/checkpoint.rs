@@ -86,9 +86,11 @@ pub(crate) struct Wal {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// The log opened before LMDB, with the data file already rolled back to its checkpoint.
+/// The log opened before LMDB, with the data file already rolled back to its checkpoint
+/// (`None` when there was no log: it is created only once the data file has been validated,
+/// so opening a damaged file leaves the directory as it was).
 pub(crate) struct PreparedLog {
-    log: LogFile,
+    log: Option<LogFile>,
     checkpoint: Option<Checkpoint>,
     page_bytes: usize,
 }
@@ -110,11 +112,11 @@ impl Wal {
             // A log without its data file belongs to nothing.
             let _ = std::fs::remove_file(dir.join(super::LOG_FILE));
         }
-        let (log, _) = LogFile::open(dir, page_bytes, settings.file_bytes)?;
-        let checkpoint = match data_exists {
-            true => log.checkpoint(),
+        let log = match data_exists {
+            true => LogFile::open(dir, page_bytes, settings.file_bytes, false)?,
             false => None,
         };
+        let checkpoint = log.as_ref().and_then(LogFile::checkpoint);
         if let Some(c) = &checkpoint {
             recovery::restore_meta_pages(&dir.join(super::super::file::DATA_FILE), c)?;
         }
@@ -139,6 +141,11 @@ impl Wal {
             checkpoint,
             page_bytes,
         } = prepared;
+        let log = match log {
+            Some(log) => log,
+            None => LogFile::open(dir, page_bytes, settings.file_bytes, true)?
+                .ok_or_else(|| std::io::Error::other("the log file could not be created"))?,
+        };
         let (end, next_seq, generation) = match &checkpoint {
             Some(c) => {
                 let (end, next) = recovery::replay(env, meta, &log, c, dir)?;

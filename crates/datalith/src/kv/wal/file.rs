@@ -28,22 +28,24 @@ pub(crate) struct LogFile {
 }
 
 impl LogFile {
-    /// Opens the log of directory `dir`, creating and preallocating one of `capacity` bytes if
-    /// there is none (`created` then). An existing log keeps its own length.
+    /// Opens the log of directory `dir`; if there is none, creates and preallocates one of
+    /// `capacity` bytes when `create`, else answers `None`. An existing log keeps its length.
     pub(crate) fn open(
         dir: &Path,
         page_bytes: usize,
         capacity: u64,
-    ) -> std::io::Result<(LogFile, bool)> {
+        create: bool,
+    ) -> std::io::Result<Option<LogFile>> {
         let path = dir.join(LOG_FILE);
         let slot_len = slot_bytes(page_bytes) as u64;
         let area_start = 2 * slot_len;
-        let (file, created) = match std::fs::OpenOptions::new()
+        let file = match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(&path)
         {
-            Ok(f) => (f, false),
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 use std::os::unix::fs::OpenOptionsExt;
                 // The log holds the data: as private as LMDB's data file.
@@ -57,7 +59,7 @@ impl LogFile {
                 preallocate(&f, capacity.max(area_start + (1 << 20)))?;
                 f.sync_all()?;
                 File::open(dir)?.sync_all()?;
-                (f, true)
+                f
             }
             Err(e) => return Err(e),
         };
@@ -70,15 +72,12 @@ impl LogFile {
             ));
         }
         let capacity = file.metadata()?.len();
-        Ok((
-            LogFile {
-                file,
-                slot_len,
-                area_start,
-                capacity,
-            },
-            created,
-        ))
+        Ok(Some(LogFile {
+            file,
+            slot_len,
+            area_start,
+            capacity,
+        }))
     }
 
     /// The newest valid checkpoint, if any slot holds one.
