@@ -19,6 +19,12 @@
 //! 4. The group's requests are acknowledged. "Acknowledged means durable" holds, since the log
 //!    record alone can rebuild the group.
 //!
+//! A group larger than half the ring (a bulk load) is not logged: LMDB commits it unsynced
+//! (readers see it from here, before it is durable), a checkpoint then syncs it, and only then
+//! are its requests acknowledged. A failure after the record was written poisons the
+//! environment; the record is replayed at the next open, so a request reported failed may
+//! turn out committed, never the reverse.
+//!
 //! Why `fdatasync` (not `O_DSYNC`, not `O_DIRECT`): the file is preallocated, so the sync writes
 //! the data and no metadata, and one call covers a record and its wrap marker. `O_DSYNC` would
 //! cost the same per write but a sync per `write` call, and `O_DIRECT` needs aligned buffers
