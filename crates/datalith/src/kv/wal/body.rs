@@ -142,3 +142,60 @@ impl<'a> Reader<'a> {
         Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kv::lmdb::Dbi;
+    use crate::kv::table::{Table, TableKind};
+
+    fn table(name: &str, id: u32, kind: TableKind) -> Table {
+        Table {
+            name: name.into(),
+            kind,
+            db: Dbi(id),
+            fixed: None,
+            id,
+        }
+    }
+
+    #[test]
+    fn a_body_decodes_to_its_ops_in_order_and_every_cut_is_refused() {
+        let (a, b) = (
+            table("a", 1, TableKind::Plain),
+            table("b", 2, TableKind::List),
+        );
+        let mut stage = Stage::default();
+        stage.put(&a, b"k1", b"v1");
+        stage.list_add(&b, b"k2", b"x");
+        stage.delete(&a, b"k3");
+        stage.list_remove(&b, b"k2", b"y");
+        let mut body = Vec::new();
+        encode(
+            &stage,
+            |id| Some(if id == 1 { "a" } else { "b" }.into()),
+            &mut body,
+        )
+        .unwrap();
+        let op = |kind, table, key: &'static [u8], value: &'static [u8]| LoggedOp {
+            kind,
+            table,
+            key,
+            value,
+        };
+        assert_eq!(
+            decode(&body).unwrap(),
+            vec![
+                op(LoggedOpKind::Put, "a", b"k1", b"v1"),
+                op(LoggedOpKind::ListAdd, "b", b"k2", b"x"),
+                op(LoggedOpKind::Delete, "a", b"k3", b""),
+                op(LoggedOpKind::ListRemove, "b", b"k2", b"y"),
+            ]
+        );
+        for cut in 0..body.len() {
+            assert_eq!(decode(&body[..cut]), None, "cut at {cut}");
+        }
+        // An op naming a table the body does not list.
+        assert!(encode(&stage, |id| (id == 1).then(|| "a".into()), &mut Vec::new()).is_none());
+    }
+}
