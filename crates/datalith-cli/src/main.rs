@@ -21,6 +21,7 @@ mod error;
 mod exec;
 mod info;
 mod input;
+mod log;
 mod open;
 mod progress;
 mod render;
@@ -116,6 +117,12 @@ enum Command {
     /// Verify every page of the data file, then that EAV and AVE agree and the statistics are
     /// right; read-only, creates nothing (exit 2 on damage or inconsistency).
     Check { db: PathBuf },
+    /// Print the transaction log as EDN, one transaction per line (from tx SINCE on).
+    Log {
+        db: PathBuf,
+        #[arg(long)]
+        since: Option<u64>,
+    },
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -215,6 +222,7 @@ fn run(cli: Cli) -> Result<i32> {
             print(&text)?;
             Ok(if ok { 0 } else { 2 })
         }
+        Command::Log { db, since } => log::run(&db, since).map(|_| 0),
         Command::Bench { args } => commands::bench(&args),
     }
 }

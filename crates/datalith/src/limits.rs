@@ -65,6 +65,16 @@ pub const MAX_BATCH_REQUESTS: usize = 4096;
 /// ~320K with 16 MiB, ~314K with 8 MiB.
 pub const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
 
+/// Bytes of the write-ahead log file of a new `Durable` environment (`kv::wal`): preallocated,
+/// a ring. A group larger than half of it skips the log and is checkpointed directly.
+pub const LOG_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The checkpointer syncs LMDB's data file at least this often while commits arrive.
+pub const LOG_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// ... or as soon as this many bytes of log were written since the last checkpoint.
+pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Requests that may wait in the committer's queue. A full queue blocks the caller
 /// (back-pressure) instead of letting memory grow without bound.
 pub const WRITE_QUEUE_CAPACITY: usize = 16 * 1024;

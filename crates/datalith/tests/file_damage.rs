@@ -111,7 +111,14 @@ fn sound_databases_pass_the_walk() {
         let names: Vec<&str> = s.tables.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
             names,
-            ["__datalith_meta", "ave", "eav", "giants", "store_meta"],
+            [
+                "__datalith_meta",
+                "ave",
+                "eav",
+                "giants",
+                "store_meta",
+                "tx_log"
+            ],
             "{durability:?}"
         );
         assert!(s.pages_in_use > 20, "{s:?}");

@@ -75,6 +75,11 @@ pub enum Inconsistency {
         /// What the index holds.
         actual: AttrStats,
     },
+    /// The transaction log disagrees with the indexes, or an entry does not decode.
+    TxLog {
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Inconsistency {
@@ -109,6 +114,7 @@ impl std::fmt::Display for Inconsistency {
                 "statistics of attribute {a}: recorded {} datoms / {} distinct values, index holds {} / {}",
                 recorded.datoms, recorded.distinct, actual.datoms, actual.distinct
             ),
+            Inconsistency::TxLog { detail } => write!(f, "transaction log: {detail}"),
         }
     }
 }
@@ -368,6 +374,7 @@ impl Db {
                 });
             }
         }
+        super::check_log::check_tx_log(&r, &mut report.problems)?;
         Ok(report)
     }
 }
@@ -498,11 +505,19 @@ mod tests {
         let report = db.db().unwrap().check().unwrap();
         assert_eq!(
             report.problems,
-            vec![Inconsistency::MissingInEav {
-                e: e as u64,
-                a,
-                value: "\"b\"".into()
-            }]
+            vec![
+                Inconsistency::MissingInEav {
+                    e: e as u64,
+                    a,
+                    value: "\"b\"".into()
+                },
+                // The transaction log still asserts it.
+                Inconsistency::TxLog {
+                    detail: format!(
+                        "the log leaves entity {e} with a datom of attribute {a} that EAV lacks"
+                    )
+                }
+            ]
         );
     }
 }

@@ -26,6 +26,9 @@ pub struct DbOptions {
     /// (estimated; see `query::budget`). `None`: a quarter of physical memory. A query's own
     /// `:memory-limit` or [`crate::query::QueryOptions::memory_limit`] takes precedence.
     pub query_memory_limit: Option<u64>,
+    /// Do not keep each transaction's datoms for [`Database::tx_range`] (kept by default; the
+    /// log costs about one more write of each transaction's datoms).
+    pub skip_tx_log: bool,
 }
 
 impl DbOptions {
@@ -35,6 +38,7 @@ impl DbOptions {
             env: EnvOptions::with_durability(d),
             schema: None,
             query_memory_limit: None,
+            skip_tx_log: false,
         }
     }
 }
@@ -57,7 +61,11 @@ impl Database {
     /// Opens (creating if missing) the database in directory `path`.
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
         let env = Environment::open(path, options.env)?;
-        let db = Self::on_env(env)?;
+        let mut tables = Tables::open(&env)?;
+        if options.skip_tx_log {
+            tables.tx_log = None;
+        }
+        let db = Self::on_tables(env, tables);
         db.set_query_memory_limit(options.query_memory_limit);
         if let Some(schema) = &options.schema {
             db.install_schema_map(schema)?;
@@ -151,11 +159,33 @@ impl Database {
     /// A database on an already open environment (its KV tables can live beside).
     pub fn on_env(env: Environment) -> Result<Database, TxError> {
         let tables = Tables::open(&env)?;
-        Ok(Database {
+        Ok(Self::on_tables(env, tables))
+    }
+
+    fn on_tables(env: Environment, tables: Tables) -> Database {
+        Database {
             env,
             store: Arc::new(Store::new(tables)),
             functions: Arc::default(),
-        })
+        }
+    }
+
+    /// The transaction log, as Datomic's `tx-range`: each transaction with entity id
+    /// `start <= tx < end` (a `None` bound is open), in order, with its instant and its
+    /// datoms, read from one snapshot. Transactions made while the log was not kept
+    /// ([`DbOptions::skip_tx_log`]) and bulk loads are not in it.
+    pub fn tx_range(
+        &self,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> Result<Vec<crate::tx::log::TxLogEntry>, TxError> {
+        let txn = self.env.read()?;
+        Ok(crate::tx::log::tx_range(
+            txn.view(),
+            &self.store.tables,
+            start,
+            end,
+        )?)
     }
 
     /// The KV environment underneath.

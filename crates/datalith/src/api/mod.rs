@@ -3,6 +3,7 @@
 //! reports' `db_before()`/`db_after()`, see [`speculative`]).
 
 pub mod check;
+mod check_log;
 pub mod database;
 pub mod db;
 pub mod dump;

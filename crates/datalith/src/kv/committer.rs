@@ -23,11 +23,12 @@ use std::sync::Arc;
 use super::batch_snapshot::{BatchSnapshot, OpRange};
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
-use super::lmdb::{LmdbError, RwTxn};
+use super::lmdb::{LmdbError, PutFlags, RwTxn};
 use super::pending::Pending;
 use super::read::{ReadTxn, Snapshot};
 use super::stage::Stage;
 use super::view::View;
+use super::wal::LOG_SEQ_KEY;
 use crate::limits::{DEFER_MAX_OPS, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
 
 /// Why a request was not applied; the request keeps its own detailed error.
@@ -250,21 +251,31 @@ struct Scratch<'a> {
     pending: &'a mut Pending,
 }
 
+impl Scratch<'_> {
+    /// Empty, for a new attempt at the batch.
+    fn clear(&mut self) {
+        self.outcomes.clear();
+        self.ops.clear();
+        self.stage.clear();
+        self.pending.clear();
+    }
+}
+
 /// Applies and commits one batch. With `want`, returns a snapshot of the state before the
 /// batch when a reader slot was free.
+///
+/// The steps: [`apply_requests`] (validate and stage each request, write it into the
+/// transaction), [`finish_slots`] (the batch's shared writes), [`stamp_log_seq`], then
+/// [`commit_durably`] (through the write-ahead log where there is one). A full map aborts
+/// the attempt, grows the map and starts over; so does a request that broke its deferral
+/// promise (then without deferral).
 fn commit_batch(
     shared: &Arc<EnvShared>,
     batch: &mut [BoxedRequest],
-    scratch: Scratch<'_>,
+    mut scratch: Scratch<'_>,
     bytes: usize,
     want: bool,
 ) -> Result<Option<ReadTxn>, KvError> {
-    let Scratch {
-        stage,
-        outcomes,
-        ops,
-        pending,
-    } = scratch;
     if let Some(cause) = shared.poison_cause() {
         return Err(KvError::Poisoned { cause });
     }
@@ -273,10 +284,7 @@ fn commit_batch(
     // the batch is then redone with every request's writes applied right after it.
     let mut may_defer = true;
     loop {
-        outcomes.clear();
-        ops.clear();
-        stage.clear();
-        pending.clear();
+        scratch.clear();
         let mut state = BatchState::default();
         let mut txn = shared
             .env
@@ -290,120 +298,29 @@ fn commit_batch(
         } else {
             None
         };
-        let mut map_full = false;
-        let mut redo_in_order = false;
-        'requests: for req in batch.iter_mut() {
-            let defer = may_defer && req.defers_apply();
-            if !defer {
-                // It reads LMDB as it is: everything before it must be there.
-                if let Err(e) = apply_pending(pending, stage, &mut txn) {
-                    match is_map_full(&e) {
-                        true => map_full = true,
-                        false => return Err(fail(shared, txn, e)),
-                    }
-                    break;
-                }
+        let seq = shared.wal.as_ref().map(|wal| wal.next_seq());
+        let applied = apply_requests(batch, &mut scratch, &mut txn, &mut state, may_defer)
+            .and_then(|()| finish_slots(&mut state, scratch.stage, &mut txn))
+            .and_then(|()| stamp_log_seq(shared, seq, &mut txn));
+        match applied {
+            Ok(()) => {}
+            Err(Interrupt::MapFull) => {
+                txn.abort();
+                // A growth waits for every snapshot, ours included.
+                drop(before);
+                shared.grow_map(true)?;
+                continue;
             }
-            loop {
-                let mark = stage.mark();
-                let start = stage.len();
-                let view = match defer {
-                    true => View::new(&txn).with_pending(pending),
-                    false => View::new(&txn),
-                };
-                let prepared = req.prepare(view, stage, &mut state);
-                let hit = pending.take_hit();
-                let applied = match prepared {
-                    Err(Rejected) if hit => {
-                        // A read met writes of earlier requests still pending: write them, drop
-                        // what this request staged, and run it again.
-                        stage.rollback(mark);
-                        if let Err(e) = apply_pending(pending, stage, &mut txn) {
-                            match is_map_full(&e) {
-                                true => map_full = true,
-                                false => return Err(fail(shared, txn, e)),
-                            }
-                            break 'requests;
-                        }
-                        continue;
-                    }
-                    Ok(()) if hit => {
-                        // The request went on past a failed read (breaking its promise): its
-                        // state is suspect, and it may have touched the batch state.
-                        redo_in_order = true;
-                        break 'requests;
-                    }
-                    Ok(()) if defer && stage.len() - start >= DEFER_MAX_OPS => {
-                        // Large enough to be written well on its own: with what is pending,
-                        // now, in one sorted pass, and no bounds to keep for it.
-                        pending.include(mark);
-                        apply_pending(pending, stage, &mut txn)
-                    }
-                    Ok(()) if defer => {
-                        pending.note(stage, mark);
-                        Ok(())
-                    }
-                    Ok(()) => stage.apply(mark, &mut txn),
-                    Err(Rejected) => {
-                        stage.rollback(mark);
-                        outcomes.push(Some(false));
-                        break;
-                    }
-                };
-                match applied {
-                    Ok(()) => {
-                        outcomes.push(Some(true));
-                        ops.push(start..stage.len());
-                    }
-                    Err(e) if is_map_full(&e) => {
-                        map_full = true;
-                        break 'requests;
-                    }
-                    Err(e) => return Err(fail(shared, txn, e)),
-                }
-                break;
+            Err(Interrupt::RedoInOrder) => {
+                txn.abort();
+                drop(before);
+                may_defer = false;
+                continue;
             }
-        }
-        if redo_in_order {
-            txn.abort();
-            drop(before);
-            may_defer = false;
-            continue;
-        }
-        if !map_full {
-            if let Err(e) = apply_pending(pending, stage, &mut txn) {
-                match is_map_full(&e) {
-                    true => map_full = true,
-                    false => return Err(fail(shared, txn, e)),
-                }
+            Err(Interrupt::Failed(e)) => {
+                txn.abort();
+                return Err(shared.poison(e));
             }
-        }
-        if !map_full {
-            for (_, slot) in state.slots.iter_mut() {
-                let mark = stage.mark();
-                if let Err(e) = slot.finish(View::new(&txn), stage) {
-                    txn.abort();
-                    return Err(shared.poison(e));
-                }
-                match stage.apply(mark, &mut txn) {
-                    Ok(()) => {}
-                    Err(e) if is_map_full(&e) => {
-                        map_full = true;
-                        break;
-                    }
-                    Err(e) => {
-                        txn.abort();
-                        return Err(shared.poison(KvError::from(e)));
-                    }
-                }
-            }
-        }
-        if map_full {
-            txn.abort();
-            // A growth waits for every snapshot, ours included.
-            drop(before);
-            shared.grow_map(true)?;
-            continue;
         }
         if shared.take_injected_failure() {
             txn.abort();
@@ -411,27 +328,12 @@ fn commit_batch(
                 cause: "injected failure".into(),
             }));
         }
-        let flushing = shared.flush_ahead(stage.len());
-        let committed = txn.commit();
-        drop(flushing);
-        match committed {
-            // Writes into a part of the map the file no longer backs went nowhere.
-            Ok(()) => {
-                if let Some(e) = shared.shrink_error() {
-                    return Err(shared.poison(KvError::CommitFailed {
-                        cause: e.to_string(),
-                    }));
-                }
-            }
-            Err(e) if is_map_full(&e) => {
+        match commit_durably(shared, txn, scratch.stage, seq)? {
+            Committed::Yes => {}
+            Committed::MapFull => {
                 drop(before);
                 shared.grow_map(true)?;
                 continue;
-            }
-            Err(e) => {
-                return Err(shared.poison(KvError::CommitFailed {
-                    cause: e.to_string(),
-                }));
             }
         }
         // An early growth needs every snapshot closed: when one is due (rarely: the map
@@ -449,6 +351,180 @@ fn commit_batch(
     }
 }
 
+/// Why an attempt at a batch stopped before its commit.
+enum Interrupt {
+    /// The map is full: grow it and start over.
+    MapFull,
+    /// A request went on past a read that met pending writes: start over without deferral.
+    RedoInOrder,
+    /// The batch fails (and the environment is poisoned).
+    Failed(KvError),
+}
+
+impl From<LmdbError> for Interrupt {
+    fn from(e: LmdbError) -> Interrupt {
+        match is_map_full(&e) {
+            true => Interrupt::MapFull,
+            false => Interrupt::Failed(KvError::from(e)),
+        }
+    }
+}
+
+/// Step 1: validates and stages each request in order and writes the applied ones into `txn`
+/// (right after each, or, for requests that defer, later in one sorted pass).
+fn apply_requests(
+    batch: &mut [BoxedRequest],
+    s: &mut Scratch<'_>,
+    txn: &mut RwTxn,
+    state: &mut BatchState,
+    may_defer: bool,
+) -> Result<(), Interrupt> {
+    for req in batch.iter_mut() {
+        let defer = may_defer && req.defers_apply();
+        if !defer {
+            // It reads LMDB as it is: everything before it must be there.
+            apply_pending(s.pending, s.stage, txn)?;
+        }
+        apply_request(req, defer, s, txn, state)?;
+    }
+    apply_pending(s.pending, s.stage, txn)?;
+    Ok(())
+}
+
+/// One request of [`apply_requests`]: records in `s.outcomes` whether it was applied.
+fn apply_request(
+    req: &mut BoxedRequest,
+    defer: bool,
+    s: &mut Scratch<'_>,
+    txn: &mut RwTxn,
+    state: &mut BatchState,
+) -> Result<(), Interrupt> {
+    loop {
+        let mark = s.stage.mark();
+        let start = s.stage.len();
+        let view = match defer {
+            true => View::new(txn).with_pending(s.pending),
+            false => View::new(txn),
+        };
+        let prepared = req.prepare(view, s.stage, state);
+        let hit = s.pending.take_hit();
+        let applied = match prepared {
+            Err(Rejected) if hit => {
+                // A read met writes of earlier requests still pending: write them, drop what
+                // this request staged, and run it again.
+                s.stage.rollback(mark);
+                apply_pending(s.pending, s.stage, txn)?;
+                continue;
+            }
+            // The request went on past a failed read (breaking its promise): its state is
+            // suspect, and it may have touched the batch state.
+            Ok(()) if hit => return Err(Interrupt::RedoInOrder),
+            Ok(()) if defer && s.stage.len() - start >= DEFER_MAX_OPS => {
+                // Large enough to be written well on its own: with what is pending, now, in
+                // one sorted pass, and no bounds to keep for it.
+                s.pending.include(mark);
+                apply_pending(s.pending, s.stage, txn)
+            }
+            Ok(()) if defer => {
+                s.pending.note(s.stage, mark);
+                Ok(())
+            }
+            Ok(()) => s.stage.apply(mark, txn),
+            Err(Rejected) => {
+                s.stage.rollback(mark);
+                s.outcomes.push(Some(false));
+                return Ok(());
+            }
+        };
+        applied?;
+        s.outcomes.push(Some(true));
+        s.ops.push(start..s.stage.len());
+        return Ok(());
+    }
+}
+
+/// Step 2: the batch's shared writes (counters, statistics), after every request.
+fn finish_slots(
+    state: &mut BatchState,
+    stage: &mut Stage,
+    txn: &mut RwTxn,
+) -> Result<(), Interrupt> {
+    for (_, slot) in state.slots.iter_mut() {
+        let mark = stage.mark();
+        slot.finish(View::new(txn), stage)
+            .map_err(Interrupt::Failed)?;
+        stage.apply(mark, txn)?;
+    }
+    Ok(())
+}
+
+/// Step 3: with a log, the group's sequence number goes into the same LMDB transaction as its
+/// writes, so the state always says which records it holds (replay skips those).
+fn stamp_log_seq(shared: &EnvShared, seq: Option<u64>, txn: &mut RwTxn) -> Result<(), Interrupt> {
+    if let Some(seq) = seq {
+        txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE)?;
+    }
+    Ok(())
+}
+
+/// Whether [`commit_durably`] committed.
+enum Committed {
+    Yes,
+    /// LMDB's commit found the map full (no log in use): grow and redo the batch.
+    MapFull,
+}
+
+/// Step 4: makes the batch durable and visible. With a log: the record is written and synced,
+/// then LMDB commits without a sync (see `kv::wal`). A failure once the record is written
+/// poisons the environment; the record is then replayed when it is opened again, so a
+/// request reported failed may turn out committed (never the reverse).
+fn commit_durably(
+    shared: &EnvShared,
+    txn: RwTxn,
+    stage: &Stage,
+    seq: Option<u64>,
+) -> Result<Committed, KvError> {
+    match (&shared.wal, seq) {
+        (Some(wal), Some(seq)) => {
+            let logged = match wal.log_group(&shared.env, stage, seq) {
+                Ok(logged) => logged,
+                Err(e) => {
+                    txn.abort();
+                    return Err(shared.poison(e));
+                }
+            };
+            wal.commit(txn, &logged).map_err(|e| {
+                shared.poison(KvError::CommitFailed {
+                    cause: e.to_string(),
+                })
+            })?;
+            wal.after_commit(&shared.env, &logged)
+                .map_err(|e| shared.poison(e))?;
+        }
+        _ => {
+            let flushing = shared.flush_ahead(stage.len());
+            let committed = txn.commit();
+            drop(flushing);
+            match committed {
+                Ok(()) => {}
+                Err(e) if is_map_full(&e) => return Ok(Committed::MapFull),
+                Err(e) => {
+                    return Err(shared.poison(KvError::CommitFailed {
+                        cause: e.to_string(),
+                    }))
+                }
+            }
+        }
+    }
+    // Writes into a part of the map the file no longer backs went nowhere.
+    if let Some(e) = shared.shrink_error() {
+        return Err(shared.poison(KvError::CommitFailed {
+            cause: e.to_string(),
+        }));
+    }
+    Ok(Committed::Yes)
+}
+
 /// Writes the batch's pending ops (all of them, sorted together) into LMDB.
 fn apply_pending(
     pending: &mut Pending,
@@ -460,13 +536,6 @@ fn apply_pending(
     }
     pending.clear();
     Ok(())
-}
-
-/// An LMDB error while writing the batch: the transaction is dropped, the environment
-/// poisoned.
-fn fail(shared: &EnvShared, txn: RwTxn, e: LmdbError) -> KvError {
-    txn.abort();
-    shared.poison(KvError::from(e))
 }
 
 impl KvError {

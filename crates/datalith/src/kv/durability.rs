@@ -9,9 +9,10 @@ use super::lmdb::EnvFlags;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[non_exhaustive]
 pub enum Durability {
-    /// Every commit flushes data and meta pages to the device (`fdatasync`) before any request
-    /// of its batch is completed. A crash of the process or of the machine loses nothing that
-    /// was reported done.
+    /// Every commit group is appended to the write-ahead log and made durable with one
+    /// `fdatasync` before any request of it is completed (or seen by readers); LMDB's data file
+    /// is synced by background checkpoints (`kv::wal`). A crash of the process or of the
+    /// machine loses nothing that was reported done.
     #[default]
     Durable,
     /// Data pages are flushed at commit, the meta page is not (`MDB_NOMETASYNC`). A process
@@ -69,6 +70,12 @@ impl Durability {
         matches!(self, Durability::Durable | Durability::NoMetaSync)
     }
 
+    /// Whether commits go through the write-ahead log (`kv::wal`): only `Durable`. The other
+    /// modes promise nothing on power loss beyond what LMDB's own commit gives, and keep it.
+    pub(crate) fn uses_log(self) -> bool {
+        matches!(self, Durability::Durable)
+    }
+
     /// Whether a completed write survives a machine crash.
     pub fn survives_power_loss(self) -> bool {
         matches!(self, Durability::Durable)
@@ -96,6 +103,19 @@ pub struct EnvOptions {
     /// How much of an existing data file is validated (with plain reads) before LMDB reads
     /// it: the catalog of tables (default, a few pages) or every page.
     pub verify: super::file::Verify,
+    /// `Durable` only: the length of the write-ahead log file a new environment gets
+    /// (preallocated; records wrap around in it).
+    pub log_file_bytes: u64,
+    /// `Durable` only: the checkpointer syncs the data file at least this often while commits
+    /// arrive (a longer interval means fewer syncs and more log to replay after a crash).
+    pub log_checkpoint_interval: std::time::Duration,
+    /// `Durable` only: ... and as soon as this many bytes of log were written since the last
+    /// checkpoint.
+    pub log_checkpoint_bytes: u64,
+    /// Test hook: without the checkpointer's reader, unsynced commits may overwrite pages of
+    /// the durable checkpoint (the power-cut test shows the damage).
+    #[doc(hidden)]
+    pub log_guard_pages: bool,
 }
 
 impl Default for EnvOptions {
@@ -106,11 +126,24 @@ impl Default for EnvOptions {
             growth_patience: crate::limits::MAP_GROWTH_PATIENCE,
             no_read_ahead: false,
             verify: super::file::Verify::Catalog,
+            log_file_bytes: crate::limits::LOG_FILE_BYTES,
+            log_checkpoint_interval: crate::limits::LOG_CHECKPOINT_INTERVAL,
+            log_checkpoint_bytes: crate::limits::LOG_CHECKPOINT_BYTES,
+            log_guard_pages: true,
         }
     }
 }
 
 impl EnvOptions {
+    pub(crate) fn wal_settings(&self) -> super::wal::WalSettings {
+        super::wal::WalSettings {
+            file_bytes: self.log_file_bytes,
+            interval: self.log_checkpoint_interval,
+            trigger_bytes: self.log_checkpoint_bytes.max(1),
+            guard_pages: self.log_guard_pages,
+        }
+    }
+
     /// Options with the given durability and defaults for the rest.
     pub fn with_durability(durability: Durability) -> Self {
         EnvOptions {

@@ -17,6 +17,7 @@ use super::gate::{ReaderGate, StillOpen};
 use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
 use super::read::ReadTxn;
 use super::table::{Table, TableKind};
+use super::wal::Wal;
 use super::warm::Warmer;
 use crate::limits;
 
@@ -66,7 +67,7 @@ pub(crate) struct EnvShared {
     flusher: Option<Flusher>,
     pub(crate) env: lmdb::Env,
     /// Datalith's own metadata table (format magic, version, the table catalog).
-    meta: Dbi,
+    pub(crate) meta: Dbi,
     pub(crate) path: PathBuf,
     pub(crate) durability: Durability,
     pub(crate) gate: ReaderGate,
@@ -91,6 +92,8 @@ pub(crate) struct EnvShared {
     read_only: bool,
     /// What the validation at open found (`None` for a file this open created).
     verified: Option<file::Structure>,
+    /// The write-ahead log (`Durable` environments open for writing).
+    pub(crate) wal: Option<Arc<Wal>>,
 }
 
 impl EnvShared {
@@ -210,7 +213,11 @@ impl EnvShared {
             // transaction. The committer is the only writer and calls this between
             // transactions; the reader gate guarantees no read transaction is open while
             // `resize` runs.
-            unsafe { self.env.resize(target) }
+            let resize = || unsafe { self.env.resize(target) };
+            match &self.wal {
+                Some(wal) => wal.around_resize(&self.env, resize),
+                None => resize(),
+            }
         };
         let result = if forced {
             // Snapshots kept only for reports would make this wait forever if their holder
@@ -276,6 +283,10 @@ impl Drop for EnvInner {
             let _ = t.join();
         }
         if let Some(shared) = self.shared.take() {
+            // A last checkpoint: the next open has nothing to replay.
+            if let Some(wal) = &shared.wal {
+                wal.shutdown(&shared.env);
+            }
             // Snapshots kept only for reports' database values end with the environment (a
             // report kept past its database must not keep the files open).
             shared.retained.release_all();
@@ -355,6 +366,13 @@ impl Environment {
         // file nobody has the environment open (LMDB makes one on every open), so nobody
         // writes and the whole walk can come first: a refused file then leaves no lock file.
         let locked = path.join("lock.mdb").exists();
+        let page_bytes = page_size();
+        let wal_settings = options.wal_settings();
+        // Before LMDB reads the data file: recovery's first step may roll its meta pages back.
+        let prepared_log = match !read_only && options.durability.uses_log() {
+            true => Some(Wal::prepare(&path, existing, page_bytes, &wal_settings)?),
+            false => None,
+        };
         let mut verified = None;
         if existing {
             match locked {
@@ -362,12 +380,13 @@ impl Environment {
                 false => verified = Some(file::check_structure(&data, options.verify)?),
             }
         }
-        let page_bytes = page_size();
         let mut flags = match read_only {
             true if locked => EnvFlags::READ_ONLY,
             // Without a lock file nobody has the environment open (LMDB makes one on every
             // open), and making one would write.
             true => EnvFlags::READ_ONLY | EnvFlags::NO_LOCK,
+            // The log makes commits durable; LMDB syncs only at checkpoints.
+            false if prepared_log.is_some() => EnvFlags::NO_SYNC,
             false => options.durability.env_flags(),
         };
         if options.no_read_ahead {
@@ -427,6 +446,12 @@ impl Environment {
         let map_bytes = info.map_size;
         let used_pages = info.last_page_number + 1;
         let meta = check_or_init_meta(&env, &path, read_only)?;
+        let wal = match prepared_log {
+            Some(prepared) => Some(Wal::start(prepared, &path, &env, meta, wal_settings)?),
+            None => None,
+        };
+        // Recovery may have grown the map.
+        let map_bytes = env.info().map_size.max(map_bytes);
 
         let (tx, rx) = crossbeam_channel::bounded(limits::WRITE_QUEUE_CAPACITY);
         // Only where commits do not flush the map: a synchronous `msync` would also write the
@@ -437,10 +462,11 @@ impl Environment {
             false => None,
         };
         // Likewise only a saving: without a descriptor or a thread, commits flush by themselves.
-        let flusher = match !read_only && options.durability.flushes_data_at_commit() {
-            true => env.data_fd().ok().and_then(|fd| Flusher::start(fd).ok()),
-            false => None,
-        };
+        let flusher =
+            match !read_only && wal.is_none() && options.durability.flushes_data_at_commit() {
+                true => env.data_fd().ok().and_then(|fd| Flusher::start(fd).ok()),
+                false => None,
+            };
         let shared = Arc::new(EnvShared {
             warmer,
             flusher,
@@ -462,6 +488,7 @@ impl Environment {
             retained: Default::default(),
             read_only,
             verified,
+            wal,
         });
         // Read-only: no committer, and with no sender every write fails as `Closed`.
         let (sender, committer) = match read_only {
@@ -526,6 +553,18 @@ impl Environment {
     /// Whether an earlier failed commit has poisoned the environment (and why).
     pub fn poisoned(&self) -> Option<String> {
         self.shared().poison_cause()
+    }
+
+    /// Makes every commit so far durable in the data file now (a checkpoint of the
+    /// write-ahead log; see `kv::wal`), instead of waiting for the checkpointer. Environments
+    /// without a log (every mode but `Durable`, and read-only ones) flush the data file.
+    pub fn checkpoint(&self) -> Result<(), KvError> {
+        let shared = self.shared();
+        match &shared.wal {
+            Some(wal) => wal.checkpoint(&shared.env),
+            None if shared.read_only => Ok(()),
+            None => Ok(shared.env.sync()?),
+        }
     }
 
     /// Test hook: the next commit fails as if the device had refused it.
@@ -629,6 +668,9 @@ impl Environment {
         };
         shared.gate.leave(ticket);
         let table = result?;
+        if let Some(wal) = &shared.wal {
+            wal.name_table(table.id, table.name.clone());
+        }
         tables.insert(name.to_string(), table.clone());
         Ok(table)
     }
@@ -710,14 +752,14 @@ impl Environment {
 /// Catalog entries in the meta table: `table/<name>` -> one kind byte.
 const CATALOG_PREFIX: &[u8] = b"table/";
 
-fn catalog_key(name: &str) -> Vec<u8> {
+pub(crate) fn catalog_key(name: &str) -> Vec<u8> {
     let mut k = CATALOG_PREFIX.to_vec();
     k.extend_from_slice(name.as_bytes());
     k
 }
 
 /// A catalog entry: `[0]` plain, `[1]` list, `[2, width]` list of fixed-width values.
-fn decode_kind(v: &[u8], path: &Path) -> Result<(TableKind, Option<u8>), KvError> {
+pub(crate) fn decode_kind(v: &[u8], path: &Path) -> Result<(TableKind, Option<u8>), KvError> {
     match v {
         [0] => Ok((TableKind::Plain, None)),
         [1] => Ok((TableKind::List, None)),
@@ -801,7 +843,10 @@ fn open_or_create(
             lmdb::PutFlags::NONE,
         )?;
     }
-    wtxn.commit()?;
+    match &shared.wal {
+        Some(wal) => wal.commit_outside_committer(&shared.env, wtxn)?,
+        None => wtxn.commit()?,
+    }
     Ok(Table {
         name: name.into(),
         kind,

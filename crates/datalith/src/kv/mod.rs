@@ -13,6 +13,7 @@
 //! - [`handle`]: completion of queued writes.
 //! - [`api`]: the KV operations users call.
 //! - `gate`: reader-slot admission and the resize barrier.
+//! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery.
 //! - `warm`: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
 
 pub mod api;
@@ -33,6 +34,7 @@ pub mod stage;
 pub mod table;
 pub mod typed;
 pub mod view;
+pub mod wal;
 mod warm;
 
 pub use api::KvOp;

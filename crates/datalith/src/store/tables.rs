@@ -13,6 +13,9 @@ pub struct Tables {
     pub giants: Table,
     /// Counters and statistics (see `MetaKey`).
     pub meta: Table,
+    /// tx entity id -> the transaction's datoms (`tx::log`); `None` when the log is not kept
+    /// (or, read-only, a database made before it existed).
+    pub tx_log: Option<Table>,
 }
 
 impl Tables {
@@ -24,6 +27,11 @@ impl Tables {
             ave: env.fixed_list_table("ave", 8)?,
             giants: env.table("giants", TableKind::Plain)?,
             meta: env.table("store_meta", TableKind::Plain)?,
+            tx_log: match env.table("tx_log", TableKind::Plain) {
+                Ok(t) => Some(t),
+                Err(KvError::NoSuchTable { .. }) => None,
+                Err(e) => return Err(e),
+            },
         })
     }
 }
@@ -36,6 +44,9 @@ pub mod meta_key {
     pub const NEXT_TX: &[u8] = b"next_tx";
     /// Next attribute id (u32 stored as u64).
     pub const NEXT_ATTR: &[u8] = b"next_attr";
+    /// Present once datoms were written around the transaction log (a bulk load): the log no
+    /// longer replays to the indexes (`check` then only decodes it).
+    pub const TX_LOG_GAP: &[u8] = b"tx_log_gap";
     /// Schema version (u64), bumped by every schema change.
     pub const SCHEMA_VERSION: &[u8] = b"schema_version";
     /// Prefix of per-attribute statistics: `stats/` ++ attr id (u32) -> [`super::AttrStats`].

@@ -91,6 +91,7 @@ pub mod datoms;
 pub mod edn;
 pub mod error;
 mod input;
+pub mod log;
 pub mod print;
 pub mod report;
 pub mod request;

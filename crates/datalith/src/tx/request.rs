@@ -64,6 +64,11 @@ impl TxRequest {
             stage,
             Distinct::Tally,
         )?;
+        if let Some(log) = &t.tx_log {
+            let mut entry = Vec::with_capacity(16 + 24 * out.datoms.len());
+            super::log::encode_entry(&out.datoms, &mut entry);
+            stage.put(log, &out.tx.to_be_bytes(), &entry);
+        }
         // Validation passed: only now does this request touch the shared batch state.
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));

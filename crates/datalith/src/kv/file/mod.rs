@@ -15,7 +15,7 @@
 
 mod damage;
 mod header;
-mod layout;
+pub(crate) mod layout;
 mod pages;
 mod walk;
 

@@ -234,6 +234,13 @@ impl Env {
         check(unsafe { ffi::mdb_env_copyfd2(self.as_ptr(), file.as_raw_fd(), ffi::MDB_CP_COMPACT) })
     }
 
+    /// Flushes every committed page to the device (`mdb_env_sync` forced): what a commit
+    /// under `MDB_NOSYNC` skipped. Safe while other transactions run.
+    pub(crate) fn sync(&self) -> Result<(), LmdbError> {
+        // SAFETY: open environment; LMDB serializes the flush with its own state.
+        check(unsafe { ffi::mdb_env_sync(self.as_ptr(), 1) })
+    }
+
     /// A read-only transaction (a snapshot).
     pub(crate) fn read_txn(&self) -> Result<RoTxn, LmdbError> {
         RoTxn::begin(self.clone())

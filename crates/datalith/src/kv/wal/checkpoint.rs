@@ -1,0 +1,397 @@
+//! The log's shared state: the committer's side (logging a group, committing it) and the
+//! checkpointer's (background LMDB syncs, the held reader that guards the checkpointed pages).
+//!
+//! Locks, always taken in this order: `ckpt` (a whole checkpoint, serializing them), then
+//! `applied` (held by the committer across each LMDB commit, and by a checkpoint while it
+//! captures the committed state: so the captured reader, meta pages and sequence number agree),
+//! then `ring`.
+
+use rustc_hash::FxHashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::super::error::KvError;
+use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
+use super::super::stage::Stage;
+use super::file::{wrap_marker, LogFile, Ring};
+use super::frame::{self, Kind, HEADER_BYTES};
+use super::slot::Checkpoint;
+use super::{body, recovery};
+
+/// How the log is run (from `EnvOptions`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WalSettings {
+    /// Bytes of the log file created for a new environment.
+    pub(crate) file_bytes: u64,
+    /// The checkpointer runs at least this often while there is something to checkpoint.
+    pub(crate) interval: Duration,
+    /// ... and as soon as this many log bytes were written since the last checkpoint.
+    pub(crate) trigger_bytes: u64,
+    /// Hold a reader on the checkpointed snapshot (off only in tests that show why it is on).
+    pub(crate) guard_pages: bool,
+}
+
+/// The committed state as of the last LMDB commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Applied {
+    /// The last group committed to LMDB.
+    seq: u64,
+    /// Where the record after it begins.
+    end: u64,
+}
+
+struct CheckpointState {
+    generation: u64,
+    seq: u64,
+    txnid: u64,
+    /// The page-reuse guard: a snapshot of the durable checkpoint.
+    reader: Option<RoTxn>,
+}
+
+#[derive(Default)]
+struct Trigger {
+    bytes: u64,
+    stop: bool,
+}
+
+/// A group written to the log (or, when too large for it, to be checkpointed directly).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Logged {
+    seq: u64,
+    end: u64,
+    bytes: u64,
+    /// Not in the log: the group is made durable by a checkpoint right after its commit.
+    direct: bool,
+}
+
+/// The open log of a writing environment.
+pub(crate) struct Wal {
+    log: LogFile,
+    /// The data file, read for its meta pages.
+    data: File,
+    meta_bytes: usize,
+    settings: WalSettings,
+    names: RwLock<FxHashMap<u32, Arc<str>>>,
+    applied: Mutex<Applied>,
+    ring: Mutex<Ring>,
+    ckpt: Mutex<CheckpointState>,
+    trigger: Mutex<Trigger>,
+    wake: Condvar,
+    /// The committer's encode buffer, kept between groups.
+    buf: Mutex<Vec<u8>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The log opened before LMDB, with the data file already rolled back to its checkpoint
+/// (`None` when there was no log: it is created only once the data file has been validated,
+/// so opening a damaged file leaves the directory as it was).
+pub(crate) struct PreparedLog {
+    log: Option<LogFile>,
+    checkpoint: Option<Checkpoint>,
+    page_bytes: usize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Wal {
+    /// Before LMDB opens `dir`: opens (or creates) the log and, if the data file has commits
+    /// the checkpoint does not cover, drops them (recovery step one).
+    pub(crate) fn prepare(
+        dir: &Path,
+        data_exists: bool,
+        page_bytes: usize,
+        settings: &WalSettings,
+    ) -> Result<PreparedLog, KvError> {
+        if !data_exists {
+            // A log without its data file belongs to nothing.
+            let _ = std::fs::remove_file(dir.join(super::LOG_FILE));
+        }
+        let log = match data_exists {
+            true => LogFile::open(dir, page_bytes, settings.file_bytes, false)?,
+            false => None,
+        };
+        let checkpoint = log.as_ref().and_then(LogFile::checkpoint);
+        if let Some(c) = &checkpoint {
+            recovery::restore_meta_pages(&dir.join(super::super::file::DATA_FILE), c)?;
+        }
+        Ok(PreparedLog {
+            log,
+            checkpoint,
+            page_bytes,
+        })
+    }
+
+    /// After LMDB opened: replays the log after the checkpoint (recovery step two),
+    /// checkpoints the result, and starts the checkpointer.
+    pub(crate) fn start(
+        prepared: PreparedLog,
+        dir: &Path,
+        env: &Env,
+        meta: Dbi,
+        settings: WalSettings,
+    ) -> Result<Arc<Wal>, KvError> {
+        let PreparedLog {
+            log,
+            checkpoint,
+            page_bytes,
+        } = prepared;
+        let log = match log {
+            Some(log) => log,
+            None => LogFile::open(dir, page_bytes, settings.file_bytes, true)?
+                .ok_or_else(|| std::io::Error::other("the log file could not be created"))?,
+        };
+        let (end, next_seq, generation) = match &checkpoint {
+            Some(c) => {
+                let (end, next) = recovery::replay(env, meta, &log, c, dir)?;
+                (end, next, c.generation)
+            }
+            None => (log.area_start, recovery::applied_seq(env, meta)? + 1, 0),
+        };
+        let data = File::open(dir.join(super::super::file::DATA_FILE))?;
+        let wal = Arc::new(Wal {
+            log,
+            data,
+            meta_bytes: 2 * page_bytes,
+            settings,
+            names: RwLock::new(FxHashMap::default()),
+            applied: Mutex::new(Applied {
+                seq: next_seq - 1,
+                end,
+            }),
+            ring: Mutex::new(Ring {
+                pos: end,
+                keep_from: end,
+            }),
+            ckpt: Mutex::new(CheckpointState {
+                generation,
+                seq: u64::MAX,
+                txnid: u64::MAX,
+                reader: None,
+            }),
+            trigger: Mutex::new(Trigger::default()),
+            wake: Condvar::new(),
+            buf: Mutex::new(Vec::new()),
+            thread: Mutex::new(None),
+        });
+        wal.checkpoint(env)?;
+        let (for_thread, env_for_thread) = (wal.clone(), env.clone());
+        let thread = std::thread::Builder::new()
+            .name("datalith-checkpoint".into())
+            .spawn(move || for_thread.run_checkpointer(&env_for_thread))?;
+        *lock(&wal.thread) = Some(thread);
+        Ok(wal)
+    }
+
+    /// Names table `id` for records (every table the environment opens).
+    pub(crate) fn name_table(&self, id: u32, name: Arc<str>) {
+        self.names
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, name);
+    }
+
+    /// The sequence number the next group gets (the committer writes it into LMDB).
+    pub(crate) fn next_seq(&self) -> u64 {
+        lock(&self.applied).seq + 1
+    }
+
+    /// Writes the group staged in `stage` as record `seq` and makes it durable (one
+    /// `fdatasync`), unless it is too large for the ring: then it is marked for a direct
+    /// checkpoint after its commit. Runs on the committer while its LMDB transaction is open.
+    pub(crate) fn log_group(&self, env: &Env, stage: &Stage, seq: u64) -> Result<Logged, KvError> {
+        let direct = || Logged {
+            seq,
+            end: lock(&self.ring).pos,
+            bytes: 0,
+            direct: true,
+        };
+        // A record may take up to half the ring: it then always fits once a checkpoint has
+        // emptied the ring. Larger groups (bulk loads) are checkpointed instead.
+        let most = (self.log.capacity - self.log.area_start) / 2;
+        let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
+        if estimate as u64 > most {
+            return Ok(direct());
+        }
+        let mut buf = lock(&self.buf);
+        buf.clear();
+        buf.resize(HEADER_BYTES, 0);
+        let names = self.names.read().unwrap_or_else(|p| p.into_inner());
+        body::encode(stage, |id| names.get(&id).cloned(), &mut buf).ok_or_else(|| {
+            KvError::CommitFailed {
+                cause: "a write names a table this environment did not open".into(),
+            }
+        })?;
+        drop(names);
+        frame::seal(&mut buf, Kind::Group, seq);
+        let len = buf.len() as u64;
+        let placed = lock(&self.ring).place(len, &self.log);
+        let placement = match placed {
+            Some(p) => p,
+            None => {
+                // The ring is full up to the durable checkpoint: move it.
+                self.checkpoint(env)?;
+                let placed = lock(&self.ring).place(len, &self.log);
+                match placed {
+                    Some(p) => p,
+                    None => return Ok(direct()),
+                }
+            }
+        };
+        if let Some(at) = placement.wrap_at {
+            self.log.file.write_all_at(&wrap_marker(seq), at)?;
+        }
+        self.log.file.write_all_at(&buf, placement.at)?;
+        self.log.file.sync_data()?;
+        let end = placement.at + len;
+        lock(&self.ring).pos = end;
+        Ok(Logged {
+            seq,
+            end,
+            bytes: len,
+            direct: false,
+        })
+    }
+
+    /// Commits the group's LMDB transaction (without a sync) as `logged`: from here readers
+    /// see it.
+    pub(crate) fn commit(&self, txn: RwTxn, logged: &Logged) -> Result<(), LmdbError> {
+        let mut applied = lock(&self.applied);
+        txn.commit()?;
+        *applied = Applied {
+            seq: logged.seq,
+            end: logged.end,
+        };
+        Ok(())
+    }
+
+    /// After [`Wal::commit`]: a group that was not logged is made durable now; otherwise the
+    /// checkpointer is woken once enough log has accumulated.
+    pub(crate) fn after_commit(&self, env: &Env, logged: &Logged) -> Result<(), KvError> {
+        if logged.direct {
+            return self.checkpoint(env);
+        }
+        let mut t = lock(&self.trigger);
+        t.bytes += logged.bytes;
+        if t.bytes >= self.settings.trigger_bytes {
+            self.wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Commits a write transaction that is not the committer's (a table's creation) and makes
+    /// it durable at once.
+    pub(crate) fn commit_outside_committer(&self, env: &Env, txn: RwTxn) -> Result<(), KvError> {
+        {
+            let _applied = lock(&self.applied);
+            txn.commit()?;
+        }
+        self.checkpoint(env)
+    }
+
+    /// Makes everything committed so far durable in the data file and records it as the
+    /// checkpoint.
+    pub(crate) fn checkpoint(&self, env: &Env) -> Result<(), KvError> {
+        let mut st = lock(&self.ckpt);
+        self.checkpoint_locked(&mut st, env, self.settings.guard_pages)
+    }
+
+    fn checkpoint_locked(
+        &self,
+        st: &mut CheckpointState,
+        env: &Env,
+        hold: bool,
+    ) -> Result<(), KvError> {
+        let (applied, reader, meta) = {
+            let applied = lock(&self.applied);
+            let reader = env.read_txn()?;
+            let mut meta = vec![0; self.meta_bytes];
+            self.data.read_exact_at(&mut meta, 0)?;
+            (*applied, reader, meta)
+        };
+        let txnid = reader.id() as u64;
+        if (applied.seq, txnid) != (st.seq, st.txnid) {
+            env.sync()?;
+            let c = Checkpoint {
+                generation: st.generation + 1,
+                seq: applied.seq,
+                txnid,
+                start: applied.end,
+                meta,
+            };
+            self.log.write_checkpoint(&c)?;
+            st.generation = c.generation;
+            (st.seq, st.txnid) = (applied.seq, txnid);
+            lock(&self.ring).keep_from = applied.end;
+            lock(&self.trigger).bytes = 0;
+        }
+        // The new guard replaces the old only once its snapshot is durable.
+        if hold || st.reader.is_some() {
+            st.reader = hold.then_some(reader);
+        }
+        Ok(())
+    }
+
+    /// Runs `resize` (which needs every transaction of the process closed) with the page-reuse
+    /// guard let go: a checkpoint first makes everything durable, so nothing needs guarding
+    /// until the next commit, and the guard is taken again before `resize` returns.
+    pub(crate) fn around_resize(
+        &self,
+        env: &Env,
+        resize: impl FnOnce() -> Result<(), LmdbError>,
+    ) -> Result<(), LmdbError> {
+        let mut st = lock(&self.ckpt);
+        if let Err(e) = self.checkpoint_locked(&mut st, env, false) {
+            // The guard stays: a growth without a durable checkpoint would be unsafe.
+            let code = match e {
+                KvError::Io(io) => io.raw_os_error().unwrap_or(libc::EIO),
+                _ => libc::EIO,
+            };
+            return Err(LmdbError { code });
+        }
+        st.reader = None;
+        let resized = resize();
+        if self.settings.guard_pages {
+            st.reader = env.read_txn().ok();
+        }
+        resized
+    }
+
+    /// Stops the checkpointer and takes a last checkpoint (the environment is closing; the
+    /// committer has stopped), so the next open replays nothing.
+    pub(crate) fn shutdown(&self, env: &Env) {
+        lock(&self.trigger).stop = true;
+        self.wake.notify_all();
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+        let mut st = lock(&self.ckpt);
+        let _ = self.checkpoint_locked(&mut st, env, false);
+        st.reader = None;
+    }
+
+    fn run_checkpointer(&self, env: &Env) {
+        loop {
+            {
+                let t = lock(&self.trigger);
+                let (t, _) = self
+                    .wake
+                    .wait_timeout_while(t, self.settings.interval, |t| {
+                        !t.stop && t.bytes < self.settings.trigger_bytes
+                    })
+                    .unwrap_or_else(|p| p.into_inner());
+                if t.stop {
+                    return;
+                }
+            }
+            // A failure here is met again, and reported, by the committer's own checkpoint
+            // when the ring fills.
+            let _ = self.checkpoint(env);
+        }
+    }
+}

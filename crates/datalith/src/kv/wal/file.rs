@@ -1,0 +1,226 @@
+//! The log file: two checkpoint slots, then a ring of records.
+//!
+//! The file is preallocated to its full length when created, so appending never changes its
+//! size and `fdatasync` has no file metadata to write. Records go one after another from the
+//! checkpoint's `start`; when one would not fit before the end, a wrap marker (or, with no room
+//! for one, the end itself) sends the reader back to the start of the record area. The space
+//! between the durable checkpoint's `start` and the write position holds the records recovery
+//! needs; everything else is free (see [`Ring::place`]).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::frame::{self, Kind, HEADER_BYTES};
+use super::slot::{slot_bytes, Checkpoint};
+
+/// Name of the log file in the environment's directory.
+pub const LOG_FILE: &str = "txlog.dlog";
+
+/// The open log file and its geometry.
+pub(crate) struct LogFile {
+    pub(crate) file: File,
+    slot_len: u64,
+    /// Where the record area begins (after the two slots).
+    pub(crate) area_start: u64,
+    /// The file's length: the ring ends here.
+    pub(crate) capacity: u64,
+}
+
+impl LogFile {
+    /// Opens the log of directory `dir`; if there is none, creates and preallocates one of
+    /// `capacity` bytes when `create`, else answers `None`. An existing log keeps its length.
+    pub(crate) fn open(
+        dir: &Path,
+        page_bytes: usize,
+        capacity: u64,
+        create: bool,
+    ) -> std::io::Result<Option<LogFile>> {
+        let path = dir.join(LOG_FILE);
+        let slot_len = slot_bytes(page_bytes) as u64;
+        let area_start = 2 * slot_len;
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                use std::os::unix::fs::OpenOptionsExt;
+                // The log holds the data: as private as LMDB's data file.
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(&path)?;
+                preallocate(&f, capacity.max(area_start + (1 << 20)))?;
+                f.sync_all()?;
+                File::open(dir)?.sync_all()?;
+                f
+            }
+            Err(e) => return Err(e),
+        };
+        use std::os::fd::AsRawFd;
+        // One writing process per log. SAFETY: a valid descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ResourceBusy,
+                format!("{} is open for writing by another process", path.display()),
+            ));
+        }
+        let capacity = file.metadata()?.len();
+        Ok(Some(LogFile {
+            file,
+            slot_len,
+            area_start,
+            capacity,
+        }))
+    }
+
+    /// The newest valid checkpoint, if any slot holds one.
+    pub(crate) fn checkpoint(&self) -> Option<Checkpoint> {
+        let mut buf = vec![0; self.slot_len as usize];
+        (0..2)
+            .filter_map(|i| {
+                read_fully(&self.file, i * self.slot_len, &mut buf).ok()?;
+                Checkpoint::decode(&buf)
+            })
+            .max_by_key(|c| c.generation)
+    }
+
+    /// Writes `c` over the older slot and makes it durable.
+    pub(crate) fn write_checkpoint(&self, c: &Checkpoint) -> std::io::Result<()> {
+        let at = (c.generation % 2) * self.slot_len;
+        self.file
+            .write_all_at(&c.encode(self.slot_len as usize), at)?;
+        self.file.sync_data()
+    }
+
+    /// Reads the records from `start` on whose sequence numbers run on from `first_seq`,
+    /// calling `apply(seq, body)` for each; stops at the first that is missing, torn, fails its
+    /// checksum or is out of sequence. Returns where the log ends (the next write position) and
+    /// the sequence number after the last record read.
+    pub(crate) fn scan<E>(
+        &self,
+        start: u64,
+        first_seq: u64,
+        mut apply: impl FnMut(u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(u64, u64), E> {
+        let (mut pos, mut seq) = (start, first_seq);
+        let mut head = [0u8; HEADER_BYTES];
+        let mut body = Vec::new();
+        // A wrap must be followed by a record: two in a row are damage, not a loop to follow.
+        let mut just_wrapped = false;
+        loop {
+            if pos + HEADER_BYTES as u64 > self.capacity {
+                if just_wrapped {
+                    break;
+                }
+                pos = self.area_start;
+                just_wrapped = true;
+                continue;
+            }
+            if read_fully(&self.file, pos, &mut head).is_err() {
+                break;
+            }
+            let Some(h) = frame::header(&head) else { break };
+            if h.seq != seq {
+                break;
+            }
+            let end = pos + (HEADER_BYTES + h.body_len) as u64;
+            if end > self.capacity {
+                break;
+            }
+            body.resize(h.body_len, 0);
+            if read_fully(&self.file, pos + HEADER_BYTES as u64, &mut body).is_err()
+                || !frame::checks(&h, &head, &body)
+            {
+                break;
+            }
+            match h.kind {
+                Kind::Wrap if just_wrapped => break,
+                Kind::Wrap => {
+                    pos = self.area_start;
+                    just_wrapped = true;
+                }
+                Kind::Group => {
+                    apply(seq, &body)?;
+                    pos = end;
+                    seq += 1;
+                    just_wrapped = false;
+                }
+            }
+        }
+        Ok((pos, seq))
+    }
+}
+
+/// Where the writer is and what it may overwrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ring {
+    /// The next write position.
+    pub(crate) pos: u64,
+    /// The durable checkpoint's `start`: records from here to `pos` are still needed.
+    pub(crate) keep_from: u64,
+}
+
+/// Where a record goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Placement {
+    /// A wrap marker to write first, at this offset (when there is room for one).
+    pub(crate) wrap_at: Option<u64>,
+    /// The record's offset.
+    pub(crate) at: u64,
+}
+
+impl Ring {
+    /// Where a record of `len` bytes goes without overwriting a needed one, or `None` when a
+    /// checkpoint must free space first. The write position never catches up with
+    /// `keep_from` from behind (equal positions mean an empty ring).
+    pub(crate) fn place(&self, len: u64, log: &LogFile) -> Option<Placement> {
+        let Ring { pos, keep_from } = *self;
+        if pos >= keep_from {
+            if pos + len <= log.capacity {
+                return Some(Placement {
+                    wrap_at: None,
+                    at: pos,
+                });
+            }
+            let wrap_at = (pos + HEADER_BYTES as u64 <= log.capacity).then_some(pos);
+            return (log.area_start + len < keep_from).then_some(Placement {
+                wrap_at,
+                at: log.area_start,
+            });
+        }
+        (pos + len < keep_from).then_some(Placement {
+            wrap_at: None,
+            at: pos,
+        })
+    }
+}
+
+/// A wrap marker for the record `seq` that follows it.
+pub(crate) fn wrap_marker(seq: u64) -> [u8; HEADER_BYTES] {
+    let mut m = [0u8; HEADER_BYTES];
+    frame::seal(&mut m, Kind::Wrap, seq);
+    m
+}
+
+fn read_fully(file: &File, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    file.read_exact_at(buf, at)
+}
+
+fn preallocate(file: &File, bytes: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor we own; plain integer arguments.
+    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes as libc::off_t) };
+    match rc {
+        0 => Ok(()),
+        // File systems without it get a sparse file of the same length.
+        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(bytes),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}

@@ -1,0 +1,86 @@
+//! The write-ahead transaction log: how a `Durable` commit reaches the disk with **one**
+//! sequential sync.
+//!
+//! - [`frame`]: a record's header and checksum.
+//! - [`body`]: a group's writes as a record body.
+//! - [`slot`]: a checkpoint (what the last durable LMDB sync covered).
+//! - [`file`]: the log file, its checkpoint slots and its ring of records.
+//! - [`checkpoint`]: the checkpointer (background LMDB syncs) and the page-reuse guard.
+//! - [`recovery`]: rolling the data file back to the checkpoint and replaying the log.
+//!
+//! # The write path (one commit group)
+//!
+//! 1. The committer applies the group's requests in one LMDB write transaction, as before, and
+//!    also writes the group's sequence number into it (`log_seq` in the meta table).
+//! 2. The group's staged writes are encoded as one record and written to the log at the ring's
+//!    write position, then made durable with one `fdatasync` of the log file.
+//! 3. The LMDB transaction commits **without** a sync (`MDB_NOSYNC`). Only now can readers see
+//!    the group: **a commit is visible only after it is durable**.
+//! 4. The group's requests are acknowledged. "Acknowledged means durable" holds, since the log
+//!    record alone can rebuild the group.
+//!
+//! A group larger than half the ring (a bulk load) is not logged: LMDB commits it unsynced
+//! (readers see it from here, before it is durable), a checkpoint then syncs it, and only then
+//! are its requests acknowledged. A failure after the record was written poisons the
+//! environment; the record is replayed at the next open, so a request reported failed may
+//! turn out committed, never the reverse.
+//!
+//! Why `fdatasync` (not `O_DSYNC`, not `O_DIRECT`): the file is preallocated, so the sync writes
+//! the data and no metadata, and one call covers a record and its wrap marker. `O_DSYNC` would
+//! cost the same per write but a sync per `write` call, and `O_DIRECT` needs aligned buffers
+//! and pads every small record to a sector.
+//!
+//! # Checkpoints
+//!
+//! A checkpoint makes LMDB's state durable (one `mdb_env_sync` covering many groups) and then
+//! records, in a checkpoint slot of the log, the last sequence number that state holds, its
+//! LMDB transaction id, where the next record begins, and a copy of the data file's two meta
+//! pages. The log space before that point is free again. The checkpointer runs in the
+//! background every `EnvOptions::log_checkpoint_interval` or `log_checkpoint_bytes` of log,
+//! and the committer runs one itself when the ring is full or a group is too large to log.
+//!
+//! **Page reuse.** LMDB reuses pages freed by old transactions once no reader needs them. An
+//! unsynced commit that reused a page of the checkpointed tree would leave, after a power cut,
+//! a checkpoint that is no longer whole. So the checkpointer holds a read transaction on the
+//! checkpointed snapshot until the next checkpoint is durable: unsynced commits then only
+//! write pages the checkpoint does not use. That reader is outside the reader gate; a map
+//! growth (which needs every transaction closed) first takes a full checkpoint, drops the
+//! reader, resizes, and takes the reader again on the same (now durable) state.
+//!
+//! # Recovery (on open for writing)
+//!
+//! The data file's meta pages are overwritten with the checkpoint's copy when they differ
+//! (whatever LMDB committed after the checkpoint is unsynced, so it is dropped as a whole),
+//! then the records after the checkpoint are applied in order, each in its own LMDB
+//! transaction that also sets `log_seq`, up to the first missing, torn or out-of-sequence
+//! record. A record whose sequence number is not above `log_seq` is skipped, so replay applies
+//! each group exactly once. The replayed state is checkpointed before the environment opens.
+//!
+//! # Durability modes
+//!
+//! `Durable` uses the log as above. `NoMetaSync`, `NoSync` and `WriteMapAsync` keep LMDB's own
+//! commit (they promise nothing on power loss beyond what LMDB gives) and write no log.
+//!
+//! # Invariants
+//!
+//! - A group's record is durable before its LMDB commit (so before it is visible and before it
+//!   is acknowledged).
+//! - Sequence numbers grow by one per logged group; `log_seq` in LMDB is always the last group
+//!   that state holds.
+//! - The pages of the durable checkpoint are never rewritten before the next checkpoint is
+//!   durable (the held reader).
+//! - The ring never overwrites a record after the durable checkpoint.
+
+pub mod body;
+mod checkpoint;
+pub mod file;
+mod frame;
+mod recovery;
+mod slot;
+
+pub use body::{LoggedOp, LoggedOpKind};
+pub(crate) use checkpoint::{Wal, WalSettings};
+pub use file::LOG_FILE;
+
+/// The key in the meta table holding the last log sequence number the LMDB state holds.
+pub(crate) const LOG_SEQ_KEY: &[u8] = b"log_seq";

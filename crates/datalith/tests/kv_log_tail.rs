@@ -1,0 +1,177 @@
+//! The end of the log after a crash: a last record cut short or damaged at any byte must stop
+//! recovery cleanly before it (every earlier record applied, it not), and random transactions
+//! cut at a random point of the log keep exactly the transactions whose records are whole.
+//!
+//! Each case opens a copy of a live environment as a power cut leaves it: the data file with
+//! the meta pages of its last checkpoint (so recovery must replay the log) and the log as given.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+
+use datalith::kv::wal::LOG_FILE;
+use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
+use proptest::prelude::*;
+
+const PAGE: usize = 4096;
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn options() -> EnvOptions {
+    let mut o = EnvOptions::default();
+    o.log_checkpoint_interval = std::time::Duration::from_secs(3600);
+    o.log_checkpoint_bytes = u64::MAX;
+    o.log_file_bytes = 1 << 20;
+    o
+}
+
+/// One transaction: `(key, Some(value))` puts, `(key, None)` deletes.
+type Txn = Vec<(u8, Option<Vec<u8>>)>;
+
+fn apply(model: &mut Model, txn: &Txn) {
+    for (k, v) in txn {
+        let key = vec![b'k', *k];
+        match v {
+            Some(v) => model.insert(key, v.clone()),
+            None => model.remove(&key),
+        };
+    }
+}
+
+fn ops(t: &Table, txn: &Txn) -> Vec<KvOp> {
+    txn.iter()
+        .map(|(k, v)| match v {
+            Some(v) => KvOp::put(t, vec![b'k', *k], v.clone()),
+            None => KvOp::delete(t, vec![b'k', *k]),
+        })
+        .collect()
+}
+
+/// A live environment after `txns`, each acknowledged, with a checkpoint before the first:
+/// the data file at the checkpoint's meta pages, the log after each transaction.
+struct Recorded {
+    _live: tempfile::TempDir,
+    disk: Vec<u8>,
+    /// The log's bytes after each transaction (index 0: before any).
+    logs: Vec<Vec<u8>>,
+}
+
+fn record(txns: &[Txn]) -> Recorded {
+    let live = tempfile::tempdir().unwrap();
+    let env = Environment::open(live.path(), options()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.checkpoint().unwrap();
+    let meta = std::fs::read(live.path().join("data.mdb")).unwrap()[..2 * PAGE].to_vec();
+    let log = || std::fs::read(live.path().join(LOG_FILE)).unwrap();
+    let mut logs = vec![log()];
+    for txn in txns {
+        env.transact_kv(ops(&t, txn)).unwrap();
+        logs.push(log());
+    }
+    let mut disk = std::fs::read(live.path().join("data.mdb")).unwrap();
+    disk[..2 * PAGE].copy_from_slice(&meta);
+    Recorded {
+        _live: live,
+        disk,
+        logs,
+    }
+}
+
+/// Opens the data file `disk` with log `log` in a fresh directory and reads table `t`.
+fn reopen(disk: &[u8], log: &[u8]) -> Model {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), disk, log);
+    let env = Environment::open(dir.path(), EnvOptions::default()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let txn = env.read().unwrap();
+    let found = txn
+        .view()
+        .range(&t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .unwrap()
+        .map(|e| {
+            let (k, v) = e.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect();
+    found
+}
+
+fn write(dir: &Path, disk: &[u8], log: &[u8]) {
+    std::fs::write(dir.join("data.mdb"), disk).unwrap();
+    std::fs::write(dir.join(LOG_FILE), log).unwrap();
+}
+
+/// The bytes where two logs differ: the record written between them.
+fn changed(before: &[u8], after: &[u8]) -> std::ops::Range<usize> {
+    let first = (0..after.len()).find(|&i| before.get(i) != Some(&after[i]));
+    let last = (0..after.len())
+        .rev()
+        .find(|&i| before.get(i) != Some(&after[i]));
+    first.unwrap()..last.unwrap() + 1
+}
+
+#[test]
+fn a_last_record_cut_or_damaged_at_any_byte_stops_recovery_before_it() {
+    let txns: Vec<Txn> = vec![
+        vec![(1, Some(b"one".to_vec())), (2, Some(b"two".to_vec()))],
+        vec![(3, Some(vec![3; 300])), (1, None)],
+        vec![(2, Some(b"deux".to_vec())), (4, Some(b"four".to_vec()))],
+    ];
+    let rec = record(&txns);
+    let mut before_last = Model::new();
+    txns[..2].iter().for_each(|t| apply(&mut before_last, t));
+    let mut all = before_last.clone();
+    apply(&mut all, &txns[2]);
+    let (prev, last) = (&rec.logs[2], &rec.logs[3]);
+    // The whole log replays everything; the log before the last record stops before it.
+    assert_eq!(reopen(&rec.disk, last), all);
+    assert_eq!(reopen(&rec.disk, prev), before_last);
+    let record_bytes = changed(prev, last);
+    assert!(record_bytes.len() > 24, "{record_bytes:?}");
+    for at in record_bytes {
+        // Written only up to `at` (the rest as it was before), cut off there, and damaged there.
+        let mut torn = last.clone();
+        torn[at..].copy_from_slice(&prev[at..]);
+        let cut = last[..at].to_vec();
+        let mut flipped = last.clone();
+        flipped[at] ^= 0x5a;
+        for (what, log) in [("torn", torn), ("cut", cut), ("flipped", flipped)] {
+            assert_eq!(reopen(&rec.disk, &log), before_last, "{what} at byte {at}");
+        }
+    }
+}
+
+fn txn() -> impl Strategy<Value = Txn> {
+    proptest::collection::vec(
+        (
+            0u8..24,
+            proptest::option::weighted(0.8, proptest::collection::vec(any::<u8>(), 0..200)),
+        ),
+        1..8,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
+
+    /// Random transactions, the log cut at a random byte of what they wrote: the reopened
+    /// store holds the transactions whose records lie wholly before the cut, and no other.
+    #[test]
+    fn random_transactions_cut_at_a_random_point_match_the_model(
+        txns in proptest::collection::vec(txn(), 1..12),
+        cut_share in 0.0f64..1.0,
+    ) {
+        let rec = record(&txns);
+        let first = changed(&rec.logs[0], &rec.logs[1]).start;
+        let end = changed(&rec.logs[txns.len() - 1], &rec.logs[txns.len()]).end;
+        let cut_at = first + ((end - first) as f64 * cut_share) as usize;
+        let mut log = rec.logs[txns.len()].clone();
+        log[cut_at..].copy_from_slice(&rec.logs[0][cut_at..]);
+        let mut model = Model::new();
+        for (i, t) in txns.iter().enumerate() {
+            if changed(&rec.logs[i], &rec.logs[i + 1]).end <= cut_at {
+                apply(&mut model, t);
+            }
+        }
+        prop_assert_eq!(reopen(&rec.disk, &log), model);
+    }
+}
