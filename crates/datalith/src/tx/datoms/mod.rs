@@ -43,11 +43,6 @@ impl NetDatoms {
     pub fn len(&self) -> usize {
         self.datoms.len()
     }
-
-    /// Whether there is no datom.
-    pub fn is_empty(&self) -> bool {
-        self.datoms.is_empty()
-    }
 }
 
 /// End of an entry chain.
