@@ -7,7 +7,7 @@ mod unordered;
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::Database;
 use open::open_with;
-use unordered::normalize;
+use unordered::assert_same;
 
 fn edn(s: &str) -> Edn {
     read_one(s).unwrap()
@@ -34,13 +34,7 @@ fn check(db: &Database, cases: &[(&str, &[&str], &str)]) {
         let inputs: Vec<Edn> = inputs.iter().map(|i| edn(i)).collect();
         let got = snap.q(q, &inputs).unwrap_or_else(|e| panic!("{q}: {e}"));
         let want = edn(want);
-        assert_eq!(
-            normalize(&got),
-            normalize(&want),
-            "{q}\n got: {}\nwant: {}",
-            to_edn_string(&got),
-            to_edn_string(&want)
-        );
+        assert_same(q, &got, &want);
     }
 }
 

@@ -18,7 +18,7 @@ mod open;
 #[path = "common/unordered.rs"]
 mod unordered;
 use open::open_with;
-use unordered::normalize;
+use unordered::assert_same;
 
 fn sample() -> (tempfile::TempDir, Database) {
     open_with(&[
@@ -46,13 +46,7 @@ fn check_queries(db: &Database, rows: &[(&str, &[&str], &str)]) {
             (None, Err(e)) => panic!("{q}: {e}"),
             (None, Ok(got)) => {
                 let want = read_one(want).unwrap_or_else(|e| panic!("{want}: {e}"));
-                assert_eq!(
-                    normalize(&got),
-                    normalize(&want),
-                    "{q}\n got: {}\nwant: {}",
-                    to_edn_string(&got),
-                    to_edn_string(&want)
-                );
+                assert_same(q, &got, &want);
             }
         }
     }

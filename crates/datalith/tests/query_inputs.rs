@@ -11,7 +11,7 @@ mod unordered;
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::QueryError;
 use datalith::{Database, Db, DbOptions, Input};
-use unordered::normalize;
+use unordered::{assert_same, normalize};
 
 fn edn(s: &str) -> Edn {
     read_one(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -127,13 +127,7 @@ impl Fixture {
             let got = datalith::q(q, &self.inputs(given))
                 .unwrap_or_else(|e| panic!("{q} {given:?}: {e}"));
             let want = edn(&self.text(want));
-            assert_eq!(
-                normalize(&got),
-                normalize(&want),
-                "{q} {given:?}\n got: {}\nwant: {}",
-                to_edn_string(&got),
-                to_edn_string(&want)
-            );
+            assert_same(&format!("{q} {given:?}"), &got, &want);
         }
     }
 }

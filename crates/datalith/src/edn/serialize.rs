@@ -227,38 +227,27 @@ impl ser::SerializeSeq for Items {
     }
 }
 
-impl ser::SerializeTuple for Items {
-    type Ok = Edn;
-    type Error = SerializeError;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerializeError> {
-        ser::SerializeSeq::serialize_element(self, v)
-    }
-    fn end(self) -> Result<Edn, SerializeError> {
-        ser::SerializeSeq::end(self)
-    }
+/// Tuples, tuple structs and tuple variants are sequences.
+macro_rules! items_as_a_sequence {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for Items {
+            type Ok = Edn;
+            type Error = SerializeError;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerializeError> {
+                ser::SerializeSeq::serialize_element(self, v)
+            }
+            fn end(self) -> Result<Edn, SerializeError> {
+                ser::SerializeSeq::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTupleStruct for Items {
-    type Ok = Edn;
-    type Error = SerializeError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerializeError> {
-        ser::SerializeSeq::serialize_element(self, v)
-    }
-    fn end(self) -> Result<Edn, SerializeError> {
-        ser::SerializeSeq::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Items {
-    type Ok = Edn;
-    type Error = SerializeError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), SerializeError> {
-        ser::SerializeSeq::serialize_element(self, v)
-    }
-    fn end(self) -> Result<Edn, SerializeError> {
-        ser::SerializeSeq::end(self)
-    }
-}
+items_as_a_sequence!(
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Entries {
     type Ok = Edn;

@@ -1,12 +1,12 @@
 //! Transactions, as a pipeline of typed stages:
 //!
 //! 1. [`data`]: tx data as written (maps, list forms, tempids, lookup refs, idents);
-//! 2. [`terms`]: terms with tempids (maps flattened, attributes and value types checked);
-//! 3. [`resolve`]: terms with ids (lookup refs, idents, upserts, fresh ids);
-//! 4. [`datoms`]: the net datoms, computed on an in-memory overlay;
-//! 5. [`write`](mod@write): index writes and statistics, staged for the committer.
+//! 2. `terms`: terms with tempids (maps flattened, attributes and value types checked);
+//! 3. `resolve`: terms with ids (lookup refs, idents, upserts, fresh ids);
+//! 4. `datoms`: the net datoms, computed on an in-memory overlay;
+//! 5. `write`: index writes and statistics, staged for the committer.
 //!
-//! [`run`] strings stages 2-4 together; [`request`] is the committer's unit of work.
+//! `run` strings stages 2-4 together; `request` is the committer's unit of work.
 //!
 //! # The pipeline in detail (moved from ARCHITECTURE.md)
 //!
@@ -83,24 +83,24 @@
 //! (as Datalevin's `fill-db`): a failure keeps the chunks before it.
 
 pub(crate) mod attempt;
-pub mod av;
-pub mod batch;
-pub mod bulk;
+pub(crate) mod av;
+pub(crate) mod batch;
+pub(crate) mod bulk;
 pub use crate::db::tx_data as data;
-pub mod datoms;
+pub(crate) mod datoms;
 pub mod edn;
 pub mod error;
 mod input;
 pub mod log;
-pub mod print;
-pub mod report;
-pub mod request;
-pub mod resolve;
-pub mod run;
-pub mod schema_change;
+pub(crate) mod print;
+pub(crate) mod report;
+pub(crate) mod request;
+pub(crate) mod resolve;
+pub(crate) mod run;
+pub(crate) mod schema_change;
 mod show;
-pub mod terms;
-pub mod write;
+pub(crate) mod terms;
+pub(crate) mod write;
 
 pub use data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxValue};
 pub use error::TxError;

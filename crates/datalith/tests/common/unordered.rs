@@ -23,3 +23,15 @@ pub fn normalize(e: &Edn) -> Edn {
         other => other.clone(),
     }
 }
+
+/// Asserts that `got` equals `want` as values (sets and maps in any order), printing both as
+/// EDN after `context` when they differ.
+pub fn assert_same(context: &str, got: &Edn, want: &Edn) {
+    assert_eq!(
+        normalize(got),
+        normalize(want),
+        "{context}\n got: {}\nwant: {}",
+        to_edn_string(got),
+        to_edn_string(want)
+    );
+}

@@ -13,5 +13,5 @@
 mod prepare;
 mod request;
 
-pub use prepare::{prepare, Prepared};
+pub use prepare::prepare;
 pub use request::FillRequest;

@@ -77,11 +77,6 @@ impl Prepared {
     pub fn len(&self) -> usize {
         self.eav.len()
     }
-
-    /// Whether there is nothing to write.
-    pub fn is_empty(&self) -> bool {
-        self.eav.is_empty()
-    }
 }
 
 /// Checks, encodes and sorts datoms `(entity, attribute, value)`: attributes must exist,
