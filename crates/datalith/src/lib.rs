@@ -19,15 +19,9 @@ pub mod codec;
 pub mod db;
 pub mod edn;
 pub mod error;
-// Documented by the txlog branch (kv/api.rs, kv/error.rs); the lead drops this `allow` after
-// merging it.
-#[allow(missing_docs)]
 pub mod kv;
 pub mod limits;
 pub mod pull;
-// Documented by the query branch (query/ir.rs, query/error.rs); the lead drops this `allow`
-// after merging it.
-#[allow(missing_docs)]
 pub mod query;
 pub mod store;
 pub mod tx;

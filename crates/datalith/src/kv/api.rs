@@ -15,30 +15,48 @@ use crate::limits::{MAX_KEY_BYTES, MAX_VALUE_BYTES};
 pub enum KvOp {
     /// Set `key` to `value` in a plain table.
     Put {
+        /// The table written; must be a plain table.
         table: Table,
+        /// The key: 1 to `MAX_KEY_BYTES` bytes.
         key: Vec<u8>,
+        /// The new value, replacing any old one; at most `MAX_VALUE_BYTES` bytes.
         value: Vec<u8>,
     },
     /// Remove `key` (with all its values, for a list table).
-    Delete { table: Table, key: Vec<u8> },
+    Delete {
+        /// The table written, plain or list.
+        table: Table,
+        /// The key removed; removing an absent key is not an error.
+        key: Vec<u8>,
+    },
     /// Add `value` to the sorted set of `key` in a list table.
     ListAdd {
+        /// The table written; must be a list table.
         table: Table,
+        /// The key: 1 to `MAX_KEY_BYTES` bytes.
         key: Vec<u8>,
+        /// The member added; at most `MAX_KEY_BYTES` bytes (exactly the table's width if it
+        /// has a fixed one). Adding a present member is not an error.
         value: Vec<u8>,
     },
     /// Remove `value` from the set of `key` in a list table.
     ListRemove {
+        /// The table written; must be a list table.
         table: Table,
+        /// The key: 1 to `MAX_KEY_BYTES` bytes.
         key: Vec<u8>,
+        /// The member removed; removing an absent member is not an error.
         value: Vec<u8>,
     },
     /// Set `key` to `value` in a plain table only if `key` is absent; otherwise the whole
     /// transaction fails with [`KvError::KeyExists`] (and only this transaction: others
     /// committed in the same batch are unaffected).
     Insert {
+        /// The table written; must be a plain table.
         table: Table,
+        /// The key: 1 to `MAX_KEY_BYTES` bytes.
         key: Vec<u8>,
+        /// The value stored; at most `MAX_VALUE_BYTES` bytes.
         value: Vec<u8>,
     },
 }

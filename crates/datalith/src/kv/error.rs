@@ -14,18 +14,27 @@ pub enum KvError {
     /// A key longer than LMDB accepts (`limits::MAX_KEY_BYTES`).
     #[error("key of {len} bytes is longer than the limit of {max} bytes (table \"{table}\")")]
     KeyTooLong {
+        /// The table written.
         table: String,
+        /// The key's length, in bytes.
         len: usize,
+        /// The longest key accepted, in bytes.
         max: usize,
     },
     /// An empty key: LMDB rejects zero-length keys.
     #[error("empty key in table \"{table}\": keys must be at least one byte")]
-    EmptyKey { table: String },
+    EmptyKey {
+        /// The table written.
+        table: String,
+    },
     /// A value too large to store.
     #[error("value of {len} bytes is larger than the limit of {max} bytes (table \"{table}\")")]
     ValueTooLarge {
+        /// The table written.
         table: String,
+        /// The value's length, in bytes.
         len: usize,
+        /// The largest value accepted, in bytes.
         max: usize,
     },
     /// A list (dupsort) value longer than LMDB accepts.
@@ -33,48 +42,79 @@ pub enum KvError {
         "list value of {len} bytes is longer than the limit of {max} bytes (table \"{table}\")"
     )]
     ListValueTooLong {
+        /// The table written.
         table: String,
+        /// The list value's length, in bytes.
         len: usize,
+        /// The longest list value accepted, in bytes (a list value is stored as an LMDB key).
         max: usize,
     },
     /// A value of another width than a fixed-width list table holds (`fixed_list_table`).
     #[error("list value of {len} bytes in table \"{table}\", whose values have {width} bytes")]
     ListValueWidth {
+        /// The table written.
         table: String,
+        /// The value's length, in bytes.
         len: usize,
+        /// The width every value of the table has, in bytes.
         width: u8,
     },
     /// An insert found its key already present.
     #[error("key {} already exists in table \"{table}\"", bytes_text(key))]
-    KeyExists { table: String, key: Vec<u8> },
+    KeyExists {
+        /// The table written.
+        table: String,
+        /// The key that was already present.
+        key: Vec<u8>,
+    },
     /// The table does not exist.
     #[error("no table named \"{name}\"")]
-    NoSuchTable { name: String },
+    NoSuchTable {
+        /// The name asked for.
+        name: String,
+    },
     /// The table exists with another kind (plain versus list).
     #[error("table \"{name}\" is a {actual} table, not a {wanted} table")]
     WrongTableKind {
+        /// The table's name.
         name: String,
+        /// The kind the table has (`"plain"` or `"list"`).
         actual: &'static str,
+        /// The kind the operation needs.
         wanted: &'static str,
     },
     /// A table name that is empty, too long, or reserved.
     #[error("invalid table name \"{name}\": {reason}")]
-    InvalidTableName { name: String, reason: &'static str },
+    InvalidTableName {
+        /// The name refused.
+        name: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
     /// Too many tables.
     #[error("too many tables: the limit is {max}")]
-    TooManyTables { max: u32 },
+    TooManyTables {
+        /// The most tables an environment holds (`limits::MAX_TABLES`).
+        max: u32,
+    },
     /// A stored value did not have the shape its type needs (e.g. a typed get of a value that
     /// was written as another type).
     #[error("wrong type in table \"{table}\": expected {expected}, found {found}")]
     WrongType {
+        /// The table read.
         table: String,
+        /// The type the caller asked for.
         expected: &'static str,
+        /// What the stored bytes are, described for the message.
         found: String,
     },
     /// A previous commit or fsync failed; no write is accepted after that, because LMDB's
     /// state on disk may no longer match what earlier callers were told.
     #[error("environment is poisoned by an earlier failed commit ({cause}); reopen it")]
-    Poisoned { cause: String },
+    Poisoned {
+        /// The failure that poisoned the environment.
+        cause: String,
+    },
     /// The environment has been closed.
     #[error("environment is closed")]
     Closed,
@@ -85,7 +125,10 @@ pub enum KvError {
     PendingWrites,
     /// The map cannot grow any further.
     #[error("database is full: the map reached {max} bytes")]
-    MapLimit { max: usize },
+    MapLimit {
+        /// The map size reached, in bytes (0 when LMDB did not say).
+        max: usize,
+    },
     /// The map had to grow for this write, and a snapshot stayed open longer than the growth
     /// may wait (LMDB can resize its map only while no snapshot of the process is open). The
     /// write failed alone: nothing is poisoned; retry once the snapshot is closed.
@@ -95,27 +138,51 @@ pub enum KvError {
          database values (Db) and retry"
     )]
     SnapshotBlocksGrowth {
+        /// How long the oldest open snapshot has been open, in milliseconds.
         age_ms: u64,
+        /// How many snapshots of the process were open.
         open_snapshots: u32,
+        /// How long the write waited for them to close, in milliseconds.
         waited_ms: u64,
     },
     /// A commit failed (the whole batch is failed and the environment poisoned).
     #[error("commit failed: {cause}")]
-    CommitFailed { cause: String },
+    CommitFailed {
+        /// What failed.
+        cause: String,
+    },
     /// The file is not an LMDB environment, or its pages are damaged.
     #[error("{path}: corrupt or not a database file ({detail})")]
-    Corrupt { path: PathBuf, detail: String },
+    Corrupt {
+        /// The data file.
+        path: PathBuf,
+        /// What was found wrong.
+        detail: String,
+    },
     /// The file is not an LMDB data file at all (missing, empty, too short, no LMDB magic).
     #[error("{path}: not a database file ({detail})")]
-    NotADatabase { path: PathBuf, detail: String },
+    NotADatabase {
+        /// The file opened.
+        path: PathBuf,
+        /// Why it is not a database file.
+        detail: String,
+    },
     /// The file is an LMDB environment, but not one Datalith made.
     #[error("{path}: an LMDB file that Datalith did not create ({detail})")]
-    Foreign { path: PathBuf, detail: String },
+    Foreign {
+        /// The data file.
+        path: PathBuf,
+        /// What shows that Datalith did not make it.
+        detail: String,
+    },
     /// The file was made by a newer, incompatible Datalith.
     #[error("{path}: format version {found} is not supported (this build reads {supported})")]
     UnsupportedFormat {
+        /// The data file.
         path: PathBuf,
+        /// The format version the file records.
         found: u32,
+        /// The format version this build reads and writes.
         supported: u32,
     },
     /// An I/O error from the operating system.
