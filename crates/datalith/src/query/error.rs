@@ -12,103 +12,173 @@ pub enum QueryError {
     Parse(String),
     /// A variable used where it must already be bound is not.
     #[error("unbound variable {var} in {clause}")]
-    Unbound { var: String, clause: String },
+    Unbound {
+        /// The variable, as written in the query.
+        var: String,
+        /// The clause that needs it, as EDN.
+        clause: String,
+    },
     /// `:find` or `:with` variables that no clause binds (Datomic's
     /// `:db.error/unbound-query-variables`).
     #[error(":db.error/unbound-query-variables Query is referencing unbound variables: #{{{}}}", vars.join(" "))]
-    UnboundVariables { vars: Vec<String> },
+    UnboundVariables {
+        /// The unbound variables, as written in the query.
+        vars: Vec<String>,
+    },
     /// A data pattern names an attribute the schema does not have (Datomic's
     /// `:db.error/not-an-entity`); `clause` is the pattern (or lookup ref) as EDN.
     #[error(":db.error/not-an-entity Unable to resolve entity: {attr} in {clause}")]
-    UnknownAttribute { attr: String, clause: String },
+    UnknownAttribute {
+        /// The attribute, as EDN.
+        attr: String,
+        /// The pattern or lookup ref naming it, as EDN.
+        clause: String,
+    },
     /// An entity constant (an ident, a lookup ref) names no entity (Datomic: "Cannot resolve
     /// key"); `key` is the constant as EDN.
     #[error("Cannot resolve key: {key}")]
-    UnresolvedKey { key: String },
+    UnresolvedKey {
+        /// The constant, as EDN.
+        key: String,
+    },
     /// A `not`, predicate, function or `or-join` clause needs variables bound that nothing
     /// outside it binds (Datomic's `:db.error/insufficient-binding`); `vars` and `clause` as EDN.
     #[error(":db.error/insufficient-binding [{}] not bound in clause: {clause}", vars.join(" "))]
-    InsufficientBinding { vars: Vec<String>, clause: String },
+    InsufficientBinding {
+        /// The variables not bound, as EDN.
+        vars: Vec<String>,
+        /// The clause that needs them, as EDN.
+        clause: String,
+    },
     /// A lookup ref on an attribute that is not unique, as a query input, in a clause or as
     /// the entity of a pull (Datomic's `:db.error/lookup-ref-attr-not-unique`); `lookup_ref`
     /// as EDN.
     #[error(
         ":db.error/lookup-ref-attr-not-unique Attribute values not unique: {attr} in {lookup_ref}"
     )]
-    LookupRefNotUnique { attr: String, lookup_ref: String },
+    LookupRefNotUnique {
+        /// The attribute, which is not `:db/unique`, as EDN.
+        attr: String,
+        /// The lookup ref, as EDN.
+        lookup_ref: String,
+    },
     /// The branches of an `or` use different variables (each branch's set as EDN); `or-join`
     /// names the shared ones.
     #[error("All clauses in 'or' must use same set of free vars, had [{}] in {clause} (or-join names the shared variables)", branches.join(" "))]
     OrBranchVars {
+        /// Each branch's set of variables, as EDN.
         branches: Vec<String>,
+        /// The `or` clause, as EDN.
         clause: String,
     },
     /// An `or` that joins on no variable: `(or-join [] ...)`, or an `or` whose branches use
     /// none (Datomic's `:db.error/or-binding-empty`); `clause` as EDN, as the `or-join` it is.
     #[error(":db.error/or-binding-empty 'or' cannot have empty binding set: {clause}")]
-    OrBindingEmpty { clause: String },
+    OrBindingEmpty {
+        /// The clause, as EDN.
+        clause: String,
+    },
     /// An unknown predicate or function.
     #[error("unknown function {name}: neither a built-in nor a registered function")]
-    UnknownFunction { name: String },
+    UnknownFunction {
+        /// The function's name, as written.
+        name: String,
+    },
     /// A function called with arguments it cannot take.
     #[error("{name}: {message}")]
-    BadArguments { name: String, message: String },
+    BadArguments {
+        /// The function's name, as written.
+        name: String,
+        /// What is wrong with the arguments.
+        message: String,
+    },
     /// A built-in refused its arguments: `call` is the call as EDN with the argument values,
     /// e.g. `(+ "a" 1)`.
     #[error("{call}: {problem}")]
     Builtin {
+        /// The built-in's name.
         name: String,
+        /// The call with its argument values, as EDN.
         call: String,
+        /// What the built-in found wrong.
         problem: BuiltinProblem,
     },
     /// An unknown rule.
     #[error("unknown rule {name}")]
-    UnknownRule { name: String },
+    UnknownRule {
+        /// The rule's name, as written.
+        name: String,
+    },
     /// An unknown aggregate.
     #[error("unknown aggregate {name}")]
-    UnknownAggregate { name: String },
+    UnknownAggregate {
+        /// The aggregate's name, as written.
+        name: String,
+    },
     /// Inputs that do not match `:in`.
     #[error("inputs: {0}")]
     Inputs(String),
     /// A clause reads a data source that `:in` does not name (`$` included, when `:in` is
     /// given without it).
     #[error("data source {name} is not among the :in inputs: {clause}")]
-    UnknownSource { name: String, clause: String },
+    UnknownSource {
+        /// The data source, as written (`$`, `$x`).
+        name: String,
+        /// The clause that reads it, as EDN.
+        clause: String,
+    },
     /// Not as many inputs as `:in` names.
     #[error("the query's :in {inputs} takes {expected} inputs, got {got}")]
     InputCount {
+        /// The `:in` list, as EDN.
         inputs: String,
+        /// How many inputs `:in` names.
         expected: usize,
+        /// How many inputs were given.
         got: usize,
     },
     /// An input of the wrong kind: a database where `:in` takes a value, or a value that
     /// cannot be what `:in` takes (`got` is EDN, or `a database`).
     #[error("input {input} takes {expected}, got {got}")]
     InputKind {
+        /// The `:in` binding, as EDN.
         input: String,
+        /// What that binding takes.
         expected: String,
+        /// What was given: EDN, or `a database`.
         got: String,
     },
     /// A clause on a relation source with more terms than a tuple of that source has.
     #[error("{clause} has {terms} terms but the tuple {tuple} of {source_name} has {width}")]
     SourceArity {
+        /// The data source, as written.
         source_name: String,
+        /// The clause, as EDN.
         clause: String,
+        /// How many terms the clause has.
         terms: usize,
+        /// The first tuple too short for the clause, as EDN.
         tuple: String,
+        /// How many values that tuple has.
         width: usize,
     },
     /// A value where an entity is expected (entity position, the value of a ref attribute)
     /// that names none: an ident or lookup ref no entity has, a lookup ref on an attribute
     /// that is not unique, or a value that is no entity reference at all.
     #[error("{value} names no entity (an entity id, an ident, or a lookup ref on a unique attribute is expected)")]
-    UnresolvedEntity { value: String },
+    UnresolvedEntity {
+        /// The value, as EDN.
+        value: String,
+    },
     /// The query reads no database and runs on none (at least one input must be one).
     #[error("a query needs a database among its inputs")]
     NoDatabase,
     /// The query ran past its `:timeout`.
     #[error("query timed out after {ms} ms")]
-    Timeout { ms: u64 },
+    Timeout {
+        /// The `:timeout` that passed, in milliseconds.
+        ms: u64,
+    },
     /// The query was cancelled.
     #[error("query cancelled")]
     Cancelled,
@@ -126,7 +196,12 @@ pub enum QueryError {
     /// An entity argument that names no entity and cannot (a lookup ref on an unknown
     /// attribute, a malformed one; Datomic's `:db.error/not-an-entity`).
     #[error("cannot resolve entity {eid}: {reason}")]
-    NotAnEntity { eid: String, reason: String },
+    NotAnEntity {
+        /// The entity argument, as EDN.
+        eid: String,
+        /// Why it names no entity.
+        reason: String,
+    },
     /// A pull pattern refused.
     #[error(transparent)]
     Pull(#[from] crate::pull::PullError),
@@ -254,12 +329,20 @@ impl QueryError {
 pub enum BuiltinProblem {
     /// The wrong number of arguments.
     #[error("takes {expected} {}, got {got}", arguments_word(expected))]
-    Arity { expected: &'static str, got: usize },
+    Arity {
+        /// How many arguments the function takes (`"2"`, `"at least 1"`).
+        expected: &'static str,
+        /// How many it was given.
+        got: usize,
+    },
     /// An argument of a type the function cannot take (`position` from 1; `got` is EDN).
     #[error("argument {position} must be {expected}, got {got}")]
     Type {
+        /// The argument's position, from 1.
         position: usize,
+        /// The type the function takes there.
         expected: &'static str,
+        /// The argument, as EDN.
         got: String,
     },
     /// Integer arithmetic left its range (Datomic: `ArithmeticException: long overflow`).

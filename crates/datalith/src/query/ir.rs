@@ -82,38 +82,64 @@ pub enum Clause {
     /// `[e a v]` against source `src` (0 is `$`).
     Pattern(usize, Pattern),
     /// `[(pred args...)]`
-    Pred { name: String, args: Vec<Term> },
+    Pred {
+        /// The predicate's name, as written (a built-in or a registered function).
+        name: String,
+        /// Its arguments.
+        args: Vec<Term>,
+    },
     /// `[(f args...) binding]`
     Fn {
+        /// The function's name, as written (a built-in or a registered function).
         name: String,
+        /// Its arguments.
         args: Vec<Term>,
+        /// How its result binds variables.
         binding: Binding,
     },
     /// `(or ...)` / `(or-join [vars] ...)`: each branch is a conjunction; `vars` are the
     /// variables shared with the rest of the query.
     Or {
+        /// The variables the `or` shares with the rest of the query (for `or-join`, those it names).
         vars: Vec<Var>,
+        /// Those of `vars` that must be bound before the `or` runs (`(or-join [[?a] ?b] ...)`).
         required: Vec<Var>,
+        /// The branches, each a conjunction of clauses; a row matches if any branch matches.
         branches: Vec<Vec<Clause>>,
     },
     /// `(not ...)` / `(not-join [vars] ...)`.
     Not {
+        /// The variables the `not` shares with the rest of the query; they must be bound before it runs.
         vars: Vec<Var>,
+        /// The clauses whose joint match removes a row.
         clauses: Vec<Clause>,
     },
     /// `(rule args...)`, or `($src rule args...)`: the body's `$` is source `src` (0: the
     /// caller's own `$`).
     Rule {
+        /// The rule's name, as written.
         name: String,
+        /// The arguments, one per head variable.
         args: Vec<Term>,
+        /// The source the rule body's `$` stands for.
         src: usize,
     },
     /// `clause` read with `$` standing for source `src` (a database function called with
     /// a source other than `$`, as `[(get-else $x ?e :a 0) ?v]`).
-    Dollar { src: usize, clause: Box<Clause> },
+    Dollar {
+        /// The source `$` stands for inside `clause`.
+        src: usize,
+        /// The clause read against it.
+        clause: Box<Clause>,
+    },
     /// A pattern over an input relation (`$x` bound to a collection of tuples): its terms
     /// match a prefix of each tuple.
-    Source { src: usize, terms: Vec<Term> },
+    Source {
+        /// The input relation's source number.
+        src: usize,
+        /// The terms, matched against the first values of each tuple.
+        terms: Vec<Term>,
+    },
 }
 
 impl Clause {
@@ -169,14 +195,20 @@ pub enum FindElem {
     Var(Var),
     /// `(agg args... ?x)`
     Aggregate {
+        /// The aggregate's name, as written (`count`, `max`, a registered one).
         name: String,
+        /// Its constant arguments before the variable (the `n` of `(max n ?x)`).
         args: Vec<Value>,
+        /// The variable aggregated.
         var: Var,
     },
     /// `(pull ?e pattern)` or `(pull $src ?e pattern)` (source number `src`, `$` is 0).
     Pull {
+        /// The variable whose entity is pulled.
         var: Var,
+        /// The pull pattern, already parsed.
         pattern: std::sync::Arc<crate::pull::PullPattern>,
+        /// The source pulled from.
         src: usize,
     },
 }
