@@ -1,20 +1,46 @@
 //! The key-value engine on LMDB: environments, tables, snapshots and the group-committing
 //! writer. Everything above (the Datalog store) is built on these pieces.
 //!
-//! - `lmdb`: our thin safe layer over LMDB's C API (environment, transactions, cursors).
-//! - [`env`](mod@env): opening, the table catalog, map growth, the format check.
+//! - `lmdb`: our thin safe layer over LMDB's C API (environment, transactions, cursors kept
+//!   across seeks; `compare.rs`: LMDB's default byte order with a fast path for 8-byte ids;
+//!   `map_guard.rs`: the `SIGBUS` handler for a data file truncated while mapped).
+//! - [`file`]: the data file validated with plain reads before LMDB reads a page of it (both
+//!   meta pages, then a walk of the trees: the catalog on every open, every page for `check`).
+//! - [`env`](mod@env): opening, the table catalog (table `__datalith_meta`: magic, format
+//!   version, `table/<name>` -> kind), map growth, the format check, read-only opening.
 //! - [`durability`]: what a crash can lose, per mode.
-//! - [`table`]: plain and list (dupsort) tables.
-//! - [`read`] / [`view`]: snapshots and the one reading API.
+//! - [`table`]: plain, list (dupsort) and fixed-width list (`MDB_DUPFIXED`) tables.
+//! - [`read`] / [`view`]: snapshots and the one reading API ([`ListReader`]: many lookups
+//!   through one kept cursor); [`typed`]: keys and values through the order-preserving codec.
 //! - [`overlay`]: writes kept in memory over a snapshot (speculative databases).
 //! - [`batch_snapshot`]: the state before a group commit, kept for its reports.
-//! - [`stage`]: writes staged by a request before they touch LMDB.
-//! - [`committer`]: the single writer thread and its batching.
-//! - [`handle`]: completion of queued writes.
+//! - [`stage`]: writes staged by a request before they touch LMDB, applied in key order.
+//! - `pending`: where a batch's deferred writes lie, so a read that may miss one is rerun.
+//! - [`committer`]: the single writer and its batching; [`handle`]: completion of queued writes.
 //! - [`api`]: the KV operations users call.
 //! - `gate`: reader-slot admission and the resize barrier.
 //! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery.
 //! - `warm`: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
+//! - `flush`: starting write-back of a commit's pages before its `fdatasync`.
+//!
+//! Invariants:
+//! - One writer: whoever holds the committer's `Runner` lock writes a whole batch (at most
+//!   `MAX_BATCH_REQUESTS` requests and `MAX_BATCH_BYTES`) in one LMDB transaction; a
+//!   blocking caller that finds the lock free runs the batch on its own thread.
+//! - Requests never write LMDB directly: `WriteRequest::prepare` reads through a [`View`] of
+//!   the batch (every earlier request of it included) and stages; a request that fails
+//!   leaves nothing, because its stage is truncated (no nested LMDB transactions).
+//! - Map growth is invisible: a batch that meets `MDB_MAP_FULL` is aborted, the map grown
+//!   (only while no snapshot is open: the gate) and the batch redone; users see
+//!   [`KvError::MapLimit`] or [`KvError::SnapshotBlocksGrowth`], never `MAP_FULL`.
+//! - The gate caps open snapshots below LMDB's reader table, so `MDB_READERS_FULL` cannot
+//!   happen.
+//! - After a failed commit or sync the environment is poisoned ([`KvError::Poisoned`]):
+//!   what is on disk may no longer match what callers were told.
+//! - Bytes read from disk are not trusted: a file is walked before LMDB reads its pages, and
+//!   one whose structure is damaged is refused ([`KvError::Corrupt`], `NotADatabase`,
+//!   `Foreign`) instead of letting LMDB read outside its map.
+//! - Every table keeps LMDB's default key order, so files stay readable by any LMDB program.
 
 pub mod api;
 pub mod batch_snapshot;
