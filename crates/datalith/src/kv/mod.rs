@@ -4,8 +4,9 @@
 //! - `lmdb`: our thin safe layer over LMDB's C API (environment, transactions, cursors kept
 //!   across seeks; `compare.rs`: LMDB's default byte order with a fast path for 8-byte ids;
 //!   `map_guard.rs`: the `SIGBUS` handler for a data file truncated while mapped).
-//! - [`file`]: the data file validated with plain reads before LMDB reads a page of it (both
-//!   meta pages, then a walk of the trees: the catalog on every open, every page for `check`).
+//! - [`file`](mod@file): the data file validated with plain reads before LMDB reads a page
+//!   of it (both meta pages, then a walk of the trees: the catalog on every open, every page
+//!   for `check`).
 //! - [`env`](mod@env): opening, the table catalog (table `__datalith_meta`: magic, format
 //!   version, `table/<name>` -> kind), map growth, the format check, read-only opening.
 //! - [`durability`]: what a crash can lose, per mode.

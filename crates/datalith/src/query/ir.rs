@@ -100,7 +100,8 @@ pub enum Clause {
     /// `(or ...)` / `(or-join [vars] ...)`: each branch is a conjunction; `vars` are the
     /// variables shared with the rest of the query.
     Or {
-        /// The variables the `or` shares with the rest of the query (for `or-join`, those it names).
+        /// The variables the `or` shares with the rest of the query (for `or-join`, those it
+        /// names).
         vars: Vec<Var>,
         /// Those of `vars` that must be bound before the `or` runs (`(or-join [[?a] ?b] ...)`).
         required: Vec<Var>,
@@ -109,7 +110,8 @@ pub enum Clause {
     },
     /// `(not ...)` / `(not-join [vars] ...)`.
     Not {
-        /// The variables the `not` shares with the rest of the query; they must be bound before it runs.
+        /// The variables the `not` shares with the rest of the query; they must be bound
+        /// before it runs.
         vars: Vec<Var>,
         /// The clauses whose joint match removes a row.
         clauses: Vec<Clause>,

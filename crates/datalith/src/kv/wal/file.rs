@@ -5,7 +5,7 @@
 //! checkpoint's `start`; when one would not fit before the end, a wrap marker (or, with no room
 //! for one, the end itself) sends the reader back to the start of the record area. The space
 //! between the durable checkpoint's `start` and the write position holds the records recovery
-//! needs; everything else is free (see [`Ring::place`]).
+//! needs; everything else is free (see `Ring::place`).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

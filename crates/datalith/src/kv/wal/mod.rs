@@ -1,12 +1,12 @@
 //! The write-ahead transaction log: how a `Durable` commit reaches the disk with **one**
 //! sequential sync.
 //!
-//! - [`frame`]: a record's header and checksum.
+//! - `frame`: a record's header and checksum.
 //! - [`body`]: a group's writes as a record body.
-//! - [`slot`]: a checkpoint (what the last durable LMDB sync covered).
-//! - [`file`]: the log file, its checkpoint slots and its ring of records.
-//! - [`checkpoint`]: the checkpointer (background LMDB syncs) and the page-reuse guard.
-//! - [`recovery`]: rolling the data file back to the checkpoint and replaying the log.
+//! - `slot`: a checkpoint (what the last durable LMDB sync covered).
+//! - [`file`](mod@file): the log file, its checkpoint slots and its ring of records.
+//! - `checkpoint`: the checkpointer (background LMDB syncs) and the page-reuse guard.
+//! - `recovery`: rolling the data file back to the checkpoint and replaying the log.
 //!
 //! # The write path (one commit group)
 //!
