@@ -1,6 +1,10 @@
 //! Reading: one API over a snapshot ([`super::ReadTxn`]) and over the committer's write
 //! transaction (which sees every earlier request of its batch), optionally with an
 //! in-memory [`Overlay`] of writes merged into every read (speculative databases).
+//!
+//! Over 700 lines on purpose: every read method exists once for the three sources (snapshot,
+//! batch transaction, overlay) and their merge, and splitting them apart would scatter one
+//! method's three cases over files.
 
 use super::error::KvError;
 use super::lmdb::cursor::{Op, Pair};

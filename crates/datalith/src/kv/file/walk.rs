@@ -11,6 +11,9 @@
 //!
 //! The key order is LMDB's default (bytes, then shorter first), which is what Datalith's
 //! comparator gives every table (`kv::lmdb::compare`), and native integers for the free table.
+//!
+//! Just over 700 lines: one walk over one page format, whose checks depend on each other's
+//! state (depth, bounds from the parent, the two bitmaps); split, they would share it all.
 
 use std::cmp::Ordering;
 

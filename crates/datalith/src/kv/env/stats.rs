@@ -1,0 +1,33 @@
+//! Counters of the committer, for benchmarks and `stat`.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Counters of the committer, for benchmarks and `stat`.
+#[derive(Debug, Default)]
+pub struct CommitStats {
+    pub(super) batches: AtomicU64,
+    pub(super) requests: AtomicU64,
+    pub(super) largest_batch: AtomicUsize,
+    pub(super) map_growths: AtomicU64,
+}
+
+/// A snapshot of [`CommitStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitCounters {
+    /// LMDB transactions committed (one fsync each in `Durable` mode).
+    pub batches: u64,
+    /// Requests applied or rejected in them.
+    pub requests: u64,
+    /// The largest batch so far.
+    pub largest_batch: usize,
+    /// Times the memory map was grown.
+    pub map_growths: u64,
+}
+
+impl CommitStats {
+    pub(crate) fn record_batch(&self, n: usize) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.requests.fetch_add(n as u64, Ordering::Relaxed);
+        self.largest_batch.fetch_max(n, Ordering::Relaxed);
+    }
+}
