@@ -107,10 +107,11 @@ pub fn decode_entry(tx: EntityId, b: &[u8]) -> Result<TxLogEntry, StoreError> {
             return Err(corrupt("attribute missing"));
         }
         let a = u32::from_be_bytes(av[..ATTR_BYTES].try_into().unwrap_or_default());
-        let v = codec::decode_exact(&av[ATTR_BYTES..]).map_err(|e| StoreError::CorruptTxLogEntry {
-            tx,
-            detail: format!("undecodable value: {e}"),
-        })?;
+        let v =
+            codec::decode_exact(&av[ATTR_BYTES..]).map_err(|e| StoreError::CorruptTxLogEntry {
+                tx,
+                detail: format!("undecodable value: {e}"),
+            })?;
         if let (true, codec::Value::Instant(ms)) = (a == TX_INSTANT && e == tx && added, &v) {
             instant = Some(*ms);
         }
@@ -168,7 +169,10 @@ impl TxRange {
         let (Some(txn), Some(log)) = (&self.txn, &self.log) else {
             return Ok(None);
         };
-        let (lo, hi) = (self.next.map(u64::to_be_bytes), self.end.map(u64::to_be_bytes));
+        let (lo, hi) = (
+            self.next.map(u64::to_be_bytes),
+            self.end.map(u64::to_be_bytes),
+        );
         let lower = lo
             .as_ref()
             .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
