@@ -117,11 +117,16 @@ enum Command {
     /// Verify every page of the data file, then that EAV and AVE agree and the statistics are
     /// right; read-only, creates nothing (exit 2 on damage or inconsistency).
     Check { db: PathBuf },
-    /// Print the transaction log as EDN, one transaction per line (from tx SINCE on).
+    /// Print the transaction log as EDN, one transaction per line, as it is read (from tx
+    /// SINCE on, before tx UNTIL).
     Log {
         db: PathBuf,
+        /// The first transaction id to print.
         #[arg(long)]
         since: Option<u64>,
+        /// The transaction id to stop before.
+        #[arg(long)]
+        until: Option<u64>,
     },
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {
@@ -222,7 +227,7 @@ fn run(cli: Cli) -> Result<i32> {
             print(&text)?;
             Ok(if ok { 0 } else { 2 })
         }
-        Command::Log { db, since } => log::run(&db, since).map(|_| 0),
+        Command::Log { db, since, until } => log::run(&db, since, until).map(|_| 0),
         Command::Bench { args } => commands::bench(&args),
     }
 }

@@ -3,9 +3,18 @@
 //! not kept when the options say so.
 
 use datalith::edn::read_one;
+use datalith::store::StoreError;
 use datalith::tx::edn::tx_data_from_edn;
+use datalith::tx::log::TxLogEntry;
 use datalith::tx::TxReport;
 use datalith::{Database, DbOptions};
+
+fn log(db: &Database, start: Option<u64>, end: Option<u64>) -> Vec<TxLogEntry> {
+    db.tx_range(start, end)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap()
+}
 
 fn transact(db: &Database, edn: &str) -> TxReport {
     db.transact(tx_data_from_edn(&read_one(edn).unwrap()).unwrap())
@@ -27,7 +36,7 @@ fn tx_range_yields_each_transaction_as_its_report_gave_it() {
         TXNS.iter().map(|t| transact(&db, t)).collect()
     };
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let all = db.tx_range(None, None).unwrap();
+    let all = log(&db, None, None);
     let txs: Vec<u64> = reports.iter().map(|r| r.tx).collect();
     assert_eq!(all.iter().map(|e| e.tx).collect::<Vec<_>>(), txs);
     for (entry, report) in all.iter().zip(&reports) {
@@ -43,12 +52,7 @@ fn tx_range_yields_each_transaction_as_its_report_gave_it() {
         (Some(txs[3] + 1), None, &[]),
     ];
     for (start, end, want) in cases {
-        let got: Vec<u64> = db
-            .tx_range(start, end)
-            .unwrap()
-            .iter()
-            .map(|e| e.tx)
-            .collect();
+        let got: Vec<u64> = log(&db, start, end).iter().map(|e| e.tx).collect();
         let want: Vec<u64> = want.iter().map(|&i| txs[i]).collect();
         assert_eq!(got, want, "range {start:?}..{end:?}");
     }
@@ -68,7 +72,8 @@ fn a_database_that_skips_the_log_keeps_none() {
     for t in TXNS {
         transact(&db, t);
     }
-    assert_eq!(db.tx_range(None, None).unwrap(), vec![]);
+    assert_eq!(log(&db, None, None), vec![]);
+    assert!(!db.keeps_tx_log());
 }
 
 /// `check` replays a complete log against EAV: a clean database passes; each damage is found
@@ -132,6 +137,120 @@ fn check_verifies_the_log_against_the_indexes() {
                 found.iter().any(|p| p.contains(text)),
                 "{damage}: {found:?}"
             ),
+        }
+    }
+}
+
+/// The schema and transactions of the table tests below: retractions, retractEntity,
+/// cardinality-many, and a transaction that only retracts.
+const WIDER: [&str; 6] = [
+    r#"[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+        {:db/ident :tag :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}]"#,
+    r#"[{:db/id "a" :name "Ann" :tag [:x :y :z]} {:db/id "b" :name "Bob" :tag [:x]}]"#,
+    r#"[[:db/retract [:name "Ann"] :tag :y] [:db/add [:name "Ann"] :tag :w]]"#,
+    r#"[[:db/retract [:name "Ann"] :tag :z]]"#,
+    r#"[[:db/retractEntity [:name "Bob"]]]"#,
+    r#"[{:db/id [:name "Ann"] :tag [:x]}]"#,
+];
+
+#[test]
+fn tx_range_bounds_as_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let reports: Vec<TxReport> = WIDER.iter().map(|t| transact(&db, t)).collect();
+    let t: Vec<u64> = reports.iter().map(|r| r.tx).collect();
+    // (start, end) -> the transactions (indexes into WIDER) the range yields.
+    let cases: Vec<(Option<u64>, Option<u64>, Vec<usize>)> = vec![
+        (None, None, vec![0, 1, 2, 3, 4, 5]),
+        (Some(t[0]), None, vec![0, 1, 2, 3, 4, 5]),
+        (Some(0), Some(u64::MAX), vec![0, 1, 2, 3, 4, 5]),
+        (None, Some(t[0]), vec![]),
+        (None, Some(t[0] + 1), vec![0]),
+        (Some(t[2]), Some(t[4]), vec![2, 3]),
+        (Some(t[2] + 1), Some(t[4] + 1), vec![3, 4]),
+        (Some(t[5]), None, vec![5]),
+        (Some(t[5] + 1), None, vec![]),
+        (Some(t[3]), Some(t[3]), vec![]),
+        (Some(t[4]), Some(t[2]), vec![]),
+        (Some(u64::MAX), None, vec![]),
+    ];
+    for (start, end, want) in cases {
+        let got: Vec<u64> = log(&db, start, end).iter().map(|e| e.tx).collect();
+        let want: Vec<u64> = want.iter().map(|&i| t[i]).collect();
+        assert_eq!(got, want, "range {start:?}..{end:?}");
+    }
+    // Each entry is its report's datoms, with the report's instant.
+    for (entry, report) in log(&db, None, None).iter().zip(&reports) {
+        assert_eq!(entry.datoms, report.tx_data, "tx {}", entry.tx);
+        let instant = report
+            .tx_data
+            .iter()
+            .find_map(|d| match (&d.v, d.e == report.tx) {
+                (datalith::codec::Value::Instant(ms), true) => Some(*ms),
+                _ => None,
+            });
+        assert_eq!(entry.instant, instant, "tx {}", entry.tx);
+        assert!(entry.instant.is_some(), "tx {} has no instant", entry.tx);
+    }
+    // (transaction, datoms retracted besides the instant, datoms asserted besides it)
+    let shapes: [(usize, usize, usize); 5] =
+        [(1, 0, 6), (2, 1, 1), (3, 1, 0), (4, 2, 0), (5, 0, 0)];
+    let all = log(&db, None, None);
+    for (i, retracted, asserted) in shapes {
+        let user: Vec<_> = all[i].datoms.iter().filter(|d| d.e != t[i]).collect();
+        let got = (
+            user.iter().filter(|d| !d.added).count(),
+            user.iter().filter(|d| d.added).count(),
+        );
+        assert_eq!(got, (retracted, asserted), "tx {i}: {user:?}");
+    }
+}
+
+/// Garbage under one transaction's key: that entry is a typed error naming it; the entries
+/// around it still read.
+#[test]
+fn a_damaged_entry_is_a_typed_error_naming_its_tx() {
+    use datalith::kv::{KvOp, TableKind};
+    // (what is written under tx 2's key, words the error detail must contain)
+    let cases: [(Vec<u8>, &str); 6] = [
+        (vec![], "ends early"),
+        (vec![0, 0], "ends early"),
+        (vec![0, 0, 0, 9, 1], "datom count"),
+        (
+            vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 7, 0, 0, 0, 0],
+            "added flag",
+        ),
+        (
+            vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 200],
+            "ends early",
+        ),
+        (vec![0, 0, 0, 0, 5], "bytes after"),
+    ];
+    for (bytes, words) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+        let reports: Vec<TxReport> = WIDER.iter().map(|t| transact(&db, t)).collect();
+        let damaged = reports[2].tx;
+        let env = db.env();
+        let table = env.table("tx_log", TableKind::Plain).unwrap();
+        env.transact_kv(vec![KvOp::put(
+            &table,
+            damaged.to_be_bytes().to_vec(),
+            bytes.clone(),
+        )])
+        .unwrap();
+        let items: Vec<_> = db.tx_range(None, None).unwrap().collect();
+        assert_eq!(items.len(), WIDER.len(), "{bytes:?}");
+        for (i, item) in items.into_iter().enumerate() {
+            match (i, item) {
+                (2, Err(StoreError::CorruptTxLogEntry { tx, detail })) => {
+                    assert_eq!(tx, damaged, "{bytes:?}");
+                    assert!(detail.contains(words), "{bytes:?}: {detail}");
+                }
+                (2, other) => panic!("{bytes:?}: {other:?}"),
+                (_, Ok(entry)) => assert_eq!(entry.tx, reports[i].tx),
+                (_, Err(e)) => panic!("{bytes:?}: tx {i}: {e}"),
+            }
         }
     }
 }

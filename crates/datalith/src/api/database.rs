@@ -172,20 +172,29 @@ impl Database {
 
     /// The transaction log, as Datomic's `tx-range`: each transaction with entity id
     /// `start <= tx < end` (a `None` bound is open), in order, with its instant and its
-    /// datoms, read from one snapshot. Transactions made while the log was not kept
-    /// ([`DbOptions::skip_tx_log`]) and bulk loads are not in it.
+    /// datoms, streamed from one snapshot (held until the iterator is dropped). A damaged
+    /// entry is a [`StoreError::CorruptTxLogEntry`](crate::store::StoreError) item.
+    /// Transactions made while the log was not kept ([`DbOptions::skip_tx_log`]) and bulk
+    /// loads are not in it; [`Database::keeps_tx_log`] says whether there is a log at all.
+    /// The record format and how a replica tails it: `tx::log`.
     pub fn tx_range(
         &self,
         start: Option<u64>,
         end: Option<u64>,
-    ) -> Result<Vec<crate::tx::log::TxLogEntry>, TxError> {
+    ) -> Result<crate::tx::log::TxRange, TxError> {
         let txn = self.env.read()?;
-        Ok(crate::tx::log::tx_range(
-            txn.view(),
+        Ok(crate::tx::log::TxRange::new(
+            txn,
             &self.store.tables,
             start,
             end,
-        )?)
+        ))
+    }
+
+    /// Whether this database has a transaction log to read: false when it was opened with
+    /// [`DbOptions::skip_tx_log`], or read-only on a file made before the log existed.
+    pub fn keeps_tx_log(&self) -> bool {
+        self.store.tables.tx_log.is_some()
     }
 
     /// The KV environment underneath.

@@ -1,6 +1,6 @@
 //! Errors of the Datalog store.
 
-use crate::error::{self, text_field, Category, Field};
+use crate::error::{self, entity_field, text_field, Category, Field};
 use crate::kv::KvError;
 
 /// An error reading or writing datoms.
@@ -13,6 +13,16 @@ pub enum StoreError {
     /// Index bytes that cannot have been written by this store.
     #[error("corrupt index entry: {detail}")]
     Corrupt {
+        /// What is wrong, in words.
+        detail: String,
+    },
+    /// A transaction log entry whose bytes this store cannot have written (truncated,
+    /// garbage, or a key that is not a transaction id).
+    #[error("corrupt transaction log entry of tx {tx}: {detail}")]
+    CorruptTxLogEntry {
+        /// The transaction whose entry is damaged (the entry's key; 0 when the key itself is
+        /// not 8 bytes).
+        tx: u64,
         /// What is wrong, in words.
         detail: String,
     },
@@ -34,7 +44,7 @@ impl StoreError {
     pub fn category(&self) -> Category {
         match self {
             StoreError::Kv(e) => e.category(),
-            StoreError::Corrupt { .. } => error::CORRUPT,
+            StoreError::Corrupt { .. } | StoreError::CorruptTxLogEntry { .. } => error::CORRUPT,
             StoreError::Schema(e) => e.category(),
         }
     }
@@ -44,6 +54,9 @@ impl StoreError {
         match self {
             StoreError::Kv(e) => e.fields(),
             StoreError::Corrupt { detail } => vec![text_field("detail", detail)],
+            StoreError::CorruptTxLogEntry { tx, detail } => {
+                vec![entity_field("tx", *tx), text_field("detail", detail)]
+            }
             StoreError::Schema(e) => e.fields(),
         }
     }

@@ -1,17 +1,50 @@
 //! The transaction log as data (Datomic's `tx-range`): the net datoms of each transaction,
 //! kept in the store's `tx_log` table under the transaction's entity id, written in the same
-//! LMDB transaction as the indexes (so the log and the indexes never disagree).
+//! LMDB transaction as the indexes (so the log and the indexes never disagree), and read back
+//! one entry at a time by [`TxRange`].
 //!
-//! An entry's bytes (big-endian): `count u32`, then per datom `entity u64 | added u8 |
-//! av_len u32 | av bytes` (`tx::av`: attribute id ++ the value's full encoding, giants
-//! included). A replica can apply entries in key order to rebuild the indexes: each holds
-//! everything its transaction changed, attribute installations included.
+//! # Record format
+//!
+//! The `tx_log` table is a plain KV table (one value a key). All integers are big-endian.
+//!
+//! - **Key**: the transaction's entity id, `u64` (8 bytes). Transaction ids are handed out by
+//!   the single committer in commit order (the `next_tx` counter of `store_meta` is read and
+//!   bumped inside the writing LMDB transaction), so key order is commit order and a new entry
+//!   always lands after every entry already committed.
+//! - **Value**: `count u32`, then `count` datoms, each `entity u64 | added u8 (0 or 1) |
+//!   av_len u32 | av bytes`, where `av` is the attribute id (`u32`) followed by the value's
+//!   full `codec` encoding (giant values inline, never a reference to the `giants` table).
+//!   Every datom's transaction is the key. The datoms are the transaction's *net* changes in
+//!   the order it produced them (`:db/txInstant` on the transaction entity among them), so
+//!   applying them in order (assertions add `(e a v)`, retractions remove it) reproduces the
+//!   transaction; attribute installations are datoms too, in the entry of the transaction
+//!   that made them, so a replica that applies every entry from the first learns the schema
+//!   before any datom uses it.
+//!
+//! # Reading it from another process
+//!
+//! A reader (a replica tailing the table through its own read-only LMDB environment) must:
+//!
+//! - Treat the bytes as untrusted, as [`decode_entry`] does: the key is exactly 8 bytes; the
+//!   count is at most `len / 13` (the smallest datom is 13 bytes); each flag is 0 or 1; each
+//!   `av_len` fits in what is left and holds at least the 4-byte attribute id; the value
+//!   decodes to exactly `av_len - 4` bytes; no byte follows the last datom. Any failure is
+//!   damage ([`StoreError::CorruptTxLogEntry`] naming the tx), never a partial apply.
+//! - Check that the log is complete before relying on it alone: a database written with the
+//!   log switched off (`DbOptions::skip_tx_log`) has no entries for those transactions, and a
+//!   bulk load writes around the log and leaves the `tx_log_gap` key in `store_meta`. With the
+//!   gap key present, a replica must start from a copy of the data file, not from the log.
+//! - Resume by key: remember the last transaction id applied, `last`, and read the range
+//!   `[last + 1, ∞)` from a fresh snapshot (`Database::tx_range(Some(last + 1), None)`). An
+//!   entry is visible only once its whole transaction committed, and ids only grow, so
+//!   nothing is skipped and nothing is seen twice. Storing `last` in the same write as the
+//!   datoms applied keeps a replica's resume point exact across its own crashes.
 
 use std::ops::Bound;
 
 use super::datoms::NetDatoms;
 use crate::codec;
-use crate::kv::{Direction, View};
+use crate::kv::{Direction, ReadTxn, Table};
 use crate::store::datom::Datom;
 use crate::store::ids::EntityId;
 use crate::store::keys::ATTR_BYTES;
@@ -42,8 +75,9 @@ pub fn encode_entry(datoms: &NetDatoms, out: &mut Vec<u8>) {
 
 /// Decodes the entry of transaction `tx` (bytes from disk: every length is checked).
 pub fn decode_entry(tx: EntityId, b: &[u8]) -> Result<TxLogEntry, StoreError> {
-    let corrupt = |what: &str| StoreError::Corrupt {
-        detail: format!("tx log entry {tx}: {what}"),
+    let corrupt = |what: &str| StoreError::CorruptTxLogEntry {
+        tx,
+        detail: what.to_string(),
     };
     let take = |at: &mut usize, n: usize| -> Result<&[u8], StoreError> {
         let s = b
@@ -73,7 +107,11 @@ pub fn decode_entry(tx: EntityId, b: &[u8]) -> Result<TxLogEntry, StoreError> {
             return Err(corrupt("attribute missing"));
         }
         let a = u32::from_be_bytes(av[..ATTR_BYTES].try_into().unwrap_or_default());
-        let v = codec::decode_exact(&av[ATTR_BYTES..])?;
+        let v =
+            codec::decode_exact(&av[ATTR_BYTES..]).map_err(|e| StoreError::CorruptTxLogEntry {
+                tx,
+                detail: format!("undecodable value: {e}"),
+            })?;
         if let (true, codec::Value::Instant(ms)) = (a == TX_INSTANT && e == tx && added, &v) {
             instant = Some(*ms);
         }
@@ -89,33 +127,110 @@ pub fn decode_entry(tx: EntityId, b: &[u8]) -> Result<TxLogEntry, StoreError> {
     })
 }
 
-/// The log entries of transactions `start <= tx < end` (either bound open when `None`), in
-/// transaction order, as of `view`. Empty when the store keeps no log.
-pub fn tx_range(
-    view: View<'_>,
-    tables: &Tables,
-    start: Option<EntityId>,
+/// The log entries of transactions `start <= tx < end`, in transaction order, read from one
+/// snapshot one entry at a time (only the entry being yielded is decoded and held).
+///
+/// Each step seeks the first key at or after the last one read, so the iterator holds no
+/// cursor between steps, only the snapshot (and so one reader slot until it is dropped). A
+/// damaged entry yields its [`StoreError::CorruptTxLogEntry`] and the iteration goes on with
+/// the next transaction (the caller decides whether to stop); a key that is not a
+/// transaction id ends it, since no position after it can be named.
+pub struct TxRange {
+    txn: Option<ReadTxn>,
+    log: Option<Table>,
+    /// The lowest transaction id not yet read (`None`: from the first).
+    next: Option<EntityId>,
     end: Option<EntityId>,
-) -> Result<Vec<TxLogEntry>, StoreError> {
-    let Some(log) = &tables.tx_log else {
-        return Ok(Vec::new());
-    };
-    let (lo, hi) = (start.map(u64::to_be_bytes), end.map(u64::to_be_bytes));
-    let lower = lo
-        .as_ref()
-        .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
-    let upper = hi
-        .as_ref()
-        .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
-    let mut out = Vec::new();
-    for entry in view.range(log, lower, upper, Direction::Forward)? {
-        let (k, v) = entry?;
-        let tx = <[u8; 8]>::try_from(k)
-            .map(u64::from_be_bytes)
-            .map_err(|_| StoreError::Corrupt {
-                detail: format!("tx log key of {} bytes", k.len()),
-            })?;
-        out.push(decode_entry(tx, v)?);
+}
+
+impl TxRange {
+    /// The entries `start <= tx < end` (a `None` bound is open) of `tables`' log as of `txn`;
+    /// yields nothing when the store keeps no log.
+    pub fn new(
+        txn: ReadTxn,
+        tables: &Tables,
+        start: Option<EntityId>,
+        end: Option<EntityId>,
+    ) -> TxRange {
+        TxRange {
+            log: tables.tx_log.clone(),
+            txn: Some(txn),
+            next: start,
+            end,
+        }
     }
-    Ok(out)
+
+    fn finish(&mut self) {
+        // Lets the snapshot go as soon as nothing more can be read.
+        self.txn = None;
+    }
+
+    fn step(&mut self) -> Result<Option<TxLogEntry>, StoreError> {
+        let (Some(txn), Some(log)) = (&self.txn, &self.log) else {
+            return Ok(None);
+        };
+        let (lo, hi) = (
+            self.next.map(u64::to_be_bytes),
+            self.end.map(u64::to_be_bytes),
+        );
+        let lower = lo
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Included(&k[..]));
+        let upper = hi
+            .as_ref()
+            .map_or(Bound::Unbounded, |k| Bound::Excluded(&k[..]));
+        let view = txn.view();
+        // (the key read, or None at the end; the entry decoded): decoded before the snapshot's
+        // borrow ends so that the entry's bytes are never copied.
+        let read = match view.range(log, lower, upper, Direction::Forward)?.next() {
+            None => None,
+            Some(first) => {
+                let (k, v) = first?;
+                Some(match <[u8; 8]>::try_from(k) {
+                    Ok(key) => {
+                        let tx = u64::from_be_bytes(key);
+                        (Some(tx), decode_entry(tx, v))
+                    }
+                    Err(_) => (
+                        None,
+                        Err(StoreError::CorruptTxLogEntry {
+                            tx: 0,
+                            detail: format!("a key of {} bytes, not a transaction id", k.len()),
+                        }),
+                    ),
+                })
+            }
+        };
+        match read {
+            None => {
+                self.finish();
+                Ok(None)
+            }
+            Some((tx, entry)) => {
+                match tx.and_then(|tx| tx.checked_add(1)) {
+                    Some(after) => self.next = Some(after),
+                    None => self.finish(),
+                }
+                entry.map(Some)
+            }
+        }
+    }
+}
+
+impl Iterator for TxRange {
+    type Item = Result<TxLogEntry, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.step().transpose()
+    }
+}
+
+impl std::fmt::Debug for TxRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TxRange")
+            .field("next", &self.next)
+            .field("end", &self.end)
+            .field("done", &self.txn.is_none())
+            .finish()
+    }
 }
