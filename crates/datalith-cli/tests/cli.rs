@@ -1,11 +1,11 @@
 //! The built `datalith` binary, run as scripts run it: subcommands, exit codes, output
 //! formats, dump and reload, and `check` on a deliberately corrupted index.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use datalith::edn::{read_one, Edn};
+
+mod common;
 
 const BIN: &str = env!("CARGO_BIN_EXE_datalith");
 
@@ -16,25 +16,11 @@ struct Out {
 }
 
 fn run(args: &[&str], stdin: &str) -> Out {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("DATALITH_HISTORY", "/dev/null")
-        .spawn()
-        .expect("run datalith");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = common::run_in(None, BIN, args, stdin);
     Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        code: o.code.unwrap_or(-1),
+        stdout: o.stdout,
+        stderr: o.stderr,
     }
 }
 

@@ -2,42 +2,15 @@
 //! half-way, output into a closed pipe, permission errors, a full disk in the shell, ragged
 //! CSV rows, and a database directory named like a subcommand.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+mod common;
+
+use common::{run_in, Out};
+
 const BIN: &str = env!("CARGO_BIN_EXE_datalith");
-
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run_in(dir: Option<&Path>, program: &str, args: &[&str], stdin: &str) -> Out {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("DATALITH_HISTORY", "/dev/null");
-    if let Some(d) = dir {
-        cmd.current_dir(d);
-    }
-    let mut child = cmd.spawn().expect("run");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    Out {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 fn run(args: &[&str]) -> Out {
     run_in(None, BIN, args, "")
