@@ -212,13 +212,15 @@ pub fn shape(
         // scalar or tuple, an empty collection otherwise), not a count of 0.
         let mut out = Vec::new();
         for (_, members) in groups {
-            // An aggregate may be a user's, and slow.
-            budget.tick_weighted(super::budget::USER_CALL)?;
+            budget.tick()?;
             let mut row = Vec::new();
             for f in &q.find {
                 row.push(match f {
                     FindElem::Aggregate { name, args, var } => {
                         budget.charge(row_bytes(members.len()))?;
+                        if user_aggs.contains_key(name.as_str()) {
+                            budget.user_call()?;
+                        }
                         let vals: Vec<Value> =
                             members.iter().map(|r| r[col(*var)].clone()).collect();
                         aggregate(name, args, &vals, user_aggs)?
@@ -325,7 +327,7 @@ fn tuples<T>(
         .collect();
     let plain = q.find.iter().all(|f| matches!(f, FindElem::Var(_)));
     let mut out = Vec::with_capacity(rel.rows.len());
-    for r in rel.rows {
+    for r in rel.into_rows() {
         budget.tick()?;
         let mut items = Vec::with_capacity(cols.len());
         if plain {

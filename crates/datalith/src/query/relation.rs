@@ -7,7 +7,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use rustc_hash::FxHashSet as HashSet;
 
-use super::budget::{row_bytes, Budget};
+use super::budget::{row_bytes, Budget, FreeAfterStop};
 use super::error::QueryError;
 use super::ir::Var;
 use crate::codec::Value;
@@ -59,7 +59,10 @@ impl Relation {
         }
         // A kept row is held twice: in the rows and in the set.
         let bytes = 2 * row_bytes(vars.len());
-        let mut seen = HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
+        let mut seen = FreeAfterStop::new(HashSet::with_capacity_and_hasher(
+            self.rows.len(),
+            Default::default(),
+        ));
         let mut rows = Vec::new();
         for r in &self.rows {
             budget.tick()?;
@@ -102,22 +105,26 @@ impl Relation {
             return self.project(keep, budget);
         }
         let vars = cols.iter().map(|c| self.vars[*c]).collect();
-        let mut rows = Vec::with_capacity(self.rows.len());
-        for mut r in self.rows {
+        let mut out = Relation::empty(vars);
+        out.rows.reserve(self.rows.len());
+        for mut r in self.into_rows() {
             budget.tick()?;
-            rows.push(
+            out.rows.push(
                 cols.iter()
                     .map(|c| std::mem::replace(&mut r[*c], Value::Boolean(false)))
                     .collect(),
             );
         }
-        Ok(Relation { vars, rows })
+        Ok(out)
     }
 
     /// Removes duplicate rows.
     pub fn dedup(&mut self, budget: &Budget<'_>) -> Result<(), QueryError> {
         let bytes = row_bytes(self.vars.len());
-        let mut seen = HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
+        let mut seen = FreeAfterStop::new(HashSet::with_capacity_and_hasher(
+            self.rows.len(),
+            Default::default(),
+        ));
         // `retain` cannot fail: a stop keeps the remaining rows, and is reported after.
         let mut stopped = false;
         self.rows.retain(|r| {
@@ -205,11 +212,11 @@ impl Relation {
     /// Union of relations over the same variables (columns reordered as needed).
     pub fn union(&mut self, other: Relation, budget: &Budget<'_>) -> Result<(), QueryError> {
         if self.vars == other.vars {
-            self.rows.extend(other.rows);
+            self.rows.extend(other.into_rows());
             return Ok(());
         }
         let cols: Vec<Option<usize>> = self.vars.iter().map(|v| other.col(*v)).collect();
-        for r in other.rows {
+        for r in other.into_rows() {
             budget.tick()?;
             if cols.iter().all(Option::is_some) {
                 self.rows.push(
@@ -220,5 +227,30 @@ impl Relation {
             }
         }
         Ok(())
+    }
+}
+
+impl Relation {
+    /// The rows, taken out (a relation's drop guards its rows, so they are not moved out
+    /// directly); they are freed off-thread if the query stops while they are being read.
+    pub fn into_rows(mut self) -> FreeAfterStop<std::vec::IntoIter<Vec<Value>>> {
+        FreeAfterStop::new(std::mem::take(&mut self.rows).into_iter())
+    }
+
+    /// The variables and rows, taken out.
+    pub fn into_parts(mut self) -> (Vec<Var>, Vec<Vec<Value>>) {
+        (
+            std::mem::take(&mut self.vars),
+            std::mem::take(&mut self.rows),
+        )
+    }
+}
+
+impl Drop for Relation {
+    fn drop(&mut self) {
+        // A stopped query frees its rows off-thread (see `FreeAfterStop`).
+        if !self.rows.is_empty() && super::budget::stopping() {
+            super::budget::free_later(Box::new(std::mem::take(&mut self.rows)));
+        }
     }
 }

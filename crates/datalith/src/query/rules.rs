@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashSet as HashSet;
 
-use super::budget::{row_bytes, rows_bytes};
+use super::budget::{row_bytes, rows_bytes, FreeAfterStop};
 use super::error::QueryError;
 use super::exec::Ctx;
 use super::ir::{Clause, RuleBody, Term, Var};
@@ -108,21 +108,18 @@ fn evaluate(
         if let Some(r) = right_linear(ctx, name, bodies, bound_pos, &seeds)? {
             return Ok(r);
         }
-        let full = evaluate(ctx, name, bodies, &[], vec![Vec::new()])?;
+        let mut full = evaluate(ctx, name, bodies, &[], vec![Vec::new()])?;
         let wanted: HashSet<Vec<Value>> = seeds.into_iter().collect();
-        let mut rows = Vec::new();
-        for r in full.rows {
+        let mut out = Relation::empty(std::mem::take(&mut full.vars));
+        for r in full.into_rows() {
             ctx.budget.tick()?;
             if wanted.contains(&bound_pos.iter().map(|&i| r[i].clone()).collect::<Vec<_>>()) {
-                rows.push(r);
+                out.rows.push(r);
             }
         }
-        return Ok(Relation {
-            vars: full.vars,
-            rows,
-        });
+        return Ok(out);
     }
-    let mut total: HashSet<Vec<Value>> = HashSet::default();
+    let mut total: FreeAfterStop<HashSet<Vec<Value>>> = FreeAfterStop::new(HashSet::default());
     let mut all = Relation::empty(head_vars.clone());
     // A derived tuple is held in `total`, `all` and one round's delta.
     let tuple_bytes = 3 * row_bytes(arity);
@@ -134,7 +131,7 @@ fn evaluate(
     for b in &base {
         let r = body(ctx, name, b, bound_pos, &seeds, None)?;
         let held = rows_bytes(r.rows.len(), arity);
-        for row in r.rows {
+        for row in r.into_rows() {
             ctx.budget.tick()?;
             if total.insert(row.clone()) {
                 ctx.budget.charge(tuple_bytes)?;
@@ -163,7 +160,7 @@ fn evaluate(
             };
             let r = body(ctx, name, b, bound_pos, &seeds, Some(feed))?;
             let held = rows_bytes(r.rows.len(), arity);
-            for row in r.rows {
+            for row in r.into_rows() {
                 ctx.budget.tick()?;
                 if total.insert(row.clone()) {
                     ctx.budget.charge(tuple_bytes)?;
@@ -403,7 +400,7 @@ fn right_linear(
     // Answers: the base bodies at every demanded binding, reported for the original one.
     let head_vars: Vec<Var> = (0..arity).map(|i| usize::MAX - arity + i).collect();
     let mut out = Relation::empty(head_vars);
-    let mut dedup: HashSet<Vec<Value>> = HashSet::default();
+    let mut dedup: FreeAfterStop<HashSet<Vec<Value>>> = FreeAfterStop::new(HashSet::default());
     for b in base {
         let origin_vars: Vec<Var> = (0..bound_pos.len()).map(|k| b.var_count + k).collect();
         let cur_vars: Vec<Var> = bound_pos.iter().map(|&p| b.head[p]).collect();

@@ -158,6 +158,9 @@ pub fn run(
         })
         .collect();
     let (mut q, bindings) = lower(s, &kinds, implicit.map(|d| &**d.schema()))?;
+    // First in, last out: every relation of the run is dropped while the scope knows whether
+    // the run stopped (see `budget::FreeAfterStop`).
+    let _scope = super::budget::RunScope::enter();
     let budget = Budget::new(
         q.timeout_ms.or(options.timeout_ms),
         options.cancel,

@@ -29,9 +29,10 @@ impl<'a> Ctx<'a> {
                     vars: rel.vars.clone(),
                     rows: Vec::with_capacity(rel.rows.len()),
                 };
-                for row in rel.rows {
+                let vars = rel.vars.clone();
+                for row in rel.into_rows() {
                     self.budget.tick()?;
-                    let vals = resolve_args(args, &rel.vars, &row);
+                    let vals = resolve_args(args, &vars, &row);
                     if builtins::truthy(self.call(name, &vals)?.as_ref()) {
                         out.rows.push(row);
                     }
@@ -154,7 +155,7 @@ impl<'a> Ctx<'a> {
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {
-            self.budget.tick_weighted(crate::query::budget::USER_CALL)?;
+            self.budget.user_call()?;
             return f(args).map(Some).map_err(|m| QueryError::BadArguments {
                 name: name.to_string(),
                 message: m,

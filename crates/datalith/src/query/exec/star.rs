@@ -220,7 +220,7 @@ impl<'a> Ctx<'a> {
             None => Some(r.entity_cursor()?),
         };
         let bytes = row_bytes(vars.len());
-        for row in rel.rows.into_iter() {
+        for row in rel.into_rows() {
             self.budget.charge(bytes)?;
             let e = match e_col {
                 Some(c) => entity_of(&row[c]),
