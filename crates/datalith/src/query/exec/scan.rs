@@ -67,12 +67,7 @@ impl<'a> Ctx<'a> {
                     out.rows.reserve(es.len());
                     for &e in es.iter() {
                         self.budget.charge(bytes)?;
-                        let mut r = Vec::with_capacity(row.len() + 1 + spare);
-                        r.extend_from_slice(row);
-                        if let Term::Var(_) = p.e {
-                            r.push(Value::Ref(e));
-                        }
-                        out.rows.push(r);
+                        out.rows.push(row_with_entity(row, p, e, spare));
                     }
                 }
             }
@@ -90,12 +85,7 @@ impl<'a> Ctx<'a> {
                     }
                     for &e in &cache[v] {
                         self.budget.charge(bytes)?;
-                        let mut r = Vec::with_capacity(row.len() + 1 + spare);
-                        r.extend_from_slice(row);
-                        if let Term::Var(_) = p.e {
-                            r.push(Value::Ref(e));
-                        }
-                        out.rows.push(r);
+                        out.rows.push(row_with_entity(row, p, e, spare));
                     }
                 }
             }
@@ -126,43 +116,31 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 };
-                if let [row] = rel.rows.as_slice() {
-                    // One input row (the usual first step): rows straight from the scan.
-                    self.r.scan_attr(
-                        a,
-                        lo_ref,
-                        hi_ref,
-                        Direction::Forward,
-                        #[inline(always)]
-                        |vb, e| {
-                            if !budget.charge_step(bytes) {
-                                return Ok(false);
-                            }
-                            // Numbers inline (no large `Result` through the decode call).
-                            let v = match crate::store::reader::decode_fixed(vb) {
-                                Some(v) => v,
-                                None => decode(vb)?,
-                            };
-                            if same && Value::Ref(e) != v {
-                                return Ok(true);
-                            }
-                            let mut r = Vec::with_capacity(width + spare);
-                            r.extend_from_slice(row);
-                            if push_e {
-                                r.push(Value::Ref(e));
-                            }
-                            if push_v {
-                                r.push(v);
-                            }
-                            out.rows.push(r);
-                            Ok(true)
-                        },
-                    )?;
-                    self.budget.check()?;
-                    return Ok(out);
-                }
+                // The input row followed by the pattern's entity and value, where they are
+                // variables.
+                let joined = |row: &[Value], e: EntityId, v: Value| {
+                    let mut r = Vec::with_capacity(width + spare);
+                    r.extend_from_slice(row);
+                    if push_e {
+                        r.push(Value::Ref(e));
+                    }
+                    if push_v {
+                        r.push(v);
+                    }
+                    r
+                };
+                // With one input row (the usual first step) rows come straight from the scan;
+                // with several, the scan's pairs are read once and crossed with each row.
+                let single = match rel.rows.as_slice() {
+                    [row] => Some(row),
+                    _ => None,
+                };
                 let mut pairs: Vec<(EntityId, Value)> = Vec::new();
-                let pair_bytes = std::mem::size_of::<(EntityId, Value)>() as u64;
+                let step_bytes = if single.is_some() {
+                    bytes
+                } else {
+                    std::mem::size_of::<(EntityId, Value)>() as u64
+                };
                 self.r.scan_attr(
                     a,
                     lo_ref,
@@ -170,33 +148,35 @@ impl<'a> Ctx<'a> {
                     Direction::Forward,
                     #[inline(always)]
                     |vb, e| {
-                        if !budget.charge_step(pair_bytes) {
+                        if !budget.charge_step(step_bytes) {
                             return Ok(false);
                         }
+                        // Numbers inline (no large `Result` through the decode call).
                         let v = match crate::store::reader::decode_fixed(vb) {
                             Some(v) => v,
                             None => decode(vb)?,
                         };
-                        pairs.push((e, v));
+                        match single {
+                            Some(row) if !(same && Value::Ref(e) != v) => {
+                                out.rows.push(joined(row, e, v))
+                            }
+                            Some(_) => {}
+                            None => pairs.push((e, v)),
+                        }
                         Ok(true)
                     },
                 )?;
                 self.budget.check()?;
+                if single.is_some() {
+                    return Ok(out);
+                }
                 for row in rel.rows.iter() {
                     for (e, v) in &pairs {
                         self.budget.charge(bytes)?;
                         if same && Value::Ref(*e) != *v {
                             continue;
                         }
-                        let mut r = Vec::with_capacity(width + spare);
-                        r.extend_from_slice(row);
-                        if push_e {
-                            r.push(Value::Ref(*e));
-                        }
-                        if push_v {
-                            r.push(v.clone());
-                        }
-                        out.rows.push(r);
+                        out.rows.push(joined(row, *e, v.clone()));
                     }
                 }
             }
@@ -269,4 +249,16 @@ impl<'a> Ctx<'a> {
         let joined = rel.join(&m, &self.budget)?;
         joined.project_owned(&vars, &self.budget)
     }
+}
+
+/// `row` followed by entity `e` when the pattern's entity is a variable, with room for `spare`
+/// more values (the columns later steps add).
+#[inline(always)]
+fn row_with_entity(row: &[Value], p: &Pattern, e: EntityId, spare: usize) -> Vec<Value> {
+    let mut r = Vec::with_capacity(row.len() + 1 + spare);
+    r.extend_from_slice(row);
+    if let Term::Var(_) = p.e {
+        r.push(Value::Ref(e));
+    }
+    r
 }
