@@ -6,6 +6,11 @@
 //! hit bytes nothing reads (free pages, a page's unused middle, a truncated free tail); a
 //! difference would be damage `check` cannot see.
 //!
+//! A second test damages the transaction log (`txlog.dlog`) next to a sound data file: random
+//! bytes in its checkpoint slots or records, a zeroed stretch, truncation. The data file holds
+//! every committed transaction (a clean close checkpoints), so every command must either refuse
+//! with a clear error or read exactly as the sound database; never a signal, a hang or a panic.
+//!
 //! Runs 24 copies by default; the full run:
 //!   DATALITH_TORTURE_N=1000 cargo test -p datalith-cli --test damage_torture -- --nocapture
 //! (`DATALITH_TORTURE_SEED` picks another sequence of damages; `DATALITH_BIN` another binary.)
@@ -332,4 +337,133 @@ fn damaged_copies_never_crash_or_hang_and_check_reports_them() {
         "{bad:#?}"
     );
     assert_eq!(sum(|t| t.undetected_changed), 0, "{bad:#?}");
+}
+
+const LOG_KINDS: [&str; 4] = ["slot bytes", "record bytes", "zeroed range", "truncation"];
+
+/// Damages a copy of the log `sound` (only its used part: past it the file is preallocated
+/// zeroes that nothing reads).
+fn damage_log(kind: usize, sound: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let used = sound
+        .iter()
+        .rposition(|b| *b != 0)
+        .map_or(0, |p| p + 1)
+        .max(1);
+    // The two checkpoint slots share the first page.
+    let slots = 4096.min(used);
+    let mut b = sound.to_vec();
+    match kind {
+        0 => {
+            for _ in 0..1 + rng.below(8) {
+                let at = rng.below(slots);
+                b[at] = rng.next() as u8;
+            }
+        }
+        1 => {
+            for _ in 0..1 + rng.below(8) {
+                let at = (slots + rng.below(used.saturating_sub(slots).max(1))).min(b.len() - 1);
+                b[at] = rng.next() as u8;
+            }
+        }
+        2 => {
+            let at = rng.below(used);
+            let len = 1 + rng.below(4096);
+            let end = (at + len).min(b.len());
+            b[at..end].fill(0);
+        }
+        _ => b.truncate(rng.below(used)),
+    }
+    b
+}
+
+#[test]
+fn damaged_logs_never_crash_or_hang_and_never_change_an_answer() {
+    // Each copy writes the whole preallocated 64 MiB log: 8 by default keeps `cargo test` short.
+    let n: usize = std::env::var("DATALITH_TORTURE_N").map_or(8, |v| v.parse().unwrap());
+    let seed: u64 = std::env::var("DATALITH_TORTURE_SEED").map_or(1, |v| v.parse().unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let sound_dir = tmp.path().join("sound");
+    build(&sound_dir);
+    let sound_s = sound_dir.to_str().unwrap();
+    let data = std::fs::read(sound_dir.join("data.mdb")).unwrap();
+    let log = std::fs::read(sound_dir.join("txlog.dlog")).expect("a durable database has a log");
+    let sound_export = ok(&["export", sound_s]);
+    let sound_answer = ok(&["query", sound_s, QUERY]);
+
+    let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+    // Per kind: copies, refused by check (exit 2), passed and reading as the sound database.
+    let mut tallies = [(0u32, 0u32, 0u32); 4];
+    let mut bad: Vec<String> = Vec::new();
+    let copy: PathBuf = tmp.path().join("copy");
+    for i in 0..n {
+        let kind = i % LOG_KINDS.len();
+        let bytes = damage_log(kind, &log, &mut rng);
+        tallies[kind].0 += 1;
+        let _ = std::fs::remove_dir_all(&copy);
+        std::fs::create_dir(&copy).unwrap();
+        std::fs::write(copy.join("data.mdb"), &data).unwrap();
+        std::fs::write(copy.join("txlog.dlog"), &bytes).unwrap();
+        let c = copy.to_str().unwrap();
+        for (name, args) in [
+            ("check", vec!["check", c]),
+            ("query", vec!["query", c, QUERY]),
+            ("stat", vec!["stat", c]),
+            ("open", vec![c]),
+            ("export", vec!["export", c]),
+        ] {
+            match run(&args) {
+                Outcome::Signal(sig) => bad.push(format!(
+                    "log copy {i} ({}): {name} killed by signal {sig}",
+                    LOG_KINDS[kind]
+                )),
+                Outcome::Hang => {
+                    bad.push(format!("log copy {i} ({}): {name} hung", LOG_KINDS[kind]))
+                }
+                Outcome::Exit { code: 101, .. } => bad.push(format!(
+                    "log copy {i} ({}): {name} panicked",
+                    LOG_KINDS[kind]
+                )),
+                Outcome::Exit { code: 0, stdout } => {
+                    let differs = (name == "query" && stdout != sound_answer)
+                        || (name == "export" && stdout != sound_export);
+                    if differs {
+                        bad.push(format!(
+                            "log copy {i} ({}): {name} answered differently, exit 0",
+                            LOG_KINDS[kind]
+                        ));
+                    }
+                    if name == "check" {
+                        tallies[kind].2 += 1;
+                    }
+                }
+                Outcome::Exit { code, .. } => {
+                    if name == "check" && code == 2 {
+                        tallies[kind].1 += 1;
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "log damage torture: {n} copies of a {} byte log (seed {seed})",
+        log.len()
+    );
+    println!(
+        "{:<14} {:>6} {:>14} {:>12}",
+        "damage", "copies", "check-refused", "check-passed"
+    );
+    for (k, (copies, refused, passed)) in tallies.iter().enumerate() {
+        println!(
+            "{:<14} {:>6} {:>14} {:>12}",
+            LOG_KINDS[k], copies, refused, passed
+        );
+    }
+    println!(
+        "total: {} signals, hangs, panics or changed answers",
+        bad.len()
+    );
+    for line in &bad {
+        println!("  {line}");
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
 }
