@@ -8,7 +8,7 @@ use std::time::Instant;
 use datalith::codec::{Keyword, Value};
 use datalith::edn::read_one;
 use datalith::kv::Durability;
-use datalith::store::ids::USER_PARTITION_START;
+use datalith::raw::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
 use datalith_testdata::AttrValue;
 
@@ -33,7 +33,7 @@ fn main() {
         let dir = tempfile::tempdir().unwrap();
         let db =
             Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
-        let schema = datalith::tx::edn::tx_data_from_edn(&read_one(
+        let schema = datalith::TxData::from_edn(&read_one(
             "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
               {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
               {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one}

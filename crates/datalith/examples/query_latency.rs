@@ -6,7 +6,7 @@ use std::time::Instant;
 use datalith::codec::{Keyword, Value};
 use datalith::edn::{read_one, Edn};
 use datalith::kv::Durability;
-use datalith::store::ids::USER_PARTITION_START;
+use datalith::raw::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
 use datalith_testdata::AttrValue;
 
@@ -16,7 +16,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let schema = datalith::tx::edn::tx_data_from_edn(
+    let schema = datalith::TxData::from_edn(
         &read_one(
             "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
               {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}

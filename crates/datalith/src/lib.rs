@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admin;
 pub mod api;
 pub mod codec;
 pub mod db;
@@ -23,6 +24,7 @@ pub mod kv;
 pub mod limits;
 pub mod pull;
 pub mod query;
+pub mod raw;
 pub mod store;
 pub mod tx;
 

@@ -332,7 +332,7 @@ impl Database {
     /// upserts, cardinality or uniqueness checks, just attribute and type checks, then sorted
     /// writes straight into the indexes, durably, in transactions of 256K datoms (like
     /// Datalevin's `fill-db`, a failure leaves the chunks before it). Entity ids must lie in
-    /// the user partition (`store::ids::USER_PARTITION_START..`). Encoding and sorting run on
+    /// the user partition ([`crate::raw::USER_PARTITION_START`]`..`). Encoding and sorting run on
     /// the caller's thread (and, for large loads, on helper threads, one per core); keys past
     /// the end of an index (all of them when loading into an empty database) are appended
     /// without a search. Returns the number of datoms

@@ -39,7 +39,7 @@
 
 pub mod datom;
 pub mod error;
-pub mod ids;
+pub(crate) mod ids;
 pub mod keys;
 pub mod load;
 pub mod reader;
