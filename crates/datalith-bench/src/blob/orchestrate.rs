@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::args::BlobArgs;
 use super::child::ChildResult;
@@ -289,17 +289,7 @@ impl OneRun<'_> {
             message,
         };
         let log = self.out.join(format!("{tag}.log"));
-        let log_file = std::fs::File::create(&log).map_err(BenchError::io(&log))?;
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log_file))
-            .spawn()
-            .map_err(|e| fail(format!("cannot start: {e}")))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| fail("no stdout pipe".into()))?;
+        let (mut child, stdout) = crate::common::child::spawn_logged(&mut cmd, tag, &log)?;
         let total = (self.rate * self.secs).floor() as u64;
         let bar = ProgressBar::new(total);
         bar.set_style(

@@ -1,0 +1,28 @@
+//! The flags every workload command shares (`query`, `write`): run size, output folder and
+//! the external peers. Each workload flattens [`RunArgs`] into its own arguments and says in
+//! its own flags what `--quick` means for its sizes.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags shared by the workload commands.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// CI smoke size: small workloads and short caps (each workload's size flags give its
+    /// --quick figures); the JVM/Node peers are not installed (run if already installed,
+    /// else reported skipped).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output directory; each workload writes below it (<out>/query/, <out>/write-kv/, ...).
+    #[arg(long, default_value = "bench-results")]
+    pub out: PathBuf,
+    /// Directory of the peer harnesses (default: bench/peers of this repository).
+    #[arg(long)]
+    pub peers_dir: Option<PathBuf>,
+    /// Let a full run succeed although a peer could not run (it is still reported loudly).
+    #[arg(long)]
+    pub allow_missing_peers: bool,
+    /// Heap of every JVM peer (-Xms and -Xmx) and Node peer (--max-old-space-size), e.g. 4g.
+    #[arg(long, default_value = crate::common::jvm::DEFAULT_HEAP)]
+    pub heap: String,
+}
