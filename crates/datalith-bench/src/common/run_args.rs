@@ -9,8 +9,8 @@ use std::path::PathBuf;
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// CI smoke size: small workloads and short caps (each workload's size flags give its
-    /// --quick figures); the JVM/Node peers are not installed (run if already installed,
-    /// else reported skipped).
+    /// --quick figures); peers that need installing are run only if already installed, else
+    /// reported skipped.
     #[arg(long)]
     pub quick: bool,
     /// Output directory; each workload writes below it (<out>/query/, <out>/write-kv/, ...).
