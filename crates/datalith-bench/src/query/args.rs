@@ -38,7 +38,8 @@ pub const IN_PROCESS: [&str; 5] = [
 /// `datalith-bench query`: workload Q.
 #[derive(Args, Debug, Clone)]
 pub struct QueryArgs {
-    /// Flags every workload shares: --quick, --out, --peers-dir, --allow-missing-peers, --heap.
+    /// Flags every workload shares: --quick, --out, --peers-dir,
+    /// --allow-missing-peers, --passes, --heap.
     #[command(flatten)]
     pub run: RunArgs,
     /// Timed seconds per task (default 3, or 0.3 with --quick), after a warm-up of two thirds
@@ -67,10 +68,6 @@ pub struct QueryArgs {
     /// Seed of the people generator.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
-    /// Passes over every peer, the peer order rotated by one each pass (default 3, or 1 with
-    /// --quick); a cell reports the median of its pass medians and their min-max.
-    #[arg(long)]
-    pub passes: Option<usize>,
 }
 
 /// What the flags resolve to.
@@ -147,23 +144,7 @@ impl QueryArgs {
                 message: "at least one person".into(),
             });
         }
-        let passes = self.passes.unwrap_or(if self.run.quick {
-            1
-        } else {
-            crate::common::passes::MIN_PASSES
-        });
-        if passes == 0 {
-            return Err(BenchError::Arg {
-                arg: "--passes",
-                message: "at least one pass".into(),
-            });
-        }
-        if crate::common::jvm::heap_mib(&self.run.heap).is_none() {
-            return Err(BenchError::Arg {
-                arg: "--heap",
-                message: format!("{} is not a size such as 4g or 512m", self.run.heap),
-            });
-        }
+        let passes = self.run.checked_passes()?;
         Ok(Resolved {
             passes,
             plan: Plan {

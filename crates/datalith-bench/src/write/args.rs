@@ -30,7 +30,8 @@ pub const QUICK_WARMUP_SECS: f64 = 0.5;
 /// `datalith-bench write`: workload W.
 #[derive(Args, Debug, Clone)]
 pub struct WriteArgs {
-    /// Flags every workload shares: --quick, --out, --peers-dir, --allow-missing-peers, --heap.
+    /// Flags every workload shares: --quick, --out, --peers-dir,
+    /// --allow-missing-peers, --passes, --heap.
     #[command(flatten)]
     pub run: RunArgs,
     /// The key-value conditions (Datalith KV against SQLite, raw LMDB, RocksDB, Datalevin KV).
@@ -73,10 +74,6 @@ pub struct WriteArgs {
     /// --allow-missing-peers).
     #[arg(long)]
     pub skip_jvm_peers: bool,
-    /// Passes over every condition, the condition order rotated by one each pass (default 3,
-    /// or 1 with --quick); a cell reports the median pass and the min-max.
-    #[arg(long)]
-    pub passes: Option<usize>,
     /// Untimed warm-up writes of every condition before its timed run (into a throwaway
     /// store, in the same process), and warm-up iterations before each mixed phase (default
     /// 50,000, or writes/10 when smaller).
@@ -223,23 +220,7 @@ impl Plan {
             };
             (conditions, init)
         };
-        let passes = a.passes.unwrap_or(if a.run.quick {
-            1
-        } else {
-            crate::common::passes::MIN_PASSES
-        });
-        if passes == 0 {
-            return Err(BenchError::Arg {
-                arg: "--passes",
-                message: "at least one pass".into(),
-            });
-        }
-        if crate::common::jvm::heap_mib(&a.run.heap).is_none() {
-            return Err(BenchError::Arg {
-                arg: "--heap",
-                message: format!("{} is not a size such as 4g or 512m", a.run.heap),
-            });
-        }
+        let passes = a.run.checked_passes()?;
         let warmup = a.warmup.unwrap_or((writes / 10).min(FULL_WARMUP));
         let warmup_secs = a.warmup_secs.unwrap_or(if a.run.quick {
             QUICK_WARMUP_SECS
