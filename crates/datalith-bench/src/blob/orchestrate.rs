@@ -273,11 +273,14 @@ impl OneRun<'_> {
         if !self.args.keep_data {
             std::fs::remove_dir_all(&dir).map_err(BenchError::io(&dir))?;
         }
-        if result.durable != result.issued {
+        if result.totals.durable != result.totals.issued {
             return Err(BenchError::Store {
                 store: self.store.to_string(),
                 op: "verify",
-                message: format!("{} puts issued, {} durable", result.issued, result.durable),
+                message: format!(
+                    "{} puts issued, {} durable",
+                    result.totals.issued, result.totals.durable
+                ),
             });
         }
         Ok(Row::from_run(&result, device, traced))
