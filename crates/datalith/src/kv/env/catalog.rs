@@ -27,7 +27,7 @@ impl Environment {
 
     /// The list table `name` whose values all have exactly `width` bytes, created (durably) if
     /// it does not exist. Such a table is stored `MDB_DUPFIXED`: reads of many values get
-    /// whole pages of them at once ([`super::View::list_blocks`]). A list table of the same
+    /// whole pages of them at once ([`crate::kv::View::list_blocks`]). A list table of the same
     /// name made without the width (by an older build) is returned as it is (reads then go
     /// value by value). Writing a value of another width to it is an LMDB error: only
     /// Datalith's own tables (the AVE index: 8-byte entity ids) use this.
