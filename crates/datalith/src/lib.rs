@@ -14,7 +14,6 @@
 
 #![warn(missing_docs)]
 
-pub mod admin;
 pub mod api;
 pub mod codec;
 pub mod db;
@@ -24,9 +23,13 @@ pub mod kv;
 pub mod limits;
 pub mod pull;
 pub mod query;
-pub mod raw;
 pub mod store;
 pub mod tx;
+
+// Curated homes for tools and programs below Datalog (the CLI, the benchmarks): operator
+// checks and copies, and caller-chosen entity ids with raw index reads.
+pub mod admin;
+pub mod raw;
 
 pub use api::{explain, q, Database, DbOptions, Input};
 pub use codec::{Keyword, Value};
