@@ -254,7 +254,7 @@ pub fn check(db: &Path) -> Result<(String, bool)> {
     };
     let mut out = String::new();
     for p in &report.problems {
-        use datalith::api::check::Inconsistency as I;
+        use datalith::admin::Inconsistency as I;
         let line = match p {
             I::MissingInAve { e, a, value } => {
                 format!(

@@ -123,7 +123,7 @@ from_library_error!(
     datalith::query::QueryError,
     datalith::kv::KvError,
     datalith::store::StoreError,
-    datalith::api::dump::DumpError
+    datalith::admin::DumpError
 );
 
 impl From<std::io::Error> for CliError {

@@ -5,7 +5,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use datalith::edn::{read_all, to_edn_string, Edn};
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::tx::{Tempid, TxReport};
 use datalith::{Database, Db};
 
@@ -83,7 +82,7 @@ pub fn query(db: &Db, form: &Edn, inputs: &[Edn], cancel: &AtomicBool) -> Result
 
 /// Transacts tx data `form`.
 pub fn transact(db: &Database, form: &Edn) -> Result<(TxReport, Duration)> {
-    let data = tx_data_from_edn(form)?;
+    let data = datalith::TxData::from_edn(form)?;
     let start = Instant::now();
     let report = db.transact(data)?;
     Ok((report, start.elapsed()))

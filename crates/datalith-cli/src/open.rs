@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use datalith::kv::file::Verify;
+use datalith::kv::Verify;
 use datalith::{Database, DbOptions};
 
 use crate::error::{CliError, Result};

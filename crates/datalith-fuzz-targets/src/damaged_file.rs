@@ -9,8 +9,7 @@
 use std::path::Path;
 
 use datalith::edn::read_one;
-use datalith::kv::file::Verify;
-use datalith::tx::edn::tx_data_from_edn;
+use datalith::kv::Verify;
 use datalith::{Database, DbOptions};
 
 /// LMDB's page size on the platforms Datalith runs on.
@@ -140,7 +139,7 @@ fn open_all_ways(dir: &Path) {
         if let Ok(form) =
             read_one("[{:name \"Zed\" :age 1 :tag [:z]} [:db/retract [:name \"Bob\"] :age 42]]")
         {
-            if let Ok(tx) = tx_data_from_edn(&form) {
+            if let Ok(tx) = datalith::TxData::from_edn(&form) {
                 let _ = db.transact(tx);
             }
         }

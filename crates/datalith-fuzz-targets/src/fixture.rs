@@ -8,7 +8,6 @@ use std::sync::OnceLock;
 
 use datalith::edn::read_one;
 use datalith::kv::Durability;
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions};
 
 /// The schema of every fixture database: each value type, both cardinalities, a unique
@@ -41,7 +40,8 @@ pub fn fresh_database() -> Database {
     let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync))
         .expect("open a fresh database");
     for text in [SCHEMA, DATA] {
-        let data = tx_data_from_edn(&read_one(text).expect("fixture EDN")).expect("tx data");
+        let data =
+            datalith::TxData::from_edn(&read_one(text).expect("fixture EDN")).expect("tx data");
         db.transact(data).expect("fixture transaction");
     }
     db
@@ -63,7 +63,7 @@ pub fn sound_data_file() -> &'static [u8] {
             let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync))
                 .expect("open");
             for text in [SCHEMA, DATA] {
-                let data = tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+                let data = datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
                 db.transact(data).unwrap();
             }
             let mut more = String::from("[");
@@ -76,11 +76,11 @@ pub fn sound_data_file() -> &'static [u8] {
                 ));
             }
             more.push(']');
-            db.transact(tx_data_from_edn(&read_one(&more).unwrap()).unwrap())
+            db.transact(datalith::TxData::from_edn(&read_one(&more).unwrap()).unwrap())
                 .unwrap();
             // A value long enough for an overflow page.
             let long = format!("[{{:name \"Ann\" :nick \"{}\"}}]", "long ".repeat(2000));
-            db.transact(tx_data_from_edn(&read_one(&long).unwrap()).unwrap())
+            db.transact(datalith::TxData::from_edn(&read_one(&long).unwrap()).unwrap())
                 .unwrap();
         }
         std::fs::read(dir.path().join("data.mdb")).expect("read data.mdb")

@@ -7,7 +7,6 @@
 use std::sync::Mutex;
 
 use datalith::edn::read_one;
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::Database;
 
 /// Commits into one database before a fresh one replaces it.
@@ -21,7 +20,7 @@ pub fn run(data: &[u8]) {
         return;
     };
     let Ok(form) = read_one(text) else { return };
-    let Ok(tx) = tx_data_from_edn(&form) else {
+    let Ok(tx) = datalith::TxData::from_edn(&form) else {
         return;
     };
     let mut current = CURRENT.lock().unwrap_or_else(|p| p.into_inner());

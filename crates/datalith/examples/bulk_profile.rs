@@ -5,41 +5,21 @@
 
 use std::time::Instant;
 
-use datalith::codec::{Keyword, Value};
-use datalith::edn::read_one;
 use datalith::kv::Durability;
-use datalith::store::ids::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
-use datalith_testdata::AttrValue;
+
+mod common;
 
 fn main() {
     let runs: usize = std::env::args().nth(1).map_or(20, |s| s.parse().unwrap());
-    let mut datoms = Vec::new();
-    let k = |s: &str| Keyword::parse(s);
-    for p in datalith_testdata::generate(20_000, 42) {
-        let e = USER_PARTITION_START + p.id;
-        for (a, v) in p.attributes() {
-            let v = match v {
-                AttrValue::String(s) => Value::string(s),
-                AttrValue::Keyword(s) => Value::keyword(s),
-                AttrValue::Long(n) => Value::Long(n),
-            };
-            datoms.push((e, k(a), v));
-        }
-    }
+    let datoms = common::people_datoms(20_000);
     let mut times = Vec::new();
     let mut cpus = Vec::new();
     for _ in 0..runs {
         let dir = tempfile::tempdir().unwrap();
         let db =
             Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
-        let schema = datalith::tx::edn::tx_data_from_edn(&read_one(
-            "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
-              {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
-              {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one}
-              {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-              {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]").unwrap()).unwrap();
-        db.transact(schema).unwrap();
+        db.transact(common::people_schema()).unwrap();
         let c0 = cpu();
         let t = Instant::now();
         db.fill_db(&datoms).unwrap();

@@ -4,11 +4,11 @@
 use std::time::Instant;
 
 use datalith::codec::{Keyword, Value};
-use datalith::edn::{read_one, Edn};
+use datalith::edn::Edn;
 use datalith::kv::Durability;
-use datalith::store::ids::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
-use datalith_testdata::AttrValue;
+
+mod common;
 
 /// The benchmark binary's allocator, so timings and profiles match `datalith-bench query`.
 #[global_allocator]
@@ -16,30 +16,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let schema = datalith::tx::edn::tx_data_from_edn(
-        &read_one(
-            "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
-              {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
-              {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one}
-              {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-              {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]",
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let mut datoms = Vec::new();
-    let k = |s: &str| Keyword::parse(s);
-    for p in datalith_testdata::generate(20_000, 42) {
-        let e = USER_PARTITION_START + p.id;
-        for (a, v) in p.attributes() {
-            let v = match v {
-                AttrValue::String(s) => Value::string(s),
-                AttrValue::Keyword(s) => Value::keyword(s),
-                AttrValue::Long(n) => Value::Long(n),
-            };
-            datoms.push((e, k(a), v));
-        }
-    }
+    let schema = common::people_schema();
+    let datoms = common::people_datoms(20_000);
     let t = Instant::now();
     let db = Database::init_db(
         dir.path(),
@@ -133,8 +111,8 @@ fn main() {
             }
         }
     }
-    let name = snap.attr(&k(":name")).unwrap().id;
-    let last = snap.attr(&k(":last-name")).unwrap().id;
+    let name = snap.attr(&Keyword::parse(":name")).unwrap().id;
+    let last = snap.attr(&Keyword::parse(":last-name")).unwrap().id;
     let mut times = Vec::new();
     for _ in 0..200 {
         let t = Instant::now();

@@ -27,7 +27,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::with_durability(durability)).unwrap();
     db.transact(
-        datalith::tx::edn::tx_data_from_edn(
+        datalith::TxData::from_edn(
             &read_one(
                 "[{:db/ident :k :db/valueType :db.type/long :db/unique :db.unique/identity :db/cardinality :db.cardinality/one}
                   {:db/ident :v :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",

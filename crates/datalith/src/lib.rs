@@ -26,6 +26,11 @@ pub mod query;
 pub mod store;
 pub mod tx;
 
+// Curated homes for tools and programs below Datalog (the CLI, the benchmarks): operator
+// checks and copies, and caller-chosen entity ids with raw index reads.
+pub mod admin;
+pub mod raw;
+
 pub use api::{explain, q, Database, DbOptions, Input};
 pub use codec::{Keyword, Value};
 pub use db::Db;

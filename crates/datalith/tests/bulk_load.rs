@@ -2,9 +2,9 @@
 //! datoms must leave exactly the datoms, statistics and lookups that transacting the same
 //! `[:db/add e a v]` would, into an empty database or one that already holds some of them.
 
-use datalith::api::{Components, Index};
 use datalith::codec::{Keyword, Value};
-use datalith::store::ids::USER_PARTITION_START as BASE;
+use datalith::raw::USER_PARTITION_START as BASE;
+use datalith::raw::{Components, Index};
 use datalith::store::EntityId;
 use datalith::tx::{EntityMap, EntityRef, TxData, TxError, TxOp, TxValue};
 use datalith::{Database, Db, DbOptions};
@@ -58,7 +58,7 @@ fn contents(snap: &Db) -> (Vec<(EntityId, String, Value)>, Vec<(String, u64, u64
         .datoms(Index::Eav, &Components::default())
         .unwrap()
         .into_iter()
-        .filter(|d| d.e >= BASE && d.e < datalith::store::ids::TX_PARTITION_START)
+        .filter(|d| d.e >= BASE && d.e < datalith::raw::TX_PARTITION_START)
         .map(|d| (d.e, snap.schema().get(d.a).unwrap().ident.to_string(), d.v))
         .collect();
     datoms.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));

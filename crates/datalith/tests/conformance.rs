@@ -62,8 +62,8 @@ fn transact(db: &Database, tx: &Edn) -> Result<(), String> {
 
 /// A transaction's refusal with its category code.
 fn refused_tx(db: &Database, tx: &Edn) -> Result<(), (String, Option<&'static str>)> {
-    let data = datalith::tx::edn::tx_data_from_edn(tx)
-        .map_err(|e| (e.to_string(), Some(e.category().code)))?;
+    let data =
+        datalith::TxData::from_edn(tx).map_err(|e| (e.to_string(), Some(e.category().code)))?;
     db.transact(data)
         .map(|_| ())
         .map_err(|e| (e.to_string(), Some(e.category().code)))

@@ -6,7 +6,6 @@ use std::sync::atomic::AtomicBool;
 
 use datalith::edn::{read_one, Edn};
 use datalith::error::{self, Anomaly, Blame, Category};
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions, Error};
 
 const SCHEMA: &str = r#"[
@@ -27,7 +26,7 @@ const PEOPLE: &str = r#"[
   {:person/name "bob" :person/handle "b" :person/email "b@x" :person/age 40}]"#;
 
 fn transact(db: &Database, text: &str) -> Result<(), Error> {
-    let data = tx_data_from_edn(&read_one(text)?)?;
+    let data = datalith::TxData::from_edn(&read_one(text)?)?;
     db.transact(data)?;
     Ok(())
 }

@@ -3,7 +3,6 @@
 //! with its estimated and actual rows.
 
 use datalith::edn::read_one;
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions};
 
 const DATA: &[&str] = &[
@@ -21,7 +20,7 @@ fn steps_print_in_query_terms() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
     for text in DATA {
-        db.transact(tx_data_from_edn(&read_one(text).unwrap()).unwrap())
+        db.transact(datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap())
             .unwrap();
     }
     let snapshot = db.db().unwrap();

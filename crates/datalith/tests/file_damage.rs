@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use datalith::admin;
 use datalith::edn::read_one;
-use datalith::kv::file::{self, Verify};
 use datalith::kv::Environment;
+use datalith::kv::Verify;
 use datalith::kv::{Durability, EnvOptions, KvError};
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions};
 
 /// A database with several pages per index, list keys with many values (value trees), long
@@ -15,7 +15,7 @@ use datalith::{Database, DbOptions};
 fn build(dir: &Path, durability: Durability) {
     let db = Database::open(dir, DbOptions::with_durability(durability)).unwrap();
     let tx = |text: &str| {
-        db.transact(tx_data_from_edn(&read_one(text).unwrap()).unwrap())
+        db.transact(datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap())
             .unwrap();
     };
     tx(
@@ -64,7 +64,7 @@ fn bulk_sample(durability: Durability) -> (tempfile::TempDir, PathBuf) {
     env.initial_map_bytes = 1 << 20;
     let db = Database::open(&path, db_options(env)).unwrap();
     db.transact(
-        tx_data_from_edn(
+        datalith::TxData::from_edn(
             &read_one(
                 "[{:db/ident :s :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
                   {:db/ident :l :db/valueType :db.type/long :db/cardinality :db.cardinality/many}]",
@@ -74,7 +74,7 @@ fn bulk_sample(durability: Durability) -> (tempfile::TempDir, PathBuf) {
         .unwrap(),
     )
     .unwrap();
-    let base = datalith::store::ids::USER_PARTITION_START;
+    let base = datalith::raw::USER_PARTITION_START;
     let mut datoms = Vec::new();
     for i in 0..40_000u64 {
         datoms.push((
@@ -99,14 +99,14 @@ fn bulk_sample(durability: Durability) -> (tempfile::TempDir, PathBuf) {
 fn sound_databases_pass_the_walk() {
     for durability in [Durability::Durable, Durability::WriteMapAsync] {
         let (_d, db) = bulk_sample(durability);
-        file::check_structure(&data(&db), Verify::Everything)
+        admin::check_structure(&data(&db), Verify::Everything)
             .unwrap_or_else(|e| panic!("bulk {durability:?}: {e}"));
         let ro = Database::open_read_only(&db, db_options(everything())).unwrap();
         assert!(ro.db().unwrap().check().unwrap().is_ok());
     }
     for durability in [Durability::Durable, Durability::WriteMapAsync] {
         let (_d, db) = sample(durability);
-        let s = file::check_structure(&data(&db), Verify::Everything)
+        let s = admin::check_structure(&data(&db), Verify::Everything)
             .unwrap_or_else(|e| panic!("{durability:?}: {e}"));
         let names: Vec<&str> = s.tables.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
@@ -123,7 +123,7 @@ fn sound_databases_pass_the_walk() {
         );
         assert!(s.pages_in_use > 20, "{s:?}");
         assert!(s.free_pages > 0, "{s:?}");
-        file::check_structure(&data(&db), Verify::Catalog).unwrap();
+        admin::check_structure(&data(&db), Verify::Catalog).unwrap();
         let ro = Database::open_read_only(&db, DbOptions::default()).unwrap();
         assert!(ro.db().unwrap().check().unwrap().is_ok());
     }
@@ -282,7 +282,7 @@ fn kind(e: &KvError) -> &'static str {
 fn damaged_copies_are_refused_with_a_typed_error_and_left_as_they_are() {
     let (tmp, db) = sample(Durability::Durable);
     let sound = std::fs::read(data(&db)).unwrap();
-    let shape = file::check_structure(&data(&db), Verify::Everything).unwrap();
+    let shape = admin::check_structure(&data(&db), Verify::Everything).unwrap();
     let root = |n: &str| {
         shape
             .tables
@@ -321,7 +321,7 @@ fn damaged_copies_are_refused_with_a_typed_error_and_left_as_they_are() {
 
         // The full walk alone, then as `check` opens: read-only, every page.
         let before = snapshot(&dir);
-        let e = file::check_structure(&data(&dir), Verify::Everything).unwrap_err();
+        let e = admin::check_structure(&data(&dir), Verify::Everything).unwrap_err();
         assert_eq!(kind(&e), want, "{}: {e}", case.name);
         named(&e);
         let e = Environment::open_read_only(&dir, everything()).unwrap_err();
@@ -340,7 +340,7 @@ fn damaged_copies_are_refused_with_a_typed_error_and_left_as_they_are() {
         );
 
         // Every open checks the catalog; an open that verifies everything sees all of it.
-        let cheap = file::check_structure(&data(&dir), Verify::Catalog);
+        let cheap = admin::check_structure(&data(&dir), Verify::Catalog);
         assert_eq!(
             cheap.is_err(),
             case.catalog_sees_it,
@@ -397,7 +397,7 @@ fn a_read_only_database_refuses_writes() {
         .q("[:find (count ?e) . :where [?e :name]]", &[])
         .unwrap();
     assert_eq!(datalith::edn::to_edn_string(&n), "2399");
-    let tx = tx_data_from_edn(&read_one("[{:name \"new\"}]").unwrap()).unwrap();
+    let tx = datalith::TxData::from_edn(&read_one("[{:name \"new\"}]").unwrap()).unwrap();
     assert!(ro.transact(tx).is_err());
     assert!(ro
         .env()
@@ -437,7 +437,7 @@ fn a_file_that_shrinks_while_open_costs_an_error_not_the_process() {
         // From then on: no snapshot, no commit.
         let e = database.db().unwrap_err().to_string();
         assert!(e.contains("shrank while open"), "{durability:?}: {e}");
-        let tx = tx_data_from_edn(&read_one("[{:name \"late\"}]").unwrap()).unwrap();
+        let tx = datalith::TxData::from_edn(&read_one("[{:name \"late\"}]").unwrap()).unwrap();
         let e = database.transact(tx).unwrap_err().to_string();
         assert!(e.contains("shrank while open"), "{durability:?}: {e}");
     }
@@ -467,7 +467,7 @@ fn busy_writer_child() {
             i % 2400,
             i % 2400 % 7
         ));
-        let _ = db.transact(tx_data_from_edn(&read_one(&t).unwrap()).unwrap());
+        let _ = db.transact(datalith::TxData::from_edn(&read_one(&t).unwrap()).unwrap());
         if i == 0 {
             println!("READY");
         }

@@ -154,7 +154,6 @@ fn held_updates() -> u64 {
 #[test]
 fn a_held_db_value_never_stops_cardinality_one_updates() {
     use datalith::edn::{read_one, Edn};
-    use datalith::tx::edn::tx_data_from_edn;
     use datalith::{Database, DbOptions};
     const ENTITIES: u64 = 10_000;
     const PER_TX: u64 = 500;
@@ -167,7 +166,7 @@ fn a_held_db_value_never_stops_cardinality_one_updates() {
         .unwrap(),
     );
     let db = Database::open(dir.path(), options).unwrap();
-    let tx = |text: String| tx_data_from_edn(&read_one(&text).unwrap()).unwrap();
+    let tx = |text: String| datalith::TxData::from_edn(&read_one(&text).unwrap()).unwrap();
     let all: String = (0..ENTITIES).map(|i| format!("{{:k {i} :v 0}}")).collect();
     db.transact(tx(format!("[{all}]"))).unwrap();
     let held = db.db().unwrap();

@@ -11,8 +11,7 @@ use std::sync::Arc;
 fn schema(db: &Database) {
     let text = r#"[{:db/ident :k :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
         {:db/ident :tags :db/valueType :db.type/string :db/cardinality :db.cardinality/many}]"#;
-    let data =
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(text).unwrap()).unwrap();
+    let data = datalith::TxData::from_edn(&datalith::edn::read_one(text).unwrap()).unwrap();
     db.transact(data).unwrap();
 }
 

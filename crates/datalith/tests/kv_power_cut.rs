@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 
-use datalith::kv::file::{self, Verify};
+use datalith::admin;
+use datalith::kv::Verify;
 use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
 use rand::{Rng, RngExt, SeedableRng};
 
@@ -124,7 +125,7 @@ fn cut_and_reopen(guard_pages: bool, revert_share: f64, seed: u64) -> Result<(),
                 .map(|(a, _)| String::from_utf8_lossy(a.0).into_owned())
         ));
     }
-    file::check_structure(&disk.path().join("data.mdb"), Verify::Everything)
+    admin::check_structure(&disk.path().join("data.mdb"), Verify::Everything)
         .map_err(|e| format!("check: {e}"))?;
     Ok(())
 }

@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     // Pull reports `QueryError`s and queries run pull expressions in `:find`.
     &["pull", "query"],
     // The facade: handles, options, the crate-level `Error` and the crate root's re-exports.
-    &["api", "error::Error", "<root>"],
+    &["api", "admin", "raw", "error::Error", "<root>"],
 ];
 
 /// The layer of a path below `crate::` (`kv::env::Environment`, `Database`, `error::CORRUPT`).

@@ -35,7 +35,7 @@ const DATA: &str = r#"[
 fn open() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let edn = |s: &str| datalith::tx::edn::tx_data_from_edn(&read_one(s).unwrap()).unwrap();
+    let edn = |s: &str| datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap();
     db.transact(edn(SCHEMA)).unwrap();
     db.transact(edn(DATA)).unwrap();
     (dir, db)

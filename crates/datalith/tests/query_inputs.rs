@@ -18,7 +18,7 @@ fn edn(s: &str) -> Edn {
 }
 
 fn transact(db: &Database, text: &str) {
-    db.transact(datalith::tx::edn::tx_data_from_edn(&edn(text)).unwrap())
+    db.transact(datalith::TxData::from_edn(&edn(text)).unwrap())
         .unwrap();
 }
 

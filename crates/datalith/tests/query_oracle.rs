@@ -150,7 +150,7 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
-        let tx = |s: &str| datalith::tx::edn::tx_data_from_edn(&read_one(s).unwrap()).unwrap();
+        let tx = |s: &str| datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap();
         db.transact(tx("[{:db/ident :a :db/valueType :db.type/long :db/cardinality :db.cardinality/many}
                         {:db/ident :b :db/valueType :db.type/long :db/cardinality :db.cardinality/many}
                         {:db/ident :r :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}]")).unwrap();

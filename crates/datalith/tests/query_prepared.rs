@@ -2,14 +2,13 @@
 
 use datalith::edn::{read_one, Edn};
 use datalith::query::QueryOptions;
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions};
 
 #[test]
 fn a_prepared_query_answers_as_its_text_does_on_every_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let tx = |text: &str| tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
     db.transact(tx(
         "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
     ))

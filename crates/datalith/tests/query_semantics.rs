@@ -13,7 +13,7 @@ fn edn(s: &str) -> Edn {
 }
 
 fn transact(db: &Database, text: &str) {
-    let data = datalith::tx::edn::tx_data_from_edn(&edn(text)).unwrap();
+    let data = datalith::TxData::from_edn(&edn(text)).unwrap();
     db.transact(data).unwrap();
 }
 

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use datalith::edn::{read_one, Edn};
 use datalith::query::{QueryError, QueryOptions};
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::{Database, DbOptions};
 
 /// Entities in the test database: a 3-way cross product of them is 2.7e10 rows.
@@ -31,7 +30,7 @@ const SCHEMA: &str = r#"[
 fn people() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let tx = |text: &str| tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
     db.transact(tx(SCHEMA)).unwrap();
     let mut data = String::from("[");
     for i in 0..PEOPLE {

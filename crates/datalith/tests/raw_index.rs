@@ -1,18 +1,17 @@
 //! Raw index access (seed 001) as tables: `datoms` on every index name, `seek_datoms`,
 //! `rseek_datoms`, `index_range` and `count_datoms`, each against the datoms it must return.
 
-use datalith::api::{Components, Index};
 use datalith::codec::Value;
 use datalith::edn::read_one;
 use datalith::kv::{Direction, Durability};
-use datalith::tx::edn::tx_data_from_edn;
+use datalith::raw::{Components, Index};
 use datalith::{Database, DbOptions};
 
 /// Five people with an age each (two share 30) and a name.
 fn people() -> (tempfile::TempDir, Database, Vec<u64>) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
-    let tx = |s: &str| tx_data_from_edn(&read_one(s).unwrap()).unwrap();
+    let tx = |s: &str| datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap();
     db.transact(tx("[{:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
                      {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"))
         .unwrap();

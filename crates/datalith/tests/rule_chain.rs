@@ -6,7 +6,7 @@
 use datalith::codec::{Keyword, Value};
 use datalith::edn::{read_one, Edn};
 use datalith::kv::Durability;
-use datalith::store::ids::USER_PARTITION_START;
+use datalith::raw::USER_PARTITION_START;
 use datalith::{Database, DbOptions};
 
 fn peak_rss_kb() -> u64 {
@@ -25,7 +25,7 @@ fn reachability_over_a_long_chain() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20_000);
     let dir = tempfile::tempdir().unwrap();
-    let schema = datalith::tx::edn::tx_data_from_edn(
+    let schema = datalith::TxData::from_edn(
         &read_one(
             "[{:db/ident :next :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}]",
         )

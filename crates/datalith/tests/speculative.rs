@@ -4,16 +4,16 @@
 
 #[path = "common/hold.rs"]
 mod hold;
-use datalith::api::{Components, Index};
 use datalith::codec::Keyword;
 use datalith::edn::{read_one, Edn};
+use datalith::raw::{Components, Index};
 use datalith::store::Datom;
 use datalith::tx::TxData;
 use datalith::{Database, Db, DbOptions};
 use hold::hold_committer;
 
 fn tx(s: &str) -> TxData {
-    datalith::tx::edn::tx_data_from_edn(&read_one(s).unwrap()).unwrap()
+    datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap()
 }
 
 fn kw(s: &str) -> Keyword {

@@ -4,7 +4,6 @@
 
 use datalith::edn::read_one;
 use datalith::store::StoreError;
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::tx::log::TxLogEntry;
 use datalith::tx::TxReport;
 use datalith::{Database, DbOptions};
@@ -17,7 +16,7 @@ fn log(db: &Database, start: Option<u64>, end: Option<u64>) -> Vec<TxLogEntry> {
 }
 
 fn transact(db: &Database, edn: &str) -> TxReport {
-    db.transact(tx_data_from_edn(&read_one(edn).unwrap()).unwrap())
+    db.transact(datalith::TxData::from_edn(&read_one(edn).unwrap()).unwrap())
         .unwrap()
 }
 
@@ -80,7 +79,7 @@ fn a_database_that_skips_the_log_keeps_none() {
 /// as a log problem.
 #[test]
 fn check_verifies_the_log_against_the_indexes() {
-    use datalith::api::check::Inconsistency;
+    use datalith::admin::Inconsistency;
     use datalith::kv::{KvOp, TableKind};
     let log_problems = |db: &Database| -> Vec<String> {
         db.db()

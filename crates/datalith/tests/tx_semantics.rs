@@ -446,7 +446,7 @@ fn concurrent_requests_keep_their_own_tempids() {
 #[test]
 fn bulk_load_writes_indexes_statistics_and_counters() {
     let (_d, db) = people();
-    let base = datalith::store::ids::USER_PARTITION_START;
+    let base = datalith::raw::USER_PARTITION_START;
     let mut datoms = Vec::new();
     for i in 0..1000u64 {
         datoms.push((
@@ -621,9 +621,7 @@ fn with_is_a_dry_run() {
 fn composite_tuples_follow_their_components() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let edn = |s: &str| {
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
-    };
+    let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     db.transact(edn(
         "[{:db/ident :reg/course :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
           {:db/ident :reg/student :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
@@ -669,9 +667,7 @@ fn composite_tuples_follow_their_components() {
 fn tuples_cardinality_one_and_many_from_edn() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let edn = |s: &str| {
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
-    };
+    let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     db.transact(edn(
         "[{:db/ident :pt :db/valueType :db.type/tuple :db/tupleTypes [:db.type/long :db.type/long] :db/cardinality :db.cardinality/one}
           {:db/ident :pts :db/valueType :db.type/tuple :db/tupleType :db.type/long :db/cardinality :db.cardinality/many}]",
@@ -705,9 +701,7 @@ fn tuples_cardinality_one_and_many_from_edn() {
 fn datomic_schema_flags_are_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    let edn = |s: &str| {
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
-    };
+    let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     db.transact(edn(
         "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one
            :db/index true :db/noHistory true :db/fulltext false :db/doc \"a name\"}]",
@@ -1303,9 +1297,7 @@ fn edn_tx_data_as_datomic_reads_it() {
         ),
         (r#"[{:person/id "n10" :person/score 2}]"#, Err(wrong_type)),
     ];
-    let edn = |s: &str| {
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
-    };
+    let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     for (tx, want) in cases {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path(), DbOptions::default()).unwrap();
@@ -1331,7 +1323,7 @@ fn facts_count(db: &Database) -> usize {
 }
 
 fn facts_count_of(snap: &datalith::Db) -> usize {
-    snap.datoms(datalith::api::index::Index::Eav, &Default::default())
+    snap.datoms(datalith::raw::Index::Eav, &Default::default())
         .unwrap()
         .len()
 }
@@ -1369,9 +1361,7 @@ fn errors_print_forms_as_edn() {
             r#"expected :db.type/float, got 2 in {:person/id "n10", :person/score 2}"#,
         ),
     ];
-    let edn = |s: &str| {
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
-    };
+    let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     for (tx, want) in cases {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path(), DbOptions::default()).unwrap();
@@ -1387,9 +1377,7 @@ fn errors_print_forms_as_edn() {
 /// is resolved.
 #[test]
 fn cas_compares_a_reference_as_given() {
-    let edn = |s: &str| {
-        datalith::tx::edn::tx_data_from_edn(&datalith::edn::read_one(s).unwrap()).unwrap()
-    };
+    let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::default()).unwrap();
     db.transact(edn(EDN_SCHEMA)).unwrap();

@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use super::args::BlobArgs;
 use super::child::ChildResult;
@@ -273,11 +273,14 @@ impl OneRun<'_> {
         if !self.args.keep_data {
             std::fs::remove_dir_all(&dir).map_err(BenchError::io(&dir))?;
         }
-        if result.durable != result.issued {
+        if result.totals.durable != result.totals.issued {
             return Err(BenchError::Store {
                 store: self.store.to_string(),
                 op: "verify",
-                message: format!("{} puts issued, {} durable", result.issued, result.durable),
+                message: format!(
+                    "{} puts issued, {} durable",
+                    result.totals.issued, result.totals.durable
+                ),
             });
         }
         Ok(Row::from_run(&result, device, traced))
@@ -289,17 +292,7 @@ impl OneRun<'_> {
             message,
         };
         let log = self.out.join(format!("{tag}.log"));
-        let log_file = std::fs::File::create(&log).map_err(BenchError::io(&log))?;
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log_file))
-            .spawn()
-            .map_err(|e| fail(format!("cannot start: {e}")))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| fail("no stdout pipe".into()))?;
+        let (mut child, stdout) = crate::common::child::spawn_logged(&mut cmd, tag, &log)?;
         let total = (self.rate * self.secs).floor() as u64;
         let bar = ProgressBar::new(total);
         bar.set_style(

@@ -6,6 +6,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 use super::stores::{fingerprint, BlobStore};
@@ -44,6 +45,15 @@ impl Plan {
 /// What the writer did.
 #[derive(Debug, Clone)]
 pub struct Written {
+    /// The counts and times of the run.
+    pub totals: Totals,
+    /// For each key, the `(length, fingerprint)` of the last blob written to it.
+    pub expected: Vec<Option<(usize, u64)>>,
+}
+
+/// The counts and times of one paced run (also the child's result, flattened into it).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Totals {
     /// Puts issued.
     pub issued: u64,
     /// Puts durable at the end (all of them unless the store failed).
@@ -56,8 +66,6 @@ pub struct Written {
     pub max_lag_s: f64,
     /// Flush calls made.
     pub flushes: u64,
-    /// For each key, the `(length, fingerprint)` of the last blob written to it.
-    pub expected: Vec<Option<(usize, u64)>>,
 }
 
 /// Sleeping for less than this costs more in timer overhead and wake-ups than it helps the
@@ -123,12 +131,14 @@ pub fn run(
     let elapsed_s = t0.elapsed().as_secs_f64();
     progress(issued);
     Ok(Written {
-        issued,
-        durable: store.durable_puts(),
-        logical_bytes,
-        elapsed_s,
-        max_lag_s: max_lag.as_secs_f64(),
-        flushes,
+        totals: Totals {
+            issued,
+            durable: store.durable_puts(),
+            logical_bytes,
+            elapsed_s,
+            max_lag_s: max_lag.as_secs_f64(),
+            flushes,
+        },
         expected,
     })
 }
@@ -195,13 +205,17 @@ mod tests {
             // must still all be durable and read back.
             let total = p.total_writes();
             assert!(
-                w.issued <= total && w.issued + total / 10 + 2 >= total,
+                w.totals.issued <= total && w.totals.issued + total / 10 + 2 >= total,
                 "{name}: {} of {total}",
-                w.issued
+                w.totals.issued
             );
-            assert_eq!(w.durable, w.issued, "{name}");
-            assert!(w.flushes >= 3, "{name}: {} flushes", w.flushes);
-            assert!(w.elapsed_s >= secs, "{name}");
+            assert_eq!(w.totals.durable, w.totals.issued, "{name}");
+            assert!(
+                w.totals.flushes >= 3,
+                "{name}: {} flushes",
+                w.totals.flushes
+            );
+            assert!(w.totals.elapsed_s >= secs, "{name}");
             drop(store);
             let mut store = stores::open(name, dir.path()).expect("reopen");
             let distinct = w.expected.iter().flatten().count() as u64;

@@ -132,23 +132,23 @@ impl Row {
         device: Option<(&str, u64)>,
         traced: Option<SyscallCounts>,
     ) -> Row {
-        let t = r.elapsed_s.max(1e-9);
+        let t = r.totals.elapsed_s.max(1e-9);
         let c = &r.counters;
         let (fsyncs, source) = match traced {
             Some(s) => (s.syncs as f64, "perf"),
             None => (
-                stores::nominal_syncs_per_flush(&r.store) * r.flushes as f64,
+                stores::nominal_syncs_per_flush(&r.store) * r.totals.flushes as f64,
                 "nominal",
             ),
         };
-        let logical = r.logical_bytes as f64 / MIB / t;
+        let logical = r.totals.logical_bytes as f64 / MIB / t;
         let device_mib_s = device.map(|(_, b)| b as f64 / MIB / t);
         Row {
             store: r.store.clone(),
             target_rate: r.rate,
             status: "ok".into(),
             note: String::new(),
-            achieved_rate: r.durable as f64 / t,
+            achieved_rate: r.totals.durable as f64 / t,
             cpu_pct: (c.user_s + c.sys_s) / t * 100.0,
             user_pct: c.user_s / t * 100.0,
             sys_pct: c.sys_s / t * 100.0,
@@ -163,12 +163,12 @@ impl Row {
             wchar_mib_s: c.wchar as f64 / MIB / t,
             flush_ms_mean: r.flush_ms_mean,
             flush_ms_max: r.flush_ms_max,
-            max_lag_ms: r.max_lag_s * 1e3,
-            issued: r.issued,
-            durable: r.durable,
+            max_lag_ms: r.totals.max_lag_s * 1e3,
+            issued: r.totals.issued,
+            durable: r.totals.durable,
             verified_keys: r.verified_keys,
             files_mib: r.files_bytes as f64 / MIB,
-            elapsed_s: r.elapsed_s,
+            elapsed_s: r.totals.elapsed_s,
             device: device.map(|(d, _)| d.to_string()).unwrap_or_default(),
             spread: None,
         }

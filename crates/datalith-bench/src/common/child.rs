@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,14 +39,49 @@ pub fn run(
     run_until(cmd, what, stderr_log, None, on_progress)
 }
 
-/// [`run`], killing the child (SIGKILL, by its pid) if it is still running after `deadline`.
-pub fn run_until(
-    mut cmd: Command,
+/// Where `bench/peers` is: `--peers-dir`, else the nearest `bench/peers` (a folder with
+/// `run.sh`) above the current directory, else the one of the source tree this binary was
+/// built from.
+pub fn peers_dir(explicit: Option<&Path>) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        for dir in cwd.ancestors() {
+            let candidate = dir.join("bench").join("peers");
+            if candidate.join("run.sh").is_file() {
+                return candidate;
+            }
+        }
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .unwrap_or(manifest)
+        .join("bench")
+        .join("peers")
+}
+
+/// A harness that ended badly without saying why in its result: `error` gets its exit status
+/// and the last lines of its log (an error the result already carries is kept).
+pub fn note_failed_exit(status: ExitStatus, stderr_log: &Path, error: &mut Option<String>) {
+    if !status.success() && error.is_none() {
+        *error = Some(format!(
+            "harness exited with {}: {}",
+            status,
+            tail(stderr_log, 2)
+        ));
+    }
+}
+
+/// Starts `cmd` with no stdin, its stderr into the new file `stderr_log` and its stdout
+/// piped, which is returned beside the child.
+pub fn spawn_logged(
+    cmd: &mut Command,
     what: &str,
     stderr_log: &Path,
-    deadline: Option<Duration>,
-    mut on_progress: impl FnMut(u64),
-) -> Result<ChildOutput, BenchError> {
+) -> Result<(std::process::Child, std::process::ChildStdout), BenchError> {
     let log = File::create(stderr_log).map_err(BenchError::io(stderr_log))?;
     let fail = |message: String| BenchError::Child {
         what: what.to_string(),
@@ -62,6 +97,22 @@ pub fn run_until(
         .stdout
         .take()
         .ok_or_else(|| fail("no stdout pipe".into()))?;
+    Ok((child, stdout))
+}
+
+/// [`run`], killing the child (SIGKILL, by its pid) if it is still running after `deadline`.
+pub fn run_until(
+    mut cmd: Command,
+    what: &str,
+    stderr_log: &Path,
+    deadline: Option<Duration>,
+    mut on_progress: impl FnMut(u64),
+) -> Result<ChildOutput, BenchError> {
+    let (mut child, stdout) = spawn_logged(&mut cmd, what, stderr_log)?;
+    let fail = |message: String| BenchError::Child {
+        what: what.to_string(),
+        message,
+    };
     let finished = Arc::new(AtomicBool::new(false));
     let timed_out = Arc::new(AtomicBool::new(false));
     let watchdog = deadline.map(|limit| {

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod passes;
 pub mod plot;
 pub mod progress;
+pub mod run_args;
 pub mod rusage;
 pub mod semaphore;
 

@@ -1,11 +1,11 @@
 //! Command-line arguments of `query` and the sizes they resolve to.
 
 use clap::Args;
-use std::path::PathBuf;
 
 use super::external;
 use super::tasks::{self, Task};
 use super::timing::Plan;
+use crate::common::run_args::RunArgs;
 use crate::common::BenchError;
 
 /// People in a full run (the seed's 20,000: 100K datoms).
@@ -38,10 +38,10 @@ pub const IN_PROCESS: [&str; 5] = [
 /// `datalith-bench query`: workload Q.
 #[derive(Args, Debug, Clone)]
 pub struct QueryArgs {
-    /// CI smoke size: 0.3 s per task, one timed run at least; the JVM/Node peers are not
-    /// installed (run if already installed, else reported skipped).
-    #[arg(long)]
-    pub quick: bool,
+    /// Flags every workload shares: --quick, --out, --peers-dir,
+    /// --allow-missing-peers, --passes, --heap.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Timed seconds per task (default 3, or 0.3 with --quick), after a warm-up of two thirds
     /// of that for reads (at least 3 calls) and one untimed run for writes, for every peer.
     #[arg(long)]
@@ -62,28 +62,12 @@ pub struct QueryArgs {
     /// datalevin, datomic, datascript.
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<String>,
-    /// Output directory; results go to <out>/query/.
-    #[arg(long, default_value = "bench-results")]
-    pub out: PathBuf,
     /// People to generate (default 20,000, or 2,000 with --quick).
     #[arg(long)]
     pub people: Option<u64>,
     /// Seed of the people generator.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
-    /// Directory of the peer harnesses (default: bench/peers of this repository).
-    #[arg(long)]
-    pub peers_dir: Option<PathBuf>,
-    /// Let a full run succeed although a peer could not run (it is still reported loudly).
-    #[arg(long)]
-    pub allow_missing_peers: bool,
-    /// Passes over every peer, the peer order rotated by one each pass (default 3, or 1 with
-    /// --quick); a cell reports the median of its pass medians and their min-max.
-    #[arg(long)]
-    pub passes: Option<usize>,
-    /// Heap of every JVM peer (-Xms and -Xmx) and Node peer (--max-old-space-size), e.g. 4g.
-    #[arg(long, default_value = crate::common::jvm::DEFAULT_HEAP)]
-    pub heap: String,
 }
 
 /// What the flags resolve to.
@@ -98,16 +82,18 @@ pub struct Resolved {
 
 impl QueryArgs {
     pub fn resolve(&self) -> Result<Resolved, BenchError> {
-        let secs = self
-            .secs
-            .unwrap_or(if self.quick { QUICK_SECS } else { FULL_SECS });
+        let secs = self.secs.unwrap_or(if self.run.quick {
+            QUICK_SECS
+        } else {
+            FULL_SECS
+        });
         if !(secs.is_finite() && secs >= 0.0) {
             return Err(BenchError::Arg {
                 arg: "--secs",
                 message: format!("{secs} is not a number of seconds"),
             });
         }
-        let min_runs = self.min_runs.unwrap_or(if self.quick { 1 } else { 3 });
+        let min_runs = self.min_runs.unwrap_or(if self.run.quick { 1 } else { 3 });
         let tasks = if self.tasks.is_empty() {
             tasks::ALL.to_vec()
         } else {
@@ -147,7 +133,7 @@ impl QueryArgs {
                 .map(|s| s.to_string())
                 .collect()
         };
-        let people = self.people.unwrap_or(if self.quick {
+        let people = self.people.unwrap_or(if self.run.quick {
             QUICK_PEOPLE
         } else {
             FULL_PEOPLE
@@ -158,28 +144,12 @@ impl QueryArgs {
                 message: "at least one person".into(),
             });
         }
-        let passes = self.passes.unwrap_or(if self.quick {
-            1
-        } else {
-            crate::common::passes::MIN_PASSES
-        });
-        if passes == 0 {
-            return Err(BenchError::Arg {
-                arg: "--passes",
-                message: "at least one pass".into(),
-            });
-        }
-        if crate::common::jvm::heap_mib(&self.heap).is_none() {
-            return Err(BenchError::Arg {
-                arg: "--heap",
-                message: format!("{} is not a size such as 4g or 512m", self.heap),
-            });
-        }
+        let passes = self.run.checked_passes()?;
         Ok(Resolved {
             passes,
             plan: Plan {
                 secs,
-                cap_secs: self.cap_secs.unwrap_or(if self.quick {
+                cap_secs: self.cap_secs.unwrap_or(if self.run.quick {
                     QUICK_CAP_SECS
                 } else {
                     FULL_CAP_SECS

@@ -10,11 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datalith::api::{Components, Index};
 use datalith::codec::{Keyword, Value};
 use datalith::edn::{read_one, Edn};
 use datalith::kv::Durability;
 use datalith::query::Step;
+use datalith::raw::{Components, Index};
 use datalith::tx::{EntityMap, EntityRef, Tempid, TxData, TxOp, TxValue};
 use datalith::{Database, Db, DbOptions};
 
@@ -131,7 +131,7 @@ impl DatalithPeer {
         let db = Database::open(&path, DbOptions::with_durability(self.durability))
             .map_err(self.err("open"))?;
         let schema = read_one(SCHEMA).map_err(self.err("schema"))?;
-        let data = datalith::tx::edn::tx_data_from_edn(&schema).map_err(self.err("schema"))?;
+        let data = datalith::TxData::from_edn(&schema).map_err(self.err("schema"))?;
         db.transact(data).map_err(self.err("schema"))?;
         Ok((db, path))
     }
@@ -217,14 +217,13 @@ impl DatalithPeer {
                     // clock starts.
                     let mut datoms = Vec::new();
                     for p in m.people.iter() {
-                        let e = datalith::store::ids::USER_PARTITION_START + p.id;
+                        let e = datalith::raw::USER_PARTITION_START + p.id;
                         for (a, v) in m.attrs.values(p) {
                             datoms.push((e, a, v));
                         }
                     }
                     let schema = read_one(SCHEMA).map_err(m.err("schema"))?;
-                    let schema =
-                        datalith::tx::edn::tx_data_from_edn(&schema).map_err(m.err("schema"))?;
+                    let schema = datalith::TxData::from_edn(&schema).map_err(m.err("schema"))?;
                     Ok((path, schema, datoms))
                 },
                 |(path, schema, datoms)| {

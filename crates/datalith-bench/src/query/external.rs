@@ -22,30 +22,6 @@ const NOT_INSTALLED: i32 = 69;
 /// `run.sh`'s exit code for a usage error, such as a harness that does not exist (yet).
 const NO_HARNESS: i32 = 64;
 
-/// Where `bench/peers` is: `--peers-dir`, else the nearest `bench/peers` above the current
-/// directory, else the one of the source tree this binary was built from.
-pub fn peers_dir(explicit: Option<&Path>) -> PathBuf {
-    if let Some(p) = explicit {
-        return p.to_path_buf();
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Some(d) = cwd
-            .ancestors()
-            .map(|d| d.join("bench").join("peers"))
-            .find(|d| d.is_dir())
-        {
-            return d;
-        }
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .nth(2)
-        .unwrap_or(manifest)
-        .join("bench")
-        .join("peers")
-}
-
 /// What a harness run needs.
 pub struct Invocation<'a> {
     pub peers_dir: &'a Path,

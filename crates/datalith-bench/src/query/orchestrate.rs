@@ -21,7 +21,7 @@ use crate::common::{passes, progress, BenchError};
 /// `datalith-bench query`.
 pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     let r = args.resolve()?;
-    let out = args.out.join("query");
+    let out = args.run.out.join("query");
     let db_dir = out.join("db");
     let log_dir = out.join("logs");
     for d in [&out, &db_dir, &log_dir] {
@@ -30,7 +30,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     let data_path = out.join("people.jsonl");
     data::write(&data_path, &data::generate(r.people, args.seed))?;
     let people = Arc::new(data::read(&data_path)?);
-    let peers_dir = external::peers_dir(args.peers_dir.as_deref());
+    let peers_dir = crate::common::child::peers_dir(args.run.peers_dir.as_deref());
 
     let external: Vec<&String> = r
         .peers
@@ -62,8 +62,8 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
                     log_dir: &log_dir,
                     plan: r.plan,
                     // Installing is idempotent but slow to check: once, before the first pass.
-                    install: !args.quick && pass == 0,
-                    heap: &args.heap,
+                    install: !args.run.quick && pass == 0,
+                    heap: &args.run.heap,
                     pass,
                 };
                 cells.extend(run_external(label, &r.tasks, &inv, &bar));
@@ -160,17 +160,17 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         );
         bad = true;
     }
-    if !skipped_external.is_empty() && !args.quick {
+    if !skipped_external.is_empty() && !args.run.quick {
         eprintln!(
             "datalith-bench query: peers SKIPPED in a full run: {:?} (see summary.md){}",
             skipped_external,
-            if args.allow_missing_peers {
+            if args.run.allow_missing_peers {
                 "; allowed by --allow-missing-peers"
             } else {
                 ""
             }
         );
-        bad |= !args.allow_missing_peers;
+        bad |= !args.run.allow_missing_peers;
     }
     Ok(if bad {
         ExitCode::FAILURE
@@ -349,11 +349,11 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
         r.people,
         r.people * 5,
         args.seed,
-        if args.quick { ", --quick" } else { "" },
+        if args.run.quick { ", --quick" } else { "" },
         r.passes,
         r.plan.secs * 2.0 / 3.0,
         r.plan.secs,
         r.plan.min_runs,
-        crate::common::jvm::describe(&args.heap),
+        crate::common::jvm::describe(&args.run.heap),
     )
 }

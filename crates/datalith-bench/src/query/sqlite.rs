@@ -30,6 +30,18 @@ const SCHEMA: &str = "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, la
 const INSERT: &str =
     "INSERT INTO people (id, name, last_name, sex, age, salary) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
+/// Runs the prepared [`INSERT`] for one person.
+fn insert_person(st: &mut rusqlite::CachedStatement<'_>, p: &Person) -> rusqlite::Result<usize> {
+    st.execute(params![
+        p.id as i64,
+        p.name,
+        p.last_name,
+        p.sex,
+        p.age,
+        p.salary
+    ])
+}
+
 /// The SQL of a read task and its parameter, if any.
 pub fn sql(task: &str) -> Option<(&'static str, Option<rusqlite::types::Value>)> {
     use rusqlite::types::Value as V;
@@ -124,15 +136,7 @@ impl SqlitePeer {
         {
             let mut st = tx.prepare_cached(INSERT).map_err(self.err("prepare"))?;
             for p in self.people.iter() {
-                st.execute(params![
-                    p.id as i64,
-                    p.name,
-                    p.last_name,
-                    p.sex,
-                    p.age,
-                    p.salary
-                ])
-                .map_err(self.err("insert"))?;
+                insert_person(&mut st, p).map_err(self.err("insert"))?;
             }
         }
         tx.commit().map_err(self.err("commit"))
@@ -241,15 +245,7 @@ impl SqlitePeer {
                         let cap = Cap::start(plan.cap_secs);
                         for (i, p) in people.iter().enumerate() {
                             cap.check(&label, i, people.len())?;
-                            st.execute(params![
-                                p.id as i64,
-                                p.name,
-                                p.last_name,
-                                p.sex,
-                                p.age,
-                                p.salary
-                            ])
-                            .map_err(fail("insert"))?;
+                            insert_person(&mut st, p).map_err(fail("insert"))?;
                         }
                     }
                     Ok((conn, path))

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::condition::{self, ConditionSpec, Family};
 use super::init::{self, InitCondition};
+use crate::common::run_args::RunArgs;
 use crate::common::BenchError;
 
 /// Writes per condition in a full run (the seeds' size).
@@ -29,14 +30,14 @@ pub const QUICK_WARMUP_SECS: f64 = 0.5;
 /// `datalith-bench write`: workload W.
 #[derive(Args, Debug, Clone)]
 pub struct WriteArgs {
+    /// Flags every workload shares: --quick, --out, --peers-dir,
+    /// --allow-missing-peers, --passes, --heap.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// The key-value conditions (Datalith KV against SQLite, raw LMDB, RocksDB, Datalevin KV).
     /// Without it: the Datalog conditions (dl-sync, dl-async against SQLite and Datalevin).
     #[arg(long)]
     pub kv: bool,
-    /// CI smoke size: a few thousand writes per condition, capped at a few seconds per phase;
-    /// JVM peers may be skipped.
-    #[arg(long)]
-    pub quick: bool,
     /// Writes per condition (default 1,000,000, or 2,000 with --quick).
     #[arg(long)]
     pub writes: Option<u64>,
@@ -50,9 +51,6 @@ pub struct WriteArgs {
     /// Conditions to run: names or prefixes (kv-async, sqlite); default all.
     #[arg(long, value_delimiter = ',')]
     pub conditions: Vec<String>,
-    /// Output directory; results go to <out>/write-kv/.
-    #[arg(long, default_value = "bench-results")]
-    pub out: PathBuf,
     /// Seed of the UUID values and of the mixed phase's keys.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
@@ -69,9 +67,6 @@ pub struct WriteArgs {
     /// Keep each run's database directory.
     #[arg(long)]
     pub keep_db: bool,
-    /// Let a full run succeed although a peer could not run (it is still reported loudly).
-    #[arg(long)]
-    pub allow_missing_peers: bool,
     /// Run the JVM peers (Datalevin) in a --quick run too (each JVM start costs ~10 s).
     #[arg(long)]
     pub jvm_peers: bool,
@@ -79,16 +74,6 @@ pub struct WriteArgs {
     /// --allow-missing-peers).
     #[arg(long)]
     pub skip_jvm_peers: bool,
-    /// Directory of the peer harnesses (default: bench/peers of this repository).
-    #[arg(long)]
-    pub peers_dir: Option<PathBuf>,
-    /// Passes over every condition, the condition order rotated by one each pass (default 3,
-    /// or 1 with --quick); a cell reports the median pass and the min-max.
-    #[arg(long)]
-    pub passes: Option<usize>,
-    /// Heap of every JVM peer (-Xms and -Xmx), e.g. 4g.
-    #[arg(long, default_value = crate::common::jvm::DEFAULT_HEAP)]
-    pub heap: String,
     /// Untimed warm-up writes of every condition before its timed run (into a throwaway
     /// store, in the same process), and warm-up iterations before each mixed phase (default
     /// 50,000, or writes/10 when smaller).
@@ -163,9 +148,11 @@ impl Plan {
     /// Resolves defaults and checks the arguments.
     pub fn from_args(a: &WriteArgs) -> Result<Plan, BenchError> {
         let family = if a.kv { Family::Kv } else { Family::Datalog };
-        let writes = a
-            .writes
-            .unwrap_or(if a.quick { QUICK_WRITES } else { FULL_WRITES });
+        let writes = a.writes.unwrap_or(if a.run.quick {
+            QUICK_WRITES
+        } else {
+            FULL_WRITES
+        });
         if writes == 0 {
             return Err(BenchError::Arg {
                 arg: "--writes",
@@ -174,13 +161,13 @@ impl Plan {
         }
         let window = a
             .window
-            .unwrap_or(if a.quick || writes < 10 * FULL_WINDOW {
+            .unwrap_or(if a.run.quick || writes < 10 * FULL_WINDOW {
                 (writes / 10).max(1)
             } else {
                 FULL_WINDOW
             })
             .max(1);
-        let max_secs = a.max_secs.or(a.quick.then_some(QUICK_MAX_SECS));
+        let max_secs = a.max_secs.or(a.run.quick.then_some(QUICK_MAX_SECS));
         if max_secs.is_some_and(|s| s.is_nan() || s <= 0.0) {
             return Err(BenchError::Arg {
                 arg: "--max-secs",
@@ -233,34 +220,18 @@ impl Plan {
             };
             (conditions, init)
         };
-        let passes = a.passes.unwrap_or(if a.quick {
-            1
-        } else {
-            crate::common::passes::MIN_PASSES
-        });
-        if passes == 0 {
-            return Err(BenchError::Arg {
-                arg: "--passes",
-                message: "at least one pass".into(),
-            });
-        }
-        if crate::common::jvm::heap_mib(&a.heap).is_none() {
-            return Err(BenchError::Arg {
-                arg: "--heap",
-                message: format!("{} is not a size such as 4g or 512m", a.heap),
-            });
-        }
+        let passes = a.run.checked_passes()?;
         let warmup = a.warmup.unwrap_or((writes / 10).min(FULL_WARMUP));
-        let warmup_secs = a.warmup_secs.unwrap_or(if a.quick {
+        let warmup_secs = a.warmup_secs.unwrap_or(if a.run.quick {
             QUICK_WARMUP_SECS
         } else {
             FULL_WARMUP_SECS
         });
-        let out = a.out.join(family.out_name());
+        let out = a.run.out.join(family.out_name());
         let db_dir = a.db_dir.clone().unwrap_or_else(|| out.join("db"));
         Ok(Plan {
             family,
-            quick: a.quick,
+            quick: a.run.quick,
             writes,
             window,
             max_secs,
@@ -272,7 +243,7 @@ impl Plan {
             db_dir,
             init,
             passes,
-            heap: a.heap.clone(),
+            heap: a.run.heap.clone(),
             warmup,
             warmup_secs,
         })

@@ -21,7 +21,7 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
     for dir in [&plan.out, &logs, &plan.db_dir] {
         std::fs::create_dir_all(dir).map_err(BenchError::io(dir))?;
     }
-    let peers_dir = peers::peers_dir(args.peers_dir.as_deref());
+    let peers_dir = crate::common::child::peers_dir(args.run.peers_dir.as_deref());
     eprintln!(
         "datalith-bench write{}: {} writes per condition, batches {:?}, {} conditions, CSV row \
          every {} writes, cap {}, mixed {} iterations (batch 1), seed {}, out {}",
@@ -168,7 +168,7 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         }
         return Ok(ExitCode::from(1));
     }
-    if !missing.is_empty() && !plan.quick && !args.allow_missing_peers {
+    if !missing.is_empty() && !plan.quick && !args.run.allow_missing_peers {
         eprintln!(
             "!!! INCOMPLETE FULL RUN: a full run needs every peer (or --allow-missing-peers)"
         );
@@ -181,7 +181,7 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
 fn jvm_skip(args: &WriteArgs) -> Option<&'static str> {
     if args.skip_jvm_peers {
         Some("--skip-jvm-peers")
-    } else if args.quick && !args.jvm_peers {
+    } else if args.run.quick && !args.jvm_peers {
         Some("--quick skips the JVM peers (a JVM start costs ~10 s); add --jvm-peers to run them")
     } else {
         None

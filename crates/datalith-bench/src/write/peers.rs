@@ -4,7 +4,7 @@
 //! prints one `RESULT {json}` line per phase and writes its CSV in our format; exit 69 means
 //! Datalevin is not installed (`bench/peers/install.sh datalevin`), exit 3 a failed count.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -15,29 +15,6 @@ use super::condition::ConditionSpec;
 use super::orchestrate::RunId;
 use super::result::{MixedResult, RunResult};
 use crate::common::child;
-
-/// Where `bench/peers` is: `--peers-dir`, else the nearest `bench/peers` above the current
-/// directory, else the one of the source tree this binary was built from.
-pub fn peers_dir(explicit: Option<&Path>) -> PathBuf {
-    if let Some(p) = explicit {
-        return p.to_path_buf();
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        for dir in cwd.ancestors() {
-            let candidate = dir.join("bench").join("peers");
-            if candidate.join("run.sh").is_file() {
-                return candidate;
-            }
-        }
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest
-        .ancestors()
-        .nth(2)
-        .unwrap_or(manifest)
-        .join("bench")
-        .join("peers")
-}
 
 /// Where a peer run puts its files.
 pub struct PeerRun<'a> {
@@ -122,13 +99,7 @@ pub fn run_datalevin(spec: &ConditionSpec, id: RunId, run: &PeerRun<'_>) -> RunR
                     &format!("no RESULT line; stderr: {}", child::tail(&log, 3)),
                 ),
             };
-            if !out.status.success() && r.error.is_none() {
-                r.error = Some(format!(
-                    "harness exited with {}: {}",
-                    out.status,
-                    child::tail(&log, 2)
-                ));
-            }
+            child::note_failed_exit(out.status, &log, &mut r.error);
             r
         }
     };

@@ -223,7 +223,7 @@ impl Session {
         if report
             .tx_data
             .iter()
-            .any(|d| d.e < datalith::store::ids::USER_PARTITION_START)
+            .any(|d| d.e < datalith::raw::USER_PARTITION_START)
         {
             self.refresh_attrs();
         }

@@ -11,7 +11,6 @@ use std::path::Path;
 
 use datalith::edn::read_one;
 use datalith::kv::{CommitHandle, KvError, KvOp, TableKind};
-use datalith::tx::edn::tx_data_from_edn;
 use datalith::tx::{TxError, TxReport};
 use datalith::{Database, DbOptions};
 
@@ -97,7 +96,8 @@ pub fn run(dir: &Path, ack_log: &Path, cycle: u64) -> Result<bool, String> {
         let key = format!("{cycle}/{i}");
         let p = if i % 2 == 0 {
             let text = format!("[{{:torture/key \"{key}\" :torture/cycle {cycle}}}]");
-            let tx = tx_data_from_edn(&read_one(&text).expect("tx EDN")).expect("tx data");
+            let tx =
+                datalith::TxData::from_edn(&read_one(&text).expect("tx EDN")).expect("tx data");
             Pending::Datalog(key, db.transact_async(tx))
         } else {
             let op = KvOp::put(&table, key.clone(), kv_value(i));

@@ -190,7 +190,8 @@ struct Counts {
 
 impl Db {
     /// Verifies the indexes and statistics of this snapshot. Inconsistencies are reported,
-    /// not returned as errors; an error means the snapshot could not be read at all.
+    /// not returned as errors; an error means the snapshot could not be read at all. Example:
+    /// [`crate::admin`].
     pub fn check(&self) -> Result<CheckReport, StoreError> {
         self.check_with_progress(&mut |_| {})
     }

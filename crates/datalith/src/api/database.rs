@@ -11,7 +11,22 @@ use crate::store::{Store, Tables};
 use crate::tx::request::TxRequest;
 use crate::tx::{IntoTxData, TxData, TxError, TxReport};
 
-/// Options for [`Database::open`].
+/// Options for [`Database::open`]: durability and map size ([`EnvOptions`]), a schema to
+/// install, the query memory limit, and whether to keep the transaction log.
+///
+/// ```
+/// use datalith::{Database, DbOptions, Durability, Edn};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut options = DbOptions::with_durability(Durability::NoSync);
+/// let schema = "{:person/name {:db/valueType :db.type/string :db/unique :db.unique/identity}}";
+/// options.schema = Some(schema.parse::<Edn>().unwrap());
+/// options.skip_tx_log = true;
+/// let db = Database::open(dir.path(), options).unwrap();
+/// db.transact(r#"[{:person/name "Ann"}]"#).unwrap();
+/// assert!(!db.keeps_tx_log());
+/// assert_eq!(db.env().durability(), Durability::NoSync);
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct DbOptions {
@@ -58,7 +73,25 @@ impl std::fmt::Debug for Database {
 }
 
 impl Database {
-    /// Opens (creating if missing) the database in directory `path`.
+    /// Opens (creating if missing) the database in directory `path`. Two handles on one
+    /// directory in one process are refused; clone the handle instead.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// db.transact(r#"[{:name "Ann"}]"#).unwrap();
+    /// drop(db);
+    ///
+    /// // Reopened, the data is there; read-only, nothing can be written.
+    /// let db = Database::open_read_only(dir.path(), DbOptions::default()).unwrap();
+    /// let names = db.db().unwrap().q("[:find ?n :where [_ :name ?n]]", &[]).unwrap();
+    /// assert_eq!(names.to_string(), r#"#{["Ann"]}"#);
+    /// assert!(db.transact(r#"[{:name "Bob"}]"#).is_err());
+    /// ```
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
         let env = Environment::open(path, options.env)?;
         let mut tables = Tables::open(&env)?;
@@ -177,6 +210,25 @@ impl Database {
     /// Transactions made while the log was not kept ([`DbOptions::skip_tx_log`]) and bulk
     /// loads are not in it; [`Database::keeps_tx_log`] says whether there is a log at all.
     /// The record format and how a replica tails it: `tx::log`.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let schema = db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                               :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// let ann = db.transact(r#"[{:name "Ann"}]"#).unwrap();
+    ///
+    /// let all: Vec<_> = db.tx_range(None, None).unwrap().map(|e| e.unwrap().tx).collect();
+    /// assert_eq!(all, [schema.tx, ann.tx]);
+    /// // From Ann's transaction on: its instant and its datoms.
+    /// let entries: Vec<_> = db.tx_range(Some(ann.tx), None).unwrap().collect();
+    /// let entry = entries[0].as_ref().unwrap();
+    /// assert_eq!(entries.len(), 1);
+    /// assert!(entry.instant.is_some());
+    /// assert!(entry.datoms.iter().any(|d| d.v == datalith::Value::String("Ann".into())));
+    /// ```
     pub fn tx_range(
         &self,
         start: Option<u64>,
@@ -202,7 +254,24 @@ impl Database {
         &self.env
     }
 
-    /// A consistent snapshot for reading.
+    /// A consistent snapshot for reading: an immutable [`Db`] value that later transactions
+    /// do not change (Datomic's `db`). Hold it as long as needed; it pins the file's pages.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/many}]"#).unwrap();
+    /// db.transact(r#"[{:db/id "a" :name "Ann"}]"#).unwrap();
+    /// let before = db.db().unwrap();
+    /// db.transact(r#"[{:name "Bob"}]"#).unwrap();
+    ///
+    /// let count = "[:find (count ?n) . :where [_ :name ?n]]";
+    /// assert_eq!(before.q(count, &[]).unwrap().to_string(), "1");
+    /// assert_eq!(db.db().unwrap().q(count, &[]).unwrap().to_string(), "2");
+    /// ```
     pub fn db(&self) -> Result<Db, TxError> {
         Ok(Db::open(
             self.env.read()?,
@@ -332,7 +401,7 @@ impl Database {
     /// upserts, cardinality or uniqueness checks, just attribute and type checks, then sorted
     /// writes straight into the indexes, durably, in transactions of 256K datoms (like
     /// Datalevin's `fill-db`, a failure leaves the chunks before it). Entity ids must lie in
-    /// the user partition (`store::ids::USER_PARTITION_START..`). Encoding and sorting run on
+    /// the user partition ([`crate::raw::USER_PARTITION_START`]`..`). Encoding and sorting run on
     /// the caller's thread (and, for large loads, on helper threads, one per core); keys past
     /// the end of an index (all of them when loading into an empty database) are appended
     /// without a search. Returns the number of datoms

@@ -45,7 +45,31 @@ impl std::fmt::Debug for EntityValue<'_> {
 }
 
 impl Db {
-    /// The entity `e` (lazy: it may have no datoms at all).
+    /// The entity `e` (lazy: it may have no datoms at all). Its attributes are read on
+    /// demand, forwards through refs and backwards through `:ns/_name`.
+    ///
+    /// ```
+    /// use datalith::api::EntityValue;
+    /// use datalith::{Database, DbOptions, Value};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}
+    ///                 {:db/ident :friend :db/valueType :db.type/ref
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// let r = db.transact(r#"[{:db/id "a" :name "Ann" :friend "b"} {:db/id "b" :name "Bob"}]"#);
+    /// let ann = r.unwrap().tempid("a").unwrap();
+    ///
+    /// let snap = db.db().unwrap();
+    /// let Some(EntityValue::Ref(bob)) = snap.entity(ann).get(":friend").unwrap() else {
+    ///     panic!("Ann has a friend");
+    /// };
+    /// assert!(matches!(bob.get(":name").unwrap(), Some(EntityValue::One(Value::String(n))) if &*n == "Bob"));
+    /// // Backwards: who names Bob as a friend.
+    /// assert!(matches!(bob.get(":_friend").unwrap(), Some(EntityValue::Refs(v)) if v[0].id == ann));
+    /// assert_eq!(snap.entity(ann).touch().unwrap().to_string().contains(r#":name "Ann""#), true);
+    /// ```
     pub fn entity(&self, e: EntityId) -> Entity<'_> {
         Entity { db: self, id: e }
     }

@@ -55,7 +55,7 @@ impl Input {
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let people = Database::open(&dir.path().join("people"), DbOptions::default()).unwrap();
-/// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+/// let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
 /// people.transact(tx(r#"[{:db/ident :person/id :db/valueType :db.type/string
 ///                         :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
 ///                        {:db/ident :person/name :db/valueType :db.type/string

@@ -2,18 +2,17 @@
 //! (database values to read: snapshots, and speculative values from [`Db::with`] and from
 //! reports' `db_before()`/`db_after()`, see [`speculative`]).
 
-pub mod check;
+pub(crate) mod check;
 mod check_log;
 pub mod database;
 pub mod db;
-pub mod dump;
+pub(crate) mod dump;
 pub mod entity;
-pub mod index;
+pub(crate) mod index;
 pub mod input;
 pub mod speculative;
 
 pub use crate::db::Db;
 pub use database::{Database, DbOptions};
 pub use entity::{Entity, EntityValue};
-pub use index::{Components, Index};
 pub use input::{explain, q, Input};

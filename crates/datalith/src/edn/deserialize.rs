@@ -3,10 +3,14 @@
 //!
 //! How EDN meets serde's data model: nil is unit (and `None` for an `Option`); lists, vectors
 //! and sets are sequences (so tuples and `Vec`s); maps are maps; keywords and symbols are
-//! their text without the colon (`:person/name` is `"person/name"`, so a struct field takes
-//! it with `#[serde(rename = "person/name")]`, and a unit enum variant with the same name);
-//! an instant is its epoch milliseconds; a tagged value is the value under the tag; UUIDs,
-//! big decimals, ratios and regular expressions are their EDN text.
+//! their text without the colon (`:person/name` is `"person/name"`, and a unit enum variant
+//! with that name); an instant is its epoch milliseconds; a tagged value is the value under
+//! the tag; UUIDs, big decimals, ratios and regular expressions are their EDN text.
+//!
+//! A map read as a struct (a pulled entity) matches each keyword key to a field by its whole
+//! text (`#[serde(rename = "person/name")]`), else by its name alone (a field `name` takes
+//! `:person/name`) when no other key of the map has that name: `{:person/name .. :pet/name
+//! ..}` matches neither `name`, so such fields need the rename.
 
 use serde::de::value::{MapDeserializer, SeqDeserializer};
 use serde::de::{Deserializer, IntoDeserializer, Visitor};
@@ -23,9 +27,10 @@ pub type DeserializeError = serde::de::value::Error;
 /// use datalith::edn::from_edn;
 /// use datalith::{Database, DbOptions};
 ///
+/// // Fields match keys by name (`name` takes `:person/name`) or by a rename to the whole
+/// // keyword, which a name two keys share needs.
 /// #[derive(serde::Deserialize, Debug, PartialEq)]
 /// struct Person {
-///     #[serde(rename = "person/name")]
 ///     name: String,
 ///     #[serde(rename = "person/age")]
 ///     age: Option<i64>,
@@ -98,6 +103,22 @@ impl<'de> Deserializer<'de> for &'de Edn {
         }
     }
 
+    /// A map's keyword keys are offered by their whole text, or by their name alone where
+    /// that is a field and no other key has the same name (see the module doc).
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeserializeError> {
+        let Edn::Map(pairs) = self else {
+            return self.deserialize_any(visitor);
+        };
+        let keys = pairs.iter().map(|(k, _)| field_key(k, pairs, fields));
+        let values = pairs.iter().map(|(_, v)| v);
+        visitor.visit_map(MapDeserializer::new(keys.zip(values)))
+    }
+
     /// A keyword or string names a unit variant.
     fn deserialize_enum<V: Visitor<'de>>(
         self,
@@ -117,7 +138,72 @@ impl<'de> Deserializer<'de> for &'de Edn {
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct identifier
+        unit unit_struct newtype_struct seq tuple tuple_struct map identifier
         ignored_any
+    }
+}
+
+/// The text a struct sees for the map key `key` (see `deserialize_struct`).
+fn field_key(key: &Edn, pairs: &[(Edn, Edn)], fields: &[&str]) -> String {
+    let k = match key {
+        Edn::Keyword(k) => k,
+        Edn::String(s) => return s.clone(),
+        other => return other.to_string(),
+    };
+    let whole = k.to_symbol_text();
+    let name = k.name();
+    let shared_name = || {
+        pairs
+            .iter()
+            .filter(|(other, _)| matches!(other, Edn::Keyword(o) if o.name() == name))
+            .count()
+            > 1
+    };
+    if fields.contains(&whole.as_str()) || !fields.contains(&name) || shared_name() {
+        whole
+    } else {
+        name.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::from_edn;
+    use crate::edn::Edn;
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Named {
+        name: Option<String>,
+        #[serde(rename = "pet/name")]
+        pet: Option<String>,
+    }
+
+    #[test]
+    fn struct_fields_take_keys_by_whole_text_or_unshared_name() {
+        let named = |name: Option<&str>, pet: Option<&str>| Named {
+            name: name.map(str::to_string),
+            pet: pet.map(str::to_string),
+        };
+        // (pulled map, the struct it reads as)
+        let cases = [
+            (r#"{:person/name "Ann"}"#, named(Some("Ann"), None)),
+            (r#"{:name "Ann"}"#, named(Some("Ann"), None)),
+            // Two keys named `name`: the rename takes its own, `name` neither.
+            (
+                r#"{:person/name "Ann" :pet/name "Rex"}"#,
+                named(None, Some("Rex")),
+            ),
+            (r#"{:pet/name "Rex"}"#, named(None, Some("Rex"))),
+            // Two keys share the name: neither matches `name`.
+            (
+                r#"{:person/name "Ann" :city/name "Oslo"}"#,
+                named(None, None),
+            ),
+            (r#"{"name" "Ann"}"#, named(Some("Ann"), None)),
+        ];
+        for (text, want) in cases {
+            let edn: Edn = text.parse().unwrap();
+            assert_eq!(from_edn::<Named>(&edn).unwrap(), want, "{text}");
+        }
     }
 }

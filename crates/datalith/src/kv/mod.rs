@@ -4,7 +4,7 @@
 //! - `lmdb`: our thin safe layer over LMDB's C API (environment, transactions, cursors kept
 //!   across seeks; `compare.rs`: LMDB's default byte order with a fast path for 8-byte ids;
 //!   `map_guard.rs`: the `SIGBUS` handler for a data file truncated while mapped).
-//! - [`file`](mod@file): the data file validated with plain reads before LMDB reads a page
+//! - `file`: the data file validated with plain reads before LMDB reads a page
 //!   of it (both meta pages, then a walk of the trees: the catalog on every open, every page
 //!   for `check`).
 //! - [`env`](mod@env): opening, the table catalog (table `__datalith_meta`: magic, format
@@ -42,6 +42,38 @@
 //!   one whose structure is damaged is refused ([`KvError::Corrupt`], `NotADatabase`,
 //!   `Foreign`) instead of letting LMDB read outside its map.
 //! - Every table keeps LMDB's default key order, so files stay readable by any LMDB program.
+//!
+//! Using it: open an [`Environment`] with the [`Durability`] a crash may cost, open a
+//! [`Table`] by name, write [`KvOp`]s in one atomic group, read through a snapshot's [`View`].
+//!
+//! ```
+//! use datalith::kv::{Durability, EnvOptions, Environment, KvOp, TableKind};
+//!
+//! for durability in Durability::ALL {
+//!     let dir = tempfile::tempdir().unwrap();
+//!     let env = Environment::open(dir.path(), EnvOptions::with_durability(durability)).unwrap();
+//!     let users = env.table("users", TableKind::Plain).unwrap();
+//!     let tags = env.table("tags", TableKind::List).unwrap();
+//!
+//!     // One atomic write, returning once it is as durable as the mode promises.
+//!     env.transact_kv(vec![
+//!         KvOp::put(&users, "ann", "Ann Smith"),
+//!         KvOp::list_add(&tags, "ann", "admin"),
+//!         KvOp::list_add(&tags, "ann", "dev"),
+//!     ])
+//!     .unwrap();
+//!     // Queued: the handle completes when the group it joined commits.
+//!     env.transact_kv_async(vec![KvOp::delete(&users, "bob")]).wait().unwrap();
+//!
+//!     let snapshot = env.read().unwrap();
+//!     let view = snapshot.view();
+//!     assert_eq!(view.get(&users, b"ann").unwrap(), Some(&b"Ann Smith"[..]));
+//!     assert_eq!(view.get(&users, b"bob").unwrap(), None);
+//!     assert_eq!(view.list_count(&tags, b"ann").unwrap(), 2);
+//!     assert!(view.list_contains(&tags, b"ann", b"dev").unwrap());
+//!     assert_eq!(env.durability(), durability);
+//! }
+//! ```
 
 pub mod api;
 pub mod batch_snapshot;
@@ -49,7 +81,7 @@ pub mod committer;
 pub mod durability;
 pub mod env;
 pub mod error;
-pub mod file;
+pub(crate) mod file;
 mod flush;
 mod gate;
 pub mod handle;
@@ -70,6 +102,7 @@ pub use committer::{BatchSlot, BatchState, Outcome, Rejected, WriteRequest};
 pub use durability::{Durability, EnvOptions};
 pub use env::{CommitCounters, Environment, HeldSnapshot};
 pub use error::KvError;
+pub use file::{Structure, TableShape, Verify};
 pub use handle::CommitHandle;
 pub use overlay::Overlay;
 pub use read::{ReadTxn, Snapshot};

@@ -134,39 +134,25 @@ impl Stage {
         self.push(OpKind::ListAdd, table, key, value);
     }
 
-    /// [`Stage::list_add`] that also counts, under `tally` (when given; not `u32::MAX`),
-    /// whether the add creates `key` (it had no value before). Learning that from the insert
-    /// itself spares a lookup per key before it: the distinct-value statistics of the Datalog
-    /// store.
-    pub fn list_add_tallied(
+    /// [`Stage::list_add`] (`add`) or [`Stage::list_remove`] that also counts, under `tally`
+    /// (when given; not `u32::MAX`), whether an add creates `key` (it had no value before:
+    /// +1) or a removal empties it (-1). Learning that from the write itself spares a lookup
+    /// per key before it: the distinct-value statistics of the Datalog store.
+    pub fn list_change_tallied(
         &mut self,
+        add: bool,
         table: &Table,
         key: &[u8],
         value: &[u8],
         tally: Option<u32>,
     ) {
+        let kind = if add {
+            OpKind::ListAdd
+        } else {
+            OpKind::ListRemove
+        };
         let tally = tally.unwrap_or(NO_TALLY);
-        self.push_tallied(OpKind::ListAdd, Placement::Search, tally, table, key, value);
-    }
-
-    /// [`Stage::list_remove`] that also counts, under `tally` (when given), whether the
-    /// removal empties `key` (counted as -1).
-    pub fn list_remove_tallied(
-        &mut self,
-        table: &Table,
-        key: &[u8],
-        value: &[u8],
-        tally: Option<u32>,
-    ) {
-        let tally = tally.unwrap_or(NO_TALLY);
-        self.push_tallied(
-            OpKind::ListRemove,
-            Placement::Search,
-            tally,
-            table,
-            key,
-            value,
-        );
+        self.push_tallied(kind, Placement::Search, tally, table, key, value);
     }
 
     /// Per tally, the keys created minus the keys emptied by the tallied ops applied since the

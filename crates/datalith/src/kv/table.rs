@@ -45,6 +45,17 @@ pub(crate) fn next_table_id() -> u32 {
 }
 
 impl Table {
+    /// A handle to the LMDB table `db`, with a fresh identity.
+    pub(crate) fn opened(name: &str, kind: TableKind, db: RawDb, fixed: Option<u8>) -> Table {
+        Table {
+            name: name.into(),
+            kind,
+            db,
+            fixed,
+            id: next_table_id(),
+        }
+    }
+
     /// The table's name.
     pub fn name(&self) -> &str {
         &self.name

@@ -260,7 +260,7 @@ impl<'t> View<'t> {
 
     /// First entry in key order.
     pub fn first(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
-        let first = self.first_unchecked(table)?;
+        let first = self.end_unchecked(table, Direction::Forward)?;
         // Only a pending key at or before the first one could change the answer.
         match first {
             Some((k, _)) => self.check(table, Lo::Unbounded, Hi::Key(k))?,
@@ -269,45 +269,35 @@ impl<'t> View<'t> {
         Ok(first)
     }
 
-    fn first_unchecked(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
+    /// The first entry met walking the whole table in `direction`, without checking for
+    /// pending writes of the batch.
+    fn end_unchecked(
+        &self,
+        table: &Table,
+        direction: Direction,
+    ) -> Result<Option<Entry<'t>>, KvError> {
         if self.patch(table).is_some() {
             return self
-                .range(
-                    table,
-                    Bound::Unbounded,
-                    Bound::Unbounded,
-                    Direction::Forward,
-                )?
+                .range(table, Bound::Unbounded, Bound::Unbounded, direction)?
                 .next()
                 .transpose();
         }
-        lmdb(lmdb(Cursor::open(self.txn, table.db))?.step(Op::First))
+        let op = match direction {
+            Direction::Forward => Op::First,
+            Direction::Backward => Op::Last,
+        };
+        lmdb(lmdb(Cursor::open(self.txn, table.db))?.step(op))
     }
 
     /// Last entry in key order.
     pub fn last(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
-        let last = self.last_unchecked(table)?;
+        let last = self.end_unchecked(table, Direction::Backward)?;
         // Only a pending key at or after the last one could change the answer.
         match last {
             Some((k, _)) => self.check(table, Lo::Key(k), Hi::Unbounded)?,
             None => self.check_all(table)?,
         }
         Ok(last)
-    }
-
-    fn last_unchecked(&self, table: &Table) -> Result<Option<Entry<'t>>, KvError> {
-        if self.patch(table).is_some() {
-            return self
-                .range(
-                    table,
-                    Bound::Unbounded,
-                    Bound::Unbounded,
-                    Direction::Backward,
-                )?
-                .next()
-                .transpose();
-        }
-        lmdb(lmdb(Cursor::open(self.txn, table.db))?.step(Op::Last))
     }
 
     /// The sorted values of `key` in a list table.

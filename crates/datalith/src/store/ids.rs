@@ -18,9 +18,6 @@ pub const USER_PARTITION_START: EntityId = ATTR_PARTITION_END;
 /// `tx0` plays the same role), so `[?tx :db/txInstant]` never collides with user data.
 pub const TX_PARTITION_START: EntityId = 1 << 44;
 
-/// Entity ids above this are reserved (tempid resolution uses none of them).
-pub const MAX_ENTITY_ID: EntityId = (1 << 62) - 1;
-
 /// Which partition an id falls in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Partition {

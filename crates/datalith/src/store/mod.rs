@@ -1,6 +1,6 @@
 //! The Datalog store: schema and datoms in the EAV and AVE indexes, and statistics.
 //!
-//! - [`ids`]: entity and attribute ids and their partitions.
+//! - `ids`: entity and attribute ids and their partitions.
 //! - [`keys`]: byte layouts of index entries.
 //! - [`schema`] / [`load`]: attributes, built-ins, loading the schema from datoms.
 //! - [`tables`]: the store's KV tables, counters and statistics records.
@@ -39,7 +39,7 @@
 
 pub mod datom;
 pub mod error;
-pub mod ids;
+pub(crate) mod ids;
 pub mod keys;
 pub mod load;
 pub mod reader;

@@ -12,6 +12,23 @@ fn malformed(detail: impl Into<String>, form: &Edn) -> TxError {
     }
 }
 
+impl TxData {
+    /// Tx data from EDN data: a vector of entity maps and `[:db/add e a v]`-style operations,
+    /// as `transact` reads it from text. Errors name the form that is not tx data.
+    ///
+    /// ```
+    /// use datalith::{Edn, TxData};
+    ///
+    /// let edn: Edn = r#"[{:db/id "ann" :name "Ann"} [:db/add "ann" :age 41]]"#.parse().unwrap();
+    /// assert_eq!(TxData::from_edn(&edn).unwrap().items.len(), 2);
+    /// let err = TxData::from_edn(&Edn::Long(1)).unwrap_err();
+    /// assert_eq!(err.category().code, ":db.error/not-transaction-data");
+    /// ```
+    pub fn from_edn(e: &Edn) -> Result<TxData, TxError> {
+        tx_data_from_edn(e)
+    }
+}
+
 /// Converts EDN tx data.
 pub fn tx_data_from_edn(e: &Edn) -> Result<TxData, TxError> {
     let items = match e {

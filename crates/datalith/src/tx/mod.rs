@@ -88,7 +88,7 @@ pub(crate) mod batch;
 pub(crate) mod bulk;
 pub use crate::db::tx_data as data;
 pub(crate) mod datoms;
-pub mod edn;
+pub(crate) mod edn;
 pub mod error;
 mod input;
 pub mod log;

@@ -47,6 +47,20 @@ pub enum Term {
 }
 
 /// Flattens tx data into terms.
+/// Where a value stands: the attribute it is for, and the tx form it came from (printed only
+/// for an error).
+#[derive(Clone, Copy)]
+struct At<'a> {
+    attr: &'a Arc<Attribute>,
+    form: &'a dyn Fn() -> String,
+}
+
+impl<'a> At<'a> {
+    fn new(attr: &'a Arc<Attribute>, form: &'a dyn Fn() -> String) -> At<'a> {
+        At { attr, form }
+    }
+}
+
 pub struct Expander<'s> {
     schema: &'s Schema,
     anonymous: u32,
@@ -120,7 +134,7 @@ impl<'s> Expander<'s> {
             TxOp::Add { e, a, v } => {
                 let attr = self.attr(a, &form)?;
                 let e = self.entity(e, &form)?;
-                for v in self.values(v, &attr, out, &form)? {
+                for v in self.values(v, At::new(&attr, &form), out)? {
                     out.push(Term::Add(e.clone(), attr.clone(), v));
                 }
             }
@@ -130,7 +144,7 @@ impl<'s> Expander<'s> {
                 match v {
                     None => out.push(Term::Retract(e, attr, None)),
                     Some(v) => {
-                        for v in self.values(v, &attr, out, &form)? {
+                        for v in self.values(v, At::new(&attr, &form), out)? {
                             out.push(Term::Retract(e.clone(), attr.clone(), Some(v)));
                         }
                     }
@@ -152,9 +166,9 @@ impl<'s> Expander<'s> {
                 let old = match old {
                     None => None,
                     Some(o) if attr.is_ref() => Some(V::Val(cas_old_ref(o, &form)?)),
-                    Some(o) => Some(self.single(o, &attr, out, &form)?),
+                    Some(o) => Some(self.single(o, At::new(&attr, &form), out)?),
                 };
-                let new = self.single(new, &attr, out, &form)?;
+                let new = self.single(new, At::new(&attr, &form), out)?;
                 out.push(Term::Cas(Box::new((e, attr, old, new))));
             }
             TxOp::Call { function, args } => {
@@ -216,7 +230,7 @@ impl<'s> Expander<'s> {
                         form: form(),
                     });
                 }
-                let owner = match self.owner(v, &attr, out, &form)? {
+                let owner = match self.owner(v, At::new(&attr, &form), out)? {
                     V::Ent(owner) => owner,
                     V::Val(Value::Ref(id)) => E::Id(id),
                     V::Val(other) => {
@@ -232,7 +246,7 @@ impl<'s> Expander<'s> {
             // One scratch vector for every entry's values (nested maps take a fresh one).
             let mut vals = std::mem::take(&mut self.vals);
             vals.clear();
-            self.values_into(v, &attr, out, &form, &mut vals)?;
+            self.values_into(v, At::new(&attr, &form), out, &mut vals)?;
             for v in vals.drain(..) {
                 out.push(Term::Add(e.clone(), attr.clone(), v));
             }
@@ -244,13 +258,8 @@ impl<'s> Expander<'s> {
     /// The entity a reverse attribute's value names: the value is in entity position (as
     /// Datomic reads it), so it is one entity, a vector is one lookup ref, and a map (a
     /// nested entity) names none.
-    fn owner(
-        &mut self,
-        v: &TxValue,
-        attr: &Arc<Attribute>,
-        out: &mut Vec<Term>,
-        form: &dyn Fn() -> String,
-    ) -> Result<V, TxError> {
+    fn owner(&mut self, v: &TxValue, at: At<'_>, out: &mut Vec<Term>) -> Result<V, TxError> {
+        let form = at.form;
         match v {
             TxValue::Map(m) => Err(TxError::UnresolvableEntity {
                 entity: print::map_text(m),
@@ -282,9 +291,9 @@ impl<'s> Expander<'s> {
                         form: form(),
                     });
                 }
-                self.ref_value(v, attr, out, form)
+                self.ref_value(v, at, out)
             }
-            one => self.ref_value(one, attr, out, form),
+            one => self.ref_value(one, at, out),
         }
     }
 
@@ -316,13 +325,8 @@ impl<'s> Expander<'s> {
     /// The values of an operation's value position (`[:db/add e a v]`): one value, where a
     /// vector is a lookup ref (ref attributes) or a tuple (tuple attributes); other
     /// collections of a cardinality-many attribute give several values.
-    fn values(
-        &mut self,
-        v: &TxValue,
-        attr: &Arc<Attribute>,
-        out: &mut Vec<Term>,
-        form: &dyn Fn() -> String,
-    ) -> Result<Vec<V>, TxError> {
+    fn values(&mut self, v: &TxValue, at: At<'_>, out: &mut Vec<Term>) -> Result<Vec<V>, TxError> {
+        let attr = at.attr;
         let one_value = match v {
             TxValue::Many(items) => {
                 attr.value_type == ValueType::Tuple
@@ -333,9 +337,9 @@ impl<'s> Expander<'s> {
         };
         let mut vals = Vec::new();
         if one_value {
-            vals.push(self.single(v, attr, out, form)?);
+            vals.push(self.single(v, at, out)?);
         } else {
-            self.values_into(v, attr, out, form, &mut vals)?;
+            self.values_into(v, at, out, &mut vals)?;
         }
         Ok(vals)
     }
@@ -346,31 +350,26 @@ impl<'s> Expander<'s> {
     fn values_into(
         &mut self,
         v: &TxValue,
-        attr: &Arc<Attribute>,
+        at: At<'_>,
         out: &mut Vec<Term>,
-        form: &dyn Fn() -> String,
         vals: &mut Vec<V>,
     ) -> Result<(), TxError> {
+        let attr = at.attr;
         match v {
             TxValue::Many(items) if attr.is_many() => {
                 for i in items {
-                    vals.push(self.single(i, attr, out, form)?);
+                    vals.push(self.single(i, at, out)?);
                 }
             }
-            one => vals.push(self.single(one, attr, out, form)?),
+            one => vals.push(self.single(one, at, out)?),
         }
         Ok(())
     }
 
-    fn single(
-        &mut self,
-        v: &TxValue,
-        attr: &Arc<Attribute>,
-        out: &mut Vec<Term>,
-        form: &dyn Fn() -> String,
-    ) -> Result<V, TxError> {
+    fn single(&mut self, v: &TxValue, at: At<'_>, out: &mut Vec<Term>) -> Result<V, TxError> {
+        let At { attr, form } = at;
         if attr.is_ref() {
-            return self.ref_value(v, attr, out, form);
+            return self.ref_value(v, at, out);
         }
         match v {
             TxValue::Value(x) => Ok(V::Val(check_type(attr, x.clone(), form)?)),
@@ -381,7 +380,7 @@ impl<'s> Expander<'s> {
                     match i {
                         TxValue::Value(x) => elems.push(Some(x.clone())),
                         TxValue::Many(inner) => {
-                            match self.single(&TxValue::Many(inner.clone()), attr, out, form)? {
+                            match self.single(&TxValue::Many(inner.clone()), at, out)? {
                                 V::Val(t) => elems.push(Some(t)),
                                 V::Ent(_) => unreachable!("tuples are plain values"),
                             }
@@ -415,13 +414,8 @@ impl<'s> Expander<'s> {
 
     /// A value of a ref attribute: an id, a tempid, an ident, a lookup ref (a vector
     /// `[attribute value]`) or a nested map.
-    fn ref_value(
-        &mut self,
-        v: &TxValue,
-        attr: &Arc<Attribute>,
-        out: &mut Vec<Term>,
-        form: &dyn Fn() -> String,
-    ) -> Result<V, TxError> {
+    fn ref_value(&mut self, v: &TxValue, at: At<'_>, out: &mut Vec<Term>) -> Result<V, TxError> {
+        let At { attr, form } = at;
         Ok(match v {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
             TxValue::Value(Value::Long(n)) if *n > 0 => V::Val(Value::Ref(*n as u64)),

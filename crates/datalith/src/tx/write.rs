@@ -21,7 +21,7 @@ pub enum Distinct {
     /// stages that never reach LMDB: speculative database values).
     Lookup,
     /// By LMDB itself when the stage is applied: each AVE insert says whether it created its
-    /// key and each removal whether it emptied it (`Stage::list_add_tallied`, tally = the
+    /// key and each removal whether it emptied it (`Stage::list_change_tallied`, tally = the
     /// attribute id), read back by the batch's `StoreBatch`. The committer's way: the insert
     /// searches for the key anyway, so no lookup comes before it.
     Tally,
@@ -114,11 +114,7 @@ pub fn stage_datoms(
         let e = keys::eav_key(d.e);
         // Tallied, the AVE write counts the keys it creates or empties (see `Distinct`).
         let tag = tally.then_some(d.a);
-        if d.added {
-            stage.list_add_tallied(&t.ave, key, &e, tag);
-        } else {
-            stage.list_remove_tallied(&t.ave, key, &e, tag);
-        }
+        stage.list_change_tallied(d.added, &t.ave, key, &e, tag);
     }
     // Values gaining holders: only whether they had any before matters, for every one of them
     // at once, in key order. Tallied, only giants need it (for their records).

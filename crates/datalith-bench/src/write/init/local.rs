@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use datalith::api::{Components, Index};
 use datalith::codec::{Keyword, Value};
 use datalith::edn::read_one;
 use datalith::kv::Durability;
-use datalith::store::ids::USER_PARTITION_START;
+use datalith::raw::USER_PARTITION_START;
+use datalith::raw::{Components, Index};
 use datalith::store::EntityId;
 use datalith::{Database, DbOptions};
 use rusqlite::{params, Connection};
@@ -116,8 +116,8 @@ impl Datalith {
 
     fn load(&self, dir: &Path) -> Result<(), BenchError> {
         let schema = read_one(SCHEMA).map_err(BenchError::store(DL, "schema"))?;
-        let schema = datalith::tx::edn::tx_data_from_edn(&schema)
-            .map_err(BenchError::store(DL, "schema"))?;
+        let schema =
+            datalith::TxData::from_edn(&schema).map_err(BenchError::store(DL, "schema"))?;
         let db = Database::init_db(
             dir,
             DbOptions::with_durability(Durability::Durable),

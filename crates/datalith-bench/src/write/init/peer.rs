@@ -63,13 +63,7 @@ pub fn run(dir: &Path, run: &PhaseRun<'_>) -> InitResult {
                     &format!("no RESULT line; stderr: {}", child::tail(&log, 3)),
                 ),
             };
-            if !out.status.success() && r.error.is_none() {
-                r.error = Some(format!(
-                    "harness exited with {}: {}",
-                    out.status,
-                    child::tail(&log, 2)
-                ));
-            }
+            child::note_failed_exit(out.status, &log, &mut r.error);
             r
         }
     }

@@ -27,7 +27,7 @@ impl Environment {
 
     /// The list table `name` whose values all have exactly `width` bytes, created (durably) if
     /// it does not exist. Such a table is stored `MDB_DUPFIXED`: reads of many values get
-    /// whole pages of them at once ([`super::View::list_blocks`]). A list table of the same
+    /// whole pages of them at once ([`crate::kv::View::list_blocks`]). A list table of the same
     /// name made without the width (by an older build) is returned as it is (reads then go
     /// value by value). Writing a value of another width to it is an LMDB error: only
     /// Datalith's own tables (the AVE index: 8-byte entity ids) use this.
@@ -115,13 +115,7 @@ fn encode_kind(kind: TableKind, fixed: Option<u8>) -> Vec<u8> {
 
 /// The meta table as a [`Table`] (opened once, with the environment).
 pub(super) fn meta_table(shared: &EnvShared) -> Table {
-    Table {
-        name: META_TABLE.into(),
-        kind: TableKind::Plain,
-        db: shared.meta,
-        fixed: None,
-        id: crate::kv::table::next_table_id(),
-    }
+    Table::opened(META_TABLE, TableKind::Plain, shared.meta, None)
 }
 
 /// Opens table `name` (creating it and its catalog entry if missing) in a write transaction
@@ -140,14 +134,8 @@ fn open_or_create(
         None => None,
     };
     if let Some((actual, _)) = existing {
-        if actual != kind {
-            // Dropping the transaction aborts it.
-            return Err(KvError::WrongTableKind {
-                name: name.to_string(),
-                actual: actual.name(),
-                wanted: kind.name(),
-            });
-        }
+        // On an error, dropping the transaction aborts it.
+        expect_kind(name, actual, kind)?;
     }
     // An existing table keeps the layout it was made with.
     let fixed = match existing {
@@ -181,13 +169,7 @@ fn open_or_create(
         Some(wal) => wal.commit_outside_committer(&shared.env, wtxn)?,
         None => wtxn.commit()?,
     }
-    Ok(Table {
-        name: name.into(),
-        kind,
-        db,
-        fixed,
-        id: crate::kv::table::next_table_id(),
-    })
+    Ok(Table::opened(name, kind, db, fixed))
 }
 
 /// Opens the existing table `name` in a read transaction of its own (read-only environments).
@@ -201,13 +183,7 @@ fn open_existing(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Tabl
             })
         }
     };
-    if actual != kind {
-        return Err(KvError::WrongTableKind {
-            name: name.to_string(),
-            actual: actual.name(),
-            wanted: kind.name(),
-        });
-    }
+    expect_kind(name, actual, kind)?;
     let db = rtxn
         .open_dbi(name, false, kind == TableKind::List, fixed.is_some())?
         .ok_or_else(|| KvError::NoSuchTable {
@@ -215,24 +191,24 @@ fn open_existing(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Tabl
         })?;
     // Committing makes the handle global.
     rtxn.commit()?;
-    Ok(Table {
-        name: name.into(),
-        kind,
-        db,
-        fixed,
-        id: crate::kv::table::next_table_id(),
-    })
+    Ok(Table::opened(name, kind, db, fixed))
 }
 
 fn check_kind(t: &Table, kind: TableKind) -> Result<Table, KvError> {
-    if t.kind != kind {
+    expect_kind(&t.name, t.kind, kind)?;
+    Ok(t.clone())
+}
+
+/// Table `name` is of kind `actual`; the caller asked for `wanted`.
+fn expect_kind(name: &str, actual: TableKind, wanted: TableKind) -> Result<(), KvError> {
+    if actual != wanted {
         return Err(KvError::WrongTableKind {
-            name: t.name.to_string(),
-            actual: t.kind.name(),
-            wanted: kind.name(),
+            name: name.to_string(),
+            actual: actual.name(),
+            wanted: wanted.name(),
         });
     }
-    Ok(t.clone())
+    Ok(())
 }
 
 fn validate_table_name(name: &str) -> Result<(), KvError> {
