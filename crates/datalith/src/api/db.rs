@@ -123,10 +123,10 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        let sections = prepared.sections();
+        let ast = prepared.ast();
         let registry = self.functions.query();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
-        let first = crate::query::lower::receiver_is_first_input(sections, inputs.len());
+        let first = crate::query::lower::receiver_is_first_input(ast, inputs.len());
         let all: Vec<InputRef<'_>> = first
             .then_some(InputRef::Db(self))
             .into_iter()
@@ -137,7 +137,7 @@ impl Db {
             memory_limit: options.memory_limit.or(self.functions.query_memory_limit()),
             ..*options
         };
-        crate::query::run::run(sections, &all, implicit, &registry, &options)
+        crate::query::run::run(ast, &all, implicit, &registry, &options)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a

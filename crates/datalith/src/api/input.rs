@@ -97,13 +97,10 @@ fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryErr
     };
     let (sections, registry) = match db {
         Some(d) => (super::db::QUERIES.parse(query)?, d.functions.query()),
-        None => {
-            let form = crate::edn::read_one(query).map_err(|e| QueryError::Parse(e.to_string()))?;
-            (
-                std::sync::Arc::new(crate::query::lower::sections(&form)?),
-                Default::default(),
-            )
-        }
+        None => (
+            std::sync::Arc::new(crate::query::parse::parse(query)?),
+            Default::default(),
+        ),
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
     crate::query::run::run(&sections, &inputs, None, &registry, &options)

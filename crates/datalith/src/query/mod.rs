@@ -1,6 +1,8 @@
 //! Datomic-dialect Datalog queries.
 //!
-//! - [`lower`]: the query form (EDN) to the engine's [`ir`] (variables numbered, attributes
+//! - [`parse`]: query text (or EDN data) to a schema-free AST whose forms carry their spans;
+//!   cached by text.
+//! - [`lower`]: the parsed query to the engine's [`ir`] (variables numbered, attributes
 //!   resolved against each source's schema, scalar inputs plugged in as constants).
 //! - [`exec`]: cost-based, clause-order-independent evaluation over the indexes.
 //! - [`distinct`]: which steps must deduplicate to keep the rows a set.
@@ -41,6 +43,7 @@ pub mod find;
 mod inputs;
 pub mod ir;
 pub mod lower;
+pub mod parse;
 pub mod relation;
 pub mod rules;
 pub mod run;

@@ -11,15 +11,16 @@ use super::exec::{Ctx, DbSource, Step};
 use super::find::shape;
 use super::inputs::{bind_input, check_arity, tuples};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
-use super::lower::{in_forms, lower, sections, InputKind, Sections};
+use super::lower::{lower, InputKind};
+use super::parse::{parse, QueryAst};
 use super::relation::Relation;
 use crate::db::Db;
-use crate::edn::{read_one, Edn};
+use crate::edn::Edn;
 
 /// Parsed queries, by text. Parsing does not depend on the schema, so entries never go stale.
 #[derive(Default)]
 pub struct QueryCache {
-    parsed: Mutex<HashMap<String, Arc<Sections>>>,
+    parsed: Mutex<HashMap<String, Arc<QueryAst>>>,
 }
 
 /// Entries kept before the cache is cleared (queries built by string concatenation would
@@ -28,7 +29,7 @@ const QUERY_CACHE_ENTRIES: usize = 4096;
 
 impl QueryCache {
     /// The parsed form of `text`.
-    pub fn parse(&self, text: &str) -> Result<Arc<Sections>, QueryError> {
+    pub fn parse(&self, text: &str) -> Result<Arc<QueryAst>, QueryError> {
         if let Some(s) = self
             .parsed
             .lock()
@@ -37,8 +38,7 @@ impl QueryCache {
         {
             return Ok(s.clone());
         }
-        let form = read_one(text).map_err(|e| QueryError::Parse(e.to_string()))?;
-        let s = Arc::new(sections(&form)?);
+        let s = Arc::new(parse(text)?);
         let mut cache = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= QUERY_CACHE_ENTRIES {
             cache.clear();
@@ -48,31 +48,27 @@ impl QueryCache {
     }
 }
 
-/// A query read and split once (`Db::prepare`), to run many times without its text.
+/// A query parsed once (`Db::prepare`), to run many times without its text.
 #[derive(Clone)]
 pub struct PreparedQuery {
-    sections: Arc<Sections>,
+    ast: Arc<QueryAst>,
 }
 
 impl PreparedQuery {
-    /// A prepared query of already split sections.
-    pub fn new(sections: Arc<Sections>) -> PreparedQuery {
-        PreparedQuery { sections }
+    /// A prepared query of a parsed one.
+    pub fn new(ast: Arc<QueryAst>) -> PreparedQuery {
+        PreparedQuery { ast }
     }
 
-    /// The query's sections.
-    pub fn sections(&self) -> &Sections {
-        &self.sections
+    /// The parsed query.
+    pub fn ast(&self) -> &QueryAst {
+        &self.ast
     }
 }
 
 impl std::fmt::Debug for PreparedQuery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "PreparedQuery({})",
-            crate::edn::to_edn_string(&Edn::Vector(self.sections.find.clone()))
-        )
+        write!(f, "PreparedQuery({})", self.ast)
     }
 }
 
@@ -144,7 +140,7 @@ pub enum InputRef<'a> {
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
 /// it (the receiver of [`Db::q`]).
 pub fn run(
-    s: &Sections,
+    s: &QueryAst,
     inputs: &[InputRef<'_>],
     implicit: Option<&Db>,
     registry: &Registry,
@@ -204,7 +200,7 @@ pub fn run(
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
-            let form = crate::edn::to_edn_string(&in_forms(s)[*pos]);
+            let form = crate::edn::to_edn_string(&s.inputs[*pos].edn);
             input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
         }
     }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use super::*;
 use crate::edn::{value_from_edn, Edn};
 use crate::query::error::QueryError;
-use crate::query::ir::{Binding, FindElem, FindShape, InBinding, Query, Term, Var};
+use crate::query::ir::{Binding, FindElem, InBinding, Query, Term, Var};
+use crate::query::parse::{Form, QueryAst};
 use crate::store::schema::Schema;
 
 /// Lowers a query. `inputs` are all the inputs `:in` names, in order; `implicit` is the
@@ -15,14 +16,16 @@ use crate::store::schema::Schema;
 /// [`crate::api::Db::q`]). Returns the query and, for each input that binds (a source, rules
 /// or a binding form), how it binds and its position in `inputs`.
 pub fn lower(
-    s: &Sections,
+    s: &QueryAst,
     inputs: &[InputKind<'_>],
     implicit: Option<&Schema>,
 ) -> Result<(Query, Vec<(InBinding, usize)>), QueryError> {
-    let in_forms = in_forms(s);
+    let in_forms = &s.inputs;
     if in_forms.len() != inputs.len() {
         return Err(QueryError::InputCount {
-            inputs: show(&Edn::Vector(in_forms.clone())),
+            inputs: show(&Edn::Vector(
+                in_forms.iter().map(|f| f.edn.clone()).collect(),
+            )),
             expected: in_forms.len(),
             got: inputs.len(),
         });
@@ -34,7 +37,7 @@ pub fn lower(
     let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
     // (form, position) of every input that binds at run time.
     let mut others: Vec<(Edn, usize)> = Vec::new();
-    for (i, (form, input)) in in_forms.iter().zip(inputs).enumerate() {
+    for (i, (form, input)) in in_forms.iter().map(|f| &f.edn).zip(inputs).enumerate() {
         let kind_error = |expected: &str, got: String| QueryError::InputKind {
             input: show(form),
             expected: expected.to_string(),
@@ -103,16 +106,9 @@ pub fn lower(
     };
 
     // :find
-    let (shape, find_forms): (FindShape, Vec<Edn>) = match s.find.as_slice() {
-        [Edn::Vector(inner)] if inner.len() == 2 && sym(&inner[1]).as_deref() == Some("...") => {
-            (FindShape::Collection, vec![inner[0].clone()])
-        }
-        [Edn::Vector(inner)] => (FindShape::Tuple, inner.clone()),
-        [x, dot] if sym(dot).as_deref() == Some(".") => (FindShape::Scalar, vec![x.clone()]),
-        items => (FindShape::Relation, items.to_vec()),
-    };
+    let shape = s.find.shape;
     let mut find = Vec::new();
-    for f in &find_forms {
+    for f in s.find.elements.iter().map(|f| &f.edn) {
         find.push(match f {
             Edn::List(items) => {
                 let name = items
@@ -182,7 +178,7 @@ pub fn lower(
                 *kind,
                 names
                     .iter()
-                    .map(|n| sym(n).unwrap_or_else(|| show(n)))
+                    .map(|n| sym(&n.edn).unwrap_or_else(|| show(&n.edn)))
                     .collect(),
             ))
         }
@@ -190,12 +186,12 @@ pub fn lower(
     let with = s
         .with
         .iter()
-        .map(|w| l.out_var(w))
+        .map(|w| l.out_var(&w.edn))
         .collect::<Result<Vec<_>, _>>()?;
     let mut clauses = s
         .clauses
         .iter()
-        .map(|c| l.clause(c))
+        .map(|c| l.clause(&c.form.edn))
         .collect::<Result<Vec<_>, _>>()?;
     let mut outer: Vec<Var> = find.iter().map(FindElem::var).collect();
     outer.extend(&with);
@@ -217,7 +213,7 @@ pub fn lower(
     for (v, name) in std::mem::take(&mut l.plugged) {
         let pos = in_forms
             .iter()
-            .position(|f| is_var(f).as_deref() == Some(name.as_str()))
+            .position(|f| is_var(&f.edn).as_deref() == Some(name.as_str()))
             .expect("a plugged variable is an input");
         in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
     }
@@ -284,12 +280,15 @@ pub fn lower(
 }
 
 pub(super) fn parse_order(
-    items: &[Edn],
+    items: &[Form],
     l: &mut Lowerer<'_, '_>,
 ) -> Result<Vec<(Var, bool)>, QueryError> {
     let items: Vec<Edn> = match items {
-        [Edn::Vector(inner)] => inner.clone(),
-        other => other.to_vec(),
+        [Form {
+            edn: Edn::Vector(inner),
+            ..
+        }] => inner.clone(),
+        other => other.iter().map(|f| f.edn.clone()).collect(),
     };
     let mut out: Vec<(Var, bool)> = Vec::new();
     for it in items {

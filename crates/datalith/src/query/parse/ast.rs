@@ -1,0 +1,205 @@
+//! The query as a value: what the text says, before any schema is read. Every section keeps
+//! its forms as written, each with its span, so a message can point at the text; the
+//! `:find` shape, the `:in` list (with the implicit `[$]`) and each clause's kind are decided
+//! here once, not on every run.
+//!
+//! Invariant: nothing here depends on a database, so a parsed query is right for every
+//! database and is cached by its text for the life of the process.
+
+use std::sync::Arc;
+
+use super::span::{Form, Position, Span};
+use crate::edn::{to_edn_string, Edn};
+use crate::query::error::QueryError;
+use crate::query::ir::{FindShape, KeysKind};
+
+/// A parsed query: its sections, schema-free.
+#[derive(Debug, Clone)]
+pub struct QueryAst {
+    /// The text it was read from (`None` for a query given as data).
+    pub(crate) text: Option<Arc<str>>,
+    /// `:find`: the result's shape and its elements.
+    pub find: FindSpec,
+    /// `:keys` / `:strs` / `:syms`.
+    pub keys: Option<(KeysKind, Vec<Form>)>,
+    /// `:with`.
+    pub with: Vec<Form>,
+    /// `:in`, or `[$]` when the query has none (see [`QueryAst::inputs_written`]).
+    pub inputs: Vec<Form>,
+    /// Whether the query wrote `:in` itself.
+    pub inputs_written: bool,
+    /// `:where`.
+    pub clauses: Vec<WhereClause>,
+    /// `:order-by`.
+    pub order_by: Vec<Form>,
+    /// `:limit`.
+    pub limit: Option<usize>,
+    /// `:offset`.
+    pub offset: Option<usize>,
+    /// `:timeout` (milliseconds).
+    pub timeout: Option<u64>,
+    /// `:memory-limit` (bytes).
+    pub memory_limit: Option<u64>,
+    /// The pull patterns written in `:find`, parsed once with the text (a pattern that does
+    /// not parse is left out, and reported when the query is planned, in its place).
+    pub(crate) pulls: Vec<(Edn, Arc<crate::pull::PullPattern>)>,
+}
+
+/// `:find`: the elements and the shape of the result they make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindSpec {
+    /// A relation, a collection (`[?x ...]`), a tuple (`[?x ?y]`) or a scalar (`?x .`).
+    pub shape: FindShape,
+    /// The elements (variables, aggregates, pulls), without the shape's brackets and dots.
+    pub elements: Vec<Form>,
+}
+
+/// One `:where` clause as written, and what kind of clause it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhereClause {
+    /// What the clause is, read from its shape alone.
+    pub kind: ClauseKind,
+    /// The clause as written.
+    pub form: Form,
+}
+
+/// The kinds of `:where` clause, told apart by shape (no schema, no rule set needed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClauseKind {
+    /// `[e a v]`, `[$src e a v]`: a data pattern (or a pattern over an input relation).
+    DataPattern,
+    /// `[(pred args...)]`.
+    Predicate,
+    /// `[(f args...) binding]`.
+    Function,
+    /// `(rule args...)`, `($src rule args...)`.
+    RuleCall,
+    /// `(not ...)`, `($src not ...)`.
+    Not,
+    /// `(not-join [vars] ...)`.
+    NotJoin,
+    /// `(or ...)`.
+    Or,
+    /// `(or-join [vars] ...)`.
+    OrJoin,
+    /// Anything else: reported when the query is planned, as Datomic reports it.
+    Invalid,
+}
+
+impl ClauseKind {
+    /// The kind of `clause`.
+    pub fn of(clause: &Edn) -> ClauseKind {
+        let head = |e: Option<&Edn>| e.and_then(Edn::as_symbol);
+        match clause {
+            Edn::Vector(items) => match (items.first(), items.len()) {
+                (Some(Edn::List(_)), 1) => ClauseKind::Predicate,
+                (Some(Edn::List(_)), 2) => ClauseKind::Function,
+                (Some(Edn::List(_)), _) => ClauseKind::Invalid,
+                _ => ClauseKind::DataPattern,
+            },
+            Edn::List(items) => {
+                let first = head(items.first());
+                let name = match first.as_deref() {
+                    Some(s) if s.starts_with('$') => head(items.get(1)),
+                    _ => first,
+                };
+                match name.as_deref() {
+                    None => ClauseKind::Invalid,
+                    Some("not") => ClauseKind::Not,
+                    Some("not-join") => ClauseKind::NotJoin,
+                    Some("or") => ClauseKind::Or,
+                    Some("or-join") => ClauseKind::OrJoin,
+                    Some(_) => ClauseKind::RuleCall,
+                }
+            }
+            _ => ClauseKind::Invalid,
+        }
+    }
+}
+
+impl QueryAst {
+    /// The text the query was read from, when it was read from text.
+    pub fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// Where `span` starts in the query's text (`None` for a query given as data).
+    pub fn position(&self, span: Option<Span>) -> Option<Position> {
+        Some(span?.position(self.text.as_deref()?))
+    }
+
+    /// Where the clause an error names was written: the top-level `:where` clause that is,
+    /// or holds, the form the error prints (`None` when the error names no clause, or the
+    /// query was given as data).
+    pub fn locate(&self, err: &QueryError) -> Option<Position> {
+        let (_, named) = err.fields().into_iter().find(|(k, _)| *k == "clause")?;
+        let clause = self
+            .clauses
+            .iter()
+            .find(|c| c.form.edn == named || holds(&c.form.edn, &named))?;
+        self.position(clause.form.span)
+    }
+}
+
+/// Whether `form` has `part` among its subforms.
+fn holds(form: &Edn, part: &Edn) -> bool {
+    match form {
+        Edn::List(v) | Edn::Vector(v) | Edn::Set(v) => {
+            v.iter().any(|f| f == part || holds(f, part))
+        }
+        _ => false,
+    }
+}
+
+impl std::fmt::Display for QueryAst {
+    /// The query as a vector, one section after another (spans are not printed).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let forms = |fs: &[Form]| {
+            fs.iter()
+                .map(|f| to_edn_string(&f.edn))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let find = forms(&self.find.elements);
+        let find = match self.find.shape {
+            FindShape::Relation => find,
+            FindShape::Collection => format!("[{find} ...]"),
+            FindShape::Tuple => format!("[{find}]"),
+            FindShape::Scalar => format!("{find} ."),
+        };
+        write!(f, "[:find {find}")?;
+        if let Some((kind, names)) = &self.keys {
+            let section = match kind {
+                KeysKind::Keys => "keys",
+                KeysKind::Strs => "strs",
+                KeysKind::Syms => "syms",
+            };
+            write!(f, " :{section} {}", forms(names))?;
+        }
+        if !self.with.is_empty() {
+            write!(f, " :with {}", forms(&self.with))?;
+        }
+        if self.inputs_written {
+            write!(f, " :in {}", forms(&self.inputs))?;
+        }
+        if !self.clauses.is_empty() {
+            let clauses: Vec<Form> = self.clauses.iter().map(|c| c.form.clone()).collect();
+            write!(f, " :where {}", forms(&clauses))?;
+        }
+        if !self.order_by.is_empty() {
+            write!(f, " :order-by {}", forms(&self.order_by))?;
+        }
+        for (name, n) in [
+            ("limit", self.limit.map(|n| n as u64)),
+            ("offset", self.offset.map(|n| n as u64)),
+            ("timeout", self.timeout),
+            ("memory-limit", self.memory_limit),
+        ] {
+            if let Some(n) = n {
+                write!(f, " :{name} {n}")?;
+            }
+        }
+        write!(f, "]")
+    }
+}
