@@ -9,7 +9,7 @@ use crate::db::Db;
 use crate::edn::Edn;
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{PreparedQuery, QueryCache, QueryError, QueryOptions, Step};
+use crate::query::{Plan, PreparedQuery, QueryCache, QueryError, QueryOptions};
 use crate::store::EntityId;
 
 /// Parsed queries, by text, for every database of the process.
@@ -46,13 +46,38 @@ impl Db {
         Ok(self.q_with(query, inputs, &QueryOptions::default())?.result)
     }
 
-    /// Runs a query and returns its result with the executed plan (estimated and actual sizes).
-    pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Vec<Step>), QueryError> {
+    /// Runs a query and returns its result with its [`Plan`]: the clauses as written, the
+    /// steps in the order the engine chose them (estimated and actual rows), the result's
+    /// size. A shorthand for [`Db::q_with`] with [`QueryOptions::explain`].
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    /// db.transact(tx(r#"[{:name "Ann"} {:name "Bob"}]"#)).unwrap();
+    /// let (result, plan) = db.db().unwrap()
+    ///     .explain(r#"[:find ?e :where [?e :name "Ann"]]"#, &[])
+    ///     .unwrap();
+    /// assert_eq!(plan.rows, 1);
+    /// assert_eq!(plan.steps[0].what, r#"[?e :name "Ann"]"#);
+    /// assert_eq!(plan.steps[0].clauses, [0]); // the first clause as written
+    /// assert_eq!(plan.clauses[0].position.unwrap().to_string(), "line 1, column 18");
+    /// println!("{plan}");
+    /// # let _ = result;
+    /// ```
+    pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Plan), QueryError> {
         let o = self.q_with(query, inputs, &QueryOptions::default().explain(true))?;
-        Ok((o.result, o.steps))
+        let plan = o.plan.expect("asked for");
+        Ok((o.result, plan))
     }
 
-    /// Runs a query that stops with [`QueryError::Cancelled`] once `cancel` is set.
+    /// Runs a query that stops with [`QueryError::Cancelled`] once `cancel` is set (a
+    /// shorthand for [`Db::q_with`] with [`QueryOptions::cancel`]).
     pub fn q_cancellable(
         &self,
         query: &str,

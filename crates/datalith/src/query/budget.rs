@@ -77,12 +77,6 @@ impl<'a> Budget<'a> {
         }
     }
 
-    /// A budget with no deadline, no cancellation and no memory limit (for work outside a
-    /// query run, such as binding inputs in tests).
-    pub fn unlimited() -> Budget<'static> {
-        Budget::new(None, None, u64::MAX)
-    }
-
     /// One step of work: `Err` when the query must stop.
     #[inline(always)]
     pub fn tick(&self) -> Result<(), QueryError> {

@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use super::budget::{default_memory_limit, Budget};
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
-use super::exec::{Ctx, DbSource, Step};
+use super::exec::{Ctx, DbSource};
 use super::find::shape;
 use super::inputs::{bind_input, check_arity, tuples};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
 use super::lower::{lower, InputKind};
 use super::parse::{parse, QueryAst};
+use super::plan::Plan;
 use super::relation::Relation;
 use crate::db::Db;
 use crate::edn::Edn;
@@ -80,8 +81,8 @@ pub use crate::db::QueryFunctions as Registry;
 pub struct Outcome {
     /// The result.
     pub result: Edn,
-    /// Executed steps with estimated and actual sizes.
-    pub steps: Vec<Step>,
+    /// The plan as it ran, when asked for ([`QueryOptions::explain`]).
+    pub plan: Option<Plan>,
 }
 
 /// How to run one query: its limits and whether to record the plan. Limits written in the
@@ -98,7 +99,7 @@ pub struct QueryOptions<'a> {
     /// estimated at more than this many bytes (default: the database's limit, else a quarter
     /// of physical memory; see `query::budget`).
     pub memory_limit: Option<u64>,
-    /// Record the executed steps ([`Outcome::steps`]).
+    /// Record the plan ([`Outcome::plan`]).
     pub explain: bool,
 }
 
@@ -254,9 +255,10 @@ pub fn run(
         k
     };
     let rel = ctx.conj(&clauses, input, &keep)?;
-    let steps = ctx.trace.take().unwrap_or_default();
+    let steps = ctx.trace.take();
     let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
-    Ok(Outcome { result, steps })
+    let plan = steps.map(|steps| Plan::new(s, steps, &result));
+    Ok(Outcome { result, plan })
 }
 
 /// The database the result's pulls read: the one they name (`$` by default); with no pull,
@@ -324,6 +326,3 @@ fn calls_rules(clauses: &[Clause]) -> bool {
         _ => false,
     })
 }
-
-/// Keeps `Query` reachable for documentation links.
-pub type Lowered = Query;

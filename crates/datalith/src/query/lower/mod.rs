@@ -14,7 +14,7 @@ mod rules;
 pub use clauses::{InputKind, LowerCtx, SourceKind};
 pub use forms::receiver_is_first_input;
 pub use query::lower;
-pub use rules::{lower_rules, lower_rules_for};
+pub use rules::lower_rules_for;
 
 use clauses::*;
 use forms::*;
