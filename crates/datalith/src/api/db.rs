@@ -167,7 +167,27 @@ impl Db {
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a
     /// lookup ref ([`Eid`]). Nil when an ident or lookup ref names no entity (Datomic's
-    /// answer); an error for a lookup ref on an attribute that is not unique.
+    /// answer); an error for a lookup ref on an attribute that is not unique. The pattern is
+    /// parsed once and cached by its text for the process, like a query.
+    ///
+    /// ```
+    /// use datalith::codec::{Keyword, Value};
+    /// use datalith::edn::read_one;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                     :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+    ///                    {:db/ident :age :db/valueType :db.type/long
+    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    /// db.transact(tx(r#"[{:name "Ann" :age 30}]"#)).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let ann = (Keyword::parse(":name"), Value::String("Ann".into()));
+    /// let pulled = snapshot.pull("[:name :age]", ann).unwrap();
+    /// assert_eq!(pulled, read_one(r#"{:name "Ann" :age 30}"#).unwrap());
+    /// ```
     pub fn pull(&self, pattern: &str, e: impl Into<Eid>) -> Result<Edn, QueryError> {
         let p = PULLS.parse(pattern)?;
         match e.into().resolve(self)? {
