@@ -201,7 +201,7 @@ pub fn run(
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
-            let form = crate::edn::to_edn_string(&s.inputs[*pos].edn);
+            let form = crate::edn::to_edn_string(&s.inputs[*pos].form.edn);
             input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::edn::{to_edn_string, Edn};
 use crate::query::error::QueryError;
-use crate::query::parse::QueryAst;
+use crate::query::parse::{InputKind, QueryAst};
 
 pub(super) fn perr(msg: impl Into<String>) -> QueryError {
     QueryError::Parse(msg.into())
@@ -34,8 +34,8 @@ pub(super) fn is_src(e: &Edn) -> Option<String> {
 /// `:in` input rather than an implicit `$`: the first form is `$`, or a named source with
 /// no input of its own.
 pub fn receiver_is_first_input(q: &QueryAst, given: usize) -> bool {
-    match q.inputs.first().and_then(|f| is_src(&f.edn)) {
-        Some(name) => name == "$" || q.inputs.len() == given + 1,
-        None => false,
+    match q.inputs.first().map(|i| &i.kind) {
+        Some(InputKind::Source(name)) => name == "$" || q.inputs.len() == given + 1,
+        _ => false,
     }
 }

@@ -8,7 +8,7 @@ use super::*;
 use crate::edn::{value_from_edn, Edn};
 use crate::query::error::QueryError;
 use crate::query::ir::{Binding, FindElem, InBinding, Query, Term, Var};
-use crate::query::parse::{Form, QueryAst};
+use crate::query::parse::{self as ast, Form, QueryAst};
 use crate::store::schema::Schema;
 
 /// Lowers a query. `inputs` are all the inputs `:in` names, in order; `implicit` is the
@@ -24,7 +24,7 @@ pub fn lower(
     if in_forms.len() != inputs.len() {
         return Err(QueryError::InputCount {
             inputs: show(&Edn::Vector(
-                in_forms.iter().map(|f| f.edn.clone()).collect(),
+                in_forms.iter().map(|i| i.form.edn.clone()).collect(),
             )),
             expected: in_forms.len(),
             got: inputs.len(),
@@ -36,15 +36,16 @@ pub fn lower(
     let mut rules_edn: Option<&Edn> = None;
     let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
     // (form, position) of every input that binds at run time.
-    let mut others: Vec<(Edn, usize)> = Vec::new();
-    for (i, (form, input)) in in_forms.iter().map(|f| &f.edn).zip(inputs).enumerate() {
+    let mut others: Vec<(&ast::InputForm, usize)> = Vec::new();
+    for (i, (in_form, input)) in in_forms.iter().zip(inputs).enumerate() {
+        let form = &in_form.form.edn;
         let kind_error = |expected: &str, got: String| QueryError::InputKind {
             input: show(form),
             expected: expected.to_string(),
             got,
         };
         let a_db = || "a database".to_string();
-        if let Some(name) = is_src(form) {
+        if let ast::InputKind::Source(name) = &in_form.kind {
             let kind = match input {
                 InputKind::Db(schema) => SourceKind::Db(schema),
                 InputKind::Value(Edn::Vector(_) | Edn::List(_) | Edn::Set(_)) => {
@@ -63,33 +64,33 @@ pub fn lower(
             if sources.insert(name.clone(), (n, kind)).is_some() {
                 return Err(perr(format!("data source {name} appears twice in :in")));
             }
-            others.push((form.clone(), i));
+            others.push((in_form, i));
             continue;
         }
         let InputKind::Value(value) = *input else {
-            let expected = match (sym(form).as_deref(), is_var(form)) {
-                (Some("%"), _) => "rules",
-                (_, Some(_)) => "a value",
-                (Some(s), None) if s != "_" => "a pull pattern",
+            let expected = match &in_form.kind {
+                ast::InputKind::Rules => "rules",
+                ast::InputKind::Scalar(_) => "a value",
+                ast::InputKind::PullPattern(_) => "a pull pattern",
                 _ => "a collection",
             };
             return Err(kind_error(expected, a_db()));
         };
-        match (sym(form).as_deref(), is_var(form)) {
-            (Some("%"), _) => {
+        match &in_form.kind {
+            ast::InputKind::Rules => {
                 rules_edn = Some(value);
-                others.push((form.clone(), i));
+                others.push((in_form, i));
             }
-            (_, Some(name)) => {
+            ast::InputKind::Scalar(name) => {
                 let v = value_from_edn(value)
                     .ok_or_else(|| kind_error("a scalar value", show(value)))?;
-                constants.insert(name, v);
+                constants.insert(name.clone(), v);
             }
             // A plain symbol names a pull pattern given as an input (`(pull ?e pattern)`).
-            (Some(name), None) if name != "_" => {
-                pull_patterns.insert(name.to_string(), value);
+            ast::InputKind::PullPattern(name) => {
+                pull_patterns.insert(name.clone(), value);
             }
-            _ => others.push((form.clone(), i)),
+            _ => others.push((in_form, i)),
         }
     }
     if let (None, Some(schema)) = (sources.get("$"), implicit) {
@@ -197,11 +198,11 @@ pub fn lower(
     outer.extend(&with);
     // Input binding variables are outer too.
     let mut in_bindings = Vec::new();
-    for (form, pos) in others {
-        let b = match (is_src(&form), sym(&form).as_deref()) {
-            (Some(name), _) => InBinding::Source(cx.sources[&name].0),
-            (None, Some("%")) => InBinding::Rules,
-            _ => InBinding::Bind(l.binding(&form)?),
+    for (in_form, pos) in others {
+        let b = match &in_form.kind {
+            ast::InputKind::Source(name) => InBinding::Source(cx.sources[name].0),
+            ast::InputKind::Rules => InBinding::Rules,
+            _ => InBinding::Bind(l.binding(&in_form.form.edn)?),
         };
         if let InBinding::Bind(b) = &b {
             outer.extend(b.vars());
@@ -213,7 +214,7 @@ pub fn lower(
     for (v, name) in std::mem::take(&mut l.plugged) {
         let pos = in_forms
             .iter()
-            .position(|f| is_var(&f.edn).as_deref() == Some(name.as_str()))
+            .position(|i| matches!(&i.kind, ast::InputKind::Scalar(n) if *n == name))
             .expect("a plugged variable is an input");
         in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
     }

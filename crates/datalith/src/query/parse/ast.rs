@@ -25,7 +25,7 @@ pub struct QueryAst {
     /// `:with`.
     pub with: Vec<Form>,
     /// `:in`, or `[$]` when the query has none (see [`QueryAst::inputs_written`]).
-    pub inputs: Vec<Form>,
+    pub inputs: Vec<InputForm>,
     /// Whether the query wrote `:in` itself.
     pub inputs_written: bool,
     /// `:where`.
@@ -52,6 +52,52 @@ pub struct FindSpec {
     pub shape: FindShape,
     /// The elements (variables, aggregates, pulls), without the shape's brackets and dots.
     pub elements: Vec<Form>,
+}
+
+/// One `:in` form as written, and what kind of input it takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputForm {
+    /// What the form takes, read from its shape alone.
+    pub kind: InputKind,
+    /// The form as written.
+    pub form: Form,
+}
+
+/// The kinds of `:in` form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InputKind {
+    /// `$`, `$name`: a data source (a database, or a relation), by name.
+    Source(String),
+    /// `%`: rules.
+    Rules,
+    /// `?x`: one value, by variable name.
+    Scalar(String),
+    /// A plain symbol: a pull pattern that `(pull ?e name)` in `:find` names.
+    PullPattern(String),
+    /// A binding form (`[?x ...]`, `[?a ?b]`, `[[?a ?b]]`, `_`).
+    Binding,
+}
+
+impl InputKind {
+    /// The kind of `:in` form `form`.
+    pub fn of(form: &Edn) -> InputKind {
+        let Edn::Symbol(s) = form else {
+            return InputKind::Binding;
+        };
+        let text = form.as_symbol().unwrap_or_default();
+        if text.starts_with('$') {
+            InputKind::Source(text)
+        } else if text == "%" {
+            InputKind::Rules
+        } else if s.namespace().is_none() && s.name().starts_with('?') {
+            InputKind::Scalar(s.name().to_string())
+        } else if text != "_" {
+            InputKind::PullPattern(text)
+        } else {
+            InputKind::Binding
+        }
+    }
 }
 
 /// One `:where` clause as written, and what kind of clause it is.
@@ -181,7 +227,8 @@ impl std::fmt::Display for QueryAst {
             write!(f, " :with {}", forms(&self.with))?;
         }
         if self.inputs_written {
-            write!(f, " :in {}", forms(&self.inputs))?;
+            let inputs: Vec<Form> = self.inputs.iter().map(|i| i.form.clone()).collect();
+            write!(f, " :in {}", forms(&inputs))?;
         }
         if !self.clauses.is_empty() {
             let clauses: Vec<Form> = self.clauses.iter().map(|c| c.form.clone()).collect();

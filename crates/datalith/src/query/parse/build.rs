@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::ast::{ClauseKind, FindSpec, QueryAst, WhereClause};
+use super::ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
 use super::span::{Form, Span, Spans};
 use crate::codec::Keyword;
 use crate::edn::{to_edn_string, Edn};
@@ -94,9 +94,12 @@ pub(super) fn build(
         },
         keys: None,
         with: Vec::new(),
-        inputs: vec![Form {
-            edn: Edn::Symbol(Keyword::new(None, "$")),
-            span: None,
+        inputs: vec![InputForm {
+            kind: InputKind::Source("$".to_string()),
+            form: Form {
+                edn: Edn::Symbol(Keyword::new(None, "$")),
+                span: None,
+            },
         }],
         inputs_written: false,
         clauses: Vec::new(),
@@ -131,7 +134,13 @@ pub(super) fn build(
             "syms" => ast.keys = Some((KeysKind::Syms, items)),
             "with" => ast.with = items,
             "in" => {
-                ast.inputs = items;
+                ast.inputs = items
+                    .into_iter()
+                    .map(|form| InputForm {
+                        kind: InputKind::of(&form.edn),
+                        form,
+                    })
+                    .collect();
                 ast.inputs_written = true;
             }
             "where" => {

@@ -12,7 +12,8 @@ mod span;
 
 use std::sync::Arc;
 
-pub use ast::{ClauseKind, FindSpec, QueryAst, WhereClause};
+pub use crate::query::ir::{FindShape, KeysKind};
+pub use ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
 pub use span::{Form, Position, Span};
 
 use crate::edn::{read_one_spanned, Edn};

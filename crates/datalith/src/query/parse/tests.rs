@@ -1,6 +1,5 @@
 use super::*;
 use crate::edn::{read_one, to_edn_string};
-use crate::query::ir::FindShape;
 
 /// The text a span covers.
 fn at(text: &str, span: Option<Span>) -> &str {
@@ -151,7 +150,8 @@ fn find_shape_and_sections_are_read_once() {
             |fs: &[Form]| -> Vec<String> { fs.iter().map(|f| to_edn_string(&f.edn)).collect() };
         assert_eq!(ast.find.shape, *shape, "{text}");
         assert_eq!(forms(&ast.find.elements), *find, "{text}");
-        assert_eq!(forms(&ast.inputs), *inputs, "{text}");
+        let in_forms: Vec<Form> = ast.inputs.iter().map(|i| i.form.clone()).collect();
+        assert_eq!(forms(&in_forms), *inputs, "{text}");
         assert_eq!(ast.to_string(), *printed, "{text}");
         // The same query given as data parses to the same sections, without spans.
         let data = parse_edn(&read_one(text).unwrap()).unwrap();
@@ -272,4 +272,32 @@ fn pull_patterns_written_in_find_are_parsed_with_the_text() {
         let got: Vec<String> = ast.pulls.iter().map(|(e, _)| to_edn_string(e)).collect();
         assert_eq!(got, *want, "{query}");
     }
+}
+
+#[test]
+fn in_forms_know_what_they_take() {
+    // (:in form, what it takes)
+    let cases = [
+        ("$", InputKind::Source("$".into())),
+        ("$people", InputKind::Source("$people".into())),
+        ("%", InputKind::Rules),
+        ("?x", InputKind::Scalar("?x".into())),
+        ("pattern", InputKind::PullPattern("pattern".into())),
+        ("_", InputKind::Binding),
+        ("[?x ...]", InputKind::Binding),
+        ("[[?a ?b]]", InputKind::Binding),
+        ("[?a ?b]", InputKind::Binding),
+    ];
+    for (form, want) in cases {
+        let text = format!("[:find ?e :in {form} :where [?e :a]]");
+        let ast = parse(&text).unwrap();
+        assert_eq!(ast.inputs.len(), 1, "{form}");
+        assert_eq!(ast.inputs[0].kind, want, "{form}");
+        assert_eq!(at(&text, ast.inputs[0].form.span), form);
+    }
+    // Without :in, `$` alone, written nowhere.
+    let ast = parse("[:find ?e :where [?e :a]]").unwrap();
+    let kinds: Vec<&InputKind> = ast.inputs.iter().map(|i| &i.kind).collect();
+    assert_eq!(kinds, [&InputKind::Source("$".into())]);
+    assert!(!ast.inputs_written && ast.inputs[0].form.span.is_none());
 }
