@@ -16,7 +16,7 @@ pub use crate::query::ir::{FindShape, KeysKind};
 pub use ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
 pub use span::{Form, Position, Span};
 
-use crate::edn::{read_one_spanned, Edn};
+use crate::edn::{read_one_spanned, Edn, ReadError};
 use crate::query::error::QueryError;
 
 /// Parses query text. A syntax error names where it is (`line 1, column 23: ...`).
@@ -34,14 +34,19 @@ use crate::query::error::QueryError;
 /// assert_eq!(err.to_string(), "line 1, column 1: unclosed collection: expected ]");
 /// ```
 pub fn parse(text: &str) -> Result<QueryAst, QueryError> {
-    let (form, spans) = read_one_spanned(text).map_err(|e| QueryError::Syntax {
+    let (form, spans) = read_one_spanned(text).map_err(syntax_error)?;
+    build::build(&form, span::Spans::of(&spans), Some(Arc::from(text)))
+}
+
+/// A reader's error as a query's: the message at its line and column.
+pub(crate) fn syntax_error(e: ReadError) -> QueryError {
+    QueryError::Syntax {
         position: Position {
             line: e.line,
             column: e.column,
         },
         message: e.message,
-    })?;
-    build::build(&form, span::Spans::of(&spans), Some(Arc::from(text)))
+    }
 }
 
 /// Parses a query given as EDN data (its forms have no spans).
