@@ -107,6 +107,8 @@ pub struct WhereClause {
     pub kind: ClauseKind,
     /// The clause as written.
     pub form: Form,
+    /// The clauses inside it: a `not`'s body, an `or`'s branches (an `and` holding its own).
+    pub inner: Vec<WhereClause>,
 }
 
 /// The kinds of `:where` clause, told apart by shape (no schema, no rule set needed).
@@ -129,6 +131,8 @@ pub enum ClauseKind {
     Or,
     /// `(or-join [vars] ...)`.
     OrJoin,
+    /// `(and ...)`: an `or` branch of several clauses.
+    And,
     /// Anything else: reported when the query is planned, as Datomic reports it.
     Invalid,
 }
@@ -175,17 +179,35 @@ impl QueryAst {
         Some(span?.position(self.text.as_deref()?))
     }
 
-    /// Where the clause an error names was written: the top-level `:where` clause that is,
+    /// Where the clause an error names was written: the innermost `:where` clause that is,
     /// or holds, the form the error prints (`None` when the error names no clause, or the
     /// query was given as data).
+    ///
+    /// ```
+    /// use datalith::query::parse;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let text = "[:find ?e\n :where [?e :db/ident]\n        [?e :no/such-attribute]]";
+    /// let err = db.db().unwrap().q(text, &[]).unwrap_err();
+    /// let at = parse(text).unwrap().locate(&err).unwrap();
+    /// assert_eq!(at.to_string(), "line 3, column 9");
+    /// ```
     pub fn locate(&self, err: &QueryError) -> Option<Position> {
         let (_, named) = err.fields().into_iter().find(|(k, _)| *k == "clause")?;
-        let clause = self
-            .clauses
-            .iter()
-            .find(|c| c.form.edn == named || holds(&c.form.edn, &named))?;
+        let clause = innermost(&self.clauses, &named)?;
         self.position(clause.form.span)
     }
+}
+
+/// The innermost of `clauses` (or the clauses inside them) that is `named`, or else holds
+/// it among its subforms.
+fn innermost<'a>(clauses: &'a [WhereClause], named: &Edn) -> Option<&'a WhereClause> {
+    clauses
+        .iter()
+        .find(|c| c.form.edn == *named || holds(&c.form.edn, named))
+        .map(|c| innermost(&c.inner, named).unwrap_or(c))
 }
 
 /// Whether `form` has `part` among its subforms.

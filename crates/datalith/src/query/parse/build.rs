@@ -127,6 +127,13 @@ pub(super) fn build(
             find_at = Some(items);
             continue;
         }
+        if name == "where" {
+            ast.clauses = items
+                .into_iter()
+                .map(|(form, spans)| where_clause(form, &spans, ClauseKind::of))
+                .collect();
+            continue;
+        }
         let items: Vec<Form> = items.into_iter().map(|(f, _)| f).collect();
         match name.as_str() {
             "keys" => ast.keys = Some((KeysKind::Keys, items)),
@@ -142,15 +149,6 @@ pub(super) fn build(
                     })
                     .collect();
                 ast.inputs_written = true;
-            }
-            "where" => {
-                ast.clauses = items
-                    .into_iter()
-                    .map(|form| WhereClause {
-                        kind: ClauseKind::of(&form.edn),
-                        form,
-                    })
-                    .collect()
             }
             "order-by" => ast.order_by = items,
             "limit" => ast.limit = Some(one_num("limit", at, &items)? as usize),
@@ -176,6 +174,57 @@ pub(super) fn build(
         }
     }
     Ok(ast)
+}
+
+/// A `:where` clause with the clauses inside it (a `not`'s, an `or`'s branches and their
+/// `and`s), each with its span; `kind_of` classifies it (an `or` branch may be an `and`).
+fn where_clause(form: Form, spans: &Spans<'_>, kind_of: fn(&Edn) -> ClauseKind) -> WhereClause {
+    let kind = kind_of(&form.edn);
+    let Edn::List(items) = &form.edn else {
+        return WhereClause {
+            kind,
+            form,
+            inner: Vec::new(),
+        };
+    };
+    // The body starts after the head, a leading `$src` and a `-join`'s vector.
+    let skip = match kind {
+        ClauseKind::Not | ClauseKind::Or | ClauseKind::And => 1,
+        ClauseKind::NotJoin | ClauseKind::OrJoin => 2,
+        _ => items.len(),
+    };
+    let sourced = items
+        .first()
+        .and_then(Edn::as_symbol)
+        .is_some_and(|s| s.starts_with('$'));
+    let skip = skip + usize::from(sourced && skip < items.len());
+    let branch_kind: fn(&Edn) -> ClauseKind = match kind {
+        ClauseKind::Or | ClauseKind::OrJoin => or_branch_kind,
+        _ => ClauseKind::of,
+    };
+    let inner = items
+        .iter()
+        .zip(spans.children(&form.edn))
+        .skip(skip)
+        .map(|(edn, s)| {
+            let child = Form {
+                edn: edn.clone(),
+                span: s.span(),
+            };
+            where_clause(child, &s, branch_kind)
+        })
+        .collect();
+    WhereClause { kind, form, inner }
+}
+
+/// The kind of an `or` branch: an `(and ...)`, or a clause.
+fn or_branch_kind(e: &Edn) -> ClauseKind {
+    match e {
+        Edn::List(items) if items.first().and_then(Edn::as_symbol).as_deref() == Some("and") => {
+            ClauseKind::And
+        }
+        other => ClauseKind::of(other),
+    }
 }
 
 /// The shape of `:find` and its elements, without the shape's brackets and dots.

@@ -226,11 +226,19 @@ fn a_planning_error_is_located_at_its_clause() {
             },
             Some("line 2, column 9"),
         ),
-        // A clause inside a `not` is found at the `not`.
+        // A clause inside a `not` is found where it is.
         (
             QueryError::InsufficientBinding {
                 vars: vec!["?y".into()],
                 clause: "[(> ?y 2)]".into(),
+            },
+            Some("line 3, column 25"),
+        ),
+        // The `not` itself.
+        (
+            QueryError::InsufficientBinding {
+                vars: vec!["?y".into()],
+                clause: "(not [?e :b ?y] [(> ?y 2)])".into(),
             },
             Some("line 3, column 9"),
         ),
@@ -300,4 +308,52 @@ fn in_forms_know_what_they_take() {
     let kinds: Vec<&InputKind> = ast.inputs.iter().map(|i| &i.kind).collect();
     assert_eq!(kinds, [&InputKind::Source("$".into())]);
     assert!(!ast.inputs_written && ast.inputs[0].form.span.is_none());
+}
+
+#[test]
+fn clauses_inside_not_and_or_keep_their_kind_and_span() {
+    /// A clause as `Kind line:column`, with its inner clauses in braces.
+    fn tree(ast: &QueryAst, c: &WhereClause) -> String {
+        let at = ast.position(c.form.span).unwrap();
+        let inner: Vec<String> = c.inner.iter().map(|i| tree(ast, i)).collect();
+        let inner = if inner.is_empty() {
+            String::new()
+        } else {
+            format!(" {{{}}}", inner.join(", "))
+        };
+        format!("{:?} {}:{}{inner}", c.kind, at.line, at.column)
+    }
+    // (query, its clauses as trees)
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[:find ?e :where (not [?e :a] [(> ?e 1)])]",
+            &["Not 1:18 {DataPattern 1:23, Predicate 1:31}"],
+        ),
+        (
+            "[:find ?e :where (not-join [?e] [?e :a ?x])]",
+            &["NotJoin 1:18 {DataPattern 1:33}"],
+        ),
+        (
+            "[:find ?e :where ($db not [?e :a])]",
+            &["Not 1:18 {DataPattern 1:27}"],
+        ),
+        (
+            "[:find ?e :where (or [?e :a]\n (and [?e :b] (not [?e :c])))]",
+            &["Or 1:18 {DataPattern 1:22, And 2:2 {DataPattern 2:7, Not 2:15 {DataPattern 2:20}}}"],
+        ),
+        (
+            "[:find ?e :where (or-join [?e] (and [?e :b ?x] [?x :c]))]",
+            &["OrJoin 1:18 {And 1:32 {DataPattern 1:37, DataPattern 1:48}}"],
+        ),
+        // A rule call and an `and` outside an `or` hold no clauses.
+        (
+            "[:find ?e :in $ % :where (r ?e) (and [?e :a])]",
+            &["RuleCall 1:26", "RuleCall 1:33"],
+        ),
+    ];
+    for (text, want) in cases {
+        let ast = parse(text).unwrap();
+        let got: Vec<String> = ast.clauses.iter().map(|c| tree(&ast, c)).collect();
+        assert_eq!(got, *want, "{text}");
+    }
 }
