@@ -23,7 +23,7 @@ impl Db {
     /// `:in` input when that is `$` (or a named source, such as `$db`, with no input of its
     /// own), else `$` is this database implicitly; `inputs` are the values for the other
     /// `:in` forms, in order. For several databases, or databases among the other inputs,
-    /// see [`crate::q`].
+    /// see [`crate::q`]. A shorthand for [`Db::q_with`] with default options.
     ///
     /// ```
     /// use datalith::edn::read_one;

@@ -1,10 +1,10 @@
 //! Datomic-dialect Datalog queries.
 //!
-//! Pipeline: [`parse`] (text to a schema-free [`QueryAst`], cached by text) → `lower`
+//! Pipeline: [`parse()`] (text to a schema-free [`QueryAst`], cached by text) → `lower`
 //! (AST + schema to the engine's query) → `exec` (cost-based evaluation) → `find` (the
 //! result's shape); [`Plan`] is what `explain` shows of a run.
 //!
-//! - [`parse`]: query text (or EDN data) to a schema-free AST whose forms carry their spans;
+//! - [`mod@parse`]: query text (or EDN data) to a schema-free AST whose forms carry their spans;
 //!   cached by text.
 //! - `lower`: the parsed query to the engine's `ir` (variables numbered, attributes
 //!   resolved against each source's schema, scalar inputs plugged in as constants).
