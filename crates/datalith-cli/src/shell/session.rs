@@ -471,12 +471,22 @@ impl Session {
     }
 }
 
-/// The plan of `.explain`: steps with estimated and actual sizes, then the result size.
+/// The plan of `.explain`: steps with estimated and actual sizes and where (line:column)
+/// the clauses each ran were written, then the result size.
 pub fn explain_text(plan: &datalith::query::Plan) -> String {
-    let head: Vec<String> = ["step", "estimated", "actual"]
+    let head: Vec<String> = ["step", "estimated", "actual", "written at"]
         .iter()
         .map(|s| s.to_string())
         .collect();
+    // Where the clauses a step ran were written (none for a step of a rule body).
+    let written_at = |clauses: &[usize]| -> String {
+        clauses
+            .iter()
+            .filter_map(|c| plan.clauses.get(*c)?.position)
+            .map(|p| format!("{}:{}", p.line, p.column))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let rows: Vec<Vec<String>> = plan
         .steps
         .iter()
@@ -485,6 +495,7 @@ pub fn explain_text(plan: &datalith::query::Plan) -> String {
                 s.what.clone(),
                 s.estimated.to_string(),
                 s.actual.to_string(),
+                written_at(&s.clauses),
             ]
         })
         .collect();
