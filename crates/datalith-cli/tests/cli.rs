@@ -518,6 +518,14 @@ fn dot_commands_in_a_script() {
         .any(|l| l.starts_with(":address ") && l.contains("| component |")));
     // The plan in query terms: variable names and attribute idents.
     assert!(o.stdout.contains("[?e :age 52] "), "{}", o.stdout);
+    // Each step says where (line:column of the query) the clause it ran was written.
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l.starts_with("[?e :age 52] ") && l.ends_with("| 2:9")),
+        "{}",
+        o.stdout
+    );
     assert!(o.stdout.contains("[?e :name ?n] "), "{}", o.stdout);
     assert!(!o.stdout.contains("Const("), "{}", o.stdout);
     // Nothing after .quit ran.

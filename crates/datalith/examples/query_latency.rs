@@ -103,7 +103,7 @@ fn main() {
             times[times.len() / 2]
         );
         if std::env::var("EXPLAIN").is_ok() {
-            for s in snap.explain(q, inputs).unwrap().1 {
+            for s in snap.explain(q, inputs).unwrap().1.steps {
                 println!(
                     "    est {:>8} actual {:>8}  {}",
                     s.estimated, s.actual, s.what

@@ -3,7 +3,7 @@
 //! with its estimated and actual rows.
 
 use datalith::edn::read_one;
-use datalith::{Database, DbOptions};
+use datalith::{Database, DbOptions, TxData};
 
 const DATA: &[&str] = &[
     r#"[{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one
@@ -53,9 +53,10 @@ fn steps_print_in_query_terms() {
         ),
     ];
     for (query, inputs, want, rows) in cases {
-        let (result, steps) = snapshot
+        let (result, plan) = snapshot
             .explain(query, inputs)
             .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let steps = &plan.steps;
         let shown: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
         for w in *want {
             assert!(
@@ -78,5 +79,67 @@ fn steps_print_in_query_terms() {
             other => panic!("{query}: {other}"),
         };
         assert_eq!(n, *rows, "{query}");
+    }
+}
+
+#[test]
+fn a_plan_prints_the_clauses_as_written_and_the_order_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    for text in DATA {
+        db.transact(TxData::from_edn(&read_one(text).unwrap()).unwrap())
+            .unwrap();
+    }
+    let snapshot = db.db().unwrap();
+    // (query, the plan printed: the clauses as written with their positions, the steps in
+    // the order the engine chose, each with the written clauses it ran)
+    let cases: &[(&str, &str)] = &[
+        (
+            "[:find ?n :where [?p :person/age ?a]\n                  [?p :person/name \"ann\"] [?p :person/name ?n]]",
+            concat!(
+                "query: [:find ?n :where [?p :person/age ?a] [?p :person/name \"ann\"] [?p :person/name ?n]]\n",
+                "clauses, as written:\n",
+                "  1. [?p :person/age ?a]  (line 1, column 18)\n",
+                "  2. [?p :person/name \"ann\"]  (line 2, column 19)\n",
+                "  3. [?p :person/name ?n]  (line 2, column 43)\n",
+                "steps, in the order run:\n",
+                "  1. [?p :person/name \"ann\"]  (estimated 1, actual 1)  (clause 2)\n",
+                "  2. merge scan [?p :person/name ?n] [?p :person/age ?a]  (estimated 1, actual 1)  (clauses 3, 1)\n",
+                "result: 1 row",
+            ),
+        ),
+        (
+            "[:find ?who . :where [?p :person/age ?a] [(> ?a 35)] (not [?p :person/follows _])\n  [?p :person/name ?who]]",
+            concat!(
+                "query: [:find ?who . :where [?p :person/age ?a] [(> ?a 35)] (not [?p :person/follows _]) [?p :person/name ?who]]\n",
+                "clauses, as written:\n",
+                "  1. [?p :person/age ?a]  (line 1, column 22)\n",
+                "  2. [(> ?a 35)]  (line 1, column 42)\n",
+                "  3. (not [?p :person/follows _])  (line 1, column 54)\n",
+                "  4. [?p :person/name ?who]  (line 2, column 3)\n",
+                "steps, in the order run:\n",
+                "  1. [?p :person/name ?who]  (estimated 3, actual 3)  (clause 4)\n",
+                "  2. [?p :person/follows _] +dedup  (estimated 6, actual 2)\n",
+                "  3. (not-join [?p] [?p :person/follows _])  (estimated 0, actual 1)  (clause 3)\n",
+                "  4. [?p :person/age ?a]  (estimated 1, actual 1)  (clause 1)\n",
+                "  5. [(> ?a 35)]  (estimated 0, actual 1)  (clause 2)\n",
+                "result: 1 row",
+            ),
+        ),
+        (
+            "{:find [(count ?p)] :where [[?p :person/age]]}",
+            concat!(
+                "query: [:find (count ?p) :where [?p :person/age]]\n",
+                "clauses, as written:\n",
+                "  1. [?p :person/age]  (line 1, column 29)\n",
+                "steps, in the order run:\n",
+                "  1. [?p :person/age _]  (estimated 3, actual 3)  (clause 1)\n",
+                "result: 1 row",
+            ),
+        ),
+    ];
+    for (query, want) in cases {
+        let (_, plan) = snapshot.explain(query, &[]).unwrap();
+        assert_eq!(plan.to_string(), *want, "{query}");
     }
 }

@@ -796,7 +796,7 @@ fn each_pattern_is_planned_on_its_own_database() {
             datalith::explain(query, &[Input::from(&big), Input::from(&f.b)]).unwrap();
         assert_eq!(result, edn(r#"#{["Zed"]}"#), "{query}");
         assert_eq!(
-            steps.iter().map(|s| (s.estimated, s.actual)).next(),
+            steps.steps.iter().map(|s| (s.estimated, s.actual)).next(),
             Some((2, 2)),
             "{query}: {steps:?}"
         );

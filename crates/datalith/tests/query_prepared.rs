@@ -45,7 +45,7 @@ fn a_prepared_query_answers_as_its_text_does_on_every_snapshot() {
             &QueryOptions::default().explain(true),
         )
         .unwrap();
-    assert!(!explained.steps.is_empty());
+    assert!(!explained.plan.expect("asked for").steps.is_empty());
     let e = after
         .q_prepared(
             &prepared,

@@ -355,8 +355,8 @@ fn rejections_name_the_offending_form() {
 
 /// The explained steps of `q` that deduplicate (`+dedup`).
 fn dedup_steps(snap: &datalith::api::Db, q: &str, inputs: &[Edn]) -> Vec<String> {
-    let (_, steps) = snap.explain(q, inputs).unwrap();
-    steps
+    let (_, plan) = snap.explain(q, inputs).unwrap();
+    plan.steps
         .into_iter()
         .filter(|s| s.what.ends_with("+dedup"))
         .map(|s| s.what)

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use datalith::codec::{Keyword, Value};
 use datalith::edn::{read_one, Edn};
 use datalith::kv::Durability;
-use datalith::query::Step;
+use datalith::query::PlanStep;
 use datalith::raw::{Components, Index};
 use datalith::tx::{EntityMap, EntityRef, Tempid, TxData, TxOp, TxValue};
 use datalith::{Database, Db, DbOptions};
@@ -406,14 +406,14 @@ impl DatalithPeer {
     }
 
     /// The executed plan of a read task (estimated and actual sizes per step).
-    pub fn explain(&mut self, task: &Task) -> Result<Vec<Step>, BenchError> {
+    pub fn explain(&mut self, task: &Task) -> Result<Vec<PlanStep>, BenchError> {
         let Some(text) = task.query else {
             return Ok(Vec::new());
         };
         let snap = self.reading()?;
         let inputs = inputs(task, &self.label)?;
-        let (_, steps) = snap.explain(text, &inputs).map_err(self.err("explain"))?;
-        Ok(steps)
+        let (_, plan) = snap.explain(text, &inputs).map_err(self.err("explain"))?;
+        Ok(plan.steps)
     }
 }
 

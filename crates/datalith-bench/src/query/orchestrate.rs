@@ -45,7 +45,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         bar.set_style(style.progress_chars("=> "));
     }
     let mut by_pass: Vec<Vec<Cell>> = Vec::new();
-    let mut explains: Vec<(String, Vec<datalith::query::Step>)> = Vec::new();
+    let mut explains: Vec<(String, Vec<datalith::query::PlanStep>)> = Vec::new();
     for pass in 0..r.passes {
         let order = passes::rotated(&r.peers, pass);
         progress::println(
@@ -272,7 +272,7 @@ fn explain_all(
     tasks: &[Task],
     people: &Arc<Vec<data::Person>>,
     db_dir: &Path,
-) -> Vec<(String, Vec<datalith::query::Step>)> {
+) -> Vec<(String, Vec<datalith::query::PlanStep>)> {
     let mut peer = DatalithPeer::new(Durability::Durable, people.clone(), db_dir);
     tasks
         .iter()
@@ -282,7 +282,7 @@ fn explain_all(
 }
 
 /// Whether q2 and q2-switch ran the same steps (`None` if either was not explained).
-fn plans_equal(explains: &[(String, Vec<datalith::query::Step>)]) -> Option<bool> {
+fn plans_equal(explains: &[(String, Vec<datalith::query::PlanStep>)]) -> Option<bool> {
     let get = |n: &str| explains.iter().find(|(t, _)| t == n).map(|(_, s)| s);
     let (a, b) = (get("q2")?, get("q2-switch")?);
     Some(
@@ -293,7 +293,7 @@ fn plans_equal(explains: &[(String, Vec<datalith::query::Step>)]) -> Option<bool
     )
 }
 
-fn explain_md(explains: &[(String, Vec<datalith::query::Step>)]) -> String {
+fn explain_md(explains: &[(String, Vec<datalith::query::PlanStep>)]) -> String {
     let mut s = String::from("# Datalith plans of workload Q (explain: estimated / actual rows)\n");
     for (task, steps) in explains {
         let _ = writeln!(s, "\n## {task}\n");

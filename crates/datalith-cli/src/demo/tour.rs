@@ -129,12 +129,9 @@ pub fn print(db: &Database, path: &Path) -> Result<()> {
     );
     print!("{}", indent(EXPLAIN));
     let start = Instant::now();
-    let (result, steps) = snapshot.explain(EXPLAIN, &[])?;
+    let (_, plan) = snapshot.explain(EXPLAIN, &[])?;
     println!("  => in {}", ms(start.elapsed()));
-    print!(
-        "{}",
-        indent(&crate::shell::session::explain_text(&result, &steps))
-    );
+    print!("{}", indent(&crate::shell::session::explain_text(&plan)));
     println!();
 
     let exe = std::env::args().next().unwrap_or_else(|| "datalith".into());

@@ -328,9 +328,10 @@ impl Session {
                 }
                 let snapshot = self.database()?.db()?;
                 let t0 = Instant::now();
-                let (result, steps) = snapshot.explain(&to_edn_string(&form), &[])?;
+                // The text as typed (one form, just read): the plan's positions are in it.
+                let (_, plan) = snapshot.explain(rest, &[])?;
                 let elapsed = t0.elapsed();
-                let text = explain_text(&result, &steps);
+                let text = explain_text(&plan);
                 self.out(&text);
                 self.time("", elapsed);
                 return Ok(Flow::Continue);
@@ -470,28 +471,36 @@ impl Session {
     }
 }
 
-/// The plan of `.explain`: steps with estimated and actual sizes, then the result size.
-pub fn explain_text(result: &Edn, steps: &[datalith::query::Step]) -> String {
-    let head: Vec<String> = ["step", "estimated", "actual"]
+/// The plan of `.explain`: steps with estimated and actual sizes and where (line:column)
+/// the clauses each ran were written, then the result size.
+pub fn explain_text(plan: &datalith::query::Plan) -> String {
+    let head: Vec<String> = ["step", "estimated", "actual", "written at"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let rows: Vec<Vec<String>> = steps
+    // Where the clauses a step ran were written (none for a step of a rule body).
+    let written_at = |clauses: &[usize]| -> String {
+        clauses
+            .iter()
+            .filter_map(|c| plan.clauses.get(*c)?.position)
+            .map(|p| format!("{}:{}", p.line, p.column))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let rows: Vec<Vec<String>> = plan
+        .steps
         .iter()
         .map(|s| {
             vec![
                 s.what.clone(),
                 s.estimated.to_string(),
                 s.actual.to_string(),
+                written_at(&s.clauses),
             ]
         })
         .collect();
     let mut out = crate::render::table(&head, &rows, rows.len());
-    let n = match result {
-        Edn::Set(v) | Edn::Vector(v) | Edn::List(v) => v.len(),
-        Edn::Nil => 0,
-        _ => 1,
-    };
+    let n = plan.rows;
     out.push_str(&format!(
         "result: {n} {}\n",
         if n == 1 { "row" } else { "rows" }

@@ -9,7 +9,7 @@ use crate::db::Db;
 use crate::edn::Edn;
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{PreparedQuery, QueryCache, QueryError, QueryOptions, Step};
+use crate::query::{Plan, PreparedQuery, QueryCache, QueryError, QueryOptions};
 use crate::store::EntityId;
 
 /// Parsed queries, by text, for every database of the process.
@@ -23,7 +23,7 @@ impl Db {
     /// `:in` input when that is `$` (or a named source, such as `$db`, with no input of its
     /// own), else `$` is this database implicitly; `inputs` are the values for the other
     /// `:in` forms, in order. For several databases, or databases among the other inputs,
-    /// see [`crate::q`].
+    /// see [`crate::q`]. A shorthand for [`Db::q_with`] with default options.
     ///
     /// ```
     /// use datalith::edn::read_one;
@@ -46,13 +46,38 @@ impl Db {
         Ok(self.q_with(query, inputs, &QueryOptions::default())?.result)
     }
 
-    /// Runs a query and returns its result with the executed plan (estimated and actual sizes).
-    pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Vec<Step>), QueryError> {
+    /// Runs a query and returns its result with its [`Plan`]: the clauses as written, the
+    /// steps in the order the engine chose them (estimated and actual rows), the result's
+    /// size. A shorthand for [`Db::q_with`] with [`QueryOptions::explain`].
+    ///
+    /// ```
+    /// use datalith::edn::read_one;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    /// db.transact(tx(r#"[{:name "Ann"} {:name "Bob"}]"#)).unwrap();
+    /// let (result, plan) = db.db().unwrap()
+    ///     .explain(r#"[:find ?e :where [?e :name "Ann"]]"#, &[])
+    ///     .unwrap();
+    /// assert_eq!(plan.rows, 1);
+    /// assert_eq!(plan.steps[0].what, r#"[?e :name "Ann"]"#);
+    /// assert_eq!(plan.steps[0].clauses, [0]); // the first clause as written
+    /// assert_eq!(plan.clauses[0].position.unwrap().to_string(), "line 1, column 18");
+    /// println!("{plan}");
+    /// # let _ = result;
+    /// ```
+    pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Plan), QueryError> {
         let o = self.q_with(query, inputs, &QueryOptions::default().explain(true))?;
-        Ok((o.result, o.steps))
+        let plan = o.plan.expect("asked for");
+        Ok((o.result, plan))
     }
 
-    /// Runs a query that stops with [`QueryError::Cancelled`] once `cancel` is set.
+    /// Runs a query that stops with [`QueryError::Cancelled`] once `cancel` is set (a
+    /// shorthand for [`Db::q_with`] with [`QueryOptions::cancel`]).
     pub fn q_cancellable(
         &self,
         query: &str,
@@ -123,10 +148,10 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        let sections = prepared.sections();
+        let ast = prepared.ast();
         let registry = self.functions.query();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
-        let first = crate::query::lower::receiver_is_first_input(sections, inputs.len());
+        let first = crate::query::lower::receiver_is_first_input(ast, inputs.len());
         let all: Vec<InputRef<'_>> = first
             .then_some(InputRef::Db(self))
             .into_iter()
@@ -137,12 +162,32 @@ impl Db {
             memory_limit: options.memory_limit.or(self.functions.query_memory_limit()),
             ..*options
         };
-        crate::query::run::run(sections, &all, implicit, &registry, &options)
+        crate::query::run::run(ast, &all, implicit, &registry, &options)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a
     /// lookup ref ([`Eid`]). Nil when an ident or lookup ref names no entity (Datomic's
-    /// answer); an error for a lookup ref on an attribute that is not unique.
+    /// answer); an error for a lookup ref on an attribute that is not unique. The pattern is
+    /// parsed once and cached by its text for the process, like a query.
+    ///
+    /// ```
+    /// use datalith::codec::{Keyword, Value};
+    /// use datalith::edn::read_one;
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                     :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+    ///                    {:db/ident :age :db/valueType :db.type/long
+    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    /// db.transact(tx(r#"[{:name "Ann" :age 30}]"#)).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let ann = (Keyword::parse(":name"), Value::String("Ann".into()));
+    /// let pulled = snapshot.pull("[:name :age]", ann).unwrap();
+    /// assert_eq!(pulled, read_one(r#"{:name "Ann" :age 30}"#).unwrap());
+    /// ```
     pub fn pull(&self, pattern: &str, e: impl Into<Eid>) -> Result<Edn, QueryError> {
         let p = PULLS.parse(pattern)?;
         match e.into().resolve(self)? {

@@ -2,7 +2,7 @@
 
 use crate::edn::Edn;
 use crate::query::run::{InputRef, Outcome};
-use crate::query::{QueryError, Step};
+use crate::query::{Plan, QueryError};
 
 use super::Db;
 
@@ -77,10 +77,11 @@ pub fn q(query: &str, inputs: &[Input]) -> Result<Edn, QueryError> {
     Ok(run(query, inputs, false)?.result)
 }
 
-/// [`q`] that also returns the executed plan (each step's estimated and actual rows).
-pub fn explain(query: &str, inputs: &[Input]) -> Result<(Edn, Vec<Step>), QueryError> {
+/// [`q`] that also returns the query's [`Plan`] (each step's estimated and actual rows).
+pub fn explain(query: &str, inputs: &[Input]) -> Result<(Edn, Plan), QueryError> {
     let o = run(query, inputs, true)?;
-    Ok((o.result, o.steps))
+    let plan = o.plan.expect("asked for");
+    Ok((o.result, plan))
 }
 
 fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryError> {
@@ -97,13 +98,10 @@ fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryErr
     };
     let (sections, registry) = match db {
         Some(d) => (super::db::QUERIES.parse(query)?, d.functions.query()),
-        None => {
-            let form = crate::edn::read_one(query).map_err(|e| QueryError::Parse(e.to_string()))?;
-            (
-                std::sync::Arc::new(crate::query::lower::sections(&form)?),
-                Default::default(),
-            )
-        }
+        None => (
+            std::sync::Arc::new(crate::query::parse::parse(query)?),
+            Default::default(),
+        ),
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
     crate::query::run::run(&sections, &inputs, None, &registry, &options)

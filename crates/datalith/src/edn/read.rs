@@ -22,6 +22,8 @@ const MAX_DEPTH: usize = 512;
 struct Reader<'a> {
     s: &'a str,
     pos: usize,
+    /// When asked for (`read_one_spanned`): the byte range of each form read, in preorder.
+    spans: Option<Vec<(usize, usize)>>,
 }
 
 fn is_delim(c: char) -> bool {
@@ -67,7 +69,12 @@ impl<'a> Reader<'a> {
                 if matches!(self.peek(), None | Some(')' | ']' | '}')) {
                     return Err(self.err(at, "expected a form after #_"));
                 }
+                let recorded = self.spans.as_ref().map(Vec::len);
                 self.value(0)?;
+                // A discarded form has no place in the tree, nor its span in the list.
+                if let (Some(spans), Some(n)) = (self.spans.as_mut(), recorded) {
+                    spans.truncate(n);
+                }
             } else {
                 break;
             }
@@ -95,7 +102,28 @@ impl<'a> Reader<'a> {
         self.value(0).map(Some)
     }
 
+    /// Reads one form, recording its span (and its children's, in preorder) when asked.
     fn value(&mut self, depth: usize) -> Result<Edn, ReadError> {
+        if self.spans.is_none() {
+            return self.form(depth);
+        }
+        self.skip_ws()?;
+        let (at, index) = (self.pos, self.spans.as_ref().map_or(0, Vec::len));
+        self.spans.get_or_insert_with(Vec::new).push((at, at));
+        let v = self.form(depth)?;
+        let spans = self.spans.get_or_insert_with(Vec::new);
+        // A leaf read through a nested form (`#inst "..."`) is still one node.
+        if !matches!(
+            v,
+            Edn::List(_) | Edn::Vector(_) | Edn::Map(_) | Edn::Set(_) | Edn::Tagged(..)
+        ) {
+            spans.truncate(index + 1);
+        }
+        spans[index].1 = self.pos;
+        Ok(v)
+    }
+
+    fn form(&mut self, depth: usize) -> Result<Edn, ReadError> {
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, format!("forms nested deeper than {MAX_DEPTH}")));
         }
@@ -351,7 +379,28 @@ impl<'a> Reader<'a> {
 
 /// Reads exactly one form (trailing whitespace and comments allowed).
 pub fn read_one(s: &str) -> Result<Edn, ReadError> {
-    let mut r = Reader { s, pos: 0 };
+    read_one_inner(&mut Reader {
+        s,
+        pos: 0,
+        spans: None,
+    })
+}
+
+/// Reads exactly one form and the byte range (`start..end` in `s`) of each form in it, in
+/// preorder: the form itself first, then each child's subtree in order (a map's key before
+/// its value, a tagged value's form after the tag).
+pub(crate) fn read_one_spanned(s: &str) -> Result<(Edn, Vec<(usize, usize)>), ReadError> {
+    let mut r = Reader {
+        s,
+        pos: 0,
+        spans: Some(Vec::new()),
+    };
+    let v = read_one_inner(&mut r)?;
+    Ok((v, r.spans.unwrap_or_default()))
+}
+
+fn read_one_inner(r: &mut Reader<'_>) -> Result<Edn, ReadError> {
+    let s = r.s;
     let v = r
         .next()?
         .ok_or_else(|| r.err(0, "expected a form, found nothing"))?;
@@ -364,7 +413,11 @@ pub fn read_one(s: &str) -> Result<Edn, ReadError> {
 
 /// Reads every form of `s`.
 pub fn read_all(s: &str) -> Result<Vec<Edn>, ReadError> {
-    let mut r = Reader { s, pos: 0 };
+    let mut r = Reader {
+        s,
+        pos: 0,
+        spans: None,
+    };
     let mut out = Vec::new();
     while let Some(v) = r.next()? {
         out.push(v);

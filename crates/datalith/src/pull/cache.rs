@@ -29,7 +29,7 @@ impl PullCache {
         {
             return Ok(p.clone());
         }
-        let form = read_one(text).map_err(|e| QueryError::Parse(e.to_string()))?;
+        let form = read_one(text).map_err(crate::query::parse::syntax_error)?;
         let p = Arc::new(parse_pattern(&form)?);
         let mut cache = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= PULL_CACHE_ENTRIES {
@@ -65,6 +65,10 @@ mod tests {
             c.parse(&format!("[:a/b{i}]")).unwrap();
         }
         assert!(c.len() <= PULL_CACHE_ENTRIES);
-        assert!(c.parse("[:a/b").is_err());
+        let err = c.parse("[:a/b").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1, column 1: unclosed collection: expected ]"
+        );
     }
 }

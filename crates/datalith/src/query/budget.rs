@@ -74,12 +74,6 @@ impl<'a> Budget<'a> {
         }
     }
 
-    /// A budget with no deadline, no cancellation and no memory limit (for work outside a
-    /// query run, such as binding inputs in tests).
-    pub fn unlimited() -> Budget<'static> {
-        Budget::new(None, None, u64::MAX)
-    }
-
     /// One step of work: `Err` when the query must stop.
     #[inline(always)]
     pub fn tick(&self) -> Result<(), QueryError> {
@@ -279,11 +273,6 @@ impl<T: Send + 'static> FreeAfterStop<T> {
     /// Wraps `v`.
     pub fn new(v: T) -> Self {
         FreeAfterStop(Some(v))
-    }
-
-    /// The value back, no longer guarded.
-    pub fn into_inner(mut self) -> T {
-        self.0.take().expect("taken only here")
     }
 }
 

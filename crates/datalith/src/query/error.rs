@@ -10,6 +10,14 @@ pub enum QueryError {
     /// The text is not valid EDN or not a valid query.
     #[error("{0}")]
     Parse(String),
+    /// The query text is not valid EDN, or not a query, at `position`.
+    #[error("{position}: {message}")]
+    Syntax {
+        /// Where in the text.
+        position: crate::query::parse::Position,
+        /// What is wrong there.
+        message: String,
+    },
     /// A variable used where it must already be bound is not.
     #[error("unbound variable {var} in {clause}")]
     Unbound {
@@ -229,7 +237,7 @@ impl QueryError {
     /// The error's stable category (see `crate::error`).
     pub fn category(&self) -> Category {
         match self {
-            QueryError::Parse(_) => error::INVALID_QUERY,
+            QueryError::Parse(_) | QueryError::Syntax { .. } => error::INVALID_QUERY,
             QueryError::Unbound { .. } => error::INSUFFICIENT_BINDING,
             QueryError::UnboundVariables { .. } => error::UNBOUND_QUERY_VARIABLES,
             QueryError::UnknownAttribute { .. } | QueryError::UnresolvedKey { .. } => {
@@ -281,6 +289,10 @@ impl QueryError {
                 edn_text_field("clause", clause),
             ],
             QueryError::UnresolvedKey { key } => vec![edn_text_field("entity", key)],
+            QueryError::Syntax { position, .. } => vec![
+                ("line", Edn::Long(position.line as i64)),
+                ("column", Edn::Long(position.column as i64)),
+            ],
             QueryError::InsufficientBinding { vars, clause } => vec![
                 edn_text_field("variables", &format!("[{}]", vars.join(" "))),
                 edn_text_field("clause", clause),

@@ -236,14 +236,6 @@ impl Relation {
     pub fn into_rows(mut self) -> FreeAfterStop<std::vec::IntoIter<Vec<Value>>> {
         FreeAfterStop::new(std::mem::take(&mut self.rows).into_iter())
     }
-
-    /// The variables and rows, taken out.
-    pub fn into_parts(mut self) -> (Vec<Var>, Vec<Vec<Value>>) {
-        (
-            std::mem::take(&mut self.vars),
-            std::mem::take(&mut self.rows),
-        )
-    }
 }
 
 impl Drop for Relation {

@@ -7,19 +7,21 @@ use std::sync::{Arc, Mutex};
 use super::budget::{default_memory_limit, Budget};
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
-use super::exec::{Ctx, DbSource, Step};
+use super::exec::{Ctx, DbSource};
 use super::find::shape;
 use super::inputs::{bind_input, check_arity, tuples};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
-use super::lower::{in_forms, lower, sections, InputKind, Sections};
+use super::lower::{lower, InputKind};
+use super::parse::{parse, QueryAst};
+use super::plan::Plan;
 use super::relation::Relation;
 use crate::db::Db;
-use crate::edn::{read_one, Edn};
+use crate::edn::Edn;
 
 /// Parsed queries, by text. Parsing does not depend on the schema, so entries never go stale.
 #[derive(Default)]
 pub struct QueryCache {
-    parsed: Mutex<HashMap<String, Arc<Sections>>>,
+    parsed: Mutex<HashMap<String, Arc<QueryAst>>>,
 }
 
 /// Entries kept before the cache is cleared (queries built by string concatenation would
@@ -28,7 +30,7 @@ const QUERY_CACHE_ENTRIES: usize = 4096;
 
 impl QueryCache {
     /// The parsed form of `text`.
-    pub fn parse(&self, text: &str) -> Result<Arc<Sections>, QueryError> {
+    pub fn parse(&self, text: &str) -> Result<Arc<QueryAst>, QueryError> {
         if let Some(s) = self
             .parsed
             .lock()
@@ -37,8 +39,7 @@ impl QueryCache {
         {
             return Ok(s.clone());
         }
-        let form = read_one(text).map_err(|e| QueryError::Parse(e.to_string()))?;
-        let s = Arc::new(sections(&form)?);
+        let s = Arc::new(parse(text)?);
         let mut cache = self.parsed.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= QUERY_CACHE_ENTRIES {
             cache.clear();
@@ -48,31 +49,27 @@ impl QueryCache {
     }
 }
 
-/// A query read and split once (`Db::prepare`), to run many times without its text.
+/// A query parsed once (`Db::prepare`), to run many times without its text.
 #[derive(Clone)]
 pub struct PreparedQuery {
-    sections: Arc<Sections>,
+    ast: Arc<QueryAst>,
 }
 
 impl PreparedQuery {
-    /// A prepared query of already split sections.
-    pub fn new(sections: Arc<Sections>) -> PreparedQuery {
-        PreparedQuery { sections }
+    /// A prepared query of a parsed one.
+    pub fn new(ast: Arc<QueryAst>) -> PreparedQuery {
+        PreparedQuery { ast }
     }
 
-    /// The query's sections.
-    pub fn sections(&self) -> &Sections {
-        &self.sections
+    /// The parsed query.
+    pub fn ast(&self) -> &QueryAst {
+        &self.ast
     }
 }
 
 impl std::fmt::Debug for PreparedQuery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "PreparedQuery({})",
-            crate::edn::to_edn_string(&Edn::Vector(self.sections.find.clone()))
-        )
+        write!(f, "PreparedQuery({})", self.ast)
     }
 }
 
@@ -84,8 +81,8 @@ pub use crate::db::QueryFunctions as Registry;
 pub struct Outcome {
     /// The result.
     pub result: Edn,
-    /// Executed steps with estimated and actual sizes.
-    pub steps: Vec<Step>,
+    /// The plan as it ran, when asked for ([`QueryOptions::explain`]).
+    pub plan: Option<Plan>,
 }
 
 /// How to run one query: its limits and whether to record the plan. Limits written in the
@@ -102,7 +99,7 @@ pub struct QueryOptions<'a> {
     /// estimated at more than this many bytes (default: the database's limit, else a quarter
     /// of physical memory; see `query::budget`).
     pub memory_limit: Option<u64>,
-    /// Record the executed steps ([`Outcome::steps`]).
+    /// Record the plan ([`Outcome::plan`]).
     pub explain: bool,
 }
 
@@ -144,7 +141,7 @@ pub enum InputRef<'a> {
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
 /// it (the receiver of [`Db::q`]).
 pub fn run(
-    s: &Sections,
+    s: &QueryAst,
     inputs: &[InputRef<'_>],
     implicit: Option<&Db>,
     registry: &Registry,
@@ -207,7 +204,7 @@ pub fn run(
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
         if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
-            let form = crate::edn::to_edn_string(&in_forms(s)[*pos]);
+            let form = crate::edn::to_edn_string(&s.inputs[*pos].form.edn);
             input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
         }
     }
@@ -261,9 +258,10 @@ pub fn run(
         k
     };
     let rel = ctx.conj(&clauses, input, &keep)?;
-    let steps = ctx.trace.take().unwrap_or_default();
+    let steps = ctx.trace.take();
     let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
-    Ok(Outcome { result, steps })
+    let plan = steps.map(|steps| Plan::new(s, steps, &result));
+    Ok(Outcome { result, plan })
 }
 
 /// The database the result's pulls read: the one they name (`$` by default); with no pull,
@@ -331,6 +329,3 @@ fn calls_rules(clauses: &[Clause]) -> bool {
         _ => false,
     })
 }
-
-/// Keeps `Query` reachable for documentation links.
-pub type Lowered = Query;

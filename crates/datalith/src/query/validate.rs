@@ -29,16 +29,34 @@ pub struct Scope<'a> {
     pub names: &'a [String],
 }
 
+/// A clause as written: an EDN form (a rule body's), or a parsed `:where` clause.
+pub trait WrittenClause {
+    /// The form.
+    fn written(&self) -> &Edn;
+}
+
+impl WrittenClause for Edn {
+    fn written(&self) -> &Edn {
+        self
+    }
+}
+
+impl WrittenClause for crate::query::parse::WhereClause {
+    fn written(&self) -> &Edn {
+        &self.form.edn
+    }
+}
+
 /// Checks one conjunction: `forms` as written, `clauses` lowered from them one to one (before
 /// `not`/`or` variables are scoped), `given` bound by the enclosing scope.
-pub fn check_where(
+pub fn check_where<F: WrittenClause>(
     scope: &Scope<'_>,
-    forms: &[Edn],
+    forms: &[F],
     clauses: &[Clause],
     given: &[Var],
 ) -> Result<(), QueryError> {
     let (schema, names) = (scope.schema, scope.names);
-    for (i, (form, c)) in forms.iter().zip(clauses).enumerate() {
+    for (i, (form, c)) in forms.iter().map(F::written).zip(clauses).enumerate() {
         // Data patterns and source patterns need nothing bound (the common query checks in
         // one pass over its clauses).
         if matches!(c, Clause::Pattern(..) | Clause::Source { .. }) {

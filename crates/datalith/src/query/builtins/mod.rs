@@ -220,11 +220,6 @@ fn lookup(name: &str) -> Option<Builtin> {
     })
 }
 
-/// Whether `name` is a built-in predicate or function.
-pub fn is_builtin(name: &str) -> bool {
-    lookup(name).is_some()
-}
-
 /// Calls a built-in; `Ok(None)` is nil.
 pub fn call(name: &str, args: &[Value]) -> Out {
     let f = lookup(name).ok_or_else(|| QueryError::UnknownFunction {

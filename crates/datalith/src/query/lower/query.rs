@@ -7,7 +7,8 @@ use std::sync::Arc;
 use super::*;
 use crate::edn::{value_from_edn, Edn};
 use crate::query::error::QueryError;
-use crate::query::ir::{Binding, FindElem, FindShape, InBinding, Query, Term, Var};
+use crate::query::ir::{Binding, FindElem, InBinding, Query, Term, Var};
+use crate::query::parse::{self as ast, Form, QueryAst};
 use crate::store::schema::Schema;
 
 /// Lowers a query. `inputs` are all the inputs `:in` names, in order; `implicit` is the
@@ -15,14 +16,16 @@ use crate::store::schema::Schema;
 /// [`crate::api::Db::q`]). Returns the query and, for each input that binds (a source, rules
 /// or a binding form), how it binds and its position in `inputs`.
 pub fn lower(
-    s: &Sections,
+    s: &QueryAst,
     inputs: &[InputKind<'_>],
     implicit: Option<&Schema>,
 ) -> Result<(Query, Vec<(InBinding, usize)>), QueryError> {
-    let in_forms = in_forms(s);
+    let in_forms = &s.inputs;
     if in_forms.len() != inputs.len() {
         return Err(QueryError::InputCount {
-            inputs: show(&Edn::Vector(in_forms.clone())),
+            inputs: show(&Edn::Vector(
+                in_forms.iter().map(|i| i.form.edn.clone()).collect(),
+            )),
             expected: in_forms.len(),
             got: inputs.len(),
         });
@@ -33,15 +36,16 @@ pub fn lower(
     let mut rules_edn: Option<&Edn> = None;
     let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
     // (form, position) of every input that binds at run time.
-    let mut others: Vec<(Edn, usize)> = Vec::new();
-    for (i, (form, input)) in in_forms.iter().zip(inputs).enumerate() {
+    let mut others: Vec<(&ast::InputForm, usize)> = Vec::new();
+    for (i, (in_form, input)) in in_forms.iter().zip(inputs).enumerate() {
+        let form = &in_form.form.edn;
         let kind_error = |expected: &str, got: String| QueryError::InputKind {
             input: show(form),
             expected: expected.to_string(),
             got,
         };
         let a_db = || "a database".to_string();
-        if let Some(name) = is_src(form) {
+        if let ast::InputKind::Source(name) = &in_form.kind {
             let kind = match input {
                 InputKind::Db(schema) => SourceKind::Db(schema),
                 InputKind::Value(Edn::Vector(_) | Edn::List(_) | Edn::Set(_)) => {
@@ -60,33 +64,33 @@ pub fn lower(
             if sources.insert(name.clone(), (n, kind)).is_some() {
                 return Err(perr(format!("data source {name} appears twice in :in")));
             }
-            others.push((form.clone(), i));
+            others.push((in_form, i));
             continue;
         }
         let InputKind::Value(value) = *input else {
-            let expected = match (sym(form).as_deref(), is_var(form)) {
-                (Some("%"), _) => "rules",
-                (_, Some(_)) => "a value",
-                (Some(s), None) if s != "_" => "a pull pattern",
+            let expected = match &in_form.kind {
+                ast::InputKind::Rules => "rules",
+                ast::InputKind::Scalar(_) => "a value",
+                ast::InputKind::PullPattern(_) => "a pull pattern",
                 _ => "a collection",
             };
             return Err(kind_error(expected, a_db()));
         };
-        match (sym(form).as_deref(), is_var(form)) {
-            (Some("%"), _) => {
+        match &in_form.kind {
+            ast::InputKind::Rules => {
                 rules_edn = Some(value);
-                others.push((form.clone(), i));
+                others.push((in_form, i));
             }
-            (_, Some(name)) => {
+            ast::InputKind::Scalar(name) => {
                 let v = value_from_edn(value)
                     .ok_or_else(|| kind_error("a scalar value", show(value)))?;
-                constants.insert(name, v);
+                constants.insert(name.clone(), v);
             }
             // A plain symbol names a pull pattern given as an input (`(pull ?e pattern)`).
-            (Some(name), None) if name != "_" => {
-                pull_patterns.insert(name.to_string(), value);
+            ast::InputKind::PullPattern(name) => {
+                pull_patterns.insert(name.clone(), value);
             }
-            _ => others.push((form.clone(), i)),
+            _ => others.push((in_form, i)),
         }
     }
     if let (None, Some(schema)) = (sources.get("$"), implicit) {
@@ -103,16 +107,9 @@ pub fn lower(
     };
 
     // :find
-    let (shape, find_forms): (FindShape, Vec<Edn>) = match s.find.as_slice() {
-        [Edn::Vector(inner)] if inner.len() == 2 && sym(&inner[1]).as_deref() == Some("...") => {
-            (FindShape::Collection, vec![inner[0].clone()])
-        }
-        [Edn::Vector(inner)] => (FindShape::Tuple, inner.clone()),
-        [x, dot] if sym(dot).as_deref() == Some(".") => (FindShape::Scalar, vec![x.clone()]),
-        items => (FindShape::Relation, items.to_vec()),
-    };
+    let shape = s.find.shape;
     let mut find = Vec::new();
-    for f in &find_forms {
+    for f in s.find.elements.iter().map(|f| &f.edn) {
         find.push(match f {
             Edn::List(items) => {
                 let name = items
@@ -182,7 +179,7 @@ pub fn lower(
                 *kind,
                 names
                     .iter()
-                    .map(|n| sym(n).unwrap_or_else(|| show(n)))
+                    .map(|n| sym(&n.edn).unwrap_or_else(|| show(&n.edn)))
                     .collect(),
             ))
         }
@@ -190,22 +187,22 @@ pub fn lower(
     let with = s
         .with
         .iter()
-        .map(|w| l.out_var(w))
+        .map(|w| l.out_var(&w.edn))
         .collect::<Result<Vec<_>, _>>()?;
     let mut clauses = s
         .clauses
         .iter()
-        .map(|c| l.clause(c))
+        .map(|c| l.clause(&c.form.edn))
         .collect::<Result<Vec<_>, _>>()?;
     let mut outer: Vec<Var> = find.iter().map(FindElem::var).collect();
     outer.extend(&with);
     // Input binding variables are outer too.
     let mut in_bindings = Vec::new();
-    for (form, pos) in others {
-        let b = match (is_src(&form), sym(&form).as_deref()) {
-            (Some(name), _) => InBinding::Source(cx.sources[&name].0),
-            (None, Some("%")) => InBinding::Rules,
-            _ => InBinding::Bind(l.binding(&form)?),
+    for (in_form, pos) in others {
+        let b = match &in_form.kind {
+            ast::InputKind::Source(name) => InBinding::Source(cx.sources[name].0),
+            ast::InputKind::Rules => InBinding::Rules,
+            _ => InBinding::Bind(l.binding(&in_form.form.edn)?),
         };
         if let InBinding::Bind(b) = &b {
             outer.extend(b.vars());
@@ -217,7 +214,7 @@ pub fn lower(
     for (v, name) in std::mem::take(&mut l.plugged) {
         let pos = in_forms
             .iter()
-            .position(|f| is_var(f).as_deref() == Some(name.as_str()))
+            .position(|i| matches!(&i.kind, ast::InputKind::Scalar(n) if *n == name))
             .expect("a plugged variable is an input");
         in_bindings.push((InBinding::Bind(Binding::Scalar(Term::Var(v))), pos));
     }
@@ -284,12 +281,15 @@ pub fn lower(
 }
 
 pub(super) fn parse_order(
-    items: &[Edn],
+    items: &[Form],
     l: &mut Lowerer<'_, '_>,
 ) -> Result<Vec<(Var, bool)>, QueryError> {
     let items: Vec<Edn> = match items {
-        [Edn::Vector(inner)] => inner.clone(),
-        other => other.to_vec(),
+        [Form {
+            edn: Edn::Vector(inner),
+            ..
+        }] => inner.clone(),
+        other => other.iter().map(|f| f.edn.clone()).collect(),
     };
     let mut out: Vec<(Var, bool)> = Vec::new();
     for it in items {

@@ -7,7 +7,6 @@ use super::*;
 use crate::edn::Edn;
 use crate::query::error::QueryError;
 use crate::query::ir::{Clause, RuleBody, Var};
-use crate::store::schema::Schema;
 
 /// The rule names a rule set defines.
 pub(super) fn rule_names(rules: &Edn) -> Vec<String> {
@@ -105,14 +104,6 @@ pub(super) fn scope_vars(clauses: &mut [Clause], outer: &[Var]) {
             _ => {}
         }
     }
-}
-
-/// Reads rules: `[[(name ?a [?b]) clauses...] ...]`, for a database with `schema`.
-pub fn lower_rules(
-    rules: &Edn,
-    schema: &Schema,
-) -> Result<BTreeMap<String, Vec<RuleBody>>, QueryError> {
-    lower_rules_for(rules, SourceKind::Db(schema), None)
 }
 
 /// Reads rules for a call whose `$` is a source of `kind` (a rule body reads only its `$`).

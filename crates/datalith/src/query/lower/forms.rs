@@ -1,0 +1,41 @@
+//! Reading the forms of a parsed query while lowering it: what a variable, a source name or
+//! a plain symbol looks like, and the errors and printing lowering shares.
+
+use crate::edn::{to_edn_string, Edn};
+use crate::query::error::QueryError;
+use crate::query::parse::{InputKind, QueryAst};
+
+pub(super) fn perr(msg: impl Into<String>) -> QueryError {
+    QueryError::Parse(msg.into())
+}
+
+pub(super) fn show(e: &Edn) -> String {
+    to_edn_string(e)
+}
+
+pub(super) fn is_var(e: &Edn) -> Option<String> {
+    match e {
+        Edn::Symbol(s) if s.namespace().is_none() && s.name().starts_with('?') => {
+            Some(s.name().to_string())
+        }
+        _ => None,
+    }
+}
+
+pub(super) fn sym(e: &Edn) -> Option<String> {
+    e.as_symbol()
+}
+
+pub(super) fn is_src(e: &Edn) -> Option<String> {
+    sym(e).filter(|s| s.starts_with('$'))
+}
+
+/// Whether the receiver of [`crate::api::Db::q`] (given `given` more inputs) is the first
+/// `:in` input rather than an implicit `$`: the first form is `$`, or a named source with
+/// no input of its own.
+pub fn receiver_is_first_input(q: &QueryAst, given: usize) -> bool {
+    match q.inputs.first().map(|i| &i.kind) {
+        Some(InputKind::Source(name)) => name == "$" || q.inputs.len() == given + 1,
+        _ => false,
+    }
+}

@@ -1,0 +1,176 @@
+//! A query's plan as a value, in query terms: the `:where` clauses as written (with where
+//! they are in the text), the steps in the order the engine chose them (each the clause it
+//! ran, printed as the query writes it, with estimated and actual rows), and the result's
+//! size. `explain` returns it; the shell's `.explain` and the benchmark print it.
+//!
+//! The engine picks each next step from index estimates under the bindings made so far (see
+//! `exec`), so the order is known only as the query runs: a plan is recorded by running the
+//! query with [`crate::query::QueryOptions::explain`].
+
+use super::parse::{Position, QueryAst};
+use crate::edn::{read_all, Edn};
+
+/// What a query did, step by step.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Plan {
+    /// The query, printed back from its parsed form.
+    pub query: String,
+    /// The `:where` clauses as written, in the order written.
+    pub clauses: Vec<PlanClause>,
+    /// The steps, in the order they ran.
+    pub steps: Vec<PlanStep>,
+    /// Rows (or values) in the result.
+    pub rows: usize,
+}
+
+/// A `:where` clause as written.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanClause {
+    /// The clause as EDN.
+    pub text: String,
+    /// Where it starts in the query text (`None` for a query given as data).
+    pub position: Option<Position>,
+}
+
+/// One step the engine ran.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PlanStep {
+    /// What ran, in query terms: the clause as written (`[?e :person/name ?n]`); several
+    /// patterns on one entity read together print as `merge scan [...] [...]`, a pattern
+    /// answered as a semijoin as `values held [...]`, and ` +dedup` ends a step that removes
+    /// equal rows after it.
+    pub what: String,
+    /// The written clauses this step ran (indexes in [`Plan::clauses`]): one, several for a
+    /// merged scan, none for a step of a rule body.
+    pub clauses: Vec<usize>,
+    /// Rows estimated after the step.
+    pub estimated: u64,
+    /// Rows after the step.
+    pub actual: u64,
+}
+
+impl Plan {
+    /// The plan of `ast`'s run: its executed `steps` and its `result`.
+    pub(crate) fn new(ast: &QueryAst, steps: Vec<super::exec::Step>, result: &Edn) -> Plan {
+        let clauses: Vec<PlanClause> = ast
+            .clauses
+            .iter()
+            .map(|c| PlanClause {
+                text: crate::edn::to_edn_string(&c.form.edn),
+                position: ast.position(c.form.span),
+            })
+            .collect();
+        let steps = steps
+            .into_iter()
+            .map(|s| {
+                let clauses = written_clauses(ast, &s.what);
+                PlanStep {
+                    what: s.what,
+                    clauses,
+                    estimated: s.estimated,
+                    actual: s.actual,
+                }
+            })
+            .collect();
+        let rows = match result {
+            Edn::Set(v) | Edn::Vector(v) | Edn::List(v) => v.len(),
+            Edn::Nil => 0,
+            _ => 1,
+        };
+        Plan {
+            query: ast.to_string(),
+            clauses,
+            steps,
+            rows,
+        }
+    }
+}
+
+/// The written clauses a step printed as `what` ran: the clauses it prints that the query
+/// wrote at its top level, compared as the engine prints them (a short pattern padded with
+/// `_`, a `not`/`or` as the `-join` over the variables it shares).
+fn written_clauses(ast: &QueryAst, what: &str) -> Vec<usize> {
+    let what = what.trim_end_matches(" +dedup");
+    let what = ["merge scan ", "values held "]
+        .iter()
+        .find_map(|prefix| what.strip_prefix(prefix))
+        .unwrap_or(what);
+    read_all(what)
+        .unwrap_or_default()
+        .iter()
+        .map(as_printed)
+        .filter_map(|ran| {
+            ast.clauses
+                .iter()
+                .position(|c| as_printed(&c.form.edn) == ran)
+        })
+        .collect()
+}
+
+/// A clause with what printing may add or drop made equal: a data pattern's missing
+/// positions as `_`, the join vector of `not-join`/`or-join` left out (the engine prints
+/// every `not`/`or` with the variables it shares).
+fn as_printed(clause: &Edn) -> Edn {
+    let blank = || Edn::Symbol(crate::codec::Keyword::new(None, "_"));
+    match clause {
+        Edn::Vector(items) if items.len() < 3 && !matches!(items.first(), Some(Edn::List(_))) => {
+            let mut items = items.clone();
+            items.resize_with(3, blank);
+            Edn::Vector(items)
+        }
+        Edn::List(items) => {
+            let head = items.first().and_then(Edn::as_symbol);
+            match head.as_deref() {
+                Some(join @ ("not-join" | "or-join")) => {
+                    let plain = join.trim_end_matches("-join");
+                    let mut out = vec![Edn::Symbol(crate::codec::Keyword::new(None, plain))];
+                    out.extend(items.iter().skip(2).cloned());
+                    Edn::List(out)
+                }
+                _ => clause.clone(),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+impl std::fmt::Display for PlanStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}  (estimated {}, actual {})",
+            self.what, self.estimated, self.actual
+        )
+    }
+}
+
+impl std::fmt::Display for Plan {
+    /// The query, its clauses as written, the steps in the order run, the result's size.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "query: {}", self.query)?;
+        writeln!(f, "clauses, as written:")?;
+        for (i, c) in self.clauses.iter().enumerate() {
+            match &c.position {
+                Some(p) => writeln!(f, "  {}. {}  ({p})", i + 1, c.text)?,
+                None => writeln!(f, "  {}. {}", i + 1, c.text)?,
+            }
+        }
+        writeln!(f, "steps, in the order run:")?;
+        for (i, s) in self.steps.iter().enumerate() {
+            let clause = match s.clauses.as_slice() {
+                [] => String::new(),
+                [one] => format!("  (clause {})", one + 1),
+                many => {
+                    let numbers: Vec<String> = many.iter().map(|c| (c + 1).to_string()).collect();
+                    format!("  (clauses {})", numbers.join(", "))
+                }
+            };
+            writeln!(f, "  {}. {s}{clause}", i + 1)?;
+        }
+        let noun = if self.rows == 1 { "row" } else { "rows" };
+        write!(f, "result: {} {noun}", self.rows)
+    }
+}
