@@ -21,6 +21,7 @@ use std::any::{Any, TypeId};
 use std::sync::Arc;
 
 use super::batch_snapshot::{BatchSnapshot, OpRange};
+use super::commit_timing::{self as timing, Step};
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
 use super::lmdb::{LmdbError, PutFlags, RwTxn};
@@ -175,11 +176,15 @@ impl Runner {
             ops: &mut self.ops,
             pending: &mut self.pending,
         };
+        let started = timing::start();
         let (result, before) =
             match commit_batch(shared, &mut self.batch, scratch, self.bytes, want) {
                 Ok(before) => (Ok(()), before),
                 Err(e) => (Err(e), None),
             };
+        timing::add(Step::Total, started);
+        timing::count_group(self.stage.len());
+        let started = timing::start();
         let snapshot = match before {
             Some(before) => {
                 // The stage itself moves to the snapshot (replays stop at a request's end, so
@@ -226,6 +231,7 @@ impl Runner {
         self.outcomes.clear();
         self.stage.clear();
         self.bytes = 0;
+        timing::add(Step::Finish, started);
     }
 }
 
@@ -406,7 +412,9 @@ fn apply_request(
             true => View::new(txn).with_pending(s.pending),
             false => View::new(txn),
         };
+        let started = timing::start();
         let prepared = req.prepare(view, s.stage, state);
+        timing::add(Step::Prepare, started);
         let hit = s.pending.take_hit();
         let applied = match prepared {
             Err(Rejected) if hit => {
@@ -429,7 +437,12 @@ fn apply_request(
                 s.pending.note(s.stage, mark);
                 Ok(())
             }
-            Ok(()) => s.stage.apply(mark, txn),
+            Ok(()) => {
+                let started = timing::start();
+                let applied = s.stage.apply(mark, txn);
+                timing::add(Step::StageApply, started);
+                applied
+            }
             Err(Rejected) => {
                 s.stage.rollback(mark);
                 s.outcomes.push(Some(false));
@@ -449,12 +462,14 @@ fn finish_slots(
     stage: &mut Stage,
     txn: &mut RwTxn,
 ) -> Result<(), Interrupt> {
+    let started = timing::start();
     for (_, slot) in state.slots.iter_mut() {
         let mark = stage.mark();
         slot.finish(View::new(txn), stage)
             .map_err(Interrupt::Failed)?;
         stage.apply(mark, txn)?;
     }
+    timing::add(Step::Slots, started);
     Ok(())
 }
 
@@ -503,7 +518,9 @@ fn commit_durably(
         }
         _ => {
             let flushing = shared.flush_ahead(stage.len());
+            let started = timing::start();
             let committed = txn.commit();
+            timing::add(Step::LmdbCommit, started);
             drop(flushing);
             match committed {
                 Ok(()) => {}
@@ -532,7 +549,10 @@ fn apply_pending(
     txn: &mut RwTxn,
 ) -> Result<(), LmdbError> {
     if let Some(from) = pending.from() {
-        stage.apply(from, txn)?;
+        let started = timing::start();
+        let applied = stage.apply(from, txn);
+        timing::add(Step::StageApply, started);
+        applied?;
     }
     pending.clear();
     Ok(())

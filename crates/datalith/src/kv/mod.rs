@@ -17,7 +17,8 @@
 //! - [`batch_snapshot`]: the state before a group commit, kept for its reports.
 //! - [`stage`]: writes staged by a request before they touch LMDB, applied in key order.
 //! - `pending`: where a batch's deferred writes lie, so a read that may miss one is rerun.
-//! - [`committer`]: the single writer and its batching; [`handle`]: completion of queued writes.
+//! - [`committer`]: the single writer and its batching (`commit_timing`: its steps' times, for
+//!   profiling, when `DATALITH_COMMIT_TIMING` is set); [`handle`]: completion of queued writes.
 //! - [`api`]: the KV operations users call.
 //! - `gate`: reader-slot admission and the resize barrier.
 //! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery.
@@ -77,6 +78,7 @@
 
 pub mod api;
 pub mod batch_snapshot;
+mod commit_timing;
 pub mod committer;
 pub mod durability;
 pub mod env;

@@ -266,6 +266,7 @@ impl Drop for EnvInner {
             // after which the same path can be reopened in this process.
             drop(shared);
         }
+        super::commit_timing::report();
     }
 }
 

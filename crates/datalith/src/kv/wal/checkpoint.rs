@@ -14,6 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use super::super::commit_timing::{self as timing, Step};
 use super::super::error::KvError;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
 use super::super::stage::Stage;
@@ -218,6 +219,7 @@ impl Wal {
         if estimate as u64 > most {
             return Ok(direct());
         }
+        let started = timing::start();
         let mut buf = lock(&self.buf);
         buf.clear();
         buf.resize(HEADER_BYTES, 0);
@@ -229,6 +231,7 @@ impl Wal {
         })?;
         drop(names);
         frame::seal(&mut buf, Kind::Group, seq);
+        timing::add(Step::LogEncode, started);
         let len = buf.len() as u64;
         let placed = lock(&self.ring).place(len, &self.log);
         let placement = match placed {
@@ -243,11 +246,13 @@ impl Wal {
                 }
             }
         };
+        let started = timing::start();
         if let Some(at) = placement.wrap_at {
             self.log.file.write_all_at(&wrap_marker(seq), at)?;
         }
         self.log.file.write_all_at(&buf, placement.at)?;
         self.log.file.sync_data()?;
+        timing::add(Step::LogSync, started);
         let end = placement.at + len;
         lock(&self.ring).pos = end;
         Ok(Logged {
@@ -262,7 +267,9 @@ impl Wal {
     /// see it.
     pub(crate) fn commit(&self, txn: RwTxn, logged: &Logged) -> Result<(), LmdbError> {
         let mut applied = lock(&self.applied);
+        let started = timing::start();
         txn.commit()?;
+        timing::add(Step::LmdbCommit, started);
         *applied = Applied {
             seq: logged.seq,
             end: logged.end,
