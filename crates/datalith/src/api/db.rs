@@ -56,7 +56,7 @@ impl Db {
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
     /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
     ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
     /// db.transact(tx(r#"[{:name "Ann"} {:name "Bob"}]"#)).unwrap();
@@ -177,7 +177,7 @@ impl Db {
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    /// let tx = |text: &str| datalith::tx::edn::tx_data_from_edn(&read_one(text).unwrap()).unwrap();
+    /// let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
     /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
     ///                     :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
     ///                    {:db/ident :age :db/valueType :db.type/long
