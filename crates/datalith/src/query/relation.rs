@@ -137,21 +137,27 @@ impl Relation {
         Ok(())
     }
 
-    /// Natural join on shared variables (a cartesian product when none are shared).
-    pub fn join(&self, other: &Relation, budget: &Budget<'_>) -> Result<Relation, QueryError> {
+    /// The variables `self` and `other` share, and their columns in each.
+    fn shared_columns(&self, other: &Relation) -> (Vec<Var>, Vec<usize>, Vec<usize>) {
         let shared: Vec<Var> = self
             .vars
             .iter()
             .copied()
             .filter(|v| other.binds(*v))
             .collect();
+        let lk = shared.iter().filter_map(|v| self.col(*v)).collect();
+        let rk = shared.iter().filter_map(|v| other.col(*v)).collect();
+        (shared, lk, rk)
+    }
+
+    /// Natural join on shared variables (a cartesian product when none are shared).
+    pub fn join(&self, other: &Relation, budget: &Budget<'_>) -> Result<Relation, QueryError> {
+        let (shared, lk, rk) = self.shared_columns(other);
         let extra: Vec<usize> = (0..other.vars.len())
             .filter(|c| !shared.contains(&other.vars[*c]))
             .collect();
         let mut vars = self.vars.clone();
         vars.extend(extra.iter().map(|c| other.vars[*c]));
-        let lk: Vec<usize> = shared.iter().filter_map(|v| self.col(*v)).collect();
-        let rk: Vec<usize> = shared.iter().filter_map(|v| other.col(*v)).collect();
         let mut index: HashMap<Vec<&Value>, Vec<usize>> = HashMap::default();
         let entry_bytes = row_bytes(rk.len());
         for (i, r) in other.rows.iter().enumerate() {
@@ -180,14 +186,7 @@ impl Relation {
 
     /// Rows of `self` with no match in `other` on the shared variables.
     pub fn anti_join(&self, other: &Relation, budget: &Budget<'_>) -> Result<Relation, QueryError> {
-        let shared: Vec<Var> = self
-            .vars
-            .iter()
-            .copied()
-            .filter(|v| other.binds(*v))
-            .collect();
-        let lk: Vec<usize> = shared.iter().filter_map(|v| self.col(*v)).collect();
-        let rk: Vec<usize> = shared.iter().filter_map(|v| other.col(*v)).collect();
+        let (_, lk, rk) = self.shared_columns(other);
         let key_bytes = row_bytes(rk.len());
         let mut keys: HashSet<Vec<&Value>> = HashSet::default();
         for r in &other.rows {

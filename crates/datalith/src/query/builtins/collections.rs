@@ -218,30 +218,26 @@ pub fn union(c: &Call) -> Out {
 
 /// `clojure.set/intersection`: the elements of the first set that every other set has.
 pub fn intersection(c: &Call) -> Out {
-    c.arity(1, None, "at least 1")?;
-    let sets = (0..c.args.len())
-        .map(|i| set_arg(c, i))
-        .collect::<Result<Vec<_>, _>>()?;
-    let keep = sets[0]
-        .iter()
-        .filter(|x| sets[1..].iter().all(|s| member(x, s)))
-        .cloned()
-        .collect();
-    Ok(Some(Value::set(keep)))
+    keep_from_first(c, |x, others| others.iter().all(|s| member(x, s)))
 }
 
 /// `clojure.set/difference`: the elements of the first set that no other set has.
 pub fn difference(c: &Call) -> Out {
+    keep_from_first(c, |x, others| !others.iter().any(|s| member(x, s)))
+}
+
+/// The elements `x` of the first set argument for which `keep(x, the other sets)` holds.
+fn keep_from_first(c: &Call, keep: impl Fn(&Value, &[&[Value]]) -> bool) -> Out {
     c.arity(1, None, "at least 1")?;
     let sets = (0..c.args.len())
         .map(|i| set_arg(c, i))
         .collect::<Result<Vec<_>, _>>()?;
-    let keep = sets[0]
+    let kept = sets[0]
         .iter()
-        .filter(|x| !sets[1..].iter().any(|s| member(x, s)))
+        .filter(|x| keep(x, &sets[1..]))
         .cloned()
         .collect();
-    Ok(Some(Value::set(keep)))
+    Ok(Some(Value::set(kept)))
 }
 
 /// `clojure.set/subset?`
