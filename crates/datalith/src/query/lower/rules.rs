@@ -183,6 +183,7 @@ pub fn lower_rules_for(
             var_names: l.vars.names.into(),
         });
     }
+    check_call_arity(&out)?;
     let reached = called.map(|c| reached_rules(&out, c));
     for (name, unknown_attrs, body, clauses, head, names) in unchecked {
         if reached.as_ref().is_some_and(|r| !r.contains(&name)) {
@@ -202,4 +203,39 @@ pub fn lower_rules_for(
         crate::query::validate::check_where(&scope, body, &clauses, &head)?;
     }
     Ok(out)
+}
+
+/// Every call of a known rule inside a rule body has that rule's arity: the evaluator reads a
+/// call's arguments by the callee's head positions (a mismatch was an index out of bounds,
+/// found by the query fuzz target). The error is the one a top-level call with the wrong arity
+/// gets when it runs.
+fn check_call_arity(rules: &BTreeMap<String, Vec<RuleBody>>) -> Result<(), QueryError> {
+    fn visit(c: &Clause, rules: &BTreeMap<String, Vec<RuleBody>>) -> Result<(), QueryError> {
+        match c {
+            Clause::Rule { name, args, .. } => {
+                let arity = rules
+                    .get(name)
+                    .and_then(|b| b.first())
+                    .map(|b| b.head.len());
+                match arity {
+                    Some(arity) if arity != args.len() => Err(QueryError::BadArguments {
+                        name: name.clone(),
+                        message: format!("rule takes {arity} arguments, got {}", args.len()),
+                    }),
+                    _ => Ok(()),
+                }
+            }
+            Clause::Or { branches, .. } => {
+                branches.iter().flatten().try_for_each(|c| visit(c, rules))
+            }
+            Clause::Not { clauses, .. } => clauses.iter().try_for_each(|c| visit(c, rules)),
+            Clause::Dollar { clause, .. } => visit(clause, rules),
+            _ => Ok(()),
+        }
+    }
+    rules
+        .values()
+        .flatten()
+        .flat_map(|b| &b.clauses)
+        .try_for_each(|c| visit(c, rules))
 }
