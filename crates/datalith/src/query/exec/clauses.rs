@@ -29,10 +29,9 @@ impl<'a> Ctx<'a> {
                     vars: rel.vars.clone(),
                     rows: Vec::with_capacity(rel.rows.len()),
                 };
-                let vars = rel.vars.clone();
                 for row in rel.into_rows() {
                     self.budget.tick()?;
-                    let vals = resolve_args(args, &vars, &row);
+                    let vals = resolve_args(args, &out.vars, &row);
                     if builtins::truthy(self.call(name, &vals)?.as_ref()) {
                         out.rows.push(row);
                     }
