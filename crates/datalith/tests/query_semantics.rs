@@ -353,6 +353,64 @@ fn rejections_name_the_offending_form() {
     }
 }
 
+/// Malformed clauses, wherever they stand (top level, inside `not`/`or`, in a rule body, under
+/// a `$src`), fail with a message that prints the form; the first error met in clause order
+/// is the one reported.
+#[test]
+fn malformed_clauses_are_reported_with_their_form() {
+    let (_d, db) = people();
+    let snap = db.db().unwrap();
+    // (query, rules or "", message)
+    let cases: &[(&str, &str, &str)] = &[
+        ("[:find ?e :where [?e :person/name ?n ?tx]]", "",
+         "the transaction position is not supported (no history is kept): [?e :person/name ?n ?tx]"),
+        ("[:find ?e :where [?e :person/name ?n _ _ _]]", "",
+         "a data pattern has 1 to 5 elements: [?e :person/name ?n _ _ _]"),
+        ("[:find ?e :where [?e :person/name nil]]", "", "nil is not a valid value in a clause"),
+        ("[:find ?e :where [?e 1.5 ?n]]", "", "1.5 is not an attribute"),
+        ("[:find ?e :where [?e :person/name] [(1 ?e)]]", "", "expected a function name in [(1 ?e)]"),
+        ("[:find ?e :where [?e :person/name ?n] [(str ?n) ?a ?b]]", "",
+         "a function clause has one binding at most: [(str ?n) ?a ?b]"),
+        ("[:find ?e :where [?e :person/name] (or-join ?e [?e :person/age 20])]", "",
+         "or-join needs a vector of variables: (or-join ?e [?e :person/age 20])"),
+        ("[:find ?e :in $ $x :where [?e :person/name] ($x not-join ?e [?e :a])]", "",
+         "not-join needs a vector of variables: (not-join ?e [?e :a])"),
+        ("[:find ?e :where [?e :person/name] (not-join [1] [?e :person/age 20])]", "",
+         "expected a variable, got 1"),
+        ("[:find ?e :where [?e :person/name] (not (and [?e :person/age 20]))]", "",
+         "and"),
+        ("[:find ?e :where [?e :person/name] ($nope not [?e :person/age 20])]", "",
+         "$nope"),
+        ("[:find ?e :where [?e :person/name] (1 ?e)]", "", "expected or/not/rule: (1 ?e)"),
+        ("[:find ?e :where [?e :person/name] ($)]", "", "expected a rule name: ($)"),
+        ("[:find ?e :where [?e :person/name] 42]", "", "not a clause: 42"),
+        ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", "[[(r ?a) [?a :person/age nil]]]",
+         "nil is not a valid value in a clause"),
+        ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", "[[(r 1) [?a :person/age 20]]]",
+         "expected a variable, got 1"),
+        ("[:find ?e :where [?e :person/name #\"(a)\\1\"]]", "", "#\"(a)\\1\""),
+    ];
+    for (q, rules, message) in cases {
+        let inputs: Vec<Edn> = if rules.is_empty() {
+            if q.contains("$x") {
+                vec![edn("[[1 2]]")]
+            } else {
+                vec![]
+            }
+        } else {
+            vec![edn(rules)]
+        };
+        let text = match snap.q(q, &inputs) {
+            Ok(r) => panic!("{q}: accepted, gave {}", to_edn_string(&r)),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            text.contains(message),
+            "{q}:\n got: {text}\nwant: {message}"
+        );
+    }
+}
+
 /// The explained steps of `q` that deduplicate (`+dedup`).
 fn dedup_steps(snap: &datalith::api::Db, q: &str, inputs: &[Edn]) -> Vec<String> {
     let (_, plan) = snap.explain(q, inputs).unwrap();

@@ -5,10 +5,13 @@
 use std::collections::HashMap;
 
 use super::*;
-use crate::codec::{Keyword, Value};
-use crate::edn::{value_from_edn, Edn};
+use crate::codec::Value;
+use crate::edn::Edn;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Binding, Clause, Pattern, Term, Var};
+use crate::query::parse::{
+    var_name, BindingForm, CallBinding, ClauseForm, JoinSpec, JoinVar, TermForm, WhereClause,
+};
 use crate::store::schema::Schema;
 
 /// Numbers variables within one scope (the query, or one rule body).
@@ -70,155 +73,119 @@ pub(super) struct Lowerer<'a, 'b> {
 }
 
 impl<'a> Lowerer<'a, '_> {
-    pub(super) fn term(&mut self, e: &Edn) -> Result<Term, QueryError> {
-        if let Some(name) = is_var(e) {
-            if let Some(c) = self.cx.constants.get(&name) {
-                return Ok(Term::Const(c.clone()));
-            }
-            return Ok(Term::Var(self.vars.get(&name)));
-        }
-        if sym(e).as_deref() == Some("_") {
-            return Ok(Term::Blank);
-        }
-        if *e == Edn::Nil {
-            return Err(perr("nil is not a valid value in a clause"));
-        }
-        if let Edn::Regex(source) = e {
-            // Say why a pattern literal is refused (e.g. a backreference), not just that it is.
-            return crate::codec::Regex::parse(source)
-                .map(|r| Term::Const(Value::Regex(r)))
-                .map_err(|err| perr(format!("{}: {err}", show(e))));
-        }
-        match value_from_edn(e) {
-            Some(v) => Ok(Term::Const(v)),
-            None => Err(perr(format!("{} is not a variable or a constant", show(e)))),
-        }
-    }
-
-    pub(super) fn attr(&mut self, e: &Edn, schema: &Schema) -> Result<AttrTerm, QueryError> {
-        match e {
-            Edn::Keyword(k) => Ok(match schema.by_ident(k) {
-                Some(a) => AttrTerm::Attr(a.id),
-                None => AttrTerm::Unknown(k.clone()),
+    pub(super) fn term(&mut self, t: &TermForm) -> Result<Term, QueryError> {
+        match t {
+            TermForm::Var(name) => Ok(match self.cx.constants.get(name) {
+                Some(c) => Term::Const(c.clone()),
+                None => Term::Var(self.vars.get(name)),
             }),
-            _ => match self.term(e)? {
-                Term::Var(v) => Ok(AttrTerm::Var(v)),
-                Term::Blank => Ok(AttrTerm::Blank),
-                Term::Const(Value::Long(n)) if n >= 0 => Ok(AttrTerm::Attr(n as u32)),
-                // A scalar input naming the attribute.
-                Term::Const(Value::Keyword(k)) => Ok(match schema.by_ident(&k) {
-                    Some(a) => AttrTerm::Attr(a.id),
-                    None => AttrTerm::Unknown(k),
-                }),
-                Term::Const(c) => Err(perr(format!(
-                    "{} is not an attribute",
-                    show(&crate::edn::edn_from_value(&c))
-                ))),
-            },
+            TermForm::Blank => Ok(Term::Blank),
+            TermForm::Const(v) => Ok(Term::Const(v.clone())),
+            TermForm::Bad(message) => Err(perr(message.clone())),
         }
     }
 
-    pub(super) fn binding(&mut self, e: &Edn) -> Result<Binding, QueryError> {
-        match e {
-            Edn::Vector(items) => match items.as_slice() {
-                [Edn::Vector(inner)] => Ok(Binding::Relation(
-                    inner
-                        .iter()
-                        .map(|i| self.term(i))
-                        .collect::<Result<_, _>>()?,
-                )),
-                [x, dots] if sym(dots).as_deref() == Some("...") => {
-                    Ok(Binding::Collection(self.term(x)?))
-                }
-                items => Ok(Binding::Tuple(
-                    items
-                        .iter()
-                        .map(|i| self.term(i))
-                        .collect::<Result<_, _>>()?,
-                )),
-            },
-            other => Ok(Binding::Scalar(self.term(other)?)),
+    fn terms(&mut self, ts: &[TermForm]) -> Result<Vec<Term>, QueryError> {
+        ts.iter().map(|t| self.term(t)).collect()
+    }
+
+    pub(super) fn attr(&mut self, t: &TermForm, schema: &Schema) -> Result<AttrTerm, QueryError> {
+        match self.term(t)? {
+            Term::Var(v) => Ok(AttrTerm::Var(v)),
+            Term::Blank => Ok(AttrTerm::Blank),
+            Term::Const(Value::Long(n)) if n >= 0 => Ok(AttrTerm::Attr(n as u32)),
+            // A keyword, written or a scalar input naming the attribute.
+            Term::Const(Value::Keyword(k)) => Ok(match schema.by_ident(&k) {
+                Some(a) => AttrTerm::Attr(a.id),
+                None => AttrTerm::Unknown(k),
+            }),
+            Term::Const(c) => Err(perr(format!(
+                "{} is not an attribute",
+                show(&crate::edn::edn_from_value(&c))
+            ))),
         }
     }
 
-    pub(super) fn clause(&mut self, e: &Edn) -> Result<Clause, QueryError> {
-        match e {
-            Edn::Vector(items) => {
-                if let Some(Edn::List(call)) = items.first() {
-                    let Some(name) = call.first().and_then(sym) else {
-                        return Err(perr(format!("expected a function name in {}", show(e))));
-                    };
-                    // Database functions take their source first (`$` inside `($x or ...)` is
-                    // `$x`); the call reads it as its `$`.
-                    let src = match call[1..].iter().find_map(is_src) {
-                        Some(name) if name == "$" => self.source(&self.default_src.clone(), e)?.0,
-                        Some(name) => self.source(&name, e)?.0,
-                        None => 0,
-                    };
-                    let args_edn: Vec<&Edn> =
-                        call[1..].iter().filter(|a| is_src(a).is_none()).collect();
-                    let args = args_edn
-                        .into_iter()
-                        .map(|a| self.term(a))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let c = match items.len() {
-                        1 => Clause::Pred { name, args },
-                        2 => Clause::Fn {
-                            name,
-                            args,
-                            binding: self.binding(&items[1])?,
-                        },
-                        _ => {
-                            return Err(perr(format!(
-                                "a function clause has one binding at most: {}",
-                                show(e)
-                            )))
-                        }
-                    };
-                    return Ok(match src {
-                        0 => c,
-                        src => Clause::Dollar {
-                            src,
-                            clause: Box::new(c),
-                        },
-                    });
-                }
-                let (src_name, rest) = match items.first().and_then(is_src) {
-                    Some(s) => (s, &items[1..]),
-                    None => (self.default_src.clone(), &items[..]),
+    pub(super) fn binding(&mut self, b: &BindingForm) -> Result<Binding, QueryError> {
+        Ok(match b {
+            BindingForm::Relation(ts) => Binding::Relation(self.terms(ts)?),
+            BindingForm::Collection(t) => Binding::Collection(self.term(t)?),
+            BindingForm::Tuple(ts) => Binding::Tuple(self.terms(ts)?),
+            BindingForm::Scalar(t) => Binding::Scalar(self.term(t)?),
+        })
+    }
+
+    /// Lowers clause `c`; its form is read only to print it in messages.
+    pub(super) fn clause(&mut self, c: &WhereClause) -> Result<Clause, QueryError> {
+        let e = &c.form.edn;
+        match &c.parsed {
+            ClauseForm::Call {
+                name,
+                src,
+                args,
+                binding,
+            } => {
+                // Database functions take their source first (`$` inside `($x or ...)` is
+                // `$x`); the call reads it as its `$`.
+                let src = match src.as_deref() {
+                    Some("$") => self.source(&self.default_src.clone(), e)?.0,
+                    Some(name) => self.source(name, e)?.0,
+                    None => 0,
                 };
+                let args = self.terms(args)?;
+                let name = name.clone();
+                let c = match binding {
+                    CallBinding::None => Clause::Pred { name, args },
+                    CallBinding::One(b) => Clause::Fn {
+                        name,
+                        args,
+                        binding: self.binding(b)?,
+                    },
+                    CallBinding::TooMany => {
+                        return Err(perr(format!(
+                            "a function clause has one binding at most: {}",
+                            show(e)
+                        )))
+                    }
+                };
+                Ok(match src {
+                    0 => c,
+                    src => Clause::Dollar {
+                        src,
+                        clause: Box::new(c),
+                    },
+                })
+            }
+            ClauseForm::Pattern { src, terms } => {
+                let src_name = src.clone().unwrap_or_else(|| self.default_src.clone());
                 let (src, kind) = self.source(&src_name, e)?;
                 let schema = match kind {
                     SourceKind::Db(schema) => schema,
                     SourceKind::Relation => {
-                        if rest.is_empty() {
+                        if terms.is_empty() {
                             return Err(perr(format!("an empty clause: {}", show(e))));
                         }
-                        let terms = rest
-                            .iter()
-                            .map(|t| self.term(t))
-                            .collect::<Result<_, _>>()?;
+                        let terms = self.terms(terms)?;
                         return Ok(Clause::Source { src, terms });
                     }
                 };
-                if rest.is_empty() || rest.len() > 5 {
+                if terms.is_empty() || terms.len() > 5 {
                     return Err(perr(format!(
                         "a data pattern has 1 to 5 elements: {}",
                         show(e)
                     )));
                 }
-                if rest.len() > 3 && !matches!(self.term(&rest[3])?, Term::Blank) {
+                if terms.len() > 3 && !matches!(self.term(&terms[3])?, Term::Blank) {
                     return Err(perr(format!(
                         "the transaction position is not supported (no history is kept): {}",
                         show(e)
                     )));
                 }
-                let blank = Edn::Symbol(Keyword::new(None, "_"));
-                let get = |i: usize| rest.get(i).unwrap_or(&blank).clone();
+                let get = |i: usize| terms.get(i).unwrap_or(&TermForm::Blank);
                 let p = Pattern {
-                    e: self.term(&get(0))?,
-                    a: self.attr(&get(1), schema)?,
-                    v: self.term(&get(2))?,
+                    e: self.term(get(0))?,
+                    a: self.attr(get(1), schema)?,
+                    v: self.term(get(2))?,
                 };
                 // The database's attributes are known: a name it lacks is a mistake (an input
                 // relation's attribute column may hold any keyword).
@@ -234,153 +201,121 @@ impl<'a> Lowerer<'a, '_> {
                 }
                 Ok(Clause::Pattern(src, p))
             }
-            Edn::List(items) => {
-                let head = items
-                    .first()
-                    .and_then(sym)
-                    .ok_or_else(|| perr(format!("expected or/not/rule: {}", show(e))))?;
+            ClauseForm::Or { src, join } | ClauseForm::Not { src, join } => {
                 // `($x or ...)`, `($x not ...)`: the inner clauses read `$x` by default.
-                if head.starts_with('$') {
-                    let inner = items.get(1).and_then(sym);
-                    if matches!(
-                        inner.as_deref(),
-                        Some("or" | "or-join" | "not" | "not-join")
-                    ) {
-                        self.source(&head, e)?;
-                        let saved = std::mem::replace(&mut self.default_src, head);
-                        let lowered = self.clause(&Edn::List(items[1..].to_vec()));
-                        self.default_src = saved;
-                        return lowered;
+                let saved = match src {
+                    Some(src) => {
+                        self.source(src, e)?;
+                        Some(std::mem::replace(&mut self.default_src, src.clone()))
                     }
+                    None => None,
+                };
+                let lowered = self.junction(c, join);
+                if let Some(saved) = saved {
+                    self.default_src = saved;
                 }
-                match head.as_str() {
-                    "or" | "or-join" => {
-                        let (vars, required, body) = if head == "or-join" {
-                            let Some(Edn::Vector(spec)) = items.get(1) else {
-                                return Err(perr(format!(
-                                    "or-join needs a vector of variables: {}",
-                                    show(e)
-                                )));
-                            };
-                            let (vars, req) = self.join_vars(spec)?;
-                            (Some(vars), req, &items[2..])
-                        } else {
-                            (None, Vec::new(), &items[1..])
-                        };
-                        let mut branches = Vec::new();
-                        for b in body {
-                            branches.push(match b {
-                                Edn::List(inner)
-                                    if inner.first().and_then(sym).as_deref() == Some("and") =>
-                                {
-                                    inner[1..]
-                                        .iter()
-                                        .map(|c| self.clause(c))
-                                        .collect::<Result<Vec<_>, _>>()?
-                                }
-                                other => vec![self.clause(other)?],
-                            });
-                        }
-                        let vars = vars.unwrap_or_else(|| {
-                            let mut v: Vec<Var> =
-                                branches.iter().flatten().flat_map(|c| c.vars()).collect();
-                            v.sort_unstable();
-                            v.dedup();
-                            v
-                        });
-                        Ok(Clause::Or {
-                            vars,
-                            required,
-                            branches,
-                        })
-                    }
-                    "not" | "not-join" => {
-                        let (vars, body) = if head == "not-join" {
-                            let Some(Edn::Vector(spec)) = items.get(1) else {
-                                return Err(perr(format!(
-                                    "not-join needs a vector of variables: {}",
-                                    show(e)
-                                )));
-                            };
-                            (Some(self.join_vars(spec)?.0), &items[2..])
-                        } else {
-                            (None, &items[1..])
-                        };
-                        let clauses = body
-                            .iter()
-                            .map(|c| self.clause(c))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        let vars = vars.unwrap_or_else(|| {
-                            let mut v: Vec<Var> = clauses.iter().flat_map(|c| c.vars()).collect();
-                            v.sort_unstable();
-                            v.dedup();
-                            v
-                        });
-                        Ok(Clause::Not { vars, clauses })
-                    }
-                    _ => {
-                        let (src_name, name, args) = if head.starts_with('$') {
-                            let n = items.get(1).and_then(sym).ok_or_else(|| {
-                                perr(format!("expected a rule name: {}", show(e)))
-                            })?;
-                            (head, n, &items[2..])
-                        } else {
-                            (self.default_src.clone(), head, &items[1..])
-                        };
-                        if !self.rule_names.contains(&name) {
-                            return Err(QueryError::UnknownRule { name });
-                        }
-                        let (src, _) = self.source(&src_name, e)?;
-                        let args = args
-                            .iter()
-                            .map(|a| self.term(a))
-                            .collect::<Result<_, _>>()?;
-                        Ok(Clause::Rule { name, args, src })
-                    }
-                }
+                lowered
             }
-            other => Err(perr(format!("not a clause: {}", show(other)))),
+            ClauseForm::Rule { src, name, args } => {
+                if !self.rule_names.contains(name) {
+                    return Err(QueryError::UnknownRule { name: name.clone() });
+                }
+                let src_name = src.clone().unwrap_or_else(|| self.default_src.clone());
+                let (src, _) = self.source(&src_name, e)?;
+                let args = self.terms(args)?;
+                Ok(Clause::Rule {
+                    name: name.clone(),
+                    args,
+                    src,
+                })
+            }
+            // Only an `or` branch is an `and`, and the `or` reads its clauses.
+            ClauseForm::And => Err(perr(format!("not a clause: {}", show(e)))),
+            ClauseForm::Malformed(message) => Err(perr(message.clone())),
         }
     }
 
-    pub(super) fn join_vars(&mut self, spec: &[Edn]) -> Result<(Vec<Var>, Vec<Var>), QueryError> {
+    /// An `or`/`or-join` (each inner clause a branch) or a `not`/`not-join` (the inner
+    /// clauses its body).
+    fn junction(&mut self, c: &WhereClause, join: &JoinSpec) -> Result<Clause, QueryError> {
+        let (vars, required) = match join {
+            Err(message) => return Err(perr(message.clone())),
+            Ok(Some(spec)) => {
+                let (vars, req) = self.join_vars(spec)?;
+                (Some(vars), req)
+            }
+            Ok(None) => (None, Vec::new()),
+        };
+        let mut bodies = Vec::new();
+        if matches!(c.parsed, ClauseForm::Or { .. }) {
+            for b in &c.inner {
+                bodies.push(match b.parsed {
+                    ClauseForm::And => self.clauses(&b.inner)?,
+                    _ => vec![self.clause(b)?],
+                });
+            }
+        } else {
+            bodies.push(self.clauses(&c.inner)?);
+        }
+        let vars = vars.unwrap_or_else(|| {
+            let mut v: Vec<Var> = bodies.iter().flatten().flat_map(|c| c.vars()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        });
+        Ok(match c.parsed {
+            ClauseForm::Or { .. } => Clause::Or {
+                vars,
+                required,
+                branches: bodies,
+            },
+            _ => Clause::Not {
+                vars,
+                clauses: bodies.pop().unwrap_or_default(),
+            },
+        })
+    }
+
+    pub(super) fn clauses(&mut self, cs: &[WhereClause]) -> Result<Vec<Clause>, QueryError> {
+        cs.iter().map(|c| self.clause(c)).collect()
+    }
+
+    pub(super) fn join_vars(
+        &mut self,
+        spec: &[JoinVar],
+    ) -> Result<(Vec<Var>, Vec<Var>), QueryError> {
         let mut vars = Vec::new();
         let mut required = Vec::new();
         for s in spec {
-            match s {
-                Edn::Vector(req) => {
-                    for r in req {
-                        let v = self.var_of(r)?;
-                        required.push(v);
-                        vars.push(v);
-                    }
-                }
-                other => vars.push(self.var_of(other)?),
+            let v = self.var_of(&s.term, &s.written)?;
+            if s.required {
+                required.push(v);
             }
+            vars.push(v);
         }
         Ok((vars, required))
     }
 
-    pub(super) fn var_of(&mut self, e: &Edn) -> Result<Var, QueryError> {
-        match self.term(e)? {
+    pub(super) fn var_of(&mut self, t: &TermForm, written: &str) -> Result<Var, QueryError> {
+        match self.term(t)? {
             Term::Var(v) => Ok(v),
-            _ => Err(perr(format!("expected a variable, got {}", show(e)))),
+            _ => Err(perr(format!("expected a variable, got {written}"))),
         }
     }
 
     /// A variable the result reads: a scalar input plugged into the clauses as a constant
     /// is still a variable here, bound to the input.
     pub(super) fn out_var(&mut self, e: &Edn) -> Result<Var, QueryError> {
-        if let Some(name) = is_var(e) {
-            if self.cx.constants.contains_key(&name) {
-                let v = self.vars.get(&name);
+        if let Some(name) = var_name(e) {
+            if self.cx.constants.contains_key(name) {
+                let v = self.vars.get(name);
                 if !self.plugged.iter().any(|(p, _)| *p == v) {
-                    self.plugged.push((v, name));
+                    self.plugged.push((v, name.to_string()));
                 }
                 return Ok(v);
             }
         }
-        self.var_of(e)
+        self.var_of(&TermForm::of(e), &show(e))
     }
 
     pub(super) fn source(

@@ -1,5 +1,5 @@
-//! Reading the forms of a parsed query while lowering it: what a variable, a source name or
-//! a plain symbol looks like, and the errors and printing lowering shares.
+//! What lowering shares: its errors, how it prints a form, plain symbols, and where the
+//! receiver of `q` stands among the inputs.
 
 use crate::edn::{to_edn_string, Edn};
 use crate::query::error::QueryError;
@@ -13,21 +13,8 @@ pub(super) fn show(e: &Edn) -> String {
     to_edn_string(e)
 }
 
-pub(super) fn is_var(e: &Edn) -> Option<String> {
-    match e {
-        Edn::Symbol(s) if s.namespace().is_none() && s.name().starts_with('?') => {
-            Some(s.name().to_string())
-        }
-        _ => None,
-    }
-}
-
 pub(super) fn sym(e: &Edn) -> Option<String> {
     e.as_symbol()
-}
-
-pub(super) fn is_src(e: &Edn) -> Option<String> {
-    sym(e).filter(|s| s.starts_with('$'))
 }
 
 /// Whether the receiver of [`crate::api::Db::q`] (given `given` more inputs) is the first

@@ -119,8 +119,8 @@ pub fn lower(
                 if name == "pull" {
                     let (src, var, pattern) = match items.as_slice() {
                         [_, var, pattern] => (0, var, pattern),
-                        [_, src, var, pattern] if is_src(src).is_some() => {
-                            let name = is_src(src).expect("checked");
+                        [_, src, var, pattern] if ast::source_name(src).is_some() => {
+                            let name = ast::source_name(src).expect("checked");
                             (l.source(&name, f)?.0, var, pattern)
                         }
                         _ => {
@@ -192,7 +192,7 @@ pub fn lower(
     let mut clauses = s
         .clauses
         .iter()
-        .map(|c| l.clause(&c.form.edn))
+        .map(|c| l.clause(c))
         .collect::<Result<Vec<_>, _>>()?;
     let mut outer: Vec<Var> = find.iter().map(FindElem::var).collect();
     outer.extend(&with);
@@ -202,7 +202,15 @@ pub fn lower(
         let b = match &in_form.kind {
             ast::InputKind::Source(name) => InBinding::Source(cx.sources[name].0),
             ast::InputKind::Rules => InBinding::Rules,
-            _ => InBinding::Bind(l.binding(&in_form.form.edn)?),
+            _ => {
+                // Only a binding form is left here (scalars and pull patterns were taken
+                // above), and `InputForm::of` reads every binding form.
+                let form = in_form
+                    .binding
+                    .as_ref()
+                    .expect("a binding input's form is read");
+                InBinding::Bind(l.binding(form)?)
+            }
         };
         if let InBinding::Bind(b) = &b {
             outer.extend(b.vars());

@@ -7,6 +7,7 @@ use super::*;
 use crate::edn::Edn;
 use crate::query::error::QueryError;
 use crate::query::ir::{Clause, RuleBody, Var};
+use crate::query::parse::{clause_of, TermForm, WhereClause};
 
 /// The rule names a rule set defines.
 pub(super) fn rule_names(rules: &Edn) -> Vec<String> {
@@ -149,17 +150,15 @@ pub fn lower_rules_for(
             match h {
                 Edn::Vector(req) if i == 0 => {
                     for r in req {
-                        head_vars.push(l.var_of(r)?);
+                        head_vars.push(l.var_of(&TermForm::of(r), &show(r))?);
                         required += 1;
                     }
                 }
-                other => head_vars.push(l.var_of(other)?),
+                other => head_vars.push(l.var_of(&TermForm::of(other), &show(other))?),
             }
         }
-        let mut clauses = body
-            .iter()
-            .map(|c| l.clause(c))
-            .collect::<Result<Vec<_>, _>>()?;
+        let body: Vec<WhereClause> = body.iter().map(clause_of).collect();
+        let mut clauses = l.clauses(&body)?;
         // Checked once every rule is known (a body may call any of them).
         unchecked.push((
             name.clone(),
@@ -200,7 +199,7 @@ pub fn lower_rules_for(
             rules: &out,
             names: &names,
         };
-        crate::query::validate::check_where(&scope, body, &clauses, &head)?;
+        crate::query::validate::check_where(&scope, &body, &clauses, &head)?;
     }
     Ok(out)
 }

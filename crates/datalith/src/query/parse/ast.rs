@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use super::clause::{BindingForm, ClauseForm};
 use super::span::{Form, Position, Span};
 use crate::edn::{to_edn_string, Edn};
 use crate::query::error::QueryError;
@@ -61,6 +62,21 @@ pub struct InputForm {
     pub kind: InputKind,
     /// The form as written.
     pub form: Form,
+    /// What a binding form binds, read once (`None` for other kinds).
+    pub(crate) binding: Option<BindingForm>,
+}
+
+impl InputForm {
+    /// The input `form` takes.
+    pub(crate) fn of(form: Form) -> InputForm {
+        let kind = InputKind::of(&form.edn);
+        let binding = (kind == InputKind::Binding).then(|| BindingForm::of(&form.edn));
+        InputForm {
+            kind,
+            form,
+            binding,
+        }
+    }
 }
 
 /// The kinds of `:in` form.
@@ -109,6 +125,8 @@ pub struct WhereClause {
     pub form: Form,
     /// The clauses inside it: a `not`'s body, an `or`'s branches (an `and` holding its own).
     pub inner: Vec<WhereClause>,
+    /// What it says, read once (planning reads this, not the form).
+    pub(crate) parsed: ClauseForm,
 }
 
 /// The kinds of `:where` clause, told apart by shape (no schema, no rule set needed).

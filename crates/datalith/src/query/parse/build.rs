@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use super::ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
+use super::ast::{ClauseKind, FindSpec, InputForm, QueryAst, WhereClause};
+use super::clause::ClauseForm;
 use super::span::{Form, Span, Spans};
 use crate::codec::Keyword;
 use crate::edn::{to_edn_string, Edn};
@@ -94,13 +95,10 @@ pub(super) fn build(
         },
         keys: None,
         with: Vec::new(),
-        inputs: vec![InputForm {
-            kind: InputKind::Source("$".to_string()),
-            form: Form {
-                edn: Edn::Symbol(Keyword::new(None, "$")),
-                span: None,
-            },
-        }],
+        inputs: vec![InputForm::of(Form {
+            edn: Edn::Symbol(Keyword::new(None, "$")),
+            span: None,
+        })],
         inputs_written: false,
         clauses: Vec::new(),
         order_by: Vec::new(),
@@ -130,7 +128,7 @@ pub(super) fn build(
         if name == "where" {
             ast.clauses = items
                 .into_iter()
-                .map(|(form, spans)| where_clause(form, &spans, ClauseKind::of))
+                .map(|(form, spans)| where_clause(form, &spans, false))
                 .collect();
             continue;
         }
@@ -141,13 +139,7 @@ pub(super) fn build(
             "syms" => ast.keys = Some((KeysKind::Syms, items)),
             "with" => ast.with = items,
             "in" => {
-                ast.inputs = items
-                    .into_iter()
-                    .map(|form| InputForm {
-                        kind: InputKind::of(&form.edn),
-                        form,
-                    })
-                    .collect();
+                ast.inputs = items.into_iter().map(InputForm::of).collect();
                 ast.inputs_written = true;
             }
             "order-by" => ast.order_by = items,
@@ -177,14 +169,21 @@ pub(super) fn build(
 }
 
 /// A `:where` clause with the clauses inside it (a `not`'s, an `or`'s branches and their
-/// `and`s), each with its span; `kind_of` classifies it (an `or` branch may be an `and`).
-fn where_clause(form: Form, spans: &Spans<'_>, kind_of: fn(&Edn) -> ClauseKind) -> WhereClause {
-    let kind = kind_of(&form.edn);
+/// `and`s), each with its span and what it says; `in_or` when it is a branch of an `or`
+/// (where it may be an `and`).
+pub(super) fn where_clause(form: Form, spans: &Spans<'_>, in_or: bool) -> WhereClause {
+    let kind = if in_or {
+        or_branch_kind(&form.edn)
+    } else {
+        ClauseKind::of(&form.edn)
+    };
+    let parsed = ClauseForm::of(&form.edn, in_or);
     let Edn::List(items) = &form.edn else {
         return WhereClause {
             kind,
             form,
             inner: Vec::new(),
+            parsed,
         };
     };
     // The body starts after the head, a leading `$src` and a `-join`'s vector.
@@ -198,10 +197,7 @@ fn where_clause(form: Form, spans: &Spans<'_>, kind_of: fn(&Edn) -> ClauseKind) 
         .and_then(Edn::as_symbol)
         .is_some_and(|s| s.starts_with('$'));
     let skip = skip + usize::from(sourced && skip < items.len());
-    let branch_kind: fn(&Edn) -> ClauseKind = match kind {
-        ClauseKind::Or | ClauseKind::OrJoin => or_branch_kind,
-        _ => ClauseKind::of,
-    };
+    let branches = matches!(kind, ClauseKind::Or | ClauseKind::OrJoin);
     let inner = items
         .iter()
         .zip(spans.children(&form.edn))
@@ -211,10 +207,15 @@ fn where_clause(form: Form, spans: &Spans<'_>, kind_of: fn(&Edn) -> ClauseKind) 
                 edn: edn.clone(),
                 span: s.span(),
             };
-            where_clause(child, &s, branch_kind)
+            where_clause(child, &s, branches)
         })
         .collect();
-    WhereClause { kind, form, inner }
+    WhereClause {
+        kind,
+        form,
+        inner,
+        parsed,
+    }
 }
 
 /// The kind of an `or` branch: an `(and ...)`, or a clause.

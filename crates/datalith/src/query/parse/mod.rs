@@ -4,16 +4,21 @@
 //!
 //! - `span`: byte spans, and the `line, column` they print as.
 //! - `ast`: the AST.
-//! - `build`: the query form to the AST (sections, `:find` shape, clause kinds).
+//! - `clause`: what one `:where` clause says (source, terms, call, join variables).
+//! - `build`: the query form to the AST (sections, `:find` shape, clauses).
 
 mod ast;
 mod build;
+mod clause;
 mod span;
 
 use std::sync::Arc;
 
 pub use crate::query::ir::{FindShape, KeysKind};
 pub use ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
+pub(crate) use clause::{
+    source_name, var_name, BindingForm, CallBinding, ClauseForm, JoinSpec, JoinVar, TermForm,
+};
 pub use span::{Form, Position, Span};
 
 use crate::edn::{read_one_spanned, Edn, ReadError};
@@ -47,6 +52,15 @@ pub(crate) fn syntax_error(e: ReadError) -> QueryError {
         },
         message: e.message,
     }
+}
+
+/// A clause given as data (a rule body's), read as a `:where` clause is.
+pub(crate) fn clause_of(e: &Edn) -> WhereClause {
+    let form = Form {
+        edn: e.clone(),
+        span: None,
+    };
+    build::where_clause(form, &span::Spans::none(), false)
 }
 
 /// Parses a query given as EDN data (its forms have no spans).

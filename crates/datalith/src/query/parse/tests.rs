@@ -357,3 +357,124 @@ fn clauses_inside_not_and_or_keep_their_kind_and_span() {
         assert_eq!(got, *want, "{text}");
     }
 }
+
+#[test]
+fn a_clause_is_read_into_what_it_says_once() {
+    use crate::codec::Value;
+    use ClauseForm as C;
+    use TermForm as T;
+    let var = |n: &str| T::Var(n.to_string());
+    let kw = |k: &str| T::Const(Value::Keyword(crate::codec::Keyword::parse(k)));
+    let long = |n: i64| T::Const(Value::Long(n));
+    let join = |vars: &[(&str, bool)]| {
+        Ok(Some(
+            vars.iter()
+                .map(|(n, required)| JoinVar {
+                    term: var(n),
+                    written: n.to_string(),
+                    required: *required,
+                })
+                .collect(),
+        ))
+    };
+    // (clause text, what it says)
+    let cases: Vec<(&str, ClauseForm)> = vec![
+        (
+            "[?e :age 30]",
+            C::Pattern {
+                src: None,
+                terms: vec![var("?e"), kw(":age"), long(30)],
+            },
+        ),
+        (
+            "[$db _ :age]",
+            C::Pattern {
+                src: Some("$db".into()),
+                terms: vec![T::Blank, kw(":age")],
+            },
+        ),
+        (
+            "[(> ?a 30)]",
+            C::Call {
+                name: ">".into(),
+                src: None,
+                args: vec![var("?a"), long(30)],
+                binding: CallBinding::None,
+            },
+        ),
+        (
+            "[(get-else $ ?e :a 0) [?x ...]]",
+            C::Call {
+                name: "get-else".into(),
+                src: Some("$".into()),
+                args: vec![var("?e"), kw(":a"), long(0)],
+                binding: CallBinding::One(BindingForm::Collection(var("?x"))),
+            },
+        ),
+        (
+            "[(f ?a) ?b ?c]",
+            C::Call {
+                name: "f".into(),
+                src: None,
+                args: vec![var("?a")],
+                binding: CallBinding::TooMany,
+            },
+        ),
+        (
+            "($db follows ?a 1)",
+            C::Rule {
+                src: Some("$db".into()),
+                name: "follows".into(),
+                args: vec![var("?a"), long(1)],
+            },
+        ),
+        (
+            "(or-join [?a [?b]] [?a :x ?b])",
+            C::Or {
+                src: None,
+                join: join(&[("?a", false), ("?b", true)]),
+            },
+        ),
+        (
+            "($x not [?a :x])",
+            C::Not {
+                src: Some("$x".into()),
+                join: Ok(None),
+            },
+        ),
+        (
+            "($x not-join ?a [?a :x])",
+            C::Not {
+                src: Some("$x".into()),
+                join: Err("not-join needs a vector of variables: (not-join ?a [?a :x])".into()),
+            },
+        ),
+        (
+            "[?e :a nil]",
+            C::Pattern {
+                src: None,
+                terms: vec![
+                    var("?e"),
+                    kw(":a"),
+                    T::Bad("nil is not a valid value in a clause".into()),
+                ],
+            },
+        ),
+        (
+            "[(1 ?a)]",
+            C::Malformed("expected a function name in [(1 ?a)]".into()),
+        ),
+        ("($db)", C::Malformed("expected a rule name: ($db)".into())),
+        ("42", C::Malformed("not a clause: 42".into())),
+    ];
+    for (text, want) in cases {
+        let got = clause_of(&read_one(text).unwrap()).parsed;
+        assert_eq!(got, want, "{text}");
+    }
+    // An `or` branch may be an `and`; elsewhere `and` is a rule name (Datomic).
+    let or = parse("[:find ?a :where (or (and [?a :x] [?a :y]) [?a :z])]").unwrap();
+    assert_eq!(or.clauses[0].inner[0].parsed, C::And);
+    assert_eq!(or.clauses[0].inner[0].inner.len(), 2);
+    let not = parse("[:find ?a :where (not (and [?a :x]))]").unwrap();
+    assert!(matches!(&not.clauses[0].inner[0].parsed, C::Rule { name, .. } if name == "and"));
+}
