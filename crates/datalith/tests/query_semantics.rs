@@ -389,6 +389,15 @@ fn malformed_clauses_are_reported_with_their_form() {
         ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", "[[(r 1) [?a :person/age 20]]]",
          "expected a variable, got 1"),
         ("[:find ?e :where [?e :person/name #\"(a)\\1\"]]", "", "#\"(a)\\1\""),
+        ("[:find (1 ?e) :where [?e :person/name]]", "", "bad find element (1 ?e)"),
+        ("[:find (pull ?e) :where [?e :person/name]]", "",
+         "(pull ?e pattern) or (pull $src ?e pattern) expected: (pull ?e)"),
+        ("[:find (pull $nope ?e [*]) :where [?e :person/name]]", "", "$nope"),
+        ("[:find (count) :where [?e :person/name]]", "", "aggregate needs a variable: (count)"),
+        ("[:find (max nil ?e) :where [?e :person/name]]", "",
+         "aggregate argument nil must be a constant"),
+        ("[:find 1 :where [?e :person/name]]", "", "expected a variable, got 1"),
+        ("[:find ?e :with 2 :where [?e :person/name]]", "", "expected a variable, got 2"),
     ];
     for (q, rules, message) in cases {
         let inputs: Vec<Edn> = if rules.is_empty() {

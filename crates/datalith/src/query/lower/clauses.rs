@@ -10,7 +10,7 @@ use crate::edn::Edn;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Binding, Clause, Pattern, Term, Var};
 use crate::query::parse::{
-    var_name, BindingForm, CallBinding, ClauseForm, JoinSpec, JoinVar, TermForm, WhereClause,
+    BindingForm, CallBinding, ClauseForm, JoinSpec, JoinVar, OutVar, TermForm, WhereClause,
 };
 use crate::store::schema::Schema;
 
@@ -305,17 +305,17 @@ impl<'a> Lowerer<'a, '_> {
 
     /// A variable the result reads: a scalar input plugged into the clauses as a constant
     /// is still a variable here, bound to the input.
-    pub(super) fn out_var(&mut self, e: &Edn) -> Result<Var, QueryError> {
-        if let Some(name) = var_name(e) {
+    pub(super) fn out_var(&mut self, o: &OutVar) -> Result<Var, QueryError> {
+        if let TermForm::Var(name) = &o.term {
             if self.cx.constants.contains_key(name) {
                 let v = self.vars.get(name);
                 if !self.plugged.iter().any(|(p, _)| *p == v) {
-                    self.plugged.push((v, name.to_string()));
+                    self.plugged.push((v, name.clone()));
                 }
                 return Ok(v);
             }
         }
-        self.var_of(&TermForm::of(e), &show(e))
+        self.var_of(&o.term, &o.written)
     }
 
     pub(super) fn source(

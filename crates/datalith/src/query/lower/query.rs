@@ -109,60 +109,35 @@ pub fn lower(
     // :find
     let shape = s.find.shape;
     let mut find = Vec::new();
-    for f in s.find.elements.iter().map(|f| &f.edn) {
-        find.push(match f {
-            Edn::List(items) => {
-                let name = items
-                    .first()
-                    .and_then(sym)
-                    .ok_or_else(|| perr(format!("bad find element {}", show(f))))?;
-                if name == "pull" {
-                    let (src, var, pattern) = match items.as_slice() {
-                        [_, var, pattern] => (0, var, pattern),
-                        [_, src, var, pattern] if ast::source_name(src).is_some() => {
-                            let name = ast::source_name(src).expect("checked");
-                            (l.source(&name, f)?.0, var, pattern)
-                        }
-                        _ => {
-                            return Err(perr(format!(
-                                "(pull ?e pattern) or (pull $src ?e pattern) expected: {}",
-                                show(f)
-                            )))
-                        }
-                    };
-                    // A pattern named by a plain symbol is the input of that name.
-                    let pattern = match sym(pattern).and_then(|n| pull_patterns.get(&n)) {
-                        Some(given) => given,
-                        None => pattern,
-                    };
-                    FindElem::Pull {
-                        var: l.out_var(var)?,
-                        pattern: match s.pulls.iter().find(|(text, _)| text == pattern) {
-                            Some((_, parsed)) => parsed.clone(),
-                            None => Arc::new(crate::pull::parse_pattern(pattern)?),
-                        },
-                        src,
-                    }
-                } else {
-                    let Some(last) = items.last().filter(|_| items.len() >= 2) else {
-                        return Err(perr(format!("aggregate needs a variable: {}", show(f))));
-                    };
-                    let args = items[1..items.len() - 1]
-                        .iter()
-                        .map(|a| {
-                            value_from_edn(a).ok_or_else(|| {
-                                perr(format!("aggregate argument {} must be a constant", show(a)))
-                            })
-                        })
-                        .collect::<Result<_, _>>()?;
-                    FindElem::Aggregate {
-                        name,
-                        args,
-                        var: l.out_var(last)?,
-                    }
+    for (form, f) in s.find.forms.iter().zip(&s.find.elements) {
+        let f = &f.edn;
+        find.push(match form {
+            ast::FindForm::Malformed(message) => return Err(perr(message.clone())),
+            ast::FindForm::Pull { src, var, pattern } => {
+                let src = match src {
+                    Some(name) => l.source(name, f)?.0,
+                    None => 0,
+                };
+                // A pattern named by a plain symbol is the input of that name.
+                let pattern = match sym(pattern).and_then(|n| pull_patterns.get(&n)) {
+                    Some(given) => given,
+                    None => pattern,
+                };
+                FindElem::Pull {
+                    var: l.out_var(var)?,
+                    pattern: match s.pulls.iter().find(|(text, _)| text == pattern) {
+                        Some((_, parsed)) => parsed.clone(),
+                        None => Arc::new(crate::pull::parse_pattern(pattern)?),
+                    },
+                    src,
                 }
             }
-            other => FindElem::Var(l.out_var(other)?),
+            ast::FindForm::Aggregate { name, args, var } => FindElem::Aggregate {
+                name: name.clone(),
+                args: args.clone().map_err(perr)?,
+                var: l.out_var(var)?,
+            },
+            ast::FindForm::Var(var) => FindElem::Var(l.out_var(var)?),
         });
     }
     let keys = match &s.keys {
@@ -185,9 +160,9 @@ pub fn lower(
         }
     };
     let with = s
-        .with
+        .with_vars
         .iter()
-        .map(|w| l.out_var(&w.edn))
+        .map(|w| l.out_var(w))
         .collect::<Result<Vec<_>, _>>()?;
     let mut clauses = s
         .clauses
@@ -306,7 +281,7 @@ pub(super) fn parse_order(
                 Some(last) => last.1 = k.name() == "desc",
                 None => return Err(perr(":order-by starts with a variable")),
             },
-            other => out.push((l.out_var(other)?, false)),
+            other => out.push((l.out_var(&ast::OutVar::of(other))?, false)),
         }
     }
     Ok(out)

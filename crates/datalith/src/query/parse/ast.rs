@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::clause::{BindingForm, ClauseForm};
+use super::clause::{BindingForm, ClauseForm, FindForm, OutVar};
 use super::span::{Form, Position, Span};
 use crate::edn::{to_edn_string, Edn};
 use crate::query::error::QueryError;
@@ -25,6 +25,8 @@ pub struct QueryAst {
     pub keys: Option<(KeysKind, Vec<Form>)>,
     /// `:with`.
     pub with: Vec<Form>,
+    /// The variables of `:with`, read once.
+    pub(crate) with_vars: Vec<OutVar>,
     /// `:in`, or `[$]` when the query has none (see [`QueryAst::inputs_written`]).
     pub inputs: Vec<InputForm>,
     /// Whether the query wrote `:in` itself.
@@ -53,6 +55,8 @@ pub struct FindSpec {
     pub shape: FindShape,
     /// The elements (variables, aggregates, pulls), without the shape's brackets and dots.
     pub elements: Vec<Form>,
+    /// What each element says, read once.
+    pub(crate) forms: Vec<FindForm>,
 }
 
 /// One `:in` form as written, and what kind of input it takes.

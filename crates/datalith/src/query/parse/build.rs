@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::ast::{ClauseKind, FindSpec, InputForm, QueryAst, WhereClause};
-use super::clause::ClauseForm;
+use super::clause::{ClauseForm, FindForm, OutVar};
 use super::span::{Form, Span, Spans};
 use crate::codec::Keyword;
 use crate::edn::{to_edn_string, Edn};
@@ -92,9 +92,11 @@ pub(super) fn build(
         find: FindSpec {
             shape: FindShape::Relation,
             elements: Vec::new(),
+            forms: Vec::new(),
         },
         keys: None,
         with: Vec::new(),
+        with_vars: Vec::new(),
         inputs: vec![InputForm::of(Form {
             edn: Edn::Symbol(Keyword::new(None, "$")),
             span: None,
@@ -137,7 +139,10 @@ pub(super) fn build(
             "keys" => ast.keys = Some((KeysKind::Keys, items)),
             "strs" => ast.keys = Some((KeysKind::Strs, items)),
             "syms" => ast.keys = Some((KeysKind::Syms, items)),
-            "with" => ast.with = items,
+            "with" => {
+                ast.with_vars = items.iter().map(|f| OutVar::of(&f.edn)).collect();
+                ast.with = items;
+            }
             "in" => {
                 ast.inputs = items.into_iter().map(InputForm::of).collect();
                 ast.inputs_written = true;
@@ -263,5 +268,10 @@ fn find_spec(mut items: Vec<(Form, Spans<'_>)>) -> FindSpec {
             items.into_iter().map(|(f, _)| f).collect(),
         ),
     };
-    FindSpec { shape, elements }
+    let forms = elements.iter().map(|f| FindForm::of(&f.edn)).collect();
+    FindSpec {
+        shape,
+        elements,
+        forms,
+    }
 }

@@ -269,3 +269,90 @@ fn symbol(e: &Edn) -> Option<String> {
 pub(crate) fn source_name(e: &Edn) -> Option<String> {
     symbol(e).filter(|s| s.starts_with('$'))
 }
+
+/// A variable the result reads (in `:find`, `:with`, `:order-by`), with its text for messages.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OutVar {
+    pub(crate) term: TermForm,
+    pub(crate) written: String,
+}
+
+impl OutVar {
+    pub(crate) fn of(e: &Edn) -> OutVar {
+        OutVar {
+            term: TermForm::of(e),
+            written: to_edn_string(e),
+        }
+    }
+}
+
+/// What a `:find` element says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum FindForm {
+    /// `?x`.
+    Var(OutVar),
+    /// `(pull $src? ?e pattern)`: the pattern as written, or the symbol of a pattern input.
+    Pull {
+        src: Option<String>,
+        var: OutVar,
+        pattern: Edn,
+    },
+    /// `(name const-args... ?x)`: the constant arguments, or the message for the first one
+    /// that is not a constant.
+    Aggregate {
+        name: String,
+        args: Result<Vec<Value>, String>,
+        var: OutVar,
+    },
+    /// Not a find element; the message says why.
+    Malformed(String),
+}
+
+impl FindForm {
+    /// What `:find` element `f` says.
+    pub(crate) fn of(f: &Edn) -> FindForm {
+        let Edn::List(items) = f else {
+            return FindForm::Var(OutVar::of(f));
+        };
+        let Some(name) = items.first().and_then(symbol) else {
+            return FindForm::Malformed(format!("bad find element {}", to_edn_string(f)));
+        };
+        if name == "pull" {
+            return match items.as_slice() {
+                [_, var, pattern] => FindForm::Pull {
+                    src: None,
+                    var: OutVar::of(var),
+                    pattern: pattern.clone(),
+                },
+                [_, src, var, pattern] if source_name(src).is_some() => FindForm::Pull {
+                    src: source_name(src),
+                    var: OutVar::of(var),
+                    pattern: pattern.clone(),
+                },
+                _ => FindForm::Malformed(format!(
+                    "(pull ?e pattern) or (pull $src ?e pattern) expected: {}",
+                    to_edn_string(f)
+                )),
+            };
+        }
+        let Some(last) = items.last().filter(|_| items.len() >= 2) else {
+            return FindForm::Malformed(format!(
+                "aggregate needs a variable: {}",
+                to_edn_string(f)
+            ));
+        };
+        let args = items[1..items.len() - 1]
+            .iter()
+            .map(|a| {
+                value_from_edn(a).ok_or_else(|| {
+                    format!("aggregate argument {} must be a constant", to_edn_string(a))
+                })
+            })
+            .collect();
+        FindForm::Aggregate {
+            name,
+            args,
+            var: OutVar::of(last),
+        }
+    }
+}

@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub use crate::query::ir::{FindShape, KeysKind};
 pub use ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
 pub(crate) use clause::{
-    source_name, var_name, BindingForm, CallBinding, ClauseForm, JoinSpec, JoinVar, TermForm,
+    BindingForm, CallBinding, ClauseForm, FindForm, JoinSpec, JoinVar, OutVar, TermForm,
 };
 pub use span::{Form, Position, Span};
 
