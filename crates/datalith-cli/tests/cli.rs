@@ -526,6 +526,22 @@ fn dot_commands_in_a_script() {
         "{}",
         o.stdout
     );
+    // And which index it read: the constant pattern runs first, by AVE; the other, on its
+    // entity, reads the attribute's whole AVE range (4 datoms: cheaper than a lookup).
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l.starts_with("[?e :age 52] ") && l.contains("| AVE ")),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l.starts_with("[?e :name ?n] ") && l.contains("| AVE SCAN ")),
+        "{}",
+        o.stdout
+    );
     assert!(o.stdout.contains("[?e :name ?n] "), "{}", o.stdout);
     assert!(!o.stdout.contains("Const("), "{}", o.stdout);
     // Nothing after .quit ran.

@@ -105,8 +105,8 @@ fn main() {
         if std::env::var("EXPLAIN").is_ok() {
             for s in snap.explain(q, inputs).unwrap().1.steps {
                 println!(
-                    "    est {:>8} actual {:>8}  {}",
-                    s.estimated, s.actual, s.what
+                    "    est {:>8} actual {:>8}  {:<8}  {}",
+                    s.estimated, s.actual, s.index, s.what
                 );
             }
         }

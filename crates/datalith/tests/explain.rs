@@ -72,7 +72,7 @@ fn steps_print_in_query_terms() {
                 !s.contains("Var(") && !s.contains("Attr(") && !s.contains("Const("),
                 "{query}: {s}"
             );
-            assert!(s.contains("(estimated "), "{s}");
+            assert!(s.contains(", estimated "), "{s}");
         }
         let n = match result {
             datalith::edn::Edn::Set(v) => v.len(),
@@ -103,8 +103,9 @@ fn a_plan_prints_the_clauses_as_written_and_the_order_run() {
                 "  2. [?p :person/name \"ann\"]  (line 2, column 19)\n",
                 "  3. [?p :person/name ?n]  (line 2, column 43)\n",
                 "steps, in the order run:\n",
-                "  1. [?p :person/name \"ann\"]  (estimated 1, actual 1)  (clause 2)\n",
-                "  2. merge scan [?p :person/name ?n] [?p :person/age ?a]  (estimated 1, actual 1)  (clauses 3, 1)\n",
+                "  1. [?p :person/name \"ann\"]  (AVE, estimated 1, actual 1)  (clause 2)\n",
+                // One row, a few datoms: reading both attributes beats looking the entity up.
+                "  2. merge scan [?p :person/name ?n] [?p :person/age ?a]  (AVE SCAN, estimated 1, actual 1)  (clauses 3, 1)\n",
                 "result: 1 row",
             ),
         ),
@@ -118,11 +119,11 @@ fn a_plan_prints_the_clauses_as_written_and_the_order_run() {
                 "  3. (not [?p :person/follows _])  (line 1, column 54)\n",
                 "  4. [?p :person/name ?who]  (line 2, column 3)\n",
                 "steps, in the order run:\n",
-                "  1. [?p :person/name ?who]  (estimated 3, actual 3)  (clause 4)\n",
-                "  2. [?p :person/follows _] +dedup  (estimated 6, actual 2)\n",
-                "  3. (not-join [?p] [?p :person/follows _])  (estimated 0, actual 1)  (clause 3)\n",
-                "  4. [?p :person/age ?a]  (estimated 1, actual 1)  (clause 1)\n",
-                "  5. [(> ?a 35)]  (estimated 0, actual 1)  (clause 2)\n",
+                "  1. [?p :person/name ?who]  (AVE SCAN, estimated 3, actual 3)  (clause 4)\n",
+                "  2. [?p :person/follows _] +dedup  (AVE SCAN, estimated 6, actual 2)\n",
+                "  3. (not-join [?p] [?p :person/follows _])  (NESTED, estimated 0, actual 1)  (clause 3)\n",
+                "  4. [?p :person/age ?a]  (AVE SCAN, estimated 1, actual 1)  (clause 1)\n",
+                "  5. [(> ?a 35)]  (NONE, estimated 0, actual 1)  (clause 2)\n",
                 "result: 1 row",
             ),
         ),
@@ -133,7 +134,7 @@ fn a_plan_prints_the_clauses_as_written_and_the_order_run() {
                 "clauses, as written:\n",
                 "  1. [?p :person/age]  (line 1, column 29)\n",
                 "steps, in the order run:\n",
-                "  1. [?p :person/age _]  (estimated 3, actual 3)  (clause 1)\n",
+                "  1. [?p :person/age _]  (AVE SCAN, estimated 3, actual 3)  (clause 1)\n",
                 "result: 1 row",
             ),
         ),
@@ -142,4 +143,135 @@ fn a_plan_prints_the_clauses_as_written_and_the_order_run() {
         let (_, plan) = snapshot.explain(query, &[]).unwrap();
         assert_eq!(plan.to_string(), *want, "{query}");
     }
+}
+
+#[test]
+fn each_step_names_the_index_it_read() {
+    use datalith::query::PlanIndex;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    for text in DATA {
+        db.transact(TxData::from_edn(&read_one(text).unwrap()).unwrap())
+            .unwrap();
+    }
+    // Enough ages that reading them all costs more than a few entity lookups (a step on a
+    // bound entity then reads EAV instead of scanning the attribute).
+    let ages: Vec<String> = (0..60).map(|i| format!("{{:person/age {i}}}")).collect();
+    db.transact(TxData::from_edn(&read_one(&format!("[{}]", ages.join(" "))).unwrap()).unwrap())
+        .unwrap();
+    let snapshot = db.db().unwrap();
+    let ann = snapshot
+        .q(r#"[:find ?p . :where [?p :person/name "ann"]]"#, &[])
+        .unwrap();
+    // A lookup ref is read once, before the run: the step prints the entity id it names.
+    let by_ref = format!("[{ann} :person/age ?a]");
+    let rules = read_one("[[(old ?p) [?p :person/age ?a] [(> ?a 45)]]]").unwrap();
+    let names = read_one(r#"["ann" "bob"]"#).unwrap();
+    let name_tuples = read_one(r#"[["ann"] ["bob"]]"#).unwrap();
+    // (query, inputs, each step run: what, the index it read)
+    let cases: &[(&str, &[datalith::edn::Edn], &[(&str, PlanIndex)])] = &[
+        // Bound entity: EAV.
+        (
+            r#"[:find ?a :where [[:person/name "ann"] :person/age ?a]]"#,
+            &[],
+            &[(&by_ref, PlanIndex::Eav)],
+        ),
+        // Bound attribute and value: AVE; then the entity it bound: EAV.
+        (
+            r#"[:find ?a :where [?p :person/name "ann"] [?p :person/age ?a]]"#,
+            &[],
+            &[
+                (r#"[?p :person/name "ann"]"#, PlanIndex::Ave),
+                ("[?p :person/age ?a]", PlanIndex::Eav),
+            ],
+        ),
+        // The attribute alone: a scan of it; a predicate reads no index.
+        (
+            "[:find ?p :where [?p :person/age ?a] [(odd? ?a)]]",
+            &[],
+            &[
+                ("[?p :person/age ?a]", PlanIndex::AttrScan),
+                ("[(odd? ?a)]", PlanIndex::None),
+            ],
+        ),
+        // A comparison on the value bounds the attribute's scan and needs no step of its own.
+        (
+            "[:find ?p :where [?p :person/age ?a] [(>= ?a 58)]]",
+            &[],
+            &[("[?p :person/age ?a]", PlanIndex::AttrScan)],
+        ),
+        // The value bound by an earlier step: one AVE lookup per value.
+        (
+            "[:find ?q :where [?p :person/name \"ann\"] [?p :person/age ?a] [?q :person/age ?a]]",
+            &[],
+            &[
+                (r#"[?p :person/name "ann"]"#, PlanIndex::Ave),
+                ("[?p :person/age ?a]", PlanIndex::Eav),
+                ("[?q :person/age ?a]", PlanIndex::Ave),
+            ],
+        ),
+        // Neither entity nor attribute known: the whole EAV index.
+        (
+            "[:find ?e :where [?e ?attr 45]]",
+            &[],
+            &[("[?e ?attr 45]", PlanIndex::FullScan)],
+        ),
+        // A function binding a variable, an input relation, a rule and a `not`.
+        (
+            "[:find ?n ?s :in $ [?n ...] :where [?p :person/name ?n] [(str ?n \"!\") ?s]]",
+            std::slice::from_ref(&names),
+            &[
+                ("[?p :person/name ?n]", PlanIndex::Ave),
+                ("[(str ?n \"!\") ?s]", PlanIndex::Function),
+            ],
+        ),
+        (
+            "[:find ?n :in $ $names :where [$names ?n] [?p :person/name ?n]]",
+            std::slice::from_ref(&name_tuples),
+            &[
+                // (a named source prints by its number)
+                ("[$1 ?n]", PlanIndex::Input),
+                ("[?p :person/name ?n]", PlanIndex::Ave),
+            ],
+        ),
+        (
+            "[:find ?p :in $ % :where [?p :person/name ?n] (old ?p)]",
+            std::slice::from_ref(&rules),
+            &[
+                ("[?p :person/name ?n]", PlanIndex::AttrScan),
+                ("(old ?p)", PlanIndex::Rule),
+            ],
+        ),
+        (
+            "[:find ?n :where [?p :person/name ?n] (not [?p :person/follows _])]",
+            &[],
+            &[
+                ("[?p :person/name ?n]", PlanIndex::AttrScan),
+                ("(not-join [?p] [?p :person/follows _])", PlanIndex::Nested),
+            ],
+        ),
+    ];
+    for (query, inputs, want) in cases {
+        let (_, plan) = snapshot
+            .explain(query, inputs)
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        let got: Vec<(&str, PlanIndex)> = plan
+            .steps
+            .iter()
+            .map(|s| (s.what.trim_end_matches(" +dedup"), s.index))
+            .collect();
+        for w in *want {
+            assert!(got.contains(w), "{query}: no step {w:?} in\n{plan}");
+        }
+        // Printed in uppercase with each step.
+        for s in &plan.steps {
+            assert!(
+                s.to_string()
+                    .contains(&format!("({}, estimated ", s.index.as_str())),
+                "{s}"
+            );
+        }
+    }
+    assert_eq!(PlanIndex::AttrScan.to_string(), "AVE SCAN");
+    assert_eq!(PlanIndex::Input.to_string(), "INPUT RELATION");
 }

@@ -76,6 +76,13 @@ fn people() -> (tempfile::TempDir, Database) {
     (dir, db)
 }
 
+/// [`people`] after transacting `data`, with its report.
+fn people_after(data: TxData) -> (tempfile::TempDir, Database, datalith::tx::TxReport) {
+    let (dir, db) = people();
+    let report = db.transact(data).unwrap();
+    (dir, db, report)
+}
+
 /// The user-visible datoms of entity `e` as `(attr ident, value)`, sorted.
 fn facts(db: &Database, e: u64) -> Vec<(String, Value)> {
     let snap = db.db().unwrap();
@@ -92,20 +99,17 @@ fn facts(db: &Database, e: u64) -> Vec<(String, Value)> {
 
 #[test]
 fn maps_tempids_and_cardinality() {
-    let (_d, db) = people();
-    let r = db
-        .transact(
-            TxData::default()
-                .map(
-                    EntityMap::with_id(temp("ann"))
-                        .set(kw(":person/name"), s("Ann"))
-                        .set(kw(":person/age"), l(30))
-                        .set(kw(":person/tags"), TxValue::Many(vec![k(":a"), k(":b")]))
-                        .set(kw(":person/friend"), s("bob")),
-                )
-                .map(EntityMap::with_id(temp("bob")).set(kw(":person/name"), s("Bob"))),
-        )
-        .unwrap();
+    let (_d, db, r) = people_after(
+        TxData::default()
+            .map(
+                EntityMap::with_id(temp("ann"))
+                    .set(kw(":person/name"), s("Ann"))
+                    .set(kw(":person/age"), l(30))
+                    .set(kw(":person/tags"), TxValue::Many(vec![k(":a"), k(":b")]))
+                    .set(kw(":person/friend"), s("bob")),
+            )
+            .map(EntityMap::with_id(temp("bob")).set(kw(":person/name"), s("Bob"))),
+    );
     let ann = r.tempid("ann").unwrap();
     let bob = r.tempid("bob").unwrap();
     assert_ne!(ann, bob);
@@ -158,16 +162,13 @@ fn maps_tempids_and_cardinality() {
 
 #[test]
 fn upsert_through_identity_and_lookup_refs() {
-    let (_d, db) = people();
-    let r = db
-        .transact(
-            TxData::default().map(
-                EntityMap::with_id(temp("x"))
-                    .set(kw(":person/email"), s("a@x"))
-                    .set(kw(":person/name"), s("A")),
-            ),
-        )
-        .unwrap();
+    let (_d, db, r) = people_after(
+        TxData::default().map(
+            EntityMap::with_id(temp("x"))
+                .set(kw(":person/email"), s("a@x"))
+                .set(kw(":person/name"), s("A")),
+        ),
+    );
     let a = r.tempid("x").unwrap();
     // A new tempid with the same identity value resolves to the same entity.
     let r = db
@@ -299,27 +300,24 @@ fn errors_name_the_problem_and_change_nothing() {
 
 #[test]
 fn retract_entity_takes_components_and_incoming_refs() {
-    let (_d, db) = people();
-    let r = db
-        .transact(
-            TxData::default()
-                .map(
-                    EntityMap::with_id(temp("a"))
-                        .set(kw(":person/name"), s("A"))
-                        .set(
-                            kw(":person/address"),
-                            TxValue::Map(Box::new(
-                                EntityMap::default().set(kw(":address/city"), s("Oslo")),
-                            )),
-                        ),
-                )
-                .map(
-                    EntityMap::with_id(temp("b"))
-                        .set(kw(":person/name"), s("B"))
-                        .set(kw(":person/friend"), s("a")),
-                ),
-        )
-        .unwrap();
+    let (_d, db, r) = people_after(
+        TxData::default()
+            .map(
+                EntityMap::with_id(temp("a"))
+                    .set(kw(":person/name"), s("A"))
+                    .set(
+                        kw(":person/address"),
+                        TxValue::Map(Box::new(
+                            EntityMap::default().set(kw(":address/city"), s("Oslo")),
+                        )),
+                    ),
+            )
+            .map(
+                EntityMap::with_id(temp("b"))
+                    .set(kw(":person/name"), s("B"))
+                    .set(kw(":person/friend"), s("a")),
+            ),
+    );
     let a = r.tempid("a").unwrap();
     let b = r.tempid("b").unwrap();
     let addr = match facts(&db, a)
@@ -350,18 +348,15 @@ fn retract_entity_takes_components_and_incoming_refs() {
 
 #[test]
 fn reverse_attributes_and_retract() {
-    let (_d, db) = people();
-    let r = db
-        .transact(
-            TxData::default()
-                .map(
-                    EntityMap::with_id(temp("a"))
-                        .set(kw(":person/name"), s("A"))
-                        .set(kw(":person/_friend"), TxValue::Entity(temp("b"))),
-                )
-                .map(EntityMap::with_id(temp("b")).set(kw(":person/name"), s("B"))),
-        )
-        .unwrap();
+    let (_d, db, r) = people_after(
+        TxData::default()
+            .map(
+                EntityMap::with_id(temp("a"))
+                    .set(kw(":person/name"), s("A"))
+                    .set(kw(":person/_friend"), TxValue::Entity(temp("b"))),
+            )
+            .map(EntityMap::with_id(temp("b")).set(kw(":person/name"), s("B"))),
+    );
     let (a, b) = (r.tempid("a").unwrap(), r.tempid("b").unwrap());
     assert!(facts(&db, b).contains(&(":person/friend".into(), Value::Ref(a))));
     db.transact(TxData::default().op(TxOp::Retract {
@@ -979,341 +974,232 @@ fn written(db: &Database, before: &datalith::Db, report: &datalith::tx::TxReport
 }
 
 /// Tx data in EDN, each case checked against the answer of the real Datomic (a peer with an
-/// in-memory database and [`EDN_SCHEMA`]): the datoms written, or the error.
+/// in-memory database and [`EDN_SCHEMA`]): a line of tx data, then, indented, the datoms it
+/// writes (as [`written`] prints them) or `! kind`, the error it fails with (see
+/// [`error_is`]); a line starting with `;` is a comment.
+const EDN_CASES: &str = r#"
+; A reverse attribute's vector is one lookup ref.
+[{:person/id "n10" :person/_manager [:person/id "p8"]}]
+  [n10 :person/id "n10" true]
+  [p8 :person/manager n10 true]
+[{:person/id "n10" :person/_friends [:person/id "p8"]}]
+  [n10 :person/id "n10" true]
+  [p8 :person/friends n10 true]
+; A card-one ref attribute's vector is a lookup ref.
+[{:person/id "n10" :person/manager [:person/id "p8"]}]
+  [n10 :person/id "n10" true]
+  [n10 :person/manager p8 true]
+; A card-many attribute's vector is always several values: here an ident and a
+; tempid that names nothing else.
+[{:person/id "n10" :person/friends [:person/id "x"]}]
+  ! only_value
+[{:person/id "n10" :person/friends [:color/red :color/blue]}]
+  [n10 :person/friends :color/blue true]
+  [n10 :person/friends :color/red true]
+  [n10 :person/id "n10" true]
+[{:person/id "n10" :person/friends [[:person/id "x"] [:person/id "y"]]}]
+  [n10 :person/friends x true]
+  [n10 :person/friends y true]
+  [n10 :person/id "n10" true]
+; In an operation the value is one value: a lookup ref, whatever the cardinality.
+[[:db/add [:person/id "p9"] :person/manager [:person/id "p8"]]]
+  [p9 :person/manager p8 true]
+[[:db/add [:person/id "p9"] :person/friends [:person/id "p8"]]]
+  [p9 :person/friends p8 true]
+; A tuple of two elements is a tuple, not a lookup ref.
+[{:person/id "n10" :person/pair [:person/id "p8"]}]
+  [n10 :person/id "n10" true]
+  [n10 :person/pair [:person/id "p8"] true]
+[{:person/id "n10" :person/pairs [[:person/id "p8"] [:a "b"]]}]
+  [n10 :person/id "n10" true]
+  [n10 :person/pairs [:a "b"] true]
+  [n10 :person/pairs [:person/id "p8"] true]
+[{:person/id "n10" :person/pairs [:person/id "p8"]}]
+  ! wrong_type
+[[:db/add [:person/id "p8"] :person/pairs [:person/id "p8"]]]
+  [p8 :person/pairs [:person/id "p8"] true]
+[[:db/cas [:person/id "p9"] :person/manager nil [:person/id "p8"]]]
+  [p9 :person/manager p8 true]
+; Several values in an operation (Datomic refuses them; Datalith asserts each).
+[[:db/add [:person/id "p9"] :person/tags [:a :b]]]
+  [p9 :person/tags :a true]
+  [p9 :person/tags :b true]
+; A reverse attribute's value is in entity position: one entity, never several, and
+; a vector is one lookup ref, whose first element must be an attribute.
+[{:person/id "n10" :person/_manager [[:person/id "p8"] [:person/id "p9"]]}]
+  ! not_attribute
+[{:person/id "n10" :person/_manager ["t1" "t2"]} {:db/id "t1" :person/id "t1"} {:db/id "t2" :person/id "t2"}]
+  ! not_keyword
+[{:person/id "n10" :person/_manager [[:person/id "p8"]]}]
+  ! bad_lookup
+[{:person/id "n10" :person/_manager [:person/id "p8" "x"]}]
+  ! bad_lookup
+[{:person/id "n10" :person/_manager "t1"} {:db/id "t1" :person/id "t1"}]
+  [n10 :person/id "n10" true]
+  [t1 :person/id "t1" true]
+  [t1 :person/manager n10 true]
+; A nested map names no entity there, whether or not it names itself.
+[{:person/id "n10" :person/_manager {:person/name "anon"}}]
+  ! not_entity
+[{:person/id "n10" :person/_manager {:person/id "n11" :person/name "R"}}]
+  ! not_entity
+[{:person/id "n10" :person/_address {:db/id "t" :person/name "R"}}]
+  ! not_entity
+; A tuple has as many elements as its :db/tupleTypes, each of its type or nil.
+[{:person/id "n10" :person/pair [:a]}]
+  ! bad_tuple
+[{:person/id "n10" :person/pair [:a "b" "c"]}]
+  ! bad_tuple
+[{:person/id "n10" :person/pair ["b" :a]}]
+  ! bad_tuple
+[[:db/add [:person/id "p8"] :person/pair [:a]]]
+  ! bad_tuple
+[{:person/id "n10" :person/pair [nil "b"]}]
+  [n10 :person/id "n10" true]
+  [n10 :person/pair [nil "b"] true]
+; A map as an operation's value (Datomic refuses any) follows the nested-map rule.
+[[:db/add [:person/id "p8"] :person/manager {:person/name "anon"}]]
+  ! nested
+; Retracting an entity that a lookup ref or ident names but does not exist: a no-op.
+[[:db/retractEntity [:person/id "nope"]]]
+[[:db/retractEntity :color/nope]]
+; Anything else on a lookup ref that names nothing is an error.
+[[:db/retract [:person/id "nope"] :person/name "x"]]
+  ! not_found
+[[:db/retract [:person/id "nope"] :person/name]]
+  ! not_found
+[[:db/cas [:person/id "nope"] :person/name nil "x"]]
+  ! not_found
+[[:db/add [:person/id "p8"] :person/manager [:person/id "nope"]]]
+  ! not_found
+; Nested maps under a reference that is not a component need :db/id or an identity.
+[{:person/id "n10" :person/manager {:person/name "anon"}}]
+  ! nested
+[{:person/id "n10" :person/friends [{:person/name "anon"}]}]
+  ! nested
+[{:person/id "n10" :person/manager {:person/ssn "s1"}}]
+  ! nested
+[{:person/id "n10" :person/manager {:db/id "t" :person/name "anon"}}]
+  [n10 :person/id "n10" true]
+  [n10 :person/manager new true]
+  [new :person/name "anon" true]
+[{:person/id "n10" :person/manager {:person/id "p20" :person/name "anon"}}]
+  [n10 :person/id "n10" true]
+  [n10 :person/manager p20 true]
+  [p20 :person/id "p20" true]
+  [p20 :person/name "anon" true]
+[{:person/id "n10" :person/address {:address/city "X"}}]
+  [n10 :person/address new true]
+  [n10 :person/id "n10" true]
+  [new :address/city "X" true]
+; A tempid used only as a value names nothing.
+[{:person/id "n10" :person/manager "zz"}]
+  ! only_value
+[{:person/id "n10" :person/manager -5}]
+  ! only_value
+[{:person/id "n10" :person/friends [{:db/id "q"}]}]
+  ! only_value
+; One datom asserted and retracted, or two values of a card-one attribute.
+[[:db/add [:person/id "p8"] :person/name "Z"] [:db/retract [:person/id "p8"] :person/name "Z"]]
+  ! assert_retract
+[[:db/add [:person/id "p8"] :person/name "P8"] [:db/retract [:person/id "p8"] :person/name "P8"]]
+  ! assert_retract
+[[:db/add [:person/id "p8"] :person/tags :a] [:db/retract [:person/id "p8"] :person/tags :a]]
+  ! assert_retract
+[[:db/add "t" :person/name "A"] [:db/retract "t" :person/name "A"]]
+  ! assert_retract
+[[:db/retract [:person/id "p8"] :person/name] [:db/add [:person/id "p8"] :person/name "P8"]]
+  ! assert_retract
+[[:db/retractEntity [:person/id "p8"]] [:db/add [:person/id "p8"] :person/name "P8"]]
+  ! assert_retract
+[[:db/add [:person/id "p8"] :person/name "A"] [:db/add [:person/id "p8"] :person/name "B"]]
+  ! conflict
+[[:db/cas [:person/id "p8"] :person/name "P8" "A"] [:db/add [:person/id "p8"] :person/name "B"]]
+  ! conflict
+[{:person/id "p8" :person/name "A"} {:person/id "p8" :person/name "B"}]
+  ! conflict
+; What Datomic accepts around them.
+[[:db/add [:person/id "p8"] :person/name "A"] [:db/add [:person/id "p8"] :person/name "A"]]
+  [p8 :person/name "A" true]
+  [p8 :person/name "P8" false]
+[[:db/add [:person/id "p8"] :person/tags :q] [:db/retract [:person/id "p8"] :person/tags]]
+  [p8 :person/tags :q true]
+[[:db/retractEntity [:person/id "p8"]] [:db/add [:person/id "p8"] :person/name "New"]]
+  [p8 :person/id "p8" false]
+  [p8 :person/name "New" true]
+  [p8 :person/name "P8" false]
+[[:db/add [:person/id "p8"] :person/name "A"] [:db/retract [:person/id "p8"] :person/name "P8"]]
+  [p8 :person/name "A" true]
+  [p8 :person/name "P8" false]
+; Floats from EDN numbers (EDN has one floating type); a long is not a float.
+[{:person/id "n10" :person/score 1.5}]
+  [n10 :person/id "n10" true]
+  [n10 :person/score 1.5 true]
+[[:db/add [:person/id "p8"] :person/score 0.1]]
+  [p8 :person/score 0.1 true]
+[{:person/id "n10" :person/score 2}]
+  ! wrong_type
+"#;
+
+/// Whether `e` is the error kind a case of [`EDN_CASES`] names.
+fn error_is(kind: &str, e: &TxError) -> bool {
+    match kind {
+        "conflict" => matches!(e, TxError::DatomConflict { .. }),
+        "assert_retract" => matches!(e, TxError::DatomConflictAssertRetract { .. }),
+        "nested" => matches!(e, TxError::InvalidNestedEntity { .. }),
+        "not_found" => matches!(e, TxError::LookupNotFound { .. }),
+        "only_value" => matches!(e, TxError::TempidOnlyValue { .. }),
+        "wrong_type" => matches!(e, TxError::WrongType { .. }),
+        "not_attribute" => matches!(e, TxError::NotAnAttribute { .. }),
+        "not_keyword" => matches!(e, TxError::NotAKeyword { .. }),
+        "bad_lookup" => matches!(e, TxError::InvalidLookupRef { .. }),
+        "not_entity" => matches!(e, TxError::UnresolvableEntity { .. }),
+        "bad_tuple" => matches!(e, TxError::InvalidTupleValue { .. }),
+        other => panic!("no error kind {other:?} in error_is"),
+    }
+}
+
+/// The cases of [`EDN_CASES`].
 #[test]
 fn edn_tx_data_as_datomic_reads_it() {
-    type Want = Result<&'static [&'static str], fn(&TxError) -> bool>;
-    let conflict: fn(&TxError) -> bool = |e| matches!(e, TxError::DatomConflict { .. });
-    let assert_retract: fn(&TxError) -> bool =
-        |e| matches!(e, TxError::DatomConflictAssertRetract { .. });
-    let nested: fn(&TxError) -> bool = |e| matches!(e, TxError::InvalidNestedEntity { .. });
-    let not_found: fn(&TxError) -> bool = |e| matches!(e, TxError::LookupNotFound { .. });
-    let only_value: fn(&TxError) -> bool = |e| matches!(e, TxError::TempidOnlyValue { .. });
-    let wrong_type: fn(&TxError) -> bool = |e| matches!(e, TxError::WrongType { .. });
-    let not_attribute: fn(&TxError) -> bool = |e| matches!(e, TxError::NotAnAttribute { .. });
-    let not_keyword: fn(&TxError) -> bool = |e| matches!(e, TxError::NotAKeyword { .. });
-    let bad_lookup: fn(&TxError) -> bool = |e| matches!(e, TxError::InvalidLookupRef { .. });
-    let not_entity: fn(&TxError) -> bool = |e| matches!(e, TxError::UnresolvableEntity { .. });
-    let bad_tuple: fn(&TxError) -> bool = |e| matches!(e, TxError::InvalidTupleValue { .. });
-    let cases: Vec<(&str, Want)> = vec![
-        // A reverse attribute's vector is one lookup ref.
-        (
-            r#"[{:person/id "n10" :person/_manager [:person/id "p8"]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[p8 :person/manager n10 true]",
-            ]),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_friends [:person/id "p8"]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[p8 :person/friends n10 true]",
-            ]),
-        ),
-        // A card-one ref attribute's vector is a lookup ref.
-        (
-            r#"[{:person/id "n10" :person/manager [:person/id "p8"]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/manager p8 true]",
-            ]),
-        ),
-        // A card-many attribute's vector is always several values: here an ident and a
-        // tempid that names nothing else.
-        (
-            r#"[{:person/id "n10" :person/friends [:person/id "x"]}]"#,
-            Err(only_value),
-        ),
-        (
-            r#"[{:person/id "n10" :person/friends [:color/red :color/blue]}]"#,
-            Ok(&[
-                "[n10 :person/friends :color/blue true]",
-                "[n10 :person/friends :color/red true]",
-                "[n10 :person/id \"n10\" true]",
-            ]),
-        ),
-        (
-            r#"[{:person/id "n10" :person/friends [[:person/id "x"] [:person/id "y"]]}]"#,
-            Ok(&[
-                "[n10 :person/friends x true]",
-                "[n10 :person/friends y true]",
-                "[n10 :person/id \"n10\" true]",
-            ]),
-        ),
-        // In an operation the value is one value: a lookup ref, whatever the cardinality.
-        (
-            r#"[[:db/add [:person/id "p9"] :person/manager [:person/id "p8"]]]"#,
-            Ok(&["[p9 :person/manager p8 true]"]),
-        ),
-        (
-            r#"[[:db/add [:person/id "p9"] :person/friends [:person/id "p8"]]]"#,
-            Ok(&["[p9 :person/friends p8 true]"]),
-        ),
-        // A tuple of two elements is a tuple, not a lookup ref.
-        (
-            r#"[{:person/id "n10" :person/pair [:person/id "p8"]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/pair [:person/id \"p8\"] true]",
-            ]),
-        ),
-        (
-            r#"[{:person/id "n10" :person/pairs [[:person/id "p8"] [:a "b"]]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/pairs [:a \"b\"] true]",
-                "[n10 :person/pairs [:person/id \"p8\"] true]",
-            ]),
-        ),
-        (
-            r#"[{:person/id "n10" :person/pairs [:person/id "p8"]}]"#,
-            Err(wrong_type),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/pairs [:person/id "p8"]]]"#,
-            Ok(&["[p8 :person/pairs [:person/id \"p8\"] true]"]),
-        ),
-        (
-            r#"[[:db/cas [:person/id "p9"] :person/manager nil [:person/id "p8"]]]"#,
-            Ok(&["[p9 :person/manager p8 true]"]),
-        ),
-        // Several values in an operation (Datomic refuses them; Datalith asserts each).
-        (
-            r#"[[:db/add [:person/id "p9"] :person/tags [:a :b]]]"#,
-            Ok(&["[p9 :person/tags :a true]", "[p9 :person/tags :b true]"]),
-        ),
-        // A reverse attribute's value is in entity position: one entity, never several, and
-        // a vector is one lookup ref, whose first element must be an attribute.
-        (
-            r#"[{:person/id "n10" :person/_manager [[:person/id "p8"] [:person/id "p9"]]}]"#,
-            Err(not_attribute),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_manager ["t1" "t2"]} {:db/id "t1" :person/id "t1"} {:db/id "t2" :person/id "t2"}]"#,
-            Err(not_keyword),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_manager [[:person/id "p8"]]}]"#,
-            Err(bad_lookup),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_manager [:person/id "p8" "x"]}]"#,
-            Err(bad_lookup),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_manager "t1"} {:db/id "t1" :person/id "t1"}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[t1 :person/id \"t1\" true]",
-                "[t1 :person/manager n10 true]",
-            ]),
-        ),
-        // A nested map names no entity there, whether or not it names itself.
-        (
-            r#"[{:person/id "n10" :person/_manager {:person/name "anon"}}]"#,
-            Err(not_entity),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_manager {:person/id "n11" :person/name "R"}}]"#,
-            Err(not_entity),
-        ),
-        (
-            r#"[{:person/id "n10" :person/_address {:db/id "t" :person/name "R"}}]"#,
-            Err(not_entity),
-        ),
-        // A tuple has as many elements as its :db/tupleTypes, each of its type or nil.
-        (r#"[{:person/id "n10" :person/pair [:a]}]"#, Err(bad_tuple)),
-        (
-            r#"[{:person/id "n10" :person/pair [:a "b" "c"]}]"#,
-            Err(bad_tuple),
-        ),
-        (
-            r#"[{:person/id "n10" :person/pair ["b" :a]}]"#,
-            Err(bad_tuple),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/pair [:a]]]"#,
-            Err(bad_tuple),
-        ),
-        (
-            r#"[{:person/id "n10" :person/pair [nil "b"]}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/pair [nil \"b\"] true]",
-            ]),
-        ),
-        // A map as an operation's value (Datomic refuses any) follows the nested-map rule.
-        (
-            r#"[[:db/add [:person/id "p8"] :person/manager {:person/name "anon"}]]"#,
-            Err(nested),
-        ),
-        // Retracting an entity that a lookup ref or ident names but does not exist: a no-op.
-        (r#"[[:db/retractEntity [:person/id "nope"]]]"#, Ok(&[])),
-        (r#"[[:db/retractEntity :color/nope]]"#, Ok(&[])),
-        // Anything else on a lookup ref that names nothing is an error.
-        (
-            r#"[[:db/retract [:person/id "nope"] :person/name "x"]]"#,
-            Err(not_found),
-        ),
-        (
-            r#"[[:db/retract [:person/id "nope"] :person/name]]"#,
-            Err(not_found),
-        ),
-        (
-            r#"[[:db/cas [:person/id "nope"] :person/name nil "x"]]"#,
-            Err(not_found),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/manager [:person/id "nope"]]]"#,
-            Err(not_found),
-        ),
-        // Nested maps under a reference that is not a component need :db/id or an identity.
-        (
-            r#"[{:person/id "n10" :person/manager {:person/name "anon"}}]"#,
-            Err(nested),
-        ),
-        (
-            r#"[{:person/id "n10" :person/friends [{:person/name "anon"}]}]"#,
-            Err(nested),
-        ),
-        (
-            r#"[{:person/id "n10" :person/manager {:person/ssn "s1"}}]"#,
-            Err(nested),
-        ),
-        (
-            r#"[{:person/id "n10" :person/manager {:db/id "t" :person/name "anon"}}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/manager new true]",
-                "[new :person/name \"anon\" true]",
-            ]),
-        ),
-        (
-            r#"[{:person/id "n10" :person/manager {:person/id "p20" :person/name "anon"}}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/manager p20 true]",
-                "[p20 :person/id \"p20\" true]",
-                "[p20 :person/name \"anon\" true]",
-            ]),
-        ),
-        (
-            r#"[{:person/id "n10" :person/address {:address/city "X"}}]"#,
-            Ok(&[
-                "[n10 :person/address new true]",
-                "[n10 :person/id \"n10\" true]",
-                "[new :address/city \"X\" true]",
-            ]),
-        ),
-        // A tempid used only as a value names nothing.
-        (
-            r#"[{:person/id "n10" :person/manager "zz"}]"#,
-            Err(only_value),
-        ),
-        (
-            r#"[{:person/id "n10" :person/manager -5}]"#,
-            Err(only_value),
-        ),
-        (
-            r#"[{:person/id "n10" :person/friends [{:db/id "q"}]}]"#,
-            Err(only_value),
-        ),
-        // One datom asserted and retracted, or two values of a card-one attribute.
-        (
-            r#"[[:db/add [:person/id "p8"] :person/name "Z"] [:db/retract [:person/id "p8"] :person/name "Z"]]"#,
-            Err(assert_retract),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/name "P8"] [:db/retract [:person/id "p8"] :person/name "P8"]]"#,
-            Err(assert_retract),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/tags :a] [:db/retract [:person/id "p8"] :person/tags :a]]"#,
-            Err(assert_retract),
-        ),
-        (
-            r#"[[:db/add "t" :person/name "A"] [:db/retract "t" :person/name "A"]]"#,
-            Err(assert_retract),
-        ),
-        (
-            r#"[[:db/retract [:person/id "p8"] :person/name] [:db/add [:person/id "p8"] :person/name "P8"]]"#,
-            Err(assert_retract),
-        ),
-        (
-            r#"[[:db/retractEntity [:person/id "p8"]] [:db/add [:person/id "p8"] :person/name "P8"]]"#,
-            Err(assert_retract),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/name "A"] [:db/add [:person/id "p8"] :person/name "B"]]"#,
-            Err(conflict),
-        ),
-        (
-            r#"[[:db/cas [:person/id "p8"] :person/name "P8" "A"] [:db/add [:person/id "p8"] :person/name "B"]]"#,
-            Err(conflict),
-        ),
-        (
-            r#"[{:person/id "p8" :person/name "A"} {:person/id "p8" :person/name "B"}]"#,
-            Err(conflict),
-        ),
-        // What Datomic accepts around them.
-        (
-            r#"[[:db/add [:person/id "p8"] :person/name "A"] [:db/add [:person/id "p8"] :person/name "A"]]"#,
-            Ok(&[
-                "[p8 :person/name \"A\" true]",
-                "[p8 :person/name \"P8\" false]",
-            ]),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/tags :q] [:db/retract [:person/id "p8"] :person/tags]]"#,
-            Ok(&["[p8 :person/tags :q true]"]),
-        ),
-        (
-            r#"[[:db/retractEntity [:person/id "p8"]] [:db/add [:person/id "p8"] :person/name "New"]]"#,
-            Ok(&[
-                "[p8 :person/id \"p8\" false]",
-                "[p8 :person/name \"New\" true]",
-                "[p8 :person/name \"P8\" false]",
-            ]),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/name "A"] [:db/retract [:person/id "p8"] :person/name "P8"]]"#,
-            Ok(&[
-                "[p8 :person/name \"A\" true]",
-                "[p8 :person/name \"P8\" false]",
-            ]),
-        ),
-        // Floats from EDN numbers (EDN has one floating type); a long is not a float.
-        (
-            r#"[{:person/id "n10" :person/score 1.5}]"#,
-            Ok(&[
-                "[n10 :person/id \"n10\" true]",
-                "[n10 :person/score 1.5 true]",
-            ]),
-        ),
-        (
-            r#"[[:db/add [:person/id "p8"] :person/score 0.1]]"#,
-            Ok(&["[p8 :person/score 0.1 true]"]),
-        ),
-        (r#"[{:person/id "n10" :person/score 2}]"#, Err(wrong_type)),
-    ];
+    // (tx data, the datoms written, the error kind)
+    let mut cases: Vec<(&str, Vec<&str>, Option<&str>)> = Vec::new();
+    for line in EDN_CASES.lines() {
+        if line.trim().is_empty() || line.starts_with(';') {
+            continue;
+        }
+        match line.strip_prefix("  ") {
+            None => cases.push((line, Vec::new(), None)),
+            Some(answer) => {
+                let case = cases.last_mut().expect("a case before its answer");
+                match answer.strip_prefix("! ") {
+                    Some(kind) => case.2 = Some(kind),
+                    None => case.1.push(answer),
+                }
+            }
+        }
+    }
+    assert_eq!(cases.len(), 59, "cases read from EDN_CASES");
     let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
-    for (tx, want) in cases {
+    for (tx, datoms, error) in cases {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path(), DbOptions::default()).unwrap();
         db.transact(edn(EDN_SCHEMA)).unwrap();
         db.transact(edn(EDN_SEED)).unwrap();
         let before = db.db().unwrap();
-        match (db.transact(edn(tx)), want) {
-            (Ok(report), Ok(datoms)) => {
+        match (db.transact(edn(tx)), error) {
+            (Ok(report), None) => {
                 assert_eq!(written(&db, &before, &report), datoms, "{tx}")
             }
-            (Err(e), Err(is_expected)) => {
-                assert!(is_expected(&e), "{tx}: unexpected error {e}");
+            (Err(e), Some(kind)) => {
+                assert!(
+                    error_is(kind, &e),
+                    "{tx}: unexpected error {e}, want {kind}"
+                );
                 assert!(!format!("{e}").contains("TxValue"), "{tx}: {e}");
                 assert_eq!(facts_count(&db), facts_count_of(&before), "{tx}");
             }
-            (got, want) => panic!("{tx}: got {got:?}, want {:?}", want.ok()),
+            (got, _) => panic!("{tx}: got {got:?}, want {datoms:?} or error {error:?}"),
         }
     }
 }

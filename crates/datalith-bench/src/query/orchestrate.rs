@@ -294,15 +294,18 @@ fn plans_equal(explains: &[(String, Vec<datalith::query::PlanStep>)]) -> Option<
 }
 
 fn explain_md(explains: &[(String, Vec<datalith::query::PlanStep>)]) -> String {
-    let mut s = String::from("# Datalith plans of workload Q (explain: estimated / actual rows)\n");
+    let mut s = String::from(
+        "# Datalith plans of workload Q (explain: index read, estimated / actual rows)\n",
+    );
     for (task, steps) in explains {
         let _ = writeln!(s, "\n## {task}\n");
         for (i, st) in steps.iter().enumerate() {
             let _ = writeln!(
                 s,
-                "{}. `{}`: estimated {}, actual {}",
+                "{}. `{}`: {}, estimated {}, actual {}",
                 i + 1,
                 st.what,
+                st.index,
                 st.estimated,
                 st.actual
             );

@@ -56,7 +56,7 @@ query or the current input, Ctrl-D quits.
 .attrs                attributes with type, cardinality, uniqueness and statistics
 .stat                 database size, index sizes, statistics
 .timer on|off         print how long each command took
-.explain QUERY        run QUERY and show the plan with estimated and actual sizes
+.explain QUERY        run QUERY and show the plan: indexes, estimated and actual sizes
 .pull PATTERN EID     pull PATTERN for EID (an entity id, an :ident or a lookup ref [:attr v])
 .mode table|edn|json|csv   how results print
 .output [FILE]        send results to FILE (no FILE: back to the screen)
@@ -471,10 +471,10 @@ impl Session {
     }
 }
 
-/// The plan of `.explain`: steps with estimated and actual sizes and where (line:column)
-/// the clauses each ran were written, then the result size.
+/// The plan of `.explain`: steps with the index each read, estimated and actual sizes and
+/// where (line:column) the clauses each ran were written, then the result size.
 pub fn explain_text(plan: &datalith::query::Plan) -> String {
-    let head: Vec<String> = ["step", "estimated", "actual", "written at"]
+    let head: Vec<String> = ["step", "index", "estimated", "actual", "written at"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -493,6 +493,7 @@ pub fn explain_text(plan: &datalith::query::Plan) -> String {
         .map(|s| {
             vec![
                 s.what.clone(),
+                s.index.to_string(),
                 s.estimated.to_string(),
                 s.actual.to_string(),
                 written_at(&s.clauses),

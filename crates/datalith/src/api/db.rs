@@ -47,8 +47,8 @@ impl Db {
     }
 
     /// Runs a query and returns its result with its [`Plan`]: the clauses as written, the
-    /// steps in the order the engine chose them (estimated and actual rows), the result's
-    /// size. A shorthand for [`Db::q_with`] with [`QueryOptions::explain`].
+    /// steps in the order the engine chose them (the index each read, estimated and actual
+    /// rows), the result's size. A shorthand for [`Db::q_with`] with [`QueryOptions::explain`].
     ///
     /// ```
     /// use datalith::edn::read_one;
@@ -66,6 +66,7 @@ impl Db {
     /// assert_eq!(plan.rows, 1);
     /// assert_eq!(plan.steps[0].what, r#"[?e :name "Ann"]"#);
     /// assert_eq!(plan.steps[0].clauses, [0]); // the first clause as written
+    /// assert_eq!(plan.steps[0].index, datalith::query::PlanIndex::Ave);
     /// assert_eq!(plan.clauses[0].position.unwrap().to_string(), "line 1, column 18");
     /// println!("{plan}");
     /// # let _ = result;

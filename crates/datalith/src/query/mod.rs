@@ -63,6 +63,6 @@ pub(crate) mod validate;
 
 pub use error::{BuiltinProblem, QueryError};
 pub use parse::{parse, parse_edn, QueryAst};
-pub use plan::{Plan, PlanClause, PlanStep};
+pub use plan::{Plan, PlanClause, PlanIndex, PlanStep};
 pub(crate) use run::QueryCache;
 pub use run::{Outcome, PreparedQuery, QueryOptions, Registry};

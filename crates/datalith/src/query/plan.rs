@@ -1,7 +1,7 @@
 //! A query's plan as a value, in query terms: the `:where` clauses as written (with where
 //! they are in the text), the steps in the order the engine chose them (each the clause it
-//! ran, printed as the query writes it, with estimated and actual rows), and the result's
-//! size. `explain` returns it; the shell's `.explain` and the benchmark print it.
+//! ran, printed as the query writes it, the index it read ([`PlanIndex`]), with estimated and
+//! actual rows), and the result's size. `explain` returns it; the shell's `.explain` and the benchmark print it.
 //!
 //! The engine picks each next step from index estimates under the bindings made so far (see
 //! `exec`), so the order is known only as the query runs: a plan is recorded by running the
@@ -46,10 +46,70 @@ pub struct PlanStep {
     /// The written clauses this step ran (indexes in [`Plan::clauses`]): one, several for a
     /// merged scan, none for a step of a rule body.
     pub clauses: Vec<usize>,
+    /// The index the step read.
+    pub index: PlanIndex,
     /// Rows estimated after the step.
     pub estimated: u64,
     /// Rows after the step.
     pub actual: u64,
+}
+
+/// The index a step read, printed in uppercase as Datomic's and Datalevin's explain name
+/// theirs (`EAV`, `AVE`, ...). The store keeps its datoms in two indexes, EAV and AVE; the
+/// other kinds name what a step read instead of an index, or that it read nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PlanIndex {
+    /// `EAV`: the entity is known (a constant or bound by the rows), one read of its EAV
+    /// entry per row answers the step's patterns on it.
+    Eav,
+    /// `AVE`: attribute and value known, the entities holding the value (one lookup per
+    /// distinct value when the rows bind it); also a merge scan answered entirely by the short
+    /// AVE entries of its constant patterns.
+    Ave,
+    /// `AVE SCAN`: a scan of one attribute's AVE range, the scan of an attribute as a whole
+    /// (Datomic's `AEVT`-like read): the whole attribute, or the part the comparisons on its
+    /// value bound; also a merge scan that read its attributes' ranges and hash-joined them
+    /// with the rows, and a semijoin walking the attribute's values (`values held`).
+    AttrScan,
+    /// `EAV SCAN`: the whole EAV index (a pattern whose attribute and entity are both unknown).
+    FullScan,
+    /// `INPUT RELATION`: a relation given as an input (`:in $x` with a collection or tuples).
+    Input,
+    /// `FUNCTION`: a function call binding variables, reading no index.
+    Function,
+    /// `RULE`: a rule call; the steps of its body are listed of their own, before it.
+    Rule,
+    /// `NESTED`: a `not` or `or`; its clauses ran as steps of their own, listed before it,
+    /// and this step joins their rows with the rows so far.
+    Nested,
+    /// `NONE`: no index, a predicate filtering the rows (or a pattern on an attribute the
+    /// database does not have, which matches nothing).
+    None,
+}
+
+impl PlanIndex {
+    /// The name `explain` prints: `EAV`, `AVE`, `AVE SCAN`, `EAV SCAN`, `INPUT RELATION`,
+    /// `FUNCTION`, `RULE`, `NESTED`, `NONE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanIndex::Eav => "EAV",
+            PlanIndex::Ave => "AVE",
+            PlanIndex::AttrScan => "AVE SCAN",
+            PlanIndex::FullScan => "EAV SCAN",
+            PlanIndex::Input => "INPUT RELATION",
+            PlanIndex::Function => "FUNCTION",
+            PlanIndex::Rule => "RULE",
+            PlanIndex::Nested => "NESTED",
+            PlanIndex::None => "NONE",
+        }
+    }
+}
+
+impl std::fmt::Display for PlanIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Plan {
@@ -70,6 +130,7 @@ impl Plan {
                 PlanStep {
                     what: s.what,
                     clauses,
+                    index: s.index,
                     estimated: s.estimated,
                     actual: s.actual,
                 }
@@ -141,14 +202,15 @@ impl std::fmt::Display for PlanStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}  (estimated {}, actual {})",
-            self.what, self.estimated, self.actual
+            "{}  ({}, estimated {}, actual {})",
+            self.what, self.index, self.estimated, self.actual
         )
     }
 }
 
 impl std::fmt::Display for Plan {
-    /// The query, its clauses as written, the steps in the order run, the result's size.
+    /// The query, its clauses as written, the steps in the order run (each with the index it
+    /// read), the result's size.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "query: {}", self.query)?;
         writeln!(f, "clauses, as written:")?;

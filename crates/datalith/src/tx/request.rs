@@ -11,7 +11,7 @@ use super::report::TxReport;
 use super::write::Distinct;
 use crate::codec::{Keyword, Value};
 use crate::kv::handle::Completion;
-use crate::kv::{BatchState, Outcome, Rejected, Stage, View, WriteRequest};
+use crate::kv::{BatchState, Outcome, Stage, View, WriteRequest};
 use crate::store::reader::IndexReader;
 use crate::store::Store;
 
@@ -106,28 +106,38 @@ impl TxRequest {
     }
 }
 
+/// `WriteRequest::prepare` of a request that is one attempt (a transaction, a bulk load's
+/// fill): `$attempt`, a method of the request taking the view, the stage and the batch state,
+/// runs it; its result is kept in the request's `result` for `finish`, and a failed attempt
+/// rejects the request alone. A macro, not a function, because the shared part is the trait
+/// method itself.
+macro_rules! prepare_by_attempt {
+    ($attempt:ident) => {
+        fn prepare(
+            &mut self,
+            view: crate::kv::View<'_>,
+            stage: &mut crate::kv::Stage,
+            batch: &mut crate::kv::BatchState,
+        ) -> Result<(), crate::kv::Rejected> {
+            let result = self.$attempt(view, stage, batch);
+            let ok = result.is_ok();
+            self.result = Some(result);
+            if ok {
+                Ok(())
+            } else {
+                Err(crate::kv::Rejected)
+            }
+        }
+    };
+}
+pub(crate) use prepare_by_attempt;
+
 impl WriteRequest for TxRequest {
     fn size_hint(&self) -> usize {
         self.size
     }
 
-    fn prepare(
-        &mut self,
-        view: View<'_>,
-        stage: &mut Stage,
-        batch: &mut BatchState,
-    ) -> Result<(), Rejected> {
-        match self.attempt(view, stage, batch) {
-            Ok(report) => {
-                self.result = Some(Ok(report));
-                Ok(())
-            }
-            Err(e) => {
-                self.result = Some(Err(e));
-                Err(Rejected)
-            }
-        }
-    }
+    prepare_by_attempt!(attempt);
 
     /// Every report can hand out its `db_before`/`db_after`.
     fn wants_batch_snapshot(&self) -> bool {

@@ -10,6 +10,7 @@ pub mod rocks;
 pub mod sqlite;
 
 use std::path::Path;
+use std::time::Instant;
 
 use crate::common::BenchError;
 
@@ -37,6 +38,83 @@ pub trait BlobStore {
 
     /// Number of keys stored.
     fn count(&mut self) -> Result<u64, BenchError>;
+}
+
+/// A store whose flush has completed when it returns (SQLite's commit, RocksDB's
+/// `FlushWAL`): what it does itself. [`Synchronous`] makes it a [`BlobStore`], counting its
+/// puts and timing its flushes.
+pub trait SyncEngine {
+    /// Writes `blob` under `key` (not yet durable).
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError>;
+
+    /// Makes every earlier put durable, returning when they are.
+    fn flush(&mut self) -> Result<(), BenchError>;
+
+    /// As [`BlobStore::read_back`].
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError>;
+
+    /// As [`BlobStore::count`].
+    fn count(&mut self) -> Result<u64, BenchError>;
+}
+
+/// A [`SyncEngine`] as a [`BlobStore`]: the puts since the last flush, those made durable,
+/// and the latency of each flush (one that has puts to flush).
+pub struct Synchronous<E> {
+    engine: E,
+    window: u64,
+    durable: u64,
+    latencies: Vec<f64>,
+}
+
+impl<E: SyncEngine> Synchronous<E> {
+    /// `engine`, with nothing written yet.
+    pub fn new(engine: E) -> Synchronous<E> {
+        Synchronous {
+            engine,
+            window: 0,
+            durable: 0,
+            latencies: Vec::new(),
+        }
+    }
+}
+
+impl<E: SyncEngine> BlobStore for Synchronous<E> {
+    fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError> {
+        self.engine.put(key, blob)?;
+        self.window += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), BenchError> {
+        if self.window == 0 {
+            return Ok(());
+        }
+        let started = Instant::now();
+        self.engine.flush()?;
+        self.durable += std::mem::take(&mut self.window);
+        self.latencies.push(started.elapsed().as_secs_f64());
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), BenchError> {
+        self.flush()
+    }
+
+    fn durable_puts(&mut self) -> u64 {
+        self.durable
+    }
+
+    fn flush_latencies(&self) -> Vec<f64> {
+        self.latencies.clone()
+    }
+
+    fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError> {
+        self.engine.read_back(key)
+    }
+
+    fn count(&mut self) -> Result<u64, BenchError> {
+        self.engine.count()
+    }
 }
 
 /// Every store `--stores` accepts, with what it is.
@@ -95,9 +173,9 @@ pub fn nominal_syncs_per_flush(name: &str) -> f64 {
 /// Opens store `name` in `dir` (created empty by the caller).
 pub fn open(name: &str, dir: &Path) -> Result<Box<dyn BlobStore>, BenchError> {
     match name {
-        "sqlite" => Ok(Box::new(sqlite::Sqlite::open(dir)?)),
+        "sqlite" => Ok(Box::new(Synchronous::new(sqlite::Sqlite::open(dir)?))),
         #[cfg(feature = "rocksdb")]
-        "rocksdb" => Ok(Box::new(rocks::Rocks::open(dir)?)),
+        "rocksdb" => Ok(Box::new(Synchronous::new(rocks::Rocks::open(dir)?))),
         other => match datalith::Variant::from_name(other) {
             Some(v) => Ok(Box::new(datalith::DatalithKv::open(dir, v)?)),
             None => Err(BenchError::Arg {

@@ -4,20 +4,17 @@
 
 use rocksdb::{DBCompressionType, Options, WriteOptions, DB};
 use std::path::Path;
-use std::time::Instant;
 
-use super::{fingerprint, BlobStore};
+use super::{fingerprint, SyncEngine};
 use crate::common::BenchError;
 
 const NAME: &str = "rocksdb";
 
-/// One RocksDB database directory.
+/// One RocksDB database directory (a [`super::Synchronous`] store: its counts and flush
+/// latencies are kept there).
 pub struct Rocks {
     db: DB,
     write: WriteOptions,
-    window: u64,
-    durable: u64,
-    latencies: Vec<f64>,
 }
 
 impl Rocks {
@@ -30,48 +27,21 @@ impl Rocks {
         let db = DB::open(&opts, dir).map_err(BenchError::store(NAME, "open"))?;
         let mut write = WriteOptions::default();
         write.set_sync(false);
-        Ok(Rocks {
-            db,
-            write,
-            window: 0,
-            durable: 0,
-            latencies: Vec::new(),
-        })
+        Ok(Rocks { db, write })
     }
 }
 
-impl BlobStore for Rocks {
+impl SyncEngine for Rocks {
     fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError> {
         self.db
             .put_opt(u64::from(key).to_be_bytes(), blob, &self.write)
-            .map_err(BenchError::store(NAME, "put"))?;
-        self.window += 1;
-        Ok(())
+            .map_err(BenchError::store(NAME, "put"))
     }
 
     fn flush(&mut self) -> Result<(), BenchError> {
-        if self.window == 0 {
-            return Ok(());
-        }
-        let started = Instant::now();
         self.db
             .flush_wal(true)
-            .map_err(BenchError::store(NAME, "FlushWAL"))?;
-        self.durable += std::mem::take(&mut self.window);
-        self.latencies.push(started.elapsed().as_secs_f64());
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), BenchError> {
-        self.flush()
-    }
-
-    fn durable_puts(&mut self) -> u64 {
-        self.durable
-    }
-
-    fn flush_latencies(&self) -> Vec<f64> {
-        self.latencies.clone()
+            .map_err(BenchError::store(NAME, "FlushWAL"))
     }
 
     fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError> {

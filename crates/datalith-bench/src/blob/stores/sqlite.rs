@@ -5,21 +5,18 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
-use std::time::Instant;
 
-use super::{fingerprint, BlobStore};
+use super::{fingerprint, SyncEngine};
 use crate::common::BenchError;
 
 const NAME: &str = "sqlite";
 const INSERT: &str = "INSERT OR REPLACE INTO blobs (k, v) VALUES (?1, ?2)";
 
-/// One SQLite database file, a transaction open between flushes.
+/// One SQLite database file, a transaction open between flushes (a [`super::Synchronous`]
+/// store: its counts and flush latencies are kept there).
 pub struct Sqlite {
     conn: Connection,
     in_txn: bool,
-    window: u64,
-    durable: u64,
-    latencies: Vec<f64>,
 }
 
 impl Sqlite {
@@ -38,14 +35,11 @@ impl Sqlite {
         Ok(Sqlite {
             conn,
             in_txn: false,
-            window: 0,
-            durable: 0,
-            latencies: Vec::new(),
         })
     }
 }
 
-impl BlobStore for Sqlite {
+impl SyncEngine for Sqlite {
     fn put(&mut self, key: u32, blob: Vec<u8>) -> Result<(), BenchError> {
         if !self.in_txn {
             self.conn
@@ -57,7 +51,6 @@ impl BlobStore for Sqlite {
             .prepare_cached(INSERT)
             .and_then(|mut st| st.execute(params![key, blob]))
             .map_err(BenchError::store(NAME, "insert"))?;
-        self.window += 1;
         Ok(())
     }
 
@@ -65,26 +58,11 @@ impl BlobStore for Sqlite {
         if !self.in_txn {
             return Ok(());
         }
-        let started = Instant::now();
         self.conn
             .execute_batch("COMMIT")
             .map_err(BenchError::store(NAME, "commit"))?;
         self.in_txn = false;
-        self.durable += std::mem::take(&mut self.window);
-        self.latencies.push(started.elapsed().as_secs_f64());
         Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), BenchError> {
-        self.flush()
-    }
-
-    fn durable_puts(&mut self) -> u64 {
-        self.durable
-    }
-
-    fn flush_latencies(&self) -> Vec<f64> {
-        self.latencies.clone()
     }
 
     fn read_back(&mut self, key: u32) -> Result<Option<(usize, u64)>, BenchError> {

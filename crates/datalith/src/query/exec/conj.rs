@@ -12,11 +12,32 @@ use crate::query::budget::rows_bytes;
 use crate::query::distinct;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Clause, Term, Var};
+use crate::query::plan::PlanIndex;
 use crate::query::relation::Relation;
 use crate::store::{AttrId, EntityId};
 
 /// Cap on duplicate counts when estimating: an estimate needs no more.
 pub(super) const COUNT_CAP: u64 = 10_000;
+
+/// The index a clause other than a data pattern on a database reads when `Ctx::clause` runs
+/// it: the database functions (`missing?`, `get-else`, `get-some`) read the entity's EAV
+/// entry, other predicates and functions no index.
+fn clause_index(c: &Clause) -> PlanIndex {
+    match c {
+        Clause::Pred { name, .. } | Clause::Fn { name, .. }
+            if matches!(name.as_str(), "get-else" | "get-some" | "missing?") =>
+        {
+            PlanIndex::Eav
+        }
+        Clause::Pred { .. } => PlanIndex::None,
+        Clause::Fn { .. } => PlanIndex::Function,
+        Clause::Not { .. } | Clause::Or { .. } => PlanIndex::Nested,
+        Clause::Rule { .. } => PlanIndex::Rule,
+        Clause::Dollar { clause, .. } => clause_index(clause),
+        // Here a pattern reads an input relation (`Ctx::clause`).
+        Clause::Source { .. } | Clause::Pattern(..) => PlanIndex::Input,
+    }
+}
 
 impl<'a> Ctx<'a> {
     /// Evaluates a conjunction on top of `input`, keeping the variables in `keep` (plus any
@@ -58,6 +79,7 @@ impl<'a> Ctx<'a> {
                 None => String::new(),
             };
             let repeats;
+            let index;
             rel = match &clause {
                 Clause::Pattern(src, p) if self.reads_db(*src) => {
                     let src = self.source_of(*src);
@@ -95,9 +117,11 @@ impl<'a> Ctx<'a> {
                     // the rows first (fewer rows to look up for the rest of the star).
                     let (rel, star) = self.const_filters(star, rel)?;
                     if star.is_empty() {
+                        index = PlanIndex::Ave;
                         rel
                     } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
                         what = self.show_step("values held", &star);
+                        index = PlanIndex::AttrScan;
                         values
                     } else {
                         // An AVE range scan (entity and value both unbound) can take the
@@ -125,11 +149,14 @@ impl<'a> Ctx<'a> {
                         for i in exact {
                             todo.remove(i);
                         }
-                        self.patterns(&star, rel, &ranges)?
+                        let (rel, read) = self.patterns(&star, rel, &ranges)?;
+                        index = read;
+                        rel
                     }
                 }
                 other => {
                     repeats = distinct::clause_repeats(self.schema, other);
+                    index = clause_index(other);
                     self.clause(other, rel)?
                 }
             };
@@ -160,6 +187,7 @@ impl<'a> Ctx<'a> {
             if let Some(trace) = &mut self.trace {
                 trace.push(Step {
                     what,
+                    index,
                     estimated: est,
                     actual: rel.rows.len() as u64,
                 });

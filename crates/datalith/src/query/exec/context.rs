@@ -13,6 +13,7 @@ use crate::codec::Value;
 use crate::query::budget::Budget;
 use crate::query::error::QueryError;
 use crate::query::ir::{Pattern, RuleBody};
+use crate::query::plan::PlanIndex;
 use crate::query::relation::Relation;
 use crate::query::show::ClauseText;
 use crate::store::reader::IndexReader;
@@ -91,6 +92,8 @@ pub struct Step {
     /// patterns on one entity read together as `merge scan [...] [...]`, and a pattern
     /// answered as a semijoin as `values held [...]`.
     pub what: String,
+    /// The index the step read.
+    pub index: PlanIndex,
     /// Estimated rows after the step.
     pub estimated: u64,
     /// Actual rows after the step.
@@ -101,8 +104,8 @@ impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{}  (estimated {}, actual {})",
-            self.what, self.estimated, self.actual
+            "{}  ({}, estimated {}, actual {})",
+            self.what, self.index, self.estimated, self.actual
         )
     }
 }

@@ -11,18 +11,19 @@ use crate::kv::Direction;
 use crate::query::budget::{row_bytes, rows_bytes};
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Pattern, Term};
+use crate::query::plan::PlanIndex;
 use crate::query::relation::Relation;
 use crate::store::{AttrId, EntityId};
 
 impl<'a> Ctx<'a> {
     /// Evaluates data patterns on the database; several patterns share one bound entity (a
-    /// merge scan) when `star.len() > 1`.
+    /// merge scan) when `star.len() > 1`. Returns the rows and the index read.
     pub(super) fn patterns(
         &mut self,
         star: &[Pattern],
         rel: Relation,
         ranges: &[(Bound<Value>, Bound<Value>)],
-    ) -> Result<Relation, QueryError> {
+    ) -> Result<(Relation, PlanIndex), QueryError> {
         let p = &star[0];
         let e_bound = match &p.e {
             Term::Var(v) => rel.binds(*v),
@@ -34,20 +35,25 @@ impl<'a> Ctx<'a> {
         }
         debug_assert_eq!(star.len(), 1);
         match &p.a {
-            AttrTerm::Unknown(_) => Ok(Relation::empty(extend_vars(&rel.vars, p))),
+            AttrTerm::Unknown(_) => {
+                Ok((Relation::empty(extend_vars(&rel.vars, p)), PlanIndex::None))
+            }
             AttrTerm::Attr(a) => self.attr_scan(*a, p, rel, ranges),
-            AttrTerm::Var(_) | AttrTerm::Blank => self.full_scan(p, rel),
+            AttrTerm::Var(_) | AttrTerm::Blank => {
+                Ok((self.full_scan(p, rel)?, PlanIndex::FullScan))
+            }
         }
     }
 
-    /// `[?e :a v]` with `?e` unbound: AVE lookups (when `v` is known) or an AVE range scan.
+    /// `[?e :a v]` with `?e` unbound: AVE lookups (when `v` is known: [`PlanIndex::Ave`]) or
+    /// an AVE range scan ([`PlanIndex::AttrScan`]).
     pub(super) fn attr_scan(
         &mut self,
         a: AttrId,
         p: &Pattern,
         rel: Relation,
         ranges: &[(Bound<Value>, Bound<Value>)],
-    ) -> Result<Relation, QueryError> {
+    ) -> Result<(Relation, PlanIndex), QueryError> {
         let r = self.r;
         let spare = self.row_spare;
         let vars = extend_vars(&rel.vars, p);
@@ -58,6 +64,10 @@ impl<'a> Ctx<'a> {
         let v_col = match &p.v {
             Term::Var(v) => rel.col(*v),
             _ => None,
+        };
+        let index = match (&p.v, v_col) {
+            (Term::Const(_), _) | (Term::Var(_), Some(_)) => PlanIndex::Ave,
+            _ => PlanIndex::AttrScan,
         };
         match (&p.v, v_col) {
             (Term::Const(v), _) => {
@@ -168,7 +178,7 @@ impl<'a> Ctx<'a> {
                 )?;
                 self.budget.check()?;
                 if single.is_some() {
-                    return Ok(out);
+                    return Ok((out, index));
                 }
                 for row in rel.rows.iter() {
                     for (e, v) in &pairs {
@@ -181,7 +191,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Ok(out)
+        Ok((out, index))
     }
 
     /// A pattern with an unknown attribute and unbound entity: the whole EAV index.

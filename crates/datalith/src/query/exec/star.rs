@@ -14,6 +14,7 @@ use crate::query::budget::{row_bytes, rows_bytes};
 use crate::query::builtins::compare;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
+use crate::query::plan::PlanIndex;
 use crate::query::relation::Relation;
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, EntityId};
@@ -139,12 +140,13 @@ impl<'a> Ctx<'a> {
     /// For each row: one read of the entity's EAV entry answers every pattern of the star.
     /// When the rows name a large share of the attributes' entities, one sequential scan of
     /// each attribute's AVE range (then a hash join) is cheaper than a B-tree descent per
-    /// row.
+    /// row. Returns the rows and the index read: [`PlanIndex::Eav`] for the lookups,
+    /// [`PlanIndex::AttrScan`] for the scans.
     pub(super) fn entity_star(
         &mut self,
         star: &[Pattern],
         rel: Relation,
-    ) -> Result<Relation, QueryError> {
+    ) -> Result<(Relation, PlanIndex), QueryError> {
         let r = self.r;
         let mut vars = rel.vars.clone();
         // Same order as rows are extended below: the attribute variable, then the value.
@@ -218,6 +220,10 @@ impl<'a> Ctx<'a> {
         let mut cursor = match scanned {
             Some(_) => None,
             None => Some(r.entity_cursor()?),
+        };
+        let index = match scanned {
+            Some(_) => PlanIndex::AttrScan,
+            None => PlanIndex::Eav,
         };
         let bytes = row_bytes(vars.len());
         for row in rel.into_rows() {
@@ -368,7 +374,7 @@ impl<'a> Ctx<'a> {
             out.rows
                 .extend(partial.drain(..).filter(|r| r.len() == vars.len()));
         }
-        Ok(out)
+        Ok((out, index))
     }
 
     /// The datoms of the star's attributes for the entities of column `e_col`, read by scanning

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::prepare::Prepared;
 use crate::kv::handle::Completion;
-use crate::kv::{BatchState, Direction, Outcome, Rejected, Stage, Table, View, WriteRequest};
+use crate::kv::{BatchState, Direction, Outcome, Stage, Table, View, WriteRequest};
 use crate::store::keys;
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, EntityId, Tables};
@@ -105,8 +105,10 @@ fn attr_of(av: &[u8]) -> AttrId {
 }
 
 impl FillRequest {
-    fn attempt(
-        &mut self,
+    /// Writes this request's share of the load's datoms into both indexes, with the
+    /// statistics they add; the datoms written.
+    fn fill(
+        &self,
         view: View<'_>,
         stage: &mut Stage,
         batch: &mut BatchState,
@@ -228,21 +230,7 @@ impl WriteRequest for FillRequest {
         2 * (n * self.load.arena.len() / self.load.len().max(1) + 24 * n)
     }
 
-    fn prepare(
-        &mut self,
-        view: View<'_>,
-        stage: &mut Stage,
-        batch: &mut BatchState,
-    ) -> Result<(), Rejected> {
-        let r = self.attempt(view, stage, batch);
-        let ok = r.is_ok();
-        self.result = Some(r);
-        if ok {
-            Ok(())
-        } else {
-            Err(Rejected)
-        }
-    }
+    crate::tx::request::prepare_by_attempt!(fill);
 
     fn finish(mut self: Box<Self>, outcome: Outcome) {
         let result = match outcome {
