@@ -337,6 +337,13 @@ fn rejections_name_the_offending_form() {
         (r#"[:find ?e :where [_ :person/name "P1"]]"#, &[],
          |e| matches!(e, QueryError::UnboundVariables { .. }),
          "unbound variables: #{?e}"),
+        // Under a `$src`, the clause named is still the one inside the `not-join` / `or`.
+        ("[:find ?e :in $ $x :where [?e :person/name] ($x not-join [?e] [?e ?q] [(> ?w 1)])]", &["[[1 2]]"],
+         |e| matches!(e, QueryError::InsufficientBinding { .. }),
+         "[?w] not bound in clause: [(> ?w 1)]"),
+        ("[:find ?e :in $ $x :where [?e :person/name] ($x or [?e ?q] [?e _])]", &["[[1 2]]"],
+         |e| matches!(e, QueryError::OrBranchVars { .. }),
+         "had [#{?e ?q} #{?e}] in ($x or [?e ?q] [?e _])"),
     ];
     for (q, inputs, is_variant, message) in cases {
         let inputs: Vec<Edn> = inputs.iter().map(|i| edn(i)).collect();

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use super::ir::{Clause, RuleBody, Term, Var};
 use crate::codec::Value;
 use crate::edn::{to_edn_string, Edn};
+use crate::query::parse::{ClauseForm, WhereClause};
 use crate::store::schema::Schema;
 
 /// What the checks of one scope (the query, or one rule body) need.
@@ -29,34 +30,18 @@ pub struct Scope<'a> {
     pub names: &'a [String],
 }
 
-/// A clause as written: an EDN form (a rule body's), or a parsed `:where` clause.
-pub trait WrittenClause {
-    /// The form.
-    fn written(&self) -> &Edn;
-}
-
-impl WrittenClause for Edn {
-    fn written(&self) -> &Edn {
-        self
-    }
-}
-
-impl WrittenClause for crate::query::parse::WhereClause {
-    fn written(&self) -> &Edn {
-        &self.form.edn
-    }
-}
-
-/// Checks one conjunction: `forms` as written, `clauses` lowered from them one to one (before
-/// `not`/`or` variables are scoped), `given` bound by the enclosing scope.
-pub fn check_where<F: WrittenClause>(
+/// Checks one conjunction: `written` as parsed, `clauses` lowered from them one to one (before
+/// `not`/`or` variables are scoped), `given` bound by the enclosing scope. The clauses inside a
+/// `not` or an `or` are the parsed clause's `inner` ones; its form is read only to print it.
+pub fn check_where(
     scope: &Scope<'_>,
-    forms: &[F],
+    written: &[WhereClause],
     clauses: &[Clause],
     given: &[Var],
 ) -> Result<(), QueryError> {
     let (schema, names) = (scope.schema, scope.names);
-    for (i, (form, c)) in forms.iter().map(F::written).zip(clauses).enumerate() {
+    for (i, (w, c)) in written.iter().zip(clauses).enumerate() {
+        let form = &w.form.edn;
         // Data patterns and source patterns need nothing bound (the common query checks in
         // one pass over its clauses).
         if matches!(c, Clause::Pattern(..) | Clause::Source { .. }) {
@@ -98,7 +83,7 @@ pub fn check_where<F: WrittenClause>(
                 if !unbound.is_empty() {
                     return Err(insufficient(unbound));
                 }
-                check_where(scope, body_forms(form, 1), clauses, vars)?;
+                check_where(scope, &w.inner, clauses, vars)?;
             }
             Clause::Or {
                 vars,
@@ -110,11 +95,16 @@ pub fn check_where<F: WrittenClause>(
                 if !unbound.is_empty() {
                     return Err(insufficient(unbound));
                 }
-                let forms = body_forms(form, 1);
-                let join = is_join(form);
+                let join = matches!(
+                    w.parsed,
+                    ClauseForm::Or {
+                        join: Ok(Some(_)),
+                        ..
+                    }
+                );
                 if vars.is_empty() {
                     return Err(QueryError::OrBindingEmpty {
-                        clause: to_edn_string(&as_or_join(form, forms)),
+                        clause: to_edn_string(&as_or_join(form, join, &w.inner)),
                     });
                 }
                 if !join {
@@ -134,10 +124,10 @@ pub fn check_where<F: WrittenClause>(
                     }
                 }
                 let outer: Vec<Var> = vars.iter().copied().filter(|v| bound.contains(v)).collect();
-                for (branch_form, branch) in forms.iter().zip(branches) {
-                    let inner = match branch_form {
-                        Edn::List(items) if head(branch_form) == Some("and") => &items[1..],
-                        single => std::slice::from_ref(single),
+                for (branch_written, branch) in w.inner.iter().zip(branches) {
+                    let inner = match branch_written.parsed {
+                        ClauseForm::And => &branch_written.inner[..],
+                        _ => std::slice::from_ref(branch_written),
                     };
                     check_where(scope, inner, branch, &outer)?;
                 }
@@ -249,37 +239,15 @@ fn branch_vars(branch: &[Clause]) -> Vec<Var> {
     vars
 }
 
-fn head(form: &Edn) -> Option<&str> {
-    match form {
-        Edn::List(items) => match items.first() {
-            Some(Edn::Symbol(s)) if s.namespace().is_none() => Some(s.name()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Whether an `or`/`not` form names its join variables (`or-join`, `not-join`).
-fn is_join(form: &Edn) -> bool {
-    head(form).is_some_and(|h| h.ends_with("-join"))
-}
-
 /// An `or` with no join variables as Datomic reads it: `(or-join [] branches...)`.
-fn as_or_join(form: &Edn, branches: &[Edn]) -> Edn {
-    if is_join(form) {
+fn as_or_join(form: &Edn, join: bool, branches: &[WhereClause]) -> Edn {
+    if join {
         return form.clone();
     }
     let mut items = vec![
         Edn::Symbol(crate::codec::Keyword::new(None, "or-join")),
         Edn::Vector(Vec::new()),
     ];
-    items.extend(branches.iter().cloned());
+    items.extend(branches.iter().map(|b| b.form.edn.clone()));
     Edn::List(items)
-}
-
-/// The clauses of an `or`/`not` form: after the head, and after the join vector of a `-join`.
-fn body_forms(form: &Edn, skip: usize) -> &[Edn] {
-    let Edn::List(items) = form else { return &[] };
-    let skip = skip + usize::from(is_join(form));
-    items.get(skip..).unwrap_or(&[])
 }
