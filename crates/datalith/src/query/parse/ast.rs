@@ -1,7 +1,7 @@
 //! The query as a value: what the text says, before any schema is read. Every section keeps
 //! its forms as written, each with its span, so a message can point at the text; the
-//! `:find` shape, the `:in` list (with the implicit `[$]`) and each clause's kind are decided
-//! here once, not on every run.
+//! `:find` shape and elements, the `:in` list (with the implicit `[$]`) and each clause's kind
+//! and contents (`parse::clause`) are read here once, not on every run.
 //!
 //! Invariant: nothing here depends on a database, so a parsed query is right for every
 //! database and is cached by its text for the life of the process.
