@@ -251,6 +251,15 @@ fn valid_bindings_are_accepted() {
 /// (query, inputs, is the expected variant, the rendered message contains).
 type ErrorCase<'a> = (&'a str, &'a [&'a str], fn(&QueryError) -> bool, &'a str);
 
+/// The error `q` with `inputs` (EDN texts) is rejected with; panics if it is accepted.
+fn rejection(snap: &datalith::api::Db, q: &str, inputs: &[&str]) -> QueryError {
+    let inputs: Vec<Edn> = inputs.iter().map(|i| edn(i)).collect();
+    match snap.q(q, &inputs) {
+        Ok(r) => panic!("{q}: accepted, gave {}", to_edn_string(&r)),
+        Err(e) => e,
+    }
+}
+
 #[test]
 fn rejections_name_the_offending_form() {
     let (_d, db) = people();
@@ -346,11 +355,7 @@ fn rejections_name_the_offending_form() {
          "had [#{?e ?q} #{?e}] in ($x or [?e ?q] [?e _])"),
     ];
     for (q, inputs, is_variant, message) in cases {
-        let inputs: Vec<Edn> = inputs.iter().map(|i| edn(i)).collect();
-        let err = match snap.q(q, &inputs) {
-            Ok(r) => panic!("{q}: accepted, gave {}", to_edn_string(&r)),
-            Err(e) => e,
-        };
+        let err = rejection(&snap, q, inputs);
         assert!(is_variant(&err), "{q}: wrong variant {err:?}");
         let text = err.to_string();
         assert!(
@@ -367,59 +372,47 @@ fn rejections_name_the_offending_form() {
 fn malformed_clauses_are_reported_with_their_form() {
     let (_d, db) = people();
     let snap = db.db().unwrap();
-    // (query, rules or "", message)
-    let cases: &[(&str, &str, &str)] = &[
-        ("[:find ?e :where [?e :person/name ?n ?tx]]", "",
+    // (query, inputs, message)
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("[:find ?e :where [?e :person/name ?n ?tx]]", &[],
          "the transaction position is not supported (no history is kept): [?e :person/name ?n ?tx]"),
-        ("[:find ?e :where [?e :person/name ?n _ _ _]]", "",
+        ("[:find ?e :where [?e :person/name ?n _ _ _]]", &[],
          "a data pattern has 1 to 5 elements: [?e :person/name ?n _ _ _]"),
-        ("[:find ?e :where [?e :person/name nil]]", "", "nil is not a valid value in a clause"),
-        ("[:find ?e :where [?e 1.5 ?n]]", "", "1.5 is not an attribute"),
-        ("[:find ?e :where [?e :person/name] [(1 ?e)]]", "", "expected a function name in [(1 ?e)]"),
-        ("[:find ?e :where [?e :person/name ?n] [(str ?n) ?a ?b]]", "",
+        ("[:find ?e :where [?e :person/name nil]]", &[], "nil is not a valid value in a clause"),
+        ("[:find ?e :where [?e 1.5 ?n]]", &[], "1.5 is not an attribute"),
+        ("[:find ?e :where [?e :person/name] [(1 ?e)]]", &[], "expected a function name in [(1 ?e)]"),
+        ("[:find ?e :where [?e :person/name ?n] [(str ?n) ?a ?b]]", &[],
          "a function clause has one binding at most: [(str ?n) ?a ?b]"),
-        ("[:find ?e :where [?e :person/name] (or-join ?e [?e :person/age 20])]", "",
+        ("[:find ?e :where [?e :person/name] (or-join ?e [?e :person/age 20])]", &[],
          "or-join needs a vector of variables: (or-join ?e [?e :person/age 20])"),
-        ("[:find ?e :in $ $x :where [?e :person/name] ($x not-join ?e [?e :a])]", "",
+        ("[:find ?e :in $ $x :where [?e :person/name] ($x not-join ?e [?e :a])]", &["[[1 2]]"],
          "not-join needs a vector of variables: (not-join ?e [?e :a])"),
-        ("[:find ?e :where [?e :person/name] (not-join [1] [?e :person/age 20])]", "",
+        ("[:find ?e :where [?e :person/name] (not-join [1] [?e :person/age 20])]", &[],
          "expected a variable, got 1"),
-        ("[:find ?e :where [?e :person/name] (not (and [?e :person/age 20]))]", "",
+        ("[:find ?e :where [?e :person/name] (not (and [?e :person/age 20]))]", &[],
          "and"),
-        ("[:find ?e :where [?e :person/name] ($nope not [?e :person/age 20])]", "",
+        ("[:find ?e :where [?e :person/name] ($nope not [?e :person/age 20])]", &[],
          "$nope"),
-        ("[:find ?e :where [?e :person/name] (1 ?e)]", "", "expected or/not/rule: (1 ?e)"),
-        ("[:find ?e :where [?e :person/name] ($)]", "", "expected a rule name: ($)"),
-        ("[:find ?e :where [?e :person/name] 42]", "", "not a clause: 42"),
-        ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", "[[(r ?a) [?a :person/age nil]]]",
+        ("[:find ?e :where [?e :person/name] (1 ?e)]", &[], "expected or/not/rule: (1 ?e)"),
+        ("[:find ?e :where [?e :person/name] ($)]", &[], "expected a rule name: ($)"),
+        ("[:find ?e :where [?e :person/name] 42]", &[], "not a clause: 42"),
+        ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", &["[[(r ?a) [?a :person/age nil]]]"],
          "nil is not a valid value in a clause"),
-        ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", "[[(r 1) [?a :person/age 20]]]",
+        ("[:find ?e :in $ % :where [?e :person/name] (r ?e)]", &["[[(r 1) [?a :person/age 20]]]"],
          "expected a variable, got 1"),
-        ("[:find ?e :where [?e :person/name #\"(a)\\1\"]]", "", "#\"(a)\\1\""),
-        ("[:find (1 ?e) :where [?e :person/name]]", "", "bad find element (1 ?e)"),
-        ("[:find (pull ?e) :where [?e :person/name]]", "",
+        ("[:find ?e :where [?e :person/name #\"(a)\\1\"]]", &[], "#\"(a)\\1\""),
+        ("[:find (1 ?e) :where [?e :person/name]]", &[], "bad find element (1 ?e)"),
+        ("[:find (pull ?e) :where [?e :person/name]]", &[],
          "(pull ?e pattern) or (pull $src ?e pattern) expected: (pull ?e)"),
-        ("[:find (pull $nope ?e [*]) :where [?e :person/name]]", "", "$nope"),
-        ("[:find (count) :where [?e :person/name]]", "", "aggregate needs a variable: (count)"),
-        ("[:find (max nil ?e) :where [?e :person/name]]", "",
+        ("[:find (pull $nope ?e [*]) :where [?e :person/name]]", &[], "$nope"),
+        ("[:find (count) :where [?e :person/name]]", &[], "aggregate needs a variable: (count)"),
+        ("[:find (max nil ?e) :where [?e :person/name]]", &[],
          "aggregate argument nil must be a constant"),
-        ("[:find 1 :where [?e :person/name]]", "", "expected a variable, got 1"),
-        ("[:find ?e :with 2 :where [?e :person/name]]", "", "expected a variable, got 2"),
+        ("[:find 1 :where [?e :person/name]]", &[], "expected a variable, got 1"),
+        ("[:find ?e :with 2 :where [?e :person/name]]", &[], "expected a variable, got 2"),
     ];
-    for (q, rules, message) in cases {
-        let inputs: Vec<Edn> = if rules.is_empty() {
-            if q.contains("$x") {
-                vec![edn("[[1 2]]")]
-            } else {
-                vec![]
-            }
-        } else {
-            vec![edn(rules)]
-        };
-        let text = match snap.q(q, &inputs) {
-            Ok(r) => panic!("{q}: accepted, gave {}", to_edn_string(&r)),
-            Err(e) => e.to_string(),
-        };
+    for (q, inputs, message) in cases {
+        let text = rejection(&snap, q, inputs).to_string();
         assert!(
             text.contains(message),
             "{q}:\n got: {text}\nwant: {message}"
