@@ -318,14 +318,14 @@ impl FindForm {
             return FindForm::Malformed(format!("bad find element {}", to_edn_string(f)));
         };
         if name == "pull" {
-            return match items.as_slice() {
-                [_, var, pattern] => FindForm::Pull {
-                    src: None,
-                    var: OutVar::of(var),
-                    pattern: pattern.clone(),
-                },
-                [_, src, var, pattern] if source_name(src).is_some() => FindForm::Pull {
-                    src: source_name(src),
+            // `(pull ?e pattern)`, or `(pull $src ?e pattern)`.
+            let (src, rest) = match items.get(1).and_then(source_name) {
+                Some(src) if items.len() == 4 => (Some(src), &items[2..]),
+                _ => (None, &items[1..]),
+            };
+            return match rest {
+                [var, pattern] => FindForm::Pull {
+                    src,
                     var: OutVar::of(var),
                     pattern: pattern.clone(),
                 },
