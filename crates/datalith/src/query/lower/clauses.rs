@@ -157,8 +157,7 @@ impl<'a> Lowerer<'a, '_> {
                 })
             }
             ClauseForm::Pattern { src, terms } => {
-                let src_name = src.clone().unwrap_or_else(|| self.default_src.clone());
-                let (src, kind) = self.source(&src_name, e)?;
+                let (src, kind) = self.source(src.as_deref().unwrap_or(&self.default_src), e)?;
                 let schema = match kind {
                     SourceKind::Db(schema) => schema,
                     SourceKind::Relation => {
@@ -220,8 +219,7 @@ impl<'a> Lowerer<'a, '_> {
                 if !self.rule_names.contains(name) {
                     return Err(QueryError::UnknownRule { name: name.clone() });
                 }
-                let src_name = src.clone().unwrap_or_else(|| self.default_src.clone());
-                let (src, _) = self.source(&src_name, e)?;
+                let (src, _) = self.source(src.as_deref().unwrap_or(&self.default_src), e)?;
                 let args = self.terms(args)?;
                 Ok(Clause::Rule {
                     name: name.clone(),
