@@ -75,6 +75,18 @@ pub const LOG_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::fr
 /// ... or as soon as this many bytes of log were written since the last checkpoint.
 pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
 
+/// With the log (`kv::unapplied`), logged groups wait at most this long before they are
+/// written into LMDB in one transaction. Longer writes each touched page fewer times; shorter
+/// keeps the overlay every read merges small.
+pub const UNAPPLIED_MAX_AGE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// ... or until they hold this many staged ops (bounds their memory and the overlay's size).
+pub const UNAPPLIED_MAX_OPS: usize = 64 * 1024;
+
+/// ... or at once after a reader had to build an overlay of at least this many ops (a
+/// workload that reads between writes pays that build once per new group).
+pub const UNAPPLIED_READER_OPS: usize = 1024;
+
 /// Requests that may wait in the committer's queue. A full queue blocks the caller
 /// (back-pressure) instead of letting memory grow without bound.
 pub const WRITE_QUEUE_CAPACITY: usize = 16 * 1024;

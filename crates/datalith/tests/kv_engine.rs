@@ -568,7 +568,11 @@ fn a_deferred_request_sees_the_waiting_writes_of_earlier_requests_of_its_batch()
     ];
     for (swallows, written) in table {
         let dir = tempfile::tempdir().unwrap();
-        let env = open(dir.path());
+        // Deferral is about writes waiting for LMDB inside one write transaction: the path
+        // where every group is its own LMDB commit.
+        let mut options = EnvOptions::default();
+        options.log_apply_later = false;
+        let env = Environment::open(dir.path(), options).unwrap();
         let t = env.table("t", TableKind::Plain).unwrap();
         hold_committer(&env, 200);
         let (done, finished) = crossbeam_channel::unbounded();

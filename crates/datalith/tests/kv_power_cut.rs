@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
+use std::time::Duration;
 
 use datalith::admin;
 use datalith::kv::Verify;
@@ -21,7 +22,14 @@ const PAGE: usize = 4096;
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn options(guard_pages: bool) -> EnvOptions {
+    options_applying(guard_pages, Duration::ZERO)
+}
+
+/// With LMDB written `delay` after a group: zero gives as many unsynced LMDB commits as
+/// groups, each able to reuse pages; the default gathers groups into fewer commits.
+fn options_applying(guard_pages: bool, delay: Duration) -> EnvOptions {
     let mut o = EnvOptions::default();
+    o.log_apply_delay = delay;
     // Only the test's own checkpoints: the cut must know which one was the last.
     o.log_checkpoint_interval = std::time::Duration::from_secs(3600);
     o.log_checkpoint_bytes = u64::MAX;
@@ -95,15 +103,26 @@ fn cut(live: &Path, at_checkpoint: &[u8], revert_share: f64, seed: u64) -> tempf
 /// with `revert_share` of the unsynced pages lost, and reopens. `Ok` when the reopened store
 /// holds exactly the model and its structure is clean; otherwise what went wrong.
 fn cut_and_reopen(guard_pages: bool, revert_share: f64, seed: u64) -> Result<(), String> {
+    cut_and_reopen_applying(guard_pages, Duration::ZERO, revert_share, seed)
+}
+
+fn cut_and_reopen_applying(
+    guard_pages: bool,
+    delay: Duration,
+    revert_share: f64,
+    seed: u64,
+) -> Result<(), String> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let live = tempfile::tempdir().unwrap();
-    let env = Environment::open(live.path(), options(guard_pages)).unwrap();
+    let env = Environment::open(live.path(), options_applying(guard_pages, delay)).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
     let mut model = Model::new();
     write(&env, &t, &mut model, 60, &mut rng);
     env.checkpoint().unwrap();
     let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
     write(&env, &t, &mut model, 60, &mut rng);
+    // Every group in LMDB (unsynced) before the cut, as the applier would have done soon.
+    env.apply_logged().unwrap();
     let disk = cut(live.path(), &at_checkpoint, revert_share, seed);
     let reopened = Environment::open(disk.path(), EnvOptions::default())
         .map_err(|e| format!("reopen: {e}"))?;
@@ -142,12 +161,15 @@ fn a_power_cut_keeps_every_acknowledged_write_and_nothing_else() {
         (0.9, 6),
         (1.0, 7),
     ];
-    for (share, seed) in cases {
-        assert_eq!(
-            cut_and_reopen(true, share, seed),
-            Ok(()),
-            "revert share {share}, seed {seed}"
-        );
+    let gathered = EnvOptions::default().log_apply_delay;
+    for delay in [Duration::ZERO, gathered] {
+        for (share, seed) in cases {
+            assert_eq!(
+                cut_and_reopen_applying(true, delay, share, seed),
+                Ok(()),
+                "LMDB written {delay:?} after a group, revert share {share}, seed {seed}"
+            );
+        }
     }
 }
 
@@ -178,6 +200,9 @@ fn a_log_that_wrapped_many_times_replays_across_the_wrap() {
         let mut model = Model::new();
         // About 5 KiB of log per transaction: the ring wraps every ~200.
         write(&env, &t, &mut model, 700, &mut rng);
+        // The groups LMDB has not got yet go there now: the copy below is then one instant
+        // (no LMDB commit follows it that a checkpoint in the log could name).
+        env.apply_logged().unwrap();
         // A kill: the data file as the page cache holds it, every unsynced commit included.
         // Recovery rolls it back to the last checkpoint and replays the ring from there.
         let disk = cut(

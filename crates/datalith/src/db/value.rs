@@ -118,8 +118,12 @@ impl Db {
     }
 
     /// The writes this value holds over its snapshot.
+    /// The writes this value reads over its LMDB snapshot: its own (speculative, or a report's
+    /// state), else the committed groups not yet written into LMDB that its snapshot carries.
     pub(crate) fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_deref()
+        self.overlay
+            .as_deref()
+            .or_else(|| self.snapshot.overlay().map(|o| &**o))
     }
 
     fn prepare_share(&self) {

@@ -39,20 +39,28 @@ pub struct BatchSnapshot {
 struct Kept {
     snapshot: Arc<Snapshot>,
     /// The batch's staged writes: the applied requests' ops in order, then the batch's own
-    /// final writes (counters, statistics), which no request's range reaches.
-    stage: Stage,
+    /// final writes (counters, statistics), which no request's range reaches. Shared with the
+    /// batch's unapplied group, if LMDB is written later (`kv::unapplied`).
+    stage: Arc<Stage>,
     /// Where the stage goes back when this is dropped.
     spares: Arc<SpareStages>,
 }
 
 impl Drop for Kept {
     fn drop(&mut self) {
-        self.spares.give_back(std::mem::take(&mut self.stage));
+        // Reused only if nothing else holds it (an unapplied group may).
+        if let Ok(stage) = Arc::try_unwrap(std::mem::take(&mut self.stage)) {
+            self.spares.give_back(stage);
+        }
     }
 }
 
 impl BatchSnapshot {
-    pub(crate) fn new(snapshot: Snapshot, stage: Stage, spares: Arc<SpareStages>) -> BatchSnapshot {
+    pub(crate) fn new(
+        snapshot: Snapshot,
+        stage: Arc<Stage>,
+        spares: Arc<SpareStages>,
+    ) -> BatchSnapshot {
         BatchSnapshot {
             kept: Mutex::new(Some(Kept {
                 snapshot: Arc::new(snapshot),
@@ -68,7 +76,12 @@ impl BatchSnapshot {
     pub fn state_until(&self, end: usize) -> Option<(Arc<Snapshot>, Overlay)> {
         let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         let k = kept.as_ref()?;
-        let mut o = Overlay::new();
+        // From the groups before the batch that LMDB did not hold yet, if any.
+        let mut o = k
+            .snapshot
+            .overlay()
+            .map(|o| (**o).clone())
+            .unwrap_or_default();
         k.stage
             .for_each_op_in(0..end, |kind, id, table_kind, key, value| {
                 o.op(id, table_kind, kind, key, value)

@@ -112,6 +112,14 @@ pub struct EnvOptions {
     /// `Durable` only: ... and as soon as this many bytes of log were written since the last
     /// checkpoint.
     pub log_checkpoint_bytes: u64,
+    /// `Durable` only: a commit is its log record; LMDB is written later, many groups in one
+    /// transaction, and readers see the groups not yet written through an overlay
+    /// (`kv::unapplied`). Off: every group is also an LMDB commit of its own.
+    pub log_apply_later: bool,
+    /// `Durable` only, with `log_apply_later`: how long committed groups wait before LMDB is
+    /// written (they are applied sooner when many have gathered, or when readers keep
+    /// merging a large overlay). Zero writes LMDB after every group, in the background.
+    pub log_apply_delay: std::time::Duration,
     /// Test hook: without the checkpointer's reader, unsynced commits may overwrite pages of
     /// the durable checkpoint (the power-cut test shows the damage).
     #[doc(hidden)]
@@ -129,6 +137,8 @@ impl Default for EnvOptions {
             log_file_bytes: crate::limits::LOG_FILE_BYTES,
             log_checkpoint_interval: crate::limits::LOG_CHECKPOINT_INTERVAL,
             log_checkpoint_bytes: crate::limits::LOG_CHECKPOINT_BYTES,
+            log_apply_later: true,
+            log_apply_delay: crate::limits::UNAPPLIED_MAX_AGE,
             log_guard_pages: true,
         }
     }

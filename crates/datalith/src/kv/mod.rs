@@ -22,6 +22,8 @@
 //! - [`api`]: the KV operations users call.
 //! - `gate`: reader-slot admission and the resize barrier.
 //! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery.
+//! - `unapplied`: groups durable in the log and visible through an overlay, written into LMDB
+//!   later, many in one transaction.
 //! - `warm`: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
 //! - `flush`: starting write-back of a commit's pages before its `fdatasync`.
 //!
@@ -94,6 +96,7 @@ pub mod read;
 pub mod stage;
 pub mod table;
 pub mod typed;
+mod unapplied;
 pub mod view;
 pub mod wal;
 mod warm;

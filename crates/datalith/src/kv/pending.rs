@@ -265,7 +265,12 @@ mod view_tests {
         read: impl FnOnce(View<'_>, &Table) -> Result<T, KvError>,
     ) -> Result<T, KvError> {
         let dir = tempfile::tempdir().unwrap();
-        let env = Environment::open(dir.path(), EnvOptions::default()).unwrap();
+        // Reads LMDB itself below: the writes must be there, not in an unapplied group.
+        let options = EnvOptions {
+            log_apply_later: false,
+            ..EnvOptions::default()
+        };
+        let env = Environment::open(dir.path(), options).unwrap();
         let table = env.table("t", TableKind::Plain).unwrap();
         env.transact_kv(vec![
             KvOp::put(&table, &b"b"[..], &b"1"[..]),

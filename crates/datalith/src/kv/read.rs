@@ -5,7 +5,9 @@ use std::sync::Arc;
 use super::env::EnvShared;
 use super::error::KvError;
 use super::gate::Ticket;
-use super::lmdb::RoTxn;
+use super::lmdb::{LmdbError, RoTxn};
+use super::overlay::Overlay;
+use super::unapplied::Unapplied;
 use super::view::View;
 
 /// A consistent, read-only snapshot of the environment. Many can be open at once, from any
@@ -16,8 +18,31 @@ use super::view::View;
 pub struct ReadTxn {
     // Dropped before the gate slot is given back (see `Drop`).
     txn: Option<RoTxn>,
+    /// The groups committed but not yet in LMDB when the snapshot began, merged into every
+    /// read (`kv::unapplied`).
+    unapplied: Option<Arc<Unapplied>>,
     ticket: Ticket,
     shared: Arc<EnvShared>,
+}
+
+/// Pairs a fresh LMDB snapshot with the unapplied groups it lacks; begins again in the rare
+/// case that the applier moved on between the two looks.
+fn with_unapplied(
+    shared: &EnvShared,
+    mut txn: RoTxn,
+) -> Result<(RoTxn, Option<Arc<Unapplied>>), LmdbError> {
+    let Some(lazy) = &shared.lazy else {
+        return Ok((txn, None));
+    };
+    loop {
+        let version = lazy.current();
+        if version.fits(txn.id()) {
+            let version = (!version.groups().is_empty()).then_some(version);
+            return Ok((txn, version));
+        }
+        drop(txn);
+        txn = shared.env.read_txn()?;
+    }
 }
 
 impl ReadTxn {
@@ -26,9 +51,14 @@ impl ReadTxn {
             return Err(e);
         }
         let ticket = shared.gate.enter(shared.used_pages());
-        match shared.env.read_txn() {
-            Ok(txn) => Ok(ReadTxn {
+        match shared
+            .env
+            .read_txn()
+            .and_then(|txn| with_unapplied(&shared, txn))
+        {
+            Ok((txn, unapplied)) => Ok(ReadTxn {
                 txn: Some(txn),
+                unapplied,
                 ticket,
                 shared,
             }),
@@ -46,9 +76,14 @@ impl ReadTxn {
             return None;
         }
         let ticket = shared.gate.try_enter(shared.used_pages())?;
-        match shared.env.read_txn() {
-            Ok(txn) => Some(ReadTxn {
+        match shared
+            .env
+            .read_txn()
+            .and_then(|txn| with_unapplied(&shared, txn))
+        {
+            Ok((txn, unapplied)) => Some(ReadTxn {
                 txn: Some(txn),
+                unapplied,
                 ticket,
                 shared,
             }),
@@ -61,7 +96,28 @@ impl ReadTxn {
 
     /// The reading API over this snapshot.
     pub fn view(&self) -> View<'_> {
+        let view = View::new(self.txn.as_ref().expect("txn lives until drop"));
+        match self.overlay() {
+            Some(o) => view.with_overlay(o),
+            None => view,
+        }
+    }
+
+    /// The reading API over LMDB's state alone, without the unapplied groups (the committer
+    /// merges its own overlay of them).
+    pub(crate) fn raw_view(&self) -> View<'_> {
         View::new(self.txn.as_ref().expect("txn lives until drop"))
+    }
+
+    /// The writes this snapshot sees beyond LMDB's state (groups committed but not yet
+    /// written into LMDB), if any.
+    pub(crate) fn overlay(&self) -> Option<&Arc<Overlay>> {
+        self.unapplied.as_ref().and_then(|u| u.overlay())
+    }
+
+    /// The unapplied groups this snapshot sees, oldest first.
+    pub(crate) fn unapplied(&self) -> Option<&Arc<Unapplied>> {
+        self.unapplied.as_ref()
     }
 
     /// LMDB's id of the transaction this snapshot sees (grows with every commit).
@@ -73,6 +129,7 @@ impl ReadTxn {
 impl Drop for ReadTxn {
     fn drop(&mut self) {
         drop(self.txn.take());
+        drop(self.unapplied.take());
         self.shared.gate.leave(self.ticket);
     }
 }
@@ -111,6 +168,11 @@ impl Snapshot {
     /// The reading API over this snapshot.
     pub fn view(&self) -> View<'_> {
         self.txn.view()
+    }
+
+    /// The writes this snapshot sees beyond LMDB's state, if any (see [`ReadTxn::view`]).
+    pub(crate) fn overlay(&self) -> Option<&Arc<Overlay>> {
+        self.txn.overlay()
     }
 
     /// LMDB's id of the transaction this snapshot sees.

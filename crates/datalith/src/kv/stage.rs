@@ -63,6 +63,9 @@ pub struct Stage {
     sorted_rest: Box<SortedOps>,
     /// Per tally, keys created minus keys emptied by the tallied ops applied so far.
     tallies: Vec<(u32, i64)>,
+    /// Its ops reach LMDB only after its batch has ended (`kv::unapplied`), so no tally can be
+    /// learnt from applying them: writers count by looking up instead.
+    applied_later: bool,
 }
 
 /// A position in a [`Stage`] to roll back to.
@@ -73,6 +76,9 @@ pub(crate) struct Mark {
 }
 
 impl Mark {
+    /// Before every op.
+    pub(crate) const START: Mark = Mark { bytes: 0, ops: 0 };
+
     /// Ops staged before this mark.
     pub(crate) fn ops(&self) -> usize {
         self.ops
@@ -223,6 +229,27 @@ impl Stage {
     /// Each op's table id and key, from `from` on.
     pub(crate) fn keys_from(&self, from: Mark) -> impl Iterator<Item = (u32, &[u8])> + '_ {
         (from.ops..self.ops.len()).map(|i| (self.ops[i].table, self.op_bytes(i).0))
+    }
+
+    /// Whether this stage's ops are applied to LMDB only after its batch (see
+    /// [`Stage::tallies`]: no tally is then counted while the batch runs).
+    pub fn applied_later(&self) -> bool {
+        self.applied_later
+    }
+
+    pub(crate) fn set_applied_later(&mut self, later: bool) {
+        self.applied_later = later;
+    }
+
+    /// Stages a copy of every op of `other` after this stage's own, in order.
+    pub(crate) fn append_from(&mut self, other: &Stage) {
+        let base = self.bytes.len();
+        self.bytes.extend_from_slice(&other.bytes);
+        self.ops.extend(other.ops.iter().map(|op| StagedOp {
+            key_end: op.key_end + base,
+            value_end: op.value_end + base,
+            ..*op
+        }));
     }
 
     pub(crate) fn rollback(&mut self, mark: Mark) {

@@ -51,6 +51,12 @@ impl TxRequest {
         let counters = slot.counters;
         // A redo after a map growth must expand again only if the schema moved.
         let expanded = self.expanded.take();
+        // Tallies are counted by LMDB as the stage is applied; a stage applied after its
+        // batch (`kv::unapplied`) cannot count them in time.
+        let distinct = match stage.applied_later() {
+            true => Distinct::Lookup,
+            false => Distinct::Tally,
+        };
         let Attempt {
             outcome: out,
             stats,
@@ -62,7 +68,7 @@ impl TxRequest {
             counters,
             expanded,
             stage,
-            Distinct::Tally,
+            distinct,
         )?;
         if let Some(log) = &t.tx_log {
             let mut entry = Vec::with_capacity(16 + 24 * out.datoms.len());

@@ -67,6 +67,9 @@ pub(crate) struct EnvShared {
     verified: Option<file::Structure>,
     /// The write-ahead log (`Durable` environments open for writing).
     pub(crate) wal: Option<Arc<Wal>>,
+    /// Logged groups not yet written into LMDB (with the log, unless
+    /// `EnvOptions::log_apply_later` is off).
+    pub(crate) lazy: Option<super::unapplied::Lazy>,
 }
 
 impl EnvShared {
@@ -236,6 +239,11 @@ impl Drop for EnvInner {
             let _ = t.join();
         }
         if let Some(shared) = self.shared.take() {
+            // What is logged but not in LMDB goes there first (on failure the log still
+            // holds it, and the next open replays it).
+            if let Some(lazy) = &shared.lazy {
+                let _ = lazy.shutdown(&shared);
+            }
             // A last checkpoint: the next open has nothing to replay.
             if let Some(wal) = &shared.wal {
                 wal.shutdown(&shared.env);
@@ -442,8 +450,15 @@ impl Environment {
             retained: Default::default(),
             read_only,
             verified,
+            lazy: match wal.is_some() && options.log_apply_later {
+                true => Some(super::unapplied::Lazy::new(options.log_apply_delay)),
+                false => None,
+            },
             wal,
         });
+        if let Some(lazy) = &shared.lazy {
+            lazy.start(&shared)?;
+        }
         // Read-only: no committer, and with no sender every write fails as `Closed`.
         let (sender, committer) = match read_only {
             true => (None, None),
@@ -514,10 +529,25 @@ impl Environment {
     /// without a log (every mode but `Durable`, and read-only ones) flush the data file.
     pub fn checkpoint(&self) -> Result<(), KvError> {
         let shared = self.shared();
+        // Committed groups not yet in LMDB go there first, so the checkpoint covers them.
+        if let Some(lazy) = &shared.lazy {
+            lazy.apply_all(shared)?;
+        }
         match &shared.wal {
             Some(wal) => wal.checkpoint(&shared.env),
             None if shared.read_only => Ok(()),
             None => Ok(shared.env.sync()?),
+        }
+    }
+
+    /// Test hook: writes every committed group still waiting for LMDB into it now, without
+    /// a checkpoint (`kv::unapplied`), so a copy of the data file taken after holds them.
+    #[doc(hidden)]
+    pub fn apply_logged(&self) -> Result<(), KvError> {
+        let shared = self.shared();
+        match &shared.lazy {
+            Some(lazy) => lazy.apply_all(shared),
+            None => Ok(()),
         }
     }
 
@@ -621,6 +651,10 @@ impl Environment {
             .mode(mode & 0o7777)
             .open(&temp)?;
         let written = (|| -> Result<(), KvError> {
+            // The copy is of LMDB's state: committed groups not yet written there go first.
+            if let Some(lazy) = &shared.lazy {
+                lazy.apply_all(shared)?;
+            }
             // The umask may have narrowed the mode given at creation: set it exactly.
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
             // The copy reads through its own LMDB read transaction: hold a gate slot so the

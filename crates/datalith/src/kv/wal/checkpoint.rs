@@ -69,6 +69,24 @@ pub(crate) struct Logged {
     direct: bool,
 }
 
+impl Logged {
+    /// The record's bytes in the log.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether the group skipped the log (too large for it): it must be applied and
+    /// checkpointed at once.
+    pub(crate) fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// This record as the last of several applied together, which wrote `bytes` of log.
+    pub(crate) fn covering(&self, bytes: u64) -> Logged {
+        Logged { bytes, ..*self }
+    }
+}
+
 /// The open log of a writing environment.
 pub(crate) struct Wal {
     log: LogFile,
@@ -195,6 +213,12 @@ impl Wal {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .insert(id, name);
+    }
+
+    /// The largest record the ring takes (half of it: it then always fits once a checkpoint
+    /// has emptied the ring); larger groups are checkpointed instead.
+    pub(crate) fn largest_record(&self) -> u64 {
+        (self.log.capacity - self.log.area_start) / 2
     }
 
     /// The sequence number the next group gets (the committer writes it into LMDB).

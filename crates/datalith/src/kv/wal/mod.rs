@@ -79,7 +79,7 @@ mod recovery;
 mod slot;
 
 pub use body::{LoggedOp, LoggedOpKind};
-pub(crate) use checkpoint::{Wal, WalSettings};
+pub(crate) use checkpoint::{Logged, Wal, WalSettings};
 pub use file::LOG_FILE;
 
 /// The key in the meta table holding the last log sequence number the LMDB state holds.

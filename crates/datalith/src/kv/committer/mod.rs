@@ -32,6 +32,8 @@ use super::view::View;
 use super::wal::LOG_SEQ_KEY;
 use crate::limits::{DEFER_MAX_OPS, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
 
+mod later;
+
 /// Why a request was not applied; the request keeps its own detailed error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rejected;
@@ -145,6 +147,9 @@ pub(crate) struct Runner {
     /// The batch's staged ops not yet written into LMDB.
     pending: Pending,
     bytes: usize,
+    /// When LMDB is written later: what the groups not yet in LMDB wrote, this batch's
+    /// accepted requests included (see `later`).
+    working: later::Working,
 }
 
 impl Runner {
@@ -170,37 +175,35 @@ impl Runner {
         }
         shared.stats.record_batch(self.batch.len());
         let want = self.batch.iter().any(|r| r.wants_batch_snapshot());
-        let scratch = Scratch {
-            stage: &mut self.stage,
-            outcomes: &mut self.outcomes,
-            ops: &mut self.ops,
-            pending: &mut self.pending,
-        };
         let started = timing::start();
-        let (result, before) =
-            match commit_batch(shared, &mut self.batch, scratch, self.bytes, want) {
-                Ok(before) => (Ok(()), before),
-                Err(e) => (Err(e), None),
-            };
+        let (result, before, stage) = match later::commit_batch_later(self, shared, want) {
+            Some(Ok((before, stage))) => (Ok(()), before, Some(stage)),
+            Some(Err(e)) => (Err(e), None, None),
+            None => {
+                let scratch = Scratch {
+                    stage: &mut self.stage,
+                    outcomes: &mut self.outcomes,
+                    ops: &mut self.ops,
+                    pending: &mut self.pending,
+                };
+                match commit_batch(shared, &mut self.batch, scratch, self.bytes, want) {
+                    Ok(before) => (Ok(()), before, None),
+                    Err(e) => (Err(e), None, None),
+                }
+            }
+        };
         timing::add(Step::Total, started);
-        timing::count_group(self.stage.len());
+        timing::count_group(stage.as_ref().map_or(self.stage.len(), |s| s.len()));
         let started = timing::start();
         let snapshot = match before {
             Some(before) => {
                 // The stage itself moves to the snapshot (replays stop at a request's end, so
                 // the batch's final writes after the last request are never replayed); the
                 // next batch stages into a spare.
-                let mut next = shared.retained.spares.take();
-                // With no spare back yet (the reports of recent batches still live: the usual
-                // case under a stream of async writes), the fresh stage starts at this
-                // batch's size instead of regrowing by doubling, which copies everything
-                // staged so far and touches about twice the pages (measured: ~8% of the
-                // committer's time on W at batch 1000). Capped like `Stage::clear`'s keep.
-                next.reserve(
-                    self.stage.len().min(KEEP_STAGE_BYTES / 64),
-                    self.stage.staged_bytes().min(KEEP_STAGE_BYTES),
-                );
-                let stage = std::mem::replace(&mut self.stage, next);
+                let stage = match stage {
+                    Some(shared_with_group) => shared_with_group,
+                    None => Arc::new(self.take_stage(shared)),
+                };
                 let b = Arc::new(BatchSnapshot::new(
                     Snapshot::new(before),
                     stage,
@@ -232,6 +235,21 @@ impl Runner {
         self.stage.clear();
         self.bytes = 0;
         timing::add(Step::Finish, started);
+    }
+
+    /// Hands over the batch's stage, leaving a spare (warm if one is free) for the next.
+    fn take_stage(&mut self, shared: &EnvShared) -> Stage {
+        let mut next = shared.retained.spares.take();
+        // With no spare back yet (the reports of recent batches still live: the usual case
+        // under a stream of async writes), the fresh stage starts at this batch's size instead
+        // of regrowing by doubling, which copies everything staged so far and touches about
+        // twice the pages (measured: ~8% of the committer's time on W at batch 1000). Capped
+        // like `Stage::clear`'s keep.
+        next.reserve(
+            self.stage.len().min(KEEP_STAGE_BYTES / 64),
+            self.stage.staged_bytes().min(KEEP_STAGE_BYTES),
+        );
+        std::mem::replace(&mut self.stage, next)
     }
 }
 

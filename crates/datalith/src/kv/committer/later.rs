@@ -1,0 +1,188 @@
+//! The committer's batch when LMDB is written later (`kv::unapplied`): no LMDB write
+//! transaction is opened. Each request is prepared against the newest LMDB snapshot plus an
+//! overlay of every group not yet in LMDB and of the batch's requests before it; the group
+//! is logged and synced, then published, and only then acknowledged.
+//!
+//! A batch too large for the log, or one that finds no reader slot for its snapshot, takes the
+//! ordinary path instead, once every unapplied group is in LMDB.
+
+use std::sync::Arc;
+
+use super::super::env::EnvShared;
+use super::super::error::{is_map_full, KvError};
+use super::super::lmdb::PutFlags;
+use super::super::overlay::Overlay;
+use super::super::read::ReadTxn;
+use super::super::stage::{Mark, Stage};
+use super::super::unapplied::{Group, Unapplied};
+use super::super::wal::{Logged, LOG_SEQ_KEY};
+use super::{BatchState, Rejected, Runner};
+
+/// What the groups not yet in LMDB wrote, as the committer reads it: the published groups
+/// since it was last built, then the running batch's accepted requests.
+#[derive(Default)]
+pub(crate) struct Working {
+    overlay: Overlay,
+    /// The version it was built from (`Unapplied::applied_txnid`); `None`: empty.
+    base: Option<usize>,
+}
+
+impl Working {
+    fn reset(&mut self) {
+        if !self.overlay.is_empty() {
+            self.overlay = Overlay::new();
+        }
+        self.base = None;
+    }
+
+    /// Rebuilt from `version` when the applier has moved on since it was built (else it
+    /// already holds exactly the version's groups: the committer published each of them).
+    fn catch_up(&mut self, version: Option<&Arc<Unapplied>>) {
+        match version {
+            None => self.reset(),
+            Some(v) if self.base == Some(v.applied_txnid()) => {}
+            Some(v) => {
+                let mut o = Overlay::new();
+                for g in v.groups() {
+                    o.apply_stage(&g.stage);
+                }
+                self.overlay = o;
+                self.base = Some(v.applied_txnid());
+            }
+        }
+    }
+
+    /// Adds the ops `stage` holds from op `from` on.
+    fn add(&mut self, stage: &Stage, from: usize) {
+        let o = &mut self.overlay;
+        stage.for_each_op_in(from..stage.len(), |kind, id, table_kind, key, value| {
+            o.op(id, table_kind, kind, key, value)
+        });
+    }
+}
+
+/// What a batch run here gives back: the snapshot before it (when asked for) and its stage,
+/// shared with its unapplied group.
+pub(super) type Done = (Option<ReadTxn>, Arc<Stage>);
+
+/// Runs the batch with LMDB written later, if this environment does so; `None` sends it down
+/// the ordinary path (every unapplied group is then in LMDB already).
+pub(super) fn commit_batch_later(
+    r: &mut Runner,
+    shared: &Arc<EnvShared>,
+    want: bool,
+) -> Option<Result<Done, KvError>> {
+    let (Some(lazy), Some(wal)) = (shared.lazy.as_ref(), shared.wal.as_ref()) else {
+        r.stage.set_applied_later(false);
+        return None;
+    };
+    if let Some(cause) = shared.poison_cause() {
+        return Some(Err(KvError::Poisoned { cause }));
+    }
+    let large = r.bytes as u64 >= wal.largest_record() / 2;
+    let before = match large {
+        true => None,
+        false => ReadTxn::try_begin(shared.clone()),
+    };
+    let Some(before) = before else {
+        r.working.reset();
+        r.stage.set_applied_later(false);
+        return lazy.apply_all(shared).err().map(Err);
+    };
+    r.working.catch_up(before.unapplied());
+    r.stage.clear();
+    r.stage.set_applied_later(true);
+    r.outcomes.clear();
+    r.ops.clear();
+    let mut state = BatchState::default();
+    for req in r.batch.iter_mut() {
+        let mark = r.stage.mark();
+        let start = r.stage.len();
+        let view = before.raw_view().with_overlay(&r.working.overlay);
+        let started = super::timing::start();
+        let prepared = req.prepare(view, &mut r.stage, &mut state);
+        super::timing::add(super::Step::Prepare, started);
+        match prepared {
+            Ok(()) => {
+                r.working.add(&r.stage, start);
+                r.outcomes.push(Some(true));
+                r.ops.push(start..r.stage.len());
+            }
+            Err(Rejected) => {
+                r.stage.rollback(mark);
+                r.outcomes.push(Some(false));
+            }
+        }
+    }
+    for (_, slot) in state.slots.iter_mut() {
+        let start = r.stage.len();
+        let view = before.raw_view().with_overlay(&r.working.overlay);
+        if let Err(e) = slot.finish(view, &mut r.stage) {
+            return Some(Err(shared.poison(e)));
+        }
+        r.working.add(&r.stage, start);
+    }
+    if shared.take_injected_failure() {
+        return Some(Err(shared.poison(KvError::CommitFailed {
+            cause: "injected failure".into(),
+        })));
+    }
+    let seq = lazy.last_seq().map_or_else(|| wal.next_seq(), |s| s + 1);
+    let logged = match wal.log_group(&shared.env, &r.stage, seq) {
+        Ok(logged) => logged,
+        Err(e) => return Some(Err(shared.poison(e))),
+    };
+    if logged.is_direct() {
+        // Too large for the log after all: LMDB gets every unapplied group, then this one,
+        // now (applying may grow the map, which waits for every snapshot: ours goes first).
+        drop(before);
+        r.working.reset();
+        let written = lazy
+            .apply_all(shared)
+            .and_then(|()| write_now(shared, &mut r.stage, seq, &logged));
+        return Some(written.map(|()| (None, Arc::new(r.take_stage(shared)))));
+    }
+    let stage = Arc::new(r.take_stage(shared));
+    lazy.publish(Group::new(seq, stage.clone(), logged));
+    Some(Ok((want.then_some(before), stage)))
+}
+
+/// Writes a group that skipped the log into LMDB and checkpoints it.
+fn write_now(
+    shared: &EnvShared,
+    stage: &mut Stage,
+    seq: u64,
+    logged: &Logged,
+) -> Result<(), KvError> {
+    let wal = shared.wal.as_ref().expect("only with a log");
+    loop {
+        let mut txn = shared
+            .env
+            .write_txn()
+            .map_err(|e| shared.poison(KvError::from(e)))?;
+        let written = stage
+            .apply(Mark::START, &mut txn)
+            .and_then(|()| txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE));
+        match written {
+            Ok(()) => {}
+            Err(e) if is_map_full(&e) => {
+                txn.abort();
+                shared.grow_map(true)?;
+                continue;
+            }
+            Err(e) => {
+                txn.abort();
+                return Err(shared.poison(KvError::from(e)));
+            }
+        }
+        wal.commit(txn, logged).map_err(|e| {
+            shared.poison(KvError::CommitFailed {
+                cause: e.to_string(),
+            })
+        })?;
+        wal.after_commit(&shared.env, logged)
+            .map_err(|e| shared.poison(e))?;
+        shared.after_commit();
+        return Ok(());
+    }
+}

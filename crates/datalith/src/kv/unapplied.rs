@@ -1,0 +1,335 @@
+//! Groups that are durable and visible but not yet written into LMDB (`Durable` mode with its
+//! log): a commit is its log record only, and LMDB catches up later, many groups in one write
+//! transaction.
+//!
+//! Why: an LMDB commit copies every page it touches to a fresh place (the checkpoint's page
+//! guard forbids reusing pages freed since the durable checkpoint), so one commit per group
+//! wrote tens of pages per small group and sent them to the device at the next checkpoint, in
+//! a burst that the next groups' log syncs queued behind. Applying many groups in one
+//! transaction writes each touched page once.
+//!
+//! The pieces:
+//! - the committer ([`super::committer`]) prepares a group against the newest LMDB snapshot
+//!   plus an overlay of every unapplied group, logs and syncs it, then [`Lazy::publish`]es it
+//!   and only then acknowledges it: **visible only after durable**, and **acknowledged means
+//!   durable and visible**, as with an LMDB commit per group;
+//! - a reader ([`super::ReadTxn`]) pairs its LMDB snapshot with the published [`Unapplied`]
+//!   version, whose overlay (built once per version, on first read) it merges into every read;
+//! - the applier thread ([`Lazy::apply_all`], also run by whoever needs LMDB whole: the
+//!   committer before a group too large for the log, a backup, closing) writes the groups of
+//!   one version, in one sorted pass, into one LMDB transaction stamped with the last group's
+//!   log sequence number, commits it like the committer used to (unsynced; the log holds the
+//!   groups until the next checkpoint) and publishes the version without them.
+//!
+//! Invariants:
+//! - A version holds every published group after the last applied one, in sequence order.
+//! - A reader uses a version only with an LMDB snapshot at least as new as the commit that
+//!   trimmed the version (`applied_txnid`): such a snapshot holds every group the version
+//!   lacks. Pairing it with groups it already holds is harmless, since an overlay records each
+//!   key's final state (`kv::overlay`).
+//! - The committer never waits for [`Lazy::apply_all`] while it holds a snapshot: applying may
+//!   have to grow the map, which waits for every snapshot.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::env::EnvShared;
+use super::error::{is_map_full, KvError};
+use super::lmdb::PutFlags;
+use super::overlay::Overlay;
+use super::stage::{Mark, Stage};
+use super::wal::{Logged, LOG_SEQ_KEY};
+use crate::limits::{UNAPPLIED_MAX_OPS, UNAPPLIED_READER_OPS};
+
+/// One logged group waiting to be applied.
+pub(crate) struct Group {
+    pub(crate) seq: u64,
+    pub(crate) stage: Arc<Stage>,
+    pub(crate) logged: Logged,
+    at: Instant,
+}
+
+impl Group {
+    pub(crate) fn new(seq: u64, stage: Arc<Stage>, logged: Logged) -> Group {
+        Group {
+            seq,
+            stage,
+            logged,
+            at: Instant::now(),
+        }
+    }
+}
+
+/// One published state of the unapplied groups.
+pub(crate) struct Unapplied {
+    groups: Vec<Arc<Group>>,
+    /// LMDB's id of the transaction that applied the groups before these; a snapshot older
+    /// than it misses groups this version no longer holds.
+    applied_txnid: usize,
+    ops: usize,
+    overlay: OnceLock<Option<Arc<Overlay>>>,
+    signal: Arc<Signal>,
+}
+
+impl Unapplied {
+    fn new(groups: Vec<Arc<Group>>, applied_txnid: usize, signal: Arc<Signal>) -> Unapplied {
+        let ops = groups.iter().map(|g| g.stage.len()).sum();
+        Unapplied {
+            groups,
+            applied_txnid,
+            ops,
+            overlay: OnceLock::new(),
+            signal,
+        }
+    }
+
+    /// The groups, oldest first.
+    pub(crate) fn groups(&self) -> &[Arc<Group>] {
+        &self.groups
+    }
+
+    /// LMDB's id of the commit that applied the groups before these.
+    pub(crate) fn applied_txnid(&self) -> usize {
+        self.applied_txnid
+    }
+
+    /// Whether a snapshot of LMDB transaction `txnid` may be read with this version.
+    pub(crate) fn fits(&self, txnid: usize) -> bool {
+        txnid >= self.applied_txnid
+    }
+
+    /// Every group's writes as one overlay (`None` when there are none), built on first use.
+    /// A reader that has to build a large one asks the applier to catch up soon.
+    pub(crate) fn overlay(&self) -> Option<&Arc<Overlay>> {
+        self.overlay
+            .get_or_init(|| {
+                if self.groups.is_empty() {
+                    return None;
+                }
+                if self.ops >= UNAPPLIED_READER_OPS {
+                    self.signal.nudge();
+                }
+                let mut o = Overlay::new();
+                for g in &self.groups {
+                    o.apply_stage(&g.stage);
+                }
+                Some(Arc::new(o))
+            })
+            .as_ref()
+    }
+}
+
+/// What wakes the applier.
+#[derive(Default)]
+struct Signal {
+    state: Mutex<SignalState>,
+    wake: Condvar,
+    /// A reader built a large overlay: apply without waiting for the age limit.
+    nudged: AtomicBool,
+}
+
+#[derive(Default)]
+struct SignalState {
+    stop: bool,
+}
+
+impl Signal {
+    fn nudge(&self) {
+        if !self.nudged.swap(true, Ordering::AcqRel) {
+            self.wake.notify_one();
+        }
+    }
+}
+
+/// The unapplied groups of one environment and their applier.
+pub(crate) struct Lazy {
+    current: Mutex<Arc<Unapplied>>,
+    /// One applier at a time (the thread, or a caller that needs LMDB whole).
+    applying: Mutex<()>,
+    signal: Arc<Signal>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    /// How long a group may wait (`EnvOptions::log_apply_delay`).
+    max_age: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Lazy {
+    pub(crate) fn new(max_age: Duration) -> Lazy {
+        let signal = Arc::new(Signal::default());
+        Lazy {
+            current: Mutex::new(Arc::new(Unapplied::new(Vec::new(), 0, signal.clone()))),
+            applying: Mutex::new(()),
+            signal,
+            thread: Mutex::new(None),
+            max_age,
+        }
+    }
+
+    /// Starts the applier thread (it holds the environment weakly and ends at `shutdown`).
+    pub(crate) fn start(&self, shared: &Arc<EnvShared>) -> std::io::Result<()> {
+        let weak = Arc::downgrade(shared);
+        let signal = self.signal.clone();
+        let thread = std::thread::Builder::new()
+            .name("datalith-apply".into())
+            .spawn(move || run_applier(weak, signal))?;
+        *lock(&self.thread) = Some(thread);
+        Ok(())
+    }
+
+    /// The published version.
+    pub(crate) fn current(&self) -> Arc<Unapplied> {
+        lock(&self.current).clone()
+    }
+
+    /// Makes a logged group visible (after its record is durable, before it is acknowledged).
+    pub(crate) fn publish(&self, group: Group) {
+        let mut cur = lock(&self.current);
+        let mut groups = cur.groups.clone();
+        groups.push(Arc::new(group));
+        let next = Unapplied::new(groups, cur.applied_txnid, self.signal.clone());
+        let wake = next.ops >= UNAPPLIED_MAX_OPS || next.groups.len() == 1;
+        *cur = Arc::new(next);
+        drop(cur);
+        if wake {
+            let _looking = lock(&self.signal.state);
+            self.signal.wake.notify_one();
+        }
+    }
+
+    /// The sequence number of the last published group, if any is unapplied.
+    pub(crate) fn last_seq(&self) -> Option<u64> {
+        lock(&self.current).groups.last().map(|g| g.seq)
+    }
+
+    /// Writes every published group into LMDB in one transaction and publishes the version
+    /// without them. Must not be called while holding a snapshot (see the module's
+    /// invariants).
+    pub(crate) fn apply_all(&self, shared: &EnvShared) -> Result<(), KvError> {
+        let _one = lock(&self.applying);
+        let version = self.current();
+        let Some(last) = version.groups.last() else {
+            return Ok(());
+        };
+        if let Some(cause) = shared.poison_cause() {
+            return Err(KvError::Poisoned { cause });
+        }
+        let wal = shared
+            .wal
+            .as_ref()
+            .expect("groups are left unapplied only with a log");
+        let mut merged = Stage::default();
+        let mut bytes = 0;
+        for g in &version.groups {
+            merged.append_from(&g.stage);
+            bytes += g.logged.bytes();
+        }
+        shared.ensure_room(merged.staged_bytes())?;
+        let txnid = loop {
+            let mut txn = shared
+                .env
+                .write_txn()
+                .map_err(|e| shared.poison(KvError::from(e)))?;
+            let written = merged.apply(Mark::START, &mut txn).and_then(|()| {
+                txn.put(
+                    shared.meta,
+                    LOG_SEQ_KEY,
+                    &last.seq.to_be_bytes(),
+                    PutFlags::NONE,
+                )
+            });
+            match written {
+                Ok(()) => {}
+                Err(e) if is_map_full(&e) => {
+                    txn.abort();
+                    shared.grow_map(true)?;
+                    continue;
+                }
+                Err(e) => {
+                    txn.abort();
+                    return Err(shared.poison(KvError::from(e)));
+                }
+            }
+            let txnid = txn.id();
+            wal.commit(txn, &last.logged).map_err(|e| {
+                shared.poison(KvError::CommitFailed {
+                    cause: e.to_string(),
+                })
+            })?;
+            break txnid;
+        };
+        {
+            let mut cur = lock(&self.current);
+            let rest: Vec<_> = cur
+                .groups
+                .iter()
+                .filter(|g| g.seq > last.seq)
+                .cloned()
+                .collect();
+            *cur = Arc::new(Unapplied::new(rest, txnid, self.signal.clone()));
+        }
+        wal.after_commit(&shared.env, &last.logged.covering(bytes))
+            .map_err(|e| shared.poison(e))?;
+        shared.after_commit();
+        Ok(())
+    }
+
+    /// Stops the applier and applies what is left (the environment is closing; the committer
+    /// has stopped).
+    pub(crate) fn shutdown(&self, shared: &EnvShared) -> Result<(), KvError> {
+        lock(&self.signal.state).stop = true;
+        self.signal.wake.notify_all();
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+        self.apply_all(shared)
+    }
+}
+
+/// The applier's loop: applies once the oldest group is `max_age` old, the groups
+/// hold `UNAPPLIED_MAX_OPS` ops, or a reader asked.
+fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
+    loop {
+        let Some(env) = shared.upgrade() else { return };
+        let Some(lazy) = env.lazy.as_ref() else {
+            return;
+        };
+        let max_age = lazy.max_age;
+        // Read under the signal's lock, which `publish` takes to wake us: no wake-up is lost
+        // between this look and the wait.
+        let state = lock(&signal.state);
+        if state.stop {
+            return;
+        }
+        let version = lazy.current();
+        let due = match version.groups.first() {
+            None => Duration::from_secs(1),
+            Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
+            Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
+            Some(g) => max_age.saturating_sub(g.at.elapsed()),
+        };
+        drop(version);
+        if due.is_zero() {
+            drop(state);
+            // A failure poisons the environment (or is a growth blocked by a snapshot, met
+            // again by the next attempt); writers see it on their next group.
+            if lazy.apply_all(&env).is_err() {
+                drop(env);
+                std::thread::sleep(max_age.max(Duration::from_millis(10)));
+            }
+            continue;
+        }
+        drop(env);
+        let (state, _) = signal
+            .wake
+            .wait_timeout(state, due)
+            .unwrap_or_else(|p| p.into_inner());
+        if state.stop {
+            return;
+        }
+    }
+}
