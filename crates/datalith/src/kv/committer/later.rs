@@ -3,8 +3,9 @@
 //! overlay of every group not yet in LMDB and of the batch's requests before it; the group
 //! is logged and synced, then published, and only then acknowledged.
 //!
-//! A batch too large for the log, or one that finds no reader slot for its snapshot, takes the
-//! ordinary path instead, once every unapplied group is in LMDB.
+//! A large batch (`LATER_MAX_BATCH_BYTES`; or too large for the log), or one that finds no
+//! reader slot for its snapshot, takes the ordinary path instead, once every unapplied group is
+//! in LMDB.
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use super::super::stage::{Mark, Stage};
 use super::super::unapplied::{Group, Unapplied};
 use super::super::wal::{Logged, LOG_SEQ_KEY};
 use super::{BatchState, Rejected, Runner};
+use crate::limits::LATER_MAX_BATCH_BYTES;
 
 /// What the groups not yet in LMDB wrote, as the committer reads it: the published groups
 /// since it was last built, then the running batch's accepted requests.
@@ -79,7 +81,7 @@ pub(super) fn commit_batch_later(
     if let Some(cause) = shared.poison_cause() {
         return Some(Err(KvError::Poisoned { cause }));
     }
-    let large = r.bytes as u64 >= wal.largest_record() / 2;
+    let large = r.bytes > LATER_MAX_BATCH_BYTES || r.bytes as u64 >= wal.largest_record() / 2;
     let before = match large {
         true => None,
         false => ReadTxn::try_begin(shared.clone()),
