@@ -129,6 +129,10 @@ pub(super) fn commit_batch_later(
             cause: "injected failure".into(),
         })));
     }
+    if r.stage.is_empty() {
+        // Nothing to make durable (every request was rejected or wrote nothing).
+        return Some(Ok((want.then_some(before), Arc::new(r.take_stage(shared)))));
+    }
     let seq = lazy.last_seq().map_or_else(|| wal.next_seq(), |s| s + 1);
     let logged = match wal.log_group(&shared.env, &r.stage, seq) {
         Ok(logged) => logged,

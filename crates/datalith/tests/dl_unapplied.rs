@@ -1,0 +1,97 @@
+//! Datalog over commits that LMDB does not hold yet (`kv::unapplied`): database values,
+//! reports' `db_before`/`db_after`, speculative values and `check` answer as if every
+//! acknowledged transaction were in LMDB, before and after the applier writes it there, and
+//! after reopening.
+
+use std::time::Duration;
+
+use datalith::kv::EnvOptions;
+use datalith::{Database, DbOptions};
+
+fn open(path: &std::path::Path, delay: Duration) -> Database {
+    let mut env = EnvOptions::default();
+    env.log_apply_delay = delay;
+    let mut o = DbOptions::default();
+    o.env = env;
+    Database::open(path, o).unwrap()
+}
+
+const SCHEMA: &str = r#"[{:db/ident :name :db/valueType :db.type/string
+                         :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+                        {:db/ident :age :db/valueType :db.type/long
+                         :db/cardinality :db.cardinality/one}
+                        {:db/ident :friend :db/valueType :db.type/ref
+                         :db/cardinality :db.cardinality/many}]"#;
+
+const PEOPLE: &str = "[:find ?n ?a :where [?e :name ?n] [?e :age ?a]]";
+const FRIENDS: &str = "[:find ?n ?f :where [?e :name ?n] [?e :friend ?x] [?x :name ?f]]";
+
+fn q(db: &datalith::Db, query: &str) -> String {
+    db.q(query, &[]).unwrap().to_string()
+}
+
+#[test]
+fn values_reports_and_check_see_every_acknowledged_transaction() {
+    // LMDB written after every group, after the default delay, and only at closing.
+    for delay in [
+        Duration::ZERO,
+        Duration::from_millis(20),
+        Duration::from_secs(3600),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path(), delay);
+        db.transact(SCHEMA).unwrap();
+        let ann = db
+            .transact(r#"[{:name "Ann" :age 30} {:name "Bob" :age 41}]"#)
+            .unwrap();
+        // An upsert through the identity, and a ref by lookup: both resolve against the
+        // previous transaction, which LMDB may not hold yet.
+        let bob = db
+            .transact(r#"[{:name "Bob" :age 42 :friend [[:name "Ann"]]}]"#)
+            .unwrap();
+        // (what is read, expected) while the last groups may be unapplied.
+        let now = db.db().unwrap();
+        let table = [
+            (q(&now, PEOPLE), r#"#{["Ann" 30] ["Bob" 42]}"#),
+            (q(&now, FRIENDS), r#"#{["Bob" "Ann"]}"#),
+            (q(&ann.db_before().unwrap(), PEOPLE), "#{}"),
+            (
+                q(&ann.db_after().unwrap(), PEOPLE),
+                r#"#{["Ann" 30] ["Bob" 41]}"#,
+            ),
+            (
+                q(&bob.db_before().unwrap(), PEOPLE),
+                r#"#{["Ann" 30] ["Bob" 41]}"#,
+            ),
+            (q(&bob.db_after().unwrap(), FRIENDS), r#"#{["Bob" "Ann"]}"#),
+            (
+                q(
+                    &now.with(r#"[{:name "Cy" :age 7}]"#)
+                        .unwrap()
+                        .db_after()
+                        .unwrap(),
+                    PEOPLE,
+                ),
+                r#"#{["Ann" 30] ["Bob" 42] ["Cy" 7]}"#,
+            ),
+        ];
+        for (i, (got, want)) in table.iter().enumerate() {
+            assert_eq!(got, want, "delay {delay:?}, row {i}");
+        }
+        assert!(now.check().unwrap().is_ok(), "delay {delay:?}");
+        db.env().apply_logged().unwrap();
+        let applied = db.db().unwrap();
+        assert_eq!(q(&applied, PEOPLE), q(&now, PEOPLE), "delay {delay:?}");
+        assert!(applied.check().unwrap().is_ok(), "delay {delay:?}");
+        drop((now, applied, ann, bob));
+        drop(db);
+        let db = open(dir.path(), delay);
+        let reopened = db.db().unwrap();
+        assert_eq!(
+            q(&reopened, PEOPLE),
+            r#"#{["Ann" 30] ["Bob" 42]}"#,
+            "delay {delay:?}"
+        );
+        assert!(reopened.check().unwrap().is_ok(), "delay {delay:?}");
+    }
+}

@@ -1,0 +1,233 @@
+//! Commits that are durable in the log before LMDB holds them (`kv::unapplied`): every read
+//! after an acknowledgement sees the write, whatever the applier has done yet; a snapshot keeps
+//! its state while the applier writes LMDB underneath; reopening finds the same contents.
+//! Each case runs with LMDB written after every group, after the default delay, and (in
+//! effect) never before the end.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+use std::time::Duration;
+
+use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
+use proptest::prelude::*;
+
+/// The plain table as a map, the list table as key -> set of values.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Model {
+    plain: BTreeMap<Vec<u8>, Vec<u8>>,
+    list: BTreeMap<Vec<u8>, BTreeSet<Vec<u8>>>,
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u8, u8),
+    Delete(u8),
+    ListAdd(u8, u8),
+    ListRemove(u8, u8),
+    ListDelete(u8),
+}
+
+fn key(k: u8) -> Vec<u8> {
+    format!("key{k:03}").into_bytes()
+}
+
+fn value(v: u8) -> Vec<u8> {
+    vec![v; 1 + v as usize % 40]
+}
+
+impl Model {
+    fn apply(&mut self, op: &Op) {
+        match *op {
+            Op::Put(k, v) => {
+                self.plain.insert(key(k), value(v));
+            }
+            Op::Delete(k) => {
+                self.plain.remove(&key(k));
+            }
+            Op::ListAdd(k, v) => {
+                self.list.entry(key(k)).or_default().insert(value(v));
+            }
+            Op::ListRemove(k, v) => {
+                if let Some(s) = self.list.get_mut(&key(k)) {
+                    s.remove(&value(v));
+                    if s.is_empty() {
+                        self.list.remove(&key(k));
+                    }
+                }
+            }
+            Op::ListDelete(k) => {
+                self.list.remove(&key(k));
+            }
+        }
+    }
+}
+
+fn kv_op(plain: &Table, list: &Table, op: &Op) -> KvOp {
+    match *op {
+        Op::Put(k, v) => KvOp::put(plain, key(k), value(v)),
+        Op::Delete(k) => KvOp::delete(plain, key(k)),
+        Op::ListAdd(k, v) => KvOp::list_add(list, key(k), value(v)),
+        Op::ListRemove(k, v) => KvOp::list_remove(list, key(k), value(v)),
+        Op::ListDelete(k) => KvOp::delete(list, key(k)),
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let k = 0u8..24;
+    let v = 0u8..6;
+    prop_oneof![
+        (k.clone(), v.clone()).prop_map(|(k, v)| Op::Put(k, v)),
+        k.clone().prop_map(Op::Delete),
+        (k.clone(), v.clone()).prop_map(|(k, v)| Op::ListAdd(k, v)),
+        (k.clone(), v).prop_map(|(k, v)| Op::ListRemove(k, v)),
+        k.prop_map(Op::ListDelete),
+    ]
+}
+
+/// Everything a snapshot shows, read every way that merges an overlay differently: forward
+/// and backward ranges, point reads, list values and counts.
+fn contents(env: &Environment, plain: &Table, list: &Table) -> Model {
+    let txn = env.read().unwrap();
+    read_view(&txn, plain, list)
+}
+
+fn read_view(txn: &datalith::kv::ReadTxn, plain: &Table, list: &Table) -> Model {
+    let view = txn.view();
+    let all = |t: &Table, dir| -> Vec<(Vec<u8>, Vec<u8>)> {
+        view.range(t, Bound::Unbounded, Bound::Unbounded, dir)
+            .unwrap()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .collect()
+    };
+    let forward = all(plain, Direction::Forward);
+    let mut backward = all(plain, Direction::Backward);
+    backward.reverse();
+    assert_eq!(forward, backward, "plain table: both directions agree");
+    let mut m = Model::default();
+    for (k, v) in forward {
+        assert_eq!(view.get(plain, &k).unwrap(), Some(&v[..]), "point read");
+        m.plain.insert(k, v);
+    }
+    let pairs = all(list, Direction::Forward);
+    let mut backward = all(list, Direction::Backward);
+    backward.reverse();
+    assert_eq!(pairs, backward, "list table: both directions agree");
+    for (k, v) in pairs {
+        m.list.entry(k).or_default().insert(v);
+    }
+    for (k, values) in &m.list {
+        assert_eq!(view.list_count(list, k).unwrap(), values.len() as u64);
+        let listed: BTreeSet<Vec<u8>> = view
+            .list(list, k)
+            .unwrap()
+            .map(|v| v.unwrap().to_vec())
+            .collect();
+        assert_eq!(&listed, values, "one key's values");
+    }
+    m
+}
+
+fn options(delay: Duration) -> EnvOptions {
+    let mut o = EnvOptions::default();
+    o.log_apply_delay = delay;
+    o
+}
+
+/// After every group, immediately, by default, and not before the environment closes.
+const DELAYS: [Duration; 3] = [
+    Duration::ZERO,
+    Duration::from_millis(20),
+    Duration::from_secs(3600),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+    #[test]
+    fn every_acknowledged_write_is_read_at_once_and_after_reopening(
+        txns in prop::collection::vec(prop::collection::vec(op(), 1..8), 1..30),
+        delay in 0usize..3,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::open(dir.path(), options(DELAYS[delay])).unwrap();
+        let plain = env.table("plain", TableKind::Plain).unwrap();
+        let list = env.table("list", TableKind::List).unwrap();
+        let mut model = Model::default();
+        for ops in &txns {
+            env.transact_kv(ops.iter().map(|o| kv_op(&plain, &list, o)).collect()).unwrap();
+            for o in ops {
+                model.apply(o);
+            }
+            prop_assert_eq!(&contents(&env, &plain, &list), &model);
+        }
+        env.apply_logged().unwrap();
+        prop_assert_eq!(&contents(&env, &plain, &list), &model);
+        drop(env);
+        let env = Environment::open(dir.path(), options(DELAYS[delay])).unwrap();
+        let plain = env.table("plain", TableKind::Plain).unwrap();
+        let list = env.table("list", TableKind::List).unwrap();
+        prop_assert_eq!(&contents(&env, &plain, &list), &model);
+    }
+}
+
+#[test]
+fn a_snapshot_keeps_its_state_while_lmdb_is_written_under_it() {
+    for delay in DELAYS {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::open(dir.path(), options(delay)).unwrap();
+        let plain = env.table("plain", TableKind::Plain).unwrap();
+        let list = env.table("list", TableKind::List).unwrap();
+        let mut model = Model::default();
+        let mut held = Vec::new();
+        for i in 0..40u8 {
+            let ops = [
+                Op::Put(i % 7, i),
+                Op::ListAdd(i % 5, i % 6),
+                Op::Delete((i + 3) % 7),
+            ];
+            env.transact_kv(ops.iter().map(|o| kv_op(&plain, &list, o)).collect())
+                .unwrap();
+            for o in &ops {
+                model.apply(o);
+            }
+            if i % 8 == 0 {
+                held.push((env.read().unwrap(), model.clone()));
+            }
+        }
+        env.apply_logged().unwrap();
+        for (txn, then) in &held {
+            assert_eq!(&read_view(txn, &plain, &list), then, "delay {delay:?}");
+        }
+        assert_eq!(contents(&env, &plain, &list), model, "delay {delay:?}");
+    }
+}
+
+#[test]
+fn a_checkpoint_and_a_compacted_copy_hold_every_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Environment::open(dir.path(), options(Duration::from_secs(3600))).unwrap();
+    let plain = env.table("plain", TableKind::Plain).unwrap();
+    let list = env.table("list", TableKind::List).unwrap();
+    let mut model = Model::default();
+    for i in 0..20u8 {
+        let ops = [Op::Put(i, i), Op::ListAdd(i % 3, i % 6)];
+        env.transact_kv(ops.iter().map(|o| kv_op(&plain, &list, o)).collect())
+            .unwrap();
+        for o in &ops {
+            model.apply(o);
+        }
+    }
+    let copy = tempfile::tempdir().unwrap();
+    let target = copy.path().join("copy");
+    env.copy_compacted(&target).unwrap();
+    env.checkpoint().unwrap();
+    drop(env);
+    // The copy has no log: what it holds is in its data file.
+    let copied = Environment::open(&target, options(Duration::ZERO)).unwrap();
+    let plain = copied.table("plain", TableKind::Plain).unwrap();
+    let list = copied.table("list", TableKind::List).unwrap();
+    assert_eq!(contents(&copied, &plain, &list), model);
+}
