@@ -10,14 +10,19 @@
 //!
 //! # The write path (one commit group)
 //!
-//! 1. The committer applies the group's requests in one LMDB write transaction, as before, and
-//!    also writes the group's sequence number into it (`log_seq` in the meta table).
+//! 1. The committer prepares the group's requests against a snapshot plus the overlay of the
+//!    groups LMDB does not hold yet (`kv::unapplied`; with `EnvOptions::log_apply_later` off,
+//!    or for a large batch, inside one LMDB write transaction that also gets the group's
+//!    sequence number, `log_seq` in the meta table).
 //! 2. The group's staged writes are encoded as one record and written to the log at the ring's
 //!    write position, then made durable with one `fdatasync` of the log file.
-//! 3. The LMDB transaction commits **without** a sync (`MDB_NOSYNC`). Only now can readers see
-//!    the group: **a commit is visible only after it is durable**.
+//! 3. The group is published to readers (or its LMDB transaction commits **without** a sync,
+//!    `MDB_NOSYNC`). Only now can readers see it: **a commit is visible only after it is
+//!    durable**.
 //! 4. The group's requests are acknowledged. "Acknowledged means durable" holds, since the log
 //!    record alone can rebuild the group.
+//! 5. Published groups are written into LMDB later by the applier, many in one unsynced
+//!    transaction stamped with the last one's `log_seq`.
 //!
 //! A group larger than half the ring (a bulk load) is not logged: LMDB commits it unsynced
 //! (readers see it from here, before it is durable), a checkpoint then syncs it, and only then
