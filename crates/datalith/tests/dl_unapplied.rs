@@ -11,6 +11,8 @@ use datalith::{Database, DbOptions};
 fn open(path: &std::path::Path, delay: Duration) -> Database {
     let mut env = EnvOptions::default();
     env.log_apply_delay = delay;
+    // Every read merges the waiting groups (by default a reader first writes a few itself).
+    env.log_readers_apply = false;
     let mut o = DbOptions::default();
     o.env = env;
     Database::open(path, o).unwrap()

@@ -2,7 +2,8 @@
 //! after an acknowledgement sees the write, whatever the applier has done yet; a snapshot keeps
 //! its state while the applier writes LMDB underneath; reopening finds the same contents.
 //! Each case runs with LMDB written after every group, after the default delay, and (in
-//! effect) never before the end.
+//! effect) never before the end, with readers merging the waiting groups; and with readers
+//! writing a few waiting groups into LMDB themselves first (the default).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
@@ -130,17 +131,40 @@ fn read_view(txn: &datalith::kv::ReadTxn, plain: &Table, list: &Table) -> Model 
     m
 }
 
-fn options(delay: Duration) -> EnvOptions {
+/// How LMDB catches up: the applier's delay, and whether readers write a few waiting groups
+/// themselves (without, every read while groups wait merges their overlay).
+#[derive(Debug, Clone, Copy)]
+struct Catching {
+    delay: Duration,
+    readers_apply: bool,
+}
+
+fn options(c: Catching) -> EnvOptions {
     let mut o = EnvOptions::default();
-    o.log_apply_delay = delay;
+    o.log_apply_delay = c.delay;
+    o.log_readers_apply = c.readers_apply;
     o
 }
 
-/// After every group, immediately, by default, and not before the environment closes.
-const DELAYS: [Duration; 3] = [
-    Duration::ZERO,
-    Duration::from_millis(20),
-    Duration::from_secs(3600),
+/// After every group, by default, and not before the environment closes; readers writing
+/// waiting groups themselves (the default) or always merging them.
+const CATCHING: [Catching; 4] = [
+    Catching {
+        delay: Duration::ZERO,
+        readers_apply: false,
+    },
+    Catching {
+        delay: Duration::from_millis(20),
+        readers_apply: false,
+    },
+    Catching {
+        delay: Duration::from_secs(3600),
+        readers_apply: false,
+    },
+    Catching {
+        delay: Duration::from_secs(3600),
+        readers_apply: true,
+    },
 ];
 
 proptest! {
@@ -149,10 +173,11 @@ proptest! {
     #[test]
     fn every_acknowledged_write_is_read_at_once_and_after_reopening(
         txns in prop::collection::vec(prop::collection::vec(op(), 1..8), 1..30),
-        delay in 0usize..3,
+        catching in 0usize..4,
     ) {
+        let catching = CATCHING[catching];
         let dir = tempfile::tempdir().unwrap();
-        let env = Environment::open(dir.path(), options(DELAYS[delay])).unwrap();
+        let env = Environment::open(dir.path(), options(catching)).unwrap();
         let plain = env.table("plain", TableKind::Plain).unwrap();
         let list = env.table("list", TableKind::List).unwrap();
         let mut model = Model::default();
@@ -166,7 +191,7 @@ proptest! {
         env.apply_logged().unwrap();
         prop_assert_eq!(&contents(&env, &plain, &list), &model);
         drop(env);
-        let env = Environment::open(dir.path(), options(DELAYS[delay])).unwrap();
+        let env = Environment::open(dir.path(), options(catching)).unwrap();
         let plain = env.table("plain", TableKind::Plain).unwrap();
         let list = env.table("list", TableKind::List).unwrap();
         prop_assert_eq!(&contents(&env, &plain, &list), &model);
@@ -175,9 +200,9 @@ proptest! {
 
 #[test]
 fn a_snapshot_keeps_its_state_while_lmdb_is_written_under_it() {
-    for delay in DELAYS {
+    for catching in CATCHING {
         let dir = tempfile::tempdir().unwrap();
-        let env = Environment::open(dir.path(), options(delay)).unwrap();
+        let env = Environment::open(dir.path(), options(catching)).unwrap();
         let plain = env.table("plain", TableKind::Plain).unwrap();
         let list = env.table("list", TableKind::List).unwrap();
         let mut model = Model::default();
@@ -199,16 +224,20 @@ fn a_snapshot_keeps_its_state_while_lmdb_is_written_under_it() {
         }
         env.apply_logged().unwrap();
         for (txn, then) in &held {
-            assert_eq!(&read_view(txn, &plain, &list), then, "delay {delay:?}");
+            assert_eq!(&read_view(txn, &plain, &list), then, "{catching:?}");
         }
-        assert_eq!(contents(&env, &plain, &list), model, "delay {delay:?}");
+        assert_eq!(contents(&env, &plain, &list), model, "{catching:?}");
     }
 }
 
 #[test]
 fn a_checkpoint_and_a_compacted_copy_hold_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
-    let env = Environment::open(dir.path(), options(Duration::from_secs(3600))).unwrap();
+    let never = Catching {
+        delay: Duration::from_secs(3600),
+        readers_apply: false,
+    };
+    let env = Environment::open(dir.path(), options(never)).unwrap();
     let plain = env.table("plain", TableKind::Plain).unwrap();
     let list = env.table("list", TableKind::List).unwrap();
     let mut model = Model::default();
@@ -226,7 +255,7 @@ fn a_checkpoint_and_a_compacted_copy_hold_every_acknowledged_write() {
     env.checkpoint().unwrap();
     drop(env);
     // The copy has no log: what it holds is in its data file.
-    let copied = Environment::open(&target, options(Duration::ZERO)).unwrap();
+    let copied = Environment::open(&target, options(never)).unwrap();
     let plain = copied.table("plain", TableKind::Plain).unwrap();
     let list = copied.table("list", TableKind::List).unwrap();
     assert_eq!(contents(&copied, &plain, &list), model);

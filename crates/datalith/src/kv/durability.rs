@@ -120,6 +120,10 @@ pub struct EnvOptions {
     /// written (they are applied sooner when many have gathered, or when readers keep
     /// merging a large overlay). Zero writes LMDB after every group, in the background.
     pub log_apply_delay: std::time::Duration,
+    /// Test hook: off, readers never write waiting groups into LMDB themselves, so every read
+    /// made while groups wait merges their overlay.
+    #[doc(hidden)]
+    pub log_readers_apply: bool,
     /// Test hook: without the checkpointer's reader, unsynced commits may overwrite pages of
     /// the durable checkpoint (the power-cut test shows the damage).
     #[doc(hidden)]
@@ -139,6 +143,7 @@ impl Default for EnvOptions {
             log_checkpoint_bytes: crate::limits::LOG_CHECKPOINT_BYTES,
             log_apply_later: true,
             log_apply_delay: crate::limits::UNAPPLIED_MAX_AGE,
+            log_readers_apply: true,
             log_guard_pages: true,
         }
     }

@@ -50,6 +50,11 @@ impl ReadTxn {
         if let Some(e) = shared.shrink_error() {
             return Err(e);
         }
+        // Before entering the gate: applying takes LMDB's writer lock, and a ticket held while
+        // waiting for it could hold up a map growth that the lock's holder waits for.
+        if let Some(lazy) = shared.lazy.as_ref().filter(|l| l.readers_apply()) {
+            lazy.apply_for_reader(&shared);
+        }
         let ticket = shared.gate.enter(shared.used_pages());
         match shared
             .env

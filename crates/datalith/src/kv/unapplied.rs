@@ -41,7 +41,7 @@ use super::lmdb::PutFlags;
 use super::overlay::Overlay;
 use super::stage::{Mark, Stage};
 use super::wal::{Logged, LOG_SEQ_KEY};
-use crate::limits::{UNAPPLIED_MAX_OPS, UNAPPLIED_READER_OPS};
+use crate::limits::{UNAPPLIED_MAX_OPS, UNAPPLIED_READER_APPLY_OPS, UNAPPLIED_READER_OPS};
 
 /// One logged group waiting to be applied.
 pub(crate) struct Group {
@@ -152,6 +152,8 @@ pub(crate) struct Lazy {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// How long a group may wait (`EnvOptions::log_apply_delay`).
     max_age: Duration,
+    /// Whether a reader writes a few waiting groups itself (`EnvOptions::log_readers_apply`).
+    readers_apply: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -159,7 +161,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Lazy {
-    pub(crate) fn new(max_age: Duration) -> Lazy {
+    pub(crate) fn new(max_age: Duration, readers_apply: bool) -> Lazy {
         let signal = Arc::new(Signal::default());
         Lazy {
             current: Mutex::new(Arc::new(Unapplied::new(Vec::new(), 0, signal.clone()))),
@@ -167,6 +169,7 @@ impl Lazy {
             signal,
             thread: Mutex::new(None),
             max_age,
+            readers_apply,
         }
     }
 
@@ -210,7 +213,49 @@ impl Lazy {
     /// without them. Must not be called while holding a snapshot (see the module's
     /// invariants).
     pub(crate) fn apply_all(&self, shared: &EnvShared) -> Result<(), KvError> {
-        let _one = lock(&self.applying);
+        let held = lock(&self.applying);
+        self.apply_held(shared, &held, true)
+    }
+
+    /// Whether readers write a few waiting groups themselves ([`Lazy::apply_for_reader`]).
+    pub(crate) fn readers_apply(&self) -> bool {
+        self.readers_apply
+    }
+
+    /// Holds the applier's lock: nobody applies while the old path commits on its own.
+    pub(crate) fn hold(&self) -> std::sync::MutexGuard<'_, ()> {
+        lock(&self.applying)
+    }
+
+    /// Before a reader's snapshot begins: if a few groups wait and nobody is applying, writes
+    /// them into LMDB on the reader's thread, so the snapshot (often kept for many reads: a
+    /// `Db` taken right after writes) reads LMDB alone instead of merging an overlay into
+    /// every read. Never waits and never grows the map; otherwise the reader merges the
+    /// overlay, and a large one hurries the applier.
+    pub(crate) fn apply_for_reader(&self, shared: &EnvShared) {
+        let version = self.current();
+        if version.groups.is_empty() {
+            return;
+        }
+        if version.ops > UNAPPLIED_READER_APPLY_OPS {
+            self.signal.nudge();
+            return;
+        }
+        drop(version);
+        if let Ok(held) = self.applying.try_lock() {
+            // A failure is met again by the applier, which reports it to writers.
+            let _ = self.apply_held(shared, &held, false);
+        }
+    }
+
+    /// [`Lazy::apply_all`] under the applier's lock; without `may_grow` a full map ends the
+    /// attempt (the applier grows it later).
+    fn apply_held(
+        &self,
+        shared: &EnvShared,
+        _held: &std::sync::MutexGuard<'_, ()>,
+        may_grow: bool,
+    ) -> Result<(), KvError> {
         let version = self.current();
         let Some(last) = version.groups.last() else {
             return Ok(());
@@ -228,7 +273,9 @@ impl Lazy {
             merged.append_from(&g.stage);
             bytes += g.logged.bytes();
         }
-        shared.ensure_room(merged.staged_bytes())?;
+        if may_grow {
+            shared.ensure_room(merged.staged_bytes())?;
+        }
         let txnid = loop {
             let mut txn = shared
                 .env
@@ -244,10 +291,14 @@ impl Lazy {
             });
             match written {
                 Ok(()) => {}
-                Err(e) if is_map_full(&e) => {
+                Err(e) if is_map_full(&e) && may_grow => {
                     txn.abort();
                     shared.grow_map(true)?;
                     continue;
+                }
+                Err(e) if is_map_full(&e) => {
+                    txn.abort();
+                    return Err(KvError::from(e));
                 }
                 Err(e) => {
                     txn.abort();

@@ -180,6 +180,9 @@ impl Runner {
             Some(Ok((before, stage))) => (Ok(()), before, Some(stage)),
             Some(Err(e)) => (Err(e), None, None),
             None => {
+                // Nobody writes LMDB behind this batch's transaction (readers would otherwise
+                // wait on LMDB's writer lock for it).
+                let _applying = shared.lazy.as_ref().map(|l| l.hold());
                 let scratch = Scratch {
                     stage: &mut self.stage,
                     outcomes: &mut self.outcomes,

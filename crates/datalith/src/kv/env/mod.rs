@@ -451,7 +451,10 @@ impl Environment {
             read_only,
             verified,
             lazy: match wal.is_some() && options.log_apply_later {
-                true => Some(super::unapplied::Lazy::new(options.log_apply_delay)),
+                true => Some(super::unapplied::Lazy::new(
+                    options.log_apply_delay,
+                    options.log_readers_apply,
+                )),
                 false => None,
             },
             wal,
