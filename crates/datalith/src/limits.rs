@@ -83,9 +83,9 @@ pub const UNAPPLIED_MAX_AGE: std::time::Duration = std::time::Duration::from_mil
 /// ... or until they hold this many staged ops (bounds their memory and the overlay's size).
 pub const UNAPPLIED_MAX_OPS: usize = 64 * 1024;
 
-/// ... or at once after a reader had to build an overlay of at least this many ops (a
-/// workload that reads between writes pays that build once per new group).
-pub const UNAPPLIED_READER_OPS: usize = 1024;
+/// ... or at once after a reader met at least this many waiting ops (a workload that reads
+/// between writes pays for merging them on every read).
+pub const UNAPPLIED_READER_OPS: usize = 64;
 
 /// With the log, batches whose requests' size hints add up to more than this are written into
 /// LMDB at once, as their own commit, instead of later (`kv::committer::later`). Large
@@ -96,10 +96,14 @@ pub const UNAPPLIED_READER_OPS: usize = 1024;
 /// async batches of 1000 requests 228K and 119K).
 pub const LATER_MAX_BATCH_BYTES: usize = 64 * 1024;
 
-/// A reader that begins a snapshot while at most this many staged ops wait for LMDB, and
-/// nobody is writing them, writes them itself first (~1 ms at most), so the snapshot reads
-/// LMDB alone: merging an overlay into every read made queries on a `Db` taken right after
-/// writes 25-45% slower (Q: q1, q4, lookup-q).
+/// A reader merges up to this many waiting ops into its reads: building their overlay costs a
+/// few microseconds, where writing them into LMDB first would cost an LMDB commit (~50 us)
+/// on the read's path.
+pub const UNAPPLIED_READER_MERGE_OPS: usize = 256;
+
+/// ... and writes up to this many into LMDB itself before its snapshot begins, when nobody
+/// else is writing them (~1 ms at most), so the snapshot reads LMDB alone: a `Db` taken right
+/// after writes is often kept for many reads, each of which would merge the overlay.
 pub const UNAPPLIED_READER_APPLY_OPS: usize = 4096;
 
 /// Requests that may wait in the committer's queue. A full queue blocks the caller

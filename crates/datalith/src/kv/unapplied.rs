@@ -41,7 +41,9 @@ use super::lmdb::PutFlags;
 use super::overlay::Overlay;
 use super::stage::{Mark, Stage};
 use super::wal::{Logged, LOG_SEQ_KEY};
-use crate::limits::{UNAPPLIED_MAX_OPS, UNAPPLIED_READER_APPLY_OPS, UNAPPLIED_READER_OPS};
+use crate::limits::{
+    UNAPPLIED_MAX_OPS, UNAPPLIED_READER_APPLY_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
+};
 
 /// One logged group waiting to be applied.
 pub(crate) struct Group {
@@ -227,18 +229,19 @@ impl Lazy {
         lock(&self.applying)
     }
 
-    /// Before a reader's snapshot begins: if a few groups wait and nobody is applying, writes
-    /// them into LMDB on the reader's thread, so the snapshot (often kept for many reads: a
-    /// `Db` taken right after writes) reads LMDB alone instead of merging an overlay into
-    /// every read. Never waits and never grows the map; otherwise the reader merges the
-    /// overlay, and a large one hurries the applier.
+    /// Before a reader's snapshot begins: if more groups wait than are cheap to merge, but
+    /// not many, and nobody is applying, writes them into LMDB on the reader's thread, so the
+    /// snapshot (often kept for many reads: a `Db` taken right after writes) reads LMDB alone
+    /// instead of merging an overlay into every read. Never waits and never grows the map;
+    /// otherwise the reader merges the overlay, and a large one hurries the applier.
     pub(crate) fn apply_for_reader(&self, shared: &EnvShared) {
         let version = self.current();
-        if version.groups.is_empty() {
-            return;
-        }
-        if version.ops > UNAPPLIED_READER_APPLY_OPS {
-            self.signal.nudge();
+        if version.ops <= UNAPPLIED_READER_MERGE_OPS || version.ops > UNAPPLIED_READER_APPLY_OPS {
+            // Cheap to merge (a read between writes: the applier catches up on its own
+            // thread), or too much to write here.
+            if version.ops >= UNAPPLIED_READER_OPS {
+                self.signal.nudge();
+            }
             return;
         }
         drop(version);
