@@ -5,6 +5,12 @@
 //! transaction with **one** commit (one fsync in `Durable` mode). So the batch is 1 when the
 //! system is idle and grows with load, with no timer and no knob.
 //!
+//! With the write-ahead log (`Durable`), a batch of small requests opens no LMDB write
+//! transaction at all (`later`): it is prepared against a snapshot plus the overlay of the
+//! groups LMDB does not hold yet, made durable by its log record and published to readers,
+//! and LMDB is written later, many groups at once (`kv::unapplied`). What follows describes
+//! the other path: large batches, and every batch of the other modes.
+//!
 //! Isolation without nested transactions: a request first validates against the transaction
 //! (which already holds every earlier request of the batch) and stages its writes in a
 //! [`Stage`]; only a request that passed is written into LMDB. A rejected request is rolled
