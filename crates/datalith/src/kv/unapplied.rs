@@ -42,7 +42,8 @@ use super::overlay::Overlay;
 use super::stage::{Mark, Stage};
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    UNAPPLIED_MAX_OPS, UNAPPLIED_READER_APPLY_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
+    UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS, UNAPPLIED_READER_APPLY_OPS,
+    UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
 };
 
 /// One logged group waiting to be applied.
@@ -197,7 +198,9 @@ impl Lazy {
         let mut groups = cur.groups.clone();
         groups.push(Arc::new(group));
         let next = Unapplied::new(groups, cur.applied_txnid, self.signal.clone());
-        let wake = next.ops >= UNAPPLIED_MAX_OPS || next.groups.len() == 1;
+        let wake = next.ops >= UNAPPLIED_MAX_OPS
+            || next.groups.len() >= UNAPPLIED_MAX_GROUPS
+            || next.groups.len() == 1;
         *cur = Arc::new(next);
         drop(cur);
         if wake {
@@ -345,7 +348,7 @@ impl Lazy {
 }
 
 /// The applier's loop: applies once the oldest group is `max_age` old, the groups
-/// hold `UNAPPLIED_MAX_OPS` ops, or a reader asked.
+/// hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a reader asked.
 fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
     loop {
         let Some(env) = shared.upgrade() else { return };
@@ -363,6 +366,7 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
         let due = match version.groups.first() {
             None => Duration::from_secs(1),
             Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
+            Some(_) if version.groups.len() >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
             Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
             Some(g) => max_age.saturating_sub(g.at.elapsed()),
         };
