@@ -97,3 +97,34 @@ fn values_reports_and_check_see_every_acknowledged_transaction() {
         assert!(reopened.check().unwrap().is_ok(), "delay {delay:?}");
     }
 }
+
+#[test]
+fn a_transaction_too_large_for_the_log_is_written_into_lmdb_at_once() {
+    // A small request (its size hint counts items, not bytes) whose writes exceed half of a
+    // 1 MiB log: it skips the log, after the groups waiting before it reach LMDB.
+    let dir = tempfile::tempdir().unwrap();
+    let open_small = |path: &std::path::Path| {
+        let mut env = EnvOptions::default();
+        env.log_apply_delay = Duration::from_secs(3600);
+        env.log_readers_apply = false;
+        env.log_file_bytes = 1 << 20;
+        let mut o = DbOptions::default();
+        o.env = env;
+        Database::open(path, o).unwrap()
+    };
+    let db = open_small(dir.path());
+    db.transact(SCHEMA).unwrap();
+    db.transact(r#"[{:name "Ann" :age 30}]"#).unwrap();
+    let long = "x".repeat(700 * 1024);
+    db.transact(format!(r#"[{{:name "{long}" :age 1}}]"#).as_str())
+        .unwrap();
+    db.transact(r#"[{:name "Bob" :age 41}]"#).unwrap();
+    let ages = "[:find (sum ?a) . :where [_ :age ?a]]";
+    let now = db.db().unwrap();
+    assert_eq!(q(&now, ages), "72");
+    assert!(now.check().unwrap().is_ok());
+    drop(now);
+    drop(db);
+    let db = open_small(dir.path());
+    assert_eq!(q(&db.db().unwrap(), ages), "72");
+}

@@ -282,43 +282,7 @@ impl Lazy {
         if may_grow {
             shared.ensure_room(merged.staged_bytes())?;
         }
-        let txnid = loop {
-            let mut txn = shared
-                .env
-                .write_txn()
-                .map_err(|e| shared.poison(KvError::from(e)))?;
-            let written = merged.apply(Mark::START, &mut txn).and_then(|()| {
-                txn.put(
-                    shared.meta,
-                    LOG_SEQ_KEY,
-                    &last.seq.to_be_bytes(),
-                    PutFlags::NONE,
-                )
-            });
-            match written {
-                Ok(()) => {}
-                Err(e) if is_map_full(&e) && may_grow => {
-                    txn.abort();
-                    shared.grow_map(true)?;
-                    continue;
-                }
-                Err(e) if is_map_full(&e) => {
-                    txn.abort();
-                    return Err(KvError::from(e));
-                }
-                Err(e) => {
-                    txn.abort();
-                    return Err(shared.poison(KvError::from(e)));
-                }
-            }
-            let txnid = txn.id();
-            wal.commit(txn, &last.logged).map_err(|e| {
-                shared.poison(KvError::CommitFailed {
-                    cause: e.to_string(),
-                })
-            })?;
-            break txnid;
-        };
+        let txnid = commit_stage(shared, &mut merged, last.seq, &last.logged, may_grow)?;
         {
             let mut cur = lock(&self.current);
             let rest: Vec<_> = cur
@@ -344,6 +308,52 @@ impl Lazy {
             let _ = t.join();
         }
         self.apply_all(shared)
+    }
+}
+
+/// Writes `stage` into one LMDB transaction stamped with log sequence number `seq` and
+/// commits it unsynced as `logged` (`Wal::commit`); returns the transaction's id. A full map
+/// is grown and the write redone when `may_grow`, else the attempt ends with the error. Any
+/// other failure poisons the environment.
+pub(crate) fn commit_stage(
+    shared: &EnvShared,
+    stage: &mut Stage,
+    seq: u64,
+    logged: &Logged,
+    may_grow: bool,
+) -> Result<usize, KvError> {
+    let wal = shared.wal.as_ref().expect("only with a log");
+    loop {
+        let mut txn = shared
+            .env
+            .write_txn()
+            .map_err(|e| shared.poison(KvError::from(e)))?;
+        let written = stage
+            .apply(Mark::START, &mut txn)
+            .and_then(|()| txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE));
+        match written {
+            Ok(()) => {}
+            Err(e) if is_map_full(&e) && may_grow => {
+                txn.abort();
+                shared.grow_map(true)?;
+                continue;
+            }
+            Err(e) if is_map_full(&e) => {
+                txn.abort();
+                return Err(KvError::from(e));
+            }
+            Err(e) => {
+                txn.abort();
+                return Err(shared.poison(KvError::from(e)));
+            }
+        }
+        let txnid = txn.id();
+        wal.commit(txn, logged).map_err(|e| {
+            shared.poison(KvError::CommitFailed {
+                cause: e.to_string(),
+            })
+        })?;
+        return Ok(txnid);
     }
 }
 

@@ -10,13 +10,12 @@
 use std::sync::Arc;
 
 use super::super::env::EnvShared;
-use super::super::error::{is_map_full, KvError};
-use super::super::lmdb::PutFlags;
+use super::super::error::KvError;
 use super::super::overlay::Overlay;
 use super::super::read::ReadTxn;
-use super::super::stage::{Mark, Stage};
-use super::super::unapplied::{Group, Unapplied};
-use super::super::wal::{Logged, LOG_SEQ_KEY};
+use super::super::stage::Stage;
+use super::super::unapplied::{commit_stage, Group, Unapplied};
+use super::super::wal::Logged;
 use super::{BatchState, Rejected, Runner};
 use crate::limits::LATER_MAX_BATCH_BYTES;
 
@@ -161,34 +160,9 @@ fn write_now(
     logged: &Logged,
 ) -> Result<(), KvError> {
     let wal = shared.wal.as_ref().expect("only with a log");
-    loop {
-        let mut txn = shared
-            .env
-            .write_txn()
-            .map_err(|e| shared.poison(KvError::from(e)))?;
-        let written = stage
-            .apply(Mark::START, &mut txn)
-            .and_then(|()| txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE));
-        match written {
-            Ok(()) => {}
-            Err(e) if is_map_full(&e) => {
-                txn.abort();
-                shared.grow_map(true)?;
-                continue;
-            }
-            Err(e) => {
-                txn.abort();
-                return Err(shared.poison(KvError::from(e)));
-            }
-        }
-        wal.commit(txn, logged).map_err(|e| {
-            shared.poison(KvError::CommitFailed {
-                cause: e.to_string(),
-            })
-        })?;
-        wal.after_commit(&shared.env, logged)
-            .map_err(|e| shared.poison(e))?;
-        shared.after_commit();
-        return Ok(());
-    }
+    commit_stage(shared, stage, seq, logged, true)?;
+    wal.after_commit(&shared.env, logged)
+        .map_err(|e| shared.poison(e))?;
+    shared.after_commit();
+    Ok(())
 }
