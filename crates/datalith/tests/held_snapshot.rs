@@ -99,6 +99,67 @@ fn a_growth_blocked_by_a_held_snapshot_fails_the_write_in_bounded_time_and_recov
 }
 
 #[test]
+fn with_the_log_writers_go_on_until_the_log_is_full_then_fail_in_bounded_time_and_recover() {
+    // Durable: a commit is its log record, so writes go on while a held snapshot stops LMDB
+    // from growing; once the log holds all it can (1 MiB here), the next write fails with the
+    // typed error after a bounded wait, and every acknowledged write is there once the
+    // snapshot is gone.
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = EnvOptions::with_durability(Durability::Durable);
+    opts.initial_map_bytes = 1 << 20;
+    opts.growth_patience = Duration::from_millis(300);
+    opts.log_file_bytes = 1 << 20;
+    let env = Environment::open(dir.path(), opts).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let held = env.read().unwrap();
+    let big = vec![7u8; 8000];
+    let started = Instant::now();
+    let mut failed_at = None;
+    for i in 0..2_000u32 {
+        match env.transact_kv(vec![KvOp::put(&t, i.to_be_bytes(), big.clone())]) {
+            Ok(_) => {}
+            Err(e) => {
+                let KvError::SnapshotBlocksGrowth { open_snapshots, .. } = e else {
+                    panic!("expected SnapshotBlocksGrowth, got {e}");
+                };
+                assert!(open_snapshots >= 1);
+                failed_at = Some(i);
+                break;
+            }
+        }
+    }
+    let failed_at = failed_at.expect("16 MB of writes through a 1 MiB log into a 1 MiB map");
+    assert!(failed_at > 0, "writes went on while the snapshot was held");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the write failed in bounded time: {:?}",
+        started.elapsed()
+    );
+    // The snapshot still reads its own state; the failure poisoned nothing.
+    assert_eq!(held.view().len(&t).unwrap(), 0);
+    drop(held);
+    env.transact_kv(vec![KvOp::put(&t, failed_at.to_be_bytes(), big.clone())])
+        .unwrap();
+    let txn = env.read().unwrap();
+    assert_eq!(txn.view().len(&t).unwrap(), failed_at as u64 + 1);
+    for i in 0..=failed_at {
+        assert_eq!(
+            txn.view().get(&t, &i.to_be_bytes()).unwrap(),
+            Some(&big[..])
+        );
+    }
+    drop(txn);
+    drop(env);
+    // Reopened: the same, from the data file and the log.
+    let env = Environment::open(dir.path(), EnvOptions::default()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    assert_eq!(
+        env.read().unwrap().view().len(&t).unwrap(),
+        failed_at as u64 + 1
+    );
+}
+
+#[test]
 fn a_thousand_reader_threads_under_a_writer_all_read() {
     let dir = tempfile::tempdir().unwrap();
     let env =
