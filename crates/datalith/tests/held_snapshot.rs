@@ -53,6 +53,29 @@ fn writers_go_on_under_a_held_snapshot_with_the_default_map() {
     assert_eq!(now.view().get(&t, &key(7)).unwrap(), Some(&b"v20"[..]));
 }
 
+/// Writes `value` under keys 0, 1, ... (up to 2,000) until a write fails, which must be with
+/// `SnapshotBlocksGrowth`: the failed key, and the error's open snapshots and wait in ms.
+fn write_until_growth_blocked(
+    env: &Environment,
+    t: &datalith::kv::Table,
+    value: &[u8],
+) -> Option<(u32, u32, u64)> {
+    for i in 0..2_000u32 {
+        if let Err(e) = env.transact_kv(vec![KvOp::put(t, i.to_be_bytes(), value.to_vec())]) {
+            let KvError::SnapshotBlocksGrowth {
+                open_snapshots,
+                waited_ms,
+                ..
+            } = e
+            else {
+                panic!("expected SnapshotBlocksGrowth, got {e}");
+            };
+            return Some((i, open_snapshots, waited_ms));
+        }
+    }
+    None
+}
+
 #[test]
 fn a_growth_blocked_by_a_held_snapshot_fails_the_write_in_bounded_time_and_recovers() {
     let dir = tempfile::tempdir().unwrap();
@@ -64,27 +87,10 @@ fn a_growth_blocked_by_a_held_snapshot_fails_the_write_in_bounded_time_and_recov
     let held = env.read().unwrap();
     let big = vec![7u8; 8000];
     let started = Instant::now();
-    let mut failed_at = None;
-    for i in 0..2_000u32 {
-        match env.transact_kv(vec![KvOp::put(&t, i.to_be_bytes(), big.clone())]) {
-            Ok(_) => {}
-            Err(e) => {
-                let KvError::SnapshotBlocksGrowth {
-                    open_snapshots,
-                    waited_ms,
-                    ..
-                } = e
-                else {
-                    panic!("expected SnapshotBlocksGrowth, got {e}");
-                };
-                assert_eq!(open_snapshots, 1);
-                assert_eq!(waited_ms, 300);
-                failed_at = Some(i);
-                break;
-            }
-        }
-    }
-    let failed_at = failed_at.expect("16 MB of writes into a 1 MiB map must need a growth");
+    let (failed_at, open_snapshots, waited_ms) = write_until_growth_blocked(&env, &t, &big)
+        .expect("16 MB of writes into a 1 MiB map must need a growth");
+    assert_eq!(open_snapshots, 1);
+    assert_eq!(waited_ms, 300);
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "the write failed in bounded time"
@@ -114,21 +120,9 @@ fn with_the_log_writers_go_on_until_the_log_is_full_then_fail_in_bounded_time_an
     let held = env.read().unwrap();
     let big = vec![7u8; 8000];
     let started = Instant::now();
-    let mut failed_at = None;
-    for i in 0..2_000u32 {
-        match env.transact_kv(vec![KvOp::put(&t, i.to_be_bytes(), big.clone())]) {
-            Ok(_) => {}
-            Err(e) => {
-                let KvError::SnapshotBlocksGrowth { open_snapshots, .. } = e else {
-                    panic!("expected SnapshotBlocksGrowth, got {e}");
-                };
-                assert!(open_snapshots >= 1);
-                failed_at = Some(i);
-                break;
-            }
-        }
-    }
-    let failed_at = failed_at.expect("16 MB of writes through a 1 MiB log into a 1 MiB map");
+    let (failed_at, open_snapshots, _) = write_until_growth_blocked(&env, &t, &big)
+        .expect("16 MB of writes through a 1 MiB log into a 1 MiB map");
+    assert!(open_snapshots >= 1);
     assert!(failed_at > 0, "writes went on while the snapshot was held");
     assert!(
         started.elapsed() < Duration::from_secs(30),
