@@ -93,6 +93,15 @@ impl Unapplied {
         &self.groups
     }
 
+    /// Every group's writes, in order, as a fresh overlay.
+    pub(crate) fn fold(&self) -> Overlay {
+        let mut o = Overlay::new();
+        for g in &self.groups {
+            o.apply_stage(&g.stage);
+        }
+        o
+    }
+
     /// LMDB's id of the commit that applied the groups before these.
     pub(crate) fn applied_txnid(&self) -> usize {
         self.applied_txnid
@@ -114,11 +123,7 @@ impl Unapplied {
                 if self.ops >= UNAPPLIED_READER_OPS {
                     self.signal.nudge();
                 }
-                let mut o = Overlay::new();
-                for g in &self.groups {
-                    o.apply_stage(&g.stage);
-                }
-                Some(Arc::new(o))
+                Some(Arc::new(self.fold()))
             })
             .as_ref()
     }

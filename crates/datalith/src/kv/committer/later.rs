@@ -43,11 +43,7 @@ impl Working {
             None => self.reset(),
             Some(v) if self.base == Some(v.applied_txnid()) => {}
             Some(v) => {
-                let mut o = Overlay::new();
-                for g in v.groups() {
-                    o.apply_stage(&g.stage);
-                }
-                self.overlay = o;
+                self.overlay = v.fold();
                 self.base = Some(v.applied_txnid());
             }
         }
