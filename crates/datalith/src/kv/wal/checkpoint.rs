@@ -19,6 +19,7 @@ use super::super::error::KvError;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
 use super::super::stage::Stage;
 use super::file::{wrap_marker, LogFile, Ring};
+use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
 use super::{body, recovery};
@@ -56,6 +57,8 @@ struct CheckpointState {
 #[derive(Default)]
 struct Trigger {
     bytes: u64,
+    /// The write position came close to the end of the written part of the log.
+    fill: bool,
     stop: bool,
 }
 
@@ -90,6 +93,7 @@ impl Logged {
 /// The open log of a writing environment.
 pub(crate) struct Wal {
     log: LogFile,
+    fill: Fill,
     /// The data file, read for its meta pages.
     data: File,
     meta_bytes: usize,
@@ -174,6 +178,7 @@ impl Wal {
         };
         let data = File::open(dir.join(super::super::file::DATA_FILE))?;
         let wal = Arc::new(Wal {
+            fill: Fill::new(&log),
             log,
             data,
             meta_bytes: 2 * page_bytes,
@@ -271,14 +276,26 @@ impl Wal {
             }
         };
         let started = timing::start();
-        if let Some(at) = placement.wrap_at {
-            self.log.file.write_all_at(&wrap_marker(seq), at)?;
-        }
-        self.log.file.write_all_at(&buf, placement.at)?;
+        let end = placement.at + len;
+        let high = placement
+            .wrap_at
+            .map_or(end, |at| end.max(at + HEADER_BYTES as u64));
+        self.fill.write_below(high, || {
+            if let Some(at) = placement.wrap_at {
+                self.log.file.write_all_at(&wrap_marker(seq), at)?;
+            }
+            self.log.file.write_all_at(&buf, placement.at)
+        })?;
         self.log.file.sync_data()?;
         timing::add(Step::LogSync, started);
-        let end = placement.at + len;
         lock(&self.ring).pos = end;
+        if self.fill.wanted(end) {
+            let mut t = lock(&self.trigger);
+            if !t.fill {
+                t.fill = true;
+                self.wake.notify_one();
+            }
+        }
         Ok(Logged {
             seq,
             end,
@@ -407,22 +424,35 @@ impl Wal {
     }
 
     fn run_checkpointer(&self, env: &Env) {
+        let mut due = std::time::Instant::now() + self.settings.interval;
         loop {
-            {
+            let (fill, checkpoint) = {
                 let t = lock(&self.trigger);
-                let (t, _) = self
+                let wait = due.saturating_duration_since(std::time::Instant::now());
+                let (mut t, _) = self
                     .wake
-                    .wait_timeout_while(t, self.settings.interval, |t| {
-                        !t.stop && t.bytes < self.settings.trigger_bytes
+                    .wait_timeout_while(t, wait, |t| {
+                        !t.stop && !t.fill && t.bytes < self.settings.trigger_bytes
                     })
                     .unwrap_or_else(|p| p.into_inner());
                 if t.stop {
                     return;
                 }
+                let checkpoint =
+                    t.bytes >= self.settings.trigger_bytes || std::time::Instant::now() >= due;
+                (std::mem::take(&mut t.fill), checkpoint)
+            };
+            if fill {
+                // A failure leaves the committer writing into unwritten blocks: slower, and
+                // still correct.
+                let _ = self.fill.fill_ahead(&self.log, || lock(&self.ring).pos);
             }
-            // A failure here is met again, and reported, by the committer's own checkpoint
-            // when the ring fills.
-            let _ = self.checkpoint(env);
+            if checkpoint {
+                // A failure here is met again, and reported, by the committer's own checkpoint
+                // when the ring fills.
+                let _ = self.checkpoint(env);
+                due = std::time::Instant::now() + self.settings.interval;
+            }
         }
     }
 }

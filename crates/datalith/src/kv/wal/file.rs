@@ -25,6 +25,8 @@ pub(crate) struct LogFile {
     pub(crate) area_start: u64,
     /// The file's length: the ring ends here.
     pub(crate) capacity: u64,
+    /// Created by this open: its record area is reserved but not written yet (see `fill`).
+    pub(crate) created: bool,
 }
 
 impl LogFile {
@@ -39,6 +41,7 @@ impl LogFile {
         let path = dir.join(LOG_FILE);
         let slot_len = slot_bytes(page_bytes) as u64;
         let area_start = 2 * slot_len;
+        let mut created = false;
         let file = match std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -59,6 +62,7 @@ impl LogFile {
                 preallocate(&f, capacity.max(area_start + (1 << 20)))?;
                 f.sync_all()?;
                 File::open(dir)?.sync_all()?;
+                created = true;
                 f
             }
             Err(e) => return Err(e),
@@ -77,6 +81,7 @@ impl LogFile {
             slot_len,
             area_start,
             capacity,
+            created,
         }))
     }
 

@@ -5,6 +5,8 @@
 //! - [`body`]: a group's writes as a record body.
 //! - `slot`: a checkpoint (what the last durable LMDB sync covered).
 //! - [`file`](mod@file): the log file, its checkpoint slots and its ring of records.
+//! - `fill`: writing the record area once, ahead of the committer, so its syncs carry no
+//!   file-system metadata.
 //! - `checkpoint`: the checkpointer (background LMDB syncs) and the page-reuse guard.
 //! - `recovery`: rolling the data file back to the checkpoint and replaying the log.
 //!
@@ -30,8 +32,9 @@
 //! environment; the record is replayed at the next open, so a request reported failed may
 //! turn out committed, never the reverse.
 //!
-//! Why `fdatasync` (not `O_DSYNC`, not `O_DIRECT`): the file is preallocated, so the sync writes
-//! the data and no metadata, and one call covers a record and its wrap marker. `O_DSYNC` would
+//! Why `fdatasync` (not `O_DSYNC`, not `O_DIRECT`): the file is preallocated and its record area
+//! written once ahead of the committer (`fill`), so the sync writes the data and no metadata, and
+//! one call covers a record and its wrap marker. `O_DSYNC` would
 //! cost the same per write but a sync per `write` call, and `O_DIRECT` needs aligned buffers
 //! and pads every small record to a sector.
 //!
@@ -79,6 +82,7 @@
 pub mod body;
 mod checkpoint;
 pub mod file;
+mod fill;
 mod frame;
 mod recovery;
 mod slot;
