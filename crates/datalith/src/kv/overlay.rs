@@ -679,4 +679,39 @@ mod tests {
         }
         assert_eq!(v.len(&list).unwrap(), 1);
     }
+
+    #[test]
+    fn a_run_of_entries_both_sides_hold_is_not_walked_to_read_the_last() {
+        // The overlay repeats the snapshot's last 10,000 entries (as after the applier wrote
+        // them): reading backwards, the first entry must come after a step or two of the
+        // snapshot, not after skipping all of them.
+        let keys: Vec<Vec<u8>> = (0u32..10_000).map(|i| i.to_be_bytes().to_vec()).collect();
+        let mut o = Overlay::new();
+        for k in &keys {
+            o.op(1, TableKind::Plain, OpKind::Put, k, b"v");
+        }
+        let table = o.table(1).unwrap();
+        let stepped = std::cell::Cell::new(0usize);
+        let base = keys.iter().rev().map(|k| {
+            stepped.set(stepped.get() + 1);
+            Ok::<_, ()>((k.as_slice(), b"v".as_slice()))
+        });
+        let mut merged = Merge {
+            base: base.peekable(),
+            over: present_in_range(table, Bound::Unbounded, Bound::Unbounded, false).peekable(),
+            shadow: table,
+            forward: false,
+        };
+        assert_eq!(
+            merged.next(),
+            Some(Ok((keys[9_999].as_slice(), b"v".as_slice())))
+        );
+        assert!(
+            stepped.get() <= 2,
+            "{} snapshot entries read",
+            stepped.get()
+        );
+        // Read to the end, it is still every entry once.
+        assert_eq!(merged.count(), 9_999);
+    }
 }
