@@ -5,15 +5,16 @@
 //! first write into such a block changes the file's extent map, and the `fdatasync` after it
 //! must then write that metadata too (with a journal, commit the journal) as well as the data.
 //! Measured on this project's machine (ext4), 3 KB appends each followed by `fdatasync`: 210 us
-//! per sync into fallocated blocks, 150 us into blocks written before. SQLite's WAL avoids the cost by overwriting the
-//! same file from its start after each checkpoint; our ring reaches the same state once it has
-//! gone round, and this filler gets there before the committer needs it: the checkpointer
-//! thread writes zeros a chunk at a time ahead of the write position and syncs them itself.
+//! per sync into fallocated blocks, 150 us into blocks written before. SQLite's WAL avoids the
+//! cost by overwriting the same file from its start after each checkpoint; our ring reaches the
+//! same state once it has gone round, and this filler gets there before the committer needs
+//! it: the checkpointer thread writes zeros a chunk at a time ahead of the write position and
+//! syncs them itself.
 //!
 //! The filler and the committer never write the same bytes: the filler writes only at or
 //! above `filled`, under its lock; the committer writes a record below `filled` without the
 //! lock, or else under the lock, raising `filled` past its record (that sync then pays the
-//! journal commit the filler did not get to do).
+//! metadata write the filler did not get to do).
 
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
