@@ -200,22 +200,26 @@ fn a_log_that_wrapped_many_times_replays_across_the_wrap() {
         let mut model = Model::new();
         // About 5 KiB of log per transaction: the ring wraps every ~200.
         write(&env, &t, &mut model, 700, &mut rng);
-        // The groups LMDB has not got yet go there now: the copy below is then one instant
-        // (no LMDB commit follows it that a checkpoint in the log could name).
-        env.apply_logged().unwrap();
-        // A kill: the data file as the page cache holds it, every unsynced commit included.
-        // Recovery rolls it back to the last checkpoint and replays the ring from there.
-        let disk = cut(
-            live.path(),
-            &std::fs::read(live.path().join("data.mdb")).unwrap(),
-            0.0,
-            1,
+        assert_eq!(
+            killed_and_reopened(live.path(), env),
+            model,
+            "trigger {trigger}"
         );
-        drop(env);
-        let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
-        let t = reopened.table("t", TableKind::Plain).unwrap();
-        assert_eq!(contents(&reopened, &t), model, "trigger {trigger}");
     }
+}
+
+/// Kills `env` (the directory `live`) and reopens what a kill leaves: the data file as the page
+/// cache holds it, every unsynced commit included, and the log. Recovery rolls the data file
+/// back to the last checkpoint and replays the ring from there. Returns table `t`'s contents.
+fn killed_and_reopened(live: &Path, env: Environment) -> Model {
+    // The groups LMDB has not got yet go there now: the copy below is then one instant (no
+    // LMDB commit follows it that a checkpoint in the log could name).
+    env.apply_logged().unwrap();
+    let disk = cut(live, &std::fs::read(live.join("data.mdb")).unwrap(), 0.0, 1);
+    drop(env);
+    let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
+    let t = reopened.table("t", TableKind::Plain).unwrap();
+    contents(&reopened, &t)
 }
 
 #[test]
@@ -232,17 +236,7 @@ fn a_new_log_written_ahead_of_the_committer_replays_every_record() {
     let t = env.table("t", TableKind::Plain).unwrap();
     let mut model = Model::new();
     write(&env, &t, &mut model, 1400, &mut rng);
-    env.apply_logged().unwrap();
-    let disk = cut(
-        live.path(),
-        &std::fs::read(live.path().join("data.mdb")).unwrap(),
-        0.0,
-        1,
-    );
-    drop(env);
-    let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
-    let t = reopened.table("t", TableKind::Plain).unwrap();
-    let found = contents(&reopened, &t);
+    let found = killed_and_reopened(live.path(), env);
     assert!(
         found == model,
         "{} keys found after replay, {} expected",
