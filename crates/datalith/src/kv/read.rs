@@ -37,7 +37,7 @@ fn with_unapplied(
     loop {
         let version = lazy.current();
         if version.fits(txn.id()) {
-            let version = (!version.groups().is_empty()).then_some(version);
+            let version = (!version.is_empty()).then_some(version);
             return Ok((txn, version));
         }
         drop(txn);

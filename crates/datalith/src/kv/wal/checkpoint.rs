@@ -88,6 +88,17 @@ impl Logged {
     pub(crate) fn covering(&self, bytes: u64) -> Logged {
         Logged { bytes, ..*self }
     }
+
+    /// A record of `bytes` ending at `end`, for tests of what holds groups.
+    #[cfg(test)]
+    pub(crate) fn for_test(seq: u64, end: u64, bytes: u64) -> Logged {
+        Logged {
+            seq,
+            end,
+            bytes,
+            direct: false,
+        }
+    }
 }
 
 /// The open log of a writing environment.
