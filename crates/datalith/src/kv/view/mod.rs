@@ -132,6 +132,9 @@ impl<'t> View<'t> {
                     Some(v) => Ok(v.as_deref()),
                     None => lmdb(self.txn.get(table.db, key)),
                 },
+                // A key the overlay does not mention reads as the snapshot holds it, without
+                // the merge's cursor and boxes (the committer's lookups of fresh values).
+                TableOverlay::List(m) if !m.contains_key(key) => lmdb(self.txn.get(table.db, key)),
                 TableOverlay::List(_) => self.list(table, key)?.next().transpose(),
             };
         }
