@@ -27,11 +27,15 @@ pub(crate) enum Step {
     LmdbCommit,
     /// Completing the requests after the commit (reports, snapshots, wake-ups).
     Finish,
+    /// LMDB written later: rebuilding the committer's overlay after the applier moved on.
+    CatchUp,
+    /// LMDB written later: adding a request's writes to the committer's overlay.
+    WorkingAdd,
     /// The whole of `commit_batch`.
     Total,
 }
 
-const STEPS: [(Step, &str); 8] = [
+const STEPS: [(Step, &str); 10] = [
     (Step::Prepare, "prepare"),
     (Step::StageApply, "stage-apply"),
     (Step::Slots, "slots"),
@@ -39,10 +43,12 @@ const STEPS: [(Step, &str); 8] = [
     (Step::LogSync, "log-write-sync"),
     (Step::LmdbCommit, "lmdb-commit"),
     (Step::Finish, "finish"),
+    (Step::CatchUp, "catch-up"),
+    (Step::WorkingAdd, "working-add"),
     (Step::Total, "commit-total"),
 ];
 
-static NANOS: [AtomicU64; 8] = [const { AtomicU64::new(0) }; 8];
+static NANOS: [AtomicU64; STEPS.len()] = [const { AtomicU64::new(0) }; STEPS.len()];
 static GROUPS: AtomicU64 = AtomicU64::new(0);
 static OPS: AtomicU64 = AtomicU64::new(0);
 
@@ -86,7 +92,7 @@ pub(crate) fn report() {
 
 /// The printed line: each step's nanoseconds as microseconds per group and per staged op;
 /// `None` when no group committed.
-fn report_line(groups: u64, ops: u64, nanos: &[u64; 8]) -> Option<String> {
+fn report_line(groups: u64, ops: u64, nanos: &[u64; STEPS.len()]) -> Option<String> {
     if groups == 0 {
         return None;
     }
@@ -108,7 +114,7 @@ mod tests {
 
     #[test]
     fn the_line_gives_each_step_per_group_and_per_op() {
-        let mut nanos = [0u64; 8];
+        let mut nanos = [0u64; STEPS.len()];
         nanos[Step::Prepare as usize] = 30_000;
         nanos[Step::LogSync as usize] = 1_000_000;
         nanos[Step::Total as usize] = 1_200_000;
@@ -122,6 +128,7 @@ mod tests {
                      stage-apply=0.0us/group(0.00us/op) slots=0.0us/group(0.00us/op) \
                      log-encode=0.0us/group(0.00us/op) log-write-sync=100.0us/group(25.00us/op) \
                      lmdb-commit=0.0us/group(0.00us/op) finish=0.0us/group(0.00us/op) \
+                     catch-up=0.0us/group(0.00us/op) working-add=0.0us/group(0.00us/op) \
                      commit-total=120.0us/group(30.00us/op)",
                 ),
             ),
@@ -134,6 +141,7 @@ mod tests {
                      stage-apply=0.0us/group(0.00us/op) slots=0.0us/group(0.00us/op) \
                      log-encode=0.0us/group(0.00us/op) log-write-sync=1000.0us/group(1000.00us/op) \
                      lmdb-commit=0.0us/group(0.00us/op) finish=0.0us/group(0.00us/op) \
+                     catch-up=0.0us/group(0.00us/op) working-add=0.0us/group(0.00us/op) \
                      commit-total=1200.0us/group(1200.00us/op)",
                 ),
             ),

@@ -39,6 +39,7 @@ impl Working {
     /// Rebuilt from `version` when the applier has moved on since it was built (else it
     /// already holds exactly the version's groups: the committer published each of them).
     fn catch_up(&mut self, version: Option<&Arc<Unapplied>>) {
+        let started = super::timing::start();
         match version {
             None => self.reset(),
             Some(v) if self.base == Some(v.applied_txnid()) => {}
@@ -47,14 +48,17 @@ impl Working {
                 self.base = Some(v.applied_txnid());
             }
         }
+        super::timing::add(super::Step::CatchUp, started);
     }
 
     /// Adds the ops `stage` holds from op `from` on.
     fn add(&mut self, stage: &Stage, from: usize) {
+        let started = super::timing::start();
         let o = &mut self.overlay;
         stage.for_each_op_in(from..stage.len(), |kind, id, table_kind, key, value| {
             o.op(id, table_kind, kind, key, value)
         });
+        super::timing::add(super::Step::WorkingAdd, started);
     }
 }
 
