@@ -14,7 +14,7 @@ use super::super::error::KvError;
 use super::super::overlay::Overlay;
 use super::super::read::ReadTxn;
 use super::super::stage::Stage;
-use super::super::unapplied::{commit_stage, Group, Unapplied};
+use super::super::unapplied::{commit_stage, Group, Lazy, Unapplied};
 use super::super::wal::Logged;
 use super::{BatchState, Rejected, Runner};
 use crate::limits::LATER_MAX_BATCH_BYTES;
@@ -29,22 +29,22 @@ pub(crate) struct Working {
 }
 
 impl Working {
-    fn reset(&mut self) {
-        if !self.overlay.is_empty() {
-            self.overlay = Overlay::new();
-        }
+    /// Empties it; a large overlay is dropped on the applier thread.
+    fn reset(&mut self, lazy: &Lazy) {
+        lazy.discard(std::mem::take(&mut self.overlay));
         self.base = None;
     }
 
     /// Rebuilt from `version` when the applier has moved on since it was built (else it
     /// already holds exactly the version's groups: the committer published each of them).
-    fn catch_up(&mut self, version: Option<&Arc<Unapplied>>) {
+    fn catch_up(&mut self, version: Option<&Arc<Unapplied>>, lazy: &Lazy) {
         let started = super::timing::start();
         match version {
-            None => self.reset(),
+            None => self.reset(lazy),
             Some(v) if self.base == Some(v.applied_txnid()) => {}
             Some(v) => {
-                self.overlay = v.fold();
+                let fresh = lazy.overlay_for_committer(v);
+                lazy.discard(std::mem::replace(&mut self.overlay, fresh));
                 self.base = Some(v.applied_txnid());
             }
         }
@@ -86,11 +86,11 @@ pub(super) fn commit_batch_later(
         false => ReadTxn::try_begin(shared.clone()),
     };
     let Some(before) = before else {
-        r.working.reset();
+        r.working.reset(lazy);
         r.stage.set_applied_later(false);
         return lazy.apply_all(shared).err().map(Err);
     };
-    r.working.catch_up(before.unapplied());
+    r.working.catch_up(before.unapplied(), lazy);
     r.stage.clear();
     r.stage.set_applied_later(true);
     r.outcomes.clear();
@@ -141,7 +141,7 @@ pub(super) fn commit_batch_later(
         // Too large for the log after all: LMDB gets every unapplied group, then this one,
         // now (applying may grow the map, which waits for every snapshot: ours goes first).
         drop(before);
-        r.working.reset();
+        r.working.reset(lazy);
         let written = lazy
             .apply_all(shared)
             .and_then(|()| write_now(shared, &mut r.stage, seq, &logged));
