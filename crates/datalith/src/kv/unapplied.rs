@@ -19,7 +19,9 @@
 //!   committer before a group too large for the log, a backup, closing) writes the groups of
 //!   one version, in one sorted pass, into one LMDB transaction stamped with the last group's
 //!   log sequence number, commits it like the committer used to (unsynced; the log holds the
-//!   groups until the next checkpoint) and publishes the version without them.
+//!   groups until the next checkpoint) and publishes the version without them; the applier
+//!   thread first folds the groups left waiting for the committer ([`Refold`]) and drops the
+//!   overlays the committer discarded.
 //!
 //! Invariants:
 //! - A version holds every published group after the last applied one, in sequence order.
