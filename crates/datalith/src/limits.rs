@@ -76,14 +76,26 @@ pub const LOG_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::fr
 pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// With the log (`kv::unapplied`), logged groups wait at most this long before they are
-/// written into LMDB in one transaction. Longer writes each touched page fewer times and
-/// copies fewer pages (W, Datalog, async at batch 100: 230,000 writes/s with 250 ms and 256K
-/// ops, 205,000 with 20 ms and 64K); shorter keeps the overlay a reader builds small (a
-/// reader that meets many waiting ops asks the applier to start at once, below).
-pub const UNAPPLIED_MAX_AGE: std::time::Duration = std::time::Duration::from_millis(250);
+/// written into LMDB in one transaction, while few ops arrive (below). Short keeps the
+/// overlay a reader builds small, another process's view of LMDB close behind, and LMDB's
+/// page writes spread out; small groups touch different pages whatever the wait, so a longer
+/// one gains them nothing (W sync at batch 1, 18 alternating pairs of runs: 20 ms ahead of
+/// 250 ms in 12, by less than this machine's noise; at batch 100, 3 pairs with this rule
+/// against 250 ms throughout: 3 ahead, by ~3%).
+pub const UNAPPLIED_MAX_AGE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// ... but when at least `UNAPPLIED_BUSY_OPS` ops are waiting by then, they wait up to this
+/// long (`kv::unapplied::due`): at that rate fewer, larger transactions copy each
+/// touched page fewer times (W, Datalog, async at batch 100: 230,000 writes/s with 250 ms and
+/// 256K ops, 205,000 with 20 ms and 64K).
+pub const UNAPPLIED_BUSY_AGE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// See `UNAPPLIED_BUSY_AGE`: 8K ops in 20 ms is 400,000 staged ops a second (W async at
+/// batch 100 stages ~850,000, sync at batch 1 ~50,000).
+pub const UNAPPLIED_BUSY_OPS: usize = 8 * 1024;
 
 /// ... or until they hold this many staged ops: bounds their memory and the overlay the first
-/// reader of a version builds (~0.5 us per op).
+/// reader of a version builds (~1 us per op here, building and dropping).
 pub const UNAPPLIED_MAX_OPS: usize = 256 * 1024;
 
 /// ... or until this many groups wait (each holds its stage; publishing one is O(1), since

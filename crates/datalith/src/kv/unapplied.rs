@@ -44,8 +44,8 @@ use super::overlay::Overlay;
 use super::stage::{Mark, Stage};
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS, UNAPPLIED_READER_APPLY_OPS,
-    UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
+    UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
+    UNAPPLIED_READER_APPLY_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
 };
 
 /// One logged group waiting to be applied.
@@ -337,6 +337,15 @@ impl Lazy {
         self.apply_held(shared, &held, true, false)
     }
 
+    /// How long groups may wait when many ops came in (`UNAPPLIED_BUSY_AGE`): never less than
+    /// `max_age`, and zero with it (LMDB written after every group).
+    fn busy_age(&self) -> Duration {
+        match self.max_age.is_zero() {
+            true => Duration::ZERO,
+            false => self.max_age.max(UNAPPLIED_BUSY_AGE),
+        }
+    }
+
     /// Whether readers write a few waiting groups themselves ([`Lazy::apply_for_reader`]).
     pub(crate) fn readers_apply(&self) -> bool {
         self.readers_apply
@@ -505,8 +514,19 @@ pub(crate) fn commit_stage(
     }
 }
 
-/// The applier's loop: applies once the oldest group is `max_age` old, the groups
-/// hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a reader asked.
+/// How long the applier may still wait, with `ops` waiting and the oldest group `age` old:
+/// until `max_age`, or `busy_age` when many ops came in by then.
+fn due(ops: usize, age: Duration, max_age: Duration, busy_age: Duration) -> Duration {
+    let wait = match ops >= UNAPPLIED_BUSY_OPS {
+        true => busy_age,
+        false => max_age,
+    };
+    wait.saturating_sub(age)
+}
+
+/// The applier's loop: applies once the oldest group is `max_age` old (`busy_age` when many
+/// ops wait), the groups hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a
+/// reader asked.
 fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
     loop {
         let Some(env) = shared.upgrade() else { return };
@@ -514,6 +534,7 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             return;
         };
         let max_age = lazy.max_age;
+        let busy_age = lazy.busy_age();
         // Read under the signal's lock, which `publish` takes to wake us: no wake-up is lost
         // between this look and the wait.
         let state = lock(&signal.state);
@@ -526,7 +547,7 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
             Some(_) if version.len >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
             Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
-            Some(at) => max_age.saturating_sub(at.elapsed()),
+            Some(at) => due(version.ops, at.elapsed(), max_age, busy_age),
         };
         drop(version);
         if due.is_zero() {
@@ -622,6 +643,27 @@ mod tests {
         };
         assert_eq!(m.len(), 1 + 2 + 3);
         assert!(kept[0].0.overlay().is_none());
+    }
+
+    #[test]
+    fn groups_wait_longer_only_when_many_ops_came_in() {
+        let ms = Duration::from_millis;
+        let (quiet, busy) = (UNAPPLIED_BUSY_OPS - 1, UNAPPLIED_BUSY_OPS);
+        // (ops waiting, age of the oldest, max age, busy age, still to wait)
+        let cases = [
+            (quiet, ms(5), ms(20), ms(250), ms(15)),
+            (quiet, ms(20), ms(20), ms(250), ms(0)),
+            (busy, ms(20), ms(20), ms(250), ms(230)),
+            (busy, ms(300), ms(20), ms(250), ms(0)),
+            (busy, ms(0), ms(0), ms(0), ms(0)),
+        ];
+        for (ops, age, max_age, busy_age, want) in cases {
+            assert_eq!(due(ops, age, max_age, busy_age), want, "{ops} {age:?}");
+        }
+        let lazy = |d| Lazy::new(d, false).busy_age();
+        assert_eq!(lazy(ms(0)), ms(0));
+        assert_eq!(lazy(ms(20)), UNAPPLIED_BUSY_AGE);
+        assert_eq!(lazy(ms(3_600_000)), ms(3_600_000));
     }
 
     /// The plain table's entries of an overlay.
