@@ -146,11 +146,14 @@ impl Unapplied {
 
     /// Every group's writes, in order, as a fresh overlay.
     pub(crate) fn fold(&self) -> Overlay {
-        let mut o = Overlay::new();
-        for g in self.groups() {
-            o.apply_stage(&g.stage);
-        }
-        o
+        fold(&self.groups())
+    }
+
+    /// The groups after sequence number `seq`, oldest first.
+    fn groups_after(&self, seq: u64) -> Vec<Arc<Group>> {
+        let mut groups = self.groups();
+        groups.retain(|g| g.seq > seq);
+        groups
     }
 
     /// LMDB's id of the commit that applied the groups before these.
@@ -178,6 +181,15 @@ impl Unapplied {
             })
             .as_ref()
     }
+}
+
+/// `groups`' writes, in order, as a fresh overlay.
+fn fold(groups: &[Arc<Group>]) -> Overlay {
+    let mut o = Overlay::new();
+    for g in groups {
+        o.apply_stage(&g.stage);
+    }
+    o
 }
 
 /// What wakes the applier.
@@ -426,20 +438,11 @@ impl Lazy {
     /// Folds the groups after `applied_seq` for the committer's versions after the apply
     /// that LMDB transaction `txnid` made.
     fn refold_after(&self, applied_seq: u64, txnid: usize) {
-        let rest: Vec<_> = self
-            .current()
-            .groups()
-            .into_iter()
-            .filter(|g| g.seq > applied_seq)
-            .collect();
-        let mut overlay = Overlay::new();
-        for g in &rest {
-            overlay.apply_stage(&g.stage);
-        }
+        let rest = self.current().groups_after(applied_seq);
         let stale = lock(&self.refold).replace(Refold {
             applied_txnid: txnid,
             through_seq: rest.last().map(|g| g.seq),
-            overlay,
+            overlay: fold(&rest),
         });
         drop(stale);
     }
@@ -448,11 +451,7 @@ impl Lazy {
     /// `txnid` wrote.
     fn trim(&self, applied_seq: u64, txnid: usize) {
         let mut cur = lock(&self.current);
-        let rest: Vec<_> = cur
-            .groups()
-            .into_iter()
-            .filter(|g| g.seq > applied_seq)
-            .collect();
+        let rest = cur.groups_after(applied_seq);
         *cur = Arc::new(Unapplied::fresh(rest, txnid, self.signal.clone()));
     }
 
