@@ -128,3 +128,38 @@ fn a_transaction_too_large_for_the_log_is_written_into_lmdb_at_once() {
     let db = open_small(dir.path());
     assert_eq!(q(&db.db().unwrap(), ages), "72");
 }
+
+#[test]
+fn a_transaction_resolves_against_every_write_of_the_one_before_it_large_or_small() {
+    // A large group's last writes reach the committer's overlay while its log record is
+    // written; the next transaction must still find every one of them.
+    // (people in the first transaction; each is then upserted and referenced)
+    for people in [1usize, 3, 40] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path(), Duration::from_secs(3600));
+        db.transact(SCHEMA).unwrap();
+        let names: Vec<String> = (0..people).map(|i| format!("p{i}")).collect();
+        let first: String = names
+            .iter()
+            .map(|n| format!(r#"{{:name "{n}" :age 1}}"#))
+            .collect();
+        db.transact(&format!("[{first}]")).unwrap();
+        let second: String = names
+            .iter()
+            .map(|n| format!(r#"{{:name "{n}" :age 2 :friend [[:name "p0"]]}}"#))
+            .collect();
+        db.transact(&format!("[{second}]")).unwrap();
+        let now = db.db().unwrap();
+        let counted = q(
+            &now,
+            "[:find (count ?e) (min ?a) (max ?a) :where [?e :name] [?e :age ?a]]",
+        );
+        assert_eq!(counted, format!("#{{[{people} 2 2]}}"), "{people} people");
+        let friends = q(
+            &now,
+            "[:find (count ?e) :where [?e :friend ?x] [?x :name \"p0\"]]",
+        );
+        assert_eq!(friends, format!("#{{[{people}]}}"), "{people} people");
+        assert!(now.check().unwrap().is_ok(), "{people} people");
+    }
+}

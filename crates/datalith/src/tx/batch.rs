@@ -45,12 +45,13 @@ impl BatchSlot for StoreBatch {
         }
         // Values created and emptied, as LMDB counted them while applying the batch's AVE
         // writes (`write::Distinct::Tally`): every tally of a store stage is an attribute id.
-        let tallies: Vec<(u32, i64)> = stage.tallies().to_vec();
-        for (a, n) in tallies {
-            self.stats.entry(a).or_default().1 += n;
+        // Added to a copy: `finish` may run again (see `BatchSlot::finish`).
+        let mut stats = self.stats.clone();
+        for &(a, n) in stage.tallies() {
+            stats.entry(a).or_default().1 += n;
         }
         let r = IndexReader::new(view, t);
-        for (a, (datoms, distinct)) in &self.stats {
+        for (a, (datoms, distinct)) in &stats {
             let old = r.stats(*a).map_err(|e| KvError::CommitFailed {
                 cause: e.to_string(),
             })?;

@@ -13,11 +13,11 @@ use super::super::env::EnvShared;
 use super::super::error::KvError;
 use super::super::overlay::Overlay;
 use super::super::read::ReadTxn;
-use super::super::stage::Stage;
+use super::super::stage::{Mark, Stage};
 use super::super::unapplied::{commit_stage, Group, Lazy, Unapplied};
 use super::super::wal::Logged;
 use super::{BatchState, Rejected, Runner};
-use crate::limits::LATER_MAX_BATCH_BYTES;
+use crate::limits::{LATER_MAX_BATCH_BYTES, LATER_OVERLAP_MIN_OPS};
 
 /// What the groups not yet in LMDB wrote, as the committer reads it: the published groups
 /// since it was last built, then the running batch's accepted requests.
@@ -96,18 +96,21 @@ pub(super) fn commit_batch_later(
     r.outcomes.clear();
     r.ops.clear();
     let mut state = BatchState::default();
+    // The ops staged but not yet in the working overlay start here: each request reads every
+    // earlier one's, but the batch's last writes are added while the disk writes its record.
+    let mut unadded = Mark::START;
     for req in r.batch.iter_mut() {
-        let mark = r.stage.mark();
-        let start = r.stage.len();
+        r.working.add(&r.stage, unadded.ops());
+        unadded = r.stage.mark();
+        let mark = unadded;
         let view = before.raw_view().with_overlay(&r.working.overlay);
         let started = super::timing::start();
         let prepared = req.prepare(view, &mut r.stage, &mut state);
         super::timing::add(super::Step::Prepare, started);
         match prepared {
             Ok(()) => {
-                r.working.add(&r.stage, start);
                 r.outcomes.push(Some(true));
-                r.ops.push(start..r.stage.len());
+                r.ops.push(mark.ops()..r.stage.len());
             }
             Err(Rejected) => {
                 r.stage.rollback(mark);
@@ -115,13 +118,8 @@ pub(super) fn commit_batch_later(
             }
         }
     }
-    for (_, slot) in state.slots.iter_mut() {
-        let start = r.stage.len();
-        let view = before.raw_view().with_overlay(&r.working.overlay);
-        if let Err(e) = slot.finish(view, &mut r.stage) {
-            return Some(Err(shared.poison(e)));
-        }
-        r.working.add(&r.stage, start);
+    if let Err(e) = finish_slots(r, &before, &mut state, &mut unadded) {
+        return Some(Err(shared.poison(e)));
     }
     if shared.take_injected_failure() {
         return Some(Err(shared.poison(KvError::CommitFailed {
@@ -133,7 +131,14 @@ pub(super) fn commit_batch_later(
         return Some(Ok((want.then_some(before), Arc::new(r.take_stage(shared)))));
     }
     let seq = lazy.last_seq().map_or_else(|| wal.next_seq(), |s| s + 1);
-    let logged = match wal.log_group(&shared.env, &r.stage, seq) {
+    // Few ops are added faster than starting the record's write-back costs.
+    let overlap = r.stage.len() - unadded.ops() >= LATER_OVERLAP_MIN_OPS;
+    if !overlap {
+        r.working.add(&r.stage, unadded.ops());
+    }
+    let (working, stage) = (&mut r.working, &r.stage);
+    let meanwhile = overlap.then_some(|| working.add(stage, unadded.ops()));
+    let logged = match wal.log_group(&shared.env, &r.stage, seq, meanwhile) {
         Ok(logged) => logged,
         Err(e) => return Some(Err(shared.poison(e))),
     };
@@ -150,6 +155,45 @@ pub(super) fn commit_batch_later(
     let stage = Arc::new(r.take_stage(shared));
     lazy.publish(Group::new(seq, stage.clone(), logged));
     Some(Ok((want.then_some(before), stage)))
+}
+
+/// The batch's shared writes, after every request. A slot reads the state after every
+/// request, but the ops from `unadded` on are not in the working overlay yet: its reads fail
+/// where they may meet them (`kv::pending`), and it then runs again with them added.
+fn finish_slots(
+    r: &mut Runner,
+    before: &ReadTxn,
+    state: &mut BatchState,
+    unadded: &mut Mark,
+) -> Result<(), KvError> {
+    r.pending.clear();
+    r.pending.note(&r.stage, *unadded);
+    for (_, slot) in state.slots.iter_mut() {
+        loop {
+            let mark = r.stage.mark();
+            let view = before.raw_view().with_overlay(&r.working.overlay);
+            let view = match r.pending.from() {
+                Some(_) => view.with_pending(&r.pending),
+                None => view,
+            };
+            let finished = slot.finish(view, &mut r.stage);
+            if r.pending.take_hit() {
+                r.stage.rollback(mark);
+                r.pending.clear();
+                r.working.add(&r.stage, unadded.ops());
+                *unadded = r.stage.mark();
+                continue;
+            }
+            if let Err(e) = finished {
+                r.pending.clear();
+                return Err(e);
+            }
+            r.pending.note(&r.stage, mark);
+            break;
+        }
+    }
+    r.pending.clear();
+    Ok(())
 }
 
 /// Writes a group that skipped the log into LMDB and checkpoints it.

@@ -60,7 +60,9 @@ pub enum Outcome {
 /// rewrite). A request adds to a slot only after it has passed validation, so a rejected
 /// request leaves no trace in it.
 pub trait BatchSlot: Any + Send {
-    /// Stages the slot's writes; runs once per batch, after the last request.
+    /// Stages the slot's writes, after the batch's last request. May run again for the same
+    /// batch (after a read that met writes it could not see yet, its writes dropped), so it
+    /// must start over rather than accumulate.
     fn finish(&mut self, view: View<'_>, stage: &mut Stage) -> Result<(), KvError>;
     /// Downcasting support.
     fn as_any(&mut self) -> &mut dyn Any;
@@ -528,7 +530,7 @@ fn commit_durably(
 ) -> Result<Committed, KvError> {
     match (&shared.wal, seq) {
         (Some(wal), Some(seq)) => {
-            let logged = match wal.log_group(&shared.env, stage, seq) {
+            let logged = match wal.log_group(&shared.env, stage, seq, None::<fn()>) {
                 Ok(logged) => logged,
                 Err(e) => {
                     txn.abort();
