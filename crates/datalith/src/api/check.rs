@@ -357,12 +357,27 @@ impl Db {
                     .push(malformed("store_meta", "statistics record", v)),
             }
         }
-        let mut attrs: Vec<AttrId> = counts.keys().chain(recorded.keys()).copied().collect();
+        // The distinct values LMDB counted (`kv::tally`), and those the overlay (transactions
+        // LMDB does not hold yet, or speculative ones) creates or empties.
+        let mut unheld: BTreeMap<AttrId, i64> = BTreeMap::new();
+        view.overlay_key_balance(&t.ave, &[], |key, d| {
+            if let Some(a) = key.get(..4).and_then(|b| b.try_into().ok()) {
+                *unheld.entry(AttrId::from_be_bytes(a)).or_default() += d;
+            }
+        })?;
+        let mut attrs: Vec<AttrId> = counts
+            .keys()
+            .chain(recorded.keys())
+            .chain(unheld.keys())
+            .copied()
+            .collect();
         attrs.sort_unstable();
         attrs.dedup();
         report.attributes = attrs.len() as u64;
         for a in attrs {
-            let rec = recorded.get(&a).copied().unwrap_or_default();
+            let mut rec = recorded.get(&a).copied().unwrap_or_default();
+            let tallied = r.distinct_tally(a)? + unheld.get(&a).copied().unwrap_or(0);
+            rec.distinct = (rec.distinct as i64 + tallied).max(0) as u64;
             let actual = counts.get(&a).map_or(AttrStats::default(), |c| AttrStats {
                 datoms: c.ave,
                 distinct: c.distinct,

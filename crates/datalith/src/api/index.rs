@@ -198,7 +198,7 @@ impl Db {
         let r = self.reader();
         match (index, c.e, c.a, &c.v) {
             (Index::Ave, None, Some(a), Some(v)) => Ok(r.count_with(a, v, u64::MAX)?),
-            (Index::Ave | Index::Aev, None, Some(a), None) => Ok(r.stats(a)?.datoms),
+            (Index::Ave | Index::Aev, None, Some(a), None) => Ok(r.estimated_stats(a)?.datoms),
             _ => Ok(self.datoms(index, c)?.len() as u64),
         }
     }

@@ -18,7 +18,6 @@ use crate::kv::{Overlay, Stage};
 use crate::tx::attempt::{attempt, Attempt};
 use crate::tx::batch::StoreBatch;
 use crate::tx::report::{BatchLink, ReportDbs};
-use crate::tx::write::Distinct;
 use crate::tx::{IntoTxData, TxError, TxReport};
 
 impl Db {
@@ -50,7 +49,8 @@ impl Db {
         let t = &self.store.tables;
         let schema = self.schema().clone();
         let mut stage = Stage::default();
-        // Looked up: this stage never reaches LMDB, so no insert can count for it.
+        // Its distinct values are never counted: it never reaches LMDB (`kv::tally`); what it
+        // changes shows in its overlay (see `Db::check`).
         let Attempt {
             outcome: out,
             stats,
@@ -62,7 +62,6 @@ impl Db {
             None,
             None,
             &mut stage,
-            Distinct::Lookup,
         )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.
         let mut slot = StoreBatch::new(t.clone());

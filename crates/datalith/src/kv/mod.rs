@@ -95,6 +95,7 @@ mod pending;
 pub mod read;
 pub mod stage;
 pub mod table;
+pub mod tally;
 pub mod typed;
 mod unapplied;
 pub mod view;

@@ -101,7 +101,7 @@ impl ReadTxn {
 
     /// The reading API over this snapshot.
     pub fn view(&self) -> View<'_> {
-        let view = View::new(self.txn.as_ref().expect("txn lives until drop"));
+        let view = self.raw_view();
         match self.overlay() {
             Some(o) => view.with_overlay(o),
             None => view,
@@ -111,7 +111,7 @@ impl ReadTxn {
     /// The reading API over LMDB's state alone, without the unapplied groups (the committer
     /// merges its own overlay of them).
     pub(crate) fn raw_view(&self) -> View<'_> {
-        View::new(self.txn.as_ref().expect("txn lives until drop"))
+        View::new(self.txn.as_ref().expect("txn lives until drop")).with_tallies(self.shared.meta)
     }
 
     /// The writes this snapshot sees beyond LMDB's state (groups committed but not yet

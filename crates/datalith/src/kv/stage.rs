@@ -63,9 +63,6 @@ pub struct Stage {
     sorted_rest: Box<SortedOps>,
     /// Per tally, keys created minus keys emptied by the tallied ops applied so far.
     tallies: Vec<(u32, i64)>,
-    /// Its ops reach LMDB only after its batch has ended (`kv::unapplied`), so no tally can be
-    /// learnt from applying them: writers count by looking up instead.
-    applied_later: bool,
 }
 
 /// A position in a [`Stage`] to roll back to.
@@ -231,16 +228,6 @@ impl Stage {
         (from.ops..self.ops.len()).map(|i| (self.ops[i].table, self.op_bytes(i).0))
     }
 
-    /// Whether this stage's ops are applied to LMDB only after its batch (see
-    /// [`Stage::tallies`]: no tally is then counted while the batch runs).
-    pub fn applied_later(&self) -> bool {
-        self.applied_later
-    }
-
-    pub(crate) fn set_applied_later(&mut self, later: bool) {
-        self.applied_later = later;
-    }
-
     /// Stages a copy of every op of `other` after this stage's own, in order.
     pub(crate) fn append_from(&mut self, other: &Stage) {
         let base = self.bytes.len();
@@ -278,6 +265,27 @@ impl Stage {
     /// Calls `f(op, table id, table kind, key, value)` for every staged op, in order.
     pub(crate) fn for_each_op(&self, f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8])) {
         self.for_each_op_in(0..self.ops.len(), f)
+    }
+
+    /// Calls `f(kind, table id, tally, key, value)` for every staged op in order; the tally is
+    /// `None` for an op that counts nothing.
+    pub(crate) fn for_each_op_tallied(
+        &self,
+        mut f: impl FnMut(OpKind, u32, Option<u32>, &[u8], &[u8]),
+    ) {
+        let mut start = 0;
+        for op in &self.ops {
+            let key = &self.bytes[start..op.key_end];
+            let value = &self.bytes[op.key_end..op.value_end];
+            start = op.value_end;
+            let tally = (op.tally != NO_TALLY).then_some(op.tally);
+            f(op.kind, op.table, tally, key, value);
+        }
+    }
+
+    /// Forgets the tallies counted so far (an attempt at applying the stage was abandoned).
+    pub(crate) fn forget_tallies(&mut self) {
+        self.tallies.clear();
     }
 
     /// [`Stage::for_each_op`] for the ops numbered `range` only.

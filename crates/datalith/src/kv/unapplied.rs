@@ -484,8 +484,10 @@ pub(crate) fn commit_stage(
             .env
             .write_txn()
             .map_err(|e| shared.poison(KvError::from(e)))?;
+        stage.forget_tallies();
         let written = stage
             .apply(Mark::START, &mut txn)
+            .and_then(|()| super::tally::add(&mut txn, shared.meta, stage.tallies()))
             .and_then(|()| txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE));
         match written {
             Ok(()) => {}

@@ -141,7 +141,7 @@ impl<'a> IndexReader<'a> {
         a: AttrId,
         out: &mut Vec<Value>,
     ) -> Result<(), StoreError> {
-        let datoms = self.stats(a)?.datoms;
+        let datoms = self.estimated_stats(a)?.datoms;
         let n = entities.len() as u64;
         if n > 0 && n.saturating_mul(crate::limits::VALUES_SCAN_SHARE) >= datoms {
             if let Some(()) = self.values_of_each_by_scan(entities, a, out)? {
@@ -464,9 +464,42 @@ impl<'a> IndexReader<'a> {
 
     /// Statistics of attribute `a`.
     pub fn stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
+        let mut s = self.estimated_stats(a)?;
+        let mut unheld = 0;
+        self.view
+            .overlay_key_balance(&self.t.ave, &a.to_be_bytes(), |_, d| unheld += d)?;
+        s.distinct = (s.distinct as i64 + unheld).max(0) as u64;
+        Ok(s)
+    }
+
+    /// [`IndexReader::stats`] as of the snapshot's LMDB state for the distinct values: what
+    /// the overlay (transactions LMDB does not hold yet, speculative ones) adds is not looked
+    /// up. For the planner, whose estimates must not cost a lookup per waiting value.
+    pub fn estimated_stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
+        let mut s = self.stored_stats(a)?;
+        s.distinct = (s.distinct as i64 + self.distinct_tally(a)?).max(0) as u64;
+        Ok(s)
+    }
+
+    /// The attribute's statistics record as stored: its datom count, and the part of its
+    /// distinct-value count that is not in its tally (`distinct_tally`). Only writers of the
+    /// record want this.
+    pub fn stored_stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
         match self.view.get(&self.t.meta, &tables::stats_key(a))? {
             None => Ok(AttrStats::default()),
             Some(b) => AttrStats::from_bytes(b).ok_or_else(|| corrupt("attribute statistics", b)),
+        }
+    }
+
+    /// Distinct values of the attribute that LMDB counted as it applied AVE writes (`kv::tally`,
+    /// the tally being the attribute id), as of this snapshot's LMDB state: transactions that
+    /// LMDB does not hold yet, and speculative ones, are not in it (`Db::check` adds them).
+    pub fn distinct_tally(&self, a: AttrId) -> Result<i64, StoreError> {
+        match self.view.tally(a)? {
+            None => Ok(0),
+            Some(b) => {
+                crate::kv::tally::decode(b).ok_or_else(|| corrupt("distinct-value tally", b))
+            }
         }
     }
 

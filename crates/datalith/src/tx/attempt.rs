@@ -11,7 +11,7 @@ use super::data::{Tempid, TxData};
 use super::error::TxError;
 use super::run::{now_ms, run_tx, TxOutcome};
 use super::terms::Term;
-use super::write::{stage_datoms, Distinct};
+use super::write::stage_datoms;
 use crate::codec::{Keyword, Value};
 use crate::db::TxFunctions;
 use crate::kv::Stage;
@@ -39,18 +39,12 @@ pub(crate) fn attempt(
     counters: Option<(u64, u64, u64)>,
     expanded: Option<(u64, Vec<Term>)>,
     stage: &mut Stage,
-    distinct: Distinct,
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
     let mut outcome = run_tx(r, schema, data, &call, now_ms(), counters, expanded)?;
-    let stats = stage_datoms(
-        &r,
-        r.t,
-        &outcome.datoms,
-        stage,
-        |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
-        distinct,
-    )?;
+    let stats = stage_datoms(&r, r.t, &outcome.datoms, stage, |a| {
+        schema.get(a).is_some_and(|x| x.unique.is_some())
+    })?;
     outcome
         .tempids
         .retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));

@@ -43,16 +43,11 @@ impl BatchSlot for StoreBatch {
         if let Some(s) = &self.schema {
             stage.put(&t.meta, meta_key::SCHEMA_VERSION, &s.version.to_be_bytes());
         }
-        // Values created and emptied, as LMDB counted them while applying the batch's AVE
-        // writes (`write::Distinct::Tally`): every tally of a store stage is an attribute id.
-        // Added to a copy: `finish` may run again (see `BatchSlot::finish`).
-        let mut stats = self.stats.clone();
-        for &(a, n) in stage.tallies() {
-            stats.entry(a).or_default().1 += n;
-        }
+        // Values created and emptied by the batch's AVE writes are counted by LMDB as it
+        // applies them, in the attribute's tally (`kv::tally`), not here.
         let r = IndexReader::new(view, t);
-        for (a, (datoms, distinct)) in &stats {
-            let old = r.stats(*a).map_err(|e| KvError::CommitFailed {
+        for (a, (datoms, distinct)) in &self.stats {
+            let old = r.stored_stats(*a).map_err(|e| KvError::CommitFailed {
                 cause: e.to_string(),
             })?;
             let new = AttrStats {

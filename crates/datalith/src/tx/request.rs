@@ -8,7 +8,6 @@ use super::batch::StoreBatch;
 use super::data::TxData;
 use super::error::TxError;
 use super::report::TxReport;
-use super::write::Distinct;
 use crate::codec::{Keyword, Value};
 use crate::kv::handle::Completion;
 use crate::kv::{BatchState, Outcome, Stage, View, WriteRequest};
@@ -51,12 +50,6 @@ impl TxRequest {
         let counters = slot.counters;
         // A redo after a map growth must expand again only if the schema moved.
         let expanded = self.expanded.take();
-        // Tallies are counted by LMDB as the stage is applied; a stage applied after its
-        // batch (`kv::unapplied`) cannot count them in time.
-        let distinct = match stage.applied_later() {
-            true => Distinct::Lookup,
-            false => Distinct::Tally,
-        };
         let Attempt {
             outcome: out,
             stats,
@@ -68,7 +61,6 @@ impl TxRequest {
             counters,
             expanded,
             stage,
-            distinct,
         )?;
         if let Some(log) = &t.tx_log {
             let mut entry = Vec::with_capacity(16 + 24 * out.datoms.len());

@@ -14,32 +14,19 @@ use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
 
-/// How the distinct-value statistics of staged datoms are counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Distinct {
-    /// Here, by looking up whether each value gaining or losing holders had any before (for
-    /// stages that never reach LMDB: speculative database values).
-    Lookup,
-    /// By LMDB itself when the stage is applied: each AVE insert says whether it created its
-    /// key and each removal whether it emptied it (`Stage::list_change_tallied`, tally = the
-    /// attribute id), read back by the batch's `StoreBatch`. The committer's way: the insert
-    /// searches for the key anyway, so no lookup comes before it.
-    Tally,
-}
-
 /// Stages the index entries of `datoms` (each with its av bytes, see `tx::av`), and the
 /// `giants` records of values too long to index inline; returns the change of each
-/// attribute's statistics (datoms, distinct values; with [`Distinct::Tally`] the distinct
-/// change is left to the stage's tallies and returned as 0).
+/// attribute's datom count (and 0 distinct values: those are counted by LMDB itself when the
+/// stage is applied, whenever that is: each AVE insert says whether it created its key and
+/// each removal whether it emptied it, `Stage::list_change_tallied` with the attribute id as
+/// the tally, `kv::tally`; the insert searches for its key anyway, so no lookup comes first).
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
     datoms: &NetDatoms,
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
-    distinct: Distinct,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
-    let tally = distinct == Distinct::Tally;
     // Index keys of giants (an inline value's av bytes are its index key), by datom.
     let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
     for (i, (_, b)) in datoms.iter().enumerate() {
@@ -52,11 +39,8 @@ pub fn stage_datoms(
     }
     let bytes: usize = datoms.iter().map(|(_, b)| 2 * (b.len() + 8)).sum();
     stage.reserve(2 * datoms.len(), bytes);
-    // Per AVE key: attribute, net change in holders, giant record.
+    // Per giant's AVE key: attribute, net change in holders, giant record.
     let mut per_value: HashMap<&[u8], (AttrId, i64, Option<&Giant>)> = HashMap::default();
-    if !tally {
-        per_value.reserve(datoms.len());
-    }
     let mut run: Option<(AttrId, i64)> = None;
     let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
     let mut next_giant = giants.iter().peekable();
@@ -79,8 +63,8 @@ pub fn stage_datoms(
             stage.list_remove(&t.eav, &e, key);
         }
         let delta = if d.added { 1 } else { -1 };
-        // Tallied, only giants need their value's net change (for their records).
-        if !tally || giant.is_some() {
+        // Giants need their value's net change (for their records).
+        if giant.is_some() {
             let entry = per_value.entry(key).or_insert((d.a, 0, None));
             entry.1 += delta;
             if entry.2.is_none() {
@@ -112,55 +96,36 @@ pub fn stage_datoms(
         let (d, b) = (&datoms.datoms[i], &datoms.av[i]);
         let key: &[u8] = giant_keys.get(&i).copied().unwrap_or(b);
         let e = keys::eav_key(d.e);
-        // Tallied, the AVE write counts the keys it creates or empties (see `Distinct`).
-        let tag = tally.then_some(d.a);
-        stage.list_change_tallied(d.added, &t.ave, key, &e, tag);
+        // The AVE write counts the keys it creates or empties, under the attribute's tally.
+        stage.list_change_tallied(d.added, &t.ave, key, &e, Some(d.a));
     }
-    // Values gaining holders: only whether they had any before matters, for every one of them
-    // at once, in key order. Tallied, only giants need it (for their records).
-    let mut gaining: Vec<&[u8]> = per_value
-        .iter()
-        .filter(|(_, (a, delta, giant))| *delta > 0 && !unique(*a) && (!tally || giant.is_some()))
-        .map(|(k, _)| *k)
-        .collect();
-    let held = held_keys(r, t, &mut gaining)?;
     for (key, (a, delta, giant)) in per_value {
-        if delta == 0 || (tally && giant.is_none()) {
+        let Some(g) = giant.filter(|_| delta != 0) else {
             continue;
-        }
-        let (before, after) = if unique(a) {
-            // A unique attribute's values each have one holder.
-            let after = i64::from(delta > 0);
-            (1 - after, after)
-        } else if delta > 0 {
-            let before = i64::from(held.binary_search(&key).is_ok());
-            (before, before + delta)
-        } else {
-            // Exact and cheap: whether the value had holders before, and whether it has after.
-            let cap = delta.unsigned_abs() + 1;
-            let before = count_key(r, t, key, cap)? as i64;
-            (before, before + delta)
         };
-        let change = i64::from(after > 0) - i64::from(before > 0);
-        if change != 0 && !tally {
-            stats.entry(a).or_default().1 += change;
-        }
-        if let Some(g) = giant {
-            let gk = giant_key(a, &g.hash);
-            if after > 0 {
-                match r.view.get(&t.giants, &gk)? {
-                    Some(existing) if existing == g.full.as_slice() => {}
-                    Some(_) => {
-                        return Err(TxError::Malformed {
-                            detail: "two different long values share a 128-bit hash; refusing to store the second".into(),
-                            form: format!("attribute {a}"),
-                        })
-                    }
-                    None => stage.put(&t.giants, &gk, &g.full),
+        // Whether the value has holders after: a gain always leaves some; a unique attribute's
+        // value has one holder, so a loss leaves none; else count (cheaply, up to the loss).
+        let after = if delta > 0 {
+            1
+        } else if unique(a) {
+            0
+        } else {
+            count_key(r, t, key, delta.unsigned_abs() + 1)? as i64 + delta
+        };
+        let gk = giant_key(a, &g.hash);
+        if after > 0 {
+            match r.view.get(&t.giants, &gk)? {
+                Some(existing) if existing == g.full.as_slice() => {}
+                Some(_) => {
+                    return Err(TxError::Malformed {
+                        detail: "two different long values share a 128-bit hash; refusing to store the second".into(),
+                        form: format!("attribute {a}"),
+                    })
                 }
-            } else {
-                stage.delete(&t.giants, &gk);
+                None => stage.put(&t.giants, &gk, &g.full),
             }
+        } else {
+            stage.delete(&t.giants, &gk);
         }
     }
     Ok(stats)
@@ -204,32 +169,6 @@ fn by_attribute(datoms: &NetDatoms) -> Vec<usize> {
         *at += 1;
     }
     out
-}
-
-/// The keys of `keys` the AVE index holds, sorted. Keys past the index's last key are absent
-/// without a search (new ascending values, the usual shape of fresh data, cost one lookup in
-/// all); the others are looked up one by one in key order, which keeps the pages a lookup
-/// touches warm for the next. (A cursor seek per key instead cost more than a plain lookup:
-/// on W's random values, opening a cursor per key was 16% of the committer's time.)
-fn held_keys<'k>(
-    r: &IndexReader<'_>,
-    t: &Tables,
-    keys: &mut [&'k [u8]],
-) -> Result<Vec<&'k [u8]>, TxError> {
-    keys.sort_unstable();
-    let mut held = Vec::new();
-    let Some((last, _)) = r.view.last(&t.ave)? else {
-        return Ok(held);
-    };
-    for &k in keys.iter() {
-        if k > last {
-            break;
-        }
-        if r.view.get(&t.ave, k)?.is_some() {
-            held.push(k);
-        }
-    }
-    Ok(held)
 }
 
 fn count_key(r: &IndexReader<'_>, t: &Tables, key: &[u8], cap: u64) -> Result<u64, TxError> {

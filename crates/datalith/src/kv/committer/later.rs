@@ -74,25 +74,24 @@ pub(super) fn commit_batch_later(
     want: bool,
 ) -> Option<Result<Done, KvError>> {
     let (Some(lazy), Some(wal)) = (shared.lazy.as_ref(), shared.wal.as_ref()) else {
-        r.stage.set_applied_later(false);
         return None;
     };
     if let Some(cause) = shared.poison_cause() {
         return Some(Err(KvError::Poisoned { cause }));
     }
-    let large = r.bytes > LATER_MAX_BATCH_BYTES || r.bytes as u64 >= wal.largest_record() / 2;
+    let large = r.bytes > LATER_MAX_BATCH_BYTES
+        || r.bytes as u64 >= wal.largest_record() / 2
+        || r.batch.iter().any(|q| !q.may_apply_later());
     let before = match large {
         true => None,
         false => ReadTxn::try_begin(shared.clone()),
     };
     let Some(before) = before else {
         r.working.reset(lazy);
-        r.stage.set_applied_later(false);
         return lazy.apply_all(shared).err().map(Err);
     };
     r.working.catch_up(before.unapplied(), lazy);
     r.stage.clear();
-    r.stage.set_applied_later(true);
     r.outcomes.clear();
     r.ops.clear();
     let mut state = BatchState::default();

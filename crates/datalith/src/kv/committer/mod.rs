@@ -34,6 +34,7 @@ use super::lmdb::{LmdbError, PutFlags, RwTxn};
 use super::pending::Pending;
 use super::read::{ReadTxn, Snapshot};
 use super::stage::Stage;
+use super::tally;
 use super::view::View;
 use super::wal::LOG_SEQ_KEY;
 use crate::limits::{DEFER_MAX_OPS, MAX_BATCH_BYTES, MAX_BATCH_REQUESTS};
@@ -134,6 +135,14 @@ pub trait WriteRequest: Send + 'static {
     /// run again from the start; so it must not change the [`BatchState`] before its last read.
     fn defers_apply(&self) -> bool {
         false
+    }
+
+    /// Whether this request's writes may reach LMDB after its batch (`kv::unapplied`). A
+    /// request that counts what LMDB holds into its writes itself (a bulk load's
+    /// distinct-value statistics) says no: its batch then commits straight into LMDB, where
+    /// the counts and the keys they count arrive together.
+    fn may_apply_later(&self) -> bool {
+        true
     }
 
     /// Hands an applied request its batch's snapshot and where its writes sit in it; called
@@ -336,6 +345,7 @@ fn commit_batch(
         let seq = shared.wal.as_ref().map(|wal| wal.next_seq());
         let applied = apply_requests(batch, &mut scratch, &mut txn, &mut state, may_defer)
             .and_then(|()| finish_slots(&mut state, scratch.stage, &mut txn))
+            .and_then(|()| Ok(tally::add(&mut txn, shared.meta, scratch.stage.tallies())?))
             .and_then(|()| stamp_log_seq(shared, seq, &mut txn));
         match applied {
             Ok(()) => {}

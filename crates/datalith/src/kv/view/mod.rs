@@ -8,7 +8,7 @@
 
 use super::error::KvError;
 use super::lmdb::cursor::Op;
-use super::lmdb::{Cursor, LmdbError, RoTxn};
+use super::lmdb::{Cursor, Dbi, LmdbError, RoTxn};
 use super::overlay::{self, Merge, Overlay, TableOverlay};
 use super::pending::{Hi, Lo, Pending};
 use super::table::{Table, TableKind};
@@ -30,6 +30,8 @@ pub struct View<'t> {
     /// In the committer: the batch's writes not yet applied to `txn`, which every read checks
     /// it cannot miss (`kv::pending`).
     pending: Option<&'t Pending>,
+    /// The environment's meta table, where the tally counters are (`kv::tally`).
+    tallies: Option<Dbi>,
 }
 
 /// A `(key, value)` pair borrowed from the memory map (zero copy).
@@ -60,6 +62,55 @@ impl<'t> View<'t> {
             txn,
             overlay: None,
             pending: None,
+            tallies: None,
+        }
+    }
+
+    /// This view reading tally counters from the meta table `meta`.
+    pub(crate) fn with_tallies(self, meta: Dbi) -> View<'t> {
+        View {
+            tallies: Some(meta),
+            ..self
+        }
+    }
+
+    /// For each key starting with `prefix` of list table `table` that this view's overlay
+    /// creates (gives values where the snapshot has none) or empties: `f(key, 1)` or
+    /// `f(key, -1)`. With the snapshot's tally counters this gives the counts of the state the
+    /// view shows; it costs two lookups per such key the overlay holds.
+    pub fn overlay_key_balance(
+        &self,
+        table: &Table,
+        prefix: &[u8],
+        mut f: impl FnMut(&[u8], i64),
+    ) -> Result<(), KvError> {
+        let Some(TableOverlay::List(m)) = self.patch(table) else {
+            return Ok(());
+        };
+        let base = self.base();
+        let keys = m
+            .range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(prefix));
+        for key in keys {
+            let now = self.list(table, key)?.next().transpose()?.is_some();
+            let before = lmdb(base.txn.get(table.db, key))?.is_some();
+            match (before, now) {
+                (false, true) => f(key, 1),
+                (true, false) => f(key, -1),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The stored counter of `tally` as LMDB holds it in this snapshot, without what the overlay
+    /// changes (see `kv::tally`; decode it with [`tally::decode`](super::tally::decode)). `None`
+    /// when nothing was counted, or for a view of the committer's.
+    pub fn tally(&self, tally: u32) -> Result<Option<&'t [u8]>, KvError> {
+        match self.tallies {
+            None => Ok(None),
+            Some(meta) => lmdb(self.txn.get(meta, &super::tally::key(tally))),
         }
     }
 

@@ -2,7 +2,9 @@
 //! with tables named (a name survives reopening; the process-local table ids do not).
 //!
 //! Layout (little-endian): `tables u16`, then per table `name_len u16 | name`; `ops u32`, then
-//! per op `kind u8 | table u16 | key_len u32 | value_len u32 | key | value`. Replaying the ops
+//! per op `kind u8 | table u16 | [tally u32] | key_len u32 | value_len u32 | key | value`,
+//! where the tally is there only when the kind byte has bit `0x10` (a list add or remove that
+//! counts the keys it creates or empties, `kv::tally`). Replaying the ops
 //! in order through a [`Stage`] gives exactly the writes the group made, so a replica or a
 //! recovery applies the same bytes the committer did.
 
@@ -35,10 +37,16 @@ pub(crate) fn encode(
     }
     out.extend_from_slice(&(stage.len() as u32).to_le_bytes());
     out.reserve(stage.staged_bytes() + 11 * stage.len());
-    stage.for_each_op(|kind, id, _, key, value| {
+    stage.for_each_op_tallied(|kind, id, tally, key, value| {
         let table = tables.iter().position(|(t, _)| *t == id).unwrap_or(0) as u16;
-        out.push(kind_byte(kind));
+        match tally {
+            None => out.push(kind_byte(kind)),
+            Some(_) => out.push(kind_byte(kind) | TALLIED),
+        }
         out.extend_from_slice(&table.to_le_bytes());
+        if let Some(t) = tally {
+            out.extend_from_slice(&t.to_le_bytes());
+        }
         out.extend_from_slice(&(key.len() as u32).to_le_bytes());
         out.extend_from_slice(&(value.len() as u32).to_le_bytes());
         out.extend_from_slice(key);
@@ -46,6 +54,10 @@ pub(crate) fn encode(
     });
     Some(())
 }
+
+/// Set in the kind byte of a list add or remove that counts under a tally (`kv::tally`): the
+/// tally (`u32`) follows the table index, so that replaying the record counts it too.
+const TALLIED: u8 = 0x10;
 
 fn kind_byte(kind: OpKind) -> u8 {
     match kind {
@@ -67,6 +79,9 @@ pub struct LoggedOp<'a> {
     pub key: &'a [u8],
     /// The value (empty for a delete).
     pub value: &'a [u8],
+    /// For a list add or remove: the tally that counts the keys it creates or empties
+    /// (`kv::tally`).
+    pub tally: Option<u32>,
 }
 
 /// What a logged write does.
@@ -100,14 +115,23 @@ pub(crate) fn decode(b: &[u8]) -> Option<Vec<LoggedOp<'_>>> {
     }
     let mut ops = Vec::with_capacity(n_ops);
     for _ in 0..n_ops {
-        let kind = match r.u8()? {
+        let byte = r.u8()?;
+        let kind = match byte & !TALLIED {
             1 => LoggedOpKind::Put,
             2 => LoggedOpKind::Delete,
             3 => LoggedOpKind::ListAdd,
             4 => LoggedOpKind::ListRemove,
             _ => return None,
         };
+        let tallied = byte & TALLIED != 0;
+        if tallied && !matches!(kind, LoggedOpKind::ListAdd | LoggedOpKind::ListRemove) {
+            return None;
+        }
         let table = *names.get(r.u16()? as usize)?;
+        let tally = match tallied {
+            true => Some(r.u32()?),
+            false => None,
+        };
         let (klen, vlen) = (r.u32()? as usize, r.u32()? as usize);
         let key = r.bytes(klen)?;
         let value = r.bytes(vlen)?;
@@ -116,6 +140,7 @@ pub(crate) fn decode(b: &[u8]) -> Option<Vec<LoggedOp<'_>>> {
             table,
             key,
             value,
+            tally,
         });
     }
     (r.at == b.len()).then_some(ops)
@@ -170,6 +195,8 @@ mod tests {
         stage.list_add(&b, b"k2", b"x");
         stage.delete(&a, b"k3");
         stage.list_remove(&b, b"k2", b"y");
+        stage.list_change_tallied(true, &b, b"k4", b"z", Some(7));
+        stage.list_change_tallied(false, &b, b"k4", b"w", Some(70_000));
         let mut body = Vec::new();
         encode(
             &stage,
@@ -182,6 +209,11 @@ mod tests {
             table,
             key,
             value,
+            tally: None,
+        };
+        let tallied = |kind, key, value, tally| LoggedOp {
+            tally: Some(tally),
+            ..op(kind, "b", key, value)
         };
         assert_eq!(
             decode(&body).unwrap(),
@@ -190,6 +222,8 @@ mod tests {
                 op(LoggedOpKind::ListAdd, "b", b"k2", b"x"),
                 op(LoggedOpKind::Delete, "a", b"k3", b""),
                 op(LoggedOpKind::ListRemove, "b", b"k2", b"y"),
+                tallied(LoggedOpKind::ListAdd, b"k4", b"z", 7),
+                tallied(LoggedOpKind::ListRemove, b"k4", b"w", 70_000),
             ]
         );
         for cut in 0..body.len() {

@@ -13,6 +13,7 @@ use super::super::file::layout::Meta;
 use super::super::lmdb::{Dbi, Env, LmdbError, PutFlags, RwTxn};
 use super::super::stage::Stage;
 use super::super::table::{next_table_id, Table, TableKind};
+use super::super::tally;
 use super::body::{self, LoggedOpKind};
 use super::file::LogFile;
 use super::slot::Checkpoint;
@@ -128,11 +129,16 @@ fn apply_record(
         match op.kind {
             LoggedOpKind::Put => stage.put(table, op.key, op.value),
             LoggedOpKind::Delete => stage.delete(table, op.key),
-            LoggedOpKind::ListAdd => stage.list_add(table, op.key, op.value),
-            LoggedOpKind::ListRemove => stage.list_remove(table, op.key, op.value),
+            LoggedOpKind::ListAdd => {
+                stage.list_change_tallied(true, table, op.key, op.value, op.tally)
+            }
+            LoggedOpKind::ListRemove => {
+                stage.list_change_tallied(false, table, op.key, op.value, op.tally)
+            }
         }
     }
     stage.apply(from, &mut txn)?;
+    tally::add(&mut txn, meta, stage.tallies())?;
     txn.put(meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE)?;
     txn.commit()?;
     Ok(())

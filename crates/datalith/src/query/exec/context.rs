@@ -148,7 +148,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn stats(&self, a: AttrId) -> Result<(u64, u64), QueryError> {
-        let s = self.r.stats(a)?;
+        let s = self.r.estimated_stats(a)?;
         Ok((s.datoms, s.distinct.max(1)))
     }
 

@@ -224,6 +224,11 @@ impl FillRequest {
 }
 
 impl WriteRequest for FillRequest {
+    // It counts new distinct values into the statistics record itself (looking at LMDB).
+    fn may_apply_later(&self) -> bool {
+        false
+    }
+
     fn size_hint(&self) -> usize {
         // Both indexes hold every datom: key, value and LMDB's per-node overhead.
         let n = self.range.len();
