@@ -108,12 +108,14 @@ pub const UNAPPLIED_READER_OPS: usize = 64;
 
 /// With the log, batches whose requests' size hints add up to more than this are written into
 /// LMDB at once, as their own commit, instead of later (`kv::committer::later`). Large
-/// batches are CPU-bound: merging their writes into the committer's overlay and looking up
-/// what LMDB would have counted costs about 0.8 us per staged op, more than their own LMDB
-/// commit costs per op; small ones are bound by the commit's latency, which writing later
-/// saves (W, sync: batch 100 ran 57K writes/s with a commit per group, 94K writing later;
-/// async batches of 1000 requests 228K and 119K).
-pub const LATER_MAX_BATCH_BYTES: usize = 64 * 1024;
+/// batches are CPU-bound: merging their writes into the committer's overlay (~0.7 us per
+/// staged op) then costs more than their own LMDB commit; smaller ones gain from leaving LMDB
+/// to the applier thread. W, Datalog, alternating runs against 64 KiB: sync batch 1000 (one
+/// request, ~100 KiB) 82,329/104,817 -> 168,701/167,962 writes/s; async batch 1 (~1000
+/// requests a batch) 57,449/63,326 -> 70,974/73,073; async batch 10 133,089/128,107 ->
+/// 148,386/120,106; with 64 MiB (every batch later) async batch 100 fell from
+/// 253,174/242,685 to 169,543/116,784.
+pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// With the log, a batch written later adds its last request's ops to the committer's overlay
 /// while the disk writes its record (the write-back started first) when they are at least this
