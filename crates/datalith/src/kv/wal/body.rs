@@ -229,6 +229,12 @@ mod tests {
         for cut in 0..body.len() {
             assert_eq!(decode(&body[..cut]), None, "cut at {cut}");
         }
+        // The tally bit on a put (the first op, right after the table names) is damage.
+        let first_op = 2 + 2 * (2 + 1) + 4;
+        assert_eq!(body[first_op], kind_byte(OpKind::Put));
+        let mut damaged = body.clone();
+        damaged[first_op] |= TALLIED;
+        assert_eq!(decode(&damaged), None);
         // An op naming a table the body does not list.
         assert!(encode(&stage, |id| (id == 1).then(|| "a".into()), &mut Vec::new()).is_none());
     }
