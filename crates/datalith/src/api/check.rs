@@ -361,8 +361,8 @@ impl Db {
         // LMDB does not hold yet, or speculative ones) creates or empties.
         let mut unheld: BTreeMap<AttrId, i64> = BTreeMap::new();
         view.overlay_key_balance(&t.ave, &[], |key, d| {
-            if let Some(a) = key.get(..4).and_then(|b| b.try_into().ok()) {
-                *unheld.entry(AttrId::from_be_bytes(a)).or_default() += d;
+            if let Some((a, _)) = keys::split_attr(key) {
+                *unheld.entry(a).or_default() += d;
             }
         })?;
         let mut attrs: Vec<AttrId> = counts

@@ -465,9 +465,11 @@ impl<'a> IndexReader<'a> {
     /// Statistics of attribute `a`.
     pub fn stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
         let mut s = self.estimated_stats(a)?;
+        let mut prefix = Vec::new();
+        keys::attr_prefix(a, &mut prefix);
         let mut unheld = 0;
         self.view
-            .overlay_key_balance(&self.t.ave, &a.to_be_bytes(), |_, d| unheld += d)?;
+            .overlay_key_balance(&self.t.ave, &prefix, |_, d| unheld += d)?;
         s.distinct = (s.distinct as i64 + unheld).max(0) as u64;
         Ok(s)
     }

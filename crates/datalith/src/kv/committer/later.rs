@@ -170,11 +170,10 @@ fn finish_slots(
     for (_, slot) in state.slots.iter_mut() {
         loop {
             let mark = r.stage.mark();
-            let view = before.raw_view().with_overlay(&r.working.overlay);
-            let view = match r.pending.from() {
-                Some(_) => view.with_pending(&r.pending),
-                None => view,
-            };
+            let view = before
+                .raw_view()
+                .with_overlay(&r.working.overlay)
+                .with_pending(&r.pending);
             let finished = slot.finish(view, &mut r.stage);
             if r.pending.take_hit() {
                 r.stage.rollback(mark);
