@@ -75,12 +75,14 @@ impl Span {
     }
 
     fn widen(&mut self, key: &[u8]) {
-        let t = Truncated::of(key);
-        if t.as_slice() < self.lower.as_slice() {
-            self.lower = t;
-        }
-        if t.as_slice() > self.upper.as_slice() {
-            self.upper = t;
+        // Compared before copied: most keys fall inside, and building a `Truncated` for each
+        // (zeroing and copying 32 bytes) was ~4% of the committer at W async batch 100.
+        let k = &key[..key.len().min(BOUND_BYTES)];
+        debug_assert!(self.lower.as_slice() <= self.upper.as_slice());
+        if k < self.lower.as_slice() {
+            self.lower = Truncated::of(k);
+        } else if k > self.upper.as_slice() {
+            self.upper = Truncated::of(k);
         }
     }
 
