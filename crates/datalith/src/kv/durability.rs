@@ -108,6 +108,13 @@ pub struct EnvOptions {
     pub log_file_bytes: u64,
     /// `Durable` only: the checkpointer syncs the data file at least this often while commits
     /// arrive (a longer interval means fewer syncs and more log to replay after a crash).
+    ///
+    /// It also trades the data file's size for commit tail latency: pages copied since the
+    /// last checkpoint cannot be reused before the next one, and each data sync slows the log
+    /// syncs that meet it. W (Datalog, sync, batch 10, 10-25 s runs), 2 s with 28-40 MiB of
+    /// log against the defaults (500 ms, 16 MiB): commit p99 0.39-0.87 ms in 10 runs against
+    /// 1.31-2.85 in 7, throughput and mean latency within this machine's noise; one 20 s pair
+    /// kept its files: a 776 MB data file (721,220 writes) against 489 MB (760,400).
     pub log_checkpoint_interval: std::time::Duration,
     /// `Durable` only: ... and as soon as this many bytes of log were written since the last
     /// checkpoint.
