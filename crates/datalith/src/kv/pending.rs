@@ -76,7 +76,7 @@ impl Span {
 
     fn widen(&mut self, key: &[u8]) {
         // Compared before copied: most keys fall inside, and building a `Truncated` for each
-        // (zeroing and copying 32 bytes) was ~4% of the committer at W async batch 100.
+        // (zeroing and copying 32 bytes) was ~4% of all CPU samples at W async batch 100.
         let k = &key[..key.len().min(BOUND_BYTES)];
         debug_assert!(self.lower.as_slice() <= self.upper.as_slice());
         if k < self.lower.as_slice() {
