@@ -88,11 +88,7 @@ impl<'t> View<'t> {
             return Ok(());
         };
         let base = self.base();
-        let keys = m
-            .range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded))
-            .map(|(k, _)| k)
-            .take_while(|k| k.starts_with(prefix));
-        for key in keys {
+        for key in m.keys_with_prefix(prefix) {
             let now = self.list(table, key)?.next().transpose()?.is_some();
             let before = lmdb(base.txn.get(table.db, key))?.is_some();
             match (before, now) {
@@ -185,7 +181,7 @@ impl<'t> View<'t> {
                 },
                 // A key the overlay does not mention reads as the snapshot holds it, without
                 // the merge's cursor and boxes (the committer's lookups of fresh values).
-                TableOverlay::List(m) if !m.contains_key(key) => lmdb(self.txn.get(table.db, key)),
+                TableOverlay::List(m) if !m.mentions(key) => lmdb(self.txn.get(table.db, key)),
                 TableOverlay::List(_) => self.list(table, key)?.next().transpose(),
             };
         }
@@ -303,14 +299,12 @@ impl<'t> View<'t> {
                 }
             }
             TableOverlay::List(m) => {
-                for (k, p) in m {
-                    if p.cleared {
-                        n -= base.list_count(table, k)? as i64;
-                    }
-                    for (v, present) in &p.values {
-                        let had = !p.cleared && base.list_contains(table, k, v)?;
-                        n += i64::from(*present) - i64::from(had);
-                    }
+                for k in m.cleared_keys() {
+                    n -= base.list_count(table, k)? as i64;
+                }
+                for (k, v, present) in m.all_pairs() {
+                    let had = !m.is_cleared(k) && base.list_contains(table, k, v)?;
+                    n += i64::from(present) - i64::from(had);
                 }
             }
         }
@@ -370,22 +364,22 @@ impl<'t> View<'t> {
             let TableOverlay::List(m) = o else {
                 return self.base().list(table, key);
             };
-            let Some(p) = m.get(key) else {
+            // The overlay's copy of the key outlives the caller's, as the values must.
+            let Some(key) = m.own_key(key) else {
                 return self.base().list(table, key);
             };
-            let base: ListValues<'t> = if p.cleared {
+            let base: ListValues<'t> = if m.is_cleared(key) {
                 Box::new(std::iter::empty())
             } else {
                 self.base().list(table, key)?
             };
             let base = base
                 .map(move |r| r.map(|v| (key_placeholder(), v)))
-                .filter(move |r| !matches!(r, Ok((_, v)) if p.values.contains_key(*v)));
+                .filter(move |r| !matches!(r, Ok((_, v)) if m.decided(key, v).is_some()));
             let over: Box<dyn Iterator<Item = (&'t [u8], &'t [u8])> + 't> = Box::new(
-                p.values
-                    .iter()
-                    .filter(|(_, present)| **present)
-                    .map(|(v, _)| (key_placeholder(), v.as_slice())),
+                m.pairs_of(key)
+                    .filter(|(_, _, present)| *present)
+                    .map(|(_, v, _)| (key_placeholder(), v)),
             );
             return Ok(Box::new(
                 Merge {
@@ -535,13 +529,11 @@ impl<'t> View<'t> {
         }
         self.check_key(table, key)?;
         if let Some(TableOverlay::List(m)) = self.patch(table) {
-            if let Some(p) = m.get(key) {
-                if let Some(present) = p.values.get(value) {
-                    return Ok(*present);
-                }
-                if p.cleared {
-                    return Ok(false);
-                }
+            if let Some(present) = m.decided(key, value) {
+                return Ok(present);
+            }
+            if m.is_cleared(key) {
+                return Ok(false);
             }
         }
         if value.is_empty() || value.len() > crate::limits::MAX_KEY_BYTES {

@@ -6,8 +6,8 @@
 //!
 //! Per table the overlay records the *final* effect of its writes, not their history:
 //! - plain table: key -> `Some(value)` (put) or `None` (deleted);
-//! - list table: key -> whether the snapshot's values of the key are hidden (the key was
-//!   deleted), plus value -> present or absent.
+//! - list table ([`list`]): `(key, value)` -> present or absent, plus the keys whose
+//!   snapshot values are all hidden (the key was deleted).
 //!
 //! An entry of the snapshot is hidden exactly when the overlay mentions it (a plain key, a
 //! cleared list key, or a list `(key, value)` pair); everything the overlay marks present is
@@ -20,6 +20,10 @@ use std::ops::Bound;
 
 use super::stage::{OpKind, Stage};
 use super::table::{Table, TableKind};
+
+mod list;
+
+pub(crate) use list::ListOverlay;
 
 /// Writes kept in memory over a snapshot. Cheap to build, cloned when a speculative database
 /// is extended (`with` on a `with` database).
@@ -34,24 +38,8 @@ pub struct Overlay {
 pub(crate) enum TableOverlay {
     /// key -> `Some(value)` set, `None` deleted.
     Plain(BTreeMap<Vec<u8>, Option<Vec<u8>>>),
-    /// key -> its changes.
-    List(BTreeMap<Vec<u8>, KeyPatch>),
-}
-
-/// The changes to one key of a list table.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct KeyPatch {
-    /// The snapshot's values of this key are all hidden (the key was deleted).
-    pub(crate) cleared: bool,
-    /// value -> present (added) or absent (removed).
-    pub(crate) values: BTreeMap<Vec<u8>, bool>,
-}
-
-impl KeyPatch {
-    /// Whether the overlay decides about `(this key, value)`, hiding the snapshot's entry.
-    pub(crate) fn shadows(&self, value: &[u8]) -> bool {
-        self.cleared || self.values.contains_key(value)
-    }
+    /// `(key, value)` pairs and deleted keys.
+    List(ListOverlay),
 }
 
 impl TableOverlay {
@@ -59,7 +47,7 @@ impl TableOverlay {
     pub(crate) fn shadows(&self, key: &[u8], value: &[u8]) -> bool {
         match self {
             TableOverlay::Plain(m) => m.contains_key(key),
-            TableOverlay::List(m) => m.get(key).is_some_and(|p| p.shadows(value)),
+            TableOverlay::List(m) => m.shadows(key, value),
         }
     }
 }
@@ -90,7 +78,7 @@ impl Overlay {
             None => {
                 let fresh = match kind {
                     TableKind::Plain => TableOverlay::Plain(BTreeMap::new()),
-                    TableKind::List => TableOverlay::List(BTreeMap::new()),
+                    TableKind::List => TableOverlay::List(ListOverlay::default()),
                 };
                 self.tables.push((id, fresh));
                 self.tables.len() - 1
@@ -143,21 +131,11 @@ impl Overlay {
                 // Not a plain-table op; ignored as LMDB would ignore a missing duplicate.
                 OpKind::ListRemove => {}
             },
-            TableOverlay::List(m) => {
-                let patch = m.entry(key.to_vec()).or_default();
-                match op {
-                    OpKind::Put | OpKind::ListAdd => {
-                        patch.values.insert(value.to_vec(), true);
-                    }
-                    OpKind::ListRemove => {
-                        patch.values.insert(value.to_vec(), false);
-                    }
-                    OpKind::Delete => {
-                        patch.cleared = true;
-                        patch.values.clear();
-                    }
-                }
-            }
+            TableOverlay::List(m) => match op {
+                OpKind::Put | OpKind::ListAdd => m.set(key, value, true),
+                OpKind::ListRemove => m.set(key, value, false),
+                OpKind::Delete => m.delete(key),
+            },
         }
     }
 }
@@ -181,22 +159,14 @@ pub(crate) fn present_in_range<'t>(
             }
         }
         TableOverlay::List(m) => {
-            let r = m.range::<[u8], _>((lower, upper));
+            let it = m
+                .pairs_in(lower, upper)
+                .filter(|(_, _, present)| *present)
+                .map(|(k, v, _)| (k, v));
             if forward {
-                Box::new(r.flat_map(|(k, p)| {
-                    p.values
-                        .iter()
-                        .filter(|(_, present)| **present)
-                        .map(move |(v, _)| (k.as_slice(), v.as_slice()))
-                }))
+                Box::new(it)
             } else {
-                Box::new(r.rev().flat_map(|(k, p)| {
-                    p.values
-                        .iter()
-                        .rev()
-                        .filter(|(_, present)| **present)
-                        .map(move |(v, _)| (k.as_slice(), v.as_slice()))
-                }))
+                Box::new(it.rev())
             }
         }
     }
