@@ -85,14 +85,22 @@ pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
 pub const UNAPPLIED_MAX_AGE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// ... but when at least `UNAPPLIED_BUSY_OPS` ops are waiting by then, they wait up to this
-/// long (`kv::unapplied::due`): at that rate fewer, larger transactions copy each
-/// touched page fewer times (W, Datalog, async at batch 100: 230,000 writes/s with 250 ms and
-/// 256K ops, 205,000 with 20 ms and 64K).
-pub const UNAPPLIED_BUSY_AGE: std::time::Duration = std::time::Duration::from_millis(250);
+/// long (`kv::unapplied::due`; `UNAPPLIED_MAX_OPS` still bounds them): at that rate fewer,
+/// larger transactions copy each touched page fewer times, and the checkpoints that follow
+/// have fewer pages to send to the disk while the log's syncs wait behind them (W, Datalog,
+/// async at batch 100: 230,000 writes/s with 250 ms and 256K ops, 205,000 with 20 ms and 64K).
+/// W sync at batch 10 (~3,000 ops in 20 ms), 6 alternating pairs of runs, 8K ops and 250 ms
+/// against 2K ops and 1 s: commit p99 4.70/3.47, 5.60/1.76, 4.57/0.57, 6.82/2.37,
+/// 2.06/1.85, 4.64/0.94 ms (lower in all six), writes/s 22,491/21,403, 22,696/33,855,
+/// 24,811/40,932, 18,148/29,557, 35,184/33,775, 23,858/38,454 (ahead in four); with a 1 s
+/// wait for every group, 7 more pairs: p99 lower in all seven, writes/s ahead in five. At
+/// batch 100 (already waiting for 256K ops), 2 pairs: 120,804/112,757 and 94,517/101,594
+/// writes/s, p99 5.32/4.30 and 8.34/4.89 ms.
+pub const UNAPPLIED_BUSY_AGE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// See `UNAPPLIED_BUSY_AGE`: 8K ops in 20 ms is 400,000 staged ops a second (W async at
-/// batch 100 stages ~850,000, sync at batch 1 ~50,000).
-pub const UNAPPLIED_BUSY_OPS: usize = 8 * 1024;
+/// See `UNAPPLIED_BUSY_AGE`: 2K ops in 20 ms is 100,000 staged ops a second (W sync at
+/// batch 10 stages ~150,000, at batch 1 ~65,000, async at batch 100 ~850,000).
+pub const UNAPPLIED_BUSY_OPS: usize = 2 * 1024;
 
 /// ... or until they hold this many staged ops: bounds their memory and the overlay the first
 /// reader of a version builds (~1 us per op here, building and dropping).
