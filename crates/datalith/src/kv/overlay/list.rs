@@ -83,12 +83,30 @@ impl PartialEq for Pair {
 
 impl Eq for Pair {}
 
-fn encode_into(out: &mut impl Extend<u8>, key: &[u8], value: &[u8], place: Place) {
+/// Where a pair is encoded: the map's owned buffers and the probes on the stack.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+impl Sink for Probe {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// The one place that writes the layout of the module doc.
+fn encode_into(out: &mut impl Sink, key: &[u8], value: &[u8], place: Place) {
     let klen = u32::try_from(key.len()).expect("a key shorter than 4 GiB");
-    out.extend(key.iter().copied());
-    out.extend(value.iter().copied());
-    out.extend(klen.to_le_bytes());
-    out.extend([place as u8]);
+    out.put(key);
+    out.put(value);
+    out.put(&klen.to_le_bytes());
+    out.put(&[place as u8]);
 }
 
 /// An encoded pair the map owns.
@@ -98,10 +116,7 @@ pub(crate) struct PairBuf(Box<[u8]>);
 impl PairBuf {
     fn new(key: &[u8], value: &[u8]) -> PairBuf {
         let mut b = Vec::with_capacity(key.len() + value.len() + TRAILER);
-        b.extend_from_slice(key);
-        b.extend_from_slice(value);
-        b.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        b.push(Place::At as u8);
+        encode_into(&mut b, key, value, Place::At);
         PairBuf(b.into_boxed_slice())
     }
 }
