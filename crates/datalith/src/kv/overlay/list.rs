@@ -11,14 +11,19 @@
 //! ordered as the tuple `(key, value)`. The place byte lets a lookup build probes that sit
 //! before or after every value of a key, so a key's values and a range of keys are ordinary
 //! range reads of the map; stored pairs always have [`Place::At`].
+//!
+//! Beside its bytes, each map entry keeps its key's first 16 bytes as a number
+//! ([`key_prefix`]), which decides most comparisons inside the map's nodes: W's AVE keys are
+//! random UUIDs, so following each entry's pointer to compare missed the cache at every level.
+//! Measured with W's keys (280,000 pairs): ~540 -> ~280 ns a write recorded; W sync batch 100,
+//! 3 alternating pairs, 10.65/7.96, 10.83/9.10, 11.27/9.62 us of CPU a write. Probes are built
+//! the same way (one small allocation each).
 
-use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use ref_cast::RefCast;
-use smallvec::SmallVec;
 
 /// Where an encoded pair sits among the pairs of its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -83,54 +88,59 @@ impl PartialEq for Pair {
 
 impl Eq for Pair {}
 
-/// Where a pair is encoded: the map's owned buffers and the probes on the stack.
-trait Sink {
-    fn put(&mut self, bytes: &[u8]);
-}
-
-impl Sink for Vec<u8> {
-    fn put(&mut self, bytes: &[u8]) {
-        self.extend_from_slice(bytes);
-    }
-}
-
-impl Sink for Probe {
-    fn put(&mut self, bytes: &[u8]) {
-        self.extend_from_slice(bytes);
-    }
-}
-
 /// The one place that writes the layout of the module doc.
-fn encode_into(out: &mut impl Sink, key: &[u8], value: &[u8], place: Place) {
+fn encode(key: &[u8], value: &[u8], place: Place) -> Box<[u8]> {
     let klen = u32::try_from(key.len()).expect("a key shorter than 4 GiB");
-    out.put(key);
-    out.put(value);
-    out.put(&klen.to_le_bytes());
-    out.put(&[place as u8]);
+    let mut b = Vec::with_capacity(key.len() + value.len() + TRAILER);
+    b.extend_from_slice(key);
+    b.extend_from_slice(value);
+    b.extend_from_slice(&klen.to_le_bytes());
+    b.push(place as u8);
+    b.into_boxed_slice()
 }
 
-/// An encoded pair the map owns.
+/// How many leading key bytes a [`PairBuf`] keeps beside its heap block.
+const PREFIX_BYTES: usize = 16;
+
+/// The first [`PREFIX_BYTES`] bytes of `key`, zero-padded, as a big-endian number.
+///
+/// Comparing these first decides most comparisons without reading the pair's heap block (a
+/// cache miss at every level of a large map). Where two prefixes differ, the pairs order as
+/// the prefixes do: at the first differing byte either both keys have real bytes, or the one
+/// with padding there has ended and is a proper prefix of the other, so it sorts first.
+/// Equal prefixes fall back to comparing the whole pairs.
+fn key_prefix(key: &[u8]) -> u128 {
+    let mut p = [0u8; PREFIX_BYTES];
+    let n = key.len().min(PREFIX_BYTES);
+    p[..n].copy_from_slice(&key[..n]);
+    u128::from_be_bytes(p)
+}
+
+/// An encoded pair the map owns, or a probe: the bytes and, inline, their key's prefix.
 #[derive(Clone)]
-pub(crate) struct PairBuf(Box<[u8]>);
+pub(crate) struct PairBuf {
+    prefix: u128,
+    bytes: Box<[u8]>,
+}
 
 impl PairBuf {
-    fn new(key: &[u8], value: &[u8]) -> PairBuf {
-        let mut b = Vec::with_capacity(key.len() + value.len() + TRAILER);
-        encode_into(&mut b, key, value, Place::At);
-        PairBuf(b.into_boxed_slice())
+    fn new(key: &[u8], value: &[u8], place: Place) -> PairBuf {
+        PairBuf {
+            prefix: key_prefix(key),
+            bytes: encode(key, value, place),
+        }
     }
-}
 
-impl Borrow<Pair> for PairBuf {
-    fn borrow(&self) -> &Pair {
-        Pair::ref_cast(&self.0)
+    fn pair(&self) -> &Pair {
+        Pair::ref_cast(&self.bytes)
     }
 }
 
 impl Ord for PairBuf {
     fn cmp(&self, other: &PairBuf) -> Ordering {
-        let (a, b): (&Pair, &Pair) = (self.borrow(), other.borrow());
-        a.cmp(b)
+        self.prefix
+            .cmp(&other.prefix)
+            .then_with(|| self.pair().cmp(other.pair()))
     }
 }
 
@@ -150,43 +160,33 @@ impl Eq for PairBuf {}
 
 impl std::fmt::Debug for PairBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let p: &Pair = self.borrow();
+        let p = self.pair();
         write!(f, "{:?}={:?}", p.key(), p.value())
     }
 }
 
-/// A probe's bytes: on the stack for the keys and values of every LMDB table (at most 511
-/// bytes each, rarely more than 100 together).
-type Probe = SmallVec<[u8; 128]>;
-
-fn probe(key: &[u8], value: &[u8], place: Place) -> Probe {
-    let mut p = Probe::new();
-    encode_into(&mut p, key, value, place);
-    p
-}
-
 /// A key bound as a bound on pairs: every pair of a key lies between its `Before` and `After`
 /// probes, which no stored pair equals.
-fn lower_probe(b: Bound<&[u8]>) -> Option<Probe> {
+fn lower_probe(b: Bound<&[u8]>) -> Option<PairBuf> {
     match b {
-        Bound::Included(k) => Some(probe(k, &[], Place::Before)),
-        Bound::Excluded(k) => Some(probe(k, &[], Place::After)),
+        Bound::Included(k) => Some(PairBuf::new(k, &[], Place::Before)),
+        Bound::Excluded(k) => Some(PairBuf::new(k, &[], Place::After)),
         Bound::Unbounded => None,
     }
 }
 
-fn upper_probe(b: Bound<&[u8]>) -> Option<Probe> {
+fn upper_probe(b: Bound<&[u8]>) -> Option<PairBuf> {
     match b {
-        Bound::Included(k) => Some(probe(k, &[], Place::After)),
-        Bound::Excluded(k) => Some(probe(k, &[], Place::Before)),
+        Bound::Included(k) => Some(PairBuf::new(k, &[], Place::After)),
+        Bound::Excluded(k) => Some(PairBuf::new(k, &[], Place::Before)),
         Bound::Unbounded => None,
     }
 }
 
-fn as_bound(p: &Option<Probe>) -> Bound<&Pair> {
+fn as_bound(p: &Option<PairBuf>) -> Bound<&PairBuf> {
     match p {
         // Probes never equal a stored pair: included and excluded select the same pairs.
-        Some(p) => Bound::Included(Pair::ref_cast(&p[..])),
+        Some(p) => Bound::Included(p),
         None => Bound::Unbounded,
     }
 }
@@ -207,8 +207,7 @@ pub(crate) type Pairs<'t> =
 type PairFn<'t> = fn((&'t PairBuf, &'t bool)) -> (&'t [u8], &'t [u8], bool);
 
 fn unpack<'t>((p, present): (&'t PairBuf, &'t bool)) -> (&'t [u8], &'t [u8], bool) {
-    let p: &Pair = p.borrow();
-    let (k, v, _) = p.parts();
+    let (k, v, _) = p.pair().parts();
     (k, v, *present)
 }
 
@@ -221,14 +220,15 @@ impl ListOverlay {
     pub(crate) fn set(&mut self, key: &[u8], value: &[u8], present: bool) {
         // One descent: a pair written again keeps its stored bytes (the new copy is dropped),
         // which is rarer than a new pair, whose lookup first would cost a second descent.
-        self.pairs.insert(PairBuf::new(key, value), present);
+        self.pairs
+            .insert(PairBuf::new(key, value, Place::At), present);
     }
 
     /// Records that `key` was deleted with all its values.
     pub(crate) fn delete(&mut self, key: &[u8]) {
         let gone: Vec<PairBuf> = self
             .pairs_of(key)
-            .map(|(k, v, _)| PairBuf::new(k, v))
+            .map(|(k, v, _)| PairBuf::new(k, v, Place::At))
             .collect();
         for p in gone {
             self.pairs.remove(&p);
@@ -260,8 +260,9 @@ impl ListOverlay {
         if self.pairs.is_empty() {
             return None;
         }
-        let p = probe(key, value, Place::At);
-        self.pairs.get(Pair::ref_cast(&p[..])).copied()
+        self.pairs
+            .get(&PairBuf::new(key, value, Place::At))
+            .copied()
     }
 
     /// Whether the snapshot's entry `(key, value)` is hidden.
@@ -279,13 +280,17 @@ impl ListOverlay {
     pub(crate) fn pairs_in(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Pairs<'_> {
         let (lo, hi) = (lower_probe(lower), upper_probe(upper));
         let inverted = match (&lo, &hi) {
-            (Some(l), Some(h)) => Pair::ref_cast(&l[..]) > Pair::ref_cast(&h[..]),
+            (Some(l), Some(h)) => l > h,
             _ => false,
         };
         let range = match inverted {
             // `BTreeMap::range` panics on inverted bounds; an empty range of the same map.
-            true => self.pairs.range::<Pair, _>((as_bound(&hi), as_bound(&hi))),
-            false => self.pairs.range::<Pair, _>((as_bound(&lo), as_bound(&hi))),
+            true => self
+                .pairs
+                .range::<PairBuf, _>((as_bound(&hi), as_bound(&hi))),
+            false => self
+                .pairs
+                .range::<PairBuf, _>((as_bound(&lo), as_bound(&hi))),
         };
         range.map(unpack as PairFn<'_>)
     }
@@ -347,6 +352,34 @@ mod tests {
             (b"b", b""),
         ];
         assert_eq!(got, want);
+    }
+
+    proptest::proptest! {
+        /// The inline prefix never changes the order: keys around its 16 bytes, with zero
+        /// bytes where the padding is, order as the tuple `(key, value)`.
+        #[test]
+        fn the_prefix_orders_pairs_as_the_tuple(
+            a in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xFF]), 14..19),
+            b in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xFF]), 14..19),
+            va in proptest::collection::vec(proptest::sample::select(vec![0u8, 1]), 0..2),
+            vb in proptest::collection::vec(proptest::sample::select(vec![0u8, 1]), 0..2),
+            cut_a in 0usize..19,
+            cut_b in 0usize..19,
+        ) {
+            let (ka, kb) = (&a[..cut_a.min(a.len())], &b[..cut_b.min(b.len())]);
+            let pa = PairBuf::new(ka, &va, Place::At);
+            let pb = PairBuf::new(kb, &vb, Place::At);
+            proptest::prop_assert_eq!(pa.cmp(&pb), (ka, &va).cmp(&(kb, &vb)));
+            for place in [Place::Before, Place::After] {
+                // A key's probes bound its pairs, whatever the other key.
+                let probe = PairBuf::new(ka, &[], place);
+                proptest::prop_assert_eq!(probe.cmp(&pb), match ka.cmp(kb) {
+                    Ordering::Equal if place == Place::Before => Ordering::Less,
+                    Ordering::Equal => Ordering::Greater,
+                    other => other,
+                });
+            }
+        }
     }
 
     #[test]
