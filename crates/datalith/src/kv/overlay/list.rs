@@ -16,8 +16,8 @@
 //! ([`key_prefix`]), which decides most comparisons inside the map's nodes: W's AVE keys are
 //! random UUIDs, so following each entry's pointer to compare missed the cache at every level.
 //! Measured with W's keys (560,000 pairs over two tables, 6 rounds each): 461-611 -> 259-293
-//! ns a write recorded; W sync batch 100, 3 alternating pairs, 10.65/7.96, 10.83/9.10, 11.27/9.62 us of
-//! CPU a write. Probes are built the same way (one small allocation each).
+//! ns a write recorded; W sync batch 100, 3 alternating pairs: 10.65/7.96, 10.83/9.10,
+//! 11.27/9.62 us of CPU a write. Probes are built the same way (one small allocation each).
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
