@@ -23,8 +23,6 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use ref_cast::RefCast;
-
 /// Where an encoded pair sits among the pairs of its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
@@ -40,53 +38,23 @@ enum Place {
 /// Bytes after the value: the key's length and the place.
 const TRAILER: usize = 5;
 
-/// An encoded pair, borrowed (see the module doc for the layout).
-#[derive(RefCast)]
-#[repr(transparent)]
-pub(crate) struct Pair([u8]);
-
-impl Pair {
-    fn parts(&self) -> (&[u8], &[u8], u8) {
-        let b = &self.0;
-        let n = b.len();
-        debug_assert!(n >= TRAILER, "an encoded pair has its trailer");
-        let klen = u32::from_le_bytes([b[n - 5], b[n - 4], b[n - 3], b[n - 2]]) as usize;
-        (&b[..klen], &b[klen..n - TRAILER], b[n - 1])
-    }
-
-    pub(crate) fn key(&self) -> &[u8] {
-        self.parts().0
-    }
-
-    pub(crate) fn value(&self) -> &[u8] {
-        self.parts().1
-    }
+/// The key, value and place of an encoded pair (see the module doc for the layout).
+fn parts(b: &[u8]) -> (&[u8], &[u8], u8) {
+    let n = b.len();
+    debug_assert!(n >= TRAILER, "an encoded pair has its trailer");
+    let klen = u32::from_le_bytes([b[n - 5], b[n - 4], b[n - 3], b[n - 2]]) as usize;
+    (&b[..klen], &b[klen..n - TRAILER], b[n - 1])
 }
 
-impl Ord for Pair {
-    fn cmp(&self, other: &Pair) -> Ordering {
-        let (ka, va, pa) = self.parts();
-        let (kb, vb, pb) = other.parts();
-        ka.cmp(kb).then_with(|| match (pa, pb) {
-            (a, b) if a == Place::At as u8 && b == Place::At as u8 => va.cmp(vb),
-            (a, b) => a.cmp(&b),
-        })
-    }
+/// Two encoded pairs in the tuple order `(key, value)`, probes before or after a key's values.
+fn compare(a: &[u8], b: &[u8]) -> Ordering {
+    let (ka, va, pa) = parts(a);
+    let (kb, vb, pb) = parts(b);
+    ka.cmp(kb).then_with(|| match (pa, pb) {
+        (a, b) if a == Place::At as u8 && b == Place::At as u8 => va.cmp(vb),
+        (a, b) => a.cmp(&b),
+    })
 }
-
-impl PartialOrd for Pair {
-    fn partial_cmp(&self, other: &Pair) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Pair {
-    fn eq(&self, other: &Pair) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Pair {}
 
 /// The one place that writes the layout of the module doc.
 fn encode(key: &[u8], value: &[u8], place: Place) -> Box<[u8]> {
@@ -131,8 +99,8 @@ impl PairBuf {
         }
     }
 
-    fn pair(&self) -> &Pair {
-        Pair::ref_cast(&self.bytes)
+    fn parts(&self) -> (&[u8], &[u8], u8) {
+        parts(&self.bytes)
     }
 }
 
@@ -140,7 +108,7 @@ impl Ord for PairBuf {
     fn cmp(&self, other: &PairBuf) -> Ordering {
         self.prefix
             .cmp(&other.prefix)
-            .then_with(|| self.pair().cmp(other.pair()))
+            .then_with(|| compare(&self.bytes, &other.bytes))
     }
 }
 
@@ -160,8 +128,8 @@ impl Eq for PairBuf {}
 
 impl std::fmt::Debug for PairBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let p = self.pair();
-        write!(f, "{:?}={:?}", p.key(), p.value())
+        let (k, v, _) = self.parts();
+        write!(f, "{k:?}={v:?}")
     }
 }
 
@@ -207,7 +175,7 @@ pub(crate) type Pairs<'t> =
 type PairFn<'t> = fn((&'t PairBuf, &'t bool)) -> (&'t [u8], &'t [u8], bool);
 
 fn unpack<'t>((p, present): (&'t PairBuf, &'t bool)) -> (&'t [u8], &'t [u8], bool) {
-    let (k, v, _) = p.pair().parts();
+    let (k, v, _) = p.parts();
     (k, v, *present)
 }
 
