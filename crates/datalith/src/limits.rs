@@ -129,14 +129,6 @@ pub const UNAPPLIED_READER_OPS: usize = 64;
 /// 253,174/242,685 to 169,543/116,784.
 pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 
-/// With the log, a batch written later adds its last request's ops to the committer's overlay
-/// while the disk writes its record (the write-back started first) when they are at least this
-/// many; fewer are added sooner than the extra system call costs. W, sync, 3 alternating pairs
-/// each: batch 100 (~410 ops) 111,832/94,969/105,906 -> 116,514/113,590/116,623 writes/s;
-/// batch 10 (~49 ops) 27,338/32,313/32,786 -> 33,868/38,458/34,030; batch 1 (~13 ops, always
-/// overlapping) 4,940/4,438/4,811 -> 4,879/4,420/4,654.
-pub const LATER_OVERLAP_MIN_OPS: usize = 32;
-
 /// A reader merges up to this many waiting ops into its reads: building their overlay costs a
 /// few microseconds, where writing them into LMDB first would cost an LMDB commit (~50 us)
 /// on the read's path.

@@ -609,10 +609,11 @@ fn a_deferred_request_sees_the_waiting_writes_of_earlier_requests_of_its_batch()
     }
 }
 
-/// A batch slot that copies `from` to `to` once the batch's requests are done, counting its
-/// runs.
+/// A batch slot that copies the (first) value of `from` in `source` to `copy` in `out` once
+/// the batch's requests are done, counting its runs.
 struct Copier {
-    table: datalith::kv::Table,
+    source: datalith::kv::Table,
+    out: datalith::kv::Table,
     from: &'static [u8],
     runs: Arc<std::sync::atomic::AtomicUsize>,
 }
@@ -624,11 +625,15 @@ impl datalith::kv::BatchSlot for Copier {
         stage: &mut datalith::kv::Stage,
     ) -> Result<(), KvError> {
         self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let seen = view
-            .get(&self.table, self.from)?
-            .unwrap_or(b"none")
-            .to_vec();
-        stage.put(&self.table, b"copy", &seen);
+        let seen = match self.source.kind() {
+            TableKind::Plain => view.get(&self.source, self.from)?.map(<[u8]>::to_vec),
+            TableKind::List => view
+                .list(&self.source, self.from)?
+                .next()
+                .transpose()?
+                .map(<[u8]>::to_vec),
+        };
+        stage.put(&self.out, b"copy", seen.as_deref().unwrap_or(b"none"));
         Ok(())
     }
 
@@ -637,9 +642,10 @@ impl datalith::kv::BatchSlot for Copier {
     }
 }
 
-/// Writes `key` = `value` and asks for the batch's `Copier`.
+/// Writes `key` = `value` into `source` and asks for the batch's `Copier`.
 struct SlotUser {
-    table: datalith::kv::Table,
+    source: datalith::kv::Table,
+    out: datalith::kv::Table,
     key: &'static [u8],
     value: &'static [u8],
     from: &'static [u8],
@@ -658,43 +664,82 @@ impl datalith::kv::WriteRequest for SlotUser {
         stage: &mut datalith::kv::Stage,
         batch: &mut datalith::kv::BatchState,
     ) -> Result<(), datalith::kv::Rejected> {
-        stage.put(&self.table, self.key, self.value);
-        let (table, from, runs) = (self.table.clone(), self.from, self.runs.clone());
-        batch.slot(|| Copier { table, from, runs });
+        match self.source.kind() {
+            TableKind::List => stage.list_add(&self.source, self.key, self.value),
+            TableKind::Plain => stage.put(&self.source, self.key, self.value),
+        }
+        let (source, out) = (self.source.clone(), self.out.clone());
+        let (from, runs) = (self.from, self.runs.clone());
+        batch.slot(|| Copier {
+            source,
+            out,
+            from,
+            runs,
+        });
         Ok(())
     }
 
     fn finish(self: Box<Self>, _outcome: datalith::kv::Outcome) {
         let _ = self.done.send(());
     }
+
+    /// It reads nothing: its writes may be deferred.
+    fn defers_apply(&self) -> bool {
+        true
+    }
 }
 
 #[test]
 fn a_batch_slot_reads_every_write_of_its_batch_when_lmdb_is_written_later() {
-    // The batch's last writes reach the committer's overlay while its record is written: a
-    // slot that reads one of them runs again once they are there.
-    // (writes of the batch's requests, key the slot reads, what it copies, its runs)
+    // A plain table's writes reach the committer's overlay at once; a list table's are
+    // deferred (`committer::later::Working`): a slot that may read one of them runs again once
+    // they are there.
+    // (source kind, writes of the batch's requests, key the slot reads, what it copies, its
+    // runs)
     type Case = (
+        TableKind,
         &'static [(&'static [u8], &'static [u8])],
         &'static [u8],
         &'static [u8],
         usize,
     );
     let table: &[Case] = &[
-        (&[(b"k1", b"a")], b"k1", b"a", 2),
-        (&[(b"k1", b"a"), (b"k2", b"b")], b"k1", b"a", 1),
-        (&[(b"k1", b"a"), (b"k2", b"b")], b"k2", b"b", 2),
-        (&[(b"k1", b"a")], b"k9", b"none", 1),
-        (&[(b"k1", b"a")], b"old", b"before", 1),
+        (TableKind::Plain, &[(b"k1", b"a")], b"k1", b"a", 1),
+        (
+            TableKind::Plain,
+            &[(b"k1", b"a"), (b"k2", b"b")],
+            b"k2",
+            b"b",
+            1,
+        ),
+        (TableKind::Plain, &[(b"k1", b"a")], b"k9", b"none", 1),
+        (TableKind::Plain, &[(b"k1", b"a")], b"old", b"before", 1),
+        (TableKind::List, &[(b"k1", b"a")], b"k1", b"a", 2),
+        (
+            TableKind::List,
+            &[(b"k1", b"a"), (b"k2", b"b")],
+            b"k1",
+            b"a",
+            2,
+        ),
+        (
+            TableKind::List,
+            &[(b"k1", b"a"), (b"k2", b"b")],
+            b"k2",
+            b"b",
+            2,
+        ),
+        (TableKind::List, &[(b"k1", b"a")], b"k9", b"none", 1),
+        (TableKind::List, &[(b"k1", b"a")], b"old", b"before", 1),
     ];
-    for (writes, from, copied, runs) in table {
+    for (kind, writes, from, copied, runs) in table {
         let dir = tempfile::tempdir().unwrap();
         let env = open(dir.path());
-        let t = env.table("t", TableKind::Plain).unwrap();
-        env.transact_kv(vec![KvOp::Put {
-            table: t.clone(),
-            key: b"old".to_vec(),
-            value: b"before".to_vec(),
+        let source = env.table("source", *kind).unwrap();
+        let out = env.table("out", TableKind::Plain).unwrap();
+        env.transact_kv(vec![match kind {
+            TableKind::List => KvOp::list_add(&source, &b"old"[..], &b"before"[..]),
+            TableKind::Plain => KvOp::put(&source, &b"old"[..], &b"before"[..]),
         }])
         .unwrap();
         hold_committer(&env, 200);
@@ -702,7 +747,8 @@ fn a_batch_slot_reads_every_write_of_its_batch_when_lmdb_is_written_later() {
         let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         for (key, value) in writes.iter() {
             env.submit(Box::new(SlotUser {
-                table: t.clone(),
+                source: source.clone(),
+                out: out.clone(),
                 key,
                 value,
                 from,
@@ -713,10 +759,10 @@ fn a_batch_slot_reads_every_write_of_its_batch_when_lmdb_is_written_later() {
         for _ in 0..writes.len() {
             finished.recv().unwrap();
         }
-        let case = format!("{writes:?} reading {from:?}");
+        let case = format!("{kind:?} {writes:?} reading {from:?}");
         let read = env.read().unwrap();
         assert_eq!(
-            read.view().get(&t, b"copy").unwrap(),
+            read.view().get(&out, b"copy").unwrap(),
             Some(*copied),
             "{case}"
         );
@@ -728,10 +774,10 @@ fn a_batch_slot_reads_every_write_of_its_batch_when_lmdb_is_written_later() {
         drop(read);
         drop(env);
         let env = open(dir.path());
-        let t = env.table("t", TableKind::Plain).unwrap();
+        let out = env.table("out", TableKind::Plain).unwrap();
         let read = env.read().unwrap();
         assert_eq!(
-            read.view().get(&t, b"copy").unwrap(),
+            read.view().get(&out, b"copy").unwrap(),
             Some(*copied),
             "{case}"
         );

@@ -184,19 +184,43 @@ impl Pending {
         self.note_keys(stage.keys_from(from));
     }
 
-    fn note_keys<'k>(&mut self, keys: impl Iterator<Item = (u32, &'k [u8])>) {
+    /// Records `keys` as unapplied. A run of keys with one head (an entity's EAV entries, an
+    /// attribute's ascending values in AVE) costs one lookup in `heads`, not one per key.
+    pub(crate) fn note_keys<'k>(&mut self, keys: impl Iterator<Item = (u32, &'k [u8])>) {
+        let mut run: Option<((u32, u64), Span)> = None;
         for (table, key) in keys {
             match self.tables.iter_mut().find(|(t, _)| *t == table) {
                 Some((_, span)) => span.widen(key),
                 None => self.tables.push((table, Span::of(key))),
             }
-            if let Some(h) = head(key) {
-                self.heads
-                    .entry((table, h))
-                    .and_modify(|s| s.widen(key))
-                    .or_insert_with(|| Span::of(key));
+            let Some(h) = head(key) else { continue };
+            match &mut run {
+                Some((at, span)) if *at == (table, h) => span.widen(key),
+                _ => {
+                    if let Some((at, span)) = run.replace(((table, h), Span::of(key))) {
+                        self.widen_head(at, span);
+                    }
+                }
             }
         }
+        if let Some((at, span)) = run {
+            self.widen_head(at, span);
+        }
+    }
+
+    fn widen_head(&mut self, at: (u32, u64), span: Span) {
+        self.heads
+            .entry(at)
+            .and_modify(|s| {
+                s.widen(span.lower.as_slice());
+                s.widen(span.upper.as_slice());
+            })
+            .or_insert(span);
+    }
+
+    /// Whether no key is recorded (a view need not consult it).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.tables.is_empty()
     }
 
     /// Counts the stage's ops from `from` on as unapplied without recording their bounds: for

@@ -263,7 +263,10 @@ impl Stage {
     }
 
     /// Calls `f(op, table id, table kind, key, value)` for every staged op, in order.
-    pub(crate) fn for_each_op(&self, f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8])) {
+    pub(crate) fn for_each_op<'s>(
+        &'s self,
+        f: impl FnMut(OpKind, u32, TableKind, &'s [u8], &'s [u8]),
+    ) {
         self.for_each_op_in(0..self.ops.len(), f)
     }
 
@@ -289,10 +292,10 @@ impl Stage {
     }
 
     /// [`Stage::for_each_op`] for the ops numbered `range` only.
-    pub(crate) fn for_each_op_in(
-        &self,
+    pub(crate) fn for_each_op_in<'s>(
+        &'s self,
         range: std::ops::Range<usize>,
-        mut f: impl FnMut(OpKind, u32, TableKind, &[u8], &[u8]),
+        mut f: impl FnMut(OpKind, u32, TableKind, &'s [u8], &'s [u8]),
     ) {
         let range = range.start.min(self.ops.len())..range.end.min(self.ops.len());
         let mut start = match range.start {

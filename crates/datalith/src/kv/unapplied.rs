@@ -41,7 +41,9 @@ use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
 use super::lmdb::PutFlags;
 use super::overlay::Overlay;
+use super::pending::Pending;
 use super::stage::{Mark, Stage};
+use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
     UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
@@ -229,6 +231,9 @@ pub(crate) struct Lazy {
     refold: Mutex<Option<Refold>>,
     /// Overlays the committer let go of, dropped on the applier thread.
     discarded: Mutex<Vec<Overlay>>,
+    /// Whether the committer defers list-table writes (`committer::later::Working`): the
+    /// refold then records their keys' bounds instead of adding them.
+    committer_defers: AtomicBool,
 }
 
 /// At most this many passes of [`Lazy::refold_after`] over the groups published meanwhile
@@ -248,6 +253,19 @@ pub(crate) struct Refold {
     /// It holds every waiting group up to this sequence number (`None`: none).
     through_seq: Option<u64>,
     overlay: Overlay,
+    /// When the committer defers: the groups' list-table writes are not in `overlay`; these
+    /// are their keys' bounds.
+    deferred: Option<Pending>,
+}
+
+/// The waiting groups as the committer takes them after an apply ([`Lazy::overlay_for_committer`]).
+pub(crate) struct ForCommitter {
+    /// The applier's refold of the first groups (empty without one).
+    pub(crate) overlay: Overlay,
+    /// When the refold deferred their list-table writes: their keys' bounds and those groups.
+    pub(crate) deferred: Option<(Pending, Vec<Arc<Group>>)>,
+    /// The groups the refold lacks, to take in full.
+    pub(crate) rest: Vec<Arc<Group>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -266,6 +284,7 @@ impl Lazy {
             readers_apply,
             refold: Mutex::new(None),
             discarded: Mutex::new(Vec::new()),
+            committer_defers: AtomicBool::new(true),
         }
     }
 
@@ -299,27 +318,36 @@ impl Lazy {
         }
     }
 
-    /// `version`'s groups as a fresh overlay: the applier's refold for it plus the groups
-    /// published since, or else a fold of them all.
-    pub(crate) fn overlay_for_committer(&self, version: &Unapplied) -> Overlay {
+    /// `version`'s groups for the committer: the applier's refold of the first ones, when it
+    /// has one for this version, and the groups it lacks (all of them without a refold).
+    pub(crate) fn overlay_for_committer(&self, version: &Unapplied) -> ForCommitter {
         let refold = lock(&self.refold).take();
         match refold {
             Some(r) if r.applied_txnid == version.applied_txnid => {
-                let mut overlay = r.overlay;
-                for g in version.groups() {
-                    if r.through_seq.is_none_or(|s| g.seq > s) {
-                        overlay.apply_stage(&g.stage);
-                    }
+                let folded = |g: &Arc<Group>| r.through_seq.is_some_and(|s| g.seq <= s);
+                let (done, rest): (Vec<_>, Vec<_>) = version.groups().into_iter().partition(folded);
+                ForCommitter {
+                    overlay: r.overlay,
+                    deferred: r.deferred.map(|bounds| (bounds, done)),
+                    rest,
                 }
-                overlay
             }
             stale => {
                 if let Some(r) = stale {
                     self.discard(r.overlay);
                 }
-                version.fold()
+                ForCommitter {
+                    overlay: Overlay::new(),
+                    deferred: None,
+                    rest: version.groups(),
+                }
             }
         }
+    }
+
+    /// Tells the applier whether the committer defers list-table writes (see `Refold`).
+    pub(crate) fn set_committer_defers(&self, defers: bool) {
+        self.committer_defers.store(defers, Ordering::Relaxed);
     }
 
     /// Hands an overlay to the applier thread to drop (dropping a large one takes
@@ -446,9 +474,11 @@ impl Lazy {
     /// came in during a large apply takes tens of milliseconds, and the groups published
     /// meanwhile would otherwise be added by the committer, on its path (W sync batch 1000:
     /// 40,000-80,000 ops at each apply).
-    fn refold_after(&self, applied_seq: u64, txnid: usize) {
+    pub(in crate::kv) fn refold_after(&self, applied_seq: u64, txnid: usize) {
+        let defer = self.committer_defers.load(Ordering::Relaxed);
         let mut through_seq = None;
         let mut overlay = Overlay::new();
+        let mut bounds = Pending::default();
         for _ in 0..REFOLD_ROUNDS {
             let newer = self
                 .current()
@@ -456,20 +486,32 @@ impl Lazy {
             let Some(last) = newer.last() else { break };
             through_seq = Some(last.seq);
             for g in &newer {
-                overlay.apply_stage(&g.stage);
+                match defer {
+                    false => overlay.apply_stage(&g.stage),
+                    true => {
+                        let mut keys = Vec::new();
+                        g.stage
+                            .for_each_op(|kind, id, table_kind, key, value| match table_kind {
+                                TableKind::List => keys.push((id, key)),
+                                TableKind::Plain => overlay.op(id, table_kind, kind, key, value),
+                            });
+                        bounds.note_keys(keys.into_iter());
+                    }
+                }
             }
         }
         let stale = lock(&self.refold).replace(Refold {
             applied_txnid: txnid,
             through_seq,
             overlay,
+            deferred: defer.then_some(bounds),
         });
         drop(stale);
     }
 
     /// Publishes the version without the groups up to `applied_seq`, which LMDB transaction
     /// `txnid` wrote.
-    fn trim(&self, applied_seq: u64, txnid: usize) {
+    pub(in crate::kv) fn trim(&self, applied_seq: u64, txnid: usize) {
         let mut cur = lock(&self.current);
         let rest = cur.groups_after(applied_seq);
         *cur = Arc::new(Unapplied::fresh(rest, txnid, self.signal.clone()));
@@ -605,9 +647,26 @@ mod tests {
     use super::*;
     use crate::kv::lmdb::Dbi;
     use crate::kv::overlay::TableOverlay;
+    use crate::kv::pending::{Hi, Lo};
     use crate::kv::table::{Table, TableKind};
 
+    /// The list table the groups write (id 2) besides the plain one (id 1).
+    fn list_table() -> Table {
+        Table {
+            name: "l".into(),
+            kind: TableKind::List,
+            db: Dbi(2),
+            fixed: None,
+            id: 2,
+        }
+    }
+
     fn group(seq: u64, ops: usize) -> Group {
+        group_of(seq, ops, false)
+    }
+
+    /// A group of `n` puts into the plain table and, when `lists`, `n` adds to the list table.
+    fn group_of(seq: u64, n: usize, lists: bool) -> Group {
         let t = Table {
             name: "t".into(),
             kind: TableKind::Plain,
@@ -616,8 +675,12 @@ mod tests {
             id: 1,
         };
         let mut stage = Stage::default();
-        for i in 0..ops {
+        for i in 0..n {
             stage.put(&t, &[seq as u8, i as u8], b"v");
+            if lists {
+                let key = [seq as u8, i as u8, 0, 0, 0, 0, 0, 0, 1];
+                stage.list_add(&list_table(), &key, b"w");
+            }
         }
         Group::new(seq, Arc::new(stage), Logged::for_test(seq, seq * 100, 100))
     }
@@ -696,36 +759,77 @@ mod tests {
         }
     }
 
+    /// The list table's pairs of an overlay.
+    fn pairs(o: &Overlay) -> Vec<(Vec<u8>, Vec<u8>, bool)> {
+        match o.table(2) {
+            Some(TableOverlay::List(m)) => m
+                .all_pairs()
+                .map(|(k, v, p)| (k.to_vec(), v.to_vec(), p))
+                .collect(),
+            Some(TableOverlay::Plain(_)) => panic!("a list table"),
+            None => Vec::new(),
+        }
+    }
+
     #[test]
     fn the_committer_gets_the_waiting_groups_whether_or_not_the_applier_folded_them() {
         // (the applier's refold is for the current apply, seq of the group published after
-        // the refold, the refold is stale): the committer's overlay always equals a fold.
-        for (current, late, stale) in [
-            (true, true, false),
-            (true, false, false),
-            (false, true, false),
-            (true, true, true),
+        // the refold, the refold is stale, the committer defers list writes): the committer's
+        // overlay, plus the writes it lacks, always equals a fold; deferred list writes are
+        // out of the overlay and inside the bounds.
+        for (current, late, stale, defers) in [
+            (true, true, false, false),
+            (true, false, false, false),
+            (false, true, false, false),
+            (true, true, true, false),
+            (true, true, false, true),
+            (true, false, false, true),
+            (false, true, false, true),
+            (true, true, true, true),
         ] {
             let lazy = Lazy::new(Duration::from_secs(3600), false);
+            lazy.set_committer_defers(defers);
             for seq in 1..=5 {
-                lazy.publish(group(seq, 2));
+                lazy.publish(group_of(seq, 2, true));
             }
             if current {
                 lazy.refold_after(3, if stale { 6 } else { 7 });
             }
             lazy.trim(3, 7);
             if late {
-                lazy.publish(group(6, 3));
+                lazy.publish(group_of(6, 3, true));
             }
             let v = lazy.current();
-            let got = lazy.overlay_for_committer(&v);
-            assert_eq!(
-                entries(&got),
-                entries(&v.fold()),
-                "{current} {late} {stale}"
-            );
+            let case = format!("{current} {late} {stale} {defers}");
+            let c = lazy.overlay_for_committer(&v);
+            let mut got = c.overlay;
+            let deferred = match c.deferred {
+                Some((bounds, done)) => {
+                    assert!(defers && current && !stale, "{case}");
+                    assert!(pairs(&got).is_empty(), "list writes deferred: {case}");
+                    for g in &done {
+                        g.stage.for_each_op(|_, id, _, key, _| {
+                            if id == 2 {
+                                let (lo, hi) = (Lo::Key(key), Hi::Key(key));
+                                assert!(bounds.check(&list_table(), lo, hi).is_err(), "{case}");
+                            }
+                        });
+                    }
+                    done
+                }
+                None => {
+                    assert!(!(defers && current && !stale), "{case}");
+                    Vec::new()
+                }
+            };
+            for g in deferred.iter().chain(&c.rest) {
+                got.apply_stage(&g.stage);
+            }
+            let fold = v.fold();
+            assert_eq!(entries(&got), entries(&fold), "{case}");
+            assert_eq!(pairs(&got), pairs(&fold), "{case}");
             let want = if late { 2 + 2 + 3 } else { 2 + 2 };
-            assert_eq!(entries(&got).len(), want, "{current} {late} {stale}");
+            assert_eq!(entries(&got).len(), want, "{case}");
             assert!(lock(&lazy.refold).is_none(), "a refold is used once");
         }
     }

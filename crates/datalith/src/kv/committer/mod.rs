@@ -540,7 +540,7 @@ fn commit_durably(
 ) -> Result<Committed, KvError> {
     match (&shared.wal, seq) {
         (Some(wal), Some(seq)) => {
-            let logged = match wal.log_group(&shared.env, stage, seq, None::<fn()>) {
+            let logged = match wal.log_group(&shared.env, stage, seq) {
                 Ok(logged) => logged,
                 Err(e) => {
                     txn.abort();

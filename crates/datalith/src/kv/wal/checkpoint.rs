@@ -246,35 +246,19 @@ impl Wal {
     /// `fdatasync`), unless it is too large for the ring: then it is marked for a direct
     /// checkpoint after its commit. Runs on the committer (in the ordinary path, while its
     /// LMDB transaction is open).
-    ///
-    /// `meanwhile`, when given, runs once the record is written, while the disk writes it:
-    /// the record's write-back is started first, and the `fdatasync` after `meanwhile` then
-    /// waits only for what is left of it (and the cache flush). It runs exactly once when
-    /// this returns `Ok`, also for a group that skips the log.
-    pub(crate) fn log_group<F: FnOnce()>(
-        &self,
-        env: &Env,
-        stage: &Stage,
-        seq: u64,
-        meanwhile: Option<F>,
-    ) -> Result<Logged, KvError> {
-        let direct = |meanwhile: Option<F>| {
-            if let Some(f) = meanwhile {
-                f();
-            }
-            Logged {
-                seq,
-                end: lock(&self.ring).pos,
-                bytes: 0,
-                direct: true,
-            }
+    pub(crate) fn log_group(&self, env: &Env, stage: &Stage, seq: u64) -> Result<Logged, KvError> {
+        let direct = || Logged {
+            seq,
+            end: lock(&self.ring).pos,
+            bytes: 0,
+            direct: true,
         };
         // A record may take up to half the ring: it then always fits once a checkpoint has
         // emptied the ring. Larger groups (bulk loads) are checkpointed instead.
         let most = (self.log.capacity - self.log.area_start) / 2;
         let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
         if estimate as u64 > most {
-            return Ok(direct(meanwhile));
+            return Ok(direct());
         }
         let started = timing::start();
         let mut buf = lock(&self.buf);
@@ -299,7 +283,7 @@ impl Wal {
                 let placed = lock(&self.ring).place(len, &self.log);
                 match placed {
                     Some(p) => p,
-                    None => return Ok(direct(meanwhile)),
+                    None => return Ok(direct()),
                 }
             }
         };
@@ -314,10 +298,6 @@ impl Wal {
             }
             self.log.file.write_all_at(&buf, placement.at)
         })?;
-        if let Some(f) = meanwhile {
-            self.log.start_write_back(placement.at, len);
-            f();
-        }
         self.log.file.sync_data()?;
         timing::add(Step::LogSync, started);
         lock(&self.ring).pos = end;

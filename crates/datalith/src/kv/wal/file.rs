@@ -30,22 +30,6 @@ pub(crate) struct LogFile {
 }
 
 impl LogFile {
-    /// Starts writing `len` bytes at `at` to the disk without waiting for them (a hint: the
-    /// `fdatasync` that follows writes whatever this did not, and reports any error).
-    pub(crate) fn start_write_back(&self, at: u64, len: u64) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain system call on a descriptor this file owns; it reads no memory of
-        // ours.
-        unsafe {
-            libc::sync_file_range(
-                self.file.as_raw_fd(),
-                at as libc::off64_t,
-                len as libc::off64_t,
-                libc::SYNC_FILE_RANGE_WRITE,
-            );
-        }
-    }
-
     /// Opens the log of directory `dir`; if there is none, creates and preallocates one of
     /// `capacity` bytes when `create`, else answers `None`. An existing log keeps its length.
     pub(crate) fn open(
