@@ -127,6 +127,14 @@ pub const UNAPPLIED_READER_OPS: usize = 64;
 /// requests a batch) 57,449/63,326 -> 70,974/73,073; async batch 10 133,089/128,107 ->
 /// 148,386/120,106; with 64 MiB (every batch later) async batch 100 fell from
 /// 253,174/242,685 to 169,543/116,784.
+///
+/// A batch whose requests all let the committer defer their list-table writes (Datalog
+/// transactions, `committer::later::Working`: only their keys' bounds are recorded) is
+/// written later whatever its size: W, Datalog, async, 12 s alternating runs, 1 MiB against
+/// no bound: batch 100 256,880/335,483 and 251,410/321,676 writes/s; batch 1000
+/// 200,999/218,791 and 180,816/190,350; batch 10 195,655/243,600. As built (this rule against
+/// 539b552): batch 100 219,639/278,955 and 205,671/281,453, commit p50 408/228 and 434/209 ms,
+/// p99 530/782 and 538/812 ms; batch 1000 201,206/232,362.
 pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// A reader merges up to this many waiting ops into its reads: building their overlay costs a

@@ -4,7 +4,8 @@
 //! an overlay, and the bounds of the list-table writes it defers); the group is logged and
 //! synced, then published, and only then acknowledged.
 //!
-//! A large batch (`LATER_MAX_BATCH_BYTES`; or too large for the log), or one that finds no
+//! A large batch that does not defer (`LATER_MAX_BATCH_BYTES`; or one too large for the log),
+//! or one that finds no
 //! reader slot for its snapshot, takes the ordinary path instead, once every unapplied group is
 //! in LMDB.
 
@@ -105,6 +106,11 @@ impl Working {
         }
         lazy.set_committer_defers(self.defers);
         super::timing::add(super::Step::CatchUp, started);
+    }
+
+    /// Whether the next batch defers, if its requests may (`catch_up` counts it down).
+    fn will_defer(&self) -> bool {
+        self.eager_for <= 1
     }
 
     /// Takes the writes `stage` holds from op `from` on: adds them to the overlay, or, for a
@@ -209,7 +215,10 @@ pub(super) fn commit_batch_later(
     if let Some(cause) = shared.poison_cause() {
         return Some(Err(KvError::Poisoned { cause }));
     }
-    let large = r.bytes > LATER_MAX_BATCH_BYTES
+    let defers = r.batch.iter().all(|q| q.defers_apply());
+    // A batch that defers its list writes costs the committer's overlay little per op,
+    // however large (`LATER_MAX_BATCH_BYTES`).
+    let large = (r.bytes > LATER_MAX_BATCH_BYTES && !(defers && r.working.will_defer()))
         || r.bytes as u64 >= wal.largest_record() / 2
         || r.batch.iter().any(|q| !q.may_apply_later());
     let before = match large {
@@ -220,7 +229,6 @@ pub(super) fn commit_batch_later(
         r.working.reset(lazy);
         return lazy.apply_all(shared).err().map(Err);
     };
-    let defers = r.batch.iter().all(|q| q.defers_apply());
     r.working.catch_up(before.unapplied(), lazy, defers);
     r.stage.clear();
     r.outcomes.clear();
