@@ -9,7 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::time::Duration;
 
+#[path = "common/hold.rs"]
+mod hold;
 use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
+use hold::hold_committer;
 use proptest::prelude::*;
 
 /// The plain table as a map, the list table as key -> set of values.
@@ -275,13 +278,15 @@ fn a_checkpoint_and_a_compacted_copy_hold_every_acknowledged_write() {
 }
 
 /// A request that reads before it writes: the values of one list key and one plain key, then
-/// its ops, then what it read under `seen{key}`. It may read past the committer's deferred
-/// writes (`defers_apply`), so a read that meets them fails and it runs again.
+/// its ops, then what it read under `seen{key}`. When it `defers`, it may read past the
+/// committer's deferred writes (`defers_apply`): a read that meets them fails and it runs
+/// again; otherwise the committer adds them before it runs.
 struct Reader {
     plain: Table,
     list: Table,
     read: u8,
     ops: Vec<Op>,
+    defers: bool,
     done: crossbeam_channel::Sender<bool>,
 }
 
@@ -341,7 +346,7 @@ impl datalith::kv::WriteRequest for Reader {
     }
 
     fn defers_apply(&self) -> bool {
-        true
+        self.defers
     }
 }
 
@@ -350,11 +355,12 @@ proptest! {
 
     /// Requests that read what earlier requests and groups wrote, queued together so that
     /// they share batches, see exactly the state a one-at-a-time model gives, however the
-    /// committer defers their list writes (a read that meets one runs again).
+    /// committer defers their list writes (a read that meets one runs again), also in batches
+    /// mixed with requests that do not defer.
     #[test]
     fn a_request_reads_every_earlier_write_however_it_was_deferred(
         requests in prop::collection::vec(
-            (any::<u8>(), prop::collection::vec((op(), any::<u8>()), 0..6), 0u8..8),
+            (any::<u8>(), prop::collection::vec((op(), any::<u8>()), 0..6), 0u8..8, 0u8..5),
             1..200,
         ),
         spread in prop::sample::select(vec![24u8, 250]),
@@ -362,11 +368,11 @@ proptest! {
     ) {
         // Keys spread over 250 are seldom read again soon: the committer mostly defers, and
         // the applier's refolds defer too; over 24, reads keep meeting deferred writes.
-        let requests: Vec<(u8, Vec<Op>, u8)> = requests
+        let requests: Vec<(u8, Vec<Op>, u8, bool)> = requests
             .into_iter()
-            .map(|(read, ops, wait)| {
+            .map(|(read, ops, wait, defers)| {
                 let ops = ops.into_iter().map(|(o, k)| o.with_key(k % spread)).collect();
-                (read % spread, ops, wait)
+                (read % spread, ops, wait, defers > 0)
             })
             .collect();
         let catching = CATCHING[catching];
@@ -376,7 +382,7 @@ proptest! {
         let list = env.table("list", TableKind::List).unwrap();
         let mut model = Model::default();
         let (done, finished) = crossbeam_channel::unbounded();
-        for (read, ops, wait) in &requests {
+        for (read, ops, wait, defers) in &requests {
             let listed: Vec<Vec<u8>> = model
                 .list
                 .get(&key(*read))
@@ -392,6 +398,7 @@ proptest! {
                 list: list.clone(),
                 read: *read,
                 ops: ops.clone(),
+                defers: *defers,
                 done: done.clone(),
             }));
             // Now and then a request waits for its group: the next start a new batch.
@@ -409,4 +416,46 @@ proptest! {
         let list = env.table("list", TableKind::List).unwrap();
         prop_assert_eq!(&contents(&env, &plain, &list), &model);
     }
+}
+
+#[test]
+fn a_batch_that_does_not_defer_adds_earlier_deferred_writes_before_its_own() {
+    // A deferred add of `k`, then one batch of a deferring request that removes it and one that
+    // does not defer: the committer must hold "removed", as a later reader of `k` shows.
+    let dir = tempfile::tempdir().unwrap();
+    let env = Environment::open(dir.path(), options(CATCHING[2])).unwrap();
+    let plain = env.table("plain", TableKind::Plain).unwrap();
+    let list = env.table("list", TableKind::List).unwrap();
+    let (done, finished) = crossbeam_channel::unbounded();
+    let request = |read: u8, ops: Vec<Op>, defers: bool| {
+        Box::new(Reader {
+            plain: plain.clone(),
+            list: list.clone(),
+            read,
+            ops,
+            defers,
+            done: done.clone(),
+        })
+    };
+    env.submit(request(9, vec![Op::ListAdd(1, 3)], true));
+    assert!(finished.recv().unwrap());
+    hold_committer(&env, 200);
+    env.submit(request(9, vec![Op::ListRemove(1, 3)], true));
+    env.submit(request(9, vec![], false));
+    for _ in 0..2 {
+        assert!(finished.recv().unwrap());
+    }
+    env.submit(request(1, vec![], true));
+    assert!(finished.recv().unwrap());
+    let txn = env.read().unwrap();
+    let seen = txn
+        .view()
+        .get(&plain, &seen_key(1))
+        .unwrap()
+        .map(<[u8]>::to_vec);
+    assert_eq!(
+        seen,
+        Some(seen_value(&[], None)),
+        "the remove is the last word"
+    );
 }

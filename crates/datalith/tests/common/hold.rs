@@ -25,6 +25,11 @@ impl WriteRequest for Hold {
     }
 
     fn finish(self: Box<Self>, _outcome: Outcome) {}
+
+    /// It reads nothing: holding the committer leaves deferred writes deferred.
+    fn defers_apply(&self) -> bool {
+        true
+    }
 }
 
 /// Returns once the committer is busy (for `ms`) with a batch of its own: requests submitted

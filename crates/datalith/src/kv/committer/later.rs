@@ -91,12 +91,7 @@ impl Working {
                     self.bounds = bounds;
                     self.deferred = groups.into_iter().map(|g| (g.stage.clone(), 0)).collect();
                 }
-                if !self.defers && !self.deferred.is_empty() {
-                    // Between batches: the batch has deferred nothing yet.
-                    debug_assert!(self.batch_deferred.is_none());
-                    self.materialize_published();
-                    self.bounds.clear();
-                }
+                self.add_deferred_unless_deferring();
                 for g in fresh.rest {
                     self.take(&g.stage, 0);
                     self.seal(&g.stage);
@@ -104,8 +99,20 @@ impl Working {
                 self.base = Some(v.applied_txnid());
             }
         }
+        self.add_deferred_unless_deferring();
         lazy.set_committer_defers(self.defers);
         super::timing::add(super::Step::CatchUp, started);
+    }
+
+    /// A batch that does not defer adds its writes as they come: the deferred ones of earlier
+    /// batches go first, so that each table's writes reach the overlay in order.
+    fn add_deferred_unless_deferring(&mut self) {
+        if !self.defers && !self.deferred.is_empty() {
+            // Between batches: the batch has deferred nothing yet.
+            debug_assert!(self.batch_deferred.is_none());
+            self.materialize_published();
+            self.bounds.clear();
+        }
     }
 
     /// Whether the next batch defers, if its requests may (`catch_up` counts it down).
