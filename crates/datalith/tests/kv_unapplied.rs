@@ -147,6 +147,14 @@ fn read_view(txn: &datalith::kv::ReadTxn, plain: &Table, list: &Table) -> Model 
     m
 }
 
+/// What the environment in `dir` holds once reopened.
+fn reopened_contents(dir: &std::path::Path, catching: Catching) -> Model {
+    let env = Environment::open(dir, options(catching)).unwrap();
+    let plain = env.table("plain", TableKind::Plain).unwrap();
+    let list = env.table("list", TableKind::List).unwrap();
+    contents(&env, &plain, &list)
+}
+
 /// How LMDB catches up: the applier's delay, and whether readers write a few waiting groups
 /// themselves (without, every read while groups wait merges their overlay).
 #[derive(Debug, Clone, Copy)]
@@ -207,10 +215,7 @@ proptest! {
         env.apply_logged().unwrap();
         prop_assert_eq!(&contents(&env, &plain, &list), &model);
         drop(env);
-        let env = Environment::open(dir.path(), options(catching)).unwrap();
-        let plain = env.table("plain", TableKind::Plain).unwrap();
-        let list = env.table("list", TableKind::List).unwrap();
-        prop_assert_eq!(&contents(&env, &plain, &list), &model);
+        prop_assert_eq!(&reopened_contents(dir.path(), catching), &model);
     }
 }
 
@@ -411,10 +416,7 @@ proptest! {
         }
         prop_assert_eq!(&contents(&env, &plain, &list), &model);
         drop(env);
-        let env = Environment::open(dir.path(), options(catching)).unwrap();
-        let plain = env.table("plain", TableKind::Plain).unwrap();
-        let list = env.table("list", TableKind::List).unwrap();
-        prop_assert_eq!(&contents(&env, &plain, &list), &model);
+        prop_assert_eq!(&reopened_contents(dir.path(), catching), &model);
     }
 }
 
