@@ -135,6 +135,10 @@ pub struct EnvOptions {
     /// the durable checkpoint (the power-cut test shows the damage).
     #[doc(hidden)]
     pub log_guard_pages: bool,
+    /// `Durable` only: writes that log records leave out because replay rebuilds them
+    /// (`kv::wal::derive`; the Datalog store sets its own). A log written with one needs the
+    /// same one to be replayed.
+    pub log_derivation: Option<std::sync::Arc<dyn super::wal::Derivation>>,
 }
 
 impl Default for EnvOptions {
@@ -152,6 +156,7 @@ impl Default for EnvOptions {
             log_apply_delay: crate::limits::UNAPPLIED_MAX_AGE,
             log_readers_apply: true,
             log_guard_pages: true,
+            log_derivation: None,
         }
     }
 }
@@ -163,6 +168,7 @@ impl EnvOptions {
             interval: self.log_checkpoint_interval,
             trigger_bytes: self.log_checkpoint_bytes.max(1),
             guard_pages: self.log_guard_pages,
+            derivation: self.log_derivation.clone(),
         }
     }
 

@@ -185,6 +185,16 @@ pub enum KvError {
         /// The format version this build reads and writes.
         supported: u32,
     },
+    /// The log holds records that only the layer that wrote them can replay (the Datalog
+    /// store leaves its index writes out of records and rebuilds them from its transaction
+    /// log), and this environment was opened without it.
+    #[error("{path}: the log's records leave out writes that \"{name}\" rebuilds; open the directory as a Datalog database to recover it")]
+    NeedsDerivation {
+        /// The log file.
+        path: PathBuf,
+        /// The rule the records were written under.
+        name: String,
+    },
     /// An I/O error from the operating system.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -223,7 +233,9 @@ impl KvError {
             KvError::Corrupt { .. } => error::CORRUPT,
             KvError::NotADatabase { .. } => error::NOT_A_DATABASE,
             KvError::Foreign { .. } => error::FOREIGN_FILE,
-            KvError::UnsupportedFormat { .. } => error::UNSUPPORTED_FORMAT,
+            KvError::UnsupportedFormat { .. } | KvError::NeedsDerivation { .. } => {
+                error::UNSUPPORTED_FORMAT
+            }
             KvError::Io(e) => error::io_category(e),
             KvError::Lmdb(_) => error::STORAGE,
         }
@@ -257,6 +269,10 @@ impl KvError {
             | KvError::UnsupportedFormat { path, .. } => {
                 vec![text_field("path", &path.display().to_string())]
             }
+            KvError::NeedsDerivation { path, name } => vec![
+                text_field("path", &path.display().to_string()),
+                text_field("derivation", name),
+            ],
             _ => Vec::new(),
         }
     }

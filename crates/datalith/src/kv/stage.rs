@@ -286,6 +286,14 @@ impl Stage {
         }
     }
 
+    /// Op `i` (staged order) as `(kind, table id, tally, key, value)`.
+    pub(crate) fn op(&self, i: usize) -> (OpKind, u32, Option<u32>, &[u8], &[u8]) {
+        let op = &self.ops[i];
+        let (key, value) = op_bytes(&self.bytes, &self.ops, i);
+        let tally = (op.tally != NO_TALLY).then_some(op.tally);
+        (op.kind, op.table, tally, key, value)
+    }
+
     /// Forgets the tallies counted so far (an attempt at applying the stage was abandoned).
     pub(crate) fn forget_tallies(&mut self) {
         self.tallies.clear();

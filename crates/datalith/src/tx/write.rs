@@ -92,7 +92,7 @@ pub fn stage_datoms(
     // counting sort of the datoms by attribute): the stage's sort then finds each attribute's
     // ops in one stretch of its arena, not strewn over all of it.
     let giant_keys: HashMap<usize, &[u8]> = giants.iter().map(|(i, k, _)| (*i, &k[..])).collect();
-    for i in by_attribute(datoms) {
+    for i in by_attribute(datoms.len(), |i| datoms.datoms[i].a) {
         let (d, b) = (&datoms.datoms[i], &datoms.av[i]);
         let key: &[u8] = giant_keys.get(&i).copied().unwrap_or(b);
         let e = keys::eav_key(d.e);
@@ -131,9 +131,10 @@ pub fn stage_datoms(
     Ok(stats)
 }
 
-/// Positions of `datoms`, grouped by attribute (in order of first appearance), each group in
-/// the datoms' order.
-fn by_attribute(datoms: &NetDatoms) -> Vec<usize> {
+/// Positions `0..n` of datoms whose attributes are `attr(i)`, grouped by attribute (in order
+/// of first appearance), each group in the datoms' order. `index_rebuild` orders AVE writes
+/// rebuilt from the log with it too.
+pub(super) fn by_attribute(n: usize, attr: impl Fn(usize) -> AttrId) -> Vec<usize> {
     let mut attrs: Vec<(AttrId, usize)> = Vec::new();
     let slot_of =
         |a: AttrId, attrs: &mut Vec<(AttrId, usize)>| match attrs.iter().position(|(x, _)| *x == a)
@@ -147,11 +148,11 @@ fn by_attribute(datoms: &NetDatoms) -> Vec<usize> {
     // Few attributes per transaction: a short list beats a map; past a few dozen, the
     // datoms' own order is kept (grouping would cost more than it saves).
     const MAX_GROUPS: usize = 32;
-    let mut slots = Vec::with_capacity(datoms.len());
-    for d in &datoms.datoms {
-        let s = slot_of(d.a, &mut attrs);
+    let mut slots = Vec::with_capacity(n);
+    for i in 0..n {
+        let s = slot_of(attr(i), &mut attrs);
         if attrs.len() > MAX_GROUPS {
-            return (0..datoms.len()).collect();
+            return (0..n).collect();
         }
         attrs[s].1 += 1;
         slots.push(s as u8);
@@ -162,7 +163,7 @@ fn by_attribute(datoms: &NetDatoms) -> Vec<usize> {
         start.push(at);
         at += n;
     }
-    let mut out = vec![0; datoms.len()];
+    let mut out = vec![0; n];
     for (i, s) in slots.into_iter().enumerate() {
         let at = &mut start[s as usize];
         out[*at] = i;

@@ -166,6 +166,9 @@ impl Condition for DatalithDl {
             "requests": c.requests,
             "largest_batch": c.largest_batch,
             "map_growths": c.map_growths,
+            "log_records": c.log_records,
+            "log_records_derived": c.log_records_derived,
+            "log_bytes": c.log_bytes,
         }))
     }
 }

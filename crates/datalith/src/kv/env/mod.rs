@@ -509,11 +509,19 @@ impl Environment {
     /// Committer counters (batches, requests, largest batch, map growths).
     pub fn commit_counters(&self) -> CommitCounters {
         let s = &self.shared().stats;
+        let (log_records, log_records_derived, log_bytes) = self
+            .shared()
+            .wal
+            .as_ref()
+            .map_or((0, 0, 0), |w| w.record_counts());
         CommitCounters {
             batches: s.batches.load(Ordering::Relaxed),
             requests: s.requests.load(Ordering::Relaxed),
             largest_batch: s.largest_batch.load(Ordering::Relaxed),
             map_growths: s.map_growths.load(Ordering::Relaxed),
+            log_records,
+            log_records_derived,
+            log_bytes,
         }
     }
 

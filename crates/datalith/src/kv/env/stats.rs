@@ -22,6 +22,12 @@ pub struct CommitCounters {
     pub largest_batch: usize,
     /// Times the memory map was grown.
     pub map_growths: u64,
+    /// `Durable`: groups written to the log.
+    pub log_records: u64,
+    /// ... of which left out the writes a derivation rebuilds (`kv::wal::derive`).
+    pub log_records_derived: u64,
+    /// Bytes of those records, headers included.
+    pub log_bytes: u64,
 }
 
 impl CommitStats {

@@ -6,20 +6,28 @@
 //! where the tally is there only when the kind byte has bit `0x10` (a list add or remove that
 //! counts the keys it creates or empties, `kv::tally`). Replaying the ops
 //! in order through a [`Stage`] gives exactly the writes the group made, so a replica or a
-//! recovery applies the same bytes the committer did.
+//! recovery applies the same bytes the committer did. In a `Derived` record the body leaves
+//! out the writes of the derivation's tables, which replay rebuilds (`super::derive`).
 
 use super::super::stage::{OpKind, Stage};
 
-/// Appends the body of `stage`'s ops to `out`; `name_of` names a table id. Returns `None` if
-/// an op's table has no name (a table the environment did not open: never written here).
+/// Appends the body of `stage`'s ops on the tables `keep` accepts to `out` (the others are
+/// rebuilt at replay, `derive`); `name_of` names a table id. Returns `None` if an op's table
+/// has no name (a table the environment did not open: never written here).
 pub(crate) fn encode(
     stage: &Stage,
     name_of: impl Fn(u32) -> Option<std::sync::Arc<str>>,
+    keep: impl Fn(u32) -> bool,
     out: &mut Vec<u8>,
 ) -> Option<()> {
     let mut tables: Vec<(u32, std::sync::Arc<str>)> = Vec::new();
     let mut missing = false;
+    let mut kept = 0usize;
     stage.for_each_op(|_, id, _, _, _| {
+        if !keep(id) {
+            return;
+        }
+        kept += 1;
         if !tables.iter().any(|(t, _)| *t == id) {
             match name_of(id) {
                 Some(name) => tables.push((id, name)),
@@ -35,9 +43,12 @@ pub(crate) fn encode(
         out.extend_from_slice(&(name.len() as u16).to_le_bytes());
         out.extend_from_slice(name.as_bytes());
     }
-    out.extend_from_slice(&(stage.len() as u32).to_le_bytes());
-    out.reserve(stage.staged_bytes() + 11 * stage.len());
+    out.extend_from_slice(&(kept as u32).to_le_bytes());
+    out.reserve(stage.staged_bytes() + 11 * kept);
     stage.for_each_op_tallied(|kind, id, tally, key, value| {
+        if !keep(id) {
+            return;
+        }
         let table = tables.iter().position(|(t, _)| *t == id).unwrap_or(0) as u16;
         match tally {
             None => out.push(kind_byte(kind)),
@@ -201,6 +212,7 @@ mod tests {
         encode(
             &stage,
             |id| Some(if id == 1 { "a" } else { "b" }.into()),
+            |_| true,
             &mut body,
         )
         .unwrap();
@@ -236,6 +248,12 @@ mod tests {
         damaged[first_op] |= TALLIED;
         assert_eq!(decode(&damaged), None);
         // An op naming a table the body does not list.
-        assert!(encode(&stage, |id| (id == 1).then(|| "a".into()), &mut Vec::new()).is_none());
+        assert!(encode(
+            &stage,
+            |id| (id == 1).then(|| "a".into()),
+            |_| true,
+            &mut Vec::new()
+        )
+        .is_none());
     }
 }

@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -18,6 +19,7 @@ use super::super::commit_timing::{self as timing, Step};
 use super::super::error::KvError;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
 use super::super::stage::Stage;
+use super::derive::{self, Derivation, DerivedIds};
 use super::file::{wrap_marker, LogFile, Ring};
 use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
@@ -25,7 +27,7 @@ use super::slot::Checkpoint;
 use super::{body, recovery};
 
 /// How the log is run (from `EnvOptions`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct WalSettings {
     /// Bytes of the log file created for a new environment.
     pub(crate) file_bytes: u64,
@@ -35,6 +37,8 @@ pub(crate) struct WalSettings {
     pub(crate) trigger_bytes: u64,
     /// Hold a reader on the checkpointed snapshot (off only in tests that show why it is on).
     pub(crate) guard_pages: bool,
+    /// Writes that records leave out and replay rebuilds (`derive`).
+    pub(crate) derivation: Option<Arc<dyn Derivation>>,
 }
 
 /// The committed state as of the last LMDB commit.
@@ -109,15 +113,25 @@ pub(crate) struct Wal {
     data: File,
     meta_bytes: usize,
     settings: WalSettings,
-    names: RwLock<FxHashMap<u32, Arc<str>>>,
+    names: RwLock<Names>,
     applied: Mutex<Applied>,
     ring: Mutex<Ring>,
     ckpt: Mutex<CheckpointState>,
     trigger: Mutex<Trigger>,
     wake: Condvar,
-    /// The committer's encode buffer, kept between groups.
-    buf: Mutex<Vec<u8>>,
+    /// The committer's encode buffer and the positions of derived writes, kept between groups.
+    buf: Mutex<(Vec<u8>, Vec<usize>)>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Records written, those of them derived, and their bytes (`record_counts`).
+    records: [AtomicU64; 3],
+}
+
+/// The names of the tables records write to, by table id, and the ids of the derivation's
+/// tables.
+#[derive(Default)]
+struct Names {
+    by_id: FxHashMap<u32, Arc<str>>,
+    derived: DerivedIds,
 }
 
 /// The log opened before LMDB, with the data file already rolled back to its checkpoint
@@ -182,19 +196,28 @@ impl Wal {
         };
         let (end, next_seq, generation) = match &checkpoint {
             Some(c) => {
-                let (end, next) = recovery::replay(env, meta, &log, c, dir)?;
+                let derivation = settings.derivation.as_deref();
+                let (end, next) = recovery::replay(env, meta, &log, c, dir, derivation)?;
                 (end, next, c.generation)
             }
             None => (log.area_start, recovery::applied_seq(env, meta)? + 1, 0),
         };
         let data = File::open(dir.join(super::super::file::DATA_FILE))?;
+        let names = Names {
+            by_id: FxHashMap::default(),
+            derived: settings
+                .derivation
+                .as_deref()
+                .map(DerivedIds::new)
+                .unwrap_or_default(),
+        };
         let wal = Arc::new(Wal {
             fill: Fill::new(&log),
             log,
             data,
             meta_bytes: 2 * page_bytes,
             settings,
-            names: RwLock::new(FxHashMap::default()),
+            names: RwLock::new(names),
             applied: Mutex::new(Applied {
                 seq: next_seq - 1,
                 end,
@@ -211,8 +234,9 @@ impl Wal {
             }),
             trigger: Mutex::new(Trigger::default()),
             wake: Condvar::new(),
-            buf: Mutex::new(Vec::new()),
+            buf: Mutex::new((Vec::new(), Vec::new())),
             thread: Mutex::new(None),
+            records: Default::default(),
         });
         wal.checkpoint(env)?;
         let (for_thread, env_for_thread) = (wal.clone(), env.clone());
@@ -223,12 +247,20 @@ impl Wal {
         Ok(wal)
     }
 
+    /// Records written, those of them derived (`derive`), and their bytes.
+    pub(crate) fn record_counts(&self) -> (u64, u64, u64) {
+        let [a, b, c] = &self.records;
+        let load = |x: &AtomicU64| x.load(Ordering::Relaxed);
+        (load(a), load(b), load(c))
+    }
+
     /// Names table `id` for records (every table the environment opens).
     pub(crate) fn name_table(&self, id: u32, name: Arc<str>) {
-        self.names
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, name);
+        let mut names = self.names.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = &self.settings.derivation {
+            names.derived.name(d.as_ref(), id, &name);
+        }
+        names.by_id.insert(id, name);
     }
 
     /// The largest record the ring takes (half of it: it then always fits once a checkpoint
@@ -261,17 +293,34 @@ impl Wal {
             return Ok(direct());
         }
         let started = timing::start();
-        let mut buf = lock(&self.buf);
+        let mut guard = lock(&self.buf);
+        let (buf, scratch) = &mut *guard;
         buf.clear();
         buf.resize(HEADER_BYTES, 0);
         let names = self.names.read().unwrap_or_else(|p| p.into_inner());
-        body::encode(stage, |id| names.get(&id).cloned(), &mut buf).ok_or_else(|| {
+        let derivation = self.settings.derivation.as_deref();
+        let derived =
+            derivation.filter(|d| derive::rebuilds_exactly(stage, *d, &names.derived, scratch));
+        let kind = match derived {
+            Some(d) => {
+                let name = d.name().as_bytes();
+                buf.extend_from_slice(&(name.len() as u16).to_le_bytes());
+                buf.extend_from_slice(name);
+                Kind::Derived
+            }
+            None => Kind::Group,
+        };
+        let keep = |id| derived.is_none() || names.derived.derived(id).is_none();
+        body::encode(stage, |id| names.by_id.get(&id).cloned(), keep, buf).ok_or_else(|| {
             KvError::CommitFailed {
                 cause: "a write names a table this environment did not open".into(),
             }
         })?;
         drop(names);
-        frame::seal(&mut buf, Kind::Group, seq);
+        frame::seal(buf, kind, seq);
+        self.records[0].fetch_add(1, Ordering::Relaxed);
+        self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
+        self.records[2].fetch_add(buf.len() as u64, Ordering::Relaxed);
         timing::add(Step::LogEncode, started);
         let len = buf.len() as u64;
         let placed = lock(&self.ring).place(len, &self.log);
@@ -296,7 +345,7 @@ impl Wal {
             if let Some(at) = placement.wrap_at {
                 self.log.file.write_all_at(&wrap_marker(seq), at)?;
             }
-            self.log.file.write_all_at(&buf, placement.at)
+            self.log.file.write_all_at(buf, placement.at)
         })?;
         self.log.file.sync_data()?;
         timing::add(Step::LogSync, started);

@@ -17,6 +17,9 @@ pub(crate) enum Kind {
     Group,
     /// The ring continues at the start of the record area.
     Wrap,
+    /// One commit group's writes without those a [`super::derive::Derivation`] rebuilds: the
+    /// derivation's name (`u16` length, then the name), then a body as for `Group`.
+    Derived,
 }
 
 impl Kind {
@@ -24,6 +27,7 @@ impl Kind {
         match self {
             Kind::Group => 1,
             Kind::Wrap => 2,
+            Kind::Derived => 3,
         }
     }
 
@@ -31,6 +35,7 @@ impl Kind {
         match b {
             1 => Some(Kind::Group),
             2 => Some(Kind::Wrap),
+            3 => Some(Kind::Derived),
             _ => None,
         }
     }

@@ -3,6 +3,8 @@
 //!
 //! - `frame`: a record's header and checksum.
 //! - [`body`]: a group's writes as a record body.
+//! - [`derive`]: writes a record leaves out because replay rebuilds them from its other writes
+//!   (the Datalog store's index entries, from its transaction log).
 //! - `slot`: a checkpoint (what the last durable LMDB sync covered).
 //! - [`file`](mod@file): the log file, its checkpoint slots and its ring of records.
 //! - `fill`: writing the record area once, ahead of the committer, so its syncs carry no
@@ -17,7 +19,8 @@
 //!    or for a large batch, inside one LMDB write transaction that also gets the group's
 //!    sequence number, `log_seq` in the meta table).
 //! 2. The group's staged writes are encoded as one record and written to the log at the ring's
-//!    write position, then made durable with one `fdatasync` of the log file.
+//!    write position, then made durable with one `fdatasync` of the log file. Writes that a
+//!    [`Derivation`] rebuilds exactly from the group's other writes are left out (`derive`).
 //! 3. The group is published to readers (or its LMDB transaction commits **without** a sync,
 //!    `MDB_NOSYNC`). Only now can readers see it: **a commit is visible only after it is
 //!    durable**.
@@ -59,7 +62,8 @@
 //!
 //! The data file's meta pages are overwritten with the checkpoint's copy when they differ
 //! (whatever LMDB committed after the checkpoint is unsynced, so it is dropped as a whole),
-//! then the records after the checkpoint are applied in order, each in its own LMDB
+//! then the records after the checkpoint are applied in order (a derived record's left-out
+//! writes rebuilt after the write they come from), each in its own LMDB
 //! transaction that also sets `log_seq`, up to the first missing, torn or out-of-sequence
 //! record. A record whose sequence number is not above `log_seq` is skipped, so replay applies
 //! each group exactly once. The replayed state is checkpointed before the environment opens.
@@ -81,6 +85,7 @@
 
 pub mod body;
 mod checkpoint;
+pub mod derive;
 pub mod file;
 mod fill;
 mod frame;
@@ -89,6 +94,7 @@ mod slot;
 
 pub use body::{LoggedOp, LoggedOpKind};
 pub(crate) use checkpoint::{Logged, Wal, WalSettings};
+pub use derive::{Derivation, DerivedOp};
 pub use file::LOG_FILE;
 
 /// The key in the meta table holding the last log sequence number the LMDB state holds.

@@ -15,7 +15,9 @@ use super::super::stage::Stage;
 use super::super::table::{next_table_id, Table, TableKind};
 use super::super::tally;
 use super::body::{self, LoggedOpKind};
+use super::derive::Derivation;
 use super::file::LogFile;
+use super::frame::Kind;
 use super::slot::Checkpoint;
 use super::LOG_SEQ_KEY;
 
@@ -74,15 +76,21 @@ pub(crate) fn replay(
     log: &LogFile,
     c: &Checkpoint,
     dir: &Path,
+    derivation: Option<&dyn Derivation>,
 ) -> Result<(u64, u64), KvError> {
     let applied = applied_seq(env, meta)?;
     let mut tables: HashMap<String, Table> = HashMap::new();
-    log.scan(c.start, c.seq + 1, |seq, body| {
+    log.scan(c.start, c.seq + 1, |seq, kind, body| {
         if seq <= applied {
             return Ok(());
         }
+        let record = Record {
+            seq,
+            kind,
+            bytes: body,
+        };
         loop {
-            match apply_record(env, meta, seq, body, &mut tables, dir) {
+            match apply_record(env, meta, &record, derivation, &mut tables, dir) {
                 Err(Replay::Lmdb(e)) if e.is_map_full() => grow(env)?,
                 Err(Replay::Lmdb(e)) => return Err(KvError::from(e)),
                 Err(Replay::Kv(e)) => return Err(e),
@@ -103,38 +111,90 @@ impl From<LmdbError> for Replay {
     }
 }
 
+/// A record read from the log.
+struct Record<'a> {
+    seq: u64,
+    kind: Kind,
+    bytes: &'a [u8],
+}
+
 fn apply_record(
     env: &Env,
     meta: Dbi,
-    seq: u64,
-    bytes: &[u8],
+    record: &Record<'_>,
+    derivation: Option<&dyn Derivation>,
     tables: &mut HashMap<String, Table>,
     dir: &Path,
 ) -> Result<(), Replay> {
-    let ops = body::decode(bytes).ok_or_else(|| {
+    let seq = record.seq;
+    let corrupt = |detail: String| {
         Replay::Kv(KvError::Corrupt {
             path: dir.join(super::LOG_FILE),
-            detail: format!("log record {seq} passed its checksum but is not a record body"),
+            detail,
         })
+    };
+    let (derivation, bytes) = match record.kind {
+        Kind::Derived => {
+            let (name, rest) = derived_name(record.bytes).ok_or_else(|| {
+                corrupt(format!(
+                    "log record {seq} passed its checksum but has no derivation name"
+                ))
+            })?;
+            match derivation {
+                Some(d) if d.name() == name => (Some(d), rest),
+                _ => {
+                    return Err(Replay::Kv(KvError::NeedsDerivation {
+                        path: dir.join(super::LOG_FILE),
+                        name: name.to_string(),
+                    }))
+                }
+            }
+        }
+        _ => (None, record.bytes),
+    };
+    let ops = body::decode(bytes).ok_or_else(|| {
+        corrupt(format!(
+            "log record {seq} passed its checksum but is not a record body"
+        ))
     })?;
     let mut txn = env.write_txn()?;
     let mut stage = Stage::default();
     let from = stage.mark();
-    for op in &ops {
-        if !tables.contains_key(op.table) {
-            let table = open_table(&txn, meta, op.table, dir)?;
-            tables.insert(op.table.to_string(), table);
+    let mut derived_tables = Vec::new();
+    if let Some(d) = derivation {
+        for name in d.tables() {
+            derived_tables.push(table_named(&txn, meta, name, tables, dir)?.clone());
         }
-        let table = &tables[op.table];
-        match op.kind {
-            LoggedOpKind::Put => stage.put(table, op.key, op.value),
-            LoggedOpKind::Delete => stage.delete(table, op.key),
-            LoggedOpKind::ListAdd => {
-                stage.list_change_tallied(true, table, op.key, op.value, op.tally)
-            }
-            LoggedOpKind::ListRemove => {
-                stage.list_change_tallied(false, table, op.key, op.value, op.tally)
-            }
+    }
+    for op in &ops {
+        let table = table_named(&txn, meta, op.table, tables, dir)?;
+        stage_op(&mut stage, table, op.kind, op.key, op.value, op.tally);
+        let Some(d) = derivation.filter(|d| op.table == d.source() && op.kind == LoggedOpKind::Put)
+        else {
+            continue;
+        };
+        let mut bad_table = false;
+        d.derive(
+            op.key,
+            op.value,
+            &mut |derived| match derived_tables.get(derived.table) {
+                Some(t) => stage_op(
+                    &mut stage,
+                    t,
+                    derived.kind,
+                    derived.key,
+                    derived.value,
+                    derived.tally,
+                ),
+                None => bad_table = true,
+            },
+        )
+        .map_err(|e| corrupt(format!("log record {seq}: {e}")))?;
+        if bad_table {
+            return Err(corrupt(format!(
+                "log record {seq}: a derived write names no table of {}",
+                d.name()
+            )));
         }
     }
     stage.apply(from, &mut txn)?;
@@ -142,6 +202,44 @@ fn apply_record(
     txn.put(meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE)?;
     txn.commit()?;
     Ok(())
+}
+
+/// The name of a derived record's derivation, and the body after it.
+fn derived_name(b: &[u8]) -> Option<(&str, &[u8])> {
+    let len = u16::from_le_bytes(b.get(..2)?.try_into().ok()?) as usize;
+    let name = std::str::from_utf8(b.get(2..2 + len)?).ok()?;
+    Some((name, &b[2 + len..]))
+}
+
+fn stage_op(
+    stage: &mut Stage,
+    table: &Table,
+    kind: LoggedOpKind,
+    key: &[u8],
+    value: &[u8],
+    tally: Option<u32>,
+) {
+    match kind {
+        LoggedOpKind::Put => stage.put(table, key, value),
+        LoggedOpKind::Delete => stage.delete(table, key),
+        LoggedOpKind::ListAdd => stage.list_change_tallied(true, table, key, value, tally),
+        LoggedOpKind::ListRemove => stage.list_change_tallied(false, table, key, value, tally),
+    }
+}
+
+/// Table `name`, opened on first use.
+fn table_named<'t>(
+    txn: &RwTxn,
+    meta: Dbi,
+    name: &str,
+    tables: &'t mut HashMap<String, Table>,
+    dir: &Path,
+) -> Result<&'t Table, Replay> {
+    if !tables.contains_key(name) {
+        let table = open_table(txn, meta, name, dir)?;
+        tables.insert(name.to_string(), table);
+    }
+    Ok(&tables[name])
 }
 
 fn open_table(txn: &RwTxn, meta: Dbi, name: &str, dir: &Path) -> Result<Table, Replay> {

@@ -1,0 +1,118 @@
+//! A transaction's index writes, rebuilt from its log entry, so that a write-ahead log record
+//! need not hold them (`kv::wal::derive`): the entry holds every net datom, and
+//! `write::stage_datoms` derives the EAV and AVE writes from the datoms alone. This is the
+//! same derivation, written a second time from the entry's bytes; the committer compares the
+//! two for every group and logs the group whole when they differ, so a drift between them
+//! costs record bytes, never data.
+
+use crate::kv::wal::{Derivation, DerivedOp, LoggedOpKind};
+use crate::store::ids::AttrId;
+use crate::store::keys;
+
+use super::{av, write};
+
+/// The Datalog store's derivation: EAV and AVE writes from `tx_log` puts.
+#[derive(Debug, Default)]
+pub struct IndexRebuild;
+
+/// Table names, in [`DerivedOp::table`] order.
+const TABLES: [&str; 2] = ["eav", "ave"];
+const EAV: usize = 0;
+const AVE: usize = 1;
+
+impl Derivation for IndexRebuild {
+    fn name(&self) -> &str {
+        // Bump the version whenever `write::stage_datoms` changes what it stages.
+        "datalith.index-from-tx-log/1"
+    }
+
+    fn source(&self) -> &str {
+        "tx_log"
+    }
+
+    fn tables(&self) -> &[&str] {
+        &TABLES
+    }
+
+    fn derive(
+        &self,
+        _tx: &[u8],
+        entry: &[u8],
+        emit: &mut dyn FnMut(DerivedOp<'_>),
+    ) -> Result<(), String> {
+        let datoms = entry_datoms(entry)?;
+        let keys: Vec<std::borrow::Cow<'_, [u8]>> =
+            datoms.iter().map(|d| av::index_key(d.av)).collect();
+        for (d, key) in datoms.iter().zip(&keys) {
+            emit(DerivedOp {
+                table: EAV,
+                kind: list_kind(d.added),
+                key: &d.e,
+                value: key,
+                tally: None,
+            });
+        }
+        for i in write::by_attribute(datoms.len(), |i| datoms[i].a) {
+            let d = &datoms[i];
+            emit(DerivedOp {
+                table: AVE,
+                kind: list_kind(d.added),
+                key: &keys[i],
+                value: &d.e,
+                tally: Some(d.a),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn list_kind(added: bool) -> LoggedOpKind {
+    match added {
+        true => LoggedOpKind::ListAdd,
+        false => LoggedOpKind::ListRemove,
+    }
+}
+
+/// One datom of a log entry, as its bytes.
+struct EntryDatom<'a> {
+    e: [u8; keys::ENTITY_BYTES],
+    a: AttrId,
+    added: bool,
+    av: &'a [u8],
+}
+
+/// The datoms of a log entry (`tx::log`'s format), values left encoded; every length is
+/// checked.
+fn entry_datoms(b: &[u8]) -> Result<Vec<EntryDatom<'_>>, String> {
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Result<&[u8], String> {
+        let s = b
+            .get(at..at.saturating_add(n))
+            .ok_or_else(|| "a transaction log entry ends early".to_string())?;
+        at += n;
+        Ok(s)
+    };
+    let count = u32::from_be_bytes(take(4)?.try_into().unwrap_or_default()) as usize;
+    if count > b.len() / 13 {
+        return Err("a transaction log entry counts more datoms than it holds".into());
+    }
+    let mut datoms = Vec::with_capacity(count);
+    for _ in 0..count {
+        let e: [u8; keys::ENTITY_BYTES] = take(8)?.try_into().unwrap_or_default();
+        let added = match take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return Err("a transaction log datom's added flag is neither 0 nor 1".into()),
+        };
+        let len = u32::from_be_bytes(take(4)?.try_into().unwrap_or_default()) as usize;
+        let av = take(len)?;
+        let a = keys::split_attr(av)
+            .ok_or_else(|| "a transaction log datom has no attribute".to_string())?
+            .0;
+        datoms.push(EntryDatom { e, a, added, av });
+    }
+    if at != b.len() {
+        return Err("bytes after a transaction log entry's last datom".into());
+    }
+    Ok(datoms)
+}
