@@ -175,3 +175,56 @@ proptest! {
         prop_assert_eq!(reopen(&rec.disk, &log), model);
     }
 }
+
+#[test]
+fn a_log_cut_inside_its_checkpoint_slots_is_refused_and_the_data_file_kept() {
+    // A checkpoint after each transaction: both slots hold one, the newer in either slot
+    // (two or three transactions), and the cut may take the newer. Rolling the data file back
+    // to the older would drop commits the data file holds durably.
+    for n in [2u8, 3] {
+        let live = tempfile::tempdir().unwrap();
+        let env = Environment::open(live.path(), options()).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        let mut model = Model::new();
+        for k in 0..n {
+            let txn = vec![(k, Some(vec![k; 10]))];
+            env.transact_kv(ops(&t, &txn)).unwrap();
+            env.checkpoint().unwrap();
+            apply(&mut model, &txn);
+        }
+        drop(env);
+        let disk = std::fs::read(live.path().join("data.mdb")).unwrap();
+        let log = std::fs::read(live.path().join(LOG_FILE)).unwrap();
+        // The slots take 3 pages each (two meta pages and a header) before the records.
+        for cut in [1, PAGE, 3 * PAGE + 100, 6 * PAGE - 1] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &disk, &log[..cut]);
+            match Environment::open(dir.path(), EnvOptions::default()) {
+                Err(e) => assert_eq!(e.category(), datalith::error::CORRUPT, "cut at {cut}: {e}"),
+                // No whole slot left: nothing to roll back to, the data file is used as it is.
+                Ok(env) if cut < 3 * PAGE => drop(env),
+                Ok(_) => panic!("{n} transactions: a log cut at byte {cut} was used"),
+            }
+            assert!(std::fs::read(dir.path().join("data.mdb")).unwrap() == disk);
+            // Without the log, the data file opens with every commit.
+            std::fs::remove_file(dir.path().join(LOG_FILE)).unwrap();
+            assert_eq!(reopen_without_log(dir.path()), model, "cut at {cut}");
+        }
+    }
+}
+
+fn reopen_without_log(dir: &Path) -> Model {
+    let env = Environment::open(dir, EnvOptions::default()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let txn = env.read().unwrap();
+    let found = txn
+        .view()
+        .range(&t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+        .unwrap()
+        .map(|e| {
+            let (k, v) = e.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect();
+    found
+}

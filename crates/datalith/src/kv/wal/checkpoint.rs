@@ -165,6 +165,15 @@ impl Wal {
             false => None,
         };
         let checkpoint = log.as_ref().and_then(LogFile::checkpoint);
+        if let Some(detail) = log.as_ref().and_then(|l| l.damage(checkpoint.as_ref())) {
+            return Err(KvError::Corrupt {
+                path: dir.join(super::LOG_FILE),
+                detail: format!(
+                    "{detail}; move {} away to open the data file without the log",
+                    super::LOG_FILE
+                ),
+            });
+        }
         if let Some(c) = &checkpoint {
             recovery::restore_meta_pages(&dir.join(super::super::file::DATA_FILE), c)?;
         }

@@ -17,6 +17,9 @@ use super::slot::{slot_bytes, Checkpoint};
 /// Name of the log file in the environment's directory.
 pub const LOG_FILE: &str = "txlog.dlog";
 
+/// The smallest record area a log is created with.
+const MIN_RECORD_AREA: u64 = 1 << 20;
+
 /// The open log file and its geometry.
 pub(crate) struct LogFile {
     pub(crate) file: File,
@@ -59,7 +62,7 @@ impl LogFile {
                     .truncate(true)
                     .mode(0o600)
                     .open(&path)?;
-                preallocate(&f, capacity.max(area_start + (1 << 20)))?;
+                preallocate(&f, capacity.max(area_start + MIN_RECORD_AREA))?;
                 f.sync_all()?;
                 File::open(dir)?.sync_all()?;
                 created = true;
@@ -83,6 +86,27 @@ impl LogFile {
             capacity,
             created,
         }))
+    }
+
+    /// Why this log cannot be used for recovery, if it cannot: it was cut short inside its
+    /// checkpoint slots (the slot that is gone may have named a newer checkpoint than the one
+    /// left, and rolling the data file back to that one would drop commits it holds durably),
+    /// or its checkpoint's records would begin past its end. A log cut among its records is
+    /// not refused: replay stops where the records stop, as after a torn write.
+    pub(crate) fn damage(&self, checkpoint: Option<&Checkpoint>) -> Option<String> {
+        if self.capacity < self.area_start {
+            return Some(format!(
+                "the log file is {} bytes, cut short inside its checkpoint slots ({} bytes)",
+                self.capacity, self.area_start
+            ));
+        }
+        match checkpoint {
+            Some(c) if c.start < self.area_start || c.start > self.capacity => Some(format!(
+                "the checkpoint's records begin at byte {}, outside the log's record area ({}..{})",
+                c.start, self.area_start, self.capacity
+            )),
+            _ => None,
+        }
     }
 
     /// The newest valid checkpoint, if any slot holds one.
