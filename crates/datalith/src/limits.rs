@@ -59,11 +59,16 @@ pub const MAX_TABLE_NAME_BYTES: usize = 255;
 pub const MAX_BATCH_REQUESTS: usize = 4096;
 
 /// ... and at most this many bytes by the requests' size hints, so a burst of large requests
-/// does not build a transaction whose dirty pages exceed memory. Past ~100K datoms a longer
-/// batch saves few page writes and costs fresh memory (a larger stage, LMDB's dirty pages):
-/// W at batch 1000 (1000 calls of 1000 entities in flight) ran ~280K writes/s with 64 MiB,
-/// ~320K with 16 MiB, ~314K with 8 MiB.
-pub const MAX_BATCH_BYTES: usize = 16 * 1024 * 1024;
+/// does not build a transaction whose dirty pages exceed memory, and, in `Durable` mode, so a
+/// group stays well inside the log: one whose hints reach a quarter of the log
+/// (`LOG_FILE_BYTES`) takes the old path, a whole LMDB commit, and one whose writes pass half of
+/// it skips the log for a checkpoint of the data file. W async at batch 1000 (1000 calls of
+/// 1000 entities in flight), 2 alternating 12 s runs: 217,169/186,791 writes/s with 16 MiB
+/// (groups of up to 131 calls, 7 of 13 too large for the log), 371,451/455,362 with 8 MiB,
+/// 404,219/411,766 with 4 MiB (commit p50 2.0-2.6 s -> 0.8-1.0 s); at batch 100 within the
+/// noise (346,234-448,947 against 391,915-395,442); KV async durable at batch 1000
+/// 1,640,027/1,651,854 against 1,933,634/1,768,357.
+pub const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 
 /// Bytes of the write-ahead log file of a new `Durable` environment (`kv::wal`): preallocated,
 /// a ring. A group larger than half of it skips the log and is checkpointed directly.
