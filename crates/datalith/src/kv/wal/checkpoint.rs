@@ -122,7 +122,7 @@ pub(crate) struct Wal {
     /// The committer's encode buffer and the positions of derived writes, kept between groups.
     buf: Mutex<(Vec<u8>, Vec<usize>)>,
     thread: Mutex<Option<JoinHandle<()>>>,
-    /// Records written, those of them derived, and their bytes (`record_counts`).
+    /// Records made durable, those of them derived, and their bytes (`record_counts`).
     records: [AtomicU64; 3],
 }
 
@@ -256,7 +256,7 @@ impl Wal {
         Ok(wal)
     }
 
-    /// Records written, those of them derived (`derive`), and their bytes.
+    /// Records made durable, those of them derived (`derive`), and their bytes.
     pub(crate) fn record_counts(&self) -> (u64, u64, u64) {
         let [a, b, c] = &self.records;
         let load = |x: &AtomicU64| x.load(Ordering::Relaxed);
@@ -327,9 +327,6 @@ impl Wal {
         })?;
         drop(names);
         frame::seal(buf, kind, seq);
-        self.records[0].fetch_add(1, Ordering::Relaxed);
-        self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
-        self.records[2].fetch_add(buf.len() as u64, Ordering::Relaxed);
         timing::add(Step::LogEncode, started);
         let len = buf.len() as u64;
         let placed = lock(&self.ring).place(len, &self.log);
@@ -358,6 +355,9 @@ impl Wal {
         })?;
         self.log.file.sync_data()?;
         timing::add(Step::LogSync, started);
+        self.records[0].fetch_add(1, Ordering::Relaxed);
+        self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
+        self.records[2].fetch_add(len, Ordering::Relaxed);
         lock(&self.ring).pos = end;
         if self.fill.wanted(end) {
             let mut t = lock(&self.trigger);
