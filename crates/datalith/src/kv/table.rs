@@ -38,6 +38,21 @@ pub struct Table {
     pub(crate) id: u32,
 }
 
+impl Table {
+    /// A handle that opened nothing (its `db` is `id`), for tests of what only reads a
+    /// table's name, id and kind.
+    #[cfg(test)]
+    pub(crate) fn for_test(name: &str, id: u32, kind: TableKind) -> Table {
+        Table {
+            name: name.into(),
+            kind,
+            db: super::lmdb::Dbi(id),
+            fixed: None,
+            id,
+        }
+    }
+}
+
 /// A fresh table identity.
 pub(crate) fn next_table_id() -> u32 {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);

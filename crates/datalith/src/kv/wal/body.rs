@@ -182,17 +182,10 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kv::lmdb::Dbi;
     use crate::kv::table::{Table, TableKind};
 
     fn table(name: &str, id: u32, kind: TableKind) -> Table {
-        Table {
-            name: name.into(),
-            kind,
-            db: Dbi(id),
-            fixed: None,
-            id,
-        }
+        Table::for_test(name, id, kind)
     }
 
     #[test]

@@ -140,7 +140,6 @@ fn logged_kind(kind: OpKind) -> LoggedOpKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kv::lmdb::Dbi;
     use crate::kv::table::{Table, TableKind};
 
     /// Source `s`: a put of `k` to `v` derives an add of `k` under key `v` in list table `d`;
@@ -179,13 +178,7 @@ mod tests {
     }
 
     fn table(name: &str, id: u32, kind: TableKind) -> Table {
-        Table {
-            name: name.into(),
-            kind,
-            db: Dbi(id),
-            fixed: None,
-            id,
-        }
+        Table::for_test(name, id, kind)
     }
 
     #[test]
