@@ -228,6 +228,17 @@ impl Stage {
         (from.ops..self.ops.len()).map(|i| (self.ops[i].table, self.op_bytes(i).0))
     }
 
+    /// The table id and key of each list-table op in `range`, in order.
+    pub(crate) fn list_keys_in(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        let range = range.start.min(self.ops.len())..range.end.min(self.ops.len());
+        range
+            .filter(|&i| self.ops[i].table_kind == TableKind::List)
+            .map(|i| (self.ops[i].table, self.op_bytes(i).0))
+    }
+
     /// Stages a copy of every op of `other` after this stage's own, in order.
     pub(crate) fn append_from(&mut self, other: &Stage) {
         let base = self.bytes.len();
