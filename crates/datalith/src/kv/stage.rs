@@ -228,6 +228,17 @@ impl Stage {
         (from.ops..self.ops.len()).map(|i| (self.ops[i].table, self.op_bytes(i).0))
     }
 
+    /// A copy of the staged ops holding no more memory than they need, and none of the
+    /// scratch buffers: what a committed group keeps while it waits for LMDB.
+    pub(crate) fn compact(&self) -> Stage {
+        Stage {
+            bytes: self.bytes.clone(),
+            ops: self.ops.clone(),
+            tallies: self.tallies.clone(),
+            ..Stage::default()
+        }
+    }
+
     /// The table id and key of each list-table op in `range`, in order.
     pub(crate) fn list_keys_in(
         &self,

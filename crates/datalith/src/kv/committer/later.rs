@@ -280,7 +280,14 @@ pub(super) fn commit_batch_later(
             .and_then(|()| write_now(shared, &mut r.stage, seq, &logged));
         return Some(written.map(|()| (None, Arc::new(r.take_stage(shared)))));
     }
-    let stage = Arc::new(r.take_stage(shared));
+    // The group keeps a compact copy and the committer its own stage, grown to its largest
+    // batch, for the next. Handing the stage itself over left the committer a fresh one to
+    // allocate every batch, since a group holds its stage until LMDB has it (W sync, code
+    // before/after, alternating pairs: b1 8,632/9,013, 8,561/8,846, 8,616/8,188, 7,666/8,644
+    // writes/s; b100 262,034/356,992, 349,075/350,940, 317,485/331,740; peak RSS at b1
+    // 221/83 MB).
+    let stage = Arc::new(r.stage.compact());
+    r.stage.clear();
     r.working.seal(&stage);
     lazy.publish(Group::new(seq, stage.clone(), logged));
     Some(Ok((want.then_some(before), stage)))
