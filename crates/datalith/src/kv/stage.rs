@@ -711,3 +711,56 @@ const SPLIT_APPLY_MIN_OPS: usize = 32 * 1024;
 
 /// Below this many ops a transaction's writes go in staged order (sorting would not pay).
 const SORTED_APPLY_MIN_OPS: usize = 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops_of(stage: &Stage) -> Vec<(OpKind, u32, TableKind, Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        stage.for_each_op(|kind, id, table_kind, key, value| {
+            out.push((kind, id, table_kind, key.to_vec(), value.to_vec()))
+        });
+        out
+    }
+
+    fn staged() -> Stage {
+        let plain = Table::for_test("p", 1, TableKind::Plain);
+        let list = Table::for_test("l", 2, TableKind::List);
+        let mut stage = Stage::default();
+        stage.reserve(1000, 1 << 16);
+        stage.put(&plain, b"counter", b"7");
+        stage.list_add(&list, b"k1", b"a");
+        stage.list_remove(&list, b"k0", b"b");
+        stage.put(&plain, b"stats", b"");
+        stage.list_add(&list, b"k2", b"c");
+        stage
+    }
+
+    #[test]
+    fn a_compact_copy_holds_the_same_ops_in_no_more_memory_than_they_take() {
+        let stage = staged();
+        let copy = stage.compact();
+        assert_eq!(ops_of(&copy), ops_of(&stage));
+        assert_eq!(copy.len(), 5);
+        assert_eq!(copy.bytes.capacity(), copy.bytes.len());
+        assert_eq!(copy.ops.capacity(), copy.ops.len());
+        assert!(stage.bytes.capacity() > copy.bytes.capacity());
+    }
+
+    #[test]
+    fn list_keys_in_names_the_list_ops_of_the_range_in_order() {
+        let stage = staged();
+        let cases: [(std::ops::Range<usize>, &[&[u8]]); 4] = [
+            (0..5, &[b"k1", b"k0", b"k2"]),
+            (2..5, &[b"k0", b"k2"]),
+            (3..4, &[]),
+            (4..99, &[b"k2"]),
+        ];
+        for (range, want) in cases {
+            let got: Vec<(u32, &[u8])> = stage.list_keys_in(range.clone()).collect();
+            let want: Vec<(u32, &[u8])> = want.iter().map(|k| (2, *k)).collect();
+            assert_eq!(got, want, "range {range:?}");
+        }
+    }
+}
