@@ -489,13 +489,12 @@ impl Lazy {
                 match defer {
                     false => overlay.apply_stage(&g.stage),
                     true => {
-                        let mut keys = Vec::new();
                         g.stage
                             .for_each_op(|kind, id, table_kind, key, value| match table_kind {
-                                TableKind::List => keys.push((id, key)),
+                                TableKind::List => {}
                                 TableKind::Plain => overlay.op(id, table_kind, kind, key, value),
                             });
-                        bounds.note_keys(keys.into_iter());
+                        bounds.note_keys(g.stage.list_keys_in(0..g.stage.len()));
                     }
                 }
             }
