@@ -644,20 +644,13 @@ mod tests {
     //! changes what an earlier version holds.
 
     use super::*;
-    use crate::kv::lmdb::Dbi;
     use crate::kv::overlay::TableOverlay;
     use crate::kv::pending::{Hi, Lo};
     use crate::kv::table::{Table, TableKind};
 
     /// The list table the groups write (id 2) besides the plain one (id 1).
     fn list_table() -> Table {
-        Table {
-            name: "l".into(),
-            kind: TableKind::List,
-            db: Dbi(2),
-            fixed: None,
-            id: 2,
-        }
+        Table::for_test("l", 2, TableKind::List)
     }
 
     fn group(seq: u64, ops: usize) -> Group {
@@ -666,13 +659,7 @@ mod tests {
 
     /// A group of `n` puts into the plain table and, when `lists`, `n` adds to the list table.
     fn group_of(seq: u64, n: usize, lists: bool) -> Group {
-        let t = Table {
-            name: "t".into(),
-            kind: TableKind::Plain,
-            db: Dbi(1),
-            fixed: None,
-            id: 1,
-        };
+        let t = Table::for_test("t", 1, TableKind::Plain);
         let mut stage = Stage::default();
         for i in 0..n {
             stage.put(&t, &[seq as u8, i as u8], b"v");

@@ -373,19 +373,12 @@ fn write_now(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kv::lmdb::Dbi;
     use crate::kv::pending::{Hi, Lo};
     use crate::kv::wal::Logged;
     use std::time::Duration;
 
     fn list() -> crate::kv::Table {
-        crate::kv::Table {
-            name: "l".into(),
-            kind: TableKind::List,
-            db: Dbi(2),
-            fixed: None,
-            id: 2,
-        }
+        crate::kv::Table::for_test("l", 2, TableKind::List)
     }
 
     fn key(seq: u64) -> [u8; 9] {
