@@ -15,6 +15,17 @@
 //! above `filled`, under its lock; the committer writes a record below `filled` without the
 //! lock, or else under the lock, raising `filled` past its record (that sync then pays the
 //! metadata write the filler did not get to do).
+//!
+//! A committer's `fdatasync` also writes back zeros the filler has written but not yet
+//! synced: under `strace -T`, W sync at batch 1000 on a new database (its 82 MB of log go
+//! round the 64 MiB ring about once), the log's `fdatasync` took 613 and 1,104 us on average
+//! (p99 2.9 and 5.1 ms) in two runs with this filler. Measured and dropped: zeros written
+//! around the page cache (`O_DIRECT`), each record padded to the end of its page so that the
+//! committer never reads a page back (one run: 477 us mean, p99 0.67 ms), did not move
+//! throughput (8 alternating pairs at batch 1000, medians 333,000 before and 331,000 after;
+//! at batch 10 behind in 3 of 4). Writing the whole log at creation was ahead in 3 of 4 pairs
+//! at batch 1000 (329,175/406,634, 406,488/399,860, 338,073/379,134, 337,070/388,240 writes/s)
+//! but makes every new database write 64 MiB before its first commit.
 
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
