@@ -23,9 +23,9 @@
 //! around the page cache (`O_DIRECT`), each record padded to the end of its page so that the
 //! committer never reads a page back (one run: 477 us mean, p99 0.67 ms), did not move
 //! throughput (8 alternating pairs at batch 1000, medians 333,000 before and 331,000 after;
-//! at batch 10 behind in 3 of 4). Writing the whole log at creation was ahead in 3 of 4 pairs
-//! at batch 1000 (329,175/406,634, 406,488/399,860, 338,073/379,134, 337,070/388,240 writes/s)
-//! but makes every new database write 64 MiB before its first commit.
+//! at batch 10 behind in 3 of 4). Nor did writing the whole log at creation (which would
+//! make every new database write 64 MiB before its first commit): ahead in 6 of 10 pairs at
+//! batch 1000, medians of the last 6 341,800 before and 343,400 after.
 
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
