@@ -138,8 +138,8 @@ impl Working {
             // A second pass, not a collected list: a batch of 30,000 writes has ~120,000
             // list keys, and growing a vector of them faulted in fresh pages every batch.
             // Measured and dropped: noting the batch's last request's keys on a scoped thread
-            // while the group's record is written and synced (W sync at batch 1000, 5
-            // alternating pairs, ahead in 2; both cores are busy there, so the noting only
+            // while the group's record is written and synced (W sync at batch 1000, 8
+            // alternating pairs, ahead in 3; both cores are busy there, so the noting only
             // moved to the core the applier needs).
             self.bounds.note_keys(stage.list_keys_in(from..stage.len()));
             self.batch_deferred.get_or_insert(from);
