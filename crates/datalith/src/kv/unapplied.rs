@@ -446,6 +446,11 @@ impl Lazy {
             .as_ref()
             .expect("groups are left unapplied only with a log");
         let mut merged = Stage::default();
+        // Sized once: grown group by group, each growth copied every staged byte again.
+        merged.reserve(
+            groups.iter().map(|g| g.stage.len()).sum(),
+            groups.iter().map(|g| g.stage.staged_bytes()).sum(),
+        );
         let mut bytes = 0;
         for g in &groups {
             merged.append_from(&g.stage);

@@ -92,15 +92,23 @@ pub type Known = HashMap<av::AvBytes, (Tempid, Option<EntityId>, u32)>;
 fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> {
     let mut found: Vec<(av::AvBytes, EntityId)> = Vec::new();
     {
-        let mut keys: Vec<&[u8]> = Vec::with_capacity(known.len());
-        for b in known.keys() {
+        let mut keys: Vec<(u32, &[u8])> = Vec::with_capacity(known.len());
+        for (b, (_, _, seq)) in known.iter() {
             if av::is_inline(b) {
-                keys.push(b);
+                keys.push((*seq, b));
             } else if let Some(h) = av::first_holder(r, &av::index_key(b))? {
                 found.push((b.clone(), h));
             }
         }
-        keys.sort_unstable();
+        // The map gives its keys in no order, but values usually come in key order (new
+        // ascending keys): ordered by first appearance (integers) they are then sorted
+        // already, and the byte comparisons of a full sort (~2% of the committer's time at W
+        // batch 1000) are skipped.
+        keys.sort_unstable_by_key(|k| k.0);
+        let mut keys: Vec<&[u8]> = keys.into_iter().map(|k| k.1).collect();
+        if !keys.is_sorted() {
+            keys.sort_unstable();
+        }
         let mut i = 0;
         while i < keys.len() {
             // Bounded by the last key sought: nothing past it can answer, and a read no wider
@@ -239,6 +247,14 @@ impl<'a> Resolver<'a> {
         }
         let mut by_value = std::mem::take(&mut self.known);
         by_value.clear();
+        // Sized once: grown insert by insert, a thousand-entity transaction rehashes each
+        // map about ten times.
+        let (identity_terms, temp_terms) = terms.iter().fold((0, 0), |(i, t), term| match term {
+            Term::Add(E::Temp(_), attr, _) => (i + usize::from(is_identity(attr)), t + 1),
+            _ => (i, t),
+        });
+        by_value.reserve(identity_terms);
+        self.tempids.reserve(temp_terms / 2);
         let mut attribute_tempids: Vec<Tempid> = Vec::new();
         for term in terms {
             if let Term::Add(E::Temp(t), _, _) = term {
