@@ -231,6 +231,10 @@ pub(crate) struct Lazy {
     refold: Mutex<Option<Refold>>,
     /// Overlays the committer let go of, dropped on the applier thread.
     discarded: Mutex<Vec<Overlay>>,
+    /// The bounds the committer let go of, emptied, for the next refold to fill: their vectors
+    /// are already as large as a window's and their pages faulted in, where fresh ones grew by
+    /// copying, on both threads (W sync at batch 1000: ~6% of the committer's time).
+    spare_bounds: Mutex<Option<Pending>>,
     /// Whether the committer defers list-table writes (`committer::later::Working`): the
     /// refold then records their keys' bounds instead of adding them.
     committer_defers: AtomicBool,
@@ -284,6 +288,7 @@ impl Lazy {
             readers_apply,
             refold: Mutex::new(None),
             discarded: Mutex::new(Vec::new()),
+            spare_bounds: Mutex::new(None),
             committer_defers: AtomicBool::new(true),
         }
     }
@@ -343,6 +348,12 @@ impl Lazy {
                 }
             }
         }
+    }
+
+    /// Keeps `bounds` (emptied) for the next refold (see `spare_bounds`).
+    pub(crate) fn spare_bounds(&self, mut bounds: Pending) {
+        bounds.clear();
+        *lock(&self.spare_bounds) = Some(bounds);
     }
 
     /// Tells the applier whether the committer defers list-table writes (see `Refold`).
@@ -483,7 +494,7 @@ impl Lazy {
         let defer = self.committer_defers.load(Ordering::Relaxed);
         let mut through_seq = None;
         let mut overlay = Overlay::new();
-        let mut bounds = Pending::default();
+        let mut bounds = lock(&self.spare_bounds).take().unwrap_or_default();
         for _ in 0..REFOLD_ROUNDS {
             let newer = self
                 .current()

@@ -88,7 +88,7 @@ impl Working {
                 self.forget_deferred();
                 if let Some((bounds, groups)) = fresh.deferred {
                     // The refold's list-table writes, deferred by the applier.
-                    self.bounds = bounds;
+                    lazy.spare_bounds(std::mem::replace(&mut self.bounds, bounds));
                     self.deferred = groups.into_iter().map(|g| (g.stage.clone(), 0)).collect();
                 }
                 self.add_deferred_unless_deferring();
