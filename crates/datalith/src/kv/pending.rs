@@ -94,6 +94,12 @@ impl Span {
         }
     }
 
+    /// Widens it over every key `other` covers.
+    fn cover(&mut self, other: &Span) {
+        self.widen(other.lower.as_slice());
+        self.widen(other.upper.as_slice());
+    }
+
     /// Whether a key of the read `[lo, hi]` may be one of the keys.
     fn may_meet(&self, lo: Lo<'_>, hi: Hi<'_>) -> bool {
         let above_lower = match hi {
@@ -192,25 +198,16 @@ fn prefix(head: u64) -> u32 {
     (head >> 32) as u32
 }
 
-fn widen_by(into: &mut Span, span: &Span) {
-    into.widen(span.lower.as_slice());
-    into.widen(span.upper.as_slice());
+/// Adds `span` to the bounds `map` keeps for `at`.
+fn cover_in<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Span>, at: K, span: Span) {
+    map.entry(at).and_modify(|s| s.cover(&span)).or_insert(span);
 }
 
 impl Scattered {
     fn add(&mut self, at: (u32, u64), span: Span) {
-        self.coarse
-            .entry((at.0, prefix(at.1)))
-            .and_modify(|c| widen_by(c, &span))
-            .or_insert(span);
+        cover_in(&mut self.coarse, (at.0, prefix(at.1)), span);
         match self.indexed.get() {
-            true => {
-                self.fine
-                    .get_mut()
-                    .entry(at)
-                    .and_modify(|s| widen_by(s, &span))
-                    .or_insert(span);
-            }
+            true => cover_in(self.fine.get_mut(), at, span),
             false => self.listed.get_mut().push((at, span)),
         }
     }
@@ -227,9 +224,7 @@ impl Scattered {
         if !self.indexed.replace(true) {
             let mut fine = self.fine.borrow_mut();
             for (at, span) in self.listed.borrow_mut().drain(..) {
-                fine.entry(at)
-                    .and_modify(|s| widen_by(s, &span))
-                    .or_insert(span);
+                cover_in(&mut fine, at, span);
             }
         }
         self.fine
@@ -324,8 +319,7 @@ impl Pending {
         let last = |l: &Lane| l.last().map(|(head, _)| *head);
         if let Some(l) = lanes.iter_mut().find(|l| last(l) == Some(h)) {
             let (_, s) = l.last_mut().expect("not empty");
-            s.widen(span.lower.as_slice());
-            s.widen(span.upper.as_slice());
+            s.cover(&span);
             return;
         }
         // The lane whose last head is the greatest below this one keeps the lanes tight.
