@@ -105,9 +105,8 @@ fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> 
         // already, and the byte comparisons of a full sort (~2% of the committer's time at W
         // batch 1000) are skipped.
         keys.sort_unstable_by_key(|k| k.0);
-        let mut keys: Vec<&[u8]> = keys.into_iter().map(|k| k.1).collect();
-        if !keys.is_sorted() {
-            keys.sort_unstable();
+        if !keys.is_sorted_by(|a, b| a.1 <= b.1) {
+            keys.sort_unstable_by(|a, b| a.1.cmp(b.1));
         }
         let mut i = 0;
         while i < keys.len() {
@@ -117,21 +116,21 @@ fn first_holders(r: &IndexReader<'_>, known: &mut Known) -> Result<(), TxError> 
                 .view
                 .range(
                     &r.t.ave,
-                    Bound::Included(keys[i]),
-                    Bound::Included(keys[keys.len() - 1]),
+                    Bound::Included(keys[i].1),
+                    Bound::Included(keys[keys.len() - 1].1),
                     Direction::Forward,
                 )?
                 .next();
             let Some(entry) = seek else { break };
             let (key, value) = entry?;
-            while i < keys.len() && keys[i] < key {
+            while i < keys.len() && keys[i].1 < key {
                 i += 1;
             }
-            if i < keys.len() && keys[i] == key {
+            if i < keys.len() && keys[i].1 == key {
                 let holder = keys::read_entity(value).ok_or_else(|| StoreError::Corrupt {
                     detail: format!("AVE entity: {} bytes", value.len()),
                 })?;
-                found.push((av::AvBytes::from_slice(keys[i]), holder));
+                found.push((av::AvBytes::from_slice(keys[i].1), holder));
                 i += 1;
             }
         }
