@@ -17,6 +17,7 @@
 //! - [`batch_snapshot`]: the state before a group commit, kept for its reports.
 //! - [`stage`]: writes staged by a request before they touch LMDB, applied in key order.
 //! - `pending`: where a batch's deferred writes lie, so a read that may miss one is rerun.
+//!   (`chunked`: the list in fixed chunks it keeps them in, which grows without copying.)
 //! - [`committer`]: the single writer and its batching (`commit_timing`: its steps' times, for
 //!   profiling, when `DATALITH_COMMIT_TIMING` is set); [`handle`]: completion of queued writes.
 //! - [`api`]: the KV operations users call.
@@ -80,6 +81,7 @@
 
 pub mod api;
 pub mod batch_snapshot;
+mod chunked;
 mod commit_timing;
 pub mod committer;
 pub mod durability;

@@ -22,6 +22,7 @@ use std::ops::Bound;
 
 use rustc_hash::FxHashMap;
 
+use super::chunked::Chunked;
 use super::error::KvError;
 use super::stage::{Mark, Stage};
 use super::table::Table;
@@ -37,7 +38,7 @@ const HEAD_BYTES: usize = 8;
 const LANES: usize = 4;
 
 /// Heads in strictly ascending order, each with its keys' bounds.
-type Lane = Vec<(u64, Span)>;
+type Lane = Chunked<(u64, Span)>;
 
 /// At most the first `BOUND_BYTES` of a key.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -186,7 +187,7 @@ struct Scattered {
     /// Per (table id, first 4 bytes of the head): bounds of every head under it.
     coarse: FxHashMap<(u32, u32), Span>,
     /// Heads not yet in `fine`, as noted.
-    listed: RefCell<Vec<((u32, u64), Span)>>,
+    listed: RefCell<Chunked<((u32, u64), Span)>>,
     /// Per (table id, head): its bounds; holds every head once `indexed`.
     fine: RefCell<FxHashMap<(u32, u64), Span>>,
     /// Whether `fine` is built (a read needed it since the last `clear`).
@@ -223,9 +224,11 @@ impl Scattered {
         }
         if !self.indexed.replace(true) {
             let mut fine = self.fine.borrow_mut();
-            for (at, span) in self.listed.borrow_mut().drain(..) {
+            let mut listed = self.listed.borrow_mut();
+            for &(at, span) in listed.iter() {
                 cover_in(&mut fine, at, span);
             }
+            listed.clear();
         }
         self.fine
             .borrow()
@@ -336,7 +339,9 @@ impl Pending {
             return;
         }
         if lanes.len() < LANES {
-            lanes.push(vec![(h, span)]);
+            let mut lane = Lane::default();
+            lane.push((h, span));
+            lanes.push(lane);
             return;
         }
         self.scattered.add(at, span);
@@ -360,7 +365,7 @@ impl Pending {
         // The lanes keep their vectors (regrown each time, they were ~1% of the committer's
         // time at W batch 1000).
         for (_, lanes) in &mut self.lanes {
-            lanes.iter_mut().for_each(Vec::clear);
+            lanes.iter_mut().for_each(Lane::clear);
         }
         self.scattered.clear();
         self.hit.set(false);
@@ -385,9 +390,9 @@ impl Pending {
         }
         let meets = match one_head(lo, hi) {
             Some(h) => {
-                let in_lane = |l: &Lane| match l.binary_search_by_key(&h, |(head, _)| *head) {
-                    Ok(i) => l[i].1.may_meet(lo, hi),
-                    Err(_) => false,
+                let in_lane = |l: &Lane| {
+                    l.find_sorted_by_key(&h, |(head, _)| *head)
+                        .is_some_and(|(_, s)| s.may_meet(lo, hi))
                 };
                 let lanes = self.lanes.iter().find(|(t, _)| *t == table);
                 lanes.is_some_and(|(_, ls)| ls.iter().any(in_lane))
