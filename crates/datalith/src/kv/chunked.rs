@@ -50,19 +50,11 @@ impl<T> Chunked<T> {
         last.push(x);
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.used == 0
-    }
-
     pub(crate) fn len(&self) -> usize {
         match self.used {
             0 => 0,
             n => (n - 1) * CHUNK + self.chunks[n - 1].len(),
         }
-    }
-
-    pub(crate) fn last(&self) -> Option<&T> {
-        self.used.checked_sub(1).and_then(|i| self.chunks[i].last())
     }
 
     pub(crate) fn last_mut(&mut self) -> Option<&mut T> {
@@ -121,12 +113,11 @@ mod tests {
             let mut c = Chunked::default();
             (0..n).for_each(|x| c.push(x));
             assert_eq!(c.len(), len, "{n}");
-            assert_eq!(c.is_empty(), len == 0, "{n}");
-            assert_eq!(c.last().copied(), last, "{n}");
+            assert_eq!(c.last_mut().map(|x| *x), last, "{n}");
             assert!(c.iter().copied().eq(0..n), "{n}");
             if let Some(x) = c.last_mut() {
                 *x += 1_000_000;
-                assert_eq!(c.last().copied(), last.map(|l| l + 1_000_000), "{n}");
+                assert_eq!(c.iter().last().copied(), last.map(|l| l + 1_000_000), "{n}");
             }
         }
     }
@@ -137,7 +128,7 @@ mod tests {
         (0..2 * CHUNK + 5).for_each(|x| c.push(x));
         let chunks = c.chunks.len();
         c.clear();
-        assert!(c.is_empty() && c.last().is_none() && c.iter().next().is_none());
+        assert!(c.len() == 0 && c.last_mut().is_none() && c.iter().next().is_none());
         (0..CHUNK + 1).for_each(|x| c.push(x + 7));
         assert_eq!(
             c.chunks.len(),
@@ -171,7 +162,7 @@ mod tests {
                     v.push(next);
                 }
                 prop_assert_eq!(c.len(), v.len());
-                prop_assert_eq!(c.last(), v.last());
+                prop_assert_eq!(c.last_mut(), v.last_mut());
                 prop_assert!(c.iter().eq(v.iter()));
                 for p in &probes {
                     let want = v.binary_search(p).is_ok();

@@ -38,7 +38,43 @@ const HEAD_BYTES: usize = 8;
 const LANES: usize = 4;
 
 /// Heads in strictly ascending order, each with its keys' bounds.
-type Lane = Chunked<(u64, Span)>;
+#[derive(Default)]
+struct Lane {
+    /// The last head, kept beside the list: every head noted is compared with each lane's
+    /// last, and reaching it through the chunks was ~10% of `widen_head` at W batch 100.
+    last: Option<u64>,
+    heads: Chunked<(u64, Span)>,
+}
+
+impl Lane {
+    fn push(&mut self, h: u64, span: Span) {
+        debug_assert!(self.last.is_none_or(|last| last < h));
+        self.heads.push((h, span));
+        self.last = Some(h);
+    }
+
+    /// Widens the last head's bounds over `span`.
+    fn cover_last(&mut self, span: &Span) {
+        let (_, s) = self.heads.last_mut().expect("a lane with a last head");
+        s.cover(span);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.last.is_none()
+    }
+
+    fn clear(&mut self) {
+        self.heads.clear();
+        self.last = None;
+    }
+
+    /// The bounds of head `h`, if the lane holds it.
+    fn get(&self, h: u64) -> Option<&Span> {
+        self.heads
+            .find_sorted_by_key(&h, |(head, _)| *head)
+            .map(|(_, s)| s)
+    }
+}
 
 /// At most the first `BOUND_BYTES` of a key.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -319,28 +355,26 @@ impl Pending {
                 &mut self.lanes.last_mut().expect("just pushed").1
             }
         };
-        let last = |l: &Lane| l.last().map(|(head, _)| *head);
-        if let Some(l) = lanes.iter_mut().find(|l| last(l) == Some(h)) {
-            let (_, s) = l.last_mut().expect("not empty");
-            s.cover(&span);
+        if let Some(l) = lanes.iter_mut().find(|l| l.last == Some(h)) {
+            l.cover_last(&span);
             return;
         }
         // The lane whose last head is the greatest below this one keeps the lanes tight.
         let below = lanes
             .iter_mut()
-            .filter(|l| last(l).is_some_and(|head| head < h))
-            .max_by_key(|l| last(l));
+            .filter(|l| l.last.is_some_and(|last| last < h))
+            .max_by_key(|l| l.last);
         if let Some(l) = below {
-            l.push((h, span));
+            l.push(h, span);
             return;
         }
         if let Some(l) = lanes.iter_mut().find(|l| l.is_empty()) {
-            l.push((h, span));
+            l.push(h, span);
             return;
         }
         if lanes.len() < LANES {
             let mut lane = Lane::default();
-            lane.push((h, span));
+            lane.push(h, span);
             lanes.push(lane);
             return;
         }
@@ -390,10 +424,7 @@ impl Pending {
         }
         let meets = match one_head(lo, hi) {
             Some(h) => {
-                let in_lane = |l: &Lane| {
-                    l.find_sorted_by_key(&h, |(head, _)| *head)
-                        .is_some_and(|(_, s)| s.may_meet(lo, hi))
-                };
+                let in_lane = |l: &Lane| l.get(h).is_some_and(|s| s.may_meet(lo, hi));
                 let lanes = self.lanes.iter().find(|(t, _)| *t == table);
                 lanes.is_some_and(|(_, ls)| ls.iter().any(in_lane))
                     || self.scattered.may_meet(table, h, lo, hi)
