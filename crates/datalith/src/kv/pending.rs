@@ -396,7 +396,7 @@ impl Pending {
     pub(crate) fn clear(&mut self) {
         self.from = None;
         self.tables.clear();
-        // The lanes keep their vectors (regrown each time, they were ~1% of the committer's
+        // The lanes keep their chunks (regrown each time, they were ~1% of the committer's
         // time at W batch 1000).
         for (_, lanes) in &mut self.lanes {
             lanes.iter_mut().for_each(Lane::clear);
