@@ -84,15 +84,6 @@ impl<T> Chunked<T> {
     }
 }
 
-impl<T> std::fmt::Debug for Chunked<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chunked")
-            .field("len", &self.len())
-            .field("chunks", &self.chunks.len())
-            .finish()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
