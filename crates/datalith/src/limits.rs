@@ -147,10 +147,17 @@ pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 /// on the read's path.
 pub const UNAPPLIED_READER_MERGE_OPS: usize = 256;
 
-/// ... and writes up to this many into LMDB itself before its snapshot begins, when nobody
-/// else is writing them (~1 ms at most), so the snapshot reads LMDB alone: a `Db` taken right
-/// after writes is often kept for many reads, each of which would merge the overlay.
-pub const UNAPPLIED_READER_APPLY_OPS: usize = 4096;
+/// ... and writes up to this many into LMDB itself before its snapshot begins (or waits for
+/// the applier writing them), so the snapshot reads LMDB alone: a `Db` taken right after
+/// writes is often kept for many reads, each of which would merge the overlay. As many as
+/// the applier takes in one go (`UNAPPLIED_MAX_OPS`): writing them costs about what building
+/// their overlay would. Beyond it (a burst's backlog, up to the log ring) the reader merges.
+pub const UNAPPLIED_READER_APPLY_OPS: usize = UNAPPLIED_MAX_OPS;
+
+/// How long a reader waits for the applier to write the groups it would otherwise write
+/// itself (`UNAPPLIED_READER_APPLY_OPS`) before it merges them instead: the applier may be
+/// held up by a map growth that waits for snapshots, or be writing a much larger backlog.
+pub const UNAPPLIED_READER_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Requests that may wait in the committer's queue. A full queue blocks the caller
 /// (back-pressure) instead of letting memory grow without bound.

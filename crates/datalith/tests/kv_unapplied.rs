@@ -461,3 +461,40 @@ fn a_batch_that_does_not_defer_adds_earlier_deferred_writes_before_its_own() {
         "the remove is the last word"
     );
 }
+
+/// A snapshot begun while one transaction's writes wait for LMDB: a few are merged into its
+/// reads; more (up to what the applier takes in one go) are written into LMDB first, by the
+/// reader, so a snapshot kept for many reads does not merge them into every one; a reader
+/// that may not write merges them all. Every write is read either way.
+#[test]
+fn a_snapshot_after_a_large_transaction_reads_lmdb_alone() {
+    let table: &[(u32, bool, bool)] = &[
+        // (puts in the transaction, readers write waiting groups, the snapshot merges them)
+        (100, true, true),
+        (5_000, true, false),
+        (60_000, true, false),
+        (5_000, false, true),
+    ];
+    for &(n, readers_apply, merges) in table {
+        let dir = tempfile::tempdir().unwrap();
+        let never = Catching {
+            delay: Duration::from_secs(3600),
+            readers_apply,
+        };
+        let env = Environment::open(dir.path(), options(never)).unwrap();
+        let plain = env.table("plain", TableKind::Plain).unwrap();
+        let ops = (0..n)
+            .map(|i| KvOp::put(&plain, i.to_be_bytes().to_vec(), vec![7]))
+            .collect();
+        env.transact_kv(ops).unwrap();
+        let txn = env.read().unwrap();
+        let expected = if merges { n as usize } else { 0 };
+        assert_eq!(txn.unapplied_ops(), expected, "{n} puts, {never:?}");
+        let seen = txn
+            .view()
+            .range(&plain, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .unwrap()
+            .count();
+        assert_eq!(seen, n as usize, "{n} puts, {never:?}");
+    }
+}

@@ -129,6 +129,12 @@ impl ReadTxn {
     pub fn txn_id(&self) -> usize {
         self.txn.as_ref().expect("txn lives until drop").id()
     }
+
+    /// Staged ops of the committed groups LMDB did not hold yet when this snapshot began,
+    /// which every read of it merges over LMDB's state (0: it reads LMDB alone).
+    pub fn unapplied_ops(&self) -> usize {
+        self.unapplied.as_ref().map_or(0, |u| u.ops())
+    }
 }
 
 impl Drop for ReadTxn {
