@@ -239,7 +239,7 @@ pub(crate) struct Lazy {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// How long a group may wait (`EnvOptions::log_apply_delay`).
     max_age: Duration,
-    /// Whether a reader writes a few waiting groups itself (`EnvOptions::log_readers_apply`).
+    /// Whether a reader writes waiting groups itself (`EnvOptions::log_readers_apply`).
     readers_apply: bool,
     /// The committer's next overlay, folded by the applier thread after its apply.
     refold: Mutex<Option<Refold>>,
@@ -415,7 +415,7 @@ impl Lazy {
         }
     }
 
-    /// Whether readers write a few waiting groups themselves ([`Lazy::apply_for_reader`]).
+    /// Whether readers write waiting groups themselves ([`Lazy::apply_for_reader`]).
     pub(crate) fn readers_apply(&self) -> bool {
         self.readers_apply
     }
