@@ -492,7 +492,12 @@ fn a_snapshot_after_a_large_transaction_reads_lmdb_alone() {
         assert_eq!(txn.unapplied_ops(), expected, "{n} puts, {never:?}");
         let seen = txn
             .view()
-            .range(&plain, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .range(
+                &plain,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+            )
             .unwrap()
             .count();
         assert_eq!(seen, n as usize, "{n} puts, {never:?}");
