@@ -3,7 +3,7 @@
 //! its state while the applier writes LMDB underneath; reopening finds the same contents.
 //! Each case runs with LMDB written after every group, after the default delay, and (in
 //! effect) never before the end, with readers merging the waiting groups; and with readers
-//! writing a few waiting groups into LMDB themselves first (the default).
+//! writing waiting groups into LMDB themselves first (the default).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;

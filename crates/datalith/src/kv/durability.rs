@@ -124,8 +124,8 @@ pub struct EnvOptions {
     /// (`kv::unapplied`). Off: every group is also an LMDB commit of its own.
     pub log_apply_later: bool,
     /// `Durable` only, with `log_apply_later`: how long committed groups wait before LMDB is
-    /// written (they are applied sooner when many have gathered, or when readers keep
-    /// merging a large overlay). Zero writes LMDB after every group, in the background.
+    /// written (they are applied sooner when many have gathered, or as soon as a reader
+    /// meets one). Zero writes LMDB after every group, in the background.
     pub log_apply_delay: std::time::Duration,
     /// Test hook: off, readers never write waiting groups into LMDB themselves, so every read
     /// made while groups wait merges their overlay.

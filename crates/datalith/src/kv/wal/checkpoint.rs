@@ -553,8 +553,8 @@ impl Wal {
 mod tests {
     use super::Trigger;
 
-    /// Steps of the applier (`commit` then `count`) and the checkpointer (`begin`: reads what
-    /// was counted, `end`: records it), and whether a checkpoint is due after each.
+    /// Steps: the applier counting a commit's bytes, and a whole checkpoint with nothing counted
+    /// while it ran; whether a checkpoint is due after them.
     #[test]
     fn a_checkpoint_is_due_only_for_bytes_no_checkpoint_began_after() {
         enum Step {
