@@ -244,3 +244,97 @@ fn a_new_log_written_ahead_of_the_committer_replays_every_record() {
         model.len()
     );
 }
+
+/// The cause an environment reports after a failed checkpoint, checked for what it must say.
+fn assert_names_the_checkpoint(err: &datalith::kv::KvError) {
+    let text = err.to_string();
+    assert!(
+        text.contains("checkpoint") && text.contains("reopened"),
+        "the error does not say what failed and what to do: {text}"
+    );
+}
+
+#[test]
+fn a_failed_checkpoint_is_never_retried_and_reopening_recovers_every_acknowledged_write() {
+    // Linux may report a failed write-back once and then call the pages clean, so a second
+    // sync can succeed for pages the disk never got. The disk below lost every page written
+    // since the last good checkpoint, meta pages included: had a retried checkpoint recorded
+    // the newer state in the log, its records would be gone and those writes with them.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let live = tempfile::tempdir().unwrap();
+    let env = Environment::open(live.path(), options(true)).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let mut model = Model::new();
+    write(&env, &t, &mut model, 60, &mut rng);
+    env.checkpoint().unwrap();
+    let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
+    write(&env, &t, &mut model, 60, &mut rng);
+    env.apply_logged().unwrap();
+
+    env.inject_checkpoint_failure();
+    let failed = env.checkpoint().unwrap_err();
+    assert!(
+        matches!(failed, datalith::kv::KvError::CommitFailed { .. }),
+        "{failed:?}"
+    );
+    assert_names_the_checkpoint(&failed);
+    let retried = env.checkpoint().unwrap_err();
+    assert_names_the_checkpoint(&retried);
+    let refused = env
+        .transact_kv(vec![KvOp::put(&t, b"after".to_vec(), b"1".to_vec())])
+        .unwrap_err();
+    assert!(
+        matches!(refused, datalith::kv::KvError::Poisoned { .. }),
+        "{refused:?}"
+    );
+    assert_names_the_checkpoint(&refused);
+    assert!(env.poisoned().is_some());
+    assert_eq!(contents(&env, &t), model, "reads still see every write");
+
+    let disk = cut(live.path(), &at_checkpoint, 1.0, 21);
+    drop(env);
+    let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
+    let t = reopened.table("t", TableKind::Plain).unwrap();
+    assert_eq!(contents(&reopened, &t), model);
+    reopened
+        .transact_kv(vec![KvOp::put(&t, b"after".to_vec(), b"1".to_vec())])
+        .unwrap();
+    drop(reopened);
+    admin::check_structure(&disk.path().join("data.mdb"), Verify::Everything).unwrap();
+}
+
+#[test]
+fn a_checkpoint_failing_in_the_background_stops_writes_until_reopened() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(22);
+    let live = tempfile::tempdir().unwrap();
+    let mut o = EnvOptions::default();
+    o.log_checkpoint_interval = Duration::from_millis(5);
+    o.log_checkpoint_bytes = 1;
+    let env = Environment::open(live.path(), o).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let mut model = Model::new();
+    write(&env, &t, &mut model, 20, &mut rng);
+    env.inject_checkpoint_failure();
+    // Something for the checkpointer to make durable, so that it syncs (and fails).
+    write(&env, &t, &mut model, 5, &mut rng);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while env.poisoned().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the checkpointer's failure never stopped writes"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let refused = env
+        .transact_kv(vec![KvOp::put(&t, b"after".to_vec(), b"1".to_vec())])
+        .unwrap_err();
+    assert_names_the_checkpoint(&refused);
+    assert_eq!(contents(&env, &t), model);
+    drop(env);
+    let reopened = Environment::open(live.path(), EnvOptions::default()).unwrap();
+    let t = reopened.table("t", TableKind::Plain).unwrap();
+    assert_eq!(contents(&reopened, &t), model);
+    reopened
+        .transact_kv(vec![KvOp::put(&t, b"after".to_vec(), b"1".to_vec())])
+        .unwrap();
+}

@@ -87,7 +87,13 @@ impl EnvShared {
             return Some(e.to_string());
         }
         if !self.poisoned.load(Ordering::Acquire) {
-            return None;
+            // A failed checkpoint poisons from the checkpointer's thread, which has no way to
+            // this flag: every check looks at the log too.
+            return self
+                .wal
+                .as_ref()
+                .and_then(|w| w.failure())
+                .map(str::to_string);
         }
         self.poison
             .lock()
@@ -566,6 +572,15 @@ impl Environment {
     #[doc(hidden)]
     pub fn inject_commit_failure(&self) {
         self.shared().inject_failure.store(true, Ordering::Release);
+    }
+
+    /// Test hook: the next checkpoint fails as if the disk had refused to sync the data file
+    /// (environments with a log; others ignore it).
+    #[doc(hidden)]
+    pub fn inject_checkpoint_failure(&self) {
+        if let Some(wal) = &self.shared().wal {
+            wal.inject_checkpoint_failure();
+        }
     }
 
     /// The oldest snapshot open in this process (its age, and the file's size when it

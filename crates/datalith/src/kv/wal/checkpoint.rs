@@ -20,6 +20,7 @@ use super::super::error::KvError;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
 use super::super::stage::Stage;
 use super::derive::{self, Derivation, DerivedIds};
+use super::failure::Failure;
 use super::file::{wrap_marker, LogFile, Ring};
 use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
@@ -140,6 +141,8 @@ pub(crate) struct Wal {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Records made durable, those of them derived, and their bytes (`record_counts`).
     records: [AtomicU64; 3],
+    /// Set by the first checkpoint whose write or sync failed: no later one is trusted.
+    failure: Failure,
 }
 
 /// The names of the tables records write to, by table id, and the ids of the derivation's
@@ -262,6 +265,7 @@ impl Wal {
             buf: Mutex::new((Vec::new(), Vec::new())),
             thread: Mutex::new(None),
             records: Default::default(),
+            failure: Failure::default(),
         });
         wal.checkpoint(env)?;
         let (for_thread, env_for_thread) = (wal.clone(), env.clone());
@@ -441,6 +445,9 @@ impl Wal {
         env: &Env,
         hold: bool,
     ) -> Result<(), KvError> {
+        if let Some(refused) = self.failure.refusal() {
+            return Err(refused);
+        }
         let covered = lock(&self.trigger).applied;
         let (applied, reader, meta) = {
             let applied = lock(&self.applied);
@@ -451,7 +458,6 @@ impl Wal {
         };
         let txnid = reader.id() as u64;
         if (applied.seq, txnid) != (st.seq, st.txnid) {
-            env.sync()?;
             let c = Checkpoint {
                 generation: st.generation + 1,
                 seq: applied.seq,
@@ -459,7 +465,9 @@ impl Wal {
                 start: applied.end,
                 meta,
             };
-            self.log.write_checkpoint(&c)?;
+            if let Err(e) = self.make_durable(env, &c) {
+                return Err(self.failure.record(&e));
+            }
             st.generation = c.generation;
             (st.seq, st.txnid) = (applied.seq, txnid);
             lock(&self.ring).keep_from = applied.end;
@@ -471,6 +479,24 @@ impl Wal {
             st.reader = hold.then_some(reader);
         }
         Ok(())
+    }
+
+    /// Syncs the data file, then writes checkpoint `c` to its slot and syncs the log.
+    fn make_durable(&self, env: &Env, c: &Checkpoint) -> Result<(), KvError> {
+        self.failure.take_injected()?;
+        env.sync()?;
+        self.log.write_checkpoint(c)?;
+        Ok(())
+    }
+
+    /// Why checkpoints stopped for good, if one failed to reach the disk (`failure`).
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.cause()
+    }
+
+    /// Test hook: the next checkpoint fails as if the disk had refused its sync.
+    pub(crate) fn inject_checkpoint_failure(&self) {
+        self.failure.inject();
     }
 
     /// Runs `resize` (which needs every transaction of the process closed) with the page-reuse
@@ -536,9 +562,11 @@ impl Wal {
                 let _ = self.fill.fill_ahead(&self.log, || lock(&self.ring).pos);
             }
             if checkpoint {
-                // A failure here is met again, and reported, by the committer's own checkpoint
-                // when the ring fills. Until then it is retried when more is applied or the
-                // interval has passed, not at once (a failing disk would be spun on).
+                // A failed write or sync is final (`failure`): the environment reports itself
+                // poisoned and no checkpoint follows. Other failures (opening the snapshot,
+                // reading the meta pages) wrote nothing, so they are retried, when more is
+                // applied or the interval has passed, not at once (a failing disk would be
+                // spun on).
                 if self.checkpoint(env).is_err() {
                     let mut t = lock(&self.trigger);
                     t.checkpointed = t.applied;

@@ -10,6 +10,8 @@
 //! - `fill`: writing the record area once, ahead of the committer, so its syncs carry no
 //!   file-system metadata.
 //! - `checkpoint`: the checkpointer (background LMDB syncs) and the page-reuse guard.
+//! - `failure`: a checkpoint that failed to reach the disk stops checkpoints (and writes)
+//!   for good, never retried.
 //! - `recovery`: rolling the data file back to the checkpoint and replaying the log.
 //!
 //! # The write path (one commit group)
@@ -94,6 +96,7 @@
 pub mod body;
 mod checkpoint;
 pub mod derive;
+mod failure;
 pub mod file;
 mod fill;
 mod frame;
