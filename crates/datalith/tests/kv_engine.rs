@@ -395,6 +395,64 @@ fn a_failed_commit_poisons_the_environment() {
 }
 
 #[test]
+fn a_failed_checkpoint_poisons_the_environment_in_every_mode() {
+    // With the log (`Durable`) a failed checkpoint leaves the log as it was, so reopening
+    // replays every acknowledged write; without it a failed sync is final too, and the data
+    // still in the page cache reads back after the reopen (no machine crash here).
+    for durability in Durability::ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::open(dir.path(), EnvOptions::with_durability(durability)).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        env.transact_kv(vec![KvOp::put(&t, "before", "1")]).unwrap();
+        env.inject_checkpoint_failure();
+        let err = env.checkpoint().unwrap_err();
+        assert!(
+            matches!(err, KvError::CommitFailed { .. }),
+            "{durability:?}: {err:?}"
+        );
+        let again = env.checkpoint().unwrap_err();
+        assert!(
+            matches!(
+                again,
+                KvError::CommitFailed { .. } | KvError::Poisoned { .. }
+            ),
+            "{durability:?}: a failed sync was retried: {again:?}"
+        );
+        let err = env
+            .transact_kv(vec![KvOp::put(&t, "after", "1")])
+            .unwrap_err();
+        assert!(
+            matches!(err, KvError::Poisoned { .. }),
+            "{durability:?}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains("reopened"),
+            "{durability:?}: the error does not say what to do: {err}"
+        );
+        let txn = env.read().unwrap();
+        assert!(
+            txn.view().get(&t, b"before").unwrap().is_some(),
+            "{durability:?}"
+        );
+        drop(txn);
+        drop(env);
+        let env = Environment::open(dir.path(), EnvOptions::with_durability(durability)).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        assert!(
+            env.read()
+                .unwrap()
+                .view()
+                .get(&t, b"before")
+                .unwrap()
+                .is_some(),
+            "{durability:?}"
+        );
+        env.transact_kv(vec![KvOp::put(&t, "after", "1")]).unwrap();
+        env.checkpoint().unwrap();
+    }
+}
+
+#[test]
 fn foreign_and_corrupt_files_are_refused_with_typed_errors() {
     // Garbage where LMDB expects its data file.
     let dir = tempfile::tempdir().unwrap();

@@ -55,6 +55,8 @@ pub(crate) struct EnvShared {
     poison: Mutex<Option<String>>,
     poisoned: AtomicBool,
     inject_failure: AtomicBool,
+    /// Test hook: the next `checkpoint()` of an environment without a log fails its sync.
+    inject_sync_failure: AtomicBool,
     /// Whoever commits holds this (the committer thread, or a blocking caller).
     pub(crate) runner: Mutex<committer::Runner>,
     /// The queue's receiving end, for blocking callers that commit themselves.
@@ -451,6 +453,7 @@ impl Environment {
             poison: Mutex::new(None),
             poisoned: AtomicBool::new(false),
             inject_failure: AtomicBool::new(false),
+            inject_sync_failure: AtomicBool::new(false),
             runner: Mutex::new(committer::Runner::default()),
             queue: rx.clone(),
             retained: Default::default(),
@@ -544,8 +547,15 @@ impl Environment {
     /// Makes every commit so far durable in the data file now (a checkpoint of the
     /// write-ahead log; see `kv::wal`), instead of waiting for the checkpointer. Environments
     /// without a log (every mode but `Durable`, and read-only ones) flush the data file.
+    ///
+    /// A failed sync is final: the environment is poisoned (every later write fails with
+    /// `KvError::Poisoned`) until it is reopened, since a second sync could report success for
+    /// pages the first one lost. With a log, reopening recovers every acknowledged write.
     pub fn checkpoint(&self) -> Result<(), KvError> {
         let shared = self.shared();
+        if let Some(cause) = shared.poison_cause() {
+            return Err(KvError::Poisoned { cause });
+        }
         // Committed groups not yet in LMDB go there first, so the checkpoint covers them.
         if let Some(lazy) = &shared.lazy {
             lazy.apply_all(shared)?;
@@ -553,7 +563,22 @@ impl Environment {
         match &shared.wal {
             Some(wal) => wal.checkpoint(&shared.env),
             None if shared.read_only => Ok(()),
-            None => Ok(shared.env.sync()?),
+            None => {
+                let synced = match shared.inject_sync_failure.swap(false, Ordering::AcqRel) {
+                    true => Err(KvError::Io(std::io::Error::from_raw_os_error(libc::EIO))),
+                    false => shared.env.sync().map_err(KvError::from),
+                };
+                // Never retried, as a log's checkpoint (`wal::failure`): a second sync may
+                // succeed for pages the failed one lost.
+                synced.map_err(|e| {
+                    shared.poison(KvError::CommitFailed {
+                        cause: format!(
+                            "the data file could not be synced ({e}); writes are refused until \
+                             the database is reopened"
+                        ),
+                    })
+                })
+            }
         }
     }
 
@@ -574,12 +599,13 @@ impl Environment {
         self.shared().inject_failure.store(true, Ordering::Release);
     }
 
-    /// Test hook: the next checkpoint fails as if the disk had refused to sync the data file
-    /// (environments with a log; others ignore it).
+    /// Test hook: the next checkpoint fails as if the disk had refused to sync the data file.
     #[doc(hidden)]
     pub fn inject_checkpoint_failure(&self) {
-        if let Some(wal) = &self.shared().wal {
-            wal.inject_checkpoint_failure();
+        let shared = self.shared();
+        match &shared.wal {
+            Some(wal) => wal.inject_checkpoint_failure(),
+            None => shared.inject_sync_failure.store(true, Ordering::Release),
         }
     }
 
