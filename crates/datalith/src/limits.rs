@@ -115,6 +115,13 @@ pub const UNAPPLIED_BUSY_OPS: usize = 2 * 1024;
 /// reader of a version builds (~1 us per op here, building and dropping).
 pub const UNAPPLIED_MAX_OPS: usize = 256 * 1024;
 
+/// Recovery applies log records in LMDB transactions of up to this many record bytes
+/// (`kv::wal::recovery`): it guards the checkpoint's pages while it replays, so every
+/// transaction copies the pages it touches to fresh ones, and one transaction per record grew
+/// the file by every page each record touched. A batch that dirties more pages than LMDB
+/// allows one transaction is split in halves until it fits.
+pub const REPLAY_BATCH_BYTES: usize = 4 * 1024 * 1024;
+
 /// ... or until this many groups wait (each holds its stage; publishing one is O(1), since
 /// versions share their list of groups).
 pub const UNAPPLIED_MAX_GROUPS: usize = 16 * 1024;

@@ -11,6 +11,7 @@ pub(crate) struct LmdbError {
 
 impl LmdbError {
     pub(crate) const MAP_FULL: i32 = ffi::MDB_MAP_FULL;
+    pub(crate) const TXN_FULL: i32 = ffi::MDB_TXN_FULL;
     pub(crate) const INVALID: i32 = ffi::MDB_INVALID;
     pub(crate) const CORRUPTED: i32 = ffi::MDB_CORRUPTED;
     pub(crate) const PAGE_NOTFOUND: i32 = ffi::MDB_PAGE_NOTFOUND;

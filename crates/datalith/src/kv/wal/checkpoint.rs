@@ -222,13 +222,19 @@ impl Wal {
             None => LogFile::open(dir, page_bytes, settings.file_bytes, true)?
                 .ok_or_else(|| std::io::Error::other("the log file could not be created"))?,
         };
-        let (end, next_seq, generation) = match &checkpoint {
+        let (end, next_seq, generation, replay_guard) = match &checkpoint {
             Some(c) => {
                 let derivation = settings.derivation.as_deref();
-                let (end, next) = recovery::replay(env, meta, &log, c, dir, derivation)?;
-                (end, next, c.generation)
+                let guard = settings.guard_pages;
+                let r = recovery::replay(env, meta, &log, c, dir, derivation, guard)?;
+                (r.end, r.next_seq, r.generation, r.guard)
             }
-            None => (log.area_start, recovery::applied_seq(env, meta)? + 1, 0),
+            None => (
+                log.area_start,
+                recovery::applied_seq(env, meta)? + 1,
+                0,
+                None,
+            ),
         };
         let data = File::open(dir.join(super::super::file::DATA_FILE))?;
         let names = Names {
@@ -268,6 +274,9 @@ impl Wal {
             failure: Failure::default(),
         });
         wal.checkpoint(env)?;
+        // The replayed state is durable and named in the log: the old checkpoint's pages may
+        // be reused from here on.
+        drop(replay_guard);
         let (for_thread, env_for_thread) = (wal.clone(), env.clone());
         let thread = std::thread::Builder::new()
             .name("datalith-checkpoint".into())

@@ -129,14 +129,15 @@ impl LogFile {
     }
 
     /// Reads the records from `start` on whose sequence numbers run on from `first_seq`,
-    /// calling `apply(seq, kind, body)` for each group; stops at the first that is missing, torn, fails its
+    /// calling `apply(seq, kind, body, end)` for each group (`end`: where the next record
+    /// begins); stops at the first that is missing, torn, fails its
     /// checksum or is out of sequence. Returns where the log ends (the next write position) and
     /// the sequence number after the last record read.
     pub(crate) fn scan<E>(
         &self,
         start: u64,
         first_seq: u64,
-        mut apply: impl FnMut(u64, Kind, &[u8]) -> Result<(), E>,
+        mut apply: impl FnMut(u64, Kind, &[u8], u64) -> Result<(), E>,
     ) -> Result<(u64, u64), E> {
         let (mut pos, mut seq) = (start, first_seq);
         let mut head = [0u8; HEADER_BYTES];
@@ -176,7 +177,7 @@ impl LogFile {
                     just_wrapped = true;
                 }
                 Kind::Group | Kind::Derived => {
-                    apply(seq, h.kind, &body)?;
+                    apply(seq, h.kind, &body, end)?;
                     pos = end;
                     seq += 1;
                     just_wrapped = false;

@@ -73,10 +73,14 @@
 //! The data file's meta pages are overwritten with the checkpoint's copy when they differ
 //! (whatever LMDB committed after the checkpoint is unsynced, so it is dropped as a whole),
 //! then the records after the checkpoint are applied in order (a derived record's left-out
-//! writes rebuilt after the write they come from), each in its own LMDB
-//! transaction that also sets `log_seq`, up to the first missing, torn or out-of-sequence
-//! record. A record whose sequence number is not above `log_seq` is skipped, so replay applies
-//! each group exactly once. The replayed state is checkpointed before the environment opens.
+//! writes rebuilt after the write they come from), many in one LMDB transaction that also sets
+//! `log_seq` to its last, up to the first missing, torn or out-of-sequence record. A record
+//! whose sequence number is not above `log_seq` is skipped, so replay applies each group
+//! exactly once. Replay's commits are unsynced and the log's slot still names the old
+//! checkpoint until the replayed state is checkpointed (before the environment opens), so
+//! replay holds the page-reuse guard on the old checkpoint throughout: a power cut during
+//! recovery finds that checkpoint whole. A map that must grow meanwhile is grown after a
+//! checkpoint of what was replayed so far.
 //!
 //! # Durability modes
 //!

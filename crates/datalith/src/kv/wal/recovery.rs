@@ -10,7 +10,7 @@ use std::path::Path;
 use super::super::env::{catalog_key, decode_kind};
 use super::super::error::KvError;
 use super::super::file::layout::Meta;
-use super::super::lmdb::{Dbi, Env, LmdbError, PutFlags, RwTxn};
+use super::super::lmdb::{Dbi, Env, LmdbError, PutFlags, RoTxn, RwTxn};
 use super::super::stage::Stage;
 use super::super::table::{next_table_id, Table, TableKind};
 use super::super::tally;
@@ -20,6 +20,7 @@ use super::file::LogFile;
 use super::frame::Kind;
 use super::slot::Checkpoint;
 use super::LOG_SEQ_KEY;
+use crate::limits::REPLAY_BATCH_BYTES;
 
 /// Overwrites the data file's meta pages with the checkpoint's when they differ. A data file
 /// whose meta pages are older than the checkpoint does not belong to this log: refused.
@@ -68,8 +69,31 @@ pub(crate) fn applied_seq(env: &Env, meta: Dbi) -> Result<u64, KvError> {
     Ok(seq)
 }
 
-/// Applies the records after checkpoint `c` that the LMDB state does not hold yet. Returns
-/// where the log ends and the next sequence number.
+/// What replay leaves for the caller.
+pub(crate) struct Replayed {
+    /// Where the log ends (the next write position).
+    pub(crate) end: u64,
+    /// The sequence number after the last record replayed.
+    pub(crate) next_seq: u64,
+    /// The generation of the newest checkpoint slot (replay writes one when it must grow the
+    /// map).
+    pub(crate) generation: u64,
+    /// The page-reuse guard: a snapshot of the last durable checkpoint, to hold until the
+    /// caller's checkpoint of the replayed state is durable (`None` without the guard).
+    pub(crate) guard: Option<RoTxn>,
+}
+
+/// Applies the records after checkpoint `c` that the LMDB state does not hold yet, many in
+/// one LMDB transaction (up to `REPLAY_BATCH_BYTES` of records), each transaction setting
+/// `log_seq` to its last record.
+///
+/// With `guard`, a snapshot of the checkpoint is held throughout: replay's commits are
+/// unsynced, and until the caller's next checkpoint is durable the log's slot still names
+/// this one, so a power cut must find its pages as they were (the checkpointer's rule,
+/// `wal::checkpoint`). Held, it forbids reusing pages freed since, so replay commits in
+/// batches: one transaction per record grew the file by every page each record touched.
+/// A full map cannot grow while the guard is held: replay then makes its state durable and
+/// names it in a new checkpoint slot, lets the guard go, grows, and guards that state.
 pub(crate) fn replay(
     env: &Env,
     meta: Dbi,
@@ -77,26 +101,48 @@ pub(crate) fn replay(
     c: &Checkpoint,
     dir: &Path,
     derivation: Option<&dyn Derivation>,
-) -> Result<(u64, u64), KvError> {
+    guard: bool,
+) -> Result<Replayed, KvError> {
     let applied = applied_seq(env, meta)?;
-    let mut tables: HashMap<String, Table> = HashMap::new();
-    log.scan(c.start, c.seq + 1, |seq, kind, body| {
+    let mut r = Replayer {
+        env,
+        meta,
+        log,
+        dir,
+        derivation,
+        tables: HashMap::new(),
+        batch: Vec::new(),
+        batch_bytes: 0,
+        committed: None,
+        generation: c.generation,
+        meta_bytes: c.meta.len(),
+        guard: match guard {
+            true => Some(env.read_txn()?),
+            false => None,
+        },
+    };
+    let (end, next_seq) = log.scan(c.start, c.seq + 1, |seq, kind, body, end| {
         if seq <= applied {
             return Ok(());
         }
-        let record = Record {
+        r.batch.push(Owned {
             seq,
             kind,
-            bytes: body,
-        };
-        loop {
-            match apply_record(env, meta, &record, derivation, &mut tables, dir) {
-                Err(Replay::Lmdb(e)) if e.is_map_full() => grow(env)?,
-                Err(Replay::Lmdb(e)) => return Err(KvError::from(e)),
-                Err(Replay::Kv(e)) => return Err(e),
-                Ok(()) => return Ok(()),
-            }
+            bytes: body.to_vec(),
+            end,
+        });
+        r.batch_bytes += body.len();
+        if r.batch_bytes >= REPLAY_BATCH_BYTES {
+            r.flush()?;
         }
+        Ok::<(), KvError>(())
+    })?;
+    r.flush()?;
+    Ok(Replayed {
+        end,
+        next_seq,
+        generation: r.generation,
+        guard: r.guard,
     })
 }
 
@@ -111,21 +157,160 @@ impl From<LmdbError> for Replay {
     }
 }
 
-/// A record read from the log.
-struct Record<'a> {
+/// A record read from the log, kept until its batch commits (a batch aborted for a full map
+/// is staged again from them).
+struct Owned {
     seq: u64,
     kind: Kind,
-    bytes: &'a [u8],
+    bytes: Vec<u8>,
+    /// Where the next record begins.
+    end: u64,
 }
 
-fn apply_record(
-    env: &Env,
+struct Replayer<'a> {
+    env: &'a Env,
     meta: Dbi,
-    record: &Record<'_>,
+    log: &'a LogFile,
+    dir: &'a Path,
+    derivation: Option<&'a dyn Derivation>,
+    /// Tables opened by committed transactions (a handle opened by an aborted one is closed).
+    tables: HashMap<String, Table>,
+    batch: Vec<Owned>,
+    batch_bytes: usize,
+    /// The last record committed: its sequence number and where the next one begins.
+    committed: Option<(u64, u64)>,
+    generation: u64,
+    meta_bytes: usize,
+    guard: Option<RoTxn>,
+}
+
+impl Replayer<'_> {
+    /// Commits the batch's records, in as many transactions as LMDB's dirty-page limit needs.
+    fn flush(&mut self) -> Result<(), KvError> {
+        let records = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
+        let mut rest: &[Owned] = &records;
+        while !rest.is_empty() {
+            let mut n = rest.len();
+            loop {
+                match self.commit(&rest[..n]) {
+                    Ok(()) => break,
+                    Err(Replay::Lmdb(e)) if e.is_map_full() => self.make_room()?,
+                    Err(Replay::Lmdb(e)) if e.code == LmdbError::TXN_FULL && n > 1 => n /= 2,
+                    Err(Replay::Lmdb(e)) => return Err(KvError::from(e)),
+                    Err(Replay::Kv(e)) => return Err(e),
+                }
+            }
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
+    /// Stages `records` and commits them in one transaction.
+    fn commit(&mut self, records: &[Owned]) -> Result<(), Replay> {
+        let Some(last) = records.last() else {
+            return Ok(());
+        };
+        let mut txn = self.env.write_txn()?;
+        let mut opened = Vec::new();
+        let mut stage = Stage::default();
+        let from = stage.mark();
+        let staged = records.iter().try_for_each(|record| {
+            let tables = Tables {
+                txn: &txn,
+                meta: self.meta,
+                open: &mut self.tables,
+                opened: &mut opened,
+                dir: self.dir,
+            };
+            stage_record(record, self.derivation, tables, &mut stage)
+        });
+        let written = staged.and_then(|()| {
+            stage.apply(from, &mut txn)?;
+            tally::add(&mut txn, self.meta, stage.tallies())?;
+            txn.put(
+                self.meta,
+                LOG_SEQ_KEY,
+                &last.seq.to_be_bytes(),
+                PutFlags::NONE,
+            )?;
+            Ok(())
+        });
+        match written.and_then(|()| Ok(txn.commit()?)) {
+            Ok(()) => {
+                self.committed = Some((last.seq, last.end));
+                Ok(())
+            }
+            Err(e) => {
+                // The handles this transaction opened closed with it.
+                for name in opened {
+                    self.tables.remove(&name);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Makes the map larger. A held guard must go first (a resize needs every transaction
+    /// closed), and only once the state it would stop protecting is durable and named by a
+    /// checkpoint slot; then the grown state is guarded.
+    fn make_room(&mut self) -> Result<(), KvError> {
+        let Some(guard) = self.guard.take() else {
+            return grow(self.env);
+        };
+        if let Some((seq, start)) = self.committed {
+            self.env.sync()?;
+            let txnid = self.env.read_txn()?.id() as u64;
+            let mut meta = vec![0; self.meta_bytes];
+            let data = std::fs::File::open(self.dir.join(super::super::file::DATA_FILE))?;
+            data.read_exact_at(&mut meta, 0)?;
+            let c = Checkpoint {
+                generation: self.generation + 1,
+                seq,
+                txnid,
+                start,
+                meta,
+            };
+            self.log.write_checkpoint(&c)?;
+            self.generation = c.generation;
+        }
+        drop(guard);
+        grow(self.env)?;
+        self.guard = Some(self.env.read_txn()?);
+        Ok(())
+    }
+}
+
+/// The tables records write to, opened on first use in the batch's transaction.
+struct Tables<'t> {
+    txn: &'t RwTxn,
+    meta: Dbi,
+    open: &'t mut HashMap<String, Table>,
+    /// The tables this transaction opened (their handles close if it aborts).
+    opened: &'t mut Vec<String>,
+    dir: &'t Path,
+}
+
+impl Tables<'_> {
+    fn get(&mut self, name: &str) -> Result<&Table, Replay> {
+        if !self.open.contains_key(name) {
+            let table = open_table(self.txn, self.meta, name, self.dir)?;
+            self.open.insert(name.to_string(), table);
+            self.opened.push(name.to_string());
+        }
+        Ok(&self.open[name])
+    }
+}
+
+/// Stages `record`'s writes (and, for a derived record, the writes its derivation rebuilds)
+/// into `stage`.
+fn stage_record(
+    record: &Owned,
     derivation: Option<&dyn Derivation>,
-    tables: &mut HashMap<String, Table>,
-    dir: &Path,
+    mut tables: Tables<'_>,
+    stage: &mut Stage,
 ) -> Result<(), Replay> {
+    let dir = tables.dir;
     let seq = record.seq;
     let corrupt = |detail: String| {
         Replay::Kv(KvError::Corrupt {
@@ -135,7 +320,7 @@ fn apply_record(
     };
     let (derivation, bytes) = match record.kind {
         Kind::Derived => {
-            let (name, rest) = derived_name(record.bytes).ok_or_else(|| {
+            let (name, rest) = derived_name(&record.bytes).ok_or_else(|| {
                 corrupt(format!(
                     "log record {seq} passed its checksum but has no derivation name"
                 ))
@@ -150,25 +335,22 @@ fn apply_record(
                 }
             }
         }
-        _ => (None, record.bytes),
+        _ => (None, &record.bytes[..]),
     };
     let ops = body::decode(bytes).ok_or_else(|| {
         corrupt(format!(
             "log record {seq} passed its checksum but is not a record body"
         ))
     })?;
-    let mut txn = env.write_txn()?;
-    let mut stage = Stage::default();
-    let from = stage.mark();
     let mut derived_tables = Vec::new();
     if let Some(d) = derivation {
         for name in d.tables() {
-            derived_tables.push(table_named(&txn, meta, name, tables, dir)?.clone());
+            derived_tables.push(tables.get(name)?.clone());
         }
     }
     for op in &ops {
-        let table = table_named(&txn, meta, op.table, tables, dir)?;
-        stage_op(&mut stage, table, op.kind, op.key, op.value, op.tally);
+        let table = tables.get(op.table)?;
+        stage_op(stage, table, op.kind, op.key, op.value, op.tally);
         let Some(d) = derivation.filter(|d| op.table == d.source() && op.kind == LoggedOpKind::Put)
         else {
             continue;
@@ -179,7 +361,7 @@ fn apply_record(
             op.value,
             &mut |derived| match derived_tables.get(derived.table) {
                 Some(t) => stage_op(
-                    &mut stage,
+                    stage,
                     t,
                     derived.kind,
                     derived.key,
@@ -197,10 +379,6 @@ fn apply_record(
             )));
         }
     }
-    stage.apply(from, &mut txn)?;
-    tally::add(&mut txn, meta, stage.tallies())?;
-    txn.put(meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE)?;
-    txn.commit()?;
     Ok(())
 }
 
@@ -225,21 +403,6 @@ fn stage_op(
         LoggedOpKind::ListAdd => stage.list_change_tallied(true, table, key, value, tally),
         LoggedOpKind::ListRemove => stage.list_change_tallied(false, table, key, value, tally),
     }
-}
-
-/// Table `name`, opened on first use.
-fn table_named<'t>(
-    txn: &RwTxn,
-    meta: Dbi,
-    name: &str,
-    tables: &'t mut HashMap<String, Table>,
-    dir: &Path,
-) -> Result<&'t Table, Replay> {
-    if !tables.contains_key(name) {
-        let table = open_table(txn, meta, name, dir)?;
-        tables.insert(name.to_string(), table);
-    }
-    Ok(&tables[name])
 }
 
 fn open_table(txn: &RwTxn, meta: Dbi, name: &str, dir: &Path) -> Result<Table, Replay> {
