@@ -46,6 +46,10 @@ use render::Format;
 struct Cli {
     /// Database directory to open in the interactive shell (created if missing).
     db: Option<PathBuf>,
+    /// Open a database whose transaction log is damaged inside (whole records after a
+    /// damaged one), keeping the transactions before the damage and dropping the rest.
+    #[arg(long, global = true)]
+    accept_log_damage: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -279,6 +283,7 @@ fn main() {
         }
     };
     let format = error_format(cli.command.as_ref());
+    open::accept_log_damage(cli.accept_log_damage);
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {

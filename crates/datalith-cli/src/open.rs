@@ -8,6 +8,7 @@
 //! only LMDB's catalog of tables.) `check` opens read-only: it creates and writes nothing.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use datalith::kv::Verify;
 use datalith::{Database, DbOptions};
@@ -123,6 +124,15 @@ fn permission_denied(path: &Path, write: bool, cause: &str) -> CliError {
     )
 }
 
+/// Whether opens accept a log damaged inside (`--accept-log-damage`), set once from the
+/// command line.
+static ACCEPT_LOG_DAMAGE: AtomicBool = AtomicBool::new(false);
+
+/// Sets `--accept-log-damage` for every open of this run.
+pub fn accept_log_damage(accept: bool) {
+    ACCEPT_LOG_DAMAGE.store(accept, Ordering::Relaxed);
+}
+
 /// Opens the database at `path`, creating it if `create`.
 pub fn open(path: &Path, create: bool) -> Result<Database> {
     not_a_file(path)?;
@@ -131,6 +141,7 @@ pub fn open(path: &Path, create: bool) -> Result<Database> {
     }
     let mut options = DbOptions::default();
     options.env.verify = Verify::Everything;
+    options.env.log_accept_damage = ACCEPT_LOG_DAMAGE.load(Ordering::Relaxed);
     Database::open(path, options).map_err(cannot_open(path, true))
 }
 

@@ -666,3 +666,22 @@ fn errors_print_as_data_with_format() {
         assert!(o.stderr.starts_with("error: "), "{}", o.stderr);
     }
 }
+
+#[test]
+fn accept_log_damage_is_taken_after_a_command_and_by_the_shell() {
+    // The flag only matters for a log damaged inside (the library's `kv_log_tail` tests the
+    // damage itself); here: where it is accepted, and that a healthy database opens with it.
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let query = "[:find (count ?e) . :where [?e :name]]";
+    assert_eq!(
+        ok(&["query", "--accept-log-damage", &db, query]).trim(),
+        "3"
+    );
+    let shell = run(
+        &["--accept-log-damage", &db],
+        &format!(".mode edn\n{query}\n"),
+    );
+    assert_eq!(shell.code, 0, "{}", shell.stderr);
+    assert_eq!(shell.stdout.trim(), "3");
+}

@@ -217,3 +217,50 @@ fn a_log_cut_inside_its_checkpoint_slots_is_refused_and_the_data_file_kept() {
         }
     }
 }
+
+#[test]
+fn a_damaged_record_followed_by_whole_ones_is_refused_naming_it_unless_the_loss_is_accepted() {
+    // The records after a damaged one were acknowledged (each was written only after the one
+    // before it was synced): stopping there would drop them silently. Damage at every byte of
+    // the middle record of three is refused; accepting the loss keeps the first transaction.
+    let txns: Vec<Txn> = vec![
+        vec![(1, Some(b"one".to_vec()))],
+        vec![(2, Some(vec![2; 300])), (1, None)],
+        vec![(3, Some(b"three".to_vec()))],
+    ];
+    let rec = record(&txns);
+    let mut first = Model::new();
+    apply(&mut first, &txns[0]);
+    let log = &rec.logs[3];
+    let middle = changed(&rec.logs[1], &rec.logs[2]);
+    for at in middle {
+        let mut damaged = log.clone();
+        damaged[at] ^= 0x5a;
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &rec.disk, &damaged);
+        let err = Environment::open(dir.path(), EnvOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("damage at byte {at} was not refused"));
+        let text = err.to_string();
+        assert!(
+            matches!(err, datalith::kv::KvError::Corrupt { .. }) && text.contains("damaged"),
+            "byte {at}: {text}"
+        );
+        // Refusing changed nothing: the same directory, the loss accepted, opens.
+        let mut accept = EnvOptions::default();
+        accept.log_accept_damage = true;
+        let env = Environment::open(dir.path(), accept).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        let txn = env.read().unwrap();
+        let found: Model = txn
+            .view()
+            .range(&t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
+            .unwrap()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .collect();
+        assert_eq!(found, first, "byte {at}, accepted");
+    }
+}

@@ -131,6 +131,11 @@ pub struct EnvOptions {
     /// made while groups wait merges their overlay.
     #[doc(hidden)]
     pub log_readers_apply: bool,
+    /// `Durable` only: when a damaged record of the log is followed by whole ones (the log
+    /// was damaged after those transactions were acknowledged), open anyway, keeping the
+    /// transactions before the damaged record and dropping it and every one after. Off (the
+    /// default), such a log is refused with `KvError::Corrupt`, which names the records.
+    pub log_accept_damage: bool,
     /// Test hook: without the checkpointer's reader, unsynced commits may overwrite pages of
     /// the durable checkpoint (the power-cut test shows the damage).
     #[doc(hidden)]
@@ -156,6 +161,7 @@ impl Default for EnvOptions {
             log_apply_delay: crate::limits::UNAPPLIED_MAX_AGE,
             log_readers_apply: true,
             log_guard_pages: true,
+            log_accept_damage: false,
             log_derivation: None,
         }
     }
@@ -168,6 +174,7 @@ impl EnvOptions {
             interval: self.log_checkpoint_interval,
             trigger_bytes: self.log_checkpoint_bytes.max(1),
             guard_pages: self.log_guard_pages,
+            accept_damage: self.log_accept_damage,
             derivation: self.log_derivation.clone(),
         }
     }

@@ -40,6 +40,8 @@ pub(crate) struct WalSettings {
     pub(crate) guard_pages: bool,
     /// Writes that records leave out and replay rebuilds (`derive`).
     pub(crate) derivation: Option<Arc<dyn Derivation>>,
+    /// Replay stops at a damaged record even when whole ones follow (`survivor`).
+    pub(crate) accept_damage: bool,
 }
 
 /// The committed state as of the last LMDB commit.
@@ -224,9 +226,7 @@ impl Wal {
         };
         let (end, next_seq, generation, replay_guard) = match &checkpoint {
             Some(c) => {
-                let derivation = settings.derivation.as_deref();
-                let guard = settings.guard_pages;
-                let r = recovery::replay(env, meta, &log, c, dir, derivation, guard)?;
+                let r = recovery::replay(env, meta, &log, c, dir, &settings)?;
                 (r.end, r.next_seq, r.generation, r.guard)
             }
             None => (

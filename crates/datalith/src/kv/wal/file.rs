@@ -153,23 +153,24 @@ impl LogFile {
                 just_wrapped = true;
                 continue;
             }
-            if read_fully(&self.file, pos, &mut head).is_err() {
+            let record = self.record_at(pos, &mut head, &mut body);
+            let Some(h) = record.filter(|h| h.seq == seq) else {
+                // A wrap marker and the record after it are written together, then synced
+                // once: a crash may leave the record whole at the start of the area and the
+                // marker unwritten.
+                if !just_wrapped
+                    && pos != self.area_start
+                    && self
+                        .record_at(self.area_start, &mut head, &mut body)
+                        .is_some_and(|h| h.seq == seq)
+                {
+                    pos = self.area_start;
+                    just_wrapped = true;
+                    continue;
+                }
                 break;
-            }
-            let Some(h) = frame::header(&head) else { break };
-            if h.seq != seq {
-                break;
-            }
+            };
             let end = pos + (HEADER_BYTES + h.body_len) as u64;
-            if end > self.capacity {
-                break;
-            }
-            body.resize(h.body_len, 0);
-            if read_fully(&self.file, pos + HEADER_BYTES as u64, &mut body).is_err()
-                || !frame::checks(&h, &head, &body)
-            {
-                break;
-            }
             match h.kind {
                 Kind::Wrap if just_wrapped => break,
                 Kind::Wrap => {
@@ -185,6 +186,28 @@ impl LogFile {
             }
         }
         Ok((pos, seq))
+    }
+
+    /// The record at `at`, if one is whole there (its body read into `body`).
+    pub(crate) fn record_at(
+        &self,
+        at: u64,
+        head: &mut [u8; HEADER_BYTES],
+        body: &mut Vec<u8>,
+    ) -> Option<frame::Header> {
+        read_fully(&self.file, at, head).ok()?;
+        let h = frame::header(head)?;
+        if at + (HEADER_BYTES + h.body_len) as u64 > self.capacity {
+            return None;
+        }
+        body.resize(h.body_len, 0);
+        read_fully(&self.file, at + HEADER_BYTES as u64, body).ok()?;
+        frame::checks(&h, head, body).then_some(h)
+    }
+
+    /// Reads `buf.len()` bytes at `at`.
+    pub(crate) fn read_at(&self, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        read_fully(&self.file, at, buf)
     }
 }
 

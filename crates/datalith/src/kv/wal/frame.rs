@@ -8,7 +8,7 @@
 
 /// Bytes of a record header.
 pub(crate) const HEADER_BYTES: usize = 24;
-const MAGIC: u32 = 0x5257_4c44; // "DLWR"
+pub(crate) const MAGIC: u32 = 0x5257_4c44; // "DLWR"
 
 /// What a record holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

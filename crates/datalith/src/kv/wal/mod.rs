@@ -13,6 +13,7 @@
 //! - `failure`: a checkpoint that failed to reach the disk stops checkpoints (and writes)
 //!   for good, never retried.
 //! - `recovery`: rolling the data file back to the checkpoint and replaying the log.
+//! - `survivor`: telling the log's end from damage inside it (a whole record past the stop).
 //!
 //! # The write path (one commit group)
 //!
@@ -106,6 +107,7 @@ mod fill;
 mod frame;
 mod recovery;
 mod slot;
+mod survivor;
 
 pub use body::{LoggedOp, LoggedOpKind};
 pub(crate) use checkpoint::{Logged, Wal, WalSettings};

@@ -15,10 +15,12 @@ use super::super::stage::Stage;
 use super::super::table::{next_table_id, Table, TableKind};
 use super::super::tally;
 use super::body::{self, LoggedOpKind};
+use super::checkpoint::WalSettings;
 use super::derive::Derivation;
 use super::file::LogFile;
 use super::frame::Kind;
 use super::slot::Checkpoint;
+use super::survivor;
 use super::LOG_SEQ_KEY;
 use crate::limits::REPLAY_BATCH_BYTES;
 
@@ -94,15 +96,18 @@ pub(crate) struct Replayed {
 /// batches: one transaction per record grew the file by every page each record touched.
 /// A full map cannot grow while the guard is held: replay then makes its state durable and
 /// names it in a new checkpoint slot, lets the guard go, grows, and guards that state.
+///
+/// A whole record past the point where replay stops means the log was damaged after that
+/// point was durable (`survivor`): refused as `Corrupt`, unless `settings.accept_damage`.
 pub(crate) fn replay(
     env: &Env,
     meta: Dbi,
     log: &LogFile,
     c: &Checkpoint,
     dir: &Path,
-    derivation: Option<&dyn Derivation>,
-    guard: bool,
+    settings: &WalSettings,
 ) -> Result<Replayed, KvError> {
+    let derivation = settings.derivation.as_deref();
     let applied = applied_seq(env, meta)?;
     let mut r = Replayer {
         env,
@@ -116,7 +121,7 @@ pub(crate) fn replay(
         committed: None,
         generation: c.generation,
         meta_bytes: c.meta.len(),
-        guard: match guard {
+        guard: match settings.guard_pages {
             true => Some(env.read_txn()?),
             false => None,
         },
@@ -138,6 +143,21 @@ pub(crate) fn replay(
         Ok::<(), KvError>(())
     })?;
     r.flush()?;
+    if let Some(s) = survivor::after(log, end, next_seq) {
+        if !settings.accept_damage {
+            return Err(KvError::Corrupt {
+                path: dir.join(super::LOG_FILE),
+                detail: format!(
+                    "log record {next_seq} at byte {end} is damaged, yet record {} at byte {} \
+                     after it is whole: the transactions from {next_seq} on were acknowledged \
+                     and would be lost; restore a backup, or open with `log_accept_damage` \
+                     (the CLI's `--accept-log-damage`, after the command) to keep those before \
+                     {next_seq} and drop the rest",
+                    s.seq, s.at
+                ),
+            });
+        }
+    }
     Ok(Replayed {
         end,
         next_seq,
