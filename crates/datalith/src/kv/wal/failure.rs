@@ -43,7 +43,7 @@ impl Failure {
     pub(crate) fn record(&self, err: &KvError) -> KvError {
         let cause = self.cause.get_or_init(|| {
             format!(
-                "a checkpoint could not make the data file durable ({err}); writes are refused \
+                "a checkpoint could not be made durable ({err}); writes are refused \
                  until the database is reopened, which recovers every acknowledged write from \
                  the log"
             )
