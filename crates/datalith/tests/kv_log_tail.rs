@@ -246,7 +246,11 @@ fn a_damaged_record_followed_by_whole_ones_is_refused_naming_it_unless_the_loss_
             matches!(err, datalith::kv::KvError::Corrupt { .. }) && text.contains("damaged"),
             "byte {at}: {text}"
         );
-        // Refusing changed nothing: the same directory, the loss accepted, opens.
+        assert!(
+            std::fs::read(dir.path().join("data.mdb")).unwrap() == rec.disk,
+            "byte {at}: refusing the log changed the data file"
+        );
+        // The same directory, the loss accepted, opens.
         let mut accept = EnvOptions::default();
         accept.log_accept_damage = true;
         let env = Environment::open(dir.path(), accept).unwrap();
@@ -262,5 +266,49 @@ fn a_damaged_record_followed_by_whole_ones_is_refused_naming_it_unless_the_loss_
             })
             .collect();
         assert_eq!(found, first, "byte {at}, accepted");
+    }
+}
+
+#[test]
+fn a_lost_newer_checkpoint_slot_is_refused_without_touching_the_data_file() {
+    // The ring (1 MiB) fills many times, so the committer checkpoints and recycles the space
+    // before each checkpoint. Then the slots are made to hold what they held at the first
+    // checkpoint, as if every newer slot had been lost: the one left names records the ring
+    // has overwritten, and the pages of its tree may be reused. Rolling the data file back to
+    // it must be refused, even when damage is accepted, and the data file left as it was.
+    const SLOTS: usize = 2 * 3 * PAGE; // two checkpoint slots of three pages
+    let live = tempfile::tempdir().unwrap();
+    let env = Environment::open(live.path(), options()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    env.transact_kv(ops(&t, &vec![(1, Some(vec![1; 100]))]))
+        .unwrap();
+    env.checkpoint().unwrap();
+    let first_slots = std::fs::read(live.path().join(LOG_FILE)).unwrap()[..SLOTS].to_vec();
+    for i in 0..3000u32 {
+        let txn = vec![((i % 24) as u8, Some(vec![(i % 251) as u8; 900]))];
+        env.transact_kv(ops(&t, &txn)).unwrap();
+    }
+    env.apply_logged().unwrap();
+    let disk = std::fs::read(live.path().join("data.mdb")).unwrap();
+    let mut log = std::fs::read(live.path().join(LOG_FILE)).unwrap();
+    log[..SLOTS].copy_from_slice(&first_slots);
+    drop(env);
+    for accept in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &disk, &log);
+        let mut o = EnvOptions::default();
+        o.log_accept_damage = accept;
+        let Err(err) = Environment::open(dir.path(), o) else {
+            panic!("accept {accept}: a stale checkpoint slot was used");
+        };
+        assert!(
+            matches!(err, datalith::kv::KvError::Corrupt { .. })
+                && err.to_string().contains("checkpoint slot is lost"),
+            "accept {accept}: {err}"
+        );
+        assert!(
+            std::fs::read(dir.path().join("data.mdb")).unwrap() == disk,
+            "accept {accept}: the data file was changed"
+        );
     }
 }

@@ -195,7 +195,10 @@ impl Wal {
                 ),
             });
         }
-        if let Some(c) = &checkpoint {
+        if let (Some(log), Some(c)) = (&log, &checkpoint) {
+            // Before the data file is touched: a log damaged inside is refused with the data
+            // file as it was.
+            recovery::refuse_damage(log, c, dir, settings.accept_damage)?;
             recovery::restore_meta_pages(&dir.join(super::super::file::DATA_FILE), c)?;
         }
         Ok(PreparedLog {

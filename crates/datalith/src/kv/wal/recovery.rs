@@ -61,6 +61,49 @@ pub(crate) fn restore_meta_pages(data: &Path, c: &Checkpoint) -> Result<(), KvEr
     Ok(())
 }
 
+/// Reads the records after checkpoint `c` without applying them and refuses the log, unless
+/// `accept`, when a whole record lies past the point where they stop: the log was damaged
+/// after that point was acknowledged (`survivor`). Runs before the data file is touched.
+pub(crate) fn refuse_damage(
+    log: &LogFile,
+    c: &Checkpoint,
+    dir: &Path,
+    accept: bool,
+) -> Result<(), KvError> {
+    let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
+    let path = dir.join(super::LOG_FILE);
+    match survivor::after(log, end, next) {
+        // More than the one record is missing: several damaged records, or the ring has
+        // moved on past this checkpoint (a newer slot named a later one and is lost, and this
+        // checkpoint's pages may have been reused since). Rolling the data file back to it
+        // could read pages that hold something else now: refused even when damage is accepted.
+        Some(s) if s.seq > next + 1 => Err(KvError::Corrupt {
+            path,
+            detail: format!(
+                "log records {next} to {} are missing or damaged where the checkpoint in use \
+                 (byte {end}) says they follow it, yet record {} at byte {} is whole: the log is \
+                 damaged across several records, or its newest checkpoint slot is lost; the \
+                 data file cannot be rolled back to that checkpoint safely; restore a backup",
+                s.seq - 1,
+                s.seq,
+                s.at
+            ),
+        }),
+        Some(s) if !accept => Err(KvError::Corrupt {
+            path,
+            detail: format!(
+                "log record {next} at byte {end} is damaged, yet record {} at byte {} after it \
+                 is whole: the transactions from {next} on were acknowledged and would be lost; \
+                 restore a backup, or open with `log_accept_damage` (the CLI's \
+                 `--accept-log-damage`, after the command) to keep those before {next} and drop \
+                 the rest",
+                s.seq, s.at
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The last log sequence number the LMDB state holds (0 for none yet).
 pub(crate) fn applied_seq(env: &Env, meta: Dbi) -> Result<u64, KvError> {
     let txn = env.read_txn()?;
@@ -96,9 +139,6 @@ pub(crate) struct Replayed {
 /// batches: one transaction per record grew the file by every page each record touched.
 /// A full map cannot grow while the guard is held: replay then makes its state durable and
 /// names it in a new checkpoint slot, lets the guard go, grows, and guards that state.
-///
-/// A whole record past the point where replay stops means the log was damaged after that
-/// point was durable (`survivor`): refused as `Corrupt`, unless `settings.accept_damage`.
 pub(crate) fn replay(
     env: &Env,
     meta: Dbi,
@@ -143,21 +183,6 @@ pub(crate) fn replay(
         Ok::<(), KvError>(())
     })?;
     r.flush()?;
-    if let Some(s) = survivor::after(log, end, next_seq) {
-        if !settings.accept_damage {
-            return Err(KvError::Corrupt {
-                path: dir.join(super::LOG_FILE),
-                detail: format!(
-                    "log record {next_seq} at byte {end} is damaged, yet record {} at byte {} \
-                     after it is whole: the transactions from {next_seq} on were acknowledged \
-                     and would be lost; restore a backup, or open with `log_accept_damage` \
-                     (the CLI's `--accept-log-damage`, after the command) to keep those before \
-                     {next_seq} and drop the rest",
-                    s.seq, s.at
-                ),
-            });
-        }
-    }
     Ok(Replayed {
         end,
         next_seq,

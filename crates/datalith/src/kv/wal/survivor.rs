@@ -5,8 +5,11 @@
 //! was synced, so nothing after a torn record was ever acknowledged. A **whole** record with
 //! a later sequence number past the stop says otherwise: the record where replay stopped was
 //! synced once and has been damaged since, and stopping there would silently drop every
-//! acknowledged transaction after it. Recovery refuses that log instead (`Corrupt`), unless
-//! the caller accepts the loss (`EnvOptions::log_accept_damage`).
+//! acknowledged transaction after it. Recovery refuses that log instead (`Corrupt`), before
+//! it touches the data file, unless the caller accepts the loss
+//! (`EnvOptions::log_accept_damage`). When more than one record is missing before the whole
+//! one, the ring may have moved on past the checkpoint in use (its newer slot lost, and the
+//! pages of the one left reused since): that is refused even when damage is accepted.
 //!
 //! The search is bounded, so that every open stays cheap: the bytes just past the stop (a
 //! damaged record's header gives its length, but a damaged header gives nothing, so the
@@ -30,10 +33,11 @@ pub(crate) struct Survivor {
     pub(crate) seq: u64,
 }
 
-/// The first whole record with sequence number `seq` or later past `pos` (where replay expected
-/// record `seq` and found none whole), within the search bounds.
+/// The first whole record with sequence number `seq` or later from `pos` on (where replay
+/// expected record `seq` and found none whole: a whole one there has another number, a later
+/// one after a recycled stretch of the ring), within the search bounds.
 pub(crate) fn after(log: &LogFile, pos: u64, seq: u64) -> Option<Survivor> {
-    let from = (pos + 1).max(log.area_start);
+    let from = pos.max(log.area_start);
     let to = log.capacity.min(pos.saturating_add(SEARCH_BYTES));
     let mut window = vec![0u8; to.saturating_sub(from) as usize];
     if !window.is_empty() && log.read_at(from, &mut window).is_ok() {
