@@ -6,7 +6,7 @@
 //!
 //! Per table the overlay records the *final* effect of its writes, not their history:
 //! - plain table: key -> `Some(value)` (put) or `None` (deleted);
-//! - list table ([`list`]): `(key, value)` -> present or absent, plus the keys whose
+//! - list table (`list`): `(key, value)` -> present or absent, plus the keys whose
 //!   snapshot values are all hidden (the key was deleted).
 //!
 //! An entry of the snapshot is hidden exactly when the overlay mentions it (a plain key, a

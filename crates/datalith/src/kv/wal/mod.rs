@@ -3,7 +3,7 @@
 //!
 //! - `frame`: a record's header and checksum.
 //! - [`body`]: a group's writes as a record body.
-//! - [`derive`]: writes a record leaves out because replay rebuilds them from its other writes
+//! - [`derive`](mod@derive): writes a record leaves out because replay rebuilds them from its other writes
 //!   (the Datalog store's index entries, from its transaction log).
 //! - `slot`: a checkpoint (what the last durable LMDB sync covered).
 //! - [`file`](mod@file): the log file, its checkpoint slots and its ring of records.
