@@ -405,9 +405,10 @@ fn a_failed_checkpoint_poisons_the_environment_in_every_mode() {
         let t = env.table("t", TableKind::Plain).unwrap();
         env.transact_kv(vec![KvOp::put(&t, "before", "1")]).unwrap();
         env.inject_checkpoint_failure();
+        // (`Durable`: the background checkpointer may meet the failure first.)
         let err = env.checkpoint().unwrap_err();
         assert!(
-            matches!(err, KvError::CommitFailed { .. }),
+            matches!(err, KvError::CommitFailed { .. } | KvError::Poisoned { .. }),
             "{durability:?}: {err:?}"
         );
         let again = env.checkpoint().unwrap_err();
