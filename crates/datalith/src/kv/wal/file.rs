@@ -153,16 +153,15 @@ impl LogFile {
                 just_wrapped = true;
                 continue;
             }
-            let record = self.record_at(pos, &mut head, &mut body);
-            let Some(h) = record.filter(|h| h.seq == seq) else {
+            let Some(h) = self.record_at(pos, |h| h.seq == seq, &mut head, &mut body) else {
                 // A wrap marker and the record after it are written together, then synced
                 // once: a crash may leave the record whole at the start of the area and the
                 // marker unwritten.
                 if !just_wrapped
                     && pos != self.area_start
                     && self
-                        .record_at(self.area_start, &mut head, &mut body)
-                        .is_some_and(|h| h.seq == seq)
+                        .record_at(self.area_start, |h| h.seq == seq, &mut head, &mut body)
+                        .is_some()
                 {
                     pos = self.area_start;
                     just_wrapped = true;
@@ -188,16 +187,18 @@ impl LogFile {
         Ok((pos, seq))
     }
 
-    /// The record at `at`, if one is whole there (its body read into `body`).
+    /// The record at `at`, if one is whole there and its header passes `wanted` (checked
+    /// before its body is read: a stale record of an earlier lap may be megabytes long).
     pub(crate) fn record_at(
         &self,
         at: u64,
+        wanted: impl Fn(&frame::Header) -> bool,
         head: &mut [u8; HEADER_BYTES],
         body: &mut Vec<u8>,
     ) -> Option<frame::Header> {
         read_fully(&self.file, at, head).ok()?;
         let h = frame::header(head)?;
-        if at + (HEADER_BYTES + h.body_len) as u64 > self.capacity {
+        if !wanted(&h) || at + (HEADER_BYTES + h.body_len) as u64 > self.capacity {
             return None;
         }
         body.resize(h.body_len, 0);
