@@ -85,7 +85,12 @@ fn reopen(disk: &[u8], log: &[u8]) -> Model {
 
 /// Opens the environment in `dir` and reads table `t`.
 fn contents(dir: &Path) -> Model {
-    let env = Environment::open(dir, EnvOptions::default()).unwrap();
+    contents_with(dir, EnvOptions::default())
+}
+
+/// [`contents`], opened with `options`.
+fn contents_with(dir: &Path, options: EnvOptions) -> Model {
+    let env = Environment::open(dir, options).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
     let txn = env.read().unwrap();
     let found = txn
@@ -253,19 +258,11 @@ fn a_damaged_record_followed_by_whole_ones_is_refused_naming_it_unless_the_loss_
         // The same directory, the loss accepted, opens.
         let mut accept = EnvOptions::default();
         accept.log_accept_damage = true;
-        let env = Environment::open(dir.path(), accept).unwrap();
-        let t = env.table("t", TableKind::Plain).unwrap();
-        let txn = env.read().unwrap();
-        let found: Model = txn
-            .view()
-            .range(&t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-            .unwrap()
-            .map(|e| {
-                let (k, v) = e.unwrap();
-                (k.to_vec(), v.to_vec())
-            })
-            .collect();
-        assert_eq!(found, first, "byte {at}, accepted");
+        assert_eq!(
+            contents_with(dir.path(), accept),
+            first,
+            "byte {at}, accepted"
+        );
     }
 }
 

@@ -74,6 +74,39 @@ fn contents(env: &Environment, t: &Table) -> Model {
         .collect()
 }
 
+/// A live environment (`options(true)`) holding `txns` random transactions, checkpointed: its
+/// directory, the environment, its table, the model, and the data file at the checkpoint.
+fn checkpointed(
+    txns: usize,
+    rng: &mut impl Rng,
+) -> (tempfile::TempDir, Environment, Table, Model, Vec<u8>) {
+    let live = tempfile::tempdir().unwrap();
+    let env = Environment::open(live.path(), options(true)).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let mut model = Model::new();
+    write(&env, &t, &mut model, txns, rng);
+    env.checkpoint().unwrap();
+    let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
+    (live, env, t, model, at_checkpoint)
+}
+
+/// Puts `value(i)` at `key(i)` for each `i` of `0..n`, one acknowledged transaction each.
+fn put_each(
+    env: &Environment,
+    t: &Table,
+    model: &mut Model,
+    n: u32,
+    key: impl Fn(u32) -> Vec<u8>,
+    mut value: impl FnMut(u32) -> Vec<u8>,
+) {
+    for i in 0..n {
+        let (k, v) = (key(i), value(i));
+        env.transact_kv(vec![KvOp::put(t, k.clone(), v.clone())])
+            .unwrap();
+        model.insert(k, v);
+    }
+}
+
 /// The directory as the disk would hold it after the cut: see the module doc.
 fn cut(live: &Path, at_checkpoint: &[u8], revert_share: f64, seed: u64) -> tempfile::TempDir {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -261,13 +294,7 @@ fn a_failed_checkpoint_is_never_retried_and_reopening_recovers_every_acknowledge
     // since the last good checkpoint, meta pages included: had a retried checkpoint recorded
     // the newer state in the log, its records would be gone and those writes with them.
     let mut rng = rand::rngs::StdRng::seed_from_u64(21);
-    let live = tempfile::tempdir().unwrap();
-    let env = Environment::open(live.path(), options(true)).unwrap();
-    let t = env.table("t", TableKind::Plain).unwrap();
-    let mut model = Model::new();
-    write(&env, &t, &mut model, 60, &mut rng);
-    env.checkpoint().unwrap();
-    let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
+    let (live, env, t, mut model, at_checkpoint) = checkpointed(60, &mut rng);
     write(&env, &t, &mut model, 60, &mut rng);
     env.apply_logged().unwrap();
 
@@ -357,22 +384,13 @@ fn a_power_cut_during_recovery_keeps_the_checkpoint_whole() {
     // must not rewrite a page of the old checkpoint's tree: a second cut, after every page
     // replay wrote reached the disk but before the new slot did, reopens on that tree.
     let mut rng = rand::rngs::StdRng::seed_from_u64(31);
-    let live = tempfile::tempdir().unwrap();
-    let env = Environment::open(live.path(), options(true)).unwrap();
-    let t = env.table("t", TableKind::Plain).unwrap();
-    let mut model = Model::new();
-    write(&env, &t, &mut model, 40, &mut rng);
-    env.checkpoint().unwrap();
-    let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
+    let (live, env, t, mut model, at_checkpoint) = checkpointed(40, &mut rng);
     // ~13 MB of records: replay commits several transactions (`REPLAY_BATCH_BYTES`), so
     // without the guard a later one reuses pages an earlier one freed from the old tree.
-    for i in 0..800u32 {
-        let key = format!("k{:05}", i % 400).into_bytes();
-        let v = vec![rng.random::<u8>(); 16_000];
-        env.transact_kv(vec![KvOp::put(&t, key.clone(), v.clone())])
-            .unwrap();
-        model.insert(key, v);
-    }
+    let key = |i: u32| format!("k{:05}", i % 400).into_bytes();
+    put_each(&env, &t, &mut model, 800, key, |_| {
+        vec![rng.random::<u8>(); 16_000]
+    });
     write(&env, &t, &mut model, 40, &mut rng);
     env.apply_logged().unwrap();
     let log_before = std::fs::read(live.path().join(datalith::kv::wal::LOG_FILE)).unwrap();
@@ -403,21 +421,12 @@ fn recovery_that_must_grow_the_map_keeps_every_acknowledged_write() {
     // Reopened with the smallest map, the replay below needs several growths, in its first
     // batch (nothing replayed to name yet) and in later ones (~32 MB of records).
     let mut rng = rand::rngs::StdRng::seed_from_u64(41);
-    let live = tempfile::tempdir().unwrap();
-    let env = Environment::open(live.path(), options(true)).unwrap();
-    let t = env.table("t", TableKind::Plain).unwrap();
-    let mut model = Model::new();
-    write(&env, &t, &mut model, 10, &mut rng);
-    env.checkpoint().unwrap();
-    let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
-    for i in 0..2000u32 {
-        // Fresh keys: the file must hold all of them.
-        let key = format!("grow{i:05}").into_bytes();
-        let v = vec![(i % 251) as u8; 16_000];
-        env.transact_kv(vec![KvOp::put(&t, key.clone(), v.clone())])
-            .unwrap();
-        model.insert(key, v);
-    }
+    let (live, env, t, mut model, at_checkpoint) = checkpointed(10, &mut rng);
+    // Fresh keys: the file must hold all of them.
+    let key = |i: u32| format!("grow{i:05}").into_bytes();
+    put_each(&env, &t, &mut model, 2000, key, |i| {
+        vec![(i % 251) as u8; 16_000]
+    });
     env.apply_logged().unwrap();
     let crashed = cut(live.path(), &at_checkpoint, 0.0, 41);
     drop(env);
