@@ -442,3 +442,36 @@ fn recovery_that_must_grow_the_map_keeps_every_acknowledged_write() {
     drop(reopened);
     admin::check_structure(&crashed.path().join("data.mdb"), Verify::Everything).unwrap();
 }
+
+#[test]
+fn a_wrap_whose_marker_was_lost_replays_the_records_after_it() {
+    // The committer writes a wrap marker and the record after it (at the start of the ring),
+    // then syncs once: a crash may keep the record and lose the marker. Replay must follow
+    // the wrap to the record, not stop at the lost marker or call the record damage.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(51);
+    let live = tempfile::tempdir().unwrap();
+    let mut o = options(true);
+    o.log_file_bytes = 1 << 20;
+    let env = Environment::open(live.path(), o).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let mut model = Model::new();
+    // ~530 KB of records, a checkpoint there, then ~580 KB more: past the end of the 1 MiB
+    // ring, so the writer wraps once, well before the checkpoint's start.
+    write(&env, &t, &mut model, 100, &mut rng);
+    env.checkpoint().unwrap();
+    let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
+    write(&env, &t, &mut model, 110, &mut rng);
+    env.apply_logged().unwrap();
+    let mut log = std::fs::read(live.path().join(datalith::kv::wal::LOG_FILE)).unwrap();
+    const WRAP: u8 = 2; // a record header: magic "DLWR", then the kind byte
+    let marker = (0..log.len() - 24)
+        .find(|&i| &log[i..i + 4] == b"DLWR" && log[i + 4] == WRAP)
+        .expect("the ring wrapped");
+    log[marker..marker + 24].fill(0);
+    let disk = cut(live.path(), &at_checkpoint, 0.0, 51);
+    std::fs::write(disk.path().join(datalith::kv::wal::LOG_FILE), &log).unwrap();
+    drop(env);
+    let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
+    let t = reopened.table("t", TableKind::Plain).unwrap();
+    assert_eq!(contents(&reopened, &t), model);
+}
