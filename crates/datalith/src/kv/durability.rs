@@ -134,7 +134,9 @@ pub struct EnvOptions {
     /// `Durable` only: when a damaged record of the log is followed by whole ones (the log
     /// was damaged after those transactions were acknowledged), open anyway, keeping the
     /// transactions before the damaged record and dropping it and every one after. Off (the
-    /// default), such a log is refused with `KvError::Corrupt`, which names the records.
+    /// default), such a log is refused with `KvError::Corrupt`, which names the records. A log
+    /// missing more than one record before a whole one is refused either way: the ring may
+    /// have moved past the checkpoint in use, whose pages may then hold other data.
     pub log_accept_damage: bool,
     /// Test hook: without the checkpointer's reader, unsynced commits may overwrite pages of
     /// the durable checkpoint (the power-cut test shows the damage).
