@@ -298,7 +298,24 @@ pub fn check(db: &Path) -> Result<(String, bool)> {
         }
     ));
     out.push_str(&structure);
-    Ok((out, report.is_ok()))
+    // The log: what the next open for writing replays, or why it would refuse the log.
+    let page_bytes = database.env().verified().map(|s| s.page_bytes);
+    let log = match page_bytes {
+        Some(p) => datalith::admin::check_log(db, p)?,
+        None => None,
+    };
+    if let Some(l) = &log {
+        match &l.damage {
+            Some(d) => out.push_str(&format!("log: DAMAGED: {d}\n")),
+            None if l.records_after_checkpoint > 0 => out.push_str(&format!(
+                "log: {} records after its checkpoint, replayed at the next open for writing\n",
+                l.records_after_checkpoint
+            )),
+            None => out.push_str("log: whole, nothing to replay\n"),
+        }
+    }
+    let log_ok = log.is_none_or(|l| l.damage.is_none());
+    Ok((out, report.is_ok() && log_ok))
 }
 
 /// `bench [ARGS...]`: runs `datalith-bench` from the same build directory or the `PATH`.

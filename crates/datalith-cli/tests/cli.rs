@@ -685,3 +685,16 @@ fn accept_log_damage_is_taken_after_a_command_and_by_the_shell() {
     assert_eq!(shell.code, 0, "{}", shell.stderr);
     assert_eq!(shell.stdout.trim(), "3");
 }
+
+#[test]
+fn check_looks_at_the_log_too() {
+    // Closed cleanly, the log holds nothing to replay (damage inside a log is found by the
+    // same look; the library's `kv_log_tail` tests it byte by byte).
+    let dir = tempfile::tempdir().unwrap();
+    let db = sample(dir.path());
+    let out = ok(&["check", &db]);
+    assert!(
+        out.lines().any(|l| l == "log: whole, nothing to replay"),
+        "{out}"
+    );
+}

@@ -42,3 +42,4 @@
 pub use crate::api::check::{CheckProgress, CheckReport, Inconsistency};
 pub use crate::api::dump::{DumpError, DumpSummary};
 pub use crate::kv::file::{check_header, check_structure, DATA_FILE};
+pub use crate::kv::wal::{check_log, LogCheck};

@@ -237,12 +237,31 @@ fn a_damaged_record_followed_by_whole_ones_is_refused_naming_it_unless_the_loss_
     let mut first = Model::new();
     apply(&mut first, &txns[0]);
     let log = &rec.logs[3];
+    // `check`'s look at the log, which writes nothing: the whole log holds three records
+    // after its checkpoint.
+    let whole = tempfile::tempdir().unwrap();
+    write(whole.path(), &rec.disk, log);
+    let found = datalith::admin::check_log(whole.path(), PAGE)
+        .unwrap()
+        .unwrap();
+    assert_eq!((found.records_after_checkpoint, found.damage), (3, None));
     let middle = changed(&rec.logs[1], &rec.logs[2]);
     for at in middle {
         let mut damaged = log.clone();
         damaged[at] ^= 0x5a;
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &rec.disk, &damaged);
+        let found = datalith::admin::check_log(dir.path(), PAGE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.records_after_checkpoint, 1, "byte {at}");
+        assert!(
+            found
+                .damage
+                .as_deref()
+                .is_some_and(|d| d.contains("damaged")),
+            "byte {at}: {found:?}"
+        );
         let err = Environment::open(dir.path(), EnvOptions::default())
             .err()
             .unwrap_or_else(|| panic!("damage at byte {at} was not refused"));

@@ -33,6 +33,25 @@ pub(crate) struct LogFile {
 }
 
 impl LogFile {
+    /// Opens the log of directory `dir` to read it only (`None`: there is none): no lock, so a
+    /// process writing the log may hold it; what is read is then a moment of it.
+    pub(crate) fn open_to_read(dir: &Path, page_bytes: usize) -> std::io::Result<Option<LogFile>> {
+        let file = match File::open(dir.join(LOG_FILE)) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let slot_len = slot_bytes(page_bytes) as u64;
+        let capacity = file.metadata()?.len();
+        Ok(Some(LogFile {
+            file,
+            slot_len,
+            area_start: 2 * slot_len,
+            capacity,
+            created: false,
+        }))
+    }
+
     /// Opens the log of directory `dir`; if there is none, creates and preallocates one of
     /// `capacity` bytes when `create`, else answers `None`. An existing log keeps its length.
     pub(crate) fn open(

@@ -13,6 +13,7 @@
 //! - `failure`: a checkpoint that failed to reach the disk stops checkpoints (and writes)
 //!   for good, never retried.
 //! - `recovery`: rolling the data file back to the checkpoint and replaying the log.
+//! - `check`: a read-only look at a log (what the next open would replay, damage inside).
 //! - `survivor`: telling the log's end from damage inside it (a whole record past the stop).
 //!
 //! # The write path (one commit group)
@@ -99,6 +100,7 @@
 //! - The ring never overwrites a record after the durable checkpoint.
 
 pub mod body;
+mod check;
 mod checkpoint;
 pub mod derive;
 mod failure;
@@ -110,6 +112,7 @@ mod slot;
 mod survivor;
 
 pub use body::{LoggedOp, LoggedOpKind};
+pub use check::{check_log, LogCheck};
 pub(crate) use checkpoint::{Logged, Wal, WalSettings};
 pub use derive::{Derivation, DerivedOp};
 pub use file::LOG_FILE;

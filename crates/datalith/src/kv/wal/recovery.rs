@@ -61,24 +61,24 @@ pub(crate) fn restore_meta_pages(data: &Path, c: &Checkpoint) -> Result<(), KvEr
     Ok(())
 }
 
-/// Reads the records after checkpoint `c` without applying them and refuses the log, unless
-/// `accept`, when a whole record lies past the point where they stop: the log was damaged
-/// after that point was acknowledged (`survivor`). Runs before the data file is touched.
-pub(crate) fn refuse_damage(
-    log: &LogFile,
-    c: &Checkpoint,
-    dir: &Path,
-    accept: bool,
-) -> Result<(), KvError> {
+/// A log damaged inside (`survivor`): why, and whether accepting the loss opens it.
+pub(crate) struct Damage {
+    pub(crate) detail: String,
+    /// Only one record is missing before a whole one: replay may stop before it.
+    pub(crate) acceptable: bool,
+}
+
+/// Reads the records after checkpoint `c` without applying them: how many are whole, and
+/// the damage inside the log if a whole record lies past the point where they stop.
+pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Damage>), KvError> {
     let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
-    let path = dir.join(super::LOG_FILE);
-    match survivor::after(log, end, next) {
+    let records = next - (c.seq + 1);
+    let damage = survivor::after(log, end, next).map(|s| match s.seq > next + 1 {
         // More than the one record is missing: several damaged records, or the ring has
         // moved on past this checkpoint (a newer slot named a later one and is lost, and this
         // checkpoint's pages may have been reused since). Rolling the data file back to it
         // could read pages that hold something else now: refused even when damage is accepted.
-        Some(s) if s.seq > next + 1 => Err(KvError::Corrupt {
-            path,
+        true => Damage {
             detail: format!(
                 "log records {next} to {} are missing or damaged where the checkpoint in use \
                  (byte {end}) says they follow it, yet record {} at byte {} is whole: the log is \
@@ -88,9 +88,9 @@ pub(crate) fn refuse_damage(
                 s.seq,
                 s.at
             ),
-        }),
-        Some(s) if !accept => Err(KvError::Corrupt {
-            path,
+            acceptable: false,
+        },
+        false => Damage {
             detail: format!(
                 "log record {next} at byte {end} is damaged, yet record {} at byte {} after it \
                  is whole: the transactions from {next} on were acknowledged and would be lost; \
@@ -99,6 +99,24 @@ pub(crate) fn refuse_damage(
                  the rest",
                 s.seq, s.at
             ),
+            acceptable: true,
+        },
+    });
+    Ok((records, damage))
+}
+
+/// [`inspect`], refusing a damaged log unless its loss is `accept`ed and acceptable. Runs
+/// before the data file is touched.
+pub(crate) fn refuse_damage(
+    log: &LogFile,
+    c: &Checkpoint,
+    dir: &Path,
+    accept: bool,
+) -> Result<(), KvError> {
+    match inspect(log, c)?.1 {
+        Some(d) if !(accept && d.acceptable) => Err(KvError::Corrupt {
+            path: dir.join(super::LOG_FILE),
+            detail: d.detail,
         }),
         _ => Ok(()),
     }
