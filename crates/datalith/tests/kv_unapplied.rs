@@ -488,8 +488,17 @@ fn a_snapshot_after_a_large_transaction_reads_lmdb_alone() {
             .collect();
         env.transact_kv(ops).unwrap();
         let txn = env.read().unwrap();
-        let expected = if merges { n as usize } else { 0 };
-        assert_eq!(txn.unapplied_ops(), expected, "{n} puts, {never:?}");
+        let merged = txn.unapplied_ops();
+        match merges {
+            // The reader hurries the applier (any waiting group does), which may write the
+            // group before the snapshot begins: then there is nothing left to merge.
+            true if readers_apply => assert!(
+                merged == n as usize || merged == 0,
+                "{n} puts, {never:?}: {merged} merged"
+            ),
+            true => assert_eq!(merged, n as usize, "{n} puts, {never:?}"),
+            false => assert_eq!(merged, 0, "{n} puts, {never:?}"),
+        }
         let seen = txn
             .view()
             .range(
