@@ -72,7 +72,10 @@
 //!
 //! # Recovery (on open for writing)
 //!
-//! The data file's meta pages are overwritten with the checkpoint's copy when they differ
+//! First, touching nothing, the records after the checkpoint are read: a whole record past
+//! the point where they stop means the log was damaged after it was acknowledged, and the
+//! open is refused (`survivor`; `EnvOptions::log_accept_damage` keeps what precedes the
+//! damage of one record). Then the data file's meta pages are overwritten with the checkpoint's copy when they differ
 //! (whatever LMDB committed after the checkpoint is unsynced, so it is dropped as a whole),
 //! then the records after the checkpoint are applied in order (a derived record's left-out
 //! writes rebuilt after the write they come from), many in one LMDB transaction that also sets
@@ -82,7 +85,8 @@
 //! checkpoint until the replayed state is checkpointed (before the environment opens), so
 //! replay holds the page-reuse guard on the old checkpoint throughout: a power cut during
 //! recovery finds that checkpoint whole. A map that must grow meanwhile is grown after a
-//! checkpoint of what was replayed so far.
+//! checkpoint of what was replayed so far. A checkpoint whose sync or slot write fails is never
+//! retried (`failure`): the environment refuses writes until it is reopened and recovers.
 //!
 //! # Durability modes
 //!
