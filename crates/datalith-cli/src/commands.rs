@@ -284,9 +284,18 @@ pub fn check(db: &Path) -> Result<(String, bool)> {
         };
         out.push_str(&format!("inconsistent: {line}\n"));
     }
+    // The log: what the next open for writing replays, or why it would refuse the log. Looked
+    // at before the summary, whose first word is the verdict on both.
+    let page_bytes = database.env().verified().map(|s| s.page_bytes);
+    let log = match page_bytes {
+        Some(p) => datalith::admin::check_log(db, p)?,
+        None => None,
+    };
+    let log_ok = log.as_ref().is_none_or(|l| l.damage.is_none());
+    let ok = report.is_ok() && log_ok;
     out.push_str(&format!(
-        "{}: {} EAV entries, {} AVE entries, {} attributes, {} {}\n",
-        if report.is_ok() { "ok" } else { "FAILED" },
+        "{}: {} EAV entries, {} AVE entries, {} attributes, {} {}{}\n",
+        if ok { "ok" } else { "FAILED" },
         report.eav_entries,
         report.ave_entries,
         report.attributes,
@@ -295,15 +304,10 @@ pub fn check(db: &Path) -> Result<(String, bool)> {
             "inconsistency"
         } else {
             "inconsistencies"
-        }
+        },
+        if log_ok { "" } else { "; the log is damaged" }
     ));
     out.push_str(&structure);
-    // The log: what the next open for writing replays, or why it would refuse the log.
-    let page_bytes = database.env().verified().map(|s| s.page_bytes);
-    let log = match page_bytes {
-        Some(p) => datalith::admin::check_log(db, p)?,
-        None => None,
-    };
     if let Some(l) = &log {
         match &l.damage {
             Some(d) => out.push_str(&format!("log: DAMAGED: {d}\n")),
@@ -314,8 +318,7 @@ pub fn check(db: &Path) -> Result<(String, bool)> {
             None => out.push_str("log: whole, nothing to replay\n"),
         }
     }
-    let log_ok = log.is_none_or(|l| l.damage.is_none());
-    Ok((out, report.is_ok() && log_ok))
+    Ok((out, ok))
 }
 
 /// `bench [ARGS...]`: runs `datalith-bench` from the same build directory or the `PATH`.

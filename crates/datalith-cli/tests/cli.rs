@@ -698,3 +698,66 @@ fn check_looks_at_the_log_too() {
         "{out}"
     );
 }
+
+#[test]
+fn check_on_a_log_damaged_inside_fails_from_its_first_line() {
+    // A power cut's copy of a live database: the data file with the meta pages of its last
+    // checkpoint, and a log whose middle record of three (each acknowledged) is damaged. The
+    // indexes alone are consistent, so only the log fails the check: its verdict must lead.
+    const PAGE: usize = 4096;
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    let mut options = datalith::DbOptions::default();
+    options.env.log_checkpoint_interval = std::time::Duration::from_secs(3600);
+    options.env.log_checkpoint_bytes = u64::MAX;
+    let database = datalith::Database::open(&live, options).unwrap();
+    database.transact(SCHEMA).unwrap();
+    database.env().checkpoint().unwrap();
+    let meta = std::fs::read(live.join("data.mdb")).unwrap()[..2 * PAGE].to_vec();
+    let log_path = live.join(datalith::kv::wal::LOG_FILE);
+    let mut logs = vec![std::fs::read(&log_path).unwrap()];
+    for name in ["Ann", "Bob", "Cid"] {
+        let tx = format!(r#"[{{:name "{name}" :age 1}}]"#);
+        database.transact(tx.as_str()).unwrap();
+        logs.push(std::fs::read(&log_path).unwrap());
+    }
+    let mut disk = std::fs::read(live.join("data.mdb")).unwrap();
+    disk[..2 * PAGE].copy_from_slice(&meta);
+    // The middle record: the bytes its write changed.
+    let changed: Vec<usize> = (0..logs[2].len())
+        .filter(|&i| logs[1][i] != logs[2][i])
+        .collect();
+    let copy = |name: &str, log: &[u8]| {
+        let to = dir.path().join(name);
+        std::fs::create_dir(&to).unwrap();
+        std::fs::write(to.join("data.mdb"), &disk).unwrap();
+        std::fs::write(to.join(datalith::kv::wal::LOG_FILE), log).unwrap();
+        to
+    };
+    let whole = copy("whole", &logs[3]);
+    let mut log = logs[3].clone();
+    log[changed[changed.len() / 2]] ^= 0x5a;
+    let broken = copy("broken", &log);
+    drop(database);
+
+    let o = run(&["check", whole.to_str().unwrap()], "");
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.starts_with("ok: "), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l
+                == "log: 3 records after its checkpoint, replayed at the next open for writing"),
+        "{}",
+        o.stdout
+    );
+
+    let o = run(&["check", broken.to_str().unwrap()], "");
+    assert_eq!(o.code, 2, "{}{}", o.stdout, o.stderr);
+    assert!(o.stdout.starts_with("FAILED: "), "{}", o.stdout);
+    assert!(
+        o.stdout.lines().any(|l| l.starts_with("log: DAMAGED: ")),
+        "{}",
+        o.stdout
+    );
+}
