@@ -328,3 +328,79 @@ fn a_lost_newer_checkpoint_slot_is_refused_without_touching_the_data_file() {
         );
     }
 }
+
+/// A live environment whose 1 MiB ring filled many times (the pages of early checkpoints
+/// reused since), as `kill -9` leaves it: its data file, its log and what it holds.
+fn after_many_checkpoints() -> (Vec<u8>, Vec<u8>, Model) {
+    let live = tempfile::tempdir().unwrap();
+    let env = Environment::open(live.path(), options()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let mut model = Model::new();
+    for i in 0..3000u32 {
+        let txn = vec![((i % 24) as u8, Some(vec![(i % 251) as u8; 900]))];
+        env.transact_kv(ops(&t, &txn)).unwrap();
+        apply(&mut model, &txn);
+    }
+    let disk = std::fs::read(live.path().join("data.mdb")).unwrap();
+    let log = std::fs::read(live.path().join(LOG_FILE)).unwrap();
+    std::mem::forget(env);
+    (disk, log, model)
+}
+
+#[test]
+fn a_checkpoint_slot_damaged_on_disk_leaves_its_twin_and_loses_nothing() {
+    // Each checkpoint is written to both slots, so damage to either (the disk's, not a
+    // crash's) leaves the newest checkpoint whole. With one copy, the slot left named an older
+    // checkpoint whose pages were reused since.
+    const SLOT: usize = 3 * PAGE;
+    let (disk, log, model) = after_many_checkpoints();
+    for slot in 0..2 {
+        let mut damaged = log.clone();
+        for b in &mut damaged[slot * SLOT + 100..slot * SLOT + 200] {
+            *b ^= 0xa5;
+        }
+        assert_eq!(reopen(&disk, &damaged), model, "slot {slot} damaged");
+    }
+}
+
+#[test]
+fn a_log_with_records_and_no_whole_slot_is_refused_without_touching_the_data_file() {
+    // Both slots damaged: which state of the data file is durable, and which records follow
+    // it, cannot be known; opening as a new log would drop the records silently.
+    const SLOT: usize = 3 * PAGE;
+    let (disk, log, _) = after_many_checkpoints();
+    let mut damaged = log.clone();
+    for slot in 0..2 {
+        damaged[slot * SLOT + 100] ^= 0xa5;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &disk, &damaged);
+    let found = datalith::admin::check_log(dir.path(), PAGE)
+        .unwrap()
+        .unwrap();
+    assert!(
+        found
+            .damage
+            .as_deref()
+            .is_some_and(|d| d.contains("neither checkpoint slot")),
+        "{found:?}"
+    );
+    let err = Environment::open(dir.path(), EnvOptions::default())
+        .err()
+        .expect("a log without a whole slot was used");
+    assert!(
+        matches!(err, datalith::kv::KvError::Corrupt { .. })
+            && err.to_string().contains("neither checkpoint slot"),
+        "{err}"
+    );
+    assert!(std::fs::read(dir.path().join("data.mdb")).unwrap() == disk);
+
+    // A new log whose first slot write was torn holds no record yet: it is used as new.
+    let fresh = tempfile::tempdir().unwrap();
+    drop(Environment::open(fresh.path(), options()).unwrap());
+    let mut torn = std::fs::read(fresh.path().join(LOG_FILE)).unwrap();
+    torn[..2 * SLOT].fill(0);
+    torn[..100].fill(0x77);
+    std::fs::write(fresh.path().join(LOG_FILE), &torn).unwrap();
+    drop(Environment::open(fresh.path(), EnvOptions::default()).unwrap());
+}

@@ -124,8 +124,26 @@ impl LogFile {
                 "the checkpoint's records begin at byte {}, outside the log's record area ({}..{})",
                 c.start, self.area_start, self.capacity
             )),
-            _ => None,
+            Some(_) => None,
+            // A log gets its first slot before its first record (`Wal::start`), so a log
+            // without a whole slot is new (its first slot write torn) only while its record
+            // area is untouched; with records, both slots were damaged, and the data file's
+            // durable state and the records to replay are unknown.
+            None if self.record_area_written() => Some(
+                "neither checkpoint slot of the log is whole, yet the log holds records: \
+                 which state of the data file is durable, and which records follow it, \
+                 cannot be known"
+                    .to_string(),
+            ),
+            None => None,
         }
+    }
+
+    /// Whether the first block of the record area holds anything (a created log reads zeros
+    /// there until its first record is written).
+    fn record_area_written(&self) -> bool {
+        let mut block = vec![0; 4096.min((self.capacity - self.area_start) as usize)];
+        read_fully(&self.file, self.area_start, &mut block).is_ok() && block.iter().any(|&b| b != 0)
     }
 
     /// The newest valid checkpoint, if any slot holds one.
@@ -139,12 +157,20 @@ impl LogFile {
             .max_by_key(|c| c.generation)
     }
 
-    /// Writes `c` over the older slot and makes it durable.
+    /// Writes `c` into both slots, one after the other, each made durable before the next is
+    /// written. A write torn by a crash leaves the other slot whole: the new checkpoint in
+    /// the second write, or in the first the previous one, whose pages the caller still
+    /// guards. Once both are written, a slot damaged later (the disk's fault, not a crash)
+    /// leaves its twin naming the same checkpoint; with one copy, the older slot left named
+    /// a checkpoint whose pages may have been reused since, and recovery could not tell.
     pub(crate) fn write_checkpoint(&self, c: &Checkpoint) -> std::io::Result<()> {
-        let at = (c.generation % 2) * self.slot_len;
-        self.file
-            .write_all_at(&c.encode(self.slot_len as usize), at)?;
-        self.file.sync_data()
+        let bytes = c.encode(self.slot_len as usize);
+        let first = c.generation % 2;
+        for slot in [first, 1 - first] {
+            self.file.write_all_at(&bytes, slot * self.slot_len)?;
+            self.file.sync_data()?;
+        }
+        Ok(())
     }
 
     /// Reads the records from `start` on whose sequence numbers run on from `first_seq`,

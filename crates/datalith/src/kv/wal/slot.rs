@@ -1,6 +1,7 @@
 //! A checkpoint slot: what the last durable LMDB sync covered. The log file begins with two
-//! slots written alternately (a torn slot write leaves the other whole); the valid slot with the
-//! higher generation is the checkpoint.
+//! slots, and each checkpoint is written into both in turn (`LogFile::write_checkpoint`): a
+//! torn write leaves the other whole, and a slot damaged later leaves its twin; the valid slot
+//! with the higher generation is the checkpoint.
 //!
 //! Layout (little-endian): `magic u32 | version u32 | generation u64 | seq u64 | txnid u64 |
 //! start u64 | meta_len u32 | meta | crc u32` (CRC32C of everything before it). `meta` is a
