@@ -385,9 +385,9 @@ fn a_log_with_records_and_no_whole_slot_is_refused_without_touching_the_data_fil
             .is_some_and(|d| d.contains("neither checkpoint slot")),
         "{found:?}"
     );
-    let err = Environment::open(dir.path(), EnvOptions::default())
-        .err()
-        .expect("a log without a whole slot was used");
+    let Err(err) = Environment::open(dir.path(), EnvOptions::default()) else {
+        panic!("a log without a whole slot was used");
+    };
     assert!(
         matches!(err, datalith::kv::KvError::Corrupt { .. })
             && err.to_string().contains("neither checkpoint slot"),
