@@ -47,8 +47,7 @@ use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
     UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
-    UNAPPLIED_READER_APPLY_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
-    UNAPPLIED_READER_WAIT,
+    UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
 };
 
 /// One logged group waiting to be applied.
@@ -425,21 +424,21 @@ impl Lazy {
         lock(&self.applying)
     }
 
-    /// Before a reader's snapshot begins: if more groups wait than are cheap to merge, but
-    /// not a burst's worth, writes them into LMDB on the reader's thread (or waits, a bounded
-    /// time, for the applier that is writing them), so the snapshot reads LMDB alone instead
-    /// of merging an overlay into every read: a `Db` taken right after writes is often kept
-    /// for many reads (the Q workload's snapshot, taken right after loading 20,000 people in
-    /// one transaction, merged ~200K ops into every query: q1 ~30% slower than before the
-    /// log). Writing them costs about what building their overlay would (the version's first
-    /// reader builds it), and is work the applier saves. Never grows the map; when the wait
-    /// runs out or the write fails, the reader merges the overlay, and a large one hurries
-    /// the applier.
+    /// Before a reader's snapshot begins: if more groups wait than are cheap to merge (a
+    /// burst's backlog too), writes them into LMDB on the reader's thread (or waits, a
+    /// bounded time, for the applier that is writing them), so the snapshot reads LMDB alone
+    /// instead of merging an overlay into every read: a `Db` taken right after writes is often
+    /// kept for many reads (the Q workload's snapshot, taken right after loading 20,000 people
+    /// in one transaction, merged ~200K ops into every query: q1 ~30% slower than before the
+    /// log). Writing them costs less than building their overlay would (the version's first
+    /// reader builds it; see `UNAPPLIED_READER_MERGE_OPS`), and is work the applier saves.
+    /// Never grows the map; when the wait runs out or the write fails, the reader merges the
+    /// overlay, and a large one hurries the applier.
     pub(crate) fn apply_for_reader(&self, shared: &EnvShared) {
         let version = self.current();
-        if version.ops <= UNAPPLIED_READER_MERGE_OPS || version.ops > UNAPPLIED_READER_APPLY_OPS {
+        if version.ops <= UNAPPLIED_READER_MERGE_OPS {
             // Cheap to merge (a read between writes: the applier catches up on its own
-            // thread), or a burst too large to write on a read's path.
+            // thread).
             if version.ops >= UNAPPLIED_READER_OPS {
                 self.signal.nudge();
             }
