@@ -416,7 +416,7 @@ fn a_crash_between_the_two_slot_writes_of_a_checkpoint_loses_nothing() {
     let env = Environment::open(live.path(), options()).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
     let mut model = Model::new();
-    let mut write_some = |model: &mut Model, from: u8| {
+    let write_some = |model: &mut Model, from: u8| {
         for k in from..from + 20 {
             let txn = vec![(k % 30, Some(vec![k; 700]))];
             env.transact_kv(ops(&t, &txn)).unwrap();
