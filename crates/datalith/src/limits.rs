@@ -157,19 +157,20 @@ pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 /// A reader merges up to this many waiting ops into its reads: building their overlay costs a
 /// few microseconds, where writing them into LMDB first would cost an LMDB commit (~50 us)
 /// on the read's path.
-pub const UNAPPLIED_READER_MERGE_OPS: usize = 256;
-
-/// ... and writes more than that into LMDB itself before its snapshot begins (or waits for
-/// the applier writing them), however many, so the snapshot reads LMDB alone: a `Db` taken
-/// right after writes is often kept for many reads, each of which would merge the overlay,
-/// and writing the groups costs less than building their overlay, work the applier then
-/// saves. Until 2026-11-29 a backlog over 256K ops (a burst's, up to the log ring) was merged
+///
+/// More than that it writes into LMDB itself before its snapshot begins (or waits for the
+/// applier writing them), however many, so the snapshot reads LMDB alone: a `Db` taken right
+/// after writes is often kept for many reads, each of which would merge the overlay, and
+/// writing the groups costs less than building their overlay, work the applier then saves.
+/// Until 2026-11-29 a backlog over 256K ops (a burst's, up to the log ring) was merged
 /// instead; the first read after W's 1M writes at batch 1000 (its count check, 2 runs each)
 /// took 356 and 1,340 ms (sync) and 1,815 and 1,492 ms (async) merging, 282 and 394 ms and
 /// 380 and 676 ms writing.
+pub const UNAPPLIED_READER_MERGE_OPS: usize = 256;
+
 /// How long a reader waits for the applier to write the groups it would otherwise write
-/// itself (above `UNAPPLIED_READER_MERGE_OPS`) before it merges them instead: the applier may be
-/// held up by a map growth that waits for snapshots, or be writing a much larger backlog.
+/// itself (above `UNAPPLIED_READER_MERGE_OPS`) before it merges them instead: the applier may
+/// be held up by a map growth that waits for snapshots, or be writing a much larger backlog.
 pub const UNAPPLIED_READER_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Requests that may wait in the committer's queue. A full queue blocks the caller
