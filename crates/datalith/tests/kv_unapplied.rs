@@ -463,9 +463,9 @@ fn a_batch_that_does_not_defer_adds_earlier_deferred_writes_before_its_own() {
 }
 
 /// A snapshot begun while one transaction's writes wait for LMDB: a few are merged into its
-/// reads; more (however many) are written into LMDB first, by the
-/// reader, so a snapshot kept for many reads does not merge them into every one; a reader
-/// that may not write merges them all. Every write is read either way.
+/// reads; more (however many) are written into LMDB first, by the reader, so a snapshot
+/// kept for many reads does not merge them into every one; a reader that may not write merges
+/// them all. Every write is read either way.
 #[test]
 fn a_snapshot_after_a_large_transaction_reads_lmdb_alone() {
     let table: &[(u32, bool, bool)] = &[
