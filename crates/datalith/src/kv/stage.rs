@@ -2,6 +2,7 @@
 //! request that fails validation leaves no trace (the committer just truncates the stage).
 
 use super::lmdb::{LmdbError, PutFlags, RwTxn, WriteCursor};
+use crate::limits::SORT_HELPER_NICE;
 
 use super::table::{RawDb, Table, TableKind};
 
@@ -400,6 +401,10 @@ impl Stage {
     /// [`Stage::apply`] of a large transaction: while LMDB takes the first table's ops (a
     /// transaction's EAV ops), a helper thread sorts and copies out the other tables' (AVE,
     /// whose values come in no order: the costly sort), so the sort hides behind the writes.
+    /// The helper runs at a lower CPU priority (`SORT_HELPER_NICE`), so that it does not take
+    /// the core a committer woken by its log sync needs.
+    /// The helper runs at a lower CPU priority (`SORT_HELPER_NICE`), so that it does not take
+    /// the core a committer woken by its log sync needs.
     /// Tables are independent, and the result is the one order `sort_ops` gives the whole.
     fn apply_split(
         &self,
@@ -422,6 +427,7 @@ impl Stage {
             let helper = std::thread::Builder::new()
                 .name("datalith-sort".into())
                 .spawn_scoped(scope, || {
+                    lower_priority(SORT_HELPER_NICE);
                     self.sort_ops(tail);
                     self.copy_out(tail, rest, bytes);
                 });
@@ -664,6 +670,17 @@ impl SortedOps {
     }
 }
 
+/// Lowers the calling thread's CPU priority to the nice value `nice` (Linux: per thread). A
+/// failure leaves it as it was: a matter of speed only.
+fn lower_priority(nice: i32) {
+    // SAFETY: `gettid` and `setpriority` on the caller's own thread id read and write no
+    // memory of ours.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, nice);
+    }
+}
+
 /// The key and value of op `i` of `ops`, whose bytes follow each other in `bytes` (an op's
 /// key starts where the previous op's value ends).
 fn op_bytes<'b>(bytes: &'b [u8], ops: &[StagedOp], i: usize) -> (&'b [u8], &'b [u8]) {
@@ -762,5 +779,29 @@ mod tests {
             let want: Vec<(u32, &[u8])> = want.iter().map(|k| (2, *k)).collect();
             assert_eq!(got, want, "range {range:?}");
         }
+    }
+
+    /// The sort helper's lower priority is its own: the thread that spawned it (the applier)
+    /// keeps its priority, since Linux sets a nice value per thread when given a thread id.
+    #[test]
+    fn lowering_a_thread_s_priority_leaves_its_spawner_s_alone() {
+        fn nice_of_this_thread() -> i32 {
+            // SAFETY: as in `lower_priority`.
+            unsafe {
+                let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+                *libc::__errno_location() = 0;
+                libc::getpriority(libc::PRIO_PROCESS, tid)
+            }
+        }
+        let before = nice_of_this_thread();
+        let target = (before + 3).min(19);
+        let helper = std::thread::spawn(move || {
+            lower_priority(target);
+            nice_of_this_thread()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(helper, target);
+        assert_eq!(nice_of_this_thread(), before);
     }
 }
