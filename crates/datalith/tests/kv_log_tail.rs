@@ -455,3 +455,66 @@ fn a_crash_between_the_two_slot_writes_of_a_checkpoint_loses_nothing() {
         "crash during the first write"
     );
 }
+
+/// A log whose creation fails (a full disk: here a length the file system refuses) leaves no
+/// log behind, so the next open, with room, creates one; a log cut short at its final name
+/// would be refused as damaged from then on, whatever the room.
+#[test]
+fn a_failed_creation_of_the_log_leaves_a_database_that_opens_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut huge = options();
+    huge.log_file_bytes = 1 << 62;
+    let err = match Environment::open(dir.path(), huge) {
+        Err(e) => e,
+        Ok(_) => panic!("a log of 4 EiB was created"),
+    };
+    assert_eq!(err.category().code, ":datalith.error/io", "{err}");
+    assert!(err.to_string().contains("creating the log"), "{err}");
+    assert!(!dir.path().join(LOG_FILE).exists());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(LOG_FILE))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let env = Environment::open(dir.path(), options()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let txn = vec![(1u8, Some(vec![1u8; 10]))];
+    env.transact_kv(ops(&t, &txn)).unwrap();
+    drop(env);
+    let mut model = Model::new();
+    apply(&mut model, &txn);
+    assert_eq!(contents(dir.path()), model);
+}
+
+/// A process that died while creating the log left its partial file under the temporary
+/// name: the next open creates the log and removes that file.
+#[test]
+fn the_partial_log_of_a_creation_that_died_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Environment::open(dir.path(), options()).unwrap();
+    let t = env.table("t", TableKind::Plain).unwrap();
+    let txn = vec![(1u8, Some(vec![1u8; 10]))];
+    env.transact_kv(ops(&t, &txn)).unwrap();
+    drop(env);
+    // Closed cleanly, the data file holds every commit; then the log is gone, as if the
+    // process that was creating it died before linking it.
+    std::fs::remove_file(dir.path().join(LOG_FILE)).unwrap();
+    // A process id no process can have (spawning one to let it exit would fork this test
+    // process while another test holds its log's lock).
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let dead = pid_max + 1;
+    let partial = dir.path().join(format!("{LOG_FILE}.creating.{dead}.0"));
+    std::fs::write(&partial, [0u8; 100]).unwrap();
+
+    let mut model = Model::new();
+    apply(&mut model, &txn);
+    assert_eq!(contents(dir.path()), model);
+    assert!(!partial.exists());
+    assert!(dir.path().join(LOG_FILE).exists());
+}
