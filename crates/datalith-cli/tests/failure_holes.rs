@@ -1,6 +1,6 @@
 //! The smaller holes of issue 18, each as the CLI meets it: a multi-form `transact` that fails
-//! half-way, output into a closed pipe, permission errors, a full disk in the shell, ragged
-//! CSV rows, and a database directory named like a subcommand.
+//! half-way, output into a closed pipe, permission errors, a full disk in the shell and at a
+//! database's creation, ragged CSV rows, and a database directory named like a subcommand.
 
 use std::io::Read;
 use std::path::Path;
@@ -265,6 +265,31 @@ fn after_a_failed_commit_the_shell_reopens_the_database() {
     assert!(o.stdout.contains("opened "), "{}", o.stdout);
     // After `.open` the write goes through; the one refused before it stays refused.
     assert!(o.stdout.trim_end().ends_with("[2]"), "{}", o.stdout);
+}
+
+#[test]
+fn a_database_whose_creation_met_a_full_disk_opens_once_there_is_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db_s = db.to_str().unwrap();
+    // A file-size limit stands in for a full disk: room for LMDB's lock and data files, not
+    // for the preallocated log.
+    let o = run_in(
+        None,
+        "sh",
+        &[
+            "-c",
+            &format!("ulimit -f 1000; trap '' XFSZ; exec '{BIN}' transact '{db_s}' '{SCHEMA}'"),
+        ],
+        "",
+    );
+    assert_ne!(o.code, Some(0), "{}", o.stdout);
+    assert!(o.stderr.contains("creating the log"), "{}", o.stderr);
+    // With room again the database opens (a log cut short by the failed creation was
+    // refused as corrupt by every later open).
+    ok(&["transact", db_s, SCHEMA]);
+    ok(&["transact", db_s, "[{:n 7}]"]);
+    assert_eq!(values(db_s), "[7]");
 }
 
 #[test]
