@@ -50,7 +50,9 @@ fn the_leftovers_of_a_creation_that_died_are_removed_and_the_directory_opens() {
     let dir = tempfile::tempdir().unwrap();
     // What a process that died while creating the data file leaves: its directory with an
     // empty data file, and no `data.mdb`.
-    let partial = dir.path().join(format!(".creating.{}.0", dead_pid()));
+    let partial = dir
+        .path()
+        .join(format!("data.mdb.creating.{}.0", dead_pid()));
     std::fs::create_dir(&partial).unwrap();
     std::fs::write(partial.join("data.mdb"), b"").unwrap();
     write_and_read_back(dir.path());

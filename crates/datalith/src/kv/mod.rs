@@ -27,6 +27,8 @@
 //!   later, many in one transaction.
 //! - `warm`: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).
 //! - `flush`: starting write-back of a commit's pages before its `fdatasync`.
+//! - `whole`: files created whole (the log, a new data file): made under a name of their own,
+//!   synced, then linked to their real name.
 //!
 //! Invariants:
 //! - One writer: whoever holds the committer's `Runner` lock writes a whole batch (at most
@@ -103,6 +105,7 @@ mod unapplied;
 pub mod view;
 pub mod wal;
 mod warm;
+mod whole;
 
 pub use api::KvOp;
 pub use batch_snapshot::{BatchSnapshot, OpRange};

@@ -20,6 +20,7 @@ use super::read::ReadTxn;
 use super::table::Table;
 use super::wal::Wal;
 use super::warm::Warmer;
+use super::whole;
 use crate::limits;
 
 mod catalog;
@@ -731,16 +732,14 @@ impl Environment {
     }
 }
 
-/// Creates the data file of a new environment in `dir` whole: made by LMDB in a directory of
-/// its own inside `dir` (its meta pages and the KV meta table), closed and synced, then its data file linked into `dir` (which fails if another process
-/// made one first: `false`). A crash or a full disk part way leaves no data file, never an
-/// empty or partial one, which every later open would have to refuse (it cannot be told from
-/// a damaged one). Directories of creations whose process is gone are removed.
+/// Creates the data file of a new environment in `dir` whole (`kv::whole`): made by LMDB in a
+/// directory of its own inside `dir` (its meta pages and the KV meta table), closed and
+/// synced, then linked as `data.mdb` (`false`: another process made one first). A crash or a
+/// full disk part way leaves no data file, never an empty or partial one, which every later
+/// open would have to refuse (it cannot be told from a damaged one).
 fn create_data_file(dir: &Path) -> Result<bool, KvError> {
-    static CREATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    remove_abandoned_creations(dir);
-    let n = CREATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temp = dir.join(format!("{CREATING}{}.{n}", std::process::id()));
+    whole::remove_abandoned(dir, file::DATA_FILE);
+    let temp = whole::temporary(dir, file::DATA_FILE);
     let made = (|| {
         std::fs::create_dir(&temp)?;
         let env = lmdb::Env::open(
@@ -764,51 +763,12 @@ fn create_data_file(dir: &Path) -> Result<bool, KvError> {
         drop(env);
         let file = temp.join(file::DATA_FILE);
         std::fs::File::open(&file)?.sync_all()?;
-        match std::fs::hard_link(&file, dir.join(file::DATA_FILE)) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            // A file system without hard links: a rename.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP)) => {
-                std::fs::rename(&file, dir.join(file::DATA_FILE))?;
-                Ok(true)
-            }
-            Err(e) => Err(KvError::Io(e)),
-        }
+        Ok::<_, KvError>(whole::link(&file, &dir.join(file::DATA_FILE))?)
     })();
     let _ = std::fs::remove_dir_all(&temp);
     let made = made?;
     std::fs::File::open(dir)?.sync_all()?;
     Ok(made)
-}
-
-/// The directory a new data file is made in, inside the environment's: this, the creating
-/// process's id, a dot and a number.
-const CREATING: &str = ".creating.";
-
-/// Removes the directories of data-file creations whose process is gone (it crashed part
-/// way; see `create_data_file`).
-fn remove_abandoned_creations(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(CREATING))
-            .and_then(|rest| rest.split('.').next())
-            .and_then(|p| p.parse::<libc::pid_t>().ok())
-            .filter(|pid| *pid > 0)
-        else {
-            continue;
-        };
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 pub(super) fn open_error(path: &Path, e: LmdbError) -> KvError {

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::{slot_bytes, Checkpoint};
+use crate::kv::whole;
 
 /// Name of the log file in the environment's directory.
 pub const LOG_FILE: &str = "txlog.dlog";
@@ -310,19 +311,15 @@ fn read_fully(file: &File, at: u64, buf: &mut [u8]) -> std::io::Result<()> {
     file.read_exact_at(buf, at)
 }
 
-/// Creates the log at `path` whole: preallocated and synced under a name of its own, then
-/// linked to `path` (which fails if `path` exists: `None`, another process made it) and the
-/// directory synced. A crash part way leaves no log, or a whole one, never one cut short,
-/// which the next open would have to refuse as damaged (a log shorter than its slots may
-/// have lost a newer checkpoint). Partial files of crashed creations are removed.
+/// Creates the log at `path` whole (`kv::whole`): preallocated and synced under a name of its
+/// own, then linked to `path` (`None`: another process made it first) and the directory
+/// synced. A crash or a full disk part way leaves no log, or a whole one, never one cut short,
+/// which the next open would have to refuse as damaged (a log shorter than its slots may have
+/// lost a newer checkpoint).
 fn create_whole(dir: &Path, path: &Path, bytes: u64) -> std::io::Result<Option<File>> {
     use std::os::unix::fs::OpenOptionsExt;
-    remove_abandoned_creations(dir);
-    // The process's id (see `remove_abandoned_creations`), then a number of its own: two
-    // opens of one directory in one process must not share the file.
-    static CREATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = CREATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temp = dir.join(format!("{LOG_FILE}{CREATING}{}.{n}", std::process::id()));
+    whole::remove_abandoned(dir, LOG_FILE);
+    let temp = whole::temporary(dir, LOG_FILE);
     let made = (|| {
         // The log holds the data: as private as LMDB's data file.
         let f = std::fs::OpenOptions::new()
@@ -334,20 +331,10 @@ fn create_whole(dir: &Path, path: &Path, bytes: u64) -> std::io::Result<Option<F
             .open(&temp)?;
         preallocate(&f, bytes)?;
         f.sync_all()?;
-        match std::fs::hard_link(&temp, path) {
-            Ok(()) => Ok(Some(f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
-            // A file system without hard links: a rename, which may replace a log another
-            // process created meanwhile (the first open of a directory, by two processes).
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP)) => {
-                std::fs::rename(&temp, path)?;
-                Ok(Some(f))
-            }
-            Err(e) => Err(e),
-        }
+        Ok(whole::link(&temp, path)?.then_some(f))
     })();
     let _ = std::fs::remove_file(&temp);
-    let made = made.map_err(|e| {
+    let made = made.map_err(|e: std::io::Error| {
         std::io::Error::new(
             e.kind(),
             format!("creating the log {} ({bytes} bytes): {e}", path.display()),
@@ -355,36 +342,6 @@ fn create_whole(dir: &Path, path: &Path, bytes: u64) -> std::io::Result<Option<F
     })?;
     File::open(dir)?.sync_all()?;
     Ok(made)
-}
-
-/// What a log being created is called before it is whole, followed by the creating process's
-/// id, a dot and a number.
-const CREATING: &str = ".creating.";
-
-/// Removes the partial logs of creations whose process is gone (it crashed part way).
-fn remove_abandoned_creations(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let prefix = format!("{LOG_FILE}{CREATING}");
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|rest| rest.split('.').next())
-            .and_then(|p| p.parse::<libc::pid_t>().ok())
-            .filter(|pid| *pid > 0)
-        else {
-            continue;
-        };
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if gone {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
 }
 
 fn preallocate(file: &File, bytes: u64) -> std::io::Result<()> {
