@@ -7,6 +7,10 @@ use std::path::Path;
 
 use datalith::kv::{EnvOptions, Environment, KvOp, TableKind};
 
+#[path = "common/dead_pid.rs"]
+mod dead_pid;
+use dead_pid::dead_pid;
+
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {
     let mut n: Vec<String> = std::fs::read_dir(dir)
@@ -15,16 +19,6 @@ fn names(dir: &Path) -> Vec<String> {
         .collect();
     n.sort();
     n
-}
-
-/// A process id no process can have.
-fn dead_pid() -> u64 {
-    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    pid_max + 1
 }
 
 fn write_and_read_back(dir: &Path) {

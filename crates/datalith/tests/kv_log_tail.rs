@@ -13,6 +13,10 @@ use datalith::kv::wal::LOG_FILE;
 use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
 use proptest::prelude::*;
 
+#[path = "common/dead_pid.rs"]
+mod dead_pid;
+use dead_pid::dead_pid;
+
 const PAGE: usize = 4096;
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -501,14 +505,7 @@ fn the_partial_log_of_a_creation_that_died_is_removed() {
     // Closed cleanly, the data file holds every commit; then the log is gone, as if the
     // process that was creating it died before linking it.
     std::fs::remove_file(dir.path().join(LOG_FILE)).unwrap();
-    // A process id no process can have (spawning one to let it exit would fork this test
-    // process while another test holds its log's lock).
-    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let dead = pid_max + 1;
+    let dead = dead_pid();
     let partial = dir.path().join(format!("{LOG_FILE}.creating.{dead}.0"));
     std::fs::write(&partial, [0u8; 100]).unwrap();
 

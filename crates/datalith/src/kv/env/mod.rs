@@ -394,14 +394,7 @@ impl Environment {
                 other => break other,
             }
         };
-        let env = opened.map_err(|e| match e {
-            lmdb::env::OpenError::Lmdb(e) => open_error(&path, e),
-            lmdb::env::OpenError::Io(e) => KvError::Io(e),
-            lmdb::env::OpenError::AlreadyOpen => KvError::Io(std::io::Error::new(
-                std::io::ErrorKind::ResourceBusy,
-                format!("{} is already open in this process", path.display()),
-            )),
-        })?;
+        let env = opened.map_err(|e| env_open_error(&path, e))?;
         if existing && locked {
             // Others may have it open: a snapshot pins its pages and every newer snapshot's
             // against reuse by writers, so the walk sees a stable tree. Beginning one reads
@@ -752,13 +745,7 @@ fn create_data_file(dir: &Path) -> Result<bool, KvError> {
                 max_dbs: limits::MAX_TABLES,
             },
         )
-        .map_err(|e| match e {
-            lmdb::env::OpenError::Lmdb(e) => open_error(&temp, e),
-            lmdb::env::OpenError::Io(e) => KvError::Io(e),
-            lmdb::env::OpenError::AlreadyOpen => {
-                KvError::Io(std::io::Error::other("a new environment was open already"))
-            }
-        })?;
+        .map_err(|e| env_open_error(&temp, e))?;
         check_or_init_meta(&env, &temp, false)?;
         drop(env);
         let file = temp.join(file::DATA_FILE);
@@ -769,6 +756,18 @@ fn create_data_file(dir: &Path) -> Result<bool, KvError> {
     let made = made?;
     std::fs::File::open(dir)?.sync_all()?;
     Ok(made)
+}
+
+/// A failed `lmdb::Env::open` of directory `path`.
+fn env_open_error(path: &Path, e: lmdb::env::OpenError) -> KvError {
+    match e {
+        lmdb::env::OpenError::Lmdb(e) => open_error(path, e),
+        lmdb::env::OpenError::Io(e) => KvError::Io(e),
+        lmdb::env::OpenError::AlreadyOpen => KvError::Io(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!("{} is already open in this process", path.display()),
+        )),
+    }
 }
 
 pub(super) fn open_error(path: &Path, e: LmdbError) -> KvError {
