@@ -403,8 +403,6 @@ impl Stage {
     /// whose values come in no order: the costly sort), so the sort hides behind the writes.
     /// The helper runs at a lower CPU priority (`SORT_HELPER_NICE`), so that it does not take
     /// the core a committer woken by its log sync needs.
-    /// The helper runs at a lower CPU priority (`SORT_HELPER_NICE`), so that it does not take
-    /// the core a committer woken by its log sync needs.
     /// Tables are independent, and the result is the one order `sort_ops` gives the whole.
     fn apply_split(
         &self,
