@@ -153,14 +153,14 @@ impl Span {
 }
 
 /// The low end of a read (inclusive; an exclusive bound is widened to inclusive).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Lo<'a> {
     Key(&'a [u8]),
     Unbounded,
 }
 
 /// The high end of a read (inclusive).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Hi<'a> {
     Key(&'a [u8]),
     /// Every key less than this one.

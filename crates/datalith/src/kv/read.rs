@@ -102,7 +102,13 @@ impl ReadTxn {
     /// The reading API over this snapshot.
     pub fn view(&self) -> View<'_> {
         let view = self.raw_view();
-        match self.overlay() {
+        let Some(unapplied) = &self.unapplied else {
+            return view;
+        };
+        if unapplied.lists_touched() {
+            return view.with_overlay_on_demand(&**unapplied);
+        }
+        match unapplied.overlay() {
             Some(o) => view.with_overlay(o),
             None => view,
         }

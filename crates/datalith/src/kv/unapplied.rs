@@ -14,7 +14,8 @@
 //!   and only then acknowledges it: **visible only after durable**, and **acknowledged means
 //!   durable and visible**, as with an LMDB commit per group;
 //! - a reader ([`super::ReadTxn`]) pairs its LMDB snapshot with the published [`Unapplied`]
-//!   version, whose overlay (built once per version, on first read) it merges into every read;
+//!   version, whose overlay (built once per version, on first need) it merges into the reads
+//!   that meet the groups' writes (into every read, for a version of many ops);
 //! - the applier thread ([`Lazy::apply_all`], also run by whoever needs LMDB whole: the
 //!   committer before a group too large for the log, a backup, closing) writes the groups of
 //!   one version, in one sorted pass, into one LMDB transaction stamped with the last group's
@@ -40,14 +41,15 @@ use std::time::{Duration, Instant};
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
 use super::lmdb::PutFlags;
-use super::overlay::Overlay;
-use super::pending::Pending;
-use super::stage::{Mark, Stage};
+use super::overlay::{Overlay, OverlaySource, TableOverlay, Touched};
+use super::pending::{Hi, Lo, Pending};
+use super::stage::{Mark, OpKind, Stage};
 use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
     UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
     UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
+    UNAPPLIED_TOUCHED_MAX_OPS,
 };
 
 /// One logged group waiting to be applied.
@@ -56,6 +58,9 @@ pub(crate) struct Group {
     pub(crate) stage: Arc<Stage>,
     pub(crate) logged: Logged,
     at: Instant,
+    /// The keys it writes, listed on a reader's first need (once per group: the versions
+    /// that hold it share it).
+    touched: OnceLock<Touched>,
 }
 
 impl Group {
@@ -65,7 +70,12 @@ impl Group {
             stage,
             logged,
             at: Instant::now(),
+            touched: OnceLock::new(),
         }
+    }
+
+    fn touched(&self) -> &Touched {
+        self.touched.get_or_init(|| Touched::of(&self.stage))
     }
 }
 
@@ -90,6 +100,9 @@ pub(crate) struct Unapplied {
     applied_txnid: usize,
     ops: usize,
     overlay: OnceLock<Option<Arc<Overlay>>>,
+    /// The groups, for readers that look up the keys each writes instead of folding their
+    /// overlay up front (`overlay::touched`); `None` when they write too many ops.
+    listed: OnceLock<Option<Vec<Arc<Group>>>>,
     signal: Arc<Signal>,
 }
 
@@ -107,6 +120,7 @@ impl Unapplied {
             applied_txnid,
             ops,
             overlay: OnceLock::new(),
+            listed: OnceLock::new(),
             signal,
         }
     }
@@ -132,6 +146,7 @@ impl Unapplied {
             applied_txnid: self.applied_txnid,
             ops,
             overlay: OnceLock::new(),
+            listed: OnceLock::new(),
             signal: self.signal.clone(),
         }
     }
@@ -195,6 +210,53 @@ impl Unapplied {
                 Some(Arc::new(self.fold()))
             })
             .as_ref()
+    }
+}
+
+impl Unapplied {
+    /// Whether a reader merges the overlay only into the reads that meet the groups' writes
+    /// (`OverlaySource`); otherwise (no groups, or more ops than are cheap to list) into
+    /// every read.
+    pub(crate) fn lists_touched(&self) -> bool {
+        self.listed().is_some()
+    }
+
+    fn listed(&self) -> Option<&[Arc<Group>]> {
+        self.listed
+            .get_or_init(|| {
+                (!self.is_empty() && self.ops <= UNAPPLIED_TOUCHED_MAX_OPS).then(|| self.groups())
+            })
+            .as_deref()
+    }
+}
+
+impl OverlaySource for Unapplied {
+    fn meets(&self, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
+        match self.listed() {
+            Some(groups) => groups.iter().any(|g| g.touched().meets(table, lo, hi)),
+            None => true,
+        }
+    }
+
+    fn plain_get(&self, table: u32, key: &[u8]) -> Option<Option<&[u8]>> {
+        let Some(groups) = self.listed() else {
+            let o = Unapplied::overlay(self)?;
+            return match o.table(table)? {
+                TableOverlay::Plain(m) => m.get(key).map(|v| v.as_deref()),
+                TableOverlay::List(_) => None,
+            };
+        };
+        // The newest group that writes the key decides.
+        groups.iter().rev().find_map(|g| {
+            let op = g.touched().last_op(table, key)?;
+            let (kind, _, _, _, value) = g.stage.op(op);
+            debug_assert!(matches!(kind, OpKind::Put | OpKind::Delete));
+            Some((kind == OpKind::Put).then_some(value))
+        })
+    }
+
+    fn overlay(&self) -> Option<&Overlay> {
+        Unapplied::overlay(self).map(|o| &**o)
     }
 }
 

@@ -18,12 +18,29 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use super::pending::{Hi, Lo};
 use super::stage::{OpKind, Stage};
 use super::table::{Table, TableKind};
 
 mod list;
+mod touched;
 
 pub(crate) use list::ListOverlay;
+pub(crate) use touched::Touched;
+
+/// Writes whose overlay a view builds only for the reads that meet them (see `touched`).
+pub(crate) trait OverlaySource: Sync {
+    /// Whether a key of `table` in the read `[lo, hi]` is one the writes mention (`true`
+    /// when unsure: at worst a needless merge).
+    fn meets(&self, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool;
+
+    /// What the writes leave in `key` of plain table `table`: `Some(Some(value))` set,
+    /// `Some(None)` deleted, `None` not written. Answers a lookup without the overlay.
+    fn plain_get(&self, table: u32, key: &[u8]) -> Option<Option<&[u8]>>;
+
+    /// The writes' overlay, built on the first call; `None` when there are none.
+    fn overlay(&self) -> Option<&Overlay>;
+}
 
 /// Writes kept in memory over a snapshot. Cheap to build, cloned when a speculative database
 /// is extended (`with` on a `with` database).
@@ -241,9 +258,12 @@ mod tests {
     //! is compared with a `BTreeMap` model of the merged state.
 
     use super::*;
+    use crate::kv::unapplied::{Group, Lazy};
+    use crate::kv::wal::Logged;
     use crate::kv::{Direction, Durability, EnvOptions, Environment, KvOp, View};
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::Arc;
 
     #[derive(Debug, Clone)]
     enum Op {
@@ -514,6 +534,7 @@ mod tests {
         fn overlaid_reads_equal_the_model(
             base in prop::collection::vec(op(), 0..40),
             over in prop::collection::vec(op(), 0..40),
+            cut in 0usize..40,
             probes in prop::collection::vec(bytes(), 1..6),
             bounds in prop::collection::vec((bound(), bound()), 1..6),
         ) {
@@ -546,6 +567,27 @@ mod tests {
                 to_overlay(&mut overlay, &plain, &list, op);
             }
             check(snap.view().with_overlay(&overlay), &plain, &list, &model, &probes, &bounds);
+            // The same writes as two committed groups LMDB does not hold yet, merged only
+            // into the reads that meet them.
+            let lazy = Lazy::new(std::time::Duration::from_secs(3600), false);
+            let cut = cut.min(over.len());
+            for (seq, ops) in [(1, &over[..cut]), (2, &over[cut..])] {
+                let mut stage = Stage::default();
+                ops.iter().for_each(|op| to_stage(&mut stage, &plain, &list, op));
+                lazy.publish(Group::new(seq, Arc::new(stage), Logged::for_test(seq, seq * 100, 100)));
+            }
+            let version = lazy.current();
+            check(snap.view().with_overlay_on_demand(&*version), &plain, &list, &model, &probes, &bounds);
+        }
+    }
+
+    fn to_stage(s: &mut Stage, plain: &Table, list: &Table, op: &Op) {
+        match op {
+            Op::Put(k, v) => s.put(plain, k, v),
+            Op::Delete(k) => s.delete(plain, k),
+            Op::ListAdd(k, v) => s.list_add(list, k, v),
+            Op::ListRemove(k, v) => s.list_remove(list, k, v),
+            Op::ListDelete(k) => s.delete(list, k),
         }
     }
 

@@ -9,7 +9,7 @@
 use super::error::KvError;
 use super::lmdb::cursor::Op;
 use super::lmdb::{Cursor, Dbi, LmdbError, RoTxn};
-use super::overlay::{self, Merge, Overlay, TableOverlay};
+use super::overlay::{self, Merge, Overlay, OverlaySource, TableOverlay};
 use super::pending::{Hi, Lo, Pending};
 use super::table::{Table, TableKind};
 use std::ops::Bound;
@@ -26,12 +26,22 @@ use walk::{fixed_pages, list_walk, RangeIter};
 #[derive(Clone, Copy)]
 pub struct View<'t> {
     pub(crate) txn: &'t RoTxn,
-    pub(crate) overlay: Option<&'t Overlay>,
+    layer: Option<Layer<'t>>,
     /// In the committer: the batch's writes not yet applied to `txn`, which every read checks
     /// it cannot miss (`kv::pending`).
     pending: Option<&'t Pending>,
     /// The environment's meta table, where the tally counters are (`kv::tally`).
     tallies: Option<Dbi>,
+}
+
+/// Writes a view merges over its snapshot.
+#[derive(Clone, Copy)]
+enum Layer<'t> {
+    /// Merged into every read of a table it writes (a speculative database's writes).
+    Whole(&'t Overlay),
+    /// Merged only into a read that meets one of its writes, built on first need (a
+    /// snapshot's committed groups that LMDB does not hold yet: see `overlay::touched`).
+    OnDemand(&'t dyn OverlaySource),
 }
 
 /// A `(key, value)` pair borrowed from the memory map (zero copy).
@@ -60,7 +70,7 @@ impl<'t> View<'t> {
     pub(crate) fn new(txn: &'t RoTxn) -> View<'t> {
         View {
             txn,
-            overlay: None,
+            layer: None,
             pending: None,
             tallies: None,
         }
@@ -84,7 +94,12 @@ impl<'t> View<'t> {
         prefix: &[u8],
         mut f: impl FnMut(&[u8], i64),
     ) -> Result<(), KvError> {
-        let Some(TableOverlay::List(m)) = self.patch(table) else {
+        let end = overlay::prefix_successor(prefix);
+        let hi = match &end {
+            Some(e) => Hi::Below(e),
+            None => Hi::Unbounded,
+        };
+        let Some(TableOverlay::List(m)) = self.patch(table, Lo::Key(prefix), hi) else {
             return Ok(());
         };
         let base = self.base();
@@ -140,29 +155,69 @@ impl<'t> View<'t> {
     /// This view with `overlay` merged into every read (replacing any overlay it had).
     pub fn with_overlay(self, overlay: &'t Overlay) -> View<'t> {
         View {
-            overlay: Some(overlay),
+            layer: Some(Layer::Whole(overlay)),
             ..self
         }
     }
 
-    /// The overlay this view merges, if any.
-    pub fn overlay(&self) -> Option<&'t Overlay> {
-        self.overlay
+    /// This view with `source`'s overlay merged into the reads that meet its writes
+    /// (replacing any overlay it had).
+    pub(crate) fn with_overlay_on_demand(self, source: &'t dyn OverlaySource) -> View<'t> {
+        View {
+            layer: Some(Layer::OnDemand(source)),
+            ..self
+        }
     }
 
-    /// The overlay of `table`, when this view has one that touches it.
-    #[inline]
-    fn patch(&self, table: &Table) -> Option<&'t TableOverlay> {
-        match self.overlay {
-            None => None,
-            Some(o) => o.table(table.id),
+    /// The overlay this view merges, if any (built now if it is built on demand).
+    pub fn overlay(&self) -> Option<&'t Overlay> {
+        match self.layer? {
+            Layer::Whole(o) => Some(o),
+            Layer::OnDemand(source) => source.overlay(),
         }
+    }
+
+    /// The overlay of `table` that a read of its keys in `[lo, hi]` merges, if any.
+    #[inline]
+    fn patch(&self, table: &Table, lo: Lo<'_>, hi: Hi<'_>) -> Option<&'t TableOverlay> {
+        match self.layer? {
+            Layer::Whole(o) => o.table(table.id),
+            Layer::OnDemand(source) => match source.meets(table.id, lo, hi) {
+                true => source.overlay()?.table(table.id),
+                false => None,
+            },
+        }
+    }
+
+    #[inline]
+    fn patch_key(&self, table: &Table, key: &[u8]) -> Option<&'t TableOverlay> {
+        self.patch(table, Lo::Key(key), Hi::Key(key))
+    }
+
+    #[inline]
+    fn patch_all(&self, table: &Table) -> Option<&'t TableOverlay> {
+        self.patch(table, Lo::Unbounded, Hi::Unbounded)
+    }
+
+    #[inline]
+    fn patch_range(
+        &self,
+        table: &Table,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+    ) -> Option<&'t TableOverlay> {
+        self.patch(table, Lo::of(lower), Hi::of(upper))
+    }
+
+    /// Whether every read of `table` merges an overlay (a list reader then keeps no cursor).
+    fn merges_every_read(&self, table: &Table) -> bool {
+        matches!(self.layer, Some(Layer::Whole(o)) if o.table(table.id).is_some())
     }
 
     /// This view without its overlay (the snapshot underneath).
     fn base(&self) -> View<'t> {
         View {
-            overlay: None,
+            layer: None,
             ..*self
         }
     }
@@ -173,7 +228,14 @@ impl<'t> View<'t> {
             return Ok(None);
         }
         self.check_key(table, key)?;
-        if let Some(o) = self.patch(table) {
+        if let (Some(Layer::OnDemand(source)), TableKind::Plain) = (self.layer, table.kind) {
+            // The key's last write, if the layer has one, without building the overlay.
+            return match source.plain_get(table.id, key) {
+                Some(v) => Ok(v),
+                None => lmdb(self.txn.get(table.db, key)),
+            };
+        }
+        if let Some(o) = self.patch_key(table, key) {
             return match o {
                 TableOverlay::Plain(m) => match m.get(key) {
                     Some(v) => Ok(v.as_deref()),
@@ -201,7 +263,7 @@ impl<'t> View<'t> {
             return Ok(Box::new(std::iter::empty()));
         }
         self.check(table, Lo::of(lower), Hi::of(upper))?;
-        if let Some(o) = self.patch(table) {
+        if let Some(o) = self.patch_range(table, lower, upper) {
             let forward = direction == Direction::Forward;
             let base = self.base().range(table, lower, upper, direction)?;
             return Ok(Box::new(Merge {
@@ -226,7 +288,7 @@ impl<'t> View<'t> {
         upper: Bound<&'a [u8]>,
         mut f: impl FnMut(&'t [u8], &'t [u8]) -> Result<bool, KvError>,
     ) -> Result<(), KvError> {
-        if self.patch(table).is_some() || bounds_are_empty(lower, upper) {
+        if self.patch_range(table, lower, upper).is_some() || bounds_are_empty(lower, upper) {
             for e in self.range(table, lower, upper, Direction::Forward)? {
                 let (k, v) = e?;
                 if !f(k, v)? {
@@ -287,7 +349,7 @@ impl<'t> View<'t> {
     pub fn len(&self, table: &Table) -> Result<u64, KvError> {
         self.check_all(table)?;
         let n = lmdb(self.txn.entries(table.db))?;
-        let Some(o) = self.patch(table) else {
+        let Some(o) = self.patch_all(table) else {
             return Ok(n);
         };
         let base = self.base();
@@ -329,7 +391,7 @@ impl<'t> View<'t> {
         table: &Table,
         direction: Direction,
     ) -> Result<Option<Entry<'t>>, KvError> {
-        if self.patch(table).is_some() {
+        if self.patch_all(table).is_some() {
             return self
                 .range(table, Bound::Unbounded, Bound::Unbounded, direction)?
                 .next()
@@ -360,7 +422,7 @@ impl<'t> View<'t> {
             return Ok(Box::new(std::iter::empty()));
         }
         self.check_key(table, key)?;
-        if let Some(o) = self.patch(table) {
+        if let Some(o) = self.patch_key(table, key) {
             let TableOverlay::List(m) = o else {
                 return self.base().list(table, key);
             };
@@ -416,7 +478,7 @@ impl<'t> View<'t> {
             return Ok(());
         }
         self.check_key(table, key)?;
-        if self.patch(table).is_some() {
+        if self.patch_key(table, key).is_some() {
             for v in self.list(table, key)? {
                 if !f(v?)? {
                     break;
@@ -439,7 +501,7 @@ impl<'t> View<'t> {
         mut f: impl FnMut(&'t [u8], usize) -> Result<bool, KvError>,
     ) -> Result<(), KvError> {
         let width = match table.fixed {
-            Some(w) if self.patch(table).is_none() && !key.is_empty() => usize::from(w),
+            Some(w) if !key.is_empty() && self.patch_key(table, key).is_none() => usize::from(w),
             _ => return self.list_each(table, key, |v| f(v, v.len())),
         };
         self.check_key(table, key)?;
@@ -462,7 +524,10 @@ impl<'t> View<'t> {
     ) -> Result<(), KvError> {
         require_list(table)?;
         let width = match table.fixed {
-            Some(w) if self.patch(table).is_none() && !bounds_are_empty(lower, upper) => {
+            Some(w)
+                if !bounds_are_empty(lower, upper)
+                    && self.patch_range(table, lower, upper).is_none() =>
+            {
                 usize::from(w)
             }
             _ => return self.range_each(table, lower, upper, |k, v| f(k, v, v.len())),
@@ -500,9 +565,9 @@ impl<'t> View<'t> {
     /// root). Any overlay of the view is merged as in [`Self::list_each`].
     pub fn list_reader(&self, table: &Table) -> Result<ListReader<'t>, KvError> {
         require_list(table)?;
-        let cursor = match self.patch(table) {
-            Some(_) => None,
-            None => Some(lmdb(Cursor::open(self.txn, table.db))?),
+        let cursor = match self.merges_every_read(table) {
+            true => None,
+            false => Some(lmdb(Cursor::open(self.txn, table.db))?),
         };
         Ok(ListReader {
             view: *self,
@@ -528,7 +593,7 @@ impl<'t> View<'t> {
             return Ok(false);
         }
         self.check_key(table, key)?;
-        if let Some(TableOverlay::List(m)) = self.patch(table) {
+        if let Some(TableOverlay::List(m)) = self.patch_key(table, key) {
             if let Some(present) = m.decided(key, value) {
                 return Ok(present);
             }

@@ -87,7 +87,8 @@ pub(super) fn list_walk<'t>(
 pub struct ListReader<'t> {
     pub(super) view: View<'t>,
     pub(super) table: Table,
-    /// `None` when the view's overlay touches the table (lookups then merge it).
+    /// `None` when every read of the table merges the view's overlay; otherwise a lookup
+    /// that meets the overlay merges it, and the others use the cursor.
     pub(super) cursor: Option<Cursor<'t>>,
 }
 
@@ -113,9 +114,10 @@ impl<'t> ListReader<'t> {
             return Ok(());
         }
         self.view.check_key(&self.table, key)?;
+        let merged = self.view.patch_key(&self.table, key).is_some();
         match &mut self.cursor {
-            Some(c) if from.is_empty() => list_walk(c, key, None, f),
-            Some(c) if from.len() <= crate::limits::MAX_KEY_BYTES => {
+            Some(c) if !merged && from.is_empty() => list_walk(c, key, None, f),
+            Some(c) if !merged && from.len() <= crate::limits::MAX_KEY_BYTES => {
                 list_walk(c, key, Some(from), f)
             }
             _ => {
