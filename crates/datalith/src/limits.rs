@@ -47,6 +47,12 @@ pub const MAX_READERS: u32 = 4096;
 /// Slots kept free for LMDB's own use and for other processes opening the same file.
 pub const RESERVED_READER_SLOTS: u32 = 32;
 
+/// Ended read-only transactions kept reset for the next snapshots to renew (each keeps its
+/// reader slot: the gate hands out this many fewer). Beginning a snapshot otherwise allocates
+/// and zeroes a handle and locks the reader table to find a slot, and ending one frees it:
+/// ~10% of a point read's time in W's mixed phase.
+pub const IDLE_READ_TXNS: usize = 8;
+
 /// Named sub-databases (tables) an environment may hold. Each open table costs LMDB a few
 /// hundred bytes per transaction; 128 is plenty for the store's tables and user KV tables.
 pub const MAX_TABLES: u32 = 128;

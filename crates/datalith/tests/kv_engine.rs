@@ -232,6 +232,51 @@ fn the_map_grows_by_itself_to_ten_times_its_initial_size_in_every_mode() {
 }
 
 #[test]
+fn snapshots_begun_after_many_ended_see_every_commit_since_and_held_ones_keep_theirs() {
+    // Ended snapshots are kept reset and renewed by the next ones: a renewed snapshot must
+    // read the state as of its own beginning, across commits and map growths (a small map,
+    // no snapshot held across a write), and one held across commits keeps its own (the
+    // default map: a growth would wait for it).
+    for durability in Durability::ALL {
+        for small_map in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut opts = EnvOptions::with_durability(durability);
+            if small_map {
+                opts.initial_map_bytes = 1 << 20;
+            }
+            let env = Environment::open(dir.path(), opts).unwrap();
+            let t = env.table("t", TableKind::Plain).unwrap();
+            let value = |i: u32| vec![(i % 251) as u8; 2000];
+            let mut held = Vec::new();
+            for round in 0..40u32 {
+                // More snapshots at once than are kept idle, then all ended.
+                let many: Vec<_> = (0..20).map(|_| env.read().unwrap()).collect();
+                for txn in &many {
+                    let got = txn.view().len(&t).unwrap();
+                    assert_eq!(got, u64::from(round) * 25, "{durability:?} round {round}");
+                }
+                drop(many);
+                let ops = (0..25)
+                    .map(|j| KvOp::put(&t, (round * 25 + j).to_be_bytes(), value(round)))
+                    .collect();
+                env.transact_kv(ops).unwrap();
+                if !small_map && round % 10 == 0 {
+                    held.push((round, env.read().unwrap()));
+                }
+            }
+            let what = format!("{durability:?}, small map {small_map}");
+            assert_eq!(env.commit_counters().map_growths > 0, small_map, "{what}");
+            let txn = env.read().unwrap();
+            assert_eq!(txn.view().len(&t).unwrap(), 1000, "{what}");
+            for (round, old) in held {
+                let want = u64::from(round + 1) * 25;
+                assert_eq!(old.view().len(&t).unwrap(), want, "{what}: held {round}");
+            }
+        }
+    }
+}
+
+#[test]
 fn a_thousand_threads_read_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let env = open(dir.path());

@@ -439,7 +439,9 @@ impl Environment {
             meta,
             path,
             durability: options.durability,
-            gate: ReaderGate::new(limits::MAX_READERS - limits::RESERVED_READER_SLOTS),
+            gate: ReaderGate::new(
+                limits::MAX_READERS - limits::RESERVED_READER_SLOTS - limits::IDLE_READ_TXNS as u32,
+            ),
             stats: CommitStats::default(),
             map_bytes: AtomicUsize::new(map_bytes),
             used_pages: AtomicUsize::new(used_pages),

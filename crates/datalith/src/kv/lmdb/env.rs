@@ -66,7 +66,18 @@ struct EnvInner {
     path: PathBuf,
     /// The map's `SIGBUS` guard (set once the map exists).
     guard: std::sync::OnceLock<MapGuard>,
+    /// Read-only transactions ended with `mdb_txn_reset`, for the next snapshots to renew:
+    /// beginning one allocates and zeroes its handle and takes the reader table's lock to find
+    /// a slot, where a renewal keeps both (at most `limits::IDLE_READ_TXNS`).
+    idle: Mutex<Vec<IdleTxn>>,
 }
+
+/// A reset read-only transaction of the environment that holds it (see `EnvInner::idle`).
+pub(crate) struct IdleTxn(pub(crate) NonNull<ffi::MDB_txn>);
+
+// SAFETY: with MDB_NOTLS a read-only transaction belongs to no thread; an idle one is only
+// renewed or aborted, by whoever takes it out of the pool.
+unsafe impl Send for IdleTxn {}
 
 // SAFETY: an LMDB environment handle may be used from any thread (LMDB locks internally);
 // with MDB_NOTLS read transactions are not tied to threads either.
@@ -78,6 +89,7 @@ unsafe impl Sync for EnvInner {}
 
 impl Drop for EnvInner {
     fn drop(&mut self) {
+        abort_idle(&self.idle);
         // The map stops being ours before it is unmapped.
         drop(self.guard.take());
         // SAFETY: the last holder is gone: every transaction holds an `Env` clone, so none is
@@ -87,6 +99,15 @@ impl Drop for EnvInner {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.path);
+    }
+}
+
+/// Ends every idle transaction in `idle`.
+fn abort_idle(idle: &Mutex<Vec<IdleTxn>>) {
+    let txns = std::mem::take(&mut *idle.lock().unwrap_or_else(|p| p.into_inner()));
+    for t in txns {
+        // SAFETY: a reset transaction of this environment, owned by the pool and ended once.
+        unsafe { ffi::mdb_txn_abort(t.0.as_ptr()) };
     }
 }
 
@@ -139,6 +160,7 @@ impl Env {
                 ptr,
                 path: canonical.clone(),
                 guard: std::sync::OnceLock::new(),
+                idle: Mutex::new(Vec::new()),
             }),
         };
         // SAFETY: a freshly created, not yet opened environment: these setters are allowed
@@ -213,6 +235,8 @@ impl Env {
     /// No transaction of this process may be open on the environment (LMDB's rule for
     /// `mdb_env_set_mapsize`).
     pub(crate) unsafe fn resize(&self, bytes: usize) -> Result<(), LmdbError> {
+        // Idle transactions hold no snapshot, but none is kept across a new map, to be sure.
+        abort_idle(&self.inner.idle);
         // SAFETY: the caller guarantees no open transaction.
         check(unsafe { ffi::mdb_env_set_mapsize(self.as_ptr(), bytes) })?;
         if let Some(g) = self.inner.guard.get() {
@@ -244,6 +268,26 @@ impl Env {
     /// A read-only transaction (a snapshot).
     pub(crate) fn read_txn(&self) -> Result<RoTxn, LmdbError> {
         RoTxn::begin(self.clone())
+    }
+
+    /// A reset read-only transaction to renew, if one is idle.
+    pub(crate) fn take_idle(&self) -> Option<IdleTxn> {
+        self.inner
+            .idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop()
+    }
+
+    /// Keeps a reset read-only transaction for a later snapshot; gives it back when the pool
+    /// is full.
+    pub(crate) fn keep_idle(&self, txn: IdleTxn) -> Option<IdleTxn> {
+        let mut idle = self.inner.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() >= crate::limits::IDLE_READ_TXNS {
+            return Some(txn);
+        }
+        idle.push(txn);
+        None
     }
 
     /// The write transaction (LMDB serializes writers with its own lock).

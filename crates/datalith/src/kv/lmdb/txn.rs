@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
-use super::env::Env;
+use super::env::{Env, IdleTxn};
 use super::error::{check, found, LmdbError};
 
 /// A table handle (LMDB's `MDB_dbi`): a number valid for the environment's lifetime once the
@@ -55,8 +55,10 @@ pub(crate) unsafe fn bytes<'t>(v: &ffi::MDB_val) -> &'t [u8] {
 pub(crate) struct RoTxn {
     /// `None` once committed or aborted.
     ptr: Option<NonNull<ffi::MDB_txn>>,
-    /// Keeps the environment open while the transaction lives.
-    _env: Env,
+    /// Keeps the environment open while the transaction lives, and takes it back reset.
+    env: Env,
+    /// A read-only transaction: reset into the environment's pool when dropped, not freed.
+    reusable: bool,
 }
 
 // SAFETY: the environment is opened with MDB_NOTLS, so a read-only transaction may move
@@ -66,6 +68,21 @@ unsafe impl Send for RoTxn {}
 
 impl RoTxn {
     pub(crate) fn begin(env: Env) -> Result<RoTxn, LmdbError> {
+        if let Some(idle) = env.take_idle() {
+            // SAFETY: a read-only transaction of this environment, reset when it was dropped
+            // and owned by us alone since it left the pool.
+            match check(unsafe { ffi::mdb_txn_renew(idle.0.as_ptr()) }) {
+                Ok(()) => {
+                    return Ok(RoTxn {
+                        ptr: Some(idle.0),
+                        env,
+                        reusable: true,
+                    })
+                }
+                // SAFETY: as above; a failed renewal leaves a handle to free.
+                Err(_) => unsafe { ffi::mdb_txn_abort(idle.0.as_ptr()) },
+            }
+        }
         Self::begin_with(env, ffi::MDB_RDONLY)
     }
 
@@ -75,7 +92,8 @@ impl RoTxn {
         check(unsafe { ffi::mdb_txn_begin(env.as_ptr(), ptr::null_mut(), flags, &mut raw) })?;
         Ok(RoTxn {
             ptr: NonNull::new(raw),
-            _env: env,
+            env,
+            reusable: flags & ffi::MDB_RDONLY != 0,
         })
     }
 
@@ -171,11 +189,23 @@ impl RoTxn {
 
 impl Drop for RoTxn {
     fn drop(&mut self) {
-        if let Some(p) = self.ptr.take() {
-            // SAFETY: a live transaction, ended exactly once; its cursors borrowed it and so
-            // are already closed.
-            unsafe { ffi::mdb_txn_abort(p.as_ptr()) };
+        let Some(p) = self.ptr.take() else { return };
+        if self.reusable {
+            // SAFETY: a live read-only transaction (MDB_NOTLS: its reader slot stays with the
+            // handle); its cursors borrowed it and so are already closed.
+            unsafe { ffi::mdb_txn_reset(p.as_ptr()) };
+            match self.env.keep_idle(IdleTxn(p)) {
+                None => return,
+                Some(IdleTxn(p)) => {
+                    // SAFETY: the reset handle the pool refused, ended here once.
+                    unsafe { ffi::mdb_txn_abort(p.as_ptr()) };
+                    return;
+                }
+            }
         }
+        // SAFETY: a live transaction, ended exactly once; its cursors borrowed it and so are
+        // already closed.
+        unsafe { ffi::mdb_txn_abort(p.as_ptr()) };
     }
 }
 
