@@ -211,9 +211,7 @@ impl Unapplied {
             })
             .as_ref()
     }
-}
 
-impl Unapplied {
     /// Whether a reader merges the overlay only into the reads that meet the groups' writes
     /// (`OverlaySource`); otherwise (no groups, or more ops than are cheap to list) into
     /// every read.
