@@ -139,6 +139,8 @@ pub const UNAPPLIED_MAX_GROUPS: usize = 16 * 1024;
 /// threshold would not spare the applier there. W mixed phase (one write then one read per
 /// iteration, 40,000 iterations, 3 runs each), raw reads: 0.045-0.052 ms a read at 64 ops,
 /// 0.012 at 8, 0.011-0.013 at 1 (0.010 before the log); iterations/s within the noise.
+/// Since 2026-11-29 a reader asks this once per `UNAPPLIED_HURRY`; the publishes in between
+/// wake the applier, which then applies at once.
 pub const UNAPPLIED_READER_OPS: usize = 1;
 
 /// With the log, batches whose requests' size hints add up to more than this are written into
@@ -159,6 +161,12 @@ pub const UNAPPLIED_READER_OPS: usize = 1;
 /// 539b552): batch 100 219,639/278,955 and 205,671/281,453, commit p50 408/228 and 434/209 ms,
 /// p99 530/782 and 538/812 ms; batch 1000 201,206/232,362.
 pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
+
+/// After a reader met waiting groups, the groups published within this long are applied as
+/// soon as they come (`kv::unapplied::Signal::nudge`), without the reader waking the applier
+/// each time: a workload that reads between writes keeps its snapshots close to LMDB's state
+/// for the price of the one wake each publish already makes.
+pub const UNAPPLIED_HURRY: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A reader merges up to this many waiting ops into its reads: building their overlay costs a
 /// few microseconds, where writing them into LMDB first would cost an LMDB commit (~50 us)
@@ -184,6 +192,12 @@ pub const UNAPPLIED_READER_MERGE_OPS: usize = 256;
 /// reads 0.013/0.014/0.015 ms before, 0.010/0.010/0.011 after; query reads 0.022/0.024/0.038
 /// and 0.022/0.023/0.030.
 pub const UNAPPLIED_TOUCHED_MAX_OPS: usize = 4 * 1024;
+
+/// A waiting group of at most this many ops is searched op by op instead of listing its
+/// keys (`kv::overlay::touched::scan_meets`): a sorted list costs two allocations and a sort
+/// on a reader's path, where a few comparisons answer as fast (a write of one W record is ~6
+/// ops).
+pub const UNAPPLIED_SCAN_OPS: usize = 16;
 
 /// How long a reader waits for the applier to write the groups it would otherwise write
 /// itself (above `UNAPPLIED_READER_MERGE_OPS`) before it merges them instead: the applier may

@@ -33,7 +33,7 @@
 //! - The committer never waits for [`Lazy::apply_all`] while it holds a snapshot: applying may
 //!   have to grow the map, which waits for every snapshot.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -41,15 +41,15 @@ use std::time::{Duration, Instant};
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
 use super::lmdb::PutFlags;
-use super::overlay::{Overlay, OverlaySource, TableOverlay, Touched};
+use super::overlay::{touched, Overlay, OverlaySource, TableOverlay, Touched};
 use super::pending::{Hi, Lo, Pending};
 use super::stage::{Mark, OpKind, Stage};
 use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
-    UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
-    UNAPPLIED_TOUCHED_MAX_OPS,
+    UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_HURRY, UNAPPLIED_MAX_GROUPS,
+    UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
+    UNAPPLIED_SCAN_OPS, UNAPPLIED_TOUCHED_MAX_OPS,
 };
 
 /// One logged group waiting to be applied.
@@ -76,6 +76,22 @@ impl Group {
 
     fn touched(&self) -> &Touched {
         self.touched.get_or_init(|| Touched::of(&self.stage))
+    }
+
+    /// Whether a key of `table` this group writes lies in `[lo, hi]`.
+    fn meets(&self, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
+        match self.stage.len() <= UNAPPLIED_SCAN_OPS {
+            true => touched::scan_meets(&self.stage, table, lo, hi),
+            false => self.touched().meets(table, lo, hi),
+        }
+    }
+
+    /// The number of the last op on `key` of `table`, if this group writes it.
+    fn last_op(&self, table: u32, key: &[u8]) -> Option<usize> {
+        match self.stage.len() <= UNAPPLIED_SCAN_OPS {
+            true => touched::scan_last_op(&self.stage, table, key),
+            false => self.touched().last_op(table, key),
+        }
     }
 }
 
@@ -231,7 +247,7 @@ impl Unapplied {
 impl OverlaySource for Unapplied {
     fn meets(&self, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
         match self.listed() {
-            Some(groups) => groups.iter().any(|g| g.touched().meets(table, lo, hi)),
+            Some(groups) => groups.iter().any(|g| g.meets(table, lo, hi)),
             None => true,
         }
     }
@@ -246,7 +262,7 @@ impl OverlaySource for Unapplied {
         };
         // The newest group that writes the key decides.
         groups.iter().rev().find_map(|g| {
-            let op = g.touched().last_op(table, key)?;
+            let op = g.last_op(table, key)?;
             let (kind, _, _, _, value) = g.stage.op(op);
             debug_assert!(matches!(kind, OpKind::Put | OpKind::Delete));
             Some((kind == OpKind::Put).then_some(value))
@@ -268,12 +284,27 @@ fn fold(groups: &[Arc<Group>]) -> Overlay {
 }
 
 /// What wakes the applier.
-#[derive(Default)]
 struct Signal {
     state: Mutex<SignalState>,
     wake: Condvar,
-    /// A reader built a large overlay: apply without waiting for the age limit.
+    /// A reader met waiting groups: apply without waiting for the age limit.
     nudged: AtomicBool,
+    /// Until when (nanoseconds after `epoch`) groups are applied as soon as they are
+    /// published, because readers recently met waiting ones (`Signal::nudge`).
+    hurry_until: AtomicU64,
+    epoch: Instant,
+}
+
+impl Default for Signal {
+    fn default() -> Signal {
+        Signal {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            nudged: AtomicBool::new(false),
+            hurry_until: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -282,10 +313,28 @@ struct SignalState {
 }
 
 impl Signal {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Asks for the waiting groups to be applied soon, and the groups published in the next
+    /// `UNAPPLIED_HURRY` as soon as they come. Waking the sleeping applier costs the reader a
+    /// futex wake (~10 us on this machine's VM when the applier is deep asleep); within a
+    /// hurry the applier is woken by each publish anyway (the first group after an apply) and
+    /// applies at once, so a reader only wakes it when the hurry had run out.
     fn nudge(&self) {
-        if !self.nudged.swap(true, Ordering::AcqRel) {
+        let now = self.now();
+        let until =
+            now.saturating_add(u64::try_from(UNAPPLIED_HURRY.as_nanos()).unwrap_or(u64::MAX));
+        let was = self.hurry_until.swap(until, Ordering::AcqRel);
+        if was < now && !self.nudged.swap(true, Ordering::AcqRel) {
             self.wake.notify_one();
         }
+    }
+
+    /// Whether readers asked, recently, for groups to be applied as they come.
+    fn hurried(&self) -> bool {
+        self.hurry_until.load(Ordering::Acquire) >= self.now()
     }
 }
 
@@ -717,6 +766,7 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
             Some(_) if version.len >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
             Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
+            Some(_) if signal.hurried() => Duration::ZERO,
             Some(at) => due(version.ops, at.elapsed(), max_age, busy_age),
         };
         drop(version);
@@ -821,6 +871,32 @@ mod tests {
         };
         assert_eq!(m.len(), 1 + 2 + 3);
         assert!(kept[0].0.overlay().is_none());
+    }
+
+    #[test]
+    fn a_reader_wakes_the_applier_only_when_no_hurry_is_on() {
+        let signal = Signal::default();
+        assert!(!signal.hurried());
+        signal.nudge();
+        assert!(
+            signal.nudged.load(Ordering::Acquire),
+            "the first nudge wakes"
+        );
+        assert!(signal.hurried());
+        // The applier takes the nudge; a reader within the hurry leaves it to the publishes.
+        signal.nudged.store(false, Ordering::Release);
+        let far = signal.now() + 3_600_000_000_000;
+        signal.hurry_until.store(far, Ordering::Release);
+        signal.nudge();
+        assert!(
+            !signal.nudged.load(Ordering::Acquire),
+            "a hurried nudge does not wake"
+        );
+        // Once the hurry ran out, the next reader wakes the applier again.
+        signal.hurry_until.store(0, Ordering::Release);
+        assert!(!signal.hurried());
+        signal.nudge();
+        assert!(signal.nudged.load(Ordering::Acquire));
     }
 
     #[test]

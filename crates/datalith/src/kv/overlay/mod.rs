@@ -23,7 +23,7 @@ use super::stage::{OpKind, Stage};
 use super::table::{Table, TableKind};
 
 mod list;
-mod touched;
+pub(crate) mod touched;
 
 pub(crate) use list::ListOverlay;
 pub(crate) use touched::Touched;

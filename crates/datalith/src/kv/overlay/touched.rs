@@ -93,6 +93,40 @@ impl Touched {
     }
 }
 
+/// [`Touched::meets`] for a stage too small to be worth listing: looks at each op.
+pub(crate) fn scan_meets(stage: &Stage, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
+    let mut met = false;
+    stage.for_each_op(|_, t, _, key, _| {
+        met = met || (t == table && within(key, lo, hi));
+    });
+    met
+}
+
+/// [`Touched::last_op`] for a stage too small to be worth listing: looks at each op.
+pub(crate) fn scan_last_op(stage: &Stage, table: u32, key: &[u8]) -> Option<usize> {
+    let (mut op, mut last) = (0, None);
+    stage.for_each_op(|_, t, _, k, _| {
+        if t == table && k == key {
+            last = Some(op);
+        }
+        op += 1;
+    });
+    last
+}
+
+fn within(key: &[u8], lo: Lo<'_>, hi: Hi<'_>) -> bool {
+    let above = match lo {
+        Lo::Key(l) => key >= l,
+        Lo::Unbounded => true,
+    };
+    above
+        && match hi {
+            Hi::Key(h) => key <= h,
+            Hi::Below(h) => key < h,
+            Hi::Unbounded => true,
+        }
+}
+
 fn span<'b>(bytes: &'b [u8], k: &Key) -> &'b [u8] {
     &bytes[k.start as usize..k.end as usize]
 }
@@ -102,18 +136,19 @@ mod tests {
     use super::*;
     use crate::kv::table::{Table, TableKind};
 
-    fn touched(keys: &[(u32, &[u8])]) -> Touched {
+    fn staged(keys: &[(u32, &[u8])]) -> Stage {
         let mut stage = Stage::default();
         for (id, k) in keys {
             let table = Table::for_test("t", *id, TableKind::Plain);
             stage.put(&table, k, b"v");
         }
-        Touched::of(&stage)
+        stage
     }
 
     #[test]
     fn a_read_meets_exactly_the_ranges_that_hold_a_key() {
-        let t = touched(&[(1, b"b"), (1, b"d"), (2, b"a"), (1, b"d")]);
+        let stage = staged(&[(1, b"b"), (1, b"d"), (2, b"a"), (1, b"d")]);
+        let t = Touched::of(&stage);
         let cases: &[(u32, Lo<'_>, Hi<'_>, bool)] = &[
             (1, Lo::Key(b"b"), Hi::Key(b"b"), true),
             (1, Lo::Key(b"c"), Hi::Key(b"c"), false),
@@ -136,12 +171,18 @@ mod tests {
                 *want,
                 "table {table} {lo:?} {hi:?}"
             );
+            assert_eq!(
+                scan_meets(&stage, *table, *lo, *hi),
+                *want,
+                "scanned: table {table} {lo:?} {hi:?}"
+            );
         }
     }
 
     #[test]
     fn the_last_op_on_a_key_is_found() {
-        let t = touched(&[(1, b"b"), (1, b"d"), (2, b"b"), (1, b"b"), (1, b"c")]);
+        let stage = staged(&[(1, b"b"), (1, b"d"), (2, b"b"), (1, b"b"), (1, b"c")]);
+        let t = Touched::of(&stage);
         let cases: &[(u32, &[u8], Option<usize>)] = &[
             (1, b"b", Some(3)),
             (1, b"c", Some(4)),
@@ -155,6 +196,11 @@ mod tests {
         ];
         for (table, key, want) in cases {
             assert_eq!(t.last_op(*table, key), *want, "table {table} key {key:?}");
+            assert_eq!(
+                scan_last_op(&stage, *table, key),
+                *want,
+                "scanned: table {table} key {key:?}"
+            );
         }
     }
 
@@ -162,5 +208,11 @@ mod tests {
     fn no_writes_meet_no_read() {
         let t = Touched::of(&Stage::default());
         assert!(!t.meets(1, Lo::Unbounded, Hi::Unbounded));
+        assert!(!scan_meets(
+            &Stage::default(),
+            1,
+            Lo::Unbounded,
+            Hi::Unbounded
+        ));
     }
 }
