@@ -319,8 +319,8 @@ impl Signal {
 
     /// Asks for the waiting groups to be applied soon, and the groups published in the next
     /// `UNAPPLIED_HURRY` as soon as they come. Waking the sleeping applier costs the reader a
-    /// futex wake (~10 us on this machine's VM when the applier is deep asleep); within a
-    /// hurry the applier is woken by each publish anyway (the first group after an apply) and
+    /// system call and a cross-core wake-up (in a VM, an exit to the host); within a hurry
+    /// the applier is woken by each publish anyway (the first group after an apply) and
     /// applies at once, so a reader only wakes it when the hurry had run out.
     fn nudge(&self) {
         let now = self.now();
