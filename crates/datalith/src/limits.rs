@@ -195,8 +195,8 @@ pub const UNAPPLIED_TOUCHED_MAX_OPS: usize = 4 * 1024;
 
 /// A waiting group of at most this many ops is searched op by op instead of listing its
 /// keys (`kv::overlay::touched::scan_meets`): a sorted list costs two allocations and a sort
-/// on a reader's path, where a few comparisons answer as fast (a write of one W record is ~6
-/// ops).
+/// on a reader's path, where a few comparisons answer as fast (W's pure write stages ~5 ops a
+/// record: 3,547,038 ops in 72,389 groups of 10 records, by its commit timing).
 pub const UNAPPLIED_SCAN_OPS: usize = 16;
 
 /// How long a reader waits for the applier to write the groups it would otherwise write
