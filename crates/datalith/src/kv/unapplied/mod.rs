@@ -32,311 +32,34 @@
 //!   key's final state (`kv::overlay`).
 //! - The committer never waits for [`Lazy::apply_all`] while it holds a snapshot: applying may
 //!   have to grow the map, which waits for every snapshot.
+//!
+//! Files: `version` (a group, the versions readers pair with their snapshots, and their
+//! on-demand reads), `applier` (what wakes the applier thread, and its loop); this file holds
+//! [`Lazy`], which publishes, applies and trims, and [`commit_stage`].
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+mod applier;
+mod version;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::env::EnvShared;
 use super::error::{is_map_full, KvError};
 use super::lmdb::PutFlags;
-use super::overlay::{touched, Overlay, OverlaySource, TableOverlay, Touched};
-use super::pending::{Hi, Lo, Pending};
-use super::stage::{Mark, OpKind, Stage};
+use super::overlay::Overlay;
+use super::pending::Pending;
+use super::stage::{Mark, Stage};
 use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    UNAPPLIED_BUSY_AGE, UNAPPLIED_BUSY_OPS, UNAPPLIED_HURRY, UNAPPLIED_MAX_GROUPS,
-    UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
-    UNAPPLIED_SCAN_OPS, UNAPPLIED_TOUCHED_MAX_OPS,
+    UNAPPLIED_BUSY_AGE, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS,
+    UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
 };
 
-/// One logged group waiting to be applied.
-pub(crate) struct Group {
-    pub(crate) seq: u64,
-    pub(crate) stage: Arc<Stage>,
-    pub(crate) logged: Logged,
-    at: Instant,
-    /// The keys it writes, listed on a reader's first need (once per group: the versions
-    /// that hold it share it).
-    touched: OnceLock<Touched>,
-}
-
-impl Group {
-    pub(crate) fn new(seq: u64, stage: Arc<Stage>, logged: Logged) -> Group {
-        Group {
-            seq,
-            stage,
-            logged,
-            at: Instant::now(),
-            touched: OnceLock::new(),
-        }
-    }
-
-    fn touched(&self) -> &Touched {
-        self.touched.get_or_init(|| Touched::of(&self.stage))
-    }
-
-    /// Whether a key of `table` this group writes lies in `[lo, hi]`.
-    fn meets(&self, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
-        match self.stage.len() <= UNAPPLIED_SCAN_OPS {
-            true => touched::scan_meets(&self.stage, table, lo, hi),
-            false => self.touched().meets(table, lo, hi),
-        }
-    }
-
-    /// The number of the last op on `key` of `table`, if this group writes it.
-    fn last_op(&self, table: u32, key: &[u8]) -> Option<usize> {
-        match self.stage.len() <= UNAPPLIED_SCAN_OPS {
-            true => touched::scan_last_op(&self.stage, table, key),
-            false => self.touched().last_op(table, key),
-        }
-    }
-}
-
-/// The groups published since the applier last trimmed, shared by every version since:
-/// publishing appends one, where copying the whole list cost O(groups) per commit (KV writes
-/// at batch 1 wait for thousands of groups when the apply delay is long).
-#[derive(Default)]
-struct Chain {
-    groups: Mutex<Vec<Arc<Group>>>,
-}
-
-/// One published state of the unapplied groups: the first `len` groups of its chain.
-pub(crate) struct Unapplied {
-    chain: Arc<Chain>,
-    len: usize,
-    /// When the oldest group was published (`None`: no group).
-    first_at: Option<Instant>,
-    /// The last group's sequence number (`None`: no group).
-    last_seq: Option<u64>,
-    /// LMDB's id of the transaction that applied the groups before these; a snapshot older
-    /// than it misses groups this version no longer holds.
-    applied_txnid: usize,
-    ops: usize,
-    overlay: OnceLock<Option<Arc<Overlay>>>,
-    /// The groups, for readers that look up the keys each writes instead of folding their
-    /// overlay up front (`overlay::touched`); `None` when they write too many ops.
-    listed: OnceLock<Option<Vec<Arc<Group>>>>,
-    signal: Arc<Signal>,
-}
-
-impl Unapplied {
-    /// A version holding `groups` (none published yet).
-    fn fresh(groups: Vec<Arc<Group>>, applied_txnid: usize, signal: Arc<Signal>) -> Unapplied {
-        let ops = groups.iter().map(|g| g.stage.len()).sum();
-        Unapplied {
-            len: groups.len(),
-            first_at: groups.first().map(|g| g.at),
-            last_seq: groups.last().map(|g| g.seq),
-            chain: Arc::new(Chain {
-                groups: Mutex::new(groups),
-            }),
-            applied_txnid,
-            ops,
-            overlay: OnceLock::new(),
-            listed: OnceLock::new(),
-            signal,
-        }
-    }
-
-    /// This version plus `group`, sharing its chain. Only the newest version is extended
-    /// (under `Lazy::current`'s lock), so the chain's length is this version's.
-    fn extended(&self, group: Group) -> Unapplied {
-        let ops = self.ops + group.stage.len();
-        let (at, seq) = (group.at, group.seq);
-        let mut groups = lock(&self.chain.groups);
-        debug_assert_eq!(
-            groups.len(),
-            self.len,
-            "only the newest version is extended"
-        );
-        groups.push(Arc::new(group));
-        drop(groups);
-        Unapplied {
-            chain: self.chain.clone(),
-            len: self.len + 1,
-            first_at: self.first_at.or(Some(at)),
-            last_seq: Some(seq),
-            applied_txnid: self.applied_txnid,
-            ops,
-            overlay: OnceLock::new(),
-            listed: OnceLock::new(),
-            signal: self.signal.clone(),
-        }
-    }
-
-    /// Staged ops of the groups.
-    pub(crate) fn ops(&self) -> usize {
-        self.ops
-    }
-
-    /// Whether no group is waiting.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Whether every group up to sequence number `seq` has reached LMDB (this version holds
-    /// none of them).
-    fn applied_through(&self, seq: u64) -> bool {
-        lock(&self.chain.groups)[..self.len]
-            .first()
-            .is_none_or(|g| g.seq > seq)
-    }
-
-    /// The groups, oldest first.
-    pub(crate) fn groups(&self) -> Vec<Arc<Group>> {
-        lock(&self.chain.groups)[..self.len].to_vec()
-    }
-
-    /// Every group's writes, in order, as a fresh overlay.
-    pub(crate) fn fold(&self) -> Overlay {
-        fold(&self.groups())
-    }
-
-    /// The groups after sequence number `seq`, oldest first.
-    fn groups_after(&self, seq: u64) -> Vec<Arc<Group>> {
-        let mut groups = self.groups();
-        groups.retain(|g| g.seq > seq);
-        groups
-    }
-
-    /// LMDB's id of the commit that applied the groups before these.
-    pub(crate) fn applied_txnid(&self) -> usize {
-        self.applied_txnid
-    }
-
-    /// Whether a snapshot of LMDB transaction `txnid` may be read with this version.
-    pub(crate) fn fits(&self, txnid: usize) -> bool {
-        txnid >= self.applied_txnid
-    }
-
-    /// Every group's writes as one overlay (`None` when there are none), built on first use.
-    /// A reader that has to build a large one asks the applier to catch up soon.
-    pub(crate) fn overlay(&self) -> Option<&Arc<Overlay>> {
-        self.overlay
-            .get_or_init(|| {
-                if self.is_empty() {
-                    return None;
-                }
-                if self.ops >= UNAPPLIED_READER_OPS {
-                    self.signal.nudge();
-                }
-                Some(Arc::new(self.fold()))
-            })
-            .as_ref()
-    }
-
-    /// Whether a reader merges the overlay only into the reads that meet the groups' writes
-    /// (`OverlaySource`); otherwise (no groups, or more ops than are cheap to list) into
-    /// every read.
-    pub(crate) fn lists_touched(&self) -> bool {
-        self.listed().is_some()
-    }
-
-    fn listed(&self) -> Option<&[Arc<Group>]> {
-        self.listed
-            .get_or_init(|| {
-                (!self.is_empty() && self.ops <= UNAPPLIED_TOUCHED_MAX_OPS).then(|| self.groups())
-            })
-            .as_deref()
-    }
-}
-
-impl OverlaySource for Unapplied {
-    fn meets(&self, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
-        match self.listed() {
-            Some(groups) => groups.iter().any(|g| g.meets(table, lo, hi)),
-            None => true,
-        }
-    }
-
-    fn plain_get(&self, table: u32, key: &[u8]) -> Option<Option<&[u8]>> {
-        let Some(groups) = self.listed() else {
-            let o = Unapplied::overlay(self)?;
-            return match o.table(table)? {
-                TableOverlay::Plain(m) => m.get(key).map(|v| v.as_deref()),
-                TableOverlay::List(_) => None,
-            };
-        };
-        // The newest group that writes the key decides.
-        groups.iter().rev().find_map(|g| {
-            let op = g.last_op(table, key)?;
-            let (kind, _, _, _, value) = g.stage.op(op);
-            debug_assert!(matches!(kind, OpKind::Put | OpKind::Delete));
-            Some((kind == OpKind::Put).then_some(value))
-        })
-    }
-
-    fn overlay(&self) -> Option<&Overlay> {
-        Unapplied::overlay(self).map(|o| &**o)
-    }
-}
-
-/// `groups`' writes, in order, as a fresh overlay.
-fn fold(groups: &[Arc<Group>]) -> Overlay {
-    let mut o = Overlay::new();
-    for g in groups {
-        o.apply_stage(&g.stage);
-    }
-    o
-}
-
-/// What wakes the applier.
-struct Signal {
-    state: Mutex<SignalState>,
-    wake: Condvar,
-    /// A reader met waiting groups: apply without waiting for the age limit.
-    nudged: AtomicBool,
-    /// Until when (nanoseconds after `epoch`) groups are applied as soon as they are
-    /// published, because readers recently met waiting ones (`Signal::nudge`).
-    hurry_until: AtomicU64,
-    epoch: Instant,
-}
-
-impl Default for Signal {
-    fn default() -> Signal {
-        Signal {
-            state: Mutex::default(),
-            wake: Condvar::new(),
-            nudged: AtomicBool::new(false),
-            hurry_until: AtomicU64::new(0),
-            epoch: Instant::now(),
-        }
-    }
-}
-
-#[derive(Default)]
-struct SignalState {
-    stop: bool,
-}
-
-impl Signal {
-    fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    /// Asks for the waiting groups to be applied soon, and the groups published in the next
-    /// `UNAPPLIED_HURRY` as soon as they come. Waking the sleeping applier costs the reader a
-    /// system call and a cross-core wake-up (in a VM, an exit to the host); within a hurry
-    /// the applier is woken by each publish anyway (the first group after an apply) and
-    /// applies at once, so a reader only wakes it when the hurry had run out.
-    fn nudge(&self) {
-        let now = self.now();
-        let until =
-            now.saturating_add(u64::try_from(UNAPPLIED_HURRY.as_nanos()).unwrap_or(u64::MAX));
-        let was = self.hurry_until.swap(until, Ordering::AcqRel);
-        if was < now && !self.nudged.swap(true, Ordering::AcqRel) {
-            self.wake.notify_one();
-        }
-    }
-
-    /// Whether readers asked, recently, for groups to be applied as they come.
-    fn hurried(&self) -> bool {
-        self.hurry_until.load(Ordering::Acquire) >= self.now()
-    }
-}
+use applier::{run_applier, Signal};
+pub(crate) use version::{Group, Unapplied};
 
 /// The unapplied groups of one environment and their applier.
 pub(crate) struct Lazy {
@@ -733,69 +456,6 @@ pub(crate) fn commit_stage(
     }
 }
 
-/// How long the applier may still wait, with `ops` waiting and the oldest group `age` old:
-/// until `max_age`, or `busy_age` when many ops came in by then.
-fn due(ops: usize, age: Duration, max_age: Duration, busy_age: Duration) -> Duration {
-    let wait = match ops >= UNAPPLIED_BUSY_OPS {
-        true => busy_age,
-        false => max_age,
-    };
-    wait.saturating_sub(age)
-}
-
-/// The applier's loop: applies once the oldest group is `max_age` old (`busy_age` when many
-/// ops wait), the groups hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a
-/// reader asked.
-fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
-    loop {
-        let Some(env) = shared.upgrade() else { return };
-        let Some(lazy) = env.lazy.as_ref() else {
-            return;
-        };
-        let max_age = lazy.max_age;
-        let busy_age = lazy.busy_age();
-        // Read under the signal's lock, which `publish` takes to wake us: no wake-up is lost
-        // between this look and the wait.
-        let state = lock(&signal.state);
-        if state.stop {
-            return;
-        }
-        let version = lazy.current();
-        let due = match version.first_at {
-            None => Duration::from_secs(1),
-            Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
-            Some(_) if version.len >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
-            Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
-            Some(_) if signal.hurried() => Duration::ZERO,
-            Some(at) => due(version.ops, at.elapsed(), max_age, busy_age),
-        };
-        drop(version);
-        if due.is_zero() {
-            drop(state);
-            // A failure poisons the environment (or is a growth blocked by a snapshot, met
-            // again by the next attempt); writers see it on their next group.
-            let applied = {
-                let held = lock(&lazy.applying);
-                lazy.apply_held(&env, &held, true, true)
-            };
-            lazy.drop_discarded();
-            if applied.is_err() {
-                drop(env);
-                std::thread::sleep(max_age.max(Duration::from_millis(10)));
-            }
-            continue;
-        }
-        drop(env);
-        let (state, _) = signal
-            .wake
-            .wait_timeout(state, due)
-            .unwrap_or_else(|p| p.into_inner());
-        if state.stop {
-            return;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     //! Versions are snapshots: publishing more groups, or trimming the applied ones, never
@@ -871,53 +531,6 @@ mod tests {
         };
         assert_eq!(m.len(), 1 + 2 + 3);
         assert!(kept[0].0.overlay().is_none());
-    }
-
-    #[test]
-    fn a_reader_wakes_the_applier_only_when_no_hurry_is_on() {
-        let signal = Signal::default();
-        assert!(!signal.hurried());
-        signal.nudge();
-        assert!(
-            signal.nudged.load(Ordering::Acquire),
-            "the first nudge wakes"
-        );
-        assert!(signal.hurried());
-        // The applier takes the nudge; a reader within the hurry leaves it to the publishes.
-        signal.nudged.store(false, Ordering::Release);
-        let far = signal.now() + 3_600_000_000_000;
-        signal.hurry_until.store(far, Ordering::Release);
-        signal.nudge();
-        assert!(
-            !signal.nudged.load(Ordering::Acquire),
-            "a hurried nudge does not wake"
-        );
-        // Once the hurry ran out, the next reader wakes the applier again.
-        signal.hurry_until.store(0, Ordering::Release);
-        assert!(!signal.hurried());
-        signal.nudge();
-        assert!(signal.nudged.load(Ordering::Acquire));
-    }
-
-    #[test]
-    fn groups_wait_longer_only_when_many_ops_came_in() {
-        let ms = Duration::from_millis;
-        let (quiet, busy) = (UNAPPLIED_BUSY_OPS - 1, UNAPPLIED_BUSY_OPS);
-        // (ops waiting, age of the oldest, max age, busy age, still to wait)
-        let cases = [
-            (quiet, ms(5), ms(20), ms(250), ms(15)),
-            (quiet, ms(20), ms(20), ms(250), ms(0)),
-            (busy, ms(20), ms(20), ms(250), ms(230)),
-            (busy, ms(300), ms(20), ms(250), ms(0)),
-            (busy, ms(0), ms(0), ms(0), ms(0)),
-        ];
-        for (ops, age, max_age, busy_age, want) in cases {
-            assert_eq!(due(ops, age, max_age, busy_age), want, "{ops} {age:?}");
-        }
-        let lazy = |d| Lazy::new(d, false).busy_age();
-        assert_eq!(lazy(ms(0)), ms(0));
-        assert_eq!(lazy(ms(20)), UNAPPLIED_BUSY_AGE);
-        assert_eq!(lazy(ms(3_600_000)), ms(3_600_000));
     }
 
     /// The plain table's entries of an overlay.
