@@ -96,7 +96,7 @@ pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
 pub const UNAPPLIED_MAX_AGE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// ... but when at least `UNAPPLIED_BUSY_OPS` ops are waiting by then, they wait up to this
-/// long (`kv::unapplied::applier::due`; `UNAPPLIED_MAX_OPS` still bounds them): at that rate fewer,
+/// long (`kv::unapplied::signal::due`; `UNAPPLIED_MAX_OPS` still bounds them): at that rate fewer,
 /// larger transactions copy each touched page fewer times, and the checkpoints that follow
 /// have fewer pages to send to the disk while the log's syncs wait behind them (W, Datalog,
 /// async at batch 100: 230,000 writes/s with 250 ms and 256K ops, 205,000 with 20 ms and 64K).
@@ -163,9 +163,9 @@ pub const UNAPPLIED_READER_OPS: usize = 1;
 pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// After a reader met waiting groups, the groups published within this long are applied as
-/// soon as they come (`kv::unapplied::applier::Signal::nudge`), without the reader waking the applier
-/// each time: a workload that reads between writes keeps its snapshots close to LMDB's state
-/// for the price of the one wake each publish already makes.
+/// soon as they come (`kv::unapplied::signal::Signal::nudge`), without the reader waking the
+/// applier each time: a workload that reads between writes keeps its snapshots close to
+/// LMDB's state for the price of the one wake each publish already makes.
 pub const UNAPPLIED_HURRY: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A reader merges up to this many waiting ops into its reads: building their overlay costs a

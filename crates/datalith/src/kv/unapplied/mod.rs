@@ -34,14 +34,14 @@
 //!   have to grow the map, which waits for every snapshot.
 //!
 //! Files: `version` (a group, the versions readers pair with their snapshots, and their
-//! on-demand reads), `applier` (what wakes the applier thread, and its loop); this file holds
-//! [`Lazy`], which publishes, applies and trims, and [`commit_stage`].
+//! on-demand reads), `signal` (what wakes the applier thread, and how long it may wait); this file
+//! holds [`Lazy`], which publishes, applies and trims, [`commit_stage`] and the applier's loop.
 
-mod applier;
+mod signal;
 mod version;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -58,7 +58,8 @@ use crate::limits::{
     UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
 };
 
-use applier::{run_applier, Signal};
+use signal::{due, Signal};
+use version::lock;
 pub(crate) use version::{Group, Unapplied};
 
 /// The unapplied groups of one environment and their applier.
@@ -115,10 +116,6 @@ pub(crate) struct ForCommitter {
     pub(crate) deferred: Option<(Pending, Vec<Arc<Group>>)>,
     /// The groups the refold lacks, to take in full.
     pub(crate) rest: Vec<Arc<Group>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Lazy {
@@ -456,6 +453,59 @@ pub(crate) fn commit_stage(
     }
 }
 
+/// The applier's loop: applies once the oldest group is `max_age` old (`busy_age` when many
+/// ops wait), the groups hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a
+/// reader asked.
+fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
+    loop {
+        let Some(env) = shared.upgrade() else { return };
+        let Some(lazy) = env.lazy.as_ref() else {
+            return;
+        };
+        let max_age = lazy.max_age;
+        let busy_age = lazy.busy_age();
+        // Read under the signal's lock, which `publish` takes to wake us: no wake-up is lost
+        // between this look and the wait.
+        let state = lock(&signal.state);
+        if state.stop {
+            return;
+        }
+        let version = lazy.current();
+        let due = match version.first_at {
+            None => Duration::from_secs(1),
+            Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
+            Some(_) if version.len >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
+            Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
+            Some(_) if signal.hurried() => Duration::ZERO,
+            Some(at) => due(version.ops, at.elapsed(), max_age, busy_age),
+        };
+        drop(version);
+        if due.is_zero() {
+            drop(state);
+            // A failure poisons the environment (or is a growth blocked by a snapshot, met
+            // again by the next attempt); writers see it on their next group.
+            let applied = {
+                let held = lock(&lazy.applying);
+                lazy.apply_held(&env, &held, true, true)
+            };
+            lazy.drop_discarded();
+            if applied.is_err() {
+                drop(env);
+                std::thread::sleep(max_age.max(Duration::from_millis(10)));
+            }
+            continue;
+        }
+        drop(env);
+        let (state, _) = signal
+            .wake
+            .wait_timeout(state, due)
+            .unwrap_or_else(|p| p.into_inner());
+        if state.stop {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Versions are snapshots: publishing more groups, or trimming the applied ones, never
@@ -465,6 +515,7 @@ mod tests {
     use crate::kv::overlay::TableOverlay;
     use crate::kv::pending::{Hi, Lo};
     use crate::kv::table::{Table, TableKind};
+    use crate::limits::UNAPPLIED_BUSY_OPS;
 
     /// The list table the groups write (id 2) besides the plain one (id 1).
     fn list_table() -> Table {
@@ -552,6 +603,27 @@ mod tests {
             Some(TableOverlay::Plain(_)) => panic!("a list table"),
             None => Vec::new(),
         }
+    }
+
+    #[test]
+    fn groups_wait_longer_only_when_many_ops_came_in() {
+        let ms = Duration::from_millis;
+        let (quiet, busy) = (UNAPPLIED_BUSY_OPS - 1, UNAPPLIED_BUSY_OPS);
+        // (ops waiting, age of the oldest, max age, busy age, still to wait)
+        let cases = [
+            (quiet, ms(5), ms(20), ms(250), ms(15)),
+            (quiet, ms(20), ms(20), ms(250), ms(0)),
+            (busy, ms(20), ms(20), ms(250), ms(230)),
+            (busy, ms(300), ms(20), ms(250), ms(0)),
+            (busy, ms(0), ms(0), ms(0), ms(0)),
+        ];
+        for (ops, age, max_age, busy_age, want) in cases {
+            assert_eq!(due(ops, age, max_age, busy_age), want, "{ops} {age:?}");
+        }
+        let lazy = |d| Lazy::new(d, false).busy_age();
+        assert_eq!(lazy(ms(0)), ms(0));
+        assert_eq!(lazy(ms(20)), UNAPPLIED_BUSY_AGE);
+        assert_eq!(lazy(ms(3_600_000)), ms(3_600_000));
     }
 
     #[test]

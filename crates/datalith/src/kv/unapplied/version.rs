@@ -8,8 +8,7 @@ use super::super::overlay::{touched, Overlay, OverlaySource, TableOverlay, Touch
 use super::super::pending::{Hi, Lo};
 use super::super::stage::{OpKind, Stage};
 use super::super::wal::Logged;
-use super::applier::Signal;
-use super::lock;
+use super::signal::Signal;
 use crate::limits::{UNAPPLIED_READER_OPS, UNAPPLIED_SCAN_OPS, UNAPPLIED_TOUCHED_MAX_OPS};
 
 /// One logged group waiting to be applied.
@@ -245,4 +244,10 @@ fn fold(groups: &[Arc<Group>]) -> Overlay {
         o.apply_stage(&g.stage);
     }
     o
+}
+
+/// Locks `m`, also when a thread panicked while holding it (the state it guards is valid
+/// between operations).
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
