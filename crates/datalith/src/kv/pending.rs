@@ -175,6 +175,14 @@ impl<'a> Lo<'a> {
             Bound::Unbounded => Lo::Unbounded,
         }
     }
+
+    /// Whether `key` is at or above this bound.
+    pub(crate) fn admits(&self, key: &[u8]) -> bool {
+        match self {
+            Lo::Key(l) => key >= *l,
+            Lo::Unbounded => true,
+        }
+    }
 }
 
 impl<'a> Hi<'a> {
@@ -183,6 +191,15 @@ impl<'a> Hi<'a> {
             Bound::Included(k) => Hi::Key(k),
             Bound::Excluded(k) => Hi::Below(k),
             Bound::Unbounded => Hi::Unbounded,
+        }
+    }
+
+    /// Whether `key` is at or below this bound.
+    pub(crate) fn admits(&self, key: &[u8]) -> bool {
+        match self {
+            Hi::Key(h) => key <= *h,
+            Hi::Below(h) => key < *h,
+            Hi::Unbounded => true,
         }
     }
 }

@@ -84,12 +84,7 @@ impl Touched {
         let Some(k) = self.keys.get(first).filter(|k| k.table == table) else {
             return false;
         };
-        let key = span(bytes, k);
-        match hi {
-            Hi::Key(h) => key <= h,
-            Hi::Below(h) => key < h,
-            Hi::Unbounded => true,
-        }
+        hi.admits(span(bytes, k))
     }
 }
 
@@ -97,7 +92,7 @@ impl Touched {
 pub(crate) fn scan_meets(stage: &Stage, table: u32, lo: Lo<'_>, hi: Hi<'_>) -> bool {
     let mut met = false;
     stage.for_each_op(|_, t, _, key, _| {
-        met = met || (t == table && within(key, lo, hi));
+        met = met || (t == table && lo.admits(key) && hi.admits(key));
     });
     met
 }
@@ -112,19 +107,6 @@ pub(crate) fn scan_last_op(stage: &Stage, table: u32, key: &[u8]) -> Option<usiz
         op += 1;
     });
     last
-}
-
-fn within(key: &[u8], lo: Lo<'_>, hi: Hi<'_>) -> bool {
-    let above = match lo {
-        Lo::Key(l) => key >= l,
-        Lo::Unbounded => true,
-    };
-    above
-        && match hi {
-            Hi::Key(h) => key <= h,
-            Hi::Below(h) => key < h,
-            Hi::Unbounded => true,
-        }
 }
 
 fn span<'b>(bytes: &'b [u8], k: &Key) -> &'b [u8] {
