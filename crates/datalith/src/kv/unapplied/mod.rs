@@ -319,6 +319,10 @@ impl Lazy {
             .expect("groups are left unapplied only with a log");
         let mut merged = Stage::default();
         // Sized once: grown group by group, each growth copied every staged byte again.
+        // Measured and dropped (2026-11-29): keeping this stage (and the buffers its apply
+        // sorts into) from one apply to the next, to spare faulting in their pages again; W
+        // sync at batch 1000, 9 alternating pairs, the kept stage cost more CPU a write in 8
+        // (3.36-3.70 us against 3.02-3.40).
         merged.reserve(
             groups.iter().map(|g| g.stage.len()).sum(),
             groups.iter().map(|g| g.stage.staged_bytes()).sum(),
