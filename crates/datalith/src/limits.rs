@@ -173,11 +173,28 @@ pub const UNAPPLIED_READER_OPS: usize = 1;
 /// p99 530/782 and 538/812 ms; batch 1000 201,206/232,362.
 pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 
-/// After a reader met waiting groups, the groups published within this long are applied as
-/// soon as they come (`kv::unapplied::signal::Signal::nudge`), without the reader waking the
-/// applier each time: a workload that reads between writes keeps its snapshots close to
-/// LMDB's state for the price of the one wake each publish already makes.
+/// After a reader met waiting groups, the groups published within this long are applied
+/// soon (`UNAPPLIED_HURRY_AGE`, `kv::unapplied::signal::Signal::nudge`), without the reader
+/// waking the applier each time: a workload that reads between writes keeps its snapshots
+/// close to LMDB's state for the price of the one wake each publish already makes.
 pub const UNAPPLIED_HURRY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// While a hurry is on, waiting groups are applied once the oldest has waited this long, or
+/// as soon as they hold `UNAPPLIED_HURRY_OPS` ops. Each LMDB transaction rewrites the pages
+/// from the root to every leaf it touches, on the applier's core; a reader on the other core
+/// then reads those pages from memory, not from its cache. Applying every group at once (W's
+/// mixed phase: one transaction per write) did so before nearly every read; a few writes a
+/// transaction let several reads share the pages, at the cost of scanning a few small
+/// groups. W mixed phase (`write --writes 30000 --mixed 40000 --batches 1`, dl-sync),
+/// alternating runs at once / 2 ms / 5 ms, raw read us: 9.89/9.35/42.19, 9.76/9.74/44.57,
+/// 9.10/9.42/41.11; query read us 21.85/20.24/50.40, 23.58/21.07/51.76, 23.97/21.94/51.77;
+/// iterations/s 3,507/5,001/4,400, 3,228/4,569/4,039, 3,817/4,597/4,561. At 5 ms the groups
+/// outgrew `UNAPPLIED_READER_MERGE_OPS` and readers wrote them into LMDB themselves.
+pub const UNAPPLIED_HURRY_AGE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// See `UNAPPLIED_HURRY_AGE`: half of what a reader merges, so that a faster writer does not
+/// push the groups past `UNAPPLIED_READER_MERGE_OPS` before their age is up.
+pub const UNAPPLIED_HURRY_OPS: usize = UNAPPLIED_READER_MERGE_OPS / 2;
 
 /// A reader merges up to this many waiting ops into its reads: building their overlay costs a
 /// few microseconds, where writing them into LMDB first would cost an LMDB commit (~50 us)

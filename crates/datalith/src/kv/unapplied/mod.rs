@@ -54,11 +54,11 @@ use super::stage::{Mark, Stage};
 use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    UNAPPLIED_BUSY_AGE, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS,
-    UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
+    UNAPPLIED_BUSY_AGE, UNAPPLIED_HURRY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
+    UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
 };
 
-use signal::{due, Signal};
+use signal::{due, hurried_due, Signal};
 use version::lock;
 pub(crate) use version::{Group, Unapplied};
 
@@ -155,8 +155,15 @@ impl Lazy {
     pub(crate) fn publish(&self, group: Group) {
         let mut cur = lock(&self.current);
         let next = cur.extended(group);
-        let wake =
-            next.ops >= UNAPPLIED_MAX_OPS || next.len >= UNAPPLIED_MAX_GROUPS || next.len == 1;
+        // Within a hurry the applier sleeps until the oldest group's `UNAPPLIED_HURRY_AGE`
+        // unless the groups reach `UNAPPLIED_HURRY_OPS` first.
+        let hurry_full = cur.ops < UNAPPLIED_HURRY_OPS
+            && next.ops >= UNAPPLIED_HURRY_OPS
+            && self.signal.hurried();
+        let wake = next.ops >= UNAPPLIED_MAX_OPS
+            || next.len >= UNAPPLIED_MAX_GROUPS
+            || next.len == 1
+            || hurry_full;
         *cur = Arc::new(next);
         drop(cur);
         if wake {
@@ -480,7 +487,7 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
             Some(_) if version.len >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
             Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
-            Some(_) if signal.hurried() => Duration::ZERO,
+            Some(at) if signal.hurried() => hurried_due(version.ops, at.elapsed()),
             Some(at) => due(version.ops, at.elapsed(), max_age, busy_age),
         };
         drop(version);

@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::limits::{UNAPPLIED_BUSY_OPS, UNAPPLIED_HURRY};
+use crate::limits::{
+    UNAPPLIED_BUSY_OPS, UNAPPLIED_HURRY, UNAPPLIED_HURRY_AGE, UNAPPLIED_HURRY_OPS,
+};
 
 /// What wakes the applier.
 pub(super) struct Signal {
@@ -40,11 +42,11 @@ impl Signal {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Asks for the waiting groups to be applied soon, and the groups published in the next
-    /// `UNAPPLIED_HURRY` as soon as they come. Waking the sleeping applier costs the reader a
-    /// system call and a cross-core wake-up (in a VM, an exit to the host); within a hurry
-    /// the applier is woken by each publish anyway (the first group after an apply) and
-    /// applies at once, so a reader only wakes it when the hurry had run out.
+    /// Asks for the waiting groups to be applied now, and the groups published in the next
+    /// `UNAPPLIED_HURRY` soon after they come ([`hurried_due`]). Waking the sleeping applier
+    /// costs the reader a system call and a cross-core wake-up (in a VM, an exit to the
+    /// host); within a hurry the applier is woken by each publish anyway (the first group
+    /// after an apply), so a reader only wakes it when the hurry had run out.
     pub(super) fn nudge(&self) {
         let now = self.now();
         let until =
@@ -69,6 +71,15 @@ pub(super) fn due(ops: usize, age: Duration, max_age: Duration, busy_age: Durati
         false => max_age,
     };
     wait.saturating_sub(age)
+}
+
+/// How long the applier may still wait while a hurry is on, with `ops` waiting and the
+/// oldest group `age` old (`UNAPPLIED_HURRY_AGE`, `UNAPPLIED_HURRY_OPS`).
+pub(super) fn hurried_due(ops: usize, age: Duration) -> Duration {
+    match ops >= UNAPPLIED_HURRY_OPS {
+        true => Duration::ZERO,
+        false => UNAPPLIED_HURRY_AGE.saturating_sub(age),
+    }
 }
 
 #[cfg(test)]
@@ -99,5 +110,22 @@ mod tests {
         assert!(!signal.hurried());
         signal.nudge();
         assert!(signal.nudged.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn a_hurry_applies_a_few_writes_together_not_each_at_once() {
+        let ms = Duration::from_millis;
+        let few = UNAPPLIED_HURRY_OPS - 1;
+        // (ops waiting, the oldest's age, how long the applier may still wait)
+        let cases = [
+            (1, ms(0), UNAPPLIED_HURRY_AGE),
+            (few, ms(1), UNAPPLIED_HURRY_AGE - ms(1)),
+            (few, UNAPPLIED_HURRY_AGE, ms(0)),
+            (few, ms(500), ms(0)),
+            (UNAPPLIED_HURRY_OPS, ms(0), ms(0)),
+        ];
+        for (ops, age, want) in cases {
+            assert_eq!(hurried_due(ops, age), want, "{ops} ops, {age:?} old");
+        }
     }
 }
