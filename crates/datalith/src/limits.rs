@@ -188,8 +188,9 @@ pub const UNAPPLIED_HURRY: std::time::Duration = std::time::Duration::from_milli
 /// groups. W mixed phase (`write --writes 30000 --mixed 40000 --batches 1`, dl-sync),
 /// alternating runs at once / 2 ms / 5 ms, raw read us: 9.89/9.35/42.19, 9.76/9.74/44.57,
 /// 9.10/9.42/41.11; query read us 21.85/20.24/50.40, 23.58/21.07/51.76, 23.97/21.94/51.77;
-/// iterations/s 3,507/5,001/4,400, 3,228/4,569/4,039, 3,817/4,597/4,561. At 5 ms the groups
-/// outgrew `UNAPPLIED_READER_MERGE_OPS` and readers wrote them into LMDB themselves.
+/// iterations/s 3,507/5,001/4,400, 3,228/4,569/4,039, 3,817/4,597/4,561. At ~4,500 writes/s
+/// of at least 13 ops each (a W write at batch 1 stages 13), 5 ms of groups hold ~290 ops or
+/// more, above `UNAPPLIED_READER_MERGE_OPS`, past which a reader writes them into LMDB itself.
 pub const UNAPPLIED_HURRY_AGE: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// See `UNAPPLIED_HURRY_AGE`: half of what a reader merges, so that a faster writer does not
