@@ -14,8 +14,9 @@ pub(super) struct Signal {
     pub(super) wake: Condvar,
     /// A reader met waiting groups: apply without waiting for the age limit.
     pub(super) nudged: AtomicBool,
-    /// Until when (nanoseconds after `epoch`) groups are applied as soon as they are
-    /// published, because readers recently met waiting ones (`Signal::nudge`).
+    /// Until when (nanoseconds after `epoch`) groups are applied soon after they are
+    /// published ([`hurried_due`]), because readers recently met waiting ones
+    /// (`Signal::nudge`).
     hurry_until: AtomicU64,
     epoch: Instant,
 }
