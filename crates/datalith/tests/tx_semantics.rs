@@ -1299,3 +1299,44 @@ fn cas_compares_a_reference_as_given() {
         }
     }
 }
+
+/// Requests in flight together share group commits: an attribute installed by one request is
+/// usable by the very next one in the same group, and one never installed stays unknown,
+/// whatever group it lands in.
+#[test]
+fn an_attribute_installed_mid_group_is_known_to_the_requests_after_it() {
+    let (_d, db) = people();
+    let one = ":db.cardinality/one";
+    let mut handles = Vec::new();
+    for i in 0..400i64 {
+        let data = match i % 20 {
+            0 => TxData::default().map(attr(
+                &format!(":late/a{}", i / 20),
+                ":db.type/long",
+                one,
+                None,
+                false,
+            )),
+            _ => TxData::default().map(
+                EntityMap::with_id(temp("x"))
+                    .set(kw(&format!(":late/a{}", i / 20)), l(i))
+                    .set(kw(":person/age"), l(i)),
+            ),
+        };
+        handles.push((i, db.transact_async(data)));
+    }
+    // One more request naming an attribute that is installed nowhere.
+    let unknown = db.transact_async(
+        TxData::default().map(EntityMap::with_id(temp("y")).set(kw(":late/never"), l(1))),
+    );
+    for (i, h) in handles {
+        h.wait().unwrap_or_else(|e| panic!("request {i}: {e}"));
+    }
+    assert!(unknown.wait().is_err(), "an attribute never installed");
+    assert!(db.env().commit_counters().largest_batch > 1);
+    let snap = db.db().unwrap();
+    for n in 0..20 {
+        let a = kw(&format!(":late/a{n}"));
+        assert!(snap.attr(&a).is_some(), "{a} installed");
+    }
+}

@@ -68,6 +68,7 @@ impl Db {
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
         slot.stats = stats;
         let new_schema = out.new_schema.map(Arc::new);
+        slot.schema_changed = new_schema.is_some();
         slot.schema = new_schema.clone();
         crate::kv::BatchSlot::finish(&mut slot, r.view, &mut stage)?;
 

@@ -17,8 +17,11 @@ pub struct StoreBatch {
     pub(crate) tables: Tables,
     /// (next entity, next attribute, next tx) after the batch's transactions so far.
     pub(crate) counters: Option<(u64, u64, u64)>,
-    /// The newest schema a transaction of this batch produced.
+    /// The schema after the batch's transactions so far (read by the first, replaced by any
+    /// that changes it).
     pub(crate) schema: Option<Arc<Schema>>,
+    /// Whether a transaction of this batch changed the schema (its version is then written).
+    pub(crate) schema_changed: bool,
     /// Per attribute: change in datoms and in distinct values.
     pub(crate) stats: HashMap<AttrId, (i64, i64)>,
 }
@@ -29,6 +32,7 @@ impl StoreBatch {
             tables,
             counters: None,
             schema: None,
+            schema_changed: false,
             stats: HashMap::default(),
         }
     }
@@ -40,7 +44,7 @@ impl BatchSlot for StoreBatch {
         if let Some((e, a, tx)) = self.counters {
             stage_counters(t, stage, e, a, tx);
         }
-        if let Some(s) = &self.schema {
+        if let Some(s) = self.schema.as_ref().filter(|_| self.schema_changed) {
             stage.put(&t.meta, meta_key::SCHEMA_VERSION, &s.version.to_be_bytes());
         }
         // Values created and emptied by the batch's AVE writes are counted by LMDB as it

@@ -43,9 +43,16 @@ impl TxRequest {
         let t = &self.store.tables;
         let r = IndexReader::new(view, t);
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        // The batch's schema, read once a batch (its requests see the same schema until one of
+        // them changes it, which replaces it below): reading the version per request was ~3%
+        // of the committer's samples in W async at batch 1.
         let schema = match &slot.schema {
             Some(s) => s.clone(),
-            None => self.store.schema_for(&r)?,
+            None => {
+                let s = self.store.schema_for(&r)?;
+                slot.schema = Some(s.clone());
+                s
+            }
         };
         let counters = slot.counters;
         // A redo after a map growth must expand again only if the schema moved.
@@ -80,6 +87,7 @@ impl TxRequest {
             let new_schema = Arc::new(new_schema);
             self.store.publish_schema(new_schema.clone());
             slot.schema = Some(new_schema.clone());
+            slot.schema_changed = true;
             schema_after = Some(new_schema);
         }
         // Moved, not cloned: the hot path pays no reference counting for this.

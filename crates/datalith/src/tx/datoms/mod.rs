@@ -548,12 +548,7 @@ impl<'a> DatomBuilder<'a> {
     /// Keeps composite tuple attributes (`:db/tupleAttrs`) equal to their components, for every
     /// entity whose components this transaction touched (Datomic maintains them the same way).
     pub fn update_composites(&mut self) -> Result<(), TxError> {
-        let composites: Vec<Arc<Attribute>> = self
-            .schema
-            .attributes()
-            .into_iter()
-            .filter(|a| a.tuple_attrs.is_some())
-            .collect();
+        let composites: Vec<Arc<Attribute>> = self.schema.composite_attributes().cloned().collect();
         if composites.is_empty() {
             return Ok(());
         }
