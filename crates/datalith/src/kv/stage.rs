@@ -40,6 +40,9 @@ struct StagedOp {
     /// The table's identity and kind, for an [`super::overlay::Overlay`] fed from a stage.
     table: u32,
     table_kind: TableKind,
+    /// A list table's op, or one of a table no writer reads: what the committer may hold
+    /// back from its overlay ([`Stage::for_each_kept_op_in`]).
+    deferrable: bool,
     /// For list adds and removes: the tally (see [`Stage::tallies`]) that counts the keys this
     /// op creates or empties; [`NO_TALLY`] for none.
     tally: u32,
@@ -117,6 +120,7 @@ impl Stage {
             db: table.db,
             table: table.id,
             table_kind: table.kind,
+            deferrable: table.kind == TableKind::List || table.unread_by_writers,
             tally,
             key_end,
             value_end: self.bytes.len(),
@@ -240,14 +244,15 @@ impl Stage {
         }
     }
 
-    /// The table id and key of each list-table op in `range`, in order.
-    pub(crate) fn list_keys_in(
+    /// The table id and key of each deferrable op (see [`Stage::for_each_kept_op_in`]) in
+    /// `range`, in order.
+    pub(crate) fn deferrable_keys_in(
         &self,
         range: std::ops::Range<usize>,
     ) -> impl Iterator<Item = (u32, &[u8])> + '_ {
         let range = range.start.min(self.ops.len())..range.end.min(self.ops.len());
         range
-            .filter(|&i| self.ops[i].table_kind == TableKind::List)
+            .filter(|&i| self.ops[i].deferrable)
             .map(|i| (self.ops[i].table, self.op_bytes(i).0))
     }
 
@@ -328,6 +333,48 @@ impl Stage {
         range: std::ops::Range<usize>,
         mut f: impl FnMut(OpKind, u32, TableKind, &'s [u8], &'s [u8]),
     ) {
+        self.for_each_staged_in(range, |op, key, value| {
+            f(op.kind, op.table, op.table_kind, key, value)
+        });
+    }
+
+    /// [`Stage::for_each_op_in`], holding back the deferrable ops when `defer` (those of list
+    /// tables and of tables no writer reads, `Table::unread_by_writers`): the committer adds
+    /// the others to its overlay and records the held-back ones' keys
+    /// ([`Stage::deferrable_keys_in`]). Returns whether it held any back.
+    pub(crate) fn for_each_kept_op_in<'s>(
+        &'s self,
+        range: std::ops::Range<usize>,
+        defer: bool,
+        mut f: impl FnMut(OpKind, u32, TableKind, &'s [u8], &'s [u8]),
+    ) -> bool {
+        let mut held = false;
+        self.for_each_staged_in(range, |op, key, value| match defer && op.deferrable {
+            true => held = true,
+            false => f(op.kind, op.table, op.table_kind, key, value),
+        });
+        held
+    }
+
+    /// [`Stage::for_each_op_in`] for the deferrable ops only (those
+    /// [`Stage::for_each_kept_op_in`] holds back).
+    pub(crate) fn for_each_deferrable_op_in<'s>(
+        &'s self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(OpKind, u32, TableKind, &'s [u8], &'s [u8]),
+    ) {
+        self.for_each_staged_in(range, |op, key, value| {
+            if op.deferrable {
+                f(op.kind, op.table, op.table_kind, key, value)
+            }
+        });
+    }
+
+    fn for_each_staged_in<'s>(
+        &'s self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(&StagedOp, &'s [u8], &'s [u8]),
+    ) {
         let range = range.start.min(self.ops.len())..range.end.min(self.ops.len());
         let mut start = match range.start {
             0 => 0,
@@ -337,7 +384,7 @@ impl Stage {
             let key = &self.bytes[start..op.key_end];
             let value = &self.bytes[op.key_end..op.value_end];
             start = op.value_end;
-            f(op.kind, op.table, op.table_kind, key, value);
+            f(op, key, value);
         }
     }
 
@@ -788,7 +835,7 @@ mod tests {
     }
 
     #[test]
-    fn list_keys_in_names_the_list_ops_of_the_range_in_order() {
+    fn deferrable_keys_in_names_the_list_ops_of_the_range_in_order() {
         let stage = staged();
         let cases: [(std::ops::Range<usize>, &[&[u8]]); 4] = [
             (0..5, &[b"k1", b"k0", b"k2"]),
@@ -797,9 +844,60 @@ mod tests {
             (4..99, &[b"k2"]),
         ];
         for (range, want) in cases {
-            let got: Vec<(u32, &[u8])> = stage.list_keys_in(range.clone()).collect();
+            let got: Vec<(u32, &[u8])> = stage.deferrable_keys_in(range.clone()).collect();
             let want: Vec<(u32, &[u8])> = want.iter().map(|k| (2, *k)).collect();
             assert_eq!(got, want, "range {range:?}");
+        }
+    }
+
+    /// Ops of a plain table (1), a list table (2) and a plain table no writer reads (3): which
+    /// ops `for_each_kept_op_in` passes on and whether it held any back, and which
+    /// `for_each_deferrable_op_in` and `deferrable_keys_in` name, for each range and `defer`.
+    #[test]
+    fn the_committer_holds_back_list_ops_and_those_of_tables_no_writer_reads() {
+        let plain = Table::for_test("p", 1, TableKind::Plain);
+        let list = Table::for_test("l", 2, TableKind::List);
+        let log = Table::for_test("g", 3, TableKind::Plain).unread_by_writers();
+        let mut stage = Stage::default();
+        stage.put(&plain, b"p0", b"1");
+        stage.list_add(&list, b"l0", b"a");
+        stage.put(&log, b"g0", b"entry");
+        stage.put(&plain, b"p1", b"2");
+        stage.delete(&log, b"g1");
+        type Case<'a> = (
+            std::ops::Range<usize>,
+            bool,
+            &'a [&'a [u8]],
+            bool,
+            &'a [&'a [u8]],
+        );
+        let cases: [Case; 5] = [
+            (
+                0..5,
+                false,
+                &[b"p0", b"l0", b"g0", b"p1", b"g1"],
+                false,
+                &[b"l0", b"g0", b"g1"],
+            ),
+            (0..5, true, &[b"p0", b"p1"], true, &[b"l0", b"g0", b"g1"]),
+            (3..4, true, &[b"p1"], false, &[]),
+            (2..3, true, &[], true, &[b"g0"]),
+            (4..99, false, &[b"g1"], false, &[b"g1"]),
+        ];
+        for (range, defer, kept, held, deferrable) in cases {
+            let mut got = Vec::new();
+            let was_held =
+                stage.for_each_kept_op_in(range.clone(), defer, |_, _, _, k, _| got.push(k));
+            assert_eq!(got, kept, "kept, {range:?} defer {defer}");
+            assert_eq!(was_held, held, "held, {range:?} defer {defer}");
+            let mut named = Vec::new();
+            stage.for_each_deferrable_op_in(range.clone(), |_, _, _, k, _| named.push(k));
+            assert_eq!(named, deferrable, "deferrable ops, {range:?}");
+            let keys: Vec<&[u8]> = stage
+                .deferrable_keys_in(range.clone())
+                .map(|(_, k)| k)
+                .collect();
+            assert_eq!(keys, deferrable, "deferrable keys, {range:?}");
         }
     }
 

@@ -36,6 +36,11 @@ pub struct Table {
     pub(crate) fixed: Option<u8>,
     /// Unique in the process (handles of one table share it): how an overlay names tables.
     pub(crate) id: u32,
+    /// No write request reads this table (an append-only log): the committer holds back its
+    /// unapplied writes as it does list-table writes (`committer::later::Working`). Set on
+    /// the handle that stages the writes; a read that meets one still gets it (the read
+    /// fails and the request runs again with the writes added), so it only saves work.
+    pub(crate) unread_by_writers: bool,
 }
 
 impl Table {
@@ -49,6 +54,7 @@ impl Table {
             db: super::lmdb::Dbi(id),
             fixed: None,
             id,
+            unread_by_writers: false,
         }
     }
 }
@@ -68,7 +74,14 @@ impl Table {
             db,
             fixed,
             id: next_table_id(),
+            unread_by_writers: false,
         }
+    }
+
+    /// This handle, marked as one whose table no write request reads (see the field).
+    pub(crate) fn unread_by_writers(mut self) -> Table {
+        self.unread_by_writers = true;
+        self
     }
 
     /// The table's name.

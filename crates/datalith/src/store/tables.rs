@@ -27,8 +27,10 @@ impl Tables {
             ave: env.fixed_list_table("ave", 8)?,
             giants: env.table("giants", TableKind::Plain)?,
             meta: env.table("store_meta", TableKind::Plain)?,
+            // Transactions write the log and never read it: the committer need not hold its
+            // unapplied entries in its overlay (`kv::Table::unread_by_writers`).
             tx_log: match env.table("tx_log", TableKind::Plain) {
-                Ok(t) => Some(t),
+                Ok(t) => Some(t.unread_by_writers()),
                 Err(KvError::NoSuchTable { .. }) => None,
                 Err(e) => return Err(e),
             },

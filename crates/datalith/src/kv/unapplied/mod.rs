@@ -51,7 +51,6 @@ use super::lmdb::PutFlags;
 use super::overlay::Overlay;
 use super::pending::Pending;
 use super::stage::{Mark, Stage};
-use super::table::TableKind;
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
     UNAPPLIED_BUSY_AGE, UNAPPLIED_HURRY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
@@ -377,12 +376,15 @@ impl Lazy {
                 match defer {
                     false => overlay.apply_stage(&g.stage),
                     true => {
-                        g.stage
-                            .for_each_op(|kind, id, table_kind, key, value| match table_kind {
-                                TableKind::List => {}
-                                TableKind::Plain => overlay.op(id, table_kind, kind, key, value),
-                            });
-                        bounds.note_keys(g.stage.list_keys_in(0..g.stage.len()));
+                        let all = 0..g.stage.len();
+                        g.stage.for_each_kept_op_in(
+                            all.clone(),
+                            true,
+                            |kind, id, table_kind, key, value| {
+                                overlay.op(id, table_kind, kind, key, value)
+                            },
+                        );
+                        bounds.note_keys(g.stage.deferrable_keys_in(all));
                     }
                 }
             }

@@ -491,6 +491,7 @@ fn open_table(txn: &RwTxn, meta: Dbi, name: &str, dir: &Path) -> Result<Table, R
         db,
         fixed,
         id: next_table_id(),
+        unread_by_writers: false,
     })
 }
 
