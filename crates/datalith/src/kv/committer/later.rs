@@ -404,10 +404,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn after_an_apply_the_committer_defers_the_refolded_writes_and_adds_them_when_read() {
-        // Groups 1..=3 published; the applier wrote group 1 and refolded 2 and 3 (deferring
-        // their list writes); group 4 came after the refold.
+    /// A deferring committer caught up after this: groups 1..=3 published (made by `group`),
+    /// the applier wrote group 1 and refolded 2 and 3, then `later` (if any) was published.
+    fn refolded(group: &dyn Fn(u64) -> Group, later: Option<Group>) -> Working {
         let lazy = Lazy::new(Duration::from_secs(3600), false);
         lazy.set_committer_defers(true);
         for seq in 1..=3 {
@@ -415,9 +414,18 @@ mod tests {
         }
         lazy.refold_after(1, 7);
         lazy.trim(1, 7);
-        lazy.publish(group(4));
+        if let Some(g) = later {
+            lazy.publish(g);
+        }
         let mut w = Working::default();
         w.catch_up(Some(&lazy.current()), &lazy, true);
+        w
+    }
+
+    #[test]
+    fn after_an_apply_the_committer_defers_the_refolded_writes_and_adds_them_when_read() {
+        // Group 4 came after the refold.
+        let mut w = refolded(&group, Some(group(4)));
         assert!(listed(&w).is_empty(), "every list write deferred");
         for seq in 2..=4 {
             let k = key(seq);
@@ -453,15 +461,7 @@ mod tests {
             stage.put(&log, &key(seq), b"entry");
             Group::new(seq, Arc::new(stage), Logged::for_test(seq, seq * 100, 100))
         };
-        let lazy = Lazy::new(Duration::from_secs(3600), false);
-        lazy.set_committer_defers(true);
-        for seq in 1..=3 {
-            lazy.publish(group(seq));
-        }
-        lazy.refold_after(1, 7);
-        lazy.trim(1, 7);
-        let mut w = Working::default();
-        w.catch_up(Some(&lazy.current()), &lazy, true);
+        let mut w = refolded(&group, None);
         let g4 = group(4);
         w.take(&g4.stage, 0);
         let all = |seqs: std::ops::RangeInclusive<u64>| -> Vec<Vec<u8>> {
