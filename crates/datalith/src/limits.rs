@@ -97,11 +97,14 @@ pub const LOG_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::fr
 /// ... or as soon as this many bytes of log were written since the last checkpoint.
 ///
 /// Measured and dropped (2026-11-29): checkpoints every 2 s or 96 MiB with a 256 MiB log, W
-/// sync at batch 1000, 3 alternating pairs: 413,862/409,786, 413,063/404,429, 408,795/416,824
-/// writes/s, disk bytes a run 702/811, 798/960, 866/774 MB. Fewer checkpoints do not write
-/// fewer bytes there: a run at batch 1000 on a new database writes ~915 MB, and its data file
-/// ends at 583 MB (372 MB of pages in use: AVE 168, EAV 118, the transaction log's table 86),
-/// so most pages reach the disk about once, as the file grows.
+/// sync at batch 1000 (both sides with the range-synced record write of `kv::wal`'s docs), 3
+/// alternating pairs: 413,862/409,786, 413,063/404,429, 408,795/416,824 writes/s, disk bytes a
+/// run 702/811, 798/960, 866/774 MB; and no checkpoint at all during a run at batch 1 (60 s,
+/// 48 MiB), 4 pairs summing to 15,927 (checkpoints as above) against 15,896 writes/s.
+/// Fewer checkpoints do not write fewer bytes there: a run at batch 1000 on a new database
+/// writes ~915 MB, and its data file ends at 583 MB (372 MB of pages in use: AVE 168, EAV
+/// 118, the transaction log's table 86), so most pages reach the disk about once, as the
+/// file grows.
 pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// With the log (`kv::unapplied`), logged groups wait at most this long before they are

@@ -52,15 +52,16 @@
 //! sync the direct write waited for the device and the sync then waited for the flush: 6
 //! alternating pairs at batch 1, means 4,430 (buffered) / 4,229 writes/s; at batch 10, 4
 //! pairs, 37,500 / 39,000 (noise). Measured and dropped again (2026-11-29, stop 47): the
-//! same whole-block direct writes made durable by `pwritev2(RWF_DSYNC)`, one call: a bare
-//! loop of 500-byte appends interleaved with buffered write + `fdatasync` was 8-10 us
-//! faster at p50 (200.3 / 208.3 and 157.5 / 167.7 us in two runs), W sync at batch 1, 8 alternating pairs, summed to
-//! 38,740 writes/s against 38,865 buffered. And the buffered write made durable by
-//! `pwritev2(RWF_DSYNC)`, which syncs only the written range (a whole-file `fdatasync` also
-//! waits for zeros the filler is sending to the disk): a bare loop cost the same (p50
-//! 195.8 / 193.6 us), W sync at batch 1000 was ahead in 5 of 7 pairs by the machine's
-//! noise, the log's write-and-sync did not get shorter (696 / 814, 632 / 649 us a group by
-//! `DATALITH_COMMIT_TIMING`), and at batch 1 it was behind in 4 of 6.
+//! same whole-block direct writes made durable by one `pwritev2(RWF_DSYNC)` call. A bare
+//! loop of 500-byte appends, interleaved with buffered write + `fdatasync`, was 8-10 us
+//! faster at p50 (direct / buffered 200.3 / 208.3 and 157.5 / 167.7 us, two runs), but W
+//! sync at batch 1, 8 alternating pairs, summed to 38,740 writes/s direct against 38,865
+//! buffered. And the buffered write made durable by `pwritev2(RWF_DSYNC)`, which syncs only
+//! the written range (a whole-file `fdatasync` also waits for zeros the filler is sending to
+//! the disk): in a bare loop it cost the same (p50 195.8 against 193.6 us); in W sync at
+//! batch 1000 it was ahead in 5 of 7 pairs by the machine's noise while the log's write and
+//! sync did not get shorter (`DATALITH_COMMIT_TIMING`, `fdatasync` / range sync: 696 / 814
+//! and 632 / 649 us a group), and at batch 1 it was behind in 4 of 6 pairs.
 //!
 //! # Checkpoints
 //!
