@@ -71,9 +71,10 @@
 //! us, 8 KiB and 30 us 172.7 / 221.2 us), but the work moved is small (W sync,
 //! `DATALITH_COMMIT_TIMING`: 7.2 us a group at batch 100, 70.6 at batch 1000) and the sync
 //! did not shorten (write and sync with / without the change: 250.9 / 255.0 us a group at
-//! batch 100, 689.5 / 634.9 at batch 1000): W sync, alternating pairs of 8 s, at batch 100 behind in 2 of 3 (272,997 /
-//! 242,204, 244,112 / 221,263, 243,832 / 262,436 writes/s, before / after), at batch 10
-//! behind in 2 of 3 (33,953 / 37,015, 37,022 / 36,029, 36,614 / 36,031).
+//! batch 100, 689.5 / 634.9 at batch 1000): W sync, alternating pairs of 8 s, at batch 100
+//! behind in 2 of 3 (272,997 / 242,204, 244,112 / 221,263, 243,832 / 262,436 writes/s,
+//! before / after), at batch 10 behind in 2 of 3 (33,953 / 37,015, 37,022 / 36,029, 36,614 /
+//! 36,031).
 //!
 //! # Checkpoints
 //!
