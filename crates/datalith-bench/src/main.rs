@@ -67,3 +67,18 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod doc_commands {
+    /// Every `datalith-bench` command the user documents show parses as the program does; a document
+    /// that names a subcommand or flag the program lost fails here.
+    #[test]
+    fn every_documented_command_parses() {
+        let failures = datalith_testdata::doc_commands::parse_failures::<super::Cli>(
+            env!("CARGO_MANIFEST_DIR"),
+            "datalith-bench",
+            10,
+        );
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}

@@ -293,3 +293,18 @@ fn main() {
     };
     std::process::exit(code);
 }
+
+#[cfg(test)]
+mod doc_commands {
+    /// Every `datalith` command the user documents show parses as the program does; a document
+    /// that names a subcommand or flag the program lost fails here.
+    #[test]
+    fn every_documented_command_parses() {
+        let failures = datalith_testdata::doc_commands::parse_failures::<super::Cli>(
+            env!("CARGO_MANIFEST_DIR"),
+            "datalith",
+            5,
+        );
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
