@@ -32,7 +32,7 @@ pub fn query(db: &Path, query: &str, inputs: &[String], format: Format) -> Resul
             read_one(&t).map_err(|e| CliError::read(&format!("input {} ({src})", i + 1), &e))
         })
         .collect::<Result<Vec<_>>>()?;
-    let database = open(db, false)?;
+    let database = crate::open::open_read_only(db)?;
     let snapshot = database.db()?;
     let cancel = AtomicBool::new(false);
     let out = exec::query(&snapshot, &form, &inputs, &cancel)?;
@@ -129,7 +129,7 @@ fn not_an_entity(message: String, form: &Edn) -> CliError {
 pub fn pull(db: &Path, pattern: &str, eid: &str, format: Format) -> Result<String> {
     let (source, text) = text_arg(pattern)?;
     read_one(&text).map_err(|e| CliError::read(&source, &e))?;
-    let database = open(db, false)?;
+    let database = crate::open::open_read_only(db)?;
     let snapshot = database.db()?;
     let r = snapshot.pull(&text, read_eid(eid)?)?;
     Ok(render(&r, &[], format))
@@ -177,7 +177,7 @@ pub fn import_file(
 
 /// `export DB [FILE]`.
 pub fn export(db: &Path, output: Option<&Path>) -> Result<()> {
-    let database = open(db, false)?;
+    let database = crate::open::open_read_only(db)?;
     let snapshot = database.db()?;
     let pb = crate::progress::spinner("datoms");
     let mut progress = |n: u64| pb.set_position(n);
@@ -201,7 +201,7 @@ pub fn export(db: &Path, output: Option<&Path>) -> Result<()> {
 
 /// `copy SRC DST`: a compacted copy.
 pub fn copy(src: &Path, dst: &Path) -> Result<String> {
-    let database = open(src, false)?;
+    let database = crate::open::open_read_only(src)?;
     if crate::open::exists(dst) {
         return Err(CliError::user(format!(
             "{} already holds a database; copy into a new directory",

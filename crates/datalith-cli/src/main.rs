@@ -222,7 +222,7 @@ fn run(cli: Cli) -> Result<i32> {
         }
         Command::Export { db, output } => commands::export(&db, output.as_deref()).map(|_| 0),
         Command::Stat { db } => {
-            let database = open::open(&db, false)?;
+            let database = open::open_read_only(&db)?;
             print(&info::stat_text(&database)?).map(|_| 0)
         }
         Command::Copy { src, dst } => print(&commands::copy(&src, &dst)?).map(|_| 0),

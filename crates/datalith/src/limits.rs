@@ -76,6 +76,21 @@ pub const MAX_BATCH_REQUESTS: usize = 4096;
 /// 1,640,027/1,651,854 against 1,933,634/1,768,357.
 pub const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 
+/// How often the applier looks for readers in other processes (LMDB's reader table) while
+/// groups wait: while there are any, it applies as in a hurry (`UNAPPLIED_HURRY_AGE`), since
+/// they read the waiting groups back from the log for every snapshot (`kv::wal::tail`).
+/// A look costs a walk of the lock file's reader slots (126), a few microseconds.
+pub const OTHER_READERS_LOOK: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// How long an open for writing waits for another process's hold on the log before it fails
+/// as busy (`EnvOptions::busy_timeout`): a few seconds, as SQLite's usual `busy_timeout`,
+/// long enough for a short-lived writer (a `datalith transact`) to finish, short enough that
+/// a second long-lived writer learns at once that it must share through a server.
+pub const WRITER_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How often a waiting open tries the log's lock again (`WRITER_BUSY_TIMEOUT`).
+pub const WRITER_BUSY_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Bytes of the write-ahead log file of a new `Durable` environment (`kv::wal`): preallocated,
 /// a ring. A group larger than half of it skips the log and is checkpointed directly.
 pub const LOG_FILE_BYTES: u64 = 64 * 1024 * 1024;

@@ -33,7 +33,17 @@ fn history_path() -> Option<PathBuf> {
 
 /// Runs the shell on the database at `path` (created if missing); returns the exit code.
 pub fn run(path: &Path) -> Result<i32> {
-    let db = crate::open::open(path, true)?;
+    let db = match crate::open::open(path, true) {
+        Ok(db) => db,
+        // Another process writes it (as `sqlite3` on a database an application holds, the
+        // shell still reads it): read-only, saying so.
+        Err(e) if e.category == datalith::error::DATABASE_BUSY => {
+            let db = crate::open::open_read_only(path)?;
+            eprintln!("note: {}; this shell opened it read-only", e.message);
+            db
+        }
+        Err(e) => return Err(e),
+    };
     let mut session = Session::new(db, path.to_path_buf());
     if !std::io::stdin().is_terminal() {
         let mut text = String::new();

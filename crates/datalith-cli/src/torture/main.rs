@@ -10,6 +10,10 @@
 //! It prints cycles, acknowledgements, lost writes and check failures, and exits 1 when
 //! anything was lost or a check failed.
 //!
+//! `datalith-torture share` runs one writer process and several reader processes on one
+//! database and checks that every snapshot of every reader holds every commit acknowledged
+//! before it began (`share.rs`).
+//!
 //! `datalith-torture verify DIR ACKLOG` runs the verification alone (used by the tests to
 //! show that a lost write is reported).
 //!
@@ -18,6 +22,7 @@
 //! which is fine.
 
 mod kill9;
+mod share;
 mod verify;
 mod writer;
 
@@ -28,7 +33,11 @@ const USAGE: &str = "usage:
   datalith-torture kill9 [--cycles N] [--dir DIR] [--datalith PATH] [--seed S]
                          [--max-delay-ms MS] [--cycles-per-database N]
   datalith-torture verify DIR ACKLOG
-  datalith-torture writer DIR ACKLOG CYCLE";
+  datalith-torture writer DIR ACKLOG CYCLE
+  datalith-torture share [--secs N] [--readers R] [--dir DIR] [--datalith PATH]
+  datalith-torture share-writer DIR ACK SECS
+  datalith-torture share-reader DIR ACK SECS
+  datalith-torture hold DIR";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -52,6 +61,20 @@ fn main() -> ExitCode {
             Ok(cycle) => writer::run(&PathBuf::from(&args[1]), &PathBuf::from(&args[2]), cycle),
             Err(_) => Err(format!("bad cycle number {}", args[3])),
         },
+        Some("hold") if args.len() == 2 => share::hold(&PathBuf::from(&args[1])),
+        Some("share") => share::Options::parse(&args[1..]).and_then(|o| share::run(&o)),
+        Some(mode @ ("share-writer" | "share-reader")) if args.len() == 4 => {
+            match args[3].parse() {
+                Ok(secs) => {
+                    let (dir, ack) = (PathBuf::from(&args[1]), PathBuf::from(&args[2]));
+                    match mode {
+                        "share-writer" => share::writer(&dir, &ack, secs),
+                        _ => share::reader(&dir, &ack, secs),
+                    }
+                }
+                Err(_) => Err(format!("bad seconds {}", args[3])),
+            }
+        }
         _ => Err(USAGE.to_string()),
     };
     match result {

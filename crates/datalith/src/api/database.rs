@@ -114,8 +114,17 @@ impl Database {
     /// Opens the existing database in directory `path` for reading only: nothing is created
     /// or written (see [`Environment::open_read_only`]); `options.schema` is not installed.
     /// Transactions fail.
+    ///
+    /// Another process may have the database open for writing meanwhile: every snapshot
+    /// (`db()`) includes every transaction that process acknowledged before the snapshot
+    /// began, read back from its write-ahead log when LMDB does not hold it yet.
     pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
-        let db = Self::on_env(Environment::open_read_only(path, options.env)?)?;
+        let mut env_options = options.env;
+        // The log's tail is read back as the writer wrote it: its records need the same
+        // derivation to yield their index writes.
+        env_options.log_derivation =
+            Some(std::sync::Arc::new(crate::tx::index_rebuild::IndexRebuild));
+        let db = Self::on_env(Environment::open_read_only(path, env_options)?)?;
         db.set_query_memory_limit(options.query_memory_limit);
         Ok(db)
     }

@@ -160,6 +160,10 @@ pub const NOT_A_DATABASE: Category =
 /// patience: retry once long-held database values are closed.
 pub const SNAPSHOT_BLOCKS_GROWTH: Category =
     environment(":datalith.error/snapshot-blocks-growth", Anomaly::Busy);
+/// Another process holds the database for writing (its log) and did not let it go within the
+/// busy timeout, as SQLite's `SQLITE_BUSY`: retry later, or share the database through one
+/// process (`datalith serve`); readers in any process are never refused.
+pub const DATABASE_BUSY: Category = environment(":datalith.error/busy", Anomaly::Busy);
 /// nil given as an attribute's value.
 pub const NIL_VALUE: Category = caller(":db.error/nil-value", Anomaly::Incorrect);
 /// `:db/cas` on a cardinality-many attribute.

@@ -97,6 +97,10 @@ pub struct EnvOptions {
     /// it fails with `KvError::SnapshotBlocksGrowth` (LMDB resizes only while no snapshot of
     /// the process is open).
     pub growth_patience: std::time::Duration,
+    /// `Durable` only: how long an open for writing waits while another process holds the
+    /// database for writing (its log) before it fails with `KvError::Busy` naming that
+    /// process, as SQLite's `busy_timeout`. Read-only opens never wait.
+    pub busy_timeout: std::time::Duration,
     /// Turn off OS read-ahead on the data file (`MDB_NORDAHEAD`): better for random access to a
     /// database larger than memory.
     pub no_read_ahead: bool,
@@ -154,6 +158,7 @@ impl Default for EnvOptions {
             durability: Durability::Durable,
             initial_map_bytes: 0,
             growth_patience: crate::limits::MAP_GROWTH_PATIENCE,
+            busy_timeout: crate::limits::WRITER_BUSY_TIMEOUT,
             no_read_ahead: false,
             verify: super::file::Verify::Catalog,
             log_file_bytes: crate::limits::LOG_FILE_BYTES,

@@ -195,6 +195,15 @@ pub enum KvError {
         /// The rule the records were written under.
         name: String,
     },
+    /// Another process holds the database for writing and kept it past the busy timeout
+    /// (`EnvOptions::busy_timeout`), or the log changed under every read of its tail.
+    #[error("{detail}")]
+    Busy {
+        /// What is busy, and for how long it was waited for.
+        detail: String,
+        /// The process holding the database for writing, when known.
+        holder: Option<u32>,
+    },
     /// An I/O error from the operating system.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -236,6 +245,7 @@ impl KvError {
             KvError::UnsupportedFormat { .. } | KvError::NeedsDerivation { .. } => {
                 error::UNSUPPORTED_FORMAT
             }
+            KvError::Busy { .. } => error::DATABASE_BUSY,
             KvError::Io(e) => error::io_category(e),
             KvError::Lmdb(_) => error::STORAGE,
         }
@@ -273,6 +283,9 @@ impl KvError {
                 text_field("path", &path.display().to_string()),
                 text_field("derivation", name),
             ],
+            KvError::Busy {
+                holder: Some(pid), ..
+            } => vec![n("pid", *pid as usize)],
             _ => Vec::new(),
         }
     }

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use super::env::EnvShared;
 use super::error::KvError;
 use super::gate::Ticket;
-use super::lmdb::{LmdbError, RoTxn};
+use super::lmdb::RoTxn;
 use super::overlay::Overlay;
 use super::unapplied::Unapplied;
 use super::view::View;
+use super::wal::{seq_of, Tail};
 
 /// A consistent, read-only snapshot of the environment. Many can be open at once, from any
 /// threads; none blocks or is blocked by the committer. Keep them short: LMDB cannot reuse
@@ -25,12 +26,42 @@ pub struct ReadTxn {
     shared: Arc<EnvShared>,
 }
 
-/// Pairs a fresh LMDB snapshot with the unapplied groups it lacks; begins again in the rare
-/// case that the applier moved on between the two looks.
+/// How many snapshots a read-only environment begins, each found older than the log's
+/// checkpoint, before it gives up (a snapshot begun after a checkpoint is never older than it,
+/// so more than one or two means the data file is behind its log: a writer died mid-recovery).
+const TAIL_SNAPSHOT_ATTEMPTS: usize = 16;
+
+/// Pairs a fresh LMDB snapshot with the unapplied groups it lacks: this process's own
+/// (`kv::unapplied`), beginning again in the rare case that the applier moved on between the
+/// two looks; or, in a read-only environment, those another process acknowledged, read back
+/// from the log's tail (`wal::tail`).
 fn with_unapplied(
     shared: &EnvShared,
     mut txn: RoTxn,
-) -> Result<(RoTxn, Option<Arc<Unapplied>>), LmdbError> {
+) -> Result<(RoTxn, Option<Arc<Unapplied>>), KvError> {
+    if let Some(tail) = &shared.tail {
+        for _ in 0..TAIL_SNAPSHOT_ATTEMPTS {
+            let applied = seq_of(&txn, shared.meta)?;
+            match tail.after(applied)? {
+                Tail::Groups(groups) if groups.is_empty() => return Ok((txn, None)),
+                Tail::Groups(groups) => {
+                    return Ok((txn, Some(Arc::new(Unapplied::read_back(&groups)))))
+                }
+                Tail::SnapshotTooOld => {
+                    drop(txn);
+                    txn = shared.env.read_txn()?;
+                }
+            }
+        }
+        return Err(KvError::Busy {
+            detail: format!(
+                "{}: the data file stays behind its log's checkpoint (a writer may be \
+                 recovering it); retry",
+                shared.path.display()
+            ),
+            holder: None,
+        });
+    }
     let Some(lazy) = &shared.lazy else {
         return Ok((txn, None));
     };
@@ -59,6 +90,7 @@ impl ReadTxn {
         match shared
             .env
             .read_txn()
+            .map_err(KvError::from)
             .and_then(|txn| with_unapplied(&shared, txn))
         {
             Ok((txn, unapplied)) => Ok(ReadTxn {
@@ -69,7 +101,7 @@ impl ReadTxn {
             }),
             Err(e) => {
                 shared.gate.leave(ticket);
-                Err(e.into())
+                Err(e)
             }
         }
     }
@@ -84,6 +116,7 @@ impl ReadTxn {
         match shared
             .env
             .read_txn()
+            .map_err(KvError::from)
             .and_then(|txn| with_unapplied(&shared, txn))
         {
             Ok((txn, unapplied)) => Some(ReadTxn {
@@ -129,6 +162,16 @@ impl ReadTxn {
     /// The unapplied groups this snapshot sees, oldest first.
     pub(crate) fn unapplied(&self) -> Option<&Arc<Unapplied>> {
         self.unapplied.as_ref()
+    }
+
+    /// The LMDB transaction under this snapshot.
+    pub(crate) fn raw_txn(&self) -> &RoTxn {
+        self.txn.as_ref().expect("txn lives until drop")
+    }
+
+    /// The sequence number of the newest unapplied group this snapshot sees, if any.
+    pub(crate) fn unapplied_last_seq(&self) -> Option<u64> {
+        self.unapplied.as_ref().and_then(|u| u.last_seq())
     }
 
     /// LMDB's id of the transaction this snapshot sees (grows with every commit).

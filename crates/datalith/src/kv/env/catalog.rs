@@ -63,6 +63,9 @@ impl Environment {
         if let Some(wal) = &shared.wal {
             wal.name_table(table.id, table.name.clone());
         }
+        if let Some(tail) = &shared.tail {
+            tail.name_table(&table);
+        }
         tables.insert(name.to_string(), table.clone());
         Ok(table)
     }

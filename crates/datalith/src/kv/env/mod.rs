@@ -26,6 +26,7 @@ use crate::limits;
 mod catalog;
 mod map;
 mod stats;
+mod writer;
 
 use catalog::check_or_init_meta;
 pub use catalog::FORMAT_VERSION;
@@ -73,6 +74,9 @@ pub(crate) struct EnvShared {
     /// Logged groups not yet written into LMDB (with the log, unless
     /// `EnvOptions::log_apply_later` is off).
     pub(crate) lazy: Option<super::unapplied::Lazy>,
+    /// Read-only environments: the groups another process acknowledged and LMDB does not hold
+    /// yet, read back from the log (`wal::tail`) for every snapshot.
+    pub(crate) tail: Option<super::wal::LogTail>,
 }
 
 impl EnvShared {
@@ -342,7 +346,9 @@ impl Environment {
         let wal_settings = options.wal_settings();
         // Before LMDB reads the data file: recovery's first step may roll its meta pages back.
         let prepared_log = match !read_only && options.durability.uses_log() {
-            true => Some(Wal::prepare(&path, existing, page_bytes, &wal_settings)?),
+            true => Some(writer::hold(options.busy_timeout, &path, || {
+                Wal::prepare(&path, existing, page_bytes, &wal_settings)
+            })?),
             false => None,
         };
         let mut verified = None;
@@ -432,6 +438,7 @@ impl Environment {
                 true => env.data_fd().ok().and_then(|fd| Flusher::start(fd).ok()),
                 false => None,
             };
+        let path_for_tail = path.clone();
         let shared = Arc::new(EnvShared {
             warmer,
             flusher,
@@ -464,6 +471,11 @@ impl Environment {
                 false => None,
             },
             wal,
+            // Every read-only open reads the log's tail, even when there is no log yet: a
+            // writer may create one while this environment is open.
+            tail: read_only.then(|| {
+                super::wal::LogTail::new(&path_for_tail, page_bytes, options.log_derivation.clone())
+            }),
         });
         if let Some(lazy) = &shared.lazy {
             lazy.start(&shared)?;
@@ -707,6 +719,11 @@ impl Environment {
             if let Some(lazy) = &shared.lazy {
                 lazy.apply_all(shared)?;
             }
+            // Read-only, another process's groups go there first too: wait until its applier
+            // has written every group acknowledged before the copy began.
+            if shared.tail.is_some() {
+                wait_for_applied(shared)?;
+            }
             // The umask may have narrowed the mode given at creation: set it exactly.
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
             // The copy reads through its own LMDB read transaction: hold a gate slot so the
@@ -724,6 +741,39 @@ impl Environment {
             let _ = std::fs::remove_file(&temp);
         }
         written
+    }
+}
+
+/// Waits, in a read-only environment, until LMDB holds every group another process had
+/// acknowledged when the wait began (that process's applier writes them within a second), so
+/// that a copy of LMDB's state misses none of them. A writer that stopped before applying
+/// them (it died; the next open for writing replays them) leaves them out of reach: `Busy`.
+fn wait_for_applied(shared: &Arc<EnvShared>) -> Result<(), KvError> {
+    let wanted = {
+        let txn = ReadTxn::begin(shared.clone())?;
+        let seq_in_lmdb = super::wal::seq_of(txn.raw_txn(), shared.meta)?;
+        txn.unapplied_last_seq().unwrap_or(seq_in_lmdb)
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let applied = super::wal::seq_of(&shared.env.read_txn()?, shared.meta)?;
+        if applied >= wanted {
+            return Ok(());
+        }
+        if started.elapsed() >= limits::WRITER_BUSY_TIMEOUT {
+            return Err(KvError::Busy {
+                detail: format!(
+                    "{}: the writer has not written log records {}..={wanted} into the data file \
+                     within {} ms; if no process has it open for writing, open it for writing \
+                     once (that replays them), then copy",
+                    shared.path.display(),
+                    applied + 1,
+                    limits::WRITER_BUSY_TIMEOUT.as_millis()
+                ),
+                holder: None,
+            });
+        }
+        std::thread::sleep(limits::WRITER_BUSY_POLL);
     }
 }
 

@@ -250,6 +250,50 @@ impl Env {
         self.inner.guard.get().is_some_and(MapGuard::shrunk)
     }
 
+    /// Whether another process has a reader slot in the lock file (it opened the environment
+    /// and read; the slot stays while it has it open). Slots of processes that died are
+    /// cleared first.
+    pub(crate) fn other_process_reads(&self) -> bool {
+        extern "C" fn each(msg: *const libc::c_char, ctx: *mut libc::c_void) -> libc::c_int {
+            // SAFETY: LMDB passes a NUL-terminated line and our `ctx`, a `*mut Found`.
+            let (line, found) =
+                unsafe { (std::ffi::CStr::from_ptr(msg), &mut *(ctx as *mut Found)) };
+            // "       pid     thread txnid": the first word of a slot's line is its pid
+            // (the header's first word is "pid", which does not parse).
+            let pid = line
+                .to_str()
+                .ok()
+                .and_then(|l| l.split_whitespace().next())
+                .and_then(|w| w.parse::<u32>().ok());
+            if pid.is_some_and(|p| p != found.own) {
+                found.other = true;
+            }
+            0
+        }
+        struct Found {
+            own: u32,
+            other: bool,
+        }
+        let mut found = Found {
+            own: std::process::id(),
+            other: false,
+        };
+        let mut dead = 0;
+        // SAFETY: open environment; `dead` is a valid out pointer. A failure leaves stale
+        // slots, which only make this answer "yes" for longer.
+        unsafe { ffi::mdb_reader_check(self.as_ptr(), &mut dead) };
+        // SAFETY: open environment; `each` matches `MDB_msg_func` and reads `ctx` as the
+        // `Found` it is, which outlives the call.
+        unsafe {
+            ffi::mdb_reader_list(
+                self.as_ptr(),
+                Some(each),
+                &mut found as *mut Found as *mut libc::c_void,
+            )
+        };
+        found.other
+    }
+
     /// Writes a compacted copy (`MDB_CP_COMPACT`) into the existing directory `dir`.
     pub(crate) fn copy_compacted(&self, file: &std::fs::File) -> Result<(), LmdbError> {
         use std::os::fd::AsRawFd;

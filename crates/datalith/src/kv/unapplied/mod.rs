@@ -53,8 +53,8 @@ use super::pending::Pending;
 use super::stage::{Mark, Stage};
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    UNAPPLIED_BUSY_AGE, UNAPPLIED_HURRY_OPS, UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS,
-    UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
+    OTHER_READERS_LOOK, UNAPPLIED_BUSY_AGE, UNAPPLIED_HURRY_OPS, UNAPPLIED_MAX_GROUPS,
+    UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
 };
 
 use signal::{due, hurried_due, Signal};
@@ -470,6 +470,7 @@ pub(crate) fn commit_stage(
 /// ops wait), the groups hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a
 /// reader asked.
 fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
+    let mut other_readers = OtherReaders::default();
     loop {
         let Some(env) = shared.upgrade() else { return };
         let Some(lazy) = env.lazy.as_ref() else {
@@ -484,13 +485,15 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             return;
         }
         let version = lazy.current();
+        let others = version.first_at.is_some() && other_readers.present(&env);
         let due = match version.first_at {
             None => Duration::from_secs(1),
             Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
             Some(_) if version.len >= UNAPPLIED_MAX_GROUPS => Duration::ZERO,
             Some(_) if signal.nudged.swap(false, Ordering::AcqRel) => Duration::ZERO,
-            Some(at) if signal.hurried() => hurried_due(version.ops, at.elapsed()),
-            Some(at) => due(version.ops, at.elapsed(), max_age, busy_age),
+            Some(at) if signal.hurried() || others => hurried_due(version.ops, at.elapsed()),
+            // Look again for readers in other processes before long.
+            Some(at) => due(version.ops, at.elapsed(), max_age, busy_age).min(OTHER_READERS_LOOK),
         };
         drop(version);
         if due.is_zero() {
@@ -515,6 +518,28 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             .unwrap_or_else(|p| p.into_inner());
         if state.stop {
             return;
+        }
+    }
+}
+
+/// Whether processes other than this one read the environment, looked up at most every
+/// `OTHER_READERS_LOOK`. They read the groups LMDB does not hold from the log (`wal::tail`),
+/// once per snapshot, so while they are there the applier keeps those groups few, as it does
+/// for this process's readers during a hurry.
+#[derive(Default)]
+struct OtherReaders {
+    looked: Option<(Instant, bool)>,
+}
+
+impl OtherReaders {
+    fn present(&mut self, shared: &EnvShared) -> bool {
+        match self.looked {
+            Some((at, present)) if at.elapsed() < OTHER_READERS_LOOK => present,
+            _ => {
+                let present = shared.env.other_process_reads();
+                self.looked = Some((Instant::now(), present));
+                present
+            }
         }
     }
 }

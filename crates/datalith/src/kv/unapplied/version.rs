@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::super::overlay::{touched, Overlay, OverlaySource, TableOverlay, Touched};
 use super::super::pending::{Hi, Lo};
 use super::super::stage::{OpKind, Stage};
-use super::super::wal::Logged;
+use super::super::wal::{Logged, TailGroup};
 use super::signal::Signal;
 use crate::limits::{UNAPPLIED_READER_OPS, UNAPPLIED_SCAN_OPS, UNAPPLIED_TOUCHED_MAX_OPS};
 
@@ -104,6 +104,17 @@ impl Unapplied {
         }
     }
 
+    /// The groups another process acknowledged and LMDB does not hold yet, read back from the
+    /// log (`wal::tail`) for a snapshot of a read-only environment. Nothing applies them here,
+    /// so nothing listens to its signal.
+    pub(crate) fn read_back(groups: &[Arc<TailGroup>]) -> Unapplied {
+        let groups = groups
+            .iter()
+            .map(|g| Arc::new(Group::new(g.seq, g.stage.clone(), Logged::read_back(g.seq))))
+            .collect();
+        Unapplied::fresh(groups, 0, Arc::new(Signal::default()))
+    }
+
     /// This version plus `group`, sharing its chain. Only the newest version is extended
     /// (under `Lazy::current`'s lock), so the chain's length is this version's.
     pub(super) fn extended(&self, group: Group) -> Unapplied {
@@ -128,6 +139,11 @@ impl Unapplied {
             listed: OnceLock::new(),
             signal: self.signal.clone(),
         }
+    }
+
+    /// The newest group's sequence number (`None`: no group).
+    pub(crate) fn last_seq(&self) -> Option<u64> {
+        self.last_seq
     }
 
     /// Staged ops of the groups.

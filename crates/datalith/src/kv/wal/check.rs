@@ -7,6 +7,12 @@ use super::super::error::KvError;
 use super::file::LogFile;
 use super::recovery;
 
+/// How many more looks a damage found in the log gets, to tell it from a record a live writer
+/// was writing (`check_log`).
+const LIVE_LOOKS: usize = 3;
+/// Between those looks: long enough for a writer to finish the record it was writing.
+const LIVE_LOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// What a directory's log holds beyond its checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -37,7 +43,24 @@ pub fn check_log(dir: &Path, page_bytes: usize) -> Result<Option<LogCheck>, KvEr
             damage: None,
         }));
     };
-    let (records, damage) = recovery::inspect(&log, &c)?;
+    let (mut records, mut damage) = recovery::inspect(&log, &c)?;
+    // A process writing the log meanwhile makes a record the scan met half written look
+    // damaged once it is whole for the search after it: damage counts only if a second look
+    // stops at the same record (damage on disk stays where it is; the writer moves on).
+    for _ in 0..LIVE_LOOKS {
+        let Some(first) = &damage else { break };
+        std::thread::sleep(LIVE_LOOK_PAUSE);
+        let Some(log) = LogFile::open_to_read(dir, page_bytes)? else {
+            return Ok(None);
+        };
+        let Some(c) = log.checkpoint() else { break };
+        let (again_records, again) = recovery::inspect(&log, &c)?;
+        let confirmed = again.as_ref().is_some_and(|d| d.seq == first.seq);
+        (records, damage) = (again_records, again);
+        if confirmed {
+            break;
+        }
+    }
     Ok(Some(LogCheck {
         records_after_checkpoint: records,
         damage: damage.map(|d| d.detail),

@@ -112,6 +112,17 @@ impl Logged {
         Logged { bytes, ..*self }
     }
 
+    /// A record read back from the log by another process (`wal::tail`), which never applies
+    /// or checkpoints it.
+    pub(crate) fn read_back(seq: u64) -> Logged {
+        Logged {
+            seq,
+            end: 0,
+            bytes: 0,
+            direct: false,
+        }
+    }
+
     /// A record of `bytes` ending at `end`, for tests of what holds groups.
     #[cfg(test)]
     pub(crate) fn for_test(seq: u64, end: u64, bytes: u64) -> Logged {

@@ -15,6 +15,8 @@
 //! - `recovery`: rolling the data file back to the checkpoint and replaying the log.
 //! - `check`: a read-only look at a log (what the next open would replay, damage inside).
 //! - `survivor`: telling the log's end from damage inside it (a whole record past the stop).
+//! - `tail`: the groups a writer acknowledged but LMDB does not hold yet, read back from the
+//!   log by a read-only process, so that its snapshots see every acknowledged commit.
 //!
 //! # The write path (one commit group)
 //!
@@ -137,12 +139,15 @@ mod frame;
 mod recovery;
 mod slot;
 mod survivor;
+mod tail;
 
 pub use body::{LoggedOp, LoggedOpKind};
 pub use check::{check_log, LogCheck};
 pub(crate) use checkpoint::{Logged, Wal, WalSettings};
 pub use derive::{Derivation, DerivedOp};
 pub use file::LOG_FILE;
+pub(crate) use recovery::seq_of;
+pub(crate) use tail::{LogTail, Tail, TailGroup};
 
 /// The key in the meta table holding the last log sequence number the LMDB state holds.
 pub(crate) const LOG_SEQ_KEY: &[u8] = b"log_seq";

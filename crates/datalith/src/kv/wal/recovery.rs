@@ -63,6 +63,8 @@ pub(crate) fn restore_meta_pages(data: &Path, c: &Checkpoint) -> Result<(), KvEr
 
 /// A log damaged inside (`survivor`): why, and whether accepting the loss opens it.
 pub(crate) struct Damage {
+    /// The record where the records stop, a whole one following.
+    pub(crate) seq: u64,
     pub(crate) detail: String,
     /// Only one record is missing before a whole one: replay may stop before it.
     pub(crate) acceptable: bool,
@@ -79,6 +81,7 @@ pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Dama
         // checkpoint's pages may have been reused since). Rolling the data file back to it
         // could read pages that hold something else now: refused even when damage is accepted.
         true => Damage {
+            seq: next,
             detail: format!(
                 "log records {next} to {} are missing or damaged where the checkpoint in use \
                  (byte {end}) says they follow it, yet record {} at byte {} is whole: the log is \
@@ -91,6 +94,7 @@ pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Dama
             acceptable: false,
         },
         false => Damage {
+            seq: next,
             detail: format!(
                 "log record {next} at byte {end} is damaged, yet record {} at byte {} after it \
                  is whole: the transactions from {next} on were acknowledged and would be lost; \
@@ -124,12 +128,15 @@ pub(crate) fn refuse_damage(
 
 /// The last log sequence number the LMDB state holds (0 for none yet).
 pub(crate) fn applied_seq(env: &Env, meta: Dbi) -> Result<u64, KvError> {
-    let txn = env.read_txn()?;
-    let seq = txn
+    Ok(seq_of(&env.read_txn()?, meta)?)
+}
+
+/// The last log sequence number the state `txn` reads holds (0 for none yet).
+pub(crate) fn seq_of(txn: &RoTxn, meta: Dbi) -> Result<u64, LmdbError> {
+    Ok(txn
         .get(meta, LOG_SEQ_KEY)?
         .and_then(|v| <[u8; 8]>::try_from(v).ok())
-        .map_or(0, u64::from_be_bytes);
-    Ok(seq)
+        .map_or(0, u64::from_be_bytes))
 }
 
 /// What replay leaves for the caller.
@@ -279,14 +286,30 @@ impl Replayer<'_> {
         let mut stage = Stage::default();
         let from = stage.mark();
         let staged = records.iter().try_for_each(|record| {
-            let tables = Tables {
+            let mut tables = Tables {
                 txn: &txn,
                 meta: self.meta,
                 open: &mut self.tables,
                 opened: &mut opened,
                 dir: self.dir,
+                lmdb_failure: None,
             };
-            stage_record(record, self.derivation, tables, &mut stage)
+            let staged = stage_record(
+                record.seq,
+                record.kind,
+                &record.bytes,
+                self.derivation,
+                &mut tables,
+                self.dir,
+                &mut stage,
+            );
+            match (staged, tables.lmdb_failure) {
+                (Ok(()), _) => Ok(()),
+                // A table LMDB could not open (a full map among them) is LMDB's failure, so
+                // that the batch is retried the way any LMDB failure is.
+                (Err(_), Some(e)) => Err(Replay::Lmdb(e)),
+                (Err(e), None) => Err(Replay::Kv(e)),
+            }
         });
         let written = staged.and_then(|()| {
             stage.apply(from, &mut txn)?;
@@ -344,6 +367,14 @@ impl Replayer<'_> {
     }
 }
 
+/// Where the tables a record names come from: replay opens them in its write transaction, a
+/// reader of the log's tail (`wal::tail`) from its environment's catalog.
+pub(crate) trait RecordTables {
+    /// The table named `name`; `None` when its writes do not matter to the reader (a reader
+    /// of the tail skips tables its process never opened); an error names why it cannot be had.
+    fn table(&mut self, name: &str) -> Result<Option<&Table>, KvError>;
+}
+
 /// The tables records write to, opened on first use in the batch's transaction.
 struct Tables<'t> {
     txn: &'t RwTxn,
@@ -352,38 +383,46 @@ struct Tables<'t> {
     /// The tables this transaction opened (their handles close if it aborts).
     opened: &'t mut Vec<String>,
     dir: &'t Path,
+    /// Why the last `table` failed inside LMDB (kept so a full map is told from damage).
+    lmdb_failure: Option<LmdbError>,
 }
 
-impl Tables<'_> {
-    fn get(&mut self, name: &str) -> Result<&Table, Replay> {
+impl RecordTables for Tables<'_> {
+    fn table(&mut self, name: &str) -> Result<Option<&Table>, KvError> {
         if !self.open.contains_key(name) {
-            let table = open_table(self.txn, self.meta, name, self.dir)?;
+            let table = match open_table(self.txn, self.meta, name, self.dir) {
+                Ok(t) => t,
+                Err(Replay::Kv(e)) => return Err(e),
+                Err(Replay::Lmdb(e)) => {
+                    self.lmdb_failure = Some(e);
+                    return Err(KvError::from(e));
+                }
+            };
             self.open.insert(name.to_string(), table);
             self.opened.push(name.to_string());
         }
-        Ok(&self.open[name])
+        Ok(Some(&self.open[name]))
     }
 }
 
-/// Stages `record`'s writes (and, for a derived record, the writes its derivation rebuilds)
-/// into `stage`.
-fn stage_record(
-    record: &Owned,
+/// Stages the writes of record `seq` (of `kind`, body `bytes`; for a derived record, also the
+/// writes its derivation rebuilds) into `stage`. `dir` names the log in errors.
+pub(crate) fn stage_record(
+    seq: u64,
+    kind: Kind,
+    bytes: &[u8],
     derivation: Option<&dyn Derivation>,
-    mut tables: Tables<'_>,
+    tables: &mut dyn RecordTables,
+    dir: &Path,
     stage: &mut Stage,
-) -> Result<(), Replay> {
-    let dir = tables.dir;
-    let seq = record.seq;
-    let corrupt = |detail: String| {
-        Replay::Kv(KvError::Corrupt {
-            path: dir.join(super::LOG_FILE),
-            detail,
-        })
+) -> Result<(), KvError> {
+    let corrupt = |detail: String| KvError::Corrupt {
+        path: dir.join(super::LOG_FILE),
+        detail,
     };
-    let (derivation, bytes) = match record.kind {
+    let (derivation, bytes) = match kind {
         Kind::Derived => {
-            let (name, rest) = derived_name(&record.bytes).ok_or_else(|| {
+            let (name, rest) = derived_name(bytes).ok_or_else(|| {
                 corrupt(format!(
                     "log record {seq} passed its checksum but has no derivation name"
                 ))
@@ -391,14 +430,14 @@ fn stage_record(
             match derivation {
                 Some(d) if d.name() == name => (Some(d), rest),
                 _ => {
-                    return Err(Replay::Kv(KvError::NeedsDerivation {
+                    return Err(KvError::NeedsDerivation {
                         path: dir.join(super::LOG_FILE),
                         name: name.to_string(),
-                    }))
+                    })
                 }
             }
         }
-        _ => (None, &record.bytes[..]),
+        _ => (None, bytes),
     };
     let ops = body::decode(bytes).ok_or_else(|| {
         corrupt(format!(
@@ -408,12 +447,13 @@ fn stage_record(
     let mut derived_tables = Vec::new();
     if let Some(d) = derivation {
         for name in d.tables() {
-            derived_tables.push(tables.get(name)?.clone());
+            derived_tables.push(tables.table(name)?.cloned());
         }
     }
     for op in &ops {
-        let table = tables.get(op.table)?;
-        stage_op(stage, table, op.kind, op.key, op.value, op.tally);
+        if let Some(table) = tables.table(op.table)? {
+            stage_op(stage, table, op.kind, op.key, op.value, op.tally);
+        }
         let Some(d) = derivation.filter(|d| op.table == d.source() && op.kind == LoggedOpKind::Put)
         else {
             continue;
@@ -423,7 +463,8 @@ fn stage_record(
             op.key,
             op.value,
             &mut |derived| match derived_tables.get(derived.table) {
-                Some(t) => stage_op(
+                Some(None) => {}
+                Some(Some(t)) => stage_op(
                     stage,
                     t,
                     derived.kind,
