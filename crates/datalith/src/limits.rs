@@ -66,9 +66,10 @@ pub const MAX_BATCH_REQUESTS: usize = 4096;
 
 /// ... and at most this many bytes by the requests' size hints, so a burst of large requests
 /// does not build a transaction whose dirty pages exceed memory, and, in `Durable` mode, so a
-/// group stays well inside the log: one whose hints reach a quarter of the log
-/// (`LOG_FILE_BYTES`) takes the old path, a whole LMDB commit, and one whose writes pass half of
-/// it skips the log for a checkpoint of the data file. W async at batch 1000 (1000 calls of
+/// group stays well inside the log: one whose hints reach a quarter of the log grown to its
+/// largest (`LOG_FILE_BYTES`) takes the old path, a whole LMDB commit, and one whose writes
+/// pass half of it skips the log for a checkpoint of the data file (a smaller log grows for
+/// the group first). W async at batch 1000 (1000 calls of
 /// 1000 entities in flight), 2 alternating 12 s runs: 217,169/186,791 writes/s with 16 MiB
 /// (groups of up to 131 calls, 7 of 13 too large for the log), 371,451/455,362 with 8 MiB,
 /// 404,219/411,766 with 4 MiB (commit p50 2.0-2.6 s -> 0.8-1.0 s); at batch 100 within the
@@ -76,9 +77,20 @@ pub const MAX_BATCH_REQUESTS: usize = 4096;
 /// 1,640,027/1,651,854 against 1,933,634/1,768,357.
 pub const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 
-/// Bytes of the write-ahead log file of a new `Durable` environment (`kv::wal`): preallocated,
-/// a ring. A group larger than half of it skips the log and is checkpointed directly.
+/// Bytes the write-ahead log file of a `Durable` environment (`kv::wal`), a ring, grows to
+/// (`EnvOptions::log_file_bytes`). A group larger than half of it skips the log and is
+/// checkpointed directly. Big enough that a checkpoint every `LOG_CHECKPOINT_BYTES` leaves
+/// the ring room for the records written while the data file syncs; logs made before the
+/// log could grow have this length from the start.
 pub const LOG_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Bytes of the log file a new `Durable` environment gets (`EnvOptions::log_initial_bytes`):
+/// an empty database (data file ~60 KB, lock file ~270 KB) then takes ~600 KB on disk, where
+/// a log created at `LOG_FILE_BYTES` made it 65 MB. The log doubles, up to
+/// `LOG_FILE_BYTES`, when records would otherwise wait for a checkpoint (`kv::wal::file`), so
+/// a busy database reaches the full ring within its first seconds (eight doublings), each
+/// costing one preallocation and one sync of the log.
+pub const LOG_INITIAL_BYTES: u64 = 256 * 1024;
 
 /// The checkpointer syncs LMDB's data file at least this often while commits arrive.
 ///

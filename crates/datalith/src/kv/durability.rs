@@ -103,9 +103,13 @@ pub struct EnvOptions {
     /// How much of an existing data file is validated (with plain reads) before LMDB reads
     /// it: the catalog of tables (default, a few pages) or every page.
     pub verify: super::file::Verify,
-    /// `Durable` only: the length of the write-ahead log file a new environment gets
-    /// (preallocated; records wrap around in it).
+    /// `Durable` only: the length the write-ahead log file grows to (records wrap around in
+    /// it); a log made longer before keeps its length.
     pub log_file_bytes: u64,
+    /// `Durable` only: the length of the log file a new environment gets (preallocated); it
+    /// grows, doubling, up to `log_file_bytes` when records would otherwise wait for a
+    /// checkpoint to free room (`kv::wal::file`).
+    pub log_initial_bytes: u64,
     /// `Durable` only: the checkpointer syncs the data file at least this often while commits
     /// arrive (a longer interval means fewer syncs and more log to replay after a crash).
     ///
@@ -157,6 +161,7 @@ impl Default for EnvOptions {
             no_read_ahead: false,
             verify: super::file::Verify::Catalog,
             log_file_bytes: crate::limits::LOG_FILE_BYTES,
+            log_initial_bytes: crate::limits::LOG_INITIAL_BYTES,
             log_checkpoint_interval: crate::limits::LOG_CHECKPOINT_INTERVAL,
             log_checkpoint_bytes: crate::limits::LOG_CHECKPOINT_BYTES,
             log_apply_later: true,
@@ -172,7 +177,8 @@ impl Default for EnvOptions {
 impl EnvOptions {
     pub(crate) fn wal_settings(&self) -> super::wal::WalSettings {
         super::wal::WalSettings {
-            file_bytes: self.log_file_bytes,
+            initial_bytes: self.log_initial_bytes,
+            max_bytes: self.log_file_bytes,
             interval: self.log_checkpoint_interval,
             trigger_bytes: self.log_checkpoint_bytes.max(1),
             guard_pages: self.log_guard_pages,

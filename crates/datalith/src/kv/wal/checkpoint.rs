@@ -21,7 +21,7 @@ use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
 use super::super::stage::Stage;
 use super::derive::{self, Derivation, DerivedIds};
 use super::failure::Failure;
-use super::file::{wrap_marker, LogFile, Ring};
+use super::file::{wrap_marker, LogFile, Placement, Ring};
 use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
@@ -31,7 +31,9 @@ use super::{body, recovery};
 #[derive(Debug, Clone)]
 pub(crate) struct WalSettings {
     /// Bytes of the log file created for a new environment.
-    pub(crate) file_bytes: u64,
+    pub(crate) initial_bytes: u64,
+    /// The log grows up to this many bytes (a longer existing log keeps its length).
+    pub(crate) max_bytes: u64,
     /// The checkpointer runs at least this often while there is something to checkpoint.
     pub(crate) interval: Duration,
     /// ... and as soon as this many log bytes were written since the last checkpoint.
@@ -42,6 +44,13 @@ pub(crate) struct WalSettings {
     pub(crate) derivation: Option<Arc<dyn Derivation>>,
     /// Replay stops at a damaged record even when whole ones follow (`survivor`).
     pub(crate) accept_damage: bool,
+}
+
+impl WalSettings {
+    /// Bytes of a new log: the initial length, unless the log may not grow that large.
+    fn initial(&self) -> u64 {
+        self.initial_bytes.min(self.max_bytes)
+    }
 }
 
 /// The committed state as of the last LMDB commit.
@@ -182,7 +191,7 @@ impl Wal {
             let _ = std::fs::remove_file(dir.join(super::LOG_FILE));
         }
         let log = match data_exists {
-            true => LogFile::open(dir, page_bytes, settings.file_bytes, false)?,
+            true => LogFile::open(dir, page_bytes, settings.initial_bytes, false)?,
             false => None,
         };
         let checkpoint = log.as_ref().and_then(LogFile::checkpoint);
@@ -224,7 +233,7 @@ impl Wal {
         } = prepared;
         let log = match log {
             Some(log) => log,
-            None => LogFile::open(dir, page_bytes, settings.file_bytes, true)?
+            None => LogFile::open(dir, page_bytes, settings.initial(), true)?
                 .ok_or_else(|| std::io::Error::other("the log file could not be created"))?,
         };
         let (end, next_seq, generation, replay_guard) = match &checkpoint {
@@ -262,6 +271,7 @@ impl Wal {
             ring: Mutex::new(Ring {
                 pos: end,
                 keep_from: end,
+                starved: false,
             }),
             ckpt: Mutex::new(CheckpointState {
                 generation,
@@ -304,10 +314,40 @@ impl Wal {
         names.by_id.insert(id, name);
     }
 
-    /// The largest record the ring takes (half of it: it then always fits once a checkpoint
-    /// has emptied the ring); larger groups are checkpointed instead.
+    /// The largest record the ring takes (half of it once grown to its largest: it then
+    /// always fits once a checkpoint has emptied the ring and the file has grown for it);
+    /// larger groups are checkpointed instead. Measured against the largest length, not the
+    /// current one, so that a young, small log grows for a large group instead of sending it
+    /// (and every one like it) down the slower paths.
     pub(crate) fn largest_record(&self) -> u64 {
-        (self.log.capacity - self.log.area_start) / 2
+        (self.most() - self.log.area_start) / 2
+    }
+
+    /// The length the log may grow to (an existing log longer than the setting keeps its
+    /// length).
+    fn most(&self) -> u64 {
+        self.settings.max_bytes.max(self.log.capacity())
+    }
+
+    /// Where a record of `len` bytes goes, growing the file first when the ring says so
+    /// (`Ring::place`). A growth that fails (a full disk) leaves the log as it was: the
+    /// record then wraps or waits for a checkpoint, as in a log that cannot grow.
+    fn place(&self, len: u64) -> Result<Option<Placement>, KvError> {
+        let placed = {
+            let ring = lock(&self.ring);
+            ring.place(len, self.log.capacity(), self.log.area_start, self.most())
+        };
+        let Some(to) = placed.and_then(|p| p.grow_to) else {
+            return Ok(placed);
+        };
+        let capacity = self.log.capacity();
+        if self.log.grow(to).is_ok() {
+            self.fill.grew(to);
+            lock(&self.ring).starved = false;
+            return Ok(placed);
+        }
+        let ring = lock(&self.ring);
+        Ok(ring.place(len, capacity, self.log.area_start, capacity))
     }
 
     /// The sequence number the next group gets (the committer writes it into LMDB).
@@ -326,11 +366,11 @@ impl Wal {
             bytes: 0,
             direct: true,
         };
-        // A record may take up to half the ring: it then always fits once a checkpoint has
-        // emptied the ring. Larger groups (bulk loads) are checkpointed instead.
-        let most = (self.log.capacity - self.log.area_start) / 2;
+        // A record may take up to half the ring grown to its largest: it then always fits
+        // once a checkpoint has emptied the ring and the file has grown for it. Larger groups
+        // (bulk loads) are checkpointed instead.
         let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
-        if estimate as u64 > most {
+        if estimate as u64 > self.largest_record() {
             return Ok(direct());
         }
         let started = timing::start();
@@ -361,14 +401,14 @@ impl Wal {
         frame::seal(buf, kind, seq);
         timing::add(Step::LogEncode, started);
         let len = buf.len() as u64;
-        let placed = lock(&self.ring).place(len, &self.log);
-        let placement = match placed {
+        let placement = match self.place(len)? {
             Some(p) => p,
             None => {
-                // The ring is full up to the durable checkpoint: move it.
+                // The ring is full up to the durable checkpoint: move it, and grow the file at
+                // the next chance.
+                lock(&self.ring).starved = true;
                 self.checkpoint(env)?;
-                let placed = lock(&self.ring).place(len, &self.log);
-                match placed {
+                match self.place(len)? {
                     Some(p) => p,
                     None => return Ok(direct()),
                 }
