@@ -7,7 +7,8 @@
 //! closing, and after a compacting copy).
 //!
 //! `cargo run --release --example churn` (`DIR=path` keeps the database there; `TXLOG=1`
-//! keeps the transaction log).
+//! keeps the transaction log; `APPLY_MS=0` writes each group into LMDB at once, as many LMDB
+//! commits as transactions, each copying the pages it touches: the worst case for the file).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -49,6 +50,11 @@ fn main() {
     let dir = std::env::var("DIR").map_or_else(|_| temp.path().to_path_buf(), Into::into);
     let mut options = DbOptions::with_durability(Durability::Durable);
     options.skip_tx_log = var("TXLOG", 0) == 0;
+    if let Ok(ms) = std::env::var("APPLY_MS") {
+        options.env.log_apply_delay =
+            std::time::Duration::from_millis(ms.parse().expect("APPLY_MS: milliseconds"));
+    }
+    let apply_delay = options.env.log_apply_delay;
     let db = Database::open(&dir, options).unwrap();
     let schema = "[{:db/ident :e/id :db/valueType :db.type/long :db/unique :db.unique/identity :db/cardinality :db.cardinality/one}
                    {:db/ident :e/v :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]";
@@ -67,8 +73,9 @@ fn main() {
         db.transact(data).unwrap();
     }
     println!(
-        "{entities} entities, {updates} updates, batch {batch}, {inflight} in flight, tx log {}",
-        !options_skip(&db)
+        "{entities} entities, {updates} updates, batch {batch}, {inflight} in flight, tx log {}, apply delay {:?}",
+        !options_skip(&db),
+        apply_delay
     );
     println!("loaded: {}", sizes(&dir));
     let started = Instant::now();

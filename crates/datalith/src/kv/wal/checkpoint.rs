@@ -18,6 +18,7 @@ use std::time::Duration;
 use super::super::commit_timing::{self as timing, Step};
 use super::super::error::KvError;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
+use super::super::space;
 use super::super::stage::Stage;
 use super::derive::{self, Derivation, DerivedIds};
 use super::failure::Failure;
@@ -26,6 +27,7 @@ use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
 use super::{body, recovery};
+use crate::limits::{LOG_CHECKPOINT_DATA_BYTES, LOG_CHECKPOINT_DATA_SHARE};
 
 /// How the log is run (from `EnvOptions`).
 #[derive(Debug, Clone)]
@@ -79,6 +81,15 @@ struct Trigger {
     checkpointed: u64,
     /// The write position came close to the end of the written part of the log.
     fill: bool,
+    /// LMDB's last used page when the last checkpoint began.
+    pages_checkpointed: u64,
+    /// Pages freed by the LMDB commits after the last checkpoint's snapshot, counted on LMDB's
+    /// free list through transaction `scanned`: the page-reuse guard keeps them from reuse
+    /// until the next checkpoint, so every page those commits wrote was a fresh one.
+    freed: u64,
+    scanned: u64,
+    /// `freed` passed its bound (`pinned_past`): a checkpoint is due.
+    pinned: bool,
     stop: bool,
 }
 
@@ -91,6 +102,18 @@ impl Trigger {
     /// batch 1000: ~2 s of one core in a 3 s run).
     fn due(&self, threshold: u64) -> bool {
         self.applied - self.checkpointed >= threshold
+    }
+
+    /// Whether the pages freed since the last checkpoint (so written fresh) are enough for the
+    /// next checkpoint to come early: more than `floor_pages`, or a
+    /// `LOG_CHECKPOINT_DATA_SHARE` of the file as it was then, whichever is more
+    /// (`limits::LOG_CHECKPOINT_DATA_BYTES`). Not the file's growth: a window of commits first
+    /// reuses the pages the last checkpoint freed, and then grows the file, so the growth
+    /// alone let each window be longer than the last (measured: the file grew by the bound at
+    /// every checkpoint, without end).
+    fn pinned_past(&self, floor_pages: u64) -> bool {
+        let allowed = floor_pages.max(self.pages_checkpointed / LOG_CHECKPOINT_DATA_SHARE);
+        self.freed > allowed
     }
 }
 
@@ -466,8 +489,22 @@ impl Wal {
         if logged.direct {
             return self.checkpoint(env);
         }
+        let page = (self.meta_bytes / 2).max(1) as u64;
         let mut t = lock(&self.trigger);
         t.applied += logged.bytes;
+        if !t.pinned {
+            // The free list's entries of the commits since the last look (usually one, this
+            // commit's): a read snapshot and a seek, a few microseconds. A failure only
+            // leaves the count behind until the next commit.
+            if let Ok((pages, last)) = space::freed_after(env, t.scanned) {
+                t.freed += pages;
+                t.scanned = last;
+            }
+            if t.pinned_past(LOG_CHECKPOINT_DATA_BYTES / page) {
+                t.pinned = true;
+                self.wake.notify_one();
+            }
+        }
         if t.due(self.settings.trigger_bytes) {
             self.wake.notify_one();
         }
@@ -501,12 +538,13 @@ impl Wal {
             return Err(refused);
         }
         let covered = lock(&self.trigger).applied;
-        let (applied, reader, meta) = {
+        let (applied, reader, meta, pages) = {
             let applied = lock(&self.applied);
             let reader = env.read_txn()?;
+            let pages = env.info().last_page_number as u64;
             let mut meta = vec![0; self.meta_bytes];
             self.data.read_exact_at(&mut meta, 0)?;
-            (*applied, reader, meta)
+            (*applied, reader, meta, pages)
         };
         let txnid = reader.id() as u64;
         if (applied.seq, txnid) != (st.seq, st.txnid) {
@@ -525,7 +563,15 @@ impl Wal {
             lock(&self.ring).keep_from = applied.end;
         }
         // Also when nothing changed: what was counted by then is held by an earlier checkpoint.
-        lock(&self.trigger).checkpointed = covered;
+        {
+            let mut t = lock(&self.trigger);
+            t.checkpointed = covered;
+            // Pages freed after this snapshot are the ones the next checkpoint lets LMDB reuse.
+            t.pages_checkpointed = pages;
+            t.freed = 0;
+            t.scanned = txnid;
+            t.pinned = false;
+        }
         // The new guard replaces the old only once its snapshot is durable.
         if hold || st.reader.is_some() {
             st.reader = hold.then_some(reader);
@@ -598,14 +644,15 @@ impl Wal {
                 let (mut t, _) = self
                     .wake
                     .wait_timeout_while(t, wait, |t| {
-                        !t.stop && !t.fill && !t.due(self.settings.trigger_bytes)
+                        !t.stop && !t.fill && !t.pinned && !t.due(self.settings.trigger_bytes)
                     })
                     .unwrap_or_else(|p| p.into_inner());
                 if t.stop {
                     return;
                 }
-                let checkpoint =
-                    t.due(self.settings.trigger_bytes) || std::time::Instant::now() >= due;
+                let checkpoint = t.pinned
+                    || t.due(self.settings.trigger_bytes)
+                    || std::time::Instant::now() >= due;
                 (std::mem::take(&mut t.fill), checkpoint)
             };
             if fill {
@@ -622,6 +669,7 @@ impl Wal {
                 if self.checkpoint(env).is_err() {
                     let mut t = lock(&self.trigger);
                     t.checkpointed = t.applied;
+                    t.pinned = false;
                 }
                 due = std::time::Instant::now() + self.settings.interval;
             }
@@ -668,6 +716,29 @@ mod tests {
                 }
             }
             assert_eq!(t.due(100), *due, "{name}");
+        }
+    }
+
+    /// LMDB's last used page at the last checkpoint and the pages freed since: whether a
+    /// checkpoint comes early (a floor of 100 pages, or a quarter of the file at the
+    /// checkpoint).
+    #[test]
+    fn a_checkpoint_comes_early_when_the_pages_freed_since_pass_the_floor_or_the_share() {
+        // (case, last page at the checkpoint, pages freed since, early)
+        let table = [
+            ("nothing freed", 50, 0, false),
+            ("at the floor", 50, 100, false),
+            ("past the floor", 50, 101, true),
+            ("a large file: within its quarter", 1_000, 250, false),
+            ("a large file: past its quarter", 1_000, 251, true),
+        ];
+        for (case, at_checkpoint, freed, early) in table {
+            let t = Trigger {
+                pages_checkpointed: at_checkpoint,
+                freed,
+                ..Trigger::default()
+            };
+            assert_eq!(t.pinned_past(100), early, "{case}");
         }
     }
 
