@@ -24,6 +24,7 @@ fn options() -> EnvOptions {
     let mut o = EnvOptions::default();
     o.log_checkpoint_interval = std::time::Duration::from_secs(3600);
     o.log_checkpoint_bytes = u64::MAX;
+    o.log_checkpoint_freed_bytes = u64::MAX;
     o.log_file_bytes = 1 << 20;
     o
 }

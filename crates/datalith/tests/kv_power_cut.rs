@@ -34,6 +34,7 @@ fn options_applying(guard_pages: bool, delay: Duration) -> EnvOptions {
     // grows may have to wait for one before it does (`a_log_that_grew_...` covers that).
     o.log_checkpoint_interval = std::time::Duration::from_secs(3600);
     o.log_checkpoint_bytes = u64::MAX;
+    o.log_checkpoint_freed_bytes = u64::MAX;
     o.log_initial_bytes = o.log_file_bytes;
     o.log_guard_pages = guard_pages;
     o

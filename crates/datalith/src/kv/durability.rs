@@ -123,6 +123,12 @@ pub struct EnvOptions {
     /// `Durable` only: ... and as soon as this many bytes of log were written since the last
     /// checkpoint.
     pub log_checkpoint_bytes: u64,
+    /// `Durable` only: ... and as soon as the LMDB commits since the last checkpoint freed
+    /// more than this many bytes of pages (or a quarter of the data file), which the
+    /// checkpoint's page-reuse guard keeps from reuse until the next one: bounds the data
+    /// file's growth under churn (`limits::LOG_CHECKPOINT_DATA_BYTES`). `u64::MAX` turns it
+    /// off.
+    pub log_checkpoint_freed_bytes: u64,
     /// `Durable` only: a commit is its log record; LMDB is written later, many groups in one
     /// transaction, and readers see the groups not yet written through an overlay
     /// (`kv::unapplied`). Off: every group is also an LMDB commit of its own.
@@ -164,6 +170,7 @@ impl Default for EnvOptions {
             log_initial_bytes: crate::limits::LOG_INITIAL_BYTES,
             log_checkpoint_interval: crate::limits::LOG_CHECKPOINT_INTERVAL,
             log_checkpoint_bytes: crate::limits::LOG_CHECKPOINT_BYTES,
+            log_checkpoint_freed_bytes: crate::limits::LOG_CHECKPOINT_DATA_BYTES,
             log_apply_later: true,
             log_apply_delay: crate::limits::UNAPPLIED_MAX_AGE,
             log_readers_apply: true,
@@ -181,6 +188,7 @@ impl EnvOptions {
             max_bytes: self.log_file_bytes,
             interval: self.log_checkpoint_interval,
             trigger_bytes: self.log_checkpoint_bytes.max(1),
+            freed_bytes: self.log_checkpoint_freed_bytes,
             guard_pages: self.log_guard_pages,
             accept_damage: self.log_accept_damage,
             derivation: self.log_derivation.clone(),

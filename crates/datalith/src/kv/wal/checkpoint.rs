@@ -27,7 +27,7 @@ use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
 use super::{body, recovery};
-use crate::limits::{LOG_CHECKPOINT_DATA_BYTES, LOG_CHECKPOINT_DATA_SHARE};
+use crate::limits::LOG_CHECKPOINT_DATA_SHARE;
 
 /// How the log is run (from `EnvOptions`).
 #[derive(Debug, Clone)]
@@ -40,6 +40,8 @@ pub(crate) struct WalSettings {
     pub(crate) interval: Duration,
     /// ... and as soon as this many log bytes were written since the last checkpoint.
     pub(crate) trigger_bytes: u64,
+    /// ... or the commits since it freed this many bytes of pages (`Trigger::pinned_past`).
+    pub(crate) freed_bytes: u64,
     /// Hold a reader on the checkpointed snapshot (off only in tests that show why it is on).
     pub(crate) guard_pages: bool,
     /// Writes that records leave out and replay rebuilds (`derive`).
@@ -492,7 +494,8 @@ impl Wal {
         let page = (self.meta_bytes / 2).max(1) as u64;
         let mut t = lock(&self.trigger);
         t.applied += logged.bytes;
-        if !t.pinned {
+        // `u64::MAX`: off (tests that must know which checkpoint was the last).
+        if !t.pinned && self.settings.freed_bytes != u64::MAX {
             // The free list's entries of the commits since the last look (usually one, this
             // commit's): a read snapshot and a seek, a few microseconds. A failure only
             // leaves the count behind until the next commit.
@@ -500,7 +503,7 @@ impl Wal {
                 t.freed += pages;
                 t.scanned = last;
             }
-            if t.pinned_past(LOG_CHECKPOINT_DATA_BYTES / page) {
+            if t.pinned_past(self.settings.freed_bytes / page) {
                 t.pinned = true;
                 self.wake.notify_one();
             }
