@@ -146,6 +146,18 @@ pub fn stat_text(database: &Database) -> Result<String> {
         human(env.map_bytes() as u64),
         env.durability()
     ));
+    let free = env.free_pages()?;
+    out.push_str(&format!(
+        "free pages  {free} ({}, reused by later commits; `datalith copy` leaves them out)\n",
+        human(free * env.page_bytes()? as u64)
+    ));
+    if let Some(log) = env.log_bytes()? {
+        out.push_str(&format!(
+            "log         {} ({}, grows with use)\n",
+            human(log),
+            datalith::kv::wal::LOG_FILE
+        ));
+    }
     out.push_str(&snapshots);
     out.push_str(&format!("datoms      {eav_n} in EAV, {ave_n} in AVE\n"));
     out.push_str(&format!(

@@ -248,6 +248,13 @@ fn pull_stat_and_copy() {
             .any(|l| l.starts_with(":friend ") && l.contains("| ref ") && l.contains("| many |")),
         "{stat}"
     );
+    // The data file's free pages and the log's length (issue 57).
+    for line in ["free pages  ", "log         "] {
+        assert!(
+            stat.lines().any(|l| l.starts_with(line)),
+            "{line:?}: {stat}"
+        );
+    }
     let copy = dir.path().join("copy");
     let copy = copy.to_str().unwrap();
     ok(&["copy", &db, copy]);
@@ -710,6 +717,7 @@ fn check_on_a_log_damaged_inside_fails_from_its_first_line() {
     let mut options = datalith::DbOptions::default();
     options.env.log_checkpoint_interval = std::time::Duration::from_secs(3600);
     options.env.log_checkpoint_bytes = u64::MAX;
+    options.env.log_checkpoint_freed_bytes = u64::MAX;
     let database = datalith::Database::open(&live, options).unwrap();
     database.transact(SCHEMA).unwrap();
     database.env().checkpoint().unwrap();

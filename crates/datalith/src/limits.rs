@@ -66,9 +66,10 @@ pub const MAX_BATCH_REQUESTS: usize = 4096;
 
 /// ... and at most this many bytes by the requests' size hints, so a burst of large requests
 /// does not build a transaction whose dirty pages exceed memory, and, in `Durable` mode, so a
-/// group stays well inside the log: one whose hints reach a quarter of the log
-/// (`LOG_FILE_BYTES`) takes the old path, a whole LMDB commit, and one whose writes pass half of
-/// it skips the log for a checkpoint of the data file. W async at batch 1000 (1000 calls of
+/// group stays well inside the log: one whose hints reach a quarter of the log grown to its
+/// largest (`LOG_FILE_BYTES`) takes the old path, a whole LMDB commit, and one whose writes
+/// pass half of it skips the log for a checkpoint of the data file (a smaller log grows for
+/// the group first). W async at batch 1000 (1000 calls of
 /// 1000 entities in flight), 2 alternating 12 s runs: 217,169/186,791 writes/s with 16 MiB
 /// (groups of up to 131 calls, 7 of 13 too large for the log), 371,451/455,362 with 8 MiB,
 /// 404,219/411,766 with 4 MiB (commit p50 2.0-2.6 s -> 0.8-1.0 s); at batch 100 within the
@@ -91,9 +92,20 @@ pub const WRITER_BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_s
 /// How often a waiting open tries the log's lock again (`WRITER_BUSY_TIMEOUT`).
 pub const WRITER_BUSY_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// Bytes of the write-ahead log file of a new `Durable` environment (`kv::wal`): preallocated,
-/// a ring. A group larger than half of it skips the log and is checkpointed directly.
+/// Bytes the write-ahead log file of a `Durable` environment (`kv::wal`), a ring, grows to
+/// (`EnvOptions::log_file_bytes`). A group larger than half of it skips the log and is
+/// checkpointed directly. Big enough that a checkpoint every `LOG_CHECKPOINT_BYTES` leaves
+/// the ring room for the records written while the data file syncs; logs made before the
+/// log could grow have this length from the start.
 pub const LOG_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Bytes of the log file a new `Durable` environment gets (`EnvOptions::log_initial_bytes`):
+/// an empty database (data file ~60 KB, lock file ~270 KB) then takes ~600 KB on disk, where
+/// a log created at `LOG_FILE_BYTES` made it 65 MB. The log doubles, up to
+/// `LOG_FILE_BYTES`, when records would otherwise wait for a checkpoint (`kv::wal::file`), so
+/// a busy database reaches the full ring within its first seconds (eight doublings), each
+/// costing one preallocation and one sync of the log.
+pub const LOG_INITIAL_BYTES: u64 = 256 * 1024;
 
 /// The checkpointer syncs LMDB's data file at least this often while commits arrive.
 ///
@@ -121,6 +133,31 @@ pub const LOG_CHECKPOINT_INTERVAL: std::time::Duration = std::time::Duration::fr
 /// 118, the transaction log's table 86), so most pages reach the disk about once, as the
 /// file grows.
 pub const LOG_CHECKPOINT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// ... or as soon as the LMDB commits since the last checkpoint freed more than this many
+/// bytes of pages (counted on LMDB's free list after each commit, `kv::wal::checkpoint`), or a
+/// `LOG_CHECKPOINT_DATA_SHARE` of the file as it was at that checkpoint, whichever is more.
+///
+/// The checkpointer's reader holds the checkpointed snapshot until the next checkpoint, so
+/// every page an LMDB commit copies meanwhile is fresh and the page it frees waits for that
+/// checkpoint: the data file can grow by everything copied between two checkpoints, however
+/// small the live data. Measured (`examples/churn.rs`, 10,000 entities, 3M cardinality-one
+/// updates in transactions of 100, each group applied at once, `APPLY_MS=0`): 509 MB before
+/// this bound, 30.8 MB with it (~5 MB live; with the default apply delay 9.2 and 8.8 MB).
+/// Bounding the pages freed per checkpoint bounds the file at about the live data plus twice
+/// this (the window being written, and the one whose pages the last checkpoint freed), plus
+/// what commits add while a checkpoint syncs: 8 MiB keeps that churn under 32 MB, and it is half
+/// of `LOG_CHECKPOINT_BYTES`, the log a checkpoint already waits for, so a checkpoint syncs
+/// about as much of the data file at once as before. Its cost there: 233,000 updates/s before,
+/// 167,000 after (one run each, on a shared machine), the price of the more frequent syncs.
+pub const LOG_CHECKPOINT_DATA_BYTES: u64 = 8 * 1024 * 1024;
+
+/// See `LOG_CHECKPOINT_DATA_BYTES`: a window of commits may free up to a quarter of the file
+/// before it must end, so that a large file growing with its data (a bulk load: W at batch
+/// 1000 writes ~82 MB of log and grows its file to ~580 MB, copying pages as it goes) is not
+/// checkpointed many times as often as its log asks, while the space a file may hold unused
+/// stays a share of it.
+pub const LOG_CHECKPOINT_DATA_SHARE: u64 = 4;
 
 /// With the log (`kv::unapplied`), logged groups wait at most this long before they are
 /// written into LMDB in one transaction, while few ops arrive (below). Short keeps the

@@ -18,6 +18,7 @@ fn options() -> DbOptions {
     // reopened copy rebuilds every transaction below from the log.
     o.env.log_checkpoint_interval = Duration::from_secs(3600);
     o.env.log_checkpoint_bytes = u64::MAX;
+    o.env.log_checkpoint_freed_bytes = u64::MAX;
     o.env.log_apply_delay = Duration::from_secs(3600);
     o
 }

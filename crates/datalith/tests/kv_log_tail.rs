@@ -24,6 +24,7 @@ fn options() -> EnvOptions {
     let mut o = EnvOptions::default();
     o.log_checkpoint_interval = std::time::Duration::from_secs(3600);
     o.log_checkpoint_bytes = u64::MAX;
+    o.log_checkpoint_freed_bytes = u64::MAX;
     o.log_file_bytes = 1 << 20;
     o
 }
@@ -152,6 +153,69 @@ fn a_last_record_cut_or_damaged_at_any_byte_stops_recovery_before_it() {
             assert_eq!(reopen(&rec.disk, &log), before_last, "{what} at byte {at}");
         }
     }
+}
+
+/// A log that grows (`kv::wal::file`: made longer, preallocated and synced, before a record
+/// is written past its old end) crashed at every step of a growth: every acknowledged
+/// transaction is kept, and nothing else.
+#[test]
+fn a_crash_at_any_step_of_a_growth_of_the_log_loses_no_acknowledged_transaction() {
+    // ~10 KB records from the ring's start (the checkpoint is taken before the first): the
+    // 256 KiB log grows to 512 KiB and then to its largest, 1 MiB, never wrapping.
+    let txns: Vec<Txn> = (0..70u8)
+        .map(|i| vec![(i % 40, Some(vec![i; 10_000])), (200, Some(vec![i; 10]))])
+        .collect();
+    let rec = record(&txns);
+    let models: Vec<Model> = (0..=txns.len())
+        .map(|n| {
+            let mut m = Model::new();
+            txns[..n].iter().for_each(|t| apply(&mut m, t));
+            m
+        })
+        .collect();
+    let growths: Vec<usize> = (1..rec.logs.len())
+        .filter(|&i| rec.logs[i].len() > rec.logs[i - 1].len())
+        .collect();
+    let lengths: Vec<usize> = growths.iter().map(|&i| rec.logs[i].len()).collect();
+    assert_eq!(lengths, [512 << 10, 1 << 20], "the log grew at {growths:?}");
+    for &i in &growths {
+        let (before, after) = (&rec.logs[i - 1], &rec.logs[i]);
+        let mut grown = before.clone();
+        grown.resize(after.len(), 0);
+        let record = changed(&grown, after);
+        assert!(
+            record.end > before.len(),
+            "record {i} lies past the old end"
+        );
+        let mut torn = after.clone();
+        torn[(record.start + record.end) / 2..].fill(0);
+        let torn_past_old_end = {
+            let mut t = after.clone();
+            t[before.len()..].fill(0);
+            t
+        };
+        // (crash, log as the disk holds it, transactions kept)
+        let cases: [(&str, &[u8], usize); 6] = [
+            ("before the growth", before, i - 1),
+            ("grown, record not written", &grown, i - 1),
+            (
+                "grown, record written before the old end only",
+                &torn_past_old_end,
+                i - 1,
+            ),
+            ("grown, record torn", &torn, i - 1),
+            ("record written", after, i),
+            ("the next record too", &rec.logs[i + 1], i + 1),
+        ];
+        for (crash, log, kept) in cases {
+            assert_eq!(
+                reopen(&rec.disk, log),
+                models[kept],
+                "growth at transaction {i}: {crash}"
+            );
+        }
+    }
+    assert_eq!(reopen(&rec.disk, &rec.logs[txns.len()]), models[txns.len()]);
 }
 
 fn txn() -> impl Strategy<Value = Txn> {
@@ -468,6 +532,7 @@ fn a_failed_creation_of_the_log_leaves_a_database_that_opens_later() {
     let dir = tempfile::tempdir().unwrap();
     let mut huge = options();
     huge.log_file_bytes = 1 << 62;
+    huge.log_initial_bytes = 1 << 62;
     let err = match Environment::open(dir.path(), huge) {
         Err(e) => e,
         Ok(_) => panic!("a log of 4 EiB was created"),

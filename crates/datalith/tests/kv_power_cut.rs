@@ -30,9 +30,12 @@ fn options(guard_pages: bool) -> EnvOptions {
 fn options_applying(guard_pages: bool, delay: Duration) -> EnvOptions {
     let mut o = EnvOptions::default();
     o.log_apply_delay = delay;
-    // Only the test's own checkpoints: the cut must know which one was the last.
+    // Only the test's own checkpoints: the cut must know which one was the last. A log that
+    // grows may have to wait for one before it does (`a_log_that_grew_...` covers that).
     o.log_checkpoint_interval = std::time::Duration::from_secs(3600);
     o.log_checkpoint_bytes = u64::MAX;
+    o.log_checkpoint_freed_bytes = u64::MAX;
+    o.log_initial_bytes = o.log_file_bytes;
     o.log_guard_pages = guard_pages;
     o
 }
@@ -474,4 +477,44 @@ fn a_wrap_whose_marker_was_lost_replays_the_records_after_it() {
     let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
     let t = reopened.table("t", TableKind::Plain).unwrap();
     assert_eq!(contents(&reopened, &t), model);
+}
+
+#[test]
+fn a_burst_grows_the_log_and_a_power_cut_keeps_every_acknowledged_write() {
+    // A new log starts small and grows (doubling) while the burst's records fill it: the cut
+    // must find every record, across each old end, whatever share of the data file's unsynced
+    // pages it loses.
+    // (share of the unsynced page writes lost, seed)
+    for (share, seed) in [(0.0, 61), (0.5, 62), (1.0, 63)] {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let live = tempfile::tempdir().unwrap();
+        let mut o = options(true);
+        o.log_initial_bytes = EnvOptions::default().log_initial_bytes;
+        let env = Environment::open(live.path(), o).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        env.checkpoint().unwrap();
+        let at_checkpoint = std::fs::read(live.path().join("data.mdb")).unwrap();
+        let log_len = || {
+            std::fs::metadata(live.path().join(datalith::kv::wal::LOG_FILE))
+                .unwrap()
+                .len()
+        };
+        let created = log_len();
+        let mut model = Model::new();
+        // ~5 KiB of log a transaction, ~1.5 MiB in all.
+        write(&env, &t, &mut model, 300, &mut rng);
+        env.apply_logged().unwrap();
+        assert!(
+            log_len() >= 4 * created,
+            "the log grew from {created} to {} bytes",
+            log_len()
+        );
+        let disk = cut(live.path(), &at_checkpoint, share, seed);
+        drop(env);
+        let reopened = Environment::open(disk.path(), EnvOptions::default()).unwrap();
+        let t = reopened.table("t", TableKind::Plain).unwrap();
+        assert_eq!(contents(&reopened, &t), model, "share {share}");
+        drop(reopened);
+        admin::check_structure(&disk.path().join("data.mdb"), Verify::Everything).unwrap();
+    }
 }

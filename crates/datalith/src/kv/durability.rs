@@ -107,9 +107,13 @@ pub struct EnvOptions {
     /// How much of an existing data file is validated (with plain reads) before LMDB reads
     /// it: the catalog of tables (default, a few pages) or every page.
     pub verify: super::file::Verify,
-    /// `Durable` only: the length of the write-ahead log file a new environment gets
-    /// (preallocated; records wrap around in it).
+    /// `Durable` only: the length the write-ahead log file grows to (records wrap around in
+    /// it); a log made longer before keeps its length.
     pub log_file_bytes: u64,
+    /// `Durable` only: the length of the log file a new environment gets (preallocated); it
+    /// grows, doubling, up to `log_file_bytes` when records would otherwise wait for a
+    /// checkpoint to free room (`kv::wal::file`).
+    pub log_initial_bytes: u64,
     /// `Durable` only: the checkpointer syncs the data file at least this often while commits
     /// arrive (a longer interval means fewer syncs and more log to replay after a crash).
     ///
@@ -123,6 +127,12 @@ pub struct EnvOptions {
     /// `Durable` only: ... and as soon as this many bytes of log were written since the last
     /// checkpoint.
     pub log_checkpoint_bytes: u64,
+    /// `Durable` only: ... and as soon as the LMDB commits since the last checkpoint freed
+    /// more than this many bytes of pages (or a quarter of the data file), which the
+    /// checkpoint's page-reuse guard keeps from reuse until the next one: bounds the data
+    /// file's growth under churn (`limits::LOG_CHECKPOINT_DATA_BYTES`). `u64::MAX` turns it
+    /// off.
+    pub log_checkpoint_freed_bytes: u64,
     /// `Durable` only: a commit is its log record; LMDB is written later, many groups in one
     /// transaction, and readers see the groups not yet written through an overlay
     /// (`kv::unapplied`). Off: every group is also an LMDB commit of its own.
@@ -162,8 +172,10 @@ impl Default for EnvOptions {
             no_read_ahead: false,
             verify: super::file::Verify::Catalog,
             log_file_bytes: crate::limits::LOG_FILE_BYTES,
+            log_initial_bytes: crate::limits::LOG_INITIAL_BYTES,
             log_checkpoint_interval: crate::limits::LOG_CHECKPOINT_INTERVAL,
             log_checkpoint_bytes: crate::limits::LOG_CHECKPOINT_BYTES,
+            log_checkpoint_freed_bytes: crate::limits::LOG_CHECKPOINT_DATA_BYTES,
             log_apply_later: true,
             log_apply_delay: crate::limits::UNAPPLIED_MAX_AGE,
             log_readers_apply: true,
@@ -177,9 +189,11 @@ impl Default for EnvOptions {
 impl EnvOptions {
     pub(crate) fn wal_settings(&self) -> super::wal::WalSettings {
         super::wal::WalSettings {
-            file_bytes: self.log_file_bytes,
+            initial_bytes: self.log_initial_bytes,
+            max_bytes: self.log_file_bytes,
             interval: self.log_checkpoint_interval,
             trigger_bytes: self.log_checkpoint_bytes.max(1),
+            freed_bytes: self.log_checkpoint_freed_bytes,
             guard_pages: self.log_guard_pages,
             accept_damage: self.log_accept_damage,
             derivation: self.log_derivation.clone(),

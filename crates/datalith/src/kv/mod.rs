@@ -97,6 +97,7 @@ pub(crate) mod lmdb;
 pub mod overlay;
 mod pending;
 pub mod read;
+mod space;
 pub mod stage;
 pub mod table;
 pub mod tally;

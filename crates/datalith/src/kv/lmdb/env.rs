@@ -229,6 +229,15 @@ impl Env {
         Ok(stat.ms_entries as u64)
     }
 
+    /// The data file's page size (LMDB's `ms_psize`).
+    pub(crate) fn page_bytes(&self) -> Result<usize, LmdbError> {
+        // SAFETY: MDB_stat is plain data.
+        let mut stat: ffi::MDB_stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid environment and out pointer.
+        check(unsafe { ffi::mdb_env_stat(self.as_ptr(), &mut stat) })?;
+        Ok(stat.ms_psize as usize)
+    }
+
     /// Sets the map size.
     ///
     /// # Safety

@@ -18,30 +18,43 @@ use std::time::Duration;
 use super::super::commit_timing::{self as timing, Step};
 use super::super::error::KvError;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
+use super::super::space;
 use super::super::stage::Stage;
 use super::derive::{self, Derivation, DerivedIds};
 use super::failure::Failure;
-use super::file::{wrap_marker, LogFile, Ring};
+use super::file::{wrap_marker, LogFile, Placement, Ring};
 use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
 use super::{body, recovery};
+use crate::limits::LOG_CHECKPOINT_DATA_SHARE;
 
 /// How the log is run (from `EnvOptions`).
 #[derive(Debug, Clone)]
 pub(crate) struct WalSettings {
     /// Bytes of the log file created for a new environment.
-    pub(crate) file_bytes: u64,
+    pub(crate) initial_bytes: u64,
+    /// The log grows up to this many bytes (a longer existing log keeps its length).
+    pub(crate) max_bytes: u64,
     /// The checkpointer runs at least this often while there is something to checkpoint.
     pub(crate) interval: Duration,
     /// ... and as soon as this many log bytes were written since the last checkpoint.
     pub(crate) trigger_bytes: u64,
+    /// ... or the commits since it freed this many bytes of pages (`Trigger::pinned_past`).
+    pub(crate) freed_bytes: u64,
     /// Hold a reader on the checkpointed snapshot (off only in tests that show why it is on).
     pub(crate) guard_pages: bool,
     /// Writes that records leave out and replay rebuilds (`derive`).
     pub(crate) derivation: Option<Arc<dyn Derivation>>,
     /// Replay stops at a damaged record even when whole ones follow (`survivor`).
     pub(crate) accept_damage: bool,
+}
+
+impl WalSettings {
+    /// Bytes of a new log: the initial length, unless the log may not grow that large.
+    fn initial(&self) -> u64 {
+        self.initial_bytes.min(self.max_bytes)
+    }
 }
 
 /// The committed state as of the last LMDB commit.
@@ -70,6 +83,15 @@ struct Trigger {
     checkpointed: u64,
     /// The write position came close to the end of the written part of the log.
     fill: bool,
+    /// LMDB's last used page when the last checkpoint began.
+    pages_checkpointed: u64,
+    /// Pages freed by the LMDB commits after the last checkpoint's snapshot, counted on LMDB's
+    /// free list through transaction `scanned`: the page-reuse guard keeps them from reuse
+    /// until the next checkpoint, so every page those commits wrote was a fresh one.
+    freed: u64,
+    scanned: u64,
+    /// `freed` passed its bound (`pinned_past`): a checkpoint is due.
+    pinned: bool,
     stop: bool,
 }
 
@@ -82,6 +104,18 @@ impl Trigger {
     /// batch 1000: ~2 s of one core in a 3 s run).
     fn due(&self, threshold: u64) -> bool {
         self.applied - self.checkpointed >= threshold
+    }
+
+    /// Whether the pages freed since the last checkpoint (so written fresh) are enough for the
+    /// next checkpoint to come early: more than `floor_pages`, or a
+    /// `LOG_CHECKPOINT_DATA_SHARE` of the file as it was then, whichever is more
+    /// (`limits::LOG_CHECKPOINT_DATA_BYTES`). Not the file's growth: a window of commits first
+    /// reuses the pages the last checkpoint freed, and then grows the file, so the growth
+    /// alone let each window be longer than the last (measured: the file grew by the bound at
+    /// every checkpoint, without end).
+    fn pinned_past(&self, floor_pages: u64) -> bool {
+        let allowed = floor_pages.max(self.pages_checkpointed / LOG_CHECKPOINT_DATA_SHARE);
+        self.freed > allowed
     }
 }
 
@@ -193,7 +227,7 @@ impl Wal {
             let _ = std::fs::remove_file(dir.join(super::LOG_FILE));
         }
         let log = match data_exists {
-            true => LogFile::open(dir, page_bytes, settings.file_bytes, false)?,
+            true => LogFile::open(dir, page_bytes, settings.initial_bytes, false)?,
             false => None,
         };
         let checkpoint = log.as_ref().and_then(LogFile::checkpoint);
@@ -235,7 +269,7 @@ impl Wal {
         } = prepared;
         let log = match log {
             Some(log) => log,
-            None => LogFile::open(dir, page_bytes, settings.file_bytes, true)?
+            None => LogFile::open(dir, page_bytes, settings.initial(), true)?
                 .ok_or_else(|| std::io::Error::other("the log file could not be created"))?,
         };
         let (end, next_seq, generation, replay_guard) = match &checkpoint {
@@ -273,6 +307,7 @@ impl Wal {
             ring: Mutex::new(Ring {
                 pos: end,
                 keep_from: end,
+                starved: false,
             }),
             ckpt: Mutex::new(CheckpointState {
                 generation,
@@ -315,10 +350,40 @@ impl Wal {
         names.by_id.insert(id, name);
     }
 
-    /// The largest record the ring takes (half of it: it then always fits once a checkpoint
-    /// has emptied the ring); larger groups are checkpointed instead.
+    /// The largest record the ring takes (half of it once grown to its largest: it then
+    /// always fits once a checkpoint has emptied the ring and the file has grown for it);
+    /// larger groups are checkpointed instead. Measured against the largest length, not the
+    /// current one, so that a young, small log grows for a large group instead of sending it
+    /// (and every one like it) down the slower paths.
     pub(crate) fn largest_record(&self) -> u64 {
-        (self.log.capacity - self.log.area_start) / 2
+        (self.most() - self.log.area_start) / 2
+    }
+
+    /// The length the log may grow to (an existing log longer than the setting keeps its
+    /// length).
+    fn most(&self) -> u64 {
+        self.settings.max_bytes.max(self.log.capacity())
+    }
+
+    /// Where a record of `len` bytes goes, growing the file first when the ring says so
+    /// (`Ring::place`). A growth that fails (a full disk) leaves the log as it was: the
+    /// record then wraps or waits for a checkpoint, as in a log that cannot grow.
+    fn place(&self, len: u64) -> Result<Option<Placement>, KvError> {
+        let placed = {
+            let ring = lock(&self.ring);
+            ring.place(len, self.log.capacity(), self.log.area_start, self.most())
+        };
+        let Some(to) = placed.and_then(|p| p.grow_to) else {
+            return Ok(placed);
+        };
+        let capacity = self.log.capacity();
+        if self.log.grow(to).is_ok() {
+            self.fill.grew(to);
+            lock(&self.ring).starved = false;
+            return Ok(placed);
+        }
+        let ring = lock(&self.ring);
+        Ok(ring.place(len, capacity, self.log.area_start, capacity))
     }
 
     /// The sequence number the next group gets (the committer writes it into LMDB).
@@ -337,11 +402,11 @@ impl Wal {
             bytes: 0,
             direct: true,
         };
-        // A record may take up to half the ring: it then always fits once a checkpoint has
-        // emptied the ring. Larger groups (bulk loads) are checkpointed instead.
-        let most = (self.log.capacity - self.log.area_start) / 2;
+        // A record may take up to half the ring grown to its largest: it then always fits
+        // once a checkpoint has emptied the ring and the file has grown for it. Larger groups
+        // (bulk loads) are checkpointed instead.
         let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
-        if estimate as u64 > most {
+        if estimate as u64 > self.largest_record() {
             return Ok(direct());
         }
         let started = timing::start();
@@ -372,14 +437,14 @@ impl Wal {
         frame::seal(buf, kind, seq);
         timing::add(Step::LogEncode, started);
         let len = buf.len() as u64;
-        let placed = lock(&self.ring).place(len, &self.log);
-        let placement = match placed {
+        let placement = match self.place(len)? {
             Some(p) => p,
             None => {
-                // The ring is full up to the durable checkpoint: move it.
+                // The ring is full up to the durable checkpoint: move it, and grow the file at
+                // the next chance.
+                lock(&self.ring).starved = true;
                 self.checkpoint(env)?;
-                let placed = lock(&self.ring).place(len, &self.log);
-                match placed {
+                match self.place(len)? {
                     Some(p) => p,
                     None => return Ok(direct()),
                 }
@@ -437,8 +502,23 @@ impl Wal {
         if logged.direct {
             return self.checkpoint(env);
         }
+        let page = (self.meta_bytes / 2).max(1) as u64;
         let mut t = lock(&self.trigger);
         t.applied += logged.bytes;
+        // `u64::MAX`: off (tests that must know which checkpoint was the last).
+        if !t.pinned && self.settings.freed_bytes != u64::MAX {
+            // The free list's entries of the commits since the last look (usually one, this
+            // commit's): a read snapshot and a seek, a few microseconds. A failure only
+            // leaves the count behind until the next commit.
+            if let Ok((pages, last)) = space::freed_after(env, t.scanned) {
+                t.freed += pages;
+                t.scanned = last;
+            }
+            if t.pinned_past(self.settings.freed_bytes / page) {
+                t.pinned = true;
+                self.wake.notify_one();
+            }
+        }
         if t.due(self.settings.trigger_bytes) {
             self.wake.notify_one();
         }
@@ -472,12 +552,13 @@ impl Wal {
             return Err(refused);
         }
         let covered = lock(&self.trigger).applied;
-        let (applied, reader, meta) = {
+        let (applied, reader, meta, pages) = {
             let applied = lock(&self.applied);
             let reader = env.read_txn()?;
+            let pages = env.info().last_page_number as u64;
             let mut meta = vec![0; self.meta_bytes];
             self.data.read_exact_at(&mut meta, 0)?;
-            (*applied, reader, meta)
+            (*applied, reader, meta, pages)
         };
         let txnid = reader.id() as u64;
         if (applied.seq, txnid) != (st.seq, st.txnid) {
@@ -496,7 +577,15 @@ impl Wal {
             lock(&self.ring).keep_from = applied.end;
         }
         // Also when nothing changed: what was counted by then is held by an earlier checkpoint.
-        lock(&self.trigger).checkpointed = covered;
+        {
+            let mut t = lock(&self.trigger);
+            t.checkpointed = covered;
+            // Pages freed after this snapshot are the ones the next checkpoint lets LMDB reuse.
+            t.pages_checkpointed = pages;
+            t.freed = 0;
+            t.scanned = txnid;
+            t.pinned = false;
+        }
         // The new guard replaces the old only once its snapshot is durable.
         if hold || st.reader.is_some() {
             st.reader = hold.then_some(reader);
@@ -569,14 +658,15 @@ impl Wal {
                 let (mut t, _) = self
                     .wake
                     .wait_timeout_while(t, wait, |t| {
-                        !t.stop && !t.fill && !t.due(self.settings.trigger_bytes)
+                        !t.stop && !t.fill && !t.pinned && !t.due(self.settings.trigger_bytes)
                     })
                     .unwrap_or_else(|p| p.into_inner());
                 if t.stop {
                     return;
                 }
-                let checkpoint =
-                    t.due(self.settings.trigger_bytes) || std::time::Instant::now() >= due;
+                let checkpoint = t.pinned
+                    || t.due(self.settings.trigger_bytes)
+                    || std::time::Instant::now() >= due;
                 (std::mem::take(&mut t.fill), checkpoint)
             };
             if fill {
@@ -593,6 +683,7 @@ impl Wal {
                 if self.checkpoint(env).is_err() {
                     let mut t = lock(&self.trigger);
                     t.checkpointed = t.applied;
+                    t.pinned = false;
                 }
                 due = std::time::Instant::now() + self.settings.interval;
             }
@@ -639,6 +730,29 @@ mod tests {
                 }
             }
             assert_eq!(t.due(100), *due, "{name}");
+        }
+    }
+
+    /// LMDB's last used page at the last checkpoint and the pages freed since: whether a
+    /// checkpoint comes early (a floor of 100 pages, or a quarter of the file at the
+    /// checkpoint).
+    #[test]
+    fn a_checkpoint_comes_early_when_the_pages_freed_since_pass_the_floor_or_the_share() {
+        // (case, last page at the checkpoint, pages freed since, early)
+        let table = [
+            ("nothing freed", 50, 0, false),
+            ("at the floor", 50, 100, false),
+            ("past the floor", 50, 101, true),
+            ("a large file: within its quarter", 1_000, 250, false),
+            ("a large file: past its quarter", 1_000, 251, true),
+        ];
+        for (case, at_checkpoint, freed, early) in table {
+            let t = Trigger {
+                pages_checkpointed: at_checkpoint,
+                freed,
+                ..Trigger::default()
+            };
+            assert_eq!(t.pinned_past(100), early, "{case}");
         }
     }
 

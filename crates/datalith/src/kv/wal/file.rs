@@ -1,15 +1,25 @@
 //! The log file: two checkpoint slots, then a ring of records.
 //!
-//! The file is preallocated to its full length when created, so appending never changes its
-//! size and `fdatasync` has no file metadata to write. Records go one after another from the
-//! checkpoint's `start`; when one would not fit before the end, a wrap marker (or, with no room
-//! for one, the end itself) sends the reader back to the start of the record area. The space
-//! between the durable checkpoint's `start` and the write position holds the records recovery
-//! needs; everything else is free (see `Ring::place`).
+//! The file is preallocated when created, small (`limits::LOG_INITIAL_BYTES`), so appending
+//! never changes its size and `fdatasync` has no file metadata to write. Records go one after
+//! another from the checkpoint's `start`; when one would not fit before the end, a wrap marker
+//! (or, with no room for one, the end itself) sends the reader back to the start of the record
+//! area. The space between the durable checkpoint's `start` and the write position holds the
+//! records recovery needs; everything else is free (see `Ring::place`).
+//!
+//! **Growth.** When a record would not fit before the end and the ring is not wrapped (every
+//! needed record lies between the checkpoint's `start` and the write position), the file may
+//! be made longer instead of wrapping (`Ring::place`, `LogFile::grow`): nothing needed lies
+//! past the write position, so no record is stranded. The new length is preallocated and
+//! synced before any record is written there, so a record in the new region is never found
+//! beyond a file end that a crash put back; a crash before that leaves a longer file whose new
+//! region holds zeros, where the scan stops as at any end of the log. The scan always takes
+//! the file's length as the ring's end, so a log keeps its grown length on reopen.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::{slot_bytes, Checkpoint};
@@ -18,8 +28,9 @@ use crate::kv::whole;
 /// Name of the log file in the environment's directory.
 pub const LOG_FILE: &str = "txlog.dlog";
 
-/// The smallest record area a log is created with.
-const MIN_RECORD_AREA: u64 = 1 << 20;
+/// The smallest record area a log is created with, whatever it is asked for: room for a few
+/// small groups before the first growth.
+const MIN_RECORD_AREA: u64 = 64 << 10;
 
 /// The open log file and its geometry.
 pub(crate) struct LogFile {
@@ -27,8 +38,9 @@ pub(crate) struct LogFile {
     slot_len: u64,
     /// Where the record area begins (after the two slots).
     pub(crate) area_start: u64,
-    /// The file's length: the ring ends here.
-    pub(crate) capacity: u64,
+    /// The file's length: the ring ends here. Only grows, and only on the committer's
+    /// thread (`grow`); others read it.
+    capacity: AtomicU64,
     /// Created by this open: its record area is reserved but not written yet (see `fill`).
     pub(crate) created: bool,
 }
@@ -43,7 +55,7 @@ impl LogFile {
             Err(e) => return Err(e),
         };
         let slot_len = slot_bytes(page_bytes) as u64;
-        let capacity = file.metadata()?.len();
+        let capacity = AtomicU64::new(file.metadata()?.len());
         Ok(Some(LogFile {
             file,
             slot_len,
@@ -54,11 +66,11 @@ impl LogFile {
     }
 
     /// Opens the log of directory `dir`; if there is none, creates and preallocates one of
-    /// `capacity` bytes when `create`, else answers `None`. An existing log keeps its length.
+    /// `initial` bytes when `create`, else answers `None`. An existing log keeps its length.
     pub(crate) fn open(
         dir: &Path,
         page_bytes: usize,
-        capacity: u64,
+        initial: u64,
         create: bool,
     ) -> std::io::Result<Option<LogFile>> {
         let path = dir.join(LOG_FILE);
@@ -73,7 +85,7 @@ impl LogFile {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let bytes = capacity.max(area_start + MIN_RECORD_AREA);
+                let bytes = initial.max(area_start + MIN_RECORD_AREA);
                 match create_whole(dir, &path, bytes)? {
                     Some(f) => {
                         created = true;
@@ -96,7 +108,7 @@ impl LogFile {
                 format!("{} is open for writing by another process", path.display()),
             ));
         }
-        let capacity = file.metadata()?.len();
+        let capacity = AtomicU64::new(file.metadata()?.len());
         Ok(Some(LogFile {
             file,
             slot_len,
@@ -106,22 +118,46 @@ impl LogFile {
         }))
     }
 
+    /// The file's length, where the ring ends.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.capacity.load(Ordering::Acquire)
+    }
+
+    /// Makes the file `to` bytes long (preallocated, and synced with its new length) before
+    /// any record is written past its old end. Only the committer calls it, with the ring not
+    /// wrapped (`Ring::place`). On failure the file is cut back to its old length (nothing
+    /// was written past it) and the ring keeps its old end.
+    pub(crate) fn grow(&self, to: u64) -> std::io::Result<()> {
+        let from = self.capacity();
+        if to <= from {
+            return Ok(());
+        }
+        let grown = preallocate(&self.file, from, to).and_then(|()| self.file.sync_all());
+        if let Err(e) = grown {
+            let _ = self.file.set_len(from);
+            return Err(e);
+        }
+        self.capacity.store(to, Ordering::Release);
+        Ok(())
+    }
+
     /// Why this log cannot be used for recovery, if it cannot: it was cut short inside its
     /// checkpoint slots (the slot that is gone may have named a newer checkpoint than the one
     /// left, and rolling the data file back to that one would drop commits it holds durably),
     /// or its checkpoint's records would begin past its end. A log cut among its records is
     /// not refused: replay stops where the records stop, as after a torn write.
     pub(crate) fn damage(&self, checkpoint: Option<&Checkpoint>) -> Option<String> {
-        if self.capacity < self.area_start {
+        let capacity = self.capacity();
+        if capacity < self.area_start {
             return Some(format!(
-                "the log file is {} bytes, cut short inside its checkpoint slots ({} bytes)",
-                self.capacity, self.area_start
+                "the log file is {capacity} bytes, cut short inside its checkpoint slots ({} bytes)",
+                self.area_start
             ));
         }
         match checkpoint {
-            Some(c) if c.start < self.area_start || c.start > self.capacity => Some(format!(
-                "the checkpoint's records begin at byte {}, outside the log's record area ({}..{})",
-                c.start, self.area_start, self.capacity
+            Some(c) if c.start < self.area_start || c.start > capacity => Some(format!(
+                "the checkpoint's records begin at byte {}, outside the log's record area ({}..{capacity})",
+                c.start, self.area_start
             )),
             Some(_) => None,
             // A log gets its first slot before its first record (`Wal::start`), so a log
@@ -141,7 +177,7 @@ impl LogFile {
     /// Whether the first block of the record area holds anything (a created log reads zeros
     /// there until its first record is written).
     fn record_area_written(&self) -> bool {
-        let mut block = vec![0; 4096.min((self.capacity - self.area_start) as usize)];
+        let mut block = vec![0; 4096.min((self.capacity() - self.area_start) as usize)];
         read_fully(&self.file, self.area_start, &mut block).is_ok() && block.iter().any(|&b| b != 0)
     }
 
@@ -184,12 +220,13 @@ impl LogFile {
         mut apply: impl FnMut(u64, Kind, &[u8], u64) -> Result<(), E>,
     ) -> Result<(u64, u64), E> {
         let (mut pos, mut seq) = (start, first_seq);
+        let capacity = self.capacity();
         let mut head = [0u8; HEADER_BYTES];
         let mut body = Vec::new();
         // A wrap must be followed by a record: two in a row are damage, not a loop to follow.
         let mut just_wrapped = false;
         loop {
-            if pos + HEADER_BYTES as u64 > self.capacity {
+            if pos + HEADER_BYTES as u64 > capacity {
                 if just_wrapped {
                     break;
                 }
@@ -242,7 +279,7 @@ impl LogFile {
     ) -> Option<frame::Header> {
         read_fully(&self.file, at, head).ok()?;
         let h = frame::header(head)?;
-        if !wanted(&h) || at + (HEADER_BYTES + h.body_len) as u64 > self.capacity {
+        if !wanted(&h) || at + (HEADER_BYTES + h.body_len) as u64 > self.capacity() {
             return None;
         }
         body.resize(h.body_len, 0);
@@ -263,6 +300,9 @@ pub(crate) struct Ring {
     pub(crate) pos: u64,
     /// The durable checkpoint's `start`: records from here to `pos` are still needed.
     pub(crate) keep_from: u64,
+    /// A record had to wait for a checkpoint to free room since the file last grew: it grows
+    /// at the next chance (`place`).
+    pub(crate) starved: bool,
 }
 
 /// Where a record goes.
@@ -272,32 +312,76 @@ pub(crate) struct Placement {
     pub(crate) wrap_at: Option<u64>,
     /// The record's offset.
     pub(crate) at: u64,
+    /// The file must first grow to this length (`LogFile::grow`).
+    pub(crate) grow_to: Option<u64>,
 }
 
 impl Ring {
     /// Where a record of `len` bytes goes without overwriting a needed one, or `None` when a
     /// checkpoint must free space first. The write position never catches up with
-    /// `keep_from` from behind (equal positions mean an empty ring).
-    pub(crate) fn place(&self, len: u64, log: &LogFile) -> Option<Placement> {
-        let Ring { pos, keep_from } = *self;
-        if pos >= keep_from {
-            if pos + len <= log.capacity {
-                return Some(Placement {
-                    wrap_at: None,
-                    at: pos,
-                });
-            }
-            let wrap_at = (pos + HEADER_BYTES as u64 <= log.capacity).then_some(pos);
-            return (log.area_start + len < keep_from).then_some(Placement {
+    /// `keep_from` from behind (equal positions mean an empty ring). A log of `capacity`
+    /// bytes that may grow to `most` grows rather than wrap when the record does not fit
+    /// before the end and the ring is not wrapped, if wrapping would leave the ring waiting
+    /// for a checkpoint: the record does not fit before `keep_from` either, or the needed
+    /// records with it fill more than half the ring (the next records would soon catch up
+    /// with them), or a record had to wait since the last growth (`starved`).
+    pub(crate) fn place(
+        &self,
+        len: u64,
+        capacity: u64,
+        area_start: u64,
+        most: u64,
+    ) -> Option<Placement> {
+        let Ring {
+            pos,
+            keep_from,
+            starved,
+        } = *self;
+        let at = |at, wrap_at, grow_to| {
+            Some(Placement {
                 wrap_at,
-                at: log.area_start,
-            });
+                at,
+                grow_to,
+            })
+        };
+        if pos < keep_from {
+            return match pos + len < keep_from {
+                true => at(pos, None, None),
+                false => None,
+            };
         }
-        (pos + len < keep_from).then_some(Placement {
-            wrap_at: None,
-            at: pos,
-        })
+        if pos + len <= capacity {
+            return at(pos, None, None);
+        }
+        let wrap_fits = area_start + len < keep_from;
+        let crowded = 2 * (pos - keep_from + len) > capacity - area_start;
+        if !wrap_fits || crowded || starved {
+            if let Some(to) = grown(capacity, pos + len, area_start, len, most) {
+                return at(pos, None, Some(to));
+            }
+        }
+        let wrap_at = (pos + HEADER_BYTES as u64 <= capacity).then_some(pos);
+        match wrap_fits {
+            true => at(area_start, wrap_at, None),
+            false => None,
+        }
     }
+}
+
+/// The length a log of `capacity` bytes grows to for a record of `len` bytes ending at `end`:
+/// doubled until the record fits and takes at most half the record area (as any record may:
+/// it then fits once a checkpoint has emptied the ring), at most `most`; `None` when that is
+/// not enough.
+fn grown(capacity: u64, end: u64, area_start: u64, len: u64, most: u64) -> Option<u64> {
+    let mut to = capacity.max(1);
+    while to < end || to - area_start < 2 * len {
+        to = to.saturating_mul(2);
+        if to >= most {
+            to = most;
+            break;
+        }
+    }
+    (to > capacity && to >= end).then_some(to)
 }
 
 /// A wrap marker for the record `seq` that follows it.
@@ -329,7 +413,7 @@ fn create_whole(dir: &Path, path: &Path, bytes: u64) -> std::io::Result<Option<F
             .truncate(true)
             .mode(0o600)
             .open(&temp)?;
-        preallocate(&f, bytes)?;
+        preallocate(&f, 0, bytes)?;
         f.sync_all()?;
         Ok(whole::link(&temp, path)?.then_some(f))
     })();
@@ -344,14 +428,101 @@ fn create_whole(dir: &Path, path: &Path, bytes: u64) -> std::io::Result<Option<F
     Ok(made)
 }
 
-fn preallocate(file: &File, bytes: u64) -> std::io::Result<()> {
+/// Reserves the file's bytes `from..to` (making it `to` bytes long if it was shorter).
+fn preallocate(file: &File, from: u64, to: u64) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (
+        libc::off_t::try_from(from),
+        libc::off_t::try_from(to - from),
+    ) else {
+        return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
+    };
     // SAFETY: a valid descriptor we own; plain integer arguments.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes as libc::off_t) };
+    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), offset, len) };
     match rc {
         0 => Ok(()),
         // File systems without it get a sparse file of the same length.
-        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(bytes),
+        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(to),
         e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring of a 100 KiB file whose record area starts at 10 KiB, which may grow to `most`.
+    #[test]
+    fn a_record_goes_where_no_needed_record_is_and_the_file_grows_only_when_the_ring_is_not_wrapped(
+    ) {
+        const K: u64 = 1024;
+        let (capacity, area) = (100 * K, 10 * K);
+        let h = HEADER_BYTES as u64;
+        let place = |pos, keep_from, starved, len, most| {
+            Ring {
+                pos,
+                keep_from,
+                starved,
+            }
+            .place(len, capacity, area, most)
+        };
+        let fits = |at| Some((None, at, None));
+        let wraps = |marker| Some((marker, area, None));
+        let grows = |at, to| Some((None, at, Some(to)));
+        // (case, pos, keep_from, starved, record length, most, placement)
+        type Row = (
+            &'static str,
+            u64,
+            u64,
+            bool,
+            u64,
+            u64,
+            Option<(Option<u64>, u64, Option<u64>)>,
+        );
+        #[rustfmt::skip]
+        let table: &[Row] = &[
+            ("fits before the end", 50 * K, 40 * K, false, K, capacity, fits(50 * K)),
+            ("fits exactly", 99 * K, 40 * K, false, K, capacity, fits(99 * K)),
+            ("wraps with a marker", 99 * K, 60 * K, false, 2 * K, capacity, wraps(Some(99 * K))),
+            ("wraps, no room for a marker", capacity - h + 1, 60 * K, false, 2 * K, capacity, wraps(None)),
+            ("full: waits for a checkpoint", 99 * K, 11 * K, false, 2 * K, capacity, None),
+            ("wrapped: fits before keep_from", 20 * K, 50 * K, false, K, 200 * K, fits(20 * K)),
+            ("wrapped: never grows", 20 * K, 21 * K, true, 2 * K, 200 * K, None),
+            ("grows instead of waiting", 99 * K, 11 * K, false, 2 * K, 400 * K, grows(99 * K, 200 * K)),
+            ("grows: live records over half", 99 * K, 40 * K, false, 2 * K, 400 * K, grows(99 * K, 200 * K)),
+            ("wraps: live records under half", 99 * K, 70 * K, false, 2 * K, 400 * K, wraps(Some(99 * K))),
+            ("grows after a record waited", 99 * K, 70 * K, true, 2 * K, 400 * K, grows(99 * K, 200 * K)),
+            ("doubles until a record is half", 99 * K, 99 * K, false, 150 * K, 800 * K, grows(99 * K, 400 * K)),
+            ("stops at the largest length", 99 * K, 11 * K, false, 2 * K, 150 * K, grows(99 * K, 150 * K)),
+            ("at the largest length: waits", 99 * K, 11 * K, false, 2 * K, capacity, None),
+            ("too large even grown: waits", 99 * K, 11 * K, false, 60 * K, 150 * K, None),
+        ];
+        for &(case, pos, keep_from, starved, len, most, want) in table {
+            let got =
+                place(pos, keep_from, starved, len, most).map(|p| (p.wrap_at, p.at, p.grow_to));
+            assert_eq!(got, want, "{case}");
+        }
+    }
+
+    #[test]
+    fn a_grown_log_keeps_its_length_and_records_on_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = LogFile::open(dir.path(), 4096, 128 << 10, true)
+            .unwrap()
+            .unwrap();
+        let small = log.capacity();
+        log.file.write_all_at(b"kept", small - 4).unwrap();
+        log.grow(2 * small).unwrap();
+        assert_eq!(log.capacity(), 2 * small);
+        log.grow(small).unwrap();
+        assert_eq!(log.capacity(), 2 * small, "a log never shrinks");
+        drop(log);
+        let again = LogFile::open(dir.path(), 4096, 128 << 10, false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.capacity(), 2 * small);
+        let mut back = [0u8; 4];
+        again.read_at(small - 4, &mut back).unwrap();
+        assert_eq!(&back, b"kept");
     }
 }

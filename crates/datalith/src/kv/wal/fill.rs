@@ -11,6 +11,10 @@
 //! it: the checkpointer thread writes zeros a chunk at a time ahead of the write position and
 //! syncs them itself.
 //!
+//! A log that grows (`file`) gets its new region filled the same way: `filled` stays at the old
+//! end (or wherever the filler had got to), and the filler goes on from there, ahead of the
+//! committer, up to the new end.
+//!
 //! The filler and the committer never write the same bytes: the filler writes only at or
 //! above `filled`, under its lock; the committer writes a record below `filled` without the
 //! lock, or else under the lock, raising `filled` past its record (that sync then pays the
@@ -47,7 +51,8 @@ pub(crate) struct Fill {
     filled: Mutex<u64>,
     /// `filled`, for the committer's check without the lock (it may lag, never lead).
     seen: AtomicU64,
-    capacity: u64,
+    /// The log's length as the filler knows it: raised (`grew`) only once the file has it.
+    capacity: AtomicU64,
 }
 
 impl Fill {
@@ -58,13 +63,19 @@ impl Fill {
         let filled = if log.created {
             log.area_start
         } else {
-            log.capacity
+            log.capacity()
         };
         Fill {
             filled: Mutex::new(filled),
             seen: AtomicU64::new(filled),
-            capacity: log.capacity,
+            capacity: AtomicU64::new(log.capacity()),
         }
+    }
+
+    /// The log grew to `capacity` bytes (`LogFile::grow` returned): the filler may write
+    /// up to there.
+    pub(crate) fn grew(&self, capacity: u64) {
+        self.capacity.fetch_max(capacity, Ordering::AcqRel);
     }
 
     /// Runs `write`, which writes log bytes below `high`, so that it never meets the filler.
@@ -88,7 +99,7 @@ impl Fill {
     /// Whether the filler should run, with the write position at `pos`.
     pub(crate) fn wanted(&self, pos: u64) -> bool {
         let seen = self.seen.load(Ordering::Acquire);
-        seen < self.capacity && pos.saturating_add(AHEAD_BYTES) > seen
+        seen < self.capacity.load(Ordering::Acquire) && pos.saturating_add(AHEAD_BYTES) > seen
     }
 
     /// Writes zeros ahead of the write position `pos` until `AHEAD_BYTES` past it (or the end
@@ -98,7 +109,7 @@ impl Fill {
         while self.wanted(pos()) {
             let mut filled = self.lock();
             let from = *filled;
-            let n = CHUNK_BYTES.min(self.capacity - from);
+            let n = CHUNK_BYTES.min(self.capacity.load(Ordering::Acquire).saturating_sub(from));
             if n == 0 {
                 return Ok(());
             }
@@ -141,7 +152,7 @@ mod tests {
                 start + 3 * CHUNK_BYTES + AHEAD_BYTES,
             ),
             // The last chunk is cut short by the end of the file.
-            (log.capacity - 1, log.capacity),
+            (log.capacity() - 1, log.capacity()),
         ];
         for (pos, filled) in cases {
             fill.fill_ahead(&log, || pos).unwrap();
@@ -163,6 +174,30 @@ mod tests {
         let mut back = [0u8; 100];
         log.file.read_exact_at(&mut back, at).unwrap();
         assert_eq!(back, record);
+    }
+
+    #[test]
+    fn a_grown_log_is_filled_from_where_the_filler_was_to_the_new_end() {
+        // (created by this open, so its record area starts unwritten)
+        for created in [true, false] {
+            let (dir, log) = new_log(2 * CHUNK_BYTES);
+            let log = match created {
+                true => log,
+                false => {
+                    drop(log);
+                    LogFile::open(dir.path(), 4096, 0, false).unwrap().unwrap()
+                }
+            };
+            let fill = Fill::new(&log);
+            let old_end = log.capacity();
+            fill.fill_ahead(&log, || old_end).unwrap();
+            assert_eq!(*fill.lock(), old_end, "created {created}");
+            log.grow(old_end + 3 * CHUNK_BYTES).unwrap();
+            fill.grew(log.capacity());
+            assert!(fill.wanted(old_end), "created {created}");
+            fill.fill_ahead(&log, || old_end).unwrap();
+            assert_eq!(*fill.lock(), log.capacity(), "created {created}");
+        }
     }
 
     #[test]

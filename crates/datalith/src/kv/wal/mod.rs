@@ -35,7 +35,12 @@
 //! 5. Published groups are written into LMDB later by the applier, many in one unsynced
 //!    transaction stamped with the last one's `log_seq`.
 //!
-//! A group larger than half the ring (a bulk load) is not logged: LMDB commits it unsynced
+//! The log starts small (`limits::LOG_INITIAL_BYTES`) and grows, doubling, up to
+//! `EnvOptions::log_file_bytes`, at the ring's end when it is not wrapped and wrapping would
+//! soon wait for a checkpoint (`file`: the file is preallocated and synced longer before a
+//! record goes past its old end, so no crash strands a record).
+//!
+//! A group larger than half the ring grown to its largest (a bulk load) is not logged: LMDB commits it unsynced
 //! (readers see it from here, before it is durable), a checkpoint then syncs it, and only then
 //! are its requests acknowledged. A failure after the record was written poisons the
 //! environment; the record is replayed at the next open, so a request reported failed may
@@ -84,8 +89,11 @@
 //! records, in a checkpoint slot of the log, the last sequence number that state holds, its
 //! LMDB transaction id, where the next record begins, and a copy of the data file's two meta
 //! pages. The log space before that point is free again. The checkpointer runs in the
-//! background every `EnvOptions::log_checkpoint_interval` or `log_checkpoint_bytes` of log,
-//! and the committer runs one itself when the ring is full or a group is too large to log.
+//! background every `EnvOptions::log_checkpoint_interval` or `log_checkpoint_bytes` of log, or
+//! as soon as the commits since the last checkpoint freed more pages than
+//! `limits::LOG_CHECKPOINT_DATA_BYTES` (or a quarter of the file), which the page-reuse guard
+//! below keeps from reuse: the data file then stays about its live data plus twice that. The
+//! committer runs one itself when the ring is full or a group is too large to log.
 //!
 //! **Page reuse.** LMDB reuses pages freed by old transactions once no reader needs them. An
 //! unsynced commit that reused a page of the checkpointed tree would leave, after a power cut,

@@ -49,7 +49,7 @@ pub(crate) fn after(log: &LogFile, pos: u64, seq: u64) -> Option<Survivor> {
         }
     }
     let from = pos.max(log.area_start);
-    let to = log.capacity.min(pos.saturating_add(SEARCH_BYTES));
+    let to = log.capacity().min(pos.saturating_add(SEARCH_BYTES));
     let mut window = vec![0u8; to.saturating_sub(from) as usize];
     if !window.is_empty() && log.read_at(from, &mut window).is_ok() {
         // Headers are read from the window first: stale records of earlier laps (lower

@@ -123,7 +123,7 @@ impl LogTail {
             let resume = state
                 .scanned
                 .take()
-                .filter(|s| s.capacity == log.capacity && s.next_seq > checkpoint.seq);
+                .filter(|s| s.capacity == log.capacity() && s.next_seq > checkpoint.seq);
             let (start, first_seq, mut groups) = match resume {
                 Some(s) => (s.next_pos, s.next_seq, s.groups),
                 None => (checkpoint.start, checkpoint.seq + 1, Vec::new()),
@@ -150,7 +150,7 @@ impl LogTail {
                 }));
                 Ok::<(), KvError>(())
             })?;
-            if log.file.metadata()?.len() != log.capacity {
+            if log.file.metadata()?.len() != log.capacity() {
                 continue;
             }
             // A checkpoint past `applied` during the scan may have let the ring overwrite a
@@ -159,7 +159,7 @@ impl LogTail {
                 return Ok(Tail::SnapshotTooOld);
             }
             state.scanned = Some(Scanned {
-                capacity: log.capacity,
+                capacity: log.capacity(),
                 next_pos,
                 next_seq,
                 groups: groups.clone(),
