@@ -114,3 +114,41 @@ fn an_update_only_churn_leaves_the_data_file_proportional() {
     let free = env.free_pages().unwrap() * env.page_bytes().unwrap() as u64;
     assert!(free > 0 && free < data, "{free} bytes free of {data}");
 }
+
+/// Blobs are written once: a group of large values skips the log (the data file holds it,
+/// made durable by a checkpoint before it is acknowledged), a group of small values is logged,
+/// and both are there after a reopen.
+#[test]
+fn a_group_of_blobs_skips_the_log_and_a_group_of_small_values_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // (name, values in the group, bytes each, whether the group is logged)
+    let cases = [
+        ("blobs: 100 of 10 KB", 100u32, 10_000usize, false),
+        ("small values: 2,000 of 100 B", 2_000, 100, true),
+        ("a few blobs, under half a MiB", 20, 10_000, true),
+    ];
+    let mut written = Vec::new();
+    {
+        let env = Environment::open(dir.path(), EnvOptions::default()).unwrap();
+        let t = env.table("t", TableKind::Plain).unwrap();
+        for (name, n, bytes, logged) in cases {
+            let records = env.commit_counters().log_records;
+            let ops: Vec<KvOp> = (0..n)
+                .map(|i| {
+                    let (k, v) = (format!("{name}/{i}").into_bytes(), vec![i as u8; bytes]);
+                    written.push((k.clone(), v.clone()));
+                    KvOp::put(&t, k, v)
+                })
+                .collect();
+            env.transact_kv(ops).unwrap();
+            let now = env.commit_counters().log_records;
+            assert_eq!(
+                now > records,
+                logged,
+                "{name}: log records {records} -> {now}"
+            );
+        }
+    }
+    let env = Environment::open(dir.path(), EnvOptions::default()).unwrap();
+    assert_eq!(missing(&env, &written), 0);
+}

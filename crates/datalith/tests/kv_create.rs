@@ -36,7 +36,10 @@ fn write_and_read_back(dir: &Path) {
 fn a_new_environment_leaves_only_its_own_files() {
     let dir = tempfile::tempdir().unwrap();
     write_and_read_back(dir.path());
-    assert_eq!(names(dir.path()), ["data.mdb", "lock.mdb", "txlog.dlog", "writer.pid"]);
+    assert_eq!(
+        names(dir.path()),
+        ["data.mdb", "lock.mdb", "txlog.dlog", "writer.pid"]
+    );
 }
 
 #[test]
@@ -51,7 +54,10 @@ fn the_leftovers_of_a_creation_that_died_are_removed_and_the_directory_opens() {
     std::fs::write(partial.join("data.mdb"), b"").unwrap();
     write_and_read_back(dir.path());
     assert!(!partial.exists());
-    assert_eq!(names(dir.path()), ["data.mdb", "lock.mdb", "txlog.dlog", "writer.pid"]);
+    assert_eq!(
+        names(dir.path()),
+        ["data.mdb", "lock.mdb", "txlog.dlog", "writer.pid"]
+    );
 }
 
 #[test]

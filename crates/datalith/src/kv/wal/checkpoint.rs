@@ -27,7 +27,7 @@ use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
 use super::{body, recovery};
-use crate::limits::LOG_CHECKPOINT_DATA_SHARE;
+use crate::limits::{LOG_CHECKPOINT_DATA_SHARE, LOG_DIRECT_BLOB_BYTES, LOG_DIRECT_BLOB_MEAN_BYTES};
 
 /// How the log is run (from `EnvOptions`).
 #[derive(Debug, Clone)]
@@ -117,6 +117,14 @@ impl Trigger {
         let allowed = floor_pages.max(self.pages_checkpointed / LOG_CHECKPOINT_DATA_SHARE);
         self.freed > allowed
     }
+}
+
+/// Whether a group is mostly large values (`LOG_DIRECT_BLOB_BYTES`): it is then written once,
+/// into the data file, made durable by a checkpoint, instead of into the log and again into
+/// the data file.
+fn writes_blobs(stage: &Stage) -> bool {
+    let bytes = stage.staged_bytes();
+    bytes >= LOG_DIRECT_BLOB_BYTES && bytes / stage.len().max(1) >= LOG_DIRECT_BLOB_MEAN_BYTES
 }
 
 /// A group written to the log (or, when too large for it, to be checkpointed directly).
@@ -406,7 +414,7 @@ impl Wal {
         // once a checkpoint has emptied the ring and the file has grown for it. Larger groups
         // (bulk loads) are checkpointed instead.
         let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
-        if estimate as u64 > self.largest_record() {
+        if estimate as u64 > self.largest_record() || writes_blobs(stage) {
             return Ok(direct());
         }
         let started = timing::start();
