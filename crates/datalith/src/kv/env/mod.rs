@@ -30,7 +30,6 @@ mod writer;
 
 use catalog::check_or_init_meta;
 pub use catalog::FORMAT_VERSION;
-pub(crate) use catalog::{catalog_key, decode_kind};
 use map::{initial_map_bytes, map_base, page_size, round_up};
 pub use stats::{CommitCounters, CommitStats};
 
