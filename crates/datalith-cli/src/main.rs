@@ -132,6 +132,9 @@ enum Command {
         #[arg(long)]
         until: Option<u64>,
     },
+    /// Serve databases over HTTP, in EDN and JSON (API: crates/datalith-server/README.md);
+    /// stops on SIGTERM or Ctrl-C after the running requests.
+    Serve(datalith_server::ServeArgs),
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -232,6 +235,9 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(if ok { 0 } else { 2 })
         }
         Command::Log { db, since, until } => log::run(&db, since, until).map(|_| 0),
+        Command::Serve(args) => datalith_server::serve(args)
+            .map(|_| 0)
+            .map_err(CliError::from),
         Command::Bench { args } => commands::bench(&args),
     }
 }

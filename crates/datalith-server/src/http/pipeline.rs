@@ -1,0 +1,130 @@
+//! What every database request goes through, in order: the answer's format, the token, the
+//! database, the role, the body, a place to run (`--max-concurrent`, waiting at most
+//! `--queue-timeout-ms`), then the operation on a blocking thread (the library's calls
+//! block: a query computes, a transaction waits for its group's sync), holding its place
+//! until it ends even if the client has gone (whose query the cancel guard stops).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use datalith::edn::Edn;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::cancel::CancelOnDrop;
+use super::respond::{self, header};
+use super::AppState;
+use crate::auth::Access;
+use crate::error::{codes, Result, ServerError};
+use crate::format::negotiate::request_format;
+use crate::ops::{Context, Op, Request};
+
+/// Runs `op` on database `db` for the request, and answers.
+pub async fn run(
+    state: Arc<AppState>,
+    op: Op,
+    db: String,
+    headers: HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Response {
+    let format = match respond::format_for(&headers) {
+        Ok(f) => f,
+        Err(e) => return respond::error(crate::format::Format::Edn, &e),
+    };
+    respond::write(format, attempt(&state, op, &db, &headers, body).await)
+}
+
+/// Who the request is, by its `Authorization` header.
+pub fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Access> {
+    match &state.tokens {
+        None => Ok(Access::Open),
+        Some(tokens) => tokens.authenticate(header(headers, AUTHORIZATION)),
+    }
+}
+
+async fn attempt(
+    state: &Arc<AppState>,
+    op: Op,
+    name: &str,
+    headers: &HeaderMap,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<Edn> {
+    let access = authenticate(state, headers)?;
+    let database = state
+        .served
+        .get(name)
+        .ok_or_else(|| {
+            ServerError::new(
+                codes::UNKNOWN_DATABASE,
+                format!(
+                    "no database {name:?} is served here (served: {})",
+                    state.served.names().join(", ")
+                ),
+            )
+            .with("database", Edn::String(name.to_string()))
+        })?
+        .clone();
+    access.require(name, op.role())?;
+    let body = body.map_err(|r| body_error(state, r))?;
+    let form = match body.iter().all(u8::is_ascii_whitespace) {
+        true => None,
+        false => request_format(header(headers, CONTENT_TYPE))?.read(&body)?,
+    };
+    let request = Request::new(form, op.fields())?;
+    let place = admit(state).await?;
+    let guard = CancelOnDrop::new();
+    let cancel = guard.flag();
+    let limits = state.limits;
+    let name = name.to_string();
+    let task = tokio::task::spawn_blocking(move || {
+        let _place = place;
+        let cx = Context {
+            name: &name,
+            limits,
+            cancel: &cancel,
+        };
+        op.run(&database, &request, &cx)
+    });
+    let outcome = task.await.unwrap_or_else(|e| {
+        Err(ServerError::new(
+            codes::INTERNAL,
+            format!("the {} request failed inside the server: {e}", op.name()),
+        ))
+    });
+    drop(guard);
+    outcome
+}
+
+fn body_error(state: &AppState, rejection: BytesRejection) -> ServerError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ServerError::new(
+            codes::BODY_TOO_LARGE,
+            format!(
+                "the body is over this server's limit of {} bytes (--max-body-bytes)",
+                state.max_body
+            ),
+        )
+    } else {
+        ServerError::invalid(format!("body: {}", rejection.body_text()))
+    }
+}
+
+/// A place to run, or `:datalith.error/overloaded` once the queue's timeout has passed.
+async fn admit(state: &AppState) -> Result<OwnedSemaphorePermit> {
+    let wait = tokio::time::timeout(state.queue_timeout, state.gate.clone().acquire_owned());
+    match wait.await {
+        Ok(Ok(place)) => Ok(place),
+        // The gate is never closed while the server runs.
+        Ok(Err(_)) | Err(_) => Err(ServerError::new(
+            codes::OVERLOADED,
+            format!(
+                "all {} places to run a request stayed taken for {} ms; retry later",
+                state.places,
+                state.queue_timeout.as_millis()
+            ),
+        )),
+    }
+}

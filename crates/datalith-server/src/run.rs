@@ -1,0 +1,141 @@
+//! Starting and stopping: check the address, read the tokens, open the databases, listen,
+//! and on SIGTERM or Ctrl-C stop accepting connections, let the running requests finish,
+//! then close the databases (each applies and checkpoints what its log holds, so the next
+//! open has nothing to replay).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use crate::args::ServeArgs;
+use crate::auth::Tokens;
+use crate::error::{Result, ServerError};
+use crate::http::{self, AppState};
+use crate::listen;
+use crate::ops::QueryLimits;
+use crate::served::{self, Served};
+
+/// How long requests still running after the listener closed (their clients gone, their
+/// work on blocking threads) may take before the process exits without waiting for them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// A line on standard error for the operator; never fails (a closed stderr must not take a
+/// request or the shutdown down with it).
+pub fn log(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "datalith serve: {line}");
+}
+
+/// Runs the server until SIGTERM or Ctrl-C. Prints `datalith serve: listening on
+/// http://ADDR ...` on standard output once it accepts connections.
+pub fn serve(args: ServeArgs) -> Result<()> {
+    if args.max_concurrent == 0 {
+        return Err(ServerError::invalid("--max-concurrent must be at least 1"));
+    }
+    let addrs = listen::addresses(&args.listen)?;
+    listen::check(&addrs, args.insecure, args.tokens.is_some())?;
+    let named = served::names(&args.dirs)?;
+    let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+    let tokens = match &args.tokens {
+        Some(path) => Some(Tokens::load(path, &names)?),
+        None => None,
+    };
+    let auth = match &args.tokens {
+        Some(path) => format!("bearer tokens from {}", path.display()),
+        None => "no tokens: every request allowed, loopback only".to_string(),
+    };
+    let served = Served::open(&named, args.query_memory_limit)?;
+    ignore_sigpipe();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("datalith-serve")
+        .build()?;
+    let state = Arc::new(AppState {
+        served,
+        tokens,
+        limits: QueryLimits {
+            timeout_ms: args.query_timeout_ms,
+            memory_limit: args.query_memory_limit,
+        },
+        gate: Arc::new(Semaphore::new(args.max_concurrent)),
+        places: args.max_concurrent,
+        queue_timeout: Duration::from_millis(args.queue_timeout_ms),
+        max_body: args.max_body_bytes,
+    });
+    let outcome = runtime.block_on(listen_until_signal(state.clone(), addrs, &names, &auth));
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    match Arc::try_unwrap(state) {
+        Ok(state) => {
+            // The last handles: each database closes here.
+            drop(state);
+            log("stopped; databases closed");
+        }
+        Err(_) => log(
+            "stopped with requests still running; databases left to the operating system \
+             (the next open replays their logs)",
+        ),
+    }
+    outcome
+}
+
+async fn listen_until_signal(
+    state: Arc<AppState>,
+    addrs: Vec<SocketAddr>,
+    names: &[String],
+    auth: &str,
+) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(&addrs[..])
+        .await
+        .map_err(|e| {
+            let e = ServerError::from(e);
+            ServerError {
+                message: format!("cannot listen on {addrs:?}: {}", e.message),
+                ..e
+            }
+        })?;
+    let local = listener.local_addr()?;
+    {
+        // The first line tells scripts and tests where to connect: only now are
+        // connections accepted.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "datalith serve: listening on http://{local} (databases: {}; {auth})",
+            names.join(", ")
+        );
+        let _ = out.flush();
+    }
+    axum::serve(listener, http::router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    Ok(())
+}
+
+/// SIGTERM (service managers) or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let term = async {
+        match signal(SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term => {}
+    }
+    log("stopping: no new connections; finishing the running requests");
+}
+
+/// The `datalith` command restores SIGPIPE's default action (a filter ends quietly on a
+/// closed pipe); a server must not die because a client closed its connection mid-answer.
+fn ignore_sigpipe() {
+    // SAFETY: setting a signal's disposition, before the runtime's threads start.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
