@@ -12,7 +12,7 @@ use crate::format::negotiate::{request_format, response_format};
 use crate::format::Format;
 
 /// A header's value as text (a value that is not visible ASCII counts as absent).
-pub fn header<'a>(headers: &'a HeaderMap, name: axum::http::HeaderName) -> Option<&'a str> {
+pub fn header(headers: &HeaderMap, name: axum::http::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
