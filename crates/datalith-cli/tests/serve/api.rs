@@ -192,6 +192,40 @@ fn every_operation_in_edn_and_json_and_the_errors() {
             200,
             &[":person/friend "],
         ),
+        // index-range: values in [start, end).
+        row(
+            "POST",
+            "/db/people/index-range",
+            E,
+            r#"{:attrid :person/email :start "b" :end "c"}"#,
+            200,
+            &[r#":result [[1048577 :person/email "bob@x"]]"#],
+        ),
+        row(
+            "POST",
+            "/db/people/index-range",
+            J,
+            r##"{"attrid": {"#kw": ":person/email"}, "limit": 1}"##,
+            200,
+            &[r#":person/email "ann@x"]]"#, ":next-offset 1"],
+        ),
+        // tx-range: the log, a page at a time.
+        row(
+            "POST",
+            "/db/people/tx-range",
+            E,
+            "{:limit 2}",
+            200,
+            &[":instant #inst", ":db/ident :person/email", ":next-start "],
+        ),
+        row(
+            "POST",
+            "/db/people/tx-range",
+            J,
+            r#"{"start": 17592186044417}"#,
+            200,
+            &[r#":person/name "Ann""#, r#":person/name "Bob""#],
+        ),
         // stat.
         row(
             "GET",

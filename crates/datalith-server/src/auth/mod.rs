@@ -8,7 +8,8 @@
 //! is hashed and compared with every line's hash in constant time ([`hash::same`]), so the
 //! time an answer takes says nothing about how much of a hash matched.
 //!
-//! Roles nest: `read` runs `q`, `pull`, `pull-many`, `datoms` and `stat`; `write` adds
+//! Roles nest: `read` runs `q`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range`
+//! and `stat`; `write` adds
 //! `transact`; `admin` adds what administers a database (nothing yet: creating and deleting
 //! databases are to come). Without a token file every request is allowed, which is why the
 //! server then listens on loopback only.

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `GET /health` | `{:status :ok}`, without a token (for load balancers and probes) |
 //! | `GET /dbs` | the databases the token may read |
-//! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms` | the operations (`ops`) |
+//! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range` | the operations (`ops`) |
 //! | `GET /db/NAME/stat` | statistics |
 
 mod cancel;
@@ -64,6 +64,11 @@ pub fn router(state: Shared) -> Router {
             post(pull_many).fallback(wrong_method),
         )
         .route("/db/{name}/datoms", post(datoms).fallback(wrong_method))
+        .route(
+            "/db/{name}/index-range",
+            post(index_range).fallback(wrong_method),
+        )
+        .route("/db/{name}/tx-range", post(tx_range).fallback(wrong_method))
         .route("/db/{name}/stat", get(stat).fallback(wrong_method))
         .fallback(unknown_route)
         .layer(DefaultBodyLimit::max(max_body))
@@ -88,6 +93,8 @@ operation!(transact, Op::Transact);
 operation!(pull, Op::Pull);
 operation!(pull_many, Op::PullMany);
 operation!(datoms, Op::Datoms);
+operation!(index_range, Op::IndexRange);
+operation!(tx_range, Op::TxRange);
 operation!(stat, Op::Stat);
 
 async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
@@ -128,7 +135,8 @@ async fn unknown_route(uri: axum::http::Uri, headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::UNKNOWN_ROUTE,
         format!(
-            "no such path {:?}: /health, /dbs, /db/NAME/{{q,transact,pull,pull-many,datoms,stat}}",
+            "no such path {:?}: /health, /dbs, \
+             /db/NAME/{{q,transact,pull,pull-many,datoms,index-range,tx-range,stat}}",
             uri.path()
         ),
     );

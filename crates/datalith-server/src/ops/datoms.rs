@@ -39,33 +39,46 @@ pub fn run(database: &Database, request: &Request) -> Result<Edn> {
             given.len()
         )));
     }
+    let (limit, offset) = page_size(request)?;
+    let (db, basis) = basis::snapshot(database, request)?;
+    let c = components(&db, index, &given)?;
+    let found = walk(&db, index, &c, wanted(offset, limit))?;
+    Ok(page(&db, &found, offset, limit, basis))
+}
+
+/// The request's `:limit` (checked against the most a page holds) and `:offset`.
+pub(super) fn page_size(request: &Request) -> Result<(u64, u64)> {
     let limit = request.count("limit")?.unwrap_or(DEFAULT_LIMIT);
     if limit > MAX_LIMIT {
         return Err(ServerError::invalid(format!(
             ":limit {limit} is over the most a page holds, {MAX_LIMIT}"
         )));
     }
-    let offset = request.count("offset")?.unwrap_or(0);
-    let (db, basis) = basis::snapshot(database, request)?;
-    let c = components(&db, index, &given)?;
-    // One datom past the page says whether another page follows.
-    let want =
-        usize::try_from(offset.saturating_add(limit).saturating_add(1)).unwrap_or(usize::MAX);
-    let found = walk(&db, index, &c, want)?;
-    let more = found.len() as u64 > offset + limit;
-    let page: Vec<Edn> = found
+    Ok((limit, request.count("offset")?.unwrap_or(0)))
+}
+
+/// How many datoms a walk gathers for a page: up to its end, and one more, which says
+/// whether another page follows.
+pub(super) fn wanted(offset: u64, limit: u64) -> usize {
+    usize::try_from(offset.saturating_add(limit).saturating_add(1)).unwrap_or(usize::MAX)
+}
+
+/// The page `offset..offset + limit` of `found` as the answer, with `:next-offset` when
+/// `found` goes past it.
+pub(super) fn page(db: &Db, found: &[Datom], offset: u64, limit: u64, basis: u64) -> Edn {
+    let datoms: Vec<Edn> = found
         .iter()
         .skip(offset as usize)
         .take(limit as usize)
-        .map(|d| datom_edn(&db, d, false))
+        .map(|d| datom_edn(db, d, false))
         .collect();
-    let mut out = answer(Edn::Vector(page), basis);
-    if more {
+    let mut out = answer(Edn::Vector(datoms), basis);
+    if found.len() as u64 > offset.saturating_add(limit) {
         if let Edn::Map(pairs) = &mut out {
             pairs.push((Edn::kw(":next-offset"), Edn::Long((offset + limit) as i64)));
         }
     }
-    Ok(out)
+    out
 }
 
 fn index(form: &Edn) -> Result<Index> {
@@ -110,7 +123,7 @@ fn components(db: &Db, index: Index, given: &[Edn]) -> Result<Components> {
     Ok(c)
 }
 
-fn attribute(db: &Db, form: &Edn) -> Result<u32> {
+pub(super) fn attribute(db: &Db, form: &Edn) -> Result<u32> {
     let unknown = || {
         ServerError::new(
             lib::NOT_AN_ENTITY,
@@ -136,7 +149,7 @@ fn entity(db: &Db, form: &Edn) -> Result<u64> {
 }
 
 /// A value component: an entity reference for a ref attribute, else the value itself.
-fn value(db: &Db, a: Option<u32>, form: &Edn) -> Result<Value> {
+pub(super) fn value(db: &Db, a: Option<u32>, form: &Edn) -> Result<Value> {
     let is_ref = a
         .and_then(|a| db.schema().get(a))
         .is_some_and(|attr| attr.is_ref());

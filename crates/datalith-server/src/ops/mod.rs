@@ -6,11 +6,13 @@
 
 mod basis;
 mod datoms;
+mod index_range;
 mod pull;
 mod q;
 pub mod request;
 mod stat;
 mod transact;
+mod tx_range;
 
 use std::sync::atomic::AtomicBool;
 
@@ -53,6 +55,10 @@ pub enum Op {
     PullMany,
     /// `POST /db/NAME/datoms`.
     Datoms,
+    /// `POST /db/NAME/index-range`.
+    IndexRange,
+    /// `POST /db/NAME/tx-range`.
+    TxRange,
     /// `GET /db/NAME/stat`.
     Stat,
 }
@@ -66,6 +72,8 @@ impl Op {
             Op::Pull => "pull",
             Op::PullMany => "pull-many",
             Op::Datoms => "datoms",
+            Op::IndexRange => "index-range",
+            Op::TxRange => "tx-range",
             Op::Stat => "stat",
         }
     }
@@ -86,6 +94,8 @@ impl Op {
             Op::Pull => pull::FIELDS,
             Op::PullMany => pull::MANY_FIELDS,
             Op::Datoms => datoms::FIELDS,
+            Op::IndexRange => index_range::FIELDS,
+            Op::TxRange => tx_range::FIELDS,
             Op::Stat => &[],
         }
     }
@@ -98,6 +108,8 @@ impl Op {
             Op::Pull => pull::one(database, request),
             Op::PullMany => pull::many(database, request),
             Op::Datoms => datoms::run(database, request),
+            Op::IndexRange => index_range::run(database, request),
+            Op::TxRange => tx_range::run(database, request),
             Op::Stat => stat::run(database, cx.name),
         }
     }

@@ -209,3 +209,57 @@ fn unknown_fields_and_wrong_bodies_are_refused() {
         assert!(e.message.contains(want), "{body}: {e}");
     }
 }
+
+#[test]
+fn index_range_is_half_open_and_paged() {
+    let (_dir, db) = database();
+    let people: Vec<String> = (0..10)
+        .map(|i| format!(r#"{{:person/email "p{i}@x" :person/name "P{i}"}}"#))
+        .collect();
+    db.transact(format!("[{}]", people.join(" ")).as_str())
+        .unwrap();
+    let emails = |r: &Edn| -> Vec<Edn> {
+        field(r, ":result")
+            .as_seq()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_seq().unwrap()[2].clone())
+            .collect()
+    };
+    let r = call(
+        &db,
+        Op::IndexRange,
+        r#"{:attrid :person/email :start "p2@x" :end "p5@x"}"#,
+    )
+    .unwrap();
+    let want: Vec<Edn> = (2..5).map(|i| Edn::String(format!("p{i}@x"))).collect();
+    assert_eq!(emails(&r), want);
+    let r = call(
+        &db,
+        Op::IndexRange,
+        r#"{:attrid :person/email :start "p8@x" :limit 1}"#,
+    )
+    .unwrap();
+    assert_eq!(emails(&r), [Edn::String("p8@x".into())]);
+    assert_eq!(field(&r, ":next-offset"), &Edn::Long(1));
+}
+
+#[test]
+fn tx_range_reads_the_log_a_page_at_a_time() {
+    let (_dir, db) = database();
+    let ann = db.transact(r#"[{:person/email "ann@x"}]"#).unwrap();
+    let bob = db.transact(r#"[{:person/email "bob@x"}]"#).unwrap();
+    let r = call(&db, Op::TxRange, &format!("{{:start {} :limit 1}}", ann.tx)).unwrap();
+    let Edn::Vector(entries) = field(&r, ":result") else {
+        panic!("{r}")
+    };
+    assert_eq!(entries.len(), 1);
+    assert_eq!(field(&entries[0], ":tx"), &Edn::Long(ann.tx as i64));
+    assert!(field(&entries[0], ":data")
+        .to_string()
+        .contains(r#":person/email "ann@x""#));
+    assert_eq!(field(&r, ":next-start"), &Edn::Long(bob.tx as i64));
+    let r = call(&db, Op::TxRange, &format!("{{:start {}}}", bob.tx)).unwrap();
+    assert_eq!(field(&r, ":result").as_seq().unwrap().len(), 1);
+    assert!(!r.to_string().contains(":next-start"));
+}
