@@ -33,17 +33,29 @@ impl Reply {
     }
 }
 
-fn agent() -> ureq::Agent {
+fn agent(patience: Duration) -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(60)))
+        .timeout_global(Some(patience))
         .build()
         .into()
 }
 
 /// Sends a request; `headers` as given (a `Content-Type` among them for a body).
 pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str>) -> Reply {
-    let agent = agent();
+    try_send(Duration::from_secs(60), method, url, headers, body)
+        .unwrap_or_else(|e| panic!("{method} {url}: {e}"))
+}
+
+/// Sends a request, giving up (and closing the connection) after `patience`.
+pub fn try_send(
+    patience: Duration,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<Reply, ureq::Error> {
+    let agent = agent(patience);
     let result = match method {
         "GET" | "DELETE" => {
             let mut r = match method {
@@ -69,7 +81,7 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str
             }
         }
     };
-    let mut response = result.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let mut response = result?;
     let header = |name: &str| {
         response
             .headers()
@@ -81,14 +93,14 @@ pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str
     let retry_after = header("retry-after");
     let www_authenticate = header("www-authenticate");
     let status = response.status().as_u16();
-    let body = response.body_mut().read_to_string().unwrap();
-    Reply {
+    let body = response.body_mut().read_to_string()?;
+    Ok(Reply {
         status,
         content_type,
         retry_after,
         www_authenticate,
         body,
-    }
+    })
 }
 
 /// Sends `request` as written on a new connection and returns the status and the raw

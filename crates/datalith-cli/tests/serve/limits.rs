@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client::send;
+use crate::client::{send, try_send};
 use crate::server;
 
 const EDN: (&str, &str) = ("Content-Type", "application/edn");
@@ -75,6 +75,46 @@ fn bodies_over_the_limit_and_requests_past_the_places_are_refused() {
     );
     let slow = slow.join().unwrap();
     assert_eq!(slow.status, 504, "{}", slow.body);
+}
+
+#[test]
+fn a_query_whose_client_leaves_is_cancelled_and_frees_its_place() {
+    // One place, a long wait for it, and room for the slow query to run for seconds.
+    let s = server::start(
+        &["people"],
+        &[
+            "--max-concurrent",
+            "1",
+            "--queue-timeout-ms",
+            "10000",
+            "--query-memory-limit",
+            "2000000000",
+        ],
+    );
+    let url = s.url("/db/people/q");
+    let gave_up = try_send(
+        Duration::from_millis(300),
+        "POST",
+        &url,
+        &[EDN],
+        Some(&slow_query()),
+    );
+    assert!(gave_up.is_err(), "the slow query answered within 300 ms");
+    // Its query is stopped when the connection closes, so the next request gets the place
+    // at once instead of after the slow query's seconds.
+    let start = Instant::now();
+    let reply = send(
+        "POST",
+        &url,
+        &[EDN],
+        Some(r#"{:query "[:find ?x . :in ?x]" :args [1]}"#),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
