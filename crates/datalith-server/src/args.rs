@@ -38,6 +38,10 @@ pub struct ServeArgs {
     /// A query's timeout when the request names none, and the most a request may ask for.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub query_timeout_ms: u64,
+    /// The longest a read may ask the server to keep the database value it answered from
+    /// (`:lease-ms`), so that later requests read the same value (`:basis-t`); 0: never.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    pub max_lease_ms: u64,
     /// The most memory one query may hold, in bytes (default: the library's, a quarter of
     /// physical memory); a request may ask for less.
     #[arg(long, value_name = "BYTES")]

@@ -46,7 +46,11 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         Some(path) => format!("bearer tokens from {}", path.display()),
         None => "no tokens: every request allowed, loopback only".to_string(),
     };
-    let served = Served::open(&named, args.query_memory_limit)?;
+    let served = Served::open(
+        &named,
+        args.query_memory_limit,
+        Duration::from_millis(args.max_lease_ms),
+    )?;
     ignore_sigpipe();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -107,6 +111,18 @@ async fn listen_until_signal(
         );
         let _ = out.flush();
     }
+    // Ended leases let their values go within a second, also when no request comes.
+    let weak = Arc::downgrade(&state);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            match weak.upgrade() {
+                Some(state) => state.served.sweep_leases(),
+                None => break,
+            }
+        }
+    });
     axum::serve(listener, http::router(state))
         .with_graceful_shutdown(shutdown_signal())
         .await?;

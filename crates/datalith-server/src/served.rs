@@ -10,15 +10,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use datalith::edn::Edn;
 use datalith::{Database, DbOptions};
 
 use crate::error::{Result, ServerError};
+use crate::ops::Source;
 
 /// The databases, by name.
 pub struct Served {
-    by_name: BTreeMap<String, Database>,
+    by_name: BTreeMap<String, Arc<Source>>,
 }
 
 /// Each directory with the name it is served under; two with the same name are refused.
@@ -67,8 +70,13 @@ fn name_of(dir: &Path) -> Result<String> {
 }
 
 impl Served {
-    /// Opens (creating if missing) each named directory for writing, durably.
-    pub fn open(named: &[(String, PathBuf)], memory_limit: Option<u64>) -> Result<Served> {
+    /// Opens (creating if missing) each named directory for writing, durably; its values
+    /// may be leased for at most `max_lease`.
+    pub fn open(
+        named: &[(String, PathBuf)],
+        memory_limit: Option<u64>,
+        max_lease: Duration,
+    ) -> Result<Served> {
         let mut by_name = BTreeMap::new();
         for (name, dir) in named {
             let mut options = DbOptions::default();
@@ -80,14 +88,21 @@ impl Served {
                     ..e
                 }
             })?;
-            by_name.insert(name.clone(), database);
+            by_name.insert(name.clone(), Arc::new(Source::new(database, max_lease)));
         }
         Ok(Served { by_name })
     }
 
     /// The database served as `name`.
-    pub fn get(&self, name: &str) -> Option<&Database> {
+    pub fn get(&self, name: &str) -> Option<&Arc<Source>> {
         self.by_name.get(name)
+    }
+
+    /// Lets go of the values whose leases have ended, in every database.
+    pub fn sweep_leases(&self) {
+        for source in self.by_name.values() {
+            source.leases.sweep();
+        }
     }
 
     /// Every name, in order.

@@ -441,3 +441,55 @@ fn every_operation_in_edn_and_json_and_the_errors() {
     assert!(reply.contains("content-type: application/edn"), "{reply}");
     assert!(reply.contains(":result 2"), "{reply}");
 }
+
+#[test]
+fn a_leased_value_answers_later_requests_until_its_lease_ends() {
+    let s = server::start(&["people"], &["--max-lease-ms", "5000"]);
+    let post = |path: &str, body: &str| {
+        crate::client::send(
+            "POST",
+            &s.url(path),
+            &[("Content-Type", "application/edn")],
+            Some(body),
+        )
+    };
+    let schema = r#"{:tx-data "[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"}"#;
+    assert_eq!(post("/db/people/transact", schema).status, 200);
+    assert_eq!(
+        post("/db/people/transact", "{:tx-data [{:n 1}]}").status,
+        200
+    );
+    let count = r#"[:find (count ?e) . :where [?e :n]]"#;
+    let leased = post(
+        "/db/people/q",
+        &format!("{{:query {count:?} :lease-ms 5000}}"),
+    );
+    assert_eq!(leased.status, 200, "{}", leased.body);
+    let basis = match leased.edn() {
+        datalith::edn::Edn::Map(pairs) => pairs
+            .into_iter()
+            .find(|(k, _)| *k == datalith::edn::Edn::kw(":basis-t"))
+            .map(|(_, v)| v.to_string())
+            .unwrap(),
+        other => panic!("{other}"),
+    };
+    assert_eq!(
+        post("/db/people/transact", "{:tx-data [{:n 2}]}").status,
+        200
+    );
+    let again = post(
+        "/db/people/q",
+        &format!("{{:query {count:?} :basis-t {basis}}}"),
+    );
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(again.body.contains(":result 1,"), "{}", again.body);
+    let latest = post("/db/people/q", &format!("{{:query {count:?}}}"));
+    assert!(latest.body.contains(":result 2,"), "{}", latest.body);
+    let stat = crate::client::send("GET", &s.url("/db/people/stat"), &[], None);
+    assert!(stat.body.contains(":leases 1"), "{}", stat.body);
+    let too_long = post(
+        "/db/people/q",
+        &format!("{{:query {count:?} :lease-ms 5001}}"),
+    );
+    assert_eq!(too_long.status, 400, "{}", too_long.body);
+}

@@ -53,7 +53,7 @@ async fn attempt(
     body: std::result::Result<Bytes, BytesRejection>,
 ) -> Result<Edn> {
     let access = authenticate(state, headers)?;
-    let database = state
+    let source = state
         .served
         .get(name)
         .ok_or_else(|| {
@@ -86,7 +86,7 @@ async fn attempt(
             limits,
             cancel: &cancel,
         };
-        op.run(&database, &request, &cx)
+        op.run(&source, &request, &cx)
     });
     let outcome = task.await.unwrap_or_else(|e| {
         Err(ServerError::new(

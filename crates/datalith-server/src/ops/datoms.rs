@@ -17,20 +17,27 @@ use datalith::edn::{edn_from_value, value_from_edn, Edn};
 use datalith::error as lib;
 use datalith::kv::Direction;
 use datalith::raw::{Components, Index};
-use datalith::{Database, Datom, Db, Eid};
+use datalith::{Datom, Db, Eid};
 
 use super::request::short;
-use super::{answer, basis, Request};
+use super::{answer, basis, Request, Source};
 use crate::error::{Result, ServerError};
 
-pub const FIELDS: &[&str] = &["index", "components", "limit", "offset", "basis-t"];
+pub const FIELDS: &[&str] = &[
+    "index",
+    "components",
+    "limit",
+    "offset",
+    "basis-t",
+    "lease-ms",
+];
 
 /// Datoms a page holds when the request names no `:limit`.
 pub const DEFAULT_LIMIT: u64 = 1000;
 /// The most datoms a page may hold.
 pub const MAX_LIMIT: u64 = 100_000;
 
-pub fn run(database: &Database, request: &Request) -> Result<Edn> {
+pub fn run(source: &Source, request: &Request) -> Result<Edn> {
     let index = index(request.required("index")?)?;
     let given = request.seq("components")?;
     if given.len() > 3 {
@@ -40,7 +47,7 @@ pub fn run(database: &Database, request: &Request) -> Result<Edn> {
         )));
     }
     let (limit, offset) = page_size(request)?;
-    let (db, basis) = basis::snapshot(database, request)?;
+    let (db, basis) = basis::snapshot(source, request)?;
     let c = components(&db, index, &given)?;
     let found = walk(&db, index, &c, wanted(offset, limit))?;
     Ok(page(&db, &found, offset, limit, basis))

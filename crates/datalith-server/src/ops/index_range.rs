@@ -7,17 +7,19 @@ use std::ops::Bound;
 
 use datalith::edn::Edn;
 use datalith::kv::Direction;
-use datalith::{Database, Datom};
+use datalith::Datom;
 
 use super::datoms::{attribute, page, page_size, value, wanted};
-use super::{basis, Request};
+use super::{basis, Request, Source};
 use crate::error::Result;
 
-pub const FIELDS: &[&str] = &["attrid", "start", "end", "limit", "offset", "basis-t"];
+pub const FIELDS: &[&str] = &[
+    "attrid", "start", "end", "limit", "offset", "basis-t", "lease-ms",
+];
 
-pub fn run(database: &Database, request: &Request) -> Result<Edn> {
+pub fn run(source: &Source, request: &Request) -> Result<Edn> {
     let (limit, offset) = page_size(request)?;
-    let (db, basis) = basis::snapshot(database, request)?;
+    let (db, basis) = basis::snapshot(source, request)?;
     let a = attribute(&db, request.required("attrid")?)?;
     let start = request
         .get("start")

@@ -2,14 +2,17 @@
 //! to a result map (no HTTP here: `http` calls them on a blocking thread).
 //!
 //! Every read names the database value it answered from: `:basis-t`, the id of the last
-//! transaction in it ([`datalith::Db::basis_t`]).
+//! transaction in it ([`datalith::Db::basis_t`]); a read may ask for that value to be kept
+//! (`:lease-ms`), and later reads may name it ([`leases`]).
 
 mod basis;
 mod datoms;
 mod index_range;
+pub mod leases;
 mod pull;
 mod q;
 pub mod request;
+mod source;
 mod stat;
 mod transact;
 mod tx_range;
@@ -17,11 +20,11 @@ mod tx_range;
 use std::sync::atomic::AtomicBool;
 
 use datalith::edn::Edn;
-use datalith::Database;
 
 use crate::auth::Role;
 use crate::error::Result;
 pub use request::Request;
+pub use source::Source;
 
 /// The limits the server puts on every query.
 #[derive(Debug, Clone, Copy)]
@@ -100,17 +103,17 @@ impl Op {
         }
     }
 
-    /// Runs the operation on `database`.
-    pub fn run(self, database: &Database, request: &Request, cx: &Context<'_>) -> Result<Edn> {
+    /// Runs the operation on `source`.
+    pub fn run(self, source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
         match self {
-            Op::Q => q::run(database, request, cx),
-            Op::Transact => transact::run(database, request),
-            Op::Pull => pull::one(database, request),
-            Op::PullMany => pull::many(database, request),
-            Op::Datoms => datoms::run(database, request),
-            Op::IndexRange => index_range::run(database, request),
-            Op::TxRange => tx_range::run(database, request),
-            Op::Stat => stat::run(database, cx.name),
+            Op::Q => q::run(source, request, cx),
+            Op::Transact => transact::run(&source.database, request),
+            Op::Pull => pull::one(source, request),
+            Op::PullMany => pull::many(source, request),
+            Op::Datoms => datoms::run(source, request),
+            Op::IndexRange => index_range::run(source, request),
+            Op::TxRange => tx_range::run(&source.database, request),
+            Op::Stat => stat::run(source, cx.name),
         }
     }
 }

@@ -3,22 +3,22 @@
 //! entity that names none pulls as nil (Datomic's answer).
 
 use datalith::edn::Edn;
-use datalith::{Database, Eid};
+use datalith::Eid;
 
-use super::{answer, basis, Request};
+use super::{answer, basis, Request, Source};
 use crate::error::Result;
 
-pub const FIELDS: &[&str] = &["selector", "eid", "basis-t"];
-pub const MANY_FIELDS: &[&str] = &["selector", "eids", "basis-t"];
+pub const FIELDS: &[&str] = &["selector", "eid", "basis-t", "lease-ms"];
+pub const MANY_FIELDS: &[&str] = &["selector", "eids", "basis-t", "lease-ms"];
 
-pub fn one(database: &Database, request: &Request) -> Result<Edn> {
+pub fn one(source: &Source, request: &Request) -> Result<Edn> {
     let selector = request.text("selector")?;
     let eid = Eid::from_edn(request.required("eid")?)?;
-    let (db, basis) = basis::snapshot(database, request)?;
+    let (db, basis) = basis::snapshot(source, request)?;
     Ok(answer(db.pull(&selector, eid)?, basis))
 }
 
-pub fn many(database: &Database, request: &Request) -> Result<Edn> {
+pub fn many(source: &Source, request: &Request) -> Result<Edn> {
     let selector = request.text("selector")?;
     request.required("eids")?;
     let eids = request
@@ -26,7 +26,7 @@ pub fn many(database: &Database, request: &Request) -> Result<Edn> {
         .iter()
         .map(Eid::from_edn)
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let (db, basis) = basis::snapshot(database, request)?;
+    let (db, basis) = basis::snapshot(source, request)?;
     let pulled = db.pull_many(&selector, &eids)?;
     Ok(answer(Edn::Vector(pulled), basis))
 }

@@ -1,16 +1,23 @@
-//! `q`: `{:query QUERY :args [INPUT...] :timeout MS :memory-limit BYTES :basis-t T}`.
+//! `q`: `{:query QUERY :args [INPUT...] :timeout MS :memory-limit BYTES :basis-t T
+//! :lease-ms MS}`.
 //! QUERY is EDN text or EDN data; the inputs bind to `:in` after `$` (the served database).
 
 use datalith::edn::{read_one, Edn};
 use datalith::query::QueryOptions;
-use datalith::Database;
 
-use super::{answer, basis, Context, QueryLimits, Request};
+use super::{answer, basis, Context, QueryLimits, Request, Source};
 use crate::error::{Result, ServerError};
 
-pub const FIELDS: &[&str] = &["query", "args", "timeout", "memory-limit", "basis-t"];
+pub const FIELDS: &[&str] = &[
+    "query",
+    "args",
+    "timeout",
+    "memory-limit",
+    "basis-t",
+    "lease-ms",
+];
 
-pub fn run(database: &Database, request: &Request, cx: &Context<'_>) -> Result<Edn> {
+pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
     let text = request.text("query")?;
     let args = request.seq("args")?;
     refuse_limits_past_the_servers(&text, cx.limits)?;
@@ -28,7 +35,7 @@ pub fn run(database: &Database, request: &Request, cx: &Context<'_>) -> Result<E
     if let Some(bytes) = memory {
         options = options.memory_limit(bytes);
     }
-    let (db, basis) = basis::snapshot(database, request)?;
+    let (db, basis) = basis::snapshot(source, request)?;
     let out = db.q_with(&text, &args, &options)?;
     Ok(answer(out.result, basis))
 }

@@ -5,11 +5,12 @@
 use datalith::edn::Edn;
 use datalith::kv::TableKind;
 use datalith::store::{Cardinality, Unique};
-use datalith::Database;
 
+use super::Source;
 use crate::error::Result;
 
-pub fn run(database: &Database, name: &str) -> Result<Edn> {
+pub fn run(source: &Source, name: &str) -> Result<Edn> {
+    let database = &source.database;
     let env = database.env();
     let file_bytes = std::fs::metadata(env.path().join("data.mdb")).map_or(0, |m| m.len());
     let db = database.db()?;
@@ -64,6 +65,7 @@ pub fn run(database: &Database, name: &str) -> Result<Edn> {
         (Edn::kw(":map-bytes"), n(env.map_bytes() as u64)),
         (Edn::kw(":free-pages"), n(env.free_pages()?)),
     ];
+    out.push((Edn::kw(":leases"), n(source.leases.count() as u64)));
     if let Some(log) = env.log_bytes()? {
         out.push((Edn::kw(":log-bytes"), n(log)));
     }

@@ -13,14 +13,14 @@ const SCHEMA: &str = r#"[{:db/ident :person/email :db/valueType :db.type/string
   {:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
   {:db/ident :person/friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}]"#;
 
-fn database() -> (tempfile::TempDir, Database) {
+fn database() -> (tempfile::TempDir, Source) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
     db.transact(SCHEMA).unwrap();
-    (dir, db)
+    (dir, Source::new(db, std::time::Duration::from_secs(60)))
 }
 
-fn call(db: &Database, op: Op, body: &str) -> Result<Edn> {
+fn call(db: &Source, op: Op, body: &str) -> Result<Edn> {
     let cancel = AtomicBool::new(false);
     let cx = Context {
         name: "people",
@@ -74,7 +74,7 @@ fn transact_reports_tempids_datoms_and_bases() {
 #[test]
 fn q_binds_args_after_the_database_and_names_its_basis() {
     let (_dir, db) = database();
-    db.transact(r#"[{:person/email "ann@x" :person/name "Ann"} {:person/email "bob@x" :person/name "Bob"}]"#)
+    db.database.transact(r#"[{:person/email "ann@x" :person/name "Ann"} {:person/email "bob@x" :person/name "Bob"}]"#)
         .unwrap();
     let r = call(
         &db,
@@ -119,11 +119,12 @@ fn a_query_may_not_raise_its_limits_past_the_servers() {
 #[test]
 fn pull_and_pull_many() {
     let (_dir, db) = database();
-    db.transact(
-        r#"[{:db/id "a" :person/email "ann@x" :person/name "Ann" :person/friend "b"}
+    db.database
+        .transact(
+            r#"[{:db/id "a" :person/email "ann@x" :person/name "Ann" :person/friend "b"}
                     {:db/id "b" :person/email "bob@x" :person/name "Bob"}]"#,
-    )
-    .unwrap();
+        )
+        .unwrap();
     let r = call(&db, Op::Pull, r#"{:selector "[:person/name {:person/friend [:person/name]}]" :eid [:person/email "ann@x"]}"#).unwrap();
     assert_eq!(
         field(&r, ":result"),
@@ -147,7 +148,8 @@ fn datoms_come_a_page_at_a_time() {
     let people: Vec<String> = (0..25)
         .map(|i| format!(r#"{{:person/email "p{i:02}@x" :person/name "P{i}"}}"#))
         .collect();
-    db.transact(format!("[{}]", people.join(" ")).as_str())
+    db.database
+        .transact(format!("[{}]", people.join(" ")).as_str())
         .unwrap();
     let mut seen = Vec::new();
     let mut offset = 0;
@@ -216,7 +218,8 @@ fn index_range_is_half_open_and_paged() {
     let people: Vec<String> = (0..10)
         .map(|i| format!(r#"{{:person/email "p{i}@x" :person/name "P{i}"}}"#))
         .collect();
-    db.transact(format!("[{}]", people.join(" ")).as_str())
+    db.database
+        .transact(format!("[{}]", people.join(" ")).as_str())
         .unwrap();
     let emails = |r: &Edn| -> Vec<Edn> {
         field(r, ":result")
@@ -247,8 +250,14 @@ fn index_range_is_half_open_and_paged() {
 #[test]
 fn tx_range_reads_the_log_a_page_at_a_time() {
     let (_dir, db) = database();
-    let ann = db.transact(r#"[{:person/email "ann@x"}]"#).unwrap();
-    let bob = db.transact(r#"[{:person/email "bob@x"}]"#).unwrap();
+    let ann = db
+        .database
+        .transact(r#"[{:person/email "ann@x"}]"#)
+        .unwrap();
+    let bob = db
+        .database
+        .transact(r#"[{:person/email "bob@x"}]"#)
+        .unwrap();
     let r = call(&db, Op::TxRange, &format!("{{:start {} :limit 1}}", ann.tx)).unwrap();
     let Edn::Vector(entries) = field(&r, ":result") else {
         panic!("{r}")
@@ -262,4 +271,64 @@ fn tx_range_reads_the_log_a_page_at_a_time() {
     let r = call(&db, Op::TxRange, &format!("{{:start {}}}", bob.tx)).unwrap();
     assert_eq!(field(&r, ":result").as_seq().unwrap().len(), 1);
     assert!(!r.to_string().contains(":next-start"));
+}
+
+#[test]
+fn a_leased_value_is_read_again_until_its_lease_ends() {
+    let (_dir, db) = database();
+    db.database
+        .transact(r#"[{:person/email "ann@x"}]"#)
+        .unwrap();
+    let count = "[:find (count ?p) . :where [?p :person/email]]";
+    let first = call(&db, Op::Q, &format!("{{:query {count:?} :lease-ms 60000}}")).unwrap();
+    let basis = field(&first, ":basis-t").clone();
+    let short = call(&db, Op::Q, &format!("{{:query {count:?} :lease-ms 1}}")).unwrap();
+    assert_eq!(field(&short, ":basis-t"), &basis);
+    db.database
+        .transact(r#"[{:person/email "bob@x"}]"#)
+        .unwrap();
+    // The leased value answers as it did; the latest has moved on.
+    let again = call(
+        &db,
+        Op::Q,
+        &format!("{{:query {count:?} :basis-t {basis}}}"),
+    )
+    .unwrap();
+    assert_eq!(field(&again, ":result"), &Edn::Long(1));
+    let latest = call(&db, Op::Q, &format!("{{:query {count:?} :lease-ms 1}}")).unwrap();
+    assert_eq!(field(&latest, ":result"), &Edn::Long(2));
+    let moved_on = field(&latest, ":basis-t").clone();
+    // That second lease was 1 ms: ended, and its value is no longer the latest once more
+    // is written.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    db.database
+        .transact(r#"[{:person/email "cid@x"}]"#)
+        .unwrap();
+    let e = call(
+        &db,
+        Op::Q,
+        &format!("{{:query {count:?} :basis-t {moved_on}}}"),
+    )
+    .unwrap_err();
+    assert_eq!(e.category, codes::BASIS_UNAVAILABLE);
+    assert!(e.message.contains("lease ended"), "{e}");
+    // Pages of datoms from one leased value.
+    let page = call(
+        &db,
+        Op::Datoms,
+        &format!("{{:index :avet :components [:person/email] :basis-t {basis} :limit 5}}"),
+    )
+    .unwrap();
+    assert_eq!(field(&page, ":result").as_seq().unwrap().len(), 1);
+    // Too long a lease is refused; ended leases are swept.
+    let e = call(
+        &db,
+        Op::Q,
+        &format!("{{:query {count:?} :lease-ms 999999999}}"),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("--max-lease-ms"), "{e}");
+    assert_eq!(db.leases.count(), 1);
+    db.leases.sweep();
+    assert_eq!(db.leases.count(), 1);
 }

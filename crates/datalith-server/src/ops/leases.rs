@@ -1,0 +1,115 @@
+//! Database values kept for a while, so that later requests read the same value: a read
+//! that asks for `:lease-ms N` has the value it answered from (named by its `:basis-t`) kept
+//! for N ms; a request naming that `:basis-t` meanwhile reads it (and may ask for
+//! `:lease-ms` again to extend the lease from then). When the lease ends the value is let
+//! go, and a request naming its basis is refused with `:datalith.error/basis-unavailable`
+//! (409), as is one naming a basis never leased that is no longer the latest.
+//!
+//! Leases are asked for, never given to every read, and bounded in length
+//! (`--max-lease-ms`) and number (`MAX_LEASES` a database), because a held value is an open
+//! snapshot: it keeps LMDB from reusing the pages freed since it began, and the map from
+//! growing (a write that needs the map to grow waits for it, then fails with
+//! `:datalith.error/snapshot-blocks-growth`). A sweep drops ended leases every second.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use datalith::edn::Edn;
+use datalith::Db;
+
+use crate::error::{codes, Result, ServerError};
+
+/// Values one database keeps leased at most; a new lease past them is refused (busy).
+pub const MAX_LEASES: usize = 16;
+
+/// The leased values of one database.
+pub struct Leases {
+    held: Mutex<Vec<Lease>>,
+    max: Duration,
+}
+
+struct Lease {
+    basis: u64,
+    db: Db,
+    until: Instant,
+}
+
+impl Leases {
+    /// Leases of at most `max` each (zero: no leases).
+    pub fn new(max: Duration) -> Leases {
+        Leases {
+            held: Mutex::new(Vec::new()),
+            max,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lease>> {
+        // A panic elsewhere while holding the lock leaves a plain list, still whole.
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The leased value of `basis`, if its lease has not ended.
+    pub fn get(&self, basis: u64) -> Option<Db> {
+        let now = Instant::now();
+        let held = self.lock();
+        held.iter()
+            .find(|l| l.basis == basis && l.until > now)
+            .map(|l| l.db.clone())
+    }
+
+    /// Keeps `db` (of `basis`) for `ms` from now, or extends its lease to then.
+    pub fn lease(&self, basis: u64, db: &Db, ms: u64) -> Result<()> {
+        let asked = Duration::from_millis(ms);
+        if asked > self.max {
+            return Err(ServerError::invalid(format!(
+                ":lease-ms {ms} is over this server's limit of {} ms (--max-lease-ms)",
+                self.max.as_millis()
+            )));
+        }
+        let now = Instant::now();
+        let until = now + asked;
+        let mut held = self.lock();
+        held.retain(|l| l.until > now);
+        if let Some(l) = held.iter_mut().find(|l| l.basis == basis) {
+            l.until = l.until.max(until);
+            return Ok(());
+        }
+        if held.len() >= MAX_LEASES {
+            return Err(ServerError::new(
+                codes::OVERLOADED,
+                format!(
+                    "this database already keeps {MAX_LEASES} leased values; retry when one \
+                     ends, or read without :lease-ms"
+                ),
+            )
+            .with("leases", Edn::Long(MAX_LEASES as i64)));
+        }
+        held.push(Lease {
+            basis,
+            db: db.clone(),
+            until,
+        });
+        Ok(())
+    }
+
+    /// Lets go of the values whose leases have ended.
+    pub fn sweep(&self) {
+        let now = Instant::now();
+        let ended: Vec<Lease> = {
+            let mut held = self.lock();
+            let (live, ended) = std::mem::take(&mut *held)
+                .into_iter()
+                .partition(|l| l.until > now);
+            *held = live;
+            ended
+        };
+        // Closed outside the lock.
+        drop(ended);
+    }
+
+    /// How many values are leased now.
+    pub fn count(&self) -> usize {
+        let now = Instant::now();
+        self.lock().iter().filter(|l| l.until > now).count()
+    }
+}
