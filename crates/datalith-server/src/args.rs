@@ -32,6 +32,13 @@ pub struct ServeArgs {
     /// Requests that run at once; more wait up to --queue-timeout-ms, then get 503.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_concurrent: usize,
+    /// Connections open at once; more wait, unaccepted, until one closes.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers before its connection is
+    /// closed (slow clients hold a connection otherwise).
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub header_timeout_ms: u64,
     /// How long a request waits for one of the --max-concurrent places.
     #[arg(long, default_value_t = 5_000, value_name = "MS")]
     pub queue_timeout_ms: u64,

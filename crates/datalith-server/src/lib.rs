@@ -11,6 +11,7 @@
 //! | `listen` | which addresses may be listened on (loopback unless told otherwise) |
 //! | [`auth`] | bearer tokens from a file, hashed, compared in constant time; roles per database |
 //! | `served` | the served databases, each opened for writing once |
+//! | `accept` | connections: a limit, a header timeout, graceful shutdown |
 //! | `http` | the routes, and the pipeline every request goes through |
 //! | [`format`] | content negotiation, reading request bodies, writing responses |
 //! | [`json`] | JSON that carries every EDN type (tagged objects), both ways |
@@ -20,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+mod accept;
 pub mod args;
 pub mod auth;
 pub mod error;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+use crate::accept::{self, ConnectionLimits};
 use crate::args::ServeArgs;
 use crate::auth::Tokens;
 use crate::error::{Result, ServerError};
@@ -31,9 +32,15 @@ pub fn log(line: &str) {
 /// Runs the server until SIGTERM or Ctrl-C. Prints `datalith serve: listening on
 /// http://ADDR ...` on standard output once it accepts connections.
 pub fn serve(args: ServeArgs) -> Result<()> {
-    if args.max_concurrent == 0 {
-        return Err(ServerError::invalid("--max-concurrent must be at least 1"));
+    if args.max_concurrent == 0 || args.max_connections == 0 {
+        return Err(ServerError::invalid(
+            "--max-concurrent and --max-connections must be at least 1",
+        ));
     }
+    let connections = ConnectionLimits {
+        max_connections: args.max_connections,
+        header_timeout: Duration::from_millis(args.header_timeout_ms),
+    };
     let addrs = listen::addresses(&args.listen)?;
     listen::check(&addrs, args.insecure, args.tokens.is_some())?;
     let named = served::names(&args.dirs)?;
@@ -68,7 +75,13 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         queue_timeout: Duration::from_millis(args.queue_timeout_ms),
         max_body: args.max_body_bytes,
     });
-    let outcome = runtime.block_on(listen_until_signal(state.clone(), addrs, &names, &auth));
+    let outcome = runtime.block_on(listen_until_signal(
+        state.clone(),
+        addrs,
+        connections,
+        &names,
+        &auth,
+    ));
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match Arc::try_unwrap(state) {
         Ok(state) => {
@@ -87,6 +100,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
 async fn listen_until_signal(
     state: Arc<AppState>,
     addrs: Vec<SocketAddr>,
+    connections: ConnectionLimits,
     names: &[String],
     auth: &str,
 ) -> Result<()> {
@@ -123,9 +137,13 @@ async fn listen_until_signal(
             }
         }
     });
-    axum::serve(listener, http::router(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    accept::serve(
+        listener,
+        http::router(state),
+        connections,
+        shutdown_signal(),
+    )
+    .await;
     Ok(())
 }
 

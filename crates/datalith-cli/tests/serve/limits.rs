@@ -196,3 +196,50 @@ fn listening_beyond_loopback_needs_tokens_and_insecure() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--insecure"), "{stderr}");
 }
+
+#[test]
+fn connections_past_the_limit_wait_and_slow_clients_are_cut_off() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let s = server::start(
+        &["people"],
+        &["--max-connections", "2", "--header-timeout-ms", "500"],
+    );
+    let connect = || TcpStream::connect(s.addr()).unwrap();
+    // Two connections take both places: one idle, one sending its headers a piece at a time.
+    let _idle = connect();
+    let mut slow = connect();
+    slow.write_all(b"GET /health HTTP/1.1\r\n").unwrap();
+    // A third is not served while they hold their places...
+    let mut third = connect();
+    third
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_millis(250)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    assert!(
+        third.read(&mut buf).is_err(),
+        "served past the connection limit"
+    );
+    // ...until the header timeout closes the slow client (and the idle one), freeing places.
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let start = Instant::now();
+    assert_eq!(
+        slow.read(&mut buf).unwrap_or(0),
+        0,
+        "the slow client was answered"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    third
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = String::new();
+    third.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
