@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// needs --tokens.
     #[arg(long)]
     pub insecure: bool,
+    /// How long a request body may take to arrive (later: 408).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub body_timeout_ms: u64,
     /// The largest request body, in bytes (larger: 413).
     #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
     pub max_body_bytes: usize,

@@ -74,6 +74,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         places: args.max_concurrent,
         queue_timeout: Duration::from_millis(args.queue_timeout_ms),
         max_body: args.max_body_bytes,
+        body_timeout: Duration::from_millis(args.body_timeout_ms),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),

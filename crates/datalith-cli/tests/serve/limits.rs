@@ -243,3 +243,29 @@ fn connections_past_the_limit_wait_and_slow_clients_are_cut_off() {
     third.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_answered_408() {
+    use std::io::{Read, Write};
+    let s = server::start(&["people"], &["--body-timeout-ms", "300"]);
+    let mut stream = std::net::TcpStream::connect(s.addr()).unwrap();
+    stream
+        .write_all(b"POST /db/people/q HTTP/1.1\r\nHost: x\r\nContent-Type: application/edn\r\nContent-Length: 100\r\n\r\n{:query")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let start = Instant::now();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains(":datalith.error/request-timeout"),
+        "{answer}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}

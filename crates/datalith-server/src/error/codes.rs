@@ -20,6 +20,9 @@ pub const UNKNOWN_ROUTE: Category = caller(":datalith.error/unknown-route", Anom
 /// A method the path does not take (HTTP 405).
 pub const METHOD_NOT_ALLOWED: Category =
     caller(":datalith.error/method-not-allowed", Anomaly::Incorrect);
+/// A body that did not arrive within the server's timeout (HTTP 408).
+pub const REQUEST_TIMEOUT: Category =
+    caller(":datalith.error/request-timeout", Anomaly::Interrupted);
 /// A body over the server's limit (HTTP 413).
 pub const BODY_TOO_LARGE: Category = caller(":datalith.error/body-too-large", Anomaly::Incorrect);
 /// A `Content-Type` other than EDN or JSON (HTTP 415).

@@ -11,7 +11,7 @@
 //! | unsupported | 501 (406, 415 for negotiation) |
 //! | unavailable | 503 |
 //! | busy | 503, with `Retry-After` |
-//! | interrupted | 504 (a query's timeout, cancellation or memory limit) |
+//! | interrupted | 504 (a query's timeout, cancellation or memory limit); 408 for a body that did not arrive in time |
 
 use axum::http::StatusCode;
 use datalith::error::{Anomaly, Category};
@@ -28,6 +28,7 @@ pub fn of(category: &Category) -> StatusCode {
         codes::METHOD_NOT_ALLOWED => return StatusCode::METHOD_NOT_ALLOWED,
         codes::NOT_ACCEPTABLE => return StatusCode::NOT_ACCEPTABLE,
         codes::BODY_TOO_LARGE => return StatusCode::PAYLOAD_TOO_LARGE,
+        codes::REQUEST_TIMEOUT => return StatusCode::REQUEST_TIMEOUT,
         codes::UNSUPPORTED_MEDIA_TYPE => return StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => {}
     }
@@ -77,6 +78,7 @@ mod tests {
             (codes::METHOD_NOT_ALLOWED, 405),
             (codes::NOT_ACCEPTABLE, 406),
             (codes::BODY_TOO_LARGE, 413),
+            (codes::REQUEST_TIMEOUT, 408),
             (codes::UNSUPPORTED_MEDIA_TYPE, 415),
             (codes::OVERLOADED, 503),
             (codes::BASIS_UNAVAILABLE, 409),

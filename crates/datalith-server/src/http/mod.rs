@@ -8,6 +8,7 @@
 //! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range` | the operations (`ops`) |
 //! | `GET /db/NAME/stat` | statistics |
 
+mod body;
 mod cancel;
 mod pipeline;
 mod respond;
@@ -15,9 +16,8 @@ mod respond;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::body::Body;
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -46,13 +46,14 @@ pub struct AppState {
     pub queue_timeout: Duration,
     /// The largest body.
     pub max_body: usize,
+    /// How long a body may take to arrive.
+    pub body_timeout: Duration,
 }
 
 type Shared = Arc<AppState>;
 
 /// The routes.
 pub fn router(state: Shared) -> Router {
-    let max_body = state.max_body;
     Router::new()
         .route("/health", get(health).fallback(wrong_method))
         .route("/dbs", get(dbs).fallback(wrong_method))
@@ -71,7 +72,6 @@ pub fn router(state: Shared) -> Router {
         .route("/db/{name}/tx-range", post(tx_range).fallback(wrong_method))
         .route("/db/{name}/stat", get(stat).fallback(wrong_method))
         .fallback(unknown_route)
-        .layer(DefaultBodyLimit::max(max_body))
         .with_state(state)
 }
 
@@ -81,7 +81,7 @@ macro_rules! operation {
             State(state): State<Shared>,
             Path(db): Path<String>,
             headers: HeaderMap,
-            body: Result<Bytes, BytesRejection>,
+            body: Body,
         ) -> Response {
             pipeline::run(state, $op, db, headers, body).await
         }

@@ -1,15 +1,14 @@
 //! What every database request goes through, in order: the answer's format, the token, the
-//! database, the role, the body, a place to run (`--max-concurrent`, waiting at most
+//! database, the role, the body (`body`), a place to run (`--max-concurrent`, waiting at most
 //! `--queue-timeout-ms`), then the operation on a blocking thread (the library's calls
 //! block: a query computes, a transaction waits for its group's sync), holding its place
 //! until it ends even if the client has gone (whose query the cancel guard stops).
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::Body;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use datalith::edn::Edn;
 use tokio::sync::OwnedSemaphorePermit;
@@ -28,7 +27,7 @@ pub async fn run(
     op: Op,
     db: String,
     headers: HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     let format = match respond::format_for(&headers) {
         Ok(f) => f,
@@ -50,7 +49,7 @@ async fn attempt(
     op: Op,
     name: &str,
     headers: &HeaderMap,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<Edn> {
     let access = authenticate(state, headers)?;
     let source = state
@@ -68,7 +67,7 @@ async fn attempt(
         })?
         .clone();
     access.require(name, op.role())?;
-    let body = body.map_err(|r| body_error(state, r))?;
+    let body = super::body::read(state, body).await?;
     let form = match body.iter().all(u8::is_ascii_whitespace) {
         true => None,
         false => request_format(header(headers, CONTENT_TYPE))?.read(&body)?,
@@ -96,20 +95,6 @@ async fn attempt(
     });
     drop(guard);
     outcome
-}
-
-fn body_error(state: &AppState, rejection: BytesRejection) -> ServerError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ServerError::new(
-            codes::BODY_TOO_LARGE,
-            format!(
-                "the body is over this server's limit of {} bytes (--max-body-bytes)",
-                state.max_body
-            ),
-        )
-    } else {
-        ServerError::invalid(format!("body: {}", rejection.body_text()))
-    }
 }
 
 /// A place to run, or `:datalith.error/overloaded` once the queue's timeout has passed.
