@@ -6,6 +6,7 @@
 //! each connection finishes the request it is serving before it closes.
 
 use std::future::Future;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+
+use crate::metrics::Metrics;
 
 /// How connections are bounded.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +35,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,
+    metrics: Arc<Metrics>,
     stop: impl Future<Output = ()>,
 ) {
     let mut builder = Builder::new(TokioExecutor::new());
@@ -71,9 +75,12 @@ pub async fn serve(
             .serve_connection(TokioIo::new(stream), service)
             .into_owned();
         let connection = graceful.watch(connection);
+        let metrics = metrics.clone();
+        metrics.connections.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             // A client that resets, or misses the header timeout, ends its own connection.
             let _ = connection.await;
+            metrics.connections.fetch_sub(1, Ordering::Relaxed);
             drop(place);
         });
     }

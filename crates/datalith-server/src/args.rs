@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// A query's timeout when the request names none, and the most a request may ask for.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub query_timeout_ms: u64,
+    /// Log every request on standard error, one EDN map a line (time, operation, database,
+    /// status, milliseconds, token name).
+    #[arg(long)]
+    pub log_requests: bool,
     /// The longest a read may ask the server to keep the database value it answered from
     /// (`:lease-ms`), so that later requests read the same value (`:basis-t`); 0: never.
     #[arg(long, default_value_t = 60_000, value_name = "MS")]

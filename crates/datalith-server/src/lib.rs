@@ -17,6 +17,7 @@
 //! | [`json`] | JSON that carries every EDN type (tagged objects), both ways |
 //! | [`ops`] | the operations (`q`, `transact`, `pull`, ...) on a database, free of HTTP |
 //! | [`error`] | the server's errors: categories, and the HTTP status of each |
+//! | `metrics` | the counters `/metrics` shows |
 //! | `run` | the runtime, listening, graceful shutdown |
 
 #![warn(missing_docs)]
@@ -29,6 +30,7 @@ pub mod format;
 mod http;
 pub mod json;
 mod listen;
+mod metrics;
 pub mod ops;
 mod run;
 mod served;

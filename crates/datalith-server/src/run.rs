@@ -75,6 +75,8 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         queue_timeout: Duration::from_millis(args.queue_timeout_ms),
         max_body: args.max_body_bytes,
         body_timeout: Duration::from_millis(args.body_timeout_ms),
+        metrics: Arc::default(),
+        log_requests: args.log_requests,
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),
@@ -138,10 +140,12 @@ async fn listen_until_signal(
             }
         }
     });
+    let metrics = state.metrics.clone();
     accept::serve(
         listener,
         http::router(state),
         connections,
+        metrics,
         shutdown_signal(),
     )
     .await;

@@ -226,6 +226,19 @@ fn every_operation_in_edn_and_json_and_the_errors() {
             200,
             &[r#":person/name "Ann""#, r#":person/name "Bob""#],
         ),
+        // metrics, in Prometheus's text format.
+        row(
+            "GET",
+            "/metrics",
+            E,
+            "",
+            200,
+            &[
+                r#"datalith_requests_total{op="q",status="200"}"#,
+                r#"datalith_basis_t{db="people"}"#,
+                "datalith_request_seconds_bucket",
+            ],
+        ),
         // stat.
         row(
             "GET",

@@ -57,7 +57,7 @@ fn tokens_roles_and_refusals() {
     let s = server::start_in(
         dir.path(),
         &["people", "films"],
-        &["--tokens", tokens.to_str().unwrap()],
+        &["--tokens", tokens.to_str().unwrap(), "--log-requests"],
     )
     .expect("starts");
     const SCHEMA: &str = r#"{:tx-data "[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"}"#;
@@ -165,12 +165,39 @@ fn tokens_roles_and_refusals() {
             200,
             &[r#":databases ["films" "people"]"#],
         ),
+        row(
+            "GET",
+            "/metrics",
+            &[],
+            "",
+            401,
+            &[":datalith.error/unauthorized"],
+        ),
+        row(
+            "GET",
+            "/metrics",
+            &[R],
+            "",
+            200,
+            &[r#"datalith_requests_total{op="transact",status="403"} 2"#],
+        ),
     ];
     run_table(&s, &rows);
     let reply = crate::client::send("GET", &s.url("/dbs"), &[], None);
     assert_eq!(
         reply.www_authenticate.as_deref(),
         Some("Bearer realm=\"datalith\"")
+    );
+    // Every request is logged, one EDN map a line, with the token's name.
+    let log = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap();
+    let refused = log
+        .lines()
+        .filter_map(|l| datalith::edn::read_one(l).ok())
+        .find(|m| m.to_string().contains(":status 403") && m.to_string().contains(":op :transact"))
+        .unwrap_or_else(|| panic!("no logged refusal in {log}"));
+    assert!(
+        refused.to_string().contains(r#":token "reader""#),
+        "{refused}"
     );
 }
 

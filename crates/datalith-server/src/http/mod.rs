@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `GET /health` | `{:status :ok}`, without a token (for load balancers and probes) |
 //! | `GET /dbs` | the databases the token may read |
+//! | `GET /metrics` | Prometheus text (`metrics`); any known token |
 //! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range` | the operations (`ops`) |
 //! | `GET /db/NAME/stat` | statistics |
 
@@ -27,6 +28,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::Tokens;
 use crate::error::{codes, ServerError};
+use crate::metrics::Metrics;
 use crate::ops::{Op, QueryLimits};
 use crate::served::Served;
 
@@ -48,6 +50,10 @@ pub struct AppState {
     pub max_body: usize,
     /// How long a body may take to arrive.
     pub body_timeout: Duration,
+    /// Counters for `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Whether each request is logged (one EDN map a line on standard error).
+    pub log_requests: bool,
 }
 
 type Shared = Arc<AppState>;
@@ -57,6 +63,7 @@ pub fn router(state: Shared) -> Router {
     Router::new()
         .route("/health", get(health).fallback(wrong_method))
         .route("/dbs", get(dbs).fallback(wrong_method))
+        .route("/metrics", get(metrics).fallback(wrong_method))
         .route("/db/{name}/q", post(q).fallback(wrong_method))
         .route("/db/{name}/transact", post(transact).fallback(wrong_method))
         .route("/db/{name}/pull", post(pull).fallback(wrong_method))
@@ -122,11 +129,30 @@ async fn dbs(State(state): State<Shared>, headers: HeaderMap) -> Response {
     respond::answer(&headers, listed)
 }
 
+async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    use axum::response::IntoResponse;
+    match pipeline::authenticate(&state, &headers) {
+        Ok(_) => {
+            let running = state.places - state.gate.available_permits();
+            let text = state.metrics.render(&state.served, running);
+            (
+                [(
+                    axum::http::header::CONTENT_TYPE,
+                    "text/plain; version=0.0.4",
+                )],
+                text,
+            )
+                .into_response()
+        }
+        Err(e) => respond::answer(&headers, Err(e)),
+    }
+}
+
 async fn wrong_method(headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::METHOD_NOT_ALLOWED,
-        "this path takes another method: GET /health, /dbs and /db/NAME/stat; POST the \
-         other operations",
+        "this path takes another method: GET /health, /dbs, /metrics and /db/NAME/stat; \
+         POST the other operations",
     );
     respond::answer(&headers, Err(e))
 }
