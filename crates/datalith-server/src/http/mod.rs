@@ -9,6 +9,7 @@
 //! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range` | the operations (`ops`) |
 //! | `GET /db/NAME/stat` | statistics |
 
+mod access_log;
 mod body;
 mod cancel;
 mod pipeline;

@@ -4,15 +4,14 @@
 //! block: a query computes, a transaction waits for its group's sync), holding its place
 //! until it ends even if the client has gone (whose query the cancel guard stops).
 
-use std::io::Write;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use datalith::edn::{to_edn_string, Edn};
+use datalith::edn::Edn;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::cancel::CancelOnDrop;
@@ -44,32 +43,9 @@ pub async fn run(
     let status = response.status().as_u16();
     state.metrics.record(op.name(), status, took);
     if state.log_requests {
-        log_request(op, &db, status, took, token.as_deref());
+        super::access_log::line(op, &db, status, took, token.as_deref());
     }
     response
-}
-
-/// One line on standard error, an EDN map: `{:at #inst "...", :op :q, :db "people", :status
-/// 200, :ms 1.25, :token "reader"}` (`:token`: the token's name, nil without tokens).
-fn log_request(op: Op, db: &str, status: u16, took: Duration, token: Option<&str>) {
-    let at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
-    let line = Edn::Map(vec![
-        (Edn::kw(":at"), Edn::Inst(at)),
-        (Edn::kw(":op"), Edn::kw(op.name())),
-        (Edn::kw(":db"), Edn::String(db.to_string())),
-        (Edn::kw(":status"), Edn::Long(status as i64)),
-        (
-            Edn::kw(":ms"),
-            Edn::Double((took.as_secs_f64() * 1e6).round() / 1e3),
-        ),
-        (
-            Edn::kw(":token"),
-            token.map_or(Edn::Nil, |t| Edn::String(t.to_string())),
-        ),
-    ]);
-    let _ = writeln!(std::io::stderr().lock(), "{}", to_edn_string(&line));
 }
 
 /// Who the request is, by its `Authorization` header.

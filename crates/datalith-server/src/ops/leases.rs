@@ -67,7 +67,10 @@ impl Leases {
             )));
         }
         let now = Instant::now();
-        let until = now + asked;
+        // An operator's --max-lease-ms may be past what a clock can add.
+        let until = now.checked_add(asked).ok_or_else(|| {
+            ServerError::invalid(format!(":lease-ms {ms} is past what this clock can count"))
+        })?;
         let mut held = self.lock();
         held.retain(|l| l.until > now);
         if let Some(l) = held.iter_mut().find(|l| l.basis == basis) {
