@@ -285,6 +285,39 @@ fn every_operation_in_edn_and_json_and_the_errors() {
             200,
             &[":result nil"],
         ),
+        // ...and one query joins them, naming the other database among its inputs.
+        row(
+            "POST",
+            "/db/films/transact",
+            E,
+            r#"{:tx-data [{:film/title "Alien"}]}"#,
+            200,
+            &[],
+        ),
+        row(
+            "POST",
+            "/db/people/q",
+            E,
+            r#"{:query "[:find ?n ?t :in $ $films :where [_ :person/name ?n] [$films _ :film/title ?t]]" :args [#datalith/db "films"]}"#,
+            200,
+            &[r#"["Ann" "Alien"]"#, r#"["Bob" "Alien"]"#],
+        ),
+        row(
+            "POST",
+            "/db/people/q",
+            J,
+            r##"{"query": "[:find ?t . :in $ $films :where [$films _ :film/title ?t]]", "args": [{"#tag": ["datalith/db", "films"]}]}"##,
+            200,
+            &[r#"raw:":result":"Alien""#],
+        ),
+        row(
+            "POST",
+            "/db/people/q",
+            E,
+            r#"{:query "[:find ?t :in $ $x :where [$x _ :film/title ?t]]" :args [#datalith/db "nope"]}"#,
+            404,
+            &[":datalith.error/unknown-database"],
+        ),
         // Errors: the category, the anomaly and the message, with the anomaly's status.
         row(
             "POST",

@@ -149,6 +149,14 @@ fn tokens_roles_and_refusals() {
         row("POST", "/db/films/q", &[R], Q, 403, &["has no role"]),
         row(
             "POST",
+            "/db/people/q",
+            &[R],
+            r#"{:query "[:find ?e :in $ $f :where [$f ?e :n]]" :args [#datalith/db "films"]}"#,
+            403,
+            &[":datalith.error/forbidden", r#":database "films""#],
+        ),
+        row(
+            "POST",
             "/db/films/transact",
             &[W],
             SCHEMA,

@@ -20,7 +20,7 @@ use super::AppState;
 use crate::auth::Access;
 use crate::error::{codes, Result, ServerError};
 use crate::format::negotiate::request_format;
-use crate::ops::{Context, Op, Request};
+use crate::ops::{Context, Databases, Op, Request, Source};
 
 /// Runs `op` on database `db` for the request, and answers.
 pub async fn run(
@@ -68,20 +68,7 @@ async fn attempt(
     if let Access::Token { name, .. } = &access {
         *token = Some(name.clone());
     }
-    let source = state
-        .served
-        .get(name)
-        .ok_or_else(|| {
-            ServerError::new(
-                codes::UNKNOWN_DATABASE,
-                format!(
-                    "no database {name:?} is served here (served: {})",
-                    state.served.names().join(", ")
-                ),
-            )
-            .with("database", Edn::String(name.to_string()))
-        })?
-        .clone();
+    let source = find(state, name)?;
     access.require(name, op.role())?;
     let body = super::body::read(state, body).await?;
     let form = match body.iter().all(u8::is_ascii_whitespace) {
@@ -94,12 +81,17 @@ async fn attempt(
     let cancel = guard.flag();
     let limits = state.limits;
     let name = name.to_string();
+    let others = Readable {
+        state: state.clone(),
+        access,
+    };
     let task = tokio::task::spawn_blocking(move || {
         let _place = place;
         let cx = Context {
             name: &name,
             limits,
             cancel: &cancel,
+            databases: &others,
         };
         op.run(&source, &request, &cx)
     });
@@ -111,6 +103,34 @@ async fn attempt(
     });
     drop(guard);
     outcome
+}
+
+/// The databases a request may read, for queries that name others than their path's.
+struct Readable {
+    state: Arc<AppState>,
+    access: Access,
+}
+
+impl Databases for Readable {
+    fn source(&self, name: &str) -> Result<Arc<Source>> {
+        let source = find(&self.state, name)?;
+        self.access.require(name, crate::auth::Role::Read)?;
+        Ok(source)
+    }
+}
+
+/// The database served as `name`, or `:datalith.error/unknown-database`.
+fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
+    state.served.get(name).cloned().ok_or_else(|| {
+        ServerError::new(
+            codes::UNKNOWN_DATABASE,
+            format!(
+                "no database {name:?} is served here (served: {})",
+                state.served.names().join(", ")
+            ),
+        )
+        .with("database", Edn::String(name.to_string()))
+    })
 }
 
 /// A place to run, or `:datalith.error/overloaded` once the queue's timeout has passed.

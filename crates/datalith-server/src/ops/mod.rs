@@ -18,6 +18,7 @@ mod transact;
 mod tx_range;
 
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use datalith::edn::Edn;
 
@@ -35,6 +36,13 @@ pub struct QueryLimits {
     pub memory_limit: Option<u64>,
 }
 
+/// The other databases a query may name among its inputs (`#datalith/db "films"`), as
+/// the request's token may read them.
+pub trait Databases {
+    /// The database served as `name`, if the request may read it.
+    fn source(&self, name: &str) -> Result<Arc<Source>>;
+}
+
 /// What an operation runs with besides its request.
 pub struct Context<'a> {
     /// The database's name, as served.
@@ -43,6 +51,8 @@ pub struct Context<'a> {
     pub limits: QueryLimits,
     /// Set when the client has gone: a running query stops.
     pub cancel: &'a AtomicBool,
+    /// The other databases, for queries that name them.
+    pub databases: &'a dyn Databases,
 }
 
 /// An operation of the API.

@@ -1,9 +1,13 @@
 //! `q`: `{:query QUERY :args [INPUT...] :timeout MS :memory-limit BYTES :basis-t T
-//! :lease-ms MS}`.
-//! QUERY is EDN text or EDN data; the inputs bind to `:in` after `$` (the served database).
+//! :lease-ms MS}`. QUERY is EDN text or EDN data; the inputs bind to `:in` after `$` (the
+//! database in the path). An input `#datalith/db "films"` is another served database (its
+//! latest value; the token must be able to read it): the query then takes every input
+//! explicitly, the path's database first (`:in $ $films ...`), as Datomic's `q` does with
+//! several databases.
 
 use datalith::edn::{read_one, Edn};
 use datalith::query::QueryOptions;
+use datalith::Input;
 
 use super::{answer, basis, Context, QueryLimits, Request, Source};
 use crate::error::{Result, ServerError};
@@ -36,8 +40,31 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
         options = options.memory_limit(bytes);
     }
     let (db, basis) = basis::snapshot(source, request)?;
-    let out = db.q_with(&text, &args, &options)?;
+    let out = match args.iter().any(|a| database_named(a).is_some()) {
+        false => db.q_with(&text, &args, &options)?,
+        true => {
+            let mut inputs = vec![Input::Db(db)];
+            for arg in args {
+                inputs.push(match database_named(&arg) {
+                    Some(name) => Input::Db(cx.databases.source(name)?.database.db()?),
+                    None => Input::Value(arg),
+                });
+            }
+            datalith::q_with(&text, &inputs, &options)?
+        }
+    };
     Ok(answer(out.result, basis))
+}
+
+/// The name in `#datalith/db "name"`.
+fn database_named(arg: &Edn) -> Option<&str> {
+    match arg {
+        Edn::Tagged(tag, name) if tag.to_symbol_text() == "datalith/db" => match &**name {
+            Edn::String(name) => Some(name),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// A query's own `:timeout` and `:memory-limit` take precedence over the options the server

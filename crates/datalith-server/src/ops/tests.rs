@@ -20,7 +20,23 @@ fn database() -> (tempfile::TempDir, Source) {
     (dir, Source::new(db, std::time::Duration::from_secs(60)))
 }
 
+/// No other databases.
+struct Alone;
+
+impl Databases for Alone {
+    fn source(&self, name: &str) -> Result<std::sync::Arc<Source>> {
+        Err(crate::error::ServerError::new(
+            codes::UNKNOWN_DATABASE,
+            name.to_string(),
+        ))
+    }
+}
+
 fn call(db: &Source, op: Op, body: &str) -> Result<Edn> {
+    call_with(db, &Alone, op, body)
+}
+
+fn call_with(db: &Source, others: &dyn Databases, op: Op, body: &str) -> Result<Edn> {
     let cancel = AtomicBool::new(false);
     let cx = Context {
         name: "people",
@@ -29,6 +45,7 @@ fn call(db: &Source, op: Op, body: &str) -> Result<Edn> {
             memory_limit: Some(1 << 30),
         },
         cancel: &cancel,
+        databases: others,
     };
     let request = Request::new(Some(read_one(body).unwrap()), op.fields())?;
     op.run(db, &request, &cx)
@@ -331,4 +348,41 @@ fn a_leased_value_is_read_again_until_its_lease_ends() {
     assert_eq!(db.leases.count(), 1);
     db.leases.sweep();
     assert_eq!(db.leases.count(), 1);
+}
+
+#[test]
+fn a_query_joins_another_database_named_among_its_inputs() {
+    let (_dir, people) = database();
+    let (_dir2, films) = database();
+    let films = std::sync::Arc::new(films);
+    struct Films(std::sync::Arc<Source>);
+    impl Databases for Films {
+        fn source(&self, name: &str) -> Result<std::sync::Arc<Source>> {
+            match name {
+                "films" => Ok(self.0.clone()),
+                other => Err(crate::error::ServerError::new(
+                    codes::UNKNOWN_DATABASE,
+                    other.to_string(),
+                )),
+            }
+        }
+    }
+    people
+        .database
+        .transact(r#"[{:person/email "ann@x" :person/name "Ann"}]"#)
+        .unwrap();
+    films
+        .database
+        .transact(r#"[{:person/email "ann@x" :person/name "Ann the director"}]"#)
+        .unwrap();
+    let q = r#"{:query "[:find ?n ?d :in $ $films :where [?p :person/email ?e] [?p :person/name ?n] [$films ?f :person/email ?e] [$films ?f :person/name ?d]]" :args [#datalith/db "films"]}"#;
+    let r = call_with(&people, &Films(films.clone()), Op::Q, q).unwrap();
+    assert_eq!(
+        field(&r, ":result"),
+        &read_one(r#"#{["Ann" "Ann the director"]}"#).unwrap()
+    );
+    let unknown =
+        r#"{:query "[:find ?e :in $ $x :where [$x ?e :person/name]]" :args [#datalith/db "nope"]}"#;
+    let e = call_with(&people, &Films(films), Op::Q, unknown).unwrap_err();
+    assert_eq!(e.category, codes::UNKNOWN_DATABASE);
 }
