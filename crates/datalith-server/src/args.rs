@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// A query's timeout when the request names none, and the most a request may ask for.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub query_timeout_ms: u64,
+    /// Requests a second each token may send (in bursts of as many); past it, 429. 0: no
+    /// limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub token_rate: u32,
     /// Log every request on standard error, one EDN map a line (time, operation, database,
     /// status, milliseconds, token name).
     #[arg(long)]

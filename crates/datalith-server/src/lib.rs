@@ -10,6 +10,7 @@
 //! | [`args`] | the command line of `datalith serve` |
 //! | `listen` | which addresses may be listened on (loopback unless told otherwise) |
 //! | [`auth`] | bearer tokens from a file, hashed, compared in constant time; roles per database |
+//! | `rate` | requests a second per token |
 //! | `served` | the served databases, each opened for writing once |
 //! | `accept` | connections: a limit, a header timeout, graceful shutdown |
 //! | `http` | the routes, and the pipeline every request goes through |
@@ -32,6 +33,7 @@ pub mod json;
 mod listen;
 mod metrics;
 pub mod ops;
+mod rate;
 mod run;
 mod served;
 

@@ -77,6 +77,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         body_timeout: Duration::from_millis(args.body_timeout_ms),
         metrics: Arc::default(),
         log_requests: args.log_requests,
+        token_rate: (args.token_rate > 0).then(|| crate::rate::TokenRate::new(args.token_rate)),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),

@@ -226,3 +226,44 @@ fn a_token_file_with_a_wrong_line_stops_the_start() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_token_past_its_rate_is_told_to_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        format!(
+            "reader read * {}\nother read * {}\n",
+            sha256_hex("reader-secret"),
+            sha256_hex("other-secret")
+        ),
+    )
+    .unwrap();
+    let s = server::start_in(
+        dir.path(),
+        &["people"],
+        &["--tokens", tokens.to_str().unwrap(), "--token-rate", "2"],
+    )
+    .expect("starts");
+    let stat = |token: &str| {
+        crate::client::send(
+            "GET",
+            &s.url("/db/people/stat"),
+            &[("Authorization", token)],
+            None,
+        )
+    };
+    let statuses: Vec<u16> = (0..3).map(|_| stat(R.1).status).collect();
+    assert_eq!(statuses, [200, 200, 429]);
+    let refused = stat(R.1);
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.retry_after.as_deref(), Some("1"));
+    assert!(
+        refused.body.contains(":datalith.error/rate-limited"),
+        "{}",
+        refused.body
+    );
+    // Another token has its own rate.
+    assert_eq!(stat("Bearer other-secret").status, 200);
+}

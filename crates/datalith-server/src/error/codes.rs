@@ -40,6 +40,8 @@ pub const OVERLOADED: Category = Category::new(
     Anomaly::Busy,
     Blame::Environment,
 );
+/// A token past its requests a second (HTTP 429, Retry-After).
+pub const RATE_LIMITED: Category = caller(":datalith.error/rate-limited", Anomaly::Busy);
 /// A request for a database value (`:basis-t`) the server no longer holds, or does not hold
 /// yet (HTTP 409): ask again without it, or with the newer basis.
 pub const BASIS_UNAVAILABLE: Category =

@@ -1,5 +1,5 @@
 //! The HTTP status of an error: by its anomaly (what the caller can do), except for the
-//! server's own codes whose HTTP meaning is more exact (401, 405, 406, 413, 415).
+//! server's own codes whose HTTP meaning is more exact (401, 405, 406, 408, 413, 415, 429).
 //!
 //! | anomaly | status |
 //! |---|---|
@@ -10,7 +10,7 @@
 //! | fault | 500 |
 //! | unsupported | 501 (406, 415 for negotiation) |
 //! | unavailable | 503 |
-//! | busy | 503, with `Retry-After` |
+//! | busy | 503, with `Retry-After` (429 for `:datalith.error/rate-limited`) |
 //! | interrupted | 504 (a query's timeout, cancellation or memory limit); 408 for a body that did not arrive in time |
 
 use axum::http::StatusCode;
@@ -29,6 +29,7 @@ pub fn of(category: &Category) -> StatusCode {
         codes::NOT_ACCEPTABLE => return StatusCode::NOT_ACCEPTABLE,
         codes::BODY_TOO_LARGE => return StatusCode::PAYLOAD_TOO_LARGE,
         codes::REQUEST_TIMEOUT => return StatusCode::REQUEST_TIMEOUT,
+        codes::RATE_LIMITED => return StatusCode::TOO_MANY_REQUESTS,
         codes::UNSUPPORTED_MEDIA_TYPE => return StatusCode::UNSUPPORTED_MEDIA_TYPE,
         _ => {}
     }
@@ -79,6 +80,7 @@ mod tests {
             (codes::NOT_ACCEPTABLE, 406),
             (codes::BODY_TOO_LARGE, 413),
             (codes::REQUEST_TIMEOUT, 408),
+            (codes::RATE_LIMITED, 429),
             (codes::UNSUPPORTED_MEDIA_TYPE, 415),
             (codes::OVERLOADED, 503),
             (codes::BASIS_UNAVAILABLE, 409),

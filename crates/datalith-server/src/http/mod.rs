@@ -55,6 +55,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Whether each request is logged (one EDN map a line on standard error).
     pub log_requests: bool,
+    /// Requests a second per token (`None`: unlimited).
+    pub token_rate: Option<crate::rate::TokenRate>,
 }
 
 type Shared = Arc<AppState>;

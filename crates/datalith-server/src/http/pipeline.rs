@@ -67,6 +67,9 @@ async fn attempt(
     let access = authenticate(state, headers)?;
     if let Access::Token { name, .. } = &access {
         *token = Some(name.clone());
+        if let Some(rate) = &state.token_rate {
+            rate.take(name)?;
+        }
     }
     let source = find(state, name)?;
     access.require(name, op.role())?;
