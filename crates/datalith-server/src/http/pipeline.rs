@@ -127,10 +127,9 @@ fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
     state.served.get(name).cloned().ok_or_else(|| {
         ServerError::new(
             codes::UNKNOWN_DATABASE,
-            format!(
-                "no database {name:?} is served here (served: {})",
-                state.served.names().join(", ")
-            ),
+            // Not the served names: a token may read only some of them (GET /dbs lists
+            // those).
+            format!("no database {name:?} is served here (GET /dbs lists those you may read)"),
         )
         .with("database", Edn::String(name.to_string()))
     })
