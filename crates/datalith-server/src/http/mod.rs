@@ -1,5 +1,6 @@
-//! The HTTP face: the routes ([`router`]), what every database request goes through
-//! (`pipeline`), and how answers and errors are written (`respond`).
+//! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), what every
+//! database request goes through (`pipeline`: `body`, `cancel`, `access_log`), and how
+//! answers and errors are written (`respond`).
 //!
 //! | route | |
 //! |---|---|
@@ -12,26 +13,26 @@
 mod access_log;
 mod body;
 mod cancel;
+mod handlers;
 mod pipeline;
 mod respond;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use datalith::edn::Edn;
 use tokio::sync::Semaphore;
 
 use crate::auth::Tokens;
-use crate::error::{codes, ServerError};
 use crate::metrics::Metrics;
-use crate::ops::{Op, QueryLimits};
+use crate::ops::QueryLimits;
 use crate::served::Served;
+
+use handlers::{
+    datoms, dbs, health, index_range, metrics, pull, pull_many, q, stat, transact, tx_range,
+    unknown_route, wrong_method,
+};
 
 /// What every request shares.
 pub struct AppState {
@@ -59,7 +60,8 @@ pub struct AppState {
     pub token_rate: Option<crate::rate::TokenRate>,
 }
 
-type Shared = Arc<AppState>;
+/// The state as handlers share it.
+pub type Shared = Arc<AppState>;
 
 /// The routes.
 pub fn router(state: Shared) -> Router {
@@ -83,91 +85,4 @@ pub fn router(state: Shared) -> Router {
         .route("/db/{name}/stat", get(stat).fallback(wrong_method))
         .fallback(unknown_route)
         .with_state(state)
-}
-
-macro_rules! operation {
-    ($name:ident, $op:expr) => {
-        async fn $name(
-            State(state): State<Shared>,
-            Path(db): Path<String>,
-            headers: HeaderMap,
-            body: Body,
-        ) -> Response {
-            pipeline::run(state, $op, db, headers, body).await
-        }
-    };
-}
-
-operation!(q, Op::Q);
-operation!(transact, Op::Transact);
-operation!(pull, Op::Pull);
-operation!(pull_many, Op::PullMany);
-operation!(datoms, Op::Datoms);
-operation!(index_range, Op::IndexRange);
-operation!(tx_range, Op::TxRange);
-operation!(stat, Op::Stat);
-
-async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
-    let body = Edn::Map(vec![
-        (Edn::kw(":status"), Edn::kw(":ok")),
-        (
-            Edn::kw(":databases"),
-            Edn::Long(state.served.names().len() as i64),
-        ),
-    ]);
-    respond::answer(&headers, Ok(body))
-}
-
-async fn dbs(State(state): State<Shared>, headers: HeaderMap) -> Response {
-    let listed = pipeline::authenticate(&state, &headers).map(|access| {
-        let names = state
-            .served
-            .names()
-            .into_iter()
-            .filter(|n| access.role_on(n).is_some())
-            .map(Edn::String)
-            .collect();
-        Edn::Map(vec![(Edn::kw(":databases"), Edn::Vector(names))])
-    });
-    respond::answer(&headers, listed)
-}
-
-async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Response {
-    use axum::response::IntoResponse;
-    match pipeline::authenticate(&state, &headers) {
-        Ok(_) => {
-            let running = state.places - state.gate.available_permits();
-            let text = state.metrics.render(&state.served, running);
-            (
-                [(
-                    axum::http::header::CONTENT_TYPE,
-                    "text/plain; version=0.0.4",
-                )],
-                text,
-            )
-                .into_response()
-        }
-        Err(e) => respond::answer(&headers, Err(e)),
-    }
-}
-
-async fn wrong_method(headers: HeaderMap) -> Response {
-    let e = ServerError::new(
-        codes::METHOD_NOT_ALLOWED,
-        "this path takes another method: GET /health, /dbs, /metrics and /db/NAME/stat; \
-         POST the other operations",
-    );
-    respond::answer(&headers, Err(e))
-}
-
-async fn unknown_route(uri: axum::http::Uri, headers: HeaderMap) -> Response {
-    let e = ServerError::new(
-        codes::UNKNOWN_ROUTE,
-        format!(
-            "no such path {:?}: /health, /dbs, \
-             /db/NAME/{{q,transact,pull,pull-many,datoms,index-range,tx-range,stat}}",
-            uri.path()
-        ),
-    );
-    respond::answer(&headers, Err(e))
 }
