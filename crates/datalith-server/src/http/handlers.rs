@@ -11,6 +11,8 @@ use super::{pipeline, respond, Shared};
 use crate::error::{codes, ServerError};
 use crate::ops::Op;
 
+/// A handler per operation: each takes the database's name from the path and goes through
+/// the pipeline.
 macro_rules! operation {
     ($name:ident, $op:expr) => {
         pub async fn $name(
@@ -33,6 +35,7 @@ operation!(index_range, Op::IndexRange);
 operation!(tx_range, Op::TxRange);
 operation!(stat, Op::Stat);
 
+/// `GET /health`: needs no token, so that probes and load balancers need no secret.
 pub async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
     let body = Edn::Map(vec![
         (Edn::kw(":status"), Edn::kw(":ok")),
@@ -44,6 +47,7 @@ pub async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response
     respond::answer(&headers, Ok(body))
 }
 
+/// `GET /dbs`: the databases the token may read (all without tokens).
 pub async fn dbs(State(state): State<Shared>, headers: HeaderMap) -> Response {
     let listed = pipeline::authenticate(&state, &headers).map(|access| {
         let names = state
@@ -58,6 +62,7 @@ pub async fn dbs(State(state): State<Shared>, headers: HeaderMap) -> Response {
     respond::answer(&headers, listed)
 }
 
+/// `GET /metrics`: any known token, since the numbers name databases and their sizes.
 pub async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Response {
     use axum::response::IntoResponse;
     match pipeline::authenticate(&state, &headers) {
@@ -77,6 +82,7 @@ pub async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Respons
     }
 }
 
+/// A known path with another method: an error body like every other, not axum's empty 405.
 pub async fn wrong_method(headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::METHOD_NOT_ALLOWED,
@@ -86,6 +92,7 @@ pub async fn wrong_method(headers: HeaderMap) -> Response {
     respond::answer(&headers, Err(e))
 }
 
+/// Any other path: an error body like every other, not axum's empty 404.
 pub async fn unknown_route(uri: axum::http::Uri, headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::UNKNOWN_ROUTE,
