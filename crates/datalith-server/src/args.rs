@@ -18,6 +18,10 @@ pub struct ServeArgs {
     /// loopback addresses unless --insecure is given with --tokens.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: String,
+    /// Let admins create databases as directories of DIR (`POST /dbs`) and delete them
+    /// (`DELETE /db/NAME`); the databases in DIR are served too.
+    #[arg(long, value_name = "DIR")]
+    pub create_in: Option<PathBuf>,
     /// Bearer tokens: lines `NAME ROLE DB-OR-* SHA256-HEX-OF-TOKEN`, ROLE read, write or
     /// admin. Without it every request is allowed, so the server listens on loopback only.
     #[arg(long, value_name = "FILE")]

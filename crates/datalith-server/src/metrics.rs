@@ -179,7 +179,7 @@ fn database_gauges(out: &mut String, served: &Served) {
             let Some(source) = served.get(db) else {
                 continue;
             };
-            if let Some(v) = read(source) {
+            if let Some(v) = read(&source) {
                 let _ = writeln!(out, "{name}{{db=\"{db}\"}} {v}");
             }
         }

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,10 +44,25 @@ pub fn serve(args: ServeArgs) -> Result<()> {
     };
     let addrs = listen::addresses(&args.listen)?;
     listen::check(&addrs, args.insecure, args.tokens.is_some())?;
-    let named = served::names(&args.dirs)?;
-    let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+    let mut named: Vec<(String, PathBuf, bool)> = served::names(&args.dirs)?
+        .into_iter()
+        .map(|(n, p)| (n, p, false))
+        .collect();
+    if let Some(dir) = &args.create_in {
+        for (name, path) in served::found_in(dir)? {
+            if let Some((_, other, _)) = named.iter().find(|(n, _, _)| *n == name) {
+                return Err(ServerError::invalid(format!(
+                    "{} (in --create-in) and {} would both be served as {name:?}",
+                    path.display(),
+                    other.display()
+                )));
+            }
+            named.push((name, path, true));
+        }
+    }
+    let names: Vec<String> = named.iter().map(|(n, _, _)| n.clone()).collect();
     let tokens = match &args.tokens {
-        Some(path) => Some(Tokens::load(path, &names)?),
+        Some(path) => Some(Tokens::load(path, &names, args.create_in.is_some())?),
         None => None,
     };
     let auth = match &args.tokens {
@@ -55,6 +71,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
     };
     let served = Served::open(
         &named,
+        args.create_in.clone(),
         args.query_memory_limit,
         Duration::from_millis(args.max_lease_ms),
     )?;

@@ -3,7 +3,8 @@
 use crate::client::{run_table, Fmt, Row};
 use crate::server;
 
-fn sha256_hex(token: &str) -> String {
+/// The token file's hash of `token`, made as the docs tell users to make it.
+pub fn sha256_hex(token: &str) -> String {
     let out = std::process::Command::new("sha256sum")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -2,6 +2,7 @@
 //! driven through plain HTTP. Each test is a table of requests and the status and body each
 //! must get, run in order against one server (later rows read what earlier ones wrote).
 
+mod admin;
 mod api;
 mod auth;
 mod client;

@@ -2,8 +2,9 @@
 
 use super::{hash, Grant, Role};
 
-/// The grants of a token file's text, or the first wrong line with its number.
-pub fn parse(text: &str, served: &[String]) -> Result<Vec<Grant>, String> {
+/// The grants of a token file's text, or the first wrong line with its number. A grant's
+/// database must be served, or, when `any_name` (databases may be created), any valid name.
+pub fn parse(text: &str, served: &[String], any_name: bool) -> Result<Vec<Grant>, String> {
     let mut grants = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -23,6 +24,7 @@ pub fn parse(text: &str, served: &[String]) -> Result<Vec<Grant>, String> {
         let db = match db {
             "*" => None,
             d if served.iter().any(|s| s == d) => Some(d.to_string()),
+            d if any_name && crate::served::valid_name(d) => Some(d.to_string()),
             d => {
                 return Err(at(format!(
                     "database {d:?} is not served (served: {})",

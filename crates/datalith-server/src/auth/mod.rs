@@ -10,8 +10,7 @@
 //!
 //! Roles nest: `read` runs `q`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range`
 //! and `stat`; `write` adds
-//! `transact`; `admin` adds what administers a database (nothing yet: creating and deleting
-//! databases are to come). Without a token file every request is allowed, which is why the
+//! `transact`; `admin` adds creating and deleting databases (with `--create-in`). Without a token file every request is allowed, which is why the
 //! server then listens on loopback only.
 
 mod file;
@@ -89,12 +88,13 @@ pub enum Access {
 }
 
 impl Tokens {
-    /// Reads a token file; every database it names must be one of `served`.
-    pub fn load(path: &Path, served: &[String]) -> Result<Tokens> {
+    /// Reads a token file; every database it names must be one of `served`, or any valid
+    /// name when `any_name` (databases may be created).
+    pub fn load(path: &Path, served: &[String], any_name: bool) -> Result<Tokens> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             ServerError::from(e).with("path", Edn::String(path.display().to_string()))
         })?;
-        let grants = file::parse(&text, served).map_err(|e| {
+        let grants = file::parse(&text, served, any_name).map_err(|e| {
             ServerError::invalid(format!("{}: {e}", path.display()))
                 .with("path", Edn::String(path.display().to_string()))
         })?;

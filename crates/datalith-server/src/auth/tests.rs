@@ -16,7 +16,7 @@ fn tokens() -> Tokens {
         h("w-token"),
         h("a-token"),
     );
-    Tokens::from_grants(file::parse(&text, &served).unwrap())
+    Tokens::from_grants(file::parse(&text, &served, false).unwrap())
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn wrong_lines_are_refused_with_their_number() {
         (format!("a read people {}", "g".repeat(64)), "64 hex digits"),
     ];
     for (text, want) in cases {
-        let e = file::parse(&text, &served).unwrap_err();
+        let e = file::parse(&text, &served, false).unwrap_err();
         assert!(e.contains(want), "{text}: {e}");
     }
 }

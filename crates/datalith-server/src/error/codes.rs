@@ -15,6 +15,8 @@ pub const FORBIDDEN: Category = caller(":datalith.error/forbidden", Anomaly::For
 /// A database name the server does not serve (HTTP 404).
 pub const UNKNOWN_DATABASE: Category =
     caller(":datalith.error/unknown-database", Anomaly::NotFound);
+/// A database created under a name already served (HTTP 409).
+pub const DATABASE_EXISTS: Category = caller(":datalith.error/database-exists", Anomaly::Conflict);
 /// A path the API does not have (HTTP 404).
 pub const UNKNOWN_ROUTE: Category = caller(":datalith.error/unknown-route", Anomaly::NotFound);
 /// A method the path does not take (HTTP 405).

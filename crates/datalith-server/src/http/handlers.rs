@@ -87,7 +87,7 @@ pub async fn wrong_method(headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::METHOD_NOT_ALLOWED,
         "this path takes another method: GET /health, /dbs, /metrics and /db/NAME/stat; \
-         POST the other operations",
+         POST /dbs and the other operations; DELETE /db/NAME",
     );
     respond::answer(&headers, Err(e))
 }

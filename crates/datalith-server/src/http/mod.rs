@@ -6,11 +6,13 @@
 //! |---|---|
 //! | `GET /health` | `{:status :ok}`, without a token (for load balancers and probes) |
 //! | `GET /dbs` | the databases the token may read |
+//! | `POST /dbs`, `DELETE /db/NAME` | create and delete databases (`admin`, `--create-in`) |
 //! | `GET /metrics` | Prometheus text (`metrics`); any known token |
 //! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range` | the operations (`ops`) |
 //! | `GET /db/NAME/stat` | statistics |
 
 mod access_log;
+mod admin;
 mod body;
 mod cancel;
 mod handlers;
@@ -20,7 +22,7 @@ mod respond;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use tokio::sync::Semaphore;
 
@@ -67,7 +69,8 @@ pub type Shared = Arc<AppState>;
 pub fn router(state: Shared) -> Router {
     Router::new()
         .route("/health", get(health).fallback(wrong_method))
-        .route("/dbs", get(dbs).fallback(wrong_method))
+        .route("/dbs", get(dbs).post(admin::create).fallback(wrong_method))
+        .route("/db/{name}", delete(admin::delete).fallback(wrong_method))
         .route("/metrics", get(metrics).fallback(wrong_method))
         .route("/db/{name}/q", post(q).fallback(wrong_method))
         .route("/db/{name}/transact", post(transact).fallback(wrong_method))

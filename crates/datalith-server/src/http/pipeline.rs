@@ -124,15 +124,10 @@ impl Databases for Readable {
 
 /// The database served as `name`, or `:datalith.error/unknown-database`.
 fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
-    state.served.get(name).cloned().ok_or_else(|| {
-        ServerError::new(
-            codes::UNKNOWN_DATABASE,
-            // Not the served names: a token may read only some of them (GET /dbs lists
-            // those).
-            format!("no database {name:?} is served here (GET /dbs lists those you may read)"),
-        )
-        .with("database", Edn::String(name.to_string()))
-    })
+    state
+        .served
+        .get(name)
+        .ok_or_else(|| crate::served::unknown_database(name))
 }
 
 /// A place to run, or `:datalith.error/overloaded` once the queue's timeout has passed.
