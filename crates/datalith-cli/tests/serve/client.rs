@@ -105,14 +105,15 @@ pub fn try_send(
 
 /// Sends `request` as written on a new connection and returns the status and the raw
 /// response; for what a client library would not send (no `Content-Type`, a lying length).
-pub fn raw(addr: &str, request: &str) -> (u16, String) {
+pub fn raw(addr: &str, request: impl AsRef<[u8]>) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    let _ = stream.read_to_string(&mut out);
+    stream.write_all(request.as_ref()).unwrap();
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let out = String::from_utf8_lossy(&bytes).to_string();
     let status = out
         .split_whitespace()
         .nth(1)

@@ -5,6 +5,7 @@
 mod admin;
 mod api;
 mod auth;
+mod bad_input;
 mod client;
 mod limits;
 mod readme;
