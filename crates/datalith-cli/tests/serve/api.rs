@@ -478,7 +478,7 @@ fn every_operation_in_edn_and_json_and_the_errors() {
     let body = r#"{:query "[:find (count ?p) . :where [?p :person/email]]"}"#;
     let (status, reply) = raw(
         &s.addr(),
-        &format!(
+        format!(
             "POST /db/people/q HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         ),
