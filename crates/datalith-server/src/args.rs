@@ -11,8 +11,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7171";
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServeArgs {
     /// Database directories to serve (created if missing); each is named by its directory's
-    /// name in URLs (`/db/NAME/q`).
-    #[arg(required = true)]
+    /// name in URLs (`/db/NAME/q`). None needed with --create-in.
+    #[arg(required_unless_present = "create_in")]
     pub dirs: Vec<PathBuf>,
     /// Address to listen on, HOST:PORT (port 0: any free port, printed at start). Only
     /// loopback addresses unless --insecure is given with --tokens.

@@ -175,3 +175,24 @@ fn without_create_in_no_database_is_created() {
     )];
     run_table(&s, &rows);
 }
+
+#[test]
+fn a_server_with_only_create_in_starts_empty_and_creates() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = dir.path().join("created");
+    let s = server::start_in(dir.path(), &[], &["--create-in", created.to_str().unwrap()])
+        .expect("starts");
+    let rows = [
+        row("GET", "/dbs", &[], "", 200, &[":databases []"]),
+        row(
+            "POST",
+            "/dbs",
+            &[],
+            r#"{:name "first"}"#,
+            200,
+            &[":created true"],
+        ),
+        row("GET", "/dbs", &[], "", 200, &[r#":databases ["first"]"#]),
+    ];
+    run_table(&s, &rows);
+}
