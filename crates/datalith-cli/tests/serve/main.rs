@@ -7,6 +7,7 @@ mod api;
 mod auth;
 mod bad_input;
 mod client;
+mod client_crate;
 mod limits;
 mod readme;
 mod server;
