@@ -6,7 +6,8 @@
 //! (409), as is one naming a basis never leased that is no longer the latest.
 //!
 //! Leases are asked for, never given to every read, and bounded in length
-//! (`--max-lease-ms`) and number (`MAX_LEASES` a database), because a held value is an open
+//! (`--max-lease-ms`) and number (`MAX_LEASES` a database; past it the lease that would end
+//! first ends early), because a held value is an open
 //! snapshot: it keeps LMDB from reusing the pages freed since it began, and the map from
 //! growing (a write that needs the map to grow waits for it, then fails with
 //! `:datalith.error/snapshot-blocks-growth`). A sweep drops ended leases every second.
@@ -14,12 +15,12 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use datalith::edn::Edn;
 use datalith::Db;
 
-use crate::error::{codes, Result, ServerError};
+use crate::error::{Result, ServerError};
 
-/// Values one database keeps leased at most; a new lease past them is refused (busy).
+/// Values one database keeps leased at most (each is an open snapshot, and holds one of
+/// LMDB's reader slots); past them the lease that would end first ends early.
 pub const MAX_LEASES: usize = 16;
 
 /// The leased values of one database.
@@ -77,21 +78,26 @@ impl Leases {
             l.until = l.until.max(until);
             return Ok(());
         }
-        if held.len() >= MAX_LEASES {
-            return Err(ServerError::new(
-                codes::OVERLOADED,
-                format!(
-                    "this database already keeps {MAX_LEASES} leased values; retry when one \
-                     ends, or read without :lease-ms"
-                ),
-            )
-            .with("leases", Edn::Long(MAX_LEASES as i64)));
-        }
+        // Full: the lease that would end first ends now, so that reads are never refused
+        // for want of a lease (its holder's next read is told the value is gone, and takes
+        // a newer one).
+        let early = match held.len() >= MAX_LEASES {
+            true => held
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, l)| l.until)
+                .map(|(i, _)| i)
+                .map(|i| held.swap_remove(i)),
+            false => None,
+        };
         held.push(Lease {
             basis,
             db: db.clone(),
             until,
         });
+        drop(held);
+        // Its snapshot closes outside the lock.
+        drop(early);
         Ok(())
     }
 

@@ -386,3 +386,30 @@ fn a_query_joins_another_database_named_among_its_inputs() {
     let e = call_with(&people, &Films(films), Op::Q, unknown).unwrap_err();
     assert_eq!(e.category, codes::UNKNOWN_DATABASE);
 }
+
+#[test]
+fn past_the_most_leases_the_one_ending_first_ends_early() {
+    let (_dir, db) = database();
+    let count = "[:find (count ?p) . :where [?p :person/email]]";
+    let mut bases = Vec::new();
+    for i in 0..=leases::MAX_LEASES {
+        db.database
+            .transact(format!(r#"[{{:person/email "p{i}@x"}}]"#).as_str())
+            .unwrap();
+        // The first lease is the shortest: it goes when the table is full.
+        let ms = if i == 0 { 10_000 } else { 60_000 };
+        let r = call(&db, Op::Q, &format!("{{:query {count:?} :lease-ms {ms}}}")).unwrap();
+        bases.push(field(&r, ":basis-t").clone());
+    }
+    assert_eq!(db.leases.count(), leases::MAX_LEASES);
+    let first = format!("{{:query {count:?} :basis-t {}}}", bases[0]);
+    assert_eq!(
+        call(&db, Op::Q, &first).unwrap_err().category,
+        codes::BASIS_UNAVAILABLE
+    );
+    let second = format!("{{:query {count:?} :basis-t {}}}", bases[1]);
+    assert_eq!(
+        field(&call(&db, Op::Q, &second).unwrap(), ":result"),
+        &Edn::Long(2)
+    );
+}
