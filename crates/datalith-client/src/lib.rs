@@ -34,5 +34,7 @@ pub use error::ClientError;
 pub use report::Report;
 
 /// How long `db()` asks the server to keep a value, in milliseconds (the server's
-/// `--max-lease-ms` must allow it; its default is 60 s).
-pub const LEASE_MS: u64 = 30_000;
+/// `--max-lease-ms` must allow it; its default is 60 s). Short, because a kept value is an
+/// open snapshot on the server (it pins pages, and a growth of the map waits for it): take
+/// a `db()` for a unit of work, not for the program's life.
+pub const LEASE_MS: u64 = 10_000;

@@ -9,5 +9,6 @@ mod bad_input;
 mod client;
 mod client_crate;
 mod limits;
+mod load;
 mod readme;
 mod server;

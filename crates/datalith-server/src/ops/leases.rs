@@ -21,7 +21,7 @@ use crate::error::{Result, ServerError};
 
 /// Values one database keeps leased at most (each is an open snapshot, and holds one of
 /// LMDB's reader slots); past them the lease that would end first ends early.
-pub const MAX_LEASES: usize = 16;
+pub const MAX_LEASES: usize = 64;
 
 /// The leased values of one database.
 pub struct Leases {
