@@ -8,6 +8,7 @@ mod auth;
 mod bad_input;
 mod client;
 mod client_crate;
+mod connect;
 mod limits;
 mod load;
 mod readme;
