@@ -6,7 +6,7 @@
 //! of the data file, the log and the lock file every tenth of the run and at the end (after
 //! closing, and after a compacting copy).
 //!
-//! `cargo run --release --example churn` (`DIR=path` keeps the database there; `TXLOG=1`
+//! `cargo run --release -p datalith --example churn` (`DIR=path` keeps the database there; `TXLOG=1`
 //! keeps the transaction log; `APPLY_MS=0` writes each group into LMDB at once, as many LMDB
 //! commits as transactions, each copying the pages it touches: the worst case for the file).
 

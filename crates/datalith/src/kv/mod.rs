@@ -1,6 +1,34 @@
 //! The key-value engine on LMDB: environments, tables, snapshots and the group-committing
 //! writer. Everything above (the Datalog store) is built on these pieces.
 //!
+//! # A map in five minutes
+//!
+//! **The write path** (one commit group, `Durable` mode), each step a room:
+//!
+//! ```text
+//!  caller ─▶ committer/ ─prepare─▶ stage/ ─▶ wal/ (record + fdatasync) ─▶ unapplied/ (publish) ─▶ ack
+//!              (batching,          (ops in    (checkpoint.rs: one sync       │ later: the applier
+//!               one writer)         an arena)  a group; growth, ring)        ▼ writes many groups
+//!                                                                           LMDB (one txn, unsynced)
+//!                                             wal/checkpoint.rs: mdb_env_sync + slot ─▶ disk
+//! ```
+//!
+//! **The read path**: `read.rs` begins a snapshot (an LMDB read transaction, admitted by
+//! `gate`) and pairs it with the groups LMDB lacks: this process's (`unapplied`), or in a
+//! read-only environment another process's, read back from its log (`wal/tail.rs`); `overlay/`
+//! merges those groups' writes over LMDB's state, and `view/` is the one reading API over both.
+//!
+//! **Below both** (no import upward): `lmdb/` (our thin layer over LMDB's C API), `file/` (the
+//! data file checked with plain reads before LMDB maps it), `table.rs` (handles and catalog
+//! entries), `stage/`, `pending` and `chunked`, `overlay/`, `view/`, then `wal/` (which knows
+//! tables and stages, not the environment). **Above them**, the environment: `env/` owns the
+//! shared state (`EnvShared`) that `committer/`, `unapplied/` and `read.rs` take by reference;
+//! these four still name one another (the shared state holds the committer's lock and the
+//! applier, and they take the shared state), the one circle left, kept inside the environment's
+//! rooms. `api.rs`, `typed.rs`, `space.rs` are the user's face on top.
+//!
+//! The rooms, one line each:
+//!
 //! - `lmdb`: our thin safe layer over LMDB's C API (environment, transactions, cursors kept
 //!   across seeks; `compare.rs`: LMDB's default byte order with a fast path for 8-byte ids;
 //!   `map_guard.rs`: the `SIGBUS` handler for a data file truncated while mapped).
@@ -8,7 +36,8 @@
 //!   of it (both meta pages, then a walk of the trees: the catalog on every open, every page
 //!   for `check`).
 //! - [`env`](mod@env): opening, the table catalog (table `__datalith_meta`: magic, format
-//!   version, `table/<name>` -> kind), map growth, the format check, read-only opening.
+//!   version, `table/<name>` -> kind), map growth, the format check, read-only opening, one
+//!   writing process (`env/writer.rs`: the busy wait and the holder's pid).
 //! - [`durability`]: what a crash can lose, per mode.
 //! - [`table`]: plain, list (dupsort) and fixed-width list (`MDB_DUPFIXED`) tables.
 //! - [`read`] / [`view`]: snapshots and the one reading API ([`ListReader`]: many lookups
@@ -20,9 +49,10 @@
 //!   (`chunked`: the list in fixed chunks it keeps them in, which grows without copying.)
 //! - [`committer`]: the single writer and its batching (`commit_timing`: its steps' times, for
 //!   profiling, when `DATALITH_COMMIT_TIMING` is set); [`handle`]: completion of queued writes.
-//! - [`api`]: the KV operations users call.
+//! - [`api`]: the KV operations users call; `space`: the files' sizes and free pages.
 //! - `gate`: reader-slot admission and the resize barrier.
-//! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery.
+//! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery,
+//!   and the tail other processes read back.
 //! - `unapplied`: groups durable in the log and visible through an overlay, written into LMDB
 //!   later, many in one transaction.
 //! - `warm`: faulting in the file's growth region ahead of the committer (`MDB_WRITEMAP`).

@@ -53,14 +53,14 @@ fn with_unapplied(
                 }
             }
         }
-        return Err(KvError::Busy {
-            detail: format!(
+        return Err(KvError::Io(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!(
                 "{}: the data file stays behind its log's checkpoint (a writer may be \
                  recovering it); retry",
                 shared.path.display()
             ),
-            holder: None,
-        });
+        )));
     }
     let Some(lazy) = &shared.lazy else {
         return Ok((txn, None));

@@ -1,7 +1,10 @@
 //! Named tables (LMDB sub-databases): plain (one value per key) or list (sorted duplicate
 //! values per key, LMDB's `MDB_DUPSORT`).
 
+use std::path::Path;
 use std::sync::Arc;
+
+use super::error::KvError;
 
 /// The raw LMDB handle: a table number, valid for the environment's lifetime (tables are
 /// never dropped), used only with transactions of the environment that opened it.
@@ -98,5 +101,37 @@ impl Table {
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Table({:?}, {})", self.name, self.kind.name())
+    }
+}
+
+/// Catalog entries in the meta table: `table/<name>` -> one kind byte. Here, below both, so
+/// that the environment (which opens tables through it) and the log's replay (which opens the
+/// tables its records name) read it alike.
+pub(crate) const CATALOG_PREFIX: &[u8] = b"table/";
+
+pub(crate) fn catalog_key(name: &str) -> Vec<u8> {
+    let mut k = CATALOG_PREFIX.to_vec();
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// A catalog entry: `[0]` plain, `[1]` list, `[2, width]` list of fixed-width values.
+pub(crate) fn decode_kind(v: &[u8], path: &Path) -> Result<(TableKind, Option<u8>), KvError> {
+    match v {
+        [0] => Ok((TableKind::Plain, None)),
+        [1] => Ok((TableKind::List, None)),
+        [2, w] if *w > 0 => Ok((TableKind::List, Some(*w))),
+        _ => Err(KvError::Corrupt {
+            path: path.to_path_buf(),
+            detail: format!("table catalog entry {v:?} is not a table kind"),
+        }),
+    }
+}
+
+pub(crate) fn encode_kind(kind: TableKind, fixed: Option<u8>) -> Vec<u8> {
+    match (kind, fixed) {
+        (TableKind::Plain, _) => vec![0],
+        (TableKind::List, None) => vec![1],
+        (TableKind::List, Some(w)) => vec![2, w],
     }
 }

@@ -8,7 +8,7 @@ use super::EnvShared;
 use super::Environment;
 use crate::kv::error::KvError;
 use crate::kv::lmdb::{self, Dbi, LmdbError};
-use crate::kv::table::{Table, TableKind};
+use crate::kv::table::{catalog_key, decode_kind, encode_kind, Table, TableKind, CATALOG_PREFIX};
 use crate::limits;
 
 /// Name of the table holding Datalith's own metadata (format magic and version).
@@ -83,36 +83,6 @@ impl Environment {
             out.push((name, decode_kind(v, &shared.path)?.0));
         }
         Ok(out)
-    }
-}
-
-/// Catalog entries in the meta table: `table/<name>` -> one kind byte.
-const CATALOG_PREFIX: &[u8] = b"table/";
-
-pub(crate) fn catalog_key(name: &str) -> Vec<u8> {
-    let mut k = CATALOG_PREFIX.to_vec();
-    k.extend_from_slice(name.as_bytes());
-    k
-}
-
-/// A catalog entry: `[0]` plain, `[1]` list, `[2, width]` list of fixed-width values.
-pub(crate) fn decode_kind(v: &[u8], path: &Path) -> Result<(TableKind, Option<u8>), KvError> {
-    match v {
-        [0] => Ok((TableKind::Plain, None)),
-        [1] => Ok((TableKind::List, None)),
-        [2, w] if *w > 0 => Ok((TableKind::List, Some(*w))),
-        _ => Err(KvError::Corrupt {
-            path: path.to_path_buf(),
-            detail: format!("table catalog entry {v:?} is not a table kind"),
-        }),
-    }
-}
-
-fn encode_kind(kind: TableKind, fixed: Option<u8>) -> Vec<u8> {
-    match (kind, fixed) {
-        (TableKind::Plain, _) => vec![0],
-        (TableKind::List, None) => vec![1],
-        (TableKind::List, Some(w)) => vec![2, w],
     }
 }
 

@@ -30,7 +30,6 @@ mod writer;
 
 use catalog::check_or_init_meta;
 pub use catalog::FORMAT_VERSION;
-pub(crate) use catalog::{catalog_key, decode_kind};
 use map::{initial_map_bytes, map_base, page_size, round_up};
 pub use stats::{CommitCounters, CommitStats};
 
@@ -761,8 +760,9 @@ fn wait_for_applied(shared: &Arc<EnvShared>) -> Result<(), KvError> {
             return Ok(());
         }
         if started.elapsed() >= limits::WRITER_BUSY_TIMEOUT {
-            return Err(KvError::Busy {
-                detail: format!(
+            return Err(KvError::Io(std::io::Error::new(
+                std::io::ErrorKind::ResourceBusy,
+                format!(
                     "{}: the writer has not written log records {}..={wanted} into the data file \
                      within {} ms; if no process has it open for writing, open it for writing \
                      once (that replays them), then copy",
@@ -770,8 +770,7 @@ fn wait_for_applied(shared: &Arc<EnvShared>) -> Result<(), KvError> {
                     applied + 1,
                     limits::WRITER_BUSY_TIMEOUT.as_millis()
                 ),
-                holder: None,
-            });
+            )));
         }
         std::thread::sleep(limits::WRITER_BUSY_POLL);
     }

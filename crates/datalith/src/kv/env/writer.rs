@@ -1,7 +1,7 @@
 //! One writing process per database: the write-ahead log is held with an exclusive `flock`
 //! (`wal::file`) by the process that writes it. A second process that opens for writing waits
 //! up to `EnvOptions::busy_timeout` for the hold to end, as SQLite's `busy_timeout`, then
-//! fails with `KvError::Busy` naming the holder (its pid, from `writer.pid`).
+//! fails with `KvError::Busy` naming the holder (its pid, from `writer.pid`) and the wait.
 //!
 //! Why not pass the log between processes, as SQLite passes its write lock: a writer keeps
 //! state that lives in its memory only (the groups acknowledged but not yet in LMDB, the
@@ -42,18 +42,9 @@ pub(super) fn hold<T>(
             Err(KvError::Io(e)) if e.kind() == ErrorKind::ResourceBusy => {
                 let waited = started.elapsed();
                 if waited >= timeout {
-                    let holder = holder(dir);
-                    let who =
-                        holder.map_or("another process".to_string(), |p| format!("process {p}"));
                     return Err(KvError::Busy {
-                        detail: format!(
-                            "{} is open for writing by {who}; waited {} ms (busy timeout). Read \
-                             it from any process (read-only), or share it for writing through \
-                             one process (`datalith serve`)",
-                            dir.display(),
-                            waited.as_millis()
-                        ),
-                        holder,
+                        holder: holder(dir).unwrap_or(0),
+                        waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
                     });
                 }
                 std::thread::sleep(WRITER_BUSY_POLL.min(timeout - waited));

@@ -7,12 +7,11 @@ use std::collections::HashMap;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::super::env::{catalog_key, decode_kind};
 use super::super::error::KvError;
 use super::super::file::layout::Meta;
 use super::super::lmdb::{Dbi, Env, LmdbError, PutFlags, RoTxn, RwTxn};
 use super::super::stage::Stage;
-use super::super::table::{next_table_id, Table, TableKind};
+use super::super::table::{catalog_key, decode_kind, next_table_id, Table, TableKind};
 use super::super::tally;
 use super::body::{self, LoggedOpKind};
 use super::checkpoint::WalSettings;

@@ -166,13 +166,13 @@ impl LogTail {
             });
             return Ok(Tail::Groups(groups));
         }
-        Err(KvError::Busy {
-            detail: format!(
+        Err(KvError::Io(std::io::Error::new(
+            std::io::ErrorKind::ResourceBusy,
+            format!(
                 "the log {} changed under {TAIL_ATTEMPTS} reads of its tail in a row",
                 self.dir.join(super::LOG_FILE).display()
             ),
-            holder: None,
-        })
+        )))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
