@@ -169,11 +169,13 @@ impl Served {
         self.table().keys().cloned().collect()
     }
 
-    /// Lets go of the values whose leases have ended, in every database.
+    /// Lets go of the values whose leases have ended, in every database; of all of a
+    /// database's values while a growth of its map waits for snapshots to close.
     pub fn sweep_leases(&self) {
         let sources: Vec<Arc<Source>> = self.table().values().map(|e| e.source.clone()).collect();
         for source in sources {
-            source.leases.sweep();
+            let growth_waiting = source.database.env().growth_waiting();
+            source.leases.sweep(growth_waiting);
         }
     }
 

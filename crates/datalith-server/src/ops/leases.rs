@@ -9,8 +9,9 @@
 //! (`--max-lease-ms`) and number (`MAX_LEASES` a database; past it the lease that would end
 //! first ends early), because a held value is an open
 //! snapshot: it keeps LMDB from reusing the pages freed since it began, and the map from
-//! growing (a write that needs the map to grow waits for it, then fails with
-//! `:datalith.error/snapshot-blocks-growth`). A sweep drops ended leases every second.
+//! growing. A sweep every second drops the ended leases, and every lease while a growth of
+//! the map waits for snapshots (`Environment::growth_waiting`; the growth waits 5 s before
+//! the write that needed it fails), so a lease never makes a write fail: it ends early.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -101,14 +102,15 @@ impl Leases {
         Ok(())
     }
 
-    /// Lets go of the values whose leases have ended.
-    pub fn sweep(&self) {
+    /// Lets go of the values whose leases have ended, or of every value when `all` (a
+    /// growth of the map waits for the snapshots to close).
+    pub fn sweep(&self, all: bool) {
         let now = Instant::now();
         let ended: Vec<Lease> = {
             let mut held = self.lock();
             let (live, ended) = std::mem::take(&mut *held)
                 .into_iter()
-                .partition(|l| l.until > now);
+                .partition(|l| !all && l.until > now);
             *held = live;
             ended
         };
