@@ -126,6 +126,12 @@ from_library_error!(
     datalith::admin::DumpError
 );
 
+impl From<datalith_server::ServerError> for CliError {
+    fn from(e: datalith_server::ServerError) -> Self {
+        CliError::categorized(e.category, e.message, e.fields)
+    }
+}
+
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
         CliError::categorized(lib::io_category(&e), e.to_string(), Vec::new())

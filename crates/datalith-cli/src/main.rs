@@ -24,6 +24,7 @@ mod input;
 mod log;
 mod open;
 mod progress;
+mod remote;
 mod render;
 mod shell;
 
@@ -76,6 +77,10 @@ enum Command {
         /// Output format (default edn). Given as edn or json, errors print in it too.
         #[arg(long, short, value_enum)]
         format: Option<Format>,
+        /// Ask a server (`datalith serve`) at URL; DB is then its database's name. A token
+        /// comes from $DATALITH_TOKEN.
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
     },
     /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions,
     /// run in order until one fails: the error says which committed); prints the tx id and
@@ -86,6 +91,9 @@ enum Command {
         /// Output format, edn (default) or json; given, errors print in it too.
         #[arg(long, short, value_enum)]
         format: Option<Format>,
+        /// Transact on a server (`datalith serve`) at URL; DB is then its database's name.
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
     },
     /// Pull a pattern for an entity (id, :ident or lookup ref [:attr value]).
     Pull {
@@ -95,6 +103,9 @@ enum Command {
         /// Output format, edn (default) or json; given, errors print in it too.
         #[arg(long, short, value_enum)]
         format: Option<Format>,
+        /// Pull from a server (`datalith serve`) at URL; DB is then its database's name.
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
     },
     /// Import EDN tx data or CSV (one entity per row) into a database (created if missing).
     Import {
@@ -132,6 +143,9 @@ enum Command {
         #[arg(long)]
         until: Option<u64>,
     },
+    /// Serve databases over HTTP, in EDN and JSON (API: crates/datalith-server/README.md);
+    /// stops on SIGTERM or Ctrl-C after the running requests.
+    Serve(datalith_server::ServeArgs),
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -198,22 +212,42 @@ fn run(cli: Cli) -> Result<i32> {
             query,
             inputs,
             format,
-        } => print(&commands::query(
-            &db,
-            &query,
-            &inputs,
-            format.unwrap_or(Format::Edn),
-        )?)
-        .map(|_| 0),
-        Command::Transact { db, txdata, format } => {
-            print(&commands::transact(&db, &txdata, data_format(format)?)?).map(|_| 0)
+            connect,
+        } => {
+            let format = format.unwrap_or(Format::Edn);
+            let out = match connect {
+                Some(url) => remote::query(&url, &db, &query, &inputs, format)?,
+                None => commands::query(&db, &query, &inputs, format)?,
+            };
+            print(&out).map(|_| 0)
+        }
+        Command::Transact {
+            db,
+            txdata,
+            format,
+            connect,
+        } => {
+            let format = data_format(format)?;
+            let out = match connect {
+                Some(url) => remote::transact(&url, &db, &txdata, format)?,
+                None => commands::transact(&db, &txdata, format)?,
+            };
+            print(&out).map(|_| 0)
         }
         Command::Pull {
             db,
             pattern,
             eid,
             format,
-        } => print(&commands::pull(&db, &pattern, &eid, data_format(format)?)?).map(|_| 0),
+            connect,
+        } => {
+            let format = data_format(format)?;
+            let out = match connect {
+                Some(url) => remote::pull(&url, &db, &pattern, &eid, format)?,
+                None => commands::pull(&db, &pattern, &eid, format)?,
+            };
+            print(&out).map(|_| 0)
+        }
         Command::Import { db, file, csv, map } => {
             let mapping = csv::mapping(&map)?;
             let database = open::open(&db, true)?;
@@ -232,6 +266,9 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(if ok { 0 } else { 2 })
         }
         Command::Log { db, since, until } => log::run(&db, since, until).map(|_| 0),
+        Command::Serve(args) => datalith_server::serve(args)
+            .map(|_| 0)
+            .map_err(CliError::from),
         Command::Bench { args } => commands::bench(&args),
     }
 }

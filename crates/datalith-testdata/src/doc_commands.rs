@@ -18,6 +18,7 @@ pub const USER_DOCUMENTS: &[&str] = &[
     "ARCHITECTURE.md",
     "crates/datalith-bench/README.md",
     "bench/peers/README.md",
+    "crates/datalith-server/README.md",
 ];
 
 /// One command shown in a document.

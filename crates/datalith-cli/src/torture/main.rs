@@ -14,6 +14,9 @@
 //! database and checks that every snapshot of every reader holds every commit acknowledged
 //! before it began (`share.rs`).
 //!
+//! `datalith-torture serve` is a bounded load test of `datalith serve`, optionally killing
+//! the server halfway, then checking every acknowledged transaction (`serve_load.rs`).
+//!
 //! `datalith-torture verify DIR ACKLOG` runs the verification alone (used by the tests to
 //! show that a lost write is reported).
 //!
@@ -22,6 +25,7 @@
 //! which is fine.
 
 mod kill9;
+mod serve_load;
 mod share;
 mod verify;
 mod writer;
@@ -37,7 +41,8 @@ const USAGE: &str = "usage:
   datalith-torture share [--secs N] [--readers R] [--dir DIR] [--datalith PATH]
   datalith-torture share-writer DIR ACK SECS
   datalith-torture share-reader DIR ACK SECS
-  datalith-torture hold DIR";
+  datalith-torture hold DIR
+  datalith-torture serve [--secs N] [--clients C] [--kill] [--dir DIR] [--datalith PATH]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,6 +68,7 @@ fn main() -> ExitCode {
         },
         Some("hold") if args.len() == 2 => share::hold(&PathBuf::from(&args[1])),
         Some("share") => share::Options::parse(&args[1..]).and_then(|o| share::run(&o)),
+        Some("serve") => serve_load::Options::parse(&args[1..]).and_then(|o| serve_load::run(&o)),
         Some(mode @ ("share-writer" | "share-reader")) if args.len() == 4 => {
             match args[3].parse() {
                 Ok(secs) => {

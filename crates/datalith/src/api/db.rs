@@ -217,4 +217,19 @@ impl Db {
     pub fn entid(&self, e: impl Into<Eid>) -> Result<Option<EntityId>, QueryError> {
         e.into().resolve(self)
     }
+
+    /// The basis of this value (Datomic's `basis-t`): the entity id of the last transaction
+    /// it includes, one below [`TX_PARTITION_START`](crate::raw::TX_PARTITION_START) before
+    /// the first. Transaction ids grow with every commit, so a larger basis is a later state;
+    /// a server names the value it answered from by it.
+    pub fn basis_t(&self) -> Result<EntityId, crate::store::StoreError> {
+        let r = self.reader();
+        let next = crate::store::tables::read_counter(
+            r.view,
+            &r.t.meta,
+            crate::store::tables::meta_key::NEXT_TX,
+            crate::store::ids::TX_PARTITION_START,
+        )?;
+        Ok(next - 1)
+    }
 }

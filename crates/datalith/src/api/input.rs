@@ -2,7 +2,7 @@
 
 use crate::edn::Edn;
 use crate::query::run::{InputRef, Outcome};
-use crate::query::{Plan, QueryError};
+use crate::query::{Plan, QueryError, QueryOptions};
 
 use super::Db;
 
@@ -74,27 +74,35 @@ impl Input {
 /// assert_eq!(result, read_one(r#"#{["Ann" 7]}"#).unwrap());
 /// ```
 pub fn q(query: &str, inputs: &[Input]) -> Result<Edn, QueryError> {
-    Ok(run(query, inputs, false)?.result)
+    Ok(q_with(query, inputs, &QueryOptions::default())?.result)
 }
 
 /// [`q`] that also returns the query's [`Plan`] (each step's estimated and actual rows).
 pub fn explain(query: &str, inputs: &[Input]) -> Result<(Edn, Plan), QueryError> {
-    let o = run(query, inputs, true)?;
+    let o = q_with(query, inputs, &QueryOptions::default().explain(true))?;
     let plan = o.plan.expect("asked for");
     Ok((o.result, plan))
 }
 
-fn run(query: &str, inputs: &[Input], explain: bool) -> Result<Outcome, QueryError> {
+/// [`q`] with options, as [`Db::q_with`] for one database: a timeout, a cancellation flag, a
+/// memory limit (the first database's when not given), whether to record the plan. A server
+/// runs queries of several databases this way, within its limits.
+pub fn q_with(
+    query: &str,
+    inputs: &[Input],
+    options: &QueryOptions<'_>,
+) -> Result<Outcome, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
     let db = inputs.iter().find_map(|i| match i {
         Input::Db(d) => Some(d),
         Input::Value(_) => None,
     });
-    let options = crate::query::QueryOptions {
-        explain,
-        memory_limit: db.and_then(|d| d.functions.query_memory_limit()),
-        ..Default::default()
+    let options = QueryOptions {
+        memory_limit: options
+            .memory_limit
+            .or(db.and_then(|d| d.functions.query_memory_limit())),
+        ..*options
     };
     let (sections, registry) = match db {
         Some(d) => (super::db::QUERIES.parse(query)?, d.functions.query()),

@@ -15,4 +15,4 @@ pub mod speculative;
 pub use crate::db::Db;
 pub use database::{Database, DbOptions};
 pub use entity::{Entity, EntityValue};
-pub use input::{explain, q, Input};
+pub use input::{explain, q, q_with, Input};

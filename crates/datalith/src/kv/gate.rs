@@ -164,6 +164,12 @@ impl ReaderGate {
         Ok(out)
     }
 
+    /// Whether a growth of the map waits for the open readers to leave (new ones wait too):
+    /// whoever holds a snapshot only by choice should let it go.
+    pub(crate) fn growth_waiting(&self) -> bool {
+        self.lock().resizing
+    }
+
     #[cfg(test)]
     pub(crate) fn open_readers(&self) -> u32 {
         self.lock().readers
@@ -198,12 +204,16 @@ mod tests {
         let gate = Arc::new(ReaderGate::new(8));
         let a = gate.enter(1);
         assert_eq!(gate.try_exclusive(|| 1), None);
+        assert!(!gate.growth_waiting());
         let g2 = gate.clone();
         let t = std::thread::spawn(move || g2.exclusive(Duration::from_secs(60), || 7));
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(!t.is_finished());
+        // Holders of snapshots kept by choice can see the growth waiting for them.
+        assert!(gate.growth_waiting());
         gate.leave(a);
         assert_eq!(t.join().unwrap(), Ok(7));
+        assert!(!gate.growth_waiting());
         assert_eq!(gate.try_exclusive(|| 2), Some(2));
     }
 

@@ -633,6 +633,14 @@ impl Environment {
         })
     }
 
+    /// Whether a growth of the map is waiting for this process's open snapshots to close
+    /// (it waits `limits::MAP_GROWTH_PATIENCE`, then the write that needed it fails with
+    /// `SnapshotBlocksGrowth`). A holder of snapshots kept only by choice (a server's leased
+    /// values) lets them go when this is true.
+    pub fn growth_waiting(&self) -> bool {
+        self.shared().gate.growth_waiting()
+    }
+
     /// Bytes of the file in use as of the last commit (pages up to the last one written).
     pub fn used_bytes(&self) -> usize {
         self.shared().used_pages() * self.shared().page_bytes

@@ -1,0 +1,117 @@
+//! `--connect URL`: `query`, `transact` and `pull` against a server (`datalith serve`)
+//! instead of a directory; the DB argument is then the database's name on the server. The
+//! token, if the server wants one, comes from `$DATALITH_TOKEN` (an argument would show in
+//! `ps`). Answers print as the local commands print them.
+
+use std::path::Path;
+
+use datalith::edn::{read_one, Edn};
+use datalith::error as lib;
+use datalith_client::{Client, ClientError, Connection, Report};
+
+use crate::commands::read_eid;
+use crate::error::{CliError, Result};
+use crate::exec;
+use crate::input::text_arg;
+use crate::render::{find_headers, render, Format};
+
+/// The database `db` names on the server at `url`.
+fn connect(url: &str, db: &Path) -> Result<Connection> {
+    let name = db
+        .to_str()
+        .ok_or_else(|| CliError::user(format!("{}: not a database name", db.display())))?;
+    let client = match std::env::var("DATALITH_TOKEN") {
+        Ok(token) if !token.is_empty() => Client::with_token(url, &token),
+        _ => Client::new(url),
+    };
+    Ok(client.database(name))
+}
+
+/// `query --connect URL DB QUERY [INPUT...]`.
+pub fn query(
+    url: &str,
+    db: &Path,
+    query: &str,
+    inputs: &[String],
+    format: Format,
+) -> Result<String> {
+    let (source, text) = text_arg(query)?;
+    let form = read_one(&text).map_err(|e| CliError::read(&source, &e))?;
+    if !exec::is_query(&form) {
+        return Err(CliError::user(format!(
+            "{source}: not a query (a query is a vector or map starting with :find)"
+        )));
+    }
+    let mut all = Vec::new();
+    let form = match exec::query_with_args(&form) {
+        Some((q, args)) => {
+            all.extend(args);
+            q.clone()
+        }
+        None => form,
+    };
+    for (i, s) in inputs.iter().enumerate() {
+        let (src, t) = text_arg(s)?;
+        all.push(
+            read_one(&t).map_err(|e| CliError::read(&format!("input {} ({src})", i + 1), &e))?,
+        );
+    }
+    let result = connect(url, db)?.db()?.q(&form.to_string(), &all)?;
+    Ok(render(&result, &find_headers(&form), format))
+}
+
+/// `transact --connect URL DB TXDATA`: each form one transaction, in order, as locally.
+pub fn transact(url: &str, db: &Path, txdata: &str, format: Format) -> Result<String> {
+    let (source, text) = text_arg(txdata)?;
+    let forms = exec::forms(&source, &text)?;
+    if forms.is_empty() {
+        return Err(CliError::user(format!("{source}: no tx data")));
+    }
+    let connection = connect(url, db)?;
+    let mut out = String::new();
+    for form in &forms {
+        let report = connection.transact(form)?;
+        out.push_str(&render(&report_edn(&report), &[], format));
+    }
+    Ok(out)
+}
+
+/// `pull --connect URL DB PATTERN EID`.
+pub fn pull(url: &str, db: &Path, pattern: &str, eid: &str, format: Format) -> Result<String> {
+    let (source, text) = text_arg(pattern)?;
+    read_one(&text).map_err(|e| CliError::read(&source, &e))?;
+    let result = connect(url, db)?.db()?.pull(&text, read_eid(eid)?)?;
+    Ok(render(&result, &[], format))
+}
+
+/// A report as the local `transact` prints one: `{:tx id :datoms n :tempids {...}}`.
+fn report_edn(report: &Report) -> Edn {
+    let tempids = report
+        .tempids
+        .iter()
+        .map(|(k, v)| (Edn::String(k.clone()), Edn::Long(*v as i64)))
+        .collect();
+    Edn::Map(vec![
+        (Edn::kw(":tx"), Edn::Long(report.tx as i64)),
+        (Edn::kw(":datoms"), Edn::Long(report.tx_data.len() as i64)),
+        (Edn::kw(":tempids"), Edn::Map(tempids)),
+    ])
+}
+
+impl From<ClientError> for CliError {
+    fn from(e: ClientError) -> Self {
+        // The server's code travels as a field: the command's categories are the library's.
+        let category = match e.anomaly.as_deref() {
+            Some(":cognitect.anomalies/incorrect")
+            | Some(":cognitect.anomalies/not-found")
+            | Some(":cognitect.anomalies/conflict") => lib::INVALID_ARGUMENT,
+            Some(":cognitect.anomalies/forbidden") => lib::IO_FORBIDDEN,
+            _ => lib::IO,
+        };
+        let mut fields = vec![("status", Edn::Long(e.status as i64))];
+        if let Some(code) = &e.code {
+            fields.push(("server-error", Edn::kw(code)));
+        }
+        CliError::categorized(category, e.to_string(), fields)
+    }
+}

@@ -1,0 +1,198 @@
+//! Creating and deleting databases (`--create-in`, the admin role), and their coming back
+//! after a restart.
+
+use crate::client::{run_table, Fmt, Row};
+use crate::server;
+
+const A: (&str, &str) = ("Authorization", "Bearer admin-secret");
+const W: (&str, &str) = ("Authorization", "Bearer writer-secret");
+
+const fn row(
+    method: &'static str,
+    path: &'static str,
+    headers: &'static [(&'static str, &'static str)],
+    body: &'static str,
+    status: u16,
+    want: &'static [&'static str],
+) -> Row {
+    Row {
+        method,
+        path,
+        fmt: Fmt::Edn,
+        headers,
+        body,
+        status,
+        want,
+    }
+}
+
+#[test]
+fn admins_create_and_delete_databases_in_create_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        format!(
+            "root admin * {}\nwriter write scratch {}\n",
+            crate::auth::sha256_hex("admin-secret"),
+            crate::auth::sha256_hex("writer-secret"),
+        ),
+    )
+    .unwrap();
+    let created = dir.path().join("created");
+    let args = [
+        "--tokens",
+        tokens.to_str().unwrap(),
+        "--create-in",
+        created.to_str().unwrap(),
+    ];
+    let s = server::start_in(dir.path(), &["people"], &args).expect("starts");
+    const SCHEMA: &str = r#"{:tx-data "[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"}"#;
+    let rows = [
+        row(
+            "POST",
+            "/dbs",
+            &[W],
+            r#"{:name "scratch"}"#,
+            403,
+            &[":datalith.error/forbidden"],
+        ),
+        row("POST", "/dbs", &[], r#"{:name "scratch"}"#, 401, &[]),
+        row(
+            "POST",
+            "/dbs",
+            &[A],
+            r#"{:name "scratch"}"#,
+            200,
+            &[r#"{:database "scratch", :created true}"#],
+        ),
+        row(
+            "POST",
+            "/dbs",
+            &[A],
+            r#"{:name "scratch"}"#,
+            409,
+            &[":datalith.error/database-exists"],
+        ),
+        row(
+            "POST",
+            "/dbs",
+            &[A],
+            r#"{:name "../escape"}"#,
+            400,
+            &["cannot name a database"],
+        ),
+        row(
+            "POST",
+            "/dbs",
+            &[A],
+            r#"{:name "people"}"#,
+            409,
+            &[":datalith.error/database-exists"],
+        ),
+        row("GET", "/dbs", &[A], "", 200, &[r#"["people" "scratch"]"#]),
+        // The writer's grant named it before it existed.
+        row("POST", "/db/scratch/transact", &[W], SCHEMA, 200, &[]),
+        row(
+            "POST",
+            "/db/scratch/transact",
+            &[W],
+            "{:tx-data [{:n 1}]}",
+            200,
+            &[],
+        ),
+        row(
+            "DELETE",
+            "/db/scratch",
+            &[W],
+            "",
+            403,
+            &[":datalith.error/forbidden"],
+        ),
+        row(
+            "DELETE",
+            "/db/people",
+            &[A],
+            "",
+            400,
+            &["given on the command line"],
+        ),
+    ];
+    run_table(&s, &rows);
+    assert!(created.join("scratch").join("data.mdb").is_file());
+    // Stopped and started again, the created database is served again, with its data.
+    let (status, stderr) = s.stop();
+    assert!(status.success(), "{stderr}");
+    let s = server::start_in(dir.path(), &["people"], &args).expect("starts again");
+    let rows = [
+        row(
+            "POST",
+            "/db/scratch/q",
+            &[W],
+            r#"{:query "[:find ?n . :where [_ :n ?n]]"}"#,
+            200,
+            &[":result 1"],
+        ),
+        row(
+            "DELETE",
+            "/db/scratch",
+            &[A],
+            "",
+            200,
+            &[r#"{:database "scratch", :deleted true}"#],
+        ),
+        row(
+            "POST",
+            "/db/scratch/q",
+            &[W],
+            r#"{:query "[:find ?n . :where [_ :n ?n]]"}"#,
+            404,
+            &[":datalith.error/unknown-database"],
+        ),
+        row(
+            "DELETE",
+            "/db/scratch",
+            &[A],
+            "",
+            404,
+            &[":datalith.error/unknown-database"],
+        ),
+    ];
+    run_table(&s, &rows);
+    assert!(!created.join("scratch").exists());
+}
+
+#[test]
+fn without_create_in_no_database_is_created() {
+    let s = server::start(&["people"], &[]);
+    let rows = [row(
+        "POST",
+        "/dbs",
+        &[],
+        r#"{:name "x"}"#,
+        400,
+        &["--create-in"],
+    )];
+    run_table(&s, &rows);
+}
+
+#[test]
+fn a_server_with_only_create_in_starts_empty_and_creates() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = dir.path().join("created");
+    let s = server::start_in(dir.path(), &[], &["--create-in", created.to_str().unwrap()])
+        .expect("starts");
+    let rows = [
+        row("GET", "/dbs", &[], "", 200, &[":databases []"]),
+        row(
+            "POST",
+            "/dbs",
+            &[],
+            r#"{:name "first"}"#,
+            200,
+            &[":created true"],
+        ),
+        row("GET", "/dbs", &[], "", 200, &[r#":databases ["first"]"#]),
+    ];
+    run_table(&s, &rows);
+}

@@ -1,0 +1,151 @@
+//! Bad input of every kind gets a clear error (a 4xx with an error body), never a cut
+//! connection, and the server keeps serving.
+
+use crate::client::{raw, send};
+use crate::server;
+
+#[test]
+fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
+    let s = server::start(&["people"], &[]);
+    let deep_edn = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_json = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let cases: Vec<(&str, &str, String, u16, &str)> = vec![
+        // (path, content type, body, status, error code)
+        (
+            "/db/people/q",
+            "application/edn",
+            String::new(),
+            400,
+            "missing field :query",
+        ),
+        (
+            "/db/people/q",
+            "application/edn",
+            "{:query".into(),
+            400,
+            ":datalith.error/invalid-edn",
+        ),
+        (
+            "/db/people/q",
+            "application/edn",
+            deep_edn,
+            400,
+            ":datalith.error/invalid-edn",
+        ),
+        (
+            "/db/people/q",
+            "application/json",
+            deep_json,
+            400,
+            ":datalith.error/invalid-json",
+        ),
+        (
+            "/db/people/q",
+            "application/json",
+            "[1, 2]".into(),
+            400,
+            "must be a map",
+        ),
+        (
+            "/db/people/q",
+            "application/json",
+            r#"{"query": 42}"#.into(),
+            400,
+            ":cognitect.anomalies/incorrect",
+        ),
+        (
+            "/db/people/q",
+            "application/edn",
+            "{:query \"[:find ?x :in ?x]\" :args [99999999999999999999999999999999999999999999]}"
+                .into(),
+            400,
+            ":datalith.error/invalid-edn",
+        ),
+        (
+            "/db/people/q",
+            "application/edn",
+            r#"{:query "[:find ?x :where [?x :a] [(re-find #\"(a+)+\\1\" ?x)]]"}"#.into(),
+            400,
+            ":cognitect.anomalies/incorrect",
+        ),
+        (
+            "/db/people/transact",
+            "application/edn",
+            "{:tx-data 42}".into(),
+            400,
+            ":cognitect.anomalies/incorrect",
+        ),
+        (
+            "/db/people/transact",
+            "application/edn",
+            r#"{:tx-data "[[:db/add]]"}"#.into(),
+            400,
+            ":cognitect.anomalies/incorrect",
+        ),
+        (
+            "/db/people/pull",
+            "application/edn",
+            r#"{:selector "[:a" :eid 1}"#.into(),
+            400,
+            ":cognitect.anomalies/incorrect",
+        ),
+        (
+            "/db/people/pull",
+            "application/edn",
+            r#"{:selector "[*]" :eid "not an entity"}"#.into(),
+            400,
+            ":cognitect.anomalies/incorrect",
+        ),
+        (
+            "/db/people/datoms",
+            "application/edn",
+            "{:index :eavt :components [1 2 3 4]}".into(),
+            400,
+            "at most 3",
+        ),
+        (
+            "/db/people/datoms",
+            "application/edn",
+            "{:index :avet :limit 100000000}".into(),
+            400,
+            "most a page holds",
+        ),
+        (
+            "/db/people/tx-range",
+            "application/edn",
+            "{:start -5}".into(),
+            400,
+            "non-negative",
+        ),
+        (
+            "/db/%2e%2e/q",
+            "application/edn",
+            "{}".into(),
+            404,
+            ":datalith.error/unknown-database",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (path, ct, body, status, code) in &cases {
+        let reply = send("POST", &s.url(path), &[("Content-Type", ct)], Some(body));
+        let short: String = body.chars().take(60).collect();
+        if reply.status != *status || !reply.body.contains(code) {
+            failures.push(format!("{path} {short}: {} {}", reply.status, reply.body));
+        }
+    }
+    // Bytes that are not UTF-8, in an EDN body.
+    let mut request = b"POST /db/people/q HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/edn\r\nContent-Length: 2\r\n\r\n".to_vec();
+    request.extend_from_slice(&[0xff, 0xfe]);
+    let (status, text) = raw(&s.addr(), &request);
+    if status != 400 || !text.contains("not UTF-8") {
+        failures.push(format!("non-UTF-8: {text}"));
+    }
+    // A request line that is not HTTP.
+    let (status, _) = raw(&s.addr(), "HELLO\r\n\r\n");
+    if status != 400 && status != 0 {
+        failures.push(format!("not HTTP: {status}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Still serving.
+    assert_eq!(send("GET", &s.url("/health"), &[], None).status, 200);
+}

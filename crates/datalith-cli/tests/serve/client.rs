@@ -1,0 +1,195 @@
+//! Requests, and what a test checks of the replies.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+
+/// A reply.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: String,
+    pub retry_after: Option<String>,
+    pub www_authenticate: Option<String>,
+    pub body: String,
+}
+
+impl Reply {
+    /// The body as EDN, read from EDN or from tagged JSON by its content type.
+    pub fn edn(&self) -> Edn {
+        if self.content_type.starts_with("application/json") {
+            datalith_server::json::from_json_slice(self.body.as_bytes())
+                .unwrap_or_else(|e| panic!("not tagged JSON ({e}): {}", self.body))
+        } else {
+            assert!(
+                self.content_type.starts_with("application/edn"),
+                "content type {:?}: {}",
+                self.content_type,
+                self.body
+            );
+            read_one(&self.body).unwrap_or_else(|e| panic!("not EDN ({e}): {}", self.body))
+        }
+    }
+}
+
+fn agent(patience: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(patience))
+        .build()
+        .into()
+}
+
+/// Sends a request; `headers` as given (a `Content-Type` among them for a body).
+pub fn send(method: &str, url: &str, headers: &[(&str, &str)], body: Option<&str>) -> Reply {
+    try_send(Duration::from_secs(60), method, url, headers, body)
+        .unwrap_or_else(|e| panic!("{method} {url}: {e}"))
+}
+
+/// Sends a request, giving up (and closing the connection) after `patience`.
+pub fn try_send(
+    patience: Duration,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<Reply, ureq::Error> {
+    let agent = agent(patience);
+    let result = match method {
+        "GET" | "DELETE" => {
+            let mut r = match method {
+                "GET" => agent.get(url),
+                _ => agent.delete(url),
+            };
+            for (k, v) in headers {
+                r = r.header(*k, *v);
+            }
+            r.call()
+        }
+        _ => {
+            let mut r = match method {
+                "POST" => agent.post(url),
+                _ => agent.put(url),
+            };
+            for (k, v) in headers {
+                r = r.header(*k, *v);
+            }
+            match body {
+                Some(b) => r.send(b),
+                None => r.send_empty(),
+            }
+        }
+    };
+    let mut response = result?;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    let retry_after = header("retry-after");
+    let www_authenticate = header("www-authenticate");
+    let status = response.status().as_u16();
+    let body = response.body_mut().read_to_string()?;
+    Ok(Reply {
+        status,
+        content_type,
+        retry_after,
+        www_authenticate,
+        body,
+    })
+}
+
+/// Sends `request` as written on a new connection and returns the status and the raw
+/// response; for what a client library would not send (no `Content-Type`, a lying length).
+pub fn raw(addr: &str, request: impl AsRef<[u8]>) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream.write_all(request.as_ref()).unwrap();
+    let mut bytes = Vec::new();
+    let _ = stream.read_to_end(&mut bytes);
+    let out = String::from_utf8_lossy(&bytes).to_string();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, out)
+}
+
+/// The body format of a table row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fmt {
+    /// `application/edn` both ways.
+    Edn,
+    /// `application/json` both ways.
+    Json,
+}
+
+/// One row: a request and what its reply must have.
+pub struct Row {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub fmt: Fmt,
+    /// Extra headers (`Authorization`, `Accept`, `Content-Type` overriding the format's).
+    pub headers: &'static [(&'static str, &'static str)],
+    pub body: &'static str,
+    pub status: u16,
+    /// Each must occur in the body read as EDN and printed (so one expectation serves EDN
+    /// and JSON rows alike), or, written `raw:...`, in the body as sent.
+    pub want: &'static [&'static str],
+}
+
+/// Runs the rows in order against `server`; every failure is listed, then the test fails.
+pub fn run_table(server: &crate::server::Server, rows: &[Row]) {
+    let mut failures = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let media = match row.fmt {
+            Fmt::Edn => "application/edn",
+            Fmt::Json => "application/json",
+        };
+        let mut headers: Vec<(&str, &str)> = row.headers.to_vec();
+        let has =
+            |name: &str, hs: &[(&str, &str)]| hs.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+        if !has("content-type", &headers) && !row.body.is_empty() {
+            headers.push(("Content-Type", media));
+        }
+        if !has("accept", &headers) {
+            headers.push(("Accept", media));
+        }
+        let body = (!row.body.is_empty()).then_some(row.body);
+        let reply = send(row.method, &server.url(row.path), &headers, body);
+        let what = format!("row {} {} {} {}", i + 1, row.method, row.path, row.body);
+        if reply.status != row.status {
+            failures.push(format!(
+                "{what}\n  status {} (want {}): {}",
+                reply.status, row.status, reply.body
+            ));
+            continue;
+        }
+        let printed = match reply.content_type.as_str() {
+            t if t.starts_with("application/") => to_edn_string(&reply.edn()),
+            _ => reply.body.clone(),
+        };
+        for want in row.want {
+            let (hay, needle) = match want.strip_prefix("raw:") {
+                Some(n) => (&reply.body, n),
+                None => (&printed, *want),
+            };
+            if !hay.contains(needle) {
+                failures.push(format!("{what}\n  lacks {want:?}: {}", reply.body));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,81 @@
+//! The Rust client (`datalith-client`) against the real server: the embedded API's shape,
+//! one database value per `db()`, the server's error categories.
+
+use datalith::codec::{Keyword, Value};
+use datalith::edn::read_one;
+use datalith_client::Client;
+
+use crate::server;
+
+#[test]
+fn the_client_reads_one_value_per_db_and_keeps_error_categories() {
+    let s = server::start(&["people"], &[]);
+    let people = Client::new(&s.base).database("people");
+    people
+        .transact(
+            r#"[{:db/ident :person/email :db/valueType :db.type/string
+                 :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+                {:db/ident :person/name :db/valueType :db.type/string
+                 :db/cardinality :db.cardinality/one}]"#,
+        )
+        .unwrap();
+    let report = people
+        .transact(r#"[{:db/id "ann" :person/email "ann@x" :person/name "Ann"}]"#)
+        .unwrap();
+    let ann = report.tempid("ann").expect("a tempid");
+    assert_eq!(report.basis_after, report.tx);
+    assert!(report.basis_before.unwrap() < report.tx);
+
+    let before = people.db().unwrap();
+    assert_eq!(before.basis_t(), report.tx);
+    // EDN data works as tx data too.
+    people
+        .transact(read_one(r#"[{:person/email "bob@x" :person/name "Bob"}]"#).unwrap())
+        .unwrap();
+    let count = "[:find (count ?p) . :where [?p :person/email]]";
+    // The value taken before Bob still answers without him; a new one has him.
+    assert_eq!(before.q(count, &[]).unwrap(), read_one("1").unwrap());
+    let after = people.db().unwrap();
+    assert_eq!(after.q(count, &[]).unwrap(), read_one("2").unwrap());
+    let by_email = "[:find ?n . :in $ ?e :where [?p :person/email ?e] [?p :person/name ?n]]";
+    assert_eq!(
+        after
+            .q(by_email, &[read_one(r#""bob@x""#).unwrap()])
+            .unwrap(),
+        read_one(r#""Bob""#).unwrap()
+    );
+    // Pull by id, by lookup ref; pull-many.
+    assert_eq!(
+        after.pull("[:person/name]", ann).unwrap(),
+        read_one(r#"{:person/name "Ann"}"#).unwrap()
+    );
+    let bob = (
+        Keyword::parse(":person/email"),
+        Value::String("bob@x".into()),
+    );
+    assert_eq!(
+        after.pull("[:person/name]", bob.clone()).unwrap(),
+        read_one(r#"{:person/name "Bob"}"#).unwrap()
+    );
+    assert_eq!(
+        after.pull_many("[:person/name]", &[ann]).unwrap(),
+        vec![read_one(r#"{:person/name "Ann"}"#).unwrap()]
+    );
+    // The server's error, with its category and status.
+    let e = people
+        .transact(r#"[{:db/id "x" :person/name 42}]"#)
+        .unwrap_err();
+    assert_eq!(e.status, 400);
+    assert_eq!(
+        e.code.as_deref(),
+        Some(":db.error/wrong-type-for-attribute")
+    );
+    let e = Client::new(&s.base).database("nope").db().unwrap_err();
+    assert_eq!(e.status, 404);
+    assert_eq!(e.code.as_deref(), Some(":datalith.error/unknown-database"));
+    let e = Client::new("http://127.0.0.1:9")
+        .database("people")
+        .db()
+        .unwrap_err();
+    assert_eq!(e.status, 0, "{e}");
+}

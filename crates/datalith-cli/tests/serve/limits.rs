@@ -1,0 +1,271 @@
+//! What protects the server: the body limit, the concurrency limit, the loopback rule; and
+//! a graceful stop that finishes the running request and closes the databases.
+
+use std::time::{Duration, Instant};
+
+use crate::client::{send, try_send};
+use crate::server;
+
+const EDN: (&str, &str) = ("Content-Type", "application/edn");
+
+/// The memory a query may hold on these servers: the slow query below reaches it in about
+/// half a second (debug build), and its process stays within a few hundred MB.
+const QUERY_MEMORY: &str = "200000000";
+
+/// A query that runs until it holds `QUERY_MEMORY` (the sums of a cross product of 9M rows,
+/// which no plan can skip), then stops with `:datalith.error/resource-exhausted` (504).
+fn slow_query() -> String {
+    r#"{:query "[:find (max ?s) . :where [(range 0 3000) [?x ...]] [(range 0 3000) [?y ...]] [(+ ?x ?y) ?s]]" :timeout 20000}"#.to_string()
+}
+
+#[test]
+fn bodies_over_the_limit_and_requests_past_the_places_are_refused() {
+    let s = server::start(
+        &["people"],
+        &[
+            "--max-body-bytes",
+            "1000",
+            "--max-concurrent",
+            "1",
+            "--queue-timeout-ms",
+            "100",
+            "--query-memory-limit",
+            QUERY_MEMORY,
+        ],
+    );
+    let big = format!(
+        r#"{{:query "[:find ?x :in [?x ...]]" :args [{}]}}"#,
+        "1 ".repeat(1000)
+    );
+    let reply = send("POST", &s.url("/db/people/q"), &[EDN], Some(&big));
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    assert!(
+        reply.body.contains(":datalith.error/body-too-large"),
+        "{}",
+        reply.body
+    );
+    // One place: while a slow query holds it, another request waits 100 ms, then gets 503.
+    let url = s.url("/db/people/q");
+    let slow = std::thread::spawn(move || send("POST", &url, &[EDN], Some(&slow_query())));
+    let start = Instant::now();
+    let mut refused = None;
+    while start.elapsed() < Duration::from_secs(3) && refused.is_none() {
+        let reply = send(
+            "POST",
+            &s.url("/db/people/q"),
+            &[EDN],
+            Some(r#"{:query "[:find ?x . :in ?x]" :args [1]}"#),
+        );
+        if reply.status == 503 {
+            refused = Some(reply);
+        }
+    }
+    let refused =
+        refused.expect("a request past the one place is refused while the slow query runs");
+    assert_eq!(refused.retry_after.as_deref(), Some("1"));
+    assert!(
+        refused.body.contains(":datalith.error/overloaded"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains(":cognitect.anomalies/busy"),
+        "{}",
+        refused.body
+    );
+    let slow = slow.join().unwrap();
+    assert_eq!(slow.status, 504, "{}", slow.body);
+}
+
+#[test]
+fn a_query_whose_client_leaves_is_cancelled_and_frees_its_place() {
+    // One place, a long wait for it, and room for the slow query to run for seconds.
+    let s = server::start(
+        &["people"],
+        &[
+            "--max-concurrent",
+            "1",
+            "--queue-timeout-ms",
+            "10000",
+            "--query-memory-limit",
+            "2000000000",
+        ],
+    );
+    let url = s.url("/db/people/q");
+    let gave_up = try_send(
+        Duration::from_millis(300),
+        "POST",
+        &url,
+        &[EDN],
+        Some(&slow_query()),
+    );
+    assert!(gave_up.is_err(), "the slow query answered within 300 ms");
+    // Its query is stopped when the connection closes, so the next request gets the place
+    // at once instead of after the slow query's seconds.
+    let start = Instant::now();
+    let reply = send(
+        "POST",
+        &url,
+        &[EDN],
+        Some(r#"{:query "[:find ?x . :in ?x]" :args [1]}"#),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn sigterm_finishes_the_running_request_then_closes_the_databases() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = server::start_in(
+        dir.path(),
+        &["people"],
+        &["--query-memory-limit", QUERY_MEMORY],
+    )
+    .unwrap();
+    let schema = r#"{:tx-data "[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"}"#;
+    assert_eq!(
+        send("POST", &s.url("/db/people/transact"), &[EDN], Some(schema)).status,
+        200
+    );
+    assert_eq!(
+        send(
+            "POST",
+            &s.url("/db/people/transact"),
+            &[EDN],
+            Some(r#"{:tx-data [{:n 7}]}"#)
+        )
+        .status,
+        200
+    );
+    let url = s.url("/db/people/q");
+    let running = std::thread::spawn(move || send("POST", &url, &[EDN], Some(&slow_query())));
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, stderr) = s.stop();
+    // The request that was running got its answer (its timeout), not a cut connection.
+    let reply = running.join().unwrap();
+    assert_eq!(reply.status, 504, "{}", reply.body);
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert!(stderr.contains("databases closed"), "{stderr}");
+    // Closed cleanly: another process opens it at once and finds the write.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .args([
+            "query",
+            dir.path().join("people").to_str().unwrap(),
+            "[:find ?n . :where [_ :n ?n]]",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "7");
+}
+
+#[test]
+fn listening_beyond_loopback_needs_tokens_and_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--listen", "0.0.0.0:0"], "without --tokens"),
+        (&["--listen", "0.0.0.0:0", "--insecure"], "without --tokens"),
+    ];
+    for (args, want) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+            .arg("serve")
+            .arg(dir.path().join("people"))
+            .args(*args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, "").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .arg("serve")
+        .arg(dir.path().join("people"))
+        .args([
+            "--listen",
+            "0.0.0.0:0",
+            "--tokens",
+            tokens.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--insecure"), "{stderr}");
+}
+
+#[test]
+fn connections_past_the_limit_wait_and_slow_clients_are_cut_off() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let s = server::start(
+        &["people"],
+        &["--max-connections", "2", "--header-timeout-ms", "500"],
+    );
+    let connect = || TcpStream::connect(s.addr()).unwrap();
+    // Two connections take both places: one idle, one sending its headers a piece at a time.
+    let _idle = connect();
+    let mut slow = connect();
+    slow.write_all(b"GET /health HTTP/1.1\r\n").unwrap();
+    // A third is not served while they hold their places...
+    let mut third = connect();
+    third
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_millis(250)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    assert!(
+        third.read(&mut buf).is_err(),
+        "served past the connection limit"
+    );
+    // ...until the header timeout closes the slow client (and the idle one), freeing places.
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let start = Instant::now();
+    assert_eq!(
+        slow.read(&mut buf).unwrap_or(0),
+        0,
+        "the slow client was answered"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    third
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = String::new();
+    third.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_answered_408() {
+    use std::io::{Read, Write};
+    let s = server::start(&["people"], &["--body-timeout-ms", "300"]);
+    let mut stream = std::net::TcpStream::connect(s.addr()).unwrap();
+    stream
+        .write_all(b"POST /db/people/q HTTP/1.1\r\nHost: x\r\nContent-Type: application/edn\r\nContent-Length: 100\r\n\r\n{:query")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let start = Instant::now();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains(":datalith.error/request-timeout"),
+        "{answer}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}

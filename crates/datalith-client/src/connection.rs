@@ -1,0 +1,118 @@
+//! A server and one of its databases.
+
+use datalith::edn::Edn;
+
+use crate::db::RemoteDb;
+use crate::error::ClientError;
+use crate::http::{field, Http};
+use crate::report::Report;
+
+/// A server (`http://host:port`), with a bearer token or none.
+#[derive(Clone)]
+pub struct Client {
+    http: Http,
+}
+
+impl Client {
+    /// A client of the server at `url`, without a token.
+    pub fn new(url: &str) -> Client {
+        Client {
+            http: Http::new(url, None),
+        }
+    }
+
+    /// A client that sends `token` (`Authorization: Bearer`).
+    pub fn with_token(url: &str, token: &str) -> Client {
+        Client {
+            http: Http::new(url, Some(token.to_string())),
+        }
+    }
+
+    /// The database served as `name` (nothing is asked of the server until it is used).
+    pub fn database(&self, name: &str) -> Connection {
+        Connection {
+            http: self.http.clone(),
+            name: name.to_string(),
+        }
+    }
+}
+
+/// One database on the server: what `datalith::Database` is in a process.
+#[derive(Clone)]
+pub struct Connection {
+    pub(crate) http: Http,
+    pub(crate) name: String,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Connection({})", self.name)
+    }
+}
+
+/// Tx data for [`Connection::transact`]: EDN text (`&str`), or EDN data.
+pub trait IntoTxForm {
+    /// The `:tx-data` field's value.
+    fn into_form(self) -> Edn;
+}
+
+impl IntoTxForm for &str {
+    fn into_form(self) -> Edn {
+        Edn::String(self.to_string())
+    }
+}
+
+impl IntoTxForm for &String {
+    fn into_form(self) -> Edn {
+        Edn::String(self.clone())
+    }
+}
+
+impl IntoTxForm for Edn {
+    fn into_form(self) -> Edn {
+        self
+    }
+}
+
+impl IntoTxForm for &Edn {
+    fn into_form(self) -> Edn {
+        self.clone()
+    }
+}
+
+impl Connection {
+    /// The database's name on the server.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn path(&self, op: &str) -> String {
+        format!("/db/{}/{op}", self.name)
+    }
+
+    /// Transacts and waits until the transaction is durable (as `Database::transact`).
+    pub fn transact(&self, data: impl IntoTxForm) -> Result<Report, ClientError> {
+        let body = Edn::Map(vec![(Edn::kw(":tx-data"), data.into_form())]);
+        Report::from_answer(&self.http.post(&self.path("transact"), &body)?)
+    }
+
+    /// The database's latest value, kept on the server for [`crate::LEASE_MS`] so that
+    /// every read through it answers from that one value (as `Database::db`).
+    pub fn db(&self) -> Result<RemoteDb, ClientError> {
+        let body = Edn::Map(vec![
+            (Edn::kw(":query"), Edn::String("[:find ?x . :in ?x]".into())),
+            (Edn::kw(":args"), Edn::Vector(vec![Edn::Long(1)])),
+            (Edn::kw(":lease-ms"), Edn::Long(crate::LEASE_MS as i64)),
+        ]);
+        let answer = self.http.post(&self.path("q"), &body)?;
+        match field(&answer, ":basis-t") {
+            Some(Edn::Long(basis)) => Ok(RemoteDb {
+                connection: self.clone(),
+                basis: basis as u64,
+            }),
+            _ => Err(ClientError::transport(format!(
+                "an answer without :basis-t: {answer}"
+            ))),
+        }
+    }
+}

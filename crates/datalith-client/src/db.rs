@@ -1,0 +1,93 @@
+//! One database value on the server: what `datalith::Db` is in a process.
+
+use datalith::edn::{edn_from_value, Edn};
+use datalith::Eid;
+
+use crate::connection::Connection;
+use crate::error::ClientError;
+use crate::http::field;
+
+/// A database value, named by its basis and kept by the server for a lease.
+#[derive(Clone)]
+pub struct RemoteDb {
+    pub(crate) connection: Connection,
+    pub(crate) basis: u64,
+}
+
+impl std::fmt::Debug for RemoteDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "RemoteDb({} at basis-t {})",
+            self.connection.name, self.basis
+        )
+    }
+}
+
+/// An entity identifier as EDN: an id, an ident, or a lookup ref.
+fn eid_edn(e: Eid) -> Edn {
+    match e {
+        Eid::Id(id) => Edn::Long(id as i64),
+        Eid::Ident(k) => Edn::Keyword(k),
+        Eid::Lookup(a, v) => Edn::Vector(vec![Edn::Keyword(a), edn_from_value(&v)]),
+    }
+}
+
+impl RemoteDb {
+    /// The id of the last transaction in this value (as `Db::basis_t`).
+    pub fn basis_t(&self) -> u64 {
+        self.basis
+    }
+
+    fn read(&self, op: &str, mut fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
+        fields.push((Edn::kw(":basis-t"), Edn::Long(self.basis as i64)));
+        let answer = self
+            .connection
+            .http
+            .post(&self.connection.path(op), &Edn::Map(fields))?;
+        Ok(field(&answer, ":result").unwrap_or(Edn::Nil))
+    }
+
+    /// Runs a query; `inputs` bind to `:in` after `$` (as `Db::q`).
+    pub fn q(&self, query: &str, inputs: &[Edn]) -> Result<Edn, ClientError> {
+        self.read(
+            "q",
+            vec![
+                (Edn::kw(":query"), Edn::String(query.to_string())),
+                (Edn::kw(":args"), Edn::Vector(inputs.to_vec())),
+            ],
+        )
+    }
+
+    /// Pulls `pattern` for the entity `e` names; nil when it names none (as `Db::pull`).
+    pub fn pull(&self, pattern: &str, e: impl Into<Eid>) -> Result<Edn, ClientError> {
+        self.read(
+            "pull",
+            vec![
+                (Edn::kw(":selector"), Edn::String(pattern.to_string())),
+                (Edn::kw(":eid"), eid_edn(e.into())),
+            ],
+        )
+    }
+
+    /// Pulls `pattern` for several entities (as `Db::pull_many`).
+    pub fn pull_many<E: Into<Eid> + Clone>(
+        &self,
+        pattern: &str,
+        es: &[E],
+    ) -> Result<Vec<Edn>, ClientError> {
+        let eids = es.iter().map(|e| eid_edn(e.clone().into())).collect();
+        match self.read(
+            "pull-many",
+            vec![
+                (Edn::kw(":selector"), Edn::String(pattern.to_string())),
+                (Edn::kw(":eids"), Edn::Vector(eids)),
+            ],
+        )? {
+            Edn::Vector(items) => Ok(items),
+            other => Err(ClientError::transport(format!(
+                "pull-many answered {other}, not a vector"
+            ))),
+        }
+    }
+}

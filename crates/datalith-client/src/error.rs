@@ -1,0 +1,70 @@
+//! A failed request: the server's error map (`:db/error`, the anomaly, the message) with
+//! the HTTP status, or a failure to reach the server at all.
+
+use std::fmt;
+
+use datalith::edn::Edn;
+
+/// What went wrong.
+#[derive(Debug, Clone)]
+pub struct ClientError {
+    /// The HTTP status (0 when no answer came).
+    pub status: u16,
+    /// The error's code, e.g. `:db.error/unique-conflict` (`None` when no answer came).
+    pub code: Option<String>,
+    /// Its Cognitect anomaly, e.g. `:cognitect.anomalies/conflict`.
+    pub anomaly: Option<String>,
+    /// The message.
+    pub message: String,
+    /// The whole error map, with its fields (boxed: errors travel in every `Result`).
+    pub data: Box<Edn>,
+}
+
+impl ClientError {
+    /// An error read from an answer's body.
+    pub(crate) fn from_answer(status: u16, body: Edn) -> ClientError {
+        let field = |key: &str| match &body {
+            Edn::Map(pairs) => pairs
+                .iter()
+                .find(|(k, _)| *k == Edn::kw(key))
+                .map(|(_, v)| v.clone()),
+            _ => None,
+        };
+        let text = |e: Option<Edn>| {
+            e.map(|v| match v {
+                Edn::String(s) => s,
+                other => other.to_string(),
+            })
+        };
+        ClientError {
+            status,
+            code: text(field(":db/error")),
+            anomaly: text(field(":cognitect.anomalies/category")),
+            message: text(field(":message")).unwrap_or_else(|| body.to_string()),
+            data: Box::new(body),
+        }
+    }
+
+    /// No answer (the server cannot be reached, the connection broke), or one that is not
+    /// EDN.
+    pub(crate) fn transport(message: impl Into<String>) -> ClientError {
+        ClientError {
+            status: 0,
+            code: None,
+            anomaly: Some(":cognitect.anomalies/unavailable".to_string()),
+            message: message.into(),
+            data: Box::new(Edn::Nil),
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "{code}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}

@@ -1,0 +1,73 @@
+//! One request to the server: an EDN body out, an EDN answer back, errors as
+//! [`ClientError`].
+
+use std::time::Duration;
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+
+use crate::error::ClientError;
+
+/// The server's address, a token, and a connection pool.
+#[derive(Clone)]
+pub(crate) struct Http {
+    base: String,
+    token: Option<String>,
+    agent: ureq::Agent,
+}
+
+impl Http {
+    pub(crate) fn new(base: &str, token: Option<String>) -> Http {
+        let agent = ureq::Agent::config_builder()
+            // Error answers carry the error's category: read them, not ureq's status error.
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(300)))
+            .build()
+            .into();
+        Http {
+            base: base.trim_end_matches('/').to_string(),
+            token,
+            agent,
+        }
+    }
+
+    /// `POST path` with `body` (a map of fields), answered with a map.
+    pub(crate) fn post(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
+        let mut request = self
+            .agent
+            .post(format!("{}{path}", self.base))
+            .header("Content-Type", "application/edn")
+            .header("Accept", "application/edn");
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let mut response = request
+            .send(to_edn_string(body))
+            .map_err(|e| ClientError::transport(format!("{}{path}: {e}", self.base)))?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| ClientError::transport(format!("{}{path}: {e}", self.base)))?;
+        let answer = read_one(&text).map_err(|e| {
+            ClientError::transport(format!(
+                "{}{path}: an answer that is not EDN ({e})",
+                self.base
+            ))
+        })?;
+        match status {
+            200 => Ok(answer),
+            _ => Err(ClientError::from_answer(status, answer)),
+        }
+    }
+}
+
+/// The value under `key` in the map `m`.
+pub(crate) fn field(m: &Edn, key: &str) -> Option<Edn> {
+    match m {
+        Edn::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| *k == Edn::kw(key))
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    }
+}

@@ -1,0 +1,40 @@
+//! A client of `datalith serve`, shaped like the embedded API: a [`Connection`] is a
+//! `Database` on the server (`transact`, `db`), a [`RemoteDb`] a `Db` (`q`, `pull`,
+//! `pull_many`, `basis_t`), and results are the same [`Edn`](datalith::Edn) values, so a
+//! program that reads through `db()` switches with the line that opens its database:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // let people = datalith::Database::open("people", datalith::DbOptions::default())?;
+//! let people = datalith_client::Client::new("http://127.0.0.1:7171").database("people");
+//! people.transact(r#"[{:db/id "ann" :person/name "Ann"}]"#)?;
+//! let names = people.db()?.q("[:find ?n :where [_ :person/name ?n]]", &[])?;
+//! # let _ = names;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A [`RemoteDb`] is one database value, as a `Db` is: `db()` asks the server to keep the
+//! value it answered from for a lease (`lease` below), and every read through it names that
+//! value (`:basis-t`), so reads through one `RemoteDb` agree with each other whatever is
+//! written meanwhile. Past the lease a read fails with `:datalith.error/basis-unavailable`;
+//! take a new `db()`.
+//!
+//! Bodies are EDN both ways. Errors keep the server's category ([`ClientError`]).
+
+mod connection;
+mod db;
+mod error;
+mod http;
+mod report;
+
+pub use connection::{Client, Connection, IntoTxForm};
+pub use db::RemoteDb;
+pub use error::ClientError;
+pub use report::Report;
+
+/// How long `db()` asks the server to keep a value, in milliseconds (the server's
+/// `--max-lease-ms` must allow it; its default is 60 s). Short, because a kept value is an
+/// open snapshot on the server (it pins pages, and a growth of the map waits for it): take
+/// a `db()` for a unit of work, not for the program's life.
+pub const LEASE_MS: u64 = 10_000;

@@ -1,0 +1,89 @@
+//! Accepting connections, which `axum::serve` does without limits: here at most
+//! `--max-connections` are open at once (past them, new ones wait in the kernel's backlog
+//! until one closes, so 10,000 idle connections cost no more than the limit), a client must
+//! send a request's headers within `--header-timeout-ms` (a client sending a byte a second
+//! is cut off), and on the stop signal the listener closes, idle connections close, and
+//! each connection finishes the request it is serving before it closes.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::metrics::Metrics;
+
+/// How connections are bounded.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// Connections open at once.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (HTTP/1).
+    pub header_timeout: Duration,
+}
+
+/// Serves `router` on `listener` until `stop` completes, then waits for the open
+/// connections to finish their requests.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    metrics: Arc<Metrics>,
+    stop: impl Future<Output = ()>,
+) {
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let graceful = GracefulShutdown::new();
+    let places = Arc::new(Semaphore::new(limits.max_connections));
+    tokio::pin!(stop);
+    loop {
+        // A place first, then a connection: past the limit, connections wait unaccepted.
+        let place = tokio::select! {
+            place = places.clone().acquire_owned() => match place {
+                Ok(place) => place,
+                Err(_) => break,
+            },
+            () = &mut stop => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, say: wait a little rather than spin.
+                    crate::run::log(&format!("accept: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        // Answers are written whole; Nagle's delay would only add latency.
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(router.clone());
+        let connection = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        let connection = graceful.watch(connection);
+        let metrics = metrics.clone();
+        metrics.connections.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            // A client that resets, or misses the header timeout, ends its own connection.
+            let _ = connection.await;
+            metrics.connections.fetch_sub(1, Ordering::Relaxed);
+            drop(place);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}

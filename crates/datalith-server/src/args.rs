@@ -1,0 +1,71 @@
+//! The command line of `datalith serve`, defined here so that the `datalith` command only
+//! names it (`Serve(ServeArgs)`) and the server owns its options.
+
+use std::path::PathBuf;
+
+/// Default address: loopback only, so a server started to try something is reachable from
+/// this machine alone.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7171";
+
+/// `datalith serve DIR [DIR...] [--listen ADDR] [--tokens FILE] ...`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Database directories to serve (created if missing); each is named by its directory's
+    /// name in URLs (`/db/NAME/q`). None needed with --create-in.
+    #[arg(required_unless_present = "create_in")]
+    pub dirs: Vec<PathBuf>,
+    /// Address to listen on, HOST:PORT (port 0: any free port, printed at start). Only
+    /// loopback addresses unless --insecure is given with --tokens.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub listen: String,
+    /// Let admins create databases as directories of DIR (`POST /dbs`) and delete them
+    /// (`DELETE /db/NAME`); the databases in DIR are served too.
+    #[arg(long, value_name = "DIR")]
+    pub create_in: Option<PathBuf>,
+    /// Bearer tokens: lines `NAME ROLE DB-OR-* SHA256-HEX-OF-TOKEN`, ROLE read, write or
+    /// admin. Without it every request is allowed, so the server listens on loopback only.
+    #[arg(long, value_name = "FILE")]
+    pub tokens: Option<PathBuf>,
+    /// Listen beyond loopback although there is no TLS yet (tokens travel in clear text);
+    /// needs --tokens.
+    #[arg(long)]
+    pub insecure: bool,
+    /// How long a request body may take to arrive (later: 408).
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub body_timeout_ms: u64,
+    /// The largest request body, in bytes (larger: 413).
+    #[arg(long, default_value_t = 16 << 20, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+    /// Requests that run at once; more wait up to --queue-timeout-ms, then get 503.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_concurrent: usize,
+    /// Connections open at once; more wait, unaccepted, until one closes.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers before its connection is
+    /// closed (slow clients hold a connection otherwise).
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub header_timeout_ms: u64,
+    /// How long a request waits for one of the --max-concurrent places.
+    #[arg(long, default_value_t = 5_000, value_name = "MS")]
+    pub queue_timeout_ms: u64,
+    /// A query's timeout when the request names none, and the most a request may ask for.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub query_timeout_ms: u64,
+    /// Requests a second each token may send (in bursts of as many); past it, 429. 0: no
+    /// limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub token_rate: u32,
+    /// Log every request on standard error, one EDN map a line (time, operation, database,
+    /// status, milliseconds, token name).
+    #[arg(long)]
+    pub log_requests: bool,
+    /// The longest a read may ask the server to keep the database value it answered from
+    /// (`:lease-ms`), so that later requests read the same value (`:basis-t`); 0: never.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    pub max_lease_ms: u64,
+    /// The most memory one query may hold, in bytes (default: the library's, a quarter of
+    /// physical memory); a request may ask for less.
+    #[arg(long, value_name = "BYTES")]
+    pub query_memory_limit: Option<u64>,
+}

@@ -1,0 +1,56 @@
+//! The two body formats: reading a request body and writing a response in EDN or JSON, and
+//! choosing between them from the request's headers ([`negotiate`]).
+
+pub mod negotiate;
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+
+use crate::error::{Result, ServerError};
+use crate::json;
+
+/// A body format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `application/edn`: the default.
+    Edn,
+    /// `application/json`, with EDN's types as tagged objects (see [`crate::json`]).
+    Json,
+}
+
+impl Format {
+    /// The media type a response in this format carries.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Format::Edn => "application/edn",
+            Format::Json => "application/json",
+        }
+    }
+
+    /// `value` written in this format.
+    pub fn write(self, value: &Edn) -> String {
+        match self {
+            Format::Edn => to_edn_string(value),
+            Format::Json => json::to_json_string(value),
+        }
+    }
+
+    /// A request body in this format: one EDN form, or one JSON value. An empty body is
+    /// `None` (the operation decides whether it needs one).
+    pub fn read(self, body: &[u8]) -> Result<Option<Edn>> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        match self {
+            Format::Edn => {
+                let text = std::str::from_utf8(body).map_err(|e| {
+                    ServerError::invalid(format!("body: not UTF-8 ({e})"))
+                        .with("source", Edn::String("body".into()))
+                })?;
+                read_one(text)
+                    .map(Some)
+                    .map_err(|e| ServerError::read("body", &e))
+            }
+            Format::Json => json::from_json_slice(body).map(Some),
+        }
+    }
+}

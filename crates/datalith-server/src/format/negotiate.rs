@@ -1,0 +1,124 @@
+//! Which format a request body is in (`Content-Type`) and which the response should be in
+//! (`Accept`). EDN is the default: a body without `Content-Type` is EDN. A response is in the
+//! format `Accept` prefers (by its `q` weights, then its order); with no `Accept`, or one
+//! that admits anything (`*/*`, `application/*`), it is in the request body's format, so a
+//! client that sends JSON gets JSON back.
+
+use super::Format;
+use crate::error::{codes, Result, ServerError};
+
+/// The format of a request body, from its `Content-Type` (none: EDN).
+pub fn request_format(content_type: Option<&str>) -> Result<Format> {
+    let Some(ct) = content_type else {
+        return Ok(Format::Edn);
+    };
+    match media_type(ct).as_str() {
+        "application/edn" => Ok(Format::Edn),
+        "application/json" => Ok(Format::Json),
+        other => Err(ServerError::new(
+            codes::UNSUPPORTED_MEDIA_TYPE,
+            format!(
+                "Content-Type {other:?}: send application/edn or application/json \
+                 (curl sends form data unless told: -H 'Content-Type: application/edn')"
+            ),
+        )),
+    }
+}
+
+/// The format of the response, from `Accept`; `fallback` (the request body's format) when
+/// any format will do.
+pub fn response_format(accept: Option<&str>, fallback: Format) -> Result<Format> {
+    let Some(accept) = accept else {
+        return Ok(fallback);
+    };
+    // (weight, position, format); the best is the heaviest, then the first written.
+    let mut best: Option<(u32, usize, Format)> = None;
+    for (i, range) in accept.split(',').enumerate() {
+        let mut parts = range.split(';');
+        let ty = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let weight = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .filter_map(|q| q.trim().parse::<f32>().ok())
+            .map(|q| (q.clamp(0.0, 1.0) * 1000.0) as u32)
+            .next()
+            .unwrap_or(1000);
+        let format = match ty.as_str() {
+            "application/edn" => Format::Edn,
+            "application/json" => Format::Json,
+            "*/*" | "application/*" => fallback,
+            _ => continue,
+        };
+        if weight == 0 {
+            continue;
+        }
+        if best.is_none_or(|(w, _, _)| weight > w) {
+            best = Some((weight, i, format));
+        }
+    }
+    best.map(|(_, _, f)| f).ok_or_else(|| {
+        ServerError::new(
+            codes::NOT_ACCEPTABLE,
+            format!(
+                "Accept {accept:?}: this server answers in application/edn or application/json"
+            ),
+        )
+    })
+}
+
+/// The media type of a header value, lower case, without parameters (`; charset=utf-8`).
+fn media_type(header: &str) -> String {
+    header
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_formats() {
+        let cases: &[(Option<&str>, Option<Format>)] = &[
+            (None, Some(Format::Edn)),
+            (Some("application/edn"), Some(Format::Edn)),
+            (Some("application/json; charset=utf-8"), Some(Format::Json)),
+            (Some("Application/JSON"), Some(Format::Json)),
+            (Some("application/x-www-form-urlencoded"), None),
+            (Some("text/plain"), None),
+        ];
+        for (ct, want) in cases {
+            assert_eq!(request_format(*ct).ok(), *want, "{ct:?}");
+        }
+    }
+
+    #[test]
+    fn response_formats() {
+        use Format::{Edn, Json};
+        let cases: &[(Option<&str>, Format, Option<Format>)] = &[
+            (None, Edn, Some(Edn)),
+            (None, Json, Some(Json)),
+            (Some("*/*"), Json, Some(Json)),
+            (Some("application/json"), Edn, Some(Json)),
+            (Some("application/edn"), Json, Some(Edn)),
+            (
+                Some("application/edn;q=0.5, application/json"),
+                Edn,
+                Some(Json),
+            ),
+            (Some("application/json, application/edn"), Edn, Some(Json)),
+            (Some("text/html, application/edn"), Json, Some(Edn)),
+            (Some("application/json;q=0"), Edn, None),
+            (Some("text/html"), Edn, None),
+        ];
+        for (accept, fallback, want) in cases {
+            assert_eq!(
+                response_format(*accept, *fallback).ok(),
+                *want,
+                "{accept:?} {fallback:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! What every database request goes through, in order: the answer's format, the token, the
+//! database, the role, the body (`body`), a place to run (`--max-concurrent`, waiting at most
+//! `--queue-timeout-ms`), then the operation on a blocking thread (the library's calls
+//! block: a query computes, a transaction waits for its group's sync), holding its place
+//! until it ends even if the client has gone (whose query the cancel guard stops).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use datalith::edn::Edn;
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::cancel::CancelOnDrop;
+use super::respond::{self, header};
+use super::AppState;
+use crate::auth::Access;
+use crate::error::{codes, Result, ServerError};
+use crate::format::negotiate::request_format;
+use crate::ops::{Context, Databases, Op, Request, Source};
+
+/// Runs `op` on database `db` for the request, and answers.
+pub async fn run(
+    state: Arc<AppState>,
+    op: Op,
+    db: String,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let start = Instant::now();
+    let mut token = None;
+    let response = match respond::format_for(&headers) {
+        Ok(format) => {
+            let outcome = attempt(&state, op, &db, &headers, body, &mut token).await;
+            respond::write(format, outcome)
+        }
+        Err(e) => respond::error(crate::format::Format::Edn, &e),
+    };
+    let took = start.elapsed();
+    let status = response.status().as_u16();
+    state.metrics.record(op.name(), status, took);
+    if state.log_requests {
+        super::access_log::line(op, &db, status, took, token.as_deref());
+    }
+    response
+}
+
+/// Who the request is, by its `Authorization` header.
+pub fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Access> {
+    match &state.tokens {
+        None => Ok(Access::Open),
+        Some(tokens) => tokens.authenticate(header(headers, AUTHORIZATION)),
+    }
+}
+
+async fn attempt(
+    state: &Arc<AppState>,
+    op: Op,
+    name: &str,
+    headers: &HeaderMap,
+    body: Body,
+    token: &mut Option<String>,
+) -> Result<Edn> {
+    let access = authenticate(state, headers)?;
+    if let Access::Token { name, .. } = &access {
+        *token = Some(name.clone());
+        if let Some(rate) = &state.token_rate {
+            rate.take(name)?;
+        }
+    }
+    let source = find(state, name)?;
+    access.require(name, op.role())?;
+    let body = super::body::read(state, body).await?;
+    let form = match body.iter().all(u8::is_ascii_whitespace) {
+        true => None,
+        false => request_format(header(headers, CONTENT_TYPE))?.read(&body)?,
+    };
+    let request = Request::new(form, op.fields())?;
+    let place = admit(state).await?;
+    let guard = CancelOnDrop::new();
+    let cancel = guard.flag();
+    let limits = state.limits;
+    let name = name.to_string();
+    let others = Readable {
+        state: state.clone(),
+        access,
+    };
+    let task = tokio::task::spawn_blocking(move || {
+        let _place = place;
+        let cx = Context {
+            name: &name,
+            limits,
+            cancel: &cancel,
+            databases: &others,
+        };
+        op.run(&source, &request, &cx)
+    });
+    let outcome = task.await.unwrap_or_else(|e| {
+        Err(ServerError::new(
+            codes::INTERNAL,
+            format!("the {} request failed inside the server: {e}", op.name()),
+        ))
+    });
+    drop(guard);
+    outcome
+}
+
+/// The databases a request may read, for queries that name others than their path's.
+struct Readable {
+    state: Arc<AppState>,
+    access: Access,
+}
+
+impl Databases for Readable {
+    fn source(&self, name: &str) -> Result<Arc<Source>> {
+        let source = find(&self.state, name)?;
+        self.access.require(name, crate::auth::Role::Read)?;
+        Ok(source)
+    }
+}
+
+/// The database served as `name`, or `:datalith.error/unknown-database`.
+fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
+    state
+        .served
+        .get(name)
+        .ok_or_else(|| crate::served::unknown_database(name))
+}
+
+/// A place to run, or `:datalith.error/overloaded` once the queue's timeout has passed.
+async fn admit(state: &AppState) -> Result<OwnedSemaphorePermit> {
+    let wait = tokio::time::timeout(state.queue_timeout, state.gate.clone().acquire_owned());
+    match wait.await {
+        Ok(Ok(place)) => Ok(place),
+        // The gate is never closed while the server runs.
+        Ok(Err(_)) | Err(_) => Err(ServerError::new(
+            codes::OVERLOADED,
+            format!(
+                "all {} places to run a request stayed taken for {} ms; retry later",
+                state.places,
+                state.queue_timeout.as_millis()
+            ),
+        )),
+    }
+}

@@ -1,0 +1,74 @@
+//! Writing answers and errors in the format the client accepts. An error body is the
+//! error's EDN map (`{:db/error ..., :cognitect.anomalies/category ..., :message ...}`), in
+//! JSON as tagged JSON, with the status its category gives and, when busy, `Retry-After`.
+
+use axum::http::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use datalith::edn::Edn;
+
+use crate::error::{status, Result, ServerError};
+use crate::format::negotiate::{request_format, response_format};
+use crate::format::Format;
+
+/// A header's value as text (a value that is not visible ASCII counts as absent).
+pub fn header(headers: &HeaderMap, name: axum::http::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The format to answer in: the one `Accept` asks for, else the request body's, else EDN;
+/// an `Accept` that admits neither is itself answered, in EDN.
+pub fn format_for(headers: &HeaderMap) -> Result<Format> {
+    let fallback = request_format(header(headers, CONTENT_TYPE)).unwrap_or(Format::Edn);
+    response_format(header(headers, ACCEPT), fallback)
+}
+
+/// Answers with `result` in the negotiated format.
+pub fn answer(headers: &HeaderMap, result: Result<Edn>) -> Response {
+    match format_for(headers) {
+        Ok(format) => write(format, result),
+        Err(e) => error(Format::Edn, &e),
+    }
+}
+
+/// Writes `result` in `format`.
+pub fn write(format: Format, result: Result<Edn>) -> Response {
+    match result {
+        Ok(value) => body(StatusCode::OK, format, &value),
+        Err(e) => error(format, &e),
+    }
+}
+
+fn body(status: StatusCode, format: Format, value: &Edn) -> Response {
+    let mut text = format.write(value);
+    // A line of its own, so `curl` leaves the prompt on the next line.
+    text.push('\n');
+    (status, [(CONTENT_TYPE, format.media_type())], text).into_response()
+}
+
+/// An error as its body, status and headers.
+pub fn error(format: Format, e: &ServerError) -> Response {
+    let status = status::of(&e.category);
+    let mut response = body(status, format, &e.to_edn());
+    let headers = response.headers_mut();
+    if let Some(secs) = status::retry_after(&e.category) {
+        headers.insert(RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if status == StatusCode::UNAUTHORIZED {
+        headers.insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"datalith\""),
+        );
+    }
+    if status.is_server_error() {
+        // The operator's side of a failure the client sees; a closed stderr is no reason
+        // to fail the request.
+        crate::run::log(&format!(
+            "{} {}: {}",
+            status.as_u16(),
+            e.category,
+            e.message
+        ));
+    }
+    response
+}

@@ -1,0 +1,42 @@
+//! `datalith serve`: Datalith databases over HTTP, so that programs in other processes, other
+//! languages and on other machines can share one writer (a database has one writing process:
+//! see `ARCHITECTURE.md`, "Many processes").
+//!
+//! The API, its EDN and JSON bodies and its errors are described in this crate's `README.md`.
+//! The pieces, from the outside in:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`args`] | the command line of `datalith serve` |
+//! | `listen` | which addresses may be listened on (loopback unless told otherwise) |
+//! | [`auth`] | bearer tokens from a file, hashed, compared in constant time; roles per database |
+//! | `rate` | requests a second per token |
+//! | `served` | the served databases, each opened for writing once |
+//! | `accept` | connections: a limit, a header timeout, graceful shutdown |
+//! | `http` | the routes, and the pipeline every request goes through |
+//! | [`format`] | content negotiation, reading request bodies, writing responses |
+//! | [`json`] | JSON that carries every EDN type (tagged objects), both ways |
+//! | [`ops`] | the operations (`q`, `transact`, `pull`, ...) on a database, free of HTTP |
+//! | [`error`] | the server's errors: categories, and the HTTP status of each |
+//! | `metrics` | the counters `/metrics` shows |
+//! | `run` | the runtime, listening, graceful shutdown |
+
+#![warn(missing_docs)]
+
+mod accept;
+pub mod args;
+pub mod auth;
+pub mod error;
+pub mod format;
+mod http;
+pub mod json;
+mod listen;
+mod metrics;
+pub mod ops;
+mod rate;
+mod run;
+mod served;
+
+pub use args::ServeArgs;
+pub use error::ServerError;
+pub use run::serve;

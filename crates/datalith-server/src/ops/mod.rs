@@ -1,0 +1,140 @@
+//! The operations a client can ask of one database, as plain functions from a request map
+//! to a result map (no HTTP here: `http` calls them on a blocking thread).
+//!
+//! Every read names the database value it answered from: `:basis-t`, the id of the last
+//! transaction in it ([`datalith::Db::basis_t`]); a read may ask for that value to be kept
+//! (`:lease-ms`), and later reads may name it ([`leases`]).
+
+mod basis;
+mod datoms;
+mod index_range;
+pub mod leases;
+mod pull;
+mod q;
+pub mod request;
+mod source;
+mod stat;
+mod transact;
+mod tx_range;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use datalith::edn::Edn;
+
+use crate::auth::Role;
+use crate::error::Result;
+pub use request::Request;
+pub use source::Source;
+
+/// The limits the server puts on every query.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryLimits {
+    /// A query's timeout when the request names none, and the most it may name.
+    pub timeout_ms: u64,
+    /// The most memory a query may hold (`None`: the library's default).
+    pub memory_limit: Option<u64>,
+}
+
+/// The other databases a query may name among its inputs (`#datalith/db "films"`), as
+/// the request's token may read them.
+pub trait Databases {
+    /// The database served as `name`, if the request may read it.
+    fn source(&self, name: &str) -> Result<Arc<Source>>;
+}
+
+/// What an operation runs with besides its request.
+pub struct Context<'a> {
+    /// The database's name, as served.
+    pub name: &'a str,
+    /// The server's query limits.
+    pub limits: QueryLimits,
+    /// Set when the client has gone: a running query stops.
+    pub cancel: &'a AtomicBool,
+    /// The other databases, for queries that name them.
+    pub databases: &'a dyn Databases,
+}
+
+/// An operation of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `POST /db/NAME/q`.
+    Q,
+    /// `POST /db/NAME/transact`.
+    Transact,
+    /// `POST /db/NAME/pull`.
+    Pull,
+    /// `POST /db/NAME/pull-many`.
+    PullMany,
+    /// `POST /db/NAME/datoms`.
+    Datoms,
+    /// `POST /db/NAME/index-range`.
+    IndexRange,
+    /// `POST /db/NAME/tx-range`.
+    TxRange,
+    /// `GET /db/NAME/stat`.
+    Stat,
+}
+
+impl Op {
+    /// The operation's name, as in its path.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Q => "q",
+            Op::Transact => "transact",
+            Op::Pull => "pull",
+            Op::PullMany => "pull-many",
+            Op::Datoms => "datoms",
+            Op::IndexRange => "index-range",
+            Op::TxRange => "tx-range",
+            Op::Stat => "stat",
+        }
+    }
+
+    /// The role it needs.
+    pub fn role(self) -> Role {
+        match self {
+            Op::Transact => Role::Write,
+            _ => Role::Read,
+        }
+    }
+
+    /// The fields its request map may have.
+    pub fn fields(self) -> &'static [&'static str] {
+        match self {
+            Op::Q => q::FIELDS,
+            Op::Transact => transact::FIELDS,
+            Op::Pull => pull::FIELDS,
+            Op::PullMany => pull::MANY_FIELDS,
+            Op::Datoms => datoms::FIELDS,
+            Op::IndexRange => index_range::FIELDS,
+            Op::TxRange => tx_range::FIELDS,
+            Op::Stat => &[],
+        }
+    }
+
+    /// Runs the operation on `source`.
+    pub fn run(self, source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
+        match self {
+            Op::Q => q::run(source, request, cx),
+            Op::Transact => transact::run(&source.database, request),
+            Op::Pull => pull::one(source, request),
+            Op::PullMany => pull::many(source, request),
+            Op::Datoms => datoms::run(source, request),
+            Op::IndexRange => index_range::run(source, request),
+            Op::TxRange => tx_range::run(&source.database, request),
+            Op::Stat => stat::run(source, cx.name),
+        }
+    }
+}
+
+/// `{:result result, :basis-t basis}`: how every read answers.
+fn answer(result: Edn, basis: u64) -> Edn {
+    Edn::Map(vec![
+        (Edn::kw(":result"), result),
+        (Edn::kw(":basis-t"), Edn::Long(basis as i64)),
+    ])
+}
+
+#[cfg(test)]
+mod tests;

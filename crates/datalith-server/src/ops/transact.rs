@@ -1,0 +1,63 @@
+//! `transact`: `{:tx-data DATA}`, DATA EDN text or EDN data. Answers with the report:
+//! `{:tx T, :db-before {:basis-t B}, :db-after {:basis-t T}, :tempids {"ann" 17592186045418},
+//! :tx-data [[e :attribute v tx added] ...]}`. The transaction is durable before the answer
+//! is sent. It cannot be stopped once queued, so it takes no `:timeout`: a client that gives
+//! up waiting does not know whether it committed (read it back by a unique attribute).
+
+use datalith::edn::{read_one, Edn};
+use datalith::tx::Tempid;
+use datalith::Database;
+
+use super::datoms::datom_edn;
+use super::Request;
+use crate::error::{Result, ServerError};
+
+pub const FIELDS: &[&str] = &["tx-data"];
+
+pub fn run(database: &Database, request: &Request) -> Result<Edn> {
+    let report = match request.required("tx-data")? {
+        Edn::String(text) => {
+            let data = read_one(text).map_err(|e| ServerError::read(":tx-data", &e))?;
+            database.transact(&data)?
+        }
+        data => database.transact(data)?,
+    };
+    // The report's own values, while the library still keeps them (it keeps the latest few
+    // batches'); the latest value otherwise, which names every attribute the report does.
+    let before = report.db_before().ok().and_then(|db| db.basis_t().ok());
+    let after_db = match report.db_after() {
+        Ok(db) => db,
+        Err(_) => database.db()?,
+    };
+    let after = report.db_after().ok().and_then(|db| db.basis_t().ok());
+    let mut tempids: Vec<(Edn, Edn)> = report
+        .tempids()
+        .filter_map(|(t, id)| {
+            let key = match t {
+                Tempid::Named(s) => Edn::String(s.to_string()),
+                Tempid::Negative(n) => Edn::Long(*n),
+                _ => return None,
+            };
+            Some((key, Edn::Long(*id as i64)))
+        })
+        .collect();
+    tempids.sort_by_key(|(k, _)| datalith::edn::to_edn_string(k));
+    let tx_data = report
+        .tx_data
+        .iter()
+        .map(|d| datom_edn(&after_db, d, true))
+        .collect();
+    let basis = |b: Option<u64>| {
+        Edn::Map(vec![(
+            Edn::kw(":basis-t"),
+            b.map_or(Edn::Nil, |b| Edn::Long(b as i64)),
+        )])
+    };
+    Ok(Edn::Map(vec![
+        (Edn::kw(":tx"), Edn::Long(report.tx as i64)),
+        (Edn::kw(":db-before"), basis(before)),
+        (Edn::kw(":db-after"), basis(after.or(Some(report.tx)))),
+        (Edn::kw(":tempids"), Edn::Map(tempids)),
+        (Edn::kw(":tx-data"), Edn::Vector(tx_data)),
+    ]))
+}

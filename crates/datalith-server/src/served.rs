@@ -1,0 +1,310 @@
+//! The served databases: each directory opened for writing once, and shared by every
+//! request (a `Database` is cheap to clone and safe to share). One process writes a
+//! database: while the server runs, another process that opens one of them for writing gets
+//! `:datalith.error/busy`, and readers in other processes (`datalith query`) keep working.
+//!
+//! A database is named by its directory's name. Requests reach a database only through this
+//! table of names, so no name a client sends (`..`, `a/b`, `%2e%2e`) can reach a directory
+//! that was not given on the command line or made in `--create-in`.
+//!
+//! With `--create-in DIR`, admins create databases (`POST /dbs`) as directories of DIR, and
+//! delete them (`DELETE /db/NAME`); the databases found in DIR at start are served too, so
+//! created ones come back after a restart. Only databases in DIR can be deleted: one given
+//! on the command line is the operator's. A deleted database leaves the table at once (new
+//! requests get 404); its files go once the requests still running on it, and its leased
+//! values, are gone (a bounded wait; past it the database is served again and the delete
+//! answers busy).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use datalith::edn::Edn;
+use datalith::{Database, DbOptions};
+
+use crate::error::{codes, Result, ServerError};
+use crate::ops::Source;
+
+/// How long a delete waits for the requests running on the database to end.
+const DELETE_PATIENCE: Duration = Duration::from_secs(10);
+
+/// The databases, by name.
+pub struct Served {
+    by_name: RwLock<BTreeMap<String, Entry>>,
+    create_in: Option<PathBuf>,
+    memory_limit: Option<u64>,
+    max_lease: Duration,
+}
+
+struct Entry {
+    source: Arc<Source>,
+    path: PathBuf,
+    /// In `--create-in`: may be deleted.
+    deletable: bool,
+}
+
+/// Whether `name` can name a database (and so a directory, and a URL's segment).
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// The databases in `dir` (subdirectories holding a data file), with their names.
+pub fn found_in(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    std::fs::create_dir_all(dir)?;
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if valid_name(name) && path.join("data.mdb").is_file() {
+            out.push((name.to_string(), path.clone()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Each directory with the name it is served under; two with the same name are refused.
+pub fn names(dirs: &[PathBuf]) -> Result<Vec<(String, PathBuf)>> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    for dir in dirs {
+        let name = name_of(dir)?;
+        if let Some((_, other)) = out.iter().find(|(n, _)| *n == name) {
+            return Err(ServerError::invalid(format!(
+                "{} and {} would both be served as {name:?}: rename one directory",
+                other.display(),
+                dir.display()
+            )));
+        }
+        out.push((name, dir.clone()));
+    }
+    Ok(out)
+}
+
+/// The directory's name, which must be usable in a URL as it is.
+fn name_of(dir: &Path) -> Result<String> {
+    let named = match dir.file_name() {
+        Some(n) => PathBuf::from(n),
+        // `.`, `..`, `/`: the name of the directory they stand for.
+        None => std::fs::canonicalize(dir)?
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    };
+    let name = named.to_str().unwrap_or("").to_string();
+    if !valid_name(&name) {
+        return Err(ServerError::invalid(format!(
+            "{}: a served directory's name must be letters, digits, '.', '_' or '-' (it is \
+             the database's name in URLs)",
+            dir.display()
+        ))
+        .with("path", Edn::String(dir.display().to_string())));
+    }
+    Ok(name)
+}
+
+impl Served {
+    /// Opens (creating if missing) each named directory for writing, durably; `deletable`
+    /// ones are those in `create_in`. Values may be leased for at most `max_lease`.
+    pub fn open(
+        named: &[(String, PathBuf, bool)],
+        create_in: Option<PathBuf>,
+        memory_limit: Option<u64>,
+        max_lease: Duration,
+    ) -> Result<Served> {
+        let served = Served {
+            by_name: RwLock::new(BTreeMap::new()),
+            create_in,
+            memory_limit,
+            max_lease,
+        };
+        for (name, dir, deletable) in named {
+            let source = served.open_one(dir)?;
+            served.table_mut().insert(
+                name.clone(),
+                Entry {
+                    source,
+                    path: dir.clone(),
+                    deletable: *deletable,
+                },
+            );
+        }
+        Ok(served)
+    }
+
+    fn open_one(&self, dir: &Path) -> Result<Arc<Source>> {
+        let mut options = DbOptions::default();
+        options.query_memory_limit = self.memory_limit;
+        let database = Database::open(dir, options).map_err(|e| {
+            let e = ServerError::from(e);
+            ServerError {
+                message: format!("{}: {}", dir.display(), e.message),
+                ..e
+            }
+        })?;
+        Ok(Arc::new(Source::new(database, self.max_lease)))
+    }
+
+    fn table(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Entry>> {
+        // A panic while holding the lock leaves a whole map: go on with it.
+        self.by_name.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn table_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Entry>> {
+        self.by_name.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The database served as `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<Source>> {
+        self.table().get(name).map(|e| e.source.clone())
+    }
+
+    /// Every name, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.table().keys().cloned().collect()
+    }
+
+    /// Lets go of the values whose leases have ended, in every database; of all of a
+    /// database's values while a growth of its map waits for snapshots to close.
+    pub fn sweep_leases(&self) {
+        let sources: Vec<Arc<Source>> = self.table().values().map(|e| e.source.clone()).collect();
+        for source in sources {
+            let growth_waiting = source.database.env().growth_waiting();
+            source.leases.sweep(growth_waiting);
+        }
+    }
+
+    /// Creates (or opens, if its directory is there) database `name` in `--create-in` and
+    /// serves it; false when it was there already. Blocks: run it off the async threads.
+    pub fn create(&self, name: &str) -> Result<bool> {
+        let Some(dir) = &self.create_in else {
+            return Err(ServerError::invalid(
+                "this server creates no databases (start it with --create-in DIR)",
+            ));
+        };
+        if !valid_name(name) {
+            return Err(ServerError::invalid(format!(
+                "{name:?} cannot name a database: letters, digits, '.', '_' or '-'"
+            )));
+        }
+        if self.table().contains_key(name) {
+            return Err(exists(name));
+        }
+        let path = dir.join(name);
+        let existed = path.join("data.mdb").is_file();
+        let source = self.open_one(&path)?;
+        let mut table = self.table_mut();
+        if table.contains_key(name) {
+            // Another request made it meanwhile (its open would have failed on ours).
+            return Err(exists(name));
+        }
+        table.insert(
+            name.to_string(),
+            Entry {
+                source,
+                path,
+                deletable: true,
+            },
+        );
+        Ok(!existed)
+    }
+
+    /// Stops serving database `name` and deletes its files, once the requests running on it
+    /// have ended. Blocks: run it off the async threads.
+    pub fn delete(&self, name: &str) -> Result<()> {
+        let entry = {
+            let mut table = self.table_mut();
+            match table.get(name) {
+                None => return Err(unknown(name)),
+                Some(e) if !e.deletable => {
+                    return Err(ServerError::invalid(format!(
+                        "database {name:?} was given on the command line: only databases in \
+                         --create-in can be deleted"
+                    )))
+                }
+                Some(_) => table.remove(name).expect("present"),
+            }
+        };
+        let Entry {
+            source,
+            path,
+            deletable,
+        } = entry;
+        let deadline = Instant::now() + DELETE_PATIENCE;
+        let mut source = source;
+        let last = loop {
+            match Arc::try_unwrap(source) {
+                Ok(last) => break last,
+                Err(shared) if Instant::now() < deadline => {
+                    source = shared;
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(shared) => {
+                    self.table_mut().insert(
+                        name.to_string(),
+                        Entry {
+                            source: shared,
+                            path,
+                            deletable,
+                        },
+                    );
+                    return Err(ServerError::new(
+                        codes::OVERLOADED,
+                        format!(
+                            "database {name:?} is still in use after {} s; it is served \
+                             again, retry the delete",
+                            DELETE_PATIENCE.as_secs()
+                        ),
+                    ));
+                }
+            }
+        };
+        // The last handle: the database closes here, then its files can go.
+        drop(last);
+        std::fs::remove_dir_all(&path)
+            .map_err(|e| ServerError::from(e).with("path", Edn::String(path.display().to_string())))
+    }
+}
+
+fn exists(name: &str) -> ServerError {
+    ServerError::new(
+        codes::DATABASE_EXISTS,
+        format!("database {name:?} is served already"),
+    )
+    .with("database", Edn::String(name.to_string()))
+}
+
+fn unknown(name: &str) -> ServerError {
+    ServerError::new(
+        codes::UNKNOWN_DATABASE,
+        format!("no database {name:?} is served here (GET /dbs lists those you may read)"),
+    )
+    .with("database", Edn::String(name.to_string()))
+}
+
+/// `:datalith.error/unknown-database` for `name` (also the pipeline's).
+pub fn unknown_database(name: &str) -> ServerError {
+    unknown(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_directories_and_must_be_url_safe_and_distinct() {
+        let ok = |p: &str| names(&[PathBuf::from(p)]).map(|n| n[0].0.clone());
+        assert_eq!(ok("/data/people").unwrap(), "people");
+        assert_eq!(ok("people/").unwrap(), "people");
+        assert_eq!(ok("/srv/films.v2").unwrap(), "films.v2");
+        assert!(ok("/data/with space").is_err());
+        assert!(ok("/data/caf\u{e9}").is_err());
+        let twice = names(&[PathBuf::from("/a/people"), PathBuf::from("/b/people")]);
+        assert!(twice.unwrap_err().message.contains("both be served"));
+    }
+}
