@@ -1,6 +1,7 @@
 //! Durability for real: a child process writes through `transact_kv`, `transact_kv_async` and
 //! the callback form, printing every key the engine acknowledged as durable; the parent kills
 //! it with SIGKILL at a random moment, reopens the store, and checks every acknowledged key.
+//! Every 50th write is a group of blobs, which skips the log (written once, into the data file).
 
 mod common;
 
@@ -23,6 +24,18 @@ fn crash_child() {
     for i in 0u64.. {
         let key = format!("{cycle}/{i}");
         let value = vec![(i % 251) as u8; 100 + (i % 3000) as usize];
+        if i % 50 == 49 {
+            // A group of blobs (64 of 10 KB): it skips the log and is acknowledged after the
+            // checkpoint that makes it durable (`limits::LOG_DIRECT_BLOB_BYTES`).
+            let keys: Vec<String> = (0..64).map(|j| format!("{key}/blob{j}")).collect();
+            let ops = keys
+                .iter()
+                .map(|k| KvOp::put(&t, k.clone(), vec![(i % 251) as u8; 10_000]))
+                .collect();
+            env.transact_kv(ops).unwrap();
+            keys.iter().for_each(|k| out.ack(k));
+            continue;
+        }
         match i % 3 {
             0 => {
                 env.transact_kv(vec![KvOp::put(&t, key.clone(), value)])
