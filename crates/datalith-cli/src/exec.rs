@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use datalith::edn::{read_all, to_edn_string, Edn};
-use datalith::tx::{Tempid, TxReport};
+use datalith::tx::TxReport;
 use datalith::{Database, Db};
 
 use crate::error::{CliError, Result};
@@ -90,17 +90,7 @@ pub fn transact(db: &Database, form: &Edn) -> Result<(TxReport, Duration)> {
 
 /// A report as EDN: `{:tx id :datoms n :tempids {"a" 1048576 ...}}`.
 pub fn report_edn(report: &TxReport) -> Edn {
-    let mut tempids: Vec<(Edn, Edn)> = report
-        .tempids()
-        .filter_map(|(t, id)| {
-            let key = match t {
-                Tempid::Named(s) => Edn::String(s.to_string()),
-                Tempid::Negative(n) => Edn::Long(*n),
-                _ => return None,
-            };
-            Some((key, Edn::Long(*id as i64)))
-        })
-        .collect();
+    let mut tempids = report.tempids_edn();
     tempids.sort_by(|a, b| crate::render::compare(&a.0, &b.0));
     Edn::Map(vec![
         (Edn::kw(":tx"), Edn::Long(report.tx as i64)),

@@ -5,7 +5,6 @@
 //! up waiting does not know whether it committed (read it back by a unique attribute).
 
 use datalith::edn::{read_one, Edn};
-use datalith::tx::Tempid;
 use datalith::Database;
 
 use super::datoms::datom_edn;
@@ -30,17 +29,7 @@ pub fn run(database: &Database, request: &Request) -> Result<Edn> {
         Err(_) => database.db()?,
     };
     let after = report.db_after().ok().and_then(|db| db.basis_t().ok());
-    let mut tempids: Vec<(Edn, Edn)> = report
-        .tempids()
-        .filter_map(|(t, id)| {
-            let key = match t {
-                Tempid::Named(s) => Edn::String(s.to_string()),
-                Tempid::Negative(n) => Edn::Long(*n),
-                _ => return None,
-            };
-            Some((key, Edn::Long(*id as i64)))
-        })
-        .collect();
+    let mut tempids = report.tempids_edn();
     tempids.sort_by_key(|(k, _)| datalith::edn::to_edn_string(k));
     let tx_data = report
         .tx_data

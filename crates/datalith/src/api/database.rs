@@ -93,12 +93,7 @@ impl Database {
     /// assert!(db.transact(r#"[{:name "Bob"}]"#).is_err());
     /// ```
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
-        let mut env_options = options.env;
-        // Log records hold each transaction's log entry, not its index writes: replay rebuilds
-        // those from the entry (a third of the bytes to sync).
-        env_options.log_derivation =
-            Some(std::sync::Arc::new(crate::tx::index_rebuild::IndexRebuild));
-        let env = Environment::open(path, env_options)?;
+        let env = Environment::open(path, with_index_rebuild(options.env))?;
         let mut tables = Tables::open(&env)?;
         if options.skip_tx_log {
             tables.tx_log = None;
@@ -119,12 +114,10 @@ impl Database {
     /// (`db()`) includes every transaction that process acknowledged before the snapshot
     /// began, read back from its write-ahead log when LMDB does not hold it yet.
     pub fn open_read_only(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
-        let mut env_options = options.env;
-        // The log's tail is read back as the writer wrote it: its records need the same
-        // derivation to yield their index writes.
-        env_options.log_derivation =
-            Some(std::sync::Arc::new(crate::tx::index_rebuild::IndexRebuild));
-        let db = Self::on_env(Environment::open_read_only(path, env_options)?)?;
+        let db = Self::on_env(Environment::open_read_only(
+            path,
+            with_index_rebuild(options.env),
+        )?)?;
         db.set_query_memory_limit(options.query_memory_limit);
         Ok(db)
     }
@@ -476,4 +469,12 @@ impl Database {
         db.fill_db(datoms)?;
         Ok(db)
     }
+}
+
+/// `env` with the Datalog store's log derivation: log records hold each transaction's log
+/// entry, not its index writes (a third of the bytes to sync), and whoever reads them back,
+/// replay or another process's reader of the log's tail, rebuilds those from the entry.
+fn with_index_rebuild(mut env: crate::kv::EnvOptions) -> crate::kv::EnvOptions {
+    env.log_derivation = Some(std::sync::Arc::new(crate::tx::index_rebuild::IndexRebuild));
+    env
 }

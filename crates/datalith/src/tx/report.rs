@@ -4,6 +4,7 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use super::data::Tempid;
+use crate::edn::Edn;
 use crate::store::ids::EntityId;
 use crate::store::{Datom, Schema, Store};
 
@@ -89,6 +90,23 @@ impl TxReport {
     /// Every tempid the transaction resolved and its entity id (in no particular order).
     pub fn tempids(&self) -> impl Iterator<Item = (&Tempid, &EntityId)> {
         self.tempids.iter()
+    }
+
+    /// The tempids the caller wrote (strings and negative numbers) with the ids they resolved
+    /// to, as EDN pairs in no set order: the entries of Datomic's `:tempids` map. Tempids the
+    /// transaction made for itself are left out.
+    pub fn tempids_edn(&self) -> Vec<(Edn, Edn)> {
+        self.tempids
+            .iter()
+            .filter_map(|(t, id)| {
+                let key = match t {
+                    Tempid::Named(s) => Edn::String(s.to_string()),
+                    Tempid::Negative(n) => Edn::Long(*n),
+                    _ => return None,
+                };
+                Some((key, Edn::Long(*id as i64)))
+            })
+            .collect()
     }
 
     /// The id a string tempid resolved to.
