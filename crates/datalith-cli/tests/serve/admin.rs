@@ -1,30 +1,11 @@
 //! Creating and deleting databases (`--create-in`, the admin role), and their coming back
 //! after a restart.
 
-use crate::client::{run_table, Fmt, Row};
+use crate::client::{edn_row as row, run_table};
 use crate::server;
 
 const A: (&str, &str) = ("Authorization", "Bearer admin-secret");
 const W: (&str, &str) = ("Authorization", "Bearer writer-secret");
-
-const fn row(
-    method: &'static str,
-    path: &'static str,
-    headers: &'static [(&'static str, &'static str)],
-    body: &'static str,
-    status: u16,
-    want: &'static [&'static str],
-) -> Row {
-    Row {
-        method,
-        path,
-        fmt: Fmt::Edn,
-        headers,
-        body,
-        status,
-        want,
-    }
-}
 
 #[test]
 fn admins_create_and_delete_databases_in_create_in() {

@@ -1,6 +1,6 @@
 //! Bearer tokens: none, wrong, a read-only token writing, a token on another database.
 
-use crate::client::{run_table, Fmt, Row};
+use crate::client::{edn_row as row, run_table};
 use crate::server;
 
 /// The token file's hash of `token`, made as the docs tell users to make it.
@@ -21,25 +21,6 @@ pub fn sha256_hex(token: &str) -> String {
 const R: (&str, &str) = ("Authorization", "Bearer reader-secret");
 const W: (&str, &str) = ("Authorization", "Bearer writer-secret");
 const A: (&str, &str) = ("Authorization", "Bearer admin-secret");
-
-const fn row(
-    method: &'static str,
-    path: &'static str,
-    headers: &'static [(&'static str, &'static str)],
-    body: &'static str,
-    status: u16,
-    want: &'static [&'static str],
-) -> Row {
-    Row {
-        method,
-        path,
-        fmt: Fmt::Edn,
-        headers,
-        body,
-        status,
-        want,
-    }
-}
 
 #[test]
 fn tokens_roles_and_refusals() {

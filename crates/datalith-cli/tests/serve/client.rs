@@ -145,6 +145,26 @@ pub struct Row {
     pub want: &'static [&'static str],
 }
 
+/// An EDN row with headers (the tables of tokens and roles).
+pub const fn edn_row(
+    method: &'static str,
+    path: &'static str,
+    headers: &'static [(&'static str, &'static str)],
+    body: &'static str,
+    status: u16,
+    want: &'static [&'static str],
+) -> Row {
+    Row {
+        method,
+        path,
+        fmt: Fmt::Edn,
+        headers,
+        body,
+        status,
+        want,
+    }
+}
+
 /// Runs the rows in order against `server`; every failure is listed, then the test fails.
 pub fn run_table(server: &crate::server::Server, rows: &[Row]) {
     let mut failures = Vec::new();
