@@ -366,7 +366,7 @@ pub const MAX_RETAINED_BATCH_SNAPSHOTS: usize = 8;
 pub const VALUES_SCAN_SHARE: u64 = 12;
 
 /// Under `MDB_WRITEMAP` the warmer (`kv::warm`) faults in the file region a batch will likely
-/// grow into, this many bytes per byte of the batch's size hint (what `EnvShared::ensure_room`
+/// grow into, this many bytes per byte of the batch's size hint (what `EnvCore::ensure_room`
 /// also assumes: LMDB needs about twice the payload in pages while copying on write, plus
 /// branch pages) ...
 pub const WARM_AHEAD_PER_BATCH_BYTE: usize = 3;

@@ -20,14 +20,13 @@
 //! map grows. A database value already built from one holds the snapshot itself (like any
 //! `Db`) and is not affected.
 
-use std::collections::VecDeque;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
+use super::core::Release;
 use super::overlay::Overlay;
 use super::read::Snapshot;
 use super::stage::Stage;
-use crate::limits::MAX_RETAINED_BATCH_SNAPSHOTS;
 
 /// The state before one group commit and the writes of its requests.
 pub struct BatchSnapshot {
@@ -88,7 +87,10 @@ impl BatchSnapshot {
             });
         Some((k.snapshot.clone(), o))
     }
+}
 
+/// The environment keeps it releasable (`core::Retained`).
+impl Release for BatchSnapshot {
     fn release(&self) {
         let taken = self.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
         // Closed outside the lock.
@@ -127,43 +129,3 @@ impl SpareStages {
 
 /// Spare stages kept at most (each holds up to `Stage::clear`'s retained capacity).
 const SPARE_STAGES: usize = 2;
-
-/// The batch snapshots that may still be asked for, oldest first.
-#[derive(Default)]
-pub(crate) struct Retained {
-    batches: Mutex<VecDeque<Weak<BatchSnapshot>>>,
-    /// Stages of dropped batch snapshots.
-    pub(crate) spares: Arc<SpareStages>,
-}
-
-impl Retained {
-    /// Keeps `b` releasable; releases the oldest beyond the limit.
-    pub(crate) fn push(&self, b: &Arc<BatchSnapshot>) {
-        let mut q = self.batches.lock().unwrap_or_else(|p| p.into_inner());
-        q.retain(|w| w.strong_count() > 0);
-        q.push_back(Arc::downgrade(b));
-        let mut old = Vec::new();
-        while q.len() > MAX_RETAINED_BATCH_SNAPSHOTS {
-            old.extend(q.pop_front().and_then(|w| w.upgrade()));
-        }
-        drop(q);
-        // Released outside the lock: closing a snapshot takes the reader gate's lock.
-        for b in old {
-            b.release();
-        }
-    }
-
-    /// Releases every batch snapshot (before a map growth, which needs all closed).
-    pub(crate) fn release_all(&self) {
-        let all: Vec<_> = self
-            .batches
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .drain(..)
-            .filter_map(|w| w.upgrade())
-            .collect();
-        for b in all {
-            b.release();
-        }
-    }
-}

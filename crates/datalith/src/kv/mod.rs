@@ -18,14 +18,28 @@
 //! read-only environment another process's, read back from its log (`wal/tail.rs`); `overlay/`
 //! merges those groups' writes over LMDB's state, and `view/` is the one reading API over both.
 //!
-//! **Below both** (no import upward): `lmdb/` (our thin layer over LMDB's C API), `file/` (the
-//! data file checked with plain reads before LMDB maps it), `table.rs` (handles and catalog
-//! entries), `stage/`, `pending` and `chunked`, `overlay/`, `view/`, then `wal/` (which knows
-//! tables and stages, not the environment). **Above them**, the environment: `env/` owns the
-//! shared state (`EnvShared`) that `committer/`, `unapplied/` and `read.rs` take by reference;
-//! these four still name one another (the shared state holds the committer's lock and the
-//! applier, and they take the shared state), the one circle left, kept inside the environment's
-//! rooms. `api.rs`, `typed.rs`, `space.rs` are the user's face on top.
+//! **The floors** (each room imports only rooms below it; read bottom-up):
+//!
+//! ```text
+//!  env/          opening, the handle users hold, the catalog, one writing process
+//!  committer/    batching, one writer; `later.rs`: the path where LMDB is written later
+//!  read.rs       a snapshot: LMDB's read txn + the groups it lacks (batch_snapshot.rs: reports)
+//!  shared.rs     what readers and writers hold: core + the unapplied groups
+//!  unapplied/    groups durable in the log, not yet in LMDB; the applier thread
+//!  core/ view/   what every stage shares (LMDB env, gate, map growth, log, poison, counters);
+//!                the one reading API
+//!  overlay/      writes kept in memory over a snapshot
+//!  wal/ pending  the log (records, checkpoints, recovery, the tail other processes read)
+//!  stage/        a request's writes before they touch LMDB
+//!  lmdb/ file/ table gate warm flush whole error ...   LMDB's C API, the file checked, leaves
+//! ```
+//!
+//! What one stage owns lives in its room and meets the others only through a room below:
+//! the committer's batch (`committer::Committer`) is held by the handle and the committer
+//! thread, not by the shared state; the applier thread holds the environment through
+//! `unapplied::Host`, which `shared.rs` implements; and the snapshots kept for reports are
+//! known to `core/` only as something to release before a map growth (`core::Release`).
+//! `api.rs` and `typed.rs` are the user's face on top.
 //!
 //! The rooms, one line each:
 //!
@@ -36,8 +50,10 @@
 //!   of it (both meta pages, then a walk of the trees: the catalog on every open, every page
 //!   for `check`).
 //! - [`env`](mod@env): opening, the table catalog (table `__datalith_meta`: magic, format
-//!   version, `table/<name>` -> kind), map growth, the format check, read-only opening, one
-//!   writing process (`env/writer.rs`: the busy wait and the holder's pid).
+//!   version, `table/<name>` -> kind), the format check, read-only opening, one writing
+//!   process (`env/writer.rs`: the busy wait and the holder's pid).
+//! - `core`: the state every stage shares, and map growth (`core/map.rs`); `shared`: that
+//!   state with the unapplied groups, as readers and writers hold it.
 //! - [`durability`]: what a crash can lose, per mode.
 //! - [`table`]: plain, list (dupsort) and fixed-width list (`MDB_DUPFIXED`) tables.
 //! - [`read`] / [`view`]: snapshots and the one reading API ([`ListReader`]: many lookups
@@ -49,7 +65,7 @@
 //!   (`chunked`: the list in fixed chunks it keeps them in, which grows without copying.)
 //! - [`committer`]: the single writer and its batching (`commit_timing`: its steps' times, for
 //!   profiling, when `DATALITH_COMMIT_TIMING` is set); [`handle`]: completion of queued writes.
-//! - [`api`]: the KV operations users call; `space`: the files' sizes and free pages.
+//! - [`api`]: the KV operations users call; `env/space.rs`: the files' sizes and free pages.
 //! - `gate`: reader-slot admission and the resize barrier.
 //! - [`wal`]: the write-ahead log: one sync per durable commit group, checkpoints, recovery,
 //!   and the tail other processes read back.
@@ -116,6 +132,7 @@ pub mod batch_snapshot;
 mod chunked;
 mod commit_timing;
 pub mod committer;
+mod core;
 pub mod durability;
 pub mod env;
 pub mod error;
@@ -127,7 +144,7 @@ pub(crate) mod lmdb;
 pub mod overlay;
 mod pending;
 pub mod read;
-mod space;
+mod shared;
 pub mod stage;
 pub mod table;
 pub mod tally;

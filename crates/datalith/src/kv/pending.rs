@@ -498,7 +498,7 @@ mod view_tests {
         }
         let mut pending = Pending::default();
         pending.note(&stage, from);
-        let txn = env.shared().env.write_txn().unwrap();
+        let txn = env.shared().core.env.write_txn().unwrap();
         let out = read(View::new(&txn).with_pending(&pending), &table);
         assert_eq!(
             out.is_err(),

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use super::env::EnvShared;
 use super::error::KvError;
 use super::gate::Ticket;
 use super::lmdb::RoTxn;
 use super::overlay::Overlay;
+use super::shared::EnvShared;
 use super::unapplied::Unapplied;
 use super::view::View;
 use super::wal::{seq_of, Tail};
@@ -39,9 +39,9 @@ fn with_unapplied(
     shared: &EnvShared,
     mut txn: RoTxn,
 ) -> Result<(RoTxn, Option<Arc<Unapplied>>), KvError> {
-    if let Some(tail) = &shared.tail {
+    if let Some(tail) = &shared.core.tail {
         for _ in 0..TAIL_SNAPSHOT_ATTEMPTS {
-            let applied = seq_of(&txn, shared.meta)?;
+            let applied = seq_of(&txn, shared.core.meta)?;
             match tail.after(applied)? {
                 Tail::Groups(groups) if groups.is_empty() => return Ok((txn, None)),
                 Tail::Groups(groups) => {
@@ -49,7 +49,7 @@ fn with_unapplied(
                 }
                 Tail::SnapshotTooOld => {
                     drop(txn);
-                    txn = shared.env.read_txn()?;
+                    txn = shared.core.env.read_txn()?;
                 }
             }
         }
@@ -58,7 +58,7 @@ fn with_unapplied(
             format!(
                 "{}: the data file stays behind its log's checkpoint (a writer may be \
                  recovering it); retry",
-                shared.path.display()
+                shared.core.path.display()
             ),
         )));
     }
@@ -72,22 +72,23 @@ fn with_unapplied(
             return Ok((txn, version));
         }
         drop(txn);
-        txn = shared.env.read_txn()?;
+        txn = shared.core.env.read_txn()?;
     }
 }
 
 impl ReadTxn {
     pub(crate) fn begin(shared: Arc<EnvShared>) -> Result<ReadTxn, KvError> {
-        if let Some(e) = shared.shrink_error() {
+        if let Some(e) = shared.core.shrink_error() {
             return Err(e);
         }
         // Before entering the gate: applying takes LMDB's writer lock, and a ticket held while
         // waiting for it could hold up a map growth that the lock's holder waits for.
         if let Some(lazy) = shared.lazy.as_ref().filter(|l| l.readers_apply()) {
-            lazy.apply_for_reader(&shared);
+            lazy.apply_for_reader(&shared.core);
         }
-        let ticket = shared.gate.enter(shared.used_pages());
+        let ticket = shared.core.gate.enter(shared.core.used_pages());
         match shared
+            .core
             .env
             .read_txn()
             .map_err(KvError::from)
@@ -100,7 +101,7 @@ impl ReadTxn {
                 shared,
             }),
             Err(e) => {
-                shared.gate.leave(ticket);
+                shared.core.gate.leave(ticket);
                 Err(e)
             }
         }
@@ -109,11 +110,12 @@ impl ReadTxn {
     /// A snapshot if a reader slot is free right now (never waits); `None` otherwise or if
     /// LMDB refuses.
     pub(crate) fn try_begin(shared: Arc<EnvShared>) -> Option<ReadTxn> {
-        if shared.env.shrunk() {
+        if shared.core.env.shrunk() {
             return None;
         }
-        let ticket = shared.gate.try_enter(shared.used_pages())?;
+        let ticket = shared.core.gate.try_enter(shared.core.used_pages())?;
         match shared
+            .core
             .env
             .read_txn()
             .map_err(KvError::from)
@@ -126,7 +128,7 @@ impl ReadTxn {
                 shared,
             }),
             Err(_) => {
-                shared.gate.leave(ticket);
+                shared.core.gate.leave(ticket);
                 None
             }
         }
@@ -150,7 +152,8 @@ impl ReadTxn {
     /// The reading API over LMDB's state alone, without the unapplied groups (the committer
     /// merges its own overlay of them).
     pub(crate) fn raw_view(&self) -> View<'_> {
-        View::new(self.txn.as_ref().expect("txn lives until drop")).with_tallies(self.shared.meta)
+        View::new(self.txn.as_ref().expect("txn lives until drop"))
+            .with_tallies(self.shared.core.meta)
     }
 
     /// The writes this snapshot sees beyond LMDB's state (groups committed but not yet
@@ -190,7 +193,7 @@ impl Drop for ReadTxn {
     fn drop(&mut self) {
         drop(self.txn.take());
         drop(self.unapplied.take());
-        self.shared.gate.leave(self.ticket);
+        self.shared.core.gate.leave(self.ticket);
     }
 }
 
@@ -243,7 +246,7 @@ impl Snapshot {
     /// Makes the snapshot safe to read from several threads at once (see the type's
     /// documentation); every holder calls it before its first read. Cheap after the first
     /// call; concurrent first calls are serialized.
-    pub fn prepare_share(&self, tables: &[&super::Table]) {
+    pub fn prepare_share(&self, tables: &[&super::table::Table]) {
         use std::sync::atomic::Ordering;
         if self.prepared.load(Ordering::Acquire) {
             return;

@@ -104,6 +104,10 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// The meta table's format magic is kept under this key (the map's address is also found
+/// through it: `core::map::map_base`).
+pub(crate) const META_MAGIC_KEY: &[u8] = b"magic";
+
 /// Catalog entries in the meta table: `table/<name>` -> one kind byte. Here, below both, so
 /// that the environment (which opens tables through it) and the log's replay (which opens the
 /// tables its records name) read it alike.

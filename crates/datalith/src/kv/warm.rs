@@ -10,7 +10,7 @@
 //! faults pages in; it never changes a byte, so racing with LMDB's own writes to those pages
 //! is harmless, and a wrong guess costs nothing but the work.
 //!
-//! The only hazard is the map moving: a resize unmaps it. `remap` (held by `EnvShared::grow_to`
+//! The only hazard is the map moving: a resize unmaps it. `remap` (held by `EnvCore::grow_to`
 //! around the resize) excludes the helper's `madvise`, and bumps a generation so a request
 //! computed against the old address is dropped.
 
@@ -41,7 +41,7 @@ struct Shared {
 }
 
 /// The warmer of one environment; dropping it stops the helper (before the map goes away:
-/// `EnvShared` declares it ahead of the environment).
+/// `EnvCore` declares it ahead of the environment).
 pub(crate) struct Warmer {
     shared: Arc<Shared>,
     sender: Option<Sender<Region>>,

@@ -11,11 +11,11 @@
 
 use std::sync::Arc;
 
-use super::super::env::EnvShared;
 use super::super::error::KvError;
 use super::super::overlay::Overlay;
 use super::super::pending::Pending;
 use super::super::read::ReadTxn;
+use super::super::shared::EnvShared;
 use super::super::stage::Stage;
 use super::super::unapplied::{commit_stage, Group, Lazy, Unapplied};
 use super::super::view::View;
@@ -221,10 +221,10 @@ pub(super) fn commit_batch_later(
     shared: &Arc<EnvShared>,
     want: bool,
 ) -> Option<Result<Done, KvError>> {
-    let (Some(lazy), Some(wal)) = (shared.lazy.as_ref(), shared.wal.as_ref()) else {
+    let (Some(lazy), Some(wal)) = (shared.lazy.as_ref(), shared.core.wal.as_ref()) else {
         return None;
     };
-    if let Some(cause) = shared.poison_cause() {
+    if let Some(cause) = shared.core.poison_cause() {
         return Some(Err(KvError::Poisoned { cause }));
     }
     let defers = r.batch.iter().all(|q| q.defers_apply());
@@ -239,7 +239,7 @@ pub(super) fn commit_batch_later(
     };
     let Some(before) = before else {
         r.working.reset(lazy);
-        return lazy.apply_all(shared).err().map(Err);
+        return lazy.apply_all(&shared.core).err().map(Err);
     };
     r.working.catch_up(before.unapplied(), lazy, defers);
     r.stage.clear();
@@ -250,28 +250,28 @@ pub(super) fn commit_batch_later(
         .and_then(|()| finish_slots(r, &before, &mut state).map_err(Ok));
     match prepared {
         Ok(()) => {}
-        Err(Ok(e)) => return Some(Err(shared.poison(e))),
+        Err(Ok(e)) => return Some(Err(shared.core.poison(e))),
         Err(Err(BrokenPromise)) => {
             // The overlay holds some of this batch's writes: rebuilt at the next batch.
             drop(before);
             r.working.reset(lazy);
             r.stage.clear();
-            return lazy.apply_all(shared).err().map(Err);
+            return lazy.apply_all(&shared.core).err().map(Err);
         }
     }
-    if shared.take_injected_failure() {
-        return Some(Err(shared.poison(KvError::CommitFailed {
+    if shared.core.take_injected_failure() {
+        return Some(Err(shared.core.poison(KvError::CommitFailed {
             cause: "injected failure".into(),
         })));
     }
     if r.stage.is_empty() {
         // Nothing to make durable (every request was rejected or wrote nothing).
-        return Some(Ok((want.then_some(before), Arc::new(r.take_stage(shared)))));
+        return Some(Ok((want.then_some(before), Arc::new(r.take_stage()))));
     }
     let seq = lazy.last_seq().map_or_else(|| wal.next_seq(), |s| s + 1);
-    let logged = match wal.log_group(&shared.env, &r.stage, seq) {
+    let logged = match wal.log_group(&shared.core.env, &r.stage, seq) {
         Ok(logged) => logged,
-        Err(e) => return Some(Err(shared.poison(e))),
+        Err(e) => return Some(Err(shared.core.poison(e))),
     };
     if logged.is_direct() {
         // Too large for the log after all: LMDB gets every unapplied group, then this one,
@@ -279,9 +279,9 @@ pub(super) fn commit_batch_later(
         drop(before);
         r.working.reset(lazy);
         let written = lazy
-            .apply_all(shared)
+            .apply_all(&shared.core)
             .and_then(|()| write_now(shared, &mut r.stage, seq, &logged));
-        return Some(written.map(|()| (None, Arc::new(r.take_stage(shared)))));
+        return Some(written.map(|()| (None, Arc::new(r.take_stage()))));
     }
     // The group keeps a compact copy and the committer its own stage, grown to its largest
     // batch, for the next. Handing the stage itself over left the committer a fresh one to
@@ -365,11 +365,11 @@ fn write_now(
     seq: u64,
     logged: &Logged,
 ) -> Result<(), KvError> {
-    let wal = shared.wal.as_ref().expect("only with a log");
-    commit_stage(shared, stage, seq, logged, true)?;
-    wal.after_commit(&shared.env, logged)
-        .map_err(|e| shared.poison(e))?;
-    shared.after_commit();
+    let wal = shared.core.wal.as_ref().expect("only with a log");
+    commit_stage(&shared.core, stage, seq, logged, true)?;
+    wal.after_commit(&shared.core.env, logged)
+        .map_err(|e| shared.core.poison(e))?;
+    shared.core.after_commit();
     Ok(())
 }
 

@@ -24,15 +24,16 @@
 
 use crossbeam_channel::Receiver;
 use std::any::{Any, TypeId};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
-use super::batch_snapshot::{BatchSnapshot, OpRange};
+use super::batch_snapshot::{BatchSnapshot, OpRange, SpareStages};
 use super::commit_timing::{self as timing, Step};
-use super::env::EnvShared;
+use super::core::Release;
 use super::error::{is_map_full, KvError};
 use super::lmdb::{LmdbError, PutFlags, RwTxn};
 use super::pending::Pending;
 use super::read::{ReadTxn, Snapshot};
+use super::shared::EnvShared;
 use super::stage::Stage;
 use super::tally;
 use super::view::View;
@@ -167,6 +168,8 @@ pub(crate) struct Runner {
     /// When LMDB is written later: what the groups not yet in LMDB wrote, this batch's
     /// accepted requests included (see `later`).
     working: later::Working,
+    /// Stages of dropped batch snapshots, for the next batches.
+    spares: Arc<SpareStages>,
 }
 
 impl Runner {
@@ -190,7 +193,7 @@ impl Runner {
         if self.batch.is_empty() {
             return;
         }
-        shared.stats.record_batch(self.batch.len());
+        shared.core.stats.record_batch(self.batch.len());
         let want = self.batch.iter().any(|r| r.wants_batch_snapshot());
         let started = timing::start();
         let (result, before, stage) = match later::commit_batch_later(self, shared, want) {
@@ -222,14 +225,15 @@ impl Runner {
                 // next batch stages into a spare.
                 let stage = match stage {
                     Some(shared_with_group) => shared_with_group,
-                    None => Arc::new(self.take_stage(shared)),
+                    None => Arc::new(self.take_stage()),
                 };
                 let b = Arc::new(BatchSnapshot::new(
                     Snapshot::new(before),
                     stage,
-                    shared.retained.spares.clone(),
+                    self.spares.clone(),
                 ));
-                shared.retained.push(&b);
+                let releasable: Weak<dyn Release> = Arc::downgrade(&b) as _;
+                shared.core.retained.push(releasable);
                 Some(b)
             }
             None => None,
@@ -258,8 +262,8 @@ impl Runner {
     }
 
     /// Hands over the batch's stage, leaving a spare (warm if one is free) for the next.
-    fn take_stage(&mut self, shared: &EnvShared) -> Stage {
-        let mut next = shared.retained.spares.take();
+    fn take_stage(&mut self) -> Stage {
+        let mut next = self.spares.take();
         // With no spare back yet (the reports of recent batches still live: the usual case
         // under a stream of async writes), the fresh stage starts at this batch's size instead
         // of regrowing by doubling, which copies everything staged so far and touches about
@@ -276,12 +280,48 @@ impl Runner {
 /// At most this many staged bytes are reserved ahead for the next batch.
 const KEEP_STAGE_BYTES: usize = 64 << 20;
 
+/// The committer's own state, shared by the environment handle (whose blocking callers may
+/// commit on their own thread) and the committer thread.
+pub(crate) struct Committer {
+    /// Whoever commits holds this (the committer thread, or a blocking caller).
+    pub(crate) runner: Mutex<Runner>,
+    /// The queue's receiving end.
+    pub(crate) queue: Receiver<BoxedRequest>,
+}
+
+impl Committer {
+    pub(crate) fn new(queue: Receiver<BoxedRequest>) -> Committer {
+        Committer {
+            runner: Mutex::new(Runner::default()),
+            queue,
+        }
+    }
+
+    /// Runs `request` on this thread with whatever else is queued, if nobody is committing;
+    /// hands it back otherwise.
+    pub(crate) fn try_run(
+        &self,
+        shared: &Arc<EnvShared>,
+        request: BoxedRequest,
+    ) -> Result<(), BoxedRequest> {
+        match self.runner.try_lock() {
+            Ok(mut runner) => {
+                runner.drain(&self.queue);
+                runner.push(request);
+                runner.run_batch(shared);
+                Ok(())
+            }
+            Err(_) => Err(request),
+        }
+    }
+}
+
 /// The committer's loop; returns when every sender is gone.
-pub(crate) fn run(shared: Arc<EnvShared>, rx: Receiver<BoxedRequest>) {
-    while let Ok(first) = rx.recv() {
-        let mut runner = shared.runner.lock().unwrap_or_else(|p| p.into_inner());
+pub(crate) fn run(shared: Arc<EnvShared>, committer: Arc<Committer>) {
+    while let Ok(first) = committer.queue.recv() {
+        let mut runner = committer.runner.lock().unwrap_or_else(|p| p.into_inner());
         runner.push(first);
-        runner.drain(&rx);
+        runner.drain(&committer.queue);
         runner.run_batch(&shared);
     }
 }
@@ -320,10 +360,10 @@ fn commit_batch(
     bytes: usize,
     want: bool,
 ) -> Result<Option<ReadTxn>, KvError> {
-    if let Some(cause) = shared.poison_cause() {
+    if let Some(cause) = shared.core.poison_cause() {
         return Err(KvError::Poisoned { cause });
     }
-    shared.ensure_room(bytes)?;
+    shared.core.ensure_room(bytes)?;
     // Cleared when a request that defers its writes did not fail a read that met pending ones:
     // the batch is then redone with every request's writes applied right after it.
     let mut may_defer = true;
@@ -331,10 +371,11 @@ fn commit_batch(
         scratch.clear();
         let mut state = BatchState::default();
         let mut txn = shared
+            .core
             .env
             .write_txn()
-            .map_err(|e| shared.poison(KvError::from(e)))?;
-        shared.warm_ahead(&txn, bytes);
+            .map_err(|e| shared.core.poison(KvError::from(e)))?;
+        shared.core.warm_ahead(&txn, bytes);
         // Begun while the write transaction is open: exactly the state the batch starts from.
         // Never waits for a reader slot (a reader may be waiting for this very commit).
         let before = if want {
@@ -342,10 +383,16 @@ fn commit_batch(
         } else {
             None
         };
-        let seq = shared.wal.as_ref().map(|wal| wal.next_seq());
+        let seq = shared.core.wal.as_ref().map(|wal| wal.next_seq());
         let applied = apply_requests(batch, &mut scratch, &mut txn, &mut state, may_defer)
             .and_then(|()| finish_slots(&mut state, scratch.stage, &mut txn))
-            .and_then(|()| Ok(tally::add(&mut txn, shared.meta, scratch.stage.tallies())?))
+            .and_then(|()| {
+                Ok(tally::add(
+                    &mut txn,
+                    shared.core.meta,
+                    scratch.stage.tallies(),
+                )?)
+            })
             .and_then(|()| stamp_log_seq(shared, seq, &mut txn));
         match applied {
             Ok(()) => {}
@@ -353,7 +400,7 @@ fn commit_batch(
                 txn.abort();
                 // A growth waits for every snapshot, ours included.
                 drop(before);
-                shared.grow_map(true)?;
+                shared.core.grow_map(true)?;
                 continue;
             }
             Err(Interrupt::RedoInOrder) => {
@@ -364,12 +411,12 @@ fn commit_batch(
             }
             Err(Interrupt::Failed(e)) => {
                 txn.abort();
-                return Err(shared.poison(e));
+                return Err(shared.core.poison(e));
             }
         }
-        if shared.take_injected_failure() {
+        if shared.core.take_injected_failure() {
             txn.abort();
-            return Err(shared.poison(KvError::CommitFailed {
+            return Err(shared.core.poison(KvError::CommitFailed {
                 cause: "injected failure".into(),
             }));
         }
@@ -377,21 +424,21 @@ fn commit_batch(
             Committed::Yes => {}
             Committed::MapFull => {
                 drop(before);
-                shared.grow_map(true)?;
+                shared.core.grow_map(true)?;
                 continue;
             }
         }
         // An early growth needs every snapshot closed: when one is due (rarely: the map
         // doubles each time), snapshots kept for reports give way.
         let before = match before {
-            Some(ours) if shared.map_getting_full() => {
+            Some(ours) if shared.core.map_getting_full() => {
                 drop(ours);
-                shared.retained.release_all();
+                shared.core.retained.release_all();
                 None
             }
             other => other,
         };
-        shared.after_commit();
+        shared.core.after_commit();
         return Ok(before);
     }
 }
@@ -516,7 +563,12 @@ fn finish_slots(
 /// writes, so the state always says which records it holds (replay skips those).
 fn stamp_log_seq(shared: &EnvShared, seq: Option<u64>, txn: &mut RwTxn) -> Result<(), Interrupt> {
     if let Some(seq) = seq {
-        txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE)?;
+        txn.put(
+            shared.core.meta,
+            LOG_SEQ_KEY,
+            &seq.to_be_bytes(),
+            PutFlags::NONE,
+        )?;
     }
     Ok(())
 }
@@ -538,25 +590,25 @@ fn commit_durably(
     stage: &Stage,
     seq: Option<u64>,
 ) -> Result<Committed, KvError> {
-    match (&shared.wal, seq) {
+    match (&shared.core.wal, seq) {
         (Some(wal), Some(seq)) => {
-            let logged = match wal.log_group(&shared.env, stage, seq) {
+            let logged = match wal.log_group(&shared.core.env, stage, seq) {
                 Ok(logged) => logged,
                 Err(e) => {
                     txn.abort();
-                    return Err(shared.poison(e));
+                    return Err(shared.core.poison(e));
                 }
             };
             wal.commit(txn, &logged).map_err(|e| {
-                shared.poison(KvError::CommitFailed {
+                shared.core.poison(KvError::CommitFailed {
                     cause: e.to_string(),
                 })
             })?;
-            wal.after_commit(&shared.env, &logged)
-                .map_err(|e| shared.poison(e))?;
+            wal.after_commit(&shared.core.env, &logged)
+                .map_err(|e| shared.core.poison(e))?;
         }
         _ => {
-            let flushing = shared.flush_ahead(stage.len());
+            let flushing = shared.core.flush_ahead(stage.len());
             let started = timing::start();
             let committed = txn.commit();
             timing::add(Step::LmdbCommit, started);
@@ -565,7 +617,7 @@ fn commit_durably(
                 Ok(()) => {}
                 Err(e) if is_map_full(&e) => return Ok(Committed::MapFull),
                 Err(e) => {
-                    return Err(shared.poison(KvError::CommitFailed {
+                    return Err(shared.core.poison(KvError::CommitFailed {
                         cause: e.to_string(),
                     }))
                 }
@@ -573,8 +625,8 @@ fn commit_durably(
         }
     }
     // Writes into a part of the map the file no longer backs went nowhere.
-    if let Some(e) = shared.shrink_error() {
-        return Err(shared.poison(KvError::CommitFailed {
+    if let Some(e) = shared.core.shrink_error() {
+        return Err(shared.core.poison(KvError::CommitFailed {
             cause: e.to_string(),
         }));
     }

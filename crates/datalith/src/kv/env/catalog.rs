@@ -4,16 +4,17 @@
 use std::path::Path;
 
 use super::open_error;
-use super::EnvShared;
 use super::Environment;
+use crate::kv::core::EnvCore;
 use crate::kv::error::KvError;
 use crate::kv::lmdb::{self, Dbi, LmdbError};
-use crate::kv::table::{catalog_key, decode_kind, encode_kind, Table, TableKind, CATALOG_PREFIX};
+use crate::kv::table::{
+    catalog_key, decode_kind, encode_kind, Table, TableKind, CATALOG_PREFIX, META_MAGIC_KEY,
+};
 use crate::limits;
 
 /// Name of the table holding Datalith's own metadata (format magic and version).
 pub(super) const META_TABLE: &str = "__datalith_meta";
-pub(super) const META_MAGIC_KEY: &[u8] = b"magic";
 pub(super) const META_MAGIC: &[u8] = b"datalith";
 pub(super) const META_VERSION_KEY: &[u8] = b"format_version";
 /// On-disk format version this build writes and reads.
@@ -50,20 +51,20 @@ impl Environment {
         if let Some(t) = tables.get(name) {
             return check_kind(t, kind);
         }
-        let shared = self.shared();
+        let core = &self.shared().core;
         // A write transaction of our own: LMDB's writer lock orders it with the committer's.
         // Holding a reader slot keeps the committer from resizing the map meanwhile.
-        let ticket = shared.gate.enter(shared.used_pages());
-        let result = match shared.read_only {
-            true => open_existing(shared, name, kind),
-            false => open_or_create(shared, name, kind, fixed),
+        let ticket = core.gate.enter(core.used_pages());
+        let result = match core.read_only {
+            true => open_existing(core, name, kind),
+            false => open_or_create(core, name, kind, fixed),
         };
-        shared.gate.leave(ticket);
+        core.gate.leave(ticket);
         let table = result?;
-        if let Some(wal) = &shared.wal {
+        if let Some(wal) = &core.wal {
             wal.name_table(table.id, table.name.clone());
         }
-        if let Some(tail) = &shared.tail {
+        if let Some(tail) = &core.tail {
             tail.name_table(&table);
         }
         tables.insert(name.to_string(), table.clone());
@@ -72,38 +73,38 @@ impl Environment {
 
     /// Names and kinds of every user table.
     pub fn tables(&self) -> Result<Vec<(String, TableKind)>, KvError> {
-        let shared = self.shared();
+        let core = &self.shared().core;
         let txn = self.read()?;
         let view = txn.view();
-        let meta = meta_table(shared);
+        let meta = meta_table(core);
         let mut out = Vec::new();
         for entry in view.prefix(&meta, CATALOG_PREFIX, crate::kv::view::Direction::Forward)? {
             let (k, v) = entry?;
             let name = String::from_utf8_lossy(&k[CATALOG_PREFIX.len()..]).into_owned();
-            out.push((name, decode_kind(v, &shared.path)?.0));
+            out.push((name, decode_kind(v, &core.path)?.0));
         }
         Ok(out)
     }
 }
 
 /// The meta table as a [`Table`] (opened once, with the environment).
-pub(super) fn meta_table(shared: &EnvShared) -> Table {
-    Table::opened(META_TABLE, TableKind::Plain, shared.meta, None)
+pub(super) fn meta_table(core: &EnvCore) -> Table {
+    Table::opened(META_TABLE, TableKind::Plain, core.meta, None)
 }
 
 /// Opens table `name` (creating it and its catalog entry if missing) in a write transaction
 /// of its own. Callers hold the environment's table map lock: LMDB wants table opens from one
 /// transaction at a time.
 fn open_or_create(
-    shared: &EnvShared,
+    core: &EnvCore,
     name: &str,
     kind: TableKind,
     fixed: Option<u8>,
 ) -> Result<Table, KvError> {
-    let mut wtxn = shared.env.write_txn()?;
+    let mut wtxn = core.env.write_txn()?;
     let key = catalog_key(name);
-    let existing = match wtxn.get(shared.meta, &key)? {
-        Some(v) => Some(decode_kind(v, &shared.path)?),
+    let existing = match wtxn.get(core.meta, &key)? {
+        Some(v) => Some(decode_kind(v, &core.path)?),
         None => None,
     };
     if let Some((actual, _)) = existing {
@@ -132,24 +133,24 @@ fn open_or_create(
     };
     if existing.is_none() {
         wtxn.put(
-            shared.meta,
+            core.meta,
             &key,
             &encode_kind(kind, fixed),
             lmdb::PutFlags::NONE,
         )?;
     }
-    match &shared.wal {
-        Some(wal) => wal.commit_outside_committer(&shared.env, wtxn)?,
+    match &core.wal {
+        Some(wal) => wal.commit_outside_committer(&core.env, wtxn)?,
         None => wtxn.commit()?,
     }
     Ok(Table::opened(name, kind, db, fixed))
 }
 
 /// Opens the existing table `name` in a read transaction of its own (read-only environments).
-fn open_existing(shared: &EnvShared, name: &str, kind: TableKind) -> Result<Table, KvError> {
-    let rtxn = shared.env.read_txn()?;
-    let (actual, fixed) = match rtxn.get(shared.meta, &catalog_key(name))? {
-        Some(v) => decode_kind(v, &shared.path)?,
+fn open_existing(core: &EnvCore, name: &str, kind: TableKind) -> Result<Table, KvError> {
+    let rtxn = core.env.read_txn()?;
+    let (actual, fixed) = match rtxn.get(core.meta, &catalog_key(name))? {
+        Some(v) => decode_kind(v, &core.path)?,
         None => {
             return Err(KvError::NoSuchTable {
                 name: name.to_string(),

@@ -1,244 +1,46 @@
-//! An open environment: the LMDB file, its tables, the reader gate, map growth, and the
-//! committer thread. The table catalog is in `catalog.rs`, the committer's counters in
-//! `stats.rs`, the map's size and address in `map.rs`.
+//! An open environment: opening the LMDB file (validated first) and its log, the handle users
+//! hold, and the threads it starts (committer, applier). The state its stages share is
+//! `kv::core` (below them) and `kv::shared`; the table catalog is in `catalog.rs`; one writing
+//! process at a time in `writer.rs`.
 
 use crossbeam_channel::Sender;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
-use super::committer::{self, BoxedRequest, Outcome, WriteRequest};
+use super::committer::{self, BoxedRequest, Committer, Outcome, WriteRequest};
+use super::core::map::{initial_map_bytes, page_size, round_up};
+use super::core::{CommitStats, EnvCore};
 use super::durability::{Durability, EnvOptions};
 use super::error::KvError;
 use super::file;
-use super::flush::{Flusher, Flushing};
-use super::gate::{ReaderGate, StillOpen};
-use super::lmdb::{self, env::EnvLimits, Dbi, EnvFlags, LmdbError};
+use super::flush::Flusher;
+use super::gate::ReaderGate;
+use super::lmdb::{self, env::EnvLimits, EnvFlags, LmdbError};
 use super::read::ReadTxn;
+use super::shared::EnvShared;
 use super::table::Table;
-use super::wal::Wal;
+use super::unapplied::Lazy;
+use super::wal::{LogTail, Wal};
 use super::warm::Warmer;
 use super::whole;
 use crate::limits;
 
 mod catalog;
-mod map;
-mod stats;
+mod space;
 mod writer;
 
+pub use super::core::CommitCounters;
 use catalog::check_or_init_meta;
 pub use catalog::FORMAT_VERSION;
-use map::{initial_map_bytes, map_base, page_size, round_up};
-pub use stats::{CommitCounters, CommitStats};
-
-/// State shared by the environment handle, its readers and the committer thread.
-pub(crate) struct EnvShared {
-    /// Declared before `env`: it stops its helper before the map can go away.
-    warmer: Option<Warmer>,
-    /// Where commits flush their data pages: starts their write-back ahead (`kv::flush`).
-    flusher: Option<Flusher>,
-    pub(crate) env: lmdb::Env,
-    /// Datalith's own metadata table (format magic, version, the table catalog).
-    pub(crate) meta: Dbi,
-    pub(crate) path: PathBuf,
-    pub(crate) durability: Durability,
-    pub(crate) gate: ReaderGate,
-    pub(crate) stats: CommitStats,
-    map_bytes: AtomicUsize,
-    /// Pages the file used after the last commit (read by every snapshot as it opens, to say
-    /// later how much the file grew while the snapshot was held).
-    used_pages: AtomicUsize,
-    /// How long a growth waits for open snapshots before the write that needed it fails.
-    growth_patience: std::time::Duration,
-    page_bytes: usize,
-    poison: Mutex<Option<String>>,
-    poisoned: AtomicBool,
-    inject_failure: AtomicBool,
-    /// Test hook: the next `checkpoint()` of an environment without a log fails its sync.
-    inject_sync_failure: AtomicBool,
-    /// Whoever commits holds this (the committer thread, or a blocking caller).
-    pub(crate) runner: Mutex<committer::Runner>,
-    /// The queue's receiving end, for blocking callers that commit themselves.
-    pub(crate) queue: crossbeam_channel::Receiver<BoxedRequest>,
-    /// Batch snapshots kept for reports, released before a forced map growth.
-    pub(crate) retained: super::batch_snapshot::Retained,
-    /// Opened with `open_read_only`: tables are opened, never created.
-    read_only: bool,
-    /// What the validation at open found (`None` for a file this open created).
-    verified: Option<file::Structure>,
-    /// The write-ahead log (`Durable` environments open for writing).
-    pub(crate) wal: Option<Arc<Wal>>,
-    /// Logged groups not yet written into LMDB (with the log, unless
-    /// `EnvOptions::log_apply_later` is off).
-    pub(crate) lazy: Option<super::unapplied::Lazy>,
-    /// Read-only environments: the groups another process acknowledged and LMDB does not hold
-    /// yet, read back from the log (`wal::tail`) for every snapshot.
-    pub(crate) tail: Option<super::wal::LogTail>,
-}
-
-impl EnvShared {
-    /// The error for everything after a read met the end of a data file that shrank while
-    /// mapped (`lmdb::map_guard`): the file no longer holds what the map showed.
-    pub(crate) fn shrink_error(&self) -> Option<KvError> {
-        self.env.shrunk().then(|| KvError::Corrupt {
-            path: self.path.join(file::DATA_FILE),
-            detail: "the file shrank while open (another program truncated it); reopen it".into(),
-        })
-    }
-
-    pub(crate) fn poison_cause(&self) -> Option<String> {
-        if let Some(e) = self.shrink_error() {
-            return Some(e.to_string());
-        }
-        if !self.poisoned.load(Ordering::Acquire) {
-            // A failed checkpoint poisons from the checkpointer's thread, which has no way to
-            // this flag: every check looks at the log too.
-            return self
-                .wal
-                .as_ref()
-                .and_then(|w| w.failure())
-                .map(str::to_string);
-        }
-        self.poison
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// Marks the environment unusable for writes and returns the error for the batch.
-    pub(crate) fn poison(&self, err: KvError) -> KvError {
-        let mut p = self.poison.lock().unwrap_or_else(|p| p.into_inner());
-        if p.is_none() {
-            *p = Some(err.to_string());
-        }
-        self.poisoned.store(true, Ordering::Release);
-        err
-    }
-
-    pub(crate) fn take_injected_failure(&self) -> bool {
-        self.inject_failure.swap(false, Ordering::AcqRel)
-    }
-
-    fn used_bytes(&self) -> usize {
-        let pages = self.env.info().last_page_number + 1;
-        self.used_pages.store(pages, Ordering::Relaxed);
-        pages * self.page_bytes
-    }
-
-    /// Pages the file used as of the last look (cheap: no LMDB call).
-    pub(crate) fn used_pages(&self) -> usize {
-        self.used_pages.load(Ordering::Relaxed)
-    }
-
-    /// Before a batch: make sure the map has room for roughly `bytes` more (LMDB needs about
-    /// twice the payload in pages while copying on write), growing if needed.
-    pub(crate) fn ensure_room(&self, bytes: usize) -> Result<(), KvError> {
-        let need = self.used_bytes() + 3 * bytes + 64 * self.page_bytes;
-        if need > self.map_bytes.load(Ordering::Acquire) {
-            return self.grow_to(need, true);
-        }
-        Ok(())
-    }
-
-    /// At the start of a batch of about `bytes` (its size hint), under `MDB_WRITEMAP`: has the
-    /// warmer fault in the region past the used end that the batch will likely write.
-    pub(crate) fn warm_ahead(&self, txn: &lmdb::RwTxn, bytes: usize) {
-        let Some(warmer) = &self.warmer else { return };
-        let map = self.map_bytes.load(Ordering::Acquire);
-        warmer.ahead(map, self.used_bytes(), bytes, || {
-            map_base(txn, self.meta, self.page_bytes, map)
-        });
-    }
-
-    /// Around the commit of a batch that staged `ops` operations: has the flusher start
-    /// write-back of the commit's pages while LMDB writes them, if the batch is large enough to
-    /// be worth it. Write-back stops when the guard is dropped.
-    pub(crate) fn flush_ahead(&self, ops: usize) -> Option<Flushing<'_>> {
-        let flusher = self.flusher.as_ref()?;
-        (ops >= limits::FLUSH_AHEAD_MIN_OPS).then(|| flusher.during_commit())
-    }
-
-    /// Whether the map is getting full (an early growth is due).
-    pub(crate) fn map_getting_full(&self) -> bool {
-        let map = self.map_bytes.load(Ordering::Acquire);
-        let free = map.saturating_sub(self.used_bytes()) as f64 / map as f64;
-        free < limits::MAP_GROW_WHEN_FREE_BELOW
-    }
-
-    /// After a commit: grow early, while no reader is open, if the map is getting full.
-    pub(crate) fn after_commit(&self) {
-        let map = self.map_bytes.load(Ordering::Acquire);
-        if self.map_getting_full() {
-            // Opportunistic: skipped if a reader is open; a later commit will try again.
-            let _ = self.grow_to(map + 1, false);
-        }
-    }
-
-    /// Grows the map (doubling); `forced` waits for readers to close.
-    pub(crate) fn grow_map(&self, forced: bool) -> Result<(), KvError> {
-        let map = self.map_bytes.load(Ordering::Acquire);
-        self.grow_to(map + 1, forced)
-    }
-
-    fn grow_to(&self, at_least: usize, forced: bool) -> Result<(), KvError> {
-        let current = self.map_bytes.load(Ordering::Acquire);
-        if current >= limits::MAX_MAP_BYTES {
-            return Err(KvError::MapLimit {
-                max: limits::MAX_MAP_BYTES,
-            });
-        }
-        let mut target = current.max(self.page_bytes);
-        while target < at_least {
-            target = target.saturating_mul(2);
-        }
-        let target = round_up(target.min(limits::MAX_MAP_BYTES), self.page_bytes);
-        let resize = || {
-            // The warmer must not fault pages of the mapping being replaced.
-            let _remap = self.warmer.as_ref().map(Warmer::remapping);
-            // SAFETY: LMDB allows `mdb_env_set_mapsize` only while this process has no open
-            // transaction. The committer is the only writer and calls this between
-            // transactions; the reader gate guarantees no read transaction is open while
-            // `resize` runs.
-            let resize = || unsafe { self.env.resize(target) };
-            match &self.wal {
-                Some(wal) => wal.around_resize(&self.env, resize),
-                None => resize(),
-            }
-        };
-        let result = if forced {
-            // Snapshots kept only for reports would make this wait forever if their holder
-            // waits for this commit: let them go.
-            self.retained.release_all();
-            match self.gate.exclusive(self.growth_patience, resize) {
-                Ok(r) => Some(r),
-                Err(StillOpen(oldest)) => {
-                    return Err(KvError::SnapshotBlocksGrowth {
-                        age_ms: oldest.age.as_millis() as u64,
-                        open_snapshots: oldest.open_snapshots,
-                        waited_ms: self.growth_patience.as_millis() as u64,
-                    })
-                }
-            }
-        } else {
-            self.gate.try_exclusive(resize)
-        };
-        match result {
-            None => Ok(()),
-            Some(Ok(())) => {
-                self.map_bytes.store(target, Ordering::Release);
-                self.stats.map_growths.fetch_add(1, Ordering::Relaxed);
-                Ok(())
-            }
-            Some(Err(e)) => Err(KvError::from(e)),
-        }
-    }
-}
 
 struct EnvInner {
     shared: Option<Arc<EnvShared>>,
     sender: Option<Sender<BoxedRequest>>,
+    /// The committer's batch state, which blocking callers may also run.
+    committing: Arc<Committer>,
     committer: Option<JoinHandle<()>>,
     tables: RwLock<HashMap<String, Table>>,
 }
@@ -254,15 +56,15 @@ impl Drop for EnvInner {
             // What is logged but not in LMDB goes there first (on failure the log still
             // holds it, and the next open replays it).
             if let Some(lazy) = &shared.lazy {
-                let _ = lazy.shutdown(&shared);
+                let _ = lazy.shutdown(&shared.core);
             }
             // A last checkpoint: the next open has nothing to replay.
-            if let Some(wal) = &shared.wal {
-                wal.shutdown(&shared.env);
+            if let Some(wal) = &shared.core.wal {
+                wal.shutdown(&shared.core.env);
             }
             // Snapshots kept only for reports' database values end with the environment (a
             // report kept past its database must not keep the files open).
-            shared.retained.release_all();
+            shared.core.retained.release_all();
             // The LMDB environment closes with the last holder (now, unless a reader lives),
             // after which the same path can be reopened in this process.
             drop(shared);
@@ -293,7 +95,7 @@ pub struct Environment {
 
 impl std::fmt::Debug for Environment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Environment({})", self.shared().path.display())
+        write!(f, "Environment({})", self.core().path.display())
     }
 }
 
@@ -438,7 +240,14 @@ impl Environment {
                 false => None,
             };
         let path_for_tail = path.clone();
-        let shared = Arc::new(EnvShared {
+        let lazy = match wal.is_some() && options.log_apply_later {
+            true => Some(Lazy::new(
+                options.log_apply_delay,
+                options.log_readers_apply,
+            )),
+            false => None,
+        };
+        let core = EnvCore {
             warmer,
             flusher,
             env,
@@ -457,36 +266,28 @@ impl Environment {
             poisoned: AtomicBool::new(false),
             inject_failure: AtomicBool::new(false),
             inject_sync_failure: AtomicBool::new(false),
-            runner: Mutex::new(committer::Runner::default()),
-            queue: rx.clone(),
             retained: Default::default(),
             read_only,
             verified,
-            lazy: match wal.is_some() && options.log_apply_later {
-                true => Some(super::unapplied::Lazy::new(
-                    options.log_apply_delay,
-                    options.log_readers_apply,
-                )),
-                false => None,
-            },
             wal,
             // Every read-only open reads the log's tail, even when there is no log yet: a
             // writer may create one while this environment is open.
-            tail: read_only.then(|| {
-                super::wal::LogTail::new(&path_for_tail, page_bytes, options.log_derivation.clone())
-            }),
-        });
+            tail: read_only
+                .then(|| LogTail::new(&path_for_tail, page_bytes, options.log_derivation.clone())),
+        };
+        let shared = Arc::new(EnvShared { core, lazy });
         if let Some(lazy) = &shared.lazy {
             lazy.start(&shared)?;
         }
+        let committing = Arc::new(Committer::new(rx));
         // Read-only: no committer, and with no sender every write fails as `Closed`.
         let (sender, committer) = match read_only {
             true => (None, None),
             false => {
-                let for_thread = shared.clone();
+                let (for_thread, committing) = (shared.clone(), committing.clone());
                 let committer = std::thread::Builder::new()
                     .name("datalith-committer".into())
-                    .spawn(move || committer::run(for_thread, rx))?;
+                    .spawn(move || committer::run(for_thread, committing))?;
                 (Some(tx), Some(committer))
             }
         };
@@ -494,10 +295,15 @@ impl Environment {
             inner: Arc::new(EnvInner {
                 shared: Some(shared),
                 sender,
+                committing,
                 committer,
                 tables: RwLock::new(HashMap::new()),
             }),
         })
+    }
+
+    fn core(&self) -> &EnvCore {
+        &self.shared().core
     }
 
     pub(crate) fn shared(&self) -> &Arc<EnvShared> {
@@ -509,25 +315,25 @@ impl Environment {
 
     /// The directory of the environment.
     pub fn path(&self) -> &Path {
-        &self.shared().path
+        &self.core().path
     }
 
     /// What the validation of the data file at open found (as far as `EnvOptions::verify`
     /// reached); `None` if this open created the file.
     pub fn verified(&self) -> Option<&file::Structure> {
-        self.shared().verified.as_ref()
+        self.core().verified.as_ref()
     }
 
     /// The durability the environment was opened with.
     pub fn durability(&self) -> Durability {
-        self.shared().durability
+        self.core().durability
     }
 
     /// Committer counters (batches, requests, largest batch, map growths).
     pub fn commit_counters(&self) -> CommitCounters {
-        let s = &self.shared().stats;
+        let s = &self.core().stats;
         let (log_records, log_records_derived, log_bytes) = self
-            .shared()
+            .core()
             .wal
             .as_ref()
             .map_or((0, 0, 0), |w| w.record_counts());
@@ -544,12 +350,12 @@ impl Environment {
 
     /// Current size of the memory map in bytes.
     pub fn map_bytes(&self) -> usize {
-        self.shared().map_bytes.load(Ordering::Acquire)
+        self.core().map_bytes.load(Ordering::Acquire)
     }
 
     /// Whether an earlier failed commit has poisoned the environment (and why).
     pub fn poisoned(&self) -> Option<String> {
-        self.shared().poison_cause()
+        self.core().poison_cause()
     }
 
     /// Makes every commit so far durable in the data file now (a checkpoint of the
@@ -561,25 +367,29 @@ impl Environment {
     /// pages the first one lost. With a log, reopening recovers every acknowledged write.
     pub fn checkpoint(&self) -> Result<(), KvError> {
         let shared = self.shared();
-        if let Some(cause) = shared.poison_cause() {
+        if let Some(cause) = shared.core.poison_cause() {
             return Err(KvError::Poisoned { cause });
         }
         // Committed groups not yet in LMDB go there first, so the checkpoint covers them.
         if let Some(lazy) = &shared.lazy {
-            lazy.apply_all(shared)?;
+            lazy.apply_all(&shared.core)?;
         }
-        match &shared.wal {
-            Some(wal) => wal.checkpoint(&shared.env),
-            None if shared.read_only => Ok(()),
+        match &shared.core.wal {
+            Some(wal) => wal.checkpoint(&shared.core.env),
+            None if shared.core.read_only => Ok(()),
             None => {
-                let synced = match shared.inject_sync_failure.swap(false, Ordering::AcqRel) {
+                let synced = match shared
+                    .core
+                    .inject_sync_failure
+                    .swap(false, Ordering::AcqRel)
+                {
                     true => Err(KvError::Io(std::io::Error::from_raw_os_error(libc::EIO))),
-                    false => shared.env.sync().map_err(KvError::from),
+                    false => shared.core.env.sync().map_err(KvError::from),
                 };
                 // Never retried, as a log's checkpoint (`wal::failure`): a second sync may
                 // succeed for pages the failed one lost.
                 synced.map_err(|e| {
-                    shared.poison(KvError::CommitFailed {
+                    shared.core.poison(KvError::CommitFailed {
                         cause: format!(
                             "the data file could not be synced ({e}); writes are refused until \
                              the database is reopened"
@@ -596,7 +406,7 @@ impl Environment {
     pub fn apply_logged(&self) -> Result<(), KvError> {
         let shared = self.shared();
         match &shared.lazy {
-            Some(lazy) => lazy.apply_all(shared),
+            Some(lazy) => lazy.apply_all(&shared.core),
             None => Ok(()),
         }
     }
@@ -604,16 +414,19 @@ impl Environment {
     /// Test hook: the next commit fails as if the device had refused it.
     #[doc(hidden)]
     pub fn inject_commit_failure(&self) {
-        self.shared().inject_failure.store(true, Ordering::Release);
+        self.core().inject_failure.store(true, Ordering::Release);
     }
 
     /// Test hook: the next checkpoint fails as if the disk had refused to sync the data file.
     #[doc(hidden)]
     pub fn inject_checkpoint_failure(&self) {
         let shared = self.shared();
-        match &shared.wal {
+        match &shared.core.wal {
             Some(wal) => wal.inject_checkpoint_failure(),
-            None => shared.inject_sync_failure.store(true, Ordering::Release),
+            None => shared
+                .core
+                .inject_sync_failure
+                .store(true, Ordering::Release),
         }
     }
 
@@ -622,14 +435,15 @@ impl Environment {
     /// pages freed since it opened, so the file grows by about what was rewritten meanwhile.
     pub fn oldest_snapshot(&self) -> Option<HeldSnapshot> {
         let shared = self.shared();
-        let oldest = shared.gate.oldest()?;
+        let oldest = shared.core.gate.oldest()?;
         Some(HeldSnapshot {
             age: oldest.age,
             open_snapshots: oldest.open_snapshots,
             file_growth_bytes: shared
+                .core
                 .used_pages()
                 .saturating_sub(oldest.used_pages_at_open)
-                * shared.page_bytes,
+                * shared.core.page_bytes,
         })
     }
 
@@ -638,12 +452,12 @@ impl Environment {
     /// `SnapshotBlocksGrowth`). A holder of snapshots kept only by choice (a server's leased
     /// values) lets them go when this is true.
     pub fn growth_waiting(&self) -> bool {
-        self.shared().gate.growth_waiting()
+        self.core().gate.growth_waiting()
     }
 
     /// Bytes of the file in use as of the last commit (pages up to the last one written).
     pub fn used_bytes(&self) -> usize {
-        self.shared().used_pages() * self.shared().page_bytes
+        self.core().used_pages() * self.core().page_bytes
     }
 
     /// Opens a consistent read snapshot. Never blocks on the committer; waits only if every
@@ -671,15 +485,13 @@ impl Environment {
     /// committing (with whatever else is queued), else through the committer. Blocking
     /// callers use this; the request completes through its own completion either way.
     pub fn submit_blocking(&self, request: Box<dyn WriteRequest>) {
-        let shared = self.shared();
-        if self.inner.sender.is_some() {
-            if let Ok(mut runner) = shared.runner.try_lock() {
-                runner.drain(&shared.queue);
-                runner.push(request);
-                runner.run_batch(shared);
-                return;
-            }
-        }
+        let request = match self.inner.sender.is_some() {
+            true => match self.inner.committing.try_run(self.shared(), request) {
+                Ok(()) => return,
+                Err(request) => request,
+            },
+            false => request,
+        };
         self.submit(request);
     }
 
@@ -712,7 +524,7 @@ impl Environment {
     fn copy_into(&self, dir: &Path, target: &Path) -> Result<(), KvError> {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let shared = self.shared();
-        let mode = std::fs::metadata(shared.path.join("data.mdb"))?
+        let mode = std::fs::metadata(shared.core.path.join("data.mdb"))?
             .permissions()
             .mode();
         let temp = dir.join(format!(".data.mdb.copy-{}", std::process::id()));
@@ -724,20 +536,20 @@ impl Environment {
         let written = (|| -> Result<(), KvError> {
             // The copy is of LMDB's state: committed groups not yet written there go first.
             if let Some(lazy) = &shared.lazy {
-                lazy.apply_all(shared)?;
+                lazy.apply_all(&shared.core)?;
             }
             // Read-only, another process's groups go there first too: wait until its applier
             // has written every group acknowledged before the copy began.
-            if shared.tail.is_some() {
+            if shared.core.tail.is_some() {
                 wait_for_applied(shared)?;
             }
             // The umask may have narrowed the mode given at creation: set it exactly.
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
             // The copy reads through its own LMDB read transaction: hold a gate slot so the
             // map is not resized under it.
-            let ticket = shared.gate.enter(shared.used_pages());
-            let copied = shared.env.copy_compacted(&file);
-            shared.gate.leave(ticket);
+            let ticket = shared.core.gate.enter(shared.core.used_pages());
+            let copied = shared.core.env.copy_compacted(&file);
+            shared.core.gate.leave(ticket);
             copied?;
             file.sync_all()?;
             std::fs::rename(&temp, target)?;
@@ -758,12 +570,12 @@ impl Environment {
 fn wait_for_applied(shared: &Arc<EnvShared>) -> Result<(), KvError> {
     let wanted = {
         let txn = ReadTxn::begin(shared.clone())?;
-        let seq_in_lmdb = super::wal::seq_of(txn.raw_txn(), shared.meta)?;
+        let seq_in_lmdb = super::wal::seq_of(txn.raw_txn(), shared.core.meta)?;
         txn.unapplied_last_seq().unwrap_or(seq_in_lmdb)
     };
     let started = std::time::Instant::now();
     loop {
-        let applied = super::wal::seq_of(&shared.env.read_txn()?, shared.meta)?;
+        let applied = super::wal::seq_of(&shared.core.env.read_txn()?, shared.core.meta)?;
         if applied >= wanted {
             return Ok(());
         }
@@ -774,7 +586,7 @@ fn wait_for_applied(shared: &Arc<EnvShared>) -> Result<(), KvError> {
                     "{}: the writer has not written log records {}..={wanted} into the data file \
                      within {} ms; if no process has it open for writing, open it for writing \
                      once (that replays them), then copy",
-                    shared.path.display(),
+                    shared.core.path.display(),
                     applied + 1,
                     limits::WRITER_BUSY_TIMEOUT.as_millis()
                 ),
@@ -844,5 +656,40 @@ pub(super) fn open_error(path: &Path, e: LmdbError) -> KvError {
             detail: "made by an incompatible LMDB version".into(),
         },
         _ => KvError::from(e),
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod map_tests {
+    use super::Environment;
+    use crate::kv::core::map::map_base;
+    use crate::kv::durability::{Durability, EnvOptions};
+    use std::sync::atomic::Ordering;
+
+    /// The warmer's map address is where the kernel mapped `data.mdb`.
+    #[test]
+    fn map_base_is_the_start_of_the_data_file_mapping() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment::open(
+            dir.path(),
+            EnvOptions::with_durability(Durability::WriteMapAsync),
+        )
+        .unwrap();
+        let core = &env.shared().core;
+        let map = core.map_bytes.load(Ordering::Acquire);
+        let txn = core.env.write_txn().unwrap();
+        let base = map_base(&txn, core.meta, core.page_bytes, map).expect("a plausible base");
+        drop(txn);
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let data_file = dir.path().join("data.mdb");
+        let line = maps
+            .lines()
+            .find(|l| l.ends_with(&*data_file.to_string_lossy()))
+            .expect("data.mdb is mapped");
+        let (start, end) = line.split_once(' ').unwrap().0.split_once('-').unwrap();
+        let start = usize::from_str_radix(start, 16).unwrap();
+        let end = usize::from_str_radix(end, 16).unwrap();
+        assert_eq!(base, start, "{line}");
+        assert_eq!(end - start, map, "{line}");
     }
 }

@@ -12,6 +12,7 @@
 //! - [`compare`]: the key order (LMDB's default, with a fast path for 8-byte items).
 //! - [`error`]: LMDB return codes.
 //! - [`map_guard`]: a file that shrinks while mapped costs an error, not the process.
+//! - [`free_list`]: the pages LMDB's free-page table holds.
 //!
 //! Invariants the wrapper owns: the environment is opened with `MDB_NOTLS` (a read transaction
 //! is tied to its object, not its thread); an environment closes only after its last
@@ -23,6 +24,7 @@ pub(crate) mod compare;
 pub(crate) mod cursor;
 pub(crate) mod env;
 pub(crate) mod error;
+pub(crate) mod free_list;
 mod map_guard;
 pub(crate) mod txn;
 

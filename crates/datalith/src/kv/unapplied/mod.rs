@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::env::EnvShared;
+use super::core::EnvCore;
 use super::error::{is_map_full, KvError};
 use super::lmdb::PutFlags;
 use super::overlay::Overlay;
@@ -117,6 +117,14 @@ pub(crate) struct ForCommitter {
     pub(crate) rest: Vec<Arc<Group>>,
 }
 
+/// What the applier thread holds (weakly): the environment's state and its `Lazy`. Defined
+/// here and implemented above (`kv::shared`), so that this room need not name the room that
+/// holds it.
+pub(crate) trait Host: Send + Sync + 'static {
+    fn core(&self) -> &EnvCore;
+    fn lazy(&self) -> Option<&Lazy>;
+}
+
 impl Lazy {
     pub(crate) fn new(max_age: Duration, readers_apply: bool) -> Lazy {
         let signal = Arc::new(Signal::default());
@@ -135,8 +143,8 @@ impl Lazy {
     }
 
     /// Starts the applier thread (it holds the environment weakly and ends at `shutdown`).
-    pub(crate) fn start(&self, shared: &Arc<EnvShared>) -> std::io::Result<()> {
-        let weak = Arc::downgrade(shared);
+    pub(crate) fn start<H: Host>(&self, host: &Arc<H>) -> std::io::Result<()> {
+        let weak = Arc::downgrade(host);
         let signal = self.signal.clone();
         let thread = std::thread::Builder::new()
             .name("datalith-apply".into())
@@ -235,9 +243,9 @@ impl Lazy {
     /// Writes every published group into LMDB in one transaction and publishes the version
     /// without them. Must not be called while holding a snapshot (see the module's
     /// invariants).
-    pub(crate) fn apply_all(&self, shared: &EnvShared) -> Result<(), KvError> {
+    pub(crate) fn apply_all(&self, core: &EnvCore) -> Result<(), KvError> {
         let held = lock(&self.applying);
-        self.apply_held(shared, &held, true, false)
+        self.apply_held(core, &held, true, false)
     }
 
     /// How long groups may wait when many ops came in (`UNAPPLIED_BUSY_AGE`): never less than
@@ -269,7 +277,7 @@ impl Lazy {
     /// reader builds it; see `UNAPPLIED_READER_MERGE_OPS`), and is work the applier saves.
     /// Never grows the map; when the wait runs out or the write fails, the reader merges the
     /// overlay, and a large one hurries the applier.
-    pub(crate) fn apply_for_reader(&self, shared: &EnvShared) {
+    pub(crate) fn apply_for_reader(&self, core: &EnvCore) {
         let version = self.current();
         if version.ops <= UNAPPLIED_READER_MERGE_OPS {
             // Cheap to merge (a read between writes: the applier catches up on its own
@@ -288,7 +296,7 @@ impl Lazy {
             if let Ok(held) = self.applying.try_lock() {
                 if !self.current().applied_through(target) {
                     // A failure is met again by the applier, which reports it to writers.
-                    let _ = self.apply_held(shared, &held, false, false);
+                    let _ = self.apply_held(core, &held, false, false);
                 }
                 return;
             }
@@ -306,7 +314,7 @@ impl Lazy {
     /// is published.
     fn apply_held(
         &self,
-        shared: &EnvShared,
+        core: &EnvCore,
         _held: &std::sync::MutexGuard<'_, ()>,
         may_grow: bool,
         refold: bool,
@@ -316,10 +324,10 @@ impl Lazy {
         let Some(last) = groups.last() else {
             return Ok(());
         };
-        if let Some(cause) = shared.poison_cause() {
+        if let Some(cause) = core.poison_cause() {
             return Err(KvError::Poisoned { cause });
         }
-        let wal = shared
+        let wal = core
             .wal
             .as_ref()
             .expect("groups are left unapplied only with a log");
@@ -339,18 +347,18 @@ impl Lazy {
             bytes += g.logged.bytes();
         }
         if may_grow {
-            shared.ensure_room(merged.staged_bytes())?;
+            core.ensure_room(merged.staged_bytes())?;
         }
-        let txnid = commit_stage(shared, &mut merged, last.seq, &last.logged, may_grow)?;
+        let txnid = commit_stage(core, &mut merged, last.seq, &last.logged, may_grow)?;
         if refold {
             // Until the trim below, the committer reads LMDB (which now holds the applied
             // groups) with its overlay of all of them: harmless, see the module's invariants.
             self.refold_after(last.seq, txnid);
         }
         self.trim(last.seq, txnid);
-        wal.after_commit(&shared.env, &last.logged.covering(bytes))
-            .map_err(|e| shared.poison(e))?;
-        shared.after_commit();
+        wal.after_commit(&core.env, &last.logged.covering(bytes))
+            .map_err(|e| core.poison(e))?;
+        core.after_commit();
         Ok(())
     }
 
@@ -408,13 +416,13 @@ impl Lazy {
 
     /// Stops the applier and applies what is left (the environment is closing; the committer
     /// has stopped).
-    pub(crate) fn shutdown(&self, shared: &EnvShared) -> Result<(), KvError> {
+    pub(crate) fn shutdown(&self, core: &EnvCore) -> Result<(), KvError> {
         lock(&self.signal.state).stop = true;
         self.signal.wake.notify_all();
         if let Some(t) = lock(&self.thread).take() {
             let _ = t.join();
         }
-        self.apply_all(shared)
+        self.apply_all(core)
     }
 }
 
@@ -423,28 +431,28 @@ impl Lazy {
 /// is grown and the write redone when `may_grow`, else the attempt ends with the error. Any
 /// other failure poisons the environment.
 pub(crate) fn commit_stage(
-    shared: &EnvShared,
+    core: &EnvCore,
     stage: &mut Stage,
     seq: u64,
     logged: &Logged,
     may_grow: bool,
 ) -> Result<usize, KvError> {
-    let wal = shared.wal.as_ref().expect("only with a log");
+    let wal = core.wal.as_ref().expect("only with a log");
     loop {
-        let mut txn = shared
+        let mut txn = core
             .env
             .write_txn()
-            .map_err(|e| shared.poison(KvError::from(e)))?;
+            .map_err(|e| core.poison(KvError::from(e)))?;
         stage.forget_tallies();
         let written = stage
             .apply(Mark::START, &mut txn)
-            .and_then(|()| super::tally::add(&mut txn, shared.meta, stage.tallies()))
-            .and_then(|()| txn.put(shared.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE));
+            .and_then(|()| super::tally::add(&mut txn, core.meta, stage.tallies()))
+            .and_then(|()| txn.put(core.meta, LOG_SEQ_KEY, &seq.to_be_bytes(), PutFlags::NONE));
         match written {
             Ok(()) => {}
             Err(e) if is_map_full(&e) && may_grow => {
                 txn.abort();
-                shared.grow_map(true)?;
+                core.grow_map(true)?;
                 continue;
             }
             Err(e) if is_map_full(&e) => {
@@ -453,12 +461,12 @@ pub(crate) fn commit_stage(
             }
             Err(e) => {
                 txn.abort();
-                return Err(shared.poison(KvError::from(e)));
+                return Err(core.poison(KvError::from(e)));
             }
         }
         let txnid = txn.id();
         wal.commit(txn, logged).map_err(|e| {
-            shared.poison(KvError::CommitFailed {
+            core.poison(KvError::CommitFailed {
                 cause: e.to_string(),
             })
         })?;
@@ -469,13 +477,14 @@ pub(crate) fn commit_stage(
 /// The applier's loop: applies once the oldest group is `max_age` old (`busy_age` when many
 /// ops wait), the groups hold `UNAPPLIED_MAX_OPS` ops or number `UNAPPLIED_MAX_GROUPS`, or a
 /// reader asked.
-fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
+fn run_applier<H: Host>(host: Weak<H>, signal: Arc<Signal>) {
     let mut other_readers = OtherReaders::default();
     loop {
-        let Some(env) = shared.upgrade() else { return };
-        let Some(lazy) = env.lazy.as_ref() else {
+        let Some(owner) = host.upgrade() else { return };
+        let Some(lazy) = owner.lazy() else {
             return;
         };
+        let env = owner.core();
         let max_age = lazy.max_age;
         let busy_age = lazy.busy_age();
         // Read under the signal's lock, which `publish` takes to wake us: no wake-up is lost
@@ -485,7 +494,7 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             return;
         }
         let version = lazy.current();
-        let others = version.first_at.is_some() && other_readers.present(&env);
+        let others = version.first_at.is_some() && other_readers.present(env);
         let due = match version.first_at {
             None => Duration::from_secs(1),
             Some(_) if version.ops >= UNAPPLIED_MAX_OPS => Duration::ZERO,
@@ -502,16 +511,16 @@ fn run_applier(shared: Weak<EnvShared>, signal: Arc<Signal>) {
             // again by the next attempt); writers see it on their next group.
             let applied = {
                 let held = lock(&lazy.applying);
-                lazy.apply_held(&env, &held, true, true)
+                lazy.apply_held(env, &held, true, true)
             };
             lazy.drop_discarded();
             if applied.is_err() {
-                drop(env);
+                drop(owner);
                 std::thread::sleep(max_age.max(Duration::from_millis(10)));
             }
             continue;
         }
-        drop(env);
+        drop(owner);
         let (state, _) = signal
             .wake
             .wait_timeout(state, due)
@@ -532,11 +541,11 @@ struct OtherReaders {
 }
 
 impl OtherReaders {
-    fn present(&mut self, shared: &EnvShared) -> bool {
+    fn present(&mut self, core: &EnvCore) -> bool {
         match self.looked {
             Some((at, present)) if at.elapsed() < OTHER_READERS_LOOK => present,
             _ => {
-                let present = shared.env.other_process_reads();
+                let present = core.env.other_process_reads();
                 self.looked = Some((Instant::now(), present));
                 present
             }

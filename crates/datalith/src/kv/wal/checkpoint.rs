@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use super::super::commit_timing::{self as timing, Step};
 use super::super::error::KvError;
+use super::super::lmdb::free_list;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
-use super::super::space;
 use super::super::stage::Stage;
 use super::derive::{self, Derivation, DerivedIds};
 use super::failure::Failure;
@@ -518,7 +518,7 @@ impl Wal {
             // The free list's entries of the commits since the last look (usually one, this
             // commit's): a read snapshot and a seek, a few microseconds. A failure only
             // leaves the count behind until the next commit.
-            if let Ok((pages, last)) = space::freed_after(env, t.scanned) {
+            if let Ok((pages, last)) = free_list::freed_after(env, t.scanned) {
                 t.freed += pages;
                 t.scanned = last;
             }

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// Counters of the committer, for benchmarks and `stat`.
 #[derive(Debug, Default)]
 pub struct CommitStats {
-    pub(super) batches: AtomicU64,
-    pub(super) requests: AtomicU64,
-    pub(super) largest_batch: AtomicUsize,
-    pub(super) map_growths: AtomicU64,
+    pub(crate) batches: AtomicU64,
+    pub(crate) requests: AtomicU64,
+    pub(crate) largest_batch: AtomicUsize,
+    pub(crate) map_growths: AtomicU64,
 }
 
 /// A snapshot of [`CommitStats`].
