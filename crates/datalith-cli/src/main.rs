@@ -81,6 +81,10 @@ enum Command {
         /// comes from $DATALITH_TOKEN.
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM: a CA, or the
+        /// server's self-signed certificate from `datalith cert`).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
     },
     /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions,
     /// run in order until one fails: the error says which committed); prints the tx id and
@@ -94,6 +98,9 @@ enum Command {
         /// Transact on a server (`datalith serve`) at URL; DB is then its database's name.
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
     },
     /// Pull a pattern for an entity (id, :ident or lookup ref [:attr value]).
     Pull {
@@ -106,6 +113,9 @@ enum Command {
         /// Pull from a server (`datalith serve`) at URL; DB is then its database's name.
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
     },
     /// Import EDN tx data or CSV (one entity per row) into a database (created if missing).
     Import {
@@ -146,6 +156,9 @@ enum Command {
     /// Serve databases over HTTP, in EDN and JSON (API: crates/datalith-server/README.md);
     /// stops on SIGTERM or Ctrl-C after the running requests.
     Serve(datalith_server::ServeArgs),
+    /// Make a self-signed certificate and key (DIR/cert.pem, DIR/key.pem) to try `serve`
+    /// with TLS; clients trust it with --cacert DIR/cert.pem.
+    Cert(datalith_server::CertArgs),
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -213,10 +226,17 @@ fn run(cli: Cli) -> Result<i32> {
             inputs,
             format,
             connect,
+            cacert,
         } => {
             let format = format.unwrap_or(Format::Edn);
             let out = match connect {
-                Some(url) => remote::query(&url, &db, &query, &inputs, format)?,
+                Some(url) => remote::query(
+                    &remote::Remote::new(&url, cacert.as_deref())?,
+                    &db,
+                    &query,
+                    &inputs,
+                    format,
+                )?,
                 None => commands::query(&db, &query, &inputs, format)?,
             };
             print(&out).map(|_| 0)
@@ -226,10 +246,16 @@ fn run(cli: Cli) -> Result<i32> {
             txdata,
             format,
             connect,
+            cacert,
         } => {
             let format = data_format(format)?;
             let out = match connect {
-                Some(url) => remote::transact(&url, &db, &txdata, format)?,
+                Some(url) => remote::transact(
+                    &remote::Remote::new(&url, cacert.as_deref())?,
+                    &db,
+                    &txdata,
+                    format,
+                )?,
                 None => commands::transact(&db, &txdata, format)?,
             };
             print(&out).map(|_| 0)
@@ -240,10 +266,17 @@ fn run(cli: Cli) -> Result<i32> {
             eid,
             format,
             connect,
+            cacert,
         } => {
             let format = data_format(format)?;
             let out = match connect {
-                Some(url) => remote::pull(&url, &db, &pattern, &eid, format)?,
+                Some(url) => remote::pull(
+                    &remote::Remote::new(&url, cacert.as_deref())?,
+                    &db,
+                    &pattern,
+                    &eid,
+                    format,
+                )?,
                 None => commands::pull(&db, &pattern, &eid, format)?,
             };
             print(&out).map(|_| 0)
@@ -269,6 +302,10 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Serve(args) => datalith_server::serve(args)
             .map(|_| 0)
             .map_err(CliError::from),
+        Command::Cert(args) => datalith_server::cert::make(&args)
+            .map_err(CliError::from)
+            .and_then(|said| print(&said))
+            .map(|_| 0),
         Command::Bench { args } => commands::bench(&args),
     }
 }

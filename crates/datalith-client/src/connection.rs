@@ -1,6 +1,9 @@
 //! A server and one of its databases.
 
+use std::path::Path;
+
 use datalith::edn::Edn;
+use ureq::tls::{parse_pem, Certificate, PemItem};
 
 use crate::db::RemoteDb;
 use crate::error::ClientError;
@@ -17,14 +20,23 @@ impl Client {
     /// A client of the server at `url`, without a token.
     pub fn new(url: &str) -> Client {
         Client {
-            http: Http::new(url, None),
+            http: Http::new(url, None, None),
         }
     }
 
     /// A client that sends `token` (`Authorization: Bearer`).
     pub fn with_token(url: &str, token: &str) -> Client {
         Client {
-            http: Http::new(url, Some(token.to_string())),
+            http: Http::new(url, Some(token.to_string()), None),
+        }
+    }
+
+    /// A client with more than a URL: a token, the certificates to trust over `https://`.
+    pub fn builder(url: &str) -> ClientBuilder {
+        ClientBuilder {
+            url: url.to_string(),
+            token: None,
+            roots: None,
         }
     }
 
@@ -33,6 +45,61 @@ impl Client {
         Connection {
             http: self.http.clone(),
             name: name.to_string(),
+        }
+    }
+}
+
+/// How to reach a server: [`Client::builder`].
+#[derive(Clone)]
+pub struct ClientBuilder {
+    url: String,
+    token: Option<String>,
+    roots: Option<Vec<Certificate<'static>>>,
+}
+
+impl ClientBuilder {
+    /// Sends `token` (`Authorization: Bearer`).
+    pub fn token(mut self, token: &str) -> ClientBuilder {
+        self.token = Some(token.to_string());
+        self
+    }
+
+    /// Over `https://`, trusts the certificates in `pem` (a CA, or the server's self-signed
+    /// certificate from `datalith cert`) instead of the public web's roots; the server's
+    /// certificate must chain to one of them and name the URL's host.
+    pub fn cacert_pem(mut self, pem: &[u8]) -> Result<ClientBuilder, ClientError> {
+        let mut certs = Vec::new();
+        for item in parse_pem(pem) {
+            match item {
+                Ok(PemItem::Certificate(c)) => certs.push(c.to_owned()),
+                Ok(_) => {}
+                Err(e) => return Err(ClientError::config(format!("not PEM: {e}"))),
+            }
+        }
+        if certs.is_empty() {
+            return Err(ClientError::config(
+                "no certificate in it (a PEM file with -----BEGIN CERTIFICATE-----)",
+            ));
+        }
+        self.roots.get_or_insert_with(Vec::new).extend(certs);
+        Ok(self)
+    }
+
+    /// [`cacert_pem`](Self::cacert_pem) of a file's contents.
+    pub fn cacert_file(self, path: impl AsRef<Path>) -> Result<ClientBuilder, ClientError> {
+        let path = path.as_ref();
+        let pem = std::fs::read(path)
+            .map_err(|e| ClientError::config(format!("{}: {e}", path.display())))?;
+        self.cacert_pem(&pem).map_err(|e| ClientError {
+            message: format!("{}: {}", path.display(), e.message),
+            ..e
+        })
+    }
+
+    /// The client.
+    pub fn build(self) -> Client {
+        Client {
+            http: Http::new(&self.url, self.token, self.roots),
         }
     }
 }

@@ -163,11 +163,31 @@ fn sigterm_finishes_the_running_request_then_closes_the_databases() {
 }
 
 #[test]
-fn listening_beyond_loopback_needs_tokens_and_insecure() {
+fn listening_beyond_loopback_needs_tokens_and_tls_or_insecure() {
     let dir = tempfile::tempdir().unwrap();
+    let tls = dir.path().join("tls");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .args(["cert", "--out", tls.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
     let cases: &[(&[&str], &str)] = &[
         (&["--listen", "0.0.0.0:0"], "without --tokens"),
         (&["--listen", "0.0.0.0:0", "--insecure"], "without --tokens"),
+        (
+            &[
+                "--listen",
+                "0.0.0.0:0",
+                "--tls-cert",
+                cert,
+                "--tls-key",
+                key,
+            ],
+            "without --tokens",
+        ),
+        (&["--tls-cert", cert], "--tls-key"),
     ];
     for (args, want) in cases {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
@@ -194,6 +214,8 @@ fn listening_beyond_loopback_needs_tokens_and_insecure() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("without TLS"), "{stderr}");
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
     assert!(stderr.contains("--insecure"), "{stderr}");
 }
 

@@ -13,3 +13,4 @@ mod limits;
 mod load;
 mod readme;
 mod server;
+mod tls;
