@@ -43,7 +43,7 @@ mod http;
 mod report;
 
 pub use connection::{Client, ClientBuilder, Connection, IntoTxForm};
-pub use db::RemoteDb;
+pub use db::{Pages, RemoteDb};
 pub use error::{ClientError, TLS};
 pub use report::Report;
 

@@ -13,4 +13,5 @@ mod limits;
 mod load;
 mod readme;
 mod server;
+mod streaming;
 mod tls;

@@ -78,6 +78,11 @@ impl Server {
         base.trim_start_matches("http://").to_string()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
+    }
+
     /// Sends SIGTERM.
     pub fn terminate(&self) {
         if let Some(child) = &self.child {

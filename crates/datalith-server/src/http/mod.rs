@@ -1,6 +1,6 @@
 //! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), what every
 //! database request goes through (`pipeline`: `body`, `cancel`, `access_log`), and how
-//! answers and errors are written (`respond`).
+//! answers and errors are written (`respond`; large results a chunk at a time: `stream`).
 //!
 //! | route | |
 //! |---|---|
@@ -18,6 +18,7 @@ mod cancel;
 mod handlers;
 mod pipeline;
 mod respond;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
