@@ -67,8 +67,15 @@ enum Command {
         #[arg(long)]
         fresh: bool,
     },
-    /// Open the interactive shell (same as `datalith DB`).
-    Shell { db: PathBuf },
+    /// Open the interactive shell (same as `datalith DB`); DB may be a server's URL,
+    /// http(s)://HOST:PORT[/db/NAME], to work on its databases (a token from
+    /// $DATALITH_TOKEN).
+    Shell {
+        db: PathBuf,
+        /// With an https:// URL: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE")]
+        cacert: Option<PathBuf>,
+    },
     /// Run a query; inputs (EDN) bind to `:in` after `$`. QUERY may be `-` or `@file`.
     Query {
         db: PathBuf,
@@ -210,7 +217,7 @@ fn report(e: &CliError, format: Option<Format>) {
 fn run(cli: Cli) -> Result<i32> {
     let command = match (cli.command, cli.db) {
         (Some(c), _) => c,
-        (None, Some(db)) => return shell::run(&db),
+        (None, Some(db)) => return shell::run_any(&db, None),
         (None, None) => {
             return Err(CliError::user(
                 "no database given: try `datalith demo`, `datalith FILE` or `datalith --help`",
@@ -219,7 +226,7 @@ fn run(cli: Cli) -> Result<i32> {
     };
     match command {
         Command::Demo { path, fresh } => demo::run(path, fresh).map(|_| 0),
-        Command::Shell { db } => shell::run(&db),
+        Command::Shell { db, cacert } => shell::run_any(&db, cacert.as_deref()),
         Command::Query {
             db,
             query,

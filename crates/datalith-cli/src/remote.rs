@@ -20,6 +20,7 @@ use crate::render::{find_headers, render, Format};
 /// `--cacert`.
 pub struct Remote {
     client: Client,
+    url: String,
 }
 
 impl Remote {
@@ -36,7 +37,18 @@ impl Remote {
         }
         Ok(Remote {
             client: builder.build(),
+            url: url.to_string(),
         })
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
     }
 
     /// The database served as `name`.
@@ -111,7 +123,7 @@ pub fn pull(url: &Remote, db: &Path, pattern: &str, eid: &str, format: Format) -
 }
 
 /// A report as the local `transact` prints one: `{:tx id :datoms n :tempids {...}}`.
-fn report_edn(report: &Report) -> Edn {
+pub fn report_edn(report: &Report) -> Edn {
     let tempids = report
         .tempids
         .iter()

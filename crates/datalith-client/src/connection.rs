@@ -40,6 +40,23 @@ impl Client {
         }
     }
 
+    /// The names of the databases the server lets this client read (`GET /dbs`).
+    pub fn databases(&self) -> Result<Vec<String>, ClientError> {
+        let answer = self.http.get("/dbs")?;
+        match field(&answer, ":databases") {
+            Some(Edn::Vector(names)) => Ok(names
+                .into_iter()
+                .filter_map(|n| match n {
+                    Edn::String(n) => Some(n),
+                    _ => None,
+                })
+                .collect()),
+            _ => Err(ClientError::transport(format!(
+                "an answer without :databases: {answer}"
+            ))),
+        }
+    }
+
     /// The database served as `name` (nothing is asked of the server until it is used).
     pub fn database(&self, name: &str) -> Connection {
         Connection {
@@ -161,6 +178,11 @@ impl Connection {
     pub fn transact(&self, data: impl IntoTxForm) -> Result<Report, ClientError> {
         let body = Edn::Map(vec![(Edn::kw(":tx-data"), data.into_form())]);
         Report::from_answer(&self.http.post(&self.path("transact"), &body)?)
+    }
+
+    /// The database's statistics (`GET /db/NAME/stat`): basis, datoms, attributes, sizes.
+    pub fn stat(&self) -> Result<Edn, ClientError> {
+        self.http.get(&self.path("stat"))
     }
 
     /// The database's latest value, kept on the server for [`crate::LEASE_MS`] so that

@@ -53,9 +53,31 @@ impl Http {
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
-        let mut response = request
+        let response = request
             .send(to_edn_string(body))
             .map_err(|e| self.failed(path, e))?;
+        self.read_answer(path, response)
+    }
+
+    /// `GET path`, answered with a map.
+    pub(crate) fn get(&self, path: &str) -> Result<Edn, ClientError> {
+        let mut request = self
+            .agent
+            .get(format!("{}{path}", self.base))
+            .header("Accept", "application/edn");
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let response = request.call().map_err(|e| self.failed(path, e))?;
+        self.read_answer(path, response)
+    }
+
+    /// The answer's EDN, or the error it carries.
+    fn read_answer(
+        &self,
+        path: &str,
+        mut response: ureq::http::Response<ureq::Body>,
+    ) -> Result<Edn, ClientError> {
         let status = response.status().as_u16();
         let text = response
             .body_mut()

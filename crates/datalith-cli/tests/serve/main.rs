@@ -13,5 +13,6 @@ mod limits;
 mod load;
 mod readme;
 mod server;
+mod shell;
 mod streaming;
 mod tls;
