@@ -11,6 +11,7 @@ mod client_crate;
 mod connect;
 mod limits;
 mod load;
+mod metrics;
 mod readme;
 mod server;
 mod shell;
