@@ -60,9 +60,9 @@ pub async fn serve(
             },
             () = &mut stop => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors, say: wait a little rather than spin.
                     crate::run::log(&format!("accept: {e}"));
@@ -74,7 +74,12 @@ pub async fn serve(
         };
         // Small answers are written whole; Nagle's delay would only add latency.
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
+        // The client's address travels with each of its requests (`http::address`).
+        let service = TowerToHyperService::new(
+            router
+                .clone()
+                .layer(axum::Extension(crate::http::address::ClientAddr(peer.ip()))),
+        );
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let tls = tls.clone();

@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub token_rate: u32,
+    /// Requests a second each client address may send (in bursts of as many), counted
+    /// before tokens are read; past it, 429. `/health` is not counted. 0: no limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub address_rate: u32,
     /// Log every request on standard error, one EDN map a line (time, operation, database,
     /// status, milliseconds, token name).
     #[arg(long)]

@@ -98,7 +98,9 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         body_timeout: Duration::from_millis(args.body_timeout_ms),
         metrics: Arc::default(),
         log_requests: args.log_requests,
-        token_rate: (args.token_rate > 0).then(|| crate::rate::TokenRate::new(args.token_rate)),
+        token_rate: (args.token_rate > 0).then(|| crate::rate::Rate::per_token(args.token_rate)),
+        address_rate: (args.address_rate > 0)
+            .then(|| crate::rate::Rate::per_address(args.address_rate)),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),

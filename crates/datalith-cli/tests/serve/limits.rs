@@ -291,3 +291,37 @@ fn a_body_that_does_not_arrive_in_time_is_answered_408() {
         start.elapsed()
     );
 }
+
+#[test]
+fn a_client_address_past_its_rate_is_told_to_wait() {
+    let s = server::start(&["people"], &["--address-rate", "3"]);
+    let get = |path: &str| send("GET", &s.url(path), &[], None);
+    // A burst of three from 127.0.0.1, whatever the route, then refusals; /health is not
+    // counted (probes never see 429).
+    let cases: &[(&str, u16)] = &[
+        // path, status
+        ("/dbs", 200),
+        ("/health", 200),
+        ("/db/people/stat", 200),
+        ("/no/such/route", 404),
+        ("/dbs", 429),
+        ("/db/people/stat", 429),
+        ("/health", 200),
+    ];
+    let got: Vec<(&str, u16)> = cases.iter().map(|(p, _)| (*p, get(p).status)).collect();
+    assert_eq!(got, cases);
+    let refused = get("/dbs");
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.retry_after.as_deref(), Some("1"));
+    for want in [
+        ":datalith.error/rate-limited",
+        ":cognitect.anomalies/busy",
+        "address \\\"127.0.0.1\\\"",
+        ":limited :address",
+    ] {
+        assert!(refused.body.contains(want), "{want}: {}", refused.body);
+    }
+    // A second later the bucket is full again.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(get("/dbs").status, 200);
+}

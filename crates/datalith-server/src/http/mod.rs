@@ -1,4 +1,5 @@
-//! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), what every
+//! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), the rate per
+//! client address every request but `/health` meets first (`address`), what every
 //! database request goes through (`pipeline`: `body`, `cancel`, `access_log`), and how
 //! answers and errors are written (`respond`; large results a chunk at a time: `stream`).
 //!
@@ -12,6 +13,7 @@
 //! | `GET /db/NAME/stat` | statistics |
 
 mod access_log;
+pub mod address;
 mod admin;
 mod body;
 mod cancel;
@@ -60,7 +62,9 @@ pub struct AppState {
     /// Whether each request is logged (one EDN map a line on standard error).
     pub log_requests: bool,
     /// Requests a second per token (`None`: unlimited).
-    pub token_rate: Option<crate::rate::TokenRate>,
+    pub token_rate: Option<crate::rate::Rate>,
+    /// Requests a second per client address (`None`: unlimited).
+    pub address_rate: Option<crate::rate::Rate>,
 }
 
 /// The state as handlers share it.
@@ -120,7 +124,13 @@ pub fn router(state: Shared) -> Router {
     for (path, methods) in paths {
         router = router.route(path, methods.fallback(wrong_method));
     }
-    router.fallback(unknown_route).with_state(state)
+    router
+        .fallback(unknown_route)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            address::limit,
+        ))
+        .with_state(state)
 }
 
 #[cfg(test)]
