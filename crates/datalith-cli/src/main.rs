@@ -67,8 +67,15 @@ enum Command {
         #[arg(long)]
         fresh: bool,
     },
-    /// Open the interactive shell (same as `datalith DB`).
-    Shell { db: PathBuf },
+    /// Open the interactive shell (same as `datalith DB`); DB may be a server's URL,
+    /// http(s)://HOST:PORT[/db/NAME], to work on its databases (a token from
+    /// $DATALITH_TOKEN).
+    Shell {
+        db: PathBuf,
+        /// With an https:// URL: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE")]
+        cacert: Option<PathBuf>,
+    },
     /// Run a query; inputs (EDN) bind to `:in` after `$`. QUERY may be `-` or `@file`.
     Query {
         db: PathBuf,
@@ -81,6 +88,10 @@ enum Command {
         /// comes from $DATALITH_TOKEN.
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM: a CA, or the
+        /// server's self-signed certificate from `datalith cert`).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
     },
     /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions,
     /// run in order until one fails: the error says which committed); prints the tx id and
@@ -94,6 +105,9 @@ enum Command {
         /// Transact on a server (`datalith serve`) at URL; DB is then its database's name.
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
     },
     /// Pull a pattern for an entity (id, :ident or lookup ref [:attr value]).
     Pull {
@@ -106,6 +120,9 @@ enum Command {
         /// Pull from a server (`datalith serve`) at URL; DB is then its database's name.
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
     },
     /// Import EDN tx data or CSV (one entity per row) into a database (created if missing).
     Import {
@@ -146,6 +163,9 @@ enum Command {
     /// Serve databases over HTTP, in EDN and JSON (API: crates/datalith-server/README.md);
     /// stops on SIGTERM or Ctrl-C after the running requests.
     Serve(datalith_server::ServeArgs),
+    /// Make a self-signed certificate and key (DIR/cert.pem, DIR/key.pem) to try `serve`
+    /// with TLS; clients trust it with --cacert DIR/cert.pem.
+    Cert(datalith_server::CertArgs),
     /// Run the benchmark suite (`datalith-bench`) with the given arguments.
     Bench {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -197,7 +217,7 @@ fn report(e: &CliError, format: Option<Format>) {
 fn run(cli: Cli) -> Result<i32> {
     let command = match (cli.command, cli.db) {
         (Some(c), _) => c,
-        (None, Some(db)) => return shell::run(&db),
+        (None, Some(db)) => return shell::run_any(&db, None),
         (None, None) => {
             return Err(CliError::user(
                 "no database given: try `datalith demo`, `datalith FILE` or `datalith --help`",
@@ -206,17 +226,24 @@ fn run(cli: Cli) -> Result<i32> {
     };
     match command {
         Command::Demo { path, fresh } => demo::run(path, fresh).map(|_| 0),
-        Command::Shell { db } => shell::run(&db),
+        Command::Shell { db, cacert } => shell::run_any(&db, cacert.as_deref()),
         Command::Query {
             db,
             query,
             inputs,
             format,
             connect,
+            cacert,
         } => {
             let format = format.unwrap_or(Format::Edn);
             let out = match connect {
-                Some(url) => remote::query(&url, &db, &query, &inputs, format)?,
+                Some(url) => remote::query(
+                    &remote::Remote::new(&url, cacert.as_deref())?,
+                    &db,
+                    &query,
+                    &inputs,
+                    format,
+                )?,
                 None => commands::query(&db, &query, &inputs, format)?,
             };
             print(&out).map(|_| 0)
@@ -226,10 +253,16 @@ fn run(cli: Cli) -> Result<i32> {
             txdata,
             format,
             connect,
+            cacert,
         } => {
             let format = data_format(format)?;
             let out = match connect {
-                Some(url) => remote::transact(&url, &db, &txdata, format)?,
+                Some(url) => remote::transact(
+                    &remote::Remote::new(&url, cacert.as_deref())?,
+                    &db,
+                    &txdata,
+                    format,
+                )?,
                 None => commands::transact(&db, &txdata, format)?,
             };
             print(&out).map(|_| 0)
@@ -240,10 +273,17 @@ fn run(cli: Cli) -> Result<i32> {
             eid,
             format,
             connect,
+            cacert,
         } => {
             let format = data_format(format)?;
             let out = match connect {
-                Some(url) => remote::pull(&url, &db, &pattern, &eid, format)?,
+                Some(url) => remote::pull(
+                    &remote::Remote::new(&url, cacert.as_deref())?,
+                    &db,
+                    &pattern,
+                    &eid,
+                    format,
+                )?,
                 None => commands::pull(&db, &pattern, &eid, format)?,
             };
             print(&out).map(|_| 0)
@@ -269,6 +309,10 @@ fn run(cli: Cli) -> Result<i32> {
         Command::Serve(args) => datalith_server::serve(args)
             .map(|_| 0)
             .map_err(CliError::from),
+        Command::Cert(args) => datalith_server::cert::make(&args)
+            .map_err(CliError::from)
+            .and_then(|said| print(&said))
+            .map(|_| 0),
         Command::Bench { args } => commands::bench(&args),
     }
 }

@@ -1,7 +1,8 @@
 //! `--connect URL`: `query`, `transact` and `pull` against a server (`datalith serve`)
 //! instead of a directory; the DB argument is then the database's name on the server. The
 //! token, if the server wants one, comes from `$DATALITH_TOKEN` (an argument would show in
-//! `ps`). Answers print as the local commands print them.
+//! `ps`); over `https://`, `--cacert FILE` names the certificates to trust. Answers print as
+//! the local commands print them.
 
 use std::path::Path;
 
@@ -15,21 +16,58 @@ use crate::exec;
 use crate::input::text_arg;
 use crate::render::{find_headers, render, Format};
 
-/// The database `db` names on the server at `url`.
-fn connect(url: &str, db: &Path) -> Result<Connection> {
+/// A server to connect to: its URL, the token from `$DATALITH_TOKEN`, the certificates of
+/// `--cacert`.
+pub struct Remote {
+    client: Client,
+    url: String,
+}
+
+impl Remote {
+    /// The server at `url`, trusting the certificates in `cacert` over `https://`.
+    pub fn new(url: &str, cacert: Option<&Path>) -> Result<Remote> {
+        let mut builder = Client::builder(url);
+        if let Ok(token) = std::env::var("DATALITH_TOKEN") {
+            if !token.is_empty() {
+                builder = builder.token(&token);
+            }
+        }
+        if let Some(path) = cacert {
+            builder = builder.cacert_file(path)?;
+        }
+        Ok(Remote {
+            client: builder.build(),
+            url: url.to_string(),
+        })
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The database served as `name`.
+    pub fn database(&self, name: &str) -> Connection {
+        self.client.database(name)
+    }
+}
+
+/// The database `db` names on the server.
+fn connect(remote: &Remote, db: &Path) -> Result<Connection> {
     let name = db
         .to_str()
         .ok_or_else(|| CliError::user(format!("{}: not a database name", db.display())))?;
-    let client = match std::env::var("DATALITH_TOKEN") {
-        Ok(token) if !token.is_empty() => Client::with_token(url, &token),
-        _ => Client::new(url),
-    };
-    Ok(client.database(name))
+    Ok(remote.database(name))
 }
 
 /// `query --connect URL DB QUERY [INPUT...]`.
 pub fn query(
-    url: &str,
+    url: &Remote,
     db: &Path,
     query: &str,
     inputs: &[String],
@@ -61,7 +99,7 @@ pub fn query(
 }
 
 /// `transact --connect URL DB TXDATA`: each form one transaction, in order, as locally.
-pub fn transact(url: &str, db: &Path, txdata: &str, format: Format) -> Result<String> {
+pub fn transact(url: &Remote, db: &Path, txdata: &str, format: Format) -> Result<String> {
     let (source, text) = text_arg(txdata)?;
     let forms = exec::forms(&source, &text)?;
     if forms.is_empty() {
@@ -77,7 +115,7 @@ pub fn transact(url: &str, db: &Path, txdata: &str, format: Format) -> Result<St
 }
 
 /// `pull --connect URL DB PATTERN EID`.
-pub fn pull(url: &str, db: &Path, pattern: &str, eid: &str, format: Format) -> Result<String> {
+pub fn pull(url: &Remote, db: &Path, pattern: &str, eid: &str, format: Format) -> Result<String> {
     let (source, text) = text_arg(pattern)?;
     read_one(&text).map_err(|e| CliError::read(&source, &e))?;
     let result = connect(url, db)?.db()?.pull(&text, read_eid(eid)?)?;
@@ -85,7 +123,7 @@ pub fn pull(url: &str, db: &Path, pattern: &str, eid: &str, format: Format) -> R
 }
 
 /// A report as the local `transact` prints one: `{:tx id :datoms n :tempids {...}}`.
-fn report_edn(report: &Report) -> Edn {
+pub fn report_edn(report: &Report) -> Edn {
     let tempids = report
         .tempids
         .iter()

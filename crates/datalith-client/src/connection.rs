@@ -1,6 +1,9 @@
 //! A server and one of its databases.
 
+use std::path::Path;
+
 use datalith::edn::Edn;
+use ureq::tls::{parse_pem, Certificate, PemItem};
 
 use crate::db::RemoteDb;
 use crate::error::ClientError;
@@ -17,14 +20,40 @@ impl Client {
     /// A client of the server at `url`, without a token.
     pub fn new(url: &str) -> Client {
         Client {
-            http: Http::new(url, None),
+            http: Http::new(url, None, None),
         }
     }
 
     /// A client that sends `token` (`Authorization: Bearer`).
     pub fn with_token(url: &str, token: &str) -> Client {
         Client {
-            http: Http::new(url, Some(token.to_string())),
+            http: Http::new(url, Some(token.to_string()), None),
+        }
+    }
+
+    /// A client with more than a URL: a token, the certificates to trust over `https://`.
+    pub fn builder(url: &str) -> ClientBuilder {
+        ClientBuilder {
+            url: url.to_string(),
+            token: None,
+            roots: None,
+        }
+    }
+
+    /// The names of the databases the server lets this client read (`GET /dbs`).
+    pub fn databases(&self) -> Result<Vec<String>, ClientError> {
+        let answer = self.http.get("/dbs")?;
+        match field(&answer, ":databases") {
+            Some(Edn::Vector(names)) => Ok(names
+                .into_iter()
+                .filter_map(|n| match n {
+                    Edn::String(n) => Some(n),
+                    _ => None,
+                })
+                .collect()),
+            _ => Err(ClientError::transport(format!(
+                "an answer without :databases: {answer}"
+            ))),
         }
     }
 
@@ -33,6 +62,61 @@ impl Client {
         Connection {
             http: self.http.clone(),
             name: name.to_string(),
+        }
+    }
+}
+
+/// How to reach a server: [`Client::builder`].
+#[derive(Clone)]
+pub struct ClientBuilder {
+    url: String,
+    token: Option<String>,
+    roots: Option<Vec<Certificate<'static>>>,
+}
+
+impl ClientBuilder {
+    /// Sends `token` (`Authorization: Bearer`).
+    pub fn token(mut self, token: &str) -> ClientBuilder {
+        self.token = Some(token.to_string());
+        self
+    }
+
+    /// Over `https://`, trusts the certificates in `pem` (a CA, or the server's self-signed
+    /// certificate from `datalith cert`) instead of the public web's roots; the server's
+    /// certificate must chain to one of them and name the URL's host.
+    pub fn cacert_pem(mut self, pem: &[u8]) -> Result<ClientBuilder, ClientError> {
+        let mut certs = Vec::new();
+        for item in parse_pem(pem) {
+            match item {
+                Ok(PemItem::Certificate(c)) => certs.push(c.to_owned()),
+                Ok(_) => {}
+                Err(e) => return Err(ClientError::config(format!("not PEM: {e}"))),
+            }
+        }
+        if certs.is_empty() {
+            return Err(ClientError::config(
+                "no certificate in it (a PEM file with -----BEGIN CERTIFICATE-----)",
+            ));
+        }
+        self.roots.get_or_insert_with(Vec::new).extend(certs);
+        Ok(self)
+    }
+
+    /// [`cacert_pem`](Self::cacert_pem) of a file's contents.
+    pub fn cacert_file(self, path: impl AsRef<Path>) -> Result<ClientBuilder, ClientError> {
+        let path = path.as_ref();
+        let pem = std::fs::read(path)
+            .map_err(|e| ClientError::config(format!("{}: {e}", path.display())))?;
+        self.cacert_pem(&pem).map_err(|e| ClientError {
+            message: format!("{}: {}", path.display(), e.message),
+            ..e
+        })
+    }
+
+    /// The client.
+    pub fn build(self) -> Client {
+        Client {
+            http: Http::new(&self.url, self.token, self.roots),
         }
     }
 }
@@ -94,6 +178,11 @@ impl Connection {
     pub fn transact(&self, data: impl IntoTxForm) -> Result<Report, ClientError> {
         let body = Edn::Map(vec![(Edn::kw(":tx-data"), data.into_form())]);
         Report::from_answer(&self.http.post(&self.path("transact"), &body)?)
+    }
+
+    /// The database's statistics (`GET /db/NAME/stat`): basis, datoms, attributes, sizes.
+    pub fn stat(&self) -> Result<Edn, ClientError> {
+        self.http.get(&self.path("stat"))
     }
 
     /// The database's latest value, kept on the server for [`crate::LEASE_MS`] so that

@@ -39,13 +39,32 @@ impl RemoteDb {
         self.basis
     }
 
-    fn read(&self, op: &str, mut fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
-        fields.push((Edn::kw(":basis-t"), Edn::Long(self.basis as i64)));
-        let answer = self
-            .connection
-            .http
-            .post(&self.connection.path(op), &Edn::Map(fields))?;
+    fn read(&self, op: &str, fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
+        let answer = self.answer(op, fields)?;
         Ok(field(&answer, ":result").unwrap_or(Edn::Nil))
+    }
+
+    /// The whole answer map of a read of this value.
+    fn answer(&self, op: &str, mut fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
+        fields.push((Edn::kw(":basis-t"), Edn::Long(self.basis as i64)));
+        self.connection
+            .http
+            .post(&self.connection.path(op), &Edn::Map(fields))
+    }
+
+    /// Runs a query whose result is a collection and gives it `page` rows at a time, each
+    /// page a request (`:limit`, `:offset`) of this same value, which each request keeps
+    /// leased for [`crate::LEASE_MS`] more. The server runs the query whole for each page
+    /// (its engine has no cursor): pages bound what one answer carries, not the server's
+    /// work.
+    pub fn q_pages(&self, query: &str, inputs: &[Edn], page: u64) -> Pages {
+        Pages {
+            db: self.clone(),
+            query: query.to_string(),
+            inputs: inputs.to_vec(),
+            page,
+            next: Some(0),
+        }
     }
 
     /// Runs a query; `inputs` bind to `:in` after `$` (as `Db::q`).
@@ -88,6 +107,48 @@ impl RemoteDb {
             other => Err(ClientError::transport(format!(
                 "pull-many answered {other}, not a vector"
             ))),
+        }
+    }
+}
+
+/// The pages of a query's result: [`RemoteDb::q_pages`].
+pub struct Pages {
+    db: RemoteDb,
+    query: String,
+    inputs: Vec<Edn>,
+    page: u64,
+    /// The offset of the next page; `None` after the last.
+    next: Option<u64>,
+}
+
+impl Iterator for Pages {
+    type Item = Result<Vec<Edn>, ClientError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let offset = self.next.take()?;
+        let fields = vec![
+            (Edn::kw(":query"), Edn::String(self.query.clone())),
+            (Edn::kw(":args"), Edn::Vector(self.inputs.clone())),
+            (Edn::kw(":limit"), Edn::Long(self.page as i64)),
+            (Edn::kw(":offset"), Edn::Long(offset as i64)),
+            (Edn::kw(":lease-ms"), Edn::Long(crate::LEASE_MS as i64)),
+        ];
+        let answer = match self.db.answer("q", fields) {
+            Ok(answer) => answer,
+            Err(e) => return Some(Err(e)),
+        };
+        if let Some(Edn::Long(next)) = field(&answer, ":next-offset") {
+            // A server that does not move on would page forever.
+            if next as u64 > offset {
+                self.next = Some(next as u64);
+            }
+        }
+        match field(&answer, ":result") {
+            Some(Edn::Set(rows) | Edn::Vector(rows) | Edn::List(rows)) => Some(Ok(rows)),
+            other => Some(Err(ClientError::transport(format!(
+                "a page that is not a collection: {}",
+                other.unwrap_or(Edn::Nil)
+            )))),
         }
     }
 }

@@ -58,6 +58,34 @@ impl ClientError {
     }
 }
 
+impl ClientError {
+    /// A TLS failure: the server's certificate not trusted, or no TLS on the other side.
+    /// Retrying does not help; the client's configuration (its roots, its URL) must change.
+    pub(crate) fn tls(message: impl Into<String>) -> ClientError {
+        ClientError {
+            status: 0,
+            code: Some(TLS.to_string()),
+            anomaly: Some(":cognitect.anomalies/incorrect".to_string()),
+            message: message.into(),
+            data: Box::new(Edn::Nil),
+        }
+    }
+
+    /// A client that cannot be built as asked (a CA file without a certificate).
+    pub(crate) fn config(message: impl Into<String>) -> ClientError {
+        ClientError {
+            status: 0,
+            code: Some(":datalith.error/invalid-argument".to_string()),
+            anomaly: Some(":cognitect.anomalies/incorrect".to_string()),
+            message: message.into(),
+            data: Box::new(Edn::Nil),
+        }
+    }
+}
+
+/// The code of a failed TLS handshake (`ClientError::code`).
+pub const TLS: &str = ":datalith.error/tls";
+
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.code {

@@ -1,7 +1,11 @@
 //! One request to the server: an EDN body out, an EDN answer back, errors as
-//! [`ClientError`].
+//! [`ClientError`]. Over `https://` the server's certificate is checked against the roots
+//! given ([`crate::ClientBuilder::cacert_pem`]) or, when none are, the public web's roots.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
 
 use datalith::edn::{read_one, to_edn_string, Edn};
 
@@ -16,11 +20,20 @@ pub(crate) struct Http {
 }
 
 impl Http {
-    pub(crate) fn new(base: &str, token: Option<String>) -> Http {
+    pub(crate) fn new(
+        base: &str,
+        token: Option<String>,
+        roots: Option<Vec<Certificate<'static>>>,
+    ) -> Http {
+        let mut tls = TlsConfig::builder();
+        if let Some(roots) = roots {
+            tls = tls.root_certs(RootCerts::Specific(Arc::new(roots)));
+        }
         let agent = ureq::Agent::config_builder()
             // Error answers carry the error's category: read them, not ureq's status error.
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(300)))
+            .tls_config(tls.build())
             .build()
             .into();
         Http {
@@ -40,9 +53,31 @@ impl Http {
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
-        let mut response = request
+        let response = request
             .send(to_edn_string(body))
-            .map_err(|e| ClientError::transport(format!("{}{path}: {e}", self.base)))?;
+            .map_err(|e| self.failed(path, e))?;
+        self.read_answer(path, response)
+    }
+
+    /// `GET path`, answered with a map.
+    pub(crate) fn get(&self, path: &str) -> Result<Edn, ClientError> {
+        let mut request = self
+            .agent
+            .get(format!("{}{path}", self.base))
+            .header("Accept", "application/edn");
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let response = request.call().map_err(|e| self.failed(path, e))?;
+        self.read_answer(path, response)
+    }
+
+    /// The answer's EDN, or the error it carries.
+    fn read_answer(
+        &self,
+        path: &str,
+        mut response: ureq::http::Response<ureq::Body>,
+    ) -> Result<Edn, ClientError> {
         let status = response.status().as_u16();
         let text = response
             .body_mut()
@@ -57,6 +92,35 @@ impl Http {
         match status {
             200 => Ok(answer),
             _ => Err(ClientError::from_answer(status, answer)),
+        }
+    }
+}
+
+impl Http {
+    /// A request that got no answer, saying why in the terms of the fix when the cause is
+    /// TLS.
+    fn failed(&self, path: &str, e: ureq::Error) -> ClientError {
+        let url = format!("{}{path}", self.base);
+        // ureq passes rustls's error itself, or inside the I/O error of the handshake.
+        let tls = match &e {
+            ureq::Error::Rustls(why) => Some(why.clone()),
+            ureq::Error::Io(io) => io
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+                .cloned(),
+            _ => None,
+        };
+        match tls {
+            Some(why @ rustls::Error::InvalidCertificate(_)) => ClientError::tls(format!(
+                "{url}: the server's certificate is not trusted ({why}): give the \
+                 certificate that signed it (ClientBuilder::cacert_file; datalith --cacert \
+                 FILE)"
+            )),
+            Some(why) => ClientError::tls(format!(
+                "{url}: the TLS handshake failed ({why}): does the server speak TLS on this \
+                 port? (http:// for one that does not)"
+            )),
+            None => ClientError::transport(format!("{url}: {e}")),
         }
     }
 }

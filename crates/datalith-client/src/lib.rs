@@ -20,7 +20,21 @@
 //! written meanwhile. Past the lease a read fails with `:datalith.error/basis-unavailable`;
 //! take a new `db()`.
 //!
-//! Bodies are EDN both ways. Errors keep the server's category ([`ClientError`]).
+//! Bodies are EDN both ways. Errors keep the server's category ([`ClientError`]). Over
+//! `https://` the server's certificate is verified: against the public web's roots, or the
+//! certificates given to [`ClientBuilder::cacert_file`] (a private CA, or the self-signed
+//! certificate of `datalith cert`):
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = datalith_client::Client::builder("https://db.example:7171")
+//!     .token("s3cret")
+//!     .cacert_file("tls/cert.pem")?
+//!     .build();
+//! # let _ = client;
+//! # Ok(())
+//! # }
+//! ```
 
 mod connection;
 mod db;
@@ -28,9 +42,9 @@ mod error;
 mod http;
 mod report;
 
-pub use connection::{Client, Connection, IntoTxForm};
-pub use db::RemoteDb;
-pub use error::ClientError;
+pub use connection::{Client, ClientBuilder, Connection, IntoTxForm};
+pub use db::{Pages, RemoteDb};
+pub use error::{ClientError, TLS};
 pub use report::Report;
 
 /// How long `db()` asks the server to keep a value, in milliseconds (the server's

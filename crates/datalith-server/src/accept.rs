@@ -3,7 +3,8 @@
 //! until one closes, so 10,000 idle connections cost no more than the limit), a client must
 //! send a request's headers within `--header-timeout-ms` (a client sending a byte a second
 //! is cut off), and on the stop signal the listener closes, idle connections close, and
-//! each connection finishes the request it is serving before it closes.
+//! each connection finishes the request it is serving before it closes. With TLS, the
+//! handshake must also end within the header timeout, and plain HTTP gets a 400 (`tls`).
 
 use std::future::Future;
 use std::sync::atomic::Ordering;
@@ -15,17 +16,19 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 use crate::metrics::Metrics;
+use crate::tls::{self, Tls};
 
 /// How connections are bounded.
 #[derive(Debug, Clone, Copy)]
 pub struct ConnectionLimits {
     /// Connections open at once.
     pub max_connections: usize,
-    /// How long a client may take to send a request's headers (HTTP/1).
+    /// How long a client may take to send a request's headers (HTTP/1), and to finish a TLS
+    /// handshake.
     pub header_timeout: Duration,
 }
 
@@ -35,6 +38,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnectionLimits,
+    tls: Option<Tls>,
     metrics: Arc<Metrics>,
     stop: impl Future<Output = ()>,
 ) {
@@ -56,9 +60,9 @@ pub async fn serve(
             },
             () = &mut stop => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors, say: wait a little rather than spin.
                     crate::run::log(&format!("accept: {e}"));
@@ -68,22 +72,59 @@ pub async fn serve(
             },
             () = &mut stop => break,
         };
-        // Answers are written whole; Nagle's delay would only add latency.
+        // Small answers are written whole; Nagle's delay would only add latency.
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(router.clone());
-        let connection = builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
+        // The client's address travels with each of its requests (`http::address`).
+        let service = TowerToHyperService::new(
+            router
+                .clone()
+                .layer(axum::Extension(crate::http::address::ClientAddr(peer.ip()))),
+        );
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let tls = tls.clone();
         let metrics = metrics.clone();
         metrics.connections.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             // A client that resets, or misses the header timeout, ends its own connection.
-            let _ = connection.await;
+            match tls {
+                None => {
+                    let connection = builder.serve_connection(TokioIo::new(stream), service);
+                    let _ = watcher.watch(connection.into_owned()).await;
+                }
+                Some(tls) => {
+                    if let Some(stream) = handshake(stream, &tls, limits.header_timeout).await {
+                        let connection = builder.serve_connection(TokioIo::new(stream), service);
+                        let _ = watcher.watch(connection.into_owned()).await;
+                    }
+                }
+            }
             metrics.connections.fetch_sub(1, Ordering::Relaxed);
             drop(place);
         });
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// The TLS stream of a connection, once its handshake is done within `patience`; `None`
+/// when the client spoke plain HTTP (answered with a 400), failed the handshake (a client
+/// that does not trust the certificate closes here) or was too slow.
+async fn handshake(
+    stream: TcpStream,
+    tls: &Tls,
+    patience: Duration,
+) -> Option<tokio_rustls::server::TlsStream<TcpStream>> {
+    match tls::first_byte_is_tls(&stream, patience).await {
+        Some(true) => {}
+        Some(false) => {
+            tls::refuse_plain_http(stream).await;
+            return None;
+        }
+        None => return None,
+    }
+    match tokio::time::timeout(patience, tls.acceptor.accept(stream)).await {
+        Ok(Ok(stream)) => Some(stream),
+        _ => None,
+    }
 }

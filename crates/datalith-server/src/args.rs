@@ -14,8 +14,8 @@ pub struct ServeArgs {
     /// name in URLs (`/db/NAME/q`). None needed with --create-in.
     #[arg(required_unless_present = "create_in")]
     pub dirs: Vec<PathBuf>,
-    /// Address to listen on, HOST:PORT (port 0: any free port, printed at start). Only
-    /// loopback addresses unless --insecure is given with --tokens.
+    /// Address to listen on, HOST:PORT (port 0: any free port, printed at start). Beyond
+    /// loopback only with --tokens, and with TLS (--tls-cert, --tls-key) or --insecure.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: String,
     /// Let admins create databases as directories of DIR (`POST /dbs`) and delete them
@@ -26,10 +26,17 @@ pub struct ServeArgs {
     /// admin. Without it every request is allowed, so the server listens on loopback only.
     #[arg(long, value_name = "FILE")]
     pub tokens: Option<PathBuf>,
-    /// Listen beyond loopback although there is no TLS yet (tokens travel in clear text);
-    /// needs --tokens.
+    /// Listen beyond loopback without TLS (tokens and data travel in clear text: a private
+    /// network, or a TLS proxy in front); still needs --tokens.
     #[arg(long)]
     pub insecure: bool,
+    /// The server's certificate chain (PEM), for TLS: clients then connect with https://
+    /// (HTTP/1.1 or HTTP/2 by ALPN). `datalith cert` makes a self-signed one to try.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, RSA or EC).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// How long a request body may take to arrive (later: 408).
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub body_timeout_ms: u64,
@@ -56,6 +63,10 @@ pub struct ServeArgs {
     /// limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub token_rate: u32,
+    /// Requests a second each client address may send (in bursts of as many), counted
+    /// before tokens are read; past it, 429. `/health` is not counted. 0: no limit.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub address_rate: u32,
     /// Log every request on standard error, one EDN map a line (time, operation, database,
     /// status, milliseconds, token name).
     #[arg(long)]

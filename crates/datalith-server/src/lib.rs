@@ -12,7 +12,9 @@
 //! | [`auth`] | bearer tokens from a file, hashed, compared in constant time; roles per database |
 //! | `rate` | requests a second per token |
 //! | `served` | the served databases, each opened for writing once |
-//! | `accept` | connections: a limit, a header timeout, graceful shutdown |
+//! | `accept` | connections: a limit, a header timeout, TLS, graceful shutdown |
+//! | `tls` | the certificate and key (rustls), and plain HTTP sent to a TLS port |
+//! | [`cert`] | `datalith cert`: a self-signed certificate and key to try TLS with |
 //! | `http` | the routes, and the pipeline every request goes through |
 //! | [`format`] | content negotiation, reading request bodies, writing responses |
 //! | [`json`] | JSON that carries every EDN type (tagged objects), both ways |
@@ -26,6 +28,7 @@
 mod accept;
 pub mod args;
 pub mod auth;
+pub mod cert;
 pub mod error;
 pub mod format;
 mod http;
@@ -36,7 +39,9 @@ pub mod ops;
 mod rate;
 mod run;
 mod served;
+mod tls;
 
 pub use args::ServeArgs;
+pub use cert::CertArgs;
 pub use error::ServerError;
 pub use run::serve;

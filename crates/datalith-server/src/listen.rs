@@ -1,8 +1,8 @@
-//! Where the server may listen. There is no TLS yet, so whatever crosses the network
-//! (tokens, queries, data) is clear text; and without a token file every request is
-//! allowed. Hence: loopback addresses only, unless `--tokens` is given (so requests are
-//! authenticated) and `--insecure` says that clear text on this network is acceptable (a
-//! private network, or a TLS proxy in front).
+//! Where the server may listen. Without a token file every request is allowed, and without
+//! TLS whatever crosses the network (tokens, queries, data) is clear text. Hence: loopback
+//! addresses only, unless `--tokens` is given (so requests are authenticated: no option lifts
+//! that) and either TLS is on (`--tls-cert`, `--tls-key`) or `--insecure` says that clear
+//! text on this network is acceptable (a private network, or a TLS proxy in front).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -26,8 +26,9 @@ pub fn addresses(listen: &str) -> Result<Vec<SocketAddr>> {
     Ok(addrs)
 }
 
-/// Refuses addresses beyond loopback unless tokens are required and `insecure` is given.
-pub fn check(addrs: &[SocketAddr], insecure: bool, tokens: bool) -> Result<()> {
+/// Refuses addresses beyond loopback unless tokens are required and either `tls` is on or
+/// `insecure` is given.
+pub fn check(addrs: &[SocketAddr], insecure: bool, tokens: bool, tls: bool) -> Result<()> {
     let Some(outside) = addrs.iter().find(|a| !a.ip().is_loopback()) else {
         return Ok(());
     };
@@ -37,11 +38,12 @@ pub fn check(addrs: &[SocketAddr], insecure: bool, tokens: bool) -> Result<()> {
              would be allowed to anyone who can reach it"
         )));
     }
-    if !insecure {
+    if !tls && !insecure {
         return Err(ServerError::invalid(format!(
-            "refusing to listen on {outside}, beyond loopback: there is no TLS yet, so tokens \
-             and data would cross the network in clear text; give --insecure to do it anyway \
-             (a private network, or a TLS proxy in front)"
+            "refusing to listen on {outside}, beyond loopback, without TLS: tokens and data \
+             would cross the network in clear text; give --tls-cert and --tls-key (`datalith \
+             cert` makes a pair to try), or --insecure to do it anyway (a private network, or \
+             a TLS proxy in front)"
         )));
     }
     Ok(())
@@ -52,25 +54,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loopback_only_unless_tokens_and_insecure() {
-        let cases: &[(&str, bool, bool, bool)] = &[
-            // listen, --insecure, --tokens, allowed
-            ("127.0.0.1:7171", false, false, true),
-            ("127.0.0.2:0", false, false, true),
-            ("[::1]:7171", false, false, true),
-            ("localhost:7171", false, false, true),
-            ("0.0.0.0:7171", false, false, false),
-            ("0.0.0.0:7171", true, false, false),
-            ("0.0.0.0:7171", false, true, false),
-            ("0.0.0.0:7171", true, true, true),
-            ("192.0.2.1:7171", true, true, true),
+    fn loopback_only_unless_tokens_and_tls_or_insecure() {
+        let cases: &[(&str, bool, bool, bool, bool)] = &[
+            // listen, --insecure, --tokens, TLS, allowed
+            ("127.0.0.1:7171", false, false, false, true),
+            ("127.0.0.2:0", false, false, false, true),
+            ("[::1]:7171", false, false, false, true),
+            ("localhost:7171", false, false, false, true),
+            ("0.0.0.0:7171", false, false, false, false),
+            ("0.0.0.0:7171", true, false, false, false),
+            ("0.0.0.0:7171", false, false, true, false),
+            ("0.0.0.0:7171", true, false, true, false),
+            ("0.0.0.0:7171", false, true, false, false),
+            ("0.0.0.0:7171", true, true, false, true),
+            ("0.0.0.0:7171", false, true, true, true),
+            ("192.0.2.1:7171", true, true, false, true),
+            ("192.0.2.1:7171", false, true, true, true),
         ];
-        for (listen, insecure, tokens, allowed) in cases {
+        for (listen, insecure, tokens, tls, allowed) in cases {
             let addrs = addresses(listen).unwrap();
             assert_eq!(
-                check(&addrs, *insecure, *tokens).is_ok(),
+                check(&addrs, *insecure, *tokens, *tls).is_ok(),
                 *allowed,
-                "{listen} insecure={insecure} tokens={tokens}"
+                "{listen} insecure={insecure} tokens={tokens} tls={tls}"
             );
         }
         assert!(addresses("no-port").is_err());

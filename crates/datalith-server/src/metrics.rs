@@ -1,7 +1,9 @@
 //! What `GET /metrics` shows, in Prometheus's text format: requests by operation and status,
 //! their latencies as a histogram, the requests running and the connections open, and per
-//! database its basis, file and log sizes, leased values and the age of the oldest open
-//! snapshot (a snapshot held long keeps LMDB from reusing pages).
+//! database its basis, file and log sizes, leased values, the age of the oldest open
+//! snapshot (a snapshot held long keeps LMDB from reusing pages), and the committer's
+//! counters (`Environment::commit_counters`: commits, the write requests grouped in them,
+//! the largest group, map growths, log records and bytes).
 //!
 //! Counting takes one short lock a request: cheap beside the request itself, and simpler
 //! than per-label atomics while the labels are few.
@@ -128,39 +130,53 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
-/// One gauge family per property, a sample per database.
+/// One family per property, a sample per database.
 fn database_gauges(out: &mut String, served: &Served) {
     type Read = fn(&crate::ops::Source) -> Option<f64>;
-    let gauges: [(&str, &str, Read); 6] = [
+    let gauges: [(&str, &str, &str, Read); 12] = [
         (
             "datalith_basis_t",
+            "gauge",
             "The id of the latest transaction.",
             |s| s.database.db().ok()?.basis_t().ok().map(|b| b as f64),
         ),
-        ("datalith_file_bytes", "The data file's size.", |s| {
-            let path = s.database.env().path().join("data.mdb");
-            std::fs::metadata(path).ok().map(|m| m.len() as f64)
-        }),
-        ("datalith_log_bytes", "The write-ahead log's length.", |s| {
-            s.database
-                .env()
-                .log_bytes()
-                .ok()
-                .flatten()
-                .map(|b| b as f64)
-        }),
+        (
+            "datalith_file_bytes",
+            "gauge",
+            "The data file's size.",
+            |s| {
+                let path = s.database.env().path().join("data.mdb");
+                std::fs::metadata(path).ok().map(|m| m.len() as f64)
+            },
+        ),
+        (
+            "datalith_log_bytes",
+            "gauge",
+            "The write-ahead log's length now (it shrinks at each checkpoint).",
+            |s| {
+                s.database
+                    .env()
+                    .log_bytes()
+                    .ok()
+                    .flatten()
+                    .map(|b| b as f64)
+            },
+        ),
         (
             "datalith_free_pages",
+            "gauge",
             "Pages LMDB freed, to be reused.",
             |s| s.database.env().free_pages().ok().map(|p| p as f64),
         ),
         (
             "datalith_leases",
+            "gauge",
             "Database values kept for :basis-t.",
             |s| Some(s.leases.count() as f64),
         ),
         (
             "datalith_oldest_snapshot_seconds",
+            "gauge",
             "Age of the oldest snapshot open in the server (0: none).",
             |s| {
                 Some(
@@ -171,10 +187,47 @@ fn database_gauges(out: &mut String, served: &Served) {
                 )
             },
         ),
+        (
+            "datalith_commits_total",
+            "counter",
+            "Commits of the data file since the server opened it (one sync each when durable): \
+             groups of write requests.",
+            |s| Some(s.database.env().commit_counters().batches as f64),
+        ),
+        (
+            "datalith_commit_requests_total",
+            "counter",
+            "Write requests applied or refused in those commits.",
+            |s| Some(s.database.env().commit_counters().requests as f64),
+        ),
+        (
+            "datalith_commit_largest_group",
+            "gauge",
+            "The most write requests one commit held so far.",
+            |s| Some(s.database.env().commit_counters().largest_batch as f64),
+        ),
+        (
+            "datalith_map_growths_total",
+            "counter",
+            "Times the memory map was grown.",
+            |s| Some(s.database.env().commit_counters().map_growths as f64),
+        ),
+        (
+            "datalith_log_records_total",
+            "counter",
+            "Groups written to the write-ahead log.",
+            |s| Some(s.database.env().commit_counters().log_records as f64),
+        ),
+        (
+            "datalith_log_written_bytes_total",
+            "counter",
+            "Bytes written to the write-ahead log, headers included.",
+            |s| Some(s.database.env().commit_counters().log_bytes as f64),
+        ),
     ];
     let names = served.names();
-    for (name, help, read) in gauges {
-        family(out, name, "gauge", help);
+    for (name, kind, help, read) in gauges {
+        family(out, name, kind, help);
         for db in &names {
             let Some(source) = served.get(db) else {
                 continue;

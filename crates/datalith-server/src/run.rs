@@ -31,7 +31,7 @@ pub fn log(line: &str) {
 }
 
 /// Runs the server until SIGTERM or Ctrl-C. Prints `datalith serve: listening on
-/// http://ADDR ...` on standard output once it accepts connections.
+/// http://ADDR ...` (`https://` with TLS) on standard output once it accepts connections.
 pub fn serve(args: ServeArgs) -> Result<()> {
     if args.max_concurrent == 0 || args.max_connections == 0 {
         return Err(ServerError::invalid(
@@ -43,7 +43,11 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         header_timeout: Duration::from_millis(args.header_timeout_ms),
     };
     let addrs = listen::addresses(&args.listen)?;
-    listen::check(&addrs, args.insecure, args.tokens.is_some())?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(crate::tls::acceptor(cert, key)?),
+        _ => None,
+    };
+    listen::check(&addrs, args.insecure, args.tokens.is_some(), tls.is_some())?;
     let mut named: Vec<(String, PathBuf, bool)> = served::names(&args.dirs)?
         .into_iter()
         .map(|(n, p)| (n, p, false))
@@ -94,12 +98,15 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         body_timeout: Duration::from_millis(args.body_timeout_ms),
         metrics: Arc::default(),
         log_requests: args.log_requests,
-        token_rate: (args.token_rate > 0).then(|| crate::rate::TokenRate::new(args.token_rate)),
+        token_rate: (args.token_rate > 0).then(|| crate::rate::Rate::per_token(args.token_rate)),
+        address_rate: (args.address_rate > 0)
+            .then(|| crate::rate::Rate::per_address(args.address_rate)),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),
         addrs,
         connections,
+        tls,
         &names,
         &auth,
     ));
@@ -122,6 +129,7 @@ async fn listen_until_signal(
     state: Arc<AppState>,
     addrs: Vec<SocketAddr>,
     connections: ConnectionLimits,
+    tls: Option<crate::tls::Tls>,
     names: &[String],
     auth: &str,
 ) -> Result<()> {
@@ -141,7 +149,8 @@ async fn listen_until_signal(
         let mut out = std::io::stdout().lock();
         let _ = writeln!(
             out,
-            "datalith serve: listening on http://{local} (databases: {}; {auth})",
+            "datalith serve: listening on {}://{local} (databases: {}; {auth})",
+            if tls.is_some() { "https" } else { "http" },
             names.join(", ")
         );
         let _ = out.flush();
@@ -163,6 +172,7 @@ async fn listen_until_signal(
         listener,
         http::router(state),
         connections,
+        tls,
         metrics,
         shutdown_signal(),
     )

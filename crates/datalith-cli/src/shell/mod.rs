@@ -1,6 +1,7 @@
 //! The interactive shell, `datalith FILE` (sqlite3 habits).
 //!
 //! - [`session`]: the state and what each input (query, tx data, dot-command) does.
+//! - [`remote`]: the same shell on a server (`datalith shell URL`), through the client.
 //! - [`complete`]: tab completion.
 //! - [`interrupt`]: Ctrl-C cancels a running query.
 //!
@@ -10,6 +11,7 @@
 
 pub mod complete;
 pub mod interrupt;
+pub mod remote;
 pub mod session;
 
 use std::io::{IsTerminal, Read};
@@ -24,11 +26,58 @@ use crate::error::{CliError, Result};
 use complete::ShellHelper;
 use session::{input_complete, Flow, Session};
 
+/// What runs each complete input: a session on a local database or on a server.
+pub trait Handler {
+    /// Runs one input; errors are printed and counted, and the session goes on.
+    fn handle(&mut self, text: &str, source: &str, first_line: usize) -> Flow;
+}
+
+impl Handler for Session {
+    fn handle(&mut self, text: &str, source: &str, first_line: usize) -> Flow {
+        Session::handle(self, text, source, first_line)
+    }
+}
+
 fn history_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("DATALITH_HISTORY") {
         return Some(PathBuf::from(p));
     }
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".datalith_history"))
+}
+
+/// Runs the shell on `target`: a server's URL (`http://`, `https://`), else a database
+/// directory; returns the exit code.
+pub fn run_any(target: &Path, cacert: Option<&Path>) -> Result<i32> {
+    match target.to_str() {
+        Some(url) if url.starts_with("http://") || url.starts_with("https://") => {
+            run_remote(url, cacert)
+        }
+        _ => match cacert {
+            Some(_) => Err(CliError::user(
+                "--cacert goes with a server's https:// URL, not a database directory",
+            )),
+            None => run(target),
+        },
+    }
+}
+
+/// The shell on a server.
+fn run_remote(url: &str, cacert: Option<&Path>) -> Result<i32> {
+    let mut session = remote::RemoteSession::new(url, cacert)?;
+    if !std::io::stdin().is_terminal() {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::env(format!("reading standard input: {e}")))?;
+        session::run_script(&text, "stdin", &mut |input, source, first| {
+            session.handle(input, source, first)
+        });
+        return Ok(if session.errors > 0 { 1 } else { 0 });
+    }
+    let attrs = session.attrs.clone();
+    let on = session.on();
+    interactive(&mut session, &on, attrs)?;
+    Ok(0)
 }
 
 /// Runs the shell on the database at `path` (created if missing); returns the exit code.
@@ -53,11 +102,18 @@ pub fn run(path: &Path) -> Result<i32> {
         session.script(&text, "stdin");
         return Ok(if session.errors > 0 { 1 } else { 0 });
     }
-    interactive(&mut session, path)?;
+    let attrs = session.attrs.clone();
+    interactive(&mut session, &path.display().to_string(), attrs)?;
     Ok(0)
 }
 
-fn interactive(session: &mut Session, path: &Path) -> Result<()> {
+/// Reads inputs from the terminal until `.quit` or Ctrl-D; `on` names what the session is
+/// on, `attrs` are the attribute names to complete.
+pub fn interactive(
+    session: &mut dyn Handler,
+    on: &str,
+    attrs: std::sync::Arc<std::sync::RwLock<Vec<String>>>,
+) -> Result<()> {
     interrupt::install();
     let config = Config::builder()
         .auto_add_history(false)
@@ -67,9 +123,7 @@ fn interactive(session: &mut Session, path: &Path) -> Result<()> {
         .build();
     let mut rl: Editor<ShellHelper, DefaultHistory> =
         Editor::with_config(config).map_err(|e| CliError::env(format!("terminal: {e}")))?;
-    rl.set_helper(Some(ShellHelper {
-        attrs: session.attrs.clone(),
-    }));
+    rl.set_helper(Some(ShellHelper { attrs }));
     let history = history_path();
     if let Some(h) = &history {
         let _ = rl.load_history(h);
@@ -77,7 +131,7 @@ fn interactive(session: &mut Session, path: &Path) -> Result<()> {
     println!(
         "Datalith {} on {}\nType .help for help; a query or tx data runs when its form is complete.",
         env!("CARGO_PKG_VERSION"),
-        path.display()
+        on
     );
     let mut buf = String::new();
     loop {

@@ -436,39 +436,51 @@ impl Session {
     /// Runs `text` as shell input: dot-commands on their own lines, queries and tx data
     /// spanning lines until complete.
     pub fn script(&mut self, text: &str, source: &str) -> Flow {
-        let mut buf = String::new();
-        let mut first = 1;
-        let mut balance = Balance::default();
-        for (i, line) in text.lines().enumerate() {
-            if buf.trim().is_empty() {
-                buf.clear();
-                balance = Balance::default();
-                first = i + 1;
-                if line.trim().is_empty() || line.trim_start().starts_with(';') {
-                    continue;
-                }
-            }
-            buf.push_str(line);
-            buf.push('\n');
-            // Re-reading the whole buffer on every line would be quadratic on a large dump:
-            // only a line that closes every bracket can complete the input.
-            let dot = buf.trim_start().starts_with('.');
-            if !dot && !balance.feed(line) {
+        run_script(text, source, &mut |input, source, first| {
+            self.handle(input, source, first)
+        })
+    }
+}
+
+/// Runs `text` as shell input through `handle` (a local or a remote session): dot-commands
+/// on their own lines, queries and tx data spanning lines until complete.
+pub fn run_script(
+    text: &str,
+    source: &str,
+    handle: &mut dyn FnMut(&str, &str, usize) -> Flow,
+) -> Flow {
+    let mut buf = String::new();
+    let mut first = 1;
+    let mut balance = Balance::default();
+    for (i, line) in text.lines().enumerate() {
+        if buf.trim().is_empty() {
+            buf.clear();
+            balance = Balance::default();
+            first = i + 1;
+            if line.trim().is_empty() || line.trim_start().starts_with(';') {
                 continue;
             }
-            if input_complete(&buf) {
-                let input = std::mem::take(&mut buf);
-                if self.handle(&input, source, first) == Flow::Quit {
-                    return Flow::Quit;
-                }
+        }
+        buf.push_str(line);
+        buf.push('\n');
+        // Re-reading the whole buffer on every line would be quadratic on a large dump:
+        // only a line that closes every bracket can complete the input.
+        let dot = buf.trim_start().starts_with('.');
+        if !dot && !balance.feed(line) {
+            continue;
+        }
+        if input_complete(&buf) {
+            let input = std::mem::take(&mut buf);
+            if handle(&input, source, first) == Flow::Quit {
+                return Flow::Quit;
             }
         }
-        if !buf.trim().is_empty() {
-            // Unfinished at the end of the file: run it for its error message.
-            self.handle(&buf, source, first);
-        }
-        Flow::Continue
     }
+    if !buf.trim().is_empty() {
+        // Unfinished at the end of the file: run it for its error message.
+        handle(&buf, source, first);
+    }
+    Flow::Continue
 }
 
 /// The plan of `.explain`: steps with the index each read, estimated and actual sizes and

@@ -163,11 +163,31 @@ fn sigterm_finishes_the_running_request_then_closes_the_databases() {
 }
 
 #[test]
-fn listening_beyond_loopback_needs_tokens_and_insecure() {
+fn listening_beyond_loopback_needs_tokens_and_tls_or_insecure() {
     let dir = tempfile::tempdir().unwrap();
+    let tls = dir.path().join("tls");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .args(["cert", "--out", tls.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let (cert, key) = (tls.join("cert.pem"), tls.join("key.pem"));
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
     let cases: &[(&[&str], &str)] = &[
         (&["--listen", "0.0.0.0:0"], "without --tokens"),
         (&["--listen", "0.0.0.0:0", "--insecure"], "without --tokens"),
+        (
+            &[
+                "--listen",
+                "0.0.0.0:0",
+                "--tls-cert",
+                cert,
+                "--tls-key",
+                key,
+            ],
+            "without --tokens",
+        ),
+        (&["--tls-cert", cert], "--tls-key"),
     ];
     for (args, want) in cases {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
@@ -194,6 +214,8 @@ fn listening_beyond_loopback_needs_tokens_and_insecure() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("without TLS"), "{stderr}");
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
     assert!(stderr.contains("--insecure"), "{stderr}");
 }
 
@@ -268,4 +290,38 @@ fn a_body_that_does_not_arrive_in_time_is_answered_408() {
         "{:?}",
         start.elapsed()
     );
+}
+
+#[test]
+fn a_client_address_past_its_rate_is_told_to_wait() {
+    let s = server::start(&["people"], &["--address-rate", "3"]);
+    let get = |path: &str| send("GET", &s.url(path), &[], None);
+    // A burst of three from 127.0.0.1, whatever the route, then refusals; /health is not
+    // counted (probes never see 429).
+    let cases: &[(&str, u16)] = &[
+        // path, status
+        ("/dbs", 200),
+        ("/health", 200),
+        ("/db/people/stat", 200),
+        ("/no/such/route", 404),
+        ("/dbs", 429),
+        ("/db/people/stat", 429),
+        ("/health", 200),
+    ];
+    let got: Vec<(&str, u16)> = cases.iter().map(|(p, _)| (*p, get(p).status)).collect();
+    assert_eq!(got, cases);
+    let refused = get("/dbs");
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.retry_after.as_deref(), Some("1"));
+    for want in [
+        ":datalith.error/rate-limited",
+        ":cognitect.anomalies/busy",
+        "address \\\"127.0.0.1\\\"",
+        ":limited :address",
+    ] {
+        assert!(refused.body.contains(want), "{want}: {}", refused.body);
+    }
+    // A second later the bucket is full again.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(get("/dbs").status, 200);
 }

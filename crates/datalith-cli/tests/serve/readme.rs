@@ -1,18 +1,18 @@
-//! The README's server examples run as written: its first `datalith serve` command's
-//! databases, then every `curl` line of its "Server" section, in order, each answered 200.
+//! The READMEs' server examples run as written: every `curl` line of the project README's
+//! "Server" section, and of the server README's "Examples", in order, each answered 200.
 
 use std::process::Command;
 
 use crate::server;
 
-/// The `curl` lines of the README's "Server" section.
-fn examples() -> Vec<String> {
+/// The `curl` lines of a README's section.
+fn examples(readme: &str, heading: &str) -> Vec<String> {
     let root = datalith_testdata::doc_commands::workspace_root(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join(readme)).unwrap();
     let section = readme
-        .split("\n## Server\n")
+        .split(&format!("\n## {heading}\n"))
         .nth(1)
-        .expect("the README has a Server section");
+        .unwrap_or_else(|| panic!("the README has a {heading} section"));
     let section = section.split("\n## ").next().unwrap();
     section
         .lines()
@@ -23,10 +23,28 @@ fn examples() -> Vec<String> {
 
 #[test]
 fn the_readme_curl_examples_run_as_written() {
-    let examples = examples();
+    let examples = examples("README.md", "Server");
     assert!(examples.len() >= 8, "{examples:?}");
     let s = server::start(&["people", "films"], &[]);
-    for example in &examples {
+    run(&s, &examples);
+}
+
+#[test]
+fn the_server_readme_examples_run_as_written() {
+    let examples = examples("crates/datalith-server/README.md", "Examples");
+    assert!(examples.len() >= 15, "{examples:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let created = dir.path().join("dbs");
+    std::fs::create_dir(&created).unwrap();
+    let s = server::start(
+        &["people", "films"],
+        &["--create-in", created.to_str().unwrap()],
+    );
+    run(&s, &examples);
+}
+
+fn run(s: &server::Server, examples: &[String]) {
+    for example in examples {
         // The README's address is the default one; this server got a free port.
         let command = example.replace("127.0.0.1:7171", &s.addr());
         let out = Command::new("sh")

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 /// A running server: its process, address and directory.
 pub struct Server {
     child: Option<Child>,
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT` (`https://` with TLS).
     pub base: String,
     /// Where its databases (and its stderr, `stderr.txt`) live.
     pub dir: PathBuf,
@@ -74,7 +74,13 @@ impl Server {
 
     /// `host:port`, for raw connections.
     pub fn addr(&self) -> String {
-        self.base.trim_start_matches("http://").to_string()
+        let base = self.base.trim_start_matches("https://");
+        base.trim_start_matches("http://").to_string()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
     }
 
     /// Sends SIGTERM.

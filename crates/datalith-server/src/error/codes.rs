@@ -54,3 +54,5 @@ pub const INTERNAL: Category = Category::new(
     Anomaly::Fault,
     Blame::Environment,
 );
+/// Plain HTTP sent to a port that speaks TLS (HTTP 400): use `https://`.
+pub const TLS_REQUIRED: Category = caller(":datalith.error/tls-required", Anomaly::Incorrect);

@@ -1,6 +1,7 @@
-//! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), what every
+//! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), the rate per
+//! client address every request but `/health` meets first (`address`), what every
 //! database request goes through (`pipeline`: `body`, `cancel`, `access_log`), and how
-//! answers and errors are written (`respond`).
+//! answers and errors are written (`respond`; large results a chunk at a time: `stream`).
 //!
 //! | route | |
 //! |---|---|
@@ -12,17 +13,19 @@
 //! | `GET /db/NAME/stat` | statistics |
 
 mod access_log;
+pub mod address;
 mod admin;
 mod body;
 mod cancel;
 mod handlers;
 mod pipeline;
 mod respond;
+mod stream;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, MethodRouter};
 use axum::Router;
 use tokio::sync::Semaphore;
 
@@ -59,33 +62,76 @@ pub struct AppState {
     /// Whether each request is logged (one EDN map a line on standard error).
     pub log_requests: bool,
     /// Requests a second per token (`None`: unlimited).
-    pub token_rate: Option<crate::rate::TokenRate>,
+    pub token_rate: Option<crate::rate::Rate>,
+    /// Requests a second per client address (`None`: unlimited).
+    pub address_rate: Option<crate::rate::Rate>,
 }
 
 /// The state as handlers share it.
 pub type Shared = Arc<AppState>;
 
+/// Every route, as (method, path): the router is built from this table, and the OpenAPI
+/// file (`openapi.yaml`) and the README's examples are checked against it (`routes_tests`).
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/health"),
+    ("GET", "/dbs"),
+    ("POST", "/dbs"),
+    ("DELETE", "/db/{name}"),
+    ("GET", "/metrics"),
+    ("POST", "/db/{name}/q"),
+    ("POST", "/db/{name}/transact"),
+    ("POST", "/db/{name}/pull"),
+    ("POST", "/db/{name}/pull-many"),
+    ("POST", "/db/{name}/datoms"),
+    ("POST", "/db/{name}/index-range"),
+    ("POST", "/db/{name}/tx-range"),
+    ("GET", "/db/{name}/stat"),
+];
+
+/// The handler of one route of [`ROUTES`].
+fn handler(method: &str, path: &str) -> MethodRouter<Shared> {
+    match (method, path) {
+        ("GET", "/health") => get(health),
+        ("GET", "/dbs") => get(dbs),
+        ("POST", "/dbs") => post(admin::create),
+        ("DELETE", "/db/{name}") => delete(admin::delete),
+        ("GET", "/metrics") => get(metrics),
+        ("POST", "/db/{name}/q") => post(q),
+        ("POST", "/db/{name}/transact") => post(transact),
+        ("POST", "/db/{name}/pull") => post(pull),
+        ("POST", "/db/{name}/pull-many") => post(pull_many),
+        ("POST", "/db/{name}/datoms") => post(datoms),
+        ("POST", "/db/{name}/index-range") => post(index_range),
+        ("POST", "/db/{name}/tx-range") => post(tx_range),
+        ("GET", "/db/{name}/stat") => get(stat),
+        // The table is a constant: a row without a handler fails every test that builds the
+        // router, before anything ships.
+        _ => unreachable!("no handler for {method} {path}"),
+    }
+}
+
 /// The routes.
 pub fn router(state: Shared) -> Router {
-    Router::new()
-        .route("/health", get(health).fallback(wrong_method))
-        .route("/dbs", get(dbs).post(admin::create).fallback(wrong_method))
-        .route("/db/{name}", delete(admin::delete).fallback(wrong_method))
-        .route("/metrics", get(metrics).fallback(wrong_method))
-        .route("/db/{name}/q", post(q).fallback(wrong_method))
-        .route("/db/{name}/transact", post(transact).fallback(wrong_method))
-        .route("/db/{name}/pull", post(pull).fallback(wrong_method))
-        .route(
-            "/db/{name}/pull-many",
-            post(pull_many).fallback(wrong_method),
-        )
-        .route("/db/{name}/datoms", post(datoms).fallback(wrong_method))
-        .route(
-            "/db/{name}/index-range",
-            post(index_range).fallback(wrong_method),
-        )
-        .route("/db/{name}/tx-range", post(tx_range).fallback(wrong_method))
-        .route("/db/{name}/stat", get(stat).fallback(wrong_method))
+    let mut paths: Vec<(&str, MethodRouter<Shared>)> = Vec::new();
+    for (method, path) in ROUTES {
+        let route = handler(method, path);
+        match paths.iter_mut().find(|(p, _)| p == path) {
+            Some((_, methods)) => *methods = std::mem::take(methods).merge(route),
+            None => paths.push((path, route)),
+        }
+    }
+    let mut router = Router::new();
+    for (path, methods) in paths {
+        router = router.route(path, methods.fallback(wrong_method));
+    }
+    router
         .fallback(unknown_route)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            address::limit,
+        ))
         .with_state(state)
 }
+
+#[cfg(test)]
+mod routes_tests;

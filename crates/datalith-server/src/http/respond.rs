@@ -31,10 +31,18 @@ pub fn answer(headers: &HeaderMap, result: Result<Edn>) -> Response {
     }
 }
 
-/// Writes `result` in `format`.
+/// Writes `result` in `format`; a large result as it is sent (`stream`).
 pub fn write(format: Format, result: Result<Edn>) -> Response {
     match result {
-        Ok(value) => body(StatusCode::OK, format, &value),
+        Ok(value) => match super::stream::Streamed::of(format, value) {
+            Ok(streamed) => (
+                StatusCode::OK,
+                [(CONTENT_TYPE, format.media_type())],
+                axum::body::Body::new(streamed),
+            )
+                .into_response(),
+            Err(value) => body(StatusCode::OK, format, &value),
+        },
         Err(e) => error(format, &e),
     }
 }

@@ -4,6 +4,14 @@
 //! latest value; the token must be able to read it): the query then takes every input
 //! explicitly, the path's database first (`:in $ $films ...`), as Datomic's `q` does with
 //! several databases.
+//!
+//! `:limit N :offset M` answer one page of a collection result (a relation, a vector of
+//! values), with `:next-offset` when more follow: ask again with that `:offset` and the
+//! first page's `:basis-t` (leased with `:lease-ms`) for the next page of the same value. The
+//! engine's order is the same for one value and one query (no random hashing, one thread),
+//! so the pages of one value add up to its result. Each page runs the query whole: the
+//! engine has no cursor, so a page costs the query's time and memory, and saves only the
+//! sending of the rest (see the streaming of large answers in `http/stream.rs`).
 
 use datalith::edn::{read_one, Edn};
 use datalith::query::QueryOptions;
@@ -19,6 +27,8 @@ pub const FIELDS: &[&str] = &[
     "memory-limit",
     "basis-t",
     "lease-ms",
+    "limit",
+    "offset",
 ];
 
 pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
@@ -39,6 +49,8 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     if let Some(bytes) = memory {
         options = options.memory_limit(bytes);
     }
+    let limit = request.count("limit")?;
+    let offset = request.count("offset")?;
     let (db, basis) = basis::snapshot(source, request)?;
     let out = match args.iter().any(|a| database_named(a).is_some()) {
         false => db.q_with(&text, &args, &options)?,
@@ -53,7 +65,42 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             datalith::q_with(&text, &inputs, &options)?
         }
     };
-    Ok(answer(out.result, basis))
+    match (limit, offset) {
+        (None, None) => Ok(answer(out.result, basis)),
+        (limit, offset) => page(out.result, limit, offset.unwrap_or(0), basis),
+    }
+}
+
+/// The rows `offset..offset + limit` of a collection result, with `:next-offset` when more
+/// follow; the collection keeps its kind (a page of a set is a set).
+fn page(result: Edn, limit: Option<u64>, offset: u64, basis: u64) -> Result<Edn> {
+    let (rows, rebuild): (Vec<Edn>, fn(Vec<Edn>) -> Edn) = match result {
+        Edn::Set(rows) => (rows, Edn::Set),
+        Edn::Vector(rows) => (rows, Edn::Vector),
+        Edn::List(rows) => (rows, Edn::List),
+        other => {
+            return Err(ServerError::invalid(format!(
+                ":limit and :offset page a collection result (:find ?a ?b, :find [?a ...]); \
+                 this query answers one value, {}",
+                super::request::short(&other)
+            )))
+        }
+    };
+    let total = rows.len() as u64;
+    let start = offset.min(total) as usize;
+    let end = match limit {
+        Some(limit) => offset.saturating_add(limit).min(total) as usize,
+        None => total as usize,
+    };
+    let page: Vec<Edn> = rows.into_iter().skip(start).take(end - start).collect();
+    let mut pairs = vec![
+        (Edn::kw(":result"), rebuild(page)),
+        (Edn::kw(":basis-t"), Edn::Long(basis as i64)),
+    ];
+    if (end as u64) < total {
+        pairs.push((Edn::kw(":next-offset"), Edn::Long(end as i64)));
+    }
+    Ok(Edn::Map(pairs))
 }
 
 /// The name in `#datalith/db "name"`.

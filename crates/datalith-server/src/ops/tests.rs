@@ -116,6 +116,51 @@ fn q_binds_args_after_the_database_and_names_its_basis() {
 }
 
 #[test]
+fn q_pages_add_up_to_the_whole_result() {
+    let (_dir, db) = database();
+    let whole = r#"{:query "[:find ?x ?y :where [(range 0 7) [?x ...]] [(* ?x 10) ?y]]"}"#;
+    let Edn::Set(all) = field(&call(&db, Op::Q, whole).unwrap(), ":result").clone() else {
+        panic!("not a set")
+    };
+    assert_eq!(all.len(), 7);
+    let paged = |limit: &str, offset: u64| {
+        let body = format!(
+            r#"{{:query "[:find ?x ?y :where [(range 0 7) [?x ...]] [(* ?x 10) ?y]]" {limit} :offset {offset}}}"#
+        );
+        call(&db, Op::Q, &body).unwrap()
+    };
+    let cases: &[(&str, u64, std::ops::Range<usize>, Option<i64>)] = &[
+        // :limit, :offset, the rows of the whole result, :next-offset
+        (":limit 3", 0, 0..3, Some(3)),
+        (":limit 3", 3, 3..6, Some(6)),
+        (":limit 3", 6, 6..7, None),
+        (":limit 3", 7, 7..7, None),
+        (":limit 3", 99, 7..7, None),
+        (":limit 0", 2, 2..2, Some(2)),
+        ("", 5, 5..7, None),
+    ];
+    for (limit, offset, rows, next) in cases {
+        let r = paged(limit, *offset);
+        assert_eq!(
+            field(&r, ":result"),
+            &Edn::Set(all[rows.clone()].to_vec()),
+            "{limit} {offset}"
+        );
+        let got = match &r {
+            Edn::Map(pairs) => pairs
+                .iter()
+                .find(|(k, _)| *k == Edn::kw(":next-offset"))
+                .map(|(_, v)| v.clone()),
+            _ => None,
+        };
+        assert_eq!(got, next.map(Edn::Long), "{limit} {offset}");
+    }
+    let scalar = r#"{:query "[:find (count ?x) . :where [(range 0 7) [?x ...]]]" :limit 1}"#;
+    let e = call(&db, Op::Q, scalar).unwrap_err();
+    assert!(e.message.contains("page a collection result"), "{e}");
+}
+
+#[test]
 fn a_query_may_not_raise_its_limits_past_the_servers() {
     let (_dir, db) = database();
     let cases = [

@@ -1,0 +1,182 @@
+//! TLS: a pair made by `datalith cert`, served with `--tls-cert`/`--tls-key`; the Rust
+//! client and curl (HTTP/1.1 and HTTP/2 by ALPN) verify the server against it; a client
+//! trusting another certificate is refused with a clear error, plain HTTP on the TLS port
+//! gets a 400 that says so, and the server keeps serving through all of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use datalith::edn::{read_one, Edn};
+use datalith_client::Client;
+
+use crate::client::raw;
+use crate::server;
+
+/// `datalith cert --out DIR`; returns DIR/cert.pem.
+fn make_pair(dir: &Path) -> PathBuf {
+    let out = Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .args(["cert", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join("cert.pem")
+}
+
+/// `curl` over TLS trusting `cacert`: (exit code, HTTP version and status, body).
+fn curl(cacert: &Path, args: &[&str], url: &str) -> (i32, String, String) {
+    let out = Command::new("curl")
+        .args(["-sS", "--cacert", cacert.to_str().unwrap()])
+        .args(args)
+        .args(["-w", "\n%{http_version} %{http_code}", url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let (body, status) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (
+        out.status.code().unwrap_or(-1),
+        status.to_string(),
+        format!("{body}{}", String::from_utf8_lossy(&out.stderr)),
+    )
+}
+
+#[test]
+fn tls_round_trips_and_refuses_what_it_must() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = make_pair(&dir.path().join("tls"));
+    let other = make_pair(&dir.path().join("other"));
+    let key = dir.path().join("tls/key.pem");
+    let s = server::start(
+        &["people"],
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(s.base.starts_with("https://127.0.0.1:"), "{}", s.base);
+
+    // The Rust client, trusting the server's certificate.
+    let people = Client::builder(&s.base)
+        .cacert_file(&cert)
+        .unwrap()
+        .build()
+        .database("people");
+    people
+        .transact(
+            "[{:db/ident :person/name :db/valueType :db.type/string \
+              :db/cardinality :db.cardinality/one}]",
+        )
+        .unwrap();
+    people.transact(r#"[{:person/name "Ann"}]"#).unwrap();
+    let names = people
+        .db()
+        .unwrap()
+        .q("[:find [?n ...] :where [_ :person/name ?n]]", &[])
+        .unwrap();
+    assert_eq!(names, read_one(r#"["Ann"]"#).unwrap());
+
+    // Raw HTTP through curl: HTTP/1.1, and HTTP/2 chosen by ALPN.
+    let q = s.url("/db/people/q");
+    let body = r#"{:query "[:find ?n . :where [_ :person/name ?n]]"}"#;
+    let cases: &[(&str, &str)] = &[
+        // curl's protocol flag, the HTTP version and status it must report
+        ("--http1.1", "1.1 200"),
+        ("--http2", "2 200"),
+    ];
+    for (protocol, want) in cases {
+        let (code, status, text) = curl(
+            &cert,
+            &[protocol, "-H", "Content-Type: application/edn", "-d", body],
+            &q,
+        );
+        assert_eq!((code, status.as_str()), (0, *want), "{protocol}: {text}");
+        let answer = read_one(text.trim()).unwrap();
+        assert_eq!(
+            field(&answer, ":result"),
+            Edn::String("Ann".into()),
+            "{protocol}"
+        );
+    }
+
+    // Trusting another certificate: refused, saying why, in the client and in curl.
+    let stranger = Client::builder(&s.base)
+        .cacert_file(&other)
+        .unwrap()
+        .build()
+        .database("people");
+    let e = stranger.db().unwrap_err();
+    assert_eq!(e.code.as_deref(), Some(datalith_client::TLS), "{e}");
+    assert!(e.message.contains("certificate is not trusted"), "{e}");
+    let (code, _, text) = curl(&other, &[], &s.url("/health"));
+    assert_eq!(
+        code, 60,
+        "curl's 'peer certificate cannot be authenticated': {text}"
+    );
+    // The CLI says the same, as a user error.
+    let out = Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .args(["query", "--connect", &s.base, "--cacert"])
+        .arg(&other)
+        .args(["people", "[:find ?x . :in ?x]", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("certificate is not trusted"), "{stderr}");
+
+    // Plain HTTP on the TLS port: a 400 that says to use https://.
+    let (status, text) = raw(
+        &s.addr(),
+        "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains(":datalith.error/tls-required"), "{text}");
+    let plain = Client::new(&s.base.replace("https://", "http://")).database("people");
+    let e = plain.db().unwrap_err();
+    assert_eq!(
+        (e.status, e.code.as_deref()),
+        (400, Some(":datalith.error/tls-required")),
+        "{e}"
+    );
+    // A broken handshake (a TLS record header, then nonsense) just closes.
+    let (status, _) = raw(&s.addr(), b"\x16\x03\x01\x00\x05hello");
+    assert_eq!(status, 0);
+
+    // Still serving.
+    assert_eq!(
+        people
+            .db()
+            .unwrap()
+            .q("[:find ?x . :in ?x]", &[read_one("7").unwrap()])
+            .unwrap(),
+        read_one("7").unwrap()
+    );
+
+    // https:// to a server without TLS: a TLS error, not a hang or a garbled answer.
+    let cleartext = server::start(&["people"], &[]);
+    let https = cleartext.base.replace("http://", "https://");
+    let e = Client::builder(&https)
+        .cacert_file(&cert)
+        .unwrap()
+        .build()
+        .database("people")
+        .db()
+        .unwrap_err();
+    assert_eq!(e.code.as_deref(), Some(datalith_client::TLS), "{e}");
+    assert!(e.message.contains("TLS handshake failed"), "{e}");
+}
+
+/// The value under `key` in a map.
+fn field(m: &Edn, key: &str) -> Edn {
+    match m {
+        Edn::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| *k == Edn::kw(key))
+            .map_or(Edn::Nil, |(_, v)| v.clone()),
+        _ => Edn::Nil,
+    }
+}

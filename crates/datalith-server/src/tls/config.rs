@@ -1,0 +1,134 @@
+//! The certificate chain and private key, from PEM files, as a rustls server configuration
+//! that offers HTTP/2 and HTTP/1.1 by ALPN. Every failure names the file and what was wrong
+//! with it, at start, before anything listens.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datalith::edn::Edn;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::ServerConfig;
+use tokio_rustls::TlsAcceptor;
+
+use crate::error::{Result, ServerError};
+
+/// What the server accepts TLS connections with.
+#[derive(Clone)]
+pub struct Tls {
+    /// The handshake.
+    pub acceptor: TlsAcceptor,
+}
+
+/// The acceptor for the certificate chain in `cert` and the key in `key` (PEM).
+pub fn acceptor(cert: &Path, key: &Path) -> Result<Tls> {
+    let chain = certificates(cert)?;
+    let key = private_key(key)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ServerError::invalid(format!("TLS: {e}")))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| {
+            bad_file(
+                cert,
+                &format!("its certificate and the key do not go together ({e})"),
+            )
+        })?;
+    // HTTP/2 first: a client that speaks both gets multiplexing.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Tls {
+        acceptor: TlsAcceptor::from(Arc::new(config)),
+    })
+}
+
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+    let pem = read(path, "--tls-cert")?;
+    let chain = CertificateDer::pem_slice_iter(&pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| bad_file(path, &format!("not PEM ({e})")))?;
+    if chain.is_empty() {
+        return Err(bad_file(
+            path,
+            "no certificate in it (a PEM file with -----BEGIN CERTIFICATE-----; \
+             `datalith cert` makes one to try)",
+        ));
+    }
+    Ok(chain)
+}
+
+fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
+    let pem = read(path, "--tls-key")?;
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+        bad_file(
+            path,
+            &format!(
+                "no private key in it ({e}; a PEM file with -----BEGIN PRIVATE KEY-----, \
+                 RSA or EC)"
+            ),
+        )
+    })
+}
+
+fn read(path: &Path, option: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        let e = ServerError::from(e);
+        ServerError {
+            message: format!("{option} {}: {}", path.display(), e.message),
+            ..e
+        }
+        .with("path", Edn::String(path.display().to_string()))
+    })
+}
+
+fn bad_file(path: &Path, why: &str) -> ServerError {
+    ServerError::invalid(format!("{}: {why}", path.display()))
+        .with("path", Edn::String(path.display().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_that_are_not_a_certificate_and_key_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let pair = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let other = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let files = [
+            ("cert.pem", pair.cert.pem()),
+            ("key.pem", pair.signing_key.serialize_pem()),
+            ("other-key.pem", other.signing_key.serialize_pem()),
+            ("empty.pem", String::new()),
+            (
+                "garbage.pem",
+                "-----BEGIN CERTIFICATE-----\nnot base64!\n".into(),
+            ),
+        ];
+        for (name, text) in &files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            // cert, key, the error's words (None: accepted)
+            ("cert.pem", "key.pem", None),
+            ("cert.pem", "other-key.pem", Some("do not go together")),
+            ("empty.pem", "key.pem", Some("no certificate")),
+            ("garbage.pem", "key.pem", Some("not PEM")),
+            ("cert.pem", "cert.pem", Some("no private key")),
+            ("missing.pem", "key.pem", Some("--tls-cert")),
+            ("cert.pem", "missing.pem", Some("--tls-key")),
+        ];
+        for (cert, key, want) in cases {
+            let got = acceptor(&dir.path().join(cert), &dir.path().join(key));
+            match (got, want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(words)) => {
+                    assert!(e.message.contains(words), "{cert} {key}: {}", e.message)
+                }
+                (Ok(_), Some(words)) => panic!("{cert} {key}: accepted, wanted {words}"),
+                (Err(e), None) => panic!("{cert} {key}: {}", e.message),
+            }
+        }
+    }
+}
