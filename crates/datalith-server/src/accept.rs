@@ -1,6 +1,7 @@
 //! Accepting connections, which `axum::serve` does without limits: here at most
 //! `--max-connections` are open at once (past them, new ones wait in the kernel's backlog
-//! until one closes, so 10,000 idle connections cost no more than the limit), a client must
+//! until one closes, so 10,000 idle connections cost no more than the limit), at most
+//! `--max-connections-per-address` from one address (past them, closed at once: `address_slots`), a client must
 //! send a request's headers within `--header-timeout-ms` (a client sending a byte a second
 //! is cut off), and on the stop signal the listener closes, idle connections close, and
 //! each connection finishes the request it is serving before it closes. With TLS, the
@@ -19,6 +20,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::address_slots::AddressSlots;
 use crate::metrics::Metrics;
 use crate::tls::{self, Tls};
 
@@ -30,6 +32,8 @@ pub struct ConnectionLimits {
     /// How long a client may take to send a request's headers (HTTP/1), and to finish a TLS
     /// handshake.
     pub header_timeout: Duration,
+    /// Connections one client address may hold (0: no limit).
+    pub per_address: usize,
 }
 
 /// Serves `router` on `listener` until `stop` completes, then waits for the open
@@ -50,6 +54,7 @@ pub async fn serve(
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     let places = Arc::new(Semaphore::new(limits.max_connections));
+    let per_address = AddressSlots::new(limits.per_address);
     tokio::pin!(stop);
     loop {
         // A place first, then a connection: past the limit, connections wait unaccepted.
@@ -71,6 +76,11 @@ pub async fn serve(
                 }
             },
             () = &mut stop => break,
+        };
+        // An address past its connections: closed now, its place back for others.
+        let Some(slot) = per_address.take(peer.ip()) else {
+            drop(stream);
+            continue;
         };
         // Small answers are written whole; Nagle's delay would only add latency.
         let _ = stream.set_nodelay(true);
@@ -100,6 +110,7 @@ pub async fn serve(
                 }
             }
             metrics.connections.fetch_sub(1, Ordering::Relaxed);
+            drop(slot);
             drop(place);
         });
     }

@@ -49,6 +49,11 @@ pub struct ServeArgs {
     /// Connections open at once; more wait, unaccepted, until one closes.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     pub max_connections: usize,
+    /// Connections one client address may hold at once; past them its new connections are
+    /// closed as soon as accepted (so one host's idle connections cannot take every place).
+    /// 0: no limit (behind a proxy, every client has the proxy's address).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub max_connections_per_address: usize,
     /// How long a client may take to send a request's headers before its connection is
     /// closed (slow clients hold a connection otherwise).
     #[arg(long, default_value_t = 10_000, value_name = "MS")]

@@ -13,6 +13,7 @@
 //! | `rate` | requests a second per token |
 //! | `served` | the served databases, each opened for writing once |
 //! | `accept` | connections: a limit, a header timeout, TLS, graceful shutdown |
+//! | `address_slots` | connections per client address |
 //! | `tls` | the certificate and key (rustls), and plain HTTP sent to a TLS port |
 //! | [`cert`] | `datalith cert`: a self-signed certificate and key to try TLS with |
 //! | `http` | the routes, and the pipeline every request goes through |
@@ -26,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod accept;
+mod address_slots;
 pub mod args;
 pub mod auth;
 pub mod cert;

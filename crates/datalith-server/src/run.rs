@@ -41,7 +41,9 @@ pub fn serve(args: ServeArgs) -> Result<()> {
     let connections = ConnectionLimits {
         max_connections: args.max_connections,
         header_timeout: Duration::from_millis(args.header_timeout_ms),
+        per_address: args.max_connections_per_address,
     };
+    raise_open_files_limit(args.max_connections);
     let addrs = listen::addresses(&args.listen)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(crate::tls::acceptor(cert, key)?),
@@ -133,15 +135,13 @@ async fn listen_until_signal(
     names: &[String],
     auth: &str,
 ) -> Result<()> {
-    let listener = tokio::net::TcpListener::bind(&addrs[..])
-        .await
-        .map_err(|e| {
-            let e = ServerError::from(e);
-            ServerError {
-                message: format!("cannot listen on {addrs:?}: {}", e.message),
-                ..e
-            }
-        })?;
+    let listener = bind(&addrs).map_err(|e| {
+        let e = ServerError::from(e);
+        ServerError {
+            message: format!("cannot listen on {addrs:?}: {}", e.message),
+            ..e
+        }
+    })?;
     let local = listener.local_addr()?;
     {
         // The first line tells scripts and tests where to connect: only now are
@@ -180,6 +180,33 @@ async fn listen_until_signal(
     Ok(())
 }
 
+/// Connections the kernel holds before the server accepts them. A burst of clients
+/// connecting at once, and connections waiting past `--max-connections`, wait there; past it
+/// their SYNs are dropped and the clients wait a second or more to try again. tokio's default
+/// is 128; the kernel caps this at `net.core.somaxconn`.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listener on the first of `addrs` that binds.
+fn bind(addrs: &[SocketAddr]) -> std::io::Result<tokio::net::TcpListener> {
+    let mut failed = None;
+    for addr in addrs {
+        let socket = match addr {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        // A restarted server binds at once, without waiting out the old connections.
+        socket.set_reuseaddr(true)?;
+        match socket
+            .bind(*addr)
+            .and_then(|()| socket.listen(LISTEN_BACKLOG))
+        {
+            Ok(listener) => return Ok(listener),
+            Err(e) => failed = Some(e),
+        }
+    }
+    Err(failed.unwrap_or_else(|| std::io::Error::other("no address to listen on")))
+}
+
 /// SIGTERM (service managers) or SIGINT (Ctrl-C).
 async fn shutdown_signal() {
     use tokio::signal::unix::{signal, SignalKind};
@@ -204,5 +231,31 @@ fn ignore_sigpipe() {
     // SAFETY: setting a signal's disposition, before the runtime's threads start.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// Raises the soft limit on open files to the hard one: each connection is a file, and the
+/// usual soft limit (1024) would fail accepts well before `--max-connections`. Says so when
+/// even the hard limit is below what the connections and the databases need.
+fn raise_open_files_limit(max_connections: usize) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit on this process, with a valid struct.
+    let ok = unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0
+        }
+    };
+    // The databases, the log and the runtime need some files besides the connections.
+    let needed = max_connections.saturating_add(64) as libc::rlim_t;
+    if ok && limit.rlim_cur < needed {
+        log(&format!(
+            "open files are limited to {} (ulimit -n): fewer than --max-connections {} needs; \
+             accepts will fail past it",
+            limit.rlim_cur, max_connections
+        ));
     }
 }

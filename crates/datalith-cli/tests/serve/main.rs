@@ -15,5 +15,6 @@ mod metrics;
 mod readme;
 mod server;
 mod shell;
+mod slow_and_idle;
 mod streaming;
 mod tls;
