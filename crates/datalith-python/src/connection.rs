@@ -1,0 +1,152 @@
+//! `open` and `Connection`: a database opened in this process.
+
+use std::sync::Mutex;
+
+use datalith::kv::Durability;
+use datalith::{Database, DbOptions};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::convert::{to_edn, Place};
+use crate::db::Db;
+use crate::errors::to_pyerr;
+use crate::report::TxReport;
+
+/// A database opened by this process (`datalith.open`). Use it as a context manager, or call
+/// `close()`; the database also closes when the last reference goes.
+#[pyclass(frozen, module = "datalith")]
+pub(crate) struct Connection {
+    /// `None` once closed.
+    database: Mutex<Option<Database>>,
+    path: String,
+}
+
+/// Opens (creating if missing) the database in directory `path`.
+///
+/// `schema` is installed at open (a dict or EDN text mapping each attribute to its
+/// properties); `durability` is one of "durable" (the default), "nometasync", "nosync", "writemap-async";
+/// `read_only` opens an existing database without writing to it (as another process writes).
+#[pyfunction]
+#[pyo3(signature = (path, *, schema = None, durability = None, read_only = false))]
+pub(crate) fn open(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    schema: Option<&Bound<'_, PyAny>>,
+    durability: Option<&str>,
+    read_only: bool,
+) -> PyResult<Connection> {
+    let mut options = match durability {
+        None => DbOptions::default(),
+        Some(name) => DbOptions::with_durability(durability_named(name)?),
+    };
+    options.schema = match schema {
+        None => None,
+        Some(s) => match s.extract::<String>() {
+            Ok(text) => Some(
+                datalith::edn::read_one(&text)
+                    .map_err(|e| to_pyerr(py, datalith::Error::from(e)))?,
+            ),
+            Err(_) => Some(to_edn(s, Place::Value)?),
+        },
+    };
+    let shown = path.display().to_string();
+    let opened = py.detach(|| match read_only {
+        true => Database::open_read_only(&path, options),
+        false => Database::open(&path, options),
+    });
+    let database = opened.map_err(|e| to_pyerr(py, e))?;
+    Ok(Connection {
+        database: Mutex::new(Some(database)),
+        path: shown,
+    })
+}
+
+/// The durability modes by the names `open` takes.
+const DURABILITIES: &[(&str, Durability)] = &[
+    ("durable", Durability::Durable),
+    ("nometasync", Durability::NoMetaSync),
+    ("nosync", Durability::NoSync),
+    ("writemap-async", Durability::WriteMapAsync),
+];
+
+fn durability_named(name: &str) -> PyResult<Durability> {
+    DURABILITIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, d)| *d)
+        .ok_or_else(|| {
+            let known: Vec<&str> = DURABILITIES.iter().map(|(n, _)| *n).collect();
+            PyValueError::new_err(format!(
+                "durability {name:?} is none of {}",
+                known.join(", ")
+            ))
+        })
+}
+
+impl Connection {
+    fn database(&self, py: Python<'_>) -> PyResult<Database> {
+        match &*self.database.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(d) => Ok(d.clone()),
+            None => Err(to_pyerr(py, datalith::kv::KvError::Closed)),
+        }
+    }
+}
+
+#[pymethods]
+impl Connection {
+    /// Commits `data` (a list of entity dicts and `[op, e, a, v]` lists, or EDN text) as one
+    /// transaction and returns its report, once it is as durable as the database promises.
+    fn transact(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<TxReport> {
+        let database = self.database(py)?;
+        let edn = crate::db::tx_data(py, data)?;
+        let report = py.detach(|| database.transact(&edn));
+        let report = report.map_err(|e| to_pyerr(py, e))?;
+        TxReport::new(py, &report)
+    }
+
+    /// The database as of now: a value that does not change while others transact.
+    fn db(&self, py: Python<'_>) -> PyResult<Db> {
+        let database = self.database(py)?;
+        let db = py.detach(|| database.db()).map_err(|e| to_pyerr(py, e))?;
+        Ok(Db::new(db))
+    }
+
+    /// Closes the database (what is committed stays); later calls raise `Unavailable`.
+    fn close(&self, py: Python<'_>) {
+        let taken = self
+            .database
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        // Closing applies and checkpoints the log: not under the GIL.
+        py.detach(|| drop(taken));
+    }
+
+    /// The directory of the database.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let open = self
+            .database
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        match open {
+            true => format!("<datalith.Connection {:?}>", self.path),
+            false => format!("<datalith.Connection {:?} (closed)>", self.path),
+        }
+    }
+}

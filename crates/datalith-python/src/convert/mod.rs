@@ -1,0 +1,11 @@
+//! Python values to EDN and back: the type table of the package's README.
+//!
+//! - `to_python.rs`: EDN (answers, pulls, reports) to Python values.
+//! - `from_python.rs`: Python values (tx data, query inputs, lookup refs) to EDN, with the
+//!   rule for when a plain `str` is a keyword.
+
+mod from_python;
+mod to_python;
+
+pub(crate) use from_python::{to_edn, Place};
+pub(crate) use to_python::to_py;

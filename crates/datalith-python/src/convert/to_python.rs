@@ -1,0 +1,105 @@
+//! EDN to Python. Vectors and lists become lists, except where Python needs a hashable value
+//! (members of a set, keys of a dict): there tuples, and sets there are frozensets. A set that
+//! holds a map (a query whose `:find` pulls) cannot be a Python set: it becomes a list.
+
+use datalith::codec::Keyword;
+use datalith::Edn;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+
+use crate::package;
+
+/// The Python value of `e`.
+pub(crate) fn to_py<'py>(py: Python<'py>, e: &Edn) -> PyResult<Bound<'py, PyAny>> {
+    convert(py, e, false)
+}
+
+fn convert<'py>(py: Python<'py>, e: &Edn, hashable: bool) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match e {
+        Edn::Nil => py.None().into_bound(py),
+        Edn::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Edn::Long(n) => n.into_pyobject(py)?.into_any(),
+        Edn::BigInt(n) => n.into_pyobject(py)?.into_any(),
+        Edn::Double(x) => x.into_pyobject(py)?.into_any(),
+        // Display gives `0.15E1M`, which `Decimal` reads without its `M`.
+        Edn::BigDec(d) => {
+            package::decimal_class(py)?.call1((d.to_string().trim_end_matches('M'),))?
+        }
+        Edn::Ratio(r) => package::fraction_class(py)?.call1((r.numerator(), r.denominator()))?,
+        Edn::String(s) => PyString::new(py, s).into_any(),
+        Edn::Char(c) => PyString::new(py, c.encode_utf8(&mut [0; 4])).into_any(),
+        Edn::Keyword(k) => package::keyword_class(py)?.call1((k.to_string(),))?,
+        Edn::Symbol(s) => package::symbol_class(py)?.call1((symbol_text(s),))?,
+        Edn::List(items) | Edn::Vector(items) => match hashable {
+            true => PyTuple::new(py, items_of(py, items, true)?)?.into_any(),
+            false => PyList::new(py, items_of(py, items, false)?)?.into_any(),
+        },
+        Edn::Set(items) if items.iter().all(can_hash) => match hashable {
+            true => PyFrozenSet::new(py, items_of(py, items, true)?)?.into_any(),
+            false => PySet::new(py, items_of(py, items, true)?)?.into_any(),
+        },
+        Edn::Set(items) => PyList::new(py, items_of(py, items, false)?)?.into_any(),
+        Edn::Map(pairs) => {
+            let dict = PyDict::new(py);
+            for (k, v) in pairs {
+                dict.set_item(convert(py, k, true)?, convert(py, v, false)?)?;
+            }
+            dict.into_any()
+        }
+        Edn::Inst(ms) => package::inst_from_ms(py)?.call1((*ms,))?,
+        Edn::Uuid(bytes) => {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("bytes", PyBytes::new(py, bytes))?;
+            package::uuid_class(py)?.call((), Some(&kwargs))?
+        }
+        Edn::Regex(source) => PyString::new(py, source).into_any(),
+        Edn::Tagged(tag, inner) => match bytes_of(tag, inner) {
+            Some(bytes) => PyBytes::new(py, &bytes).into_any(),
+            None => package::tagged_class(py)?
+                .call1((symbol_text(tag), convert(py, inner, hashable)?))?,
+        },
+    })
+}
+
+fn items_of<'py>(
+    py: Python<'py>,
+    items: &[Edn],
+    hashable: bool,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    items.iter().map(|i| convert(py, i, hashable)).collect()
+}
+
+/// Whether `e` has a hashable Python form (maps are dicts; everything else has one).
+fn can_hash(e: &Edn) -> bool {
+    match e {
+        Edn::Map(_) => false,
+        Edn::List(items) | Edn::Vector(items) | Edn::Set(items) => items.iter().all(can_hash),
+        Edn::Tagged(_, inner) => can_hash(inner),
+        _ => true,
+    }
+}
+
+/// `ns/name` (a symbol's or tag's text, without a keyword's colon).
+fn symbol_text(k: &Keyword) -> String {
+    match k.namespace() {
+        Some(ns) => format!("{ns}/{}", k.name()),
+        None => k.name().to_string(),
+    }
+}
+
+/// The bytes of the library's `#bytes [...]` form of a byte value.
+fn bytes_of(tag: &Keyword, inner: &Edn) -> Option<Vec<u8>> {
+    if tag.namespace().is_some() || tag.name() != "bytes" {
+        return None;
+    }
+    let Edn::Vector(items) = inner else {
+        return None;
+    };
+    items
+        .iter()
+        .map(|i| match i {
+            Edn::Long(n) => u8::try_from(*n).ok(),
+            _ => None,
+        })
+        .collect()
+}

@@ -1,0 +1,124 @@
+"""The API: transact, q, pull, pull_many, entity, datoms, reports."""
+
+import pytest
+
+import datalith
+from datalith import Keyword
+
+
+def test_transact_returns_tempids_and_datoms(conn):
+    report = conn.transact([{":db/id": "ann", ":person/name": "Ann", ":person/age": 30}])
+    ann = report.tempids["ann"]
+    assert report.tx > 0
+    assert sorted((d.a, d.v) for d in report.tx_data if d.e == ann) == [(":person/age", 30), (":person/name", "Ann")]
+    assert all(d.added and d.tx == report.tx for d in report.tx_data if d.e == ann)
+
+
+# Each form of tx data, and what the database then holds for Ann.
+TX_FORMS = [
+    ("edn text", '[{:person/name "Ann" :person/age 31}]', 31),
+    ("entity dict", [{":person/name": "Ann", ":person/age": 32}], 32),
+    ("list with plain strings", [[":db/add", "t", ":person/name", "Ann"], [":db/add", "t", ":person/age", 33]], 33),
+    ("list with a lookup ref", [[":db/add", (":person/name", "Ann"), ":person/age", 34]], 34),
+    ("keywords", [[Keyword(":db/add"), (Keyword(":person/name"), "Ann"), Keyword(":person/age"), 35]], 35),
+]
+
+
+@pytest.mark.parametrize("name,data,age", TX_FORMS, ids=[f[0] for f in TX_FORMS])
+def test_every_form_of_tx_data(conn, name, data, age):
+    conn.transact([{":person/name": "Ann"}])
+    conn.transact(data)
+    assert conn.db().q('[:find ?a . :where [?e :person/name "Ann"] [?e :person/age ?a]]') == age
+
+
+def test_a_string_value_that_begins_with_a_colon_stays_a_string(conn):
+    conn.transact([{":person/name": ":colon"}])
+    assert conn.db().q("[:find ?n . :where [_ :person/name ?n]]") == ":colon"
+
+
+QUERIES = [
+    ("[:find ?n :where [?e :person/name ?n]]", (), {("Ann",), ("Bob",), ("Cy",)}),
+    ("[:find [?n ...] :in $ ?min :where [?e :person/age ?a] [(>= ?a ?min)] [?e :person/name ?n]]", (18,), None),
+    ("[:find (count ?e) . :where [?e :person/name]]", (), 3),
+    ("[:find ?n . :in $ [?a ...] :where [?e :person/age ?a] [?e :person/name ?n]]", ([17],), "Bob"),
+    ("[:find ?f :where [?e :person/name \"Cy\"] [?e :person/friend ?x] [?x :person/name ?f]]", (), {("Ann",), ("Bob",)}),
+]
+
+
+@pytest.mark.parametrize("query,inputs,expected", QUERIES, ids=[q for q, _, _ in QUERIES])
+def test_queries(people, query, inputs, expected):
+    out = people.db().q(query, *inputs)
+    if expected is None:
+        assert sorted(out) == ["Ann", "Cy"]
+    else:
+        assert out == expected
+
+
+def test_a_query_over_two_database_values(people):
+    before = people.db()
+    people.transact([{":person/name": "Dee", ":person/age": 50}])
+    after = people.db()
+    q = "[:find ?n :in $ $old :where [?e :person/name ?n] (not [$old ?e :person/name])]"
+    assert after.q(q, before) == {("Dee",)}
+    # Datomic's form: every input given, the databases among them.
+    q = "[:find ?n :in $old $new :where [$new ?e :person/name ?n] (not [$old ?e :person/name])]"
+    assert datalith.q(q, before, after) == {("Dee",)}
+    assert before.q("[:find (count ?e) . :where [?e :person/name]]") == 3
+
+
+def test_pull_and_pull_many(people):
+    db = people.db()
+    bob = db.pull([":person/name", {":person/friend": [":person/name"]}], (":person/name", "Bob"))
+    assert bob == {":person/name": "Bob", ":person/friend": [{":person/name": "Ann"}]}
+    assert db.pull("[:person/age]", (":person/name", "Nobody")) is None
+    names = db.pull_many("[:person/name]", [(":person/name", "Ann"), (":person/name", "Cy")])
+    assert names == [{":person/name": "Ann"}, {":person/name": "Cy"}]
+    assert db.pull(["*"], (":person/email", "ann@x.org"))[":person/age"] == 30
+
+
+def test_entity_is_a_lazy_mapping_that_navigates_refs(people):
+    db = people.db()
+    cy = db.entity((":person/name", "Cy"))
+    assert cy[":person/name"] == "Cy"
+    assert sorted(f[":person/name"] for f in cy[":person/friend"]) == ["Ann", "Bob"]
+    assert cy.get(":person/email") is None and cy.get(":person/email", "none") == "none"
+    assert ":person/age" in cy and ":person/email" not in cy
+    assert sorted(cy.keys()) == [":person/age", ":person/friend", ":person/name"]
+    with pytest.raises(KeyError):
+        cy[":person/email"]
+    assert db.entity((":person/name", "Nobody")) is None
+    assert db.entity(cy.id) == cy
+
+
+def test_datoms_walk_an_index(people):
+    db = people.db()
+    names = [(d.a, d.v) for d in db.datoms(":avet", ":person/name")]
+    assert names == [(":person/name", "Ann"), (":person/name", "Bob"), (":person/name", "Cy")]
+    ann = db.entity((":person/name", "Ann")).id
+    assert {d.a for d in db.datoms(":eavt", ann)} == {":person/name", ":person/age", ":person/email"}
+    assert [d.e for d in db.datoms(":avet", ":person/age", 17)] == [db.entity((":person/name", "Bob")).id]
+    with pytest.raises(ValueError, match="not an index"):
+        db.datoms(":vaet")
+
+
+def test_a_db_value_does_not_change(people):
+    db = people.db()
+    people.transact([{":person/name": "Dee"}])
+    assert db.q("[:find (count ?e) . :where [?e :person/name]]") == 3
+    assert people.db().basis_t > db.basis_t
+
+
+def test_reopening_finds_what_was_committed(tmp_path):
+    with datalith.open(tmp_path) as c:
+        c.transact('[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one} ]')
+        c.transact([{":n": 7}])
+    with datalith.open(tmp_path, read_only=True) as c:
+        assert c.db().q("[:find ?v . :where [_ :n ?v]]") == 7
+
+
+def test_a_closed_connection_says_so(tmp_path):
+    c = datalith.open(tmp_path)
+    c.close()
+    assert "closed" in repr(c)
+    with pytest.raises(datalith.Unavailable):
+        c.db()
