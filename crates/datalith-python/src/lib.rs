@@ -29,6 +29,7 @@ fn _datalith(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(db::q, m)?)?;
     m.add_class::<connection::Connection>()?;
     m.add_class::<db::Db>()?;
+    m.add_class::<db::Entity>()?;
     m.add_class::<report::TxReport>()?;
     Ok(())
 }

@@ -130,15 +130,22 @@ pub(crate) fn to_edn(obj: &Bound<'_, PyAny>, place: Place) -> PyResult<Edn> {
         });
     }
     if obj.is_instance(package::fraction_class(py)?)? {
-        let num: i128 = obj.getattr("numerator")?.extract()?;
-        let den: i128 = obj.getattr("denominator")?.extract()?;
+        let too_big = || -> PyResult<PyErr> {
+            Ok(PyValueError::new_err(format!(
+                "{} is past the 128-bit numerator and denominator the database keeps",
+                obj.repr()?
+            )))
+        };
+        let part = |name: &str| -> PyResult<Option<i128>> {
+            Ok(obj.getattr(name)?.extract::<i128>().ok())
+        };
+        let (Some(num), Some(den)) = (part("numerator")?, part("denominator")?) else {
+            return Err(too_big()?);
+        };
         return match Ratio::reduce(num, den) {
             Some(Reduced::Fraction(r)) => Ok(Edn::Ratio(r)),
             Some(Reduced::Whole(n)) => Ok(i64::try_from(n).map_or(Edn::BigInt(n), Edn::Long)),
-            None => Err(PyValueError::new_err(format!(
-                "{} is past the 128-bit numerator and denominator the database keeps",
-                obj.repr()?
-            ))),
+            None => Err(too_big()?),
         };
     }
     if obj.is_instance(package::tagged_class(py)?)? {

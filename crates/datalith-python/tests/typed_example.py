@@ -1,0 +1,11 @@
+"""A program mypy --strict checks against the stubs (test_typing.py)."""
+
+import tempfile
+
+import datalith
+
+with datalith.open(tempfile.mkdtemp(), schema={":n": {":db/valueType": ":db.type/long"}}) as conn:
+    report: datalith.TxReport = conn.transact([{":n": 1}])
+    db: datalith.Db = conn.db()
+    n: int = db.q("[:find ?v . :where [_ :n ?v]]")
+    print(report.tx, n, db.basis_t, list(db.datoms(":avet", ":n")))
