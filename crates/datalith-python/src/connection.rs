@@ -104,6 +104,13 @@ impl Connection {
         TxReport::new(py, &report)
     }
 
+    /// The key-value table `name` of this database (created if missing), a mapping of bytes to
+    /// bytes beside the Datalog store.
+    fn kv(&self, py: Python<'_>, name: &str) -> PyResult<crate::kv::KvTable> {
+        let database = self.database(py)?;
+        crate::kv::KvTable::open(py, database.env().clone(), name)
+    }
+
     /// The database as of now: a value that does not change while others transact.
     fn db(&self, py: Python<'_>) -> PyResult<Db> {
         let database = self.database(py)?;

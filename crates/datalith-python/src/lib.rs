@@ -5,6 +5,7 @@
 //! - `connection.rs`: `open` and `Connection` (transact, db, close; a context manager).
 //! - `db.rs`: `Db`, a database value (q, pull, pull_many, entity, datoms); `q` over several.
 //! - `report.rs`: `TxReport`, what a transaction returns.
+//! - `kv.rs`: `KvTable`, a key-value table of the same database as a mapping.
 //! - `convert/`: Python values to EDN and back (the README's type table).
 //! - `errors.rs`: the database's errors as the package's exception classes.
 //! - `interrupt.rs`: running without the GIL, and Ctrl-C cancelling a query.
@@ -20,6 +21,7 @@ mod convert;
 mod db;
 mod errors;
 mod interrupt;
+mod kv;
 mod package;
 mod report;
 
@@ -31,5 +33,6 @@ fn _datalith(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<db::Db>()?;
     m.add_class::<db::Entity>()?;
     m.add_class::<report::TxReport>()?;
+    m.add_class::<kv::KvTable>()?;
     Ok(())
 }

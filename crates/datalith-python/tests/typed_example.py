@@ -9,3 +9,7 @@ with datalith.open(tempfile.mkdtemp(), schema={":n": {":db/valueType": ":db.type
     db: datalith.Db = conn.db()
     n: int = db.q("[:find ?v . :where [_ :n ?v]]")
     print(report.tx, n, db.basis_t, list(db.datoms(":avet", ":n")))
+    table: datalith.KvTable = conn.kv("t")
+    table[b"k"] = b"v"
+    value: bytes = table[b"k"]
+    print(value, list(table.items()))

@@ -16,7 +16,7 @@ See the package's README for the type table and the exceptions.
 import concurrent.futures as _futures
 from typing import Any
 
-from ._datalith import Connection, Db, TxReport, open, q
+from ._datalith import Connection, Db, Entity, KvTable, TxReport, open, q
 from ._errors import (
     Busy,
     CasFailed,
@@ -42,6 +42,8 @@ __all__ = [
     "q",
     "Connection",
     "Db",
+    "Entity",
+    "KvTable",
     "TxReport",
     "Datom",
     "Keyword",
