@@ -13,3 +13,9 @@ with datalith.open(tempfile.mkdtemp(), schema={":n": {":db/valueType": ":db.type
     table[b"k"] = b"v"
     value: bytes = table[b"k"]
     print(value, list(table.items()))
+
+
+def remote_reads(url: str) -> int:
+    remote: datalith.RemoteConnection = datalith.connect(url)
+    basis: int = remote.db().basis_t
+    return basis

@@ -36,9 +36,14 @@ from ._errors import (
     Unsupported,
 )
 from ._types import Datom, Keyword, Symbol, Tagged
+from .remote import RemoteConnection, RemoteDb, RemoteTxReport, connect
 
 __all__ = [
     "open",
+    "connect",
+    "RemoteConnection",
+    "RemoteDb",
+    "RemoteTxReport",
     "q",
     "Connection",
     "Db",
