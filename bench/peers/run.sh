@@ -6,6 +6,7 @@
 #   bench/peers/run.sh datalevin query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datomic   query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+#   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
 # Exit code 69 when the peer's runtime is not installed (the bench reports it as skipped).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

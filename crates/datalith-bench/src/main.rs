@@ -4,7 +4,6 @@
 //! Keep this file a table of subcommands: each workload lives in its own module.
 
 mod all;
-mod alloc;
 mod blob;
 mod common;
 mod query;
@@ -12,10 +11,10 @@ mod write;
 
 /// mimalloc: the Datalog pipeline allocates many small short-lived buffers, and glibc's
 /// allocator (consolidation, chunk unlinking) was a fifth of the committer's time. (SQLite, bundled
-/// C code, allocates through its own page cache and libc.) `alloc` says why it is not
+/// C code, allocates through its own page cache and libc.) `datalith_alloc` says why it is not
 /// `mimalloc::MiMalloc` as it comes.
 #[global_allocator]
-static GLOBAL: alloc::Allocator = alloc::Allocator;
+static GLOBAL: datalith_alloc::Allocator = datalith_alloc::Allocator;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

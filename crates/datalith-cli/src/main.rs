@@ -13,6 +13,12 @@
 //! `{:db/error :db.error/unique-conflict, :cognitect.anomalies/category
 //! :cognitect.anomalies/conflict, :message "...", ...}` (see `datalith::error`).
 
+/// mimalloc, as `datalith-bench` runs the library (`datalith_alloc` says why): `datalith
+/// serve` answers every request through the query engine and the committer, whose many small
+/// buffers glibc's allocator made about twice as slow.
+#[global_allocator]
+static GLOBAL: datalith_alloc::Allocator = datalith_alloc::Allocator;
+
 mod atomic;
 mod commands;
 mod csv;

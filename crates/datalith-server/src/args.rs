@@ -80,6 +80,11 @@ pub struct ServeArgs {
     /// (`:lease-ms`), so that later requests read the same value (`:basis-t`); 0: never.
     #[arg(long, default_value_t = 60_000, value_name = "MS")]
     pub max_lease_ms: u64,
+    /// The most values of one database kept leased at once; past them the lease that would
+    /// end first ends early (each is an open snapshot: one of the database's 4096 LMDB reader
+    /// slots).
+    #[arg(long, default_value_t = crate::ops::leases::DEFAULT_MAX_LEASES, value_name = "N")]
+    pub max_leases: usize,
     /// The most memory one query may hold, in bytes (default: the library's, a quarter of
     /// physical memory); a request may ask for less.
     #[arg(long, value_name = "BYTES")]

@@ -33,9 +33,10 @@ pub fn log(line: &str) {
 /// Runs the server until SIGTERM or Ctrl-C. Prints `datalith serve: listening on
 /// http://ADDR ...` (`https://` with TLS) on standard output once it accepts connections.
 pub fn serve(args: ServeArgs) -> Result<()> {
-    if args.max_concurrent == 0 || args.max_connections == 0 {
+    if args.max_concurrent == 0 || args.max_connections == 0 || args.max_leases == 0 {
         return Err(ServerError::invalid(
-            "--max-concurrent and --max-connections must be at least 1",
+            "--max-concurrent, --max-connections and --max-leases must be at least 1 \
+             (--max-lease-ms 0 turns leases off)",
         ));
     }
     let connections = ConnectionLimits {
@@ -80,6 +81,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         args.create_in.clone(),
         args.query_memory_limit,
         Duration::from_millis(args.max_lease_ms),
+        args.max_leases,
     )?;
     ignore_sigpipe();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -35,6 +35,7 @@ pub struct Served {
     create_in: Option<PathBuf>,
     memory_limit: Option<u64>,
     max_lease: Duration,
+    max_leases: usize,
 }
 
 struct Entry {
@@ -110,18 +111,21 @@ fn name_of(dir: &Path) -> Result<String> {
 
 impl Served {
     /// Opens (creating if missing) each named directory for writing, durably; `deletable`
-    /// ones are those in `create_in`. Values may be leased for at most `max_lease`.
+    /// ones are those in `create_in`. Values may be leased for at most `max_lease`,
+    /// `max_leases` of a database at once.
     pub fn open(
         named: &[(String, PathBuf, bool)],
         create_in: Option<PathBuf>,
         memory_limit: Option<u64>,
         max_lease: Duration,
+        max_leases: usize,
     ) -> Result<Served> {
         let served = Served {
             by_name: RwLock::new(BTreeMap::new()),
             create_in,
             memory_limit,
             max_lease,
+            max_leases,
         };
         for (name, dir, deletable) in named {
             let source = served.open_one(dir)?;
@@ -147,7 +151,11 @@ impl Served {
                 ..e
             }
         })?;
-        Ok(Arc::new(Source::new(database, self.max_lease)))
+        Ok(Arc::new(Source::new(
+            database,
+            self.max_lease,
+            self.max_leases,
+        )))
     }
 
     fn table(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Entry>> {

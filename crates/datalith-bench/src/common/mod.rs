@@ -1,6 +1,7 @@
 //! Pieces every workload shares: errors, CPU and memory accounting, the in-flight semaphore,
 //! latency windows and CSV rows, child processes and their line protocol, progress bars, plots,
-//! repeated passes with their spread, and the peers' heap setting.
+//! repeated passes with their spread, the peers' heap setting, and the real `datalith serve`
+//! of the `--remote` peers.
 
 pub mod child;
 pub mod clock;
@@ -13,5 +14,6 @@ pub mod progress;
 pub mod run_args;
 pub mod rusage;
 pub mod semaphore;
+pub mod serve;
 
 pub use error::BenchError;

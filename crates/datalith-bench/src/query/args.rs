@@ -35,6 +35,10 @@ pub const IN_PROCESS: [&str; 5] = [
     "sqlite-nosync",
 ];
 
+/// The peers of `--remote`: Datalith through `datalith serve` (Rust client, loopback,
+/// HTTP/1.1), and Datalevin's server (`dtlv serv`) through its own client.
+pub const REMOTE: [&str; 2] = ["datalith-remote", "datalevin-remote"];
+
 /// `datalith-bench query`: workload Q.
 #[derive(Args, Debug, Clone)]
 pub struct QueryArgs {
@@ -59,7 +63,8 @@ pub struct QueryArgs {
     pub tasks: Vec<String>,
     /// Peers to run (default all): datalith, datalith-nosync, datalith-writemap-mapasync,
     /// sqlite, sqlite-nosync,
-    /// datalevin, datomic, datascript.
+    /// datalevin, datomic, datascript; and datalith-remote, datalevin-remote (the default of
+    /// --remote, with datalith).
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<String>,
     /// People to generate (default 20,000, or 2,000 with --quick).
@@ -68,6 +73,11 @@ pub struct QueryArgs {
     /// Seed of the people generator.
     #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
+    /// Over loopback: the peers become datalith (embedded), datalith-remote (the real
+    /// `datalith serve`, started on 127.0.0.1:0, through datalith-client) and
+    /// datalevin-remote (Datalevin's server; not with --quick). --peers may name them too.
+    #[arg(long)]
+    pub remote: bool,
 }
 
 /// What the flags resolve to.
@@ -114,10 +124,22 @@ impl QueryArgs {
         let known: Vec<&str> = IN_PROCESS
             .iter()
             .chain(external::PEERS.iter())
+            .chain(REMOTE.iter())
             .copied()
             .collect();
-        let peers: Vec<String> = if self.peers.is_empty() {
-            known.iter().map(|s| s.to_string()).collect()
+        let peers: Vec<String> = if self.peers.is_empty() && self.remote {
+            // The JVM peer stays out of --quick (a JVM start costs seconds; CI runs --quick).
+            ["datalith", "datalith-remote", "datalevin-remote"]
+                .iter()
+                .filter(|p| !(self.run.quick && **p == "datalevin-remote"))
+                .map(|s| s.to_string())
+                .collect()
+        } else if self.peers.is_empty() {
+            IN_PROCESS
+                .iter()
+                .chain(external::PEERS.iter())
+                .map(|s| s.to_string())
+                .collect()
         } else {
             for p in &self.peers {
                 if !known.contains(&p.as_str()) {

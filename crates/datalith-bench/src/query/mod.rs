@@ -10,6 +10,8 @@
 //! - [`peer`]: what a peer is and what one task gave.
 //! - [`datalith`] / [`sqlite`]: the in-process peers.
 //! - [`external`]: the JVM and Node peers through `bench/peers/<peer>/query.sh`.
+//! - [`remote`]: `--remote`: Datalith through the real `datalith serve`, and Datalevin's
+//!   server (`datalevin-remote`, through `bench/peers/`).
 //! - [`merge`]: the passes of one (peer, task) cell as one figure with its spread.
 //! - [`report`]: count checks, `summary.md`, `summary.jsonl`, the verdicts.
 //! - [`plot`]: the latency bars.
@@ -23,6 +25,7 @@ mod merge;
 mod orchestrate;
 mod peer;
 mod plot;
+mod remote;
 mod report;
 mod sqlite;
 mod tasks;

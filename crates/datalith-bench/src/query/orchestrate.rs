@@ -11,6 +11,7 @@ use super::args::QueryArgs;
 use super::datalith::DatalithPeer;
 use super::external::{self, Invocation};
 use super::peer::{Cell, Outcome, Peer};
+use super::remote::{self, RemotePeer};
 use super::report::Table;
 use super::sqlite::SqlitePeer;
 use super::tasks::{Kind, Task};
@@ -54,7 +55,9 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         );
         let mut cells: Vec<Cell> = Vec::new();
         for label in &order {
-            if external.contains(&label) {
+            if label == "datalevin-remote" {
+                cells.extend(datalevin_remote(&r.tasks, &peers_dir, &log_dir, pass, &bar));
+            } else if external.contains(&label) {
                 let inv = Invocation {
                     peers_dir: &peers_dir,
                     data: &data_path,
@@ -131,9 +134,10 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         .collect();
     // A peer is missing when it ran no task at all (runtime or harness absent); a task one
     // peer does not have (Datomic has no init) is reported, not a failure.
-    let skipped_external: Vec<&String> = external
+    let skipped_external: Vec<&String> = r
+        .peers
         .iter()
-        .copied()
+        .filter(|p| external.contains(p) || p.as_str() == "datalevin-remote")
         .filter(|p| {
             let mine: Vec<&Cell> = cells.iter().filter(|c| &c.peer == *p).collect();
             !mine.is_empty()
@@ -179,6 +183,37 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     })
 }
 
+/// Datalevin's server over every task, one pass: each cell skipped, with the reason, when
+/// the server cannot run from the installed Datalevin.
+fn datalevin_remote(
+    tasks: &[Task],
+    peers_dir: &Path,
+    log_dir: &Path,
+    pass: usize,
+    bar: &indicatif::ProgressBar,
+) -> Vec<Cell> {
+    let log = log_dir.join(format!("datalevin-remote-p{}.log", pass + 1));
+    let why = match crate::common::serve::datalevin_server(peers_dir, &log) {
+        Ok(()) => "datalevin.server loads, but no harness drives it yet".to_string(),
+        Err(why) => why,
+    };
+    progress::println(
+        bar,
+        &format!("{:>26} (all tasks) skipped: {why}", "datalevin-remote"),
+    );
+    tasks
+        .iter()
+        .map(|t| {
+            bar.inc(1);
+            Cell {
+                peer: "datalevin-remote".into(),
+                task: t.name.to_string(),
+                outcome: Outcome::Skipped(why.clone()),
+            }
+        })
+        .collect()
+}
+
 /// One in-process peer over every task, one pass.
 fn run_in_process(
     label: &str,
@@ -204,12 +239,19 @@ fn run_in_process(
             db_dir,
         )),
         "sqlite" => Box::new(SqlitePeer::new(true, people.clone(), db_dir)),
+        remote::LABEL => Box::new(RemotePeer::new(people.clone(), db_dir)),
         _ => Box::new(SqlitePeer::new(false, people.clone(), db_dir)),
     };
     let mut cells = Vec::new();
     for t in &r.tasks {
         bar.set_message(format!("{label} {}", t.name));
-        if peer.runs(t) {
+        if let (remote::LABEL, Some(why)) = (label, remote::not_remote(t)) {
+            cells.push(Cell {
+                peer: label.to_string(),
+                task: t.name.to_string(),
+                outcome: Outcome::Skipped(why.to_string()),
+            });
+        } else if peer.runs(t) {
             let outcome = match peer.run(t, r.plan.for_kind(t.kind)) {
                 Ok(m) => Outcome::Measured(m),
                 Err(BenchError::Store { op, message, .. }) if op == OVER_CAP => {
@@ -314,6 +356,28 @@ fn explain_md(explains: &[(String, Vec<datalith::query::PlanStep>)]) -> String {
     s
 }
 
+/// What the `--remote` peers time, when they run.
+fn remote_scope(r: &super::args::Resolved) -> String {
+    if !r
+        .peers
+        .iter()
+        .any(|p| super::args::REMOTE.contains(&p.as_str()))
+    {
+        return String::new();
+    }
+    "\n\n**Over the server (`--remote`):** `datalith-remote` is the real `datalith serve` \
+     (durable, its own process, started on 127.0.0.1:0) driven by `datalith-client` in this \
+     process (EDN over HTTP/1.1, one kept-alive connection). A read task takes one value \
+     (`Connection::db`) before the clock and times `RemoteDb::q`: the request, the server's \
+     work, the answer's EDN text read back into values. A write task runs on a fresh server \
+     and database with the schema installed before the clock; each transaction is a request \
+     answered once durable. `init` (the bulk loader writes files) and `lookup-raw` (the client \
+     has no raw index call) do not run over the server. `datalevin-remote` is Datalevin's \
+     server (`dtlv serv`) through its own client, when it can run from the installed \
+     Datalevin (`bench/peers/datalevin/server-check.clj` says why not)."
+        .to_string()
+}
+
 fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -348,7 +412,7 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
          `datalith-writemap-mapasync` is `MDB_WRITEMAP | MDB_MAPASYNC`, `sqlite-nosync` is WAL \
          with synchronous=OFF; Datalevin on disk with the seed's flags `:nordahead :notls \
          :writemap :nosync`, Datomic `datomic:mem://`, Datascript in memory (Node). Harnesses: \
-         `bench/peers/` (see its README).",
+         `bench/peers/` (see its README).{}",
         r.people,
         r.people * 5,
         args.seed,
@@ -358,5 +422,6 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
         r.plan.secs,
         r.plan.min_runs,
         crate::common::jvm::describe(&args.run.heap),
+        remote_scope(r),
     )
 }

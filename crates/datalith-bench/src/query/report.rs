@@ -38,8 +38,15 @@ pub struct Verdict {
 }
 
 /// Datalith's own conditions: never counted as the best *peer* of a row.
-pub const DATALITH_VARIANTS: [&str; 3] =
-    ["datalith", "datalith-nosync", "datalith-writemap-mapasync"];
+pub const DATALITH_VARIANTS: [&str; 4] = [
+    "datalith",
+    "datalith-nosync",
+    "datalith-writemap-mapasync",
+    "datalith-remote",
+];
+
+/// The most the server may add to q1's median (`query --remote`), in ms.
+pub const Q1_OVERHEAD_MAX_MS: f64 = 0.050;
 
 impl Table<'_> {
     fn cell(&self, peer: &str, task: &str) -> Option<&Outcome> {
@@ -202,7 +209,73 @@ impl Table<'_> {
                 },
             },
         );
+        if self.peers.iter().any(|p| p == "datalith-remote") {
+            out.extend(self.remote_verdicts());
+        }
         out
+    }
+
+    /// `--remote`: what the server adds to q1, and each row against Datalevin's server.
+    fn remote_verdicts(&self) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        let what = format!(
+            "q1: the server adds at most {:.0} us to the embedded call (p50)",
+            Q1_OVERHEAD_MAX_MS * 1e3
+        );
+        out.push(
+            match (self.ms("datalith-remote", "q1"), self.ms("datalith", "q1")) {
+                (Some(r), Some(e)) => Verdict {
+                    what,
+                    pass: Some(r - e <= Q1_OVERHEAD_MAX_MS),
+                    detail: format!(
+                        "datalith-remote {r:.4} ms - datalith {e:.4} ms = {:.1} us",
+                        (r - e) * 1e3
+                    ),
+                },
+                _ => Verdict {
+                    what,
+                    pass: None,
+                    detail: "datalith-remote or datalith q1 not measured".into(),
+                },
+            },
+        );
+        if !self.peers.iter().any(|p| p == "datalevin-remote") {
+            return out;
+        }
+        for t in self.tasks {
+            let what = format!("{}: datalith-remote faster than datalevin-remote", t.name);
+            let (ours, theirs) = (
+                self.ms("datalith-remote", t.name),
+                self.ms("datalevin-remote", t.name),
+            );
+            out.push(match (ours, theirs) {
+                (Some(a), Some(b)) => Verdict {
+                    what,
+                    pass: Some(a < b),
+                    detail: format!("{a:.3} ms vs {b:.3} ms: {:.2}x", b / a),
+                },
+                _ => Verdict {
+                    what,
+                    pass: None,
+                    detail: format!(
+                        "not measured: datalith-remote {}, datalevin-remote {}",
+                        self.status(ours, "datalith-remote", t.name),
+                        self.status(theirs, "datalevin-remote", t.name)
+                    ),
+                },
+            });
+        }
+        out
+    }
+
+    /// A cell's median, or why it has none.
+    fn status(&self, ms: Option<f64>, peer: &str, task: &str) -> String {
+        match (ms, self.cell(peer, task)) {
+            (Some(ms), _) => format!("{ms:.3} ms"),
+            (None, Some(Outcome::Skipped(_))) => "skipped".into(),
+            (None, Some(Outcome::Failed(_))) => "failed".into(),
+            _ => "not run".into(),
+        }
     }
 
     /// `summary.md`.
@@ -441,6 +514,49 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("**MISMATCH**"));
+    }
+
+    #[test]
+    fn remote_verdicts_judge_the_q1_overhead_and_each_row_against_datalevins_server() {
+        let ts: Vec<Task> = ["q1", "q2"]
+            .iter()
+            .filter_map(|n| tasks::by_name(n))
+            .collect();
+        let peers: Vec<String> = ["datalith", "datalith-remote", "datalevin-remote"]
+            .map(String::from)
+            .to_vec();
+        let mut cells = vec![
+            cell("datalith", "q1", 0.010, 5),
+            cell("datalith-remote", "q1", 0.055, 5),
+            cell("datalevin-remote", "q1", 0.5, 5),
+            cell("datalith", "q2", 0.02, 5),
+            cell("datalith-remote", "q2", 0.3, 5),
+        ];
+        cells.push(Cell {
+            peer: "datalevin-remote".into(),
+            task: "q2".into(),
+            outcome: Outcome::Skipped("no server".into()),
+        });
+        let t = Table {
+            people: 1,
+            tasks: &ts,
+            peers: &peers,
+            cells: &cells,
+        };
+        let v = t.verdicts(None);
+        let get = |what: &str| v.iter().find(|x| x.what == what).unwrap();
+        let q1 = get("q1: the server adds at most 50 us to the embedded call (p50)");
+        assert_eq!(q1.pass, Some(true), "{q1:?}");
+        assert!(q1.detail.contains("45.0 us"), "{q1:?}");
+        assert_eq!(
+            get("q1: datalith-remote faster than datalevin-remote").pass,
+            Some(true)
+        );
+        let q2 = get("q2: datalith-remote faster than datalevin-remote");
+        assert_eq!(q2.pass, None);
+        assert!(q2.detail.contains("datalevin-remote skipped"), "{q2:?}");
+        // datalith-remote is Datalith, never the best peer of a row.
+        assert_eq!(get("q1: datalith fastest of all peers").pass, Some(true));
     }
 
     #[test]

@@ -90,6 +90,12 @@ pub struct WriteArgs {
     /// Skip the bulk-load phase (which a Datalog run does first by default).
     #[arg(long)]
     pub no_init: bool,
+    /// Over loopback: dl-sync (embedded `transact`), dl-remote (the real `datalith serve` on
+    /// 127.0.0.1:0 through datalith-client), datalevin-default and datalevin-remote
+    /// (Datalevin's server; a JVM peer, so not with --quick unless --jvm-peers). No bulk-load
+    /// or mixed phase.
+    #[arg(long, conflicts_with_all = ["kv", "init_only"])]
+    pub remote: bool,
 }
 
 /// Hidden child subcommand: one condition at one batch size.
@@ -147,7 +153,19 @@ pub struct Plan {
 impl Plan {
     /// Resolves defaults and checks the arguments.
     pub fn from_args(a: &WriteArgs) -> Result<Plan, BenchError> {
-        let family = if a.kv { Family::Kv } else { Family::Datalog };
+        let family = if a.kv {
+            Family::Kv
+        } else if a.remote {
+            Family::Remote
+        } else {
+            Family::Datalog
+        };
+        if a.remote && a.mixed.is_some_and(|m| m > 0) {
+            return Err(BenchError::Arg {
+                arg: "--mixed",
+                message: "the mixed phase does not run with --remote".into(),
+            });
+        }
         let writes = a.writes.unwrap_or(if a.run.quick {
             QUICK_WRITES
         } else {
@@ -203,7 +221,7 @@ impl Plan {
                 });
             }
             (Vec::new(), init::select(&init_names))
-        } else if a.no_init || family == Family::Kv {
+        } else if a.no_init || family != Family::Datalog {
             (condition::select(family, &a.conditions)?, Vec::new())
         } else if a.conditions.is_empty() {
             (condition::select(family, &[])?, init::select(&[]))
@@ -237,7 +255,11 @@ impl Plan {
             max_secs,
             batches,
             conditions,
-            mixed: a.mixed.unwrap_or(writes),
+            mixed: if family == Family::Remote {
+                0
+            } else {
+                a.mixed.unwrap_or(writes)
+            },
             seed: a.seed,
             out,
             db_dir,

@@ -44,11 +44,13 @@ pub trait Condition {
     }
 }
 
-/// Which list a condition belongs to: `write --kv` or `write`.
+/// Which list a condition belongs to: `write --kv`, `write` or `write --remote`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Kv,
     Datalog,
+    /// The Datalog conditions over loopback (`--remote`) beside their embedded ones.
+    Remote,
 }
 
 impl Family {
@@ -57,6 +59,7 @@ impl Family {
         match self {
             Family::Kv => "write-kv",
             Family::Datalog => "write-dl",
+            Family::Remote => "write-remote",
         }
     }
 }
@@ -78,6 +81,11 @@ pub enum Store {
     DatalithDl(Durability),
     /// The real Datalevin Datalog (`transact!`, `transact-async`) in its JVM harness.
     DatalevinDl,
+    /// Datalith's Datalog through the real `datalith serve` on loopback and `datalith-client`
+    /// (`Connection::transact`).
+    DatalithRemote,
+    /// Datalevin's server (`dtlv serv`) through its own client.
+    DatalevinRemote,
 }
 
 /// Where a condition runs.
@@ -107,7 +115,10 @@ pub struct ConditionSpec {
 
 impl ConditionSpec {
     fn new(name: String, store: Store, asynchronous: bool, durability: &'static str) -> Self {
-        let peer = !matches!(store, Store::DatalithKv(_) | Store::DatalithDl(_));
+        let peer = !matches!(
+            store,
+            Store::DatalithKv(_) | Store::DatalithDl(_) | Store::DatalithRemote
+        );
         ConditionSpec {
             name,
             store,
@@ -120,7 +131,7 @@ impl ConditionSpec {
     /// Where this condition can run in this build.
     pub fn runner(&self) -> Runner {
         match self.store {
-            Store::DatalevinKv | Store::DatalevinDl => Runner::PeerHarness,
+            Store::DatalevinKv | Store::DatalevinDl | Store::DatalevinRemote => Runner::PeerHarness,
             Store::RocksDb if !cfg!(feature = "rocksdb") => Runner::Unavailable(
                 "built without the `rocksdb` cargo feature (cargo run --release -p \
                  datalith-bench --features rocksdb -- ...)"
@@ -136,7 +147,34 @@ pub fn all(family: Family) -> Vec<ConditionSpec> {
     match family {
         Family::Kv => kv_conditions(),
         Family::Datalog => datalog_conditions(),
+        Family::Remote => remote_conditions(),
     }
+}
+
+/// `write --remote`: each synchronous durable Datalog condition embedded and over its
+/// server.
+fn remote_conditions() -> Vec<ConditionSpec> {
+    vec![
+        ConditionSpec::new(
+            "dl-sync".into(),
+            Store::DatalithDl(Durability::Durable),
+            false,
+            "durable",
+        ),
+        ConditionSpec::new("dl-remote".into(), Store::DatalithRemote, false, "durable"),
+        ConditionSpec::new(
+            "datalevin-default".into(),
+            Store::DatalevinDl,
+            false,
+            "durable",
+        ),
+        ConditionSpec::new(
+            "datalevin-remote".into(),
+            Store::DatalevinRemote,
+            false,
+            "durable",
+        ),
+    ]
 }
 
 fn sqlite_conditions() -> [ConditionSpec; 2] {
@@ -230,7 +268,7 @@ fn kv_conditions() -> Vec<ConditionSpec> {
 
 /// The condition called `name`.
 pub fn find(name: &str) -> Result<ConditionSpec, BenchError> {
-    [Family::Kv, Family::Datalog]
+    [Family::Kv, Family::Datalog, Family::Remote]
         .into_iter()
         .flat_map(all)
         .find(|c| c.name == name)
@@ -314,5 +352,10 @@ mod tests {
         assert!(select(Family::Kv, &["kv-as".into()]).is_err());
         assert_eq!(select(Family::Datalog, &["dl".into()]).unwrap().len(), 2);
         assert_eq!(select(Family::Datalog, &[]).unwrap().len(), 6);
+        assert_eq!(select(Family::Remote, &[]).unwrap().len(), 4);
+        assert_eq!(select(Family::Remote, &["dl".into()]).unwrap().len(), 2);
+        assert!(select(Family::Datalog, &["dl-remote".into()]).is_err());
+        assert!(!find("dl-remote").unwrap().peer);
+        assert!(find("datalevin-remote").unwrap().peer);
     }
 }

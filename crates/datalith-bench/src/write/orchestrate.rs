@@ -7,7 +7,7 @@ use std::process::{Command, ExitCode};
 use indicatif::ProgressBar;
 
 use super::args::{ChildArgs, Plan, WriteArgs};
-use super::condition::{self, ConditionSpec, Runner};
+use super::condition::{self, ConditionSpec, Runner, Store};
 use super::result::RunResult;
 use super::runner::{self, Params};
 use super::{init, merge, peers, plots, summary};
@@ -71,6 +71,8 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         init_passes.push(inits);
     }
     let inits = init::merge_passes(&init_passes);
+    // Whether Datalevin's server can run (`--remote`): asked once, of a JVM.
+    let mut datalevin_server: Option<Result<(), String>> = None;
     let mut base = 0;
     let mut by_pass: Vec<Vec<RunResult>> = Vec::new();
     for pass in 0..plan.passes {
@@ -101,6 +103,19 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
                     Runner::InProcess => run_in_child(spec, run, &plan, &logs, &args, &bar, base),
                     Runner::PeerHarness => match jvm_skip(&args) {
                         Some(why) => RunResult::skipped(spec, batch, plan.writes, why),
+                        None if spec.store == Store::DatalevinRemote => {
+                            let check = datalevin_server.get_or_insert_with(|| {
+                                crate::common::serve::datalevin_server(
+                                    &peers_dir,
+                                    &logs.join("datalevin-server-check.stderr"),
+                                )
+                            });
+                            let why = match check {
+                                Ok(()) => "datalevin.server loads, but no harness drives it yet",
+                                Err(why) => why.as_str(),
+                            };
+                            RunResult::skipped(spec, batch, plan.writes, why)
+                        }
                         None => peers::run_datalevin(spec, run, &peer_run),
                     },
                     Runner::Unavailable(why) => RunResult::skipped(spec, batch, plan.writes, &why),

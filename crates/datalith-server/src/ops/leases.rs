@@ -6,8 +6,8 @@
 //! (409), as is one naming a basis never leased that is no longer the latest.
 //!
 //! Leases are asked for, never given to every read, and bounded in length
-//! (`--max-lease-ms`) and number (`MAX_LEASES` a database; past it the lease that would end
-//! first ends early), because a held value is an open
+//! (`--max-lease-ms`) and number (`--max-leases` a database, [`DEFAULT_MAX_LEASES`] unless
+//! told; past it the lease that would end first ends early), because a held value is an open
 //! snapshot: it keeps LMDB from reusing the pages freed since it began, and the map from
 //! growing. A sweep every second drops the ended leases, and every lease while a growth of
 //! the map waits for snapshots (`Environment::growth_waiting`; the growth waits 5 s before
@@ -20,14 +20,20 @@ use datalith::Db;
 
 use crate::error::{Result, ServerError};
 
-/// Values one database keeps leased at most (each is an open snapshot, and holds one of
-/// LMDB's reader slots); past them the lease that would end first ends early.
-pub const MAX_LEASES: usize = 64;
+/// Values one database keeps leased at most unless `--max-leases` says otherwise; past them
+/// the lease that would end first ends early. Each is an open snapshot holding one of the
+/// database's 4096 LMDB reader slots; what keeps LMDB from reusing freed pages is the oldest
+/// of them (at most `--max-lease-ms` old), not their number. 64 were too few for 200 clients
+/// each taking a value (`db()`) and then reading it under writes: every `db()` named a new
+/// value, a lease lived ~50 ms before a newer one ended it, and ~1% of the reads were refused
+/// (`datalith-torture serve --secs 60 --clients 200`: 744 of 78,722).
+pub const DEFAULT_MAX_LEASES: usize = 1024;
 
 /// The leased values of one database.
 pub struct Leases {
     held: Mutex<Vec<Lease>>,
     max: Duration,
+    most: usize,
 }
 
 struct Lease {
@@ -37,12 +43,18 @@ struct Lease {
 }
 
 impl Leases {
-    /// Leases of at most `max` each (zero: no leases).
-    pub fn new(max: Duration) -> Leases {
+    /// Leases of at most `max` each (zero: no leases), `most` at once (at least one).
+    pub fn new(max: Duration, most: usize) -> Leases {
         Leases {
             held: Mutex::new(Vec::new()),
             max,
+            most: most.max(1),
         }
+    }
+
+    /// The most values leased at once.
+    pub fn most(&self) -> usize {
+        self.most
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Lease>> {
@@ -82,7 +94,7 @@ impl Leases {
         // Full: the lease that would end first ends now, so that reads are never refused
         // for want of a lease (its holder's next read is told the value is gone, and takes
         // a newer one).
-        let early = match held.len() >= MAX_LEASES {
+        let early = match held.len() >= self.most {
             true => held
                 .iter()
                 .enumerate()

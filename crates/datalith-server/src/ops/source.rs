@@ -15,11 +15,11 @@ pub struct Source {
 }
 
 impl Source {
-    /// A source whose leases last at most `max_lease`.
-    pub fn new(database: Database, max_lease: Duration) -> Source {
+    /// A source whose leases last at most `max_lease`, `max_leases` at once.
+    pub fn new(database: Database, max_lease: Duration, max_leases: usize) -> Source {
         Source {
             database,
-            leases: Leases::new(max_lease),
+            leases: Leases::new(max_lease, max_leases),
         }
     }
 }

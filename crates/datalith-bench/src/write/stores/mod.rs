@@ -2,6 +2,7 @@
 
 mod datalith_dl;
 mod datalith_kv;
+mod datalith_remote;
 mod lmdb_raw;
 #[cfg(feature = "rocksdb")]
 mod rocks;
@@ -30,6 +31,7 @@ pub fn open(spec: &ConditionSpec, dir: &Path) -> Result<Box<dyn Condition>, Benc
             d,
             spec.asynchronous,
         )?)),
+        Store::DatalithRemote => Ok(Box::new(datalith_remote::DatalithRemote::open(dir)?)),
         Store::Sqlite { wal } => Ok(Box::new(sqlite::Sqlite::open(dir, wal)?)),
         Store::LmdbRaw { nosync } => Ok(Box::new(lmdb_raw::LmdbRaw::open(dir, nosync)?)),
         #[cfg(feature = "rocksdb")]

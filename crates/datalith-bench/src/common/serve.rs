@@ -1,0 +1,150 @@
+//! The real `datalith serve`, started on loopback for the `--remote` peers of `query` and
+//! `write`: the `datalith` binary (`$DATALITH_BIN`, or the `datalith` beside this
+//! executable, which `cargo build --release -p datalith-cli -p datalith-bench` puts there) in
+//! its own process, on `127.0.0.1:0`, serving one database directory; its URL is read from
+//! the line it prints once it accepts connections. Dropping the [`Server`] stops it with
+//! SIGTERM (running requests finish, the database closes) and waits for it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use crate::common::BenchError;
+
+/// What the server is called in errors.
+const WHAT: &str = "datalith serve";
+
+/// Where the `datalith` binary is: `$DATALITH_BIN`, else beside this executable.
+pub fn binary() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("DATALITH_BIN") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("DATALITH_BIN={} is not a file", p.display()))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let p = exe.with_file_name("datalith");
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "no datalith binary at {} (cargo build --release -p datalith-cli, or set \
+             DATALITH_BIN)",
+            p.display()
+        ))
+    }
+}
+
+/// A running `datalith serve DIR`.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The database's name on the server (the directory's name).
+    pub name: String,
+}
+
+impl Server {
+    /// Starts `datalith serve DIR --listen 127.0.0.1:0` (DIR created if missing) and waits
+    /// until it listens.
+    pub fn start(dir: &Path) -> Result<Server, BenchError> {
+        let bin = binary().map_err(|message| BenchError::Child {
+            what: WHAT.into(),
+            message,
+        })?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| BenchError::Child {
+                what: WHAT.into(),
+                message: format!("{} has no name", dir.display()),
+            })?;
+        let mut child = Command::new(&bin)
+            .arg("serve")
+            .arg(dir)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| BenchError::Child {
+                what: WHAT.into(),
+                message: format!("starting {}: {e}", bin.display()),
+            })?;
+        let mut line = String::new();
+        let read = child
+            .stdout
+            .take()
+            .map(|out| BufReader::new(out).read_line(&mut line));
+        let url = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .map(str::to_string);
+        match (read, url) {
+            (Some(Ok(_)), Some(url)) => Ok(Server { child, url, name }),
+            _ => {
+                let _ = child.kill();
+                let status = child.wait().ok();
+                Err(BenchError::Child {
+                    what: WHAT.into(),
+                    message: format!(
+                        "{} serve {} did not start (exit {status:?}): {line:?}",
+                        bin.display(),
+                        dir.display()
+                    ),
+                })
+            }
+        }
+    }
+
+    /// The served database, through the Rust client.
+    pub fn connection(&self) -> datalith_client::Connection {
+        datalith_client::Client::new(&self.url).database(&self.name)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: a signal to our own child process, which has not been waited for yet.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether Datalevin's server (`dtlv serv`: the `datalevin.server` namespace) can run from
+/// the Datalevin that `bench/peers/install.sh datalevin` installs: `Err(why)` when it cannot,
+/// with the harness's error text. The harness `bench/peers/datalevin/server-check.clj`
+/// loads the namespace in the peer's JVM; `log` gets its stderr.
+pub fn datalevin_server(peers_dir: &Path, log: &Path) -> Result<(), String> {
+    let run_sh = peers_dir.join("run.sh");
+    if !run_sh.is_file() {
+        return Err(format!("harness {} not found", run_sh.display()));
+    }
+    let mut cmd = Command::new("bash");
+    cmd.arg(&run_sh).args(["datalevin", "server-check"]);
+    let out = crate::common::child::run(cmd, "datalevin server-check", log, |_| {})
+        .map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let said = text
+        .lines()
+        .find_map(|l| l.strip_prefix("SKIP "))
+        .map(str::to_string);
+    match (out.status.success(), said) {
+        (true, _) => Err(
+            "datalevin.server loads, but no harness drives it yet (bench/peers/README.md, \
+             \"Datalevin's server\")"
+                .into(),
+        ),
+        (false, Some(why)) => Err(why),
+        (false, None) => Err(format!(
+            "server-check exited with {}: {}",
+            out.status,
+            crate::common::child::tail(log, 2).replace('\n', " / ")
+        )),
+    }
+}
