@@ -49,14 +49,16 @@ impl KvTable {
             .map_err(|e| to_pyerr(py, e))
     }
 
-    /// The entries within the bounds, read from one snapshot.
+    /// The entries with `start <= key < end`, read from one snapshot.
     fn entries(
         &self,
         py: Python<'_>,
-        start: Option<Vec<u8>>,
-        end: Option<Vec<u8>>,
+        start: Option<&Bound<'_, PyAny>>,
+        end: Option<&Bound<'_, PyAny>>,
         reverse: bool,
     ) -> PyResult<Vec<(Vec<u8>, Vec<u8>)>> {
+        let start = start.map(|s| bytes_of(s, "key")).transpose()?;
+        let end = end.map(|e| bytes_of(e, "key")).transpose()?;
         let (env, table) = (self.env.clone(), self.table.clone());
         let read = py.detach(move || {
             let snapshot = env.read()?;
@@ -198,8 +200,6 @@ impl KvTable {
         end: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let start = start.map(|s| bytes_of(s, "key")).transpose()?;
-        let end = end.map(|e| bytes_of(e, "key")).transpose()?;
         let rows = PyList::empty(py);
         for (k, v) in self.entries(py, start, end, reverse)? {
             rows.append(PyTuple::new(
@@ -219,8 +219,6 @@ impl KvTable {
         end: Option<&Bound<'py, PyAny>>,
         reverse: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let start = start.map(|s| bytes_of(s, "key")).transpose()?;
-        let end = end.map(|e| bytes_of(e, "key")).transpose()?;
         let rows = PyList::empty(py);
         for (k, _) in self.entries(py, start, end, reverse)? {
             rows.append(PyBytes::new(py, &k))?;
