@@ -11,7 +11,7 @@ use std::time::Instant;
 use datalith::edn::{read_all, to_edn_string, Edn};
 use datalith_client::Connection;
 
-use super::session::Flow;
+use super::session::{read_forms, Flow};
 use super::Handler;
 use crate::error::{CliError, Result};
 use crate::exec;
@@ -146,11 +146,7 @@ impl RemoteSession {
         if t.starts_with('.') {
             return self.dot(t);
         }
-        let forms = read_all(text).map_err(|mut e| {
-            e.line += first_line - 1;
-            CliError::read(source, &e)
-        })?;
-        for form in forms {
+        for form in read_forms(text, source, first_line)? {
             self.form(&form)?;
         }
         Ok(Flow::Continue)

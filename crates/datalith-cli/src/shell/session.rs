@@ -191,11 +191,7 @@ impl Session {
         if t.starts_with('.') {
             return self.dot(t);
         }
-        let forms = read_all(text).map_err(|mut e| {
-            e.line += first_line - 1;
-            CliError::read(source, &e)
-        })?;
-        for form in forms {
+        for form in read_forms(text, source, first_line)? {
             self.form(&form)?;
         }
         Ok(Flow::Continue)
@@ -557,4 +553,13 @@ impl Balance {
         }
         !self.in_string && self.depth <= 0
     }
+}
+
+/// The forms of input `text` from `source` that begins at line `first_line`, with a read
+/// error's line counted in the source (the local and the remote shell read alike).
+pub fn read_forms(text: &str, source: &str, first_line: usize) -> Result<Vec<Edn>> {
+    read_all(text).map_err(|mut e| {
+        e.line += first_line - 1;
+        CliError::read(source, &e)
+    })
 }
