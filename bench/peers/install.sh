@@ -6,8 +6,12 @@
 #   rocksdb    : libclang (Debian/Ubuntu package libclang-dev), which the `rocksdb` crate's
 #                bindgen needs to build `datalith-bench --features rocksdb`; the C++ library
 #                itself is compiled by cargo (~17 min on 2 cores)
+#   datalith-py: this checkout's Python package (crates/datalith-python), built by pip (maturin,
+#                from PyPI) into the venv .cache/pyvenv-datalith; rebuilt at every call, so it is
+#                the code of the checkout (cargo rebuilds only what changed)
 #
-# Usage: bench/peers/install.sh [datalevin] [datomic] [datascript] [rocksdb]   (no argument: all four)
+# Usage: bench/peers/install.sh [datalevin] [datomic] [datascript] [rocksdb] [datalith-py]
+#        (no argument: the first four)
 # Idempotent: a step whose result is already in place is skipped. Exits non-zero on any failure.
 # After it, `bench/peers/env.sh` prints where everything is.
 set -euo pipefail
@@ -124,6 +128,19 @@ install_datascript() {
   say "datascript: datascript $v, node $(node --version)"
 }
 
+install_datalith_py() {
+  local venv="$CACHE/pyvenv-datalith"
+  command -v python3 >/dev/null || die "python3 not found (needed for the wheel's venv)"
+  if [[ ! -x "$venv/bin/python" ]]; then
+    say "datalith-py: creating venv $venv"
+    python3 -m venv "$venv" || die "python3 -m venv failed"
+  fi
+  say "datalith-py: pip install $HERE/../../crates/datalith-python (a release build of the wheel)"
+  "$venv/bin/pip" install --disable-pip-version-check -q --force-reinstall --no-deps \
+    "$HERE/../../crates/datalith-python" || die "pip install of the Datalith package failed"
+  "$venv/bin/python" -c 'import datalith, sys; print("[install] datalith-py: datalith at", datalith.__file__)'
+}
+
 install_rocksdb() {
   # bindgen loads libclang.so at build time (feature bindgen-runtime); clang's own headers too.
   if ldconfig -p 2>/dev/null | grep -qE 'libclang(-[0-9.]+)?\.so(\.[0-9]+)* '; then
@@ -148,7 +165,8 @@ for p in "${peers[@]}"; do
     datomic) install_datomic ;;
     datascript) install_datascript ;;
     rocksdb) install_rocksdb ;;
-    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb)" ;;
+    datalith-py) install_datalith_py ;;
+    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb, datalith-py)" ;;
   esac
 done
 say "done: ${peers[*]}"

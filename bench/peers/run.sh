@@ -7,6 +7,8 @@
 #   bench/peers/run.sh datomic   query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
+#   bench/peers/run.sh datalith-py|datalith-py-nosync|datalevin-py|sqlite3-py|sqlite3-py-nosync \
+#                      query DATA.jsonl WORK_DIR SECONDS TASKS SPEC.json   (workload Q from Python)
 # Exit code 69 when the peer's runtime is not installed (the bench reports it as skipped).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,5 +39,23 @@ case "$peer" in
     [[ -f "$HERE/datascript/$script.js" ]] || { echo "no such harness datascript/$script.js" >&2; exit 64; }
     command -v node >/dev/null || missing "node"
     exec node "$HERE/datascript/$script.js" "$@" ;;
-  *) echo "unknown peer '$peer' (datalevin, datomic, datascript)" >&2; exit 64 ;;
+  datalith-py|datalith-py-nosync)
+    [[ -x "$CACHE/pyvenv-datalith/bin/python" ]] || missing "the Datalith wheel's venv"
+    [[ -f "$HERE/python/$script.py" ]] || { echo "no such harness python/$script.py" >&2; exit 64; }
+    exec "$CACHE/pyvenv-datalith/bin/python" "$HERE/python/$script.py" "$peer" "$@" ;;
+  datalevin-py)
+    [[ -x "$CACHE/venv/bin/python" && -x "$CACHE/bin/java21" ]] || missing "the datalevin venv or java21"
+    [[ -f "$HERE/python/$script.py" ]] || { echo "no such harness python/$script.py" >&2; exit 64; }
+    # JPype finds the JVM through JAVA_HOME; the AOT classes first, as for the datalevin peer.
+    JAVA_HOME="$(cd "$(dirname "$(readlink -f "$CACHE/bin/java21")")/.." && pwd)" \
+    DATALEVIN_CLASSPATH="$CACHE/datalevin-classes:$CACHE/datalevin-runtime.jar" \
+    DATALEVIN_JVM_ARGS="${PEERS_JVM_OPTS:-}" \
+      exec "$CACHE/venv/bin/python" "$HERE/python/$script.py" "$peer" "$@" ;;
+  sqlite3-py|sqlite3-py-nosync)
+    [[ -f "$HERE/python/$script.py" ]] || { echo "no such harness python/$script.py" >&2; exit 64; }
+    py="$CACHE/pyvenv-datalith/bin/python"
+    [[ -x "$py" ]] || py="$(command -v python3 || true)"
+    [[ -n "$py" ]] || missing "python3"
+    exec "$py" "$HERE/python/$script.py" "$peer" "$@" ;;
+  *) echo "unknown peer '$peer' (datalevin, datomic, datascript, datalith-py, datalevin-py, sqlite3-py)" >&2; exit 64 ;;
 esac

@@ -83,6 +83,33 @@ fn durability_named(name: &str) -> PyResult<Durability> {
         })
 }
 
+/// `(entity id, attribute, value)` triples from Python, checked one by one: a bad one names
+/// its position.
+fn bulk_datoms(
+    datoms: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(u64, datalith::codec::Keyword, datalith::codec::Value)>> {
+    let mut out = Vec::new();
+    for (i, item) in datoms.try_iter()?.enumerate() {
+        let item = item?;
+        let bad = |what: &str| {
+            PyValueError::new_err(format!(
+                "datom {i} ({}): {what}",
+                item.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        };
+        let (e, a, v): (u64, Bound<'_, PyAny>, Bound<'_, PyAny>) = item
+            .extract()
+            .map_err(|_| bad("not an (entity id, attribute, value) triple"))?;
+        let datalith::Edn::Keyword(a) = to_edn(&a, Place::Keyword)? else {
+            return Err(bad("the attribute is not a keyword"));
+        };
+        let v = datalith::edn::value_from_edn(&to_edn(&v, Place::Value)?)
+            .ok_or_else(|| bad("the value is not storable"))?;
+        out.push((e, a, v));
+    }
+    Ok(out)
+}
+
 impl Connection {
     fn database(&self, py: Python<'_>) -> PyResult<Database> {
         match &*self.database.lock().unwrap_or_else(|p| p.into_inner()) {
@@ -102,6 +129,16 @@ impl Connection {
         let report = py.detach(|| database.transact(&edn));
         let report = report.map_err(|e| to_pyerr(py, e))?;
         TxReport::new(py, &report)
+    }
+
+    /// Bulk-loads `datoms`, an iterable of `(entity id, attribute, value)` (Datalevin's
+    /// `fill-db`): no tempids, upserts or uniqueness checks, only the attribute and the value's
+    /// type; entity ids lie in the user partition. Returns the number of datoms written.
+    fn fill_db(&self, py: Python<'_>, datoms: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let database = self.database(py)?;
+        let datoms = bulk_datoms(datoms)?;
+        py.detach(|| database.fill_db(&datoms))
+            .map_err(|e| to_pyerr(py, e))
     }
 
     /// The key-value table `name` of this database (created if missing), a mapping of bytes to

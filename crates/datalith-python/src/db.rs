@@ -9,11 +9,11 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
 use crate::convert::{to_edn, to_py, Place};
 use crate::errors::to_pyerr;
-use crate::interrupt::cancellable;
+use crate::interrupt::interruptible;
 use crate::package;
 
 /// A database value: every read of it sees the same state, however others transact
@@ -138,17 +138,85 @@ impl Db {
             .map_err(|e| to_pyerr(py, e))?;
         let datom = package::datom_class(py)?;
         let keyword = package::keyword_class(py)?;
+        // `tuple.__new__(Datom, fields)`, which is what the named tuple's own constructor
+        // does, without its Python-level argument handling (a third of a walk's time).
+        let tuple_new = package::tuple_new(py)?;
+        // A walk names few attributes: each attribute's keyword is made once.
+        let mut idents: Vec<(u32, Bound<'_, PyAny>)> = Vec::new();
         let rows = PyList::empty(py);
         for d in &found {
-            let attr = db
-                .schema()
-                .get(d.a)
-                .map(|a| a.ident.to_string())
-                .unwrap_or_else(|| format!(":db.unknown/{}", d.a));
+            let attr = match idents.iter().find(|(a, _)| *a == d.a) {
+                Some((_, k)) => k.clone(),
+                None => {
+                    let text = db
+                        .schema()
+                        .get(d.a)
+                        .map(|a| a.ident.to_string())
+                        .unwrap_or_else(|| format!(":db.unknown/{}", d.a));
+                    let k = keyword.call1((text,))?;
+                    idents.push((d.a, k.clone()));
+                    k
+                }
+            };
             let v = to_py(py, &datalith::edn::edn_from_value(&d.v))?;
-            rows.append(datom.call1((d.e, keyword.call1((attr,))?, v, d.tx, d.added))?)?;
+            let fields = PyTuple::new(
+                py,
+                [
+                    d.e.into_pyobject(py)?.into_any(),
+                    attr,
+                    v,
+                    d.tx.into_pyobject(py)?.into_any(),
+                    PyBool::new(py, d.added).to_owned().into_any(),
+                ],
+            )?;
+            rows.append(tuple_new.call1((datom, fields))?)?;
         }
         Ok(rows.try_iter()?.into_any().unbind())
+    }
+
+    /// The entities whose `attr` has `value`, ascending: raw AVE access, the Rust API's
+    /// `IndexReader::entities_with` (no `Datom` is made).
+    fn entities_with(
+        &self,
+        py: Python<'_>,
+        attr: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<u64>> {
+        let db = self.value();
+        let given = PyTuple::new(py, [attr, value])?;
+        let c = components_of(&db, py, Index::Ave, &given)?;
+        let (Some(a), Some(v)) = (c.a, c.v) else {
+            unreachable!("an attribute and a value were given")
+        };
+        py.detach(move || db.reader().entities_with(a, &v))
+            .map_err(|e| to_pyerr(py, e))
+    }
+
+    /// The values of `attr` of each entity of `eids`, in order, as one list (an entity without
+    /// one adds nothing; a cardinality-many attribute adds each): raw EAV access, the Rust
+    /// API's `IndexReader::values_of_each`. Ascending ids read fastest.
+    fn values_of_each(
+        &self,
+        py: Python<'_>,
+        eids: Vec<u64>,
+        attr: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let db = self.value();
+        let given = PyTuple::new(py, [attr])?;
+        let Some(a) = components_of(&db, py, Index::Aev, &given)?.a else {
+            unreachable!("an attribute was given")
+        };
+        let out = py
+            .detach(move || {
+                let mut out = Vec::with_capacity(eids.len());
+                db.reader().values_of_each(&eids, a, &mut out).map(|()| out)
+            })
+            .map_err(|e| to_pyerr(py, e))?;
+        let list = PyList::empty(py);
+        for v in &out {
+            list.append(to_py(py, &datalith::edn::edn_from_value(v))?)?;
+        }
+        Ok(list.into_any().unbind())
     }
 
     /// The basis t of this value: the id of the last transaction it holds.
@@ -193,13 +261,12 @@ fn run_query(
             Err(_) => Input::Value(to_edn(&input, Place::Value)?),
         });
     }
-    let query = query.to_string();
-    let ran = cancellable(py, move |cancel| {
-        let mut options = QueryOptions::default().cancel(cancel);
+    let ran = interruptible(py, move |ask| {
+        let mut options = QueryOptions::default().interrupt(ask);
         if let Some(ms) = timeout_ms {
             options = options.timeout_ms(ms);
         }
-        datalith::api::q_with(&query, &all, &options).map(|o| o.result)
+        datalith::api::q_with(query, &all, &options).map(|o| o.result)
     })?;
     let result = ran.map_err(|e| to_pyerr(py, e))?;
     Ok(to_py(py, &result)?.unbind())

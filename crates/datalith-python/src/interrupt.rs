@@ -1,70 +1,45 @@
 //! Running the database's work without the GIL, and Ctrl-C.
 //!
-//! A query runs on a thread of its own while the caller's thread, between short waits, asks
-//! Python whether a signal arrived (only a thread holding the GIL may, and only the main
-//! thread receives them): on `KeyboardInterrupt` it raises the query's cancellation flag,
-//! waits for the query to stop (it checks the flag as it goes) and raises the interrupt.
+//! A query runs on the caller's thread with the GIL released. Now and then (at most every
+//! [`SIGNAL_LOOK`], when the query's budget looks at its limits) it takes the GIL back for a
+//! moment and asks Python whether a signal arrived: only a thread holding the GIL may ask,
+//! and only the main thread receives them. When the handler raises (`KeyboardInterrupt` on
+//! Ctrl-C), the query stops as cancelled and the handler's exception is raised in its place.
+//! No thread is started per call: a small query costs what it costs in Rust.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
 
-/// How often a waiting caller looks for signals: Ctrl-C takes effect within about this.
-const SIGNAL_LOOK: Duration = Duration::from_millis(50);
+/// How often a running query asks for signals: Ctrl-C takes effect within about this.
+const SIGNAL_LOOK: Duration = Duration::from_millis(20);
 
-/// Set when the work ends, however it ends (a panic included: the flag is set on drop).
-#[derive(Default)]
-struct Done {
-    ended: Mutex<bool>,
-    wake: Condvar,
-}
-
-struct SetOnDrop<'a>(&'a Done);
-
-impl Drop for SetOnDrop<'_> {
-    fn drop(&mut self) {
-        *self.0.ended.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        self.0.wake.notify_all();
-    }
-}
-
-impl Done {
-    /// Waits up to `SIGNAL_LOOK`; whether the work has ended.
-    fn wait(&self) -> bool {
-        let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
-        let (ended, _) = self
-            .wake
-            .wait_timeout_while(ended, SIGNAL_LOOK, |ended| !*ended)
-            .unwrap_or_else(|p| p.into_inner());
-        *ended
-    }
-}
-
-/// Runs `work` (given the cancellation flag) without the GIL, cancelling it if a signal
-/// handler raises meanwhile (Ctrl-C); returns its result, or the handler's exception.
-pub(crate) fn cancellable<T: Send>(
+/// Runs `work` without the GIL, giving it the question "stop now?" to ask as it goes; returns
+/// its result, or the signal handler's exception if one was raised meanwhile.
+pub(crate) fn interruptible<T: Send>(
     py: Python<'_>,
-    work: impl FnOnce(&AtomicBool) -> T + Send,
+    work: impl FnOnce(&(dyn Fn() -> bool + Sync)) -> T + Send,
 ) -> PyResult<T> {
-    let cancel = AtomicBool::new(false);
-    let done = Done::default();
-    std::thread::scope(|scope| {
-        let (cancel, done) = (&cancel, &done);
-        let worker = scope.spawn(move || {
-            let _set = SetOnDrop(done);
-            work(cancel)
-        });
-        while !py.detach(|| done.wait()) {
-            if let Err(signal) = py.check_signals() {
-                cancel.store(true, Ordering::Release);
-                // The work stops at its next check of the flag; its result is dropped.
-                let _ = py.detach(|| worker.join());
-                return Err(signal);
-            }
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let last_look = Mutex::new(Instant::now());
+    let ask = || {
+        let mut last = last_look.lock().unwrap_or_else(|p| p.into_inner());
+        if last.elapsed() < SIGNAL_LOOK {
+            return false;
         }
-        py.detach(|| worker.join())
-            .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the query's thread panicked"))
-    })
+        *last = Instant::now();
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                true
+            }
+        })
+    };
+    let out = py.detach(|| work(&ask));
+    match raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }

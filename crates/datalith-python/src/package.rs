@@ -28,3 +28,17 @@ package_name!(datetime_class, "datetime", "datetime");
 package_name!(uuid_class, "uuid", "UUID");
 package_name!(decimal_class, "decimal", "Decimal");
 package_name!(fraction_class, "fractions", "Fraction");
+
+/// `tuple.__new__`, to make a named tuple (`Datom`) from a tuple of its fields.
+pub(crate) fn tuple_new(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static CELL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("builtins")?
+                .getattr("tuple")?
+                .getattr("__new__")?
+                .unbind(),
+        )
+    })
+    .map(|o| o.bind(py))
+}

@@ -5,6 +5,8 @@ import pytest
 import datalith
 from datalith import Keyword
 
+from conftest import SCHEMA
+
 
 def test_transact_returns_tempids_and_datoms(conn):
     report = conn.transact([{":db/id": "ann", ":person/name": "Ann", ":person/age": 30}])
@@ -99,6 +101,56 @@ def test_datoms_walk_an_index(people):
     assert [d.e for d in db.datoms(":avet", ":person/age", 17)] == [db.entity((":person/name", "Bob")).id]
     with pytest.raises(ValueError, match="not an index"):
         db.datoms(":vaet")
+
+
+def test_datoms_are_datoms(people):
+    d = next(iter(people.db().datoms(":avet", ":person/name")))
+    assert type(d) is datalith.Datom and isinstance(d.a, Keyword) and d.added is True
+    assert d == (d.e, ":person/name", "Ann", d.tx, True)
+
+
+def test_raw_access_entities_with_then_values_of_each(people):
+    db = people.db()
+    ids = {n: db.entity((":person/name", n)).id for n in ("Ann", "Bob", "Cy")}
+    cases = [
+        # (attribute, value, the entities, the attribute read of each, its values)
+        (":person/name", "Bob", [ids["Bob"]], ":person/age", [17]),
+        (":person/age", 99, [], ":person/name", []),
+        (":person/tags", Keyword(":x"), [], ":person/age", []),
+    ]
+    for attr, value, entities, other, values in cases:
+        found = db.entities_with(attr, value)
+        assert found == entities, (attr, value)
+        assert db.values_of_each(found, other) == values
+    everyone = sorted(ids.values())
+    assert db.values_of_each(everyone, ":person/friend") == [ids["Ann"], ids["Ann"], ids["Bob"]]
+    assert db.values_of_each(everyone, ":person/email") == ["ann@x.org"]
+    with pytest.raises(KeyError, match="not an attribute"):
+        db.entities_with(":person/nope", 1)
+
+
+def test_bulk_load_fill_db_and_init_db(tmp_path):
+    base = 1 << 40  # inside the user partition
+    datoms = [(base + i, ":person/name", f"p{i}") for i in range(100)]
+    datoms += [(base + i, ":person/tags", Keyword(":t")) for i in range(0, 100, 2)]
+    with datalith.init_db(tmp_path / "a", datoms, schema=SCHEMA, durability="nosync") as c:
+        db = c.db()
+        assert db.q("[:find (count ?e) . :where [?e :person/name]]") == 100
+        assert len(db.entities_with(":person/tags", Keyword(":t"))) == 50
+        assert c.fill_db([(base + 500, ":person/age", 5)]) == 1
+        assert c.db().q("[:find ?a . :where [_ :person/age ?a]]") == 5
+    bad = [
+        ([(base, ":person/nope", 1)], datalith.Error),
+        ([(base, ":person/age", "not a long")], datalith.Error),
+        ([(1, ":person/age", 1)], datalith.Error),
+        ([(base, ":person/age")], ValueError),
+        ([("e", ":person/age", 1)], ValueError),
+    ]
+    with datalith.open(tmp_path / "b", schema=SCHEMA) as c:
+        for datoms, error in bad:
+            with pytest.raises(error):
+                c.fill_db(datoms)
+        assert c.db().q("[:find (count ?e) . :where [?e :person/age]]") is None
 
 
 def test_a_db_value_does_not_change(people):

@@ -2,9 +2,9 @@
 
 use clap::Args;
 
-use super::external;
 use super::tasks::{self, Task};
 use super::timing::Plan;
+use super::{external, python};
 use crate::common::run_args::RunArgs;
 use crate::common::BenchError;
 
@@ -64,7 +64,8 @@ pub struct QueryArgs {
     /// Peers to run (default all): datalith, datalith-nosync, datalith-writemap-mapasync,
     /// sqlite, sqlite-nosync,
     /// datalevin, datomic, datascript; and datalith-remote, datalevin-remote (the default of
-    /// --remote, with datalith).
+    /// --remote, with datalith); datalith-py, datalith-py-nosync, datalevin-py, sqlite3-py,
+    /// sqlite3-py-nosync (the default of --python, with datalith).
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<String>,
     /// People to generate (default 20,000, or 2,000 with --quick).
@@ -78,6 +79,12 @@ pub struct QueryArgs {
     /// datalevin-remote (Datalevin's server; not with --quick). --peers may name them too.
     #[arg(long)]
     pub remote: bool,
+    /// From Python: the peers become datalith (the Rust API, for the conversion cost),
+    /// datalith-py and datalith-py-nosync (the wheel, built from this checkout by
+    /// `bench/peers/install.sh datalith-py`), datalevin-py (Datalevin's PyPI package; not with
+    /// --quick), sqlite3-py and sqlite3-py-nosync (Python's `sqlite3`). --peers may name them.
+    #[arg(long, conflicts_with = "remote")]
+    pub python: bool,
 }
 
 /// What the flags resolve to.
@@ -125,9 +132,12 @@ impl QueryArgs {
             .iter()
             .chain(external::PEERS.iter())
             .chain(REMOTE.iter())
+            .chain(python::PEERS.iter())
             .copied()
             .collect();
-        let peers: Vec<String> = if self.peers.is_empty() && self.remote {
+        let peers: Vec<String> = if self.peers.is_empty() && self.python {
+            python::default_peers(self.run.quick)
+        } else if self.peers.is_empty() && self.remote {
             // The JVM peer stays out of --quick (a JVM start costs seconds; CI runs --quick).
             ["datalith", "datalith-remote", "datalevin-remote"]
                 .iter()

@@ -35,6 +35,8 @@ pub struct Invocation<'a> {
     pub heap: &'a str,
     /// The pass (0-based): log files are per pass.
     pub pass: usize,
+    /// The spec file of the Python harness (`python.rs`), passed as its last argument.
+    pub spec: Option<&'a Path>,
 }
 
 /// Runs `peer`'s harness over `tasks`; every task gets a cell (measured, skipped or failed).
@@ -61,10 +63,14 @@ pub fn run(
             script.display()
         )));
     }
-    if inv.install {
+    let target = match super::python::is_python(peer) {
+        true => super::python::install_target(peer),
+        false => Some(peer),
+    };
+    if let (true, Some(target)) = (inv.install, target) {
         let log = inv.log_dir.join(format!("{peer}-install.log"));
         let mut cmd = Command::new("bash");
-        cmd.arg(inv.peers_dir.join("install.sh")).arg(peer);
+        cmd.arg(inv.peers_dir.join("install.sh")).arg(target);
         match child::run(cmd, peer, &log, |_| {}) {
             Ok(o) if o.status.success() => {}
             Ok(o) => {
@@ -90,6 +96,9 @@ pub fn run(
         .arg(&dir)
         .arg(inv.plan.secs.to_string())
         .arg(names.join(","));
+    if let Some(spec) = inv.spec {
+        cmd.arg(spec);
+    }
     crate::common::jvm::set_heap(&mut cmd, inv.heap);
     let log = inv.log_dir.join(format!("{peer}-p{}.log", inv.pass + 1));
     let out = match child::run(cmd, peer, &log, |_| {}) {

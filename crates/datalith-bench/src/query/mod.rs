@@ -12,6 +12,8 @@
 //! - [`external`]: the JVM and Node peers through `bench/peers/<peer>/query.sh`.
 //! - [`remote`]: `--remote`: Datalith through the real `datalith serve`, and Datalevin's
 //!   server (`datalevin-remote`, through `bench/peers/`).
+//! - [`python`]: `--python`: the tasks from Python (the Datalith wheel, Datalevin's Python
+//!   package, `sqlite3`) through `bench/peers/python/query.py`.
 //! - [`merge`]: the passes of one (peer, task) cell as one figure with its spread.
 //! - [`report`]: count checks, `summary.md`, `summary.jsonl`, the verdicts.
 //! - [`plot`]: the latency bars.
@@ -25,6 +27,7 @@ mod merge;
 mod orchestrate;
 mod peer;
 mod plot;
+mod python;
 mod remote;
 mod report;
 mod sqlite;

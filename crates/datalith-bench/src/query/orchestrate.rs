@@ -16,7 +16,7 @@ use super::report::Table;
 use super::sqlite::SqlitePeer;
 use super::tasks::{Kind, Task};
 use super::timing::OVER_CAP;
-use super::{data, merge, plot};
+use super::{data, merge, plot, python};
 use crate::common::{passes, progress, BenchError};
 
 /// `datalith-bench query`.
@@ -38,6 +38,12 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         .iter()
         .filter(|p| external::PEERS.contains(&p.as_str()))
         .collect();
+    let spec_path = out.join("python-spec.json");
+    if r.peers.iter().any(|p| python::is_python(p)) {
+        python::write_spec(&spec_path, &r.tasks, r.plan)?;
+    }
+    // An install target (the wheel serves two peers) is installed once per run.
+    let mut installed: Vec<&'static str> = Vec::new();
     let total = (r.passes * r.peers.len() * r.tasks.len()) as u64;
     let bar = progress::bar(total);
     if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -57,6 +63,30 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         for label in &order {
             if label == "datalevin-remote" {
                 cells.extend(datalevin_remote(&r.tasks, &peers_dir, &log_dir, pass, &bar));
+            } else if python::is_python(label) {
+                let target = python::install_target(label);
+                let install =
+                    !args.run.quick && pass == 0 && target.is_some_and(|t| !installed.contains(&t));
+                installed.extend(target);
+                let tasks: Vec<Task> = r
+                    .tasks
+                    .iter()
+                    .copied()
+                    .filter(|t| python::runs(label, t))
+                    .collect();
+                bar.inc((r.tasks.len() - tasks.len()) as u64);
+                let inv = Invocation {
+                    peers_dir: &peers_dir,
+                    data: &data_path,
+                    dir: &db_dir,
+                    log_dir: &log_dir,
+                    plan: r.plan,
+                    install,
+                    heap: &args.run.heap,
+                    pass,
+                    spec: Some(&spec_path),
+                };
+                cells.extend(run_external(label, &tasks, &inv, &bar));
             } else if external.contains(&label) {
                 let inv = Invocation {
                     peers_dir: &peers_dir,
@@ -68,6 +98,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
                     install: !args.run.quick && pass == 0,
                     heap: &args.run.heap,
                     pass,
+                    spec: None,
                 };
                 cells.extend(run_external(label, &r.tasks, &inv, &bar));
             } else {
@@ -137,7 +168,9 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     let skipped_external: Vec<&String> = r
         .peers
         .iter()
-        .filter(|p| external.contains(p) || p.as_str() == "datalevin-remote")
+        .filter(|p| {
+            external.contains(p) || p.as_str() == "datalevin-remote" || python::is_python(p)
+        })
         .filter(|p| {
             let mine: Vec<&Cell> = cells.iter().filter(|c| &c.peer == *p).collect();
             !mine.is_empty()
@@ -378,6 +411,22 @@ fn remote_scope(r: &super::args::Resolved) -> String {
         .to_string()
 }
 
+fn python_scope(r: &super::args::Resolved) -> String {
+    if !r.peers.iter().any(|p| python::is_python(p)) {
+        return String::new();
+    }
+    "\n\n**From Python (`--python`):** each `-py` peer is `bench/peers/python/query.py` in its \
+     own CPython process, under the timing above, with the Datalog texts, `:in` values and \
+     SQL of the Rust peers (read from `python-spec.json`). `datalith-py` is the wheel built \
+     from this checkout (`import datalith`; `Db.q` on a value taken before the clock, results \
+     converted to Python sets, tuples and ints; `init` is `datalith.init_db`); \
+     `datalevin-py` is Datalevin's PyPI package over JPype (`Connection.query` with the \
+     query cache off, as the JVM harness; `init` is `init_db`; the seed's flags); \
+     `sqlite3-py` is Python's `sqlite3` (the statement's `fetchall`). `datalith` is the Rust \
+     API in this process, for the conversion cost of q1."
+        .to_string()
+}
+
 fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -422,6 +471,6 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
         r.plan.secs,
         r.plan.min_runs,
         crate::common::jvm::describe(&args.run.heap),
-        remote_scope(r),
+        remote_scope(r) + &python_scope(r),
     )
 }

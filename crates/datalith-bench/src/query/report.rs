@@ -45,6 +45,10 @@ pub const DATALITH_VARIANTS: [&str; 4] = [
     "datalith-remote",
 ];
 
+/// The most q1 from Python may take, as a multiple of the Rust API's q1 (`query --python`):
+/// the cost of converting the query and its result.
+pub const PY_Q1_MAX_RATIO: f64 = 1.25;
+
 /// The most the server may add to q1's median (`query --remote`), in ms.
 pub const Q1_OVERHEAD_MAX_MS: f64 = 0.050;
 
@@ -104,6 +108,9 @@ impl Table<'_> {
 
     /// The verdicts: Datalith fastest per row, and the ratios the issue names.
     pub fn verdicts(&self, plans_equal: Option<bool>) -> Vec<Verdict> {
+        if self.peers.iter().any(|p| super::python::is_python(p)) {
+            return self.python_verdicts();
+        }
         let mut out = Vec::new();
         for t in self.tasks {
             // Reads: the durable store. Writes: the seed's condition (no fsync: `MDB_NOSYNC`,
@@ -212,6 +219,67 @@ impl Table<'_> {
         if self.peers.iter().any(|p| p == "datalith-remote") {
             out.extend(self.remote_verdicts());
         }
+        out
+    }
+
+    /// `--python`: the wheel against the other Python libraries on every row (reads durable,
+    /// writes without fsync as in the Rust table, durable beside), and q1's conversion cost.
+    fn python_verdicts(&self) -> Vec<Verdict> {
+        let mut out = Vec::new();
+        let ours_all = ["datalith", "datalith-py", "datalith-py-nosync"];
+        for t in self.tasks {
+            let ours = match t.kind {
+                Kind::Read => "datalith-py",
+                Kind::Write => "datalith-py-nosync",
+            };
+            let best = self.best(t.name, &ours_all);
+            let (pass, detail) = match (self.ms(ours, t.name), &best) {
+                (Some(m), Some((p, b))) => (
+                    Some(m < *b),
+                    format!(
+                        "{ours} {m:.3} ms vs best Python peer {p} {b:.3} ms: {:.2}x",
+                        b / m
+                    ),
+                ),
+                (Some(m), None) => (None, format!("{ours} {m:.3} ms; no Python peer measured")),
+                (None, _) => (None, format!("{ours} {}", self.status(None, ours, t.name))),
+            };
+            out.push(Verdict {
+                what: format!("{}: {ours} faster than every Python peer", t.name),
+                pass,
+                detail,
+            });
+            if t.kind == Kind::Write {
+                if let (Some(d), Some(s)) = (
+                    self.ms("datalith-py", t.name),
+                    self.ms("sqlite3-py", t.name),
+                ) {
+                    out.push(Verdict {
+                        what: format!("{}: datalith-py (durable) vs sqlite3-py (durable)", t.name),
+                        pass: None,
+                        detail: format!("{d:.3} ms vs {s:.3} ms: {:.2}x", s / d),
+                    });
+                }
+            }
+        }
+        let what = format!("q1 from Python at most {PY_Q1_MAX_RATIO}x the Rust API's q1");
+        out.push(
+            match (self.ms("datalith-py", "q1"), self.ms("datalith", "q1")) {
+                (Some(py), Some(rs)) if rs > 0.0 => Verdict {
+                    what,
+                    pass: Some(py / rs <= PY_Q1_MAX_RATIO),
+                    detail: format!(
+                        "datalith-py {py:.4} ms / datalith {rs:.4} ms = {:.2}x",
+                        py / rs
+                    ),
+                },
+                _ => Verdict {
+                    what,
+                    pass: None,
+                    detail: "datalith-py or datalith q1 not measured".into(),
+                },
+            },
+        );
         out
     }
 

@@ -19,7 +19,7 @@ use super::tasks::{Kind, Task};
 use super::timing::{measure, Cap, Measured, Plan};
 use crate::common::BenchError;
 
-const SCHEMA: &str = "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, last_name TEXT, \
+pub const SCHEMA: &str = "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, last_name TEXT, \
      sex TEXT, age INTEGER, salary INTEGER);
      CREATE INDEX people_name ON people(name);
      CREATE INDEX people_last_name ON people(last_name);
@@ -27,8 +27,22 @@ const SCHEMA: &str = "CREATE TABLE people (id INTEGER PRIMARY KEY, name TEXT, la
      CREATE INDEX people_age ON people(age);
      CREATE INDEX people_salary ON people(salary);";
 
-const INSERT: &str =
+pub const INSERT: &str =
     "INSERT INTO people (id, name, last_name, sex, age, salary) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// `add-1`: the row with its name first, then each other column in its own transaction.
+pub const ADD_1_INSERT: &str = "INSERT INTO people (id, name) VALUES (?1, ?2)";
+pub const ADD_1_UPDATES: [&str; 4] = [
+    "UPDATE people SET last_name = ?2 WHERE id = ?1",
+    "UPDATE people SET sex = ?2 WHERE id = ?1",
+    "UPDATE people SET age = ?2 WHERE id = ?1",
+    "UPDATE people SET salary = ?2 WHERE id = ?1",
+];
+/// `retract-5`: one row per transaction.
+pub const DELETE: &str = "DELETE FROM people WHERE id = ?1";
+/// Non-null cells of the five columns: the datoms a Datalog store would hold.
+pub const CELL_COUNT: &str =
+    "SELECT COUNT(name) + COUNT(last_name) + COUNT(sex) + COUNT(age) + COUNT(salary) FROM people";
 
 /// Runs the prepared [`INSERT`] for one person.
 fn insert_person(st: &mut rusqlite::CachedStatement<'_>, p: &Person) -> rusqlite::Result<usize> {
@@ -144,14 +158,9 @@ impl SqlitePeer {
 
     /// Non-null cells of the five columns: the datoms a Datalog store would hold.
     fn cell_count(&self, conn: &Connection) -> Result<u64, BenchError> {
-        conn.query_row(
-            "SELECT COUNT(name) + COUNT(last_name) + COUNT(sex) + COUNT(age) + COUNT(salary) \
-             FROM people",
-            [],
-            |r| r.get::<_, i64>(0),
-        )
-        .map(|n| n as u64)
-        .map_err(self.err("count"))
+        conn.query_row(CELL_COUNT, [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(self.err("count"))
     }
 
     fn finish(&self, conn: Connection, path: PathBuf) -> Result<u64, BenchError> {
@@ -199,16 +208,8 @@ impl SqlitePeer {
                 setup,
                 |(conn, path)| {
                     {
-                        let mut ins = conn
-                            .prepare_cached("INSERT INTO people (id, name) VALUES (?1, ?2)")
-                            .map_err(fail("prepare"))?;
-                        let mut cols = [
-                            "UPDATE people SET last_name = ?2 WHERE id = ?1",
-                            "UPDATE people SET sex = ?2 WHERE id = ?1",
-                            "UPDATE people SET age = ?2 WHERE id = ?1",
-                            "UPDATE people SET salary = ?2 WHERE id = ?1",
-                        ]
-                        .map(|s| conn.prepare(s));
+                        let mut ins = conn.prepare_cached(ADD_1_INSERT).map_err(fail("prepare"))?;
+                        let mut cols = ADD_1_UPDATES.map(|s| conn.prepare(s));
                         let cap = Cap::start(plan.cap_secs);
                         for (i, p) in people.iter().enumerate() {
                             cap.check(&label, i * 5, people.len() * 5)?;
@@ -263,9 +264,7 @@ impl SqlitePeer {
                 },
                 |(conn, path)| {
                     {
-                        let mut st = conn
-                            .prepare_cached("DELETE FROM people WHERE id = ?1")
-                            .map_err(fail("prepare"))?;
+                        let mut st = conn.prepare_cached(DELETE).map_err(fail("prepare"))?;
                         let cap = Cap::start(plan.cap_secs);
                         for (k, i) in data::retract_order(&people).into_iter().enumerate() {
                             cap.check(&label, k, people.len())?;

@@ -40,6 +40,7 @@ from .remote import RemoteConnection, RemoteDb, RemoteTxReport, connect
 
 __all__ = [
     "open",
+    "init_db",
     "connect",
     "RemoteConnection",
     "RemoteDb",
@@ -83,3 +84,18 @@ def transact_async(conn: Connection, data: Any) -> "_futures.Future[TxReport]":
     (``asyncio.wrap_future`` makes it awaitable). Transactions queued together commit in one
     group."""
     return _COMMITTERS.submit(conn.transact, data)
+
+
+def init_db(
+    path: Any, datoms: Any, *, schema: Any = None, durability: Any = None
+) -> Connection:
+    """Opens (creating) the database at ``path`` with ``schema`` and bulk-loads ``datoms``,
+    ``(entity id, attribute, value)`` triples (Datalevin's ``init-db``): see
+    ``Connection.fill_db``. Returns the open connection."""
+    conn = open(path, schema=schema, durability=durability)
+    try:
+        conn.fill_db(datoms)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

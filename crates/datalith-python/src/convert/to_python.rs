@@ -4,8 +4,9 @@
 
 use datalith::codec::Keyword;
 use datalith::Edn;
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyString};
 
 use crate::package;
 
@@ -31,14 +32,14 @@ fn convert<'py>(py: Python<'py>, e: &Edn, hashable: bool) -> PyResult<Bound<'py,
         Edn::Keyword(k) => package::keyword_class(py)?.call1((k.to_string(),))?,
         Edn::Symbol(s) => package::symbol_class(py)?.call1((symbol_text(s),))?,
         Edn::List(items) | Edn::Vector(items) => match hashable {
-            true => PyTuple::new(py, items_of(py, items, true)?)?.into_any(),
-            false => PyList::new(py, items_of(py, items, false)?)?.into_any(),
+            true => tuple(py, items)?,
+            false => list(py, items, false)?,
         },
         Edn::Set(items) if items.iter().all(can_hash) => match hashable {
             true => PyFrozenSet::new(py, items_of(py, items, true)?)?.into_any(),
-            false => PySet::new(py, items_of(py, items, true)?)?.into_any(),
+            false => set(py, items)?,
         },
-        Edn::Set(items) => PyList::new(py, items_of(py, items, false)?)?.into_any(),
+        Edn::Set(items) => list(py, items, false)?,
         Edn::Map(pairs) => {
             let dict = PyDict::new(py);
             for (k, v) in pairs {
@@ -59,6 +60,83 @@ fn convert<'py>(py: Python<'py>, e: &Edn, hashable: bool) -> PyResult<Bound<'py,
                 .call1((symbol_text(tag), convert(py, inner, hashable)?))?,
         },
     })
+}
+
+// Query results are collections of many small rows: the three builders below fill each
+// container in place (no vector of elements in between), and a tuple of atoms leaves the
+// cycle collector's list at once, as CPython itself would at its next collection (it cannot
+// be part of a cycle), so the collections that thousands of new tuples set off find little
+// to scan. Each steals or copies references as the C API documents it.
+
+/// A tuple of `items` (hashable all through).
+fn tuple<'py>(py: Python<'py>, items: &[Edn]) -> PyResult<Bound<'py, PyAny>> {
+    let n = ffi::Py_ssize_t::try_from(items.len()).map_err(|_| too_long())?;
+    // SAFETY: the GIL is held (`py`); a new reference is owned by the `Bound` at once; a slot
+    // left empty by an error is a null the tuple's deallocation skips.
+    unsafe {
+        let t = Bound::from_owned_ptr_or_err(py, ffi::PyTuple_New(n))?;
+        for (i, item) in items.iter().enumerate() {
+            let v = convert(py, item, true)?;
+            // Steals the reference of `v`; cannot fail for an index inside a new tuple.
+            ffi::PyTuple_SetItem(t.as_ptr(), i as ffi::Py_ssize_t, v.into_ptr());
+        }
+        if items.iter().all(is_atom) {
+            ffi::PyObject_GC_UnTrack(t.as_ptr().cast());
+        }
+        Ok(t)
+    }
+}
+
+/// A list of `items`.
+fn list<'py>(py: Python<'py>, items: &[Edn], hashable: bool) -> PyResult<Bound<'py, PyAny>> {
+    let n = ffi::Py_ssize_t::try_from(items.len()).map_err(|_| too_long())?;
+    // SAFETY: as in `tuple`; a list's empty slots are nulls its deallocation skips.
+    unsafe {
+        let l = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n))?;
+        for (i, item) in items.iter().enumerate() {
+            let v = convert(py, item, hashable)?;
+            ffi::PyList_SetItem(l.as_ptr(), i as ffi::Py_ssize_t, v.into_ptr());
+        }
+        Ok(l)
+    }
+}
+
+/// A set of `items` (each hashable: the caller checked).
+fn set<'py>(py: Python<'py>, items: &[Edn]) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: the GIL is held; `PySet_Add` takes its own reference to the key.
+    unsafe {
+        let s = Bound::from_owned_ptr_or_err(py, ffi::PySet_New(std::ptr::null_mut()))?;
+        for item in items {
+            let v = convert(py, item, true)?;
+            if ffi::PySet_Add(s.as_ptr(), v.as_ptr()) != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// Whether `e` becomes a Python object that holds no other object.
+fn is_atom(e: &Edn) -> bool {
+    matches!(
+        e,
+        Edn::Nil
+            | Edn::Bool(_)
+            | Edn::Long(_)
+            | Edn::BigInt(_)
+            | Edn::Double(_)
+            | Edn::String(_)
+            | Edn::Char(_)
+            | Edn::Keyword(_)
+            | Edn::Symbol(_)
+            | Edn::Inst(_)
+            | Edn::Uuid(_)
+            | Edn::Regex(_)
+    )
+}
+
+fn too_long() -> PyErr {
+    pyo3::exceptions::PyOverflowError::new_err("a collection too long for Python")
 }
 
 fn items_of<'py>(

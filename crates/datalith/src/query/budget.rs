@@ -41,10 +41,24 @@ enum Stop {
     Memory,
 }
 
+/// A question the caller answers at each look of the budget: whether to stop now (a host
+/// that cannot set a flag from elsewhere, such as Python, whose signals are seen only on the
+/// thread that runs the query). It is asked every [`CHECK_EVERY`] steps, so it must be cheap
+/// or rate-limit itself.
+#[derive(Clone, Copy)]
+pub struct Interrupt<'a>(pub &'a (dyn Fn() -> bool + Sync));
+
+impl std::fmt::Debug for Interrupt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Interrupt(..)")
+    }
+}
+
 /// The limits of one query run and what it has spent so far.
 pub struct Budget<'a> {
     countdown: Cell<u32>,
     cancel: Option<&'a AtomicBool>,
+    interrupt: Option<Interrupt<'a>>,
     /// When to give up, and the `:timeout` it came from (for the error).
     deadline: Option<(Instant, u64)>,
     memory_limit: u64,
@@ -63,6 +77,7 @@ impl<'a> Budget<'a> {
         Budget {
             countdown: Cell::new(CHECK_EVERY),
             cancel,
+            interrupt: None,
             deadline: timeout_ms.map(|ms| {
                 let at = Instant::now().checked_add(std::time::Duration::from_millis(ms));
                 // A deadline past what the clock can represent never comes.
@@ -72,6 +87,13 @@ impl<'a> Budget<'a> {
             used: Cell::new(0),
             stopped: Cell::new(None),
         }
+    }
+
+    /// The budget that also asks `interrupt` at each look (a "yes" stops the query as
+    /// cancelled).
+    pub fn with_interrupt(mut self, interrupt: Option<Interrupt<'a>>) -> Budget<'a> {
+        self.interrupt = interrupt;
+        self
     }
 
     /// One step of work: `Err` when the query must stop.
@@ -158,7 +180,9 @@ impl<'a> Budget<'a> {
     fn look(&self) -> bool {
         self.countdown.set(CHECK_EVERY);
         if self.stopped.get().is_none() {
-            if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+                || self.interrupt.is_some_and(|ask| (ask.0)())
+            {
                 self.stopped.set(Some(Stop::Cancelled));
             } else if self.deadline.is_some_and(|(at, _)| Instant::now() > at) {
                 self.stopped.set(Some(Stop::Timeout));

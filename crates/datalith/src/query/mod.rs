@@ -61,6 +61,7 @@ pub(crate) mod run;
 pub(crate) mod show;
 pub(crate) mod validate;
 
+pub use budget::Interrupt;
 pub use error::{BuiltinProblem, QueryError};
 pub use parse::{parse, parse_edn, QueryAst};
 pub use plan::{Plan, PlanClause, PlanIndex, PlanStep};

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
-use super::budget::{default_memory_limit, Budget};
+use super::budget::{default_memory_limit, Budget, Interrupt};
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
 use super::exec::{Ctx, DbSource};
@@ -95,6 +95,9 @@ pub struct QueryOptions<'a> {
     /// Stop with [`QueryError::Cancelled`] once this flag is set (from another thread, such
     /// as the shell's Ctrl-C handler).
     pub cancel: Option<&'a AtomicBool>,
+    /// Stop with [`QueryError::Cancelled`] once this answers yes (asked now and then on the
+    /// query's own thread; see [`Interrupt`]).
+    pub interrupt: Option<Interrupt<'a>>,
     /// Stop with [`QueryError::ResourceExhausted`] once the rows the query holds are
     /// estimated at more than this many bytes (default: the database's limit, else a quarter
     /// of physical memory; see `query::budget`).
@@ -113,6 +116,12 @@ impl<'a> QueryOptions<'a> {
     /// Options with a cancellation flag.
     pub fn cancel(mut self, flag: &'a AtomicBool) -> Self {
         self.cancel = Some(flag);
+        self
+    }
+
+    /// Options with an interrupt question.
+    pub fn interrupt(mut self, ask: &'a (dyn Fn() -> bool + Sync)) -> Self {
+        self.interrupt = Some(Interrupt(ask));
         self
     }
 
@@ -164,7 +173,8 @@ pub fn run(
         q.memory_limit
             .or(options.memory_limit)
             .unwrap_or_else(default_memory_limit),
-    );
+    )
+    .with_interrupt(options.interrupt);
     // A flag set before the query starts stops it before any work (the loops look only
     // every `CHECK_EVERY` steps, and a small query may not take that many).
     budget.check()?;
