@@ -14,6 +14,10 @@
 //! # }
 //! ```
 //!
+//! A database's key-value tables are there too, by the embedded API's names:
+//! [`Connection::kv_table`] is `Database::kv_table` ([`KvTable`]: `get`, `put`, `delete`,
+//! `write`, `range` by `Bound`s and `Direction`, `len`, `count_range`).
+//!
 //! A [`RemoteDb`] is one database value, as a `Db` is: `db()` asks the server to keep the
 //! value it answered from for a lease (`lease` below), and every read through it names that
 //! value (`:basis-t`), so reads through one `RemoteDb` agree with each other whatever is
@@ -40,11 +44,13 @@ mod connection;
 mod db;
 mod error;
 mod http;
+mod kv;
 mod report;
 
 pub use connection::{Client, ClientBuilder, Connection, IntoTxForm};
 pub use db::{Pages, RemoteDb};
 pub use error::{ClientError, TLS};
+pub use kv::{KvEntries, KvTable, KV_PAGE};
 pub use report::Report;
 
 /// How long `db()` asks the server to keep a value, in milliseconds (the server's

@@ -145,7 +145,7 @@ impl Connection {
     /// bytes beside the Datalog store.
     fn kv(&self, py: Python<'_>, name: &str) -> PyResult<crate::kv::KvTable> {
         let database = self.database(py)?;
-        crate::kv::KvTable::open(py, database.env().clone(), name)
+        crate::kv::KvTable::open(py, database, name)
     }
 
     /// The database as of now: a value that does not change while others transact.

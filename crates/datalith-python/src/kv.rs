@@ -1,23 +1,19 @@
 //! `KvTable`: a key-value table of the database, as a mapping of bytes to bytes.
 //!
 //! A Python program's tables live beside the Datalog store's in the same files, under names of
-//! their own (`py/NAME` in the catalog), so that no program can write into the store's indexes
-//! by naming one of them. Every write is one atomic, durable transaction; `update` writes many
+//! their own (`py/NAME` in the catalog: the library's rule, `datalith::api::kv_tables`, which
+//! the server follows too, so a table written here is read remotely and back). Every write is one atomic, durable transaction; `update` writes many
 //! pairs in one. Reads see the latest committed state.
 
 use std::ops::Bound as KeyBound;
 
-use datalith::kv::{Direction, Environment, KvOp, Table, TableKind};
+use datalith::kv::{Direction, Environment, KvOp, Table};
+use datalith::Database;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::errors::to_pyerr;
-
-/// The catalog name of the program's table `name`.
-fn catalog_name(name: &str) -> String {
-    format!("py/{name}")
-}
 
 /// A key-value table (`Connection.kv(name)`): a mapping of `bytes` to `bytes`; keys and
 /// values may be given as `str` (stored as UTF-8). Keys sort as bytes.
@@ -29,15 +25,11 @@ pub(crate) struct KvTable {
 }
 
 impl KvTable {
-    pub(crate) fn open(py: Python<'_>, env: Environment, name: &str) -> PyResult<KvTable> {
-        let catalog = catalog_name(name);
-        let opened = py.detach({
-            let env = env.clone();
-            move || env.table(&catalog, TableKind::Plain)
-        });
+    pub(crate) fn open(py: Python<'_>, database: Database, name: &str) -> PyResult<KvTable> {
+        let opened = py.detach(|| database.kv_table(name));
         let table = opened.map_err(|e| to_pyerr(py, e))?;
         Ok(KvTable {
-            env,
+            env: database.env().clone(),
             table,
             name: name.to_string(),
         })

@@ -15,7 +15,20 @@ with datalith.open(tempfile.mkdtemp(), schema={":n": {":db/valueType": ":db.type
     print(value, list(table.items()))
 
 
+    local: datalith.TxReport = datalith.transact_async(conn, [{":n": 2}]).result()
+    print(local.tx)
+
+
 def remote_reads(url: str) -> int:
     remote: datalith.RemoteConnection = datalith.connect(url)
-    basis: int = remote.db().basis_t
-    return basis
+    db = remote.db()
+    basis: int = db.basis_t
+    entity = db.entity(1)
+    if entity is not None:
+        print(entity.get(":n"), entity.keys(), entity.touch())
+    table: datalith.RemoteKvTable = remote.kv("t")
+    table[b"k"] = b"v"
+    value: bytes = table[b"k"]
+    print(value, list(table.items(reverse=True)), len(table))
+    report: datalith.RemoteTxReport = datalith.transact_async(remote, [{":n": 3}]).result()
+    return basis + report.tx

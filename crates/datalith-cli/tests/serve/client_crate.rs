@@ -79,3 +79,63 @@ fn the_client_reads_one_value_per_db_and_keeps_error_categories() {
         .unwrap_err();
     assert_eq!(e.status, 0, "{e}");
 }
+
+#[test]
+fn the_clients_kv_table_mirrors_the_embedded_one() {
+    use datalith::kv::Direction;
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+
+    let s = server::start(&["people"], &[]);
+    let people = Client::new(&s.base).database("people");
+    let t = people.kv_table("blobs");
+    assert_eq!(t.get(b"a").unwrap(), None);
+    assert!(t.is_empty().unwrap());
+    assert!(
+        people.kv_table_names().unwrap().is_empty(),
+        "a read creates nothing"
+    );
+    t.put(b"a", &[0, 255]).unwrap();
+    let keys: Vec<Vec<u8>> = (0..2500u32)
+        .map(|i| format!("k{i:05}").into_bytes())
+        .collect();
+    let puts: Vec<(&[u8], &[u8])> = keys.iter().map(|k| (&k[..], &b"v"[..])).collect();
+    t.write(&puts, &[b"a"]).unwrap();
+    assert_eq!(t.get(b"a").unwrap(), None);
+    t.put(b"a", b"again").unwrap();
+    assert_eq!(t.get(b"a").unwrap().as_deref(), Some(&b"again"[..]));
+    assert_eq!(t.len().unwrap(), 2501);
+    assert_eq!(people.kv_table_names().unwrap(), ["blobs"]);
+    // Ranges walk pages (KV_PAGE entries each) both ways, with every kind of bound.
+    let all: Vec<Vec<u8>> = t
+        .range(Unbounded, Unbounded, Direction::Forward)
+        .map(|e| e.unwrap().0)
+        .collect();
+    assert_eq!(all.len(), 2501);
+    assert!(all.windows(2).all(|w| w[0] < w[1]));
+    let down: Vec<Vec<u8>> = t
+        .range(Unbounded, Unbounded, Direction::Backward)
+        .map(|e| e.unwrap().0)
+        .collect();
+    assert_eq!(down, all.iter().rev().cloned().collect::<Vec<_>>());
+    let some: Vec<Vec<u8>> = t
+        .range(
+            Excluded(&b"k00010"[..]),
+            Included(&b"k00012"[..]),
+            Direction::Forward,
+        )
+        .map(|e| e.unwrap().0)
+        .collect();
+    assert_eq!(some, [b"k00011".to_vec(), b"k00012".to_vec()]);
+    assert_eq!(
+        t.count_range(Included(&b"k01000"[..]), Excluded(&b"k02000"[..]))
+            .unwrap(),
+        1000
+    );
+    t.delete(b"a").unwrap();
+    t.delete(b"a").unwrap();
+    assert_eq!(t.len().unwrap(), 2500);
+    // The server's errors keep their category.
+    let e = t.get(b"").unwrap_err();
+    assert_eq!(e.status, 400);
+    assert_eq!(e.code.as_deref(), Some(":datalith.error/invalid-argument"));
+}

@@ -9,6 +9,7 @@ mod bad_input;
 mod client;
 mod client_crate;
 mod connect;
+mod kv;
 mod limits;
 mod load;
 mod metrics;

@@ -14,7 +14,7 @@ See the package's README for the type table and the exceptions.
 """
 
 import concurrent.futures as _futures
-from typing import Any
+from typing import Any, Union, overload
 
 from ._datalith import Connection, Db, Entity, KvTable, TxReport, open, q
 from ._errors import (
@@ -36,6 +36,8 @@ from ._errors import (
     Unsupported,
 )
 from ._types import Datom, Keyword, Symbol, Tagged
+from ._remote_entity import RemoteEntity
+from ._remote_kv import RemoteKvTable
 from .remote import RemoteConnection, RemoteDb, RemoteTxReport, connect
 
 __all__ = [
@@ -44,6 +46,8 @@ __all__ = [
     "connect",
     "RemoteConnection",
     "RemoteDb",
+    "RemoteEntity",
+    "RemoteKvTable",
     "RemoteTxReport",
     "q",
     "Connection",
@@ -74,15 +78,23 @@ __all__ = [
     "InvalidEdn",
 ]
 
-# Transactions queued from `transact_async` run here: each releases the GIL while it waits
-# for its group commit, so many wait at once and commit together.
+# Transactions queued from `transact_async` run here: each waits for its commit without the
+# GIL (embedded: the group commit; remote: the server's answer, while the server groups the
+# transactions that arrive together into one commit), so many wait at once and commit together.
 _COMMITTERS = _futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="datalith-transact")
 
 
-def transact_async(conn: Connection, data: Any) -> "_futures.Future[TxReport]":
+@overload
+def transact_async(conn: Connection, data: Any) -> "_futures.Future[TxReport]": ...
+@overload
+def transact_async(conn: RemoteConnection, data: Any) -> "_futures.Future[RemoteTxReport]": ...
+def transact_async(conn: Union[Connection, RemoteConnection], data: Any) -> "Union[_futures.Future[TxReport], _futures.Future[RemoteTxReport]]":
     """Queues ``conn.transact(data)`` and returns a ``concurrent.futures.Future`` of its report
-    (``asyncio.wrap_future`` makes it awaitable). Transactions queued together commit in one
-    group."""
+    (``asyncio.wrap_future`` makes it awaitable). ``conn`` is a ``Connection`` or a
+    ``RemoteConnection``. Transactions queued together commit in one group."""
+    # Two calls, so that each future has its own report's type.
+    if isinstance(conn, RemoteConnection):
+        return _COMMITTERS.submit(conn.transact, data)
     return _COMMITTERS.submit(conn.transact, data)
 
 

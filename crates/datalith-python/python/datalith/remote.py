@@ -1,12 +1,14 @@
 """The same API against ``datalith serve``: ``datalith.connect(url)``.
 
-``connect`` returns a connection whose ``transact``, ``db`` and ``kv``-less reads mirror the
-embedded ones: ``db.q``, ``db.pull``, ``db.pull_many``, ``db.datoms`` and ``db.basis_t``. A
-notebook switches between a local database and a server by changing one line. Requests go
-over HTTP as JSON, whose tagged objects (the server's README: "JSON carries every EDN type")
-carry every type of the package's type table both ways. A ``RemoteDb`` is one database value:
-the server keeps it leased while it is used (each read renews the lease), and a read after the
-lease ended raises ``Conflict`` (``:datalith.error/basis-unavailable``).
+``connect`` returns a connection with the embedded ``Connection``'s methods (``transact``,
+``db``, ``kv``, ``close``, ``path``; ``datalith.transact_async`` takes it too), whose ``db()``
+has the embedded ``Db``'s (``q``, ``pull``, ``pull_many``, ``entity``, ``datoms``,
+``basis_t``), and whose ``kv(name)`` has ``KvTable``'s. A notebook switches between a local
+database and a server by changing one line. Requests go over HTTP as JSON, whose tagged
+objects (the server's README: "JSON carries every EDN type") carry every type of the package's
+type table both ways. A ``RemoteDb`` is one database value: the server keeps it leased while it
+is used (each read renews the lease), and a read after the lease ended raises ``Conflict``
+(``:datalith.error/basis-unavailable``).
 """
 
 import datetime as _dt
@@ -16,15 +18,20 @@ import json
 import math
 import ssl
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, Union
 
 from . import _errors
+from ._remote_entity import RemoteEntity
+from ._remote_kv import RemoteKvTable
 from ._types import Datom, Keyword, Symbol, Tagged, _inst_from_ms, _ms_from_inst
 
 # How long the server keeps a value this client reads (renewed by every read of it).
 LEASE_MS = 60_000
+# Datoms a page of ``RemoteDb.datoms`` asks for.
+DATOMS_PAGE = 10_000
 
 _KEYWORD_VALUED = {":db/ident", ":db/valueType", ":db/cardinality", ":db/unique"}
 
@@ -245,8 +252,12 @@ class RemoteDb:
         answer = _decode(self._conn._http.post(self._conn._path(op), body))
         return answer.get(":result")
 
-    def q(self, query: str, *inputs: Any) -> Any:
-        return self._read("q", {"query": query, "args": [_encode(i) for i in inputs]})
+    def q(self, query: str, *inputs: Any, timeout_ms: Optional[int] = None) -> Any:
+        body: Dict[str, Any] = {"query": query, "args": [_encode(i) for i in inputs]}
+        if timeout_ms is not None:
+            # The server takes at most its own limit (--query-timeout-ms).
+            body["timeout"] = timeout_ms
+        return self._read("q", body)
 
     def pull(self, pattern: Any, eid: Any) -> Any:
         selector = pattern if isinstance(pattern, str) else _encode(pattern, pattern=True)
@@ -256,11 +267,37 @@ class RemoteDb:
         selector = pattern if isinstance(pattern, str) else _encode(pattern, pattern=True)
         return list(self._read("pull-many", {"selector": selector, "eids": [_eid(e) for e in eids]}))
 
-    def datoms(self, index: str, *components: Any, limit: int = 100_000) -> Iterator[Datom]:
+    def entity(self, eid: Any) -> Optional[RemoteEntity]:
+        """The entity ``eid`` names as a lazy mapping (read when asked, from this value);
+        ``None`` if it names none. An id always names one, as in the embedded API."""
+        if isinstance(eid, int) and not isinstance(eid, bool) and eid >= 0:
+            return RemoteEntity(self, eid)
+        found = self.pull("[:db/id]", eid)
+        return RemoteEntity(self, found[":db/id"]) if isinstance(found, dict) else None
+
+    def datoms(self, index: str, *components: Any) -> Iterator[Datom]:
+        """The datoms of ``index`` that begin with ``components``, read from this value a
+        page (``DATOMS_PAGE``) per request as they are iterated."""
         given = [_encode(c, keyword_place=(i == 0 and index.lstrip(":") in ("avet", "aevt"))) for i, c in enumerate(components)]
-        rows = self._read("datoms", {"index": {"#kw": ":" + index.lstrip(":")}, "components": given, "limit": limit})
-        # Rows are [e a v], with tx and added when the server has them.
-        return iter([Datom(r[0], r[1], r[2], r[3] if len(r) > 3 else 0, r[4] if len(r) > 4 else True) for r in rows])
+        body = {"index": {"#kw": ":" + index.lstrip(":")}, "components": given, "limit": DATOMS_PAGE}
+        # The first page now, so that a bad index or component raises here, as embedded.
+        first = self._page("datoms", body)
+        return self._datoms(body, first)
+
+    def _page(self, op: str, body: Dict[str, Any]) -> Dict[Any, Any]:
+        body = dict(body, **{"basis-t": self.basis_t, "lease-ms": LEASE_MS})
+        answer: Dict[Any, Any] = _decode(self._conn._http.post(self._conn._path(op), body))
+        return answer
+
+    def _datoms(self, body: Dict[str, Any], page: Dict[Any, Any]) -> Iterator[Datom]:
+        while True:
+            # Rows are [e a v], with tx and added when the server has them.
+            for r in page.get(":result", []):
+                yield Datom(r[0], r[1], r[2], r[3] if len(r) > 3 else 0, r[4] if len(r) > 4 else True)
+            offset = page.get(":next-offset")
+            if offset is None:
+                return
+            page = self._page("datoms", dict(body, offset=offset))
 
     def __repr__(self) -> str:
         return f"<datalith.RemoteDb basis-t {self.basis_t}>"
@@ -274,11 +311,21 @@ class RemoteConnection:
         self.name = name
 
     def _path(self, op: str) -> str:
-        return f"/db/{urllib.request.quote(self.name, safe='')}/{op}"
+        return f"/db/{urllib.parse.quote(self.name, safe='')}/{op}"
 
     def transact(self, data: Any) -> RemoteTxReport:
         answer = _decode(self._http.post(self._path("transact"), {"tx-data": _tx_data(data)}))
         return RemoteTxReport(answer)
+
+    def kv(self, name: str) -> RemoteKvTable:
+        """The key-value table ``name`` of this database on the server (the embedded
+        ``Connection.kv``'s table of the same name); created by its first write."""
+        return RemoteKvTable(self, name)
+
+    @property
+    def path(self) -> str:
+        """The database's URL (where the embedded ``path`` is its directory)."""
+        return f"{self._http.base}/db/{self.name}"
 
     def db(self) -> RemoteDb:
         answer = _decode(self._http.post(self._path("q"), {"query": "[:find ?x . :in ?x]", "args": [1], "lease-ms": LEASE_MS}))
@@ -290,7 +337,7 @@ class RemoteConnection:
     def __enter__(self) -> "RemoteConnection":
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False
 
     def __repr__(self) -> str:

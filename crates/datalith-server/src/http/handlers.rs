@@ -34,6 +34,13 @@ operation!(datoms, Op::Datoms);
 operation!(index_range, Op::IndexRange);
 operation!(tx_range, Op::TxRange);
 operation!(stat, Op::Stat);
+operation!(kv_tables, Op::KvTables);
+operation!(kv_get, Op::KvGet);
+operation!(kv_put, Op::KvPut);
+operation!(kv_delete, Op::KvDelete);
+operation!(kv_write, Op::KvWrite);
+operation!(kv_range, Op::KvRange);
+operation!(kv_count, Op::KvCount);
 
 /// `GET /health`: needs no token, so that probes and load balancers need no secret.
 pub async fn health(State(state): State<Shared>, headers: HeaderMap) -> Response {
@@ -86,8 +93,8 @@ pub async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Respons
 pub async fn wrong_method(headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::METHOD_NOT_ALLOWED,
-        "this path takes another method: GET /health, /dbs, /metrics and /db/NAME/stat; \
-         POST /dbs and the other operations; DELETE /db/NAME",
+        "this path takes another method: GET /health, /dbs, /metrics, /db/NAME/stat and \
+         /db/NAME/kv-tables; POST /dbs and the other operations; DELETE /db/NAME",
     );
     respond::answer(&headers, Err(e))
 }
@@ -98,7 +105,8 @@ pub async fn unknown_route(uri: axum::http::Uri, headers: HeaderMap) -> Response
         codes::UNKNOWN_ROUTE,
         format!(
             "no such path {:?}: /health, /dbs, \
-             /db/NAME/{{q,transact,pull,pull-many,datoms,index-range,tx-range,stat}}",
+             /db/NAME/{{q,transact,pull,pull-many,datoms,index-range,tx-range,stat}}, \
+             /db/NAME/{{kv-tables,kv-get,kv-put,kv-delete,kv-write,kv-range,kv-count}}",
             uri.path()
         ),
     );

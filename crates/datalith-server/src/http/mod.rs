@@ -11,6 +11,7 @@
 //! | `GET /metrics` | Prometheus text (`metrics`); any known token |
 //! | `POST /db/NAME/q`, `transact`, `pull`, `pull-many`, `datoms`, `index-range`, `tx-range` | the operations (`ops`) |
 //! | `GET /db/NAME/stat` | statistics |
+//! | `GET /db/NAME/kv-tables`; `POST /db/NAME/kv-get`, `kv-put`, `kv-delete`, `kv-write`, `kv-range`, `kv-count` | the key-value tables (`ops::kv`) |
 
 mod access_log;
 pub mod address;
@@ -35,8 +36,8 @@ use crate::ops::QueryLimits;
 use crate::served::Served;
 
 use handlers::{
-    datoms, dbs, health, index_range, metrics, pull, pull_many, q, stat, transact, tx_range,
-    unknown_route, wrong_method,
+    datoms, dbs, health, index_range, kv_count, kv_delete, kv_get, kv_put, kv_range, kv_tables,
+    kv_write, metrics, pull, pull_many, q, stat, transact, tx_range, unknown_route, wrong_method,
 };
 
 /// What every request shares.
@@ -86,6 +87,13 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/db/{name}/index-range"),
     ("POST", "/db/{name}/tx-range"),
     ("GET", "/db/{name}/stat"),
+    ("GET", "/db/{name}/kv-tables"),
+    ("POST", "/db/{name}/kv-get"),
+    ("POST", "/db/{name}/kv-put"),
+    ("POST", "/db/{name}/kv-delete"),
+    ("POST", "/db/{name}/kv-write"),
+    ("POST", "/db/{name}/kv-range"),
+    ("POST", "/db/{name}/kv-count"),
 ];
 
 /// The handler of one route of [`ROUTES`].
@@ -104,6 +112,13 @@ fn handler(method: &str, path: &str) -> MethodRouter<Shared> {
         ("POST", "/db/{name}/index-range") => post(index_range),
         ("POST", "/db/{name}/tx-range") => post(tx_range),
         ("GET", "/db/{name}/stat") => get(stat),
+        ("GET", "/db/{name}/kv-tables") => get(kv_tables),
+        ("POST", "/db/{name}/kv-get") => post(kv_get),
+        ("POST", "/db/{name}/kv-put") => post(kv_put),
+        ("POST", "/db/{name}/kv-delete") => post(kv_delete),
+        ("POST", "/db/{name}/kv-write") => post(kv_write),
+        ("POST", "/db/{name}/kv-range") => post(kv_range),
+        ("POST", "/db/{name}/kv-count") => post(kv_count),
         // The table is a constant: a row without a handler fails every test that builds the
         // router, before anything ships.
         _ => unreachable!("no handler for {method} {path}"),

@@ -3,11 +3,13 @@
 //!
 //! Every read names the database value it answered from: `:basis-t`, the id of the last
 //! transaction in it ([`datalith::Db::basis_t`]); a read may ask for that value to be kept
-//! (`:lease-ms`), and later reads may name it ([`leases`]).
+//! (`:lease-ms`), and later reads may name it ([`leases`]). The key-value tables beside the
+//! store (`kv`) are no part of a Datalog value: their reads name none.
 
 mod basis;
 mod datoms;
 mod index_range;
+mod kv;
 pub mod leases;
 mod pull;
 mod q;
@@ -74,6 +76,20 @@ pub enum Op {
     TxRange,
     /// `GET /db/NAME/stat`.
     Stat,
+    /// `GET /db/NAME/kv-tables`.
+    KvTables,
+    /// `POST /db/NAME/kv-get`.
+    KvGet,
+    /// `POST /db/NAME/kv-put`.
+    KvPut,
+    /// `POST /db/NAME/kv-delete`.
+    KvDelete,
+    /// `POST /db/NAME/kv-write`.
+    KvWrite,
+    /// `POST /db/NAME/kv-range`.
+    KvRange,
+    /// `POST /db/NAME/kv-count`.
+    KvCount,
 }
 
 impl Op {
@@ -88,14 +104,31 @@ impl Op {
             Op::IndexRange => "index-range",
             Op::TxRange => "tx-range",
             Op::Stat => "stat",
+            Op::KvTables => "kv-tables",
+            Op::KvGet => "kv-get",
+            Op::KvPut => "kv-put",
+            Op::KvDelete => "kv-delete",
+            Op::KvWrite => "kv-write",
+            Op::KvRange => "kv-range",
+            Op::KvCount => "kv-count",
         }
     }
 
     /// The role it needs.
     pub fn role(self) -> Role {
         match self {
-            Op::Transact => Role::Write,
-            _ => Role::Read,
+            Op::Transact | Op::KvPut | Op::KvDelete | Op::KvWrite => Role::Write,
+            Op::Q
+            | Op::Pull
+            | Op::PullMany
+            | Op::Datoms
+            | Op::IndexRange
+            | Op::TxRange
+            | Op::Stat
+            | Op::KvTables
+            | Op::KvGet
+            | Op::KvRange
+            | Op::KvCount => Role::Read,
         }
     }
 
@@ -109,7 +142,13 @@ impl Op {
             Op::Datoms => datoms::FIELDS,
             Op::IndexRange => index_range::FIELDS,
             Op::TxRange => tx_range::FIELDS,
-            Op::Stat => &[],
+            Op::Stat | Op::KvTables => &[],
+            Op::KvGet => kv::GET_FIELDS,
+            Op::KvPut => kv::PUT_FIELDS,
+            Op::KvDelete => kv::DELETE_FIELDS,
+            Op::KvWrite => kv::WRITE_FIELDS,
+            Op::KvRange => kv::RANGE_FIELDS,
+            Op::KvCount => kv::COUNT_FIELDS,
         }
     }
 
@@ -124,6 +163,13 @@ impl Op {
             Op::IndexRange => index_range::run(source, request),
             Op::TxRange => tx_range::run(&source.database, request),
             Op::Stat => stat::run(source, cx.name),
+            Op::KvTables => kv::tables(source),
+            Op::KvGet => kv::get(source, request),
+            Op::KvPut => kv::put(source, request),
+            Op::KvDelete => kv::delete(source, request),
+            Op::KvWrite => kv::write(source, request),
+            Op::KvRange => kv::range(source, request),
+            Op::KvCount => kv::count(source, request),
         }
     }
 }

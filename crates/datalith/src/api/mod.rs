@@ -1,6 +1,7 @@
 //! The public face of the Datalog database: [`Database`] (open, transact) and [`Db`]
 //! (database values to read: snapshots, and speculative values from [`Db::with`] and from
-//! reports' `db_before()`/`db_after()`, see [`speculative`]).
+//! reports' `db_before()`/`db_after()`, see [`speculative`]); and a program's key-value tables
+//! beside the store ([`kv_tables`]).
 
 pub(crate) mod check;
 mod check_log;
@@ -10,9 +11,11 @@ pub(crate) mod dump;
 pub mod entity;
 pub(crate) mod index;
 pub mod input;
+pub mod kv_tables;
 pub mod speculative;
 
 pub use crate::db::Db;
 pub use database::{Database, DbOptions};
 pub use entity::{Entity, EntityValue};
 pub use input::{explain, q, q_with, Input};
+pub use kv_tables::{kv_catalog_name, KV_TABLE_PREFIX};
