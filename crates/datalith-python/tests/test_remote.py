@@ -212,6 +212,17 @@ def test_db_reads_are_the_same_on_both(people, small_pages):
     assert isinstance(db.basis_t, int) and isinstance(people.path, str)
 
 
+def test_raw_access_is_the_same_on_both(people):
+    db = people.db()
+    ids = {n: db.entity((":person/name", n)).id for n in ("Ann", "Bob", "Cy")}
+    assert db.entities_with(":person/name", "Bob") == [ids["Bob"]]
+    assert db.entities_with(":person/name", "Nobody") == []
+    order = [ids["Cy"], ids["Ann"], ids["Cy"], ids["Bob"]]
+    want = [v for e in order for v in sorted(d.v for d in db.datoms(":eavt", e, ":person/friend"))]
+    assert db.values_of_each(order, ":person/friend") == want
+    assert db.values_of_each([], ":person/name") == []
+
+
 def test_kv_tables_are_mappings_of_bytes_on_both(backend, small_pages):
     t = backend.kv("blobs")
     assert t.name == "blobs" and len(t) == 0 and list(t) == []

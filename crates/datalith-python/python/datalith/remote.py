@@ -278,11 +278,33 @@ class RemoteDb:
     def datoms(self, index: str, *components: Any) -> Iterator[Datom]:
         """The datoms of ``index`` that begin with ``components``, read from this value a
         page (``DATOMS_PAGE``) per request as they are iterated."""
-        given = [_encode(c, keyword_place=(i == 0 and index.lstrip(":") in ("avet", "aevt"))) for i, c in enumerate(components)]
+        # Where the index takes its attribute, a ':ns/name' string is a keyword.
+        attr_at = 1 if index.lstrip(":") in ("eavt", "eav") else 0
+        given = [_encode(c, keyword_place=(i == attr_at)) for i, c in enumerate(components)]
         body = {"index": {"#kw": ":" + index.lstrip(":")}, "components": given, "limit": DATOMS_PAGE}
         # The first page now, so that a bad index or component raises here, as embedded.
         first = self._page("datoms", body)
         return self._datoms(body, first)
+
+    def entities_with(self, attr: Any, value: Any) -> List[int]:
+        """The entities whose ``attr`` has ``value``, ascending (the AVE datoms' entities)."""
+        return [d.e for d in self.datoms(":avet", attr, value)]
+
+    def values_of_each(self, eids: Iterable[Any], attr: Any) -> List[Any]:
+        """The values of ``attr`` of each of ``eids``, in order, as one list: one query on
+        the server, its (entity, value) pairs put back in the embedded call's order (each
+        entity's values ascending, as EAV holds them)."""
+        eids = list(eids)
+        if not eids:
+            return []
+        pairs = self.q(f"[:find ?e ?v :in $ [?e ...] :where [?e {Keyword(attr)} ?v]]", eids)
+        by_entity: Dict[int, List[Any]] = {}
+        for e, v in pairs:
+            by_entity.setdefault(e, []).append(v)
+        out: List[Any] = []
+        for e in eids:
+            out.extend(sorted(by_entity.get(e, ())))
+        return out
 
     def _page(self, op: str, body: Dict[str, Any]) -> Dict[Any, Any]:
         body = dict(body, **{"basis-t": self.basis_t, "lease-ms": LEASE_MS})
@@ -316,6 +338,17 @@ class RemoteConnection:
     def transact(self, data: Any) -> RemoteTxReport:
         answer = _decode(self._http.post(self._path("transact"), {"tx-data": _tx_data(data)}))
         return RemoteTxReport(answer)
+
+    def fill_db(self, datoms: Any) -> int:
+        """Not over the server: the bulk loader writes the database's files in the serving
+        process's own way, and the server has no operation for it. Raises ``Unsupported``;
+        transact the datoms, or load the database before serving it."""
+        raise _errors.Unsupported(
+            "fill_db is not served: load the database before serving it, or transact the datoms",
+            ":datalith.error/unsupported-remote",
+            ":cognitect.anomalies/unsupported",
+            None,
+        )
 
     def kv(self, name: str) -> RemoteKvTable:
         """The key-value table ``name`` of this database on the server (the embedded
