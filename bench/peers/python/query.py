@@ -295,11 +295,12 @@ class DatalevinPeer:
         self.loaded = None
         datalevin.start_jvm()
         # Seed 003: without this Datalevin answers repeated queries from its result cache.
+        # (`Clojure.read` reads EDN: no quote or var-quote reader macros.)
         clj = jpype.JClass("clojure.java.api.Clojure")
         clj.var("clojure.core", "eval").invoke(clj.read(
-            "(do (require 'datalevin.query 'datalevin.query.cache)"
-            " (alter-var-root #'datalevin.query/*cache?* (constantly false))"
-            " (alter-var-root #'datalevin.query.cache/*cache?* (constantly false)))"))
+            "(do (require (quote datalevin.query) (quote datalevin.query.cache))"
+            " (alter-var-root (var datalevin.query/*cache?*) (constantly false))"
+            " (alter-var-root (var datalevin.query.cache/*cache?*) (constantly false)))"))
         log(f"{label}: datalevin from {datalevin.__file__}")
 
     def value(self, p, a):
@@ -616,4 +617,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not `sys.exit`: JPype's shutdown waits for Datalevin's non-daemon JVM threads, which
+    # never end (the JVM harness ends with `System/exit` for the same reason).
+    os._exit(code)
