@@ -595,7 +595,7 @@ def main(argv):
         log(f"SKIP {label}: {e}")
         return 69
     if isinstance(peer, SqlitePeer):
-        peer.lookup_task = tasks["lookup-raw"]
+        peer.lookup_task = tasks.get("lookup-raw")
     for n in wanted:
         t = tasks[n]
         head = {"peer": label, "workload": "Q", "task": n}

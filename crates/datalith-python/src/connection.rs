@@ -111,7 +111,7 @@ fn bulk_datoms(
 }
 
 impl Connection {
-    fn database(&self, py: Python<'_>) -> PyResult<Database> {
+    pub(crate) fn database(&self, py: Python<'_>) -> PyResult<Database> {
         match &*self.database.lock().unwrap_or_else(|p| p.into_inner()) {
             Some(d) => Ok(d.clone()),
             None => Err(to_pyerr(py, datalith::kv::KvError::Closed)),
@@ -123,12 +123,13 @@ impl Connection {
 impl Connection {
     /// Commits `data` (a list of entity dicts and `[op, e, a, v]` lists, or EDN text) as one
     /// transaction and returns its report, once it is as durable as the database promises.
-    fn transact(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<TxReport> {
-        let database = self.database(py)?;
+    fn transact(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<TxReport> {
+        let py = slf.py();
+        let database = slf.get().database(py)?;
         let edn = crate::db::tx_data(py, data)?;
         let report = py.detach(|| database.transact(&edn));
         let report = report.map_err(|e| to_pyerr(py, e))?;
-        TxReport::new(py, &report)
+        Ok(TxReport::new(report, slf.clone().unbind()))
     }
 
     /// Bulk-loads `datoms`, an iterable of `(entity id, attribute, value)` (Datalevin's

@@ -9,12 +9,11 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::convert::{to_edn, to_py, Place};
+use crate::convert::{datom_list, to_edn, to_py, Place};
 use crate::errors::to_pyerr;
 use crate::interrupt::interruptible;
-use crate::package;
 
 /// A database value: every read of it sees the same state, however others transact
 /// meanwhile. From `Connection.db()`.
@@ -136,41 +135,7 @@ impl Db {
                 move || db.datoms(index, &c)
             })
             .map_err(|e| to_pyerr(py, e))?;
-        let datom = package::datom_class(py)?;
-        let keyword = package::keyword_class(py)?;
-        // `tuple.__new__(Datom, fields)`, which is what the named tuple's own constructor
-        // does, without its Python-level argument handling (a third of a walk's time).
-        let tuple_new = package::tuple_new(py)?;
-        // A walk names few attributes: each attribute's keyword is made once.
-        let mut idents: Vec<(u32, Bound<'_, PyAny>)> = Vec::new();
-        let rows = PyList::empty(py);
-        for d in &found {
-            let attr = match idents.iter().find(|(a, _)| *a == d.a) {
-                Some((_, k)) => k.clone(),
-                None => {
-                    let text = db
-                        .schema()
-                        .get(d.a)
-                        .map(|a| a.ident.to_string())
-                        .unwrap_or_else(|| format!(":db.unknown/{}", d.a));
-                    let k = keyword.call1((text,))?;
-                    idents.push((d.a, k.clone()));
-                    k
-                }
-            };
-            let v = to_py(py, &datalith::edn::edn_from_value(&d.v))?;
-            let fields = PyTuple::new(
-                py,
-                [
-                    d.e.into_pyobject(py)?.into_any(),
-                    attr,
-                    v,
-                    d.tx.into_pyobject(py)?.into_any(),
-                    PyBool::new(py, d.added).to_owned().into_any(),
-                ],
-            )?;
-            rows.append(tuple_new.call1((datom, fields))?)?;
-        }
+        let rows = datom_list(py, db.schema(), &found)?;
         Ok(rows.try_iter()?.into_any().unbind())
     }
 
