@@ -7,7 +7,7 @@ use datalith::{Database, DbOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::convert::{to_edn, Place};
+use crate::convert::{to_edn, Place, ToEdn};
 use crate::db::Db;
 use crate::errors::to_pyerr;
 use crate::report::TxReport;
@@ -88,6 +88,8 @@ fn durability_named(name: &str) -> PyResult<Durability> {
 fn bulk_datoms(
     datoms: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<(u64, datalith::codec::Keyword, datalith::codec::Value)>> {
+    // One conversion for all: each attribute's keyword is read once.
+    let mut conv = ToEdn::default();
     let mut out = Vec::new();
     for (i, item) in datoms.try_iter()?.enumerate() {
         let item = item?;
@@ -100,10 +102,10 @@ fn bulk_datoms(
         let (e, a, v): (u64, Bound<'_, PyAny>, Bound<'_, PyAny>) = item
             .extract()
             .map_err(|_| bad("not an (entity id, attribute, value) triple"))?;
-        let datalith::Edn::Keyword(a) = to_edn(&a, Place::Keyword)? else {
+        let datalith::Edn::Keyword(a) = conv.edn(&a, Place::Keyword)? else {
             return Err(bad("the attribute is not a keyword"));
         };
-        let v = datalith::edn::value_from_edn(&to_edn(&v, Place::Value)?)
+        let v = datalith::edn::value_from_edn(&conv.edn(&v, Place::Value)?)
             .ok_or_else(|| bad("the value is not storable"))?;
         out.push((e, a, v));
     }

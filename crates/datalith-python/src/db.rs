@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::convert::{datom_list, to_edn, to_py, Place};
+use crate::convert::{datom_list, to_edn, to_py, Place, ToEdn};
 use crate::errors::to_pyerr;
 use crate::interrupt::interruptible;
 
@@ -487,26 +487,28 @@ pub(crate) fn tx_data(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Edn> 
     if let Ok(text) = data.cast::<PyString>() {
         return read_one(&text.to_cow()?).map_err(|e| to_pyerr(py, datalith::Error::from(e)));
     }
+    // One conversion for the whole data: each attribute's keyword is read once.
+    let mut conv = ToEdn::default();
     let mut statements = Vec::new();
     for statement in data.try_iter()? {
         let statement = statement?;
         let is_list = statement.is_instance_of::<PyList>() || statement.is_instance_of::<PyTuple>();
         if !is_list {
-            statements.push(to_edn(&statement, Place::Value)?);
+            statements.push(conv.edn(&statement, Place::Value)?);
             continue;
         }
         let mut items = Vec::new();
         for (i, item) in statement.try_iter()?.enumerate() {
             let item = item?;
             items.push(match i {
-                0 | 2 => to_edn(&item, Place::Keyword)?,
+                0 | 2 => conv.edn(&item, Place::Keyword)?,
                 1 if item.is_instance_of::<PyTuple>() || item.is_instance_of::<PyList>() => {
-                    match entity_ref_edn(&item)? {
+                    match entity_ref_edn(&mut conv, &item)? {
                         Some(lookup) => lookup,
-                        None => to_edn(&item, Place::Value)?,
+                        None => conv.edn(&item, Place::Value)?,
                     }
                 }
-                _ => to_edn(&item, Place::Value)?,
+                _ => conv.edn(&item, Place::Value)?,
             });
         }
         statements.push(Edn::Vector(items));
@@ -515,13 +517,13 @@ pub(crate) fn tx_data(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Edn> 
 }
 
 /// A two-element sequence as a lookup ref's EDN (its attribute a keyword).
-fn entity_ref_edn(item: &Bound<'_, PyAny>) -> PyResult<Option<Edn>> {
+fn entity_ref_edn(conv: &mut ToEdn, item: &Bound<'_, PyAny>) -> PyResult<Option<Edn>> {
     let parts: Vec<Bound<'_, PyAny>> = item.try_iter()?.collect::<PyResult<_>>()?;
     if parts.len() != 2 {
         return Ok(None);
     }
     Ok(Some(Edn::Vector(vec![
-        to_edn(&parts[0], Place::Keyword)?,
-        to_edn(&parts[1], Place::Value)?,
+        conv.edn(&parts[0], Place::Keyword)?,
+        conv.edn(&parts[1], Place::Value)?,
     ])))
 }

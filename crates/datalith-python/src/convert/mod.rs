@@ -10,5 +10,5 @@ mod from_python;
 mod to_python;
 
 pub(crate) use datoms::datom_list;
-pub(crate) use from_python::{to_edn, Place};
+pub(crate) use from_python::{to_edn, Place, ToEdn};
 pub(crate) use to_python::to_py;
