@@ -8,7 +8,8 @@
 //! - `kv.rs`: `KvTable`, a key-value table of the same database as a mapping.
 //! - `convert/`: Python values to EDN and back (the README's type table).
 //! - `errors.rs`: the database's errors as the package's exception classes.
-//! - `interrupt.rs`: running without the GIL, and Ctrl-C cancelling a query.
+//! - `interrupt.rs`: running without the GIL on the caller's thread, and Ctrl-C cancelling a
+//!   query.
 //! - `package.rs`: the package's Python-side names the extension uses, looked up once.
 //!
 //! Every call that reads or writes the database releases the GIL, so other Python threads run
