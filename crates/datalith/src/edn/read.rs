@@ -43,7 +43,12 @@ impl<'a> Reader<'a> {
     }
 
     fn peek(&self) -> Option<char> {
-        self.s[self.pos..].chars().next()
+        // ASCII (most of any text read) without decoding; `pos` is always on a boundary.
+        match self.s.as_bytes().get(self.pos) {
+            Some(&b) if b < 0x80 => Some(b as char),
+            Some(_) => self.s[self.pos..].chars().next(),
+            None => None,
+        }
     }
 
     fn bump(&mut self) -> Option<char> {
@@ -54,7 +59,9 @@ impl<'a> Reader<'a> {
 
     fn skip_ws(&mut self) -> Result<(), ReadError> {
         while let Some(c) = self.peek() {
-            if c.is_whitespace() || c == ',' {
+            if c == ' ' || c == ',' || c == '\n' {
+                self.pos += 1;
+            } else if c.is_whitespace() {
                 self.bump();
             } else if c == ';' {
                 while let Some(c) = self.bump() {
