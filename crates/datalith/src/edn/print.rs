@@ -36,8 +36,7 @@ fn long(n: i64, out: &mut String) {
     if n < 0 {
         out.push('-');
     }
-    // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+    out.extend(buf[at..].iter().map(|&d| d as char));
 }
 
 fn join(items: &[Edn], out: &mut String) {
@@ -296,6 +295,12 @@ mod long_tests {
             let mut out = String::from("x");
             write_edn(&Edn::Long(n), &mut out);
             assert_eq!(out, format!("x{n}"));
+            assert_eq!(crate::edn::read_one(&n.to_string()), Ok(Edn::Long(n)));
         }
+        for (text, n) in [("-0", 0), ("007", 7), ("-007", -7), ("+5", 5)] {
+            assert_eq!(crate::edn::read_one(text), Ok(Edn::Long(n)), "{text}");
+        }
+        let big = "123456789012345678901";
+        assert!(matches!(crate::edn::read_one(big), Ok(Edn::BigInt(_))));
     }
 }

@@ -358,6 +358,16 @@ impl<'a> Reader<'a> {
             "false" => return Ok(Edn::Bool(false)),
             _ => {}
         }
+        // A plain integer short enough for an i64 (most numbers an answer holds): read
+        // without the checks for the other kinds of number below.
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        if !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
+        {
+            let n = digits
+                .bytes()
+                .fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+            return Ok(Edn::Long(if digits.len() < t.len() { -n } else { n }));
+        }
         let first = t.chars().next().unwrap_or(' ');
         let numeric = first.is_ascii_digit()
             || ((first == '-' || first == '+') && t[1..].starts_with(|c: char| c.is_ascii_digit()));
