@@ -289,7 +289,11 @@ mod long_tests {
     #[test]
     fn longs_print_as_display_does() {
         let mut cases = vec![0, 1, -1, 9, 10, -10, 99, 100, 123_456, i64::MAX, i64::MIN];
-        cases.extend((0..64).map(|b| 1i64 << b).flat_map(|n| [n, n - 1, -n, 1 - n]));
+        cases.extend(
+            (0..64)
+                .map(|b| 1i64 << b)
+                .flat_map(|n| [n, n - 1, -n, 1 - n]),
+        );
         for n in cases {
             assert_eq!(to_edn_string(&Edn::Long(n)), n.to_string());
             let mut out = String::from("x");

@@ -361,8 +361,7 @@ impl<'a> Reader<'a> {
         // A plain integer short enough for an i64 (most numbers an answer holds): read
         // without the checks for the other kinds of number below.
         let digits = t.strip_prefix('-').unwrap_or(t);
-        if !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit())
-        {
+        if !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()) {
             let n = digits
                 .bytes()
                 .fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
