@@ -292,7 +292,7 @@ mod long_tests {
         cases.extend(
             (0..64)
                 .map(|b| 1i64 << b)
-                .flat_map(|n| [n, n - 1, -n, 1 - n]),
+                .flat_map(|n: i64| [n, n.wrapping_sub(1), n.wrapping_neg(), 1i64.wrapping_sub(n)]),
         );
         for n in cases {
             assert_eq!(to_edn_string(&Edn::Long(n)), n.to_string());
