@@ -5,7 +5,7 @@ use datalith::Eid;
 
 use crate::connection::Connection;
 use crate::error::ClientError;
-use crate::http::field;
+use crate::http::{field, take_field};
 
 /// A database value, named by its basis and kept by the server for a lease.
 #[derive(Clone)]
@@ -41,7 +41,7 @@ impl RemoteDb {
 
     fn read(&self, op: &str, fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
         let answer = self.answer(op, fields)?;
-        Ok(field(&answer, ":result").unwrap_or(Edn::Nil))
+        Ok(take_field(answer, ":result").unwrap_or(Edn::Nil))
     }
 
     /// The whole answer map of a read of this value.
@@ -143,7 +143,7 @@ impl Iterator for Pages {
                 self.next = Some(next as u64);
             }
         }
-        match field(&answer, ":result") {
+        match take_field(answer, ":result") {
             Some(Edn::Set(rows) | Edn::Vector(rows) | Edn::List(rows)) => Some(Ok(rows)),
             other => Some(Err(ClientError::transport(format!(
                 "a page that is not a collection: {}",

@@ -142,6 +142,17 @@ impl Http {
     }
 }
 
+/// The value under `key` in the map `m`, moved out of it (a large result is not copied).
+pub(crate) fn take_field(m: Edn, key: &str) -> Option<Edn> {
+    match m {
+        Edn::Map(pairs) => pairs
+            .into_iter()
+            .find(|(k, _)| *k == Edn::kw(key))
+            .map(|(_, v)| v),
+        _ => None,
+    }
+}
+
 /// The value under `key` in the map `m`.
 pub(crate) fn field(m: &Edn, key: &str) -> Option<Edn> {
     match m {

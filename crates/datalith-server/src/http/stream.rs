@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::body::Bytes;
-use datalith::edn::{to_edn_string, Edn};
+use datalith::edn::{to_edn_string, write_edn, Edn};
 use http_body::Frame;
 
 use crate::format::Format;
@@ -92,6 +92,8 @@ impl Streamed {
     /// The next chunk, or `None` at the end.
     fn next_chunk(&mut self) -> Option<String> {
         let mut out = self.head.take().unwrap_or_default();
+        // Room for the whole chunk at once, rather than growing (and copying) it as it fills.
+        out.reserve(CHUNK_BYTES + 1024);
         while out.len() < CHUNK_BYTES {
             match self.items.next() {
                 Some(item) => {
@@ -101,7 +103,11 @@ impl Streamed {
                             Format::Json => ",",
                         });
                     }
-                    out.push_str(&self.format.write(&item));
+                    match self.format {
+                        // Written into the chunk, not into a string of its own.
+                        Format::Edn => write_edn(&item, &mut out),
+                        Format::Json => out.push_str(&self.format.write(&item)),
+                    }
                     self.written += 1;
                 }
                 None => {

@@ -13,6 +13,32 @@ pub fn to_edn_string(v: &Edn) -> String {
     s
 }
 
+/// EDN text of `v`, appended to `out` (what [`to_edn_string`] returns, without a string of
+/// its own: a long answer written item by item into one buffer).
+pub fn write_edn(v: &Edn, out: &mut String) {
+    edn(v, out);
+}
+
+/// The decimal digits of `n`, appended to `out` (what `write!(out, "{n}")` writes, without
+/// the formatting machinery: integers are most of a large query answer).
+fn long(n: i64, out: &mut String) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut m = n.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (m % 10) as u8;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    out.extend(buf[at..].iter().map(|&d| d as char));
+}
+
 fn join(items: &[Edn], out: &mut String) {
     for (i, it) in items.iter().enumerate() {
         if i > 0 {
@@ -73,9 +99,7 @@ fn edn(v: &Edn, out: &mut String) {
     match v {
         Edn::Nil => out.push_str("nil"),
         Edn::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Edn::Long(n) => {
-            let _ = write!(out, "{n}");
-        }
+        Edn::Long(n) => long(*n, out),
         Edn::BigInt(n) => {
             let _ = write!(out, "{n}N");
         }
@@ -255,5 +279,32 @@ impl std::str::FromStr for Edn {
 
     fn from_str(text: &str) -> Result<Edn, super::ReadError> {
         super::read_one(text)
+    }
+}
+
+#[cfg(test)]
+mod long_tests {
+    use super::*;
+
+    #[test]
+    fn longs_print_as_display_does() {
+        let mut cases = vec![0, 1, -1, 9, 10, -10, 99, 100, 123_456, i64::MAX, i64::MIN];
+        cases.extend(
+            (0..64)
+                .map(|b| 1i64 << b)
+                .flat_map(|n: i64| [n, n.wrapping_sub(1), n.wrapping_neg(), 1i64.wrapping_sub(n)]),
+        );
+        for n in cases {
+            assert_eq!(to_edn_string(&Edn::Long(n)), n.to_string());
+            let mut out = String::from("x");
+            write_edn(&Edn::Long(n), &mut out);
+            assert_eq!(out, format!("x{n}"));
+            assert_eq!(crate::edn::read_one(&n.to_string()), Ok(Edn::Long(n)));
+        }
+        for (text, n) in [("-0", 0), ("007", 7), ("-007", -7), ("+5", 5)] {
+            assert_eq!(crate::edn::read_one(text), Ok(Edn::Long(n)), "{text}");
+        }
+        let big = "123456789012345678901";
+        assert!(matches!(crate::edn::read_one(big), Ok(Edn::BigInt(_))));
     }
 }

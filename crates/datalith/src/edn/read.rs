@@ -43,7 +43,12 @@ impl<'a> Reader<'a> {
     }
 
     fn peek(&self) -> Option<char> {
-        self.s[self.pos..].chars().next()
+        // ASCII (most of any text read) without decoding; `pos` is always on a boundary.
+        match self.s.as_bytes().get(self.pos) {
+            Some(&b) if b < 0x80 => Some(b as char),
+            Some(_) => self.s[self.pos..].chars().next(),
+            None => None,
+        }
     }
 
     fn bump(&mut self) -> Option<char> {
@@ -54,7 +59,9 @@ impl<'a> Reader<'a> {
 
     fn skip_ws(&mut self) -> Result<(), ReadError> {
         while let Some(c) = self.peek() {
-            if c.is_whitespace() || c == ',' {
+            if c == ' ' || c == ',' || c == '\n' {
+                self.pos += 1;
+            } else if c.is_whitespace() {
                 self.bump();
             } else if c == ';' {
                 while let Some(c) = self.bump() {
@@ -350,6 +357,15 @@ impl<'a> Reader<'a> {
             "true" => return Ok(Edn::Bool(true)),
             "false" => return Ok(Edn::Bool(false)),
             _ => {}
+        }
+        // A plain integer short enough for an i64 (most numbers an answer holds): read
+        // without the checks for the other kinds of number below.
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        if !digits.is_empty() && digits.len() <= 18 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            let n = digits
+                .bytes()
+                .fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+            return Ok(Edn::Long(if digits.len() < t.len() { -n } else { n }));
         }
         let first = t.chars().next().unwrap_or(' ');
         let numeric = first.is_ascii_digit()
