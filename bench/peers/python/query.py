@@ -113,6 +113,32 @@ class Dirs:
 ATTRS = ("name", "last-name", "sex", "age", "salary")
 
 
+def transact_each(conn, txs, total, cap_secs):
+    """Commits each of `txs` (`total` of them) in its own transaction, under the cap."""
+    cap = Cap(cap_secs)
+    for i, tx in enumerate(txs):
+        cap.check(i, total)
+        conn.transact(tx)
+
+
+def entity_maps(peer, task):
+    """add-5 (one entity map per transaction) and add-all (every map in one), the same for
+    the two Datalog peers: `peer` has `fresh()`, `entity(person)`, `people` and `spec`."""
+    def setup():
+        conn, path = peer.fresh()
+        return conn, path, [peer.entity(p) for p in peer.people]
+
+    def body(s):
+        conn, _, maps = s
+        if task == "add-all":
+            conn.transact(maps)
+        else:
+            transact_each(conn, ([m] for m in maps), len(maps), peer.spec["cap_secs"])
+        return s
+
+    return setup, body
+
+
 # --- Datalith ------------------------------------------------------------------------------
 
 
@@ -193,32 +219,8 @@ class DatalithPeer:
                 return s
 
             return self.fresh, body
-        if task == "add-5":
-
-            def setup():
-                conn, path = self.fresh()
-                return conn, path, [[self.entity(p)] for p in self.people]
-
-            def body(s):
-                conn, _, txs = s
-                cap = Cap(cap_secs)
-                for i, tx in enumerate(txs):
-                    cap.check(i, len(txs))
-                    conn.transact(tx)
-                return s
-
-            return setup, body
-        if task == "add-all":
-
-            def setup():
-                conn, path = self.fresh()
-                return conn, path, [self.entity(p) for p in self.people]
-
-            def body(s):
-                s[0].transact(s[2])
-                return s
-
-            return setup, body
+        if task in ("add-5", "add-all"):
+            return entity_maps(self, task)
         if task == "retract-5":
 
             def setup():
@@ -228,11 +230,7 @@ class DatalithPeer:
                 return conn, path, list(reversed(ids))
 
             def body(s):
-                conn, _, order = s
-                cap = Cap(cap_secs)
-                for i, e in enumerate(order):
-                    cap.check(i, len(order))
-                    conn.transact([[":db/retractEntity", e]])
+                transact_each(s[0], ([[":db/retractEntity", e]] for e in s[2]), len(s[2]), cap_secs)
                 return s
 
             return setup, body
@@ -353,32 +351,8 @@ class DatalevinPeer:
                 return s
 
             return self.fresh, body
-        if task == "add-5":
-
-            def setup():
-                conn, path = self.fresh()
-                return conn, path, [[self.entity(p)] for p in self.people]
-
-            def body(s):
-                conn, _, txs = s
-                cap = Cap(cap_secs)
-                for i, tx in enumerate(txs):
-                    cap.check(i, len(txs))
-                    conn.transact(tx)
-                return s
-
-            return setup, body
-        if task == "add-all":
-
-            def setup():
-                conn, path = self.fresh()
-                return conn, path, [self.entity(p) for p in self.people]
-
-            def body(s):
-                s[0].transact(s[2])
-                return s
-
-            return setup, body
+        if task in ("add-5", "add-all"):
+            return entity_maps(self, task)
         if task == "retract-5":
             retract = self.dlv.Keyword(":db/retractEntity")
 
@@ -388,11 +362,7 @@ class DatalevinPeer:
                 return conn, path, [p["id"] for p in reversed(self.people)]
 
             def body(s):
-                conn, _, order = s
-                cap = Cap(cap_secs)
-                for i, e in enumerate(order):
-                    cap.check(i, len(order))
-                    conn.transact([[retract, e]])
+                transact_each(s[0], ([[retract, e]] for e in s[2]), len(s[2]), cap_secs)
                 return s
 
             return setup, body
