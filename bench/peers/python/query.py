@@ -139,10 +139,22 @@ def entity_maps(peer, task):
     return setup, body
 
 
+class Peer:
+    """What every peer shares: the loaded store of the read tasks, `(connection, directory,
+    ...)`, closed and removed at the end."""
+
+    loaded = None
+
+    def close(self):
+        if self.loaded:
+            self.loaded[0].close()
+            shutil.rmtree(self.loaded[1], ignore_errors=True)
+
+
 # --- Datalith ------------------------------------------------------------------------------
 
 
-class DatalithPeer:
+class DatalithPeer(Peer):
     """The wheel, as `query/datalith.rs` uses the Rust API: tempids, entity maps,
     `retractEntity`, the bulk loader (`fill_db`) for init, `entities_with` and
     `values_of_each` for lookup-raw."""
@@ -156,7 +168,6 @@ class DatalithPeer:
         self.spec = spec
         self.dirs = Dirs(work, label)
         self.sex = {s: datalith.Keyword(s) for s in {p["sex"] for p in people}}
-        self.loaded = None
         log(f"{label}: datalith from {datalith.__file__}")
 
     def value(self, p, a):
@@ -257,16 +268,10 @@ class DatalithPeer:
 
         return run
 
-    def close(self):
-        if self.loaded:
-            self.loaded[0].close()
-            shutil.rmtree(self.loaded[1], ignore_errors=True)
-
-
 # --- Datalevin -----------------------------------------------------------------------------
 
 
-class DatalevinPeer:
+class DatalevinPeer(Peer):
     """Datalevin's Python package, as `bench/peers/datalevin/query.clj` uses Datalevin: the
     seed's flags (no fsync), entity ids as the people's ids, `init_db` for init, the query
     result cache off."""
@@ -290,7 +295,6 @@ class DatalevinPeer:
                                                      ("nordahead", "notls", "writemap", "nosync")}}}
         self.attr = {a: kw(":" + a) for a in ATTRS}
         self.sex = {s: kw(":" + s) for s in {p["sex"] for p in people}}
-        self.loaded = None
         datalevin.start_jvm()
         # Seed 003: without this Datalevin answers repeated queries from its result cache.
         # (`Clojure.read` reads EDN: no quote or var-quote reader macros.)
@@ -394,16 +398,10 @@ class DatalevinPeer:
 
         return run
 
-    def close(self):
-        if self.loaded:
-            self.loaded[0].close()
-            shutil.rmtree(self.loaded[1], ignore_errors=True)
-
-
 # --- sqlite3 -------------------------------------------------------------------------------
 
 
-class SqlitePeer:
+class SqlitePeer(Peer):
     """Python's `sqlite3`, with the SQL of `query/sqlite.rs` (WAL; synchronous FULL or OFF)."""
 
     def __init__(self, label, durable, people, work, spec):
@@ -417,7 +415,6 @@ class SqlitePeer:
         self.dirs = Dirs(work, label)
         self.rows = [(p["id"], p["name"], p["last-name"], p["sex"], p["age"], p["salary"])
                      for p in people]
-        self.loaded = None
         log(f"{label}: sqlite3 module, SQLite {sqlite3.sqlite_version}")
 
     def fresh(self):
@@ -517,12 +514,6 @@ class SqlitePeer:
 
     def lookup_raw(self):
         return self.query(self.lookup_task)
-
-    def close(self):
-        if self.loaded:
-            self.loaded[0].close()
-            shutil.rmtree(self.loaded[1], ignore_errors=True)
-
 
 # --- the run -------------------------------------------------------------------------------
 
