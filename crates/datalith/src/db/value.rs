@@ -17,7 +17,7 @@ use super::functions::Functions;
 use crate::codec::Keyword;
 use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::store::reader::IndexReader;
-use crate::store::{Attribute, EntityId, Schema, Store, StoreError};
+use crate::store::{Attribute, EntityId, Schema, Store, StoreError, TimeFilter};
 
 /// A database value. Reads never block writers and see exactly one state: a committed one,
 /// or a committed one plus speculative writes (`Db::with`). Cloning is cheap and shares the
@@ -30,6 +30,9 @@ pub struct Db {
     schema: Arc<Schema>,
     /// The functions registered on the database this value came from.
     pub(crate) functions: Arc<Functions>,
+    /// Which datoms it shows: the current state, or a view in time (`as_of`, `since`,
+    /// `history`).
+    time: TimeFilter,
     // Keeps `Db` `!Sync`: two threads share a snapshot only through distinct `Db` values,
     // made by `clone`/`with`, which prepare the snapshot for sharing first.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -46,6 +49,7 @@ pub(crate) struct DbParts {
     pub(crate) store: Arc<Store>,
     pub(crate) schema: Arc<Schema>,
     pub(crate) functions: Arc<Functions>,
+    pub(crate) time: TimeFilter,
 }
 
 impl std::fmt::Debug for Db {
@@ -87,6 +91,7 @@ impl Db {
             store,
             schema,
             functions,
+            time: TimeFilter::default(),
             _not_sync: std::marker::PhantomData,
         })
     }
@@ -101,6 +106,7 @@ impl Db {
             store: parts.store,
             schema: parts.schema,
             functions: parts.functions,
+            time: parts.time,
             _not_sync: std::marker::PhantomData,
         }
     }
@@ -114,6 +120,7 @@ impl Db {
             store: self.store.clone(),
             schema: self.schema.clone(),
             functions: self.functions.clone(),
+            time: self.time,
         }
     }
 
@@ -128,8 +135,13 @@ impl Db {
 
     fn prepare_share(&self) {
         let t = &self.store.tables;
-        self.snapshot
-            .prepare_share(&[&t.eav, &t.ave, &t.giants, &t.meta]);
+        let mut tables = vec![&t.eav, &t.ave, &t.giants, &t.meta];
+        tables.extend(
+            [&t.history, &t.history_attr, &t.tx_log]
+                .into_iter()
+                .flatten(),
+        );
+        self.snapshot.prepare_share(&tables);
     }
 
     /// Index access (through the overlay, for a speculative database).
@@ -140,6 +152,18 @@ impl Db {
             None => view,
         };
         IndexReader::new(view, &self.store.tables)
+    }
+
+    /// Which datoms this value shows (the current state when no filter is set).
+    pub fn time_filter(&self) -> TimeFilter {
+        self.time
+    }
+
+    /// The same state seen through `time`.
+    pub(crate) fn with_time(&self, time: TimeFilter) -> Db {
+        let mut parts = self.parts();
+        parts.time = time;
+        Db::from_parts(parts)
     }
 
     /// Whether this value holds writes that were never committed (made by `Db::with`) or
