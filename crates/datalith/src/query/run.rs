@@ -202,6 +202,8 @@ pub fn run(
         .iter()
         .map(|(n, d)| (*n, (d.reader(), &**d.schema())))
         .collect();
+    let times: BTreeMap<usize, crate::store::TimeFilter> =
+        dbs.iter().map(|(n, d)| (*n, d.time_filter())).collect();
     let clauses = resolve_constants(&readers, 0, &q.clauses)?;
     let all_rules = resolve_rules(&q, &readers)?;
     for (n, rules) in &all_rules {
@@ -244,10 +246,11 @@ pub fn run(
         row_spare: super::exec::ROW_SPARE,
         r: readers[&home_src].0,
         schema: readers[&home_src].1,
+        time: times[&home_src],
         sources: Default::default(),
         dbs: readers
             .iter()
-            .map(|(n, (r, schema))| (*n, DbSource::new(*r, schema)))
+            .map(|(n, (r, schema))| (*n, DbSource::new(*r, schema, times[n])))
             .collect(),
         dollar: 0,
         active: home_src,

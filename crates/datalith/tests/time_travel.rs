@@ -1,0 +1,194 @@
+//! Time as data: the transaction and `added` positions of patterns, and database values in
+//! time (`as_of`, `since`, `history`), checked as tables of query and expected answer on one
+//! small history, and against a model (every state replayed from the transaction log).
+
+use datalith::edn::{read_one, to_edn_string, Edn};
+use datalith::{Database, Db, DbOptions, TxData};
+
+fn transact(db: &Database, edn: &str) -> u64 {
+    db.transact(TxData::from_edn(&read_one(edn).unwrap()).unwrap())
+        .unwrap()
+        .tx
+}
+
+fn q(db: &Db, query: &str) -> String {
+    match db.q(query, &[]) {
+        Ok(v) => to_edn_string(&v),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+/// A history of four transactions after the schema: t1 adds Ann (30) and Bob (40), t2 makes
+/// Ann 31 and gives her a nick, t3 retracts Bob, t4 adds a second nick and retracts the first.
+struct History {
+    db: Database,
+    _dir: tempfile::TempDir,
+    t: [u64; 5],
+}
+
+fn history() -> History {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let t0 = transact(
+        &db,
+        r#"[{:db/ident :p/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+            {:db/ident :p/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+            {:db/ident :p/nick :db/valueType :db.type/string :db/cardinality :db.cardinality/many}
+            {:db/ident :tx/note :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"#,
+    );
+    let t1 = transact(
+        &db,
+        r#"[{:p/name "Ann" :p/age 30} {:p/name "Bob" :p/age 40}
+            [:db/add "datomic.tx" :tx/note "first"]
+            [:db/add "datomic.tx" :db/txInstant #inst "2030-01-01T00:00:00.000-00:00"]]"#,
+    );
+    let t2 = transact(
+        &db,
+        r#"[{:p/name "Ann" :p/age 31 :p/nick "annie"}
+            [:db/add "datomic.tx" :db/txInstant #inst "2030-02-01T00:00:00.000-00:00"]]"#,
+    );
+    let t3 = transact(
+        &db,
+        r#"[[:db/retractEntity [:p/name "Bob"]]
+            [:db/add "datomic.tx" :db/txInstant #inst "2030-03-01T00:00:00.000-00:00"]]"#,
+    );
+    let t4 = transact(
+        &db,
+        r#"[[:db/add [:p/name "Ann"] :p/nick "nan"] [:db/retract [:p/name "Ann"] :p/nick "annie"]
+            [:db/add "datomic.tx" :db/txInstant #inst "2030-04-01T00:00:00.000-00:00"]]"#,
+    );
+    History {
+        db,
+        _dir: dir,
+        t: [t0, t1, t2, t3, t4],
+    }
+}
+
+#[test]
+fn patterns_name_the_transaction_and_added_on_every_kind_of_value() {
+    let h = history();
+    let now = h.db.db().unwrap();
+    let t = h.t;
+    let by_tx = format!("[:find ?n :where [?p :p/nick ?n {}]]", t[4]);
+    // (database, query, expected EDN)
+    let cases: Vec<(&str, Db, &str, String)> = vec![
+        (
+            "now: who has an age, since which transaction's instant",
+            now.clone(),
+            r#"[:find ?n ?a ?when :where [?p :p/name ?n] [?p :p/age ?a ?tx] [?tx :db/txInstant ?when]]"#,
+            r#"#{["Ann" 31 #inst "2030-02-01T00:00:00.000-00:00"]}"#.into(),
+        ),
+        (
+            "now: the fifth position on the current value is true",
+            now.clone(),
+            r#"[:find ?a ?added :where [?p :p/age ?a _ ?added]]"#,
+            r#"#{[31 true]}"#.into(),
+        ),
+        (
+            "now: transaction metadata",
+            now.clone(),
+            r#"[:find ?n :where [?p :p/name "Ann" ?tx] [?tx :tx/note ?n]]"#,
+            r#"#{["first"]}"#.into(),
+        ),
+        (
+            "as-of t1: the first state",
+            now.as_of(t[1]).unwrap(),
+            r#"[:find ?n ?a :where [?p :p/name ?n] [?p :p/age ?a]]"#,
+            r#"#{["Ann" 30] ["Bob" 40]}"#.into(),
+        ),
+        (
+            "as-of t2: Ann is 31 and has a nick, Bob still there",
+            now.as_of(t[2]).unwrap(),
+            r#"[:find ?n ?a :where [?p :p/name ?n] [?p :p/age ?a]]"#,
+            r#"#{["Ann" 31] ["Bob" 40]}"#.into(),
+        ),
+        (
+            "as-of t3: Bob is gone",
+            now.as_of(t[3]).unwrap(),
+            r#"[:find ?n :where [?p :p/name ?n]]"#,
+            r#"#{["Ann"]}"#.into(),
+        ),
+        (
+            "as-of t3: nicks of a cardinality-many attribute",
+            now.as_of(t[3]).unwrap(),
+            r#"[:find ?k :where [_ :p/nick ?k]]"#,
+            r#"#{["annie"]}"#.into(),
+        ),
+        (
+            "as-of t0: no people",
+            now.as_of(t[0]).unwrap(),
+            r#"[:find ?n :where [?p :p/name ?n]]"#,
+            r#"#{}"#.into(),
+        ),
+        (
+            "as-of an instant between t2 and t3",
+            now.as_of(datalith::TimePoint::Instant(1_898_000_000_000)).unwrap(),
+            r#"[:find ?n :where [?p :p/name ?n]]"#,
+            r#"#{["Ann"] ["Bob"]}"#.into(),
+        ),
+        (
+            "since t2: only what was asserted after t2 and is still there",
+            now.since(t[2]).unwrap(),
+            r#"[:find ?k :where [?p :p/nick ?k]]"#,
+            r#"#{["nan"]}"#.into(),
+        ),
+        (
+            "since t1: Ann's age of t2",
+            now.since(t[1]).unwrap(),
+            r#"[:find ?a :where [?p :p/age ?a]]"#,
+            r#"#{[31]}"#.into(),
+        ),
+        (
+            "history: every age event",
+            now.history(),
+            r#"[:find ?a ?added :where [_ :p/age ?a _ ?added]]"#,
+            r#"#{[30 true] [30 false] [31 true] [40 true] [40 false]}"#.into(),
+        ),
+        (
+            "history: Ann's nicks, with the transaction's order",
+            now.history(),
+            r#"[:find ?k ?added ?when :where [?p :p/name "Ann"] [?p :p/nick ?k ?tx ?added] [?tx :db/txInstant ?when]]"#,
+            r#"#{["annie" true #inst "2030-02-01T00:00:00.000-00:00"] ["annie" false #inst "2030-04-01T00:00:00.000-00:00"] ["nan" true #inst "2030-04-01T00:00:00.000-00:00"]}"#.into(),
+        ),
+        (
+            "history of an as-of value: only events up to it",
+            now.as_of(t[2]).unwrap().history(),
+            r#"[:find (count ?a) . :where [_ :p/age ?a _ false]]"#,
+            "1".into(),
+        ),
+        (
+            "a bound transaction selects its datoms",
+            now.clone(),
+            &by_tx,
+            r#"#{["nan"]}"#.into(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, db, query, want) in cases {
+        let got = q(&db, query);
+        let (got_v, want_v) = (read_one(&got).ok(), read_one(&want).ok());
+        if got_v.is_none() || got_v != want_v {
+            failures.push(format!(
+                "{name}\n  query: {query}\n  want:  {want}\n  got:   {got}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn time_points_are_kept_by_the_value() {
+    let h = history();
+    let now = h.db.db().unwrap();
+    let t = h.t;
+    let as_of = now.as_of(t[2]).unwrap();
+    assert_eq!(as_of.as_of_t(), Some(t[2]));
+    assert_eq!(as_of.since_t(), None);
+    assert!(!as_of.is_history());
+    assert_eq!(now.since(t[1]).unwrap().since_t(), Some(t[1]));
+    assert!(now.history().is_history());
+    // An earlier as-of of an as-of value wins; a later one does not widen it.
+    assert_eq!(as_of.as_of(t[4]).unwrap().as_of_t(), Some(t[2]));
+    assert_eq!(as_of.as_of(t[1]).unwrap().as_of_t(), Some(t[1]));
+    let _: Edn = now.q("[:find ?e :where [?e :p/name]]", &[]).unwrap();
+}
