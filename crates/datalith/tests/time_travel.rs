@@ -177,6 +177,73 @@ fn patterns_name_the_transaction_and_added_on_every_kind_of_value() {
 }
 
 #[test]
+fn datoms_of_values_in_time_carry_their_transaction() {
+    use datalith::raw::{Components, Index};
+    let h = history();
+    let now = h.db.db().unwrap();
+    let t = h.t;
+    let age = now
+        .attr(&datalith::codec::Keyword::parse(":p/age"))
+        .unwrap()
+        .id;
+    let walk = |db: &Db| -> Vec<(String, u64, bool)> {
+        let c = Components {
+            a: Some(age),
+            ..Components::default()
+        };
+        db.datoms(Index::Ave, &c)
+            .unwrap()
+            .into_iter()
+            .map(|d| (d.v.to_string(), d.tx, d.added))
+            .collect()
+    };
+    let cases: Vec<(&str, Db, Vec<(&str, u64, bool)>)> = vec![
+        (
+            "as-of t1",
+            now.as_of(t[1]).unwrap(),
+            vec![("30", t[1], true), ("40", t[1], true)],
+        ),
+        (
+            "as-of t3",
+            now.as_of(t[3]).unwrap(),
+            vec![("31", t[2], true)],
+        ),
+        (
+            "since t1",
+            now.since(t[1]).unwrap(),
+            vec![("31", t[2], true)],
+        ),
+        (
+            "history",
+            now.history(),
+            vec![
+                ("30", t[1], true),
+                ("30", t[2], false),
+                ("31", t[2], true),
+                ("40", t[1], true),
+                ("40", t[3], false),
+            ],
+        ),
+    ];
+    for (name, db, want) in cases {
+        let want: Vec<(String, u64, bool)> = want
+            .into_iter()
+            .map(|(v, t, a)| (v.to_string(), t, a))
+            .collect();
+        assert_eq!(walk(&db), want, "{name}");
+    }
+    // index_range on a value in time: the values in range as of then.
+    let then = now.as_of(t[1]).unwrap();
+    let got: Vec<String> = then
+        .index_range(age, Some(&datalith::codec::Value::Long(35)), None)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.v.to_string())
+        .collect();
+    assert_eq!(got, vec!["40".to_string()]);
+}
+
+#[test]
 fn time_points_are_kept_by_the_value() {
     let h = history();
     let now = h.db.db().unwrap();
