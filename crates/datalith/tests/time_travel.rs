@@ -244,6 +244,65 @@ fn datoms_of_values_in_time_carry_their_transaction() {
 }
 
 #[test]
+fn pull_and_entity_read_the_state_of_their_value() {
+    let h = history();
+    let now = h.db.db().unwrap();
+    let t = h.t;
+    let pattern = "[:p/name :p/age :p/nick]";
+    let Edn::Long(ann) = now
+        .q("[:find ?e . :where [?e :p/name \"Ann\"]]", &[])
+        .unwrap()
+    else {
+        panic!("Ann")
+    };
+    let cases: Vec<(&str, Db, &str)> = vec![
+        (
+            "now",
+            now.clone(),
+            r#"{:p/name "Ann" :p/age 31 :p/nick ["nan"]}"#,
+        ),
+        (
+            "as-of t1",
+            now.as_of(t[1]).unwrap(),
+            r#"{:p/name "Ann" :p/age 30}"#,
+        ),
+        (
+            "as-of t3",
+            now.as_of(t[3]).unwrap(),
+            r#"{:p/name "Ann" :p/age 31 :p/nick ["annie"]}"#,
+        ),
+        ("since t2", now.since(t[2]).unwrap(), r#"{:p/nick ["nan"]}"#),
+    ];
+    for (name, db, want) in cases {
+        let got = to_edn_string(&db.pull(pattern, ann as u64).unwrap());
+        assert_eq!(read_one(&got).unwrap(), read_one(want).unwrap(), "{name}");
+    }
+    // Bob, retracted in t3, as of t2.
+    let then = now.as_of(t[2]).unwrap();
+    let bob = now
+        .as_of(t[2])
+        .unwrap()
+        .q("[:find ?e . :where [?e :p/name \"Bob\"]]", &[])
+        .unwrap();
+    let Edn::Long(bob) = bob else {
+        panic!("Bob as of t2: {bob:?}")
+    };
+    let e = then.entity(bob as u64);
+    assert!(matches!(
+        e.get(":p/age").unwrap(),
+        Some(datalith::api::EntityValue::One(
+            datalith::codec::Value::Long(40)
+        ))
+    ));
+    assert!(now.entity(bob as u64).get(":p/age").unwrap().is_none());
+    // Refused on a history value, as Datomic refuses them.
+    let hist = now.history();
+    let err = hist.pull(pattern, bob as u64).unwrap_err();
+    assert!(err.to_string().contains("history"), "{err}");
+    assert!(hist.entity(bob as u64).get(":p/age").is_err());
+}
+
+#[test]
 fn time_points_are_kept_by_the_value() {
     let h = history();
     let now = h.db.db().unwrap();

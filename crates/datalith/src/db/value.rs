@@ -14,10 +14,10 @@
 use std::sync::Arc;
 
 use super::functions::Functions;
-use crate::codec::Keyword;
+use crate::codec::{Keyword, Value};
 use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::store::reader::IndexReader;
-use crate::store::{Attribute, EntityId, Schema, Store, StoreError, TimeFilter};
+use crate::store::{AttrId, Attribute, EntityId, Schema, Store, StoreError, TimeFilter};
 
 /// A database value. Reads never block writers and see exactly one state: a committed one,
 /// or a committed one plus speculative writes (`Db::with`). Cloning is cheap and shares the
@@ -164,6 +164,65 @@ impl Db {
         let mut parts = self.parts();
         parts.time = time;
         Db::from_parts(parts)
+    }
+
+    /// Every `(attribute, value)` of entity `e` this value shows, in attribute then value
+    /// order: the EAV entry for the current state, the entity's history through the time
+    /// filter otherwise.
+    pub fn entity_datoms(&self, e: EntityId) -> Result<Vec<(AttrId, Value)>, StoreError> {
+        let r = self.reader();
+        if self.time.is_current() {
+            return r.entity(e);
+        }
+        self.timed_values(&r, e, None)
+    }
+
+    /// The values of `a` on `e` this value shows.
+    pub fn attr_values(&self, e: EntityId, a: AttrId) -> Result<Vec<Value>, StoreError> {
+        let r = self.reader();
+        if self.time.is_current() {
+            return r.values(e, a);
+        }
+        Ok(self
+            .timed_values(&r, e, Some(a))?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect())
+    }
+
+    /// The entities whose `a` is `v` in the state this value shows, ascending.
+    pub fn holders(&self, a: AttrId, v: &Value) -> Result<Vec<EntityId>, StoreError> {
+        let r = self.reader();
+        if self.time.is_current() {
+            return r.entities_with(a, v);
+        }
+        let mut candidates = r.entities_with(a, v)?;
+        candidates.extend(r.entities_that_lost(a)?);
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut out = Vec::new();
+        for e in candidates {
+            if self
+                .timed_values(&r, e, Some(a))?
+                .iter()
+                .any(|(_, x)| x == v)
+            {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
+    fn timed_values(
+        &self,
+        r: &IndexReader<'_>,
+        e: EntityId,
+        a: Option<AttrId>,
+    ) -> Result<Vec<(AttrId, Value)>, StoreError> {
+        r.timed_datoms(&self.time, e, a)?
+            .iter()
+            .map(|d| Ok((d.a, r.event_value(e, d)?)))
+            .collect()
     }
 
     /// Whether this value holds writes that were never committed (made by `Db::with`) or
