@@ -303,6 +303,54 @@ fn pull_and_entity_read_the_state_of_their_value() {
 }
 
 #[test]
+fn the_log_in_queries_and_several_times_in_one_query() {
+    use datalith::Input;
+    let h = history();
+    let now = h.db.db().unwrap();
+    let t = h.t;
+    let run = |query: &str, inputs: Vec<Input>| -> Edn { datalith::q(query, &inputs).unwrap() };
+    // tx-ids from t1 to t3 (exclusive): two transactions.
+    let got = run(
+        "[:find (count ?tx) . :in ?log ?a ?b :where [(tx-ids ?log ?a ?b) [?tx ...]]]",
+        vec![
+            Input::Log(now.clone()),
+            Input::Value(Edn::Long(t[1] as i64)),
+            Input::Value(Edn::Long(t[3] as i64)),
+        ],
+    );
+    assert_eq!(got, Edn::Long(2));
+    // By instants: February and March 2030.
+    let got = run(
+        r#"[:find (count ?tx) . :in ?log :where [(tx-ids ?log #inst "2030-02-01" #inst "2030-03-15") [?tx ...]]]"#,
+        vec![Input::Log(now.clone())],
+    );
+    assert_eq!(got, Edn::Long(2));
+    // tx-data of t4: the nick added and the one retracted.
+    let got = run(
+        "[:find ?k ?op :in $ ?log ?tx :where [(tx-data ?log ?tx) [[?e ?a ?k _ ?op]]] [?a :db/ident :p/nick]]",
+        vec![
+            Input::Db(now.clone()),
+            Input::Log(now.clone()),
+            Input::Value(Edn::Long(t[4] as i64)),
+        ],
+    );
+    assert_eq!(got, read_one(r#"#{["nan" true] ["annie" false]}"#).unwrap());
+    // Two times in one query: who changed age between t1 and now.
+    let got = run(
+        "[:find ?n ?then ?now :in $now $then :where [$now ?p :p/age ?now] [$then ?p :p/age ?then] [$now ?p :p/name ?n] [(!= ?then ?now)]]",
+        vec![Input::Db(now.clone()), Input::Db(now.as_of(t[1]).unwrap())],
+    );
+    assert_eq!(got, read_one(r#"#{["Ann" 30 31]}"#).unwrap());
+    // A log is not a data source.
+    let err = datalith::q(
+        "[:find ?e :in $ :where [?e :p/name]]",
+        &[Input::Log(now.clone())],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("log"), "{err}");
+}
+
+#[test]
 fn time_points_are_kept_by_the_value() {
     let h = history();
     let now = h.db.db().unwrap();

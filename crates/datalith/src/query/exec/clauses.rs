@@ -181,6 +181,7 @@ impl<'a> Ctx<'a> {
     pub fn call(&self, name: &str, args: &[Value]) -> Result<Option<Value>, QueryError> {
         match name {
             "get-else" | "get-some" | "missing?" => return self.db_fn(name, args).map(Some),
+            "tx-ids" | "tx-data" => return self.log_fn(name, args).map(Some),
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {

@@ -56,6 +56,8 @@ pub struct Ctx<'a> {
     pub schema: &'a Schema,
     /// Time filter of the active database.
     pub time: TimeFilter,
+    /// The transaction log given as an input, read by `tx-ids` and `tx-data`.
+    pub log: Option<IndexReader<'a>>,
     /// Input relations for sources that are not databases (by source number).
     pub sources: HashMap<usize, Relation>,
     /// The databases, by source number (`$` is 0).

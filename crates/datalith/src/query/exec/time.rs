@@ -166,3 +166,128 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 }
+
+impl<'a> Ctx<'a> {
+    /// `(tx-ids ?log start end)`: the transaction ids from `start` (inclusive) to `end`
+    /// (exclusive), each a transaction id or an instant (either may be left out: open);
+    /// `(tx-data ?log ?tx)`: the
+    /// datoms of transaction `tx`, each `[e a v tx added]` (Datomic's log functions).
+    pub(super) fn log_fn(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
+        let bad = |m: String| QueryError::BadArguments {
+            name: name.to_string(),
+            message: m,
+        };
+        let Some(r) = self.log else {
+            return Err(bad(
+                "its first argument must be a log given as an input (Input::Log)".into(),
+            ));
+        };
+        let is_log = |v: &Value| matches!(v, Value::Keyword(k) if k.to_string() == crate::query::run::LOG_MARKER);
+        let Some(log_table) = &r.t.tx_log else {
+            return Err(bad("this database keeps no transaction log".into()));
+        };
+        match (name, args) {
+            ("tx-ids", [log, rest @ ..]) if is_log(log) && rest.len() <= 2 => {
+                let start = rest
+                    .first()
+                    .map(|v| self.log_point(&r, v, name))
+                    .transpose()?;
+                let end = rest
+                    .get(1)
+                    .map(|v| self.log_point(&r, v, name))
+                    .transpose()?;
+                let lo = start.flatten().unwrap_or(0).to_be_bytes();
+                let hi = end.flatten().map(u64::to_be_bytes);
+                let mut out = Vec::new();
+                for entry in r.view.range(
+                    log_table,
+                    std::ops::Bound::Included(&lo[..]),
+                    hi.as_ref().map_or(std::ops::Bound::Unbounded, |h| {
+                        std::ops::Bound::Excluded(&h[..])
+                    }),
+                    crate::kv::Direction::Forward,
+                )? {
+                    self.budget.tick()?;
+                    let (k, _) = entry?;
+                    let tx = crate::store::keys::read_entity(k).ok_or_else(|| {
+                        QueryError::Store(crate::store::StoreError::Corrupt {
+                            detail: "a transaction log key is not 8 bytes".into(),
+                        })
+                    })?;
+                    out.push(Some(Value::Ref(tx)));
+                }
+                Ok(Value::Tuple(out.into()))
+            }
+            ("tx-data", [log, tx]) if is_log(log) => {
+                let Some(tx) = entity_of(tx) else {
+                    return Err(bad(format!(
+                        "{} is not a transaction id",
+                        crate::edn::to_edn_string(&crate::edn::edn_from_value(tx))
+                    )));
+                };
+                let Some(bytes) = r.view.get(log_table, &tx.to_be_bytes())? else {
+                    return Ok(Value::Tuple(Vec::new().into()));
+                };
+                let entry = crate::tx::log::decode_entry(tx, bytes)?;
+                let datoms = entry
+                    .datoms
+                    .into_iter()
+                    .map(|d| {
+                        Some(Value::Tuple(
+                            vec![
+                                Some(Value::Ref(d.e)),
+                                Some(Value::Ref(d.a as u64)),
+                                Some(d.v),
+                                Some(Value::Ref(d.tx)),
+                                Some(Value::Boolean(d.added)),
+                            ]
+                            .into(),
+                        ))
+                    })
+                    .collect::<Vec<_>>();
+                Ok(Value::Tuple(datoms.into()))
+            }
+            _ => Err(bad(format!(
+                "takes a log and {}",
+                if name == "tx-ids" {
+                    "a start and an end (transaction ids, instants or nil)"
+                } else {
+                    "a transaction id"
+                }
+            ))),
+        }
+    }
+
+    /// A `tx-ids` bound as a transaction id: an id as it is, an instant as the first
+    /// transaction at or after it.
+    fn log_point(
+        &self,
+        r: &crate::store::reader::IndexReader<'_>,
+        v: &Value,
+        name: &str,
+    ) -> Result<Option<EntityId>, QueryError> {
+        Ok(match v {
+            Value::Instant(ms) => {
+                let mut found = None;
+                r.scan_attr(
+                    crate::store::schema::builtin::TX_INSTANT,
+                    std::ops::Bound::Included(&Value::Instant(*ms)),
+                    std::ops::Bound::Unbounded,
+                    crate::kv::Direction::Forward,
+                    |_, e| {
+                        found = Some(e);
+                        Ok(false)
+                    },
+                )?;
+                Some(found.unwrap_or(EntityId::MAX))
+            }
+            other => Some(entity_of(other).ok_or_else(|| QueryError::BadArguments {
+                name: name.to_string(),
+                message: format!(
+                    "{} is neither a transaction id nor an instant",
+                    crate::edn::to_edn_string(&crate::edn::edn_from_value(other))
+                ),
+            })?),
+        })
+    }
+}
