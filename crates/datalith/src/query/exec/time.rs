@@ -216,7 +216,7 @@ impl<'a> Ctx<'a> {
                     })?;
                     out.push(Some(Value::Ref(tx)));
                 }
-                Ok(Value::Tuple(out.into()))
+                Ok(Value::Tuple(out))
             }
             ("tx-data", [log, tx]) if is_log(log) => {
                 let Some(tx) = entity_of(tx) else {
@@ -226,26 +226,23 @@ impl<'a> Ctx<'a> {
                     )));
                 };
                 let Some(bytes) = r.view.get(log_table, &tx.to_be_bytes())? else {
-                    return Ok(Value::Tuple(Vec::new().into()));
+                    return Ok(Value::Tuple(Vec::new()));
                 };
                 let entry = crate::tx::log::decode_entry(tx, bytes)?;
                 let datoms = entry
                     .datoms
                     .into_iter()
                     .map(|d| {
-                        Some(Value::Tuple(
-                            vec![
-                                Some(Value::Ref(d.e)),
-                                Some(Value::Ref(d.a as u64)),
-                                Some(d.v),
-                                Some(Value::Ref(d.tx)),
-                                Some(Value::Boolean(d.added)),
-                            ]
-                            .into(),
-                        ))
+                        Some(Value::Tuple(vec![
+                            Some(Value::Ref(d.e)),
+                            Some(Value::Ref(d.a as u64)),
+                            Some(d.v),
+                            Some(Value::Ref(d.tx)),
+                            Some(Value::Boolean(d.added)),
+                        ]))
                     })
                     .collect::<Vec<_>>();
-                Ok(Value::Tuple(datoms.into()))
+                Ok(Value::Tuple(datoms))
             }
             _ => Err(bad(format!(
                 "takes a log and {}",
