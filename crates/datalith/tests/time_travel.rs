@@ -386,7 +386,7 @@ fn no_history_attributes_keep_only_their_current_values() {
         (
             "now: the current value with its transaction",
             now.clone(),
-            &"[:find ?h :in $ ?t :where [_ :c/hits ?h ?t]]",
+            "[:find ?h :in $ ?t :where [_ :c/hits ?h ?t]]",
             "#{[3]}",
         ),
     ];
