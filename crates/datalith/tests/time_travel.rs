@@ -416,3 +416,62 @@ fn time_points_are_kept_by_the_value() {
     assert_eq!(as_of.as_of(t[1]).unwrap().as_of_t(), Some(t[1]));
     let _: Edn = now.q("[:find ?e :where [?e :p/name]]", &[]).unwrap();
 }
+
+#[test]
+fn a_database_made_before_history_gets_it_from_its_log_when_opened_for_writing() {
+    use datalith::kv::{Direction, KvOp, TableKind};
+    use std::ops::Bound;
+    let h = history();
+    let dir = h._dir.path().to_path_buf();
+    let want = q(
+        &h.db.db().unwrap().history(),
+        "[:find ?v ?tx ?added :where [_ :p/age ?v ?tx ?added]]",
+    );
+    // Empty the history index, as a database made before it was kept has it.
+    let env = h.db.env();
+    let mut ops = Vec::new();
+    for (name, kind) in [
+        ("history", TableKind::List),
+        ("history_attr", TableKind::List),
+    ] {
+        let table = env.table(name, kind).unwrap();
+        let txn = env.read().unwrap();
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for entry in txn
+            .view()
+            .range(
+                &table,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+            )
+            .unwrap()
+        {
+            let (k, _) = entry.unwrap();
+            if keys.last().map(|x| x.as_slice()) != Some(k) {
+                keys.push(k.to_vec());
+            }
+        }
+        ops.extend(keys.into_iter().map(|k| KvOp::delete(&table, k)));
+    }
+    env.transact_kv(ops).unwrap();
+    assert_ne!(
+        q(
+            &h.db.db().unwrap().history(),
+            "[:find ?v ?tx ?added :where [_ :p/age ?v ?tx ?added]]"
+        ),
+        want
+    );
+    drop(h.db);
+    let db = Database::open(&dir, DbOptions::default()).unwrap();
+    let now = db.db().unwrap();
+    assert_eq!(
+        q(
+            &now.history(),
+            "[:find ?v ?tx ?added :where [_ :p/age ?v ?tx ?added]]"
+        ),
+        want
+    );
+    let report = now.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+}

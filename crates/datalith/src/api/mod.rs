@@ -10,6 +10,7 @@ pub mod database;
 pub mod db;
 pub(crate) mod dump;
 pub mod entity;
+mod history_backfill;
 pub(crate) mod index;
 pub mod input;
 pub mod kv_tables;
