@@ -7,6 +7,11 @@
 //! yet). `tests/conformance/pending.edn` lists the cases known to fail, with why: the test
 //! fails when any other case fails, and when a pending case passes (take it off the list).
 //!
+//! The time group (`cases/time.edn`) runs on views of the database in time (as-of, since,
+//! history) and on its log, through `tests/conformance/time_api.rs`; the cases of
+//! `tests/conformance/documented-answers.edn` (group `time-doc`) are compared with answers
+//! derived from Datomic's documentation, which the in-memory peer cannot give.
+//!
 //! `cargo test -p datalith --test conformance -- --nocapture` prints the per-group table and
 //! every failing case with Datomic's answer and Datalith's; `CONFORMANCE_FILTER=pull/` runs
 //! only the cases whose id contains the text.
@@ -15,16 +20,21 @@
 mod cases;
 #[path = "conformance/compare.rs"]
 mod compare;
+#[path = "conformance/time_api.rs"]
+mod time_api;
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cases::{get, Action, Answer, Case, Dataset};
+use cases::{get, Action, Answer, Case, Dataset, TimeBody};
 use compare::{find_shape, same_answer, without_db_id, Ordered, Shape};
-use datalith::edn::{to_edn_string, Edn};
-use datalith::{Database, Db, DbOptions, Input};
+use datalith::edn::{edn_from_value, to_edn_string, value_from_edn, Edn};
+use datalith::query::QueryOptions;
+use datalith::raw::{Components, Index};
+use datalith::{Database, Db, DbOptions, Eid, Input};
+use time_api::{Point, TimeError};
 
 /// A query running longer than this is cancelled and fails its case.
 const QUERY_TIME_LIMIT: Duration = Duration::from_secs(20);
@@ -42,6 +52,9 @@ enum Got {
 /// A database holding a dataset; fields drop in order, so it closes before its directory goes.
 struct Loaded {
     db: Database,
+    /// The bases of a time case: the tx id of the state after the dataset's data, then of
+    /// each of its `:txs`.
+    points: Vec<u64>,
     _dir: tempfile::TempDir,
 }
 
@@ -53,7 +66,22 @@ fn load(dataset: &Dataset) -> Result<Loaded, String> {
             transact(&db, tx).map_err(|e| format!("loading the dataset: {e}"))?;
         }
     }
-    Ok(Loaded { db, _dir: dir })
+    let after_data = db
+        .db()
+        .map_err(|e| e.to_string())?
+        .basis_t()
+        .map_err(|e| e.to_string())?;
+    let mut points = vec![after_data];
+    for tx in &dataset.txs {
+        let report = transact_report(&db, tx)
+            .map_err(|(e, _)| format!("loading the dataset's :txs: {e}"))?;
+        points.push(report.tx);
+    }
+    Ok(Loaded {
+        db,
+        points,
+        _dir: dir,
+    })
 }
 
 fn transact(db: &Database, tx: &Edn) -> Result<(), String> {
@@ -62,10 +90,17 @@ fn transact(db: &Database, tx: &Edn) -> Result<(), String> {
 
 /// A transaction's refusal with its category code.
 fn refused_tx(db: &Database, tx: &Edn) -> Result<(), (String, Option<&'static str>)> {
+    transact_report(db, tx).map(|_| ())
+}
+
+/// Transacts `tx`: its report, or its refusal with the category code.
+fn transact_report(
+    db: &Database,
+    tx: &Edn,
+) -> Result<datalith::TxReport, (String, Option<&'static str>)> {
     let data =
         datalith::TxData::from_edn(tx).map_err(|e| (e.to_string(), Some(e.category().code)))?;
     db.transact(data)
-        .map(|_| ())
         .map_err(|e| (e.to_string(), Some(e.category().code)))
 }
 
@@ -151,6 +186,241 @@ fn entity_of(db: &Db, eid: &Edn) -> Result<Option<u64>, String> {
     }
 }
 
+// --- the time group -------------------------------------------------------------------
+
+fn time_refusal(e: TimeError) -> Got {
+    match e {
+        TimeError::Unsupported(why) => Got::Unsupported(why),
+        TimeError::Refused(message, code) => Got::Error(message, code),
+    }
+}
+
+/// The database `now` in the time view `spec` (`:now`, `:history`, or a vector of steps
+/// `:as-of k`, `:since k`, `:as-of-instant inst`, `:since-instant inst`, `:history`), `k`
+/// naming the basis `points[k]`.
+fn time_view(now: &Db, spec: &Edn, points: &[u64]) -> Result<Db, Got> {
+    let steps: Vec<Edn> = match spec {
+        Edn::Keyword(k) if k.to_string() == ":now" => Vec::new(),
+        Edn::Keyword(k) if k.to_string() == ":history" => vec![spec.clone()],
+        Edn::Vector(steps) => steps.clone(),
+        other => {
+            return Err(Got::Unsupported(format!(
+                "a time view is :now, :history or a vector of steps, not {}",
+                to_edn_string(other)
+            )))
+        }
+    };
+    let basis = |arg: Option<&Edn>| match arg {
+        Some(Edn::Long(k)) if *k >= 0 && (*k as usize) < points.len() => {
+            Ok(Point::Tx(points[*k as usize]))
+        }
+        other => Err(Got::Unsupported(format!(
+            "no basis {} (there are {})",
+            other.map(to_edn_string).unwrap_or_default(),
+            points.len()
+        ))),
+    };
+    let instant = |arg: Option<&Edn>| match arg {
+        Some(Edn::Inst(ms)) => Ok(Point::Instant(*ms)),
+        other => Err(Got::Unsupported(format!(
+            "not an instant: {}",
+            other.map(to_edn_string).unwrap_or_default()
+        ))),
+    };
+    let mut db = now.clone();
+    let mut i = 0;
+    while i < steps.len() {
+        let op = to_edn_string(&steps[i]);
+        let arg = steps.get(i + 1);
+        i += 2;
+        db = match op.as_str() {
+            ":history" => {
+                i -= 1;
+                time_api::history(&db)
+            }
+            ":as-of" => time_api::as_of(&db, basis(arg)?),
+            ":since" => time_api::since(&db, basis(arg)?),
+            ":as-of-instant" => time_api::as_of(&db, instant(arg)?),
+            ":since-instant" => time_api::since(&db, instant(arg)?),
+            other => return Err(Got::Unsupported(format!("unknown time view step {other}"))),
+        }
+        .map_err(time_refusal)?;
+    }
+    Ok(db)
+}
+
+/// The inputs of a time query: the view first, then each input with its placeholder
+/// resolved. Databases loaded for `{:conformance/db name}` are kept in `loaded`.
+fn time_inputs(
+    view: Db,
+    now: &Db,
+    inputs: &[Edn],
+    points: &[u64],
+    datasets: &BTreeMap<String, Dataset>,
+    loaded: &mut Vec<Loaded>,
+) -> Result<Vec<Input>, Got> {
+    let mut all = vec![Input::Db(view)];
+    for input in inputs {
+        let next = if let Some(name) = get(input, ":conformance/db") {
+            let name = to_edn_string(name).trim_start_matches(':').to_string();
+            let dataset = datasets
+                .get(&name)
+                .ok_or_else(|| Got::Unsupported(format!("no dataset {name}")))?;
+            let other = load(dataset).map_err(Got::Unsupported)?;
+            let db = other.db.db().map_err(|e| Got::Unsupported(e.to_string()))?;
+            loaded.push(other);
+            Input::Db(db)
+        } else if let Some(spec) = get(input, ":conformance/time") {
+            Input::Db(time_view(now, spec, points)?)
+        } else if get(input, ":conformance/log").is_some() {
+            time_api::log(now).map_err(time_refusal)?
+        } else if let Some(k) = get(input, ":conformance/tx") {
+            match k {
+                Edn::Long(k) if *k >= 0 && (*k as usize) < points.len() => {
+                    Input::Value(Edn::Long(points[*k as usize] as i64))
+                }
+                other => {
+                    return Err(Got::Unsupported(format!(
+                        "no basis {} for :conformance/tx",
+                        to_edn_string(other)
+                    )))
+                }
+            }
+        } else {
+            Input::Value(input.clone())
+        };
+        all.push(next);
+    }
+    Ok(all)
+}
+
+/// Runs a query on `inputs`, cancelling it after [`QUERY_TIME_LIMIT`].
+fn query_inputs(query: &Edn, inputs: &[Input]) -> Got {
+    let text = to_edn_string(query);
+    let cancel = AtomicBool::new(false);
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let cancel = &cancel;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            if wait.recv_timeout(QUERY_TIME_LIMIT).is_err() {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        });
+        let result = datalith::q_with(&text, inputs, &QueryOptions::default().cancel(cancel));
+        let _ = done.send(());
+        match result {
+            Ok(o) => Got::Value(o.result),
+            Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
+        }
+    })
+}
+
+/// `d/datoms` of `view` as rows `[attribute value tx-position added]`.
+fn datom_rows(view: &Db, spec: &[Edn], points: &[u64]) -> Got {
+    let Some((index, components)) = spec.split_first() else {
+        return Got::Unsupported(":datoms needs an index".into());
+    };
+    let name = to_edn_string(index);
+    let Some(index) = Index::parse(&name) else {
+        return Got::Unsupported(format!("no index {name}"));
+    };
+    // The components in the index's order, by name.
+    let names: &[char] = match index {
+        Index::Eav => &['e', 'a', 'v'],
+        Index::Aev => &['a', 'e', 'v'],
+        Index::Ave => &['a', 'v', 'e'],
+    };
+    if components.len() > names.len() {
+        return Got::Unsupported(format!("too many components: {}", components.len()));
+    }
+    let mut c = Components::default();
+    for (name, value) in names.iter().zip(components) {
+        match name {
+            'e' => match Eid::from_edn(value).and_then(|e| e.resolve(view)) {
+                Ok(Some(e)) => c.e = Some(e),
+                // An entity the view does not know has no datoms.
+                Ok(None) => return Got::Value(Edn::Vector(Vec::new())),
+                Err(e) => return Got::Error(e.to_string(), Some(e.category().code)),
+            },
+            'a' => match value.as_keyword().and_then(|k| view.attr(k)) {
+                Some(attr) => c.a = Some(attr.id),
+                None => return Got::Error(format!("no attribute {}", to_edn_string(value)), None),
+            },
+            _ => match value_from_edn(value) {
+                Some(v) => c.v = Some(v),
+                None => return Got::Unsupported(format!("not a value: {}", to_edn_string(value))),
+            },
+        }
+    }
+    match view.datoms(index, &c) {
+        Ok(datoms) => Got::Value(Edn::Vector(
+            datoms
+                .iter()
+                .map(|d| {
+                    let attr = match view.schema().get(d.a) {
+                        Some(a) => Edn::Keyword(a.ident.clone()),
+                        None => Edn::Long(i64::from(d.a)),
+                    };
+                    let position = points.iter().take_while(|p| **p < d.tx).count();
+                    Edn::Vector(vec![
+                        attr,
+                        edn_from_value(&d.v),
+                        Edn::Long(position as i64),
+                        Edn::Bool(d.added),
+                    ])
+                })
+                .collect(),
+        )),
+        Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
+    }
+}
+
+/// A time case: its transactions after the dataset's, then its body on the view.
+fn run_time(
+    loaded: &Loaded,
+    txs: &[Edn],
+    spec: &Edn,
+    body: &TimeBody,
+    datasets: &BTreeMap<String, Dataset>,
+) -> Got {
+    if let Err(why) = time_api::available() {
+        return Got::Unsupported(why);
+    }
+    let conn = &loaded.db;
+    let mut points = loaded.points.clone();
+    for tx in txs {
+        match transact_report(conn, tx) {
+            Ok(report) => points.push(report.tx),
+            Err((message, code)) => return Got::Error(message, code),
+        }
+    }
+    let now = match conn.db() {
+        Ok(db) => db,
+        Err(e) => return Got::Unsupported(e.to_string()),
+    };
+    let view = match time_view(&now, spec, &points) {
+        Ok(v) => v,
+        Err(got) => return got,
+    };
+    match body {
+        TimeBody::Query { query, inputs } => {
+            let mut others = Vec::new();
+            match time_inputs(view, &now, inputs, &points, datasets, &mut others) {
+                Ok(all) => query_inputs(query, &all),
+                Err(got) => got,
+            }
+        }
+        TimeBody::Pull { pattern, eid } => match Eid::from_edn(eid) {
+            Ok(e) => match view.pull(&to_edn_string(pattern), e) {
+                Ok(v) => Got::Value(v),
+                Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
+            },
+            Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
+        },
+        TimeBody::Datoms { spec } => datom_rows(&view, spec, &points),
+    }
+}
+
 fn run(
     case: &Case,
     datasets: &BTreeMap<String, Dataset>,
@@ -161,7 +431,7 @@ fn run(
     };
     let fresh;
     let loaded = match &case.action {
-        Action::Tx { .. } => {
+        Action::Tx { .. } | Action::Time { .. } => {
             fresh = match load(dataset) {
                 Ok(l) => l,
                 Err(e) => return Got::Unsupported(e),
@@ -217,6 +487,7 @@ fn run(
                 Err(e) => Got::Unsupported(e),
             }
         }
+        Action::Time { txs, view, body } => run_time(loaded, txs, view, body, datasets),
     }));
     outcome.unwrap_or_else(|p| {
         let msg = p
@@ -233,6 +504,13 @@ fn shape_of(case: &Case) -> Shape {
         Action::Query { query, .. } => find_shape(query),
         Action::Tx { then, .. } => find_shape(then),
         Action::Pull { .. } => Shape::Value,
+        Action::Time { body, .. } => match body {
+            TimeBody::Query { query, .. } => find_shape(query),
+            TimeBody::Pull { .. } => Shape::Value,
+            // Rows in index order; compared as a multiset (entity ids, which differ between
+            // systems, order them).
+            TimeBody::Datoms { .. } => Shape::Relation,
+        },
     }
 }
 
@@ -289,11 +567,18 @@ fn datalith_answers_as_datomic_does() {
     let datasets = cases::datasets();
     // CONFORMANCE_FILTER=pull/ (any part of an id) runs only the matching cases.
     let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
-    let cases: Vec<Case> = cases::cases()
-        .into_iter()
-        .filter(|c| c.id.contains(&filter))
-        .collect();
-    let answers = cases::answers();
+    let mut answers = cases::answers();
+    let mut all = cases::cases();
+    // The documented answers (not from the peer) join Datomic's, each under its own id.
+    for (case, answer) in cases::documented() {
+        assert!(
+            answers.insert(case.id.clone(), answer).is_none(),
+            "documented case {} is also in datomic-answers.edn",
+            case.id
+        );
+        all.push(case);
+    }
+    let cases: Vec<Case> = all.into_iter().filter(|c| c.id.contains(&filter)).collect();
     let pending = cases::pending();
     let mut shared = HashMap::new();
     let ordered = cases::tuple_attributes(&datasets);

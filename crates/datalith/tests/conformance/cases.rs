@@ -1,15 +1,18 @@
-//! The suite's files: datasets, cases, Datomic's recorded answers and the pending list, read
-//! with Datalith's own EDN reader.
+//! The suite's files: datasets, cases, Datomic's recorded answers, the documented answers
+//! (`documented-answers.edn`, not from the peer) and the pending list, read with Datalith's
+//! own EDN reader.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use datalith::edn::{read_one, to_edn_string, Edn};
 
-/// One dataset: schema tx data, then data tx data.
+/// One dataset: schema tx data, then data tx data, then each of `txs` (bases 1, 2, ... of a
+/// time case; basis 0 is the state after the data).
 pub struct Dataset {
     pub schema: Edn,
     pub data: Edn,
+    pub txs: Vec<Edn>,
 }
 
 /// What a case does on its dataset.
@@ -24,6 +27,28 @@ pub enum Action {
         then: Edn,
         then_inputs: Vec<Edn>,
     },
+    /// A case with `:db` (the time group): each of `txs` (bases after the dataset's), then
+    /// `body` on the time view `view` of the database after them.
+    Time {
+        txs: Vec<Edn>,
+        /// `:now`, `:history`, or a vector of steps (`[:as-of 1 :history]`).
+        view: Edn,
+        body: TimeBody,
+    },
+}
+
+/// What a time case does on its view.
+pub enum TimeBody {
+    /// `d/q` with the view as the first source, then `inputs` (which may hold
+    /// `{:conformance/time view}`, `{:conformance/log true}`, `{:conformance/tx k}` and
+    /// `{:conformance/db name}`).
+    Query { query: Edn, inputs: Vec<Edn> },
+    /// `d/pull` of `pattern` on `eid` (nil when it names no entity in the view).
+    Pull { pattern: Edn, eid: Edn },
+    /// `d/datoms` of the view: `[index & components]`, each datom answered as the row
+    /// `[attribute value tx-position added]` (tx-position: the basis whose transaction wrote
+    /// it, 0 for the dataset's schema and data).
+    Datoms { spec: Vec<Edn> },
 }
 
 /// One case of `cases/<group>.edn`.
@@ -95,6 +120,7 @@ pub fn datasets() -> BTreeMap<String, Dataset> {
             let dataset = Dataset {
                 schema: field(":schema"),
                 data: field(":data"),
+                txs: seq_of(get(ds, ":txs")),
             };
             (name, dataset)
         })
@@ -142,7 +168,32 @@ fn case(m: &Edn) -> Case {
         get(m, ":dataset").unwrap_or_else(|| panic!("{id} has no :dataset")),
         ":dataset",
     );
-    let action = if let Some(query) = get(m, ":query") {
+    let action = if let Some(view) = get(m, ":db") {
+        let body = if let Some(query) = get(m, ":query") {
+            TimeBody::Query {
+                query: query.clone(),
+                inputs: seq_of(get(m, ":inputs")),
+            }
+        } else if let Some(pattern) = get(m, ":pull") {
+            TimeBody::Pull {
+                pattern: pattern.clone(),
+                eid: get(m, ":eid")
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{id} pulls without :eid")),
+            }
+        } else if let Some(spec) = get(m, ":datoms") {
+            TimeBody::Datoms {
+                spec: seq_of(Some(spec)),
+            }
+        } else {
+            panic!("{id} has :db but no :query, :pull or :datoms")
+        };
+        Action::Time {
+            txs: seq_of(get(m, ":txs")),
+            view: view.clone(),
+            body,
+        }
+    } else if let Some(query) = get(m, ":query") {
         Action::Query {
             query: query.clone(),
             inputs: seq_of(get(m, ":inputs")),
@@ -186,20 +237,47 @@ pub fn answers() -> BTreeMap<String, Answer> {
         .filter(|(k, _)| to_edn_string(k) != ":conformance/datomic-version")
         .map(|(id, a)| {
             let id = keyword_text(id, "an answer id");
-            let answer = match (get(a, ":result"), get(a, ":error")) {
-                (Some(r), _) => Answer::Result(r.clone()),
-                (None, Some(err)) => Answer::Error {
-                    db_error: get(err, ":db/error")
-                        .filter(|e| **e != Edn::Nil)
-                        .map(to_edn_string),
-                    message: match get(err, ":message") {
-                        Some(Edn::String(s)) => s.clone(),
-                        _ => String::new(),
-                    },
-                },
-                (None, None) => panic!("answer {id} has neither :result nor :error"),
-            };
+            let answer = answer(&id, a);
             (id, answer)
+        })
+        .collect()
+}
+
+/// `{:result value}` or `{:error {:db/error kw :message str}}`.
+fn answer(id: &str, a: &Edn) -> Answer {
+    match (get(a, ":result"), get(a, ":error")) {
+        (Some(r), _) => Answer::Result(r.clone()),
+        (None, Some(err)) => Answer::Error {
+            db_error: get(err, ":db/error")
+                .filter(|e| **e != Edn::Nil)
+                .map(to_edn_string),
+            message: match get(err, ":message") {
+                Some(Edn::String(s)) => s.clone(),
+                _ => String::new(),
+            },
+        },
+        (None, None) => panic!("answer {id} has neither :result nor :error"),
+    }
+}
+
+/// The cases of `documented-answers.edn` with their `:expected` answers: derived from
+/// Datomic's documentation, not recorded from the peer (which cannot give them).
+pub fn documented() -> Vec<(Case, Answer)> {
+    let path = suite_dir().join("documented-answers.edn");
+    if !path.exists() {
+        return Vec::new();
+    }
+    let Edn::Vector(items) = read_file(&path) else {
+        panic!("documented-answers.edn must be a vector of cases");
+    };
+    items
+        .iter()
+        .map(|m| {
+            let c = case(m);
+            let expected = get(m, ":expected")
+                .unwrap_or_else(|| panic!("documented case {} has no :expected", c.id));
+            let a = answer(&c.id, expected);
+            (c, a)
         })
         .collect()
 }
