@@ -2,10 +2,15 @@
 //! time API, in one place, so that the suite compiles before that API exists.
 //!
 //! Until it lands every function here answers "not implemented yet" and the time cases stay
-//! in `pending.edn`. To switch them on, in each function below delete the line marked
-//! `// NOT-YET` and uncomment the line(s) marked `// TIME-API:` (and the two helpers at the
-//! end); nothing else in the suite changes. The API this expects (re-exported at the crate
-//! root):
+//! in `pending.edn`. To switch them on, delete every line whose comment is NOT-YET and
+//! uncomment every line whose comment starts with TIME-API, which from the workspace root is
+//!
+//! ```text
+//! sed -i -e '/\/\/ NOT-YET/d' -e 's|^\( *\)// TIME-API: \{0,1\}|\1|' \
+//!     crates/datalith/tests/conformance/time_api.rs
+//! ```
+//!
+//! Nothing else in the suite changes. The API this expects (re-exported at the crate root):
 //!
 //! ```text
 //! pub enum TimePoint { Tx(EntityId), Instant(i64 /* ms since the epoch */) }
@@ -20,7 +25,7 @@
 use datalith::{Db, Input};
 
 /// A point in time of a view: a transaction id, or an instant in ms since the epoch.
-#[allow(dead_code)] // NOT-YET: read by the TIME-API lines
+#[allow(dead_code)] // NOT-YET: read once the API is in
 #[derive(Debug, Clone, Copy)]
 pub enum Point {
     Tx(u64),
@@ -29,14 +34,15 @@ pub enum Point {
 
 /// Why a time call gave no database.
 pub enum TimeError {
-    /// The API is not there (yet): the case is not run.
+    /// The API is not there: the case is not run.
+    #[allow(dead_code)] // made only while the API is missing
     Unsupported(String),
     /// Datalith refused: the message and the error's category code.
-    #[allow(dead_code)] // NOT-YET: made by the TIME-API lines
+    #[allow(dead_code)] // NOT-YET: made once the API is in
     Refused(String, Option<&'static str>),
 }
 
-const NOT_YET: &str = "time: not implemented yet (tests/conformance/time_api.rs)";
+const NOT_YET: &str = "time: not implemented yet (tests/conformance/time_api.rs)"; // NOT-YET
 
 /// Whether the time cases can run at all.
 pub fn available() -> Result<(), String> {
