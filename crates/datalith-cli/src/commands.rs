@@ -16,7 +16,13 @@ use crate::open::open;
 use crate::render::{render, Format};
 
 /// `query DB QUERY [INPUT...]`.
-pub fn query(db: &Path, query: &str, inputs: &[String], format: Format) -> Result<String> {
+pub fn query(
+    db: &Path,
+    query: &str,
+    inputs: &[String],
+    format: Format,
+    view: crate::time::TimeView,
+) -> Result<String> {
     let (source, text) = text_arg(query)?;
     let form = read_one(&text).map_err(|e| CliError::read(&source, &e))?;
     if !exec::is_query(&form) {
@@ -33,7 +39,7 @@ pub fn query(db: &Path, query: &str, inputs: &[String], format: Format) -> Resul
         })
         .collect::<Result<Vec<_>>>()?;
     let database = crate::open::open_read_only(db)?;
-    let snapshot = database.db()?;
+    let snapshot = view.apply(database.db()?)?;
     let cancel = AtomicBool::new(false);
     let out = exec::query(&snapshot, &form, &inputs, &cancel)?;
     Ok(render(&out.result, &out.headers, format))

@@ -122,6 +122,42 @@ fn snapshots_line(env: &datalith::kv::Environment) -> String {
 }
 
 /// The `stat` report: file, index sizes, attributes.
+/// The history index's events and its share of the indexes' bytes (keys and values as
+/// stored; LMDB's page overhead comes on top of each alike).
+fn history_line(env: &datalith::kv::Environment) -> Result<Option<String>> {
+    let Ok(history) = env.table("history", TableKind::List) else {
+        return Ok(None);
+    };
+    let txn = env.read()?;
+    let v = txn.view();
+    let bytes = |name: &str| -> Result<u64> {
+        let t = env.table(name, TableKind::List)?;
+        let mut n = 0u64;
+        for entry in v.range(
+            &t,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            datalith::kv::Direction::Forward,
+        )? {
+            let (k, val) = entry?;
+            n += (k.len() + val.len()) as u64;
+        }
+        Ok(n)
+    };
+    let events = v.len(&history)?;
+    let (h, indexes) = (bytes("history")?, bytes("eav")? + bytes("ave")?);
+    let share = if h + indexes == 0 {
+        0.0
+    } else {
+        100.0 * h as f64 / (h + indexes) as f64
+    };
+    Ok(Some(format!(
+        "history     {events} events, {} ({share:.0}% of the index bytes; EAV and AVE {})\n",
+        human(h),
+        human(indexes)
+    )))
+}
+
 pub fn stat_text(database: &Database) -> Result<String> {
     let env = database.env();
     let path = env.path();
@@ -160,6 +196,9 @@ pub fn stat_text(database: &Database) -> Result<String> {
     }
     out.push_str(&snapshots);
     out.push_str(&format!("datoms      {eav_n} in EAV, {ave_n} in AVE\n"));
+    if let Some(line) = history_line(env)? {
+        out.push_str(&line);
+    }
     out.push_str(&format!(
         "attributes  {} user, schema version {}\n\n",
         db.schema().user_attributes().len(),

@@ -33,6 +33,7 @@ mod progress;
 mod remote;
 mod render;
 mod shell;
+mod time;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -98,6 +99,16 @@ enum Command {
         /// server's self-signed certificate from `datalith cert`).
         #[arg(long, value_name = "FILE", requires = "connect")]
         cacert: Option<PathBuf>,
+        /// Query the database as it was at T (a transaction id, or an instant such as
+        /// 2030-01-01), as Datomic's as-of.
+        #[arg(long, value_name = "T", conflicts_with = "connect")]
+        as_of: Option<String>,
+        /// Query only what was asserted after T and is still there, as Datomic's since.
+        #[arg(long, value_name = "T", conflicts_with = "connect")]
+        since: Option<String>,
+        /// Query every assertion and retraction ([?e ?a ?v ?tx ?added]), as Datomic's history.
+        #[arg(long, conflicts_with = "connect")]
+        history: bool,
     },
     /// Transact EDN tx data (`-` or `@file` too; several forms are several transactions,
     /// run in order until one fails: the error says which committed); prints the tx id and
@@ -240,8 +251,12 @@ fn run(cli: Cli) -> Result<i32> {
             format,
             connect,
             cacert,
+            as_of,
+            since,
+            history,
         } => {
             let format = format.unwrap_or(Format::Edn);
+            let view = time::TimeView::from_flags(as_of.as_deref(), since.as_deref(), history)?;
             let out = match connect {
                 Some(url) => remote::query(
                     &remote::Remote::new(&url, cacert.as_deref())?,
@@ -250,7 +265,7 @@ fn run(cli: Cli) -> Result<i32> {
                     &inputs,
                     format,
                 )?,
-                None => commands::query(&db, &query, &inputs, format)?,
+                None => commands::query(&db, &query, &inputs, format, view)?,
             };
             print(&out).map(|_| 0)
         }

@@ -10,8 +10,9 @@ use rustyline::{Context, Helper};
 
 /// Every dot-command, for completion and `.help`.
 pub const DOT_COMMANDS: &[&str] = &[
-    ".attrs", ".backup", ".dump", ".exit", ".explain", ".help", ".import", ".mode", ".open",
-    ".output", ".pull", ".quit", ".read", ".schema", ".stat", ".timer",
+    ".as-of", ".attrs", ".backup", ".dump", ".exit", ".explain", ".help", ".history", ".import",
+    ".mode", ".now", ".open", ".output", ".pull", ".quit", ".read", ".schema", ".since", ".stat",
+    ".timer",
 ];
 
 const QUERY_WORDS: &[&str] = &[

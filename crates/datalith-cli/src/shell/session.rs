@@ -43,6 +43,9 @@ pub struct Session {
     pub errors: u64,
     /// Nesting of `.read` (a file that reads itself must not recurse forever).
     depth: u32,
+    /// The point in time queries, `.pull` and `.explain` read (`.as-of`, `.since`,
+    /// `.history`, `.now`); transactions always go to the current state.
+    pub time: crate::time::TimeView,
 }
 
 const HELP: &str = "\
@@ -58,6 +61,10 @@ query or the current input, Ctrl-D quits.
 .timer on|off         print how long each command took
 .explain QUERY        run QUERY and show the plan: indexes, estimated and actual sizes
 .pull PATTERN EID     pull PATTERN for EID (an entity id, an :ident or a lookup ref [:attr v])
+.as-of T              read the database as it was at T (a transaction id or an instant,
+                      2030-01-01); .since T: only what was asserted after T
+.history              read every assertion and retraction ([?e ?a ?v ?tx ?added])
+.now                  read the current state again
 .mode table|edn|json|csv   how results print
 .output [FILE]        send results to FILE (no FILE: back to the screen)
 .open [DIR]           open another database, or reopen this one (after a failed write,
@@ -96,12 +103,18 @@ impl Session {
             attrs: Arc::new(RwLock::new(Vec::new())),
             errors: 0,
             depth: 0,
+            time: Default::default(),
         };
         s.refresh_attrs();
         s
     }
 
     /// The open database, or the error that says none is.
+    /// The value queries read: the current state through the session's time view.
+    fn snapshot(&self) -> Result<datalith::Db> {
+        self.time.apply(self.database()?.db()?)
+    }
+
     fn database(&self) -> Result<&Database> {
         self.db.as_ref().ok_or_else(|| {
             CliError::env(format!(
@@ -231,7 +244,7 @@ impl Session {
     /// hold the session until it finished. An abandoned query stops at its next step and its
     /// result is dropped.
     fn interruptible_query(&self, form: &Edn) -> Result<exec::QueryOutcome> {
-        let snapshot = self.database()?.db()?;
+        let snapshot = self.snapshot()?;
         interrupt::reset();
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
@@ -278,6 +291,29 @@ impl Session {
                 println!("opened {}", target.display());
             }
             ".help" => print!("{HELP}"),
+            ".as-of" | ".since" => {
+                let [t] = args.as_slice() else {
+                    return Err(CliError::user(format!("usage: {cmd} T")));
+                };
+                let point = crate::time::parse_point(t)?;
+                let mut view = self.time;
+                match cmd {
+                    ".as-of" => view.as_of = Some(point),
+                    _ => view.since = Some(point),
+                }
+                // Refused here, not at the next query, when the point is not one.
+                view.apply(self.database()?.db()?)?;
+                self.time = view;
+                println!("reading {}", self.time.describe());
+            }
+            ".history" => {
+                self.time.history = true;
+                println!("reading {}", self.time.describe());
+            }
+            ".now" => {
+                self.time = Default::default();
+                println!("reading now");
+            }
             ".schema" => {
                 let text = crate::info::schema_text(&self.database()?.db()?);
                 self.out(&text);
@@ -322,7 +358,7 @@ impl Session {
                 if !exec::is_query(&form) {
                     return Err(CliError::user(".explain needs a query ([:find ...])"));
                 }
-                let snapshot = self.database()?.db()?;
+                let snapshot = self.snapshot()?;
                 let t0 = Instant::now();
                 // The text as typed (one form, just read): the plan's positions are in it.
                 let (_, plan) = snapshot.explain(rest, &[])?;
@@ -338,7 +374,7 @@ impl Session {
                 let [pattern, eid] = forms.as_slice() else {
                     return Err(CliError::user("usage: .pull PATTERN EID"));
                 };
-                let snapshot = self.database()?.db()?;
+                let snapshot = self.snapshot()?;
                 let t0 = Instant::now();
                 let text = crate::commands::pull_text(
                     &snapshot,

@@ -172,6 +172,8 @@ pub const INVALID_CAS_MANY: Category = caller(":db.error/invalid-cas-many", Anom
 pub const UNIQUE_CONFLICT: Category = caller(":db.error/unique-conflict", Anomaly::Conflict);
 /// A `:db/cas` whose expected value is not the current one.
 pub const CAS_FAILED: Category = caller(":db.error/cas-failed", Anomaly::Conflict);
+/// A `:db/txInstant` earlier than the last transaction's: time never goes back.
+pub const PAST_TX_INSTANT: Category = caller(":db.error/past-tx-instant", Anomaly::Incorrect);
 /// An entity reference (ident, lookup ref, attribute name) that resolves to nothing.
 pub const NOT_AN_ENTITY: Category = caller(":db.error/not-an-entity", Anomaly::Incorrect);
 /// A value whose type does not match its attribute's `:db/valueType`.

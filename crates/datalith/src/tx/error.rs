@@ -232,6 +232,15 @@ pub enum TxError {
         /// What was found instead, as EDN.
         found: String,
     },
+    /// A `:db/txInstant` earlier than the last transaction's (Datomic's rule: a database's
+    /// time never goes back, so `as-of` an instant names one state).
+    #[error("time conflict: :db/txInstant {} is older than the last transaction's, {}", crate::tx::print::value_text(&crate::codec::Value::Instant(*.instant)), crate::tx::print::value_text(&crate::codec::Value::Instant(*.last)))]
+    PastTxInstant {
+        /// The instant given (ms since the epoch).
+        instant: i64,
+        /// The last transaction's instant.
+        last: i64,
+    },
     /// Tx data given as text that is not EDN.
     #[error("tx data is not EDN: {}:{}: {}", .0.line, .0.column, .0.message)]
     Edn(#[from] crate::edn::ReadError),
@@ -322,6 +331,7 @@ impl TxError {
             TxError::InvalidInstallAttribute { .. } => error::INVALID_INSTALL_ATTRIBUTE,
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
+            TxError::PastTxInstant { .. } => error::PAST_TX_INSTANT,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
             TxError::Edn(_) => error::INVALID_EDN,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
@@ -397,6 +407,10 @@ impl TxError {
                 keyword_field("a", attr),
                 edn_text_field("v-old", expected),
                 edn_text_field("v", found),
+            ],
+            TxError::PastTxInstant { instant, last } => vec![
+                ("instant", crate::edn::Edn::Inst(*instant)),
+                ("basis-instant", crate::edn::Edn::Inst(*last)),
             ],
             TxError::Edn(e) => vec![
                 ("line", crate::edn::Edn::Long(e.line as i64)),

@@ -61,10 +61,34 @@ pub fn run_tx(
             terms
         }
     };
-    let user_instant = terms.iter().any(
-        |t| matches!(t, Term::Add(E::Temp(Tempid::CurrentTx), a, _) if a.id == builtin::TX_INSTANT),
-    );
-    if !user_instant {
+    let user_instant = terms.iter().find_map(|t| match t {
+        Term::Add(E::Temp(Tempid::CurrentTx), a, V::Val(Value::Instant(ms)))
+            if a.id == builtin::TX_INSTANT =>
+        {
+            Some(*ms)
+        }
+        _ => None,
+    });
+    if let Some(instant) = user_instant {
+        // Only a given instant is checked: the clock's own goes forward.
+        let mut last = None;
+        r.scan_attr(
+            builtin::TX_INSTANT,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            crate::kv::Direction::Backward,
+            |vb, _| {
+                last = r.decode_value(builtin::TX_INSTANT, vb).ok();
+                Ok(false)
+            },
+        )?;
+        if let Some(Value::Instant(last)) = last {
+            if instant < last {
+                return Err(TxError::PastTxInstant { instant, last });
+            }
+        }
+    }
+    if user_instant.is_none() {
         let attr = schema.get(builtin::TX_INSTANT).expect("built-in").clone();
         terms.push(Term::Add(
             E::Temp(Tempid::CurrentTx),
