@@ -225,11 +225,7 @@ fn header(
          order), each transaction with its own `:db/txInstant` one second after the last; \
          values from SplitMix64 seed {}. Every peer loads the same file (`history.jsonl`), \
          untimed: {}. As-of points: {}. Lookup: {} ids; entity-history: `:item/id` {}.\n\n\
-         Peers: `datalith`, on disk, durable (every pass reads the one database loaded at \
-         the start); `datomic`, the Datomic peer library 1.0.7075 with an in-memory database \
-         (`datomic:mem://`, as the other Datomic harnesses), loaded again in each pass (its \
-         own JVM), indexed (`request-index`, `sync-index`) before the rows. {} pass(es), the \
-         peer order rotated each pass; {} s timed per row after a warm-up of two thirds of \
+         Peers: {}. {} pass(es), the peer order rotated each pass; {} s timed per row after a warm-up of two thirds of \
          that (at least 3 calls), at least {} timed calls. {}\n\n\
          Timer scopes: a query row times the query on a database value taken before the \
          clock; an as-of row times making the as-of value and the query (`(d/q q (d/as-of \
@@ -250,6 +246,21 @@ fn header(
         cps.join(", "),
         spec.lookup_ids.len(),
         spec.history_id,
+        r.peers
+            .iter()
+            .map(|p| match p.as_str() {
+                "datalith" => "`datalith`, on disk, durable (every pass reads the one database \
+                               loaded at the start)"
+                    .to_string(),
+                "datomic" => "`datomic`, the Datomic peer library 1.0.7075 with an in-memory \
+                              database (`datomic:mem://`, as the other Datomic harnesses), \
+                              loaded again in each pass (its own JVM) and indexed \
+                              (`request-index`, `sync-index`) before the rows"
+                    .to_string(),
+                other => format!("`{other}`"),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
         r.passes,
         r.plan.secs,
         r.plan.min_runs,
