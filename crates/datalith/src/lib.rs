@@ -31,7 +31,7 @@ pub mod tx;
 pub mod admin;
 pub mod raw;
 
-pub use api::{explain, q, q_with, Database, DbOptions, Input};
+pub use api::{explain, q, q_with, Database, DbOptions, Input, TimePoint};
 pub use codec::{Keyword, Value};
 pub use db::Db;
 pub use edn::Edn;

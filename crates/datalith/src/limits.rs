@@ -354,6 +354,19 @@ pub const GIANT_PREFIX_BYTES: usize = MAX_INDEXED_VALUE_BYTES - GIANT_HASH_BYTES
 /// index key's length alone says which kind it is.
 pub const MAX_INLINE_VALUE_BYTES: usize = GIANT_PREFIX_BYTES;
 
+/// Bytes of a history event before its value: attribute id, transaction id, added flag
+/// (`store::history`).
+pub const HISTORY_EVENT_HEAD_BYTES: usize = ATTR_ID_BYTES + 8 + 1;
+
+/// The longest value form in a history event: the event is an LMDB list (dupsort) value, so
+/// head and value must fit in `MAX_KEY_BYTES`.
+pub const HISTORY_MAX_VALUE_BYTES: usize = MAX_KEY_BYTES - HISTORY_EVENT_HEAD_BYTES;
+
+/// The longest encoding a history event holds inline; a longer one keeps this many bytes of
+/// its encoding and a `GIANT_HASH_BYTES` hash (exactly `HISTORY_MAX_VALUE_BYTES`), and its
+/// whole encoding is read from the transaction log entry of the event's transaction.
+pub const HISTORY_INLINE_VALUE_BYTES: usize = HISTORY_MAX_VALUE_BYTES - GIANT_HASH_BYTES;
+
 /// Group commits whose snapshot (the state before the batch, for the reports' `db_before` /
 /// `db_after`) stays available. Each pins LMDB pages and a reader slot while any report of
 /// its batch lives; keeping only the latest few bounds both, and a map growth releases all.

@@ -62,8 +62,16 @@ fn transactions() -> Vec<Vec<String>> {
     ]
 }
 
-fn index_contents(db: &Database) -> (Vec<String>, Vec<String>) {
+fn index_contents(db: &Database) -> (Vec<String>, Vec<String>, Vec<String>) {
     let snapshot = db.db().unwrap();
+    // The history index, every event with its transaction and `added`.
+    let history: Vec<String> = snapshot
+        .history()
+        .datoms(Index::Eav, &Components::default())
+        .unwrap()
+        .into_iter()
+        .map(|d| format!("{} {} {} {} {}", d.e, d.a, d.v, d.tx, d.added))
+        .collect();
     let walk = |index, c: &Components| {
         snapshot
             .datoms(index, c)
@@ -85,7 +93,11 @@ fn index_contents(db: &Database) -> (Vec<String>, Vec<String>) {
         walk(Index::Ave, &c)
     });
     let text = |(_, t)| t;
-    (eav.into_iter().map(text).collect(), ave.map(text).collect())
+    (
+        eav.into_iter().map(text).collect(),
+        ave.map(text).collect(),
+        history,
+    )
 }
 
 /// A copy of `live` as a kill leaves it: the data file as the page cache holds it and the log.
@@ -122,6 +134,10 @@ fn every_transaction_shape_is_logged_as_its_entry_and_replays_to_the_same_indexe
     );
     let expected = index_contents(&db);
     assert!(expected.0.len() > 60 && expected.0.len() == expected.1.len());
+    assert!(
+        expected.2.len() >= expected.0.len(),
+        "history holds every datom's assertion"
+    );
     let copy = killed_copy(live.path(), &db);
     drop(db);
 

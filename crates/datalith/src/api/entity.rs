@@ -105,9 +105,9 @@ impl<'a> Entity<'a> {
         let Some(a) = self.db.attr(&ident).cloned() else {
             return Ok(None);
         };
-        let r = self.db.reader();
+        self.not_history()?;
         if reverse {
-            let holders = r.entities_with(a.id, &Value::Ref(self.id))?;
+            let holders = self.db.holders(a.id, &Value::Ref(self.id))?;
             if holders.is_empty() {
                 return Ok(None);
             }
@@ -118,7 +118,7 @@ impl<'a> Entity<'a> {
             }
             return Ok(Some(EntityValue::Refs(es)));
         }
-        let vals = r.values(self.id, a.id)?;
+        let vals = self.db.attr_values(self.id, a.id)?;
         if vals.is_empty() {
             return Ok(None);
         }
@@ -140,8 +140,9 @@ impl<'a> Entity<'a> {
 
     /// The attribute idents this entity has values for.
     pub fn keys(&self) -> Result<Vec<Keyword>, QueryError> {
+        self.not_history()?;
         let mut out: Vec<Keyword> = Vec::new();
-        for (a, _) in self.db.reader().entity(self.id)? {
+        for (a, _) in self.db.entity_datoms(self.id)? {
             if let Some(attr) = self.db.schema().get(a) {
                 if out.last() != Some(&attr.ident) {
                     out.push(attr.ident.clone());
@@ -149,6 +150,18 @@ impl<'a> Entity<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// An entity of a history value is refused, as Datomic refuses it: such a value holds
+    /// every value ever, not an entity's state.
+    fn not_history(&self) -> Result<(), QueryError> {
+        if self.db.is_history() {
+            return Err(QueryError::BadArguments {
+                name: "entity".into(),
+                message: "entity is not supported on a history database".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Every attribute at once, as a map (components expanded, other refs as `{:db/id n}`):

@@ -46,6 +46,9 @@ pub struct Components {
 impl Db {
     /// Every datom of `index` whose leading components equal `c` (Datomic's `datoms`).
     pub fn datoms(&self, index: Index, c: &Components) -> Result<Vec<Datom>, TxError> {
+        if !self.time_filter().is_current() {
+            return self.timed_datoms(index, c, None);
+        }
         let r = self.reader();
         let mut out = Vec::new();
         let datom = |e, a, v| Datom {
@@ -135,6 +138,13 @@ impl Db {
         let mut out = Vec::new();
         let lo = start.map_or(Bound::Unbounded, Bound::Included);
         let hi = end.map_or(Bound::Unbounded, Bound::Excluded);
+        if !self.time_filter().is_current() {
+            let c = Components {
+                a: Some(a),
+                ..Components::default()
+            };
+            return self.timed_datoms(Index::Ave, &c, Some((lo, hi)));
+        }
         self.reader()
             .scan_attr(a, lo, hi, Direction::Forward, |vb, e| {
                 out.push(Datom {
@@ -159,6 +169,23 @@ impl Db {
         limit: usize,
     ) -> Result<Vec<Datom>, TxError> {
         let mut out = Vec::new();
+        if !self.time_filter().is_current() {
+            let c = Components {
+                a: Some(a),
+                ..Components::default()
+            };
+            let mut all = self.timed_datoms(Index::Ave, &c, None)?;
+            if direction == Direction::Backward {
+                all.reverse();
+            }
+            let from = |d: &Datom| {
+                start.is_none_or(|s| match direction {
+                    Direction::Forward => d.v >= *s,
+                    Direction::Backward => d.v <= *s,
+                })
+            };
+            return Ok(all.into_iter().filter(from).take(limit).collect());
+        }
         let (lo, hi) = match direction {
             Direction::Forward => (
                 start.map_or(Bound::Unbounded, Bound::Included),
@@ -193,8 +220,98 @@ impl Db {
         self.seek_datoms(a, start, Direction::Backward, limit)
     }
 
+    /// `datoms` (and `index_range`, with `range` on the value) on a value in time: the
+    /// candidate entities' events through the time filter (see `query::exec::time`), in the
+    /// index's order; a history value's datoms carry their transaction and `added`.
+    fn timed_datoms(
+        &self,
+        index: Index,
+        c: &Components,
+        range: Option<(Bound<&Value>, Bound<&Value>)>,
+    ) -> Result<Vec<Datom>, TxError> {
+        let r = self.reader();
+        let filter = self.time_filter();
+        let entities: Vec<EntityId> = match (c.e, c.a) {
+            (Some(e), _) => vec![e],
+            (None, Some(a)) => {
+                let mut es = match &c.v {
+                    Some(v) => r.entities_with(a, v)?,
+                    None => {
+                        let mut es = Vec::new();
+                        r.scan_attr(
+                            a,
+                            Bound::Unbounded,
+                            Bound::Unbounded,
+                            Direction::Forward,
+                            |_, e| {
+                                es.push(e);
+                                Ok(true)
+                            },
+                        )?;
+                        es
+                    }
+                };
+                es.extend(r.entities_that_lost(a)?);
+                es.sort_unstable();
+                es.dedup();
+                es
+            }
+            (None, None) if index == Index::Eav => r.history_entities()?,
+            (None, None) => {
+                return Err(TxError::Malformed {
+                    detail: "an AVE/AEV walk needs an attribute".into(),
+                    form: ":avet".into(),
+                })
+            }
+        };
+        let mut out = Vec::new();
+        for e in entities {
+            for d in r.timed_datoms(&filter, e, c.a)? {
+                let v = r.event_value(e, &d)?;
+                if c.v.as_ref().is_some_and(|x| *x != v) {
+                    continue;
+                }
+                if let Some((lo, hi)) = &range {
+                    let above = match lo {
+                        Bound::Included(x) => v >= **x,
+                        Bound::Excluded(x) => v > **x,
+                        Bound::Unbounded => true,
+                    };
+                    let below = match hi {
+                        Bound::Included(x) => v <= **x,
+                        Bound::Excluded(x) => v < **x,
+                        Bound::Unbounded => true,
+                    };
+                    if !(above && below) {
+                        continue;
+                    }
+                }
+                out.push(Datom {
+                    e,
+                    a: d.a,
+                    v,
+                    tx: d.tx,
+                    added: d.added,
+                });
+            }
+        }
+        if index == Index::Ave {
+            // Value order, then entity, then time (a stable sort keeps each one's events in order).
+            out.sort_by(|x, y| {
+                x.v.partial_cmp(&y.v)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(x.e.cmp(&y.e))
+                    .then(x.tx.cmp(&y.tx))
+            });
+        }
+        Ok(out)
+    }
+
     /// How many datoms `datoms(index, c)` would return.
     pub fn count_datoms(&self, index: Index, c: &Components) -> Result<u64, TxError> {
+        if !self.time_filter().is_current() {
+            return Ok(self.datoms(index, c)?.len() as u64);
+        }
         let r = self.reader();
         match (index, c.e, c.a, &c.v) {
             (Index::Ave, None, Some(a), Some(v)) => Ok(r.count_with(a, v, u64::MAX)?),

@@ -14,6 +14,10 @@ pub enum Input {
     Db(Db),
     /// An EDN value.
     Value(Edn),
+    /// The transaction log of the database this value came from, up to its basis (Datomic's
+    /// `(d/log conn)`): bound to a variable, it is the first argument of `tx-ids` and
+    /// `tx-data` in the query.
+    Log(Db),
 }
 
 impl From<Db> for Input {
@@ -39,6 +43,7 @@ impl Input {
         match self {
             Input::Db(d) => InputRef::Db(d),
             Input::Value(v) => InputRef::Value(v),
+            Input::Log(d) => InputRef::Log(d),
         }
     }
 }
@@ -94,10 +99,18 @@ pub fn q_with(
 ) -> Result<Outcome, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
-    let db = inputs.iter().find_map(|i| match i {
-        Input::Db(d) => Some(d),
-        Input::Value(_) => None,
-    });
+    let db = inputs
+        .iter()
+        .find_map(|i| match i {
+            Input::Db(d) => Some(d),
+            Input::Value(_) | Input::Log(_) => None,
+        })
+        .or_else(|| {
+            inputs.iter().find_map(|i| match i {
+                Input::Log(d) => Some(d),
+                _ => None,
+            })
+        });
     let options = QueryOptions {
         memory_limit: options
             .memory_limit

@@ -165,6 +165,7 @@ fn batch_parts(link: &BatchLink, after: bool) -> Result<DbParts, TxError> {
         store: link.store.clone(),
         schema: schema.clone(),
         functions: link.functions.clone(),
+        time: Default::default(),
     })
 }
 

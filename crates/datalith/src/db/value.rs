@@ -14,10 +14,10 @@
 use std::sync::Arc;
 
 use super::functions::Functions;
-use crate::codec::Keyword;
+use crate::codec::{Keyword, Value};
 use crate::kv::{Overlay, ReadTxn, Snapshot};
 use crate::store::reader::IndexReader;
-use crate::store::{Attribute, EntityId, Schema, Store, StoreError};
+use crate::store::{AttrId, Attribute, EntityId, Schema, Store, StoreError, TimeFilter};
 
 /// A database value. Reads never block writers and see exactly one state: a committed one,
 /// or a committed one plus speculative writes (`Db::with`). Cloning is cheap and shares the
@@ -30,6 +30,9 @@ pub struct Db {
     schema: Arc<Schema>,
     /// The functions registered on the database this value came from.
     pub(crate) functions: Arc<Functions>,
+    /// Which datoms it shows: the current state, or a view in time (`as_of`, `since`,
+    /// `history`).
+    time: TimeFilter,
     // Keeps `Db` `!Sync`: two threads share a snapshot only through distinct `Db` values,
     // made by `clone`/`with`, which prepare the snapshot for sharing first.
     _not_sync: std::marker::PhantomData<std::cell::Cell<()>>,
@@ -46,6 +49,7 @@ pub(crate) struct DbParts {
     pub(crate) store: Arc<Store>,
     pub(crate) schema: Arc<Schema>,
     pub(crate) functions: Arc<Functions>,
+    pub(crate) time: TimeFilter,
 }
 
 impl std::fmt::Debug for Db {
@@ -87,6 +91,7 @@ impl Db {
             store,
             schema,
             functions,
+            time: TimeFilter::default(),
             _not_sync: std::marker::PhantomData,
         })
     }
@@ -101,6 +106,7 @@ impl Db {
             store: parts.store,
             schema: parts.schema,
             functions: parts.functions,
+            time: parts.time,
             _not_sync: std::marker::PhantomData,
         }
     }
@@ -114,6 +120,7 @@ impl Db {
             store: self.store.clone(),
             schema: self.schema.clone(),
             functions: self.functions.clone(),
+            time: self.time,
         }
     }
 
@@ -128,8 +135,13 @@ impl Db {
 
     fn prepare_share(&self) {
         let t = &self.store.tables;
-        self.snapshot
-            .prepare_share(&[&t.eav, &t.ave, &t.giants, &t.meta]);
+        let mut tables = vec![&t.eav, &t.ave, &t.giants, &t.meta];
+        tables.extend(
+            [&t.history, &t.history_attr, &t.tx_log]
+                .into_iter()
+                .flatten(),
+        );
+        self.snapshot.prepare_share(&tables);
     }
 
     /// Index access (through the overlay, for a speculative database).
@@ -140,6 +152,77 @@ impl Db {
             None => view,
         };
         IndexReader::new(view, &self.store.tables)
+    }
+
+    /// Which datoms this value shows (the current state when no filter is set).
+    pub fn time_filter(&self) -> TimeFilter {
+        self.time
+    }
+
+    /// The same state seen through `time`.
+    pub(crate) fn with_time(&self, time: TimeFilter) -> Db {
+        let mut parts = self.parts();
+        parts.time = time;
+        Db::from_parts(parts)
+    }
+
+    /// Every `(attribute, value)` of entity `e` this value shows, in attribute then value
+    /// order: the EAV entry for the current state, the entity's history through the time
+    /// filter otherwise.
+    pub fn entity_datoms(&self, e: EntityId) -> Result<Vec<(AttrId, Value)>, StoreError> {
+        let r = self.reader();
+        if self.time.is_current() {
+            return r.entity(e);
+        }
+        self.timed_values(&r, e, None)
+    }
+
+    /// The values of `a` on `e` this value shows.
+    pub fn attr_values(&self, e: EntityId, a: AttrId) -> Result<Vec<Value>, StoreError> {
+        let r = self.reader();
+        if self.time.is_current() {
+            return r.values(e, a);
+        }
+        Ok(self
+            .timed_values(&r, e, Some(a))?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect())
+    }
+
+    /// The entities whose `a` is `v` in the state this value shows, ascending.
+    pub fn holders(&self, a: AttrId, v: &Value) -> Result<Vec<EntityId>, StoreError> {
+        let r = self.reader();
+        if self.time.is_current() {
+            return r.entities_with(a, v);
+        }
+        let mut candidates = r.entities_with(a, v)?;
+        candidates.extend(r.entities_that_lost(a)?);
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut out = Vec::new();
+        for e in candidates {
+            if self
+                .timed_values(&r, e, Some(a))?
+                .iter()
+                .any(|(_, x)| x == v)
+            {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
+    fn timed_values(
+        &self,
+        r: &IndexReader<'_>,
+        e: EntityId,
+        a: Option<AttrId>,
+    ) -> Result<Vec<(AttrId, Value)>, StoreError> {
+        r.timed_datoms(&self.time, e, a)?
+            .iter()
+            .map(|d| Ok((d.a, r.event_value(e, d)?)))
+            .collect()
     }
 
     /// Whether this value holds writes that were never committed (made by `Db::with`) or

@@ -33,6 +33,13 @@ struct Puller<'a> {
 /// Pulls `pattern` for entity `e`; `Edn::Nil` when the entity has no datoms and the pattern
 /// asks for nothing that would still show (Datascript's behaviour).
 pub fn pull(db: &Db, pattern: &PullPattern, e: EntityId) -> Result<Edn, QueryError> {
+    // Datomic refuses it too: a history value holds every value ever, not an entity.
+    if db.time_filter().history {
+        return Err(QueryError::BadArguments {
+            name: "pull".into(),
+            message: "pull is not supported on a history database".into(),
+        });
+    }
     let mut p = Puller {
         db,
         path: HashSet::new(),
@@ -81,7 +88,7 @@ impl Puller<'_> {
     ) -> Result<Edn, QueryError> {
         let schema = self.db.schema().clone();
         let mut out: Vec<(Edn, Edn)> = Vec::new();
-        let datoms = self.db.reader().entity(e)?;
+        let datoms = self.db.entity_datoms(e)?;
         if pattern.wildcard {
             if !datoms.is_empty() {
                 out.push((Edn::kw(":db/id"), Edn::Long(e as i64)));
@@ -132,7 +139,7 @@ impl Puller<'_> {
                 continue;
             };
             if spec.reverse {
-                let holders = self.db.reader().entities_with(attr.id, &Value::Ref(e))?;
+                let holders = self.db.holders(attr.id, &Value::Ref(e))?;
                 if holders.is_empty() {
                     if let Some(d) = &spec.default {
                         out.push((spec.key.clone(), edn_from_value(d)));

@@ -152,6 +152,17 @@ impl<'r, 'a> Shadows<'r, 'a> {
                         self.term(&mut p.v, src);
                     }
                 }
+                Clause::Timed(src, t) => {
+                    let mut one = [Clause::Pattern(*src, t.p.clone())];
+                    self.clauses(&mut one, dollar)?;
+                    if let [Clause::Pattern(_, p)] = one {
+                        t.p = p;
+                    }
+                    let src = if *src == 0 { dollar } else { *src };
+                    if self.readers.contains_key(&src) {
+                        self.term(&mut t.tx, src);
+                    }
+                }
                 Clause::Rule { name, args, src } => {
                     let src = if *src == 0 { dollar } else { *src };
                     let Some((r, schema)) = self.readers.get(&src) else {
@@ -236,6 +247,8 @@ impl<'r, 'a> Shadows<'r, 'a> {
 /// Whether `v` is an entity in one of `clauses` (directly, or in `or`/`not`).
 fn uses_as_entity(clauses: &[Clause], v: Var, schema: &Schema) -> bool {
     clauses.iter().any(|c| match c {
+        Clause::Timed(0, t) if t.tx == Term::Var(v) => true,
+        Clause::Timed(0, t) => uses_as_entity(&[Clause::Pattern(0, t.p.clone())], v, schema),
         Clause::Pattern(0, p) => {
             p.e == Term::Var(v)
                 || p.a == AttrTerm::Var(v)
@@ -274,6 +287,19 @@ pub(super) fn resolve_constants(
                         t => t.clone(),
                     };
                     Clause::Pattern(*src, Pattern { e, a: p.a.clone(), v })
+                }
+                Clause::Timed(src, t) => {
+                    let Some((r, _)) = readers.get(&if *src == 0 { dollar } else { *src }) else {
+                        return Ok(c.clone());
+                    };
+                    let Clause::Pattern(_, p) = resolve_constants(readers, dollar, &[Clause::Pattern(*src, t.p.clone())])?.remove(0) else {
+                        unreachable!("a pattern resolves to a pattern")
+                    };
+                    let tx = match &t.tx {
+                        Term::Const(v) => Term::Const(entity(r, &Schema::default(), v)?),
+                        other => other.clone(),
+                    };
+                    Clause::Timed(*src, crate::query::ir::TimedPattern { p, tx, added: t.added.clone() })
                 }
                 Clause::Or { vars, required, branches } => Clause::Or {
                     vars: vars.clone(),

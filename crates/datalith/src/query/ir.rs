@@ -52,6 +52,18 @@ pub struct Pattern {
     pub v: Term,
 }
 
+/// A data pattern that names the transaction or the `added` position,
+/// `[e a v tx added]`: it reads the history index (`query::exec::time`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TimedPattern {
+    /// Entity, attribute and value.
+    pub p: Pattern,
+    /// Transaction.
+    pub tx: Term,
+    /// Assertion (`true`) or retraction.
+    pub added: Term,
+}
+
 /// How a function's result binds.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Binding {
@@ -81,6 +93,8 @@ impl Binding {
 pub enum Clause {
     /// `[e a v]` against source `src` (0 is `$`).
     Pattern(usize, Pattern),
+    /// `[e a v tx added]` against source `src`, naming the transaction or `added`.
+    Timed(usize, TimedPattern),
     /// `[(pred args...)]`
     Pred {
         /// The predicate's name, as written (a built-in or a registered function).
@@ -160,6 +174,15 @@ impl Clause {
             Clause::Pattern(_, p) => {
                 terms(&[p.e.clone(), p.v.clone()], out);
                 if let AttrTerm::Var(v) = p.a {
+                    out.push(v);
+                }
+            }
+            Clause::Timed(_, t) => {
+                terms(
+                    &[t.p.e.clone(), t.p.v.clone(), t.tx.clone(), t.added.clone()],
+                    out,
+                );
+                if let AttrTerm::Var(v) = t.p.a {
                     out.push(v);
                 }
             }

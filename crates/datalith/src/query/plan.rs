@@ -83,6 +83,9 @@ pub enum PlanIndex {
     /// `NESTED`: a `not` or `or`; its clauses ran as steps of their own, listed before it,
     /// and this step joins their rows with the rows so far.
     Nested,
+    /// `HISTORY`: the history index (a pattern naming the transaction or `added`, or any
+    /// pattern on an `as-of`, `since` or `history` database), one read per candidate entity.
+    History,
     /// `NONE`: no index, a predicate filtering the rows (or a pattern on an attribute the
     /// database does not have, which matches nothing).
     None,
@@ -90,7 +93,7 @@ pub enum PlanIndex {
 
 impl PlanIndex {
     /// The name `explain` prints: `EAV`, `AVE`, `AVE SCAN`, `EAV SCAN`, `INPUT RELATION`,
-    /// `FUNCTION`, `RULE`, `NESTED`, `NONE`.
+    /// `FUNCTION`, `RULE`, `NESTED`, `HISTORY`, `NONE`.
     pub fn as_str(self) -> &'static str {
         match self {
             PlanIndex::Eav => "EAV",
@@ -98,6 +101,7 @@ impl PlanIndex {
             PlanIndex::AttrScan => "AVE SCAN",
             PlanIndex::FullScan => "EAV SCAN",
             PlanIndex::Input => "INPUT RELATION",
+            PlanIndex::History => "HISTORY",
             PlanIndex::Function => "FUNCTION",
             PlanIndex::Rule => "RULE",
             PlanIndex::Nested => "NESTED",

@@ -145,7 +145,13 @@ pub enum InputRef<'a> {
     Db(&'a Db),
     /// A value: a scalar, a collection, a relation (also usable as a data source), or rules.
     Value(&'a Edn),
+    /// A database's transaction log, bound to a variable as [`LOG_MARKER`] (for `tx-ids`
+    /// and `tx-data`).
+    Log(&'a Db),
 }
+
+/// The value a log input's variable holds: the query reads the log itself from its context.
+pub const LOG_MARKER: &str = ":datalith/log";
 
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
 /// it (the receiver of [`Db::q`]).
@@ -156,13 +162,19 @@ pub fn run(
     registry: &Registry,
     options: &QueryOptions<'_>,
 ) -> Result<Outcome, QueryError> {
+    let marker = Edn::Keyword(crate::codec::Keyword::parse(LOG_MARKER));
     let kinds: Vec<InputKind<'_>> = inputs
         .iter()
         .map(|i| match i {
             InputRef::Db(d) => InputKind::Db(d.schema()),
             InputRef::Value(v) => InputKind::Value(v),
+            InputRef::Log(_) => InputKind::Value(&marker),
         })
         .collect();
+    let log = inputs.iter().find_map(|i| match i {
+        InputRef::Log(d) => Some(d.reader()),
+        _ => None,
+    });
     let (mut q, bindings) = lower(s, &kinds, implicit.map(|d| &**d.schema()))?;
     // First in, last out: every relation of the run is dropped while the scope knows whether
     // the run stopped (see `budget::FreeAfterStop`).
@@ -190,11 +202,26 @@ pub fn run(
                 InputRef::Value(v) => {
                     relations.insert(*n, tuples(&q.source_names[*n], v)?);
                 }
+                InputRef::Log(_) => {
+                    return Err(QueryError::Inputs(format!(
+                        "{} is bound to a log, which is not a data source: bind it to a variable (?log) for tx-ids and tx-data",
+                        q.source_names[*n]
+                    )))
+                }
             }
         }
     }
     if let (false, Some(d)) = (dbs.contains_key(&0) || relations.contains_key(&0), implicit) {
         dbs.insert(0, d);
+    }
+    // A query of the log alone (`:in ?log`) runs on the log's database.
+    if dbs.is_empty() && !relations.contains_key(&0) {
+        if let Some(d) = inputs.iter().find_map(|i| match i {
+            InputRef::Log(d) => Some(*d),
+            _ => None,
+        }) {
+            dbs.insert(0, d);
+        }
     }
     let home_src = pull_source(&q, &dbs)?;
     let home = dbs[&home_src];
@@ -202,6 +229,8 @@ pub fn run(
         .iter()
         .map(|(n, d)| (*n, (d.reader(), &**d.schema())))
         .collect();
+    let times: BTreeMap<usize, crate::store::TimeFilter> =
+        dbs.iter().map(|(n, d)| (*n, d.time_filter())).collect();
     let clauses = resolve_constants(&readers, 0, &q.clauses)?;
     let all_rules = resolve_rules(&q, &readers)?;
     for (n, rules) in &all_rules {
@@ -213,7 +242,12 @@ pub fn run(
     // Binding forms.
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
-        if let (InBinding::Bind(b), InputRef::Value(value)) = (b, inputs[*pos]) {
+        let value = match inputs[*pos] {
+            InputRef::Value(v) => Some(v),
+            InputRef::Log(_) => Some(&marker),
+            InputRef::Db(_) => None,
+        };
+        if let (InBinding::Bind(b), Some(value)) = (b, value) {
             let form = crate::edn::to_edn_string(&s.inputs[*pos].form.edn);
             input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
         }
@@ -244,10 +278,12 @@ pub fn run(
         row_spare: super::exec::ROW_SPARE,
         r: readers[&home_src].0,
         schema: readers[&home_src].1,
+        time: times[&home_src],
+        log,
         sources: Default::default(),
         dbs: readers
             .iter()
-            .map(|(n, (r, schema))| (*n, DbSource::new(*r, schema)))
+            .map(|(n, (r, schema))| (*n, DbSource::new(*r, schema, times[n])))
             .collect(),
         dollar: 0,
         active: home_src,

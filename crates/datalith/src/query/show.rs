@@ -101,6 +101,14 @@ impl ClauseText<'_> {
         };
         match c {
             Clause::Pattern(src, p) => self.pattern(*src, p),
+            Clause::Timed(src, t) => {
+                let base = self.pattern(*src, &t.p);
+                let extra: Vec<String> = [&t.tx, &t.added]
+                    .into_iter()
+                    .map(|x| self.terms(std::slice::from_ref(x)))
+                    .collect();
+                format!("{} {}]", &base[..base.len() - 1], extra.join(" "))
+            }
             Clause::Pred { name, args } => format!("[{}]", call(name, args)),
             Clause::Fn {
                 name,

@@ -44,7 +44,10 @@ pub fn check_where(
         let form = &w.form.edn;
         // Data patterns and source patterns need nothing bound (the common query checks in
         // one pass over its clauses).
-        if matches!(c, Clause::Pattern(..) | Clause::Source { .. }) {
+        if matches!(
+            c,
+            Clause::Pattern(..) | Clause::Timed(..) | Clause::Source { .. }
+        ) {
             continue;
         }
         // Bound around this clause: the scope and every other clause.
@@ -222,9 +225,11 @@ pub fn check_find(
 /// The variables a clause binds for the clauses around it.
 fn binds(c: &Clause) -> Vec<Var> {
     match c {
-        Clause::Pattern(..) | Clause::Rule { .. } | Clause::Source { .. } | Clause::Or { .. } => {
-            c.vars()
-        }
+        Clause::Pattern(..)
+        | Clause::Timed(..)
+        | Clause::Rule { .. }
+        | Clause::Source { .. }
+        | Clause::Or { .. } => c.vars(),
         Clause::Fn { binding, .. } => binding.vars(),
         Clause::Pred { .. } | Clause::Not { .. } => Vec::new(),
         Clause::Dollar { clause, .. } => binds(clause),

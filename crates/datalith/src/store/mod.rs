@@ -5,6 +5,8 @@
 //! - [`schema`] / [`load`]: attributes, built-ins, loading the schema from datoms.
 //! - [`tables`]: the store's KV tables, counters and statistics records.
 //! - [`reader`]: reading datoms out of the indexes.
+//! - [`history`]: the history index (every assertion and retraction, by entity, in time
+//!   order) and the time filters of `as-of`, `since` and `history`.
 //! - [`shared`]: the long-lived state of an open store.
 //!
 //! # Tables and ids (moved from ARCHITECTURE.md)
@@ -39,6 +41,7 @@
 
 pub mod datom;
 pub mod error;
+pub mod history;
 pub(crate) mod ids;
 pub mod keys;
 pub mod load;
@@ -49,6 +52,7 @@ pub mod tables;
 
 pub use datom::Datom;
 pub use error::StoreError;
+pub use history::TimeFilter;
 pub use ids::{AttrId, EntityId};
 pub use reader::{EntityCursor, IndexReader};
 pub use schema::{Attribute, Cardinality, Schema, Unique};

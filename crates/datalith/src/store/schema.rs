@@ -51,6 +51,8 @@ pub struct Attribute {
     pub tuple_type: Option<ValueType>,
     /// For a heterogeneous tuple: the element types.
     pub tuple_types: Option<Vec<ValueType>>,
+    /// `:db/noHistory`: the history index keeps only the current datoms' assertions.
+    pub no_history: bool,
 }
 
 impl Attribute {
@@ -88,7 +90,7 @@ pub mod builtin {
     pub const TUPLE_TYPE: AttrId = 9;
     /// `:db/tupleTypes`
     pub const TUPLE_TYPES: AttrId = 10;
-    /// `:db/noHistory` (accepted for Datomic compatibility; history is not kept anyway)
+    /// `:db/noHistory`: the attribute's past values are not kept in the history index
     pub const NO_HISTORY: AttrId = 11;
     /// `:db/fulltext` (accepted for Datomic compatibility)
     pub const FULLTEXT: AttrId = 12;
@@ -111,6 +113,7 @@ fn builtin_attrs() -> Vec<Attribute> {
         tuple_attrs: None,
         tuple_type: None,
         tuple_types: None,
+        no_history: false,
     };
     vec![
         mk(IDENT, "ident", ValueType::Keyword, Some(Unique::Identity)),
@@ -311,6 +314,7 @@ pub fn attribute_from_datoms(
         None => None,
     };
     let is_component = matches!(find(IS_COMPONENT), Some(Value::Boolean(true)));
+    let no_history = matches!(find(NO_HISTORY), Some(Value::Boolean(true)));
     let doc = match find(DOC) {
         Some(Value::String(s)) => Some(s.to_string()),
         _ => None,
@@ -358,6 +362,7 @@ pub fn attribute_from_datoms(
         tuple_attrs,
         tuple_type,
         tuple_types,
+        no_history,
     }))
 }
 
@@ -381,6 +386,7 @@ mod tests {
             tuple_attrs: composite.then(|| vec![Keyword::new(Some("t"), "a")]),
             tuple_type: None,
             tuple_types: None,
+            no_history: false,
         }
     }
 

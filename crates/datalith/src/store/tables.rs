@@ -16,6 +16,11 @@ pub struct Tables {
     /// tx entity id -> the transaction's datoms (`tx::log`); `None` when the log is not kept
     /// (or, read-only, a database made before it existed).
     pub tx_log: Option<Table>,
+    /// entity -> its events, `attr ++ tx ++ added ++ value` (`store::history`); `None` in a
+    /// database made before history was kept, opened read-only.
+    pub history: Option<Table>,
+    /// attribute -> entities that ever lost a value of it.
+    pub history_attr: Option<Table>,
 }
 
 impl Tables {
@@ -34,7 +39,18 @@ impl Tables {
                 Err(KvError::NoSuchTable { .. }) => None,
                 Err(e) => return Err(e),
             },
+            history: optional(env.table("history", TableKind::List))?,
+            history_attr: optional(env.fixed_list_table("history_attr", 8))?,
         })
+    }
+}
+
+/// A table a read-only open of an older database may lack.
+fn optional(t: Result<Table, KvError>) -> Result<Option<Table>, KvError> {
+    match t {
+        Ok(t) => Ok(Some(t)),
+        Err(KvError::NoSuchTable { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

@@ -42,9 +42,14 @@ pub(crate) fn attempt(
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
     let mut outcome = run_tx(r, schema, data, &call, now_ms(), counters, expanded)?;
-    let stats = stage_datoms(&r, r.t, &outcome.datoms, stage, |a| {
-        schema.get(a).is_some_and(|x| x.unique.is_some())
-    })?;
+    let stats = stage_datoms(
+        &r,
+        r.t,
+        &outcome.datoms,
+        stage,
+        |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
+        |a| schema.get(a).is_some_and(|x| x.no_history),
+    )?;
     outcome
         .tempids
         .retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));

@@ -7,23 +7,25 @@
 
 use crate::kv::wal::{Derivation, DerivedOp, LoggedOpKind};
 use crate::store::ids::AttrId;
-use crate::store::keys;
+use crate::store::{history, keys};
 
 use super::{av, write};
 
-/// The Datalog store's derivation: EAV and AVE writes from `tx_log` puts.
+/// The Datalog store's derivation: EAV, AVE and history writes from `tx_log` puts.
 #[derive(Debug, Default)]
 pub struct IndexRebuild;
 
 /// Table names, in [`DerivedOp::table`] order.
-const TABLES: [&str; 2] = ["eav", "ave"];
+const TABLES: [&str; 4] = ["eav", "ave", "history", "history_attr"];
 const EAV: usize = 0;
 const AVE: usize = 1;
+const HISTORY: usize = 2;
+const HISTORY_ATTR: usize = 3;
 
 impl Derivation for IndexRebuild {
     fn name(&self) -> &str {
         // Bump the version whenever `write::stage_datoms` changes what it stages.
-        "datalith.index-from-tx-log/1"
+        "datalith.index-from-tx-log/2"
     }
 
     fn source(&self) -> &str {
@@ -36,7 +38,7 @@ impl Derivation for IndexRebuild {
 
     fn derive(
         &self,
-        _tx: &[u8],
+        tx: &[u8],
         entry: &[u8],
         emit: &mut dyn FnMut(DerivedOp<'_>),
     ) -> Result<(), String> {
@@ -60,6 +62,34 @@ impl Derivation for IndexRebuild {
                 key: &keys[i],
                 value: &d.e,
                 tally: Some(d.a),
+            });
+        }
+        // History: one event a datom, in order, then the retractions' attributes (a
+        // `:db/noHistory` retraction is staged otherwise: such a group is logged whole).
+        let tx: [u8; 8] = tx
+            .try_into()
+            .map_err(|_| "a transaction log key is not 8 bytes".to_string())?;
+        let tx = u64::from_be_bytes(tx);
+        let mut ev = Vec::with_capacity(64);
+        for d in &datoms {
+            ev.clear();
+            history::event_bytes(d.a, tx, d.added, &d.av[keys::ATTR_BYTES..], &mut ev);
+            emit(DerivedOp {
+                table: HISTORY,
+                kind: LoggedOpKind::ListAdd,
+                key: &d.e,
+                value: &ev,
+                tally: None,
+            });
+        }
+        for d in datoms.iter().filter(|d| !d.added) {
+            let a = history::attr_key(d.a);
+            emit(DerivedOp {
+                table: HISTORY_ATTR,
+                kind: LoggedOpKind::ListAdd,
+                key: &a,
+                value: &d.e,
+                tally: None,
             });
         }
         Ok(())

@@ -8,7 +8,8 @@ use super::datoms::NetDatoms;
 use super::error::TxError;
 use crate::codec::{self, Giant};
 use crate::kv::Stage;
-use crate::limits::MAX_KEY_BYTES;
+use crate::limits::{HISTORY_EVENT_HEAD_BYTES, MAX_KEY_BYTES};
+use crate::store::history;
 use crate::store::ids::AttrId;
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::{giant_key, IndexReader};
@@ -26,6 +27,7 @@ pub fn stage_datoms(
     datoms: &NetDatoms,
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
+    no_history: impl Fn(AttrId) -> bool,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
     // Index keys of giants (an inline value's av bytes are its index key), by datom.
     let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
@@ -99,6 +101,7 @@ pub fn stage_datoms(
         // The AVE write counts the keys it creates or empties, under the attribute's tally.
         stage.list_change_tallied(d.added, &t.ave, key, &e, Some(d.a));
     }
+    stage_history(r, t, datoms, stage, no_history)?;
     for (key, (a, delta, giant)) in per_value {
         let Some(g) = giant.filter(|_| delta != 0) else {
             continue;
@@ -129,6 +132,50 @@ pub fn stage_datoms(
         }
     }
     Ok(stats)
+}
+
+/// Stages the history events of `datoms` (`store::history`): one event a datom, in the
+/// datoms' order, then one `history_attr` entry per retraction. A retraction of a
+/// `:db/noHistory` attribute instead removes the assertion it retracts (looked up in the
+/// history index: the log entry does not say when the value was asserted, so such a group is
+/// logged whole, not derived).
+fn stage_history(
+    r: &IndexReader<'_>,
+    t: &Tables,
+    datoms: &NetDatoms,
+    stage: &mut Stage,
+    no_history: impl Fn(AttrId) -> bool,
+) -> Result<(), TxError> {
+    let Some(h) = &t.history else {
+        return Ok(());
+    };
+    let mut ev = Vec::with_capacity(64);
+    for (d, b) in datoms.iter() {
+        ev.clear();
+        let e = keys::eav_key(d.e);
+        if !d.added && no_history(d.a) {
+            history::event_bytes(d.a, 0, true, &b[ATTR_BYTES..], &mut ev);
+            let value = &ev[HISTORY_EVENT_HEAD_BYTES..];
+            if let Some(tx) = r.tx_of(d.e, d.a, value)? {
+                let mut asserted = Vec::with_capacity(ev.len());
+                history::event_bytes(d.a, tx, true, &b[ATTR_BYTES..], &mut asserted);
+                stage.list_remove(h, &e, &asserted);
+            }
+            continue;
+        }
+        history::event_bytes(d.a, d.tx, d.added, &b[ATTR_BYTES..], &mut ev);
+        stage.list_add(h, &e, &ev);
+    }
+    if let Some(ha) = &t.history_attr {
+        for d in datoms
+            .datoms
+            .iter()
+            .filter(|d| !d.added && !no_history(d.a))
+        {
+            stage.list_add(ha, &history::attr_key(d.a), &keys::eav_key(d.e));
+        }
+    }
+    Ok(())
 }
 
 /// Positions `0..n` of datoms whose attributes are `attr(i)`, grouped by attribute (in order

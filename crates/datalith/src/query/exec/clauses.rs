@@ -134,6 +134,36 @@ impl<'a> Ctx<'a> {
                     .unwrap_or_default();
                 rel.join(&match_terms(&input, terms, &self.budget)?, &self.budget)
             }
+            Clause::Timed(src, t) if self.reads_db(*src) => {
+                self.enter(*src);
+                self.timed(t, rel)
+            }
+            Clause::Pattern(src, p) if self.reads_db(*src) => {
+                // A database value in time (the conjunction runs current-state patterns).
+                self.enter(*src);
+                let t = crate::query::ir::TimedPattern {
+                    p: p.clone(),
+                    tx: Term::Blank,
+                    added: Term::Blank,
+                };
+                self.timed(&t, rel)
+            }
+            Clause::Timed(src, t) => {
+                let input = self
+                    .sources
+                    .get(&self.source_of(*src))
+                    .cloned()
+                    .unwrap_or_default();
+                let p = &t.p;
+                let terms = vec![
+                    p.e.clone(),
+                    attr_term(&p.a),
+                    p.v.clone(),
+                    t.tx.clone(),
+                    t.added.clone(),
+                ];
+                rel.join(&match_terms(&input, &terms, &self.budget)?, &self.budget)
+            }
             Clause::Pattern(src, p) => {
                 let input = self
                     .sources
@@ -151,6 +181,7 @@ impl<'a> Ctx<'a> {
     pub fn call(&self, name: &str, args: &[Value]) -> Result<Option<Value>, QueryError> {
         match name {
             "get-else" | "get-some" | "missing?" => return self.db_fn(name, args).map(Some),
+            "tx-ids" | "tx-data" => return self.log_fn(name, args).map(Some),
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {

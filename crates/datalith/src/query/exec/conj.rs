@@ -33,6 +33,7 @@ fn clause_index(c: &Clause) -> PlanIndex {
         Clause::Fn { .. } => PlanIndex::Function,
         Clause::Not { .. } | Clause::Or { .. } => PlanIndex::Nested,
         Clause::Rule { .. } => PlanIndex::Rule,
+        Clause::Timed(..) => PlanIndex::History,
         Clause::Dollar { clause, .. } => clause_index(clause),
         // Here a pattern reads an input relation (`Ctx::clause`).
         Clause::Source { .. } | Clause::Pattern(..) => PlanIndex::Input,
@@ -81,7 +82,7 @@ impl<'a> Ctx<'a> {
             let repeats;
             let index;
             rel = match &clause {
-                Clause::Pattern(src, p) if self.reads_db(*src) => {
+                Clause::Pattern(src, p) if self.reads_db(*src) && self.is_current(*src) => {
                     let src = self.source_of(*src);
                     self.enter(src);
                     // Merge scan: every other ready pattern on the same bound entity.
@@ -156,7 +157,10 @@ impl<'a> Ctx<'a> {
                 }
                 other => {
                     repeats = distinct::clause_repeats(self.schema, other);
-                    index = clause_index(other);
+                    index = match other {
+                        Clause::Pattern(src, _) if self.reads_db(*src) => PlanIndex::History,
+                        _ => clause_index(other),
+                    };
                     self.clause(other, rel)?
                 }
             };
@@ -262,7 +266,7 @@ impl<'a> Ctx<'a> {
         cap: u64,
     ) -> Result<u64, QueryError> {
         // Each pattern is estimated on its own database.
-        if let Clause::Pattern(src, _) = c {
+        if let Clause::Pattern(src, _) | Clause::Timed(src, _) = c {
             self.enter(*src);
         }
         let bound = |t: &Term| match t {
@@ -274,6 +278,10 @@ impl<'a> Ctx<'a> {
             // Filters only shrink: run them as soon as they can run.
             Clause::Pred { .. } | Clause::Not { .. } => 0,
             Clause::Fn { .. } => n,
+            Clause::Timed(src, t) if self.reads_db(*src) => self.estimate_timed(&t.p, rel, n)?,
+            Clause::Pattern(src, p) if self.reads_db(*src) && !self.is_current(*src) => {
+                self.estimate_timed(p, rel, n)?
+            }
             Clause::Pattern(src, p) if self.reads_db(*src) => match &p.a {
                 AttrTerm::Unknown(_) => 0,
                 AttrTerm::Attr(a) => {
@@ -301,7 +309,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
             },
-            Clause::Pattern(src, _) | Clause::Source { src, .. } => {
+            Clause::Pattern(src, _) | Clause::Timed(src, _) | Clause::Source { src, .. } => {
                 self.sources
                     .get(&self.source_of(*src))
                     .map_or(0, |r| r.rows.len() as u64)

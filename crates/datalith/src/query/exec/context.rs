@@ -18,7 +18,7 @@ use crate::query::relation::Relation;
 use crate::query::show::ClauseText;
 use crate::store::reader::IndexReader;
 use crate::store::schema::Schema;
-use crate::store::{AttrId, EntityId};
+use crate::store::{AttrId, EntityId, TimeFilter};
 
 /// A user function callable from queries.
 pub type UserFn = dyn Fn(&[Value]) -> Result<Value, String> + Send + Sync;
@@ -30,16 +30,19 @@ type AveLists = std::cell::RefCell<HashMap<(AttrId, Value), std::rc::Rc<Vec<Enti
 pub struct DbSource<'a> {
     r: IndexReader<'a>,
     schema: &'a Schema,
+    /// Which datoms it shows.
+    pub(super) time: TimeFilter,
     /// Its AVE lists while another database is the active one.
     ave_lists: AveLists,
 }
 
 impl<'a> DbSource<'a> {
     /// A database with its reader and schema.
-    pub fn new(r: IndexReader<'a>, schema: &'a Schema) -> DbSource<'a> {
+    pub fn new(r: IndexReader<'a>, schema: &'a Schema, time: TimeFilter) -> DbSource<'a> {
         DbSource {
             r,
             schema,
+            time,
             ave_lists: Default::default(),
         }
     }
@@ -51,6 +54,10 @@ pub struct Ctx<'a> {
     pub r: IndexReader<'a>,
     /// Schema of the active database.
     pub schema: &'a Schema,
+    /// Time filter of the active database.
+    pub time: TimeFilter,
+    /// The transaction log given as an input, read by `tx-ids` and `tx-data`.
+    pub log: Option<IndexReader<'a>>,
     /// Input relations for sources that are not databases (by source number).
     pub sources: HashMap<usize, Relation>,
     /// The databases, by source number (`$` is 0).
@@ -144,6 +151,7 @@ impl<'a> Ctx<'a> {
         std::mem::swap(next.ave_lists.get_mut(), self.ave_lists.get_mut());
         self.r = next.r;
         self.schema = next.schema;
+        self.time = next.time;
         self.active = src;
     }
 

@@ -12,6 +12,8 @@
 //! - `ranges`: comparisons turned into AVE bounds.
 //! - `clauses`: predicates, functions, `not`, `or`, rules, input relations.
 //! - `terms`: matching rows against terms, entity ids and constants.
+//! - `time`: patterns read from the history index (the transaction and `added` positions,
+//!   and every pattern on a database value in time).
 
 mod clauses;
 mod conj;
@@ -20,6 +22,7 @@ mod ranges;
 mod scan;
 mod star;
 mod terms;
+mod time;
 
 pub(crate) use context::ROW_SPARE;
 pub use context::{Ctx, DbSource, Step, UserFn};

@@ -8,7 +8,7 @@ use super::*;
 use crate::codec::Value;
 use crate::edn::Edn;
 use crate::query::error::QueryError;
-use crate::query::ir::{AttrTerm, Binding, Clause, Pattern, Term, Var};
+use crate::query::ir::{AttrTerm, Binding, Clause, Pattern, Term, TimedPattern, Var};
 use crate::query::parse::{
     BindingForm, CallBinding, ClauseForm, JoinSpec, JoinVar, OutVar, TermForm, WhereClause,
 };
@@ -174,13 +174,8 @@ impl<'a> Lowerer<'a, '_> {
                         show(e)
                     )));
                 }
-                if terms.len() > 3 && !matches!(self.term(&terms[3])?, Term::Blank) {
-                    return Err(perr(format!(
-                        "the transaction position is not supported (no history is kept): {}",
-                        show(e)
-                    )));
-                }
                 let get = |i: usize| terms.get(i).unwrap_or(&TermForm::Blank);
+                let (tx, added) = (self.term(get(3))?, self.term(get(4))?);
                 let p = Pattern {
                     e: self.term(get(0))?,
                     a: self.attr(get(1), schema)?,
@@ -197,6 +192,9 @@ impl<'a> Lowerer<'a, '_> {
                         Some(deferred) => deferred.push(err),
                         None => return Err(err),
                     }
+                }
+                if tx != Term::Blank || added != Term::Blank {
+                    return Ok(Clause::Timed(src, TimedPattern { p, tx, added }));
                 }
                 Ok(Clause::Pattern(src, p))
             }

@@ -169,6 +169,42 @@ impl FillRequest {
             }
         }
 
+        // History: a bulk load makes no transaction, so its datoms' assertions are stamped
+        // with the basis before it (the last transaction's id). EAV's order is the history
+        // index's order for one stamp (attribute, then value).
+        if let Some(h) = &t.history {
+            let stamp = match batch.slot(|| StoreBatch::new(t.clone())).counters {
+                Some(c) => c.2,
+                None => crate::tx::run::read_counters(&r)?.2,
+            } - 1;
+            let mut h_keys = Existing::default();
+            let mut prev_e: Option<EntityId> = None;
+            let mut ev = Vec::with_capacity(64);
+            for x in eav {
+                let av = x.av(arena);
+                let new_key = prev_e != Some(x.e);
+                let e = keys::eav_key(x.e);
+                if new_key {
+                    prev_e = Some(x.e);
+                    key = h_keys.probe(view, h, &e)?;
+                }
+                ev.clear();
+                crate::store::history::event_bytes(
+                    attr_of(av),
+                    stamp,
+                    true,
+                    &av[keys::ATTR_BYTES..],
+                    &mut ev,
+                );
+                match key {
+                    KeyState::New { append: true } if new_key => stage.list_append(h, &e, &ev),
+                    KeyState::New { append: false } if new_key => stage.list_add_sorted(h, &e, &ev),
+                    KeyState::New { .. } => stage.list_append_dup(h, &e, &ev),
+                    KeyState::Present => stage.list_add_sorted(h, &e, &ev),
+                }
+            }
+        }
+
         // AVE, counting datoms and new distinct values per attribute in the same pass.
         let mut ave_keys = Existing::default();
         let mut prev_av: Option<&[u8]> = None;
