@@ -11,7 +11,7 @@ use datalith::kv::Durability;
 use datalith::tx::{EntityMap, EntityRef, Tempid, TxOp, TxValue};
 use datalith::{Database, Db, DbOptions, Input, TxData};
 
-use super::api::{self, ApiError};
+use super::api;
 use super::data::{Answer, Spec, Tx};
 use super::rows::{self, Basis, Kind, Query, Row};
 use super::timing::{measure, Measured, Plan};
@@ -19,21 +19,6 @@ use crate::common::BenchError;
 
 /// The peer's label.
 pub const LABEL: &str = "datalith";
-
-/// Why a row gave no figure.
-#[derive(Debug)]
-pub enum NotRun {
-    /// The call is not in this build (the time-view API): reported skipped.
-    Unsupported(String),
-    /// It ran and failed.
-    Failed(BenchError),
-}
-
-impl From<BenchError> for NotRun {
-    fn from(e: BenchError) -> NotRun {
-        NotRun::Failed(e)
-    }
-}
 
 /// The loaded database and what the rows need to know about it.
 pub struct DatalithPeer {
@@ -166,7 +151,7 @@ impl DatalithPeer {
     }
 
     /// Measures `row`.
-    pub fn run(&self, row: &Row, plan: Plan) -> Result<Measured, NotRun> {
+    pub fn run(&self, row: &Row, plan: Plan) -> Result<Measured, BenchError> {
         let what = format!("{LABEL} {}", row.name);
         let snap = self.database.db().map_err(err("snapshot"))?;
         let text = rows::text(row.kind);
@@ -185,46 +170,43 @@ impl DatalithPeer {
                     }
                 };
                 match basis {
-                    Basis::Current => Ok(measure(plan, &what, || read(&snap))?),
+                    Basis::Current => measure(plan, &what, || read(&snap)),
                     Basis::AsOf(p) => {
                         let tx = self.tx_after(p)?;
-                        probe(api::as_of(&snap, tx))?;
                         // The as-of value is made inside the timed call, as a user's
                         // `(d/q q (d/as-of db t))`.
-                        Ok(measure(plan, &what, || {
+                        measure(plan, &what, || {
                             read(&api::as_of(&snap, tx).map_err(err("as-of"))?)
-                        })?)
+                        })
                     }
                 }
             }
             Kind::EntityHistory => {
                 let text = text.unwrap_or_default();
-                probe(api::history(&snap))?;
                 let e = [Edn::Long(self.history_e as i64)];
-                Ok(measure(plan, &what, || {
-                    let h = api::history(&snap).map_err(err("history"))?;
+                measure(plan, &what, || {
+                    let h = api::history(&snap);
                     column_sum(&h.q(text, &e).map_err(err("query"))?, 0)
-                })?)
+                })
             }
             Kind::TxRange => {
                 let (t1, t2) = self.log_bounds()?;
-                Ok(measure(plan, &what, || self.tx_range(t1, t2))?)
+                measure(plan, &what, || self.tx_range(t1, t2))
             }
             Kind::TxDataQ => {
                 let text = text.unwrap_or_default();
                 let (t1, t2) = self.log_bounds()?;
-                probe(api::log(&snap))?;
                 let long = |x: u64| Input::Value(Edn::Long(x as i64));
-                Ok(measure(plan, &what, || {
+                measure(plan, &what, || {
                     let inputs = [
                         Input::Db(snap.clone()),
-                        api::log(&snap).map_err(err("log"))?,
+                        api::log(&snap),
                         long(t1),
                         long(t2),
                         long(self.value_attr as u64),
                     ];
                     aggregate_pair(&datalith::q(text, &inputs).map_err(err("query"))?, false)
-                })?)
+                })
             }
         }
     }
@@ -253,15 +235,6 @@ impl DatalithPeer {
 impl Drop for DatalithPeer {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
-    }
-}
-
-/// A time-view call that is not in this build makes the row skipped.
-fn probe<T>(r: Result<T, ApiError>) -> Result<(), NotRun> {
-    match r {
-        Ok(_) => Ok(()),
-        Err(e @ ApiError::Unsupported(_)) => Err(NotRun::Unsupported(e.to_string())),
-        Err(e) => Err(NotRun::Failed(BenchError::store(LABEL, "time view")(e))),
     }
 }
 

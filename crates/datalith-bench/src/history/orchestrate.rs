@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use super::args::HistoryArgs;
 use super::data::{self, Answer};
-use super::datalith::{DatalithPeer, NotRun, LABEL};
+use super::datalith::{DatalithPeer, LABEL};
 use super::external::{self, Invocation};
 use super::report::{self, Cell, Outcome, Table};
 use super::rows::Row;
@@ -187,8 +187,7 @@ fn run_datalith(peer: &DatalithPeer, rows: &[Row], plan: super::timing::Plan) ->
             row: row.name.to_string(),
             outcome: match peer.run(row, plan) {
                 Ok(m) => Outcome::Measured(m),
-                Err(NotRun::Unsupported(why)) => Outcome::Skipped(why),
-                Err(NotRun::Failed(e)) => Outcome::Failed(e.to_string()),
+                Err(e) => Outcome::Failed(e.to_string()),
             },
         })
         .collect()
