@@ -351,6 +351,56 @@ fn the_log_in_queries_and_several_times_in_one_query() {
 }
 
 #[test]
+fn no_history_attributes_keep_only_their_current_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    transact(
+        &db,
+        r#"[{:db/ident :c/id :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+            {:db/ident :c/hits :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/noHistory true}
+            {:db/ident :c/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"#,
+    );
+    let t1 = transact(&db, r#"[{:c/id 1 :c/hits 1 :c/name "a"}]"#);
+    transact(&db, r#"[{:c/id 1 :c/hits 2 :c/name "b"}]"#);
+    let t3 = transact(&db, r#"[{:c/id 1 :c/hits 3}]"#);
+    let now = db.db().unwrap();
+    let cases: Vec<(&str, Db, &str, &str)> = vec![
+        (
+            "history of a noHistory attribute: the current value only",
+            now.history(),
+            "[:find ?h ?added :where [_ :c/hits ?h _ ?added]]",
+            "#{[3 true]}",
+        ),
+        (
+            "history of an ordinary attribute beside it: every event",
+            now.history(),
+            "[:find ?n ?added :where [_ :c/name ?n _ ?added]]",
+            r#"#{["a" true] ["a" false] ["b" true]}"#,
+        ),
+        (
+            "as-of t1: the past value is gone",
+            now.as_of(t1).unwrap(),
+            "[:find ?h :where [_ :c/hits ?h]]",
+            "#{}",
+        ),
+        (
+            "now: the current value with its transaction",
+            now.clone(),
+            "[:find ?h :in $ ?t :where [_ :c/hits ?h ?t]]",
+            "#{[3]}",
+        ),
+    ];
+    for (name, db, query, want) in cases {
+        let mut inputs: Vec<datalith::Input> = vec![db.into()];
+        if query.contains(":in") {
+            inputs.push(Edn::Long(t3 as i64).into());
+        }
+        let got = to_edn_string(&datalith::q(query, &inputs).unwrap());
+        assert_eq!(read_one(&got).unwrap(), read_one(want).unwrap(), "{name}");
+    }
+}
+
+#[test]
 fn time_points_are_kept_by_the_value() {
     let h = history();
     let now = h.db.db().unwrap();
@@ -365,4 +415,63 @@ fn time_points_are_kept_by_the_value() {
     assert_eq!(as_of.as_of(t[4]).unwrap().as_of_t(), Some(t[2]));
     assert_eq!(as_of.as_of(t[1]).unwrap().as_of_t(), Some(t[1]));
     let _: Edn = now.q("[:find ?e :where [?e :p/name]]", &[]).unwrap();
+}
+
+#[test]
+fn a_database_made_before_history_gets_it_from_its_log_when_opened_for_writing() {
+    use datalith::kv::{Direction, KvOp, TableKind};
+    use std::ops::Bound;
+    let h = history();
+    let dir = h._dir.path().to_path_buf();
+    let want = q(
+        &h.db.db().unwrap().history(),
+        "[:find ?v ?tx ?added :where [_ :p/age ?v ?tx ?added]]",
+    );
+    // Empty the history index, as a database made before it was kept has it.
+    let env = h.db.env();
+    let mut ops = Vec::new();
+    for (name, kind) in [
+        ("history", TableKind::List),
+        ("history_attr", TableKind::List),
+    ] {
+        let table = env.table(name, kind).unwrap();
+        let txn = env.read().unwrap();
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for entry in txn
+            .view()
+            .range(
+                &table,
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Direction::Forward,
+            )
+            .unwrap()
+        {
+            let (k, _) = entry.unwrap();
+            if keys.last().map(|x| x.as_slice()) != Some(k) {
+                keys.push(k.to_vec());
+            }
+        }
+        ops.extend(keys.into_iter().map(|k| KvOp::delete(&table, k)));
+    }
+    env.transact_kv(ops).unwrap();
+    assert_ne!(
+        q(
+            &h.db.db().unwrap().history(),
+            "[:find ?v ?tx ?added :where [_ :p/age ?v ?tx ?added]]"
+        ),
+        want
+    );
+    drop(h.db);
+    let db = Database::open(&dir, DbOptions::default()).unwrap();
+    let now = db.db().unwrap();
+    assert_eq!(
+        q(
+            &now.history(),
+            "[:find ?v ?tx ?added :where [_ :p/age ?v ?tx ?added]]"
+        ),
+        want
+    );
+    let report = now.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
 }

@@ -80,6 +80,12 @@ pub enum Inconsistency {
         /// What is wrong.
         detail: String,
     },
+    /// The history index disagrees with EAV or with the transaction log, or an event does
+    /// not parse.
+    History {
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Inconsistency {
@@ -115,6 +121,7 @@ impl std::fmt::Display for Inconsistency {
                 recorded.datoms, recorded.distinct, actual.datoms, actual.distinct
             ),
             Inconsistency::TxLog { detail } => write!(f, "transaction log: {detail}"),
+            Inconsistency::History { detail } => write!(f, "history index: {detail}"),
         }
     }
 }
@@ -391,6 +398,7 @@ impl Db {
             }
         }
         super::check_log::check_tx_log(&r, &mut report.problems)?;
+        super::check_history::check_history(&r, schema, &mut report.problems)?;
         Ok(report)
     }
 }
@@ -531,6 +539,12 @@ mod tests {
                 Inconsistency::TxLog {
                     detail: format!(
                         "the log leaves entity {e} with a datom of attribute {a} that EAV lacks"
+                    )
+                },
+                // And so does the history index.
+                Inconsistency::History {
+                    detail: format!(
+                        "the events of entity {e} replay to 2 datoms, EAV holds 1 (or different ones)"
                     )
                 }
             ]

@@ -98,6 +98,7 @@ impl Database {
         if options.skip_tx_log {
             tables.tx_log = None;
         }
+        super::history_backfill::backfill_history(&env, &tables)?;
         let db = Self::on_tables(env, tables);
         db.set_query_memory_limit(options.query_memory_limit);
         if let Some(schema) = &options.schema {

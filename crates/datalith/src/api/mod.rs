@@ -4,11 +4,13 @@
 //! beside the store ([`kv_tables`]).
 
 pub(crate) mod check;
+mod check_history;
 mod check_log;
 pub mod database;
 pub mod db;
 pub(crate) mod dump;
 pub mod entity;
+mod history_backfill;
 pub(crate) mod index;
 pub mod input;
 pub mod kv_tables;

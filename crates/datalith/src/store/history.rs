@@ -44,6 +44,26 @@ pub fn event_bytes(a: AttrId, tx: EntityId, added: bool, enc: &[u8], out: &mut V
     debug_assert!(out.len() <= HISTORY_EVENT_HEAD_BYTES + HISTORY_MAX_VALUE_BYTES);
 }
 
+/// [`event_bytes`] from a value's index form (the bytes after the attribute in EAV and AVE:
+/// a giant's is its encoding's first bytes and the hash of the whole, the same hash a history
+/// event keeps), for writers that hold only the index form (a bulk load).
+pub fn event_bytes_from_index_form(
+    a: AttrId,
+    tx: EntityId,
+    added: bool,
+    index_form: &[u8],
+    out: &mut Vec<u8>,
+) {
+    if index_form.len() <= crate::limits::MAX_INLINE_VALUE_BYTES {
+        return event_bytes(a, tx, added, index_form, out);
+    }
+    out.extend_from_slice(&a.to_be_bytes());
+    out.extend_from_slice(&tx.to_be_bytes());
+    out.push(added as u8);
+    out.extend_from_slice(&index_form[..HISTORY_INLINE_VALUE_BYTES]);
+    out.extend_from_slice(&index_form[index_form.len() - GIANT_HASH_BYTES..]);
+}
+
 /// The `history_attr` key of attribute `a`.
 pub fn attr_key(a: AttrId) -> [u8; keys::ATTR_BYTES] {
     a.to_be_bytes()
@@ -314,6 +334,19 @@ impl<'a> IndexReader<'a> {
         if d.value.len() <= HISTORY_INLINE_VALUE_BYTES {
             return super::reader::decode_exact(d.value);
         }
+        let hash = &d.value[HISTORY_INLINE_VALUE_BYTES..];
+        debug_assert_eq!(hash.len(), GIANT_HASH_BYTES);
+        // A current value is in the giants table (a bulk load's, which has no log entry).
+        if let Ok(h) = <[u8; GIANT_HASH_BYTES]>::try_from(hash) {
+            if let Some(full) = self
+                .view
+                .get(&self.t.giants, &super::reader::giant_key(d.a, &h))?
+            {
+                if full.starts_with(&d.value[..HISTORY_INLINE_VALUE_BYTES]) {
+                    return super::reader::decode_exact(full);
+                }
+            }
+        }
         let Some(log) = &self.t.tx_log else {
             return Err(corrupt(
                 "a long value and no transaction log to read it from",
@@ -324,8 +357,6 @@ impl<'a> IndexReader<'a> {
             .view
             .get(log, &d.tx.to_be_bytes())?
             .ok_or_else(|| corrupt("a long value whose transaction has no log entry", e))?;
-        let hash = &d.value[HISTORY_INLINE_VALUE_BYTES..];
-        debug_assert_eq!(hash.len(), GIANT_HASH_BYTES);
         let datoms = log_entry_datoms(entry).ok_or_else(|| StoreError::CorruptTxLogEntry {
             tx: d.tx,
             detail: "malformed (read for a history value)".into(),

@@ -189,7 +189,7 @@ impl FillRequest {
                     key = h_keys.probe(view, h, &e)?;
                 }
                 ev.clear();
-                crate::store::history::event_bytes(
+                crate::store::history::event_bytes_from_index_form(
                     attr_of(av),
                     stamp,
                     true,
