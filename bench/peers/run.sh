@@ -5,6 +5,7 @@
 #   bench/peers/run.sh datalevin mixed  CONDITION DB_DIR ITERATIONS SEED CSV [WINDOW] [KEY_MAX]
 #   bench/peers/run.sh datalevin query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datomic   query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+#   bench/peers/run.sh datomic   history DATA.jsonl WORK_DIR [SECONDS] [ROWS] [MIN_RUNS]
 #   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
 #   bench/peers/run.sh datalith-py|datalith-py-nosync|datalevin-py|sqlite3-py|sqlite3-py-nosync \

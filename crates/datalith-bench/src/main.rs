@@ -6,6 +6,7 @@
 mod all;
 mod blob;
 mod common;
+mod history;
 mod query;
 mod write;
 
@@ -38,6 +39,8 @@ enum Command {
     Write(write::WriteArgs),
     /// Workload Q: the seed's queries and transaction tasks on 20,000 people, against the peers.
     Query(query::QueryArgs),
+    /// Workload H: as-of, history and log reads of one history, against the Datomic peer.
+    History(history::HistoryArgs),
     /// Internal: runs one condition of workload W in this (child) process, so that its CPU
     /// time and peak RSS are its own.
     #[command(name = "__write-child", hide = true)]
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Blob(args) => blob::run(args),
         Command::BlobChild(args) => blob::run_child(args),
         Command::Query(args) => query::run(args),
+        Command::History(args) => history::run(args),
     };
     match result {
         Ok(code) => code,

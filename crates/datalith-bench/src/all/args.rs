@@ -29,18 +29,30 @@ pub struct AllArgs {
     /// capped run is marked in the summaries). Default: none, every condition writes it all.
     #[arg(long)]
     pub max_secs: Option<f64>,
-    /// Workloads to run (default all): write-kv, write-dl, query, blob.
+    /// Workloads to run (default all; `history` only in a full run unless named here):
+    /// write-kv, write-dl, query, blob, history.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
 }
 
 /// The workloads, in run order: name, sub-folder written under the results folder.
-pub const WORKLOADS: [(&str, &str); 4] = [
+pub const WORKLOADS: [(&str, &str); 5] = [
     ("write-kv", "write-kv"),
     ("write-dl", "write-dl"),
     ("query", "query"),
     ("blob", "blob"),
+    ("history", "history"),
 ];
+
+/// Whether `all` runs workload `name`: those `--only` names, else every one, except that a
+/// `--quick` run (CI's) leaves `history` out (its peer is a JVM; its Datalith rows need the
+/// time-view API) unless `--only` names it.
+pub fn runs(name: &str, a: &AllArgs) -> bool {
+    if !a.only.is_empty() {
+        return a.only.iter().any(|w| w == name);
+    }
+    !(a.quick && name == "history")
+}
 
 /// The `datalith-bench` arguments of workload `name` (one of [`WORKLOADS`]).
 pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<String> {
@@ -48,6 +60,7 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
         "write-kv" => vec!["write".into(), "--kv".into()],
         "write-dl" => vec!["write".into()],
         "query" => vec!["query".into()],
+        "history" => vec!["history".into()],
         _ => vec!["blob".into()],
     };
     v.push("--out".into());
@@ -60,6 +73,7 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
             match name {
                 "write-kv" | "write-dl" => vec!["--max-secs", "1.5", "--writes", "1000"],
                 "query" => vec!["--secs", "0.1", "--cap-secs", "1", "--people", "1000"],
+                "history" => vec!["--secs", "0.1"],
                 _ => vec!["--secs", "1", "--rates", "10,1000"],
             }
             .into_iter()
@@ -108,11 +122,17 @@ mod tests {
     #[test]
     fn command_lines() {
         let out = std::path::Path::new("R");
-        let cases: [(&str, bool, &str); 5] = [
+        let cases: [(&str, bool, &str); 7] = [
             ("write-kv", false, "write --kv --out R --heap 4g"),
             ("write-dl", false, "write --out R --heap 4g"),
             ("query", false, "query --out R --heap 4g"),
             ("blob", false, "blob --out R"),
+            ("history", false, "history --out R --heap 4g"),
+            (
+                "history",
+                true,
+                "history --out R --quick --secs 0.1 --heap 4g",
+            ),
             (
                 "blob",
                 true,
@@ -126,5 +146,16 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn history_stays_out_of_quick_runs_unless_named() {
+        let mut a = args(true);
+        assert!(!runs("history", &a));
+        assert!(runs("query", &a));
+        a.only = vec!["history".into()];
+        assert!(runs("history", &a));
+        assert!(!runs("query", &a));
+        assert!(runs("history", &args(false)));
     }
 }

@@ -26,7 +26,7 @@ pub fn run(a: AllArgs) -> Result<ExitCode, BenchError> {
         if !WORKLOADS.iter().any(|(n, _)| n == w) {
             return Err(BenchError::Arg {
                 arg: "--only",
-                message: format!("unknown workload {w} (write-kv, write-dl, query, blob)"),
+                message: format!("unknown workload {w} (write-kv, write-dl, query, blob, history)"),
             });
         }
     }
@@ -47,7 +47,7 @@ pub fn run(a: AllArgs) -> Result<ExitCode, BenchError> {
     let exe = std::env::current_exe().map_err(BenchError::io(Path::new("current_exe")))?;
     let mut ran = Vec::new();
     for (name, _) in WORKLOADS {
-        if !a.only.is_empty() && !a.only.iter().any(|w| w == name) {
+        if !args::runs(name, &a) {
             continue;
         }
         let line = args::command_line(name, &a, &out);
@@ -126,6 +126,7 @@ fn results_md(a: &AllArgs, out: &Path, machine: &Machine, ran: &[Ran]) -> String
         rows.extend(match name {
             "write-kv" | "write-dl" => verdicts::w_rows(name, &lines),
             "query" => verdicts::q_rows(&lines),
+            "history" => verdicts::h_rows(&lines),
             _ => verdicts::b_rows(&lines),
         });
     }
@@ -134,7 +135,8 @@ fn results_md(a: &AllArgs, out: &Path, machine: &Machine, ran: &[Ran]) -> String
         "\n## Verdict per row: Datalith against the best peer\n\nW: the best durable Datalith \
          condition against the best durable peer (throughput; non-durable conditions are in \
          the W summaries, not here). Q: `datalith` (reads) or `datalith-nosync` (write tasks, \
-         the seed's no-fsync condition) against the fastest peer that is not Datalith. B: \
+         the seed's no-fsync condition) against the fastest peer that is not Datalith. H \
+         (history): `datalith` against `datomic` per row. B: \
          `datalith` against the lowest peer per figure. Each figure is the median over the \
          passes; each summary gives the min-max.\n"
     );

@@ -224,6 +224,18 @@ pub fn q_rows(lines: &[Value]) -> Vec<Row> {
         .collect()
 }
 
+/// Rows of H (history): per row, `datalith` against the fastest other peer (Datomic), as Q's
+/// reads.
+pub fn h_rows(lines: &[Value]) -> Vec<Row> {
+    q_rows(lines)
+        .into_iter()
+        .map(|r| Row {
+            workload: "history".into(),
+            ..r
+        })
+        .collect()
+}
+
 /// Rows of B: per rate, CPU %, write calls/s and device MiB/s of `datalith` against the
 /// lowest peer (its `datalith-*` alternatives are not peers).
 pub fn b_rows(lines: &[Value]) -> Vec<Row> {
@@ -324,6 +336,35 @@ mod tests {
                 ("q1".to_string(), "**ahead** 2.00x".to_string()),
                 ("add-1".to_string(), "**behind** 0.67x".to_string()),
                 ("q2".to_string(), "n/a: no peer measured".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn h_rows_compare_datalith_with_datomic() {
+        let lines = vec![
+            json!({"workload":"history","peer":"datalith","task":"asof25-agg","status":"ok","median_ms":1.0}),
+            json!({"workload":"history","peer":"datomic","task":"asof25-agg","status":"ok","median_ms":3.0}),
+            json!({"workload":"history","peer":"datalith","task":"tx-range","status":"skipped"}),
+            json!({"workload":"history","peer":"datomic","task":"tx-range","status":"ok","median_ms":3.0}),
+        ];
+        let got: Vec<(String, String, String)> = h_rows(&lines)
+            .iter()
+            .map(|r| (r.workload.clone(), r.what.clone(), r.verdict()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "history".to_string(),
+                    "asof25-agg".to_string(),
+                    "**ahead** 3.00x".to_string()
+                ),
+                (
+                    "history".to_string(),
+                    "tx-range".to_string(),
+                    "n/a: Datalith not measured".to_string()
+                ),
             ]
         );
     }
