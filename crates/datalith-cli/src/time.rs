@@ -95,7 +95,10 @@ mod tests {
         let cases: [(&str, Option<TimePoint>); 5] = [
             ("17592186045418", Some(TimePoint::Tx(17592186045418))),
             ("2030-01-01", Some(TimePoint::Instant(1_893_456_000_000))),
-            ("#inst \"2030-01-01T00:00:00.000-00:00\"", Some(TimePoint::Instant(1_893_456_000_000))),
+            (
+                "#inst \"2030-01-01T00:00:00.000-00:00\"",
+                Some(TimePoint::Instant(1_893_456_000_000)),
+            ),
             ("yesterday", None),
             ("-3", None),
         ];

@@ -49,6 +49,32 @@ impl Db {
         if !self.time_filter().is_current() {
             return self.timed_datoms(index, c, None);
         }
+        let mut out = self.current_datoms(index, c)?;
+        self.stamp_tx(&mut out)?;
+        Ok(out)
+    }
+
+    /// Each current datom's transaction (the last that asserted it), from the history index.
+    fn stamp_tx(&self, datoms: &mut [Datom]) -> Result<(), TxError> {
+        let r = self.reader();
+        if !r.has_history() {
+            return Ok(());
+        }
+        let now = crate::store::TimeFilter::default();
+        let mut cursor = r.history_cursor()?;
+        for d in datoms.iter_mut() {
+            let one = self.schema().get(d.a).is_some_and(|x| !x.is_many());
+            for t in cursor.timed(&now, d.e, Some(d.a), one)? {
+                if cursor.value(d.e, &t)? == d.v {
+                    d.tx = t.tx;
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn current_datoms(&self, index: Index, c: &Components) -> Result<Vec<Datom>, TxError> {
         let r = self.reader();
         let mut out = Vec::new();
         let datom = |e, a, v| Datom {
@@ -156,6 +182,7 @@ impl Db {
                 });
                 Ok(true)
             })?;
+        self.stamp_tx(&mut out)?;
         Ok(out)
     }
 
@@ -206,6 +233,7 @@ impl Db {
             });
             Ok(out.len() < limit)
         })?;
+        self.stamp_tx(&mut out)?;
         Ok(out)
     }
 
@@ -265,9 +293,12 @@ impl Db {
             }
         };
         let mut out = Vec::new();
+        let one =
+            c.a.is_some_and(|a| self.schema().get(a).is_some_and(|x| !x.is_many()));
+        let mut cursor = r.history_cursor()?;
         for e in entities {
-            for d in r.timed_datoms(&filter, e, c.a)? {
-                let v = r.event_value(e, &d)?;
+            for d in cursor.timed(&filter, e, c.a, one)? {
+                let v = cursor.value(e, &d)?;
                 if c.v.as_ref().is_some_and(|x| *x != v) {
                     continue;
                 }

@@ -102,6 +102,10 @@ impl Eid {
                     Value::Long(n) if attr.is_ref() && *n > 0 => Value::Ref(*n as EntityId),
                     other => other.clone(),
                 };
+                // A value in time resolves in its own state (a since value may lack it).
+                if !db.time_filter().is_current() {
+                    return Ok(db.holders(attr.id, &v)?.first().copied());
+                }
                 Ok(db.reader().first_entity_with(attr.id, &v)?)
             }
         }

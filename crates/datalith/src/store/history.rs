@@ -209,7 +209,110 @@ pub fn apply_filter<'a>(filter: &TimeFilter, events: &[Event<'a>], out: &mut Vec
     }));
 }
 
+/// Many history reads through one kept LMDB cursor (entities read in ascending order mostly
+/// stay on the leaf page of the previous one).
+pub struct HistoryCursor<'a> {
+    r: IndexReader<'a>,
+    lists: crate::kv::ListReader<'a>,
+}
+
+impl<'a> HistoryCursor<'a> {
+    /// The events of entity `e` (of attribute `a` only, when given; and then none after
+    /// transaction `until`), in stored order.
+    pub fn events(
+        &mut self,
+        e: EntityId,
+        a: Option<AttrId>,
+        until: Option<EntityId>,
+    ) -> Result<Vec<Event<'a>>, StoreError> {
+        let mut out = Vec::new();
+        let mut failed = None;
+        let from = a.map(|a| a.to_be_bytes());
+        self.lists.each_from(
+            &keys::eav_key(e),
+            from.as_ref().map_or(&[][..], |f| &f[..]),
+            |raw| {
+                let Some(ev) = Event::parse(raw) else {
+                    failed = Some(corrupt("malformed", e));
+                    return Ok(false);
+                };
+                if a.is_some_and(|a| a != ev.a) || until.is_some_and(|t| ev.tx > t) {
+                    return Ok(false);
+                }
+                out.push(ev);
+                Ok(true)
+            },
+        )?;
+        failed.map_or(Ok(out), Err)
+    }
+
+    /// The datoms `filter` shows of entity `e` (of attribute `a` only, when given), as
+    /// [`IndexReader::timed_datoms`]. `one`: `a` is cardinality-one, so the state at a point
+    /// is the last event before it (a transaction's retractions sort before its assertions):
+    /// one search, however long the history.
+    pub fn timed(
+        &mut self,
+        filter: &TimeFilter,
+        e: EntityId,
+        a: Option<AttrId>,
+        one: bool,
+    ) -> Result<Vec<TimedDatom<'a>>, StoreError> {
+        if let (Some(a), true, false) = (a, one, filter.history) {
+            if let Some(bound) = state_bound(a, filter.as_of) {
+                let mut out = Vec::new();
+                let Some(raw) = self.lists.last_below(&keys::eav_key(e), &bound)? else {
+                    return Ok(out);
+                };
+                let ev = Event::parse(raw).ok_or_else(|| corrupt("malformed", e))?;
+                if ev.a == a && ev.added && filter.since.is_none_or(|s| ev.tx > s) {
+                    out.push(TimedDatom {
+                        a,
+                        value: ev.value,
+                        tx: ev.tx,
+                        added: true,
+                    });
+                }
+                return Ok(out);
+            }
+        }
+        let until = if filter.history { None } else { filter.as_of };
+        let events = self.events(e, a, until.filter(|_| a.is_some()))?;
+        let mut out = Vec::new();
+        for group in events.chunk_by(|x, y| x.a == y.a) {
+            apply_filter(filter, group, &mut out);
+        }
+        Ok(out)
+    }
+
+    /// The value of an event of entity `e` (see [`IndexReader::event_value`]).
+    pub fn value(&self, e: EntityId, d: &TimedDatom<'_>) -> Result<Value, StoreError> {
+        self.r.event_value(e, d)
+    }
+}
+
+/// The bound below which the last event of attribute `a` is its state at `as_of` (now when
+/// `None`): the first event key after `(a, as_of)`; `None` when there is no such key.
+fn state_bound(a: AttrId, as_of: Option<EntityId>) -> Option<Vec<u8>> {
+    let mut b = Vec::with_capacity(12);
+    match as_of {
+        Some(t) => {
+            b.extend_from_slice(&a.to_be_bytes());
+            b.extend_from_slice(&t.checked_add(1)?.to_be_bytes());
+        }
+        None => b.extend_from_slice(&a.checked_add(1)?.to_be_bytes()),
+    }
+    Some(b)
+}
+
 impl<'a> IndexReader<'a> {
+    /// One cursor for many history reads.
+    pub fn history_cursor(&self) -> Result<HistoryCursor<'a>, StoreError> {
+        Ok(HistoryCursor {
+            r: *self,
+            lists: self.view.list_reader(self.history_table()?)?,
+        })
+    }
+
     /// Whether this state keeps the history index (a database made before it, opened
     /// read-only, does not).
     pub fn has_history(&self) -> bool {

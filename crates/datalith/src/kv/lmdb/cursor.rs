@@ -24,6 +24,7 @@ pub(crate) enum Op {
     Next = ffi::MDB_NEXT,
     Prev = ffi::MDB_PREV,
     NextDup = ffi::MDB_NEXT_DUP,
+    PrevDup = ffi::MDB_PREV_DUP,
     NextNoDup = ffi::MDB_NEXT_NODUP,
     LastDup = ffi::MDB_LAST_DUP,
     GetCurrent = ffi::MDB_GET_CURRENT,

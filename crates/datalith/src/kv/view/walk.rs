@@ -102,6 +102,41 @@ impl<'t> ListReader<'t> {
         self.each_from(key, &[], f)
     }
 
+    /// The greatest value of `key` below `bound`, if any: LMDB searches the key's sorted values
+    /// for the bound and steps back one (a history's last event before a point in time).
+    pub fn last_below(&mut self, key: &[u8], bound: &[u8]) -> Result<Option<&'t [u8]>, KvError> {
+        if key.is_empty() {
+            return Ok(None);
+        }
+        self.view.check_key(&self.table, key)?;
+        let merged = self.view.patch_key(&self.table, key).is_some();
+        match &mut self.cursor {
+            Some(c)
+                if !merged && !bound.is_empty() && bound.len() <= crate::limits::MAX_KEY_BYTES =>
+            {
+                if lmdb(c.seek_value(key, bound))?.is_some() {
+                    return Ok(lmdb(c.step(Op::PrevDup))?.map(|(_, v)| v));
+                }
+                // Every value is below the bound, or the key has none.
+                if lmdb(c.seek_exact(key))?.is_none() {
+                    return Ok(None);
+                }
+                Ok(lmdb(c.step(Op::LastDup))?.map(|(_, v)| v))
+            }
+            _ => {
+                let mut last = None;
+                for v in self.view.list(&self.table, key)? {
+                    let v = v?;
+                    if v >= bound {
+                        break;
+                    }
+                    last = Some(v);
+                }
+                Ok(last)
+            }
+        }
+    }
+
     /// Calls `f` with each value of `key` that is at least `from`, in order, stopping when it
     /// returns false. LMDB finds the first such value by searching the key's sorted values.
     pub fn each_from(

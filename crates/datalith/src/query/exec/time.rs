@@ -84,11 +84,13 @@ impl<'a> Ctx<'a> {
         if !matches!(p.a, AttrTerm::Unknown(_)) {
             let entities = self.timed_candidates(p, a, &rel, &terms[2])?;
             let filter = self.time;
-            let r = self.r;
+            let one = a.is_some_and(|a| schema.get(a).is_some_and(|x| !x.is_many()));
+            let mut cursor = self.r.history_cursor()?;
+            found.rows.reserve(entities.len());
             for e in entities {
                 self.budget.tick()?;
-                for d in r.timed_datoms(&filter, e, a)? {
-                    let v = r.event_value(e, &d)?;
+                for d in cursor.timed(&filter, e, a, one)? {
+                    let v = cursor.value(e, &d)?;
                     found.rows.push(vec![
                         Value::Ref(e),
                         Value::Ref(d.a as u64),
