@@ -80,6 +80,28 @@ impl<'a> Ctx<'a> {
             as_entity(&t.tx),
             t.added.clone(),
         ];
+        // Neither the entity nor the attribute known: every entity's whole history would be
+        // read, which Datomic refuses ("Insufficient bindings, will cause db scan").
+        let e_known = match &p.e {
+            Term::Const(_) => true,
+            Term::Var(v) => rel.binds(*v),
+            Term::Blank => false,
+        };
+        if !e_known && a.is_none() && !matches!(p.a, AttrTerm::Unknown(_)) {
+            let names = |t: &Term| match t {
+                Term::Var(v) => Some(self.show().var(*v)),
+                _ => None,
+            };
+            return Err(QueryError::InsufficientBinding {
+                vars: [&p.e, &attr_term(&p.a)]
+                    .into_iter()
+                    .filter_map(names)
+                    .collect(),
+                clause: self
+                    .show()
+                    .clause(&crate::query::ir::Clause::Timed(0, t.clone())),
+            });
+        }
         let mut found = Relation::empty(Vec::new());
         if !matches!(p.a, AttrTerm::Unknown(_)) {
             let entities = self.timed_candidates(p, a, &rel, &terms[2])?;
