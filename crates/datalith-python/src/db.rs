@@ -184,6 +184,49 @@ impl Db {
         Ok(list.into_any().unbind())
     }
 
+    /// The database as it was at `t` (Datomic's `as-of`): `t` a transaction id (an `int`,
+    /// as `basis_t` and a report's `tx` give it) or a `datetime`.
+    fn as_of(&self, py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Db> {
+        let t = time_point(t)?;
+        let db = self.value();
+        py.detach(move || db.as_of(t))
+            .map(Db::new)
+            .map_err(|e| to_pyerr(py, e))
+    }
+
+    /// Only what was asserted after `t` and is still there (Datomic's `since`).
+    fn since(&self, py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Db> {
+        let t = time_point(t)?;
+        let db = self.value();
+        py.detach(move || db.since(t))
+            .map(Db::new)
+            .map_err(|e| to_pyerr(py, e))
+    }
+
+    /// Every assertion and retraction (Datomic's `history`): patterns see each one with its
+    /// transaction and `added` (`[?e ?a ?v ?tx ?added]`); `pull` and `entity` refuse it.
+    fn history(&self) -> Db {
+        Db::new(self.value().history())
+    }
+
+    /// The point this value is as of, if it is one.
+    #[getter]
+    fn as_of_t(&self) -> Option<u64> {
+        self.value().as_of_t()
+    }
+
+    /// The point this value is since, if it is one.
+    #[getter]
+    fn since_t(&self) -> Option<u64> {
+        self.value().since_t()
+    }
+
+    /// Whether this is a history value.
+    #[getter]
+    fn is_history(&self) -> bool {
+        self.value().is_history()
+    }
+
     /// The basis t of this value: the id of the last transaction it holds.
     #[getter]
     fn basis_t(&self, py: Python<'_>) -> PyResult<u64> {
@@ -195,6 +238,19 @@ impl Db {
             Ok(t) => format!("<datalith.Db basis-t {t}>"),
             Err(_) => "<datalith.Db>".to_string(),
         }
+    }
+}
+
+/// A point in time from Python: a transaction id, or a `datetime` (naive ones are UTC).
+fn time_point(t: &Bound<'_, PyAny>) -> PyResult<datalith::TimePoint> {
+    if let Ok(tx) = t.extract::<u64>() {
+        return Ok(datalith::TimePoint::Tx(tx));
+    }
+    match to_edn(t, Place::Value) {
+        Ok(Edn::Inst(ms)) => Ok(datalith::TimePoint::Instant(ms)),
+        _ => Err(PyTypeError::new_err(
+            "a point in time is a transaction id (int) or a datetime",
+        )),
     }
 }
 
