@@ -2,12 +2,17 @@
 //! the log is complete (an entry for every transaction id from the first to the last handed
 //! out: it was never turned off, and no bulk load went around it: `TX_LOG_GAP`), replaying it from an empty
 //! database must give exactly the datoms EAV holds: every logged transaction applied once.
+//! An empty database holds the built-in entities (`store::bootstrap`; none in a legacy-format
+//! state), which are written around the log: the replay starts from them, and reads a
+//! `:db/valueType`, `:db/cardinality` or `:db/unique` keyword that a legacy entry holds as the
+//! ref the upgrade turned it into.
 
 use std::collections::HashSet;
 use std::ops::Bound;
 
 use super::check::Inconsistency;
 use crate::kv::Direction;
+use crate::store::bootstrap;
 use crate::store::ids::{EntityId, TX_PARTITION_START};
 use crate::store::keys;
 use crate::store::reader::IndexReader;
@@ -32,8 +37,14 @@ pub(super) fn check_tx_log(
             found.push(Inconsistency::TxLog { detail });
         }
     };
-    // Replayed datoms: (entity, attribute ++ full value encoding).
+    // Replayed datoms: (entity, attribute ++ full value encoding), from the built-ins on.
     let mut replayed: HashSet<(EntityId, Vec<u8>)> = HashSet::new();
+    let upgraded = crate::store::load::builtins_format(r)? >= bootstrap::FORMAT;
+    if upgraded {
+        for (e, a, v) in bootstrap::datoms() {
+            replayed.insert((e, av(a, &v).to_vec()));
+        }
+    }
     let mut expected_tx = TX_PARTITION_START;
     let mut complete = true;
     for entry in r
@@ -51,7 +62,11 @@ pub(super) fn check_tx_log(
         match crate::tx::log::decode_entry(tx, v) {
             Ok(entry) => {
                 for d in entry.datoms {
-                    let key = (d.e, av(d.a, &d.v).to_vec());
+                    let v = match upgraded {
+                        true => bootstrap::upgraded_value(d.a, &d.v).unwrap_or(d.v),
+                        false => d.v,
+                    };
+                    let key = (d.e, av(d.a, &v).to_vec());
                     match d.added {
                         true => replayed.insert(key),
                         false => replayed.remove(&key),

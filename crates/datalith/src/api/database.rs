@@ -100,6 +100,7 @@ impl Database {
         }
         super::history_backfill::backfill_history(&env, &tables)?;
         let db = Self::on_tables(env, tables);
+        db.write_builtins()?;
         db.set_query_memory_limit(options.query_memory_limit);
         if let Some(schema) = &options.schema {
             db.install_schema_map(schema)?;
@@ -197,10 +198,34 @@ impl Database {
         Ok(())
     }
 
-    /// A database on an already open environment (its KV tables can live beside).
+    /// A database on an already open environment (its KV tables can live beside). Opened
+    /// for writing, the environment gets the built-in entities first (see
+    /// [`crate::store::bootstrap`]).
     pub fn on_env(env: Environment) -> Result<Database, TxError> {
         let tables = Tables::open(&env)?;
-        Ok(Self::on_tables(env, tables))
+        let db = Self::on_tables(env, tables);
+        if !db.env.is_read_only() {
+            db.write_builtins()?;
+        }
+        Ok(db)
+    }
+
+    /// Brings the database to the built-ins' current format (`store::bootstrap`): writes the
+    /// built-in attributes and ident entities into a new database, and into one made before
+    /// they were stored also turns its keyword-valued schema properties into refs. Nothing
+    /// is written when the format is current (one lookup).
+    fn write_builtins(&self) -> Result<(), TxError> {
+        {
+            let snap = self.env.read()?;
+            let r = crate::store::reader::IndexReader::new(snap.view(), &self.store.tables);
+            if crate::store::load::builtins_format(&r)? >= crate::store::bootstrap::FORMAT {
+                return Ok(());
+            }
+        }
+        let (request, handle) = crate::tx::bootstrap::BootstrapRequest::new(self.store.clone());
+        self.env.submit_blocking(Box::new(request));
+        handle.wait()?;
+        Ok(())
     }
 
     fn on_tables(env: Environment, tables: Tables) -> Database {

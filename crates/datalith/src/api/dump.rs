@@ -4,8 +4,10 @@
 //! schema datoms), then every user entity as a map whose `:db/id` is a string tempid
 //! `"e<old id>"`. Refs to user entities are written as those tempids, so the reloaded
 //! database gets fresh ids and the same graph; refs to attributes are written as their
-//! idents. Transaction entities (`:db/txInstant`, tx metadata) are not dumped: a reload makes
-//! its own. Everything sits in one entity transaction because tempids only live within one.
+//! idents, and so are refs to the built-in ident entities (`:db/valueType :db.type/string`);
+//! the built-in entities themselves are not dumped (every database has them). Transaction
+//! entities (`:db/txInstant`, tx metadata) are not dumped: a reload makes its own. Everything
+//! sits in one entity transaction because tempids only live within one.
 
 use std::io::Write;
 use std::ops::Bound;
@@ -114,7 +116,11 @@ impl Db {
                 let v = r.decode_value(a, vb)?;
                 line.push_str(&ident(a));
                 line.push(' ');
-                line.push_str(&to_edn_string(&edn_from_value(&v)));
+                line.push_str(&value_text(
+                    self,
+                    &v,
+                    schema.get(a).is_some_and(|x| x.is_ref()),
+                ));
                 Ok(true)
             },
         )?;
@@ -231,10 +237,13 @@ fn value_text(db: &Db, v: &Value, is_ref: bool) -> String {
     match (is_ref, v) {
         (true, Value::Ref(t)) => match partition_of(*t) {
             Partition::User => to_edn_string(&crate::edn::Edn::String(dump_tempid(*t))),
+            // An attribute or a built-in ident entity (`:db.type/string`): by its ident.
             Partition::Attributes => db
                 .schema()
                 .get(*t as AttrId)
-                .map_or_else(|| t.to_string(), |x| x.ident.to_string()),
+                .map(|x| x.ident.clone())
+                .or_else(|| crate::store::bootstrap::ident_of(*t))
+                .map_or_else(|| t.to_string(), |k| k.to_string()),
             Partition::Transactions => t.to_string(),
         },
         _ => to_edn_string(&edn_from_value(v)),

@@ -216,7 +216,8 @@ pub const PULL_DUPLICATE_ATTRIBUTE: Category =
 pub const NOT_AN_ATTRIBUTE: Category = caller(":db.error/not-an-attribute", Anomaly::Incorrect);
 /// A string where a keyword is required (the first element of a lookup ref).
 pub const NOT_A_KEYWORD: Category = caller(":db.error/not-a-keyword", Anomaly::Incorrect);
-/// A new attribute without a required property (`:db/valueType`, `:db/cardinality`).
+/// A new attribute without a required property (`:db/valueType`, `:db/cardinality`), or a
+/// schema property given a keyword that names none of its values (`:db.type/nonsense`).
 pub const INVALID_INSTALL_ATTRIBUTE: Category =
     caller(":db.error/invalid-install-attribute", Anomaly::Incorrect);
 /// A tuple value that its attribute's `:db/tupleTypes` or `:db/tupleType` does not admit

@@ -1,5 +1,6 @@
 //! Loading the schema out of the indexes.
 
+use super::bootstrap;
 use super::error::StoreError;
 use super::ids::{AttrId, ATTR_PARTITION_END};
 use super::reader::IndexReader;
@@ -17,9 +18,19 @@ pub fn schema_version(r: &IndexReader<'_>) -> Result<u64, StoreError> {
     )?)
 }
 
-/// Builds the schema from the attribute entities of this state.
+/// The format of the built-in entities this state holds (`bootstrap`; 0: legacy, none stored).
+pub fn builtins_format(r: &IndexReader<'_>) -> Result<u64, StoreError> {
+    Ok(read_counter(r.view, &r.t.meta, bootstrap::FORMAT_KEY, 0)?)
+}
+
+/// Builds the schema from the attribute entities of this state: the built-in attributes of its
+/// format (`bootstrap`), then every user attribute, whose properties may be refs to ident
+/// entities or, in a legacy state, their keywords.
 pub fn load_schema(r: &IndexReader<'_>) -> Result<Schema, StoreError> {
-    let mut schema = Schema::default();
+    let mut schema = match builtins_format(r)? {
+        0 => Schema::legacy(),
+        _ => Schema::default(),
+    };
     schema.version = schema_version(r)?;
     let mut current: Option<(u64, Vec<(AttrId, Value)>)> = None;
     let flush =

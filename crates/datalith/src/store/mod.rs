@@ -39,6 +39,7 @@
 //! data; the built-in attributes are fixed in code and never stored. The `Schema` is loaded from
 //! the attribute partition and cached by version (`Store::schema_for`).
 
+pub mod bootstrap;
 pub mod datom;
 pub mod error;
 pub mod history;

@@ -2,11 +2,16 @@
 //!
 //! An attribute is an entity of the attribute partition; its properties are ordinary datoms
 //! (`:db/ident`, `:db/valueType`, ...), stored in EAV and AVE like any other, so schema is
-//! queryable data. The built-in attributes below are fixed by this code and never stored.
+//! queryable data. As in Datomic, `:db/valueType`, `:db/cardinality` and `:db/unique` are ref
+//! attributes whose values are ident entities (`:db.type/string`, `:db.cardinality/one`, ...;
+//! see `bootstrap`). The built-in attributes below are defined by this code (their ids and
+//! properties never change) and stored as entities too (`bootstrap::datoms`), so that queries
+//! see them; the `Schema` takes them from here, not from the store.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
+use super::bootstrap::{self, IdentProperty};
 use super::ids::AttrId;
 use crate::codec::{Keyword, Value, ValueType};
 
@@ -67,7 +72,9 @@ impl Attribute {
     }
 }
 
-/// Ids of the built-in attributes.
+/// Ids of the built-in attributes (fixed: stored databases name them by these ids). Ids up to
+/// 99 are reserved for built-in entities: 14..39 for later built-in attributes, 40..63 for the
+/// ident entities (`bootstrap::ident`).
 pub mod builtin {
     use super::AttrId;
     /// `:db/ident`
@@ -100,35 +107,122 @@ pub mod builtin {
     pub const FIRST_USER_ATTR: AttrId = 100;
 }
 
-fn builtin_attrs() -> Vec<Attribute> {
+/// The built-in attributes, as this code defines them (and stores them, `bootstrap::datoms`).
+pub(crate) fn builtin_attrs() -> Vec<Attribute> {
     use builtin::*;
-    let mk = |id, name: &str, value_type, unique| Attribute {
+    let mk = |id, name: &str, value_type, unique, doc: &str| Attribute {
         id,
         ident: Keyword::new(Some("db"), name),
         value_type,
         cardinality: Cardinality::One,
         unique,
         is_component: false,
-        doc: None,
+        doc: Some(doc.to_string()),
         tuple_attrs: None,
         tuple_type: None,
         tuple_types: None,
         no_history: false,
     };
+    use ValueType::{Boolean, Instant, Ref, Tuple};
     vec![
-        mk(IDENT, "ident", ValueType::Keyword, Some(Unique::Identity)),
-        mk(VALUE_TYPE, "valueType", ValueType::Keyword, None),
-        mk(CARDINALITY, "cardinality", ValueType::Keyword, None),
-        mk(UNIQUE, "unique", ValueType::Keyword, None),
-        mk(IS_COMPONENT, "isComponent", ValueType::Boolean, None),
-        mk(DOC, "doc", ValueType::String, None),
-        mk(TX_INSTANT, "txInstant", ValueType::Instant, None),
-        mk(TUPLE_ATTRS, "tupleAttrs", ValueType::Tuple, None),
-        mk(TUPLE_TYPE, "tupleType", ValueType::Keyword, None),
-        mk(TUPLE_TYPES, "tupleTypes", ValueType::Tuple, None),
-        mk(NO_HISTORY, "noHistory", ValueType::Boolean, None),
-        mk(FULLTEXT, "fulltext", ValueType::Boolean, None),
-        mk(INDEX, "index", ValueType::Boolean, None),
+        mk(
+            IDENT,
+            "ident",
+            ValueType::Keyword,
+            Some(Unique::Identity),
+            "Attribute used to uniquely name an entity.",
+        ),
+        mk(
+            VALUE_TYPE,
+            "valueType",
+            Ref,
+            None,
+            "Property of an attribute: the type of its values, one of the :db.type/... entities.",
+        ),
+        mk(
+            CARDINALITY,
+            "cardinality",
+            Ref,
+            None,
+            "Property of an attribute: :db.cardinality/one for single-valued attributes, \
+             :db.cardinality/many for many-valued ones.",
+        ),
+        mk(
+            UNIQUE,
+            "unique",
+            Ref,
+            None,
+            "Property of an attribute: with :db.unique/value its values are unique to one \
+             entity; with :db.unique/identity too, and a tempid asserting an existing value \
+             resolves to that entity (upsert).",
+        ),
+        mk(
+            IS_COMPONENT,
+            "isComponent",
+            Boolean,
+            None,
+            "Property of a ref attribute: if true, the referenced entity is a component of the \
+             referencing one (retracted with it, pulled with it).",
+        ),
+        mk(
+            DOC,
+            "doc",
+            ValueType::String,
+            None,
+            "Documentation string for an entity.",
+        ),
+        mk(
+            TX_INSTANT,
+            "txInstant",
+            Instant,
+            None,
+            "The instant of a transaction, recorded with every transaction.",
+        ),
+        mk(
+            TUPLE_ATTRS,
+            "tupleAttrs",
+            Tuple,
+            None,
+            "Property of a composite tuple attribute: the attributes (keywords) whose values \
+             it is made of.",
+        ),
+        mk(
+            TUPLE_TYPE,
+            "tupleType",
+            ValueType::Keyword,
+            None,
+            "Property of a homogeneous tuple attribute: the type of its elements.",
+        ),
+        mk(
+            TUPLE_TYPES,
+            "tupleTypes",
+            Tuple,
+            None,
+            "Property of a heterogeneous tuple attribute: the type of each element, in order.",
+        ),
+        mk(
+            NO_HISTORY,
+            "noHistory",
+            Boolean,
+            None,
+            "Property of an attribute: if true, its past values are not kept.",
+        ),
+        mk(
+            FULLTEXT,
+            "fulltext",
+            Boolean,
+            None,
+            "Property of an attribute, accepted for Datomic compatibility (no fulltext index \
+             is kept).",
+        ),
+        mk(
+            INDEX,
+            "index",
+            Boolean,
+            None,
+            "Property of an attribute, accepted for Datomic compatibility (every attribute is \
+             indexed in AVE).",
+        ),
     ]
 }
 
@@ -203,21 +297,59 @@ pub struct Schema {
 }
 
 impl Default for Schema {
+    /// The built-in attributes alone, as this code defines them.
     fn default() -> Self {
+        Schema::with_builtins(builtin_attrs())
+    }
+}
+
+impl Schema {
+    fn with_builtins(builtins: Vec<Attribute>) -> Schema {
         let mut s = Schema {
             by_id: HashMap::default(),
             by_ident: HashMap::default(),
             composites: Vec::new(),
             version: 0,
         };
-        for a in builtin_attrs() {
+        for a in builtins {
             s.insert(a);
         }
         s
     }
-}
 
-impl Schema {
+    /// The built-in attributes of a state of the legacy format (`bootstrap`: made before
+    /// the built-in entities were stored): `:db/valueType`, `:db/cardinality` and `:db/unique`
+    /// hold keywords there, so they are keyword attributes in its schema.
+    pub fn legacy() -> Schema {
+        let builtins = builtin_attrs()
+            .into_iter()
+            .map(|mut a| {
+                if super::bootstrap::IdentProperty::of_attr(a.id).is_some() {
+                    a.value_type = ValueType::Keyword;
+                }
+                a
+            })
+            .collect();
+        Schema::with_builtins(builtins)
+    }
+
+    /// Whether this is the schema of a legacy-format state (see [`Schema::legacy`]).
+    pub fn is_legacy(&self) -> bool {
+        self.get(builtin::VALUE_TYPE)
+            .is_some_and(|a| a.value_type == ValueType::Keyword)
+    }
+
+    /// This schema with the built-in attributes of the current format, one version on: the
+    /// schema of a legacy state once upgraded (its user attributes mean the same).
+    pub fn upgraded(&self) -> Schema {
+        let mut next = self.clone();
+        for a in builtin_attrs() {
+            next.insert(a);
+        }
+        next.version += 1;
+        next
+    }
+
     /// Adds or replaces an attribute.
     pub fn insert(&mut self, attr: Attribute) {
         if let Some(old) = self.by_id.get(&attr.id) {
@@ -267,7 +399,7 @@ impl Schema {
             .collect()
     }
 
-    /// Whether `id` is a built-in attribute.
+    /// Whether `id` is a built-in entity (a built-in attribute or ident entity).
     pub fn is_builtin(id: AttrId) -> bool {
         id < builtin::FIRST_USER_ATTR
     }
@@ -288,12 +420,19 @@ pub fn attribute_from_datoms(
     let bad = |property, v: &Value| SchemaError::BadProperty {
         ident: name.clone(),
         property,
-        value: v.to_string(),
+        value: bootstrap::value_text(v),
+    };
+    // Each property is a ref to an ident entity; a legacy-format state holds the ident's
+    // keyword instead (see `bootstrap`).
+    let named = |v: &Value| match v {
+        Value::Ref(e) => Some(*e),
+        Value::Keyword(k) => IdentProperty::ALL.into_iter().find_map(|p| p.entity(k)),
+        _ => None,
     };
     let value_type = match find(VALUE_TYPE) {
-        Some(Value::Keyword(k)) => ValueType::from_ident(k)
-            .ok_or_else(|| bad(":db/valueType", &Value::Keyword(k.clone())))?,
-        Some(v) => return Err(bad(":db/valueType", v)),
+        Some(v) => named(v)
+            .and_then(bootstrap::value_type_of)
+            .ok_or_else(|| bad(":db/valueType", v))?,
         None => {
             return Err(SchemaError::Missing {
                 ident: name,
@@ -302,15 +441,17 @@ pub fn attribute_from_datoms(
         }
     };
     let cardinality = match find(CARDINALITY) {
-        Some(Value::Keyword(k)) if k.to_string() == ":db.cardinality/one" => Cardinality::One,
-        Some(Value::Keyword(k)) if k.to_string() == ":db.cardinality/many" => Cardinality::Many,
-        Some(v) => return Err(bad(":db/cardinality", v)),
+        Some(v) => named(v)
+            .and_then(bootstrap::cardinality_of)
+            .ok_or_else(|| bad(":db/cardinality", v))?,
         None => Cardinality::One,
     };
     let unique = match find(UNIQUE) {
-        Some(Value::Keyword(k)) if k.to_string() == ":db.unique/identity" => Some(Unique::Identity),
-        Some(Value::Keyword(k)) if k.to_string() == ":db.unique/value" => Some(Unique::Value),
-        Some(v) => return Err(bad(":db/unique", v)),
+        Some(v) => Some(
+            named(v)
+                .and_then(bootstrap::unique_of)
+                .ok_or_else(|| bad(":db/unique", v))?,
+        ),
         None => None,
     };
     let is_component = matches!(find(IS_COMPONENT), Some(Value::Boolean(true)));

@@ -200,6 +200,20 @@ pub enum TxError {
         /// The attribute property (such as `:db/valueType`).
         property: String,
     },
+    /// A schema property whose values are ident entities (`:db/valueType`,
+    /// `:db/cardinality`, `:db/unique`) given a keyword that names none of them, such as
+    /// `:db/valueType :db.type/nonsense`.
+    #[error("{value} is not a {property} value (one of {expected}), in {form}")]
+    InvalidSchemaValue {
+        /// The property, e.g. `:db/valueType`.
+        property: String,
+        /// The value, as EDN.
+        value: String,
+        /// The idents the property admits, comma-separated.
+        expected: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A tuple value its attribute's `:db/tupleTypes` or `:db/tupleType` does not admit
     /// (arity, element types; Datomic's `:db.error/invalid-tuple-value`).
     #[error("invalid tuple value {value} for {attr}: {reason}, in {form}")]
@@ -328,7 +342,9 @@ impl TxError {
             TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
             TxError::NotAKeyword { .. } => error::NOT_A_KEYWORD,
             TxError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
-            TxError::InvalidInstallAttribute { .. } => error::INVALID_INSTALL_ATTRIBUTE,
+            TxError::InvalidInstallAttribute { .. } | TxError::InvalidSchemaValue { .. } => {
+                error::INVALID_INSTALL_ATTRIBUTE
+            }
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::PastTxInstant { .. } => error::PAST_TX_INSTANT,
@@ -455,6 +471,17 @@ impl TxError {
             TxError::InvalidInstallAttribute { attr, property } => vec![
                 keyword_field("entity", attr),
                 keyword_field("attribute", property),
+            ],
+            TxError::InvalidSchemaValue {
+                property,
+                value,
+                expected,
+                form,
+            } => vec![
+                keyword_field("attribute", property),
+                edn_text_field("value", value),
+                text_field("expected", expected),
+                edn_text_field("form", form),
             ],
             TxError::InvalidTupleValue {
                 attr,

@@ -89,6 +89,7 @@
 pub(crate) mod attempt;
 pub(crate) mod av;
 pub(crate) mod batch;
+pub(crate) mod bootstrap;
 pub(crate) mod bulk;
 pub use crate::db::tx_data as data;
 pub(crate) mod datoms;

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use super::error::TxError;
 use crate::codec::Value;
 use crate::kv::Direction;
+use crate::store::bootstrap;
 use crate::store::ids::{AttrId, ATTR_PARTITION_END};
 use crate::store::reader::IndexReader;
 use crate::store::schema::{attribute_from_datoms, builtin, Cardinality, Schema};
@@ -52,12 +53,15 @@ pub fn apply_schema_change(
             schema
                 .get(id)
                 .map(|a| a.ident.to_string())
+                .or_else(|| bootstrap::ident_of(e).map(|k| k.to_string()))
                 .unwrap_or_else(|| format!("entity {e}"))
         };
         if id < builtin::FIRST_USER_ATTR {
             return Err(TxError::SchemaChange {
                 attr: name(),
-                reason: "built-in attributes cannot be changed".into(),
+                reason: "built-in entities (attributes and the idents of their values) cannot \
+                         be changed"
+                    .into(),
             });
         }
         let mut props: Vec<(AttrId, Value)> = r.entity(e)?;

@@ -7,6 +7,7 @@ use super::data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, 
 use super::error::TxError;
 use super::print;
 use crate::codec::{Keyword, Value, ValueType};
+use crate::store::bootstrap::IdentProperty;
 use crate::store::ids::AttrId;
 use crate::store::schema::{builtin, Attribute, Schema, Unique};
 
@@ -416,6 +417,21 @@ impl<'s> Expander<'s> {
     /// `[attribute value]`) or a nested map.
     fn ref_value(&mut self, v: &TxValue, at: At<'_>, out: &mut Vec<Term>) -> Result<V, TxError> {
         let At { attr, form } = at;
+        // A schema property's ident (`:db/valueType :db.type/string`): its built-in entity,
+        // or an error naming the value (it names no value of the property).
+        if let Some(property) = IdentProperty::of_attr(attr.id) {
+            if let TxValue::Value(Value::Keyword(k)) | TxValue::Entity(EntityRef::Ident(k)) = v {
+                return match property.entity(k) {
+                    Some(e) => Ok(V::Val(Value::Ref(e))),
+                    None => Err(TxError::InvalidSchemaValue {
+                        property: property.name().to_string(),
+                        value: k.to_string(),
+                        expected: property.expected(),
+                        form: form(),
+                    }),
+                };
+            }
+        }
         Ok(match v {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
             TxValue::Value(Value::Long(n)) if *n > 0 => V::Val(Value::Ref(*n as u64)),

@@ -324,6 +324,11 @@ impl Environment {
         self.core().verified.as_ref()
     }
 
+    /// Whether the environment was opened read-only (`Environment::open_read_only`).
+    pub fn is_read_only(&self) -> bool {
+        self.core().read_only
+    }
+
     /// The durability the environment was opened with.
     pub fn durability(&self) -> Durability {
         self.core().durability

@@ -265,8 +265,9 @@ impl<'a> Ctx<'a> {
                 for a in rest {
                     let a = self.attr_arg(name, a)?;
                     if let Some(v) = self.r.values(e, a)?.into_iter().next() {
-                        let attr = self.schema.get(a).map(|x| Value::Keyword(x.ident.clone()));
-                        return Ok(Value::Tuple(vec![attr, Some(v)]));
+                        // The attribute as its entity (Datomic): `[?a :db/ident ?name]` names it.
+                        let attr = Value::Ref(u64::from(a));
+                        return Ok(Value::Tuple(vec![Some(attr), Some(v)]));
                     }
                 }
                 Err(bad("no value"))

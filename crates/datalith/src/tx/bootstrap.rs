@@ -1,0 +1,181 @@
+//! Writing the built-in entities (`store::bootstrap`) into a state opened for writing, as one
+//! committer request: into a new database, every built-in datom; into a legacy-format one
+//! (made before they were stored), the built-in datoms too, and each keyword-valued
+//! `:db/valueType`, `:db/cardinality` or `:db/unique` datom replaced by the ref to its ident
+//! entity. The format is recorded in the same commit, so the request does nothing to a state
+//! that has it (every later open).
+//!
+//! The writes go around the transaction log, like a bulk load's, but leave it complete: the
+//! built-in datoms are fixed by code, and `api::check_log` replays the log over them, reading
+//! a legacy entry's keyword property value as its ref. The datoms carry as their transaction
+//! the state's basis (`TX_PARTITION_START - 1` in a new database: before every transaction).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use super::av::av;
+use super::batch::StoreBatch;
+use super::datoms::NetDatoms;
+use super::error::TxError;
+use super::write::stage_datoms;
+use crate::codec::Value;
+use crate::kv::handle::{CommitHandle, Completion};
+use crate::kv::{BatchState, Direction, Outcome, Stage, View, WriteRequest};
+use crate::store::bootstrap::{self, IdentProperty};
+use crate::store::ids::{AttrId, EntityId};
+use crate::store::load::{builtins_format, schema_version};
+use crate::store::reader::IndexReader;
+use crate::store::schema::builtin;
+use crate::store::{Datom, Store};
+
+/// The datoms that bring the state `r` reads to the built-ins' current format: retractions
+/// and assertions, each `(entity, attribute, value, added)`.
+pub fn upgrade_datoms(
+    r: &IndexReader<'_>,
+) -> Result<Vec<(EntityId, AttrId, Value, bool)>, TxError> {
+    let mut out = Vec::new();
+    // The built-in entities: each one's datoms of the attributes the table gives it, exactly.
+    let wanted = bootstrap::datoms();
+    let mut at = 0;
+    while at < wanted.len() {
+        let e = wanted[at].0;
+        let end = at + wanted[at..].iter().take_while(|d| d.0 == e).count();
+        let want = &wanted[at..end];
+        let have = r.entity(e)?;
+        for (a, v) in &have {
+            let defined = want.iter().any(|(_, wa, _)| wa == a);
+            if defined && !want.iter().any(|(_, wa, wv)| wa == a && wv == v) {
+                out.push((e, *a, v.clone(), false));
+            }
+        }
+        for (_, a, v) in want {
+            if !have.iter().any(|(ha, hv)| ha == a && hv == v) {
+                out.push((e, *a, v.clone(), true));
+            }
+        }
+        at = end;
+    }
+    // Legacy property values: keywords become refs to their ident entities.
+    for property in IdentProperty::ALL {
+        let a = property.attr();
+        let mut held: Vec<(Vec<u8>, EntityId)> = Vec::new();
+        r.scan_attr(
+            a,
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Direction::Forward,
+            |vb, e| {
+                held.push((vb.to_vec(), e));
+                Ok(true)
+            },
+        )?;
+        for (vb, e) in held {
+            if e < builtin::FIRST_USER_ATTR as EntityId {
+                continue; // a built-in entity: written above
+            }
+            let v = r.decode_value(a, &vb)?;
+            if let Some(new) = bootstrap::upgraded_value(a, &v) {
+                out.push((e, a, v, false));
+                out.push((e, a, new, true));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The committer request that upgrades a state to the built-ins' current format; its result
+/// says whether it wrote anything.
+pub struct BootstrapRequest {
+    store: Arc<Store>,
+    result: Option<Result<bool, TxError>>,
+    completion: Option<Completion<bool, TxError>>,
+}
+
+impl BootstrapRequest {
+    /// The request for `store`, and the handle its result arrives by.
+    pub fn new(store: Arc<Store>) -> (BootstrapRequest, CommitHandle<bool, TxError>) {
+        let (completion, handle) = CommitHandle::pair();
+        (
+            BootstrapRequest {
+                store,
+                result: None,
+                completion: Some(completion),
+            },
+            handle,
+        )
+    }
+
+    fn upgrade(
+        &mut self,
+        view: View<'_>,
+        stage: &mut Stage,
+        batch: &mut BatchState,
+    ) -> Result<bool, TxError> {
+        let t = &self.store.tables;
+        let r = IndexReader::new(view, t);
+        if builtins_format(&r)? >= bootstrap::FORMAT {
+            return Ok(false);
+        }
+        let schema = self.store.schema_for(&r)?;
+        let version = schema_version(&r)?;
+        let (_, _, next_tx) = super::run::read_counters(&r)?;
+        let basis = next_tx - 1;
+        let mut net = NetDatoms::default();
+        for (e, a, v, added) in upgrade_datoms(&r)? {
+            net.av.push(av(a, &v));
+            net.datoms.push(Datom {
+                e,
+                a,
+                v,
+                tx: basis,
+                added,
+            });
+        }
+        let stats = stage_datoms(&r, t, &net, stage, |a| {
+            schema.get(a).is_some_and(|x| x.unique.is_some())
+        })?;
+        stage.put(
+            &t.meta,
+            bootstrap::FORMAT_KEY,
+            &bootstrap::FORMAT.to_be_bytes(),
+        );
+        let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        for (a, (d, n)) in stats {
+            let s = slot.stats.entry(a).or_default();
+            s.0 += d;
+            s.1 += n;
+        }
+        // A state with user schema had it in the legacy format: the same attributes under the
+        // current built-ins make a new schema version. A new database (version 0) has the
+        // current built-ins already (`Schema::default`).
+        if version > 0 {
+            let next = Arc::new(schema.upgraded());
+            self.store.publish_schema(next.clone());
+            slot.schema = Some(next);
+            slot.schema_changed = true;
+        }
+        Ok(true)
+    }
+}
+
+impl WriteRequest for BootstrapRequest {
+    fn size_hint(&self) -> usize {
+        // ~40 datoms in both indexes.
+        8 * 1024
+    }
+
+    super::request::prepare_by_attempt!(upgrade);
+
+    fn finish(mut self: Box<Self>, outcome: Outcome) {
+        let result = match outcome {
+            Outcome::Committed | Outcome::Rejected => self
+                .result
+                .take()
+                .unwrap_or_else(|| Err(crate::kv::KvError::Closed.into())),
+            Outcome::Failed(e) => Err(e.into()),
+        };
+        if let Some(c) = self.completion.take() {
+            c.complete(result);
+        }
+    }
+}
