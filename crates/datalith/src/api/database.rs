@@ -44,6 +44,11 @@ pub struct DbOptions {
     /// Do not keep each transaction's datoms for [`Database::tx_range`] (kept by default; the
     /// log costs about one more write of each transaction's datoms).
     pub skip_tx_log: bool,
+    /// Leave the database in the legacy format, without the built-in entities and with
+    /// keyword-valued schema properties, as versions before `store::bootstrap` wrote it (a
+    /// new database is then made that way): for tests of the upgrade only.
+    #[doc(hidden)]
+    pub legacy_format: bool,
 }
 
 impl DbOptions {
@@ -54,6 +59,7 @@ impl DbOptions {
             schema: None,
             query_memory_limit: None,
             skip_tx_log: false,
+            legacy_format: false,
         }
     }
 }
@@ -100,7 +106,7 @@ impl Database {
         }
         super::history_backfill::backfill_history(&env, &tables)?;
         let db = Self::on_tables(env, tables);
-        db.write_builtins()?;
+        db.write_builtins(!options.legacy_format)?;
         db.set_query_memory_limit(options.query_memory_limit);
         if let Some(schema) = &options.schema {
             db.install_schema_map(schema)?;
@@ -204,21 +210,21 @@ impl Database {
     pub fn on_env(env: Environment) -> Result<Database, TxError> {
         let tables = Tables::open(&env)?;
         let db = Self::on_tables(env, tables);
-        if !db.env.is_read_only() {
-            db.write_builtins()?;
-        }
+        db.write_builtins(!db.env.is_read_only())?;
         Ok(db)
     }
 
-    /// Brings the database to the built-ins' current format (`store::bootstrap`): writes the
-    /// built-in attributes and ident entities into a new database, and into one made before
-    /// they were stored also turns its keyword-valued schema properties into refs. Nothing
-    /// is written when the format is current (one lookup).
-    fn write_builtins(&self) -> Result<(), TxError> {
+    /// Loads the schema and, if `write`, brings the database to the built-ins' current
+    /// format (`store::bootstrap`): writes the built-in attributes and ident entities into a
+    /// new database, and into one made before they were stored also turns its keyword-valued
+    /// schema properties into refs. Nothing is written when the format is current.
+    fn write_builtins(&self, write: bool) -> Result<(), TxError> {
         {
             let snap = self.env.read()?;
             let r = crate::store::reader::IndexReader::new(snap.view(), &self.store.tables);
-            if crate::store::load::builtins_format(&r)? >= crate::store::bootstrap::FORMAT {
+            self.store.schema_for(&r)?;
+            if !write || crate::store::load::builtins_format(&r)? >= crate::store::bootstrap::FORMAT
+            {
                 return Ok(());
             }
         }

@@ -13,10 +13,12 @@ use super::tables::Tables;
 pub struct Store {
     /// The tables.
     pub tables: Tables,
-    /// The newest schema seen, by version. Versions only grow, and a version number always
-    /// names the same schema (a batch redone after a map growth recomputes it identically),
-    /// so a cached schema is valid for any state that records its version.
-    schema: Mutex<Arc<Schema>>,
+    /// The newest schema seen, by version (none before the first read). Versions only grow,
+    /// and a version number always names the same schema (a batch redone after a map growth
+    /// recomputes it identically; version 0 is always the built-ins alone, in the format of a
+    /// state not yet given the built-in entities, see `bootstrap`), so a cached schema is
+    /// valid for any state that records its version.
+    schema: Mutex<Option<Arc<Schema>>>,
 }
 
 impl Store {
@@ -24,7 +26,7 @@ impl Store {
     pub fn new(tables: Tables) -> Self {
         Store {
             tables,
-            schema: Mutex::new(Arc::new(Schema::default())),
+            schema: Mutex::new(None),
         }
     }
 
@@ -33,15 +35,12 @@ impl Store {
         let version = schema_version(r)?;
         {
             let cached = self.schema.lock().unwrap_or_else(|p| p.into_inner());
-            if cached.version == version {
+            if let Some(cached) = cached.as_ref().filter(|c| c.version == version) {
                 return Ok(cached.clone());
             }
         }
         let loaded = Arc::new(load_schema(r)?);
-        let mut cached = self.schema.lock().unwrap_or_else(|p| p.into_inner());
-        if loaded.version > cached.version {
-            *cached = loaded.clone();
-        }
+        self.publish_schema(loaded.clone());
         Ok(loaded)
     }
 
@@ -51,13 +50,14 @@ impl Store {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+            .unwrap_or_default()
     }
 
-    /// Records a schema a transaction produced.
+    /// Records a schema a transaction produced (or a read loaded).
     pub fn publish_schema(&self, schema: Arc<Schema>) {
         let mut cached = self.schema.lock().unwrap_or_else(|p| p.into_inner());
-        if schema.version > cached.version {
-            *cached = schema;
+        if cached.as_ref().is_none_or(|c| schema.version > c.version) {
+            *cached = Some(schema);
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::kv::handle::{CommitHandle, Completion};
 use crate::kv::{BatchState, Direction, Outcome, Stage, View, WriteRequest};
 use crate::store::bootstrap::{self, IdentProperty};
 use crate::store::ids::{AttrId, EntityId};
-use crate::store::load::{builtins_format, schema_version};
+use crate::store::load::builtins_format;
 use crate::store::reader::IndexReader;
 use crate::store::schema::builtin;
 use crate::store::{Datom, Store};
@@ -117,7 +117,6 @@ impl BootstrapRequest {
             return Ok(false);
         }
         let schema = self.store.schema_for(&r)?;
-        let version = schema_version(&r)?;
         let (_, _, next_tx) = super::run::read_counters(&r)?;
         let basis = next_tx - 1;
         let mut net = NetDatoms::default();
@@ -145,15 +144,12 @@ impl BootstrapRequest {
             s.0 += d;
             s.1 += n;
         }
-        // A state with user schema had it in the legacy format: the same attributes under the
-        // current built-ins make a new schema version. A new database (version 0) has the
-        // current built-ins already (`Schema::default`).
-        if version > 0 {
-            let next = Arc::new(schema.upgraded());
-            self.store.publish_schema(next.clone());
-            slot.schema = Some(next);
-            slot.schema_changed = true;
-        }
+        // The same user attributes under the current built-ins: a new schema version (so
+        // that every cached legacy schema, in other processes too, is read again).
+        let next = Arc::new(schema.upgraded());
+        self.store.publish_schema(next.clone());
+        slot.schema = Some(next);
+        slot.schema_changed = true;
         Ok(true)
     }
 }
