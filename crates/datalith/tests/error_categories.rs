@@ -220,6 +220,11 @@ fn tx_errors_carry_datomic_categories() {
             ":thing/x: :db/valueType is missing",
         ),
         (
+            "[{:db/ident :thing/x :db/valueType :db.type/nonsense :db/cardinality :db.cardinality/one}]",
+            error::INVALID_INSTALL_ATTRIBUTE,
+            ":db.type/nonsense is not a :db/valueType value",
+        ),
+        (
             r#"[{:person/name "carol" :person/pair [:a]}]"#,
             error::INVALID_TUPLE_VALUE,
             "[:a] for :person/pair: 1 elements where :db/tupleTypes has 2",

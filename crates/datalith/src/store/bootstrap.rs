@@ -16,10 +16,11 @@
 //! The meta key [`FORMAT_KEY`] records which built-ins a state holds ([`FORMAT`]). Absent, the
 //! state is of the *legacy* format (made before the built-ins were stored): `:db/valueType`,
 //! `:db/cardinality` and `:db/unique` hold keywords, not refs, and the built-in entities are
-//! not stored. Such a state still loads (`load::load_schema` gives it [`Schema::legacy`], whose
-//! built-in properties are keyword attributes, so a read-only open answers as before); opened
-//! for writing it is upgraded first: the built-in datoms are written, each keyword-valued
-//! property datom becomes its ref, and the format is recorded, in one commit.
+//! not stored. Such a state still loads (`load::load_schema` gives it
+//! [`Schema::legacy`](super::schema::Schema::legacy), whose built-in properties are keyword
+//! attributes, so a read-only open answers as before); opened for writing it is upgraded
+//! first: the built-in datoms are written, each keyword-valued property datom becomes its ref,
+//! the format is recorded and the schema version bumped, in one commit.
 
 use super::ids::{AttrId, EntityId};
 use super::schema::{builtin, builtin_attrs, Cardinality, Unique};

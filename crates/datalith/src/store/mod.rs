@@ -3,6 +3,7 @@
 //! - `ids`: entity and attribute ids and their partitions.
 //! - [`keys`]: byte layouts of index entries.
 //! - [`schema`] / [`load`]: attributes, built-ins, loading the schema from datoms.
+//! - [`bootstrap`]: the built-in entities every database stores (attributes and idents).
 //! - [`tables`]: the store's KV tables, counters and statistics records.
 //! - [`reader`]: reading datoms out of the indexes.
 //! - [`history`]: the history index (every assertion and retraction, by entity, in time
@@ -15,7 +16,7 @@
 //! |---|---|---|---|
 //! | `eav` | list | entity id (u64 BE) | attribute id (u32 BE) ++ encoded value, sorted |
 //! | `ave` | fixed-width list (8) | attribute id (u32 BE) ++ encoded value | entity ids (u64 BE), sorted |
-//! | `store_meta` | plain | `next_entity`, `next_attr`, `next_tx`, `schema_version` (u64 BE); `stats/` ++ attr id | counters; `AttrStats` (datoms, distinct values: 2 x u64 BE) |
+//! | `store_meta` | plain | `next_entity`, `next_attr`, `next_tx`, `schema_version`, `builtins_format` (u64 BE); `stats/` ++ attr id | counters; `AttrStats` (datoms, distinct values: 2 x u64 BE) |
 //! | `giants` | plain | attribute id ++ 16-byte BLAKE3 hash | the full encoding of a value too long to index inline |
 //!
 //! Every attribute is in both indexes, so no `:db/index` is needed; AVE on a ref attribute
@@ -34,10 +35,42 @@
 //! its datoms (`limits::VALUES_SCAN_SHARE`) and their ids are compact, else cursor lookups).
 //!
 //! Entity ids are partitioned: attributes below 2^20 (built-ins are 1..99, user attributes from
-//! 100), user entities from 2^20, transaction entities from 2^44. An attribute is an entity whose
-//! properties are ordinary datoms (`:db/ident`, `:db/valueType`, ...), so schema is queryable
-//! data; the built-in attributes are fixed in code and never stored. The `Schema` is loaded from
+//! 100), user entities from 2^20, transaction entities from 2^44. The `Schema` is loaded from
 //! the attribute partition and cached by version (`Store::schema_for`).
+//!
+//! # Schema as data
+//!
+//! As in Datomic, every attribute and every ident is an entity whose properties are ordinary
+//! datoms, so schema is queryable data: `:db/valueType`, `:db/cardinality` and `:db/unique`
+//! are ref attributes whose values are *ident entities* (`:db.type/string`,
+//! `:db.cardinality/one`, `:db.unique/identity`, ...; ids 40..63), and the built-in attributes
+//! (`:db/ident` ... `:db/index`, ids 1..13) are entities with their own `:db/ident`,
+//! `:db/valueType`, `:db/cardinality`, `:db/unique` and `:db/doc`. A transaction still writes
+//! `:db/valueType :db.type/string`: a keyword in a ref position names the entity with that
+//! ident (Datomic's rule; for these three properties it is looked up in code, and a keyword
+//! that names none of the property's values is refused naming it).
+//!
+//! **Decided: the built-in entities are stored, not synthesized by the reader.** They are
+//! written into EAV and AVE, with their statistics, when a database is first opened for
+//! writing (`tx::bootstrap`, one commit, around the transaction log like a bulk load), so
+//! every reader of the indexes sees them with no special case: patterns with any bound
+//! positions, reverse refs (`:db/_valueType`), pull, `Db::entity`, the planner's statistics,
+//! raw index reads, another process's read-only snapshot. A reader that synthesized them
+//! would have to merge them into every index scan and count them into every statistic, and
+//! any code that reads the tables directly would miss them. They cost ~70 datoms a database.
+//! Their definition stays in code (`schema::builtin_attrs`, `bootstrap`): the `Schema` takes
+//! the built-in attributes from there, never from the store, so the stored copy can only be
+//! read, and transactions that touch entities 1..99 are refused. `check` replays the
+//! transaction log over the built-in datoms (`api::check_log`); `dump` leaves them out and
+//! names refs to them by ident.
+//!
+//! A database made before (the *legacy* format: no `builtins_format` key, keyword-valued
+//! properties, no built-in entities) still loads, read-only, with `Schema::legacy`, whose
+//! three properties are keyword attributes, so it answers as it did. Opened for writing it is
+//! upgraded first, in the same commit: the built-in datoms written, each keyword property
+//! datom replaced by its ref, the format recorded and the schema version bumped (so that
+//! readers in other processes load the new schema); `check` reads a legacy log entry's keyword
+//! as its ref.
 
 pub mod bootstrap;
 pub mod datom;
