@@ -28,10 +28,15 @@ fn open(dir: &std::path::Path, options: DbOptions) -> Database {
 
 fn people(options: DbOptions) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), options);
+    let db = people_in(dir.path(), options);
+    (dir, db)
+}
+
+fn people_in(dir: &std::path::Path, options: DbOptions) -> Database {
+    let db = open(dir, options);
     db.transact(SCHEMA).unwrap();
     db.transact(PEOPLE).unwrap();
-    (dir, db)
+    db
 }
 
 fn legacy() -> DbOptions {
@@ -534,4 +539,111 @@ fn a_legacy_database_opens_read_only_and_is_upgraded_when_opened_for_writing() {
     let db = open(dir.path(), DbOptions::default());
     check_queries(&db, SCHEMA_QUERIES);
     assert!(db.db().unwrap().check().unwrap().is_ok());
+}
+
+fn q_on(db: &datalith::Db, query: &str) -> Edn {
+    canon(db.q(query, &[]).unwrap_or_else(|e| panic!("{query}: {e}")))
+}
+
+#[test]
+fn the_built_ins_belong_to_every_state_in_time_and_make_no_transaction() {
+    use datalith::raw::TX_PARTITION_START;
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), DbOptions::default());
+    // Written at genesis: no transaction, nothing in the log.
+    let snap = db.db().unwrap();
+    assert_eq!(snap.basis_t().unwrap(), TX_PARTITION_START - 1);
+    assert_eq!(db.tx_range(None, None).unwrap().count(), 0);
+    let schema = db.transact(SCHEMA).unwrap();
+    assert_eq!(schema.tx, TX_PARTITION_START);
+    let snap = db.db().unwrap();
+    let string = "[:find ?e . :where [?e :db/ident :db.type/string]]";
+    let name_type = "[:find ?t . :where [:person/name :db/valueType ?v] [?v :db/ident ?t]]";
+    // As of the empty database (before every transaction), the built-ins are there.
+    let before = snap.as_of(TX_PARTITION_START - 1).unwrap();
+    assert_eq!(q_on(&before, string), edn("48"));
+    assert_eq!(q_on(&before, name_type), Edn::Nil);
+    assert_eq!(
+        q_on(&snap.as_of(schema.tx).unwrap(), name_type),
+        edn(":db.type/string")
+    );
+    // Since the empty database: only what transactions asserted.
+    let since = snap.since(TX_PARTITION_START - 1).unwrap();
+    assert_eq!(q_on(&since, string), Edn::Nil);
+    // (the ident entity is not in it: a join through it finds nothing, as in Datomic)
+    assert_eq!(q_on(&since, name_type), Edn::Nil);
+    assert_eq!(
+        q_on(
+            &since,
+            "[:find ?v . :where [:person/name :db/valueType ?v]]"
+        ),
+        edn("48")
+    );
+    // The history has their assertions, stamped before the first transaction.
+    assert_eq!(
+        q_on(
+            &snap.history(),
+            "[:find ?tx ?added :where [48 :db/ident :db.type/string ?tx ?added]]"
+        ),
+        edn(&format!("#{{[{} true]}}", TX_PARTITION_START - 1))
+    );
+    assert!(snap.check().unwrap().is_ok());
+}
+
+#[test]
+fn a_legacy_upgrade_is_one_logged_transaction_and_time_tells_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = {
+        let db = people_in(dir.path(), legacy());
+        db.db().unwrap().basis_t().unwrap()
+    };
+    let db = open(dir.path(), DbOptions::default());
+    let snap = db.db().unwrap();
+    let upgrade = snap.basis_t().unwrap();
+    assert_eq!(upgrade, made + 1);
+    // The log's last entry: the built-ins asserted, keywords retracted for refs, an instant.
+    let entries: Vec<_> = db.tx_range(Some(upgrade), None).unwrap().collect();
+    assert_eq!(entries.len(), 1);
+    let entry = entries[0].as_ref().unwrap();
+    assert!(entry.instant.is_some());
+    let has = |e: u64, a: u32, v: &datalith::Value, added: bool| {
+        entry
+            .datoms
+            .iter()
+            .any(|d| d.e == e && d.a == a && d.v == *v && d.added == added)
+    };
+    let name = u64::from(
+        snap.attr(&datalith::codec::Keyword::parse(":person/name"))
+            .unwrap()
+            .id,
+    );
+    let kw = |t: &str| datalith::Value::Keyword(datalith::codec::Keyword::parse(t));
+    assert!(has(name, 2, &kw(":db.type/string"), false));
+    assert!(has(name, 2, &datalith::Value::Ref(48), true));
+    assert!(has(48, 1, &kw(":db.type/string"), true));
+    assert!(has(1, 2, &datalith::Value::Ref(49), true));
+    // Before the upgrade the property held the keyword and no ident entity existed.
+    let before = snap.as_of(made).unwrap();
+    assert_eq!(
+        q_on(
+            &before,
+            "[:find ?v . :where [:person/name :db/valueType ?v]]"
+        ),
+        edn(":db.type/string")
+    );
+    assert_eq!(
+        q_on(
+            &before,
+            "[:find ?e . :where [?e :db/ident :db.type/string]]"
+        ),
+        Edn::Nil
+    );
+    assert_eq!(
+        q_on(
+            &snap,
+            "[:find ?t . :where [:person/name :db/valueType ?v] [?v :db/ident ?t]]"
+        ),
+        edn(":db.type/string")
+    );
+    assert!(snap.check().unwrap().is_ok());
 }

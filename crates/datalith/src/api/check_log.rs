@@ -2,10 +2,9 @@
 //! the log is complete (an entry for every transaction id from the first to the last handed
 //! out: it was never turned off, and no bulk load went around it: `TX_LOG_GAP`), replaying it from an empty
 //! database must give exactly the datoms EAV holds: every logged transaction applied once.
-//! An empty database holds the built-in entities (`store::bootstrap`; none in a legacy-format
-//! state), which are written around the log: the replay starts from them, and reads a
-//! `:db/valueType`, `:db/cardinality` or `:db/unique` keyword that a legacy entry holds as the
-//! ref the upgrade turned it into.
+//! A database made with the built-in entities holds them from its genesis, written around the
+//! log (`store::bootstrap`): the replay then starts from them (a legacy database's upgrade
+//! is a logged transaction, replayed as any other).
 
 use std::collections::HashSet;
 use std::ops::Bound;
@@ -37,10 +36,9 @@ pub(super) fn check_tx_log(
             found.push(Inconsistency::TxLog { detail });
         }
     };
-    // Replayed datoms: (entity, attribute ++ full value encoding), from the built-ins on.
+    // Replayed datoms: (entity, attribute ++ full value encoding), from genesis on.
     let mut replayed: HashSet<(EntityId, Vec<u8>)> = HashSet::new();
-    let upgraded = crate::store::load::builtins_format(r)? >= bootstrap::FORMAT;
-    if upgraded {
+    if crate::store::load::builtins_at_genesis(r)? {
         for (e, a, v) in bootstrap::datoms() {
             replayed.insert((e, av(a, &v).to_vec()));
         }
@@ -62,11 +60,7 @@ pub(super) fn check_tx_log(
         match crate::tx::log::decode_entry(tx, v) {
             Ok(entry) => {
                 for d in entry.datoms {
-                    let v = match upgraded {
-                        true => bootstrap::upgraded_value(d.a, &d.v).unwrap_or(d.v),
-                        false => d.v,
-                    };
-                    let key = (d.e, av(d.a, &v).to_vec());
+                    let key = (d.e, av(d.a, &d.v).to_vec());
                     match d.added {
                         true => replayed.insert(key),
                         false => replayed.remove(&key),

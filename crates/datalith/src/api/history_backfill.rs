@@ -1,7 +1,8 @@
 //! Building the history index of a database made before it existed (on its first open for
 //! writing): from the transaction log when the log is complete (every transaction's events,
-//! with their own transactions), else from EAV, each current datom an assertion stamped with
-//! the basis (the last transaction id), since when it was asserted is not known.
+//! with their own transactions, after the built-in datoms of the database's genesis), else
+//! from EAV, each current datom an assertion stamped with the basis (the last transaction
+//! id), since when it was asserted is not known.
 
 use std::ops::Bound;
 
@@ -34,6 +35,23 @@ pub(super) fn backfill_history(env: &Environment, t: &Tables) -> Result<(), TxEr
         let mut ev = Vec::with_capacity(64);
         let mut from_log = false;
         if let (Some(log), false) = (&t.tx_log, gap) {
+            // The built-in datoms of the database's genesis are not in the log
+            // (`store::bootstrap`): their events come first, stamped as they were written.
+            let r = crate::store::reader::IndexReader::new(view, t);
+            if crate::store::load::builtins_at_genesis(&r)? {
+                for (e, a, v) in crate::store::bootstrap::datoms() {
+                    let b = av(a, &v);
+                    ev.clear();
+                    event_bytes(
+                        a,
+                        TX_PARTITION_START - 1,
+                        true,
+                        &b[keys::ATTR_BYTES..],
+                        &mut ev,
+                    );
+                    ops.push(KvOp::list_add(history, keys::eav_key(e), ev.clone()));
+                }
+            }
             // Complete: an entry for every transaction id handed out.
             let mut expected = TX_PARTITION_START;
             let mut complete = true;

@@ -5,9 +5,11 @@
 //! (`:db.type/string`, `:db.cardinality/one`, `:db.unique/identity`, ...), each an entity with
 //! only its `:db/ident`.
 //!
-//! They are stored physically, in EAV and AVE like any datom (written when a database is
-//! first opened for writing, `tx::bootstrap`), so every query, pull and index read sees them
-//! with no special case. Their ids are fixed here, in the attribute partition's reserved range
+//! They are stored physically, in EAV, AVE and the history index like any datom, so every
+//! query, pull and index read sees them with no special case. They are written when a
+//! database is first opened for writing (`tx::bootstrap`): in a new database around the
+//! transaction log, stamped with the empty database's basis (`TX_PARTITION_START - 1`, so
+//! they belong to every state in time); in a legacy one by a logged transaction of their own. Their ids are fixed here, in the attribute partition's reserved range
 //! 1..99: the attributes keep 1..13, ids 14..39 are kept for later built-in attributes, the
 //! ident entities take 40..63.
 //!
@@ -19,8 +21,9 @@
 //! not stored. Such a state still loads (`load::load_schema` gives it
 //! [`Schema::legacy`](super::schema::Schema::legacy), whose built-in properties are keyword
 //! attributes, so a read-only open answers as before); opened for writing it is upgraded
-//! first: the built-in datoms are written, each keyword-valued property datom becomes its ref,
-//! the format is recorded and the schema version bumped, in one commit.
+//! first, by one logged transaction: the built-in datoms are asserted, each keyword-valued
+//! property datom is replaced by its ref; the format is recorded and the schema version
+//! bumped in the same commit.
 
 use super::ids::{AttrId, EntityId};
 use super::schema::{builtin, builtin_attrs, Cardinality, Unique};
@@ -32,6 +35,12 @@ pub const FORMAT_KEY: &[u8] = b"builtins_format";
 /// The format this code writes: the built-in attributes and ident entities stored, schema
 /// properties as refs.
 pub const FORMAT: u64 = 1;
+
+/// The store-meta key of the transaction the built-in datoms were written in (a u64):
+/// `TX_PARTITION_START - 1` when they were written at the database's genesis, around the log
+/// (`load::builtins_at_genesis`); the id of the logged transaction that upgraded a legacy
+/// state.
+pub const TX_KEY: &[u8] = b"builtins_tx";
 
 /// Ids of the built-in ident entities.
 pub mod ident {

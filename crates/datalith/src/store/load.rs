@@ -2,7 +2,7 @@
 
 use super::bootstrap;
 use super::error::StoreError;
-use super::ids::{AttrId, ATTR_PARTITION_END};
+use super::ids::{AttrId, ATTR_PARTITION_END, TX_PARTITION_START};
 use super::reader::IndexReader;
 use super::schema::{attribute_from_datoms, builtin, Schema};
 use super::tables::{meta_key, read_counter};
@@ -21,6 +21,13 @@ pub fn schema_version(r: &IndexReader<'_>) -> Result<u64, StoreError> {
 /// The format of the built-in entities this state holds (`bootstrap`; 0: legacy, none stored).
 pub fn builtins_format(r: &IndexReader<'_>) -> Result<u64, StoreError> {
     Ok(read_counter(r.view, &r.t.meta, bootstrap::FORMAT_KEY, 0)?)
+}
+
+/// Whether this state's built-in datoms were written at its genesis, around the transaction
+/// log (`bootstrap::TX_KEY`): a replay of the log then starts from them.
+pub fn builtins_at_genesis(r: &IndexReader<'_>) -> Result<bool, StoreError> {
+    let tx = read_counter(r.view, &r.t.meta, bootstrap::TX_KEY, TX_PARTITION_START)?;
+    Ok(tx < TX_PARTITION_START)
 }
 
 /// Builds the schema from the attribute entities of this state: the built-in attributes of its

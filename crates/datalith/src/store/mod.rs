@@ -50,27 +50,32 @@
 //! ident (Datomic's rule; for these three properties it is looked up in code, and a keyword
 //! that names none of the property's values is refused naming it).
 //!
-//! **Decided: the built-in entities are stored, not synthesized by the reader.** They are
-//! written into EAV and AVE, with their statistics, when a database is first opened for
-//! writing (`tx::bootstrap`, one commit, around the transaction log like a bulk load), so
-//! every reader of the indexes sees them with no special case: patterns with any bound
-//! positions, reverse refs (`:db/_valueType`), pull, `Db::entity`, the planner's statistics,
-//! raw index reads, another process's read-only snapshot. A reader that synthesized them
-//! would have to merge them into every index scan and count them into every statistic, and
-//! any code that reads the tables directly would miss them. They cost ~70 datoms a database.
-//! Their definition stays in code (`schema::builtin_attrs`, `bootstrap`): the `Schema` takes
-//! the built-in attributes from there, never from the store, so the stored copy can only be
-//! read, and transactions that touch entities 1..99 are refused. `check` replays the
-//! transaction log over the built-in datoms (`api::check_log`); `dump` leaves them out and
-//! names refs to them by ident.
+//! **Decided: the built-in entities are stored, not synthesized by the reader.** They are in
+//! EAV, AVE and the history index, with their statistics, so every reader sees them with no
+//! special case: patterns with any bound positions, reverse refs (`:db/_valueType`), pull,
+//! `Db::entity`, values in time, the planner's statistics, raw index reads, another process's
+//! read-only snapshot. A reader that synthesized them would have to merge them into every
+//! index scan, history walk and statistic, and any code that reads the tables directly would
+//! miss them. They cost ~70 datoms a database. Their definition stays in code
+//! (`schema::builtin_attrs`, `bootstrap`): the `Schema` takes the built-in attributes from
+//! there, never from the store, so the stored copy can only be read, and transactions that
+//! touch entities 1..99 are refused.
+//!
+//! They are written when a database is first opened for writing (`tx::bootstrap`, one
+//! commit). In a new database that is its *genesis*: around the transaction log, with no
+//! transaction of their own, stamped with the empty database's basis (`TX_PARTITION_START -
+//! 1`), so they belong to every state in time (`as_of` any point shows them, `since` none)
+//! and the first user transaction keeps the first id; `check` replays the log over them
+//! (`api::check_log`) and counts their history events apart (`api::check_history`), and a
+//! history backfill starts from them. `dump` leaves them out and names refs to them by ident.
 //!
 //! A database made before (the *legacy* format: no `builtins_format` key, keyword-valued
 //! properties, no built-in entities) still loads, read-only, with `Schema::legacy`, whose
 //! three properties are keyword attributes, so it answers as it did. Opened for writing it is
-//! upgraded first, in the same commit: the built-in datoms written, each keyword property
-//! datom replaced by its ref, the format recorded and the schema version bumped (so that
-//! readers in other processes load the new schema); `check` reads a legacy log entry's keyword
-//! as its ref.
+//! upgraded first by one logged transaction (its own id and `:db/txInstant`): the built-in
+//! datoms asserted, each keyword property datom retracted for its ref; the format is recorded
+//! and the schema version bumped (so that readers in other processes load the new schema) in
+//! the same commit. The log, the history and time views tell the change as it happened.
 
 pub mod bootstrap;
 pub mod datom;

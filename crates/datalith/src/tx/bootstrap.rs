@@ -1,14 +1,17 @@
 //! Writing the built-in entities (`store::bootstrap`) into a state opened for writing, as one
-//! committer request: into a new database, every built-in datom; into a legacy-format one
-//! (made before they were stored), the built-in datoms too, and each keyword-valued
-//! `:db/valueType`, `:db/cardinality` or `:db/unique` datom replaced by the ref to its ident
-//! entity. The format is recorded in the same commit, so the request does nothing to a state
-//! that has it (every later open).
+//! committer request. The format is recorded in the same commit, so the request does nothing
+//! to a state that has it (every later open).
 //!
-//! The writes go around the transaction log, like a bulk load's, but leave it complete: the
-//! built-in datoms are fixed by code, and `api::check_log` replays the log over them, reading
-//! a legacy entry's keyword property value as its ref. The datoms carry as their transaction
-//! the state's basis (`TX_PARTITION_START - 1` in a new database: before every transaction).
+//! - **Genesis** (no transaction was ever made): every built-in datom, around the transaction
+//!   log, with no transaction of its own: the datoms (and their history events) carry the
+//!   basis of the empty database, `TX_PARTITION_START - 1`, so they belong to every state in
+//!   time. `builtins_tx` records that stamp; `api::check_log` replays the log over them, and
+//!   `api::check_history` counts their events apart from the log's.
+//! - **Upgrade** of a legacy-format state (made before the built-ins were stored): one logged
+//!   transaction, with its own id and `:db/txInstant`, asserting the built-in datoms and
+//!   replacing each keyword-valued `:db/valueType`, `:db/cardinality` or `:db/unique` datom
+//!   by the ref to its ident entity, so the log, the history and time views tell the change
+//!   as it happened.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -22,7 +25,7 @@ use crate::codec::Value;
 use crate::kv::handle::{CommitHandle, Completion};
 use crate::kv::{BatchState, Direction, Outcome, Stage, View, WriteRequest};
 use crate::store::bootstrap::{self, IdentProperty};
-use crate::store::ids::{AttrId, EntityId};
+use crate::store::ids::{AttrId, EntityId, TX_PARTITION_START};
 use crate::store::load::builtins_format;
 use crate::store::reader::IndexReader;
 use crate::store::schema::builtin;
@@ -117,28 +120,55 @@ impl BootstrapRequest {
             return Ok(false);
         }
         let schema = self.store.schema_for(&r)?;
-        let (_, _, next_tx) = super::run::read_counters(&r)?;
-        let basis = next_tx - 1;
+        let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        let (next_entity, next_attr, next_tx) = match slot.counters {
+            Some(c) => c,
+            None => super::run::read_counters(&r)?,
+        };
+        let genesis = next_tx == TX_PARTITION_START;
+        let tx = match genesis {
+            true => TX_PARTITION_START - 1,
+            false => next_tx,
+        };
         let mut net = NetDatoms::default();
-        for (e, a, v, added) in upgrade_datoms(&r)? {
+        let mut push = |e, a, v: Value, added| {
             net.av.push(av(a, &v));
-            net.datoms.push(Datom {
-                e,
-                a,
-                v,
-                tx: basis,
-                added,
-            });
+            net.datoms.push(Datom { e, a, v, tx, added });
+        };
+        for (e, a, v, added) in upgrade_datoms(&r)? {
+            push(e, a, v, added);
         }
-        let stats = stage_datoms(&r, t, &net, stage, |a| {
-            schema.get(a).is_some_and(|x| x.unique.is_some())
-        })?;
+        if !genesis {
+            push(
+                tx,
+                builtin::TX_INSTANT,
+                Value::Instant(super::run::now_ms()),
+                true,
+            );
+        }
+        let stats = stage_datoms(
+            &r,
+            t,
+            &net,
+            stage,
+            |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
+            |a| schema.get(a).is_some_and(|x| x.no_history),
+        )?;
+        if let (Some(log), false) = (&t.tx_log, genesis) {
+            let mut entry = Vec::with_capacity(16 + 24 * net.len());
+            super::log::encode_entry(&net, &mut entry);
+            stage.put(log, &tx.to_be_bytes(), &entry);
+        }
         stage.put(
             &t.meta,
             bootstrap::FORMAT_KEY,
             &bootstrap::FORMAT.to_be_bytes(),
         );
+        stage.put(&t.meta, bootstrap::TX_KEY, &tx.to_be_bytes());
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
+        if !genesis {
+            slot.counters = Some((next_entity, next_attr, tx + 1));
+        }
         for (a, (d, n)) in stats {
             let s = slot.stats.entry(a).or_default();
             s.0 += d;
