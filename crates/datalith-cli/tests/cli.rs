@@ -444,7 +444,7 @@ fn a_script_goes_on_after_errors() {
         errors,
         vec![
             "error: stdin:2:26: unbalanced ]",
-            "error: unknown command .nope (.help lists them)",
+            "error: unknown command .nope; did you mean .now? (.help lists them)",
             "error: unknown attribute :nope",
             "error: stdin:10:1: unclosed collection: expected ]",
         ],

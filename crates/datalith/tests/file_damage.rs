@@ -123,6 +123,8 @@ fn sound_databases_pass_the_walk() {
                 "ave",
                 "eav",
                 "giants",
+                "history",
+                "history_attr",
                 "store_meta",
                 "tx_log"
             ],

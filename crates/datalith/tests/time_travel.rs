@@ -475,3 +475,74 @@ fn a_database_made_before_history_gets_it_from_its_log_when_opened_for_writing()
     let report = now.check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 }
+
+#[test]
+fn excision_removes_facts_everywhere_and_check_stays_clean() {
+    let h = history();
+    let t = h.t;
+    // Ann's nicks, excised: gone from now, history, as-of and the log; Ann stays.
+    transact(
+        &h.db,
+        r#"[{:db/excise [:p/name "Ann"] :db.excise/attrs [:p/nick]}]"#,
+    );
+    let now = h.db.db().unwrap();
+    let cases: Vec<(&str, Db, &str, &str)> = vec![
+        (
+            "now",
+            now.clone(),
+            "[:find ?k :where [_ :p/nick ?k]]",
+            "#{}",
+        ),
+        (
+            "history",
+            now.history(),
+            "[:find ?k :where [_ :p/nick ?k]]",
+            "#{}",
+        ),
+        (
+            "as-of t3",
+            now.as_of(t[3]).unwrap(),
+            "[:find ?k :where [_ :p/nick ?k]]",
+            "#{}",
+        ),
+        (
+            "the rest of Ann stays",
+            now.clone(),
+            "[:find ?a :where [?p :p/name \"Ann\"] [?p :p/age ?a]]",
+            "#{[31]}",
+        ),
+        (
+            "the record stays",
+            now.clone(),
+            "[:find (count ?x) . :where [?x :db/excise _]]",
+            "1",
+        ),
+    ];
+    for (name, db, query, want) in cases {
+        assert_eq!(
+            read_one(&q(&db, query)).unwrap(),
+            read_one(want).unwrap(),
+            "{name}"
+        );
+    }
+    let logged: Vec<String> =
+        h.db.tx_range(Some(t[2]), Some(t[3]))
+            .unwrap()
+            .flat_map(|e| e.unwrap().datoms)
+            .map(|d| d.v.to_string())
+            .collect();
+    assert!(!logged.iter().any(|v| v.contains("annie")), "{logged:?}");
+    let report = now.check().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    // Reopened (the group replays from the write-ahead log when LMDB lacks it), the same.
+    let dir = h._dir.path().to_path_buf();
+    drop(now);
+    drop(h.db);
+    let db = Database::open(&dir, DbOptions::default()).unwrap();
+    let again = db.db().unwrap();
+    assert_eq!(
+        q(&again.history(), "[:find ?k :where [_ :p/nick ?k]]"),
+        "#{}"
+    );
+    assert!(again.check().unwrap().is_ok());
+}

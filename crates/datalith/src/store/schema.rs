@@ -103,6 +103,14 @@ pub mod builtin {
     pub const FULLTEXT: AttrId = 12;
     /// `:db/index` (accepted for Datomic compatibility: every attribute is indexed in AVE)
     pub const INDEX: AttrId = 13;
+    /// `:db/excise`: an excision's target (an entity, or an attribute whose values go).
+    pub const EXCISE: AttrId = 14;
+    /// `:db.excise/attrs`: only these attributes of the target.
+    pub const EXCISE_ATTRS: AttrId = 15;
+    /// `:db.excise/before`: only datoms of transactions before this instant.
+    pub const EXCISE_BEFORE: AttrId = 16;
+    /// `:db.excise/beforeT`: only datoms of transactions before this one.
+    pub const EXCISE_BEFORE_T: AttrId = 17;
     /// User attributes are numbered from here.
     pub const FIRST_USER_ATTR: AttrId = 100;
 }
@@ -223,6 +231,45 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
             "Property of an attribute, accepted for Datomic compatibility (every attribute is \
              indexed in AVE).",
         ),
+        mk(
+            EXCISE,
+            "excise",
+            Ref,
+            None,
+            "Attribute of an excision: the entity whose datoms, or the attribute whose values, \
+             are removed for good (current state, history and log).",
+        ),
+        Attribute {
+            ident: Keyword::new(Some("db.excise"), "attrs"),
+            cardinality: Cardinality::Many,
+            ..mk(
+                EXCISE_ATTRS,
+                "",
+                Ref,
+                None,
+                "Attribute of an excision: only these attributes of its target are excised.",
+            )
+        },
+        Attribute {
+            ident: Keyword::new(Some("db.excise"), "before"),
+            ..mk(
+                EXCISE_BEFORE,
+                "",
+                Instant,
+                None,
+                "Attribute of an excision: only datoms of transactions before this instant.",
+            )
+        },
+        Attribute {
+            ident: Keyword::new(Some("db.excise"), "beforeT"),
+            ..mk(
+                EXCISE_BEFORE_T,
+                "",
+                ValueType::Long,
+                None,
+                "Attribute of an excision: only datoms of transactions before this one.",
+            )
+        },
     ]
 }
 

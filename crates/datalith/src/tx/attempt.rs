@@ -42,7 +42,7 @@ pub(crate) fn attempt(
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
     let mut outcome = run_tx(r, schema, data, &call, now_ms(), counters, expanded)?;
-    let stats = stage_datoms(
+    let mut stats = stage_datoms(
         &r,
         r.t,
         &outcome.datoms,
@@ -50,6 +50,11 @@ pub(crate) fn attempt(
         |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
         |a| schema.get(a).is_some_and(|x| x.no_history),
     )?;
+    for (a, (d, n)) in super::excise::stage_excisions(&r, r.t, schema, &outcome.datoms, stage)? {
+        let x = stats.entry(a).or_default();
+        x.0 += d;
+        x.1 += n;
+    }
     outcome
         .tempids
         .retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));

@@ -23,7 +23,9 @@ use crate::store::history::{apply_filter, Event, TimeFilter, TimedDatom};
 use crate::store::ids::{AttrId, EntityId, ATTR_PARTITION_END};
 use crate::store::keys;
 use crate::store::reader::IndexReader;
-use crate::store::schema::builtin::{EXCISE, EXCISE_ATTRS, EXCISE_BEFORE, EXCISE_BEFORE_T, TX_INSTANT};
+use crate::store::schema::builtin::{
+    EXCISE, EXCISE_ATTRS, EXCISE_BEFORE, EXCISE_BEFORE_T, TX_INSTANT,
+};
 use crate::store::{Datom, Schema, Tables};
 
 /// One excision request of a transaction.
@@ -44,7 +46,11 @@ fn requests(datoms: &NetDatoms) -> Vec<(EntityId, Request)> {
         .filter(|d| d.added && d.a == EXCISE)
         .map(|d| d.e)
         .collect();
-    for d in datoms.datoms.iter().filter(|d| d.added && excising.contains(&d.e)) {
+    for d in datoms
+        .datoms
+        .iter()
+        .filter(|d| d.added && excising.contains(&d.e))
+    {
         let i = match by_entity.iter().position(|(e, _)| *e == d.e) {
             Some(i) => i,
             None => {
@@ -126,10 +132,13 @@ pub(crate) fn stage_excisions(
                     let instant = match instants.get(&ev.tx) {
                         Some(i) => *i,
                         None => {
-                            let i = r.values(ev.tx, TX_INSTANT)?.into_iter().find_map(|v| match v {
-                                Value::Instant(ms) => Some(ms),
-                                _ => None,
-                            });
+                            let i =
+                                r.values(ev.tx, TX_INSTANT)?
+                                    .into_iter()
+                                    .find_map(|v| match v {
+                                        Value::Instant(ms) => Some(ms),
+                                        _ => None,
+                                    });
                             instants.insert(ev.tx, i);
                             i
                         }
@@ -162,7 +171,10 @@ pub(crate) fn stage_excisions(
                 }
             }
             let mut raw = Vec::with_capacity(64);
-            for ev in events.iter().filter(|ev| excised.contains(&(ev.a, ev.tx, ev.added, ev.value))) {
+            for ev in events
+                .iter()
+                .filter(|ev| excised.contains(&(ev.a, ev.tx, ev.added, ev.value)))
+            {
                 raw.clear();
                 stored_event(ev, &mut raw);
                 stage.list_remove(history, &keys::eav_key(e), &raw);
@@ -187,7 +199,11 @@ pub(crate) fn stage_excisions(
             let kept: Vec<Datom> = entry
                 .datoms
                 .into_iter()
-                .filter(|d| !gone.iter().any(|(e, a, v, added)| d.e == *e && d.a == *a && d.v == *v && d.added == *added))
+                .filter(|d| {
+                    !gone.iter().any(|(e, a, v, added)| {
+                        d.e == *e && d.a == *a && d.v == *v && d.added == *added
+                    })
+                })
                 .collect();
             let av_bytes: Vec<AvBytes> = kept.iter().map(|d| av::av(d.a, &d.v)).collect();
             let net = NetDatoms {

@@ -95,6 +95,7 @@ pub use crate::db::tx_data as data;
 pub(crate) mod datoms;
 pub(crate) mod edn;
 pub mod error;
+pub(crate) mod excise;
 pub(crate) mod index_rebuild;
 mod input;
 pub mod log;
