@@ -87,7 +87,13 @@ fn main() {
         let mut times = Vec::new();
         let mut count = 0;
         let start = Instant::now();
-        while start.elapsed().as_secs_f64() < secs || times.len() < 5 {
+        // RUNS: exactly that many runs (for instruction counts: `perf stat` with RUNS=n and
+        // RUNS=0 and the difference over n).
+        let runs: Option<usize> = std::env::var("RUNS").ok().and_then(|s| s.parse().ok());
+        while match runs {
+            Some(n) => times.len() < n,
+            None => start.elapsed().as_secs_f64() < secs || times.len() < 5,
+        } {
             let t = Instant::now();
             let r = snap.q(q, inputs).unwrap();
             times.push(t.elapsed().as_secs_f64() * 1e3);
@@ -98,6 +104,9 @@ fn main() {
             };
         }
         times.sort_by(|a, b| a.total_cmp(b));
+        if times.is_empty() {
+            continue;
+        }
         println!(
             "{name:10} median {:8.3} ms  n={count}",
             times[times.len() / 2]
