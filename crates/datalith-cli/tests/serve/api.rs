@@ -98,6 +98,31 @@ fn every_operation_in_edn_and_json_and_the_errors() {
             200,
             &[r#":result "Bob""#],
         ),
+        // q in time: as of an instant before any data, and the history's events.
+        row(
+            "POST",
+            "/db/people/q",
+            E,
+            r#"{:query "[:find (count ?n) . :where [_ :person/name ?n]]" :as-of #inst "2000-01-01"}"#,
+            200,
+            &[":result nil"],
+        ),
+        row(
+            "POST",
+            "/db/people/q",
+            J,
+            r##"{"query": "[:find ?n ?added :where [_ :person/name ?n _ ?added]]", "history": true}"##,
+            200,
+            &["Bob", "true"],
+        ),
+        row(
+            "POST",
+            "/db/people/q",
+            E,
+            r#"{:query "[:find ?n :where [_ :person/name ?n]]" :as-of "yesterday"}"#,
+            400,
+            &[":as-of must be a transaction id or an instant"],
+        ),
         // q, JSON: the answer's types survive (a set, a keyword, an instant).
         row(
             "POST",

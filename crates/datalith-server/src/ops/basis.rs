@@ -40,5 +40,41 @@ pub fn snapshot(source: &Source, request: &Request) -> Result<(Db, u64)> {
     if let Some(ms) = request.count("lease-ms")? {
         source.leases.lease(basis, &db, ms)?;
     }
-    Ok((db, basis))
+    Ok((in_time(db, request)?, basis))
+}
+
+/// `db` seen at the point in time the request names, if any: `:as-of T`, `:since T` (a
+/// transaction id or an instant) and `:history true`, Datomic's `as-of`, `since`, `history`.
+fn in_time(db: Db, request: &Request) -> Result<Db> {
+    let point = |field: &str| -> Result<Option<datalith::TimePoint>> {
+        Ok(match request.get(field) {
+            None => None,
+            Some(Edn::Long(t)) if *t >= 0 => Some(datalith::TimePoint::Tx(*t as u64)),
+            Some(Edn::Inst(ms)) => Some(datalith::TimePoint::Instant(*ms)),
+            Some(other) => {
+                return Err(ServerError::invalid(format!(
+                    ":{field} must be a transaction id or an instant, got {}",
+                    super::request::short(other)
+                )))
+            }
+        })
+    };
+    let mut db = db;
+    if let Some(t) = point("as-of")? {
+        db = db.as_of(t)?;
+    }
+    if let Some(t) = point("since")? {
+        db = db.since(t)?;
+    }
+    match request.get("history") {
+        None | Some(Edn::Bool(false)) => {}
+        Some(Edn::Bool(true)) => db = db.history(),
+        Some(other) => {
+            return Err(ServerError::invalid(format!(
+                ":history must be true or false, got {}",
+                super::request::short(other)
+            )))
+        }
+    }
+    Ok(db)
 }

@@ -30,6 +30,9 @@ pub const FIELDS: &[&str] = &[
     "offset",
     "basis-t",
     "lease-ms",
+    "as-of",
+    "since",
+    "history",
 ];
 
 /// Datoms a page holds when the request names no `:limit`.

@@ -14,7 +14,7 @@ use super::{basis, Request, Source};
 use crate::error::Result;
 
 pub const FIELDS: &[&str] = &[
-    "attrid", "start", "end", "limit", "offset", "basis-t", "lease-ms",
+    "attrid", "start", "end", "limit", "offset", "basis-t", "lease-ms", "as-of", "since", "history",
 ];
 
 pub fn run(source: &Source, request: &Request) -> Result<Edn> {

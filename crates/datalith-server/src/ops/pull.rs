@@ -8,8 +8,12 @@ use datalith::Eid;
 use super::{answer, basis, Request, Source};
 use crate::error::Result;
 
-pub const FIELDS: &[&str] = &["selector", "eid", "basis-t", "lease-ms"];
-pub const MANY_FIELDS: &[&str] = &["selector", "eids", "basis-t", "lease-ms"];
+pub const FIELDS: &[&str] = &[
+    "selector", "eid", "basis-t", "lease-ms", "as-of", "since", "history",
+];
+pub const MANY_FIELDS: &[&str] = &[
+    "selector", "eids", "basis-t", "lease-ms", "as-of", "since", "history",
+];
 
 pub fn one(source: &Source, request: &Request) -> Result<Edn> {
     let selector = request.text("selector")?;

@@ -29,6 +29,9 @@ pub const FIELDS: &[&str] = &[
     "lease-ms",
     "limit",
     "offset",
+    "as-of",
+    "since",
+    "history",
 ];
 
 pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
