@@ -171,6 +171,25 @@ def small_pages(monkeypatch):
     monkeypatch.setattr(datalith._remote_kv, "PAGE", 2)
 
 
+def test_values_in_time_are_the_same_on_both(people):
+    t1 = people.db().basis_t
+    people.transact([{":person/name": "Ann", ":person/age": 31}])
+    db = people.db()
+    ages = "[:find ?a :where [_ :person/age ?a]]"
+    assert set(db.q(ages)) == {(31,)}
+    assert set(db.as_of(t1).q(ages)) == {(30,)}
+    assert set(db.since(t1).q(ages)) == {(31,)}
+    assert set(db.history().q("[:find ?a ?added :where [_ :person/age ?a _ ?added]]")) == {
+        (30, True),
+        (30, False),
+        (31, True),
+    }
+    assert db.as_of(t1).pull("[:person/age]", (":person/name", "Ann")) == {":person/age": 30}
+    assert db.as_of(t1).as_of_t == t1 and db.history().is_history
+    with pytest.raises(datalith.Error):
+        db.history().pull("[*]", (":person/name", "Ann"))
+
+
 def test_entity_is_a_lazy_mapping_on_both(people):
     db = people.db()
     bob = db.entity((":person/name", "Bob"))

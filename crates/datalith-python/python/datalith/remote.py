@@ -240,15 +240,56 @@ class RemoteTxReport:
         return f"<datalith.RemoteTxReport tx {self.tx} ({len(self.tempids)} tempids)>"
 
 
+def _point(t: Any) -> Any:
+    """A point in time as the server reads it: a transaction id, or a tagged instant."""
+    if isinstance(t, bool) or not isinstance(t, (int, _dt.datetime)):
+        raise TypeError("a point in time is a transaction id (int) or a datetime")
+    return _encode(t)
+
+
 class RemoteDb:
     """One database value on the server, leased while it is read (see the module's comment)."""
 
-    def __init__(self, conn: "RemoteConnection", basis_t: int):
+    def __init__(self, conn: "RemoteConnection", basis_t: int, time: Optional[Dict[str, Any]] = None):
         self._conn = conn
         self.basis_t = basis_t
+        # The point in time read (the server's :as-of, :since, :history), none for now.
+        self._time: Dict[str, Any] = dict(time or {})
+
+    def _in_time(self, **change: Any) -> "RemoteDb":
+        return RemoteDb(self._conn, self.basis_t, dict(self._time, **change))
+
+    def as_of(self, t: Any) -> "RemoteDb":
+        """The database as it was at ``t`` (a transaction id or a ``datetime``), read on the
+        server as Datomic's ``as-of``; an earlier point of an as-of value wins."""
+        if "as-of" in self._time and not isinstance(t, _dt.datetime) and not isinstance(self._time["as-of"], dict):
+            t = min(t, self._time["as-of"])
+        return self._in_time(**{"as-of": _point(t)})
+
+    def since(self, t: Any) -> "RemoteDb":
+        """Only what was asserted after ``t`` and is still there (Datomic's ``since``)."""
+        return self._in_time(since=_point(t))
+
+    def history(self) -> "RemoteDb":
+        """Every assertion and retraction (Datomic's ``history``)."""
+        return self._in_time(history=True)
+
+    @property
+    def as_of_t(self) -> Optional[int]:
+        t = self._time.get("as-of")
+        return t if isinstance(t, int) else None
+
+    @property
+    def since_t(self) -> Optional[int]:
+        t = self._time.get("since")
+        return t if isinstance(t, int) else None
+
+    @property
+    def is_history(self) -> bool:
+        return bool(self._time.get("history"))
 
     def _read(self, op: str, body: Dict[str, Any]) -> Any:
-        body = dict(body, **{"basis-t": self.basis_t, "lease-ms": LEASE_MS})
+        body = dict(body, **self._time, **{"basis-t": self.basis_t, "lease-ms": LEASE_MS})
         answer = _decode(self._conn._http.post(self._conn._path(op), body))
         return answer.get(":result")
 
@@ -307,7 +348,7 @@ class RemoteDb:
         return out
 
     def _page(self, op: str, body: Dict[str, Any]) -> Dict[Any, Any]:
-        body = dict(body, **{"basis-t": self.basis_t, "lease-ms": LEASE_MS})
+        body = dict(body, **self._time, **{"basis-t": self.basis_t, "lease-ms": LEASE_MS})
         answer: Dict[Any, Any] = _decode(self._conn._http.post(self._conn._path(op), body))
         return answer
 
