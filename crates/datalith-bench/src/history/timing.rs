@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::data::Answer;
 use crate::common::BenchError;
+// One median for every workload (the Q workload's, with its tests).
+use crate::query::timing::median;
 
 /// Warm-up calls at least (the same in `bench/peers/datomic/history.clj`).
 pub const WARM_MIN: usize = 3;
@@ -86,21 +88,6 @@ pub fn measure(
     })
 }
 
-/// Sorts `xs` and returns its median (the mean of the middle two for an even count; 0 for
-/// none).
-pub fn median(xs: &mut [f64]) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[m]
-    } else {
-        (xs[m - 1] + xs[m]) / 2.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,18 +120,5 @@ mod tests {
             })
         });
         assert!(changed.is_err());
-    }
-
-    #[test]
-    fn medians() {
-        let cases: [(&[f64], f64); 4] = [
-            (&[], 0.0),
-            (&[3.0], 3.0),
-            (&[5.0, 1.0, 3.0], 3.0),
-            (&[4.0, 1.0, 3.0, 2.0], 2.5),
-        ];
-        for (xs, want) in cases {
-            assert_eq!(median(&mut xs.to_vec()), want);
-        }
     }
 }

@@ -32,7 +32,7 @@ mod remote;
 mod report;
 mod sqlite;
 mod tasks;
-mod timing;
+pub(crate) mod timing;
 
 pub use args::QueryArgs;
 pub use orchestrate::run;
