@@ -7,6 +7,7 @@ pub mod child;
 pub mod clock;
 pub mod error;
 pub mod jvm;
+pub mod markdown;
 pub mod metrics;
 pub mod passes;
 pub mod plot;

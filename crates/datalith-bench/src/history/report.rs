@@ -313,16 +313,7 @@ impl Table<'_> {
             s,
             "\n## Spread over passes (min-max of the pass medians, ms)\n"
         );
-        let _ = write!(s, "| row |");
-        for p in self.peers {
-            let _ = write!(s, " {p} |");
-        }
-        let _ = writeln!(s);
-        let _ = write!(s, "|---|");
-        for _ in self.peers {
-            let _ = write!(s, "---:|");
-        }
-        let _ = writeln!(s);
+        crate::common::markdown::peer_table_header(&mut s, "row", self.peers);
         for r in self.rows {
             let _ = write!(s, "| {} |", r.name);
             for p in self.peers {

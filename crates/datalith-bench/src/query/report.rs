@@ -455,16 +455,7 @@ impl Table<'_> {
     /// The min-max of every measured cell over the passes, and the passes it merged.
     fn spread_markdown(&self, s: &mut String) {
         let _ = writeln!(s, "\n## Spread over passes (min-max ms, passes)\n");
-        let _ = write!(s, "| task |");
-        for p in self.peers {
-            let _ = write!(s, " {p} |");
-        }
-        let _ = writeln!(s);
-        let _ = write!(s, "|---|");
-        for _ in self.peers {
-            let _ = write!(s, "---:|");
-        }
-        let _ = writeln!(s);
+        crate::common::markdown::peer_table_header(s, "task", self.peers);
         for t in self.tasks {
             let _ = write!(s, "| {} |", t.name);
             for p in self.peers {
