@@ -8,6 +8,7 @@ mod blob;
 mod common;
 mod history;
 mod query;
+mod search;
 mod write;
 
 /// mimalloc: the Datalog pipeline allocates many small short-lived buffers, and glibc's
@@ -41,6 +42,9 @@ enum Command {
     Query(query::QueryArgs),
     /// Workload H: as-of, history and log reads of one history, against the Datomic peer.
     History(history::HistoryArgs),
+    /// Workload S: full-text search on a real English corpus (GCIDE) against Lucene, tantivy,
+    /// SQLite FTS5 and Datalevin's search engine.
+    Search(search::SearchArgs),
     /// Internal: runs one condition of workload W in this (child) process, so that its CPU
     /// time and peak RSS are its own.
     #[command(name = "__write-child", hide = true)]
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::BlobChild(args) => blob::run_child(args),
         Command::Query(args) => query::run(args),
         Command::History(args) => history::run(args),
+        Command::Search(args) => search::run(args),
     };
     match result {
         Ok(code) => code,
