@@ -9,8 +9,15 @@
 #   datalith-py: this checkout's Python package (crates/datalith-python), built by pip (maturin,
 #                from PyPI) into the venv .cache/pyvenv-datalith; rebuilt at every call, so it is
 #                the code of the checkout (cargo rebuilds only what changed)
+#   lucene     : Maven Central org.apache.lucene:lucene-core + lucene-queryparser 9.12.3
+#                (bench/peers/lucene/pom.xml), Search.java compiled with javac (Java 17)
+#   corpus     : the search workload's corpus, GCIDE (Debian/Ubuntu package dict-gcide, into
+#                /usr/share/dictd)
+#   search     : corpus, lucene and datalevin: everything `datalith-bench search` needs besides
+#                cargo (its tantivy peer is the cargo feature search-peers)
 #
 # Usage: bench/peers/install.sh [datalevin] [datomic] [datascript] [rocksdb] [datalith-py]
+#                               [lucene] [corpus] [search]
 #        (no argument: the first four)
 # Idempotent: a step whose result is already in place is skipped. Exits non-zero on any failure.
 # After it, `bench/peers/env.sh` prints where everything is.
@@ -156,6 +163,48 @@ install_rocksdb() {
   say "rocksdb: libclang installed"
 }
 
+install_lucene() {
+  say "lucene: Maven dependencies into $CACHE/m2"
+  command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
+  command -v javac >/dev/null || die "javac not found (a JDK 17+ is needed for the Lucene peer)"
+  local cpfile="$CACHE/lucene.classpath" classes="$CACHE/lucene-classes"
+  # Re-resolve and recompile only when pom.xml or Search.java changed.
+  local sum
+  sum="$(cat "$HERE/lucene/pom.xml" "$HERE/lucene/Search.java" | sha256sum | cut -d' ' -f1)"
+  if [[ -s "$cpfile" && -f "$classes/Search.class" && "$(cat "$CACHE/lucene.sha256" 2>/dev/null)" == "$sum" ]]; then
+    say "lucene: already built"
+    return
+  fi
+  mkdir -p "$CACHE"
+  say "lucene: mvn dependency:build-classpath (log in $CACHE/mvn-lucene.log)"
+  if ! (cd "$HERE/lucene" && mvn -q -B -Dstyle.color=never -Dmaven.repo.local="$CACHE/m2" \
+      dependency:build-classpath -Dmdep.outputFile="$cpfile.tmp") >"$CACHE/mvn-lucene.log" 2>&1; then
+    tail -20 "$CACHE/mvn-lucene.log" >&2
+    die "mvn dependency:build-classpath (lucene) failed"
+  fi
+  mv "$cpfile.tmp" "$cpfile"
+  rm -rf "$classes" && mkdir -p "$classes"
+  javac -d "$classes" -cp "$(cat "$cpfile")" "$HERE/lucene/Search.java" || die "javac Search.java failed"
+  echo "$sum" > "$CACHE/lucene.sha256"
+  say "lucene: $(tr ':' '\n' < "$cpfile" | grep -c lucene) Lucene jars, classes in $classes"
+}
+
+install_corpus() {
+  if [[ -f /usr/share/dictd/gcide.index && -f /usr/share/dictd/gcide.dict.dz ]]; then
+    say "corpus: GCIDE already installed (/usr/share/dictd)"
+    return
+  fi
+  command -v apt-get >/dev/null || die "corpus: no apt-get: install Debian's package dict-gcide (or pass --corpus-dir)"
+  local sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  say "corpus: apt-get install dict-gcide"
+  $sudo apt-get install -y -q dict-gcide >/dev/null \
+    || { $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q dict-gcide >/dev/null; } \
+    || die "apt-get install dict-gcide failed"
+  [[ -f /usr/share/dictd/gcide.index ]] || die "corpus: /usr/share/dictd/gcide.index still missing"
+  say "corpus: GCIDE installed"
+}
+
 peers=("$@")
 [[ ${#peers[@]} -eq 0 ]] && peers=(datalevin datomic datascript rocksdb)
 mkdir -p "$CACHE"
@@ -166,7 +215,10 @@ for p in "${peers[@]}"; do
     datascript) install_datascript ;;
     rocksdb) install_rocksdb ;;
     datalith-py) install_datalith_py ;;
-    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb, datalith-py)" ;;
+    lucene) install_lucene ;;
+    corpus) install_corpus ;;
+    search) install_corpus; install_lucene; install_datalevin ;;
+    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb, datalith-py, lucene, corpus, search)" ;;
   esac
 done
 say "done: ${peers[*]}"

@@ -7,6 +7,8 @@
 #   bench/peers/run.sh datomic   query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datomic   history DATA.jsonl WORK_DIR [SECONDS] [ROWS] [MIN_RUNS]
 #   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
+#   bench/peers/run.sh lucene    search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS
+#   bench/peers/run.sh datalevin search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS
 #   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
 #   bench/peers/run.sh datalith-py|datalith-py-nosync|datalevin-py|sqlite3-py|sqlite3-py-nosync \
 #                      query DATA.jsonl WORK_DIR SECONDS TASKS SPEC.json   (workload Q from Python)
@@ -35,6 +37,13 @@ case "$peer" in
     [[ -x "$java_bin" ]] || missing "java"
     exec "$java_bin" ${PEERS_JVM_OPTS:-} -cp "$(cat "$CACHE/datomic.classpath")" \
       clojure.main "$HERE/datomic/$script.clj" "$@" ;;
+  lucene)
+    [[ -s "$CACHE/lucene.classpath" && -f "$CACHE/lucene-classes/Search.class" ]] || missing "classpath or compiled Search.java"
+    [[ "$script" == search ]] || { echo "no such harness lucene/$script (only search)" >&2; exit 64; }
+    java_bin="$(command -v java || true)"
+    [[ -n "$java_bin" ]] || missing "java"
+    exec "$java_bin" ${PEERS_JVM_OPTS:-} -cp "$CACHE/lucene-classes:$(cat "$CACHE/lucene.classpath")" \
+      Search "$@" ;;
   datascript)
     [[ -f "$CACHE/datascript/node_modules/datascript/package.json" ]] || missing "npm package"
     [[ -f "$HERE/datascript/$script.js" ]] || { echo "no such harness datascript/$script.js" >&2; exit 64; }
@@ -58,5 +67,5 @@ case "$peer" in
     [[ -x "$py" ]] || py="$(command -v python3 || true)"
     [[ -n "$py" ]] || missing "python3"
     exec "$py" "$HERE/python/$script.py" "$peer" "$@" ;;
-  *) echo "unknown peer '$peer' (datalevin, datomic, datascript, datalith-py, datalevin-py, sqlite3-py)" >&2; exit 64 ;;
+  *) echo "unknown peer '$peer' (datalevin, datomic, datascript, lucene, datalith-py, datalevin-py, sqlite3-py)" >&2; exit 64 ;;
 esac
