@@ -7,8 +7,8 @@
 #   bench/peers/run.sh datomic   query  DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh datomic   history DATA.jsonl WORK_DIR [SECONDS] [ROWS] [MIN_RUNS]
 #   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
-#   bench/peers/run.sh lucene    search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS
-#   bench/peers/run.sh datalevin search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS
+#   bench/peers/run.sh lucene    search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS WARM
+#   bench/peers/run.sh datalevin search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS WARM
 #   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
 #   bench/peers/run.sh datalith-py|datalith-py-nosync|datalevin-py|sqlite3-py|sqlite3-py-nosync \
 #                      query DATA.jsonl WORK_DIR SECONDS TASKS SPEC.json   (workload Q from Python)

@@ -2,8 +2,8 @@
 // similarity), StandardTokenizer + LowerCaseFilter (StandardAnalyzer with an empty stop set),
 // queries in the classic QueryParser syntax (the text Datalith's search reads too).
 //
-// Usage: Search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS
-// Indexes the documents into WORK_DIR/nosync (a directory whose sync is a no-op), then into
+// Usage: Search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS WARM
+// Indexes the first WARM documents into WORK_DIR/warmup (untimed, then deleted: the JIT), then WORK_DIR/nosync (a directory whose sync is a no-op), then into
 // WORK_DIR/durable (FSDirectory: every commit fsyncs), a commit every BATCH documents, one
 // RESULT line each; then on the durable index: one untimed round over every query (its count,
 // top-10, and the documents tied with the 10th score), then ROUNDS timed rounds (top-10 call,
@@ -44,13 +44,13 @@ public final class Search {
     static final Analyzer ANALYZER = new StandardAnalyzer(CharArraySet.EMPTY_SET);
 
     public static void main(String[] a) throws Exception {
-        if (a.length != 6) {
-            System.err.println("usage: Search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS");
+        if (a.length != 7) {
+            System.err.println("usage: Search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS WARM");
             System.exit(64);
         }
         try {
             run(Path.of(a[0]), Path.of(a[1]), Path.of(a[2]), Path.of(a[3]),
-                Integer.parseInt(a[4]), Integer.parseInt(a[5]));
+                Integer.parseInt(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]));
         } catch (Throwable e) {
             e.printStackTrace();
             System.out.println("RESULT {\"task\":\"error\",\"message\":\"" + esc(e.toString()) + "\"}");
@@ -62,14 +62,21 @@ public final class Search {
         return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", " ").replace("\t", " ");
     }
 
-    static void run(Path docsTsv, Path queriesTsv, Path work, Path out, int batch, int rounds)
-            throws Exception {
+    static void run(Path docsTsv, Path queriesTsv, Path work, Path out, int batch, int rounds,
+                    int warm) throws Exception {
         List<Long> ids = new ArrayList<>();
         List<String> texts = new ArrayList<>();
         for (String line : Files.readAllLines(docsTsv, StandardCharsets.UTF_8)) {
             int tab = line.indexOf('\t');
             ids.add(Long.parseLong(line.substring(0, tab)));
             texts.add(line.substring(tab + 1));
+        }
+        Path warmDir = work.resolve("warmup");
+        Files.createDirectories(warmDir);
+        int w = Math.min(warm, ids.size());
+        index(warmDir, ids.subList(0, w), texts.subList(0, w), batch, false);
+        try (var paths = Files.walk(warmDir)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
         for (String mode : new String[] {"nosync", "durable"}) {
             Path dir = work.resolve(mode);

@@ -4,9 +4,11 @@
 //! - [`Tokenization::Words`]: Unicode word segmentation (UAX #29 word boundaries, the segments
 //!   holding a letter or digit), lower-cased. Datalith's analyzer, Lucene's
 //!   `StandardTokenizer` + `LowerCaseFilter`, the tantivy peer's tokenizer
-//!   ([`super::tantivy_peer`]) and Datalevin's analyzer (the JDK's word `BreakIterator`).
+//!   ([`super::tantivy_peer`]).
 //! - [`Tokenization::Alnum`]: runs of letters and digits, lower-cased: SQLite FTS5's
-//!   `unicode61` tokenizer (it has no UAX #29 one), which splits `o'clock` and `3.5` apart.
+//!   `unicode61` tokenizer (it has no UAX #29 one), which splits `o'clock` and `3.5` apart,
+//!   and Datalevin's analyzer here (a Clojure function: the JDK has no UAX #29 segmenter; its
+//!   word `BreakIterator` keeps GCIDE's `Ab"di*ca*tive` pieces `Ab"di` whole).
 
 use unicode_segmentation::UnicodeSegmentation;
 

@@ -1,6 +1,7 @@
 //! The JVM peers through `bench/peers/run.sh PEER search DOCS.tsv QUERIES.tsv WORK_DIR
-//! OUT.tsv BATCH ROUNDS`: Lucene (`bench/peers/lucene/`) and Datalevin's search engine
-//! (`bench/peers/datalevin/search.clj`). A harness indexes the documents twice, no-sync into
+//! OUT.tsv BATCH ROUNDS WARM`: Lucene (`bench/peers/lucene/`) and Datalevin's search engine
+//! (`bench/peers/datalevin/search.clj`). A harness first indexes the first WARM documents
+//! into `WORK_DIR/warmup` (untimed, then deleted), then the documents twice, no-sync into
 //! `WORK_DIR/nosync` then durable into `WORK_DIR/durable`, printing
 //! `RESULT {"task":"index","mode":"durable","seconds":..,"docs":..}` for each; then queries
 //! the durable index as [`super::measure`] does (a warm-up round, then ROUNDS timed rounds)
@@ -26,6 +27,8 @@ pub struct Invocation<'a> {
     pub log_dir: &'a Path,
     pub batch: usize,
     pub rounds: usize,
+    /// Documents of the untimed warm-up indexing.
+    pub warm: usize,
     pub install: bool,
     pub heap: &'a str,
     pub pass: usize,
@@ -74,7 +77,8 @@ fn run_inner(peer: &str, inv: &Invocation<'_>) -> Result<PeerPass, BenchError> {
         .arg(inv.work)
         .arg(&out_tsv)
         .arg(inv.batch.to_string())
-        .arg(inv.rounds.to_string());
+        .arg(inv.rounds.to_string())
+        .arg(inv.warm.to_string());
     crate::common::jvm::set_heap(&mut cmd, inv.heap);
     let log = inv.log_dir.join(format!("{peer}-p{}.log", inv.pass + 1));
     let out = child::run(cmd, peer, &log, |_| {})?;

@@ -12,6 +12,9 @@ use super::engine::{disk_bytes, InProcess, IndexRun, Mode, QueryRun, Searcher};
 use super::queries::Query;
 use crate::common::BenchError;
 
+/// Documents of the untimed warm-up indexing every peer makes first (all of a smaller corpus).
+pub const WARM_DOCS: usize = 10_000;
+
 /// Hits per top-k call.
 pub const TOP_K: usize = 10;
 

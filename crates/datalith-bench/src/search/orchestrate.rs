@@ -66,6 +66,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode, BenchError> {
                         log_dir: &log_dir,
                         batch: r.batch,
                         rounds: r.rounds,
+                        warm: measure::WARM_DOCS,
                         install: !args.run.quick && pass == 0,
                         heap: &args.run.heap,
                         pass,
@@ -178,13 +179,23 @@ fn in_process_peer(label: &str) -> Result<Box<dyn InProcess>, String> {
     }
 }
 
-/// One pass of an in-process peer: index no-sync (then removed), index durable, query it.
+/// One pass of an in-process peer: a warm-up indexing (untimed, removed), index no-sync (then
+/// removed), index durable, query it.
 fn in_process(label: &str, dir: &Path, docs: &[Doc], queries: &[Query], r: &Resolved) -> PeerPass {
     let peer = match in_process_peer(label) {
         Ok(p) => p,
         Err(why) => return PeerPass::Skipped(why),
     };
     let go = || -> Result<PeerPass, BenchError> {
+        let warm = dir.join("warmup");
+        measure::index(
+            &*peer,
+            &warm,
+            &docs[..docs.len().min(measure::WARM_DOCS)],
+            r.batch,
+            Mode::NoSync,
+        )?;
+        let _ = std::fs::remove_dir_all(&warm);
         let mut index = Vec::new();
         for mode in Mode::ALL {
             let d = dir.join(mode.name());
@@ -235,16 +246,20 @@ fn header(args: &SearchArgs, r: &Resolved, docs: &[Doc], queries: &[Query]) -> S
          Indexing: a commit every {} documents, each engine writing from one thread; `durable` \
          flushes each commit to the disk, `nosync` skips the flush (Datalith `NoSync`, SQLite \
          `synchronous=OFF`, Lucene and tantivy a directory whose sync is a no-op, Datalevin \
-         `:nosync`); the timer runs from the empty directory to the closed index. Size: \
+         `:nosync`); the timer runs from the empty directory to the closed index, after an untimed warm-up \
+         indexing of the first {} documents into a throwaway directory (the JVM's JIT, the \
+         page cache), the same for every engine. Size: \
          allocated blocks of the closed durable index. Queries run on the durable index: one \
          untimed round over every query, then {} timed round(s), the top-10 call and the count \
          call of each query timed apart; p50/p99 over every timed call of a kind, the median \
          of the passes. {} pass(es), the peer order rotated each pass. {}\n\n\
          Tokenization: Datalith, Lucene (`StandardTokenizer` + `LowerCaseFilter`, no stop \
-         words), tantivy (a UAX #29 tokenizer of the bench, lower-cased) and Datalevin (the \
-         JDK's word `BreakIterator`, lower-cased, no stop words) cut UAX #29 words; SQLite FTS5 \
-         has no such tokenizer: `unicode61 remove_diacritics 0` (runs of letters and digits). \
-         None stems. Scoring: BM25 in Lucene (default similarity), tantivy, SQLite (`bm25()`) \
+         words) and tantivy (a UAX #29 tokenizer of the bench, lower-cased) cut UAX #29 words; \
+         SQLite FTS5 has no such tokenizer: `unicode61 remove_diacritics 0` (runs of letters \
+         and digits), and Datalevin (an analyzer function) gets the same runs, lower-cased, no \
+         stop words (the JDK has no UAX #29 segmenter: its word `BreakIterator` keeps GCIDE's \
+         `Ab\"di` whole). None stems; the queries' terms are in the same documents under both \
+         tokenizations, so every count must equal the reference's. Scoring: BM25 in Lucene (default similarity), tantivy, SQLite (`bm25()`) \
          and Datalith; Datalevin ranks by its own TF-IDF with proximity. Full counts: Lucene \
          `IndexSearcher.count`, tantivy `Count`, SQLite `count(*)`, Datalith `count`; Datalevin \
          has no count call: its count is the length of `search` with `:top` the number of \
@@ -256,6 +271,7 @@ fn header(args: &SearchArgs, r: &Resolved, docs: &[Doc], queries: &[Query]) -> S
         r.per_kind,
         args.seed,
         r.batch,
+        docs.len().min(measure::WARM_DOCS),
         r.rounds,
         r.passes,
         crate::common::jvm::describe(&args.run.heap),
