@@ -79,9 +79,16 @@ pub fn parse(text: &str, analyzer: &Analyzer) -> Result<SearchQuery, SearchError
         query: text.to_string(),
         reason: reason.to_string(),
     };
+    check_syntax(text).map_err(|r| bad(&r))?;
     let items = lex(text).map_err(|r| bad(&r))?;
     if items.is_empty() {
         return Err(bad("the query is empty"));
+    }
+    if matches!(items.last(), Some(Item::And | Item::Or | Item::Not)) {
+        return Err(bad("an operator with no clause after it"));
+    }
+    if matches!(items.first(), Some(Item::And | Item::Or)) {
+        return Err(bad("an operator with no clause before it"));
     }
     let mut out = SearchQuery::default();
     let mut pending_occur: Option<Occur> = None;
@@ -210,4 +217,45 @@ fn lex(text: &str) -> Result<Vec<Item<'_>>, String> {
             w => Item::Word(w),
         });
     }
+}
+
+/// What Lucene's query parser refuses and this one would otherwise read loosely: unbalanced
+/// parentheses, a trailing escape, a word starting with a wildcard, a fuzzy similarity of 1
+/// or more.
+fn check_syntax(text: &str) -> Result<(), String> {
+    let mut depth = 0i32;
+    let mut quoted = false;
+    for c in text.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => {
+                depth -= 1;
+                if depth < 0 {
+                    return Err("a ) with no ( before it".into());
+                }
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 && !quoted {
+        return Err("a ( is not closed".into());
+    }
+    if text.trim_end().ends_with('\\') {
+        return Err("the query ends in an escape (\\)".into());
+    }
+    for word in text.split_whitespace() {
+        let w = word.trim_start_matches(['+', '-', '(']);
+        if w.starts_with('*') || w.starts_with('?') {
+            return Err("a word cannot start with * or ?".into());
+        }
+        if let Some((_, sim)) = w.rsplit_once('~') {
+            if let Ok(x) = sim.trim_end_matches(')').parse::<f64>() {
+                if !(0.0..1.0).contains(&x) {
+                    return Err("a fuzzy similarity (word~x) is between 0 and 1".into());
+                }
+            }
+        }
+    }
+    Ok(())
 }
