@@ -169,7 +169,8 @@
 (defn resolve-time-inputs
   "Inputs of a time case: {:conformance/db name} as for any case, {:conformance/time view} the
   case's database in that view, {:conformance/log true} the connection's log,
-  {:conformance/tx k} the transaction entity id of basis k."
+  {:conformance/tx k} the transaction entity id of basis k, {:conformance/t k} the t of basis k
+  (what fulltext binds as its ?tx: Datomic's fulltext answers a t, not a transaction id)."
   [datasets conn db points inputs]
   (mapv (fn [x]
           (cond
@@ -177,6 +178,7 @@
             (placeholder x :conformance/time) (time-view db points (:conformance/time x))
             (placeholder x :conformance/log) (d/log conn)
             (placeholder x :conformance/tx) (d/t->tx (basis points (:conformance/tx x)))
+            (placeholder x :conformance/t) (basis points (:conformance/t x))
             :else x))
         inputs))
 

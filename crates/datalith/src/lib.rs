@@ -8,7 +8,8 @@
 //! product of its own: [`kv`].
 //!
 //! Modules, by layer, bottom up (`tests/layers.rs` checks that none names a layer above it):
-//! [`limits`]; [`codec`], [`edn`] and [`error`]'s categories; [`kv`]; [`store`]; [`db`]
+//! [`limits`]; [`codec`], [`edn`] and [`error`]'s categories; [`kv`]; [`search`] (full-text
+//! indexes on the KV engine); [`store`]; [`db`]
 //! (the database value); [`tx`]; [`pull`] and [`query`]; [`api`] (the handles and options).
 //! See `ARCHITECTURE.md` for the map and the life of a query and of a transaction.
 
@@ -23,6 +24,7 @@ pub mod kv;
 pub mod limits;
 pub mod pull;
 pub mod query;
+pub mod search;
 pub mod store;
 pub mod tx;
 

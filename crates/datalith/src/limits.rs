@@ -406,3 +406,22 @@ pub const FLUSH_AHEAD_INTERVAL_MICROS: u64 = 200;
 /// kept. W: batch 100 (~400 ops a transaction) gains from the shared pass, batch 1000 (~4,000)
 /// does not.
 pub const DEFER_MAX_OPS: usize = 2048;
+
+/// The longest term a full-text index keeps (bytes of UTF-8); a longer word is not indexed.
+/// Real words are far shorter; what is longer is a hash, a URL or base64, which nobody
+/// searches for by word, and a bound keeps every postings key well inside `MAX_KEY_BYTES`.
+pub const MAX_SEARCH_TERM_BYTES: usize = 120;
+
+/// Postings of one term are stored in blocks of at most this many documents (one LMDB value
+/// each, `search::block`): small enough that adding a document to a term rewrites little,
+/// large enough that a block's header (its last document and its best score) lets a top-k
+/// search skip 128 documents at a time.
+pub const SEARCH_BLOCK_DOCS: usize = 128;
+
+/// A prefix query (`hik*`) expands to at most this many terms; a shorter prefix that
+/// matches more is refused with a typed error (Lucene's `maxClauseCount` serves the same
+/// purpose) rather than reading a large part of the dictionary.
+pub const MAX_PREFIX_TERMS: usize = 4096;
+
+/// The longest search query text accepted (bytes).
+pub const MAX_SEARCH_QUERY_BYTES: usize = 64 * 1024;

@@ -271,14 +271,18 @@ fn time_inputs(
             Input::Db(time_view(now, spec, points)?)
         } else if get(input, ":conformance/log").is_some() {
             time_api::log(now)
-        } else if let Some(k) = get(input, ":conformance/tx") {
+        } else if let Some(k) = get(input, ":conformance/tx")
+            // The t of basis k (Datomic's fulltext binds a t as its ?tx): Datalith's t is the
+            // transaction's id, so both placeholders give it.
+            .or_else(|| get(input, ":conformance/t"))
+        {
             match k {
                 Edn::Long(k) if *k >= 0 && (*k as usize) < points.len() => {
                     Input::Value(Edn::Long(points[*k as usize] as i64))
                 }
                 other => {
                     return Err(Got::Unsupported(format!(
-                        "no basis {} for :conformance/tx",
+                        "no basis {} for :conformance/tx or :conformance/t",
                         to_edn_string(other)
                     )))
                 }

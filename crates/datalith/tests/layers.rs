@@ -14,6 +14,8 @@ const LAYERS: &[&[&str]] = &[
     // `Error`, which is in the facade).
     &["codec", "edn", "error"],
     &["kv"],
+    // The full-text engine: on the KV engine, used by the store's transactions and queries.
+    &["search"],
     &["store"],
     &["db"],
     &["tx"],

@@ -86,6 +86,11 @@ pub enum Inconsistency {
         /// What is wrong.
         detail: String,
     },
+    /// A full-text index that disagrees with itself or with its attribute's values.
+    FullText {
+        /// What disagrees.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Inconsistency {
@@ -122,6 +127,7 @@ impl std::fmt::Display for Inconsistency {
             ),
             Inconsistency::TxLog { detail } => write!(f, "transaction log: {detail}"),
             Inconsistency::History { detail } => write!(f, "history index: {detail}"),
+            Inconsistency::FullText { detail } => write!(f, "full-text index: {detail}"),
         }
     }
 }
@@ -399,6 +405,7 @@ impl Db {
         }
         super::check_log::check_tx_log(&r, &mut report.problems)?;
         super::check_history::check_history(&r, schema, &mut report.problems)?;
+        super::check_fulltext::check_fulltext(&r, schema, &mut report.problems)?;
         Ok(report)
     }
 }

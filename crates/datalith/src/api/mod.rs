@@ -4,6 +4,7 @@
 //! beside the store ([`kv_tables`]).
 
 pub(crate) mod check;
+mod check_fulltext;
 mod check_history;
 mod check_log;
 pub mod database;

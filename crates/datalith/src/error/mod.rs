@@ -253,6 +253,10 @@ pub const FUNCTION_FAILED: Category = caller(":datalith.error/function-failed", 
 /// A report's `db_before`/`db_after` asked for after its snapshot was released.
 pub const SNAPSHOT_RELEASED: Category =
     caller(":datalith.error/snapshot-released", Anomaly::NotFound);
+/// A full-text search query that does not parse (an unclosed quote, a lone `*`), or one that
+/// asks for too much (a prefix matching more terms than `limits::MAX_PREFIX_TERMS`).
+pub const INVALID_SEARCH_QUERY: Category =
+    caller(":datalith.error/invalid-search-query", Anomaly::Incorrect);
 /// Text that is not valid EDN.
 pub const INVALID_EDN: Category = caller(":datalith.error/invalid-edn", Anomaly::Incorrect);
 /// Arguments of a call (or of the command) that are wrong.

@@ -216,6 +216,18 @@ pub enum QueryError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// A full-text search failed: its query text does not parse, or the index is damaged.
+    #[error("{0}")]
+    Search(crate::search::SearchError),
+}
+
+impl From<crate::search::SearchError> for QueryError {
+    fn from(e: crate::search::SearchError) -> Self {
+        match e {
+            crate::search::SearchError::Kv(k) => k.into(),
+            other => QueryError::Search(other),
+        }
+    }
 }
 
 impl From<crate::kv::KvError> for QueryError {
@@ -268,6 +280,7 @@ impl QueryError {
             QueryError::ResourceExhausted { .. } => error::RESOURCE_EXHAUSTED,
             QueryError::Pull(e) => e.category(),
             QueryError::Store(e) => e.category(),
+            QueryError::Search(e) => e.category(),
         }
     }
 
@@ -330,6 +343,7 @@ impl QueryError {
             ],
             QueryError::Pull(e) => e.fields(),
             QueryError::Store(e) => e.fields(),
+            QueryError::Search(e) => e.fields(),
             _ => Vec::new(),
         }
     }

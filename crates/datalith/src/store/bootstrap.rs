@@ -33,8 +33,9 @@ use crate::codec::{Keyword, Value, ValueType};
 pub const FORMAT_KEY: &[u8] = b"builtins_format";
 
 /// The format this code writes: the built-in attributes and ident entities stored, schema
-/// properties as refs.
-pub const FORMAT: u64 = 1;
+/// properties as refs. 2: with the full-text properties (`:db.fulltext/stopWords`,
+/// `:db.fulltext/stemmer`); a state of format 1 gets them by the same upgrade transaction.
+pub const FORMAT: u64 = 2;
 
 /// The store-meta key of the transaction the built-in datoms were written in (a u64):
 /// `TX_PARTITION_START - 1` when they were written at the database's genesis, around the log

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::bootstrap::{self, IdentProperty};
 use super::ids::AttrId;
 use crate::codec::{Keyword, Value, ValueType};
+use crate::search::{AnalyzerConfig, Language, StopWords};
 
 /// How many values an entity may have for an attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,6 +59,9 @@ pub struct Attribute {
     pub tuple_types: Option<Vec<ValueType>>,
     /// `:db/noHistory`: the history index keeps only the current datoms' assertions.
     pub no_history: bool,
+    /// `:db/fulltext`: its string values are in a full-text index analyzed so
+    /// (`:db.fulltext/stopWords`, `:db.fulltext/stemmer`; by default Datomic's analysis).
+    pub fulltext: Option<AnalyzerConfig>,
 }
 
 impl Attribute {
@@ -99,7 +103,7 @@ pub mod builtin {
     pub const TUPLE_TYPES: AttrId = 10;
     /// `:db/noHistory`: the attribute's past values are not kept in the history index
     pub const NO_HISTORY: AttrId = 11;
-    /// `:db/fulltext` (accepted for Datomic compatibility)
+    /// `:db/fulltext`: the attribute's string values are searchable (`search`).
     pub const FULLTEXT: AttrId = 12;
     /// `:db/index` (accepted for Datomic compatibility: every attribute is indexed in AVE)
     pub const INDEX: AttrId = 13;
@@ -111,6 +115,10 @@ pub mod builtin {
     pub const EXCISE_BEFORE: AttrId = 16;
     /// `:db.excise/beforeT`: only datoms of transactions before this one.
     pub const EXCISE_BEFORE_T: AttrId = 17;
+    /// `:db.fulltext/stopWords`: which words a full-text attribute leaves out.
+    pub const FULLTEXT_STOP_WORDS: AttrId = 18;
+    /// `:db.fulltext/stemmer`: the language a full-text attribute's words are stemmed in.
+    pub const FULLTEXT_STEMMER: AttrId = 19;
     /// User attributes are numbered from here.
     pub const FIRST_USER_ATTR: AttrId = 100;
 }
@@ -130,6 +138,7 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
         tuple_type: None,
         tuple_types: None,
         no_history: false,
+        fulltext: None,
     };
     use ValueType::{Boolean, Instant, Ref, Tuple};
     vec![
@@ -220,8 +229,8 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
             "fulltext",
             Boolean,
             None,
-            "Property of an attribute, accepted for Datomic compatibility (no fulltext index \
-             is kept).",
+            "Property of a string attribute: if true, its values are in a full-text index, \
+             searched with the fulltext query function.",
         ),
         mk(
             INDEX,
@@ -268,6 +277,29 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
                 ValueType::Long,
                 None,
                 "Attribute of an excision: only datoms of transactions before this one.",
+            )
+        },
+        Attribute {
+            ident: Keyword::new(Some("db.fulltext"), "stopWords"),
+            ..mk(
+                FULLTEXT_STOP_WORDS,
+                "",
+                ValueType::Keyword,
+                None,
+                "Property of a full-text attribute: the words left out of its index, \
+                 :classic (Lucene's 33 English stop words, the default, as Datomic), :none, or \
+                 a language's list (:english, :german, ...).",
+            )
+        },
+        Attribute {
+            ident: Keyword::new(Some("db.fulltext"), "stemmer"),
+            ..mk(
+                FULLTEXT_STEMMER,
+                "",
+                ValueType::Keyword,
+                None,
+                "Property of a full-text attribute: the language its words are reduced to their \
+                 stems in (Snowball: :english, :german, ...); none by default, as Datomic.",
             )
         },
     ]
@@ -503,6 +535,34 @@ pub fn attribute_from_datoms(
     };
     let is_component = matches!(find(IS_COMPONENT), Some(Value::Boolean(true)));
     let no_history = matches!(find(NO_HISTORY), Some(Value::Boolean(true)));
+    let fulltext = match find(FULLTEXT) {
+        Some(Value::Boolean(true)) => {
+            let language = |property, v: &Value| match v {
+                Value::Keyword(k) if k.namespace().is_none() => {
+                    Language::from_name(k.name()).ok_or_else(|| bad(property, v))
+                }
+                _ => Err(bad(property, v)),
+            };
+            let stop_words = match find(FULLTEXT_STOP_WORDS) {
+                None => StopWords::Classic,
+                Some(Value::Keyword(k)) if k.namespace().is_none() && k.name() == "classic" => {
+                    StopWords::Classic
+                }
+                Some(Value::Keyword(k)) if k.namespace().is_none() && k.name() == "none" => {
+                    StopWords::None
+                }
+                Some(v) => StopWords::Language(language(":db.fulltext/stopWords", v)?),
+            };
+            let stemmer = find(FULLTEXT_STEMMER)
+                .map(|v| language(":db.fulltext/stemmer", v))
+                .transpose()?;
+            Some(AnalyzerConfig {
+                stop_words,
+                stemmer,
+            })
+        }
+        _ => None,
+    };
     let doc = match find(DOC) {
         Some(Value::String(s)) => Some(s.to_string()),
         _ => None,
@@ -551,6 +611,7 @@ pub fn attribute_from_datoms(
         tuple_type,
         tuple_types,
         no_history,
+        fulltext,
     }))
 }
 
@@ -575,6 +636,7 @@ mod tests {
             tuple_type: None,
             tuple_types: None,
             no_history: false,
+            fulltext: None,
         }
     }
 

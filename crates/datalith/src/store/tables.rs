@@ -21,6 +21,9 @@ pub struct Tables {
     pub history: Option<Table>,
     /// attribute -> entities that ever lost a value of it.
     pub history_attr: Option<Table>,
+    /// The full-text indexes of `:db/fulltext` attributes (`search::tables`, the attribute's
+    /// id as the space); `None` read-only in a database made before them.
+    pub search: Option<crate::search::SearchTables>,
 }
 
 impl Tables {
@@ -41,6 +44,7 @@ impl Tables {
             },
             history: optional(env.table("history", TableKind::List))?,
             history_attr: optional(env.fixed_list_table("history_attr", 8))?,
+            search: crate::search::SearchTables::open(env)?,
         })
     }
 }

@@ -50,6 +50,8 @@ pub(crate) fn attempt(
         |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
         |a| schema.get(a).is_some_and(|x| x.no_history),
     )?;
+    let after = outcome.new_schema.as_ref().unwrap_or(schema);
+    super::fulltext::stage_fulltext(&r, schema, after, &outcome.datoms.datoms, stage)?;
     for (a, (d, n)) in super::excise::stage_excisions(&r, r.t, schema, &outcome.datoms, stage)? {
         let x = stats.entry(a).or_default();
         x.0 += d;

@@ -302,6 +302,9 @@ pub enum TxError {
     /// The store failed while reading or writing.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A full-text index could not be written (a damaged index).
+    #[error(transparent)]
+    Search(crate::search::SearchError),
 }
 
 impl From<KvError> for TxError {
@@ -356,6 +359,7 @@ impl TxError {
             TxError::FunctionFailed { .. } => error::FUNCTION_FAILED,
             TxError::IdsExhausted => error::IDS_EXHAUSTED,
             TxError::Store(e) => e.category(),
+            TxError::Search(e) => e.category(),
         }
     }
 
@@ -495,6 +499,7 @@ impl TxError {
                 edn_text_field("form", form),
             ],
             TxError::Store(e) => e.fields(),
+            TxError::Search(e) => e.fields(),
             _ => Vec::new(),
         }
     }

@@ -96,6 +96,7 @@ pub(crate) mod datoms;
 pub(crate) mod edn;
 pub mod error;
 pub(crate) mod excise;
+pub(crate) mod fulltext;
 pub(crate) mod index_rebuild;
 mod input;
 pub mod log;

@@ -40,8 +40,8 @@ pub enum Action {
 /// What a time case does on its view.
 pub enum TimeBody {
     /// `d/q` with the view as the first source, then `inputs` (which may hold
-    /// `{:conformance/time view}`, `{:conformance/log true}`, `{:conformance/tx k}` and
-    /// `{:conformance/db name}`).
+    /// `{:conformance/time view}`, `{:conformance/log true}`, `{:conformance/tx k}`,
+    /// `{:conformance/t k}` and `{:conformance/db name}`).
     Query { query: Edn, inputs: Vec<Edn> },
     /// `d/pull` of `pattern` on `eid` (nil when it names no entity in the view).
     Pull { pattern: Edn, eid: Edn },

@@ -19,7 +19,10 @@ impl<'a> Ctx<'a> {
     pub(super) fn clause(&mut self, c: &Clause, rel: Relation) -> Result<Relation, QueryError> {
         // Database functions read `$`.
         if let Clause::Pred { name, .. } | Clause::Fn { name, .. } = c {
-            if matches!(name.as_str(), "get-else" | "get-some" | "missing?") {
+            if matches!(
+                name.as_str(),
+                "get-else" | "get-some" | "missing?" | "fulltext"
+            ) {
                 self.enter(0);
             }
         }
@@ -182,6 +185,7 @@ impl<'a> Ctx<'a> {
         match name {
             "get-else" | "get-some" | "missing?" => return self.db_fn(name, args).map(Some),
             "tx-ids" | "tx-data" => return self.log_fn(name, args).map(Some),
+            "fulltext" => return self.fulltext_fn(args).map(Some),
             _ => {}
         }
         if let Some(f) = self.functions.get(name) {

@@ -11,6 +11,7 @@
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
 //! - `ranges`: comparisons turned into AVE bounds.
 //! - `clauses`: predicates, functions, `not`, `or`, rules, input relations.
+//! - `fulltext`: Datomic's `fulltext` function, a search of an attribute's full-text index.
 //! - `terms`: matching rows against terms, entity ids and constants.
 //! - `time`: patterns read from the history index (the transaction and `added` positions,
 //!   and every pattern on a database value in time).
@@ -18,6 +19,7 @@
 mod clauses;
 mod conj;
 mod context;
+mod fulltext;
 mod ranges;
 mod scan;
 mod star;

@@ -127,11 +127,20 @@ impl<'a> Lowerer<'a, '_> {
             } => {
                 // Database functions take their source first (`$` inside `($x or ...)` is
                 // `$x`); the call reads it as its `$`.
-                let src = match src.as_deref() {
-                    Some("$") => self.source(&self.default_src.clone(), e)?.0,
-                    Some(name) => self.source(name, e)?.0,
-                    None => 0,
+                let (src, reads_db) = match src.as_deref() {
+                    Some("$") => {
+                        let (s, k) = self.source(&self.default_src.clone(), e)?;
+                        (s, matches!(k, SourceKind::Db(_)))
+                    }
+                    Some(name) => {
+                        let (s, k) = self.source(name, e)?;
+                        (s, matches!(k, SourceKind::Db(_)))
+                    }
+                    None => (0, false),
                 };
+                if name == "fulltext" {
+                    check_fulltext_call(reads_db, args.len(), binding, e)?;
+                }
                 let args = self.terms(args)?;
                 let name = name.clone();
                 let c = match binding {
@@ -327,5 +336,31 @@ impl<'a> Lowerer<'a, '_> {
                 name: name.to_string(),
                 clause: show(clause),
             })
+    }
+}
+
+/// Datomic's shape of a `fulltext` call: a database, an attribute and a query, bound to a
+/// relation of at most `[?e ?value ?tx ?score]` (or a collection, or nothing).
+fn check_fulltext_call(
+    reads_db: bool,
+    args: usize,
+    binding: &CallBinding,
+    e: &crate::edn::Edn,
+) -> Result<(), QueryError> {
+    let refuse = |why: &str| Err(perr(format!("{why}: {}", show(e))));
+    if !reads_db {
+        return refuse("fulltext takes a database first");
+    }
+    if args != 2 {
+        return refuse("fulltext takes a database, an attribute and a query");
+    }
+    match binding {
+        CallBinding::One(BindingForm::Tuple(_)) => refuse(
+            "fulltext binds a relation ([[?e ?value ?tx ?score]]) or a collection, not a tuple",
+        ),
+        CallBinding::One(BindingForm::Relation(ts)) if ts.len() > 4 => {
+            refuse("fulltext's relation has 4 columns at most ([[?e ?value ?tx ?score]])")
+        }
+        _ => Ok(()),
     }
 }
