@@ -60,6 +60,8 @@ pub struct IndexRun {
     pub docs: u64,
     /// Bytes on disk (allocated blocks) of the closed index.
     pub bytes: u64,
+    /// Its largest files (path under the index directory, allocated bytes), largest first.
+    pub files: Vec<(String, u64)>,
 }
 
 /// One query's answers and timings in one pass.
@@ -85,6 +87,30 @@ pub enum PeerPass {
     },
     Skipped(String),
     Failed(String),
+}
+
+/// The `n` largest files under `dir` by allocated bytes, largest first.
+pub fn largest_files(dir: &Path, n: usize) -> Vec<(String, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, u64)>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                walk(base, &e.path(), out);
+            } else {
+                let name = e
+                    .path()
+                    .strip_prefix(base)
+                    .map_or_else(|_| e.path(), Path::to_path_buf);
+                out.push((name.display().to_string(), m.blocks() * 512));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out.truncate(n);
+    out
 }
 
 /// Bytes on disk under `dir` (allocated blocks, as `du`: a sparse LMDB map counts what it

@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::engine::{disk_bytes, IndexRun, Mode, PeerPass, QueryRun};
+use super::engine::{disk_bytes, largest_files, IndexRun, Mode, PeerPass, QueryRun};
 use crate::common::{child, BenchError};
 
 const NOT_INSTALLED: i32 = 69;
@@ -125,6 +125,7 @@ fn run_inner(peer: &str, inv: &Invocation<'_>) -> Result<PeerPass, BenchError> {
                 .unwrap_or(f64::NAN),
             docs: r.get("docs").and_then(|v| v.as_u64()).unwrap_or(0),
             bytes: disk_bytes(&inv.work.join(mode.name())),
+            files: largest_files(&inv.work.join(mode.name()), super::measure::FILES_SHOWN),
         });
     }
     let body = std::fs::read_to_string(&out_tsv).map_err(BenchError::io(&out_tsv))?;

@@ -8,12 +8,15 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::corpus::Doc;
-use super::engine::{disk_bytes, InProcess, IndexRun, Mode, QueryRun, Searcher};
+use super::engine::{disk_bytes, largest_files, InProcess, IndexRun, Mode, QueryRun, Searcher};
 use super::queries::Query;
 use crate::common::BenchError;
 
 /// Documents of the untimed warm-up indexing every peer makes first (all of a smaller corpus).
 pub const WARM_DOCS: usize = 10_000;
+
+/// Files of an index listed in the summary.
+pub const FILES_SHOWN: usize = 4;
 
 /// Hits per top-k call.
 pub const TOP_K: usize = 10;
@@ -36,6 +39,7 @@ pub fn index(
         seconds,
         docs: docs.len() as u64,
         bytes: disk_bytes(dir),
+        files: largest_files(dir, FILES_SHOWN),
     })
 }
 

@@ -49,6 +49,8 @@ pub struct PeerSummary {
     pub overlap_all: Option<f64>,
     /// Documents an indexing run reported other than the corpus's.
     pub wrong_docs: Vec<String>,
+    /// The largest files of the first durable index.
+    pub files: Vec<(String, u64)>,
     /// The first disagreements, for the summary.
     pub examples: Vec<String>,
 }
@@ -98,6 +100,7 @@ pub fn merge(
         kinds: BTreeMap::new(),
         overlap_all: None,
         wrong_docs: Vec::new(),
+        files: Vec::new(),
         examples: Vec::new(),
     };
     let mut rates: BTreeMap<&'static str, Vec<f64>> = BTreeMap::new();
@@ -138,6 +141,9 @@ pub fn merge(
                     .push(r.docs as f64 / r.seconds);
             }
             if r.mode == Mode::Durable {
+                if s.files.is_empty() {
+                    s.files = r.files.clone();
+                }
                 bytes.push(r.bytes as f64);
             }
         }
@@ -272,6 +278,7 @@ mod tests {
                 seconds: 1.0,
                 docs,
                 bytes: 10,
+                files: vec![],
             }],
             queries: vec![q0, run(0, &[], 1_000_000)],
         };

@@ -166,10 +166,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode, BenchError> {
 /// The in-process peer named `label`, or why it cannot run in this build.
 fn in_process_peer(label: &str) -> Result<Box<dyn InProcess>, String> {
     match label {
-        "datalith" => match datalith_peer::unavailable() {
-            None => Ok(Box::new(datalith_peer::Datalith)),
-            Some(why) => Err(why),
-        },
+        "datalith" => Ok(Box::new(datalith_peer::Datalith)),
         "sqlite-fts5" => Ok(Box::new(sqlite_peer::Sqlite)),
         #[cfg(feature = "search-peers")]
         "tantivy" => Ok(Box::new(super::tantivy_peer::Tantivy)),

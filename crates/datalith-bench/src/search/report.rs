@@ -64,6 +64,18 @@ impl Report<'_> {
             }
             let _ = writeln!(s);
         }
+        let _ = writeln!(
+            s,
+            "\nThe largest files of each durable index (first pass):\n"
+        );
+        for p in self.peers.iter().filter(|p| !p.files.is_empty()) {
+            let files: Vec<String> = p
+                .files
+                .iter()
+                .map(|(f, b)| format!("`{f}` {:.1} MB", *b as f64 / 1e6))
+                .collect();
+            let _ = writeln!(s, "- `{}`: {}", p.peer, files.join(", "));
+        }
         for (title, top) in [
             ("Top-10 latency, ms: p50 / p99", true),
             ("Full count latency, ms: p50 / p99", false),
