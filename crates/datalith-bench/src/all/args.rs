@@ -29,29 +29,31 @@ pub struct AllArgs {
     /// capped run is marked in the summaries). Default: none, every condition writes it all.
     #[arg(long)]
     pub max_secs: Option<f64>,
-    /// Workloads to run (default all; `history` only in a full run unless named here):
-    /// write-kv, write-dl, query, blob, history.
+    /// Workloads to run (default all; `history` and `search` only in a full run unless named
+    /// here): write-kv, write-dl, query, blob, history, search.
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
 }
 
 /// The workloads, in run order: name, sub-folder written under the results folder.
-pub const WORKLOADS: [(&str, &str); 5] = [
+pub const WORKLOADS: [(&str, &str); 6] = [
     ("write-kv", "write-kv"),
     ("write-dl", "write-dl"),
     ("query", "query"),
     ("blob", "blob"),
     ("history", "history"),
+    ("search", "search"),
 ];
 
 /// Whether `all` runs workload `name`: those `--only` names, else every one, except that a
-/// `--quick` run (CI's) leaves `history` out (its peer is a JVM; its Datalith rows need the
-/// time-view API) unless `--only` names it.
+/// `--quick` run (CI's) leaves `history` and `search` out (their peers are JVMs; `search`
+/// needs its corpus installed and the cargo feature `search-peers`) unless `--only` names
+/// them.
 pub fn runs(name: &str, a: &AllArgs) -> bool {
     if !a.only.is_empty() {
         return a.only.iter().any(|w| w == name);
     }
-    !(a.quick && name == "history")
+    !(a.quick && matches!(name, "history" | "search"))
 }
 
 /// The `datalith-bench` arguments of workload `name` (one of [`WORKLOADS`]).
@@ -61,6 +63,7 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
         "write-dl" => vec!["write".into()],
         "query" => vec!["query".into()],
         "history" => vec!["history".into()],
+        "search" => vec!["search".into()],
         _ => vec!["blob".into()],
     };
     v.push("--out".into());
@@ -74,6 +77,7 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
                 "write-kv" | "write-dl" => vec!["--max-secs", "1.5", "--writes", "1000"],
                 "query" => vec!["--secs", "0.1", "--cap-secs", "1", "--people", "1000"],
                 "history" => vec!["--secs", "0.1"],
+                "search" => vec!["--per-kind", "5"],
                 _ => vec!["--secs", "1", "--rates", "10,1000"],
             }
             .into_iter()
@@ -122,12 +126,18 @@ mod tests {
     #[test]
     fn command_lines() {
         let out = std::path::Path::new("R");
-        let cases: [(&str, bool, &str); 7] = [
+        let cases: [(&str, bool, &str); 9] = [
             ("write-kv", false, "write --kv --out R --heap 4g"),
             ("write-dl", false, "write --out R --heap 4g"),
             ("query", false, "query --out R --heap 4g"),
             ("blob", false, "blob --out R"),
             ("history", false, "history --out R --heap 4g"),
+            ("search", false, "search --out R --heap 4g"),
+            (
+                "search",
+                true,
+                "search --out R --quick --per-kind 5 --heap 4g",
+            ),
             (
                 "history",
                 true,
@@ -157,5 +167,7 @@ mod tests {
         assert!(runs("history", &a));
         assert!(!runs("query", &a));
         assert!(runs("history", &args(false)));
+        assert!(!runs("search", &args(true)));
+        assert!(runs("search", &args(false)));
     }
 }

@@ -26,7 +26,9 @@ pub fn run(a: AllArgs) -> Result<ExitCode, BenchError> {
         if !WORKLOADS.iter().any(|(n, _)| n == w) {
             return Err(BenchError::Arg {
                 arg: "--only",
-                message: format!("unknown workload {w} (write-kv, write-dl, query, blob, history)"),
+                message: format!(
+                    "unknown workload {w} (write-kv, write-dl, query, blob, history, search)"
+                ),
             });
         }
     }
@@ -127,6 +129,7 @@ fn results_md(a: &AllArgs, out: &Path, machine: &Machine, ran: &[Ran]) -> String
             "write-kv" | "write-dl" => verdicts::w_rows(name, &lines),
             "query" => verdicts::q_rows(&lines),
             "history" => verdicts::h_rows(&lines),
+            "search" => verdicts::s_rows(&lines),
             _ => verdicts::b_rows(&lines),
         });
     }
@@ -136,7 +139,10 @@ fn results_md(a: &AllArgs, out: &Path, machine: &Machine, ran: &[Ran]) -> String
          condition against the best durable peer (throughput; non-durable conditions are in \
          the W summaries, not here). Q: `datalith` (reads) or `datalith-nosync` (write tasks, \
          the seed's no-fsync condition) against the fastest peer that is not Datalith. H \
-         (history): `datalith` against `datomic` per row. B: \
+         (history): `datalith` against `datomic` per row. S (search): `datalith` against the \
+         best of Lucene, tantivy, SQLite FTS5 and Datalevin per figure (top-10 and count p50 \
+         per query kind, indexing docs/s, index size; the issue's own goals are in \
+         `search/summary.md`). B: \
          `datalith` against the lowest peer per figure. Each figure is the median over the \
          passes; each summary gives the min-max.\n"
     );

@@ -236,6 +236,49 @@ pub fn h_rows(lines: &[Value]) -> Vec<Row> {
         .collect()
 }
 
+/// Rows of S (search): per figure (indexing docs/s durable and not, index size, top-10 and
+/// count p50 per query kind), `datalith` against the best other peer.
+pub fn s_rows(lines: &[Value]) -> Vec<Row> {
+    let ok: Vec<&Value> = lines
+        .iter()
+        .filter(|v| s(v, "status") == "ok" && !s(v, "peer").is_empty())
+        .collect();
+    let mut tasks: Vec<String> = Vec::new();
+    for v in &ok {
+        let t = s(v, "task").to_string();
+        if t != "overlap" && !tasks.contains(&t) {
+            tasks.push(t);
+        }
+    }
+    tasks
+        .into_iter()
+        .map(|t| {
+            let (key, unit, better, scale) = match t.as_str() {
+                "index-durable" | "index-nosync" => ("docs_per_s", "docs/s", Better::Higher, 1.0),
+                "index-bytes" => ("bytes", "MB", Better::Lower, 1e-6),
+                _ => ("p50_ms", "ms (p50)", Better::Lower, 1.0),
+            };
+            let at = ok.iter().filter(|v| s(v, "task") == t);
+            let fig = |v: &&&Value| Some((s(v, "peer").to_string(), f(v, key)? * scale));
+            Row {
+                workload: "search".into(),
+                what: t.clone(),
+                unit: unit.into(),
+                better,
+                ours: at
+                    .clone()
+                    .filter(|v| s(v, "peer") == "datalith")
+                    .find_map(|v| fig(&v)),
+                best_peer: best(
+                    at.filter(|v| s(v, "peer") != "datalith")
+                        .filter_map(|v| fig(&v)),
+                    better,
+                ),
+            }
+        })
+        .collect()
+}
+
 /// Rows of B: per rate, CPU %, write calls/s and device MiB/s of `datalith` against the
 /// lowest peer (its `datalith-*` alternatives are not peers).
 pub fn b_rows(lines: &[Value]) -> Vec<Row> {
@@ -421,5 +464,35 @@ mod tests {
             got,
             vec!["**ahead** 2.00x", "**ahead** 20.00x", "**behind** 0.50x"]
         );
+    }
+
+    #[test]
+    fn s_rows_take_the_best_other_peer_per_figure() {
+        let lines = vec![
+            json!({"workload":"search","peer":"datalith","task":"top-and","status":"ok","p50_ms":1.0}),
+            json!({"workload":"search","peer":"tantivy","task":"top-and","status":"ok","p50_ms":0.5}),
+            json!({"workload":"search","peer":"lucene","task":"top-and","status":"ok","p50_ms":4.0}),
+            json!({"workload":"search","peer":"datalith","task":"index-durable","status":"ok","docs_per_s":300.0}),
+            json!({"workload":"search","peer":"sqlite-fts5","task":"index-durable","status":"ok","docs_per_s":100.0}),
+            json!({"workload":"search","peer":"datalevin","task":"index-durable","status":"skipped","docs_per_s":null}),
+            json!({"workload":"search","peer":"datalith","task":"index-bytes","status":"ok","bytes":2e6}),
+            json!({"workload":"search","peer":"tantivy","task":"index-bytes","status":"ok","bytes":1e6}),
+            json!({"workload":"search","peer":"datalith","task":"overlap","status":"ok","overlap":0.9}),
+            json!({"workload":"search","verdict":"x","met":true}),
+        ];
+        let got: Vec<(String, String)> = s_rows(&lines)
+            .iter()
+            .map(|r| (r.what.clone(), r.verdict()))
+            .collect();
+        let want = [
+            ("top-and", "**behind** 0.50x"),
+            ("index-durable", "**ahead** 3.00x"),
+            ("index-bytes", "**behind** 0.50x"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
 }
