@@ -36,8 +36,8 @@ pub fn load(dir: &Path, limit: Option<usize>) -> Result<Vec<Doc>, BenchError> {
     let (index, dict) = files(dir);
     for f in [&index, &dict] {
         if !f.is_file() {
-            return Err(BenchError::Child {
-                what: "corpus".into(),
+            return Err(BenchError::Arg {
+                arg: "--corpus-dir",
                 message: format!(
                     "the GCIDE corpus is missing ({} not found): {INSTALL_HINT}",
                     f.display()
@@ -59,8 +59,9 @@ pub fn load(dir: &Path, limit: Option<usize>) -> Result<Vec<Doc>, BenchError> {
         }
         let (start, end) = (offset as usize, (offset + len) as usize);
         let Some(bytes) = raw.get(start..end) else {
-            return Err(BenchError::Child {
-                what: "corpus".into(),
+            return Err(BenchError::Store {
+                store: "corpus".into(),
+                op: "read",
                 message: format!(
                     "{}: a block {start}..{end} past the end ({} bytes)",
                     index.display(),
