@@ -456,7 +456,7 @@ fn check_stats_and_dump_know_the_built_ins() {
     // Opening again writes nothing: the built-ins are there.
     drop(db);
     let db = open(dir.path(), DbOptions::default());
-    assert_eq!(ident_stats(&db).datoms, 40);
+    assert_eq!(ident_stats(&db).datoms, 42);
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 }
