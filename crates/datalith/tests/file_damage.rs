@@ -125,6 +125,12 @@ fn sound_databases_pass_the_walk() {
                 "giants",
                 "history",
                 "history_attr",
+                "search_docs",
+                "search_meta",
+                "search_owners",
+                "search_postings",
+                "search_term_stats",
+                "search_terms",
                 "store_meta",
                 "tx_log"
             ],

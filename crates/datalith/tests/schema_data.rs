@@ -421,12 +421,12 @@ fn check_stats_and_dump_know_the_built_ins() {
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     let ident_stats = |db: &Database| db.db().unwrap().reader().stats(1).unwrap();
-    // 17 attributes and 18 ident entities have an ident.
-    assert_eq!(ident_stats(&db).datoms, 35);
-    assert_eq!(ident_stats(&db).distinct, 35);
+    // 19 attributes and 18 ident entities have an ident.
+    assert_eq!(ident_stats(&db).datoms, 37);
+    assert_eq!(ident_stats(&db).distinct, 37);
     db.transact(SCHEMA).unwrap();
     db.transact(PEOPLE).unwrap();
-    assert_eq!(ident_stats(&db).datoms, 40);
+    assert_eq!(ident_stats(&db).datoms, 42);
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 
@@ -456,7 +456,7 @@ fn check_stats_and_dump_know_the_built_ins() {
     // Opening again writes nothing: the built-ins are there.
     drop(db);
     let db = open(dir.path(), DbOptions::default());
-    assert_eq!(ident_stats(&db).datoms, 40);
+    assert_eq!(ident_stats(&db).datoms, 42);
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 }
