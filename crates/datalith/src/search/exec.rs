@@ -326,6 +326,15 @@ pub fn count(r: &SpaceReader<'_>, q: &SearchQuery) -> Result<u64, SearchError> {
     if q.matches_nothing() {
         return Ok(0);
     }
+    // One term alone: its document frequency, kept exact by every write.
+    if let [c] = &q.clauses[..] {
+        if let Matcher::Term(t) = &c.matcher {
+            return Ok(match r.term_id(t)? {
+                Some(id) => u64::from(r.term_stats(id)?.df),
+                None => 0,
+            });
+        }
+    }
     let mut p = plan(r, q)?;
     let mut n = 0u64;
     walk(&mut p, false, &mut |_, _| {
