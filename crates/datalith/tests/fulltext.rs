@@ -233,3 +233,50 @@ proptest! {
         prop_assert!(report.is_ok(), "{:?}", report);
     }
 }
+
+#[test]
+fn bulk_loads_and_excisions_keep_the_index_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    transact(&db, SCHEMA);
+    let title = datalith::Keyword::parse(":doc/title");
+    let tag = datalith::Keyword::parse(":doc/tag");
+    let e = 1u64 << 20;
+    let load = vec![
+        (e, title.clone(), datalith::Value::string("loaded red fox")),
+        (e, tag.clone(), datalith::Value::string("fox tag")),
+        (
+            e + 1,
+            title.clone(),
+            datalith::Value::string("loaded blue whale"),
+        ),
+        // Given twice: one datom, one document.
+        (e + 1, title, datalith::Value::string("loaded blue whale")),
+    ];
+    db.fill_db(&load).unwrap();
+    let now = db.db().unwrap();
+    let count = |db: &Db, text: &str| {
+        q(
+            db,
+            &format!(r#"[:find (count ?v) . :where [(fulltext $ :doc/title "{text}") [[_ ?v]]]]"#),
+        )
+    };
+    assert_eq!(count(&now, "loaded"), "2");
+    assert!(now.check().unwrap().is_ok());
+    // Excising the entity's title removes its document too.
+    transact(
+        &db,
+        &format!("[{{:db/excise {e} :db.excise/attrs [:doc/title]}}]"),
+    );
+    let now = db.db().unwrap();
+    assert_eq!(count(&now, "loaded"), "1");
+    assert_eq!(
+        q(
+            &now,
+            r#"[:find ?v . :where [(fulltext $ :doc/tag "fox") [[_ ?v]]]]"#
+        ),
+        r#""fox tag""#
+    );
+    let report = now.check().unwrap();
+    assert!(report.is_ok(), "{report:?}");
+}

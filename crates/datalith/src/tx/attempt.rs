@@ -50,12 +50,22 @@ pub(crate) fn attempt(
         |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
         |a| schema.get(a).is_some_and(|x| x.no_history),
     )?;
-    let after = outcome.new_schema.as_ref().unwrap_or(schema);
-    super::fulltext::stage_fulltext(&r, schema, after, &outcome.datoms.datoms, stage)?;
-    for (a, (d, n)) in super::excise::stage_excisions(&r, r.t, schema, &outcome.datoms, stage)? {
+    let mut excised = Vec::new();
+    for (a, (d, n)) in
+        super::excise::stage_excisions(&r, r.t, schema, &outcome.datoms, stage, &mut excised)?
+    {
         let x = stats.entry(a).or_default();
         x.0 += d;
         x.1 += n;
+    }
+    // The full-text indexes follow the datoms and, after them, what an excision removed.
+    let after = outcome.new_schema.as_ref().unwrap_or(schema);
+    if excised.is_empty() {
+        super::fulltext::stage_fulltext(&r, schema, after, &outcome.datoms.datoms, stage)?;
+    } else {
+        let mut all = outcome.datoms.datoms.clone();
+        all.extend(excised);
+        super::fulltext::stage_fulltext(&r, schema, after, &all, stage)?;
     }
     outcome
         .tempids

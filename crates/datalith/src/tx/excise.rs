@@ -77,6 +77,7 @@ pub(crate) fn stage_excisions(
     schema: &Schema,
     datoms: &NetDatoms,
     stage: &mut Stage,
+    removed: &mut Vec<Datom>,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
     let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
     if !datoms.datoms.iter().any(|d| d.a == EXCISE && d.added) {
@@ -168,6 +169,13 @@ pub(crate) fn stage_excisions(
                     stage.list_remove(&t.eav, &ek, &key);
                     stage.list_change_tallied(false, &t.ave, &key, &ek, Some(d.a));
                     stats.entry(d.a).or_default().0 -= 1;
+                    removed.push(Datom {
+                        e,
+                        a: d.a,
+                        v,
+                        tx: d.tx,
+                        added: false,
+                    });
                 }
             }
             let mut raw = Vec::with_capacity(64);

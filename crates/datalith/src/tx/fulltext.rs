@@ -12,7 +12,7 @@ use crate::codec::Value;
 use crate::kv::{Direction, Stage};
 use crate::search::tables::SearchTables;
 use crate::search::write::SpaceWriter;
-use crate::search::{Analyzer, SearchError};
+use crate::search::{Analyzer, AnalyzerConfig, SearchError};
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, Datom, EntityId, Schema};
 
@@ -152,6 +152,34 @@ fn index_current(
     for (e, text) in values {
         let doc = w.next_doc();
         w.add(doc, &text, &owner(e, &text), analyzer)?;
+    }
+    Ok(())
+}
+
+/// Indexes the full-text values of a bulk load, `(entity, attribute, analysis, text)`; a
+/// value the index already holds is left as it is.
+pub fn index_loaded(
+    r: &IndexReader<'_>,
+    texts: &[(EntityId, AttrId, AnalyzerConfig, std::sync::Arc<str>)],
+    stage: &mut Stage,
+) -> Result<(), TxError> {
+    let Some(t) = &r.t.search else {
+        return Ok(());
+    };
+    let mut attrs: Vec<(AttrId, AnalyzerConfig)> = texts.iter().map(|x| (x.1, x.2)).collect();
+    attrs.sort_unstable_by_key(|x| x.0);
+    attrs.dedup_by_key(|x| x.0);
+    for (a, config) in attrs {
+        let analyzer = Analyzer::new(config);
+        let mut w = SpaceWriter::new(r.view, t, a, format!("attribute {a}"))?;
+        for (e, _, _, text) in texts.iter().filter(|x| x.1 == a) {
+            let o = owner(*e, text);
+            if w.doc_of_owner(&o)?.is_none() {
+                let doc = w.next_doc();
+                w.add(doc, text, &o, &analyzer)?;
+            }
+        }
+        w.finish(stage)?;
     }
     Ok(())
 }

@@ -70,6 +70,13 @@ pub struct Prepared {
     pub(super) giants: Vec<([u8; 20], Vec<u8>)>,
     /// Highest entity id seen.
     pub(super) max_e: EntityId,
+    /// The values of `:db/fulltext` attributes, for their indexes (`tx::fulltext`).
+    pub(super) texts: Vec<(
+        EntityId,
+        AttrId,
+        crate::search::AnalyzerConfig,
+        std::sync::Arc<str>,
+    )>,
 }
 
 impl Prepared {
@@ -115,6 +122,7 @@ pub fn prepare(
         ave: Vec::new(),
         giants: Vec::new(),
         max_e: 0,
+        texts: Vec::new(),
     }))
 }
 
@@ -137,13 +145,19 @@ fn prepare_part(
     let mut giants = Vec::new();
     let mut max_e = 0;
     // A load names few attributes: remember them rather than hash every datom's ident.
-    let mut seen: Vec<(&Keyword, AttrId, crate::codec::ValueType)> = Vec::new();
+    let mut seen: Vec<(
+        &Keyword,
+        AttrId,
+        crate::codec::ValueType,
+        Option<crate::search::AnalyzerConfig>,
+    )> = Vec::new();
+    let mut texts = Vec::new();
     for (e, k, v) in datoms {
         if !(USER_PARTITION_START..TX_PARTITION_START).contains(e) {
             return Err(malformed(*e, k, v));
         }
-        let (a, ty) = match seen.iter().find(|(sk, _, _)| *sk == k) {
-            Some((_, a, ty)) => (*a, *ty),
+        let (a, ty, fulltext) = match seen.iter().find(|(sk, _, _, _)| *sk == k) {
+            Some((_, a, ty, f)) => (*a, *ty, *f),
             None => {
                 let attr = schema
                     .by_ident(k)
@@ -152,9 +166,9 @@ fn prepare_part(
                         form: format!("[{e} {k} {v}]"),
                     })?;
                 if seen.len() < SEEN_ATTRS {
-                    seen.push((k, attr.id, attr.value_type));
+                    seen.push((k, attr.id, attr.value_type, attr.fulltext));
                 }
-                (attr.id, attr.value_type)
+                (attr.id, attr.value_type, attr.fulltext)
             }
         };
         if !v.is_storable() {
@@ -182,6 +196,9 @@ fn prepare_part(
                     form: format!("[{e} {k} {v}]"),
                 });
             }
+        }
+        if let (Some(config), Value::String(text)) = (fulltext, v) {
+            texts.push((*e, a, config, text.clone()));
         }
         let off = arena.len();
         keys::attr_prefix(a, &mut arena);
@@ -226,6 +243,7 @@ fn prepare_part(
         ave,
         giants,
         max_e,
+        texts,
     })
 }
 
@@ -246,7 +264,10 @@ fn merge(a: Prepared, b: Prepared) -> Prepared {
     giants.extend(b.giants);
     giants.sort_unstable();
     giants.dedup();
+    let mut texts = a.texts;
+    texts.extend(b.texts);
     Prepared {
+        texts,
         eav,
         ave,
         giants,

@@ -123,6 +123,11 @@ impl FillRequest {
             &[]
         };
         let r = IndexReader::new(view, t);
+        if self.range.start == 0 {
+            // The full-text values, indexed by the first request (their indexes are small
+            // beside the datoms, and one writer per attribute keeps each block written once).
+            super::super::fulltext::index_loaded(&r, &p.texts, stage)?;
+        }
         if self.range.start == 0 && t.tx_log.is_some() {
             // These datoms bypass the transaction log.
             stage.put(&t.meta, crate::store::tables::meta_key::TX_LOG_GAP, &[1]);
