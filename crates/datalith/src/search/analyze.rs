@@ -258,6 +258,48 @@ impl Analyzer {
         }
     }
 
+    /// Calls `f` with each indexed term of `text` and its position, lower-casing into `buf`
+    /// (no allocation for a word already in lower case, the common case when indexing).
+    pub fn each_term(&self, text: &str, buf: &mut String, mut f: impl FnMut(&str, u32)) {
+        let mut position = 0u32;
+        for word in text.unicode_words() {
+            let at = position;
+            position = position.saturating_add(1);
+            let lower: &str = if word
+                .bytes()
+                .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+            {
+                word
+            } else if word.is_ascii() {
+                buf.clear();
+                buf.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+                buf.as_str()
+            } else {
+                // `str::to_lowercase`, as `term` does (a final sigma is lower-cased by context).
+                *buf = word.to_lowercase();
+                buf.as_str()
+            };
+            if let Some(stop) = &self.stop {
+                if stop.contains(lower) {
+                    continue;
+                }
+            }
+            match &self.stemmer {
+                Some(s) => {
+                    let stem = s.stem(lower);
+                    if !stem.is_empty() && stem.len() <= MAX_SEARCH_TERM_BYTES {
+                        f(&stem, at);
+                    }
+                }
+                None => {
+                    if !lower.is_empty() && lower.len() <= MAX_SEARCH_TERM_BYTES {
+                        f(lower, at);
+                    }
+                }
+            }
+        }
+    }
+
     /// The term one word becomes, or `None` for a word not indexed (a stop word, or one
     /// longer than `MAX_SEARCH_TERM_BYTES`).
     pub fn term(&self, word: &str) -> Option<String> {
@@ -323,6 +365,33 @@ mod tests {
         for (config, text, want) in cases {
             let want: Vec<(String, u32)> = want.iter().map(|(t, p)| (t.to_string(), *p)).collect();
             assert_eq!(terms(*config, text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn each_term_agrees_with_tokens() {
+        let english = AnalyzerConfig {
+            stop_words: StopWords::Classic,
+            stemmer: Some(Language::English),
+        };
+        for config in [AnalyzerConfig::default(), english] {
+            let a = Analyzer::new(config);
+            for text in [
+                "The Hikers were HIKING in Zürich",
+                "don't stop 3.14",
+                "ÆRØ É é ΟΔΟΣ",
+            ] {
+                let want: Vec<(String, u32)> = a
+                    .tokens(text)
+                    .into_iter()
+                    .map(|t| (t.term, t.position))
+                    .collect();
+                let mut got = Vec::new();
+                a.each_term(text, &mut String::new(), |t, p| {
+                    got.push((t.to_string(), p))
+                });
+                assert_eq!(got, want, "{text}");
+            }
         }
     }
 

@@ -22,40 +22,46 @@ pub struct Posting {
     pub positions: Vec<u32>,
 }
 
-/// Encodes postings (non-empty, ascending by document) as one block's value.
-pub fn encode(postings: &[Posting], out: &mut Vec<u8>) {
-    debug_assert!(!postings.is_empty(), "a block holds a posting");
+/// Encodes postings given as `(document, norm, positions)` (non-empty, ascending by
+/// document) as one block's value.
+pub fn encode_items(items: &[(u64, u8, &[u32])], out: &mut Vec<u8>) {
+    debug_assert!(!items.is_empty(), "a block holds a posting");
     debug_assert!(
-        postings.windows(2).all(|w| w[0].doc < w[1].doc),
+        items.windows(2).all(|w| w[0].0 < w[1].0),
         "a block's documents ascend"
     );
-    let first = postings[0].doc;
-    let last = postings[postings.len() - 1].doc;
-    let max_tf = postings
-        .iter()
-        .map(|p| p.positions.len())
-        .max()
-        .unwrap_or(0);
-    let min_norm = postings.iter().map(|p| p.norm).min().unwrap_or(0);
+    let first = items[0].0;
+    let last = items[items.len() - 1].0;
+    let max_tf = items.iter().map(|p| p.2.len()).max().unwrap_or(0);
+    let min_norm = items.iter().map(|p| p.1).min().unwrap_or(0);
     out.clear();
-    varint::put(out, postings.len() as u64);
+    varint::put(out, items.len() as u64);
     varint::put(out, last - first);
     varint::put(out, max_tf as u64);
     out.push(min_norm);
-    for w in postings.windows(2) {
-        varint::put(out, w[1].doc - w[0].doc);
+    for w in items.windows(2) {
+        varint::put(out, w[1].0 - w[0].0);
     }
-    for p in postings {
-        varint::put(out, p.positions.len() as u64);
+    for p in items {
+        varint::put(out, p.2.len() as u64);
     }
-    out.extend(postings.iter().map(|p| p.norm));
-    for p in postings {
+    out.extend(items.iter().map(|p| p.1));
+    for p in items {
         let mut prev = 0u32;
-        for &pos in &p.positions {
+        for &pos in p.2 {
             varint::put(out, u64::from(pos - prev));
             prev = pos;
         }
     }
+}
+
+/// Encodes postings (non-empty, ascending by document) as one block's value.
+pub fn encode(postings: &[Posting], out: &mut Vec<u8>) {
+    let items: Vec<(u64, u8, &[u32])> = postings
+        .iter()
+        .map(|p| (p.doc, p.norm, p.positions.as_slice()))
+        .collect();
+    encode_items(&items, out);
 }
 
 /// A block's header, read without its body.

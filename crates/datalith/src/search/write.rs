@@ -27,8 +27,15 @@ pub struct SpaceWriter<'v> {
     term_ids: HashMap<String, u32>,
     /// Term id -> statistics as this request leaves them (`None`: not yet read).
     term_stats: HashMap<u32, TermStats>,
-    /// Term id -> document -> its posting after this request (`None`: removed).
-    changes: HashMap<u32, BTreeMap<u64, Option<Posting>>>,
+    /// Term id -> this request's changes of its postings, in the order made (the last one
+    /// of a document counts); added positions live in `positions`.
+    changes: HashMap<u32, Vec<Change>>,
+    /// The positions of added postings, back to back.
+    positions: Vec<u32>,
+    /// Reused per document: `(term id, position)` pairs.
+    scratch: Vec<(u32, u32)>,
+    /// Reused: a lower-cased word.
+    word: String,
     /// Documents written by this request (`None`: removed).
     docs: BTreeMap<u64, Option<DocEntry>>,
     /// Owners written by this request (`None`: removed).
@@ -60,6 +67,9 @@ impl<'v> SpaceWriter<'v> {
             term_ids: HashMap::default(),
             term_stats: HashMap::default(),
             changes: HashMap::default(),
+            positions: Vec::new(),
+            scratch: Vec::new(),
+            word: String::new(),
             docs: BTreeMap::new(),
             owners: BTreeMap::new(),
             new_terms: Vec::new(),
@@ -163,20 +173,35 @@ impl<'v> SpaceWriter<'v> {
         owner: &[u8],
         analyzer: &Analyzer,
     ) -> Result<(), SearchError> {
-        self.remove(doc)?;
-        let mut by_term: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        // A document past every one the index has numbered is new: no lookup to replace it.
+        if doc < self.stats.next_doc || doc == u64::MAX || self.docs.contains_key(&doc) {
+            self.remove(doc)?;
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let mut word = std::mem::take(&mut self.word);
+        scratch.clear();
         let mut len = 0u32;
-        analyzer.each_token(text, |t| {
+        let mut failed = None;
+        analyzer.each_term(text, &mut word, |term, position| {
             len += 1;
-            by_term.entry(t.term).or_default().push(t.position);
+            match self.term_id(term) {
+                Ok(id) => scratch.push((id, position)),
+                Err(e) => failed = Some(e),
+            }
         });
+        self.word = word;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        scratch.sort_unstable();
         let code = norm::encode(len);
-        let mut ids = Vec::with_capacity(by_term.len());
-        for (term, positions) in by_term {
-            let id = self.term_id(&term)?;
+        let mut ids = Vec::new();
+        for run in scratch.chunk_by(|a, b| a.0 == b.0) {
+            let id = run[0].0;
+            let tf = run.len() as u32;
             let mut s = self.stats_of(id)?;
             s.df += 1;
-            s.max_tf = s.max_tf.max(positions.len() as u32);
+            s.max_tf = s.max_tf.max(tf);
             // 0 is no norm yet: a document holding a term has at least one word.
             s.min_norm = if s.min_norm == 0 {
                 code
@@ -184,19 +209,20 @@ impl<'v> SpaceWriter<'v> {
                 s.min_norm.min(code)
             };
             self.term_stats.insert(id, s);
-            self.changes.entry(id).or_default().insert(
+            let start = self.positions.len() as u32;
+            self.positions.extend(run.iter().map(|x| x.1));
+            self.changes.entry(id).or_default().push(Change {
                 doc,
-                Some(Posting {
-                    doc,
-                    norm: code,
-                    positions,
-                }),
-            );
+                norm: code,
+                start,
+                tf,
+            });
             ids.push(id);
         }
-        ids.sort_unstable();
+        self.scratch = scratch;
         self.stats.docs += 1;
         self.stats.total_len += u64::from(len);
+        self.stats.next_doc = self.stats.next_doc.max(doc.saturating_add(1));
         self.docs.insert(
             doc,
             Some(DocEntry {
@@ -224,7 +250,10 @@ impl<'v> SpaceWriter<'v> {
                 ))
             })?;
             self.term_stats.insert(id, s);
-            self.changes.entry(id).or_default().insert(doc, None);
+            self.changes
+                .entry(id)
+                .or_default()
+                .push(Change::removal(doc));
         }
         self.stats.docs = self.stats.docs.saturating_sub(1);
         self.stats.total_len = self.stats.total_len.saturating_sub(u64::from(entry.len));
@@ -239,11 +268,20 @@ impl<'v> SpaceWriter<'v> {
     /// statistics.
     pub fn finish(mut self, stage: &mut Stage) -> Result<(), SearchError> {
         let mut buf = Vec::new();
-        let mut changes: Vec<(u32, BTreeMap<u64, Option<Posting>>)> =
+        let mut changes: Vec<(u32, Vec<Change>)> =
             std::mem::take(&mut self.changes).into_iter().collect();
         changes.sort_unstable_by_key(|(id, _)| *id);
-        for (id, docs) in changes {
-            self.write_term(id, docs, stage, &mut buf)?;
+        for (id, mut docs) in changes {
+            // By document, the last change of each kept.
+            docs.sort_by_key(|c| c.doc);
+            let mut last: Vec<Change> = Vec::with_capacity(docs.len());
+            for c in docs {
+                match last.last_mut() {
+                    Some(l) if l.doc == c.doc => *l = c,
+                    _ => last.push(c),
+                }
+            }
+            self.write_term(id, &last, stage, &mut buf)?;
         }
         for (term, id) in std::mem::take(&mut self.new_terms) {
             stage.put(
@@ -281,15 +319,16 @@ impl<'v> SpaceWriter<'v> {
         Ok(())
     }
 
-    /// Rewrites the blocks of term `id` that `docs` falls in.
+    /// Rewrites the blocks of term `id` that `docs` (ascending, one change a document)
+    /// falls in.
     fn write_term(
         &self,
         id: u32,
-        docs: BTreeMap<u64, Option<Posting>>,
+        docs: &[Change],
         stage: &mut Stage,
         buf: &mut Vec<u8>,
     ) -> Result<(), SearchError> {
-        let (Some(&lo), Some(&hi)) = (docs.keys().next(), docs.keys().next_back()) else {
+        let (Some(lo), Some(hi)) = (docs.first().map(|c| c.doc), docs.last().map(|c| c.doc)) else {
             return Ok(());
         };
         let prefix = tables::term_stats_key(self.space, id);
@@ -298,7 +337,8 @@ impl<'v> SpaceWriter<'v> {
         // The blocks to rewrite: the one that may hold `lo` (starting at or before it, unless
         // it is full and ends before `lo`: then new documents start a block of their own),
         // and every block starting in `(lo, hi]`.
-        let mut old: Vec<(u64, Vec<Posting>)> = Vec::new();
+        let mut old: Vec<Posting> = Vec::new();
+        let mut stale: Vec<u64> = Vec::new();
         if let Some(e) = self
             .view
             .range(
@@ -316,7 +356,8 @@ impl<'v> SpaceWriter<'v> {
                 self.corrupt(format!("term {id}'s block at {first} does not decode"))
             })?;
             if !(h.n >= SEARCH_BLOCK_DOCS && h.last < lo) {
-                old.push((first, self.decode_block(id, first, v)?));
+                old.extend(self.decode_block(id, first, v)?);
+                stale.push(first);
             }
         }
         for e in self.view.range(
@@ -328,33 +369,48 @@ impl<'v> SpaceWriter<'v> {
             let (k, v) = e?;
             let first =
                 block_first(k).ok_or_else(|| self.corrupt("a postings key is not 16 bytes"))?;
-            old.push((first, self.decode_block(id, first, v)?));
-        }
-        let mut merged: BTreeMap<u64, Posting> = BTreeMap::new();
-        let mut stale: Vec<u64> = Vec::with_capacity(old.len());
-        for (first, ps) in old {
+            old.extend(self.decode_block(id, first, v)?);
             stale.push(first);
-            merged.extend(ps.into_iter().map(|p| (p.doc, p)));
         }
-        for (doc, p) in docs {
-            match p {
-                Some(p) => merged.insert(doc, p),
-                None => merged.remove(&doc),
+        // Merge the old postings with the changes, both ascending; a change replaces.
+        let mut merged: Vec<Item<'_>> = Vec::with_capacity(old.len() + docs.len());
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < docs.len() {
+            let take_new = match (old.get(i), docs.get(j)) {
+                (Some(o), Some(c)) => {
+                    if o.doc == c.doc {
+                        i += 1;
+                    }
+                    c.doc <= o.doc
+                }
+                (None, Some(_)) => true,
+                _ => false,
             };
+            if take_new {
+                let c = &docs[j];
+                j += 1;
+                if c.tf > 0 {
+                    let p = &self.positions[c.start as usize..(c.start + c.tf) as usize];
+                    merged.push((c.doc, c.norm, p));
+                }
+            } else {
+                let o = &old[i];
+                i += 1;
+                merged.push((o.doc, o.norm, &o.positions));
+            }
         }
-        let all: Vec<Posting> = merged.into_values().collect();
-        let chunks: Vec<&[Posting]> = all.chunks(SEARCH_BLOCK_DOCS).collect();
+        let chunks: Vec<&[Item<'_>]> = merged.chunks(SEARCH_BLOCK_DOCS).collect();
         // A block key written anew is not also deleted: one op a key.
         for first in stale {
-            if !chunks.iter().any(|c| c[0].doc == first) {
+            if !chunks.iter().any(|c| c[0].0 == first) {
                 stage.delete(&self.t.postings, &tables::block_key(self.space, id, first));
             }
         }
         for chunk in chunks {
-            block::encode(chunk, buf);
+            block::encode_items(chunk, buf);
             stage.put(
                 &self.t.postings,
-                &tables::block_key(self.space, id, chunk[0].doc),
+                &tables::block_key(self.space, id, chunk[0].0),
                 buf,
             );
         }
@@ -366,6 +422,30 @@ impl<'v> SpaceWriter<'v> {
             .ok_or_else(|| self.corrupt(format!("term {id}'s block at {first} does not decode")))
     }
 }
+
+/// One change of a term's postings: document `doc` gets `tf` positions from `start` of the
+/// writer's arena, or (`tf == 0`) loses the term.
+#[derive(Debug, Clone, Copy)]
+struct Change {
+    doc: u64,
+    norm: u8,
+    start: u32,
+    tf: u32,
+}
+
+impl Change {
+    fn removal(doc: u64) -> Change {
+        Change {
+            doc,
+            norm: 0,
+            start: 0,
+            tf: 0,
+        }
+    }
+}
+
+/// A posting to encode: document, norm, positions.
+type Item<'a> = (u64, u8, &'a [u32]);
 
 /// The first document of a postings key.
 pub fn block_first(k: &[u8]) -> Option<u64> {
