@@ -158,6 +158,29 @@ fn history_line(env: &datalith::kv::Environment) -> Result<Option<String>> {
     )))
 }
 
+/// One line per full-text attribute: its documents, terms and bytes.
+fn fulltext_lines(db: &datalith::Db) -> Result<String> {
+    let mut out = String::new();
+    for attr in db.schema().user_attributes() {
+        if attr.fulltext.is_none() {
+            continue;
+        }
+        let Some(s) = db.fulltext_sizes(attr.id)? else {
+            continue;
+        };
+        out.push_str(&format!(
+            "fulltext    {} {} documents, {} terms, {} ({} in {} postings blocks)\n",
+            attr.ident,
+            s.docs,
+            s.terms,
+            human(s.bytes),
+            human(s.postings_bytes),
+            s.blocks
+        ));
+    }
+    Ok(out)
+}
+
 pub fn stat_text(database: &Database) -> Result<String> {
     let env = database.env();
     let path = env.path();
@@ -199,6 +222,7 @@ pub fn stat_text(database: &Database) -> Result<String> {
     if let Some(line) = history_line(env)? {
         out.push_str(&line);
     }
+    out.push_str(&fulltext_lines(&db)?);
     out.push_str(&format!(
         "attributes  {} user, schema version {}\n\n",
         db.schema().user_attributes().len(),

@@ -105,3 +105,19 @@ pub(crate) fn check_fulltext(
     }
     Ok(())
 }
+
+impl crate::db::Db {
+    /// The contents and bytes of attribute `a`'s full-text index (`None` in a database made
+    /// before full-text indexes existed, opened read-only).
+    pub fn fulltext_sizes(
+        &self,
+        a: crate::store::AttrId,
+    ) -> Result<Option<crate::search::read::SpaceSizes>, StoreError> {
+        let r = self.reader();
+        let Some(t) = &r.t.search else {
+            return Ok(None);
+        };
+        let reader = SpaceReader::new(r.view, t, a).map_err(search_err)?;
+        reader.sizes().map(Some).map_err(search_err)
+    }
+}

@@ -102,6 +102,33 @@ impl<'t> SpaceReader<'t> {
         }
     }
 
+    /// What the index holds and the bytes of its entries (keys and values as stored; LMDB's
+    /// page overhead comes on top), by a walk of its keys in every table.
+    pub fn sizes(&self) -> Result<SpaceSizes, SearchError> {
+        let prefix = self.space.to_be_bytes();
+        let walk = |t: &crate::kv::Table| -> Result<(u64, u64), SearchError> {
+            let (mut n, mut bytes) = (0u64, 0u64);
+            for e in self.view.prefix(t, &prefix, Direction::Forward)? {
+                let (k, v) = e?;
+                n += 1;
+                bytes += (k.len() + v.len()) as u64;
+            }
+            Ok((n, bytes))
+        };
+        let (terms, terms_bytes) = walk(&self.t.terms)?;
+        let (_, stats_bytes) = walk(&self.t.term_stats)?;
+        let (blocks, postings_bytes) = walk(&self.t.postings)?;
+        let (_, docs_bytes) = walk(&self.t.docs)?;
+        let (_, owners_bytes) = walk(&self.t.owners)?;
+        Ok(SpaceSizes {
+            docs: self.stats.docs,
+            terms,
+            blocks,
+            postings_bytes,
+            bytes: terms_bytes + stats_bytes + postings_bytes + docs_bytes + owners_bytes,
+        })
+    }
+
     /// A cursor over term `id`'s postings, at its first document.
     pub fn cursor(&self, id: u32) -> Result<TermCursor<'t>, SearchError> {
         let lo = tables::term_stats_key(self.space, id);
@@ -145,6 +172,21 @@ fn corrupt(space: u32, what: &str) -> SearchError {
         index: format!("space {space}"),
         detail: format!("{what} does not decode"),
     }
+}
+
+/// An index's contents and bytes (`SpaceReader::sizes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpaceSizes {
+    /// Documents.
+    pub docs: u64,
+    /// Terms in the dictionary (ever seen).
+    pub terms: u64,
+    /// Postings blocks.
+    pub blocks: u64,
+    /// Bytes of postings blocks (keys and values).
+    pub postings_bytes: u64,
+    /// Bytes of every entry of the index.
+    pub bytes: u64,
 }
 
 /// A cursor over one term's postings.
