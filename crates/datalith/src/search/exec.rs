@@ -34,6 +34,8 @@ pub struct Hit {
 /// rewrite of a prefix query does, so its documents need no frequencies).
 struct SetCursor {
     docs: Vec<u64>,
+    /// Each document's score (a group's); empty: a constant 1.
+    scores: Vec<f32>,
     at: usize,
 }
 
@@ -46,6 +48,8 @@ impl SetCursor {
 /// A phrase: its terms' cursors with their offsets.
 struct PhraseCursor<'t> {
     terms: Vec<(TermCursor<'t>, u32)>,
+    /// Moves allowed (0: the terms exactly in a row).
+    slop: u32,
     idf: f32,
     /// The current document's phrase frequency (valid when `doc` is a match).
     freq: u32,
@@ -114,7 +118,7 @@ impl<'t> Cursor<'t> {
                 bm.score(*idf, tf, n)
             }
             Cursor::Phrase(p) => bm.score(p.idf, p.freq, p.norm),
-            Cursor::Set(_) => 1.0,
+            Cursor::Set(s) => s.scores.get(s.at).copied().unwrap_or(1.0),
             Cursor::Empty => 0.0,
         })
     }
@@ -164,16 +168,20 @@ impl<'t> PhraseCursor<'t> {
         }
     }
 
-    /// How many times the phrase occurs in the document every term is on.
+    /// How many times the phrase occurs in the document every term is on (with a slop: 1
+    /// when some placement is close enough, as the matching needs no more).
     fn freq_here(&mut self) -> Result<u32, SearchError> {
         self.scratch.resize(self.terms.len(), Vec::new());
         for (i, (c, _)) in self.terms.iter_mut().enumerate() {
             c.positions(&mut self.scratch[i])?;
         }
+        let offsets: Vec<u32> = self.terms.iter().map(|(_, o)| *o).collect();
+        if self.slop > 0 {
+            return Ok(u32::from(sloppy_match(&self.scratch, &offsets, self.slop)));
+        }
         let Some((first, rest)) = self.scratch.split_first() else {
             return Ok(0);
         };
-        let offsets: Vec<u32> = self.terms.iter().map(|(_, o)| *o).collect();
         let mut freq = 0;
         'start: for &p in first {
             let Some(base) = p.checked_sub(offsets[0]) else {
@@ -187,6 +195,38 @@ impl<'t> PhraseCursor<'t> {
             freq += 1;
         }
         Ok(freq)
+    }
+}
+
+/// Whether one position of each term, each less its offset in the phrase, spread over at
+/// most `slop` (Lucene's sloppy phrase: a reversed pair costs 2). The smallest spread over
+/// one pick per list is found by advancing the list holding the smallest pick.
+fn sloppy_match(positions: &[Vec<u32>], offsets: &[u32], slop: u32) -> bool {
+    let lists: Vec<Vec<i64>> = positions
+        .iter()
+        .zip(offsets)
+        .map(|(ps, &o)| ps.iter().map(|&p| i64::from(p) - i64::from(o)).collect())
+        .collect();
+    if lists.iter().any(Vec::is_empty) {
+        return false;
+    }
+    let mut at = vec![0usize; lists.len()];
+    loop {
+        let picks = lists.iter().zip(&at).map(|(l, &i)| l[i]);
+        let (lo, hi) = picks.fold((i64::MAX, i64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        if hi - lo <= i64::from(slop) {
+            return true;
+        }
+        let (k, _) = lists
+            .iter()
+            .zip(&at)
+            .enumerate()
+            .min_by_key(|(_, (l, &i))| l[i])
+            .expect("lists are not empty");
+        at[k] += 1;
+        if at[k] == lists[k].len() {
+            return false;
+        }
     }
 }
 
@@ -234,7 +274,7 @@ fn plan<'t>(r: &SpaceReader<'t>, q: &SearchQuery) -> Result<Plan<'t>, SearchErro
                     }
                 }
             },
-            Matcher::Phrase(terms) => {
+            Matcher::Phrase(terms, slop) => {
                 let mut cs = Vec::with_capacity(terms.len());
                 let mut idf = 0.0;
                 let mut missing = false;
@@ -254,6 +294,7 @@ fn plan<'t>(r: &SpaceReader<'t>, q: &SearchQuery) -> Result<Plan<'t>, SearchErro
                 } else {
                     let mut pc = PhraseCursor {
                         terms: cs,
+                        slop: *slop,
                         idf,
                         freq: 0,
                         norm: 0,
@@ -264,19 +305,50 @@ fn plan<'t>(r: &SpaceReader<'t>, q: &SearchQuery) -> Result<Plan<'t>, SearchErro
                     Cursor::Phrase(pc)
                 }
             }
-            Matcher::Prefix(prefix) => {
-                let mut docs = Vec::new();
-                for id in r.prefix_terms(prefix)? {
-                    let mut c = r.cursor(id)?;
-                    while c.doc() != END {
-                        docs.push(c.doc());
-                        c.step()?;
-                    }
-                }
-                docs.sort_unstable();
-                docs.dedup();
-                Cursor::Set(SetCursor { docs, at: 0 })
+            Matcher::Prefix(prefix) => set_of_terms(r, &r.prefix_terms(prefix)?)?,
+            Matcher::Wildcard(pattern) => set_of_terms(r, &r.wildcard_terms(pattern)?)?,
+            Matcher::Fuzzy {
+                term,
+                min_similarity,
+            } => set_of_terms(r, &r.fuzzy_terms(term, *min_similarity)?)?,
+            Matcher::Range {
+                lo,
+                hi,
+                lo_included,
+                hi_included,
+            } => set_of_terms(r, &r.range_terms(lo, hi, *lo_included, *hi_included)?)?,
+            Matcher::All => Cursor::Set(SetCursor {
+                docs: r.all_docs()?,
+                scores: Vec::new(),
+                at: 0,
+            }),
+            Matcher::Group(g) => {
+                let hits = all(r, g)?;
+                Cursor::Set(SetCursor {
+                    docs: hits.iter().map(|h| h.id).collect(),
+                    scores: hits.iter().map(|h| h.score).collect(),
+                    at: 0,
+                })
             }
+        };
+        let cursor = match cursor {
+            // A boost weighs a term's score: BM25 is linear in the idf.
+            Cursor::Term { c: tc, idf } => Cursor::Term {
+                c: tc,
+                idf: idf * c.boost,
+            },
+            Cursor::Phrase(mut pc) => {
+                pc.idf *= c.boost;
+                Cursor::Phrase(pc)
+            }
+            Cursor::Set(mut sc) if c.boost != 1.0 => {
+                if sc.scores.is_empty() {
+                    sc.scores = vec![1.0; sc.docs.len()];
+                }
+                sc.scores.iter_mut().for_each(|x| *x *= c.boost);
+                Cursor::Set(sc)
+            }
+            other => other,
         };
         match c.occur {
             Occur::Must => p.must.push((i, cursor)),
@@ -286,6 +358,26 @@ fn plan<'t>(r: &SpaceReader<'t>, q: &SearchQuery) -> Result<Plan<'t>, SearchErro
     }
     p.must.sort_by_key(|(_, c)| c.cost());
     Ok(p)
+}
+
+/// The documents of some terms, as one constant-scoring clause (Lucene's rewrite of a
+/// multi-term query).
+fn set_of_terms<'t>(r: &SpaceReader<'t>, ids: &[u32]) -> Result<Cursor<'t>, SearchError> {
+    let mut docs = Vec::new();
+    for &id in ids {
+        let mut c = r.cursor(id)?;
+        while c.doc() != END {
+            docs.push(c.doc());
+            c.step()?;
+        }
+    }
+    docs.sort_unstable();
+    docs.dedup();
+    Ok(Cursor::Set(SetCursor {
+        docs,
+        scores: Vec::new(),
+        at: 0,
+    }))
 }
 
 /// The best `k` matches, best first.

@@ -69,10 +69,46 @@ impl<'t> SpaceReader<'t> {
     /// The ids of every term starting with `prefix` that some document holds; refused past
     /// `MAX_PREFIX_TERMS`.
     pub fn prefix_terms(&self, prefix: &str) -> Result<Vec<u32>, SearchError> {
-        let lo = tables::key(self.space, prefix.as_bytes());
+        self.scan_terms(
+            prefix.as_bytes(),
+            &format!("{prefix}*"),
+            |t| t.starts_with(prefix),
+            |_| true,
+        )
+    }
+
+    /// The ids of the terms some document holds among the dictionary entries from `lo`
+    /// (a key suffix) on, while `keep` says go on; `pick` chooses; refused past
+    /// `MAX_PREFIX_TERMS` picks.
+    fn scan_terms(
+        &self,
+        lo: &[u8],
+        what: &str,
+        mut keep: impl FnMut(&str) -> bool,
+        mut pick: impl FnMut(&str) -> bool,
+    ) -> Result<Vec<u32>, SearchError> {
+        let start = tables::key(self.space, lo);
+        let end = tables::key(self.space.wrapping_add(1), &[]);
+        let upper = if self.space == u32::MAX {
+            Bound::Unbounded
+        } else {
+            Bound::Excluded(&end[..])
+        };
         let mut out = Vec::new();
-        for e in self.view.prefix(&self.t.terms, &lo, Direction::Forward)? {
-            let (_, v) = e?;
+        for e in self.view.range(
+            &self.t.terms,
+            Bound::Included(&start[..]),
+            upper,
+            Direction::Forward,
+        )? {
+            let (k, v) = e?;
+            let term = std::str::from_utf8(&k[4..]).map_err(|_| corrupt(self.space, "a term"))?;
+            if !keep(term) {
+                break;
+            }
+            if !pick(term) {
+                continue;
+            }
             let id =
                 u32::from_be_bytes(v.try_into().map_err(|_| corrupt(self.space, "a term id"))?);
             if self.term_stats(id)?.df == 0 {
@@ -80,11 +116,69 @@ impl<'t> SpaceReader<'t> {
             }
             if out.len() == MAX_PREFIX_TERMS {
                 return Err(SearchError::BadQuery {
-                    query: format!("{prefix}*"),
-                    reason: format!("the prefix matches more than {MAX_PREFIX_TERMS} terms"),
+                    query: what.to_string(),
+                    reason: format!("it matches more than {MAX_PREFIX_TERMS} terms"),
                 });
             }
             out.push(id);
+        }
+        Ok(out)
+    }
+
+    /// The terms matching a wildcard pattern (`*`, `?`).
+    pub fn wildcard_terms(&self, pattern: &str) -> Result<Vec<u32>, SearchError> {
+        let literal: String = pattern
+            .chars()
+            .take_while(|c| *c != '*' && *c != '?')
+            .collect();
+        self.scan_terms(
+            literal.as_bytes(),
+            pattern,
+            |t| t.starts_with(literal.as_str()),
+            |t| super::query::wildcard_matches(pattern, t),
+        )
+    }
+
+    /// The terms whose similarity to `term` is above `min` (a walk of the dictionary).
+    pub fn fuzzy_terms(&self, term: &str, min: f32) -> Result<Vec<u32>, SearchError> {
+        self.scan_terms(
+            &[],
+            &format!("{term}~"),
+            |_| true,
+            |t| super::query::similarity(term, t) > min,
+        )
+    }
+
+    /// The terms between `lo` and `hi`.
+    pub fn range_terms(
+        &self,
+        lo: &str,
+        hi: &str,
+        lo_included: bool,
+        hi_included: bool,
+    ) -> Result<Vec<u32>, SearchError> {
+        self.scan_terms(
+            lo.as_bytes(),
+            &format!("[{lo} TO {hi}]"),
+            |t| if hi_included { t <= hi } else { t < hi },
+            |t| lo_included || t != lo,
+        )
+    }
+
+    /// Every document, ascending.
+    pub fn all_docs(&self) -> Result<Vec<u64>, SearchError> {
+        let mut out = Vec::new();
+        for e in self
+            .view
+            .prefix(&self.t.docs, &self.space.to_be_bytes(), Direction::Forward)?
+        {
+            let (k, _) = e?;
+            let d = k
+                .get(4..12)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_be_bytes)
+                .ok_or_else(|| corrupt(self.space, "a document key"))?;
+            out.push(d);
         }
         Ok(out)
     }

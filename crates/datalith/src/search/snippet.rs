@@ -21,7 +21,48 @@ pub fn match_offsets(q: &SearchQuery, analyzer: &Analyzer, text: &str) -> Vec<(u
                     hit[i] |= tok.term.starts_with(p.as_str());
                 }
             }
-            Matcher::Phrase(terms) => {
+            Matcher::Wildcard(w) => {
+                for (i, tok) in tokens.iter().enumerate() {
+                    hit[i] |= super::query::wildcard_matches(w, &tok.term);
+                }
+            }
+            Matcher::Fuzzy {
+                term,
+                min_similarity,
+            } => {
+                for (i, tok) in tokens.iter().enumerate() {
+                    hit[i] |= super::query::similarity(term, &tok.term) > *min_similarity;
+                }
+            }
+            Matcher::Range {
+                lo,
+                hi,
+                lo_included,
+                hi_included,
+            } => {
+                for (i, tok) in tokens.iter().enumerate() {
+                    let t = tok.term.as_str();
+                    let above = if *lo_included {
+                        t >= lo.as_str()
+                    } else {
+                        t > lo.as_str()
+                    };
+                    let below = if *hi_included {
+                        t <= hi.as_str()
+                    } else {
+                        t < hi.as_str()
+                    };
+                    hit[i] |= above && below;
+                }
+            }
+            Matcher::All => {}
+            Matcher::Group(g) => {
+                let inner = match_offsets(g, analyzer, text);
+                for (i, tok) in tokens.iter().enumerate() {
+                    hit[i] |= inner.iter().any(|r| r.0 == tok.start);
+                }
+            }
+            Matcher::Phrase(terms, _) => {
                 for start in 0..tokens.len() {
                     let base = tokens[start].position;
                     let mut found = Vec::with_capacity(terms.len());
