@@ -201,7 +201,7 @@ impl<'t> PhraseCursor<'t> {
 /// Whether one position of each term, each less its offset in the phrase, spread over at
 /// most `slop` (Lucene's sloppy phrase: a reversed pair costs 2). The smallest spread over
 /// one pick per list is found by advancing the list holding the smallest pick.
-fn sloppy_match(positions: &[Vec<u32>], offsets: &[u32], slop: u32) -> bool {
+pub(crate) fn sloppy_match(positions: &[Vec<u32>], offsets: &[u32], slop: u32) -> bool {
     let lists: Vec<Vec<i64>> = positions
         .iter()
         .zip(offsets)

@@ -12,6 +12,7 @@
 //! - `read`, `score`, `exec`: cursors over postings, BM25, top-k with block-max MaxScore,
 //!   counts and full matches;
 //! - `snippet`: where a query matches in a text (for highlighting);
+//! - `naive`: a query over texts in memory, no index (values in time; the tests' model);
 //! - `check`: the index against itself;
 //! - `kv_index`: the KV face ([`SearchIndex`]).
 //!
@@ -24,6 +25,7 @@ pub mod check;
 pub mod error;
 pub mod exec;
 pub mod kv_index;
+pub mod naive;
 pub mod query;
 pub mod read;
 pub mod score;

@@ -295,8 +295,31 @@ pub(super) fn resolve_args(args: &[Term], vars: &[Var], row: &[Value]) -> Vec<Va
 }
 
 /// The bindings a function result makes.
+/// Equal values, an entity id given as a number being the entity (an input `?tx` or `?e`
+/// is often a long).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Ref(x), Value::Long(y)) | (Value::Long(y), Value::Ref(x)) => {
+            u64::try_from(*y).is_ok_and(|y| y == *x)
+        }
+        _ => a == b,
+    }
+}
+
 pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {
-    let one = |t: &Term, v: Value| -> Option<(Var, Value)> { t.var().map(|x| (x, v)) };
+    // A constant in the binding (an input bound before the query ran) must equal its value:
+    // such a row binds nothing and is dropped, as a variable bound to another value would be.
+    let bind = |terms: &mut dyn Iterator<Item = (&Term, Value)>| -> Option<Vec<(Var, Value)>> {
+        let mut out = Vec::new();
+        for (t, v) in terms {
+            match t {
+                Term::Var(x) => out.push((*x, v)),
+                Term::Const(c) if !same_value(c, &v) => return None,
+                _ => {}
+            }
+        }
+        Some(out)
+    };
     let items = |v: Value| -> Vec<Value> {
         match v {
             Value::Tuple(items) => items
@@ -309,24 +332,26 @@ pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>>
         }
     };
     match binding {
-        Binding::Scalar(t) => vec![one(t, v).into_iter().collect()],
+        Binding::Scalar(t) => bind(&mut std::iter::once((t, v))).into_iter().collect(),
         Binding::Tuple(ts) => {
             let vals = items(v);
             if vals.len() < ts.len() {
                 return Vec::new();
             }
-            vec![ts.iter().zip(vals).filter_map(|(t, v)| one(t, v)).collect()]
+            bind(&mut ts.iter().zip(vals)).into_iter().collect()
         }
         Binding::Collection(t) => items(v)
             .into_iter()
-            .map(|x| one(t, x).into_iter().collect())
+            .filter_map(|x| bind(&mut std::iter::once((t, x))))
             .collect(),
         Binding::Relation(ts) => items(v)
             .into_iter()
             .filter_map(|row| {
                 let vals = items(row);
-                (vals.len() >= ts.len())
-                    .then(|| ts.iter().zip(vals).filter_map(|(t, v)| one(t, v)).collect())
+                if vals.len() < ts.len() {
+                    return None;
+                }
+                bind(&mut ts.iter().zip(vals))
             })
             .collect(),
     }

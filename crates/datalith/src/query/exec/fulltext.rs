@@ -47,11 +47,7 @@ impl<'a> Ctx<'a> {
         };
         let a: AttrId = attr.id;
         if !self.time.is_current() {
-            return Err(bad(
-                "full-text search reads the current state; a database as of, since or with \
-                 history is not searched (see the README)"
-                    .into(),
-            ));
+            return self.fulltext_in_time(a, attr.is_many(), config, text);
         }
         let Some(tables) = &self.r.t.search else {
             return none;
@@ -107,5 +103,59 @@ impl<'a> Ctx<'a> {
             ])));
         }
         Ok(Value::Tuple(rows))
+    }
+
+    /// `fulltext` on a database value in time: the index holds the current state, so the
+    /// attribute's values in that view (each datom, for a history) are searched in memory.
+    fn fulltext_in_time(
+        &self,
+        a: AttrId,
+        many: bool,
+        config: crate::search::AnalyzerConfig,
+        text: &str,
+    ) -> Result<Value, QueryError> {
+        let analyzer = Analyzer::new(config);
+        let q = search::parse_query(text, &analyzer)?;
+        let mut entities: Vec<u64> = Vec::new();
+        self.r.scan_attr(
+            a,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            crate::kv::Direction::Forward,
+            |_, e| {
+                entities.push(e);
+                Ok(true)
+            },
+        )?;
+        entities.extend(self.r.entities_that_lost(a)?);
+        entities.sort_unstable();
+        entities.dedup();
+        let mut datoms: Vec<(u64, String, u64)> = Vec::new();
+        let mut c = self.r.history_cursor()?;
+        for e in entities {
+            self.budget.tick()?;
+            for t in c.timed(&self.time, e, Some(a), !many)? {
+                if let Value::String(s) = c.value(e, &t)? {
+                    datoms.push((e, s.to_string(), t.tx));
+                }
+            }
+        }
+        let texts: Vec<&str> = datoms.iter().map(|d| d.1.as_str()).collect();
+        let hits = search::naive::search_texts(&q, &analyzer, &texts);
+        let best = hits.iter().map(|h| h.score).fold(0f32, f32::max);
+        Ok(Value::Tuple(
+            hits.into_iter()
+                .map(|h| {
+                    let (e, v, tx) = &datoms[h.id as usize];
+                    let score = if best > 0.0 { h.score / best } else { 1.0 };
+                    Some(Value::Tuple(vec![
+                        Some(Value::Ref(*e)),
+                        Some(Value::string(v)),
+                        Some(Value::Ref(*tx)),
+                        crate::codec::F64::new(f64::from(score)).map(Value::Double),
+                    ]))
+                })
+                .collect(),
+        ))
     }
 }
