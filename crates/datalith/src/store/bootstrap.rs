@@ -35,7 +35,8 @@ pub const FORMAT_KEY: &[u8] = b"builtins_format";
 /// The format this code writes: the built-in attributes and ident entities stored, schema
 /// properties as refs. 2: with the full-text properties (`:db.fulltext/stopWords`,
 /// `:db.fulltext/stemmer`); a state of format 1 gets them by the same upgrade transaction.
-pub const FORMAT: u64 = 2;
+/// 3: `:db/doc` is full-text (as Datomic's), its values indexed by the upgrade.
+pub const FORMAT: u64 = 3;
 
 /// The store-meta key of the transaction the built-in datoms were written in (a u64):
 /// `TX_PARTITION_START - 1` when they were written at the database's genesis, around the log

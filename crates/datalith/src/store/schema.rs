@@ -181,13 +181,20 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
             "Property of a ref attribute: if true, the referenced entity is a component of the \
              referencing one (retracted with it, pulled with it).",
         ),
-        mk(
-            DOC,
-            "doc",
-            ValueType::String,
-            None,
-            "Documentation string for an entity.",
-        ),
+        // Full-text, as Datomic's: `(fulltext $ :db/doc "...")` searches the docs.
+        Attribute {
+            fulltext: Some(AnalyzerConfig {
+                stop_words: StopWords::Classic,
+                stemmer: None,
+            }),
+            ..mk(
+                DOC,
+                "doc",
+                ValueType::String,
+                None,
+                "Documentation string for an entity.",
+            )
+        },
         mk(
             TX_INSTANT,
             "txInstant",

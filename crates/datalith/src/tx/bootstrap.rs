@@ -154,6 +154,16 @@ impl BootstrapRequest {
             |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
             |a| schema.get(a).is_some_and(|x| x.no_history),
         )?;
+        // `:db/doc` is full-text: its index made from the state's docs and this upgrade's.
+        let after = schema.upgraded();
+        super::fulltext::stage_fulltext_reindexing(
+            &r,
+            &schema,
+            &after,
+            &net.datoms,
+            &[builtin::DOC],
+            stage,
+        )?;
         if let (Some(log), false) = (&t.tx_log, genesis) {
             let mut entry = Vec::with_capacity(16 + 24 * net.len());
             super::log::encode_entry(&net, &mut entry);

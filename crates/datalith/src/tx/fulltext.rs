@@ -41,12 +41,25 @@ pub fn stage_fulltext(
     datoms: &[Datom],
     stage: &mut Stage,
 ) -> Result<(), TxError> {
+    stage_fulltext_reindexing(r, before, after, datoms, &[], stage)
+}
+
+/// `stage_fulltext`, with the indexes of `reindex` emptied and refilled from the state before
+/// the datoms (the built-ins' upgrade: a state whose `:db/doc` values were never indexed).
+pub fn stage_fulltext_reindexing(
+    r: &IndexReader<'_>,
+    before: &Schema,
+    after: &Schema,
+    datoms: &[Datom],
+    reindex: &[AttrId],
+    stage: &mut Stage,
+) -> Result<(), TxError> {
     let Some(t) = &r.t.search else {
         return Ok(());
     };
     let config = |s: &Schema, a: AttrId| s.get(a).and_then(|x| x.fulltext);
     // Attributes whose analysis this transaction changes (on, off, or another analyzer).
-    let mut changed: Vec<AttrId> = Vec::new();
+    let mut changed: Vec<AttrId> = reindex.to_vec();
     if before.version != after.version {
         for attr in after.user_attributes() {
             if config(before, attr.id) != attr.fulltext {
