@@ -238,3 +238,50 @@ proptest! {
         }
     }
 }
+
+/// A clause of the whole syntax, as text.
+fn rich_clause() -> impl Strategy<Value = String> {
+    let word = prop::sample::select(WORDS).prop_map(|w| w.to_string());
+    let atom = prop_oneof![
+        3 => word.clone(),
+        1 => word.clone().prop_map(|w| format!("{}*", &w[..1])),
+        1 => word.clone().prop_map(|w| format!("{}?{}", &w[..1], &w[2..])),
+        1 => word.clone().prop_map(|w| format!("{w}~")),
+        1 => (word.clone(), word.clone()).prop_map(|(a, b)| format!("[{a} TO {b}]")),
+        1 => (word.clone(), word.clone(), 0u32..3).prop_map(|(a, b, s)| format!("\"{a} {b}\"~{s}")),
+        1 => (word.clone(), word.clone()).prop_map(|(a, b)| format!("({a} OR {b})")),
+        1 => (word.clone(), word).prop_map(|(a, b)| format!("(+{a} -{b})")),
+        1 => Just("*:*".to_string()),
+    ];
+    (prop::sample::select(&["", "", "+", "-"][..]), atom).prop_map(|(s, a)| format!("{s}{a}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Every form of the syntax: the index answers what the in-memory evaluator (no index,
+    /// one document at a time) answers.
+    #[test]
+    fn the_index_agrees_with_the_in_memory_evaluator(
+        docs in prop::collection::vec(doc_text(), 1..40),
+        queries in prop::collection::vec(prop::collection::vec(rich_clause(), 1..4), 10),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let (_env, ix) = open(dir.path(), AnalyzerConfig::default());
+        ix.write(docs.iter().enumerate().map(|(i, t)| put(i as u64, t)).collect()).unwrap();
+        let texts: Vec<&str> = docs.iter().map(String::as_str).collect();
+        for q in &queries {
+            let text = q.join(" ");
+            let parsed = datalith::search::parse_query(&text, ix.analyzer()).unwrap();
+            let mut want: Vec<u64> = datalith::search::naive::search_texts(&parsed, ix.analyzer(), &texts)
+                .iter()
+                .map(|h| h.id)
+                .collect();
+            want.sort_unstable();
+            let mut got: Vec<u64> = ix.search(&text, usize::MAX >> 1).unwrap().iter().map(|h| h.id).collect();
+            got.sort_unstable();
+            prop_assert_eq!(&got, &want, "{}", text);
+            prop_assert_eq!(ix.count(&text).unwrap(), want.len() as u64, "count {}", text);
+        }
+    }
+}
