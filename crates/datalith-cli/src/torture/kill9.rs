@@ -57,6 +57,7 @@ struct Tally {
     by_kind: [usize; 4],
     lost: usize,
     wrong: usize,
+    search_unacknowledged: usize,
     check_failures: u64,
     reopen_failures: u64,
     killed_before_first_ack: u64,
@@ -65,7 +66,7 @@ struct Tally {
 impl Tally {
     fn line(&self) -> String {
         format!(
-            "cycles {} acks {} lost {} check_failures {} reopen_failures {} wrong_answers {} (killed before the first ack: {}; acks by kind: {} creates, {} full-text updates, {} KV puts, {} search writes)",
+            "cycles {} acks {} lost {} check_failures {} reopen_failures {} wrong_answers {} (killed before the first ack: {}; acks by kind: {} creates, {} full-text updates, {} KV puts, {} search writes; search writes found committed but unacknowledged: {})",
             self.cycles,
             self.acks,
             self.lost,
@@ -76,7 +77,8 @@ impl Tally {
             self.by_kind[0],
             self.by_kind[1],
             self.by_kind[2],
-            self.by_kind[3]
+            self.by_kind[3],
+            self.search_unacknowledged
         )
     }
 }
@@ -203,6 +205,7 @@ pub fn run(o: &Options) -> Result<bool, String> {
                     );
                 }
                 tally.wrong += v.wrong.len();
+                tally.search_unacknowledged += v.search_unacknowledged;
                 if (cycle + 1) % o.cycles_per_database == 0 || cycle + 1 == o.cycles {
                     tally.acks += v.acks;
                     for (t, n) in tally.by_kind.iter_mut().zip(v.by_kind) {

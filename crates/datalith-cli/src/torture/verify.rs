@@ -24,6 +24,9 @@ pub struct Verified {
     /// query that does not find exactly the entities whose text holds its words, a search
     /// index that does not hold the documents of its writes, or fails its check.
     pub wrong: Vec<String>,
+    /// Logged search writes the index holds beyond the last acknowledged one (committed, the
+    /// writer killed before their acknowledgement).
+    pub search_unacknowledged: usize,
 }
 
 const KINDS: [char; 4] = ['d', 't', 'k', 's'];
@@ -186,8 +189,12 @@ pub fn verify(dir: &Path, ack_log: &Path) -> Result<Verified, String> {
         .search_index(model::INDEX, AnalyzerConfig::default())
         .map_err(|e| format!("search index: {e}"))?;
     let intents = model::read_intents(dir)?;
+    let mut search_unacknowledged = 0;
     match model::resolve(&ix, &intents, search_acked) {
-        Ok((_, state)) => wrong.extend(model::wrong_answers(&ix, &state)?),
+        Ok((held, state)) => {
+            search_unacknowledged = held - search_acked;
+            wrong.extend(model::wrong_answers(&ix, &state)?);
+        }
         Err(e) => lost.push(format!("s {}: {e}", search_acked.saturating_sub(1))),
     }
     Ok(Verified {
@@ -195,5 +202,6 @@ pub fn verify(dir: &Path, ack_log: &Path) -> Result<Verified, String> {
         by_kind,
         lost,
         wrong,
+        search_unacknowledged,
     })
 }
