@@ -1,8 +1,9 @@
 #!/bin/sh
 # The kill -9 torture of the commit path: N cycles (default 1000) of asynchronous Datalog and
-# KV writes killed with SIGKILL at random moments, each followed by a reopen, a check that
-# every acknowledged write is present, and `datalith check`. Prints cycles, acks, lost and
-# check failures; exits non-zero if anything was lost or a check failed.
+# KV writes (full-text ones included) killed with SIGKILL at random moments, each followed by
+# a reopen, a check that every acknowledged write is present and that full-text answers agree
+# with the data, and `datalith check`. Prints cycles, acks, lost, check failures and wrong
+# answers; exits non-zero if anything was lost, answered wrong or a check failed.
 #   scripts/kill9_torture.sh [CYCLES] [more datalith-torture kill9 options, e.g. --seed 7]
 set -eu
 cd "$(dirname "$0")/.."

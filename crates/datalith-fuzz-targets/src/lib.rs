@@ -18,6 +18,7 @@ pub mod fixture;
 pub mod mutate;
 pub mod pull;
 pub mod query;
+pub mod search_query;
 pub mod tx;
 
 /// Every target by its name (the name of its directory under `fuzz/corpus/` and of its
@@ -28,6 +29,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("tx", tx::run),
     ("pull", pull::run),
     ("damaged_file", damaged_file::run),
+    ("search_query", search_query::run),
 ];
 
 /// Splits fuzz input at NUL bytes into UTF-8 parts (`None` when a part is not UTF-8: such

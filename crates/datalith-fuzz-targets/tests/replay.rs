@@ -3,7 +3,8 @@
 //! the input (printed lossily and as bytes) so it can be added to the corpus and replayed.
 //!
 //! The counts keep the whole replay around 20 s in a debug build; the long runs are
-//! cargo-fuzz's (see `fuzz/README.md`).
+//! cargo-fuzz's (see `fuzz/README.md`). `DATALITH_FUZZ_REPLAY_SCALE=N` multiplies every
+//! target's mutation count by N, for a longer stable run without nightly.
 
 use std::path::PathBuf;
 
@@ -48,8 +49,12 @@ fn replay(target: &str, mutations: usize) {
     for s in &seeds {
         run_guarded(target, body, s);
     }
+    let scale: usize = std::env::var("DATALITH_FUZZ_REPLAY_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
     let mut rng = Rng::new(0x5eed ^ target.len() as u64);
-    for _ in 0..mutations {
+    for _ in 0..mutations * scale {
         let seed = &seeds[rng.below(seeds.len())];
         run_guarded(target, body, &mutate(seed, &mut rng));
     }
@@ -78,4 +83,9 @@ fn pull() {
 #[test]
 fn damaged_file() {
     replay("damaged_file", 150);
+}
+
+#[test]
+fn search_query() {
+    replay("search_query", 3000);
 }

@@ -54,7 +54,10 @@ impl Options {
 struct Tally {
     cycles: u64,
     acks: usize,
+    by_kind: [usize; 4],
     lost: usize,
+    wrong: usize,
+    search_unacknowledged: usize,
     check_failures: u64,
     reopen_failures: u64,
     killed_before_first_ack: u64,
@@ -63,13 +66,19 @@ struct Tally {
 impl Tally {
     fn line(&self) -> String {
         format!(
-            "cycles {} acks {} lost {} check_failures {} reopen_failures {} (killed before the first ack: {})",
+            "cycles {} acks {} lost {} check_failures {} reopen_failures {} wrong_answers {} (killed before the first ack: {}; acks by kind: {} creates, {} full-text updates, {} KV puts, {} search writes; search writes found committed but unacknowledged: {})",
             self.cycles,
             self.acks,
             self.lost,
             self.check_failures,
             self.reopen_failures,
-            self.killed_before_first_ack
+            self.wrong,
+            self.killed_before_first_ack,
+            self.by_kind[0],
+            self.by_kind[1],
+            self.by_kind[2],
+            self.by_kind[3],
+            self.search_unacknowledged
         )
     }
 }
@@ -188,8 +197,20 @@ pub fn run(o: &Options) -> Result<bool, String> {
                     );
                 }
                 tally.lost += v.lost.len();
+                if !v.wrong.is_empty() {
+                    println!(
+                        "cycle {cycle}: {} wrong answers, e.g. {}",
+                        v.wrong.len(),
+                        v.wrong[0]
+                    );
+                }
+                tally.wrong += v.wrong.len();
+                tally.search_unacknowledged += v.search_unacknowledged;
                 if (cycle + 1) % o.cycles_per_database == 0 || cycle + 1 == o.cycles {
                     tally.acks += v.acks;
+                    for (t, n) in tally.by_kind.iter_mut().zip(v.by_kind) {
+                        *t += n;
+                    }
                 }
             }
             Err(e) => {
@@ -211,7 +232,10 @@ pub fn run(o: &Options) -> Result<bool, String> {
     if o.dir.is_none() {
         let _ = std::fs::remove_dir_all(&root);
     }
-    Ok(tally.lost == 0 && tally.check_failures == 0 && tally.reopen_failures == 0)
+    Ok(tally.lost == 0
+        && tally.wrong == 0
+        && tally.check_failures == 0
+        && tally.reopen_failures == 0)
 }
 
 fn tempfile_dir() -> Result<PathBuf, String> {

@@ -3,12 +3,15 @@
 //!
 //! `datalith-torture kill9 [--cycles N] ...` runs N cycles (default 1000). Each starts a
 //! writer (this binary, `writer` mode) that issues asynchronous Datalog transactions
-//! (`transact_async`) and durable KV writes (`transact_kv_async`) and appends every
-//! acknowledged write to an acknowledgement log, fsynced after each line; kills it with
-//! SIGKILL at a random moment; reopens the database as a user would, checks that every
-//! acknowledged write of the database's life is there, and runs `datalith check` on it.
-//! It prints cycles, acknowledgements, lost writes and check failures, and exits 1 when
-//! anything was lost or a check failed.
+//! (`transact_async`: creations, and updates and retractions of a `:db/fulltext`
+//! attribute), durable KV writes (`transact_kv_async`) and KV search index writes
+//! (`SearchIndex::write_async`), and appends every acknowledged write to an acknowledgement
+//! log, fsynced after each line; kills it with SIGKILL at a random moment; reopens the
+//! database as a user would, checks that every acknowledged write of the database's life is
+//! there, that `fulltext` queries and the search index answer as the data says
+//! (`search_model.rs`), and runs `datalith check` on it. It prints cycles,
+//! acknowledgements, lost writes, check failures and wrong answers, and exits 1 when
+//! anything was lost, answered wrong or a check failed.
 //!
 //! `datalith-torture share` runs one writer process and several reader processes on one
 //! database and checks that every snapshot of every reader holds every commit acknowledged
@@ -25,6 +28,7 @@
 //! which is fine.
 
 mod kill9;
+mod search_model;
 mod serve_load;
 mod share;
 mod verify;
@@ -51,15 +55,20 @@ fn main() -> ExitCode {
         Some("verify") if args.len() == 3 => {
             verify::verify(&PathBuf::from(&args[1]), &PathBuf::from(&args[2])).map(|v| {
                 println!(
-                    "acks {} lost {}{}",
+                    "acks {} lost {}{} wrong {}{}",
                     v.acks,
                     v.lost.len(),
                     v.lost
                         .first()
                         .map(|k| format!(" (first lost: {k})"))
+                        .unwrap_or_default(),
+                    v.wrong.len(),
+                    v.wrong
+                        .first()
+                        .map(|w| format!(" (first wrong: {w})"))
                         .unwrap_or_default()
                 );
-                v.lost.is_empty()
+                v.lost.is_empty() && v.wrong.is_empty()
             })
         }
         Some("writer") if args.len() == 4 => match args[3].parse() {
