@@ -280,3 +280,22 @@ fn bulk_loads_and_excisions_keep_the_index_true() {
     let report = now.check().unwrap();
     assert!(report.is_ok(), "{report:?}");
 }
+
+#[test]
+fn a_schema_map_with_full_text_installs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let schema = read_one(
+        r#"{:doc/body {:db/valueType :db.type/string :db/fulltext true
+                       :db.fulltext/stemmer :english :db.fulltext/stopWords :none :db/noHistory true}}"#,
+    )
+    .unwrap();
+    db.install_schema_map(&schema).unwrap();
+    let t = db.db().unwrap().basis_t().unwrap();
+    db.install_schema_map(&schema).unwrap();
+    assert_eq!(
+        db.db().unwrap().basis_t().unwrap(),
+        t,
+        "nothing to transact the second time"
+    );
+}

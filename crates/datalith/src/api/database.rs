@@ -180,10 +180,22 @@ impl Database {
                             }
                             None => false,
                         },
+                        ":db.fulltext/stopWords" => existing
+                            .fulltext
+                            .is_some_and(|c| c.stop_words == stop_words_of(v.name())),
+                        ":db.fulltext/stemmer" => existing.fulltext.is_some_and(|c| {
+                            c.stemmer == crate::search::Language::from_name(v.name())
+                        }),
                         _ => false,
                     },
                     (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/isComponent" => {
                         existing.is_component == *b
+                    }
+                    (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/noHistory" => {
+                        existing.no_history == *b
+                    }
+                    (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/fulltext" => {
+                        existing.fulltext.is_some() == *b
                     }
                     (Edn::Keyword(p), Edn::String(d)) if p.to_string() == ":db/doc" => {
                         existing.doc.as_deref() == Some(d.as_str())
@@ -509,4 +521,14 @@ impl Database {
 fn with_index_rebuild(mut env: crate::kv::EnvOptions) -> crate::kv::EnvOptions {
     env.log_derivation = Some(std::sync::Arc::new(crate::tx::index_rebuild::IndexRebuild));
     env
+}
+
+/// The stop words a `:db.fulltext/stopWords` keyword's name stands for (`store::schema`).
+fn stop_words_of(name: &str) -> crate::search::StopWords {
+    use crate::search::{Language, StopWords};
+    match name {
+        "classic" => StopWords::Classic,
+        "none" => StopWords::None,
+        other => Language::from_name(other).map_or(StopWords::None, StopWords::Language),
+    }
 }
