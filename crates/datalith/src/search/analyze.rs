@@ -279,23 +279,8 @@ impl Analyzer {
                 *buf = word.to_lowercase();
                 buf.as_str()
             };
-            if let Some(stop) = &self.stop {
-                if stop.contains(lower) {
-                    continue;
-                }
-            }
-            match &self.stemmer {
-                Some(s) => {
-                    let stem = s.stem(lower);
-                    if !stem.is_empty() && stem.len() <= MAX_SEARCH_TERM_BYTES {
-                        f(&stem, at);
-                    }
-                }
-                None => {
-                    if !lower.is_empty() && lower.len() <= MAX_SEARCH_TERM_BYTES {
-                        f(lower, at);
-                    }
-                }
+            if let Some(term) = self.indexed(lower) {
+                f(&term, at);
             }
         }
     }
@@ -303,15 +288,18 @@ impl Analyzer {
     /// The term one word becomes, or `None` for a word not indexed (a stop word, or one
     /// longer than `MAX_SEARCH_TERM_BYTES`).
     pub fn term(&self, word: &str) -> Option<String> {
-        let lower = word.to_lowercase();
-        if let Some(stop) = &self.stop {
-            if stop.contains(lower.as_str()) {
-                return None;
-            }
+        self.indexed(&word.to_lowercase()).map(|t| t.into_owned())
+    }
+
+    /// What a lower-cased word is indexed as: `None` for a stop word or a term longer than
+    /// `MAX_SEARCH_TERM_BYTES`, else its stem (or itself).
+    fn indexed<'w>(&self, lower: &'w str) -> Option<std::borrow::Cow<'w, str>> {
+        if self.stop.as_ref().is_some_and(|stop| stop.contains(lower)) {
+            return None;
         }
         let term = match &self.stemmer {
-            Some(s) => s.stem(&lower).into_owned(),
-            None => lower,
+            Some(s) => s.stem(lower),
+            None => std::borrow::Cow::Borrowed(lower),
         };
         (!term.is_empty() && term.len() <= MAX_SEARCH_TERM_BYTES).then_some(term)
     }

@@ -162,7 +162,7 @@ impl SearchIndex {
             index: self.core.clone(),
             changes,
             bytes,
-            error: None,
+            result: None,
             completion: Some(completion),
         }));
         handle
@@ -303,7 +303,7 @@ struct WriteDocs {
     index: Arc<Core>,
     changes: Vec<DocChange>,
     bytes: usize,
-    error: Option<SearchError>,
+    result: Option<Result<(), SearchError>>,
     completion: Option<Completion<(), SearchError>>,
 }
 
@@ -334,29 +334,18 @@ impl WriteRequest for WriteDocs {
         stage: &mut Stage,
         _: &mut BatchState,
     ) -> Result<(), Rejected> {
-        self.error = None;
-        match self.run(view, stage) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                self.error = Some(e);
-                Err(Rejected)
-            }
+        let r = self.run(view, stage);
+        let failed = r.is_err();
+        self.result = Some(r);
+        if failed {
+            Err(Rejected)
+        } else {
+            Ok(())
         }
     }
 
     fn finish(mut self: Box<Self>, outcome: Outcome) {
-        let r = match outcome {
-            Outcome::Committed => Ok(()),
-            Outcome::Rejected => {
-                Err(self
-                    .error
-                    .take()
-                    .unwrap_or(SearchError::Kv(KvError::CommitFailed {
-                        cause: "search write rejected".into(),
-                    })))
-            }
-            Outcome::Failed(e) => Err(SearchError::Kv(e)),
-        };
+        let r = finish_result(self.result.take(), outcome);
         if let Some(c) = self.completion.take() {
             c.complete(r);
         }

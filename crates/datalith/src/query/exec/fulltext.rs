@@ -93,14 +93,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
-            let score = if best > 0.0 { h.score / best } else { 1.0 };
-            let score = crate::codec::F64::new(f64::from(score)).map(Value::Double);
-            rows.push(Some(Value::Tuple(vec![
-                Some(Value::Ref(e)),
-                Some(v),
-                tx,
-                score,
-            ])));
+            rows.push(row(e, v, tx, h.score, best));
         }
         Ok(Value::Tuple(rows))
     }
@@ -147,15 +140,21 @@ impl<'a> Ctx<'a> {
             hits.into_iter()
                 .map(|h| {
                     let (e, v, tx) = &datoms[h.id as usize];
-                    let score = if best > 0.0 { h.score / best } else { 1.0 };
-                    Some(Value::Tuple(vec![
-                        Some(Value::Ref(*e)),
-                        Some(Value::string(v)),
-                        Some(Value::Ref(*tx)),
-                        crate::codec::F64::new(f64::from(score)).map(Value::Double),
-                    ]))
+                    row(*e, Value::string(v), Some(Value::Ref(*tx)), h.score, best)
                 })
                 .collect(),
         ))
     }
+}
+
+/// One result row, `[?e ?value ?tx ?score]`, the score divided by the call's best (Datomic's:
+/// the best match scores 1.0).
+fn row(e: u64, v: Value, tx: Option<Value>, score: f32, best: f32) -> Option<Value> {
+    let score = if best > 0.0 { score / best } else { 1.0 };
+    Some(Value::Tuple(vec![
+        Some(Value::Ref(e)),
+        Some(v),
+        tx,
+        crate::codec::F64::new(f64::from(score)).map(Value::Double),
+    ]))
 }
