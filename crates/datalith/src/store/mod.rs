@@ -6,6 +6,8 @@
 //! - [`bootstrap`]: the built-in entities every database stores (attributes and idents).
 //! - [`tables`]: the store's KV tables, counters and statistics records.
 //! - [`reader`]: reading datoms out of the indexes.
+//! - [`range_estimate`]: how many datoms of an attribute lie in a value range, counted up to
+//!   a cap and interpolated past it (the planner's estimate of a range step).
 //! - [`history`]: the history index (every assertion and retraction, by entity, in time
 //!   order) and the time filters of `as-of`, `since` and `history`.
 //! - [`shared`]: the long-lived state of an open store.
@@ -84,6 +86,7 @@ pub mod history;
 pub(crate) mod ids;
 pub mod keys;
 pub mod load;
+pub mod range_estimate;
 pub mod reader;
 pub mod schema;
 pub mod shared;

@@ -6,6 +6,7 @@
 
 use std::ops::Bound;
 
+use super::estimate::COUNT_CAP;
 use super::*;
 use crate::codec::Value;
 use crate::query::budget::rows_bytes;
@@ -15,9 +16,6 @@ use crate::query::ir::{AttrTerm, Clause, Term, Var};
 use crate::query::plan::PlanIndex;
 use crate::query::relation::Relation;
 use crate::store::{AttrId, EntityId};
-
-/// Cap on duplicate counts when estimating: an estimate needs no more.
-pub(super) const COUNT_CAP: u64 = 10_000;
 
 /// The index a clause other than a data pattern on a database reads when `Ctx::clause` runs
 /// it: the database functions (`missing?`, `get-else`, `get-some`) read the entity's EAV
@@ -57,6 +55,10 @@ impl<'a> Ctx<'a> {
         let mut deps: Vec<distinct::Dependency> = Vec::new();
         // What the enclosing steps hold (their relations stay alive while this one runs).
         let base = self.budget.used();
+        // For `explain`'s estimates of filters: which attribute each value variable holds,
+        // and the comparisons a range scan applied already (`estimate`).
+        let mut value_of: Vec<ValueOf> = Vec::new();
+        let mut applied: Vec<Clause> = Vec::new();
         while !todo.is_empty() {
             self.budget.tick()?;
             if rel.rows.is_empty() {
@@ -71,8 +73,11 @@ impl<'a> Ctx<'a> {
                 }
                 return Relation::empty(vars).project_owned(keep, &self.budget);
             }
-            let (i, est) = self.choose(&todo, &rel)?;
+            let (i, mut est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
+            if self.trace.is_some() && matches!(clause, Clause::Pred { .. } | Clause::Not { .. }) {
+                est = self.filter_estimate(&clause, rel.rows.len() as u64, &value_of, &applied)?;
+            }
             self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
             // Printed only for `explain`: most queries never show their steps.
             let mut what = match self.trace {
@@ -107,6 +112,14 @@ impl<'a> Ctx<'a> {
                     }
                     if star.len() > 1 {
                         what = self.show_step("merge scan", &star);
+                        if self.trace.is_some() {
+                            est = self.star_estimate(src, &star, &rel, &todo)?;
+                        }
+                    }
+                    for q in &star {
+                        if let (Term::Var(v), AttrTerm::Attr(a)) = (&q.v, &q.a) {
+                            value_of.push((*v, src, *a));
+                        }
                     }
                     repeats = star
                         .iter()
@@ -122,6 +135,12 @@ impl<'a> Ctx<'a> {
                         rel
                     } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
                         what = self.show_step("values held", &star);
+                        // One row per distinct value held.
+                        if let (Some(q), Some(_)) = (star.first(), &self.trace) {
+                            if let AttrTerm::Attr(a) = q.a {
+                                est = est.min(self.stats(a)?.1);
+                            }
+                        }
                         index = PlanIndex::AttrScan;
                         values
                     } else {
@@ -141,6 +160,12 @@ impl<'a> Ctx<'a> {
                             .collect();
                         // Bounds of fixed-width types are exact in the index: their predicates are
                         // answered by the scan and need not run again.
+                        applied.extend(
+                            found
+                                .iter()
+                                .filter(|(_, _, _, exact)| !*exact)
+                                .map(|(i, _, _, _)| todo[*i].clone()),
+                        );
                         let mut exact: Vec<usize> = found
                             .iter()
                             .filter(|(_, _, _, exact)| *exact)
@@ -226,7 +251,7 @@ impl<'a> Ctx<'a> {
             let cap = best.map_or(COUNT_CAP, |(_, b)| {
                 (b / n.max(1)).saturating_add(1).min(COUNT_CAP)
             });
-            let est = self.estimate(c, rel, n, cap)?;
+            let est = self.estimate(c, rel, n, cap, todo)?;
             if best.is_none_or(|(_, b)| est < b) {
                 best = Some((i, est));
             }
@@ -255,70 +280,6 @@ impl<'a> Ctx<'a> {
             Clause::Dollar { clause, .. } => self.ready(clause, rel),
             _ => true,
         }
-    }
-
-    /// The estimated rows after `c`; an index count stops at `cap`.
-    pub(super) fn estimate(
-        &mut self,
-        c: &Clause,
-        rel: &Relation,
-        n: u64,
-        cap: u64,
-    ) -> Result<u64, QueryError> {
-        // Each pattern is estimated on its own database.
-        if let Clause::Pattern(src, _) | Clause::Timed(src, _) = c {
-            self.enter(*src);
-        }
-        let bound = |t: &Term| match t {
-            Term::Var(v) => rel.binds(*v),
-            Term::Const(_) => true,
-            Term::Blank => false,
-        };
-        Ok(match c {
-            // Filters only shrink: run them as soon as they can run.
-            Clause::Pred { .. } | Clause::Not { .. } => 0,
-            Clause::Fn { .. } => n,
-            Clause::Timed(src, t) if self.reads_db(*src) => self.estimate_timed(&t.p, rel, n)?,
-            Clause::Pattern(src, p) if self.reads_db(*src) && !self.is_current(*src) => {
-                self.estimate_timed(p, rel, n)?
-            }
-            Clause::Pattern(src, p) if self.reads_db(*src) => match &p.a {
-                AttrTerm::Unknown(_) => 0,
-                AttrTerm::Attr(a) => {
-                    let (datoms, distinct) = self.stats(*a)?;
-                    let per_entity = if self.is_many(*a) {
-                        (datoms / distinct.max(1)).max(2)
-                    } else {
-                        1
-                    };
-                    if bound(&p.e) {
-                        n.max(1) * per_entity
-                    } else {
-                        match &p.v {
-                            Term::Const(v) => n.max(1) * self.count_entities_with(*a, v, cap)?,
-                            Term::Var(v) if rel.binds(*v) => n * (datoms / distinct).max(1),
-                            _ => n.max(1) * datoms.max(1),
-                        }
-                    }
-                }
-                _ => {
-                    if bound(&p.e) {
-                        n.max(1) * 16
-                    } else {
-                        u64::MAX / 4
-                    }
-                }
-            },
-            Clause::Pattern(src, _) | Clause::Timed(src, _) | Clause::Source { src, .. } => {
-                self.sources
-                    .get(&self.source_of(*src))
-                    .map_or(0, |r| r.rows.len() as u64)
-                    * n.max(1)
-            }
-            Clause::Or { .. } => n.max(1) * 1000,
-            Clause::Dollar { clause, .. } => self.estimate(clause, rel, n, cap)?,
-            Clause::Rule { .. } => n.max(1) * 10_000,
-        })
     }
 
     /// How many entities have `a` = `v`, counting at most `cap`; a complete list is kept for

@@ -7,6 +7,8 @@
 //!
 //! - `context`: what a running query carries ([`Ctx`]) and the plan steps ([`Step`]).
 //! - `conj`: the conjunction loop: choose the cheapest ready clause, run it, project.
+//! - `estimate`: the rows a clause is expected to leave (what the choice compares and
+//!   `explain` shows).
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
 //! - `ranges`: comparisons turned into AVE bounds.
@@ -19,6 +21,7 @@
 mod clauses;
 mod conj;
 mod context;
+mod estimate;
 mod fulltext;
 mod ranges;
 mod scan;
@@ -30,5 +33,6 @@ pub(crate) use context::ROW_SPARE;
 pub use context::{Ctx, DbSource, Step, UserFn};
 pub use terms::{coerce, entity_of, ident_attr, match_terms};
 
+use estimate::ValueOf;
 use ranges::*;
 use terms::*;

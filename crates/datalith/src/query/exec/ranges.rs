@@ -1,5 +1,6 @@
-//! Comparisons turned into AVE range bounds: `[(> ?v 30)]` on the value variable of a scanned
-//! pattern narrows the scan, and for fixed-width types the bounds answer it exactly.
+//! Comparisons turned into AVE range bounds: `[(> ?v 30)]` (or a prefix test,
+//! `[(clojure.string/starts-with? ?v "ab")]`) on the value variable of a scanned pattern
+//! narrows the scan, and for fixed-width types the bounds answer a comparison exactly.
 
 use std::ops::Bound;
 
@@ -36,20 +37,33 @@ pub(super) fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<
             continue;
         }
         // Fixed-width encodings order exactly like the values; long strings and the like may
-        // be giants, whose order inside a shared prefix is by hash.
-        let exact = matches!(
-            k,
-            Value::Long(_)
-                | Value::Double(_)
-                | Value::Float(_)
-                | Value::Instant(_)
-                | Value::BigInt(_)
-                | Value::Ref(_)
-                | Value::Boolean(_)
-                | Value::Uuid(_)
-        );
+        // be giants, whose order inside a shared prefix is by hash. A prefix test is never
+        // answered by its bounds alone.
+        let exact = op != "clojure.string/starts-with?"
+            && matches!(
+                k,
+                Value::Long(_)
+                    | Value::Double(_)
+                    | Value::Float(_)
+                    | Value::Instant(_)
+                    | Value::BigInt(_)
+                    | Value::Ref(_)
+                    | Value::Boolean(_)
+                    | Value::Uuid(_)
+            );
         let k = k.clone();
         let (lo, hi) = match op {
+            // Every string that starts with the prefix sorts from it to the next prefix.
+            "clojure.string/starts-with?" => match (&k, matches!(x, Term::Var(_))) {
+                (Value::String(prefix), true) => (
+                    Bound::Included(k.clone()),
+                    match next_prefix(prefix) {
+                        Some(next) => Bound::Excluded(Value::String(next.into())),
+                        None => Bound::Unbounded,
+                    },
+                ),
+                _ => continue,
+            },
             ">" => (Bound::Excluded(k), Bound::Unbounded),
             ">=" => (Bound::Included(k), Bound::Unbounded),
             "<" => (Bound::Unbounded, Bound::Excluded(k)),
@@ -60,6 +74,21 @@ pub(super) fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<
         out.push((i, lo, hi, exact));
     }
     out
+}
+
+/// The smallest string greater than every string that starts with `prefix` (UTF-8 orders like
+/// code points, and the index orders like UTF-8): its last character incremented, dropping
+/// characters that cannot be; `None` when no such string exists.
+fn next_prefix(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32);
+        if let Some(c) = next {
+            chars.push(c);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
 }
 
 pub(super) fn flip(op: &str) -> &str {
