@@ -340,6 +340,14 @@ impl<'a> IndexReader<'a> {
         }
     }
 
+    /// How many entities have `a` = `v`: LMDB's count of the AVE key's values, without a
+    /// walk (`View::list_len`).
+    pub fn entities_with_count(&self, a: AttrId, v: &Value) -> Result<u64, StoreError> {
+        let mut key = Vec::with_capacity(32);
+        attr_value_bytes(a, v, &mut key);
+        Ok(self.view.list_len(&self.t.ave, &key)?)
+    }
+
     /// How many entities have `a` = `v`, counting at most `cap` (an estimate needs no more).
     pub fn count_with(&self, a: AttrId, v: &Value, cap: u64) -> Result<u64, StoreError> {
         let mut key = Vec::with_capacity(32);

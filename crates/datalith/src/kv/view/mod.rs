@@ -586,6 +586,25 @@ impl<'t> View<'t> {
         Ok(n)
     }
 
+    /// How many values `key` has in a list table: LMDB's count of the key's values (O(1):
+    /// it is kept in the key's sub-tree header) when the overlay holds no change to the key,
+    /// else a walk ([`Self::list_count`]).
+    pub fn list_len(&self, table: &Table, key: &[u8]) -> Result<u64, KvError> {
+        require_list(table)?;
+        if key.is_empty() {
+            return Ok(0);
+        }
+        self.check_key(table, key)?;
+        if self.patch_key(table, key).is_some() {
+            return self.list_count(table, key);
+        }
+        let mut cursor = lmdb(Cursor::open(self.txn, table.db))?;
+        Ok(match lmdb(cursor.seek_exact(key))? {
+            Some(_) => lmdb(cursor.count())? as u64,
+            None => 0,
+        })
+    }
+
     /// Whether `key` holds exactly `value` in a list table.
     pub fn list_contains(&self, table: &Table, key: &[u8], value: &[u8]) -> Result<bool, KvError> {
         require_list(table)?;

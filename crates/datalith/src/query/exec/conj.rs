@@ -55,10 +55,8 @@ impl<'a> Ctx<'a> {
         let mut deps: Vec<distinct::Dependency> = Vec::new();
         // What the enclosing steps hold (their relations stay alive while this one runs).
         let base = self.budget.used();
-        // For `explain`'s estimates of filters: which attribute each value variable holds,
-        // and the comparisons a range scan applied already (`estimate`).
-        let mut value_of: Vec<ValueOf> = Vec::new();
-        let mut applied: Vec<Clause> = Vec::new();
+        // What `explain`'s estimates of filters learn from the steps run (only then).
+        let mut notes: Option<Notes> = self.trace.as_ref().map(|_| Notes::default());
         while !todo.is_empty() {
             self.budget.tick()?;
             if rel.rows.is_empty() {
@@ -75,8 +73,10 @@ impl<'a> Ctx<'a> {
             }
             let (i, mut est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
-            if self.trace.is_some() && matches!(clause, Clause::Pred { .. } | Clause::Not { .. }) {
-                est = self.filter_estimate(&clause, rel.rows.len() as u64, &value_of, &applied)?;
+            if let Some(notes) = &notes {
+                if matches!(clause, Clause::Pred { .. } | Clause::Not { .. }) {
+                    est = self.filter_estimate(&clause, rel.rows.len() as u64, notes)?;
+                }
             }
             self.row_spare = if todo.is_empty() { 0 } else { ROW_SPARE };
             // Printed only for `explain`: most queries never show their steps.
@@ -116,10 +116,8 @@ impl<'a> Ctx<'a> {
                             est = self.star_estimate(src, &star, &rel, &todo)?;
                         }
                     }
-                    for q in &star {
-                        if let (Term::Var(v), AttrTerm::Attr(a)) = (&q.v, &q.a) {
-                            value_of.push((*v, src, *a));
-                        }
+                    if let Some(notes) = &mut notes {
+                        notes.patterns(src, &star);
                     }
                     repeats = star
                         .iter()
@@ -135,11 +133,8 @@ impl<'a> Ctx<'a> {
                         rel
                     } else if let Some(values) = self.semijoin_values(&star, &rel, &todo, keep)? {
                         what = self.show_step("values held", &star);
-                        // One row per distinct value held.
-                        if let (Some(q), Some(_)) = (star.first(), &self.trace) {
-                            if let AttrTerm::Attr(a) = q.a {
-                                est = est.min(self.stats(a)?.1);
-                            }
+                        if self.trace.is_some() {
+                            est = self.values_held_estimate(&star, est)?;
                         }
                         index = PlanIndex::AttrScan;
                         values
@@ -160,12 +155,9 @@ impl<'a> Ctx<'a> {
                             .collect();
                         // Bounds of fixed-width types are exact in the index: their predicates are
                         // answered by the scan and need not run again.
-                        applied.extend(
-                            found
-                                .iter()
-                                .filter(|(_, _, _, exact)| !*exact)
-                                .map(|(i, _, _, _)| todo[*i].clone()),
-                        );
+                        if let Some(notes) = &mut notes {
+                            notes.scan_bounds(&found, &todo);
+                        }
                         let mut exact: Vec<usize> = found
                             .iter()
                             .filter(|(_, _, _, exact)| *exact)

@@ -6,7 +6,8 @@
 //!   (`ranges`), those within the bounds (counted up to a cap, interpolated past it:
 //!   `store::range_estimate`).
 //! - A pattern on a bound entity keeps each row once per value (card-one) or per the
-//!   attribute's average (card-many); a constant value keeps the share of datoms holding it.
+//!   attribute's average (card-many); a constant value keeps the share of datoms holding it
+//!   (the length of its AVE entry, which LMDB keeps).
 //! - Filters (predicates, `not`) only shrink, so `conj` runs them as soon as they can run;
 //!   for `explain` their estimate is the share of rows that pass, from the statistics of the
 //!   attribute whose value the compared variable holds, else a fixed share by kind of test.
@@ -23,8 +24,9 @@ use crate::store::AttrId;
 /// Cap on duplicate counts when estimating: an estimate needs no more.
 pub(super) const COUNT_CAP: u64 = 10_000;
 
-/// Datoms counted exactly before a range is interpolated: a few microseconds of a walk.
-const RANGE_COUNT_CAP: u64 = 4096;
+/// Datoms counted exactly before a range is interpolated: a few microseconds of a walk, paid
+/// by every candidate step with a range.
+const RANGE_COUNT_CAP: u64 = 1024;
 
 /// Shares of rows assumed to pass a filter the statistics cannot tell about (System R's
 /// classic defaults): a comparison, an equality, an inequality, anything else.
@@ -33,9 +35,37 @@ const SHARE_EQUAL: f64 = 1.0 / 10.0;
 const SHARE_NOT_EQUAL: f64 = 0.9;
 const SHARE_OTHER: f64 = 0.5;
 
-/// Which attribute's value a variable holds: (variable, source, attribute), recorded as
-/// patterns bind value variables.
-pub(super) type ValueOf = (Var, usize, AttrId);
+/// What `explain`'s estimates of filters learn from the steps of a conjunction run so far
+/// (kept only while explaining; out of line, so that the loop the queries run stays small).
+#[derive(Default)]
+pub(super) struct Notes {
+    /// Which attribute's value a variable holds: (variable, source, attribute).
+    value_of: Vec<(Var, usize, AttrId)>,
+    /// Comparisons a range scan applied already (all their rows pass).
+    applied: Vec<Clause>,
+}
+
+impl Notes {
+    /// The value variables of a step's patterns on source `src`.
+    #[inline(never)]
+    pub(super) fn patterns(&mut self, src: usize, star: &[Pattern]) {
+        for q in star {
+            if let (Term::Var(v), AttrTerm::Attr(a)) = (&q.v, &q.a) {
+                self.value_of.push((*v, src, *a));
+            }
+        }
+    }
+
+    /// The comparisons in `todo` that bounded a scan without being answered by it.
+    #[inline(never)]
+    pub(super) fn scan_bounds(&mut self, found: &[RangePred], todo: &[Clause]) {
+        for (i, _, _, exact) in found {
+            if !*exact {
+                self.applied.push(todo[*i].clone());
+            }
+        }
+    }
+}
 
 impl<'a> Ctx<'a> {
     /// The estimated rows after `c`, with `todo` the clauses not run yet (their comparisons
@@ -77,7 +107,7 @@ impl<'a> Ctx<'a> {
                     if bound(&p.e) {
                         match &p.v {
                             Term::Const(v) => {
-                                let share = self.value_share(*a, v, datoms, distinct, cap)?;
+                                let share = self.value_share(*a, v, datoms)?;
                                 scale(n.max(1).saturating_mul(per_entity), share)
                             }
                             _ => n.max(1).saturating_mul(per_entity),
@@ -120,8 +150,23 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// The rows after a `values held` step: one per distinct value held, at most the
+    /// attribute's distinct values.
+    #[inline(never)]
+    pub(super) fn values_held_estimate(
+        &self,
+        star: &[Pattern],
+        est: u64,
+    ) -> Result<u64, QueryError> {
+        Ok(match star.first().map(|q| &q.a) {
+            Some(AttrTerm::Attr(a)) => est.min(self.stats(*a)?.1),
+            _ => est,
+        })
+    }
+
     /// The rows after a merge scan of `star` (patterns of source `src` on one bound entity):
     /// each pattern's estimate taken as a factor on the rows.
+    #[inline(never)]
     pub(super) fn star_estimate(
         &mut self,
         src: usize,
@@ -163,45 +208,28 @@ impl<'a> Ctx<'a> {
         Ok(Some(est.datoms))
     }
 
-    /// The share of attribute `a`'s datoms whose value is `v`: counted up to `cap`, past it
-    /// at least the average value's share.
-    fn value_share(
-        &self,
-        a: AttrId,
-        v: &Value,
-        datoms: u64,
-        distinct: u64,
-        cap: u64,
-    ) -> Result<f64, QueryError> {
-        let cap = cap.clamp(1, COUNT_CAP);
-        let with = self.count_entities_with(a, v, cap)?;
-        let counted = with as f64 / datoms.max(1) as f64;
-        Ok(if with >= cap {
-            counted.max(1.0 / distinct.max(1) as f64)
-        } else {
-            counted
-        }
-        .min(1.0))
+    /// The share of attribute `a`'s datoms whose value is `v` (LMDB keeps the length of each
+    /// AVE entry's entity list: no walk).
+    fn value_share(&self, a: AttrId, v: &Value, datoms: u64) -> Result<f64, QueryError> {
+        let with = self.r.entities_with_count(a, &coerce(self.schema, a, v))?;
+        Ok((with as f64 / datoms.max(1) as f64).min(1.0))
     }
 
     /// What `explain` shows as the rows after filter `c` on `n` rows: the share that passes
-    /// (module doc). `value_of` says which attribute each value variable came from;
-    /// `applied` are the comparisons a range scan has already applied (their rows pass).
+    /// (module doc), from what `notes` learned of the steps before.
+    #[inline(never)]
     pub(super) fn filter_estimate(
         &mut self,
         c: &Clause,
         n: u64,
-        value_of: &[ValueOf],
-        applied: &[Clause],
+        notes: &Notes,
     ) -> Result<u64, QueryError> {
-        if applied.contains(c) {
+        if notes.applied.contains(c) {
             return Ok(n);
         }
         let share = match c {
-            Clause::Pred { name, args } => self.pred_share(name, args, value_of)?,
-            Clause::Dollar { clause, .. } => {
-                return self.filter_estimate(clause, n, value_of, applied)
-            }
+            Clause::Pred { name, args } => self.pred_share(name, args, &notes.value_of)?,
+            Clause::Dollar { clause, .. } => return self.filter_estimate(clause, n, notes),
             _ => SHARE_OTHER,
         };
         Ok(scale(n, share))
@@ -211,7 +239,7 @@ impl<'a> Ctx<'a> {
         &mut self,
         name: &str,
         args: &[Term],
-        value_of: &[ValueOf],
+        value_of: &[(Var, usize, AttrId)],
     ) -> Result<f64, QueryError> {
         let fixed = match name {
             "<" | ">" | "<=" | ">=" => SHARE_COMPARISON,
@@ -235,11 +263,11 @@ impl<'a> Ctx<'a> {
         if k.value_type() != Some(attr.value_type) {
             return Ok(fixed);
         }
-        let (datoms, distinct) = self.stats(a)?;
+        let (datoms, _) = self.stats(a)?;
         if datoms == 0 {
             return Ok(fixed);
         }
-        let equal = |ctx: &Self| ctx.value_share(a, k, datoms, distinct, COUNT_CAP);
+        let equal = |ctx: &Self| ctx.value_share(a, k, datoms);
         Ok(match op {
             "=" | "==" => equal(self)?,
             "!=" | "not=" => 1.0 - equal(self)?,

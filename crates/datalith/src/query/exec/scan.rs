@@ -266,7 +266,10 @@ impl<'a> Ctx<'a> {
 #[inline(always)]
 fn row_with_entity(row: &[Value], p: &Pattern, e: EntityId, spare: usize) -> Vec<Value> {
     let mut r = Vec::with_capacity(row.len() + 1 + spare);
-    r.extend_from_slice(row);
+    // A first step's rows extend nothing: no call for an empty copy.
+    if !row.is_empty() {
+        r.extend_from_slice(row);
+    }
     if let Term::Var(_) = p.e {
         r.push(Value::Ref(e));
     }
