@@ -88,7 +88,7 @@ fn generate() -> (Vec<Customer>, Vec<Order>) {
 
 fn load(dir: &std::path::Path, customers: &[Customer], orders: &[Order]) -> Database {
     let db = Database::open(dir, DbOptions::default()).unwrap();
-    db.transact(&read_one(SCHEMA).unwrap()).unwrap();
+    db.transact(read_one(SCHEMA).unwrap()).unwrap();
     let nations: Vec<String> = NATIONS
         .iter()
         .map(|n| format!("{{:n/name \"{n}\"}}"))
