@@ -123,7 +123,7 @@ impl DatalithPeer {
     }
 
     /// The plan Datalith chose for each step of `query` (for `PORTS.md` and `explain.md`).
-    pub fn explain(&self, query: &Query) -> Result<String, String> {
+    fn plans(&self, query: &Query) -> Result<String, String> {
         let port = steps::parse(&query.datalog)?;
         let db = self.db.db().map_err(|e| e.to_string())?;
         let mut out = String::new();
@@ -217,10 +217,6 @@ fn load_table(db: &Database, ti: usize, t: &Table, path: &Path) -> Result<u64, B
 }
 
 impl Peer for DatalithPeer {
-    fn name(&self) -> &str {
-        "datalith"
-    }
-
     fn run(&mut self, query: &Query, limit: Duration) -> Result<Answer, RunError> {
         let port = steps::parse(&query.datalog).map_err(RunError::Failed)?;
         let db = self.db.db().map_err(|e| RunError::Failed(e.to_string()))?;
@@ -239,6 +235,10 @@ impl Peer for DatalithPeer {
                 })
         })?;
         Ok(Answer::from_edn(&result))
+    }
+
+    fn explain(&self, query: &Query) -> Option<Result<String, String>> {
+        Some(self.plans(query))
     }
 }
 

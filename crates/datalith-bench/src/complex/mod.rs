@@ -2,6 +2,7 @@
 //! and in SQL on PostgreSQL (the answer reference) and SQLite, with the external peers
 //! (Datalevin, DuckDB) through `bench/peers/run.sh`.
 //!
+//! - [`args`]: flags and what they resolve to.
 //! - [`tables`]: the eight tables, their columns and kinds, as every loader sees them.
 //! - [`generate`]: `.tbl` files from the `tpchgen` crate, once per scale factor.
 //! - [`queries`]: the query files of `bench/complex/` (SQL, Datalog ports).
@@ -11,15 +12,32 @@
 //! - [`datalith_peer`], [`sqlite_peer`], [`postgres`]: the in-process peers (PostgreSQL
 //!   through its client, on a cluster this run starts and stops).
 //! - [`sql_schema`]: the SQL peers' tables and indexes.
+//! - [`external`]: the seam for peers in their own process (`bench/peers/run.sh`).
+//! - [`timing`]: one pass of one (peer, query): warm-up, timed runs, median.
+//! - [`cell`]: what a pass and a cell hold.
+//! - [`report`]: geometric means, verdicts, `summary.md`, `summary.jsonl`.
+//! - [`plot`]: the chart.
+//! - [`orchestrate`]: the run.
 
 #[cfg(test)]
 mod agreement;
-pub mod answer;
-pub mod datalith_peer;
-pub mod generate;
-pub mod peer;
-pub mod queries;
-pub mod sql_schema;
-pub mod sqlite_peer;
-pub mod steps;
-pub mod tables;
+mod answer;
+mod args;
+mod cell;
+mod datalith_peer;
+mod external;
+mod generate;
+mod orchestrate;
+mod peer;
+mod plot;
+mod postgres;
+mod queries;
+mod report;
+mod sql_schema;
+mod sqlite_peer;
+mod steps;
+mod tables;
+mod timing;
+
+pub use args::ComplexArgs;
+pub use orchestrate::run;

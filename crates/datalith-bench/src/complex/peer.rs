@@ -17,8 +17,10 @@ pub enum RunError {
 
 /// An in-process peer.
 pub trait Peer {
-    /// The peer's label in the report.
-    fn name(&self) -> &str;
     /// Runs `query` once, stopped after `limit`; its whole answer, normalized.
     fn run(&mut self, query: &Query, limit: Duration) -> Result<Answer, RunError>;
+    /// The plan of each step of `query`, when the peer can tell it (Datalith's `explain`).
+    fn explain(&self, _query: &Query) -> Option<Result<String, String>> {
+        None
+    }
 }

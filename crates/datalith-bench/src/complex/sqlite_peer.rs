@@ -128,10 +128,6 @@ pub fn cell(v: ValueRef<'_>) -> Cell {
 }
 
 impl Peer for SqlitePeer {
-    fn name(&self) -> &str {
-        "sqlite"
-    }
-
     fn run(&mut self, query: &Query, limit: Duration) -> Result<Answer, RunError> {
         let deadline = Instant::now() + limit;
         self.conn

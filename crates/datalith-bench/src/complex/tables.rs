@@ -168,11 +168,6 @@ pub const TABLES: [Table; 8] = [
     },
 ];
 
-/// The table named `sql`.
-pub fn table(sql: &str) -> Option<&'static Table> {
-    TABLES.iter().find(|t| t.sql == sql)
-}
-
 /// Days since 1970-01-01 of a `YYYY-MM-DD` date (proleptic Gregorian), or `None` when the
 /// text is not one. (Howard Hinnant's `days_from_civil`.)
 pub fn days_from_date(text: &str) -> Option<i64> {
@@ -229,6 +224,10 @@ mod tests {
         }
         assert_eq!(days_from_date("1998-13-01"), None);
         assert_eq!(days_from_date("19981201"), None);
+    }
+
+    fn table(sql: &str) -> Option<&'static Table> {
+        TABLES.iter().find(|t| t.sql == sql)
     }
 
     #[test]
