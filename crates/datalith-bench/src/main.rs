@@ -6,6 +6,7 @@
 mod all;
 mod blob;
 mod common;
+mod complex;
 mod history;
 mod query;
 mod search;
@@ -42,6 +43,9 @@ enum Command {
     Query(query::QueryArgs),
     /// Workload H: as-of, history and log reads of one history, against the Datomic peer.
     History(history::HistoryArgs),
+    /// Workload complex: TPC-H's 22 queries in Datalog on Datalith, in SQL on PostgreSQL (the
+    /// answer reference), SQLite and the external peers; answers checked, medians, charts.
+    Complex(complex::ComplexArgs),
     /// Workload S: full-text search on a real English corpus (GCIDE) against Lucene, tantivy,
     /// SQLite FTS5 and Datalevin's search engine.
     Search(search::SearchArgs),
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Query(args) => query::run(args),
         Command::History(args) => history::run(args),
         Command::Search(args) => search::run(args),
+        Command::Complex(args) => complex::run(args),
     };
     match result {
         Ok(code) => code,

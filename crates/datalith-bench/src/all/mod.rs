@@ -11,7 +11,7 @@
 //! another run).
 
 mod args;
-mod machine;
+pub(crate) mod machine;
 mod run;
 mod verdicts;
 
