@@ -16,14 +16,17 @@
 //! Dropping variables no later step needs can make equal rows too, except when every dropped
 //! variable is determined by the ones kept: the patterns already run give such functional
 //! dependencies (`[?e :a ?v]` with `:a` of cardinality one: `?e` determines `?v`; with `:a`
-//! unique: `?v` determines `?e`). So `[?e :name ?n] [?e :age ?a] [(> ?a 30)]` with `?e ?n`
-//! wanted drops `?a` without deduplicating.
+//! unique: `?v` determines `?e`), and so do built-in function calls (a scalar or tuple result
+//! is determined by the arguments; not `rand`, and not a user's function, which may be
+//! impure). So `[?e :name ?n] [?e :age ?a] [(> ?a 30)]` with `?e ?n` wanted drops `?a`
+//! without deduplicating, and `[(* ?price ?share) ?x]` drops `?share` without a pass when
+//! `?price ?share` come from one kept entity.
 
 use super::ir::{AttrTerm, Binding, Clause, Pattern, Term, Var};
 use crate::store::schema::Schema;
 
-/// A functional dependency: rows equal on the first variable are equal on the second.
-pub type Dependency = (Var, Var);
+/// A functional dependency: rows equal on the first variables are equal on the second.
+pub type Dependency = (Vec<Var>, Var);
 
 /// Whether a pattern on the database can give two equal rows from one input row.
 pub fn pattern_repeats(schema: &Schema, p: &Pattern) -> bool {
@@ -66,10 +69,45 @@ pub fn dependencies(schema: &Schema, p: &Pattern, out: &mut Vec<Dependency>) {
         return;
     }
     if !attr.is_many() {
-        out.push((*e, *v));
+        out.push((vec![*e], *v));
     }
     if attr.unique.is_some() {
-        out.push((*v, *e));
+        out.push((vec![*v], *e));
+    }
+}
+
+/// Functions whose result may differ between two calls with equal arguments: their results
+/// determine nothing.
+const IMPURE: [&str; 2] = ["rand", "rand-int"];
+
+/// Adds the dependencies a function call makes true of every row it leaves: a built-in's
+/// scalar or tuple result is determined by its arguments' variables (a user's function is
+/// not assumed pure; `user` says whether the query has one by that name, which then runs
+/// instead of the built-in).
+pub fn call_dependencies(c: &Clause, user: impl Fn(&str) -> bool, out: &mut Vec<Dependency>) {
+    let Clause::Fn {
+        name,
+        args,
+        binding,
+    } = c
+    else {
+        return;
+    };
+    if IMPURE.contains(&name.as_str()) || user(name) || !crate::query::builtins::is_builtin(name) {
+        return;
+    }
+    let from: Vec<Var> = args.iter().filter_map(|t| t.var()).collect();
+    let bound: Vec<&Term> = match binding {
+        Binding::Scalar(t) => vec![t],
+        Binding::Tuple(ts) => ts.iter().collect(),
+        Binding::Collection(_) | Binding::Relation(_) => return,
+    };
+    for t in bound {
+        if let Term::Var(v) = t {
+            if !from.contains(v) {
+                out.push((from.clone(), *v));
+            }
+        }
     }
 }
 
@@ -83,7 +121,7 @@ pub fn determined(dropped: &[Var], kept: &[Var], deps: &[Dependency]) -> bool {
     loop {
         let before = known.len();
         for (from, to) in deps {
-            if known.contains(from) && !known.contains(to) {
+            if !known.contains(to) && from.iter().all(|f| known.contains(f)) {
                 known.push(*to);
             }
         }
@@ -103,19 +141,26 @@ mod tests {
     #[test]
     fn dropped_variables_are_determined_through_the_dependencies() {
         // (dropped, kept, dependencies, determined?)
-        let cases: &[(&[Var], &[Var], &[Dependency], bool)] = &[
+        type Deps<'a> = &'a [(&'a [Var], Var)];
+        let cases: &[(&[Var], &[Var], Deps, bool)] = &[
             (&[], &[0], &[], true),
             (&[1], &[0], &[], false),
-            (&[1], &[0], &[(0, 1)], true),
-            (&[0], &[1], &[(0, 1)], false),
+            (&[1], &[0], &[(&[0], 1)], true),
+            (&[0], &[1], &[(&[0], 1)], false),
             // Transitively: 0 -> 1 -> 2.
-            (&[1, 2], &[0], &[(1, 2), (0, 1)], true),
-            (&[1, 2], &[0], &[(0, 1)], false),
-            (&[2], &[0, 1], &[(3, 2)], false),
+            (&[1, 2], &[0], &[(&[1], 2), (&[0], 1)], true),
+            (&[1, 2], &[0], &[(&[0], 1)], false),
+            (&[2], &[0, 1], &[(&[3], 2)], false),
+            // A function of two: both needed.
+            (&[2], &[0, 1], &[(&[0, 1], 2)], true),
+            (&[2], &[0], &[(&[0, 1], 2)], false),
+            // A function of a variable determined by a kept one: 0 -> 1, (1, 3) -> 2.
+            (&[1, 2], &[0, 3], &[(&[0], 1), (&[1, 3], 2)], true),
         ];
         for (dropped, kept, deps, want) in cases {
+            let deps: Vec<Dependency> = deps.iter().map(|(f, t)| (f.to_vec(), *t)).collect();
             assert_eq!(
-                determined(dropped, kept, deps),
+                determined(dropped, kept, &deps),
                 *want,
                 "{dropped:?} from {kept:?} with {deps:?}"
             );

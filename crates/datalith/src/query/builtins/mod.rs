@@ -111,6 +111,11 @@ fn canonical(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Whether `name` is a built-in function or predicate.
+pub fn is_builtin(name: &str) -> bool {
+    lookup(name).is_some()
+}
+
 /// The table of contents: every built-in by name.
 fn lookup(name: &str) -> Option<Builtin> {
     use {arith as a, collections as c, compare as cmp, logic as l, regex as r, strings as s};

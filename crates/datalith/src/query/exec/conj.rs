@@ -74,7 +74,7 @@ impl<'a> Ctx<'a> {
             let (i, mut est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
             if let Some(notes) = &notes {
-                if matches!(clause, Clause::Pred { .. } | Clause::Not { .. }) {
+                if is_filter(&clause) {
                     est = self.filter_estimate(&clause, rel.rows.len() as u64, notes)?;
                 }
             }
@@ -174,6 +174,8 @@ impl<'a> Ctx<'a> {
                 }
                 other => {
                     repeats = distinct::clause_repeats(self.schema, other);
+                    let functions = self.functions;
+                    distinct::call_dependencies(other, |n| functions.contains_key(n), &mut deps);
                     index = match other {
                         Clause::Pattern(src, _) if self.reads_db(*src) => PlanIndex::History,
                         _ => clause_index(other),
@@ -268,14 +270,17 @@ impl<'a> Ctx<'a> {
             Clause::Pred { args, .. } => args.iter().all(bound),
             Clause::Fn { args, .. } => args.iter().all(bound),
             Clause::Not { vars, .. } => vars.iter().all(|v| rel.binds(*v)),
+            // An `or` of tests tests bound variables: it waits for all of them.
+            Clause::Or { vars, .. } if is_filter(c) => vars.iter().all(|v| rel.binds(*v)),
             Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
             Clause::Dollar { clause, .. } => self.ready(clause, rel),
             _ => true,
         }
     }
 
-    /// How many entities have `a` = `v`, counting at most `cap`; a complete list is kept for
-    /// [`Self::entities_with`].
+    /// How many entities have `a` = `v`: a list of at most `cap` is read and kept for the
+    /// step that then runs the pattern ([`Self::entities_with`]); a longer one is not read,
+    /// LMDB counts it (O(1)).
     pub(super) fn count_entities_with(
         &self,
         a: AttrId,
@@ -284,7 +289,7 @@ impl<'a> Ctx<'a> {
     ) -> Result<u64, QueryError> {
         let v = coerce(self.schema, a, v);
         if let Some(l) = self.ave_lists.borrow().get(&(a, v.clone())) {
-            return Ok((l.len() as u64).min(cap.max(1)));
+            return Ok(l.len() as u64);
         }
         Ok(match self.r.entities_with_at_most(a, &v, cap.max(1))? {
             Some(l) => {
@@ -294,7 +299,7 @@ impl<'a> Ctx<'a> {
                     .insert((a, v), std::rc::Rc::new(l));
                 n
             }
-            None => cap.max(1),
+            None => self.r.entities_with_count(a, &v)?,
         })
     }
 

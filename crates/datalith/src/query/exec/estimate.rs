@@ -90,6 +90,7 @@ impl<'a> Ctx<'a> {
         Ok(match c {
             // Filters only shrink: run them as soon as they can run.
             Clause::Pred { .. } | Clause::Not { .. } => 0,
+            Clause::Or { .. } if is_filter(c) => 0,
             Clause::Fn { .. } => n,
             Clause::Timed(src, t) if self.reads_db(*src) => self.estimate_timed(&t.p, rel, n)?,
             Clause::Pattern(src, p) if self.reads_db(*src) && !self.is_current(*src) => {
@@ -144,7 +145,18 @@ impl<'a> Ctx<'a> {
                     .map_or(0, |r| r.rows.len() as u64)
                     * n.max(1)
             }
-            Clause::Or { .. } => n.max(1) * 1000,
+            // Each branch's rows, as its cheapest data pattern estimates them on these rows.
+            Clause::Or { branches, .. } => {
+                let mut sum = 0u64;
+                for b in branches {
+                    let mut cheapest = n.max(1).saturating_mul(1000);
+                    for p in b.iter().filter(|p| matches!(p, Clause::Pattern(..))) {
+                        cheapest = cheapest.min(self.estimate(p, rel, n, COUNT_CAP, b)?);
+                    }
+                    sum = sum.saturating_add(cheapest);
+                }
+                sum
+            }
             Clause::Dollar { clause, .. } => self.estimate(clause, rel, n, cap, todo)?,
             Clause::Rule { .. } => n.max(1) * 10_000,
         })
@@ -227,12 +239,32 @@ impl<'a> Ctx<'a> {
         if notes.applied.contains(c) {
             return Ok(n);
         }
-        let share = match c {
-            Clause::Pred { name, args } => self.pred_share(name, args, &notes.value_of)?,
-            Clause::Dollar { clause, .. } => return self.filter_estimate(clause, n, notes),
-            _ => SHARE_OTHER,
-        };
+        let share = self.filter_share(c, notes)?;
         Ok(scale(n, share))
+    }
+
+    /// The share of rows filter `c` lets through: a test's from the statistics, an `or` of
+    /// tests the sum of its branches' (each the product of its tests').
+    fn filter_share(&mut self, c: &Clause, notes: &Notes) -> Result<f64, QueryError> {
+        if notes.applied.contains(c) {
+            return Ok(1.0);
+        }
+        Ok(match c {
+            Clause::Pred { name, args } => self.pred_share(name, args, &notes.value_of)?,
+            Clause::Dollar { clause, .. } => self.filter_share(clause, notes)?,
+            Clause::Or { branches, .. } => {
+                let mut sum = 0.0;
+                for b in branches {
+                    let mut product = 1.0;
+                    for c in b {
+                        product *= self.filter_share(c, notes)?;
+                    }
+                    sum += product;
+                }
+                f64::min(sum, 1.0)
+            }
+            _ => SHARE_OTHER,
+        })
     }
 
     fn pred_share(
@@ -285,6 +317,17 @@ impl<'a> Ctx<'a> {
                 est.datoms as f64 / datoms as f64
             }
         })
+    }
+}
+
+/// Whether `c` only removes rows of the variables it tests: a predicate, a `not`, or an `or`
+/// whose branches hold only such clauses (`(or (and [(= ?b "x")] [(< ?q 5)]) ...)`).
+pub(super) fn is_filter(c: &Clause) -> bool {
+    match c {
+        Clause::Pred { .. } | Clause::Not { .. } => true,
+        Clause::Or { branches, .. } => branches.iter().all(|b| b.iter().all(is_filter)),
+        Clause::Dollar { clause, .. } => is_filter(clause),
+        _ => false,
     }
 }
 

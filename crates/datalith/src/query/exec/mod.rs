@@ -33,6 +33,6 @@ pub(crate) use context::ROW_SPARE;
 pub use context::{Ctx, DbSource, Step, UserFn};
 pub use terms::{coerce, entity_of, ident_attr, match_terms};
 
-use estimate::Notes;
+use estimate::{is_filter, Notes};
 use ranges::*;
 use terms::*;
