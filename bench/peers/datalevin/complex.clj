@@ -256,10 +256,12 @@
                   [(/ (- (System/nanoTime) t0) 1e6) r])))
         v (try (deref fut (+ (long timeout-ms) 2000) ::late)
                (catch java.util.concurrent.ExecutionException e
-                 (let [cause (.getCause e)]
-                   (if (= :query/timeout (:type (ex-data cause)))
-                     ::late
-                     (throw cause)))))]
+                 ;; Datalevin's deadline error, possibly wrapped again by its own
+                 ;; parallel parts (an ExecutionException in the chain).
+                 (if (some #(= :query/timeout (:type (ex-data %)))
+                           (take-while some? (iterate #(.getCause ^Throwable %) e)))
+                   ::late
+                   (throw (.getCause e)))))]
     (if (= v ::late)
       (do (future-cancel fut) :timeout)
       v)))
