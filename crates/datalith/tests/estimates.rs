@@ -228,6 +228,21 @@ const CASES: &[Case] = &[
             os.iter().filter(|o| o.clerk < 100 && o.date > lo).count() as i64
         },
     },
+    Case {
+        // A CASE WHEN as an `or-join` of tests and functions (one with a variable of its
+        // own): it runs once the date it tests is bound, keeps a row per row.
+        query: r#"[:find (sum ?late) . :with ?o :where [?o :o/priority 1] [?o :o/date ?d]
+                   (or-join [?d ?late]
+                     (and [(< ?d #inst "1995-01-01")] [(ground 0) ?late])
+                     (and [(>= ?d #inst "1995-01-01")] [(ground 0) ?zero] [(+ ?zero 1) ?late]))]"#,
+        first: "[?o :o/priority 1]",
+        answer: |_, os| {
+            let cut = inst("1995-01-01");
+            os.iter()
+                .filter(|o| o.priority == 1 && o.date >= cut)
+                .count() as i64
+        },
+    },
 ];
 
 #[test]

@@ -74,7 +74,8 @@ impl<'a> Ctx<'a> {
             let (i, mut est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);
             if let Some(notes) = &notes {
-                if is_filter(&clause) {
+                if is_filter(&clause) || matches!(clause, Clause::Or { .. } if is_rowwise(&clause))
+                {
                     est = self.filter_estimate(&clause, rel.rows.len() as u64, notes)?;
                 }
             }
@@ -108,6 +109,16 @@ impl<'a> Ctx<'a> {
                                     _ => j += 1,
                                 }
                             }
+                        }
+                    }
+                    if star.len() > 1 {
+                        // Values no test checks wait until the tests have run, when the tests
+                        // are expected to pass few rows.
+                        for q in self.defer_untested(&mut star, &rel, &todo)? {
+                            todo.push(Clause::Pattern(src, q));
+                        }
+                        if star.len() == 1 && star[0] != *p && self.trace.is_some() {
+                            what = self.show().clause(&Clause::Pattern(src, star[0].clone()));
                         }
                     }
                     if star.len() > 1 {
@@ -167,7 +178,26 @@ impl<'a> Ctx<'a> {
                         for i in exact {
                             todo.remove(i);
                         }
-                        let (rel, read) = self.patterns(&star, rel, &ranges)?;
+                        // On a bound entity: the tests to run bound the star's values.
+                        let star_bounds = if scan {
+                            Vec::new()
+                        } else {
+                            self.star_bounds(&star, &todo)
+                        };
+                        let (rel, read) = self.patterns(&star, rel, &ranges, &star_bounds)?;
+                        // A scan of the star's attributes read only within the bounds: its rows
+                        // are the ones the tests pass.
+                        if let (Some(notes), PlanIndex::AttrScan) = (&mut notes, read) {
+                            if star_bounds.iter().any(Option::is_some) {
+                                est = self.bounded_estimate(&star, &star_bounds, est)?;
+                                let tests: Vec<usize> = star
+                                    .iter()
+                                    .flat_map(|q| range_preds(q, &todo, self.schema))
+                                    .map(|(i, _, _, _)| i)
+                                    .collect();
+                                notes.star_bounds(&tests, &todo);
+                            }
+                        }
                         index = read;
                         rel
                     }
@@ -270,8 +300,11 @@ impl<'a> Ctx<'a> {
             Clause::Pred { args, .. } => args.iter().all(bound),
             Clause::Fn { args, .. } => args.iter().all(bound),
             Clause::Not { vars, .. } => vars.iter().all(|v| rel.binds(*v)),
-            // An `or` of tests tests bound variables: it waits for all of them.
-            Clause::Or { vars, .. } if is_filter(c) => vars.iter().all(|v| rel.binds(*v)),
+            // An `or` of tests and functions reads its variables: it waits for them (the
+            // functions bind the rest).
+            Clause::Or { vars, .. } if is_rowwise(c) => rowwise_inputs(c)
+                .iter()
+                .all(|v| !vars.contains(v) || rel.binds(*v)),
             Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
             Clause::Dollar { clause, .. } => self.ready(clause, rel),
             _ => true,

@@ -17,7 +17,7 @@ use std::ops::Bound;
 use super::*;
 use crate::codec::Value;
 use crate::query::error::QueryError;
-use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
+use crate::query::ir::{AttrTerm, Binding, Clause, Pattern, Term, Var};
 use crate::query::relation::Relation;
 use crate::store::AttrId;
 
@@ -27,6 +27,11 @@ pub(super) const COUNT_CAP: u64 = 10_000;
 /// Datoms counted exactly before a range is interpolated: a few microseconds of a walk, paid
 /// by every candidate step with a range.
 const RANGE_COUNT_CAP: u64 = 1024;
+
+/// The largest share of rows the tests on part of a merge scan may pass for the rest of it
+/// to be read after them (a second read of each passing entity then costs less than reading
+/// the rest for every row).
+const DEFER_SHARE: f64 = 0.5;
 
 /// Shares of rows assumed to pass a filter the statistics cannot tell about (System R's
 /// classic defaults): a comparison, an equality, an inequality, anything else.
@@ -53,6 +58,15 @@ impl Notes {
             if let (Term::Var(v), AttrTerm::Attr(a)) = (&q.v, &q.a) {
                 self.value_of.push((*v, src, *a));
             }
+        }
+    }
+
+    /// The comparisons in `todo` (by index) that bounded the scans of a star's attributes
+    /// (they still run, and pass every row).
+    #[inline(never)]
+    pub(super) fn star_bounds(&mut self, tests: &[usize], todo: &[Clause]) {
+        for i in tests {
+            self.applied.push(todo[*i].clone());
         }
     }
 
@@ -111,6 +125,11 @@ impl<'a> Ctx<'a> {
                                 let share = self.value_share(*a, v, datoms)?;
                                 scale(n.max(1).saturating_mul(per_entity), share)
                             }
+                            // Both bound: a test of each row's pair, passed by about
+                            // one value in `distinct`.
+                            Term::Var(v) if rel.binds(*v) => {
+                                scale(n.saturating_mul(per_entity), 1.0 / distinct as f64)
+                            }
                             _ => n.max(1).saturating_mul(per_entity),
                         }
                     } else {
@@ -145,15 +164,21 @@ impl<'a> Ctx<'a> {
                     .map_or(0, |r| r.rows.len() as u64)
                     * n.max(1)
             }
-            // Each branch's rows, as its cheapest data pattern estimates them on these rows.
+            // Branches of tests and functions (`(and [(< ?d x)] [(ground 1995) ?y])`) keep
+            // at most the rows they get.
+            Clause::Or { .. } if is_rowwise(c) => n,
+            // Else each branch's rows, as its cheapest data pattern estimates them on these
+            // rows (a branch without one: a guess of 1,000 rows a row).
             Clause::Or { branches, .. } => {
                 let mut sum = 0u64;
                 for b in branches {
-                    let mut cheapest = n.max(1).saturating_mul(1000);
+                    let mut cheapest: Option<u64> = None;
                     for p in b.iter().filter(|p| matches!(p, Clause::Pattern(..))) {
-                        cheapest = cheapest.min(self.estimate(p, rel, n, COUNT_CAP, b)?);
+                        let est = self.estimate(p, rel, n, COUNT_CAP, b)?;
+                        cheapest = Some(cheapest.map_or(est, |c| c.min(est)));
                     }
-                    sum = sum.saturating_add(cheapest);
+                    sum = sum
+                        .saturating_add(cheapest.unwrap_or_else(|| n.max(1).saturating_mul(1000)));
                 }
                 sum
             }
@@ -194,6 +219,99 @@ impl<'a> Ctx<'a> {
             factor *= est as f64 / n.max(1) as f64;
         }
         Ok(scale(n, factor))
+    }
+
+    /// Takes out of a merge scan on a bound entity (`star`) the patterns whose value no test
+    /// in `todo` checks, when the tests that can run right after it are expected to pass at
+    /// most `DEFER_SHARE` of the rows (from their value ranges): those patterns are then read
+    /// for the rows that pass, not for every row. Returns the patterns taken out.
+    pub(super) fn defer_untested(
+        &self,
+        star: &mut Vec<Pattern>,
+        rel: &Relation,
+        todo: &[Clause],
+    ) -> Result<Vec<Pattern>, QueryError> {
+        // The variables bound once the whole star has run.
+        let mut after: Vec<Var> = rel.vars.clone();
+        after.extend(star.iter().filter_map(|q| q.v.var()));
+        let tests: Vec<&Clause> = todo
+            .iter()
+            .filter(|c| is_filter(c) && c.vars().iter().all(|v| after.contains(v)))
+            .collect();
+        let tested = |q: &Pattern| {
+            q.v.var()
+                .is_some_and(|v| tests.iter().any(|c| c.vars().contains(&v)))
+        };
+        let n_tested = star.iter().filter(|q| tested(q)).count();
+        if n_tested == 0 || n_tested == star.len() {
+            return Ok(Vec::new());
+        }
+        let mut share = 1.0f64;
+        for q in star.iter().filter(|q| tested(q)) {
+            let AttrTerm::Attr(a) = q.a else { continue };
+            let (datoms, _) = self.stats(a)?;
+            if let Some(rows) = self.range_rows(q, todo, datoms)? {
+                share *= rows as f64 / datoms.max(1) as f64;
+            }
+        }
+        if share > DEFER_SHARE {
+            return Ok(Vec::new());
+        }
+        let (keep, later): (Vec<Pattern>, Vec<Pattern>) =
+            std::mem::take(star).into_iter().partition(|q| tested(q));
+        *star = keep;
+        Ok(later)
+    }
+
+    /// The datoms of attribute `a` within `bounds` (counted up to a cap, interpolated past it).
+    pub(super) fn bounded_rows(
+        &self,
+        a: AttrId,
+        bounds: &(Bound<Value>, Bound<Value>),
+    ) -> Result<u64, QueryError> {
+        let (datoms, _) = self.stats(a)?;
+        let est = self.r.estimate_range(
+            a,
+            as_ref(&bounds.0),
+            as_ref(&bounds.1),
+            datoms,
+            RANGE_COUNT_CAP,
+        )?;
+        Ok(est.datoms)
+    }
+
+    /// `est` rows of a star whose attribute scans kept only the values within `bounds`.
+    #[inline(never)]
+    pub(super) fn bounded_estimate(
+        &self,
+        star: &[Pattern],
+        bounds: &[StarBound],
+        est: u64,
+    ) -> Result<u64, QueryError> {
+        let mut share = 1.0f64;
+        for (q, b) in star.iter().zip(bounds) {
+            if let (AttrTerm::Attr(a), Some(b)) = (&q.a, b) {
+                let (datoms, _) = self.stats(*a)?;
+                share *= self.bounded_rows(*a, b)? as f64 / datoms.max(1) as f64;
+            }
+        }
+        Ok(scale(est, share))
+    }
+
+    /// The value bounds the tests in `todo` put on each pattern of a star (`None` where
+    /// they put none).
+    pub(super) fn star_bounds(&self, star: &[Pattern], todo: &[Clause]) -> Vec<StarBound> {
+        star.iter()
+            .map(|q| {
+                let found = range_preds(q, todo, self.schema);
+                if found.is_empty() {
+                    return None;
+                }
+                let ranges: Vec<(Bound<Value>, Bound<Value>)> =
+                    found.into_iter().map(|(_, lo, hi, _)| (lo, hi)).collect();
+                Some(intersect_ranges(&ranges))
+            })
+            .collect()
     }
 
     /// The datoms a scan of pattern `p` (entity and value unbound) reads when the comparisons
@@ -252,6 +370,7 @@ impl<'a> Ctx<'a> {
         Ok(match c {
             Clause::Pred { name, args } => self.pred_share(name, args, &notes.value_of)?,
             Clause::Dollar { clause, .. } => self.filter_share(clause, notes)?,
+            Clause::Fn { .. } => 1.0,
             Clause::Or { branches, .. } => {
                 let mut sum = 0.0;
                 for b in branches {
@@ -329,6 +448,44 @@ pub(super) fn is_filter(c: &Clause) -> bool {
         Clause::Dollar { clause, .. } => is_filter(clause),
         _ => false,
     }
+}
+
+/// Whether `c` makes at most one row of each row it gets: a filter, a function with a scalar
+/// or tuple result, an `or` whose branches hold only such clauses.
+pub(super) fn is_rowwise(c: &Clause) -> bool {
+    match c {
+        Clause::Fn { binding, .. } => matches!(binding, Binding::Scalar(_) | Binding::Tuple(_)),
+        Clause::Or { branches, .. } => branches.iter().all(|b| b.iter().all(is_rowwise)),
+        Clause::Dollar { clause, .. } => is_rowwise(clause),
+        c => is_filter(c),
+    }
+}
+
+/// The variables a row-wise clause (`is_rowwise`) reads: the arguments of its tests and
+/// functions, the variables of its `not`s; not those its functions bind.
+pub(super) fn rowwise_inputs(c: &Clause) -> Vec<Var> {
+    let mut out = Vec::new();
+    let mut add = |v: Var| {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    };
+    match c {
+        Clause::Pred { args, .. } | Clause::Fn { args, .. } => {
+            args.iter().filter_map(|t| t.var()).for_each(&mut add)
+        }
+        Clause::Not { vars, .. } => vars.iter().copied().for_each(&mut add),
+        Clause::Or { branches, .. } => {
+            for b in branches {
+                for c in b {
+                    rowwise_inputs(c).into_iter().for_each(&mut add);
+                }
+            }
+        }
+        Clause::Dollar { clause, .. } => rowwise_inputs(clause).into_iter().for_each(&mut add),
+        _ => {}
+    }
+    out
 }
 
 /// `n` times `share`, rounded up so that a non-empty share of rows is never estimated as none.

@@ -33,6 +33,6 @@ pub(crate) use context::ROW_SPARE;
 pub use context::{Ctx, DbSource, Step, UserFn};
 pub use terms::{coerce, entity_of, ident_attr, match_terms};
 
-use estimate::{is_filter, Notes};
+use estimate::{is_filter, is_rowwise, rowwise_inputs, Notes};
 use ranges::*;
 use terms::*;

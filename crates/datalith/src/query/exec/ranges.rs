@@ -13,6 +13,9 @@ use crate::store::schema::Schema;
 /// bounds alone answer it exactly.
 pub(super) type RangePred = (usize, Bound<Value>, Bound<Value>, bool);
 
+/// The value bounds of one pattern of a merge scan, if the tests to run put any.
+pub(super) type StarBound = Option<(Bound<Value>, Bound<Value>)>;
+
 pub(super) fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<RangePred> {
     let (Term::Var(v), AttrTerm::Attr(a)) = (&p.v, &p.a) else {
         return Vec::new();

@@ -17,12 +17,16 @@ use crate::store::{AttrId, EntityId};
 
 impl<'a> Ctx<'a> {
     /// Evaluates data patterns on the database; several patterns share one bound entity (a
-    /// merge scan) when `star.len() > 1`. Returns the rows and the index read.
+    /// merge scan) when `star.len() > 1`. `ranges` bound the value of a pattern on an unbound
+    /// entity; `star_bounds` those of a star's patterns (per pattern: what the tests still to
+    /// run let through, so a scan of the attribute may skip the rest). Returns the rows and
+    /// the index read.
     pub(super) fn patterns(
         &mut self,
         star: &[Pattern],
         rel: Relation,
         ranges: &[(Bound<Value>, Bound<Value>)],
+        star_bounds: &[StarBound],
     ) -> Result<(Relation, PlanIndex), QueryError> {
         let p = &star[0];
         let e_bound = match &p.e {
@@ -31,7 +35,7 @@ impl<'a> Ctx<'a> {
             Term::Blank => false,
         };
         if e_bound {
-            return self.entity_star(star, rel);
+            return self.entity_star(star, rel, star_bounds);
         }
         debug_assert_eq!(star.len(), 1);
         match &p.a {

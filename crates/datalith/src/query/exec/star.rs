@@ -146,6 +146,7 @@ impl<'a> Ctx<'a> {
         &mut self,
         star: &[Pattern],
         rel: Relation,
+        bounds: &[StarBound],
     ) -> Result<(Relation, PlanIndex), QueryError> {
         let r = self.r;
         let mut vars = rel.vars.clone();
@@ -203,7 +204,7 @@ impl<'a> Ctx<'a> {
         });
         // Hash join when scanning the attributes costs less than looking up every row.
         let scanned = match (&star_attrs, e_col) {
-            (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c)?,
+            (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c, bounds)?,
             _ => None,
         };
         let mut out = Relation {
@@ -386,8 +387,26 @@ impl<'a> Ctx<'a> {
         attrs: &[AttrId],
         rel: &Relation,
         e_col: usize,
+        bounds: &[StarBound],
     ) -> Result<Option<ScanJoin>, QueryError> {
         let r = self.r;
+        // An attribute's scan can skip what the tests will drop when every pattern that scans
+        // it whole has the same bounds.
+        let bound_of = |a: AttrId| -> Option<&(Bound<Value>, Bound<Value>)> {
+            let mut found: Option<&(Bound<Value>, Bound<Value>)> = None;
+            for (i, (p, x)) in star.iter().zip(attrs).enumerate() {
+                if *x != a || matches!(p.v, Term::Const(_)) {
+                    continue;
+                }
+                match (bounds.get(i).and_then(|b| b.as_ref()), found) {
+                    (None, _) => return None,
+                    (Some(b), None) => found = Some(b),
+                    (Some(b), Some(f)) if b == f => {}
+                    _ => return None,
+                }
+            }
+            found
+        };
         let budget = (rel.rows.len() as u64).saturating_mul(SCAN_JOIN_FACTOR);
         // Per pattern: the constant whose AVE entries suffice, if any.
         let mut consts: Vec<Option<Value>> = Vec::with_capacity(star.len());
@@ -405,9 +424,10 @@ impl<'a> Ctx<'a> {
                 }
                 _ => None,
             };
-            total += match &exact {
-                Some(c) => self.r.count_with(*a, c, budget.max(1))?,
-                None => self.stats(*a)?.0,
+            total += match (&exact, bound_of(*a)) {
+                (Some(c), _) => self.r.count_with(*a, c, budget.max(1))?,
+                (None, Some(b)) => self.bounded_rows(*a, b)?,
+                (None, None) => self.stats(*a)?.0,
             };
             consts.push(exact);
             if total > budget {
@@ -453,10 +473,14 @@ impl<'a> Ctx<'a> {
                 }
                 None => {
                     let mut last: Option<(&[u8], Value)> = None;
+                    let (lo, hi) = match bound_of(*a) {
+                        Some((lo, hi)) => (as_ref(lo), as_ref(hi)),
+                        None => (Bound::Unbounded, Bound::Unbounded),
+                    };
                     self.r.scan_attr(
                         *a,
-                        Bound::Unbounded,
-                        Bound::Unbounded,
+                        lo,
+                        hi,
                         Direction::Forward,
                         #[inline(always)]
                         |vb, e| {
