@@ -268,20 +268,29 @@ impl<'a> Ctx<'a> {
         if let ([only], None) = (candidates.as_slice(), &self.trace) {
             return Ok((*only, 0));
         }
-        let mut best: Option<(usize, u64)> = None;
+        // (clause, score, estimate): the score is the rows once the variables the clause
+        // binds have met the other patterns on them (`neighborhood`), so that a small start
+        // that must then join a large one does not win over a larger start that stays small.
+        let mut best: Option<(usize, u64, u64)> = None;
+        let several = candidates.len() > 1;
         for i in candidates {
             let c = &todo[i];
             // Counting past the best estimate so far cannot change the choice.
-            let cap = best.map_or(COUNT_CAP, |(_, b)| {
+            let cap = best.map_or(COUNT_CAP, |(_, b, _)| {
                 (b / n.max(1)).saturating_add(1).min(COUNT_CAP)
             });
             let est = self.estimate(c, rel, n, cap, todo)?;
-            if best.is_none_or(|(_, b)| est < b) {
-                best = Some((i, est));
+            let score = if several {
+                self.neighborhood(c, i, rel, est, todo)?
+            } else {
+                est
+            };
+            if best.is_none_or(|(_, b, _)| score < b) {
+                best = Some((i, score, est));
             }
         }
         match best {
-            Some(b) => Ok(b),
+            Some((i, _, est)) => Ok((i, est)),
             None => {
                 // Nothing is ready: the first clause that needs a binding it cannot get.
                 let c = &todo[0];

@@ -263,6 +263,53 @@ impl<'a> Ctx<'a> {
         Ok(later)
     }
 
+    /// What choosing clause `c` (`todo[skip]`, estimated at `est` rows on `rel`) costs: its
+    /// rows, plus the rows once the data patterns on the variables it binds have run too:
+    /// `est` times each such pattern's factor (its estimate on rows that bind those
+    /// variables, over the rows); only patterns that extend the rows or test them against a
+    /// constant count. A part bound first that every line item then joins costs the line
+    /// items' count, not the parts'.
+    pub(super) fn neighborhood(
+        &mut self,
+        c: &Clause,
+        skip: usize,
+        rel: &Relation,
+        est: u64,
+        todo: &[Clause],
+    ) -> Result<u64, QueryError> {
+        if est == 0 || !matches!(c, Clause::Pattern(..) | Clause::Or { .. }) {
+            return Ok(est);
+        }
+        let new: Vec<Var> = c.vars().into_iter().filter(|v| !rel.binds(*v)).collect();
+        if new.is_empty() {
+            return Ok(est);
+        }
+        let mut vars = rel.vars.clone();
+        vars.extend(&new);
+        let after = Relation::empty(vars);
+        let mut rows = est as f64;
+        for (j, q) in todo.iter().enumerate() {
+            let Clause::Pattern(_, p) = q else { continue };
+            if j == skip || !q.vars().iter().any(|v| new.contains(v)) {
+                continue;
+            }
+            // A pattern that would test two bound variables is left out: its one value in
+            // `distinct` assumes the two independent, and a join that closes a cycle (a line
+            // item's part and supplier, both from one partsupp) is anything but.
+            let both_bound = [&p.e, &p.v]
+                .iter()
+                .all(|t| matches!(t, Term::Var(v) if after.binds(*v)));
+            if both_bound {
+                continue;
+            }
+            let e = self.estimate(q, &after, est, COUNT_CAP, todo)?;
+            rows *= e as f64 / est as f64;
+        }
+        // The step's own rows count too: a large start that the next patterns shrink still
+        // reads them all.
+        Ok((est as f64 + rows).min(u64::MAX as f64 / 2.0) as u64)
+    }
+
     /// The datoms of attribute `a` within `bounds` (counted up to a cap, interpolated past it).
     pub(super) fn bounded_rows(
         &self,
