@@ -48,14 +48,24 @@ fn found(caps: &regex::Captures<'_>) -> Value {
 pub fn re_find(c: &Call) -> Out {
     c.exactly(2)?;
     let (re, s) = (pattern(c, 0)?, text(c, 1)?);
-    Ok(re.anywhere().captures(s).map(|caps| found(&caps)))
+    let re = re.anywhere();
+    // Without groups the match is all there is to return: `find` runs the fast engines,
+    // `captures` the slower one that tracks groups.
+    if re.captures_len() == 1 {
+        return Ok(re.find(s).map(|m| Value::string(m.as_str())));
+    }
+    Ok(re.captures(s).map(|caps| found(&caps)))
 }
 
 /// `re-matches`: a match of the whole string.
 pub fn re_matches(c: &Call) -> Out {
     c.exactly(2)?;
     let (re, s) = (pattern(c, 0)?, text(c, 1)?);
-    Ok(re.whole().captures(s).map(|caps| found(&caps)))
+    let re = re.whole();
+    if re.captures_len() == 1 {
+        return Ok(re.find(s).map(|m| Value::string(m.as_str())));
+    }
+    Ok(re.captures(s).map(|caps| found(&caps)))
 }
 
 /// `re-seq`: every match, in order; nil when there is none.

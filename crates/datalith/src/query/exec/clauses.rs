@@ -89,6 +89,20 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(out)
             }
+            // Tests only: row by row, without the relations a nested conjunction builds.
+            Clause::Not { .. } | Clause::Or { .. } if row_test(c, &rel) => {
+                let mut out = Relation {
+                    vars: rel.vars.clone(),
+                    rows: Vec::with_capacity(rel.rows.len()),
+                };
+                for row in rel.into_rows() {
+                    self.budget.tick()?;
+                    if self.passes(c, &out.vars, &row)? {
+                        out.rows.push(row);
+                    }
+                }
+                Ok(out)
+            }
             Clause::Not { vars, clauses } => {
                 let probe = rel.project(vars, &self.budget)?;
                 let matched = self.conj(clauses, probe, vars)?;
@@ -196,6 +210,41 @@ impl<'a> Ctx<'a> {
             });
         }
         builtins::call(name, args)
+    }
+
+    /// Whether `row` passes test `c` (`row_test`): a predicate is true, a `not`'s clauses
+    /// are not all true, one of an `or`'s branches is all true.
+    fn passes(&mut self, c: &Clause, vars: &[Var], row: &[Value]) -> Result<bool, QueryError> {
+        Ok(match c {
+            Clause::Pred { name, args } => {
+                let vals = resolve_args(args, vars, row);
+                builtins::truthy(self.call(name, &vals)?.as_ref())
+            }
+            Clause::Not { clauses, .. } => {
+                for c in clauses {
+                    if !self.passes(c, vars, row)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Clause::Or { branches, .. } => {
+                for b in branches {
+                    let mut all = true;
+                    for c in b {
+                        if !self.passes(c, vars, row)? {
+                            all = false;
+                            break;
+                        }
+                    }
+                    if all {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            _ => unreachable!("row_test admits only predicates, not and or"),
+        })
     }
 
     pub(super) fn attr_arg(&self, name: &str, v: &Value) -> Result<AttrId, QueryError> {
@@ -354,5 +403,25 @@ pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>>
                 bind(&mut ts.iter().zip(vals))
             })
             .collect(),
+    }
+}
+
+/// Whether `c` is a test that can run row by row on `rel`: a predicate (not one that reads a
+/// database) of variables `rel` binds, or a `not` or `or` of such tests only.
+fn row_test(c: &Clause, rel: &Relation) -> bool {
+    match c {
+        Clause::Pred { name, args } => {
+            !matches!(
+                name.as_str(),
+                "get-else" | "get-some" | "missing?" | "fulltext"
+            ) && args.iter().all(|t| match t {
+                Term::Var(v) => rel.binds(*v),
+                Term::Const(_) => true,
+                Term::Blank => false,
+            })
+        }
+        Clause::Not { clauses, .. } => clauses.iter().all(|c| row_test(c, rel)),
+        Clause::Or { branches, .. } => branches.iter().all(|b| b.iter().all(|c| row_test(c, rel))),
+        _ => false,
     }
 }
