@@ -348,10 +348,12 @@ fn explain_all(peer: &dyn Peer, queries: &[Query], cells: &[Cell]) -> String {
         "# Datalith's plans of the TPC-H ports\n\nEach step of each port with the plan it ran: \
          the index read of each step, estimated / actual rows (`Db::explain`).\n",
     );
+    let mut body = String::new();
     for q in queries {
         let ran = cells
             .iter()
             .any(|c| c.peer == "datalith" && c.query == q.name && c.ms().is_some());
+        let s = &mut body;
         let _ = writeln!(s, "\n## {}\n", q.name);
         if !ran {
             let _ = writeln!(s, "(not explained: the query did not finish in the run)");
@@ -367,6 +369,54 @@ fn explain_all(peer: &dyn Peer, queries: &[Query], cells: &[Cell]) -> String {
             }
         }
     }
+    s.push_str(&estimate_table(&body));
+    s.push_str(&body);
+    s
+}
+
+/// How far each plan step's estimate is from its actual rows, over every step printed in
+/// `body` (`estimated E, actual A)`, as `Step` prints it): how many are within 10x (counts
+/// below 10 taken as 10), and the steps that are not.
+fn estimate_table(body: &str) -> String {
+    let mut query = "";
+    let (mut steps, mut within) = (0u32, 0u32);
+    let mut off = String::new();
+    for line in body.lines() {
+        if let Some(q) = line.strip_prefix("## ") {
+            query = q;
+            continue;
+        }
+        let Some(at) = line.rfind("estimated ") else {
+            continue;
+        };
+        let nums: Vec<u64> = line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .take(2)
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [e, a] = nums[..] else { continue };
+        let (ef, af) = (e.max(10) as f64, a.max(10) as f64);
+        let ratio = (ef / af).max(af / ef);
+        steps += 1;
+        if ratio <= 10.0 {
+            within += 1;
+        } else {
+            let what: String = line.chars().take(100).collect();
+            let _ = writeln!(off, "| {query} | {e} | {a} | {ratio:.0}x | `{what}` |");
+        }
+    }
+    let share = if steps == 0 {
+        0.0
+    } else {
+        100.0 * within as f64 / steps as f64
+    };
+    let mut s = format!(
+        "\n## Estimates against actual rows\n\n{within} of {steps} plan steps ({share:.1}%) are \
+         estimated within 10x of their actual rows (counts below 10 taken as 10). The others:\n\n\
+         | query | estimated | actual | off by | step |\n|---|--:|--:|--:|---|\n"
+    );
+    s.push_str(&off);
     s
 }
 
@@ -417,4 +467,21 @@ fn header(
         r.limit.as_secs_f64(),
         super::answer::REL_TOL,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::estimate_table;
+
+    #[test]
+    fn the_estimate_table_counts_steps_within_ten_times() {
+        let body = "\n## q1\n\n1. [?l :a ?x]  (AVE SCAN, estimated 100, actual 90)\n\
+                    2. [(< ?x 3)]  (NONE, estimated 5, actual 400)\n\n## q2\n\n\
+                    1. [?o :b ?y]  (EAV, estimated 2, actual 60)\nrows: 1\n";
+        let t = estimate_table(body);
+        // 100 vs 90: within; 5 (as 10) vs 400: 40x; 2 (as 10) vs 60: 6x, within.
+        assert!(t.contains("2 of 3 plan steps (66.7%)"), "{t}");
+        assert!(t.contains("| q1 | 5 | 400 | 40x |"), "{t}");
+        assert!(!t.contains("| q2 |"), "{t}");
+    }
 }

@@ -129,7 +129,9 @@ impl Table<'_> {
                     format!(" (not compared: {})", missing.join(", "))
                 }
             ),
-            met: Some(over.is_empty() && missing.is_empty()),
+            // Nothing compared (Datalith or every rival left out of the run): no verdict.
+            met: (missing.len() < self.queries.len())
+                .then_some(over.is_empty() && missing.is_empty()),
         });
         out
     }
