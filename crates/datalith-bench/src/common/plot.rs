@@ -258,6 +258,107 @@ pub fn color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+/// A grouped bar chart on a log axis: one group per label, one bar per series (a peer, its
+/// median ms per group; `None` where it has none), a legend of the series that have a bar.
+/// The query and complex workloads draw their latency charts with it.
+pub struct GroupedBars<'a> {
+    pub title: &'a str,
+    pub groups: Vec<String>,
+    pub series: Vec<(String, Vec<Option<f64>>)>,
+    /// The colour of the n-th series drawn.
+    pub color: fn(usize) -> RGBColor,
+}
+
+impl GroupedBars<'_> {
+    /// Writes the chart as PNG and the SVG beside it; false (nothing written) when no bar
+    /// has a positive, finite value.
+    pub fn write(mut self, path: &Path) -> Result<bool, BenchError> {
+        self.series
+            .retain(|(_, v)| v.iter().flatten().any(|x| *x > 0.0 && x.is_finite()));
+        if self.series.is_empty() {
+            return Ok(false);
+        }
+        render(path, &self)?;
+        Ok(true)
+    }
+
+    /// The value range of the axis: half the smallest bar to twice the largest.
+    fn span(&self) -> (f64, f64) {
+        let values = || {
+            self.series
+                .iter()
+                .flat_map(|(_, v)| v.iter().flatten().copied())
+                .filter(|x| *x > 0.0 && x.is_finite())
+        };
+        let lo = values().fold(f64::INFINITY, f64::min) / 2.0;
+        let hi = values().fold(f64::NEG_INFINITY, f64::max) * 2.0;
+        (lo, hi)
+    }
+}
+
+impl Chart for GroupedBars<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        let err = |e: &dyn std::fmt::Display| e.to_string();
+        let (lo, hi) = self.span();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (left, legend) = root.split_horizontally(1180);
+        let names = &self.groups;
+        let mut chart = ChartBuilder::on(&left)
+            .caption(self.title, ("sans-serif", 26))
+            .margin(15)
+            .x_label_area_size(50)
+            .y_label_area_size(90)
+            .build_cartesian_2d(0.0..names.len() as f64, (lo..hi).log_scale())
+            .map_err(|e| err(&e))?;
+        let label = |x: &f64| {
+            let i = x.floor() as usize;
+            if (x - x.floor() - 0.5).abs() < 1e-6 {
+                names.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(2 * names.len() + 1)
+            .x_label_formatter(&label)
+            .y_desc("median ms (log)")
+            .label_style(("sans-serif", 15))
+            .draw()
+            .map_err(|e| err(&e))?;
+        let width = 0.8 / self.series.len().max(1) as f64;
+        for (j, (name, values)) in self.series.iter().enumerate() {
+            let color = (self.color)(j);
+            let bars: Vec<Rectangle<(f64, f64)>> = values
+                .iter()
+                .enumerate()
+                .filter_map(|(i, ms)| {
+                    let ms = (*ms)?;
+                    let x0 = i as f64 + 0.1 + width * j as f64;
+                    Some(Rectangle::new(
+                        [(x0, lo), (x0 + width * 0.9, ms.max(lo))],
+                        color.filled(),
+                    ))
+                })
+                .collect();
+            chart.draw_series(bars).map_err(|e| err(&e))?;
+            let y = 60 + 24 * j as i32;
+            legend
+                .draw(&Rectangle::new([(10, y - 7), (40, y + 7)], color.filled()))
+                .map_err(|e| err(&e))?;
+            legend
+                .draw(&plotters::element::Text::new(
+                    name.clone(),
+                    (48, y - 8),
+                    ("sans-serif", 15),
+                ))
+                .map_err(|e| err(&e))?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
