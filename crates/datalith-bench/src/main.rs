@@ -9,6 +9,7 @@ mod common;
 mod complex;
 mod history;
 mod query;
+mod results;
 mod search;
 mod write;
 
@@ -53,6 +54,10 @@ enum Command {
     /// time and peak RSS are its own.
     #[command(name = "__write-child", hide = true)]
     WriteChild(write::ChildArgs),
+    /// The published results: bench/results/RESULTS.md and the README's performance block
+    /// from the newest folder of each workload; with --check, that every folder is whole and
+    /// both match.
+    Results(results::ResultsArgs),
     /// Workload B: steady-rate blob writes, durable every 500 ms, against SQLite and RocksDB.
     Blob(blob::BlobArgs),
     /// Internal: runs one store at one rate of workload B in this (child) process.
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
         Command::History(args) => history::run(args),
         Command::Search(args) => search::run(args),
         Command::Complex(args) => complex::run(args),
+        Command::Results(args) => results::run(args),
     };
     match result {
         Ok(code) => code,

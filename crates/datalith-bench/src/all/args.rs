@@ -29,6 +29,11 @@ pub struct AllArgs {
     /// capped run is marked in the summaries). Default: none, every condition writes it all.
     #[arg(long)]
     pub max_secs: Option<f64>,
+    /// W conditions to run (passed to `write --conditions`: names or prefixes), for a W run
+    /// that keeps every peer but leaves out some of Datalith's own durability variants to fit
+    /// its time. Default: every condition.
+    #[arg(long, value_delimiter = ',')]
+    pub conditions: Vec<String>,
     /// Workloads to run (default all; `history` and `search` only in a full run unless named
     /// here): write-kv, write-dl, query, blob, history, search.
     #[arg(long, value_delimiter = ',')]
@@ -92,6 +97,10 @@ pub fn command_line(name: &str, a: &AllArgs, out: &std::path::Path) -> Vec<Strin
         v.push("--max-secs".into());
         v.push(cap.to_string());
     }
+    if let ([_, ..], "write-kv" | "write-dl") = (a.conditions.as_slice(), name) {
+        v.push("--conditions".into());
+        v.push(a.conditions.join(","));
+    }
     if name != "blob" {
         v.push("--heap".into());
         v.push(a.heap.clone());
@@ -119,6 +128,7 @@ mod tests {
             allow_missing_peers: false,
             peers_dir: None,
             max_secs: None,
+            conditions: vec![],
             only: vec![],
         }
     }
@@ -156,6 +166,22 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn w_flags_reach_only_the_w_workloads() {
+        let mut a = args(false);
+        a.max_secs = Some(30.0);
+        a.conditions = vec!["kv-sync-durable".into(), "sqlite".into()];
+        let out = std::path::Path::new("R");
+        assert_eq!(
+            command_line("write-kv", &a, out).join(" "),
+            "write --kv --out R --max-secs 30 --conditions kv-sync-durable,sqlite --heap 4g"
+        );
+        assert_eq!(
+            command_line("query", &a, out).join(" "),
+            "query --out R --heap 4g"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 mod args;
 pub(crate) mod machine;
 mod run;
-mod verdicts;
+pub(crate) mod verdicts;
 
 pub use args::AllArgs;
 pub use run::run;

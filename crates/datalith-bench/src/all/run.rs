@@ -10,6 +10,7 @@ use super::args::{self, AllArgs, WORKLOADS};
 use super::machine::Machine;
 use super::verdicts;
 use crate::common::BenchError;
+use crate::results::record::{RunRecord, WorkloadRun};
 
 /// What one workload's child did.
 struct Ran {
@@ -66,6 +67,8 @@ pub fn run(a: AllArgs) -> Result<ExitCode, BenchError> {
             seconds: t.elapsed().as_secs_f64(),
             code,
         });
+        // After each workload, so that a run stopped half-way still says what it made.
+        record(&machine, &ran).write(&out)?;
     }
     let results = results_md(&a, &out, &machine, &ran);
     let path = out.join("RESULTS.md");
@@ -83,6 +86,28 @@ pub fn run(a: AllArgs) -> Result<ExitCode, BenchError> {
             );
         }
         Ok(ExitCode::FAILURE)
+    }
+}
+
+/// The folder's `run.json` (what `datalith-bench results` publishes from).
+fn record(machine: &Machine, ran: &[Ran]) -> RunRecord {
+    RunRecord {
+        commit: machine.commit.clone(),
+        date: machine.date.clone(),
+        runs: ran
+            .iter()
+            .map(|r| WorkloadRun {
+                workload: r.name.to_string(),
+                dir: WORKLOADS
+                    .iter()
+                    .find(|(n, _)| *n == r.name)
+                    .map_or(r.name, |(_, d)| d)
+                    .to_string(),
+                command: r.command.clone(),
+                wall_s: r.seconds,
+                exit: r.code,
+            })
+            .collect(),
     }
 }
 

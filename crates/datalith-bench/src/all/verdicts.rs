@@ -316,6 +316,77 @@ pub fn b_rows(lines: &[Value]) -> Vec<Row> {
     rows
 }
 
+/// The peers of the complex workload a verdict compares with; DuckDB, a columnar engine, is
+/// reported beside them as the reference for what is possible, not as a peer to beat.
+const COMPLEX_PEERS: [&str; 3] = ["postgres", "sqlite", "datalevin"];
+
+/// Rows of the complex workload (TPC-H): per query, `datalith` against the fastest of
+/// PostgreSQL, SQLite and Datalevin, then the geometric mean over the queries every one of
+/// them answered.
+pub fn c_rows(workload: &str, lines: &[Value]) -> Vec<Row> {
+    let answered = |v: &&Value| {
+        v.get("median_ms").is_some_and(|m| !m.is_null())
+            && matches!(s(v, "answer"), "agrees" | "reference")
+    };
+    let mut queries: Vec<String> = Vec::new();
+    for v in lines {
+        let q = s(v, "query").to_string();
+        if !q.is_empty() && !queries.contains(&q) {
+            queries.push(q);
+        }
+    }
+    let ms = |peer: &str, q: &str| {
+        lines
+            .iter()
+            .filter(answered)
+            .find(|v| s(v, "peer") == peer && s(v, "query") == q)
+            .and_then(|v| f(v, "median_ms"))
+    };
+    let mut rows = Vec::new();
+    let mut logs = [0.0f64; 1 + COMPLEX_PEERS.len()];
+    let mut complete = 0usize;
+    for q in &queries {
+        let ours = ms("datalith", q).map(|m| ("datalith".to_string(), m));
+        let peers: Vec<(String, f64)> = COMPLEX_PEERS
+            .iter()
+            .filter_map(|p| Some((p.to_string(), ms(p, q)?)))
+            .collect();
+        if let Some((_, o)) = ours.as_ref().filter(|_| peers.len() == COMPLEX_PEERS.len()) {
+            complete += 1;
+            logs[0] += o.ln();
+            for (i, (_, m)) in peers.iter().enumerate() {
+                logs[i + 1] += m.ln();
+            }
+        }
+        rows.push(Row {
+            workload: workload.into(),
+            what: q.clone(),
+            unit: "ms".into(),
+            better: Better::Lower,
+            ours,
+            best_peer: best(peers.into_iter(), Better::Lower),
+        });
+    }
+    if complete > 0 {
+        let mean = |l: f64| (l / complete as f64).exp();
+        rows.push(Row {
+            workload: workload.into(),
+            what: format!("geometric mean ({complete} queries every one answered)"),
+            unit: "ms".into(),
+            better: Better::Lower,
+            ours: Some(("datalith".into(), mean(logs[0]))),
+            best_peer: best(
+                COMPLEX_PEERS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (p.to_string(), mean(logs[i + 1]))),
+                Better::Lower,
+            ),
+        });
+    }
+    rows
+}
+
 /// The table of `rows` as Markdown.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
@@ -341,7 +412,7 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// A figure with about three significant digits.
-fn figure(v: f64) -> String {
+pub fn figure(v: f64) -> String {
     if v >= 1000.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
@@ -464,6 +535,38 @@ mod tests {
             got,
             vec!["**ahead** 2.00x", "**ahead** 20.00x", "**behind** 0.50x"]
         );
+    }
+
+    #[test]
+    fn c_rows_leave_duckdb_and_unanswered_queries_out_of_the_verdict() {
+        let lines = vec![
+            json!({"peer":"postgres","query":"q1","answer":"reference","median_ms":4.0}),
+            json!({"peer":"datalith","query":"q1","answer":"agrees","median_ms":2.0}),
+            json!({"peer":"sqlite","query":"q1","answer":"agrees","median_ms":8.0}),
+            json!({"peer":"datalevin","query":"q1","answer":"agrees","median_ms":16.0}),
+            json!({"peer":"duckdb","query":"q1","answer":"agrees","median_ms":0.1}),
+            json!({"peer":"postgres","query":"q2","answer":"reference","median_ms":1.0}),
+            json!({"peer":"datalith","query":"q2","error":"memory limit"}),
+            json!({"peer":"sqlite","query":"q2","answer":"differs: row 1","median_ms":0.5}),
+            json!({"peer":"datalevin","query":"q2","answer":"agrees","median_ms":2.0}),
+        ];
+        let got: Vec<(String, String)> = c_rows("complex-sf1", &lines)
+            .iter()
+            .map(|r| (r.what.clone(), r.verdict()))
+            .collect();
+        let want = [
+            ("q1", "**ahead** 2.00x"),
+            ("q2", "n/a: Datalith not measured"),
+            (
+                "geometric mean (1 queries every one answered)",
+                "**ahead** 2.00x",
+            ),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]
