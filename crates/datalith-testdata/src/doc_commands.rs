@@ -31,10 +31,13 @@ pub const USER_DOCUMENT_DIRS: &[&str] = &["docs", "docs/guide"];
 pub fn user_documents(root: &Path) -> Vec<String> {
     let mut all: Vec<String> = USER_DOCUMENTS.iter().map(|d| d.to_string()).collect();
     for dir in USER_DOCUMENT_DIRS {
-        let entries = std::fs::read_dir(root.join(dir))
-            .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
+        let entries =
+            std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
         let mut pages: Vec<String> = entries
-            .map(|e| e.unwrap_or_else(|e| panic!("cannot list {dir}: {e}")).file_name())
+            .map(|e| {
+                e.unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
+                    .file_name()
+            })
             .filter_map(|name| name.to_str().map(str::to_string))
             .filter(|name| name.ends_with(".md"))
             .map(|name| format!("{dir}/{name}"))
