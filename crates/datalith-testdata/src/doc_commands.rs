@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use clap::error::ErrorKind;
 
-/// The documents a user reads, relative to the workspace root.
+/// The documents a user reads, relative to the workspace root (with every page of
+/// `USER_DOCUMENT_DIRS`).
 pub const USER_DOCUMENTS: &[&str] = &[
     "README.md",
     "ARCHITECTURE.md",
@@ -20,6 +21,32 @@ pub const USER_DOCUMENTS: &[&str] = &[
     "bench/peers/README.md",
     "crates/datalith-server/README.md",
 ];
+
+/// Folders whose every Markdown page is a user document (the user guide, the measurements),
+/// read from the folder so that a new page is checked without being listed.
+pub const USER_DOCUMENT_DIRS: &[&str] = &["docs", "docs/guide"];
+
+/// Every user document under `root`: `USER_DOCUMENTS`, then the `.md` pages of
+/// `USER_DOCUMENT_DIRS` in name order.
+pub fn user_documents(root: &Path) -> Vec<String> {
+    let mut all: Vec<String> = USER_DOCUMENTS.iter().map(|d| d.to_string()).collect();
+    for dir in USER_DOCUMENT_DIRS {
+        let entries =
+            std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("cannot list {dir}: {e}"));
+        let mut pages: Vec<String> = entries
+            .map(|e| {
+                e.unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
+                    .file_name()
+            })
+            .filter_map(|name| name.to_str().map(str::to_string))
+            .filter(|name| name.ends_with(".md"))
+            .map(|name| format!("{dir}/{name}"))
+            .collect();
+        pages.sort();
+        all.extend(pages);
+    }
+    all
+}
 
 /// One command shown in a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,11 +78,11 @@ pub fn workspace_root(manifest_dir: &str) -> PathBuf {
 /// Every command of `program` in the user documents under `root`.
 pub fn commands_for(root: &Path, program: &str) -> Vec<DocCommand> {
     let mut all = Vec::new();
-    for document in USER_DOCUMENTS {
-        let text = std::fs::read_to_string(root.join(document))
+    for document in user_documents(root) {
+        let text = std::fs::read_to_string(root.join(&document))
             .unwrap_or_else(|e| panic!("cannot read {document}: {e}"));
         all.extend(
-            commands_in(document, &text)
+            commands_in(&document, &text)
                 .into_iter()
                 .filter(|c| c.program == program),
         );

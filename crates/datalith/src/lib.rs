@@ -48,3 +48,51 @@ pub use tx::{IntoTxData, TxData, TxError, TxReport};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 mod readme {}
+
+// The user guide's pages (`docs/guide/`): every Rust example in them runs as a doctest, one
+// module a page, so that a page cannot drift from the code it describes.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/README.md")]
+mod guide_index {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/schema.md")]
+mod guide_schema {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/transactions.md")]
+mod guide_transactions {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/queries.md")]
+mod guide_queries {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/functions.md")]
+mod guide_functions {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/pull.md")]
+mod guide_pull {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/time.md")]
+mod guide_time {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/search.md")]
+mod guide_search {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/kv.md")]
+mod guide_kv {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/durability.md")]
+mod guide_durability {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/operations.md")]
+mod guide_operations {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/files.md")]
+mod guide_files {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/processes.md")]
+mod guide_processes {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/server.md")]
+mod guide_server {}
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/guide/python.md")]
+mod guide_python {}

@@ -1,18 +1,19 @@
-//! The READMEs' server examples run as written: every `curl` line of the project README's
-//! "Server" section, and of the server README's "Examples", in order, each answered 200.
+//! The documents' server examples run as written: every `curl` line of the user guide's server
+//! page (section "Requests"), and of the server README's "Examples", in order, each answered
+//! 200.
 
 use std::process::Command;
 
 use crate::server;
 
-/// The `curl` lines of a README's section.
-fn examples(readme: &str, heading: &str) -> Vec<String> {
+/// The `curl` lines of a document's section.
+fn examples(document: &str, heading: &str) -> Vec<String> {
     let root = datalith_testdata::doc_commands::workspace_root(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join(readme)).unwrap();
-    let section = readme
+    let text = std::fs::read_to_string(root.join(document)).unwrap();
+    let section = text
         .split(&format!("\n## {heading}\n"))
         .nth(1)
-        .unwrap_or_else(|| panic!("the README has a {heading} section"));
+        .unwrap_or_else(|| panic!("{document} has no {heading} section"));
     let section = section.split("\n## ").next().unwrap();
     section
         .lines()
@@ -22,8 +23,8 @@ fn examples(readme: &str, heading: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_readme_curl_examples_run_as_written() {
-    let examples = examples("README.md", "Server");
+fn the_guide_curl_examples_run_as_written() {
+    let examples = examples("docs/guide/server.md", "Requests");
     assert!(examples.len() >= 8, "{examples:?}");
     let s = server::start(&["people", "films"], &[]);
     run(&s, &examples);

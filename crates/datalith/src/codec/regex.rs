@@ -12,9 +12,9 @@
 //!   backreferences (`\1`, `\k<name>`), lookahead and lookbehind (`(?=`, `(?!`, `(?<=`,
 //!   `(?<!`), atomic groups (`(?>`), possessive quantifiers (`a*+`), `\Z`, `\G`.
 //!
-//! Differences left as they are (documented in README): `.` also matches `\r` and other
-//! Unicode line terminators (Java excludes them), `$` matches only at the very end (Java also
-//! before a final line terminator), `(?i)` folds Unicode case (Java ASCII only).
+//! Differences left as they are (documented in docs/guide/functions.md): `.` also matches `\r`
+//! and other Unicode line terminators (Java excludes them), `$` matches only at the very end
+//! (Java also before a final line terminator), `(?i)` folds Unicode case (Java ASCII only).
 //!
 //! Equality, order and hash follow the source text (Java's patterns compare by identity;
 //! text is the closest stable stand-in, and it lets a pattern sit in a relation row).
