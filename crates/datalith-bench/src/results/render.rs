@@ -147,6 +147,7 @@ pub fn results_md(newest: &[&Published]) -> String {
         );
     }
     for p in newest {
+        let rows = rows(p);
         let _ = writeln!(
             s,
             "\n<a id=\"{}\"></a>\n## {}\n",
@@ -174,7 +175,7 @@ pub fn results_md(newest: &[&Published]) -> String {
             }
         }
         let _ = writeln!(s);
-        s.push_str(&verdicts::table(&rows(p)));
+        s.push_str(&verdicts::table(&rows));
         let svgs = charts(p);
         if !svgs.is_empty() {
             let _ = writeln!(s);

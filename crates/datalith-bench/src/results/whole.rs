@@ -179,24 +179,22 @@ fn measured(v: &Value) -> bool {
 
 /// Why a line was skipped, if it was.
 fn reason(v: &Value) -> Option<String> {
-    if v.get("status").and_then(Value::as_str) == Some("skipped") {
-        return Some(
-            text(v, "reason")
-                .or_else(|| text(v, "note"))
-                .unwrap_or_default(),
-        );
-    }
-    text(v, "skipped")
+    said_because(v, "skipped").or_else(|| text(v, "skipped"))
+}
+
+/// The reason (or note) of a line whose `status` is `status`.
+fn said_because(v: &Value, status: &str) -> Option<String> {
+    (v.get("status").and_then(Value::as_str) == Some(status)).then(|| {
+        text(v, "reason")
+            .or_else(|| text(v, "note"))
+            .unwrap_or_default()
+    })
 }
 
 /// Why a line's cell did not finish, if it did not.
 fn failure(v: &Value) -> Option<String> {
-    if v.get("status").and_then(Value::as_str) == Some("failed") {
-        return Some(
-            text(v, "reason")
-                .or_else(|| text(v, "note"))
-                .unwrap_or_default(),
-        );
+    if let Some(why) = said_because(v, "failed") {
+        return Some(why);
     }
     if v.get("timeout").and_then(Value::as_bool) == Some(true) {
         return Some("timed out".into());
