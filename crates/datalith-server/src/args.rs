@@ -89,4 +89,10 @@ pub struct ServeArgs {
     /// physical memory); a request may ask for less.
     #[arg(long, value_name = "BYTES")]
     pub query_memory_limit: Option<u64>,
+    /// Keep the database's transaction log on Apache Kafka, shared by every node started
+    /// with the same address: kafka://HOST:PORT[,HOST:PORT...]/TOPIC[?replication=N]. Every
+    /// node applies the topic to its own files and answers reads from them; one database
+    /// per server.
+    #[arg(long, value_name = "URL")]
+    pub log: Option<String>,
 }

@@ -12,6 +12,7 @@
 //! | [`auth`] | bearer tokens from a file, hashed, compared in constant time; roles per database |
 //! | `rate` | requests a second per token |
 //! | `served` | the served databases, each opened for writing once |
+//! | `replica` | a database whose transaction log is a Kafka topic (`--log`), applied on every node |
 //! | `accept` | connections: a limit, a header timeout, TLS, graceful shutdown |
 //! | `address_slots` | connections per client address |
 //! | `tls` | the certificate and key (rustls), and plain HTTP sent to a TLS port |
@@ -39,6 +40,7 @@ mod listen;
 mod metrics;
 pub mod ops;
 mod rate;
+pub mod replica;
 mod run;
 mod served;
 mod tls;

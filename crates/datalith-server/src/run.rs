@@ -76,18 +76,32 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         Some(path) => format!("bearer tokens from {}", path.display()),
         None => "no tokens: every request allowed, loopback only".to_string(),
     };
+    let log_url = match &args.log {
+        None => None,
+        Some(text) => {
+            let url = crate::replica::LogUrl::parse(text)?;
+            if named.len() != 1 || args.create_in.is_some() {
+                return Err(ServerError::invalid(
+                    "--log serves exactly one database (one DIR, no --create-in): each \
+                     replicated database has its own topic",
+                ));
+            }
+            Some(url)
+        }
+    };
+    ignore_sigpipe();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("datalith-serve")
+        .build()?;
     let served = Served::open(
         &named,
         args.create_in.clone(),
         args.query_memory_limit,
         Duration::from_millis(args.max_lease_ms),
         args.max_leases,
+        log_url.map(|url| (url, runtime.handle().clone())),
     )?;
-    ignore_sigpipe();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("datalith-serve")
-        .build()?;
     let state = Arc::new(AppState {
         served,
         tokens,
@@ -114,6 +128,8 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         &names,
         &auth,
     ));
+    // The appliers read the log through the runtime: stop them while it still runs.
+    state.served.stop_replicas();
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match Arc::try_unwrap(state) {
         Ok(state) => {

@@ -25,6 +25,8 @@ use datalith::{Database, DbOptions};
 
 use crate::error::{codes, Result, ServerError};
 use crate::ops::Source;
+use crate::replica::{LogUrl, Replica};
+use tokio::runtime::Handle;
 
 /// How long a delete waits for the requests running on the database to end.
 const DELETE_PATIENCE: Duration = Duration::from_secs(10);
@@ -36,6 +38,8 @@ pub struct Served {
     memory_limit: Option<u64>,
     max_lease: Duration,
     max_leases: usize,
+    /// With `--log`: the log, and the runtime its client runs on.
+    log: Option<(LogUrl, Handle)>,
 }
 
 struct Entry {
@@ -112,13 +116,15 @@ fn name_of(dir: &Path) -> Result<String> {
 impl Served {
     /// Opens (creating if missing) each named directory for writing, durably; `deletable`
     /// ones are those in `create_in`. Values may be leased for at most `max_lease`,
-    /// `max_leases` of a database at once.
+    /// `max_leases` of a database at once. With `log`, each database's transactions go
+    /// through that log (`replica`), and its files are written without syncing.
     pub fn open(
         named: &[(String, PathBuf, bool)],
         create_in: Option<PathBuf>,
         memory_limit: Option<u64>,
         max_lease: Duration,
         max_leases: usize,
+        log: Option<(LogUrl, Handle)>,
     ) -> Result<Served> {
         let served = Served {
             by_name: RwLock::new(BTreeMap::new()),
@@ -126,6 +132,7 @@ impl Served {
             memory_limit,
             max_lease,
             max_leases,
+            log,
         };
         for (name, dir, deletable) in named {
             let source = served.open_one(dir)?;
@@ -142,7 +149,11 @@ impl Served {
     }
 
     fn open_one(&self, dir: &Path) -> Result<Arc<Source>> {
-        let mut options = DbOptions::default();
+        let mut options = match self.log {
+            // The log is what is durable; a node's files are rebuilt from it.
+            Some(_) => DbOptions::with_durability(datalith::Durability::NoSync),
+            None => DbOptions::default(),
+        };
         options.query_memory_limit = self.memory_limit;
         let database = Database::open(dir, options).map_err(|e| {
             let e = ServerError::from(e);
@@ -151,11 +162,20 @@ impl Served {
                 ..e
             }
         })?;
-        Ok(Arc::new(Source::new(
-            database,
-            self.max_lease,
-            self.max_leases,
-        )))
+        let mut source = Source::new(database, self.max_lease, self.max_leases);
+        if let Some((url, handle)) = &self.log {
+            source.replica = Some(Arc::new(Replica::start(&source.database, url, handle)?));
+        }
+        Ok(Arc::new(source))
+    }
+
+    /// Stops every database's log applier (before the runtime its client needs goes).
+    pub fn stop_replicas(&self) {
+        for entry in self.table().values() {
+            if let Some(replica) = &entry.source.replica {
+                replica.stop();
+            }
+        }
     }
 
     fn table(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Entry>> {

@@ -56,3 +56,18 @@ pub const INTERNAL: Category = Category::new(
 );
 /// Plain HTTP sent to a port that speaks TLS (HTTP 400): use `https://`.
 pub const TLS_REQUIRED: Category = caller(":datalith.error/tls-required", Anomaly::Incorrect);
+/// The transaction log (`--log kafka://...`) did not take a record or give one back within
+/// its retry deadline (HTTP 503). A transaction that met it may still be in the log: read it
+/// back before sending it again.
+pub const LOG_UNAVAILABLE: Category = Category::new(
+    ":datalith.error/log-unavailable",
+    Anomaly::Unavailable,
+    Blame::Environment,
+);
+/// A transaction the log holds that this node has not applied within the request's time
+/// (HTTP 504): it is durable and every node will apply it; read it back by its basis later.
+pub const NOT_APPLIED_YET: Category = Category::new(
+    ":datalith.error/not-applied-yet",
+    Anomaly::Interrupted,
+    Blame::Environment,
+);

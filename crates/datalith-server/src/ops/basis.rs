@@ -8,12 +8,38 @@ use datalith::Db;
 use super::{Request, Source};
 use crate::error::{codes, Result, ServerError};
 
+/// How long a read that names a basis this node has not reached waits for the log.
+const REPLICA_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The value to read and its basis.
 pub fn snapshot(source: &Source, request: &Request) -> Result<(Db, u64)> {
     let (db, basis) = match request.count("basis-t")? {
         Some(want) => match source.leases.get(want) {
             Some(db) => (db, want),
             None => {
+                if let Some(replica) = &source.replica {
+                    // Read-your-writes across nodes: a basis another node answered with is
+                    // one this node reaches by applying the log.
+                    if !replica.wait_for_basis(want, REPLICA_PATIENCE) {
+                        return Err(ServerError::new(
+                            codes::NOT_APPLIED_YET,
+                            format!(
+                                "basis-t {want}: this node has not applied the log that far \
+                                 within {} ms",
+                                REPLICA_PATIENCE.as_millis()
+                            ),
+                        )
+                        .with("requested", Edn::Long(want as i64)));
+                    }
+                    let db = source.database.db()?;
+                    // Past it by now: the value at `want` is the latest seen as of it.
+                    let db = if db.basis_t()? > want {
+                        db.as_of(datalith::TimePoint::Tx(want))?
+                    } else {
+                        db
+                    };
+                    return finish(source, request, db, want);
+                }
                 let db = source.database.db()?;
                 let basis = db.basis_t()?;
                 if basis != want {
@@ -37,6 +63,11 @@ pub fn snapshot(source: &Source, request: &Request) -> Result<(Db, u64)> {
             (db, basis)
         }
     };
+    finish(source, request, db, basis)
+}
+
+/// Leases the value when asked, and applies the request's point in time.
+fn finish(source: &Source, request: &Request, db: Db, basis: u64) -> Result<(Db, u64)> {
     if let Some(ms) = request.count("lease-ms")? {
         source.leases.lease(basis, &db, ms)?;
     }

@@ -156,7 +156,7 @@ impl Op {
     pub fn run(self, source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
         match self {
             Op::Q => q::run(source, request, cx),
-            Op::Transact => transact::run(&source.database, request),
+            Op::Transact => transact::run(source, request),
             Op::Pull => pull::one(source, request),
             Op::PullMany => pull::many(source, request),
             Op::Datoms => datoms::run(source, request),

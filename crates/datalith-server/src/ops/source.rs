@@ -1,10 +1,12 @@
 //! A served database: its handle, shared by every request, and its leased values.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use datalith::Database;
 
 use super::leases::Leases;
+use crate::replica::Replica;
 
 /// What the operations run on.
 pub struct Source {
@@ -12,6 +14,8 @@ pub struct Source {
     pub database: Database,
     /// Values kept for requests that asked for a lease.
     pub leases: Leases,
+    /// With `--log`: the log transactions go through, and the applier reads wait for.
+    pub replica: Option<Arc<Replica>>,
 }
 
 impl Source {
@@ -20,6 +24,7 @@ impl Source {
         Source {
             database,
             leases: Leases::new(max_lease, max_leases),
+            replica: None,
         }
     }
 }

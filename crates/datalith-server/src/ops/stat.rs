@@ -69,5 +69,8 @@ pub fn run(source: &Source, name: &str) -> Result<Edn> {
     if let Some(log) = env.log_bytes()? {
         out.push((Edn::kw(":log-bytes"), n(log)));
     }
+    if let Some(replica) = &source.replica {
+        out.push((Edn::kw(":replica"), replica.stat()));
+    }
     Ok(Edn::Map(out))
 }

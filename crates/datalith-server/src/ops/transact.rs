@@ -3,24 +3,38 @@
 //! :tx-data [[e :attribute v tx added] ...]}`. The transaction is durable before the answer
 //! is sent. It cannot be stopped once queued, so it takes no `:timeout`: a client that gives
 //! up waiting does not know whether it committed (read it back by a unique attribute).
+//! With `--log`, the transaction goes through the log, and the answer comes once this node
+//! has applied it (`replica`).
 
 use datalith::edn::{read_one, Edn};
-use datalith::Database;
+use datalith::{Database, TxReport};
 
 use super::datoms::datom_edn;
-use super::Request;
+use super::{Request, Source};
 use crate::error::{Result, ServerError};
 
 pub const FIELDS: &[&str] = &["tx-data"];
 
-pub fn run(database: &Database, request: &Request) -> Result<Edn> {
+pub fn run(source: &Source, request: &Request) -> Result<Edn> {
     let report = match request.required("tx-data")? {
         Edn::String(text) => {
             let data = read_one(text).map_err(|e| ServerError::read(":tx-data", &e))?;
-            database.transact(&data)?
+            transact(source, &data)?
         }
-        data => database.transact(data)?,
+        data => transact(source, data)?,
     };
+    report_edn(&source.database, &report)
+}
+
+fn transact(source: &Source, data: &Edn) -> Result<TxReport> {
+    match &source.replica {
+        Some(replica) => replica.transact(data.clone()),
+        None => Ok(source.database.transact(data)?),
+    }
+}
+
+/// The report as the client reads it.
+fn report_edn(database: &Database, report: &TxReport) -> Result<Edn> {
     // The report's own values, while the library still keeps them (it keeps the latest few
     // batches'); the latest value otherwise, which names every attribute the report does.
     let before = report.db_before().ok().and_then(|db| db.basis_t().ok());

@@ -1,0 +1,380 @@
+//! The applier: one thread per replicated database that reads the topic from the offset after
+//! the last one its files hold and applies each record, in offset order, as one transaction.
+//!
+//! What makes every node reach the same datoms:
+//! - the same start: a new database installs the log's two attributes with the instant of
+//!   the epoch before anything else (`install_log_schema`), the same transaction on every node;
+//! - the same inputs in the same order: a record's tx data as the client gave it, its
+//!   instant made `max(record's, last transaction's)`, and two datoms on the transaction
+//!   entity, `:datalith.log/offset` and `:datalith.log/request`;
+//! - the same pipeline: tempids, fresh ids, upserts, `:db/cas` and transaction functions
+//!   resolve against the node's state, which is the same state.
+//!
+//! A record refused for what it says (its blame is the caller's: a uniqueness conflict, a
+//! failed `:db/cas`, a duplicate of a request already applied) is refused on every node and
+//! changes nothing. An error of the machine (disk full, a poisoned environment) is not the
+//! record's: the applier stops on that record and tries it again until it goes in, never
+//! skipping it. The offset is written in the transaction itself, so a node that stops at any
+//! point starts again after the last record its files hold; refused records after it are
+//! refused again.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use datalith::edn::Edn;
+use datalith::error::Blame;
+use datalith::{Database, TxReport};
+
+use super::kafka::Topic;
+use super::record::LogRecord;
+
+/// How long one fetch waits for a record before the loop looks at its stop flag again.
+const FETCH_WAIT: Duration = Duration::from_millis(200);
+/// The pause before trying again after the log or the machine failed.
+const RETRY_PAUSE: Duration = Duration::from_millis(500);
+
+/// What a submitter hears about its record.
+pub type Outcome = Result<TxReport, datalith::Error>;
+
+/// Where the applier is, for waiters and `stat`.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// The offset of the next record to apply.
+    pub next_offset: i64,
+    /// The database's basis t after the last applied record.
+    pub basis_t: u64,
+    /// The partition's end at the last fetch (the next record's offset).
+    pub high_watermark: i64,
+    /// When the last applied record was appended (the broker's clock, ms since the epoch).
+    pub last_record_ms: Option<i64>,
+    /// Records applied, refused (for what they say) and skipped (not records) since start.
+    pub applied: u64,
+    /// See `applied`.
+    pub refused: u64,
+    /// See `applied`.
+    pub skipped: u64,
+    /// The log's or the machine's error the applier is waiting out, if any.
+    pub trouble: Option<String>,
+}
+
+/// The state the applier thread and the request threads share.
+#[derive(Default)]
+pub struct Shared {
+    progress: Mutex<Progress>,
+    changed: Condvar,
+    waiters: Mutex<HashMap<String, SyncSender<Outcome>>>,
+    stop: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves whole values: go on with them.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    /// A copy of the progress.
+    pub fn progress(&self) -> Progress {
+        lock(&self.progress).clone()
+    }
+
+    /// Registers the submitter of `request`.
+    pub fn expect(&self, request: &str, tell: SyncSender<Outcome>) {
+        lock(&self.waiters).insert(request.to_string(), tell);
+    }
+
+    /// Forgets the submitter of `request` (it gave up).
+    pub fn forget(&self, request: &str) {
+        lock(&self.waiters).remove(request);
+    }
+
+    /// Waits until the database's basis is at least `t`, at most `patience`; the progress
+    /// then.
+    pub fn wait_for_basis(&self, t: u64, patience: Duration) -> Progress {
+        let deadline = Instant::now() + patience;
+        let mut p = lock(&self.progress);
+        while p.basis_t < t {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            p = self
+                .changed
+                .wait_timeout(p, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        p.clone()
+    }
+
+    /// Asks the applier to stop after the record it is on.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.changed.notify_all();
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Progress)) {
+        f(&mut lock(&self.progress));
+        self.changed.notify_all();
+    }
+
+    fn tell(&self, request: &str, outcome: Outcome) {
+        if let Some(tell) = lock(&self.waiters).remove(request) {
+            let _ = tell.try_send(outcome);
+        }
+    }
+}
+
+/// What the applier knows of its database beyond the progress.
+pub struct Local {
+    /// The last transaction's instant, ms since the epoch.
+    pub last_instant: i64,
+}
+
+/// The schema every replicated database starts with, in its first transaction.
+const LOG_SCHEMA: &str = r#"[{:db/ident :datalith.log/offset
+   :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+  {:db/ident :datalith.log/request
+   :db/valueType :db.type/string :db/cardinality :db.cardinality/one
+   :db/unique :db.unique/value}
+  [:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:00.000-00:00"]]"#;
+
+/// Where a database served with a log starts: the next offset, its basis t and the last
+/// instant. A new database gets the log's schema first; one that holds transactions but not
+/// that schema was never a replica, and is refused.
+pub fn prepare(database: &Database) -> Result<(i64, u64, Local), String> {
+    let db = database.db().map_err(|e| e.to_string())?;
+    let scalar = |query: &str| -> Result<Option<i64>, String> {
+        match db.q(query, &[]).map_err(|e| e.to_string())? {
+            Edn::Long(n) => Ok(Some(n)),
+            Edn::Inst(ms) => Ok(Some(ms)),
+            _ => Ok(None),
+        }
+    };
+    let has_schema = scalar("[:find ?e . :where [?e :db/ident :datalith.log/offset]]")?.is_some();
+    let any_tx = scalar("[:find ?tx . :where [?tx :db/txInstant]]")?.is_some();
+    if !has_schema {
+        if any_tx {
+            return Err(
+                "this database has transactions of its own and was never served with a log: \
+                 a database served with --log starts empty (or from a copy of a node's \
+                 files), so that every node holds the same datoms"
+                    .to_string(),
+            );
+        }
+        database
+            .transact(LOG_SCHEMA)
+            .map_err(|e| format!("installing the log's schema: {e}"))?;
+        return prepare(database);
+    }
+    let db = database.db().map_err(|e| e.to_string())?;
+    let basis = db.basis_t().map_err(|e| e.to_string())?;
+    let next =
+        scalar("[:find (max ?o) . :where [_ :datalith.log/offset ?o]]")?.map_or(0, |o| o + 1);
+    let last_instant = scalar("[:find (max ?i) . :where [_ :db/txInstant ?i]]")?.unwrap_or(0);
+    Ok((next, basis, Local { last_instant }))
+}
+
+/// Whether `data` sets the transaction's instant itself.
+fn sets_tx_instant(data: &Edn) -> bool {
+    let instant = Edn::kw(":db/txInstant");
+    fn walk(e: &Edn, k: &Edn) -> bool {
+        match e {
+            Edn::Keyword(_) => e == k,
+            Edn::Vector(xs) | Edn::List(xs) | Edn::Set(xs) => xs.iter().any(|x| walk(x, k)),
+            Edn::Map(kvs) => kvs.iter().any(|(a, b)| walk(a, k) || walk(b, k)),
+            _ => false,
+        }
+    }
+    walk(data, &instant)
+}
+
+/// The transaction a record becomes on every node.
+fn transaction(record: &LogRecord, offset: i64, local: &Local) -> Edn {
+    let mut forms: Vec<Edn> = record.tx_data.as_seq().unwrap_or_default().to_vec();
+    let current = || Edn::String("datomic.tx".into());
+    if !sets_tx_instant(&record.tx_data) {
+        forms.push(Edn::Vector(vec![
+            Edn::kw(":db/add"),
+            current(),
+            Edn::kw(":db/txInstant"),
+            Edn::Inst(record.instant.max(local.last_instant)),
+        ]));
+    }
+    forms.push(Edn::Vector(vec![
+        Edn::kw(":db/add"),
+        current(),
+        Edn::kw(":datalith.log/offset"),
+        Edn::Long(offset),
+    ]));
+    forms.push(Edn::Vector(vec![
+        Edn::kw(":db/add"),
+        current(),
+        Edn::kw(":datalith.log/request"),
+        Edn::String(record.request.clone()),
+    ]));
+    Edn::Vector(forms)
+}
+
+/// The instant the transaction `tx` got.
+fn instant_of(database: &Database, tx: u64) -> Option<i64> {
+    let db = database.db().ok()?;
+    let q = format!("[:find ?i . :where [{tx} :db/txInstant ?i]]");
+    match db.q(q.as_str(), &[]).ok()? {
+        Edn::Inst(ms) => Some(ms),
+        _ => None,
+    }
+}
+
+/// Reads and applies records until asked to stop.
+pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>, mut local: Local) {
+    let mut next = shared.progress().next_offset;
+    while !shared.stopping() {
+        let (records, high) = match topic.fetch(next, FETCH_WAIT) {
+            Ok(x) => x,
+            Err(e) => {
+                shared.update(|p| p.trouble = Some(e.message.clone()));
+                std::thread::sleep(RETRY_PAUSE);
+                continue;
+            }
+        };
+        shared.update(|p| {
+            p.high_watermark = high;
+            p.trouble = None;
+        });
+        for fetched in records {
+            if fetched.offset != next {
+                // Compacted or deleted records: the log is not whole, so no node can follow
+                // it; stop here rather than apply the rest to a different state.
+                shared.update(|p| {
+                    p.trouble = Some(format!(
+                        "the log jumps from offset {next} to {}: records were deleted (its \
+                         retention must keep every record; see the docs)",
+                        fetched.offset
+                    ))
+                });
+                std::thread::sleep(RETRY_PAUSE);
+                break;
+            }
+            let record = match LogRecord::decode(&fetched.value) {
+                Ok(r) => r,
+                Err(why) => {
+                    crate::run::log(&format!(
+                        "{}: offset {}: skipped, not a Datalith record: {}",
+                        topic.name, fetched.offset, why.0
+                    ));
+                    next += 1;
+                    shared.update(|p| {
+                        p.next_offset = next;
+                        p.skipped += 1;
+                    });
+                    continue;
+                }
+            };
+            let tx = transaction(&record, fetched.offset, &local);
+            let outcome = loop {
+                match database.transact(&tx) {
+                    Ok(report) => break Ok(report),
+                    Err(e) => {
+                        let e = datalith::Error::from(e);
+                        if e.category().blame == Blame::Caller {
+                            break Err(e);
+                        }
+                        // The machine's fault, not the record's: try it again.
+                        shared.update(|p| p.trouble = Some(e.to_string()));
+                        if shared.stopping() {
+                            return;
+                        }
+                        std::thread::sleep(RETRY_PAUSE);
+                    }
+                }
+            };
+            next += 1;
+            match &outcome {
+                Ok(report) => {
+                    let instant = if sets_tx_instant(&record.tx_data) {
+                        instant_of(&database, report.tx).unwrap_or(local.last_instant)
+                    } else {
+                        record.instant.max(local.last_instant)
+                    };
+                    local.last_instant = local.last_instant.max(instant);
+                    let t = report.tx;
+                    shared.update(|p| {
+                        p.next_offset = next;
+                        p.basis_t = t;
+                        p.applied += 1;
+                        p.last_record_ms = Some(fetched.timestamp_ms);
+                        p.trouble = None;
+                    });
+                }
+                Err(_) => shared.update(|p| {
+                    p.next_offset = next;
+                    p.refused += 1;
+                    p.last_record_ms = Some(fetched.timestamp_ms);
+                    p.trouble = None;
+                }),
+            }
+            shared.tell(&record.request, outcome);
+            if shared.stopping() {
+                return;
+            }
+        }
+    }
+}
+
+/// Seeds the progress before the thread starts.
+pub fn start_at(shared: &Shared, next_offset: i64, basis_t: u64) {
+    shared.update(|p| {
+        p.next_offset = next_offset;
+        p.basis_t = basis_t;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datalith::edn::read_one;
+
+    #[test]
+    fn the_transaction_a_record_becomes() {
+        let table: &[(&str, i64, &str)] = &[
+            (
+                r#"[[:db/add "a" :name "Ann"]]"#,
+                500,
+                r#"[[:db/add "a" :name "Ann"] [:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:01.000-00:00"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
+            ),
+            (
+                r#"[[:db/add "datomic.tx" :db/txInstant #inst "2020-01-01"]]"#,
+                500,
+                r#"[[:db/add "datomic.tx" :db/txInstant #inst "2020-01-01T00:00:00.000-00:00"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
+            ),
+            (
+                // The last transaction is later than the record's clock: time never goes back.
+                r#"[{:name "Bo"}]"#,
+                5_000,
+                r#"[{:name "Bo"} [:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:05.000-00:00"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
+            ),
+        ];
+        for (data, last, want) in table {
+            let record = LogRecord {
+                request: "n/1".into(),
+                instant: 1_000,
+                tx_data: read_one(data).unwrap(),
+            };
+            let got = transaction(
+                &record,
+                7,
+                &Local {
+                    last_instant: *last,
+                },
+            );
+            assert_eq!(got, read_one(want).unwrap(), "{data}");
+        }
+    }
+}

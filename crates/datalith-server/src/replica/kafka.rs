@@ -1,0 +1,153 @@
+//! The topic, through rskafka: a pure-Rust Kafka client (InfluxData's, used by InfluxDB IOx)
+//! that speaks to one partition by offset, which is all a log needs: append a record and get
+//! its offset, read from an offset. It needs no C library (rdkafka would build librdkafka)
+//! and it produces with `acks=all`. Every call here blocks its thread on the server's runtime.
+
+use std::time::Duration;
+
+use rskafka::client::error::{Error as KafkaError, ProtocolError};
+use rskafka::client::partition::{Compression, PartitionClient, UnknownTopicHandling};
+use rskafka::client::ClientBuilder;
+use rskafka::record::Record;
+use rskafka::BackoffConfig;
+use tokio::runtime::Handle;
+
+use super::url::LogUrl;
+use crate::error::{codes, Result, ServerError};
+
+/// How long one append or fetch keeps retrying a broker that does not answer (a leader
+/// election takes seconds); past it the caller hears the log is unavailable.
+const RETRY_DEADLINE: Duration = Duration::from_secs(15);
+/// How long a topic creation may take on the brokers.
+const CREATE_TIMEOUT_MS: i32 = 10_000;
+/// The most bytes one fetch brings (a record is at most the server's body limit, 16 MiB by
+/// default, plus its framing).
+pub const MAX_FETCH_BYTES: i32 = 32 << 20;
+/// The largest record the client sends or reads.
+const MAX_MESSAGE_BYTES: usize = 64 << 20;
+
+/// One record read back: its offset, value and the broker's timestamp (ms).
+pub struct Fetched {
+    /// The record's offset in the partition.
+    pub offset: i64,
+    /// Its value.
+    pub value: Vec<u8>,
+    /// When it was appended, ms since the epoch.
+    pub timestamp_ms: i64,
+}
+
+/// Partition 0 of the log's topic.
+pub struct Topic {
+    partition: PartitionClient,
+    handle: Handle,
+    /// `host:port,...` and the topic, for messages.
+    pub name: String,
+}
+
+/// The clock, ms since the epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+fn unavailable(what: &str, url: &str, e: impl std::fmt::Display) -> ServerError {
+    ServerError::new(
+        codes::LOG_UNAVAILABLE,
+        format!("the transaction log {url}: {what}: {e}"),
+    )
+}
+
+impl Topic {
+    /// Connects, creating the topic (one partition) when it is missing.
+    pub fn connect(url: &LogUrl, handle: &Handle) -> Result<Topic> {
+        let name = format!("kafka://{}/{}", url.brokers.join(","), url.topic);
+        let backoff = BackoffConfig {
+            init_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(1),
+            base: 2.0,
+            deadline: Some(RETRY_DEADLINE),
+        };
+        let partition = handle.block_on(async {
+            let client = ClientBuilder::new(url.brokers.clone())
+                .client_id("datalith")
+                .max_message_size(MAX_MESSAGE_BYTES)
+                .backoff_config(backoff)
+                .build()
+                .await
+                .map_err(|e| unavailable("cannot reach a broker", &name, e))?;
+            let controller = client
+                .controller_client()
+                .map_err(|e| unavailable("no controller", &name, e))?;
+            match controller
+                .create_topic(&url.topic, 1, url.replication, CREATE_TIMEOUT_MS)
+                .await
+            {
+                Ok(()) => {}
+                Err(KafkaError::ServerError {
+                    protocol_error: ProtocolError::TopicAlreadyExists,
+                    ..
+                }) => {}
+                Err(e) => return Err(unavailable("cannot create the topic", &name, e)),
+            }
+            client
+                .partition_client(url.topic.clone(), 0, UnknownTopicHandling::Retry)
+                .await
+                .map_err(|e| unavailable("no leader for partition 0", &name, e))
+        })?;
+        Ok(Topic {
+            partition,
+            handle: handle.clone(),
+            name,
+        })
+    }
+
+    /// Appends `value`; its offset once every in-sync replica has it (`acks=all`).
+    pub fn append(&self, value: Vec<u8>) -> Result<i64> {
+        let record = Record {
+            key: None,
+            value: Some(value),
+            headers: Default::default(),
+            // rskafka's chrono has no clock: the time from the standard library.
+            timestamp: rskafka::chrono::DateTime::from_timestamp_millis(now_ms())
+                .unwrap_or_default(),
+        };
+        let offsets = self
+            .handle
+            .block_on(
+                self.partition
+                    .produce(vec![record], Compression::NoCompression),
+            )
+            .map_err(|e| unavailable("the append failed", &self.name, e))?;
+        offsets.first().copied().ok_or_else(|| {
+            unavailable(
+                "the append failed",
+                &self.name,
+                "the broker named no offset",
+            )
+        })
+    }
+
+    /// The records from `offset` on (none if none came within `max_wait`), and the
+    /// partition's high watermark (the offset the next record will get).
+    pub fn fetch(&self, offset: i64, max_wait: Duration) -> Result<(Vec<Fetched>, i64)> {
+        let wait_ms = max_wait.as_millis().min(i32::MAX as u128) as i32;
+        let (records, high) = self
+            .handle
+            .block_on(
+                self.partition
+                    .fetch_records(offset, 1..MAX_FETCH_BYTES, wait_ms),
+            )
+            .map_err(|e| unavailable("a read failed", &self.name, e))?;
+        let fetched = records
+            .into_iter()
+            .filter(|r| r.offset >= offset)
+            .map(|r| Fetched {
+                offset: r.offset,
+                timestamp_ms: r.record.timestamp.timestamp_millis(),
+                value: r.record.value.unwrap_or_default(),
+            })
+            .collect();
+        Ok((fetched, high))
+    }
+}

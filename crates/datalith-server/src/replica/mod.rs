@@ -1,0 +1,184 @@
+//! A database whose transaction log is a Kafka topic (`datalith serve DIR --log
+//! kafka://BROKERS/TOPIC`): any number of nodes serve the same database, each from its own
+//! files, which are a view of the topic.
+//!
+//! - A transaction is appended to the topic's one partition (`acks=all`); its offset is its
+//!   place in the database's order. It is acknowledged when the log has it *and* this node
+//!   has applied it, with the report (tempids, tx-data, basis t) or the refusal every node
+//!   reaches.
+//! - Every node applies every record, in order, on its applier thread ([`applier`]); reads
+//!   answer from the node's files, and a read that names a basis t this node has not reached
+//!   waits for it (read-your-writes across nodes).
+//! - The node's files are written without syncing: the log is what is durable, and a node
+//!   that stops, however it stops, starts again from the offset its files record.
+//!
+//! | module | what |
+//! |---|---|
+//! | `url` | the `--log` address |
+//! | `record` | a transaction as the topic carries it |
+//! | `kafka` | the topic, through rskafka |
+//! | `applier` | the thread that applies the topic to the files, and what waits on it |
+
+mod applier;
+mod kafka;
+mod record;
+mod url;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use datalith::edn::Edn;
+use datalith::{Database, TxReport};
+use tokio::runtime::Handle;
+
+pub use url::LogUrl;
+
+use crate::error::{codes, Result, ServerError};
+use applier::Shared;
+use kafka::{now_ms, Topic};
+use record::LogRecord;
+
+/// How long a transaction's submitter waits for its own node to apply it, once the log has
+/// it; the applier is behind by that much only when it is catching up or in trouble.
+const APPLY_PATIENCE: Duration = Duration::from_secs(60);
+
+/// One replicated database's link to its log.
+pub struct Replica {
+    topic: Arc<Topic>,
+    shared: Arc<Shared>,
+    applier: Mutex<Option<JoinHandle<()>>>,
+    /// Names this process's submissions: pid and start time, unique across restarts.
+    node: String,
+    submitted: AtomicU64,
+}
+
+impl Replica {
+    /// Connects `database` to its log and starts applying the log from where the files
+    /// stand. Blocks (call it off the runtime's threads).
+    pub fn start(database: &Database, url: &LogUrl, handle: &Handle) -> Result<Replica> {
+        let (next, basis, local) = applier::prepare(database).map_err(|e| {
+            ServerError::invalid(format!("{}: {e}", database.env().path().display()))
+        })?;
+        let topic = Arc::new(Topic::connect(url, handle)?);
+        let shared = Arc::new(Shared::default());
+        applier::start_at(&shared, next, basis);
+        let thread = {
+            let (database, topic, shared) = (database.clone(), topic.clone(), shared.clone());
+            std::thread::Builder::new()
+                .name("datalith-log-apply".into())
+                .spawn(move || applier::run(database, topic, shared, local))?
+        };
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Ok(Replica {
+            topic,
+            shared,
+            applier: Mutex::new(Some(thread)),
+            node: format!("{}-{started:x}", std::process::id()),
+            submitted: AtomicU64::new(0),
+        })
+    }
+
+    /// Appends `tx_data` to the log and waits for this node to apply it: its report, or the
+    /// refusal every node reaches.
+    pub fn transact(&self, tx_data: Edn) -> Result<TxReport> {
+        if tx_data.as_seq().is_none() {
+            return Err(ServerError::invalid(
+                ":tx-data must be a vector (or list) of forms",
+            ));
+        }
+        let request = format!(
+            "{}/{}",
+            self.node,
+            self.submitted.fetch_add(1, Ordering::Relaxed)
+        );
+        let (tell, told) = std::sync::mpsc::sync_channel(1);
+        self.shared.expect(&request, tell);
+        let record = LogRecord {
+            request: request.clone(),
+            instant: now_ms(),
+            tx_data,
+        };
+        let offset = match self.topic.append(record.encode()) {
+            Ok(offset) => offset,
+            Err(e) => {
+                self.shared.forget(&request);
+                return Err(e);
+            }
+        };
+        match told.recv_timeout(APPLY_PATIENCE) {
+            Ok(outcome) => outcome.map_err(ServerError::from),
+            Err(_) => {
+                self.shared.forget(&request);
+                let p = self.shared.progress();
+                Err(ServerError::new(
+                    codes::NOT_APPLIED_YET,
+                    format!(
+                        "the transaction is in the log at offset {offset}, but this node has \
+                         not applied it within {} s (it is at offset {}{}): every node will \
+                         apply it; read it back later",
+                        APPLY_PATIENCE.as_secs(),
+                        p.next_offset,
+                        p.trouble
+                            .map(|t| format!(", waiting out: {t}"))
+                            .unwrap_or_default()
+                    ),
+                )
+                .with("offset", Edn::Long(offset)))
+            }
+        }
+    }
+
+    /// Waits until this node's files hold basis `t`, at most `patience`; false if they do not.
+    pub fn wait_for_basis(&self, t: u64, patience: Duration) -> bool {
+        self.shared.wait_for_basis(t, patience).basis_t >= t
+    }
+
+    /// The log's part of `stat`: where this node is and how far behind.
+    pub fn stat(&self) -> Edn {
+        let p = self.shared.progress();
+        let n = |x: i64| Edn::Long(x);
+        let lag_tx = (p.high_watermark - p.next_offset).max(0);
+        let lag_ms = match (lag_tx, p.last_record_ms) {
+            (0, _) => 0,
+            (_, Some(ms)) => (now_ms() - ms).max(0),
+            (_, None) => -1,
+        };
+        let mut m = vec![
+            (Edn::kw(":log"), Edn::String(self.topic.name.clone())),
+            (Edn::kw(":next-offset"), n(p.next_offset)),
+            (Edn::kw(":high-watermark"), n(p.high_watermark)),
+            (Edn::kw(":lag-tx"), n(lag_tx)),
+            (Edn::kw(":lag-ms"), n(lag_ms)),
+            (Edn::kw(":applied"), n(p.applied as i64)),
+            (Edn::kw(":refused"), n(p.refused as i64)),
+            (Edn::kw(":skipped"), n(p.skipped as i64)),
+        ];
+        if let Some(t) = p.trouble {
+            m.push((Edn::kw(":trouble"), Edn::String(t)));
+        }
+        Edn::Map(m)
+    }
+
+    /// Stops the applier after the record it is on, and waits for it.
+    pub fn stop(&self) {
+        self.shared.stop();
+        let thread = self
+            .applier
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
