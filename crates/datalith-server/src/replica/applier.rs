@@ -1,24 +1,30 @@
 //! The applier: one thread per replicated database that reads the topic from the offset after
 //! the last one its files hold and applies each record, in offset order, as one transaction.
+//! The records of one fetch are queued to the committer together, in order, so that it
+//! commits many in one LMDB transaction (each still accepted or refused alone, against the
+//! state its predecessors left), then their outcomes are taken in order.
 //!
 //! What makes every node reach the same datoms:
 //! - the same start: a new database installs the log's two attributes with the instant of
-//!   the epoch before anything else (`install_log_schema`), the same transaction on every node;
-//! - the same inputs in the same order: a record's tx data as the client gave it, its
-//!   instant made `max(record's, last transaction's)`, and two datoms on the transaction
-//!   entity, `:datalith.log/offset` and `:datalith.log/request`;
+//!   the epoch before anything else (`LOG_SCHEMA`), the same transaction on every node;
+//! - the same inputs in the same order: a record's tx data as the client gave it, plus two
+//!   datoms on the transaction entity, `:datalith.log/offset` and `:datalith.log/request`;
+//!   its instant is the record's clock raised to the last transaction's
+//!   (`TxClock::AtLeast`, decided in the committer against the state it commits on);
 //! - the same pipeline: tempids, fresh ids, upserts, `:db/cas` and transaction functions
 //!   resolve against the node's state, which is the same state.
 //!
 //! A record refused for what it says (its blame is the caller's: a uniqueness conflict, a
 //! failed `:db/cas`, a duplicate of a request already applied) is refused on every node and
 //! changes nothing. An error of the machine (disk full, a poisoned environment) is not the
-//! record's: the applier stops on that record and tries it again until it goes in, never
-//! skipping it. The offset is written in the transaction itself, so a node that stops at any
+//! record's: the applier tries that record again until it goes in, never skipping it. If a
+//! record queued after it went in meanwhile, this node's order is no longer the log's: it
+//! stops applying, says so (`:trouble`), and refuses writes until it is rebuilt from a copy of
+//! another node. The offset is written in the transaction itself, so a node that stops at any
 //! point starts again after the last record its files hold; refused records after it are
 //! refused again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -26,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use datalith::edn::Edn;
 use datalith::error::Blame;
-use datalith::{Database, TxReport};
+use datalith::kv::CommitHandle;
+use datalith::{Database, TxClock, TxError, TxReport};
 
 use super::kafka::Topic;
 use super::record::LogRecord;
@@ -58,6 +65,8 @@ pub struct Progress {
     pub skipped: u64,
     /// The log's or the machine's error the applier is waiting out, if any.
     pub trouble: Option<String>,
+    /// This node applied a record out of the log's order and stopped for good.
+    pub diverged: bool,
 }
 
 /// The state the applier thread and the request threads share.
@@ -131,12 +140,6 @@ impl Shared {
     }
 }
 
-/// What the applier knows of its database beyond the progress.
-pub struct Local {
-    /// The last transaction's instant, ms since the epoch.
-    pub last_instant: i64,
-}
-
 /// The schema every replicated database starts with, in its first transaction.
 const LOG_SCHEMA: &str = r#"[{:db/ident :datalith.log/offset
    :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
@@ -145,10 +148,10 @@ const LOG_SCHEMA: &str = r#"[{:db/ident :datalith.log/offset
    :db/unique :db.unique/value}
   [:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:00.000-00:00"]]"#;
 
-/// Where a database served with a log starts: the next offset, its basis t and the last
-/// instant. A new database gets the log's schema first; one that holds transactions but not
-/// that schema was never a replica, and is refused.
-pub fn prepare(database: &Database) -> Result<(i64, u64, Local), String> {
+/// Where a database served with a log starts: the next offset and its basis t. A new
+/// database gets the log's schema first; one that holds transactions but not that schema was
+/// never a replica, and is refused.
+pub fn prepare(database: &Database) -> Result<(i64, u64), String> {
     let db = database.db().map_err(|e| e.to_string())?;
     let scalar = |query: &str| -> Result<Option<i64>, String> {
         match db.q(query, &[]).map_err(|e| e.to_string())? {
@@ -173,40 +176,16 @@ pub fn prepare(database: &Database) -> Result<(i64, u64, Local), String> {
             .map_err(|e| format!("installing the log's schema: {e}"))?;
         return prepare(database);
     }
-    let db = database.db().map_err(|e| e.to_string())?;
     let basis = db.basis_t().map_err(|e| e.to_string())?;
     let next =
         scalar("[:find (max ?o) . :where [_ :datalith.log/offset ?o]]")?.map_or(0, |o| o + 1);
-    let last_instant = scalar("[:find (max ?i) . :where [_ :db/txInstant ?i]]")?.unwrap_or(0);
-    Ok((next, basis, Local { last_instant }))
-}
-
-/// Whether `data` sets the transaction's instant itself.
-fn sets_tx_instant(data: &Edn) -> bool {
-    let instant = Edn::kw(":db/txInstant");
-    fn walk(e: &Edn, k: &Edn) -> bool {
-        match e {
-            Edn::Keyword(_) => e == k,
-            Edn::Vector(xs) | Edn::List(xs) | Edn::Set(xs) => xs.iter().any(|x| walk(x, k)),
-            Edn::Map(kvs) => kvs.iter().any(|(a, b)| walk(a, k) || walk(b, k)),
-            _ => false,
-        }
-    }
-    walk(data, &instant)
+    Ok((next, basis))
 }
 
 /// The transaction a record becomes on every node.
-fn transaction(record: &LogRecord, offset: i64, local: &Local) -> Edn {
+fn transaction(record: &LogRecord, offset: i64) -> Edn {
     let mut forms: Vec<Edn> = record.tx_data.as_seq().unwrap_or_default().to_vec();
     let current = || Edn::String("datomic.tx".into());
-    if !sets_tx_instant(&record.tx_data) {
-        forms.push(Edn::Vector(vec![
-            Edn::kw(":db/add"),
-            current(),
-            Edn::kw(":db/txInstant"),
-            Edn::Inst(record.instant.max(local.last_instant)),
-        ]));
-    }
     forms.push(Edn::Vector(vec![
         Edn::kw(":db/add"),
         current(),
@@ -222,18 +201,16 @@ fn transaction(record: &LogRecord, offset: i64, local: &Local) -> Edn {
     Edn::Vector(forms)
 }
 
-/// The instant the transaction `tx` got.
-fn instant_of(database: &Database, tx: u64) -> Option<i64> {
-    let db = database.db().ok()?;
-    let q = format!("[:find ?i . :where [{tx} :db/txInstant ?i]]");
-    match db.q(q.as_str(), &[]).ok()? {
-        Edn::Inst(ms) => Some(ms),
-        _ => None,
-    }
+/// A record of the current fetch, on its way through the committer.
+enum InFlight {
+    /// Queued: its request id, the broker's timestamp and the committer's handle.
+    Queued(i64, String, i64, CommitHandle<TxReport, TxError>),
+    /// Not a Datalith record (the reason already logged).
+    Skipped(i64),
 }
 
 /// Reads and applies records until asked to stop.
-pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>, mut local: Local) {
+pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
     let mut next = shared.progress().next_offset;
     while !shared.stopping() {
         let (records, high) = match topic.fetch(next, FETCH_WAIT) {
@@ -244,86 +221,102 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>, mut local
                 continue;
             }
         };
-        shared.update(|p| {
-            p.high_watermark = high;
-            p.trouble = None;
-        });
+        shared.update(|p| p.high_watermark = high);
+        let mut queue = VecDeque::with_capacity(records.len());
+        let mut expected = next;
         for fetched in records {
-            if fetched.offset != next {
+            if fetched.offset != expected {
                 // Compacted or deleted records: the log is not whole, so no node can follow
                 // it; stop here rather than apply the rest to a different state.
                 shared.update(|p| {
                     p.trouble = Some(format!(
-                        "the log jumps from offset {next} to {}: records were deleted (its \
-                         retention must keep every record; see the docs)",
+                        "the log jumps from offset {expected} to {}: records were deleted \
+                         (its retention must keep every record; see the docs)",
                         fetched.offset
                     ))
                 });
                 std::thread::sleep(RETRY_PAUSE);
                 break;
             }
-            let record = match LogRecord::decode(&fetched.value) {
-                Ok(r) => r,
+            expected += 1;
+            match LogRecord::decode(&fetched.value) {
+                Ok(record) => {
+                    let tx = transaction(&record, fetched.offset);
+                    let handle =
+                        database.transact_async_clocked(&tx, TxClock::AtLeast(record.instant));
+                    queue.push_back(InFlight::Queued(
+                        fetched.offset,
+                        record.request,
+                        fetched.timestamp_ms,
+                        handle,
+                    ));
+                }
                 Err(why) => {
                     crate::run::log(&format!(
                         "{}: offset {}: skipped, not a Datalith record: {}",
                         topic.name, fetched.offset, why.0
                     ));
-                    next += 1;
+                    queue.push_back(InFlight::Skipped(fetched.offset));
+                }
+            }
+        }
+        while let Some(item) = queue.pop_front() {
+            let (offset, request, timestamp, handle) = match item {
+                InFlight::Skipped(offset) => {
+                    next = offset + 1;
                     shared.update(|p| {
                         p.next_offset = next;
                         p.skipped += 1;
                     });
                     continue;
                 }
+                InFlight::Queued(o, r, ts, h) => (o, r, ts, h),
             };
-            let tx = transaction(&record, fetched.offset, &local);
-            let outcome = loop {
-                match database.transact(&tx) {
-                    Ok(report) => break Ok(report),
-                    Err(e) => {
-                        let e = datalith::Error::from(e);
-                        if e.category().blame == Blame::Caller {
-                            break Err(e);
-                        }
-                        // The machine's fault, not the record's: try it again.
-                        shared.update(|p| p.trouble = Some(e.to_string()));
-                        if shared.stopping() {
-                            return;
-                        }
-                        std::thread::sleep(RETRY_PAUSE);
+            let outcome = handle.wait().map_err(datalith::Error::from);
+            if let Err(e) = &outcome {
+                if e.category().blame != Blame::Caller {
+                    // The machine's fault, not the record's: it must go in before anything
+                    // after it. Those queued behind it must then all have failed too.
+                    let overtaken = queue.drain(..).any(|later| match later {
+                        InFlight::Queued(_, _, _, h) => h.wait().is_ok(),
+                        InFlight::Skipped(_) => false,
+                    });
+                    if overtaken {
+                        shared.update(|p| {
+                            p.diverged = true;
+                            p.trouble = Some(format!(
+                                "offset {offset} failed ({e}) while a record after it went in: \
+                                 this node no longer follows the log's order; rebuild it from \
+                                 a copy of another node's files"
+                            ))
+                        });
+                        return;
                     }
+                    shared.update(|p| p.trouble = Some(e.to_string()));
+                    std::thread::sleep(RETRY_PAUSE);
+                    break; // fetch again from `next`, which is this record
                 }
-            };
-            next += 1;
+            }
+            next = offset + 1;
             match &outcome {
                 Ok(report) => {
-                    let instant = if sets_tx_instant(&record.tx_data) {
-                        instant_of(&database, report.tx).unwrap_or(local.last_instant)
-                    } else {
-                        record.instant.max(local.last_instant)
-                    };
-                    local.last_instant = local.last_instant.max(instant);
                     let t = report.tx;
                     shared.update(|p| {
                         p.next_offset = next;
                         p.basis_t = t;
                         p.applied += 1;
-                        p.last_record_ms = Some(fetched.timestamp_ms);
+                        p.last_record_ms = Some(timestamp);
                         p.trouble = None;
                     });
                 }
                 Err(_) => shared.update(|p| {
                     p.next_offset = next;
                     p.refused += 1;
-                    p.last_record_ms = Some(fetched.timestamp_ms);
+                    p.last_record_ms = Some(timestamp);
                     p.trouble = None;
                 }),
             }
-            shared.tell(&record.request, outcome);
-            if shared.stopping() {
-                return;
-            }
+            shared.tell(&request, outcome);
         }
     }
 }
@@ -343,38 +336,23 @@ mod tests {
 
     #[test]
     fn the_transaction_a_record_becomes() {
-        let table: &[(&str, i64, &str)] = &[
+        let table: &[(&str, &str)] = &[
             (
                 r#"[[:db/add "a" :name "Ann"]]"#,
-                500,
-                r#"[[:db/add "a" :name "Ann"] [:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:01.000-00:00"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
+                r#"[[:db/add "a" :name "Ann"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
             ),
             (
-                r#"[[:db/add "datomic.tx" :db/txInstant #inst "2020-01-01"]]"#,
-                500,
-                r#"[[:db/add "datomic.tx" :db/txInstant #inst "2020-01-01T00:00:00.000-00:00"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
-            ),
-            (
-                // The last transaction is later than the record's clock: time never goes back.
-                r#"[{:name "Bo"}]"#,
-                5_000,
-                r#"[{:name "Bo"} [:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:05.000-00:00"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
+                r#"[{:name "Bo"} [:db/add "datomic.tx" :db/txInstant #inst "2020-01-01"]]"#,
+                r#"[{:name "Bo"} [:db/add "datomic.tx" :db/txInstant #inst "2020-01-01"] [:db/add "datomic.tx" :datalith.log/offset 7] [:db/add "datomic.tx" :datalith.log/request "n/1"]]"#,
             ),
         ];
-        for (data, last, want) in table {
+        for (data, want) in table {
             let record = LogRecord {
                 request: "n/1".into(),
                 instant: 1_000,
                 tx_data: read_one(data).unwrap(),
             };
-            let got = transaction(
-                &record,
-                7,
-                &Local {
-                    last_instant: *last,
-                },
-            );
-            assert_eq!(got, read_one(want).unwrap(), "{data}");
+            assert_eq!(transaction(&record, 7), read_one(want).unwrap(), "{data}");
         }
     }
 }

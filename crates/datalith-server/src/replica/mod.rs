@@ -58,7 +58,7 @@ impl Replica {
     /// Connects `database` to its log and starts applying the log from where the files
     /// stand. Blocks (call it off the runtime's threads).
     pub fn start(database: &Database, url: &LogUrl, handle: &Handle) -> Result<Replica> {
-        let (next, basis, local) = applier::prepare(database).map_err(|e| {
+        let (next, basis) = applier::prepare(database).map_err(|e| {
             ServerError::invalid(format!("{}: {e}", database.env().path().display()))
         })?;
         let topic = Arc::new(Topic::connect(url, handle)?);
@@ -68,7 +68,7 @@ impl Replica {
             let (database, topic, shared) = (database.clone(), topic.clone(), shared.clone());
             std::thread::Builder::new()
                 .name("datalith-log-apply".into())
-                .spawn(move || applier::run(database, topic, shared, local))?
+                .spawn(move || applier::run(database, topic, shared))?
         };
         let started = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -88,6 +88,13 @@ impl Replica {
         if tx_data.as_seq().is_none() {
             return Err(ServerError::invalid(
                 ":tx-data must be a vector (or list) of forms",
+            ));
+        }
+        if self.shared.progress().diverged {
+            return Err(ServerError::new(
+                codes::NOT_APPLIED_YET,
+                "this node stopped following the log (see stat's :trouble): send the \
+                 transaction to another node",
             ));
         }
         let request = format!(
@@ -159,6 +166,9 @@ impl Replica {
         ];
         if let Some(t) = p.trouble {
             m.push((Edn::kw(":trouble"), Edn::String(t)));
+        }
+        if p.diverged {
+            m.push((Edn::kw(":diverged"), Edn::Bool(true)));
         }
         Edn::Map(m)
     }

@@ -392,6 +392,45 @@ impl Database {
         self.env.submit(request);
     }
 
+    /// Queues a transaction as [`Database::transact_async`] does, with its `:db/txInstant`
+    /// (when its data sets none) taken from `clock` instead of this machine's clock. With
+    /// [`TxClock::AtLeast`], the instant is the given one or the last transaction's, whichever
+    /// is later, decided against the state the transaction commits on: so a log of
+    /// transactions from several machines, applied in the same order anywhere, gives every
+    /// transaction the same instant everywhere.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions, TxClock};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let first = db.transact_async_clocked("[]", TxClock::AtLeast(2_000)).wait().unwrap();
+    /// // An earlier clock does not take time back: the second gets the first's instant.
+    /// let second = db.transact_async_clocked("[]", TxClock::AtLeast(1_000)).wait().unwrap();
+    /// let instant = |tx: u64| {
+    ///     let q = format!("[:find ?i . :where [{tx} :db/txInstant ?i]]");
+    ///     db.db().unwrap().q(&q, &[]).unwrap().to_string()
+    /// };
+    /// assert_eq!(instant(first.tx), instant(second.tx));
+    /// assert_eq!(instant(first.tx), r#"#inst "1970-01-01T00:00:02.000-00:00""#);
+    /// ```
+    pub fn transact_async_clocked<'a>(
+        &self,
+        data: impl IntoTxData<'a>,
+        clock: crate::tx::TxClock,
+    ) -> CommitHandle<TxReport, TxError> {
+        let (completion, handle) = CommitHandle::pair();
+        match data.into_tx_data() {
+            Ok(data) => {
+                let mut request = self.request(data.into_owned(), completion);
+                request.clock = clock;
+                self.env.submit(request);
+            }
+            Err(e) => completion.complete(Err(e)),
+        }
+        handle
+    }
+
     fn request(&self, data: TxData, completion: Completion<TxReport, TxError>) -> Box<TxRequest> {
         let size = 256 + data.items.len() * 128;
         let expanded = {
@@ -403,6 +442,7 @@ impl Database {
             functions: self.functions.clone(),
             data,
             expanded,
+            clock: crate::tx::TxClock::Local,
             size,
             result: None,
             completion: Some(completion),

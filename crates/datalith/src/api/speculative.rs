@@ -61,6 +61,7 @@ impl Db {
             &self.functions.tx(),
             None,
             None,
+            crate::tx::TxClock::Local,
             &mut stage,
         )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::data::{Tempid, TxData};
 use super::error::TxError;
-use super::run::{now_ms, run_tx, TxOutcome};
+use super::run::{run_tx, TxClock, TxOutcome};
 use super::terms::Term;
 use super::write::stage_datoms;
 use crate::codec::{Keyword, Value};
@@ -29,7 +29,8 @@ pub(crate) struct Attempt {
 
 /// Runs `data` on the state `r` reads, with `schema` and the id `counters` of that state
 /// (read from it when `None`), and stages its writes in `stage`. `expanded`: terms the caller
-/// expanded beforehand, reused when their schema version is `schema`'s.
+/// expanded beforehand, reused when their schema version is `schema`'s; `clock`: where its
+/// instant comes from.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attempt(
     r: IndexReader<'_>,
@@ -38,10 +39,11 @@ pub(crate) fn attempt(
     functions: &TxFunctions,
     counters: Option<(u64, u64, u64)>,
     expanded: Option<(u64, Vec<Term>)>,
+    clock: TxClock,
     stage: &mut Stage,
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
-    let mut outcome = run_tx(r, schema, data, &call, now_ms(), counters, expanded)?;
+    let mut outcome = run_tx(r, schema, data, &call, clock, counters, expanded)?;
     let mut stats = stage_datoms(
         &r,
         r.t,

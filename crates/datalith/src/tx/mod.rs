@@ -114,4 +114,4 @@ pub use data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxV
 pub use error::TxError;
 pub use input::IntoTxData;
 pub use report::TxReport;
-pub use run::TxFunction;
+pub use run::{TxClock, TxFunction};

@@ -24,6 +24,8 @@ pub struct TxRequest {
     pub(crate) data: TxData,
     /// Terms the caller expanded before queueing, with the schema version they used.
     pub(crate) expanded: Option<(u64, Vec<super::terms::Term>)>,
+    /// Where its instant comes from.
+    pub(crate) clock: super::run::TxClock,
     pub(crate) size: usize,
     pub(crate) result: Option<Result<TxReport, TxError>>,
     pub(crate) completion: Option<Completion<TxReport, TxError>>,
@@ -68,6 +70,7 @@ impl TxRequest {
             &self.functions.tx(),
             counters,
             expanded,
+            self.clock,
             stage,
         )?;
         if let Some(log) = &t.tx_log {

@@ -36,13 +36,45 @@ pub struct TxOutcome {
     pub new_schema: Option<Schema>,
 }
 
+/// Where a transaction's `:db/txInstant` comes from when its tx data sets none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TxClock {
+    /// This machine's clock.
+    #[default]
+    Local,
+    /// The given instant (ms since the epoch), raised to the last transaction's instant when
+    /// it is earlier: a transaction log shared by several machines (`datalith serve --log`)
+    /// carries the submitter's clock, and every machine applying it must reach the same
+    /// instant whatever the order of clocks, without refusing the transaction.
+    AtLeast(i64),
+}
+
+/// The instant of the newest transaction the state `r` holds.
+fn last_instant(r: &IndexReader<'_>) -> Result<Option<i64>, TxError> {
+    let mut last = None;
+    r.scan_attr(
+        builtin::TX_INSTANT,
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        crate::kv::Direction::Backward,
+        |vb, _| {
+            last = r.decode_value(builtin::TX_INSTANT, vb).ok();
+            Ok(false)
+        },
+    )?;
+    Ok(match last {
+        Some(Value::Instant(ms)) => Some(ms),
+        _ => None,
+    })
+}
+
 /// Runs the pipeline.
 pub fn run_tx(
     r: IndexReader<'_>,
     schema: &Schema,
     data: &TxData,
     functions: &dyn Fn(&Keyword, &[Value]) -> Option<Result<TxData, String>>,
-    now_ms: i64,
+    clock: TxClock,
     counters: Option<(u64, u64, u64)>,
     expanded: Option<(u64, Vec<Term>)>,
 ) -> Result<TxOutcome, TxError> {
@@ -71,29 +103,22 @@ pub fn run_tx(
     });
     if let Some(instant) = user_instant {
         // Only a given instant is checked: the clock's own goes forward.
-        let mut last = None;
-        r.scan_attr(
-            builtin::TX_INSTANT,
-            std::ops::Bound::Unbounded,
-            std::ops::Bound::Unbounded,
-            crate::kv::Direction::Backward,
-            |vb, _| {
-                last = r.decode_value(builtin::TX_INSTANT, vb).ok();
-                Ok(false)
-            },
-        )?;
-        if let Some(Value::Instant(last)) = last {
+        if let Some(last) = last_instant(&r)? {
             if instant < last {
                 return Err(TxError::PastTxInstant { instant, last });
             }
         }
     }
     if user_instant.is_none() {
+        let instant = match clock {
+            TxClock::Local => now_ms(),
+            TxClock::AtLeast(ms) => last_instant(&r)?.map_or(ms, |last| ms.max(last)),
+        };
         let attr = schema.get(builtin::TX_INSTANT).expect("built-in").clone();
         terms.push(Term::Add(
             E::Temp(Tempid::CurrentTx),
             attr,
-            V::Val(Value::Instant(now_ms)),
+            V::Val(Value::Instant(instant)),
         ));
     }
 

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Figures of the replicated log (issue "beyond one machine"), measured on this machine.
+
+1. Write latency through Kafka (three brokers, acks=all, min.insync.replicas=2) against the
+   local write-ahead log, at batch sizes 1, 10, 100 and 1000: one client, one call at a time,
+   the same transactions, through `datalith serve` in both cases (so the HTTP and client costs
+   are the same on both sides); p50 and p99 of each call.
+2. Apply rate of a node catching up: a node started on a log that already holds --backlog
+   transactions (of batch 1 and of batch 100), timed from its first applied record to lag 0
+   by its own `stat` (transactions/s and datoms/s).
+3. Query throughput of one node while it applies the log, against the same node idle: one
+   client looping a unique-key lookup for --query-secs.
+
+Usage: scale/figures.py [--datalith target/release/datalith] [--calls 300] [--backlog 5000]
+                        [--query-secs 5] [--out FILE.json]
+Traffic on loopback only; every loop bounded by a count and a time.
+"""
+
+import argparse
+import json
+import os
+import tempfile
+import threading
+import time
+
+from cluster import ROOT, Node, kafka, percentiles, say
+
+BATCHES = [1, 10, 100, 1000]
+SCHEMA = """[{:db/ident :w/k :db/valueType :db.type/string :db/cardinality :db.cardinality/one
+              :db/unique :db.unique/identity}
+             {:db/ident :w/v :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"""
+
+
+def batch_tx(prefix, i, n):
+    return "[" + " ".join(f'{{:w/k "{prefix}-{i}-{j}" :w/v {j}}}' for j in range(n)) + "]"
+
+
+def transact(node, tx):
+    status, body = node.request("POST", "/db/db/transact", {":tx-data": tx})
+    if status != 200:
+        raise RuntimeError(f"{node.name}: {status} {body}")
+    return body
+
+
+def latency(node, batch, calls, max_secs, prefix):
+    """p50, p99 (ms) of `calls` sequential transactions of `batch` entities each."""
+    xs = []
+    deadline = time.time() + max_secs
+    for i in range(calls):
+        if time.time() > deadline:
+            break
+        tx = batch_tx(prefix, i, batch)
+        start = time.perf_counter()
+        transact(node, tx)
+        xs.append(time.perf_counter() - start)
+    p50, p99 = percentiles(xs)
+    return {"calls": len(xs), "p50_ms": p50, "p99_ms": p99}
+
+
+def stat(node):
+    return node.stat()[":replica"]
+
+
+def catch_up(binary, root, log_url, name, expected, max_secs):
+    """Starts a node on the log and times its applier until it holds `expected` records."""
+    node = Node(name, binary, root, log_url)
+    node.start()
+    first = None
+    deadline = time.time() + max_secs
+    try:
+        while time.time() < deadline:
+            s = stat(node)
+            now = time.perf_counter()
+            if first is None and s[":applied"] > 0:
+                first = (now, s[":applied"])
+            if s[":lag-tx"] == 0 and s[":next-offset"] >= expected:
+                if first is None:
+                    return node, None
+                secs = now - first[0]
+                applied = s[":applied"] - first[1]
+                return node, {"records": applied, "seconds": round(secs, 3),
+                              "tx_per_s": round(applied / secs, 1) if secs > 0 else None}
+            time.sleep(0.01)
+        raise SystemExit(f"{name} did not catch up within {max_secs} s: {stat(node)}")
+    except BaseException:
+        node.stop()
+        raise
+
+
+def query_rate(node, keys, secs, stop=None):
+    """Unique-key lookups a second, one client, for `secs` (or until `stop` is set)."""
+    n = 0
+    start = time.perf_counter()
+    deadline = start + secs
+    while time.perf_counter() < deadline and not (stop and stop.is_set()):
+        key = keys[n % len(keys)]
+        body = {":query": "[:find ?v . :in $ ?k :where [?e :w/k ?k] [?e :w/v ?v]]",
+                ":args": [key]}
+        status, out = node.request("POST", "/db/db/q", body)
+        if status != 200:
+            raise RuntimeError(f"query: {status} {out}")
+        n += 1
+    return round(n / (time.perf_counter() - start), 1)
+
+
+def fill(nodes, prefix, count, batch, threads=8):
+    """Writes `count` transactions of `batch` entities through `nodes`, several clients."""
+    lock = threading.Lock()
+    state = {"next": 0}
+
+    def work(w):
+        node = nodes[w % len(nodes)]
+        while True:
+            with lock:
+                i = state["next"]
+                if i >= count:
+                    return
+                state["next"] += 1
+            transact(node, batch_tx(prefix, i, batch))
+
+    ts = [threading.Thread(target=work, args=(w,)) for w in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--datalith", default=os.path.join(ROOT, "target", "release", "datalith"))
+    ap.add_argument("--calls", type=int, default=300, help="calls per batch size (1000: a third)")
+    ap.add_argument("--backlog", type=int, default=5000, help="transactions to catch up on")
+    ap.add_argument("--query-secs", type=float, default=5)
+    ap.add_argument("--max-secs", type=float, default=300, help="bound on each step")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    if not os.access(args.datalith, os.X_OK):
+        raise SystemExit(f"{args.datalith} is not built (cargo build --release -p datalith-cli)")
+    out = {"machine": os.uname().nodename, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                                                  time.gmtime())}
+    root = tempfile.mkdtemp(prefix="datalith-figures-")
+    bootstrap = kafka("up", "3")
+    topic = f"figures-{int(time.time())}"
+    log_url = f"kafka://{bootstrap}/{topic}"
+    local = Node("local", args.datalith, root, None)
+    node1 = Node("node1", args.datalith, root, log_url)
+    others = []
+    try:
+        local.start()
+        node1.start()
+        for n in (local, node1):
+            transact(n, SCHEMA)
+
+        # 1. Latency, one call at a time, alternating the two servers batch by batch.
+        rows = []
+        for b in BATCHES:
+            calls = args.calls if b < 1000 else max(1, args.calls // 3)
+            wal = latency(local, b, calls, args.max_secs, f"lat{b}")
+            log = latency(node1, b, calls, args.max_secs, f"lat{b}")
+            rows.append({"batch": b, "local_wal": wal, "kafka": log,
+                         "p50_ratio": round(log["p50_ms"] / wal["p50_ms"], 2)})
+            say(json.dumps(rows[-1]))
+        out["latency"] = rows
+
+        # 2. Catching up: a backlog written through node1, then a new node applies it all.
+        catch = []
+        for b in (1, 100):
+            fill([node1], f"fill{b}", args.backlog, b)
+            end = stat(node1)[":high-watermark"]
+            node, row = catch_up(args.datalith, root, log_url, f"catchup{b}", end,
+                                 args.max_secs)
+            others.append(node)
+            row = dict(row or {}, batch=b)
+            if row.get("tx_per_s"):
+                row["datoms_per_s"] = round(row["tx_per_s"] * (2 * b + 3), 1)
+            catch.append(row)
+            say(json.dumps(row))
+        out["catch_up"] = catch
+
+        # 3. Queries on a node idle, then while it applies a backlog written meanwhile.
+        keys = [f"fill100-{i}-{j}" for i in range(0, 50) for j in range(0, 100, 10)]
+        reader = others[-1]
+        idle = query_rate(reader, keys, args.query_secs)
+        reader.stop()
+        fill([node1], "busy", args.backlog, 100)
+        reader.start()
+        busy_stop = threading.Event()
+        busy = query_rate(reader, keys, args.query_secs, busy_stop)
+        still = stat(reader)[":lag-tx"]
+        out["queries"] = {"idle_per_s": idle, "applying_per_s": busy,
+                          "lag_at_end": still, "ratio": round(busy / idle, 2)}
+        say(json.dumps(out["queries"]))
+    finally:
+        for n in [local, node1, *others]:
+            n.stop()
+        kafka("down")
+    print(json.dumps(out, indent=1))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
