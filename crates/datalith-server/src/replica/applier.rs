@@ -223,8 +223,7 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
         };
         shared.update(|p| p.high_watermark = high);
         let mut queue = VecDeque::with_capacity(records.len());
-        let mut expected = next;
-        for fetched in records {
+        for (expected, fetched) in (next..).zip(records) {
             if fetched.offset != expected {
                 // Compacted or deleted records: the log is not whole, so no node can follow
                 // it; stop here rather than apply the rest to a different state.
@@ -238,7 +237,6 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
                 std::thread::sleep(RETRY_PAUSE);
                 break;
             }
-            expected += 1;
             match LogRecord::decode(&fetched.value) {
                 Ok(record) => {
                     let tx = transaction(&record, fetched.offset);
