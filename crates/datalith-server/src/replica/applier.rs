@@ -38,8 +38,10 @@ use datalith::{Database, TxClock, TxError, TxReport};
 use super::kafka::Topic;
 use super::record::LogRecord;
 
-/// How long one fetch waits for a record before the loop looks at its stop flag again.
-const FETCH_WAIT: Duration = Duration::from_millis(200);
+/// How long one fetch waits for a record before asking again. The broker answers a waiting
+/// fetch only at this timeout (see `kafka::Topic`), so it is also how late this node may
+/// learn of another node's records; the submitting node cuts its own wait short.
+const FETCH_WAIT: Duration = Duration::from_millis(20);
 /// The pause before trying again after the log or the machine failed.
 const RETRY_PAUSE: Duration = Duration::from_millis(500);
 
@@ -67,6 +69,11 @@ pub struct Progress {
     pub trouble: Option<String>,
     /// This node applied a record out of the log's order and stopped for good.
     pub diverged: bool,
+    /// When this process first fetched records to apply.
+    pub began: Option<Instant>,
+    /// The first catch-up: records applied from `began` until the node first reached the
+    /// log's end, and how long that took.
+    pub caught_up: Option<(u64, Duration)>,
 }
 
 /// The state the applier thread and the request threads share.
@@ -221,7 +228,14 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
                 continue;
             }
         };
-        shared.update(|p| p.high_watermark = high);
+        if let Some(high) = high {
+            shared.update(|p| p.high_watermark = high);
+        }
+        if !records.is_empty() {
+            shared.update(|p| {
+                p.began.get_or_insert_with(Instant::now);
+            });
+        }
         let mut queue = VecDeque::with_capacity(records.len());
         for (expected, fetched) in (next..).zip(records) {
             if fetched.offset != expected {
@@ -316,6 +330,13 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
             }
             shared.tell(&request, outcome);
         }
+        shared.update(|p| {
+            if let (None, Some(began)) = (p.caught_up, p.began) {
+                if p.next_offset >= p.high_watermark {
+                    p.caught_up = Some((p.applied + p.refused, began.elapsed()));
+                }
+            }
+        });
     }
 }
 

@@ -40,6 +40,10 @@ pub struct Fetched {
 pub struct Topic {
     partition: PartitionClient,
     handle: Handle,
+    /// Cuts a waiting fetch short: the broker does not answer a waiting fetch when a record
+    /// arrives (rskafka reads committed records only, and Kafka 4.4 completes such a fetch at
+    /// its timeout here), so a node that has just appended asks again at once instead.
+    wake: tokio::sync::Notify,
     /// `host:port,...` and the topic, for messages.
     pub name: String,
 }
@@ -98,6 +102,7 @@ impl Topic {
         Ok(Topic {
             partition,
             handle: handle.clone(),
+            wake: tokio::sync::Notify::new(),
             name,
         })
     }
@@ -128,17 +133,25 @@ impl Topic {
         })
     }
 
-    /// The records from `offset` on (none if none came within `max_wait`), and the
-    /// partition's high watermark (the offset the next record will get).
-    pub fn fetch(&self, offset: i64, max_wait: Duration) -> Result<(Vec<Fetched>, i64)> {
+    /// The records from `offset` on (none if none came within `max_wait`, or [`Topic::wake`]
+    /// cut the wait short), and the partition's high watermark (the offset the next record
+    /// will get; `None` when cut short).
+    pub fn fetch(&self, offset: i64, max_wait: Duration) -> Result<(Vec<Fetched>, Option<i64>)> {
         let wait_ms = max_wait.as_millis().min(i32::MAX as u128) as i32;
-        let (records, high) = self
-            .handle
-            .block_on(
-                self.partition
-                    .fetch_records(offset, 1..MAX_FETCH_BYTES, wait_ms),
-            )
-            .map_err(|e| unavailable("a read failed", &self.name, e))?;
+        let fetch = self
+            .partition
+            .fetch_records(offset, 1..MAX_FETCH_BYTES, wait_ms);
+        // rskafka's requests may be dropped while in flight (their answer is then discarded).
+        let answered = self.handle.block_on(async {
+            tokio::select! {
+                answer = fetch => Some(answer),
+                _ = self.wake.notified() => None,
+            }
+        });
+        let Some(answer) = answered else {
+            return Ok((Vec::new(), None));
+        };
+        let (records, high) = answer.map_err(|e| unavailable("a read failed", &self.name, e))?;
         let fetched = records
             .into_iter()
             .filter(|r| r.offset >= offset)
@@ -148,6 +161,11 @@ impl Topic {
                 value: r.record.value.unwrap_or_default(),
             })
             .collect();
-        Ok((fetched, high))
+        Ok((fetched, Some(high)))
+    }
+
+    /// Ends the current (or the next) fetch's wait: a record was just appended.
+    pub fn wake(&self) {
+        self.wake.notify_one();
     }
 }

@@ -6,11 +6,11 @@
 //!   place in the database's order. It is acknowledged when the log has it *and* this node
 //!   has applied it, with the report (tempids, tx-data, basis t) or the refusal every node
 //!   reaches.
-//! - Every node applies every record, in order, on its applier thread ([`applier`]); reads
+//! - Every node applies every record, in order, on its applier thread (`applier`); reads
 //!   answer from the node's files, and a read that names a basis t this node has not reached
 //!   waits for it (read-your-writes across nodes).
-//! - The node's files are written without syncing: the log is what is durable, and a node
-//!   that stops, however it stops, starts again from the offset its files record.
+//! - The node's files keep their own write-ahead log; a node that stops, however it stops,
+//!   recovers them and starts again from the offset they record.
 //!
 //! | module | what |
 //! |---|---|
@@ -110,7 +110,10 @@ impl Replica {
             tx_data,
         };
         let offset = match self.topic.append(record.encode()) {
-            Ok(offset) => offset,
+            Ok(offset) => {
+                self.topic.wake();
+                offset
+            }
             Err(e) => {
                 self.shared.forget(&request);
                 return Err(e);
@@ -166,6 +169,15 @@ impl Replica {
         ];
         if let Some(t) = p.trouble {
             m.push((Edn::kw(":trouble"), Edn::String(t)));
+        }
+        if let Some((records, took)) = p.caught_up {
+            m.push((
+                Edn::kw(":catch-up"),
+                Edn::Map(vec![
+                    (Edn::kw(":records"), n(records as i64)),
+                    (Edn::kw(":ms"), n(took.as_millis() as i64)),
+                ]),
+            ));
         }
         if p.diverged {
             m.push((Edn::kw(":diverged"), Edn::Bool(true)));
