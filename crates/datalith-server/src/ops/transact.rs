@@ -28,7 +28,7 @@ pub fn run(source: &Source, request: &Request) -> Result<Edn> {
 
 fn transact(source: &Source, data: &Edn) -> Result<TxReport> {
     match &source.replica {
-        Some(replica) => replica.transact(data.clone()),
+        Some(replica) => replica.transact(data),
         None => Ok(source.database.transact(data)?),
     }
 }

@@ -84,7 +84,7 @@ impl Replica {
 
     /// Appends `tx_data` to the log and waits for this node to apply it: its report, or the
     /// refusal every node reaches.
-    pub fn transact(&self, tx_data: Edn) -> Result<TxReport> {
+    pub fn transact(&self, tx_data: &Edn) -> Result<TxReport> {
         if tx_data.as_seq().is_none() {
             return Err(ServerError::invalid(
                 ":tx-data must be a vector (or list) of forms",
@@ -104,12 +104,8 @@ impl Replica {
         );
         let (tell, told) = std::sync::mpsc::sync_channel(1);
         self.shared.expect(&request, tell);
-        let record = LogRecord {
-            request: request.clone(),
-            instant: now_ms(),
-            tx_data,
-        };
-        let offset = match self.topic.append(record.encode()) {
+        let record = LogRecord::encode(&request, now_ms(), tx_data);
+        let offset = match self.topic.append(record) {
             Ok(offset) => {
                 self.topic.wake();
                 offset

@@ -37,14 +37,14 @@ pub struct LogRecord {
 pub struct NotARecord(pub String);
 
 impl LogRecord {
-    /// The record's bytes.
-    pub fn encode(&self) -> Vec<u8> {
-        to_edn_string(&Edn::Map(vec![
-            (Edn::kw(":datalith.log/format"), Edn::Long(FORMAT)),
-            (Edn::kw(":request"), Edn::String(self.request.clone())),
-            (Edn::kw(":instant"), Edn::Inst(self.instant)),
-            (Edn::kw(":tx-data"), self.tx_data.clone()),
-        ]))
+    /// The bytes of the record of `tx_data` (printed in place, not copied into a map first).
+    pub fn encode(request: &str, instant: i64, tx_data: &Edn) -> Vec<u8> {
+        format!(
+            "{{:datalith.log/format {FORMAT}, :request {}, :instant {}, :tx-data {}}}",
+            to_edn_string(&Edn::String(request.to_string())),
+            to_edn_string(&Edn::Inst(instant)),
+            to_edn_string(tx_data)
+        )
         .into_bytes()
     }
 
@@ -106,7 +106,8 @@ mod tests {
             instant: 1_764_669_600_000,
             tx_data: data,
         };
-        assert_eq!(LogRecord::decode(&record.encode()).unwrap(), record);
+        let bytes = LogRecord::encode(&record.request, record.instant, &record.tx_data);
+        assert_eq!(LogRecord::decode(&bytes).unwrap(), record);
     }
 
     #[test]
