@@ -6,13 +6,13 @@
    the same transactions, through `datalith serve` in both cases (so the HTTP and client costs
    are the same on both sides); p50 and p99 of each call.
 2. Apply rate of a node catching up: a node started on a log that already holds --backlog
-   transactions (of batch 1 and of batch 100), timed from its first applied record to lag 0
-   by its own `stat` (transactions/s and datoms/s).
+   transactions of workload W's records (of batch 1 and of batch 100), timed from its first
+   applied record to lag 0 by its own `stat` (transactions/s and datoms/s).
 3. Query throughput of one node while it applies the log, against the same node idle: one
    client looping a unique-key lookup for --query-secs.
 
 Usage: scale/figures.py [--datalith target/release/datalith] [--calls 300] [--backlog 5000]
-                        [--query-secs 5] [--out FILE.json]
+                        [--query-secs 5] [--parts latency,catch-up,queries] [--out FILE.json]
 Traffic on loopback only; every loop bounded by a count and a time.
 """
 
@@ -21,6 +21,7 @@ import json
 import os
 import tempfile
 import threading
+import uuid
 import time
 
 from cluster import ROOT, Node, kafka, percentiles, say
@@ -29,6 +30,20 @@ BATCHES = [1, 10, 100, 1000]
 SCHEMA = """[{:db/ident :w/k :db/valueType :db.type/string :db/cardinality :db.cardinality/one
               :db/unique :db.unique/identity}
              {:db/ident :w/v :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"""
+
+
+# Workload W's records, for the catch-up (its goal is a ratio to W's dl-sync rate): `:k` a
+# long with a unique identity, keys the even integers in ascending order; `:v` a fresh
+# random UUID's 36-character text.
+W_SCHEMA = """[{:db/ident :k :db/valueType :db.type/long :db/cardinality :db.cardinality/one
+                :db/unique :db.unique/identity}
+               {:db/ident :v :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"""
+
+
+def w_tx(i, n):
+    """Transaction i of workload W at batch n: keys 2*(i*n+1) .. 2*(i*n+n)."""
+    return "[" + " ".join(f'{{:k {2 * (i * n + j + 1)} :v "{uuid.uuid4()}"}}'
+                          for j in range(n)) + "]"
 
 
 def batch_tx(prefix, i, n):
@@ -89,7 +104,7 @@ def query_rate(node, keys, secs, stop=None):
     deadline = start + secs
     while time.perf_counter() < deadline and not (stop and stop.is_set()):
         key = keys[n % len(keys)]
-        body = {":query": "[:find ?v . :in $ ?k :where [?e :w/k ?k] [?e :w/v ?v]]",
+        body = {":query": "[:find ?v . :in $ ?k :where [?e :k ?k] [?e :v ?v]]",
                 ":args": [key]}
         status, out = node.request("POST", "/db/db/q", body)
         if status != 200:
@@ -98,20 +113,21 @@ def query_rate(node, keys, secs, stop=None):
     return round(n / (time.perf_counter() - start), 1)
 
 
-def fill(nodes, prefix, count, batch, threads=8):
-    """Writes `count` transactions of `batch` entities through `nodes`, several clients."""
+def fill(nodes, first, count, batch, threads=8):
+    """Writes W's transactions `first`..`first+count` of `batch` entities through `nodes`,
+    several clients."""
     lock = threading.Lock()
-    state = {"next": 0}
+    state = {"next": first}
 
     def work(w):
         node = nodes[w % len(nodes)]
         while True:
             with lock:
                 i = state["next"]
-                if i >= count:
+                if i >= first + count:
                     return
                 state["next"] += 1
-            transact(node, batch_tx(prefix, i, batch))
+            transact(node, w_tx(i, batch))
 
     ts = [threading.Thread(target=work, args=(w,)) for w in range(threads)]
     for t in ts:
@@ -127,8 +143,14 @@ def main():
     ap.add_argument("--backlog", type=int, default=5000, help="transactions to catch up on")
     ap.add_argument("--query-secs", type=float, default=5)
     ap.add_argument("--max-secs", type=float, default=300, help="bound on each step")
+    ap.add_argument("--parts", default="latency,catch-up,queries",
+                    help="which figures, comma-separated (queries needs catch-up)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
+    unknown = parts - {"latency", "catch-up", "queries"}
+    if unknown or ("queries" in parts and "catch-up" not in parts):
+        raise SystemExit(f"--parts: {args.parts}: latency, catch-up, queries (queries needs catch-up)")
     if not os.access(args.datalith, os.X_OK):
         raise SystemExit(f"{args.datalith} is not built (cargo build --release -p datalith-cli)")
     out = {"machine": os.uname().nodename, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC",
@@ -148,7 +170,7 @@ def main():
 
         # 1. Latency, one call at a time, alternating the two servers batch by batch.
         rows = []
-        for b in BATCHES:
+        for b in BATCHES if "latency" in parts else []:
             calls = args.calls if b < 1000 else max(1, args.calls // 3)
             wal = latency(local, b, calls, args.max_secs, f"lat{b}")
             log = latency(node1, b, calls, args.max_secs, f"lat{b}")
@@ -160,13 +182,13 @@ def main():
         # 2. Catching up: a backlog of one batch size written through a writer node on a
         # topic of its own, then a new node applies it all.
         catch = []
-        for b in (1, 100):
+        for b in (1, 100) if "catch-up" in parts else []:
             own_log = f"{log_url}-catchup{b}"
             writer = Node(f"writer{b}", args.datalith, root, own_log)
             writer.start()
             others.append(writer)
-            transact(writer, SCHEMA)
-            fill([writer], f"fill{b}", args.backlog, b)
+            transact(writer, W_SCHEMA)
+            fill([writer], 0, args.backlog, b)
             end = stat(writer)[":high-watermark"]
             node, row = catch_up(args.datalith, root, own_log, f"catchup{b}", end,
                                  args.max_secs)
@@ -179,18 +201,21 @@ def main():
         out["catch_up"] = catch
 
         # 3. Queries on a node idle, then while it applies a backlog written meanwhile.
-        keys = [f"fill100-{i}-{j}" for i in range(0, 50) for j in range(0, 100, 10)]
-        reader = others[-1]
-        idle = query_rate(reader, keys, args.query_secs)
-        reader.stop()
-        fill([node1], "busy", args.backlog, 100)
-        reader.start()
-        busy_stop = threading.Event()
-        busy = query_rate(reader, keys, args.query_secs, busy_stop)
-        still = stat(reader)[":lag-tx"]
-        out["queries"] = {"idle_per_s": idle, "applying_per_s": busy,
-                          "lag_at_end": still, "ratio": round(busy / idle, 2)}
-        say(json.dumps(out["queries"]))
+        if "queries" in parts:
+            # The catch-up node of batch 100 and the writer of its topic: the backlog written
+            # while the reader is down is what it applies while it answers.
+            writer, reader = others[-2], others[-1]
+            keys = [2 * k for k in range(1, 100 * args.backlog, 997)]
+            idle = query_rate(reader, keys, args.query_secs)
+            reader.stop()
+            fill([writer], args.backlog, args.backlog, 100)
+            reader.start()
+            busy_stop = threading.Event()
+            busy = query_rate(reader, keys, args.query_secs, busy_stop)
+            still = stat(reader)[":lag-tx"]
+            out["queries"] = {"idle_per_s": idle, "applying_per_s": busy,
+                              "lag_at_end": still, "ratio": round(busy / idle, 2)}
+            say(json.dumps(out["queries"]))
     finally:
         for n in [local, node1, *others]:
             n.stop()

@@ -189,9 +189,13 @@ pub fn prepare(database: &Database) -> Result<(i64, u64), String> {
     Ok((next, basis))
 }
 
-/// The transaction a record becomes on every node.
-fn transaction(record: &LogRecord, offset: i64) -> Edn {
-    let mut forms: Vec<Edn> = record.tx_data.as_seq().unwrap_or_default().to_vec();
+/// The transaction a record becomes on every node: its tx data (moved, not copied) and the
+/// two datoms on the transaction entity.
+fn transaction(tx_data: Edn, request: &str, offset: i64) -> Edn {
+    let mut forms = match tx_data {
+        Edn::Vector(forms) | Edn::List(forms) => forms,
+        _ => Vec::new(),
+    };
     let current = || Edn::String("datomic.tx".into());
     forms.push(Edn::Vector(vec![
         Edn::kw(":db/add"),
@@ -203,12 +207,12 @@ fn transaction(record: &LogRecord, offset: i64) -> Edn {
         Edn::kw(":db/add"),
         current(),
         Edn::kw(":datalith.log/request"),
-        Edn::String(record.request.clone()),
+        Edn::String(request.to_string()),
     ]));
     Edn::Vector(forms)
 }
 
-/// A record of the current fetch, on its way through the committer.
+/// A record on its way through the committer.
 enum InFlight {
     /// Queued: its request id, the broker's timestamp and the committer's handle.
     Queued(i64, String, i64, CommitHandle<TxReport, TxError>),
@@ -216,47 +220,117 @@ enum InFlight {
     Skipped(i64),
 }
 
+/// What taking the outcomes of queued records came to.
+#[derive(PartialEq, Eq)]
+enum Settled {
+    /// Every outcome taken was the record's own (applied or refused).
+    Fine,
+    /// The machine failed a record: fetch again from it after a pause.
+    Retry,
+    /// A record went in after one before it failed: this node stops for good.
+    Diverged,
+}
+
+/// The applier's state between fetches.
+struct Applier {
+    database: Database,
+    topic: Arc<Topic>,
+    shared: Arc<Shared>,
+    /// Records queued to the committer whose outcomes are not taken yet, in offset order.
+    queue: VecDeque<InFlight>,
+    /// The offset of the next record to fetch: past every queued one.
+    fetch_at: i64,
+}
+
 /// Reads and applies records until asked to stop.
+///
+/// While the log holds records past those fetched, a fetch's records stay queued in the
+/// committer while the next fetch is on its way and being decoded, so the committer's thread
+/// and this one work at once; at the log's end every outcome is taken at once, since
+/// submitters wait on them.
 pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
-    let mut next = shared.progress().next_offset;
-    while !shared.stopping() {
-        let (records, high) = match topic.fetch(next, FETCH_WAIT) {
+    let fetch_at = shared.progress().next_offset;
+    let mut applier = Applier {
+        database,
+        topic,
+        shared,
+        queue: VecDeque::new(),
+        fetch_at,
+    };
+    while !applier.shared.stopping() {
+        // Records queued means the log had more: ask for them without waiting.
+        let wait = if applier.queue.is_empty() {
+            FETCH_WAIT
+        } else {
+            Duration::ZERO
+        };
+        let (records, high) = match applier.topic.fetch(applier.fetch_at, wait) {
             Ok(x) => x,
             Err(e) => {
-                shared.update(|p| p.trouble = Some(e.message.clone()));
+                if applier.settle(applier.queue.len()) == Settled::Diverged {
+                    return;
+                }
+                applier
+                    .shared
+                    .update(|p| p.trouble = Some(e.message.clone()));
                 std::thread::sleep(RETRY_PAUSE);
                 continue;
             }
         };
         if let Some(high) = high {
-            shared.update(|p| p.high_watermark = high);
+            applier.shared.update(|p| p.high_watermark = high);
         }
         if !records.is_empty() {
-            shared.update(|p| {
+            applier.shared.update(|p| {
                 p.began.get_or_insert_with(Instant::now);
             });
         }
-        let mut queue = VecDeque::with_capacity(records.len());
-        for (expected, fetched) in (next..).zip(records) {
+        let earlier = applier.queue.len();
+        let whole = applier.queue_records(records);
+        let more = whole && high.is_some_and(|h| applier.fetch_at < h);
+        let count = if more { earlier } else { applier.queue.len() };
+        match applier.settle(count) {
+            Settled::Diverged => return,
+            Settled::Retry => std::thread::sleep(RETRY_PAUSE),
+            Settled::Fine if !whole => std::thread::sleep(RETRY_PAUSE),
+            Settled::Fine => {}
+        }
+        applier.shared.update(|p| {
+            if let (None, Some(began)) = (p.caught_up, p.began) {
+                if p.next_offset >= p.high_watermark {
+                    p.caught_up = Some((p.applied + p.refused, began.elapsed()));
+                }
+            }
+        });
+    }
+    // Asked to stop: the queued records' submitters still hear.
+    applier.settle(applier.queue.len());
+}
+
+impl Applier {
+    /// Decodes fetched records and queues them to the committer, in order. False when the
+    /// log skips an offset (the rest are dropped: no node can follow such a log).
+    fn queue_records(&mut self, records: Vec<super::kafka::Fetched>) -> bool {
+        for fetched in records {
+            let expected = self.fetch_at;
             if fetched.offset != expected {
-                // Compacted or deleted records: the log is not whole, so no node can follow
-                // it; stop here rather than apply the rest to a different state.
-                shared.update(|p| {
+                self.shared.update(|p| {
                     p.trouble = Some(format!(
                         "the log jumps from offset {expected} to {}: records were deleted \
                          (its retention must keep every record; see the docs)",
                         fetched.offset
                     ))
                 });
-                std::thread::sleep(RETRY_PAUSE);
-                break;
+                return false;
             }
+            self.fetch_at = expected + 1;
             match LogRecord::decode(&fetched.value) {
                 Ok(record) => {
-                    let tx = transaction(&record, fetched.offset);
-                    let handle =
-                        database.transact_async_clocked(&tx, TxClock::AtLeast(record.instant));
-                    queue.push_back(InFlight::Queued(
+                    let tx = transaction(record.tx_data, &record.request, fetched.offset);
+                    let handle = self
+                        .database
+                        .transact_async_clocked(tx, TxClock::AtLeast(record.instant));
+                    self.queue.push_back(InFlight::Queued(
                         fetched.offset,
                         record.request,
                         fetched.timestamp_ms,
@@ -266,18 +340,26 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
                 Err(why) => {
                     crate::run::log(&format!(
                         "{}: offset {}: skipped, not a Datalith record: {}",
-                        topic.name, fetched.offset, why.0
+                        self.topic.name, fetched.offset, why.0
                     ));
-                    queue.push_back(InFlight::Skipped(fetched.offset));
+                    self.queue.push_back(InFlight::Skipped(fetched.offset));
                 }
             }
         }
-        while let Some(item) = queue.pop_front() {
+        true
+    }
+
+    /// Takes the outcomes of the first `count` queued records, in order: records the
+    /// progress and tells each submitter.
+    fn settle(&mut self, count: usize) -> Settled {
+        for _ in 0..count {
+            let Some(item) = self.queue.pop_front() else {
+                break;
+            };
             let (offset, request, timestamp, handle) = match item {
                 InFlight::Skipped(offset) => {
-                    next = offset + 1;
-                    shared.update(|p| {
-                        p.next_offset = next;
+                    self.shared.update(|p| {
+                        p.next_offset = offset + 1;
                         p.skipped += 1;
                     });
                     continue;
@@ -287,56 +369,53 @@ pub fn run(database: Database, topic: Arc<Topic>, shared: Arc<Shared>) {
             let outcome = handle.wait().map_err(datalith::Error::from);
             if let Err(e) = &outcome {
                 if e.category().blame != Blame::Caller {
-                    // The machine's fault, not the record's: it must go in before anything
-                    // after it. Those queued behind it must then all have failed too.
-                    let overtaken = queue.drain(..).any(|later| match later {
-                        InFlight::Queued(_, _, _, h) => h.wait().is_ok(),
-                        InFlight::Skipped(_) => false,
-                    });
-                    if overtaken {
-                        shared.update(|p| {
-                            p.diverged = true;
-                            p.trouble = Some(format!(
-                                "offset {offset} failed ({e}) while a record after it went in: \
-                                 this node no longer follows the log's order; rebuild it from \
-                                 a copy of another node's files"
-                            ))
-                        });
-                        return;
-                    }
-                    shared.update(|p| p.trouble = Some(e.to_string()));
-                    std::thread::sleep(RETRY_PAUSE);
-                    break; // fetch again from `next`, which is this record
+                    return self.machine_failed(offset, e);
                 }
             }
-            next = offset + 1;
             match &outcome {
                 Ok(report) => {
                     let t = report.tx;
-                    shared.update(|p| {
-                        p.next_offset = next;
+                    self.shared.update(|p| {
+                        p.next_offset = offset + 1;
                         p.basis_t = t;
                         p.applied += 1;
                         p.last_record_ms = Some(timestamp);
                         p.trouble = None;
                     });
                 }
-                Err(_) => shared.update(|p| {
-                    p.next_offset = next;
+                Err(_) => self.shared.update(|p| {
+                    p.next_offset = offset + 1;
                     p.refused += 1;
                     p.last_record_ms = Some(timestamp);
                     p.trouble = None;
                 }),
             }
-            shared.tell(&request, outcome);
+            self.shared.tell(&request, outcome);
         }
-        shared.update(|p| {
-            if let (None, Some(began)) = (p.caught_up, p.began) {
-                if p.next_offset >= p.high_watermark {
-                    p.caught_up = Some((p.applied + p.refused, began.elapsed()));
-                }
-            }
+        Settled::Fine
+    }
+
+    /// The record at `offset` failed for the machine's fault, not its own: it must go in
+    /// before anything after it, so every record queued behind it must have failed too.
+    fn machine_failed(&mut self, offset: i64, e: &datalith::Error) -> Settled {
+        let overtaken = self.queue.drain(..).any(|later| match later {
+            InFlight::Queued(_, _, _, h) => h.wait().is_ok(),
+            InFlight::Skipped(_) => false,
         });
+        if overtaken {
+            self.shared.update(|p| {
+                p.diverged = true;
+                p.trouble = Some(format!(
+                    "offset {offset} failed ({e}) while a record after it went in: this node \
+                     no longer follows the log's order; rebuild it from a copy of another \
+                     node's files"
+                ))
+            });
+            return Settled::Diverged;
+        }
+        self.shared.update(|p| p.trouble = Some(e.to_string()));
+        self.fetch_at = offset;
+        Settled::Retry
     }
 }
 
@@ -371,7 +450,11 @@ mod tests {
                 instant: 1_000,
                 tx_data: read_one(data).unwrap(),
             };
-            assert_eq!(transaction(&record, 7), read_one(want).unwrap(), "{data}");
+            assert_eq!(
+                transaction(record.tx_data, &record.request, 7),
+                read_one(want).unwrap(),
+                "{data}"
+            );
         }
     }
 }

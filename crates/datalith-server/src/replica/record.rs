@@ -53,33 +53,35 @@ impl LogRecord {
         let text =
             std::str::from_utf8(bytes).map_err(|_| NotARecord("not UTF-8 text".to_string()))?;
         let edn = read_one(text).map_err(|e| NotARecord(format!("not EDN: {e}")))?;
-        let Edn::Map(entries) = edn else {
+        let Edn::Map(mut entries) = edn else {
             return Err(NotARecord("not an EDN map".to_string()));
         };
-        let get = |key: &str| {
+        // Each value is moved out, not copied: a record's tx data may be large.
+        let mut take = |key: &str| {
             let key = Edn::kw(key);
-            entries.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+            let at = entries.iter().position(|(k, _)| *k == key)?;
+            Some(entries.swap_remove(at).1)
         };
-        match get(":datalith.log/format") {
+        match take(":datalith.log/format") {
             Some(Edn::Long(FORMAT)) => {}
             Some(other) => {
                 return Err(NotARecord(format!(
                     "format {} (this node reads {FORMAT})",
-                    to_edn_string(other)
+                    to_edn_string(&other)
                 )))
             }
             None => return Err(NotARecord("no :datalith.log/format".to_string())),
         }
-        let request = match get(":request") {
-            Some(Edn::String(s)) if !s.is_empty() => s.clone(),
+        let request = match take(":request") {
+            Some(Edn::String(s)) if !s.is_empty() => s,
             _ => return Err(NotARecord("no :request string".to_string())),
         };
-        let instant = match get(":instant") {
-            Some(Edn::Inst(ms)) => *ms,
+        let instant = match take(":instant") {
+            Some(Edn::Inst(ms)) => ms,
             _ => return Err(NotARecord("no :instant".to_string())),
         };
-        let tx_data = match get(":tx-data") {
-            Some(data @ (Edn::Vector(_) | Edn::List(_))) => data.clone(),
+        let tx_data = match take(":tx-data") {
+            Some(data @ (Edn::Vector(_) | Edn::List(_))) => data,
             _ => return Err(NotARecord("no :tx-data vector".to_string())),
         };
         Ok(LogRecord {
