@@ -1340,3 +1340,59 @@ fn an_attribute_installed_mid_group_is_known_to_the_requests_after_it() {
         assert!(snap.attr(&a).is_some(), "{a} installed");
     }
 }
+
+/// A transaction clocked `TxClock::AtLeast` gets the same instant whether it commits alone or
+/// in a group with others (a group commit carries the largest instant from one transaction
+/// to the next instead of looking it up): two databases, the same clocks, one waiting for
+/// each transaction, one queuing them all at once; given instants in between, both ways.
+#[test]
+fn clocked_instants_do_not_depend_on_grouping() {
+    use datalith::TxClock;
+    // (clock ms, tx data): clocks going back and forth, and a transaction that gives its own.
+    let table: &[(i64, &str)] = &[
+        (5_000, "[]"),
+        (3_000, "[]"),
+        (9_000, "[]"),
+        (1_000, "[]"),
+        (
+            2_000,
+            r#"[[:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:00:12.000-00:00"]]"#,
+        ),
+        (11_000, "[]"),
+        (13_000, "[]"),
+        (4_000, "[]"),
+    ];
+    let instants = |db: &Database, txs: &[u64]| -> Vec<String> {
+        let snapshot = db.db().unwrap();
+        txs.iter()
+            .map(|tx| {
+                let q = format!("[:find ?i . :where [{tx} :db/txInstant ?i]]");
+                snapshot.q(&q, &[]).unwrap().to_string()
+            })
+            .collect()
+    };
+    let one_dir = tempfile::tempdir().unwrap();
+    let one = Database::open(one_dir.path(), DbOptions::default()).unwrap();
+    let alone: Vec<u64> = table
+        .iter()
+        .map(|(ms, data)| {
+            one.transact_async_clocked(*data, TxClock::AtLeast(*ms))
+                .wait()
+                .unwrap()
+                .tx
+        })
+        .collect();
+    let many_dir = tempfile::tempdir().unwrap();
+    let many = Database::open(many_dir.path(), DbOptions::default()).unwrap();
+    let handles: Vec<_> = table
+        .iter()
+        .map(|(ms, data)| many.transact_async_clocked(*data, TxClock::AtLeast(*ms)))
+        .collect();
+    let grouped: Vec<u64> = handles.into_iter().map(|h| h.wait().unwrap().tx).collect();
+    let want = [
+        "5.000", "5.000", "9.000", "9.000", "12.000", "12.000", "13.000", "13.000",
+    ]
+    .map(|s| format!(r#"#inst "1970-01-01T00:00:{s:0>6}-00:00""#));
+    assert_eq!(instants(&one, &alone), want);
+    assert_eq!(instants(&many, &grouped), want);
+}

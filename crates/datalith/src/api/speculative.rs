@@ -62,6 +62,7 @@ impl Db {
             None,
             None,
             crate::tx::TxClock::Local,
+            None,
             &mut stage,
         )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.

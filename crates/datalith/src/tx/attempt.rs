@@ -40,10 +40,20 @@ pub(crate) fn attempt(
     counters: Option<(u64, u64, u64)>,
     expanded: Option<(u64, Vec<Term>)>,
     clock: TxClock,
+    known_last_instant: Option<i64>,
     stage: &mut Stage,
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
-    let mut outcome = run_tx(r, schema, data, &call, clock, counters, expanded)?;
+    let mut outcome = run_tx(
+        r,
+        schema,
+        data,
+        &call,
+        clock,
+        counters,
+        expanded,
+        known_last_instant,
+    )?;
     let mut stats = stage_datoms(
         &r,
         r.t,

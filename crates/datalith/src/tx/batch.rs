@@ -20,6 +20,11 @@ pub struct StoreBatch {
     /// The schema after the batch's transactions so far (read by the first, replaced by any
     /// that changes it).
     pub(crate) schema: Option<Arc<Schema>>,
+    /// The largest `:db/txInstant` after the batch's transactions so far, when the last one
+    /// knew it (`TxOutcome::last_instant`); any other writer of the batch's datoms sets it
+    /// back to unknown. It must equal what a lookup in the state would give, whatever the
+    /// batch boundaries: nodes of a replicated log group their commits differently.
+    pub(crate) last_instant: Option<i64>,
     /// Whether a transaction of this batch changed the schema (its version is then written).
     pub(crate) schema_changed: bool,
     /// Per attribute: change in datoms and in distinct values.
@@ -31,6 +36,7 @@ impl StoreBatch {
         StoreBatch {
             tables,
             counters: None,
+            last_instant: None,
             schema: None,
             schema_changed: false,
             stats: HashMap::default(),

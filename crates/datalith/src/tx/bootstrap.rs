@@ -177,6 +177,7 @@ impl BootstrapRequest {
         stage.put(&t.meta, bootstrap::TX_KEY, &tx.to_be_bytes());
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         if !genesis {
+            slot.last_instant = None;
             slot.counters = Some((next_entity, next_attr, tx + 1));
         }
         for (a, (d, n)) in stats {

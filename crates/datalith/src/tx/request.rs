@@ -71,6 +71,7 @@ impl TxRequest {
             counters,
             expanded,
             self.clock,
+            slot.last_instant,
             stage,
         )?;
         if let Some(log) = &t.tx_log {
@@ -82,6 +83,7 @@ impl TxRequest {
         // batch state.
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
+        slot.last_instant = out.last_instant;
         for (a, (d, n)) in stats {
             let e = slot.stats.entry(a).or_default();
             e.0 += d;

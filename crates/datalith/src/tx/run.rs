@@ -34,6 +34,11 @@ pub struct TxOutcome {
     pub next_attr: u64,
     /// The schema after the transaction, if it changed.
     pub new_schema: Option<Schema>,
+    /// The largest `:db/txInstant` of the state after this transaction, when this run knew
+    /// it: the next transaction of the same group commit then need not look it up (see
+    /// `StoreBatch::last_instant`). `None` when unknown, or when this transaction retracted
+    /// an instant or excised (the largest may then be smaller than any this run saw).
+    pub last_instant: Option<i64>,
 }
 
 /// Where a transaction's `:db/txInstant` comes from when its tx data sets none.
@@ -69,6 +74,7 @@ fn last_instant(r: &IndexReader<'_>) -> Result<Option<i64>, TxError> {
 }
 
 /// Runs the pipeline.
+#[allow(clippy::too_many_arguments)]
 pub fn run_tx(
     r: IndexReader<'_>,
     schema: &Schema,
@@ -77,6 +83,7 @@ pub fn run_tx(
     clock: TxClock,
     counters: Option<(u64, u64, u64)>,
     expanded: Option<(u64, Vec<Term>)>,
+    known_last_instant: Option<i64>,
 ) -> Result<TxOutcome, TxError> {
     let (next_entity, next_attr, tx) = match counters {
         Some(c) => c,
@@ -101,19 +108,32 @@ pub fn run_tx(
         }
         _ => None,
     });
+    // The state's largest instant, looked up at most once (a backward seek in AVE, which
+    // over a group's pending writes costs far more than the seek): `Some(None)` when the
+    // state has none.
+    let mut largest: Option<Option<i64>> = known_last_instant.map(Some);
+    let look_up = |largest: &mut Option<Option<i64>>| -> Result<Option<i64>, TxError> {
+        if largest.is_none() {
+            *largest = Some(last_instant(&r)?);
+        }
+        Ok(largest.flatten())
+    };
     if let Some(instant) = user_instant {
         // Only a given instant is checked: the clock's own goes forward.
-        if let Some(last) = last_instant(&r)? {
+        if let Some(last) = look_up(&mut largest)? {
             if instant < last {
                 return Err(TxError::PastTxInstant { instant, last });
             }
         }
     }
-    if user_instant.is_none() {
-        let instant = match clock {
+    let instant = match user_instant {
+        Some(given) => given,
+        None => match clock {
             TxClock::Local => now_ms(),
-            TxClock::AtLeast(ms) => last_instant(&r)?.map_or(ms, |last| ms.max(last)),
-        };
+            TxClock::AtLeast(ms) => look_up(&mut largest)?.map_or(ms, |last| ms.max(last)),
+        },
+    };
+    if user_instant.is_none() {
         let attr = schema.get(builtin::TX_INSTANT).expect("built-in").clone();
         terms.push(Term::Add(
             E::Temp(Tempid::CurrentTx),
@@ -148,6 +168,14 @@ pub fn run_tx(
         counters, tempids, ..
     } = resolver;
     let new_schema = apply_schema_change(&r, schema, &datoms.datoms)?;
+    let lowers = datoms
+        .datoms
+        .iter()
+        .any(|d| (d.a == builtin::TX_INSTANT && !d.added) || (d.a == builtin::EXCISE && d.added));
+    let last_instant = match largest {
+        Some(before) if !lowers => Some(before.map_or(instant, |b| b.max(instant))),
+        _ => None,
+    };
     Ok(TxOutcome {
         tx,
         datoms,
@@ -155,6 +183,7 @@ pub fn run_tx(
         next_entity: counters.next_entity,
         next_attr: counters.next_attr,
         new_schema,
+        last_instant,
     })
 }
 

@@ -254,6 +254,7 @@ impl FillRequest {
             Some(c) => c,
             None => crate::tx::run::read_counters(&r)?,
         };
+        slot.last_instant = None;
         slot.counters = Some((counters.0.max(p.max_e + 1), counters.1, counters.2));
         for (a, (d, n)) in deltas {
             let x = slot.stats.entry(a).or_default();

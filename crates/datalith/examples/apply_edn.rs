@@ -1,0 +1,63 @@
+//! How fast the library applies W's batch-100 transactions handed to it as EDN, queued many
+//! at once (as the replicated log's applier does), against the same as typed tx data:
+//! `cargo run --release -p datalith --example apply_edn -- [TXS] [edn|typed] [map-gib]`.
+
+use std::time::Instant;
+
+use datalith::{Database, DbOptions, TxClock};
+
+const SCHEMA: &str = r#"[{:db/ident :k :db/valueType :db.type/long :db/cardinality :db.cardinality/one
+  :db/unique :db.unique/identity}
+ {:db/ident :v :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"#;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let txs: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let mode = args.get(2).cloned().unwrap_or_else(|| "edn".into());
+    let map_gib: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = DbOptions::default();
+    options.env.initial_map_bytes = map_gib << 30;
+    let db = Database::open(dir.path(), options).unwrap();
+    db.transact(SCHEMA).unwrap();
+    let texts: Vec<String> = (0..txs)
+        .map(|i| {
+            let maps: Vec<String> = (0..100)
+                .map(|j| {
+                    let k = 2 * (i * 100 + j + 1);
+                    format!(
+                        r#"{{:k {k} :v "{:08x}-0000-4000-8000-{:012x}"}}"#,
+                        k * 7919,
+                        k
+                    )
+                })
+                .collect();
+            format!("[{}]", maps.join(" "))
+        })
+        .collect();
+    let data: Vec<datalith::Edn> = texts.iter().map(|t| t.parse().unwrap()).collect();
+    let started = Instant::now();
+    for chunk in data.chunks(300) {
+        let handles: Vec<_> = chunk
+            .iter()
+            .map(|d| match mode.as_str() {
+                "edn" => db.transact_async_clocked(d, TxClock::AtLeast(0)),
+                "edn-local" => db.transact_async(d),
+                "typed-clocked" => db.transact_async_clocked(
+                    datalith::TxData::from_edn(d).unwrap(),
+                    TxClock::AtLeast(0),
+                ),
+                _ => db.transact_async(datalith::TxData::from_edn(d).unwrap()),
+            })
+            .collect();
+        for h in handles {
+            h.wait().unwrap();
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{txs} transactions of 100 in {secs:.3} s: {:.1} tx/s ({} {mode} map={map_gib} GiB)",
+        txs as f64 / secs,
+        (txs * 100) as f64 / secs
+    );
+}
