@@ -168,12 +168,14 @@ pub fn run_tx(
         counters, tempids, ..
     } = resolver;
     let new_schema = apply_schema_change(&r, schema, &datoms.datoms)?;
-    let lowers = datoms
-        .datoms
-        .iter()
-        .any(|d| (d.a == builtin::TX_INSTANT && !d.added) || (d.a == builtin::EXCISE && d.added));
+    // Looked at only when there is a largest instant to carry on, not on every transaction.
+    let lowers = || {
+        datoms.datoms.iter().any(|d| {
+            (d.a == builtin::TX_INSTANT && !d.added) || (d.a == builtin::EXCISE && d.added)
+        })
+    };
     let last_instant = match largest {
-        Some(before) if !lowers => Some(before.map_or(instant, |b| b.max(instant))),
+        Some(before) if !lowers() => Some(before.map_or(instant, |b| b.max(instant))),
         _ => None,
     };
     Ok(TxOutcome {
