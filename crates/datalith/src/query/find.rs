@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::budget::{row_bytes, Budget};
 use super::builtins::compare;
 use super::error::QueryError;
+use super::fold::Fold;
 use super::ir::{FindElem, FindShape, KeysKind, Query, Var};
 use super::relation::Relation;
 use crate::codec::{Keyword, Value};
@@ -176,61 +177,7 @@ pub fn shape(
         });
     }
     let mut rows: Vec<Vec<Edn>> = if has_agg {
-        // The relation is the set of bindings of the find and `:with` variables: the groups'
-        // members are its rows.
-        let col = |v: Var| rel.col(v).expect("find variables are bound");
-        let keys: Vec<usize> = q
-            .find
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !matches!(f, FindElem::Aggregate { .. }))
-            .map(|(i, _)| i)
-            .collect();
-        let mut groups: Vec<(Vec<Value>, Vec<&Vec<Value>>)> = Vec::new();
-        let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
-        // A group's key is held in the list and in the index; a member is a reference.
-        let key_bytes = 2 * row_bytes(keys.len());
-        let member_bytes = std::mem::size_of::<&Vec<Value>>() as u64;
-        for r in &rel.rows {
-            budget.charge(member_bytes)?;
-            let k: Vec<Value> = keys
-                .iter()
-                .map(|&i| r[col(q.find[i].var())].clone())
-                .collect();
-            let gi = match index.get(&k) {
-                Some(gi) => *gi,
-                None => {
-                    budget.charge(key_bytes)?;
-                    groups.push((k.clone(), Vec::new()));
-                    index.insert(k, groups.len() - 1);
-                    groups.len() - 1
-                }
-            };
-            groups[gi].1.push(r);
-        }
-        // No rows, no groups: an aggregate over nothing is no result (Datomic: nil for a
-        // scalar or tuple, an empty collection otherwise), not a count of 0.
-        let mut out = Vec::new();
-        for (_, members) in groups {
-            budget.tick()?;
-            let mut row = Vec::new();
-            for f in &q.find {
-                row.push(match f {
-                    FindElem::Aggregate { name, args, var } => {
-                        budget.charge(row_bytes(members.len()))?;
-                        if user_aggs.contains_key(name.as_str()) {
-                            budget.user_call()?;
-                        }
-                        let vals: Vec<Value> =
-                            members.iter().map(|r| r[col(*var)].clone()).collect();
-                        aggregate(name, args, &vals, user_aggs)?
-                    }
-                    other => element(db, other, &members[0][col(other.var())])?,
-                });
-            }
-            out.push(row);
-        }
-        out
+        grouped(db, q, rel, user_aggs, budget)?
     } else {
         tuples(db, q, rel, |row| row, budget)?
     };
@@ -307,6 +254,91 @@ pub fn shape(
             .and_then(|mut r| r.drain(..).next())
             .unwrap_or(Edn::Nil),
     })
+}
+
+/// The rows of a query with aggregates: the relation is the set of bindings of the find and
+/// `:with` variables, grouped by the find variables, each aggregate folded over its group's
+/// rows in the relation's order (see `fold`). Each row is dropped once folded.
+fn grouped(
+    db: &Db,
+    q: &Query,
+    rel: Relation,
+    user_aggs: &HashMap<String, Arc<UserAggregate>>,
+    budget: &Budget<'_>,
+) -> Result<Vec<Vec<Edn>>, QueryError> {
+    let col = |v: Var| rel.col(v).expect("find variables are bound");
+    let key_cols: Vec<usize> = q
+        .find
+        .iter()
+        .filter(|f| !matches!(f, FindElem::Aggregate { .. }))
+        .map(|f| col(f.var()))
+        .collect();
+    let aggregates: Vec<(&str, &[Value], usize)> = q
+        .find
+        .iter()
+        .filter_map(|f| match f {
+            FindElem::Aggregate { name, args, var } => {
+                Some((name.as_str(), args.as_slice(), col(*var)))
+            }
+            _ => None,
+        })
+        .collect();
+    let fresh = || -> Vec<Fold> {
+        aggregates
+            .iter()
+            .map(|(name, args, _)| Fold::new(name, args))
+            .collect()
+    };
+    // Bytes a value kept by a bag costs; a row folded is a row the relation no longer holds.
+    let value_bytes = std::mem::size_of::<Value>() as u64;
+    let bag_values = fresh().iter().filter(|f| f.keeps_values()).count() as u64;
+    let folded_row = row_bytes(rel.vars.len());
+    // A group's key is held in the list and in the index.
+    let key_bytes = 2 * row_bytes(key_cols.len());
+    let mut groups: Vec<(Vec<Value>, Vec<Fold>)> = Vec::new();
+    let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+    let mut key: Vec<Value> = Vec::with_capacity(key_cols.len());
+    for r in rel.into_rows() {
+        budget.charge(bag_values * value_bytes)?;
+        key.clear();
+        key.extend(key_cols.iter().map(|&c| r[c].clone()));
+        let gi = match index.get(key.as_slice()) {
+            Some(gi) => *gi,
+            None => {
+                budget.charge(key_bytes)?;
+                groups.push((key.clone(), fresh()));
+                index.insert(key.clone(), groups.len() - 1);
+                groups.len() - 1
+            }
+        };
+        for (fold, (_, _, c)) in groups[gi].1.iter_mut().zip(&aggregates) {
+            fold.add(&r[*c]);
+        }
+        budget.release(folded_row);
+    }
+    // No rows, no groups: an aggregate over nothing is no result (Datomic: nil for a scalar or
+    // tuple, an empty collection otherwise), not a count of 0.
+    let mut out = Vec::with_capacity(groups.len());
+    for (key, folds) in groups {
+        budget.tick()?;
+        let mut keys = key.iter();
+        let mut folds = folds.into_iter().zip(&aggregates);
+        let mut row = Vec::with_capacity(q.find.len());
+        for f in &q.find {
+            row.push(match f {
+                FindElem::Aggregate { .. } => {
+                    let (fold, (name, args, _)) = folds.next().expect("one fold per aggregate");
+                    if user_aggs.contains_key(*name) {
+                        budget.user_call()?;
+                    }
+                    fold.finish(name, args, user_aggs)?
+                }
+                other => element(db, other, keys.next().expect("one key per find variable"))?,
+            });
+        }
+        out.push(row);
+    }
+    Ok(out)
 }
 
 /// The result tuples of a query without aggregates, built straight from the relation's rows

@@ -50,6 +50,7 @@ pub mod error;
 #[allow(dead_code, unused_imports)]
 pub(crate) mod exec;
 pub(crate) mod find;
+mod fold;
 mod inputs;
 pub(crate) mod ir;
 pub(crate) mod lower;
