@@ -211,7 +211,15 @@ mod tests {
             vec![Value::String("a".into()), Value::Long(1)],
             vec![Value::Long(1), Value::String("a".into())],
         ];
-        for name in ["count", "sum", "avg", "min", "max", "median", "count-distinct"] {
+        for name in [
+            "count",
+            "sum",
+            "avg",
+            "min",
+            "max",
+            "median",
+            "count-distinct",
+        ] {
             for vals in &bags {
                 let whole = aggregate(name, &[], vals, &HashMap::new());
                 let fold = folded(name, &[], vals);

@@ -57,9 +57,16 @@ impl<'a> Ctx<'a> {
                     .collect();
                 out.vars.extend(&new_vars);
                 let bytes = row_bytes(out.vars.len());
-                for row in &rel.rows {
+                // Each row is moved into its result (the last one, when a collection binds
+                // several) and extended in place, its old place let go as it goes.
+                let given = row_bytes(rel.vars.len());
+                let in_vars = rel.vars.clone();
+                let col = |v: Var| in_vars.iter().position(|x| *x == v);
+                let mut results = Vec::new();
+                for row in rel.into_rows() {
                     self.budget.tick()?;
-                    let vals = resolve_args(args, &rel.vars, row);
+                    self.budget.release(given);
+                    let vals = resolve_args(args, &in_vars, &row);
                     let result = match self.call(name, &vals) {
                         Ok(Some(v)) => v,
                         // A nil result binds nothing (Datomic drops the row).
@@ -68,11 +75,19 @@ impl<'a> Ctx<'a> {
                         Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
                         Err(e) => return Err(e),
                     };
-                    for bound in destructure(binding, result) {
-                        let mut r = row.clone();
+                    results.clear();
+                    results.extend(destructure(binding, result));
+                    let mut row = Some(row);
+                    let last = results.len().saturating_sub(1);
+                    for (i, bound) in results.drain(..).enumerate() {
+                        let mut r = match (i == last, &mut row) {
+                            (true, row) => row.take().expect("the last result takes the row"),
+                            (false, Some(row)) => row.clone(),
+                            (false, None) => unreachable!("the row is taken by the last only"),
+                        };
                         let mut ok = true;
                         for (v, val) in bound {
-                            match rel.col(v) {
+                            match col(v) {
                                 Some(c) => ok &= r[c] == val,
                                 None => {
                                     if new_vars.contains(&v) && r.len() < out.vars.len() {

@@ -47,6 +47,9 @@ impl<'a> Ctx<'a> {
         input: Relation,
         keep: &[Var],
     ) -> Result<Relation, QueryError> {
+        if let Some(spread) = self.distributed(clauses, &input, keep)? {
+            return Ok(spread);
+        }
         let mut rel = input;
         let mut todo: Vec<Clause> = clauses.to_vec();
         // Canonical order: a tie between equally cheap clauses never depends on query order.

@@ -7,6 +7,8 @@
 //!
 //! - `context`: what a running query carries ([`Ctx`]) and the plan steps ([`Step`]).
 //! - `conj`: the conjunction loop: choose the cheapest ready clause, run it, project.
+//! - `distribute`: an `or` of tests spread over its conjunction, one plan per branch, when
+//!   the branches' tests make much cheaper starts.
 //! - `estimate`: the rows a clause is expected to leave (what the choice compares and
 //!   `explain` shows).
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
@@ -21,6 +23,7 @@
 mod clauses;
 mod conj;
 mod context;
+mod distribute;
 mod estimate;
 mod fulltext;
 mod ranges;

@@ -445,9 +445,10 @@ impl<'a> Ctx<'a> {
         }
         self.budget.charge(rows_bytes(slot.len(), 2))?;
         let members = EntitySet::new(slot.keys().copied());
-        let mut hits: Vec<(u32, AttrId, Value)> = Vec::new();
-        // A hit is held twice: in `hits`, then grouped in `datoms`.
-        let hit_bytes = 2 * std::mem::size_of::<(u32, AttrId, Value)>() as u64;
+        // Each hit's datom, and the number of its entity (then where the grouping puts it).
+        let mut hits: Vec<(AttrId, Value)> = Vec::new();
+        let mut slots: Vec<u32> = Vec::new();
+        let hit_bytes = (std::mem::size_of::<(AttrId, Value)>() + 4) as u64;
         let budget = &self.budget;
         // Each datom is read once, however many patterns of the star share its attribute (a
         // datom read twice would match a pattern twice): one full scan of an attribute covers
@@ -467,7 +468,8 @@ impl<'a> Ctx<'a> {
                         budget.tick()?;
                         if let Some(s) = slot.get(&e) {
                             budget.charge(hit_bytes)?;
-                            hits.push((*s, *a, c.clone()));
+                            slots.push(*s);
+                            hits.push((*a, c.clone()));
                         }
                     }
                 }
@@ -507,7 +509,8 @@ impl<'a> Ctx<'a> {
                                 }
                             };
                             budget.charge_step(hit_bytes);
-                            hits.push((*s, *a, v));
+                            slots.push(*s);
+                            hits.push((*a, v));
                             Ok(true)
                         },
                     )?;
@@ -515,25 +518,34 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        // Group by entity (a counting sort keeps each entity's datoms in scan order).
+        // Group by entity: a counting sort (each entity's datoms stay in scan order), its
+        // permutation applied in place, so that the datoms are never held twice (a star over
+        // millions of entities holds several datoms for each).
         let mut start = vec![0u32; slot.len() + 1];
-        for (s, _, _) in &hits {
+        for s in &slots {
             start[*s as usize + 1] += 1;
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
         }
         let mut fill = start.clone();
-        let mut order = vec![0u32; hits.len()];
-        for (i, (s, _, _)) in hits.iter().enumerate() {
-            order[fill[*s as usize] as usize] = i as u32;
-            fill[*s as usize] += 1;
+        let mut dest = slots;
+        for s in dest.iter_mut() {
+            let at = &mut fill[*s as usize];
+            *s = *at;
+            *at += 1;
         }
-        let mut datoms = Vec::with_capacity(hits.len());
-        for i in order {
-            let (_, a, v) = &mut hits[i as usize];
-            datoms.push((*a, std::mem::replace(v, Value::Boolean(false))));
+        drop(fill);
+        for i in 0..dest.len() {
+            // Each swap puts one datom where it belongs: at most one swap a datom.
+            while dest[i] as usize != i {
+                let j = dest[i] as usize;
+                hits.swap(i, j);
+                dest.swap(i, j);
+            }
         }
+        drop(dest);
+        let datoms = hits;
         Ok(Some(ScanJoin {
             slot,
             start,
