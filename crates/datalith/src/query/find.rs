@@ -296,7 +296,8 @@ fn grouped(
     // A group's key is held in the list and in the index.
     let key_bytes = 2 * row_bytes(key_cols.len());
     let mut groups: Vec<(Vec<Value>, Vec<Fold>)> = Vec::new();
-    let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+    // Grouping hashes every row's key: the fast hash, as the relations use.
+    let mut index: rustc_hash::FxHashMap<Vec<Value>, usize> = Default::default();
     let mut key: Vec<Value> = Vec::with_capacity(key_cols.len());
     for r in rel.into_rows() {
         budget.charge(bag_values * value_bytes)?;

@@ -103,7 +103,12 @@ impl<'a> Ctx<'a> {
         };
         Ok(match c {
             // Filters only shrink: run them as soon as they can run.
-            Clause::Pred { .. } | Clause::Not { .. } => 0,
+            Clause::Pred { .. } => 0,
+            // A `not` of tests is a test; one that reads the database does a nested query per
+            // row: at most the rows it gets, so that a cheaper filter (a pattern on a bound
+            // entity with a constant) runs before it and leaves it fewer rows.
+            Clause::Not { clauses, .. } if clauses.iter().all(is_filter) => 0,
+            Clause::Not { .. } => n,
             Clause::Or { .. } if is_filter(c) => 0,
             Clause::Fn { .. } => n,
             Clause::Timed(src, t) if self.reads_db(*src) => self.estimate_timed(&t.p, rel, n)?,
