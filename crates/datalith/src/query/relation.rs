@@ -104,18 +104,19 @@ impl Relation {
         if dedup {
             return self.project(keep, budget);
         }
-        let vars = cols.iter().map(|c| self.vars[*c]).collect();
-        let mut out = Relation::empty(vars);
-        out.rows.reserve(self.rows.len());
-        for mut r in self.into_rows() {
+        // Each row keeps its own vector: the kept values move down in place, and the room of
+        // the dropped ones stays for the values later steps add.
+        let kept: Vec<bool> = (0..self.vars.len()).map(|c| cols.contains(&c)).collect();
+        for r in &mut self.rows {
             budget.tick()?;
-            out.rows.push(
-                cols.iter()
-                    .map(|c| std::mem::replace(&mut r[*c], Value::Boolean(false)))
-                    .collect(),
-            );
+            let mut at = 0;
+            r.retain(|_| {
+                at += 1;
+                kept[at - 1]
+            });
         }
-        Ok(out)
+        self.vars = cols.iter().map(|c| self.vars[*c]).collect();
+        Ok(self)
     }
 
     /// Removes duplicate rows.
