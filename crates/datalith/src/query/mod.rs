@@ -12,7 +12,8 @@
 //! - `distinct`: which steps must deduplicate to keep the rows a set.
 //! - `rules`: semi-naive, bottom-up evaluation of rules, seeded by the call's bound
 //!   arguments.
-//! - `find`: aggregates and the result's shape.
+//! - `find`: the result's shape; `fold`: aggregates folded a row at a time (a group keeps a
+//!   running value, not its members, for `count`, `sum`, `avg`, `min`, `max`).
 //! - `validate`: the queries Datomic rejects before running them.
 //! - `run`: the entry point, with the parse cache; `inputs` (input values as relations)
 //!   and `entities` (entity ids named by constants and inputs, per database) serve it.
@@ -25,8 +26,10 @@
 //! - The order of clauses never changes the plan: `exec` picks the cheapest clause that can
 //!   run next from index estimates and the current bindings, ties broken by the clause's
 //!   canonical order.
-//! - Rewrites (membership filters, semijoins, an AVE scan instead of many EAV lookups) never
-//!   change an answer (`tests/query_oracle.rs` compares with a naive evaluation).
+//! - Rewrites (membership filters, semijoins, an AVE scan instead of many EAV lookups, an
+//!   `or` of tests spread over its conjunction) never change an answer
+//!   (`tests/query_oracle.rs` compares with a naive evaluation, `tests/or_spread.rs` the
+//!   spread `or` with the same tests in Rust).
 //! - Between two steps the relation is a set; a step deduplicates only if it can make equal
 //!   rows (`distinct`; shown as ` +dedup` in `explain`). `:find` returns a set (with `:with`
 //!   and no aggregate, Datomic's bag); aggregates run over the set of `:find` + `:with` tuples.
