@@ -133,17 +133,34 @@ pub fn parse(text: &str) -> Result<Port, String> {
 
 /// Runs `port`, each query through `q(text, inputs after $)`; the last step's result.
 pub fn run<E>(port: &Port, mut q: impl FnMut(&str, &[Edn]) -> Result<Edn, E>) -> Result<Edn, E> {
+    let uses = |step: &Step| -> Vec<String> {
+        match step {
+            Step::Query { args, .. } => args.clone(),
+            Step::Union { parts, .. } => parts.clone(),
+        }
+    };
+    // The last step that reads each result: there it is moved, not copied (a result can be
+    // a million rows, and copying it is no part of the query).
+    let last_use = |name: &str| -> Option<usize> {
+        port.steps
+            .iter()
+            .rposition(|s| uses(s).iter().any(|n| n == name))
+    };
     let mut done: Vec<(&str, Edn)> = Vec::new();
-    for step in &port.steps {
-        let value = |n: &String| -> Edn {
-            done.iter()
-                .find(|(d, _)| d == n)
-                .map(|(_, v)| v.clone())
-                .unwrap_or(Edn::Nil)
+    for (i, step) in port.steps.iter().enumerate() {
+        let mut value = |n: &String| -> Edn {
+            let Some((_, v)) = done.iter_mut().find(|(d, _)| d == n) else {
+                return Edn::Nil;
+            };
+            if last_use(n) == Some(i) && uses(step).iter().filter(|x| *x == n).count() == 1 {
+                std::mem::replace(v, Edn::Nil)
+            } else {
+                v.clone()
+            }
         };
         let result = match step {
             Step::Query { text, args, .. } => {
-                let inputs: Vec<Edn> = args.iter().map(value).collect();
+                let inputs: Vec<Edn> = args.iter().map(&mut value).collect();
                 q(text, &inputs)?
             }
             Step::Union { parts, .. } => {

@@ -307,7 +307,7 @@ impl<'a> Reader<'a> {
                 }
             },
             tag::LONG => Value::Long(decode_i64(self.array("8 bytes of long")?)),
-            tag::BIGINT => Value::BigInt(decode_i128(self.array("16 bytes of bigint")?)),
+            tag::BIGINT => Value::BigInt(Box::new(decode_i128(self.array("16 bytes of bigint")?))),
             tag::FLOAT => {
                 let bytes = self.array("4 bytes of float")?;
                 let x = F32::new(decode_f32(bytes))

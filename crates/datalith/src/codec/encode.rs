@@ -86,7 +86,7 @@ pub fn encode(v: &Value, out: &mut Vec<u8>) {
         Value::Long(n) => out.extend_from_slice(&long_bytes(*n)),
         Value::BigInt(n) => {
             out.push(tag::BIGINT);
-            out.extend_from_slice(&encode_i128(*n));
+            out.extend_from_slice(&encode_i128(**n));
         }
         Value::Float(x) => {
             out.push(tag::FLOAT);

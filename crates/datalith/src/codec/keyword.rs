@@ -7,19 +7,25 @@ use std::fmt;
 use std::sync::Arc;
 
 /// A keyword or symbol name: `:ns/name` (namespace optional).
+///
+/// One pointer wide (the parts behind one `Arc`): every `Value` is as wide as its widest
+/// variant, and query rows hold millions of values.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Keyword {
-    ns: Option<Arc<str>>,
-    name: Arc<str>,
+pub struct Keyword(Arc<Parts>);
+
+#[derive(PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Parts {
+    ns: Option<Box<str>>,
+    name: Box<str>,
 }
 
 impl Keyword {
     /// A keyword. An empty namespace counts as none.
     pub fn new(ns: Option<&str>, name: &str) -> Keyword {
-        Keyword {
-            ns: ns.filter(|n| !n.is_empty()).map(Arc::from),
-            name: Arc::from(name),
-        }
+        Keyword(Arc::new(Parts {
+            ns: ns.filter(|n| !n.is_empty()).map(Box::from),
+            name: Box::from(name),
+        }))
     }
 
     /// Parses `:ns/name`, `ns/name`, `:name` or `name`. The name is everything after the first
@@ -32,41 +38,36 @@ impl Keyword {
         }
     }
 
-    /// Whether `other` shares this keyword's allocations (is a clone of it): a check of two
-    /// pointers that implies equality (equal keywords may still not share them).
+    /// Whether `other` shares this keyword's allocation (is a clone of it): a check of a
+    /// pointer that implies equality (equal keywords may still not share it).
     pub fn same_allocation(&self, other: &Keyword) -> bool {
-        Arc::ptr_eq(&self.name, &other.name)
-            && match (&self.ns, &other.ns) {
-                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-                (None, None) => true,
-                _ => false,
-            }
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// The namespace, if any.
     pub fn namespace(&self) -> Option<&str> {
-        self.ns.as_deref()
+        self.0.ns.as_deref()
     }
 
     /// The name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.0.name
     }
 
     /// `ns/name` without the colon.
     pub fn to_symbol_text(&self) -> String {
-        match &self.ns {
-            Some(ns) => format!("{ns}/{}", self.name),
-            None => self.name.to_string(),
+        match &self.0.ns {
+            Some(ns) => format!("{ns}/{}", self.0.name),
+            None => self.0.name.to_string(),
         }
     }
 }
 
 impl fmt::Display for Keyword {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.ns {
-            Some(ns) => write!(f, ":{ns}/{}", self.name),
-            None => write!(f, ":{}", self.name),
+        match &self.0.ns {
+            Some(ns) => write!(f, ":{ns}/{}", self.0.name),
+            None => write!(f, ":{}", self.0.name),
         }
     }
 }

@@ -21,7 +21,7 @@ pub enum Value {
     /// Big integer (`N` suffix). Limited to 128 bits (`i128`): Datomic's bigints are
     /// unbounded, but integers past 2^127 are vanishingly rare in data, and a fixed width keeps
     /// the encoding a plain 16-byte sign-flipped number. Readers refuse larger literals.
-    BigInt(i128),
+    BigInt(Box<i128>),
     /// 32-bit float.
     Float(F32),
     /// 64-bit double.
@@ -46,7 +46,7 @@ pub enum Value {
     /// sequences as tuples.
     Tuple(Vec<Option<Value>>),
     /// An exact fraction (query values only: Datomic has no ratio type).
-    Ratio(Ratio),
+    Ratio(Box<Ratio>),
     /// A regular expression (query values only).
     Regex(Regex),
     /// A set, its elements sorted by this order and distinct (query values only: a
@@ -55,6 +55,10 @@ pub enum Value {
     /// A map, its entries sorted by key and keys distinct (query values only).
     Map(Arc<[(Value, Value)]>),
 }
+
+// Query rows hold millions of values: the rare wide ones (bigints, ratios) are boxed and a
+// keyword is one pointer, so that a value is four words.
+const _: () = assert!(std::mem::size_of::<Value>() <= 32);
 
 impl Value {
     /// A double value; `None` for NaN.
@@ -151,7 +155,7 @@ impl Value {
     pub fn as_f64(&self) -> Option<f64> {
         match self {
             Value::Long(n) => Some(*n as f64),
-            Value::BigInt(n) => Some(*n as f64),
+            Value::BigInt(n) => Some(**n as f64),
             Value::Float(x) => Some(x.get() as f64),
             Value::Double(x) => Some(x.get()),
             Value::BigDec(d) => d.to_string().trim_end_matches('M').parse().ok(),

@@ -11,7 +11,7 @@ use crate::codec::{Regex, Value, F64};
 pub fn value_from_edn(e: &Edn) -> Option<Value> {
     let all = |items: &[Edn]| items.iter().map(value_from_edn).collect::<Option<Vec<_>>>();
     Some(match e {
-        Edn::Ratio(r) => Value::Ratio(*r),
+        Edn::Ratio(r) => Value::Ratio(Box::new(*r)),
         Edn::Regex(source) => Value::Regex(Regex::parse(source).ok()?),
         Edn::Set(items) => Value::set(all(items)?),
         Edn::Map(pairs) => Value::map(
@@ -22,7 +22,7 @@ pub fn value_from_edn(e: &Edn) -> Option<Value> {
         ),
         Edn::Bool(b) => Value::Boolean(*b),
         Edn::Long(n) => Value::Long(*n),
-        Edn::BigInt(n) => Value::BigInt(*n),
+        Edn::BigInt(n) => Value::BigInt(Box::new(*n)),
         Edn::Double(x) => Value::Double(F64::new(*x)?),
         Edn::BigDec(d) => Value::BigDec(d.clone()),
         Edn::String(s) => Value::String(Arc::from(s.as_str())),
@@ -66,7 +66,7 @@ pub fn edn_from_value(v: &Value) -> Edn {
     match v {
         Value::Boolean(b) => Edn::Bool(*b),
         Value::Long(n) => Edn::Long(*n),
-        Value::BigInt(n) => Edn::BigInt(*n),
+        Value::BigInt(n) => Edn::BigInt(**n),
         // The double nearest the float's shortest decimal form, so `0.1f32` prints `0.1`
         // (as Datomic prints it) and reads back as the same float.
         Value::Float(x) => Edn::Double(x.get().to_string().parse().unwrap_or(x.get() as f64)),
@@ -90,7 +90,7 @@ pub fn edn_from_value(v: &Value) -> Edn {
                 .map(|i| i.as_ref().map_or(Edn::Nil, edn_from_value))
                 .collect(),
         ),
-        Value::Ratio(r) => Edn::Ratio(*r),
+        Value::Ratio(r) => Edn::Ratio(**r),
         Value::Regex(r) => Edn::Regex(r.source().to_string()),
         Value::Set(items) => Edn::Set(items.iter().map(edn_from_value).collect()),
         Value::Map(entries) => Edn::Map(

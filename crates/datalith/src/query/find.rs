@@ -283,19 +283,20 @@ fn grouped(
             _ => None,
         })
         .collect();
-    let fresh = || -> Vec<Fold> {
+    let fresh = || {
         aggregates
             .iter()
             .map(|(name, args, _)| Fold::new(name, args))
-            .collect()
     };
+    let width = aggregates.len();
     // Bytes a value kept by a bag costs; a row folded is a row the relation no longer holds.
     let value_bytes = std::mem::size_of::<Value>() as u64;
-    let bag_values = fresh().iter().filter(|f| f.keeps_values()).count() as u64;
+    let bag_values = fresh().filter(|f| f.keeps_values()).count() as u64;
     let folded_row = row_bytes(rel.vars.len());
-    // A group's key is held in the list and in the index.
-    let key_bytes = 2 * row_bytes(key_cols.len());
-    let mut groups: Vec<(Vec<Value>, Vec<Fold>)> = Vec::new();
+    // A group's key is held once (in the index), its folds in one list for every group.
+    let key_bytes = row_bytes(key_cols.len());
+    // Group `g`'s folds are `folds[g * width..(g + 1) * width]`.
+    let mut folds: Vec<Fold> = Vec::new();
     // Grouping hashes every row's key: the fast hash, as the relations use.
     let mut index: rustc_hash::FxHashMap<Vec<Value>, usize> = Default::default();
     let mut key: Vec<Value> = Vec::with_capacity(key_cols.len());
@@ -307,23 +308,33 @@ fn grouped(
             Some(gi) => *gi,
             None => {
                 budget.charge(key_bytes)?;
-                groups.push((key.clone(), fresh()));
-                index.insert(key.clone(), groups.len() - 1);
-                groups.len() - 1
+                let gi = index.len();
+                index.insert(key.clone(), gi);
+                folds.extend(fresh());
+                gi
             }
         };
-        for (fold, (_, _, c)) in groups[gi].1.iter_mut().zip(&aggregates) {
+        for (fold, (_, _, c)) in folds[gi * width..(gi + 1) * width]
+            .iter_mut()
+            .zip(&aggregates)
+        {
             fold.add(&r[*c]);
         }
         budget.release(folded_row);
     }
+    // The groups in order of their first row.
+    let mut keys: Vec<Vec<Value>> = vec![Vec::new(); index.len()];
+    for (k, gi) in index {
+        keys[gi] = k;
+    }
     // No rows, no groups: an aggregate over nothing is no result (Datomic: nil for a scalar or
     // tuple, an empty collection otherwise), not a count of 0.
-    let mut out = Vec::with_capacity(groups.len());
-    for (key, folds) in groups {
+    let mut out = Vec::with_capacity(keys.len());
+    let mut all_folds = folds.into_iter();
+    for key in keys {
         budget.tick()?;
         let mut keys = key.iter();
-        let mut folds = folds.into_iter().zip(&aggregates);
+        let mut folds = all_folds.by_ref().take(width).zip(&aggregates);
         let mut row = Vec::with_capacity(q.find.len());
         for f in &q.find {
             row.push(match f {

@@ -193,7 +193,7 @@ mod tests {
     /// Bags of values, each folded and aggregated whole: the two must agree, errors too.
     #[test]
     fn a_fold_gives_what_the_whole_bag_gives() {
-        let big = Value::BigInt(1 << 70);
+        let big = Value::BigInt(Box::new(1 << 70));
         let bags: Vec<Vec<Value>> = vec![
             vec![],
             vec![Value::Long(3)],

@@ -675,7 +675,11 @@ mod tests {
             assert_eq!(decode_fixed(&b), Some(v.clone()), "{v:?}");
             assert_eq!(decode_exact(&b).ok(), Some(v));
         }
-        for other in [Value::string("abc"), Value::Boolean(true), Value::BigInt(7)] {
+        for other in [
+            Value::string("abc"),
+            Value::Boolean(true),
+            Value::BigInt(Box::new(7)),
+        ] {
             let mut b = Vec::new();
             codec::encode::encode(&other, &mut b);
             assert_eq!(decode_fixed(&b), None, "{other:?}");

@@ -22,9 +22,12 @@ fn cases() -> Vec<(Value, Vec<u8>)> {
         (Value::Long(i64::MIN), z8(0x02, 0x00, 0x00)),
         (Value::Long(i64::MAX), z8(0x02, 0xFF, 0xFF)),
         (Value::Long(258), vec![0x02, 0x80, 0, 0, 0, 0, 0, 1, 2]),
-        (Value::BigInt(0), [vec![0x03, 0x80], vec![0; 15]].concat()),
         (
-            Value::BigInt(-1),
+            Value::BigInt(Box::new(0)),
+            [vec![0x03, 0x80], vec![0; 15]].concat(),
+        ),
+        (
+            Value::BigInt(Box::new(-1)),
             [vec![0x03, 0x7F], vec![0xFF; 15]].concat(),
         ),
         (Value::float(0.0).unwrap(), vec![0x04, 0x80, 0, 0, 0]),

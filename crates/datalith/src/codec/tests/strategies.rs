@@ -74,7 +74,7 @@ pub fn scalar_of(t: usize) -> BoxedStrategy<Value> {
         0 => any::<bool>().prop_map(Value::Boolean).boxed(),
         1 => small_i64().prop_map(Value::Long).boxed(),
         2 => prop_oneof![any::<i128>(), -3i128..3]
-            .prop_map(Value::BigInt)
+            .prop_map(|n| Value::BigInt(Box::new(n)))
             .boxed(),
         3 => float().boxed(),
         4 => double().boxed(),

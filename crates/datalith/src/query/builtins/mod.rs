@@ -116,8 +116,31 @@ pub fn is_builtin(name: &str) -> bool {
     lookup(name).is_some()
 }
 
-/// The table of contents: every built-in by name.
+/// Names a thread remembers resolving: a function called once per row is resolved once, not
+/// compared with every name of the table each time; past this many names it resolves anew.
+const RESOLVED_NAMES: usize = 1024;
+
+/// The built-in named `name`, through the thread's memory of names resolved before.
 fn lookup(name: &str) -> Option<Builtin> {
+    thread_local! {
+        static RESOLVED: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Option<Builtin>>> =
+            Default::default();
+    }
+    RESOLVED.with(|cell| {
+        if let Some(f) = cell.borrow().get(name) {
+            return *f;
+        }
+        let f = resolve(name);
+        let mut map = cell.borrow_mut();
+        if map.len() < RESOLVED_NAMES {
+            map.insert(name.into(), f);
+        }
+        f
+    })
+}
+
+/// The table of contents: every built-in by name.
+fn resolve(name: &str) -> Option<Builtin> {
     use {arith as a, collections as c, compare as cmp, logic as l, regex as r, strings as s};
     Some(match canonical(name).as_ref() {
         "=" => cmp::eq,
@@ -231,6 +254,20 @@ pub fn call(name: &str, args: &[Value]) -> Out {
         name: name.to_string(),
     })?;
     f(&Call { name, args })
+}
+
+/// Whether a test holds, for the tests that can answer without building their result (a
+/// regular expression's match is a new string, only its presence counts in a test); `None`
+/// for the others, which [`call`] answers.
+pub fn holds(name: &str, args: &[Value]) -> Option<bool> {
+    let [Value::Regex(re), Value::String(s)] = args else {
+        return None;
+    };
+    match canonical(name).as_ref() {
+        "re-find" => Some(re.anywhere().is_match(s)),
+        "re-matches" => Some(re.whole().is_match(s)),
+        _ => None,
+    }
 }
 
 /// Clojure's truth: everything but nil and false.

@@ -41,8 +41,8 @@ impl Num {
         Some(match v {
             Value::Long(n) => Num::Long(*n),
             Value::Ref(e) => Num::Long(i64::try_from(*e).ok()?),
-            Value::BigInt(n) => Num::Big(*n),
-            Value::Ratio(r) => Num::Ratio(*r),
+            Value::BigInt(n) => Num::Big(**n),
+            Value::Ratio(r) => Num::Ratio(**r),
             Value::BigDec(d) => Num::Dec(Decimal::from_bigdec(d)?),
             Value::Float(x) => Num::Double(f64::from(x.get())),
             Value::Double(x) => Num::Double(x.get()),
@@ -54,8 +54,8 @@ impl Num {
     pub fn into_value(self) -> Result<Value, BuiltinProblem> {
         Ok(match self {
             Num::Long(n) => Value::Long(n),
-            Num::Big(n) => Value::BigInt(n),
-            Num::Ratio(r) => Value::Ratio(r),
+            Num::Big(n) => Value::BigInt(Box::new(n)),
+            Num::Ratio(r) => Value::Ratio(Box::new(r)),
             Num::Dec(d) => Value::BigDec(d.to_bigdec().ok_or(overflow(DEC))?),
             Num::Double(x) => Value::double(x).ok_or(BuiltinProblem::NotANumber)?,
         })

@@ -27,15 +27,14 @@ impl<'a> Ctx<'a> {
             }
         }
         match c {
-            Clause::Pred { name, args } => {
+            Clause::Pred { .. } => {
                 let mut out = Relation {
                     vars: rel.vars.clone(),
                     rows: Vec::with_capacity(rel.rows.len()),
                 };
                 for row in rel.into_rows() {
                     self.budget.tick()?;
-                    let vals = resolve_args(args, &out.vars, &row);
-                    if builtins::truthy(self.call(name, &vals)?.as_ref()) {
+                    if self.passes(c, &out.vars, &row)? {
                         out.rows.push(row);
                     }
                 }
@@ -63,10 +62,42 @@ impl<'a> Ctx<'a> {
                 let in_vars = rel.vars.clone();
                 let col = |v: Var| in_vars.iter().position(|x| *x == v);
                 let mut results = Vec::new();
-                for row in rel.into_rows() {
+                // The arguments' columns, found once; one buffer holds each row's arguments.
+                let arg_cols: Vec<Option<usize>> = args
+                    .iter()
+                    .map(|t| match t {
+                        Term::Var(v) => col(*v),
+                        _ => None,
+                    })
+                    .collect();
+                let mut vals: Vec<Value> = Vec::with_capacity(args.len());
+                // `[(f ...) ?new]`, the common binding: the result goes onto the row.
+                let scalar_new = match binding {
+                    Binding::Scalar(Term::Var(v)) => new_vars == [*v],
+                    _ => false,
+                };
+                for mut row in rel.into_rows() {
                     self.budget.tick()?;
                     self.budget.release(given);
-                    let vals = resolve_args(args, &in_vars, &row);
+                    vals.clear();
+                    vals.extend(args.iter().zip(&arg_cols).map(|(t, c)| match (t, c) {
+                        (_, Some(c)) => row[*c].clone(),
+                        (Term::Const(k), None) => k.clone(),
+                        _ => Value::Boolean(false),
+                    }));
+                    if scalar_new {
+                        match self.call(name, &vals) {
+                            Ok(Some(v)) => {
+                                row.push(v);
+                                self.budget.charge(bytes)?;
+                                out.rows.push(row);
+                            }
+                            Ok(None) => {}
+                            Err(QueryError::BadArguments { .. }) if name == "get-some" => {}
+                            Err(e) => return Err(e),
+                        }
+                        continue;
+                    }
                     let result = match self.call(name, &vals) {
                         Ok(Some(v)) => v,
                         // A nil result binds nothing (Datomic drops the row).
@@ -232,8 +263,13 @@ impl<'a> Ctx<'a> {
     fn passes(&mut self, c: &Clause, vars: &[Var], row: &[Value]) -> Result<bool, QueryError> {
         Ok(match c {
             Clause::Pred { name, args } => {
-                let vals = resolve_args(args, vars, row);
-                builtins::truthy(self.call(name, &vals)?.as_ref())
+                // On the stack: a test runs once per row.
+                let vals: smallvec::SmallVec<[Value; 4]> =
+                    args.iter().map(|t| resolve_arg(t, vars, row)).collect();
+                match builtins::holds(name, &vals) {
+                    Some(b) if !self.functions.contains_key(name.as_str()) => b,
+                    _ => builtins::truthy(self.call(name, &vals)?.as_ref()),
+                }
             }
             Clause::Not { clauses, .. } => {
                 for c in clauses {
@@ -345,17 +381,20 @@ impl<'a> Ctx<'a> {
 }
 
 pub(super) fn resolve_args(args: &[Term], vars: &[Var], row: &[Value]) -> Vec<Value> {
-    args.iter()
-        .map(|t| match t {
-            Term::Var(v) => vars
-                .iter()
-                .position(|x| x == v)
-                .map(|c| row[c].clone())
-                .unwrap_or(Value::Boolean(false)),
-            Term::Const(c) => c.clone(),
-            Term::Blank => Value::Boolean(false),
-        })
-        .collect()
+    args.iter().map(|t| resolve_arg(t, vars, row)).collect()
+}
+
+/// One argument's value in `row` (an unbound variable or a blank is false).
+fn resolve_arg(t: &Term, vars: &[Var], row: &[Value]) -> Value {
+    match t {
+        Term::Var(v) => vars
+            .iter()
+            .position(|x| x == v)
+            .map(|c| row[c].clone())
+            .unwrap_or(Value::Boolean(false)),
+        Term::Const(c) => c.clone(),
+        Term::Blank => Value::Boolean(false),
+    }
 }
 
 /// The bindings a function result makes.

@@ -203,8 +203,10 @@ impl<'a> Ctx<'a> {
             }) && (1..attrs.len()).all(|i| !attrs[..i].contains(&attrs[i]))
         });
         // Hash join when scanning the attributes costs less than looking up every row.
-        let scanned = match (&star_attrs, e_col) {
-            (Some(attrs), Some(c)) => self.scan_join(star, attrs, &rel, c, bounds)?,
+        let mut scanned = match (&star_attrs, e_col) {
+            (Some(attrs), Some(c)) => {
+                self.scan_join(star, attrs, &rel, c, bounds, simple.is_some())?
+            }
             _ => None,
         };
         let mut out = Relation {
@@ -234,8 +236,25 @@ impl<'a> Ctx<'a> {
                 None => e_const,
             };
             let Some(e) = e else { continue };
+            if let Some(Scanned::Columns(c)) = &mut scanned {
+                let Some(s) = c.slot.get(e) else { continue };
+                let s = s as usize;
+                if c.cols.iter().any(|col| col[s].is_none()) {
+                    continue;
+                }
+                let mut row = row;
+                if c.unique {
+                    row.extend(c.cols.iter_mut().filter_map(|col| col[s].take()));
+                } else {
+                    row.extend(c.cols.iter().filter_map(|col| col[s].clone()));
+                }
+                debug_assert_eq!(row.len(), vars.len());
+                out.rows.push(row);
+                continue;
+            }
             let datoms: &[(AttrId, Value)] = match (&scanned, &mut cursor) {
-                (Some(j), _) => j.datoms(e),
+                (Some(Scanned::Grouped(j)), _) => j.datoms(e),
+                (Some(Scanned::Columns(_)), _) => unreachable!("a column scan answers above"),
                 (None, None) => &[],
                 (None, Some(cursor)) => {
                     looked_up.clear();
@@ -388,7 +407,8 @@ impl<'a> Ctx<'a> {
         rel: &Relation,
         e_col: usize,
         bounds: &[StarBound],
-    ) -> Result<Option<ScanJoin>, QueryError> {
+        simple: bool,
+    ) -> Result<Option<Scanned>, QueryError> {
         let r = self.r;
         // An attribute's scan can skip what the tests will drop when every pattern that scans
         // it whole has the same bounds.
@@ -435,19 +455,24 @@ impl<'a> Ctx<'a> {
             }
         }
         // Entities of the rows, numbered.
-        let mut slot: HashMap<EntityId, u32> =
-            HashMap::with_capacity_and_hasher(rel.rows.len(), Default::default());
-        for row in &rel.rows {
-            if let Some(e) = entity_of(&row[e_col]) {
-                let next = slot.len() as u32;
-                slot.entry(e).or_insert(next);
+        let (slot, ids) = Slots::new(rel.rows.iter().filter_map(|row| entity_of(&row[e_col])));
+        self.budget.charge(slot.bytes())?;
+        if simple {
+            if let Some(cols) = self.scan_columns(attrs, &slot, &bound_of)? {
+                return Ok(Some(Scanned::Columns(Columns {
+                    unique: ids == slot.len(),
+                    slot,
+                    cols,
+                })));
             }
+            // An attribute holds two values for one entity (data older than its
+            // cardinality): the grouped datoms below take every value.
         }
-        self.budget.charge(rows_bytes(slot.len(), 2))?;
-        let members = EntitySet::new(slot.keys().copied());
         // Each hit's datom, and the number of its entity (then where the grouping puts it).
-        let mut hits: Vec<(AttrId, Value)> = Vec::new();
-        let mut slots: Vec<u32> = Vec::new();
+        // As many hits as datoms read, at most the star's attributes for each entity.
+        let expect = total.min((slot.len() as u64).saturating_mul(attrs.len() as u64)) as usize;
+        let mut hits: Vec<(AttrId, Value)> = Vec::with_capacity(expect);
+        let mut slots: Vec<u32> = Vec::with_capacity(expect);
         let hit_bytes = (std::mem::size_of::<(AttrId, Value)>() + 4) as u64;
         let budget = &self.budget;
         // Each datom is read once, however many patterns of the star share its attribute (a
@@ -466,9 +491,9 @@ impl<'a> Ctx<'a> {
                 Some(c) => {
                     for e in self.r.entities_with(*a, c)? {
                         budget.tick()?;
-                        if let Some(s) = slot.get(&e) {
+                        if let Some(s) = slot.get(e) {
                             budget.charge(hit_bytes)?;
-                            slots.push(*s);
+                            slots.push(s);
                             hits.push((*a, c.clone()));
                         }
                     }
@@ -489,10 +514,7 @@ impl<'a> Ctx<'a> {
                             if !budget.step() {
                                 return Ok(false);
                             }
-                            if !members.may_contain(e) {
-                                return Ok(true);
-                            }
-                            let Some(s) = slot.get(&e) else {
+                            let Some(s) = slot.get(e) else {
                                 return Ok(true);
                             };
                             // Numbers inline; runs of one other value share its decoding.
@@ -509,7 +531,7 @@ impl<'a> Ctx<'a> {
                                 }
                             };
                             budget.charge_step(hit_bytes);
-                            slots.push(*s);
+                            slots.push(s);
                             hits.push((*a, v));
                             Ok(true)
                         },
@@ -546,17 +568,102 @@ impl<'a> Ctx<'a> {
         }
         drop(dest);
         let datoms = hits;
-        Ok(Some(ScanJoin {
+        Ok(Some(Scanned::Grouped(ScanJoin {
             slot,
             start,
             datoms,
-        }))
+        })))
     }
+
+    /// Each attribute's value for every numbered entity, one column per attribute, read by
+    /// one scan of the attribute (within its bounds); `None` when an attribute holds two
+    /// values for one entity.
+    fn scan_columns<'b>(
+        &self,
+        attrs: &[AttrId],
+        slot: &Slots,
+        bound_of: &impl Fn(AttrId) -> Option<&'b (Bound<Value>, Bound<Value>)>,
+    ) -> Result<Option<Vec<Vec<Option<Value>>>>, QueryError> {
+        let r = self.r;
+        let budget = &self.budget;
+        let n = slot.len();
+        let bytes = (n as u64)
+            .saturating_mul(std::mem::size_of::<Option<Value>>() as u64)
+            .saturating_mul(attrs.len() as u64);
+        budget.charge(bytes)?;
+        let mut cols: Vec<Vec<Option<Value>>> = Vec::with_capacity(attrs.len());
+        for a in attrs {
+            let mut col: Vec<Option<Value>> = vec![None; n];
+            let mut twice = false;
+            let mut last: Option<(&[u8], Value)> = None;
+            let (lo, hi) = match bound_of(*a) {
+                Some((lo, hi)) => (as_ref(lo), as_ref(hi)),
+                None => (Bound::Unbounded, Bound::Unbounded),
+            };
+            r.scan_attr(
+                *a,
+                lo,
+                hi,
+                Direction::Forward,
+                #[inline(always)]
+                |vb, e| {
+                    if !budget.step() {
+                        return Ok(false);
+                    }
+                    let Some(s) = slot.get(e) else {
+                        return Ok(true);
+                    };
+                    let cell = &mut col[s as usize];
+                    if cell.is_some() {
+                        twice = true;
+                        return Ok(false);
+                    }
+                    // Numbers inline; runs of one other value share its decoding.
+                    *cell = Some(if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                        v
+                    } else {
+                        match &last {
+                            Some((b, v)) if *b == vb => v.clone(),
+                            _ => {
+                                let v = r.decode_value(*a, vb)?;
+                                last = Some((vb, v.clone()));
+                                v
+                            }
+                        }
+                    });
+                    Ok(true)
+                },
+            )?;
+            budget.check()?;
+            if twice {
+                budget.release(bytes);
+                return Ok(None);
+            }
+            cols.push(col);
+        }
+        Ok(Some(cols))
+    }
+}
+
+/// What a scan join read: the datoms grouped by entity, or, for a simple star (each attribute
+/// of cardinality one binding a new variable), one column of values per attribute.
+pub(super) enum Scanned {
+    Grouped(ScanJoin),
+    Columns(Columns),
+}
+
+/// A simple star's values: `cols[i][s]` is the value of the star's `i`th attribute for the
+/// entity numbered `s`, `None` when it has none (the row is then dropped).
+pub(super) struct Columns {
+    slot: Slots,
+    cols: Vec<Vec<Option<Value>>>,
+    /// No entity is in two rows: each value can move into its row.
+    unique: bool,
 }
 
 /// The datoms of a scan join, grouped by entity.
 pub(super) struct ScanJoin {
-    slot: HashMap<EntityId, u32>,
+    slot: Slots,
     /// `datoms[start[s]..start[s + 1]]` belong to the entity numbered `s`.
     start: Vec<u32>,
     datoms: Vec<(AttrId, Value)>,
@@ -564,12 +671,101 @@ pub(super) struct ScanJoin {
 
 impl ScanJoin {
     fn datoms(&self, e: EntityId) -> &[(AttrId, Value)] {
-        match self.slot.get(&e) {
+        match self.slot.get(e) {
             Some(s) => {
-                let s = *s as usize;
+                let s = s as usize;
                 &self.datoms[self.start[s] as usize..self.start[s + 1] as usize]
             }
             None => &[],
+        }
+    }
+}
+
+/// The rows' entities numbered in order of first appearance: an array over the ids' span when
+/// it is compact (entity ids are allocated densely: an index instead of a hash lookup for every
+/// datom a scan join reads), else a hash map behind a membership pre-test.
+pub(super) enum Slots {
+    Dense {
+        lo: EntityId,
+        /// The number of entity `lo + i` at `i`, `Slots::NONE` for ids not in the rows.
+        at: Vec<u32>,
+        len: usize,
+    },
+    Hashed {
+        members: EntitySet,
+        map: HashMap<EntityId, u32>,
+    },
+}
+
+impl Slots {
+    const NONE: u32 = u32::MAX;
+
+    /// The numbering, and how many ids there were (repeats included).
+    fn new(ids: impl Iterator<Item = EntityId> + Clone) -> (Slots, usize) {
+        let (mut lo, mut hi, mut n) = (u64::MAX, 0, 0u64);
+        for e in ids.clone() {
+            lo = lo.min(e);
+            hi = hi.max(e);
+            n += 1;
+        }
+        let span = hi.saturating_sub(lo).saturating_add(1);
+        // At most four ids of span per row (16 bytes a row: about what a hash map takes).
+        if n > 0 && span <= n.saturating_mul(4).saturating_add(4096) {
+            let mut at = vec![Self::NONE; span as usize];
+            let mut len = 0u32;
+            for e in ids {
+                let x = &mut at[(e - lo) as usize];
+                if *x == Self::NONE {
+                    *x = len;
+                    len += 1;
+                }
+            }
+            let dense = Slots::Dense {
+                lo,
+                at,
+                len: len as usize,
+            };
+            return (dense, n as usize);
+        }
+        let mut map: HashMap<EntityId, u32> =
+            HashMap::with_capacity_and_hasher(n as usize, Default::default());
+        for e in ids {
+            let next = map.len() as u32;
+            map.entry(e).or_insert(next);
+        }
+        let members = EntitySet::new(map.keys().copied());
+        (Slots::Hashed { members, map }, n as usize)
+    }
+
+    /// The number of distinct entities.
+    fn len(&self) -> usize {
+        match self {
+            Slots::Dense { len, .. } => *len,
+            Slots::Hashed { map, .. } => map.len(),
+        }
+    }
+
+    /// What the numbering holds, for the query's memory budget.
+    fn bytes(&self) -> u64 {
+        match self {
+            Slots::Dense { at, .. } => at.len() as u64 * 4,
+            Slots::Hashed { map, .. } => rows_bytes(map.len(), 2),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, e: EntityId) -> Option<u32> {
+        match self {
+            Slots::Dense { lo, at, .. } => {
+                let i = e.checked_sub(*lo)?;
+                at.get(i as usize).copied().filter(|s| *s != Self::NONE)
+            }
+            Slots::Hashed { members, map } => {
+                if !members.may_contain(e) {
+                    return None;
+                }
+                map.get(&e).copied()
+            }
         }
     }
 }
