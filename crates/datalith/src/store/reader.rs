@@ -243,6 +243,14 @@ impl<'a> IndexReader<'a> {
         })
     }
 
+    /// A cursor for many lookups of entities by value (see [`ValueCursor`]).
+    pub fn value_cursor(&self) -> Result<ValueCursor<'a>, StoreError> {
+        Ok(ValueCursor {
+            ave: self.view.list_reader(&self.t.ave)?,
+            key: Vec::with_capacity(32),
+        })
+    }
+
     /// Whether the datom `[e a v]` exists.
     pub fn contains(&self, e: EntityId, a: AttrId, v: &Value) -> Result<bool, StoreError> {
         let mut buf = Vec::with_capacity(32);
@@ -556,6 +564,42 @@ fn eav_step<'a>(
         *failed = Some(e);
         false
     })
+}
+
+/// Lookups of the entities holding a value, in the AVE index, through one LMDB cursor kept
+/// across them (as [`EntityCursor`] in EAV): lookups in ascending value order mostly search
+/// only the leaf page the previous one ended on. Any order is correct.
+pub struct ValueCursor<'a> {
+    ave: ListReader<'a>,
+    /// The key being looked up (kept to reuse its allocation).
+    key: Vec<u8>,
+}
+
+impl ValueCursor<'_> {
+    /// Appends the entities whose attribute `a` holds `v`, ascending.
+    pub fn entities_into(
+        &mut self,
+        a: AttrId,
+        v: &Value,
+        out: &mut Vec<EntityId>,
+    ) -> Result<(), StoreError> {
+        self.key.clear();
+        attr_value_bytes(a, v, &mut self.key);
+        let mut bad = None;
+        self.ave.each_from(&self.key, &[], |raw| {
+            match <[u8; ENTITY_BYTES]>::try_from(raw) {
+                Ok(b) => {
+                    out.push(EntityId::from_be_bytes(b));
+                    Ok(true)
+                }
+                Err(_) => {
+                    bad = Some(corrupt("AVE entity", raw));
+                    Ok(false)
+                }
+            }
+        })?;
+        bad.map_or(Ok(()), Err)
+    }
 }
 
 /// Entity lookups in the EAV index through one LMDB cursor kept across them: lookups of

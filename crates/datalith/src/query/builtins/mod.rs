@@ -256,21 +256,82 @@ pub fn call(name: &str, args: &[Value]) -> Out {
     f(&Call { name, args })
 }
 
-/// Whether a test holds, for the tests that can answer without building their result (a
-/// regular expression's match is a new string, only its presence counts in a test); `None`
-/// for the others, which [`call`] answers.
-pub fn holds(name: &str, args: &[Value]) -> Option<bool> {
-    let [Value::Regex(re), Value::String(s)] = args else {
+/// Whether a test holds, for the tests that answer from borrowed arguments (a test runs once
+/// per row, and copying a string argument touches its shared count; a regular expression's
+/// match would be a new string where only its presence counts); `None` for the others, which
+/// [`call`] answers.
+pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
+    let [a, Value::String(s)] = args else {
         return None;
     };
-    match canonical(name).as_ref() {
-        "re-find" => Some(re.anywhere().is_match(s)),
-        "re-matches" => Some(re.whole().is_match(s)),
-        _ => None,
+    let name = canonical(name);
+    match (name.as_ref(), a) {
+        ("re-find", Value::Regex(re)) => Some(re.anywhere().is_match(s)),
+        ("re-matches", Value::Regex(re)) => Some(re.whole().is_match(s)),
+        _ => {
+            // `(clojure.string/starts-with? s prefix)`: the text first, then the part.
+            let Value::String(text) = a else {
+                return None;
+            };
+            match name.as_ref() {
+                "clojure.string/starts-with?" => Some(text.starts_with(&**s)),
+                "clojure.string/ends-with?" => Some(text.ends_with(&**s)),
+                "clojure.string/includes?" => Some(text.contains(&**s)),
+                _ => None,
+            }
+        }
     }
 }
 
 /// Clojure's truth: everything but nil and false.
 pub fn truthy(v: Option<&Value>) -> bool {
     !matches!(v, None | Some(Value::Boolean(false)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Regex;
+
+    /// `holds` answers exactly as the call does, wherever it answers.
+    #[test]
+    fn holds_agrees_with_the_call() {
+        let re = |s: &str| Value::Regex(Regex::parse(s).unwrap());
+        let s = Value::string;
+        // (name, arguments, whether `holds` answers)
+        let cases: Vec<(&str, Vec<Value>, bool)> = vec![
+            ("re-find", vec![re("spe.*ial"), s("a special one")], true),
+            ("re-find", vec![re("^x"), s("a special one")], true),
+            ("re-matches", vec![re("a.*e"), s("a special one")], true),
+            ("re-matches", vec![re("special"), s("a special one")], true),
+            (
+                "clojure.core/re-find",
+                vec![re("one"), s("a special one")],
+                true,
+            ),
+            ("clojure.string/starts-with?", vec![s("abc"), s("ab")], true),
+            ("clojure.string/starts-with?", vec![s("abc"), s("b")], true),
+            ("starts-with?", vec![s("abc"), s("ab")], true),
+            ("str/ends-with?", vec![s("abc"), s("bc")], true),
+            ("clojure.string/includes?", vec![s("abc"), s("d")], true),
+            ("clojure.string/includes?", vec![s("abc"), s("")], true),
+            // Not answered: other names, other types (the call says what is wrong).
+            ("=", vec![s("a"), s("a")], false),
+            (
+                "clojure.string/includes?",
+                vec![Value::Long(1), s("1")],
+                false,
+            ),
+            ("re-find", vec![s("x"), s("x")], false),
+        ];
+        for (name, args, answers) in cases {
+            let refs: Vec<&Value> = args.iter().collect();
+            let got = holds(name, &refs);
+            assert_eq!(got.is_some(), answers, "{name} {args:?}");
+            if let Some(b) = got {
+                let called = truthy(call(name, &args).unwrap().as_ref());
+                assert_eq!(b, called, "{name} {args:?}");
+            }
+        }
+    }
 }

@@ -263,12 +263,24 @@ impl<'a> Ctx<'a> {
     fn passes(&mut self, c: &Clause, vars: &[Var], row: &[Value]) -> Result<bool, QueryError> {
         Ok(match c {
             Clause::Pred { name, args } => {
-                // On the stack: a test runs once per row.
-                let vals: smallvec::SmallVec<[Value; 4]> =
-                    args.iter().map(|t| resolve_arg(t, vars, row)).collect();
-                match builtins::holds(name, &vals) {
+                // On the stack, borrowed where the test can answer so: it runs once per row.
+                let refs: smallvec::SmallVec<[&Value; 4]> = args
+                    .iter()
+                    .map(|t| match t {
+                        Term::Var(v) => {
+                            vars.iter().position(|x| x == v).map_or(&FALSE, |c| &row[c])
+                        }
+                        Term::Const(c) => c,
+                        Term::Blank => &FALSE,
+                    })
+                    .collect();
+                match builtins::holds(name, &refs) {
                     Some(b) if !self.functions.contains_key(name.as_str()) => b,
-                    _ => builtins::truthy(self.call(name, &vals)?.as_ref()),
+                    _ => {
+                        let vals: smallvec::SmallVec<[Value; 4]> =
+                            refs.into_iter().cloned().collect();
+                        builtins::truthy(self.call(name, &vals)?.as_ref())
+                    }
                 }
             }
             Clause::Not { clauses, .. } => {
@@ -383,6 +395,9 @@ impl<'a> Ctx<'a> {
 pub(super) fn resolve_args(args: &[Term], vars: &[Var], row: &[Value]) -> Vec<Value> {
     args.iter().map(|t| resolve_arg(t, vars, row)).collect()
 }
+
+/// What an unbound variable or a blank passes to a function.
+static FALSE: Value = Value::Boolean(false);
 
 /// One argument's value in `row` (an unbound variable or a blank is false).
 fn resolve_arg(t: &Term, vars: &[Var], row: &[Value]) -> Value {

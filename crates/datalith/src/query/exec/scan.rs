@@ -86,22 +86,32 @@ impl<'a> Ctx<'a> {
                 }
             }
             (Term::Var(_), Some(c)) => {
-                // Join on the value: one AVE lookup per distinct value.
-                let mut cache: HashMap<Value, Vec<EntityId>> = HashMap::default();
+                // Join on the value: one AVE lookup per distinct value, in value order through
+                // one cursor (each lookup then mostly stays on the previous one's leaf page,
+                // and equal values come together, so the last lookup serves them all).
+                let mut rel = rel;
+                rel.rows
+                    .sort_unstable_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+                let mut cursor = self.r.value_cursor()?;
+                let mut last: Option<&Value> = None;
+                let mut es: Vec<EntityId> = Vec::new();
                 let bytes = row_bytes(out.vars.len() + spare);
                 for row in rel.rows.iter() {
                     self.budget.tick()?;
                     let v = &row[c];
-                    if !cache.contains_key(v) {
-                        let es = self.r.entities_with(a, &coerce(self.schema, a, v))?;
+                    if last != Some(v) {
+                        self.budget.release(rows_bytes(es.len(), 1));
+                        es.clear();
+                        cursor.entities_into(a, &coerce(self.schema, a, v), &mut es)?;
                         self.budget.charge(rows_bytes(es.len(), 1))?;
-                        cache.insert(v.clone(), es);
+                        last = Some(v);
                     }
-                    for &e in &cache[v] {
+                    for &e in &es {
                         self.budget.charge(bytes)?;
                         out.rows.push(row_with_entity(row, p, e, spare));
                     }
                 }
+                self.budget.release(rows_bytes(es.len(), 1));
             }
             _ => {
                 let (lo, hi) = intersect_ranges(ranges);

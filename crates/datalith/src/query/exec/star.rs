@@ -40,6 +40,10 @@ pub(super) fn cached_decode<'a>(
     Ok(v)
 }
 
+/// Rows from which a star's EAV lookups are made in entity order (the rows sorted first):
+/// below it a sort costs more than the descents it saves.
+pub(super) const SORT_LOOKUPS_FROM: usize = 256;
+
 /// A scan of an attribute's whole AVE range costs about as much as this many B-tree lookups
 /// per row would save: above that share of the attribute's entities, scan and hash-join.
 pub(super) const SCAN_JOIN_FACTOR: u64 = 20;
@@ -229,6 +233,16 @@ impl<'a> Ctx<'a> {
             None => PlanIndex::Eav,
         };
         let bytes = row_bytes(vars.len());
+        let mut rel = rel;
+        if let (None, Some(c)) = (&scanned, e_col) {
+            // Lookups in entity order: LMDB finds a key on the cursor's leaf page without a
+            // descent from the root, and the next key mostly is there (in the rows' order,
+            // often one of an attribute's values, each lookup is a descent to a cold page).
+            if rel.rows.len() >= SORT_LOOKUPS_FROM {
+                rel.rows
+                    .sort_unstable_by_key(|row| entity_of(&row[c]).unwrap_or(0));
+            }
+        }
         for row in rel.into_rows() {
             self.budget.charge(bytes)?;
             let e = match e_col {
