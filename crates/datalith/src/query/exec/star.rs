@@ -423,7 +423,6 @@ impl<'a> Ctx<'a> {
         bounds: &[StarBound],
         simple: bool,
     ) -> Result<Option<Scanned>, QueryError> {
-        let r = self.r;
         // An attribute's scan can skip what the tests will drop when every pattern that scans
         // it whole has the same bounds.
         let bound_of = |a: AttrId| -> Option<&(Bound<Value>, Bound<Value>)> {
@@ -513,44 +512,12 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 None => {
-                    let mut last: Option<(&[u8], Value)> = None;
-                    let (lo, hi) = match bound_of(*a) {
-                        Some((lo, hi)) => (as_ref(lo), as_ref(hi)),
-                        None => (Bound::Unbounded, Bound::Unbounded),
-                    };
-                    self.r.scan_attr(
-                        *a,
-                        lo,
-                        hi,
-                        Direction::Forward,
-                        #[inline(always)]
-                        |vb, e| {
-                            if !budget.step() {
-                                return Ok(false);
-                            }
-                            let Some(s) = slot.get(e) else {
-                                return Ok(true);
-                            };
-                            // Numbers inline; runs of one other value share its decoding.
-                            let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
-                                v
-                            } else {
-                                match &last {
-                                    Some((b, v)) if *b == vb => v.clone(),
-                                    _ => {
-                                        let v = r.decode_value(*a, vb)?;
-                                        last = Some((vb, v.clone()));
-                                        v
-                                    }
-                                }
-                            };
-                            budget.charge_step(hit_bytes);
-                            slots.push(s);
-                            hits.push((*a, v));
-                            Ok(true)
-                        },
-                    )?;
-                    budget.check()?;
+                    self.scan_numbered(*a, bound_of(*a), &slot, |s, v| {
+                        budget.charge_step(hit_bytes);
+                        slots.push(s);
+                        hits.push((*a, v));
+                        true
+                    })?;
                 }
             }
         }
@@ -589,6 +556,55 @@ impl<'a> Ctx<'a> {
         })))
     }
 
+    /// Calls `f(number, value)` for each datom of attribute `a` (within `bounds`) whose
+    /// entity `slot` numbers, in AVE order, until it returns false. Numbers decode inline;
+    /// runs of one other value share its decoding.
+    fn scan_numbered(
+        &self,
+        a: AttrId,
+        bounds: Option<&(Bound<Value>, Bound<Value>)>,
+        slot: &Slots,
+        mut f: impl FnMut(u32, Value) -> bool,
+    ) -> Result<(), QueryError> {
+        let r = self.r;
+        let budget = &self.budget;
+        let mut last: Option<(&[u8], Value)> = None;
+        let (lo, hi) = match bounds {
+            Some((lo, hi)) => (as_ref(lo), as_ref(hi)),
+            None => (Bound::Unbounded, Bound::Unbounded),
+        };
+        r.scan_attr(
+            a,
+            lo,
+            hi,
+            Direction::Forward,
+            #[inline(always)]
+            |vb, e| {
+                if !budget.step() {
+                    return Ok(false);
+                }
+                let Some(s) = slot.get(e) else {
+                    return Ok(true);
+                };
+                let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
+                    v
+                } else {
+                    match &last {
+                        Some((b, v)) if *b == vb => v.clone(),
+                        _ => {
+                            let v = r.decode_value(a, vb)?;
+                            last = Some((vb, v.clone()));
+                            v
+                        }
+                    }
+                };
+                Ok(f(s, v))
+            },
+        )?;
+        budget.check()?;
+        Ok(())
+    }
+
     /// Each attribute's value for every numbered entity, one column per attribute, read by
     /// one scan of the attribute (within its bounds); `None` when an attribute holds two
     /// values for one entity.
@@ -598,7 +614,6 @@ impl<'a> Ctx<'a> {
         slot: &Slots,
         bound_of: &impl Fn(AttrId) -> Option<&'b (Bound<Value>, Bound<Value>)>,
     ) -> Result<Option<Vec<Vec<Option<Value>>>>, QueryError> {
-        let r = self.r;
         let budget = &self.budget;
         let n = slot.len();
         let bytes = (n as u64)
@@ -609,46 +624,15 @@ impl<'a> Ctx<'a> {
         for a in attrs {
             let mut col: Vec<Option<Value>> = vec![None; n];
             let mut twice = false;
-            let mut last: Option<(&[u8], Value)> = None;
-            let (lo, hi) = match bound_of(*a) {
-                Some((lo, hi)) => (as_ref(lo), as_ref(hi)),
-                None => (Bound::Unbounded, Bound::Unbounded),
-            };
-            r.scan_attr(
-                *a,
-                lo,
-                hi,
-                Direction::Forward,
-                #[inline(always)]
-                |vb, e| {
-                    if !budget.step() {
-                        return Ok(false);
-                    }
-                    let Some(s) = slot.get(e) else {
-                        return Ok(true);
-                    };
-                    let cell = &mut col[s as usize];
-                    if cell.is_some() {
-                        twice = true;
-                        return Ok(false);
-                    }
-                    // Numbers inline; runs of one other value share its decoding.
-                    *cell = Some(if let Some(v) = crate::store::reader::decode_fixed(vb) {
-                        v
-                    } else {
-                        match &last {
-                            Some((b, v)) if *b == vb => v.clone(),
-                            _ => {
-                                let v = r.decode_value(*a, vb)?;
-                                last = Some((vb, v.clone()));
-                                v
-                            }
-                        }
-                    });
-                    Ok(true)
-                },
-            )?;
-            budget.check()?;
+            self.scan_numbered(*a, bound_of(*a), slot, |s, v| {
+                let cell = &mut col[s as usize];
+                if cell.is_some() {
+                    twice = true;
+                    return false;
+                }
+                *cell = Some(v);
+                true
+            })?;
             if twice {
                 budget.release(bytes);
                 return Ok(None);
