@@ -44,21 +44,23 @@ impl TxReport {
 }
 
 /// The report's datoms, named by the attributes' idents as of after the transaction (which
-/// may have installed them): the report's own value, or the database's latest once that
-/// value is released (an attribute keeps its id).
+/// may have installed them): the report's own schema, or the database's latest when the
+/// report has no database values (an attribute keeps its id).
 fn datoms<'py>(
     py: Python<'py>,
     report: &datalith::TxReport,
     connection: &crate::connection::Connection,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let after = match report.db_after() {
-        Ok(db) => db,
-        Err(_) => connection
-            .database(py)?
-            .db()
-            .map_err(|e| crate::errors::to_pyerr(py, e))?,
-    };
-    Ok(datom_list(py, after.schema(), &report.tx_data)?.into_any())
+    // The report's own schema, without building its `db_after` value (a replay of the
+    // batch's writes over a snapshot).
+    if let Some(schema) = report.schema_after() {
+        return Ok(datom_list(py, schema, &report.tx_data)?.into_any());
+    }
+    let latest = connection
+        .database(py)?
+        .db()
+        .map_err(|e| crate::errors::to_pyerr(py, e))?;
+    Ok(datom_list(py, latest.schema(), &report.tx_data)?.into_any())
 }
 
 #[pymethods]

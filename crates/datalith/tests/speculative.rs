@@ -387,6 +387,15 @@ fn reports_of_one_shared_batch_have_exact_db_before_and_after() {
         let a = r.db_after().unwrap();
         assert_eq!(&state(&b), before, "request {i}: db_before");
         assert_eq!(&state(&a), after, "request {i}: db_after");
+        // The report's cheap answers agree with the values it builds.
+        assert_eq!(r.basis_t_before(), b.basis_t().unwrap(), "request {i}");
+        assert_eq!(r.basis_t_after(), a.basis_t().unwrap(), "request {i}");
+        let schema = r.schema_after().expect("a committed report has values");
+        assert_eq!(
+            schema.version,
+            a.schema().version,
+            "request {i}: schema_after"
+        );
         assert!(a.check().unwrap().problems.iter().all(|p| {
             // Statistics of a report's values are the batch snapshot's (documented).
             format!("{p:?}").contains("tats")
@@ -395,6 +404,24 @@ fn reports_of_one_shared_batch_have_exact_db_before_and_after() {
         let next = a
             .db_with(tx(r#"[{:db/id "w" :person/name "Wendy"}]"#))
             .unwrap();
+        let with = a
+            .with(tx(
+                r#"[{:db/ident :person/twitter :db/valueType :db.type/string
+                           :db/cardinality :db.cardinality/one}]"#,
+            ))
+            .unwrap();
+        assert_eq!(
+            with.basis_t_before(),
+            a.basis_t().unwrap(),
+            "request {i}: with"
+        );
+        assert_eq!(
+            with.basis_t_after(),
+            with.db_after().unwrap().basis_t().unwrap(),
+            "request {i}: with"
+        );
+        let with_schema = with.schema_after().unwrap();
+        assert!(with_schema.by_ident(&kw(":person/twitter")).is_some());
         let wendy = next
             .q("[:find ?e . :where [?e :person/name \"Wendy\"]]", &[])
             .unwrap();

@@ -17,6 +17,7 @@ use datalith::edn::{edn_from_value, value_from_edn, Edn};
 use datalith::error as lib;
 use datalith::kv::Direction;
 use datalith::raw::{Components, Index};
+use datalith::store::Schema;
 use datalith::{Datom, Db, Eid};
 
 use super::request::short;
@@ -80,7 +81,7 @@ pub(super) fn page(db: &Db, found: &[Datom], offset: u64, limit: u64, basis: u64
         .iter()
         .skip(offset as usize)
         .take(limit as usize)
-        .map(|d| datom_edn(db, d, false))
+        .map(|d| datom_edn(db.schema(), d, false))
         .collect();
     let mut out = answer(Edn::Vector(datoms), basis);
     if found.len() as u64 > offset.saturating_add(limit) {
@@ -215,9 +216,8 @@ fn walk(db: &Db, index: Index, c: &Components, want: usize) -> Result<Vec<Datom>
 }
 
 /// A datom as `[e :attribute v]`, or `[e :attribute v tx added]` with `with_tx`.
-pub fn datom_edn(db: &Db, d: &Datom, with_tx: bool) -> Edn {
-    let attr = db
-        .schema()
+pub fn datom_edn(schema: &Schema, d: &Datom, with_tx: bool) -> Edn {
+    let attr = schema
         .get(d.a)
         .map_or_else(|| Edn::Long(d.a as i64), |x| Edn::Keyword(x.ident.clone()));
     let mut items = vec![Edn::Long(d.e as i64), attr, edn_from_value(&d.v)];

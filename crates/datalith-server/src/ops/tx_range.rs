@@ -61,7 +61,7 @@ fn entry_edn(db: &Db, entry: &TxLogEntry) -> Edn {
     let data = entry
         .datoms
         .iter()
-        .map(|d| datom_edn(db, d, true))
+        .map(|d| datom_edn(db.schema(), d, true))
         .collect();
     let instant = entry
         .instant

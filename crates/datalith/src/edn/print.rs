@@ -36,7 +36,8 @@ fn long(n: i64, out: &mut String) {
     if n < 0 {
         out.push('-');
     }
-    out.extend(buf[at..].iter().map(|&d| d as char));
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
 }
 
 fn join(items: &[Edn], out: &mut String) {
@@ -50,6 +51,12 @@ fn join(items: &[Edn], out: &mut String) {
 
 fn string_lit(s: &str, out: &mut String) {
     out.push('"');
+    // Most strings need no escape: copied whole.
+    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

@@ -16,6 +16,10 @@ pub struct ReadError {
     pub message: String,
 }
 
+/// A syntax error inside the reader: boxed, so that the `Result` of every form read is no
+/// larger than the form (the unboxed error made each one a 48-byte move through the stack).
+type Failed = Box<ReadError>;
+
 /// Nesting deeper than this is refused (recursion on untrusted input must be bounded).
 const MAX_DEPTH: usize = 512;
 
@@ -24,22 +28,56 @@ struct Reader<'a> {
     pos: usize,
     /// When asked for (`read_one_spanned`): the byte range of each form read, in preorder.
     spans: Option<Vec<(usize, usize)>>,
+    /// The keywords read most recently, by their text: a text names few distinct keywords
+    /// (the attributes of its maps and datoms), so most keywords are a clone of one of these
+    /// rather than an allocation of their own.
+    keywords: Vec<(&'a str, Keyword)>,
+    /// The items of the collections being read, innermost last: a collection's items are
+    /// moved from here into a vector of their exact number once it closes, so that each
+    /// collection is one allocation of its size rather than a vector grown by doubling.
+    stack: Vec<Edn>,
 }
 
-fn is_delim(c: char) -> bool {
+/// Keywords [`Reader::keywords`] remembers.
+const KEYWORD_CACHE: usize = 16;
+
+impl<'a> Reader<'a> {
+    fn new(s: &'a str, spans: Option<Vec<(usize, usize)>>) -> Reader<'a> {
+        Reader {
+            s,
+            pos: 0,
+            spans,
+            keywords: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+}
+
+const fn is_delim(c: char) -> bool {
     c.is_whitespace() || matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | ';')
 }
 
+/// ASCII bytes that end a token (whitespace and the delimiters of [`is_delim`]), by byte.
+const ENDS_TOKEN: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = is_delim(b as u8 as char);
+        b += 1;
+    }
+    t
+};
+
 impl<'a> Reader<'a> {
-    fn err(&self, at: usize, message: impl Into<String>) -> ReadError {
+    fn err(&self, at: usize, message: impl Into<String>) -> Failed {
         let before = &self.s[..at.min(self.s.len())];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        ReadError {
+        Box::new(ReadError {
             line,
             column,
             message: message.into(),
-        }
+        })
     }
 
     fn peek(&self) -> Option<char> {
@@ -57,7 +95,7 @@ impl<'a> Reader<'a> {
         Some(c)
     }
 
-    fn skip_ws(&mut self) -> Result<(), ReadError> {
+    fn skip_ws(&mut self) -> Result<(), Failed> {
         while let Some(c) = self.peek() {
             if c == ' ' || c == ',' || c == '\n' {
                 self.pos += 1;
@@ -69,7 +107,7 @@ impl<'a> Reader<'a> {
                         break;
                     }
                 }
-            } else if self.s[self.pos..].starts_with("#_") {
+            } else if c == '#' && self.s.as_bytes().get(self.pos + 1) == Some(&b'_') {
                 let at = self.pos;
                 self.pos += 2;
                 self.skip_ws()?;
@@ -91,17 +129,41 @@ impl<'a> Reader<'a> {
 
     fn token(&mut self) -> &'a str {
         let start = self.pos;
-        while let Some(c) = self.peek() {
-            if is_delim(c) {
-                break;
+        let bytes = self.s.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            if b < 0x80 {
+                if ENDS_TOKEN[b as usize] {
+                    break;
+                }
+                self.pos += 1;
+            } else {
+                // Outside ASCII only Unicode whitespace ends a token.
+                match self.peek() {
+                    Some(c) if is_delim(c) => break,
+                    Some(c) => self.pos += c.len_utf8(),
+                    None => break,
+                }
             }
-            self.bump();
         }
         &self.s[start..self.pos]
     }
 
+    /// The keyword `text` names (without its colon): a clone of a recent one when it is
+    /// the same text.
+    fn keyword(&mut self, text: &'a str) -> Keyword {
+        if let Some((_, k)) = self.keywords.iter().find(|(t, _)| *t == text) {
+            return k.clone();
+        }
+        let k = Keyword::parse(text);
+        if self.keywords.len() == KEYWORD_CACHE {
+            self.keywords.remove(0);
+        }
+        self.keywords.push((text, k.clone()));
+        k
+    }
+
     /// Reads the next form; `None` at end of input.
-    fn next(&mut self) -> Result<Option<Edn>, ReadError> {
+    fn next(&mut self) -> Result<Option<Edn>, Failed> {
         self.skip_ws()?;
         if self.peek().is_none() {
             return Ok(None);
@@ -110,7 +172,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads one form, recording its span (and its children's, in preorder) when asked.
-    fn value(&mut self, depth: usize) -> Result<Edn, ReadError> {
+    fn value(&mut self, depth: usize) -> Result<Edn, Failed> {
         if self.spans.is_none() {
             return self.form(depth);
         }
@@ -130,7 +192,7 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
-    fn form(&mut self, depth: usize) -> Result<Edn, ReadError> {
+    fn form(&mut self, depth: usize) -> Result<Edn, Failed> {
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, format!("forms nested deeper than {MAX_DEPTH}")));
         }
@@ -150,12 +212,13 @@ impl<'a> Reader<'a> {
             }
             '{' => {
                 self.bump();
-                let items = self.seq('}', at, depth)?;
-                if items.len() % 2 != 0 {
+                let base = self.items('}', at, depth)?;
+                let n = self.stack.len() - base;
+                if n % 2 != 0 {
                     return Err(self.err(at, "a map needs an even number of forms"));
                 }
-                let mut it = items.into_iter();
-                let mut pairs = Vec::new();
+                let mut pairs = Vec::with_capacity(n / 2);
+                let mut it = self.stack.drain(base..);
                 while let (Some(k), Some(v)) = (it.next(), it.next()) {
                     pairs.push((k, v));
                 }
@@ -171,7 +234,7 @@ impl<'a> Reader<'a> {
                 if t.is_empty() || t.starts_with(':') {
                     return Err(self.err(at, "expected a keyword name after :"));
                 }
-                Ok(Edn::Keyword(Keyword::parse(t)))
+                Ok(Edn::Keyword(self.keyword(t)))
             }
             _ => {
                 let t = self.token();
@@ -183,8 +246,16 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn seq(&mut self, close: char, open_at: usize, depth: usize) -> Result<Vec<Edn>, ReadError> {
-        let mut items = Vec::new();
+    /// The items of a collection up to `close`, as one vector.
+    fn seq(&mut self, close: char, open_at: usize, depth: usize) -> Result<Vec<Edn>, Failed> {
+        let base = self.items(close, open_at, depth)?;
+        // One allocation of the exact size, filled by one copy.
+        Ok(self.stack.split_off(base))
+    }
+
+    /// Reads a collection's items up to `close` onto the stack; answers where they start.
+    fn items(&mut self, close: char, open_at: usize, depth: usize) -> Result<usize, Failed> {
+        let base = self.stack.len();
         loop {
             self.skip_ws()?;
             match self.peek() {
@@ -193,21 +264,33 @@ impl<'a> Reader<'a> {
                 }
                 Some(c) if c == close => {
                     self.bump();
-                    return Ok(items);
+                    return Ok(base);
                 }
                 Some(c @ (')' | ']' | '}')) => {
                     return Err(self.err(self.pos, format!("unbalanced {c}: expected {close}")))
                 }
-                Some(_) => items.push(self.value(depth + 1)?),
+                Some(_) => {
+                    let item = self.value(depth + 1)?;
+                    self.stack.push(item);
+                }
             }
         }
     }
 
-    fn string(&mut self) -> Result<String, ReadError> {
+    fn string(&mut self) -> Result<String, Failed> {
         let at = self.pos;
         self.bump();
         let mut out = String::new();
         loop {
+            // The run up to the next quote or backslash, copied at once (both are ASCII, so
+            // the run ends on a character boundary).
+            let rest = &self.s.as_bytes()[self.pos..];
+            let run = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .unwrap_or(rest.len());
+            out.push_str(&self.s[self.pos..self.pos + run]);
+            self.pos += run;
             match self.bump() {
                 None => return Err(self.err(at, "unterminated string")),
                 Some('"') => return Ok(out),
@@ -244,7 +327,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn char_lit(&mut self) -> Result<Edn, ReadError> {
+    fn char_lit(&mut self) -> Result<Edn, Failed> {
         let at = self.pos;
         self.bump();
         let Some(first) = self.bump() else {
@@ -269,7 +352,7 @@ impl<'a> Reader<'a> {
         Ok(Edn::Char(c))
     }
 
-    fn dispatch(&mut self, depth: usize) -> Result<Edn, ReadError> {
+    fn dispatch(&mut self, depth: usize) -> Result<Edn, Failed> {
         let at = self.pos;
         self.bump();
         match self.peek() {
@@ -312,7 +395,7 @@ impl<'a> Reader<'a> {
 
     /// `#"..."` (Clojure's regex literal): the text up to the closing quote, as written
     /// (backslashes belong to the pattern; `\"` is a quote inside it).
-    fn regex_lit(&mut self, at: usize) -> Result<Edn, ReadError> {
+    fn regex_lit(&mut self, at: usize) -> Result<Edn, Failed> {
         self.bump();
         let mut out = String::new();
         loop {
@@ -332,7 +415,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A ratio `31/5` (Clojure's rule: read in lowest terms, a whole result as an integer).
-    fn ratio(&self, t: &str, at: usize) -> Result<Edn, ReadError> {
+    fn ratio(&self, t: &str, at: usize) -> Result<Edn, Failed> {
         let bad = |why: &str| self.err(at, format!("bad ratio {t:?}: {why}"));
         let (n, d) = t.split_once('/').ok_or_else(|| bad("expected n/d"))?;
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
@@ -351,7 +434,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn atom(&self, t: &str, at: usize) -> Result<Edn, ReadError> {
+    fn atom(&self, t: &str, at: usize) -> Result<Edn, Failed> {
         match t {
             "nil" => return Ok(Edn::Nil),
             "true" => return Ok(Edn::Bool(true)),
@@ -395,27 +478,19 @@ impl<'a> Reader<'a> {
 
 /// Reads exactly one form (trailing whitespace and comments allowed).
 pub fn read_one(s: &str) -> Result<Edn, ReadError> {
-    read_one_inner(&mut Reader {
-        s,
-        pos: 0,
-        spans: None,
-    })
+    read_one_inner(&mut Reader::new(s, None)).map_err(|e| *e)
 }
 
 /// Reads exactly one form and the byte range (`start..end` in `s`) of each form in it, in
 /// preorder: the form itself first, then each child's subtree in order (a map's key before
 /// its value, a tagged value's form after the tag).
 pub(crate) fn read_one_spanned(s: &str) -> Result<(Edn, Vec<(usize, usize)>), ReadError> {
-    let mut r = Reader {
-        s,
-        pos: 0,
-        spans: Some(Vec::new()),
-    };
-    let v = read_one_inner(&mut r)?;
+    let mut r = Reader::new(s, Some(Vec::new()));
+    let v = read_one_inner(&mut r).map_err(|e| *e)?;
     Ok((v, r.spans.unwrap_or_default()))
 }
 
-fn read_one_inner(r: &mut Reader<'_>) -> Result<Edn, ReadError> {
+fn read_one_inner(r: &mut Reader<'_>) -> Result<Edn, Failed> {
     let s = r.s;
     let v = r
         .next()?
@@ -429,13 +504,9 @@ fn read_one_inner(r: &mut Reader<'_>) -> Result<Edn, ReadError> {
 
 /// Reads every form of `s`.
 pub fn read_all(s: &str) -> Result<Vec<Edn>, ReadError> {
-    let mut r = Reader {
-        s,
-        pos: 0,
-        spans: None,
-    };
+    let mut r = Reader::new(s, None);
     let mut out = Vec::new();
-    while let Some(v) = r.next()? {
+    while let Some(v) = r.next().map_err(|e| *e)? {
         out.push(v);
     }
     Ok(out)

@@ -109,6 +109,36 @@ impl TxReport {
             .collect()
     }
 
+    /// The basis t of `db_before()`: the transaction before this one. Known without
+    /// building that value (which replays the batch's writes over a snapshot): a
+    /// transaction takes the next transaction id, and a value's basis is the id before the
+    /// next.
+    pub fn basis_t_before(&self) -> EntityId {
+        self.tx - 1
+    }
+
+    /// The basis t of `db_after()`: this transaction.
+    pub fn basis_t_after(&self) -> EntityId {
+        self.tx
+    }
+
+    /// The schema just after this transaction (which may have installed or changed
+    /// attributes), without building `db_after()`; `None` when the report has no database
+    /// values (`db_after()` would fail too). Attribute ids are never reused, so a later
+    /// schema names every attribute this one does.
+    pub fn schema_after(&self) -> Option<&Arc<Schema>> {
+        match &self.dbs {
+            ReportDbs::Unavailable => None,
+            ReportDbs::Ready(pair) => Some(&pair.1.schema),
+            ReportDbs::Batch(link) => Some(
+                link.around
+                    .schema_after
+                    .as_ref()
+                    .unwrap_or(&link.around.schema_before),
+            ),
+        }
+    }
+
     /// The id a string tempid resolved to.
     pub fn tempid(&self, name: &str) -> Option<EntityId> {
         self.tempids.get(&Tempid::Named(name.into())).copied()
