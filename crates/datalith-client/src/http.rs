@@ -142,15 +142,44 @@ impl Http {
     }
 }
 
+/// Whether `k` is the keyword written `key` (`:name` or `:ns/name`), compared as text
+/// rather than by making the keyword.
+fn is_key(k: &Edn, key: &str) -> bool {
+    let Edn::Keyword(k) = k else {
+        return false;
+    };
+    let text = key.strip_prefix(':').unwrap_or(key);
+    match k.namespace() {
+        None => k.name() == text,
+        Some(ns) => text
+            .strip_prefix(ns)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|name| name == k.name()),
+    }
+}
+
 /// The value under `key` in the map `m`, moved out of it (a large result is not copied).
 pub(crate) fn take_field(m: Edn, key: &str) -> Option<Edn> {
     match m {
         Edn::Map(pairs) => pairs
             .into_iter()
-            .find(|(k, _)| *k == Edn::kw(key))
+            .find(|(k, _)| is_key(k, key))
             .map(|(_, v)| v),
         _ => None,
     }
+}
+
+/// The values under `keys` in the map `m`, each moved out of it (`None` where absent).
+pub(crate) fn take_fields<const N: usize>(m: Edn, keys: [&str; N]) -> [Option<Edn>; N] {
+    let mut out = [const { None }; N];
+    if let Edn::Map(pairs) = m {
+        for (k, v) in pairs {
+            if let Some(i) = keys.iter().position(|key| is_key(&k, key)) {
+                out[i] = Some(v);
+            }
+        }
+    }
+    out
 }
 
 /// The value under `key` in the map `m`.
@@ -158,7 +187,7 @@ pub(crate) fn field(m: &Edn, key: &str) -> Option<Edn> {
     match m {
         Edn::Map(pairs) => pairs
             .iter()
-            .find(|(k, _)| *k == Edn::kw(key))
+            .find(|(k, _)| is_key(k, key))
             .map(|(_, v)| v.clone()),
         _ => None,
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use datalith::edn::Edn;
 
 use crate::error::ClientError;
-use crate::http::field;
+use crate::http::{take_field, take_fields};
 
 /// A committed transaction: its id, the bases around it, its tempids and datoms.
 #[derive(Debug, Clone)]
@@ -28,15 +28,19 @@ impl Report {
         self.tempids.get(name).copied()
     }
 
-    pub(crate) fn from_answer(answer: &Edn) -> Result<Report, ClientError> {
+    pub(crate) fn from_answer(answer: Edn) -> Result<Report, ClientError> {
         let long = |e: Option<Edn>| match e {
             Some(Edn::Long(n)) => Some(n as u64),
             _ => None,
         };
-        let basis = |key: &str| long(field(answer, key).and_then(|m| field(&m, ":basis-t")));
-        let tx = long(field(answer, ":tx"))
-            .ok_or_else(|| ClientError::transport(format!("a report without :tx: {answer}")))?;
-        let tempids = match field(answer, ":tempids") {
+        let basis = |m: Option<Edn>| long(m.and_then(|m| take_field(m, ":basis-t")));
+        // Moved out of the answer, not copied: the datoms are most of it.
+        let [tx, before, after, tempids, tx_data] = take_fields(
+            answer,
+            [":tx", ":db-before", ":db-after", ":tempids", ":tx-data"],
+        );
+        let tx = long(tx).ok_or_else(|| ClientError::transport("a report without :tx"))?;
+        let tempids = match tempids {
             Some(Edn::Map(pairs)) => pairs
                 .into_iter()
                 .filter_map(|(k, v)| match (k, v) {
@@ -46,14 +50,14 @@ impl Report {
                 .collect(),
             _ => BTreeMap::new(),
         };
-        let tx_data = match field(answer, ":tx-data") {
+        let tx_data = match tx_data {
             Some(Edn::Vector(items)) => items,
             _ => Vec::new(),
         };
         Ok(Report {
             tx,
-            basis_before: basis(":db-before"),
-            basis_after: basis(":db-after").unwrap_or(tx),
+            basis_before: basis(before),
+            basis_after: basis(after).unwrap_or(tx),
             tempids,
             tx_data,
         })

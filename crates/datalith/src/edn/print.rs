@@ -146,8 +146,14 @@ fn edn(v: &Edn, out: &mut String) {
                 out.push(*c)
             }
         },
+        // Pushed piece by piece (what `Display` writes, without the formatting machinery).
         Edn::Keyword(k) => {
-            let _ = write!(out, "{k}");
+            out.push(':');
+            if let Some(ns) = k.namespace() {
+                out.push_str(ns);
+                out.push('/');
+            }
+            out.push_str(k.name());
         }
         Edn::Symbol(s) => out.push_str(&s.to_symbol_text()),
         Edn::List(items) => {
