@@ -29,6 +29,7 @@ fn steps_print_in_query_terms() {
           [(reach ?from ?to) [?from :person/follows ?mid] (reach ?mid ?to)]]",
     )
     .unwrap();
+    let everyone = read_one(r#"["ann" "bob" "cy"]"#).unwrap();
     // query, inputs, steps that must appear (in any order), result rows
     let cases: &[(&str, &[datalith::edn::Edn], &[&str], usize)] = &[
         (
@@ -44,6 +45,28 @@ fn steps_print_in_query_terms() {
             &[],
             &["[(str ?a) ?s]", "(not-join [?p] [?p :person/follows _])"],
             1,
+        ),
+        // Who (of the names given) is followed by someone: only whether a follower exists
+        // matters, so one AVE entry answers each person (` +exists`) instead of every
+        // follower being fetched and then deduplicated away.
+        (
+            "[:find ?n :in $ [?n ...] :where [?p :person/name ?n] [?f :person/follows ?p]]",
+            std::slice::from_ref(&everyone),
+            &["[?f :person/follows ?p] +exists"],
+            2,
+        ),
+        (
+            "[:find ?n :in $ [?n ...] :where [?p :person/name ?n] [_ :person/follows ?p]]",
+            std::slice::from_ref(&everyone),
+            &["[_ :person/follows ?p] +exists"],
+            2,
+        ),
+        // The follower is read after: fetched, not probed.
+        (
+            "[:find ?n ?f :in $ [?n ...] :where [?p :person/name ?n] [?f :person/follows ?p]]",
+            std::slice::from_ref(&everyone),
+            &["[?f :person/follows ?p]"],
+            2,
         ),
         (
             "[:find ?to :in $ % :where [?a :person/name \"ann\"] (reach ?a ?t) [?t :person/name ?to]]",
@@ -259,7 +282,10 @@ fn each_step_names_the_index_it_read() {
         let got: Vec<(&str, PlanIndex)> = plan
             .steps
             .iter()
-            .map(|s| (s.what.trim_end_matches(" +dedup"), s.index))
+            .map(|s| {
+                let what = s.what.trim_end_matches(" +dedup");
+                (what.trim_end_matches(" +exists"), s.index)
+            })
             .collect();
         for w in *want {
             assert!(got.contains(w), "{query}: no step {w:?} in\n{plan}");

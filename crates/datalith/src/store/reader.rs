@@ -576,6 +576,18 @@ pub struct ValueCursor<'a> {
 }
 
 impl ValueCursor<'_> {
+    /// Whether any entity's attribute `a` holds `v` (the first AVE entry answers).
+    pub fn any_holds(&mut self, a: AttrId, v: &Value) -> Result<bool, StoreError> {
+        self.key.clear();
+        attr_value_bytes(a, v, &mut self.key);
+        let mut found = false;
+        self.ave.each_from(&self.key, &[], |_| {
+            found = true;
+            Ok(false)
+        })?;
+        Ok(found)
+    }
+
     /// Appends the entities whose attribute `a` holds `v`, ascending.
     pub fn entities_into(
         &mut self,

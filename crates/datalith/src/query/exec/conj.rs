@@ -187,22 +187,32 @@ impl<'a> Ctx<'a> {
                         } else {
                             self.star_bounds(&star, &todo)
                         };
-                        let (rel, read) = self.patterns(&star, rel, &ranges, &star_bounds)?;
-                        // A scan of the star's attributes read only within the bounds: its rows
-                        // are the ones the tests pass.
-                        if let (Some(notes), PlanIndex::AttrScan) = (&mut notes, read) {
-                            if star_bounds.iter().any(Option::is_some) {
-                                est = self.bounded_estimate(&star, &star_bounds, est)?;
-                                let tests: Vec<usize> = star
-                                    .iter()
-                                    .flat_map(|q| range_preds(q, &todo, self.schema))
-                                    .map(|(i, _, _, _)| i)
-                                    .collect();
-                                notes.star_bounds(&tests, &todo);
+                        // Only whether some entity holds the known value matters.
+                        if let Some(a) = self.existence_probe(&star, &rel, &todo, keep) {
+                            if self.trace.is_some() {
+                                what.push_str(" +exists");
+                                est = est.min(rel.rows.len() as u64);
                             }
+                            index = PlanIndex::Ave;
+                            self.holders_exist(a, &star[0], rel)?
+                        } else {
+                            let (rel, read) = self.patterns(&star, rel, &ranges, &star_bounds)?;
+                            // A scan of the star's attributes read only within the bounds: its rows
+                            // are the ones the tests pass.
+                            if let (Some(notes), PlanIndex::AttrScan) = (&mut notes, read) {
+                                if star_bounds.iter().any(Option::is_some) {
+                                    est = self.bounded_estimate(&star, &star_bounds, est)?;
+                                    let tests: Vec<usize> = star
+                                        .iter()
+                                        .flat_map(|q| range_preds(q, &todo, self.schema))
+                                        .map(|(i, _, _, _)| i)
+                                        .collect();
+                                    notes.star_bounds(&tests, &todo);
+                                }
+                            }
+                            index = read;
+                            rel
                         }
-                        index = read;
-                        rel
                     }
                 }
                 other => {
@@ -250,6 +260,34 @@ impl<'a> Ctx<'a> {
             }
         }
         rel.project_owned(keep, &self.budget)
+    }
+
+    /// The attribute of a pattern answered by an existence check (`holders_exist`): alone,
+    /// on an entity not bound yet that nothing after it reads (`keep` and the clauses still
+    /// `todo`), with a known value.
+    fn existence_probe(
+        &self,
+        star: &[crate::query::ir::Pattern],
+        rel: &Relation,
+        todo: &[Clause],
+        keep: &[Var],
+    ) -> Option<AttrId> {
+        let [p] = star else { return None };
+        let AttrTerm::Attr(a) = p.a else { return None };
+        let unread = |e: Var| {
+            !rel.binds(e) && !keep.contains(&e) && todo.iter().all(|c| !c.vars().contains(&e))
+        };
+        let entity_unread = match &p.e {
+            Term::Var(e) => unread(*e) && p.v != p.e,
+            Term::Blank => true,
+            Term::Const(_) => false,
+        };
+        let value_known = match &p.v {
+            Term::Var(v) => rel.binds(*v),
+            Term::Const(_) => true,
+            Term::Blank => false,
+        };
+        (entity_unread && value_known).then_some(a)
     }
 
     /// Picks the next clause: the cheapest ready one, preferring clauses connected to what is

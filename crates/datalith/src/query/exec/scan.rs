@@ -49,6 +49,55 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// `[?e :a v]` with `?e` unbound and needed by no later clause nor the caller, `v` known
+    /// (a constant, or bound in every row): the rows for which some entity holds `v`. A
+    /// semi-join: one AVE entry answers each distinct value, where the join would fetch every
+    /// holder and then deduplicate them away (a customer's orders, only to learn that it has
+    /// one). The rows keep their variables (no column for `?e`).
+    pub(super) fn holders_exist(
+        &mut self,
+        a: AttrId,
+        p: &Pattern,
+        mut rel: Relation,
+    ) -> Result<Relation, QueryError> {
+        let mut cursor = self.r.value_cursor()?;
+        let c = match &p.v {
+            Term::Const(v) => {
+                let held = cursor.any_holds(a, &coerce(self.schema, a, v))?;
+                return Ok(if held {
+                    rel
+                } else {
+                    Relation::empty(rel.vars.clone())
+                });
+            }
+            Term::Var(v) => rel.col(*v).expect("holders_exist: the value is bound"),
+            Term::Blank => unreachable!("holders_exist: the value is known"),
+        };
+        // In value order through one cursor, as the join on the value below.
+        let mut rows = std::mem::take(&mut rel.rows);
+        rows.sort_unstable_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+        let mut last: Option<(Value, bool)> = None;
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            self.budget.tick()?;
+            let held = match &last {
+                Some((value, held)) if *value == row[c] => *held,
+                _ => {
+                    let held = cursor.any_holds(a, &coerce(self.schema, a, &row[c]))?;
+                    last = Some((row[c].clone(), held));
+                    held
+                }
+            };
+            if held {
+                kept.push(row);
+            }
+        }
+        Ok(Relation {
+            vars: rel.vars.clone(),
+            rows: kept,
+        })
+    }
+
     /// `[?e :a v]` with `?e` unbound: AVE lookups (when `v` is known: [`PlanIndex::Ave`]) or
     /// an AVE range scan ([`PlanIndex::AttrScan`]).
     pub(super) fn attr_scan(
