@@ -53,7 +53,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-const fn is_delim(c: char) -> bool {
+fn is_delim(c: char) -> bool {
     c.is_whitespace() || matches!(c, ',' | '(' | ')' | '[' | ']' | '{' | '}' | '"' | ';')
 }
 
@@ -62,7 +62,26 @@ const ENDS_TOKEN: [bool; 128] = {
     let mut t = [false; 128];
     let mut b = 0;
     while b < 128 {
-        t[b] = is_delim(b as u8 as char);
+        // ASCII's share of `is_delim`: `char::is_whitespace` below 128 is tab to carriage
+        // return, and the space.
+        t[b] = matches!(
+            b as u8,
+            b'\t'
+                | b'\n'
+                | 0x0b
+                | 0x0c
+                | b'\r'
+                | b' '
+                | b','
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'"'
+                | b';'
+        );
         b += 1;
     }
     t
@@ -610,4 +629,16 @@ pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::{is_delim, ENDS_TOKEN};
+
+    #[test]
+    fn the_token_table_is_is_delim_on_ascii() {
+        for b in 0u8..128 {
+            assert_eq!(ENDS_TOKEN[b as usize], is_delim(b as char), "byte {b}");
+        }
+    }
 }
