@@ -1395,4 +1395,34 @@ fn clocked_instants_do_not_depend_on_grouping() {
     .map(|s| format!(r#"#inst "1970-01-01T00:00:{s:0>6}-00:00""#));
     assert_eq!(instants(&one, &alone), want);
     assert_eq!(instants(&many, &grouped), want);
+    // The largest instant is carried from one group commit to the next, named by the state's
+    // next transaction id: a refused transaction leaves nothing behind, a value built
+    // speculatively (`with`) neither, and after a reopen it is looked up again.
+    let refused = one.transact_async_clocked(
+        r#"[[:db/add "x" :db/txInstant #inst "1970-01-01T00:01:00.000-00:00"]
+            [:db/add "x" :db/ident :no/such-attribute-use] [:db/add "y" :no/such 1]]"#,
+        TxClock::AtLeast(50_000),
+    );
+    assert!(refused.wait().is_err());
+    let speculative = one
+        .db()
+        .unwrap()
+        .with(r#"[[:db/add "datomic.tx" :db/txInstant #inst "1970-01-01T00:02:00.000-00:00"]]"#)
+        .unwrap();
+    drop(speculative);
+    let next = |db: &Database, ms: i64| -> String {
+        let tx = db
+            .transact_async_clocked("[]", TxClock::AtLeast(ms))
+            .wait()
+            .unwrap()
+            .tx;
+        instants(db, &[tx]).remove(0)
+    };
+    let inst = |s: &str| format!(r#"#inst "1970-01-01T00:00:{s}-00:00""#);
+    assert_eq!(next(&one, 14_000), inst("14.000"));
+    assert_eq!(next(&one, 10_000), inst("14.000"));
+    drop(one);
+    let one = Database::open(one_dir.path(), DbOptions::default()).unwrap();
+    assert_eq!(next(&one, 2_000), inst("14.000"));
+    assert_eq!(next(&one, 15_000), inst("15.000"));
 }

@@ -24,6 +24,41 @@ pub struct Tables {
     /// The full-text indexes of `:db/fulltext` attributes (`search::tables`, the attribute's
     /// id as the space); `None` read-only in a database made before them.
     pub search: Option<crate::search::SearchTables>,
+    /// The largest `:db/txInstant` of the state after the last committed transaction, shared
+    /// by every handle of the store (see [`LastInstant`]).
+    pub last_instant: std::sync::Arc<LastInstant>,
+}
+
+/// The largest `:db/txInstant` of one state, named by that state's next transaction id: a
+/// transaction clocked `AtLeast` needs it, and reading it from the index (a backward seek
+/// over the instants, through the log's writes LMDB does not hold yet) cost more than half
+/// of such a transaction. A transaction that knows it afterwards records it for the state it
+/// leaves (`tx::request`); one that does not, and every writer of datoms that bypasses
+/// transactions (bulk load, the built-ins' bootstrap), forgets it. A state is named by its
+/// next transaction id, so a value recorded by a transaction whose batch then failed names
+/// a state that never came to be, and a later state with another next id ignores it.
+#[derive(Debug, Default)]
+pub struct LastInstant(std::sync::Mutex<Option<(u64, i64)>>);
+
+impl LastInstant {
+    /// The largest instant of the state whose next transaction id is `next_tx`, if known.
+    pub fn of_state(&self, next_tx: u64) -> Option<i64> {
+        match *self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some((t, ms)) if t == next_tx => Some(ms),
+            _ => None,
+        }
+    }
+
+    /// Records `instant` as the largest of the state whose next transaction id is
+    /// `next_tx` (`None`: unknown).
+    pub fn record(&self, next_tx: u64, instant: Option<i64>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = instant.map(|ms| (next_tx, ms));
+    }
+
+    /// Forgets it (datoms were written outside a transaction).
+    pub fn forget(&self) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 }
 
 impl Tables {
@@ -45,6 +80,7 @@ impl Tables {
             history: optional(env.table("history", TableKind::List))?,
             history_attr: optional(env.fixed_list_table("history_attr", 8))?,
             search: crate::search::SearchTables::open(env)?,
+            last_instant: Default::default(),
         })
     }
 }

@@ -178,6 +178,7 @@ impl BootstrapRequest {
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         if !genesis {
             slot.last_instant = None;
+            t.last_instant.forget();
             slot.counters = Some((next_entity, next_attr, tx + 1));
         }
         for (a, (d, n)) in stats {

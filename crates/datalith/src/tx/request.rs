@@ -57,7 +57,17 @@ impl TxRequest {
                 s
             }
         };
-        let counters = slot.counters;
+        // The first request of a batch reads the state's counters here (not in `run_tx`):
+        // its next transaction id names the state whose last instant a previous batch may
+        // have recorded.
+        let batch_counters = slot.counters;
+        let counters = match batch_counters {
+            Some(c) => c,
+            None => super::run::read_counters(&r)?,
+        };
+        let known_last_instant = slot
+            .last_instant
+            .or_else(|| t.last_instant.of_state(counters.2));
         // A redo after a map growth must expand again only if the schema moved.
         let expanded = self.expanded.take();
         let Attempt {
@@ -68,10 +78,10 @@ impl TxRequest {
             &schema,
             &self.data,
             &self.functions.tx(),
-            counters,
+            Some(counters),
             expanded,
             self.clock,
-            slot.last_instant,
+            known_last_instant,
             stage,
         )?;
         if let Some(log) = &t.tx_log {
@@ -84,6 +94,7 @@ impl TxRequest {
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
         slot.last_instant = out.last_instant;
+        t.last_instant.record(out.tx + 1, out.last_instant);
         for (a, (d, n)) in stats {
             let e = slot.stats.entry(a).or_default();
             e.0 += d;
@@ -101,7 +112,7 @@ impl TxRequest {
         self.around = Some(super::report::Around {
             schema_before: schema,
             schema_after,
-            counters_before: counters,
+            counters_before: batch_counters,
             counters_after: (out.next_entity, out.next_attr, out.tx + 1),
         });
         // The index bytes go back to the caller to free (see `Spent`).

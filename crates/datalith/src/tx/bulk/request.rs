@@ -255,6 +255,7 @@ impl FillRequest {
             None => crate::tx::run::read_counters(&r)?,
         };
         slot.last_instant = None;
+        t.last_instant.forget();
         slot.counters = Some((counters.0.max(p.max_e + 1), counters.1, counters.2));
         for (a, (d, n)) in deltas {
             let x = slot.stats.entry(a).or_default();
