@@ -83,24 +83,23 @@ pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Dama
             seq: next,
             detail: format!(
                 "log records {next} to {} are missing or damaged where the checkpoint in use \
-                 (byte {end}) says they follow it, yet record {} at byte {} is whole: the log is \
+                 (byte {end}) says they follow it, yet {} is whole: the log is \
                  damaged across several records, or its newest checkpoint slot is lost; the \
                  data file cannot be rolled back to that checkpoint safely; restore a backup",
                 s.seq - 1,
-                s.seq,
-                s.at
+                s.describe()
             ),
             acceptable: false,
         },
         false => Damage {
             seq: next,
             detail: format!(
-                "log record {next} at byte {end} is damaged, yet record {} at byte {} after it \
+                "log record {next} at byte {end} is damaged, yet {} after it \
                  is whole: the transactions from {next} on were acknowledged and would be lost; \
                  restore a backup, or open with `log_accept_damage` (the CLI's \
                  `--accept-log-damage`, after the command) to keep those before {next} and drop \
                  the rest",
-                s.seq, s.at
+                s.describe()
             ),
             acceptable: true,
         },

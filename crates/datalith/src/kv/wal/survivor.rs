@@ -17,9 +17,15 @@
 //! the window is searched for a record header at every byte), and the start of the record
 //! area (the records after a wrap). Stale records of earlier laps of the ring have lower
 //! sequence numbers and are passed over.
+//!
+//! A wrap marker counts only when it is numbered past the record where replay stopped. The
+//! committer writes a marker and the record it names one after the other and syncs them
+//! once, so `kill -9` between the two leaves marker `n` whole before a record `n` that was
+//! never synced nor acknowledged: the normal end of a log, not damage. Marker `n + 1` is
+//! written only after record `n` was synced, so it does speak for record `n`.
 
 use super::file::LogFile;
-use super::frame::{self, HEADER_BYTES};
+use super::frame::{self, Kind, HEADER_BYTES};
 
 /// Bytes past the stop searched for a later record when the stopped record's header gives
 /// no length: more than the records of batches of small transactions (W at batch 1000: ~85
@@ -32,6 +38,18 @@ pub(crate) struct Survivor {
     /// Its offset in the log file.
     pub(crate) at: u64,
     pub(crate) seq: u64,
+    /// A wrap marker (numbered for the record after it), not a record.
+    pub(crate) marker: bool,
+}
+
+impl Survivor {
+    /// What it is, for an error message: "record 7 at byte 4096".
+    pub(crate) fn describe(&self) -> String {
+        match self.marker {
+            true => format!("the wrap marker of record {} at byte {}", self.seq, self.at),
+            false => format!("record {} at byte {}", self.seq, self.at),
+        }
+    }
 }
 
 /// The first whole record with sequence number `seq` or later from `pos` on (where replay
@@ -67,9 +85,69 @@ pub(crate) fn after(log: &LogFile, pos: u64, seq: u64) -> Option<Survivor> {
     }
 }
 
-/// The record at `at`, if it is whole and numbered `seq` or later.
+/// The record at `at`, if it is whole and numbered `seq` or later, or a whole wrap marker
+/// numbered past `seq` (see the module's note).
 fn whole_at(log: &LogFile, at: u64, seq: u64) -> Option<Survivor> {
     let (mut head, mut body) = ([0u8; HEADER_BYTES], Vec::new());
-    let h = log.record_at(at, |h| h.seq >= seq, &mut head, &mut body)?;
-    Some(Survivor { at, seq: h.seq })
+    let speaks = |h: &frame::Header| match h.kind {
+        Kind::Wrap => h.seq > seq,
+        Kind::Group | Kind::Derived => h.seq >= seq,
+    };
+    let h = log.record_at(at, speaks, &mut head, &mut body)?;
+    Some(Survivor {
+        at,
+        seq: h.seq,
+        marker: h.kind == Kind::Wrap,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    /// A frame of `kind` numbered `seq` with a body of `body` bytes.
+    fn frame(kind: Kind, seq: u64, body: usize) -> Vec<u8> {
+        let mut out = vec![7u8; HEADER_BYTES + body];
+        frame::seal(&mut out, kind, seq);
+        out
+    }
+
+    #[test]
+    fn only_what_was_synced_after_the_stop_counts_as_a_survivor() {
+        use Kind::{Group, Wrap};
+        // Replay stopped at the start of the record area expecting record 5 (the checkpoint
+        // named the wrap marker's offset, `far`, as where record 5 begins).
+        type Row = (
+            &'static str,
+            &'static [(u64, Kind, u64)],
+            Option<(u64, bool)>,
+        );
+        const FAR: u64 = 64 << 10;
+        #[rustfmt::skip]
+        let table: &[Row] = &[
+            ("nothing past the stop", &[], None),
+            ("the marker of record 5: killed before record 5 was written", &[(FAR, Wrap, 5)], None),
+            ("the marker of record 6: record 5 was synced before it", &[(FAR, Wrap, 6)], Some((6, true))),
+            ("a whole record 5", &[(FAR, Group, 5)], Some((5, false))),
+            ("a whole record 9", &[(FAR, Group, 9)], Some((9, false))),
+            ("a stale record of an earlier lap", &[(FAR, Group, 3)], None),
+            ("marker 5, then a whole record 8", &[(FAR, Wrap, 5), (FAR + 4096, Group, 8)], Some((8, false))),
+        ];
+        for &(case, frames, want) in table {
+            let dir = tempfile::tempdir().unwrap();
+            let log = LogFile::open(dir.path(), 4096, 256 << 10, true)
+                .unwrap()
+                .unwrap();
+            let area = log.area_start;
+            for &(at, kind, seq) in frames {
+                let body = if kind == Wrap { 0 } else { 300 };
+                log.file
+                    .write_all_at(&frame(kind, seq, body), area + at)
+                    .unwrap();
+            }
+            let got = after(&log, area, 5).map(|s| (s.seq, s.marker));
+            assert_eq!(got, want, "{case}");
+        }
+    }
 }
