@@ -31,14 +31,9 @@ use crate::limits::LATER_MAX_BATCH_BYTES;
 /// fail where they may meet one, and the deferred writes are then added and the request runs
 /// again. Most reads never meet them (a new entity's id, a unique value never seen), and
 /// adding each write to a large ordered map was the committer's largest cost after its sync
-/// (W sync batch 1000: 1.8 of 4.3 ms a group). After a read met them, the batches of the next
-/// `EAGER_REQUESTS` requests add everything at once, so that a workload whose reads keep
-/// meeting them (upserts of existing keys) does not run every small batch's first request
-/// twice. Counted in requests, not batches: a hit costs one request run twice, which matters
-/// in a batch of one and not in one of hundreds; counted in batches (16), one hit in a stream
-/// of large batches (a log's catch-up: ~180 transactions, 2.4 MB a batch) made the next 16
-/// go eagerly, and, over `LATER_MAX_BATCH_BYTES`, the ordinary way through LMDB on the
-/// committer, at ~1/3 of the deferred rate. The writes
+/// (W sync batch 1000: 1.8 of 4.3 ms a group). After a read met them, the next
+/// `EAGER_BATCHES` batches add everything at once, so that a workload whose reads keep meeting
+/// them (upserts of existing keys) does not run every batch's first request twice. The writes
 /// of a plain table no writer reads (the Datalog transaction log, `Table::unread_by_writers`)
 /// are deferred the same way: adding each transaction's entry to the ordered map was ~7% of
 /// the committer's samples in W async at batch 1 (3 alternating pairs of 8 s runs,
@@ -55,17 +50,15 @@ pub(crate) struct Working {
     batch_deferred: Option<usize>,
     /// Bounds of every deferred key.
     bounds: Pending,
-    /// Requests left whose batches add everything (a read met deferred writes lately).
-    eager_for: usize,
+    /// Batches left that add everything (a read met deferred writes lately).
+    eager_for: u32,
     /// Whether the running batch defers (not while `eager_for`, nor when one of its requests
     /// cannot: it would add them all before it reads anyway).
     defers: bool,
 }
 
-/// See [`Working`]: requests whose batches add every write after a read met deferred ones
-/// (the batch that reaches the last of them defers again: at batch 1, fifteen eager batches,
-/// as when this counted batches).
-const EAGER_REQUESTS: usize = 16;
+/// See [`Working`]: batches that add every write after a read met deferred ones.
+const EAGER_BATCHES: u32 = 16;
 
 impl Working {
     /// Empties it; a large overlay is dropped on the applier thread.
@@ -83,17 +76,10 @@ impl Working {
 
     /// Rebuilt from `version` when the applier has moved on since it was built (else it
     /// already holds exactly the version's groups: the committer published each of them);
-    /// `defers`: every request of the batch about to run (`requests` of them) may read past
-    /// deferred writes.
-    fn catch_up(
-        &mut self,
-        version: Option<&Arc<Unapplied>>,
-        lazy: &Lazy,
-        defers: bool,
-        requests: usize,
-    ) {
+    /// `defers`: every request of the batch about to run may read past deferred writes.
+    fn catch_up(&mut self, version: Option<&Arc<Unapplied>>, lazy: &Lazy, defers: bool) {
         let started = super::timing::start();
-        self.eager_for = self.eager_for.saturating_sub(requests);
+        self.eager_for = self.eager_for.saturating_sub(1);
         self.defers = defers && self.eager_for == 0;
         match version {
             None => self.reset(lazy),
@@ -131,16 +117,9 @@ impl Working {
         }
     }
 
-    /// A batch of `requests` went the ordinary path, which writes everything into LMDB: it
-    /// counts toward the eager requests (else a stream of large batches, once eager, would
-    /// stay eager and go that way for good).
-    fn passed_eager(&mut self, requests: usize) {
-        self.eager_for = self.eager_for.saturating_sub(requests);
-    }
-
-    /// Whether a batch of `requests` defers, if they may (`catch_up` counts it down).
-    fn will_defer(&self, requests: usize) -> bool {
-        self.eager_for <= requests
+    /// Whether the next batch defers, if its requests may (`catch_up` counts it down).
+    fn will_defer(&self) -> bool {
+        self.eager_for <= 1
     }
 
     /// Takes the writes `stage` holds from op `from` on: adds them to the overlay, or, for a
@@ -192,7 +171,7 @@ impl Working {
     fn met_deferred(&mut self, stage: &Stage) {
         self.materialize(stage);
         self.defers = false;
-        self.eager_for = EAGER_REQUESTS;
+        self.eager_for = EAGER_BATCHES;
     }
 
     /// Adds the published groups' deferred writes to the overlay; the caller clears the
@@ -251,8 +230,7 @@ pub(super) fn commit_batch_later(
     let defers = r.batch.iter().all(|q| q.defers_apply());
     // A batch that defers its list writes costs the committer's overlay little per op,
     // however large (`LATER_MAX_BATCH_BYTES`).
-    let requests = r.batch.len();
-    let large = (r.bytes > LATER_MAX_BATCH_BYTES && !(defers && r.working.will_defer(requests)))
+    let large = (r.bytes > LATER_MAX_BATCH_BYTES && !(defers && r.working.will_defer()))
         || r.bytes as u64 >= wal.largest_record() / 2
         || r.batch.iter().any(|q| !q.may_apply_later());
     let before = match large {
@@ -260,12 +238,10 @@ pub(super) fn commit_batch_later(
         false => ReadTxn::try_begin(shared.clone()),
     };
     let Some(before) = before else {
-        r.working.passed_eager(requests);
         r.working.reset(lazy);
         return lazy.apply_all(&shared.core).err().map(Err);
     };
-    r.working
-        .catch_up(before.unapplied(), lazy, defers, requests);
+    r.working.catch_up(before.unapplied(), lazy, defers);
     r.stage.clear();
     r.outcomes.clear();
     r.ops.clear();
@@ -442,7 +418,7 @@ mod tests {
             lazy.publish(g);
         }
         let mut w = Working::default();
-        w.catch_up(Some(&lazy.current()), &lazy, true, 1);
+        w.catch_up(Some(&lazy.current()), &lazy, true);
         w
     }
 
@@ -461,42 +437,7 @@ mod tests {
             listed(&w),
             vec![key(2).to_vec(), key(3).to_vec(), key(4).to_vec()]
         );
-        assert!(w.bounds.is_empty() && !w.defers && w.eager_for == EAGER_REQUESTS);
-    }
-
-    /// After a hit, eagerness lasts for a number of requests, however they are batched and
-    /// whichever path their batches take.
-    #[test]
-    fn eagerness_after_a_hit_ends_after_its_requests_on_either_path() {
-        // (batches: (requests, through the ordinary path)), does the next batch of one defer?
-        type Row = (&'static str, &'static [(usize, bool)], bool);
-        #[rustfmt::skip]
-        let table: &[Row] = &[
-            ("right after the hit", &[], false),
-            ("fourteen batches of one later", &[(1, false); 14], false),
-            ("fifteen batches of one later", &[(1, false); 15], true),
-            ("one large batch later, deferred", &[(200, false)], true),
-            ("one large batch later, ordinary", &[(200, true)], true),
-            ("eight ordinary and eight deferred", &[(1, true), (1, false), (1, true), (1, false), (1, true), (1, false), (1, true), (1, false), (1, true), (1, false), (1, true), (1, false), (1, true), (1, false), (1, true), (1, false)], true),
-        ];
-        for &(case, batches, defers) in table {
-            let lazy = Lazy::new(Duration::from_secs(3600), false);
-            let mut w = Working::default();
-            w.met_deferred(&Stage::default());
-            for &(requests, ordinary) in batches {
-                match ordinary {
-                    true => w.passed_eager(requests),
-                    false => w.catch_up(Some(&lazy.current()), &lazy, true, requests),
-                }
-            }
-            assert_eq!(w.will_defer(1), defers, "{case}");
-            w.catch_up(Some(&lazy.current()), &lazy, true, 1);
-            assert_eq!(w.defers, defers, "{case}: the batch itself");
-        }
-        // A batch that reaches the end of the eagerness defers at once.
-        let mut w = Working::default();
-        w.met_deferred(&Stage::default());
-        assert!(!w.will_defer(EAGER_REQUESTS - 1) && w.will_defer(EAGER_REQUESTS));
+        assert!(w.bounds.is_empty() && !w.defers && w.eager_for == EAGER_BATCHES);
     }
 
     fn plain_keys(w: &Working, id: u32) -> Vec<Vec<u8>> {
