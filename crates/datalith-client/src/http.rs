@@ -160,13 +160,8 @@ fn is_key(k: &Edn, key: &str) -> bool {
 
 /// The value under `key` in the map `m`, moved out of it (a large result is not copied).
 pub(crate) fn take_field(m: Edn, key: &str) -> Option<Edn> {
-    match m {
-        Edn::Map(pairs) => pairs
-            .into_iter()
-            .find(|(k, _)| is_key(k, key))
-            .map(|(_, v)| v),
-        _ => None,
-    }
+    let [v] = take_fields(m, [key]);
+    v
 }
 
 /// The values under `keys` in the map `m`, each moved out of it (`None` where absent).

@@ -121,6 +121,10 @@ impl std::fmt::Display for Step {
 /// extending a row rarely moves it.
 pub(crate) const ROW_SPARE: usize = 2;
 
+/// The most spare capacity a new row takes for later steps (`conj::row_spare`): a query of
+/// many clauses would otherwise make rows far larger than most ever grow.
+pub(crate) const ROW_SPARE_MAX: usize = 12;
+
 impl<'a> Ctx<'a> {
     /// The source a clause's source number reads (`$` is whatever it stands for now).
     pub fn source_of(&self, src: usize) -> usize {

@@ -32,8 +32,8 @@ mod star;
 mod terms;
 mod time;
 
-pub(crate) use context::ROW_SPARE;
 pub use context::{Ctx, DbSource, Step, UserFn};
+pub(crate) use context::{ROW_SPARE, ROW_SPARE_MAX};
 pub use terms::{coerce, entity_of, ident_attr, match_terms};
 
 use estimate::{is_filter, is_rowwise, rowwise_inputs, Notes};
