@@ -1,12 +1,13 @@
 //! Pieces every workload shares: errors, CPU and memory accounting, the in-flight semaphore,
 //! latency windows and CSV rows, child processes and their line protocol, progress bars, plots,
 //! repeated passes with their spread, the peers' heap setting, and the real `datalith serve`
-//! of the `--remote` peers.
+//! of the `--remote` peers with the loopback round trip under them.
 
 pub mod child;
 pub mod clock;
 pub mod error;
 pub mod jvm;
+pub mod loopback;
 pub mod markdown;
 pub mod metrics;
 pub mod passes;

@@ -17,6 +17,7 @@ use super::sqlite::SqlitePeer;
 use super::tasks::{Kind, Task};
 use super::timing::OVER_CAP;
 use super::{data, merge, plot, python};
+use crate::common::loopback::{self, Floor};
 use crate::common::{passes, progress, BenchError};
 
 /// `datalith-bench query`.
@@ -52,6 +53,8 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         bar.set_style(style.progress_chars("=> "));
     }
     let mut by_pass: Vec<Vec<Cell>> = Vec::new();
+    // The loopback round trip, once a pass, just before the pass's peers run.
+    let mut floors: Vec<Floor> = Vec::new();
     let mut explains: Vec<(String, Vec<datalith::query::PlanStep>)> = Vec::new();
     for pass in 0..r.passes {
         let order = passes::rotated(&r.peers, pass);
@@ -60,6 +63,9 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
             &format!("pass {}/{}: {}", pass + 1, r.passes, order.join(", ")),
         );
         let mut cells: Vec<Cell> = Vec::new();
+        if order.iter().any(|p| p == remote::LABEL) {
+            floors.push(loopback::measure()?);
+        }
         for label in &order {
             if label == "datalevin-remote" {
                 cells.extend(datalevin_remote(&r.tasks, &peers_dir, &log_dir, pass, &bar));
@@ -118,11 +124,19 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         tasks: &r.tasks,
         peers: &r.peers,
         cells: &cells,
+        loopback: median_floor(floors),
     };
     let plans_equal = plans_equal(&explains);
     let verdicts = table.verdicts(plans_equal);
     let mismatches = table.mismatches();
-    let header = header(&args, &r);
+    let mut header = header(&args, &r);
+    if let Some(f) = table.loopback {
+        let _ = write!(
+            header,
+            "\n\n**The floor under datalith-remote:** {} (the median pass's).",
+            f.sentence()
+        );
+    }
     let md = table.markdown(&header, &verdicts, &mismatches);
     let md_path = out.join("summary.md");
     std::fs::write(&md_path, &md).map_err(BenchError::io(&md_path))?;
@@ -425,6 +439,12 @@ fn python_scope(r: &super::args::Resolved) -> String {
      `sqlite3-py` is Python's `sqlite3` (the statement's `fetchall`). `datalith` is the Rust \
      API in this process, for the conversion cost of q1."
         .to_string()
+}
+
+/// The pass whose round trip is the median one.
+fn median_floor(mut floors: Vec<Floor>) -> Option<Floor> {
+    floors.sort_by(|a, b| a.p50_us.total_cmp(&b.p50_us));
+    floors.get(floors.len() / 2).copied()
 }
 
 fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::peer::{Cell, Outcome};
 use super::tasks::{Kind, Task};
+use crate::common::loopback::Floor;
 use crate::common::BenchError;
 
 /// The whole table.
@@ -19,6 +20,9 @@ pub struct Table<'a> {
     pub tasks: &'a [Task],
     pub peers: &'a [String],
     pub cells: &'a [Cell],
+    /// With `--remote`: the loopback round trip of this run (the median pass's), the floor
+    /// under what the server adds.
+    pub loopback: Option<Floor>,
 }
 
 /// A task whose peers disagree on the result count.
@@ -296,8 +300,12 @@ impl Table<'_> {
                     what,
                     pass: Some(r - e <= Q1_OVERHEAD_MAX_MS),
                     detail: format!(
-                        "datalith-remote {r:.4} ms - datalith {e:.4} ms = {:.1} us",
-                        (r - e) * 1e3
+                        "datalith-remote {r:.4} ms - datalith {e:.4} ms = {:.1} us{}",
+                        (r - e) * 1e3,
+                        self.loopback.map_or(String::new(), |f| format!(
+                            " (a bare TCP round trip over loopback here: {:.1} us p50)",
+                            f.p50_us
+                        ))
                     ),
                 },
                 _ => Verdict {
@@ -553,6 +561,7 @@ mod tests {
             tasks: &ts,
             peers: &peers,
             cells: &cells,
+            loopback: None,
         };
         let mm = t.mismatches();
         assert_eq!(mm.len(), 1);
@@ -601,6 +610,7 @@ mod tests {
             tasks: &ts,
             peers: &peers,
             cells: &cells,
+            loopback: None,
         };
         let v = t.verdicts(None);
         let get = |what: &str| v.iter().find(|x| x.what == what).unwrap();
@@ -636,6 +646,7 @@ mod tests {
             tasks: &ts,
             peers: &peers,
             cells: &cells,
+            loopback: None,
         };
         let mm: Vec<String> = t.mismatches().into_iter().map(|m| m.task).collect();
         assert_eq!(mm, ["retract-5"], "agreeing peers, yet 3 datoms left");

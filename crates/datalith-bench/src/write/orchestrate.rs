@@ -12,6 +12,7 @@ use super::result::RunResult;
 use super::runner::{self, Params};
 use super::{init, merge, peers, plots, summary};
 use crate::common::child::{self, emit_result};
+use crate::common::loopback::{self, Floor};
 use crate::common::{passes, progress, BenchError};
 
 /// `datalith-bench write`.
@@ -75,8 +76,13 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
     let mut datalevin_server: Option<Result<(), String>> = None;
     let mut base = 0;
     let mut by_pass: Vec<Vec<RunResult>> = Vec::new();
+    // The loopback round trip, once a pass, before the pass's conditions run.
+    let mut floors: Vec<Floor> = Vec::new();
     for pass in 0..plan.passes {
         let order = passes::rotated(&plan.conditions, pass);
+        if order.iter().any(|c| c.store == Store::DatalithRemote) {
+            floors.push(loopback::measure()?);
+        }
         progress::println(
             &bar,
             &format!(
@@ -137,7 +143,9 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
             Vec::new()
         }
     };
-    let md = summary::write(&plan, &results, &inits, &pngs)?;
+    floors.sort_by(|a, b| a.p50_us.total_cmp(&b.p50_us));
+    let floor = floors.get(floors.len() / 2).copied();
+    let md = summary::write(&plan, &results, &inits, &pngs, floor)?;
     eprintln!("summary: {}", md.display());
     let mut failed: Vec<String> = inits
         .iter()

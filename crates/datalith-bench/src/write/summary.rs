@@ -7,6 +7,7 @@ use super::args::Plan;
 use super::condition::Family;
 use super::init::{self, InitResult};
 use super::result::RunResult;
+use crate::common::loopback::Floor;
 use crate::common::BenchError;
 
 /// Writes both summary files; returns the Markdown one's path.
@@ -15,6 +16,7 @@ pub fn write(
     results: &[RunResult],
     inits: &[InitResult],
     pngs: &[PathBuf],
+    loopback: Option<Floor>,
 ) -> Result<PathBuf, BenchError> {
     let jsonl_path = plan.out.join("summary.jsonl");
     let mut jsonl = String::new();
@@ -28,7 +30,7 @@ pub fn write(
     }
     std::fs::write(&jsonl_path, jsonl).map_err(BenchError::io(&jsonl_path))?;
     let md_path = plan.out.join("summary.md");
-    let mut md = markdown(plan, results, pngs);
+    let mut md = markdown(plan, results, pngs, loopback);
     // The bulk-load section goes before the plots (or last).
     let at = md.find("\n## Plots").unwrap_or(md.len());
     md.insert_str(at, &init::markdown(inits));
@@ -122,7 +124,12 @@ fn find<'a>(results: &'a [RunResult], cond: &str, batch: usize) -> Option<&'a Ru
         .find(|r| r.condition == cond && r.batch == batch && r.measured() && r.writes > 0)
 }
 
-fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
+fn markdown(
+    plan: &Plan,
+    results: &[RunResult],
+    pngs: &[PathBuf],
+    loopback: Option<Floor>,
+) -> String {
     let mut s = String::new();
     let w = &mut s;
     let _ = writeln!(
@@ -148,6 +155,13 @@ fn markdown(plan: &Plan, results: &[RunResult], pngs: &[PathBuf]) -> String {
         plan.mixed,
         plan.max_secs.map_or("none".into(), |s| format!("{s} s"))
     );
+    if let Some(f) = loopback {
+        let _ = writeln!(
+            w,
+            "- the floor under dl-remote: {} (the median pass's)",
+            f.sentence()
+        );
+    }
     let _ = writeln!(
         w,
         "- seed: {} (UUID values and mixed-phase keys)",
