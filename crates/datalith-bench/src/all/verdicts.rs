@@ -183,6 +183,78 @@ fn spread_median(v: &Value, key: &str) -> Option<f64> {
 
 /// Rows of Q: per task, `datalith` (reads) or `datalith-nosync` (writes) against the fastest
 /// other peer.
+/// The rows of a `--remote` run: Datalith's server against Datalevin's, as the server issue
+/// asks (every Q task by its median ms; W by throughput at each batch). Without Datalevin's
+/// server (it cannot run here) a row has no verdict.
+pub fn remote_rows(workload: &str, lines: &[Value]) -> Vec<Row> {
+    let ok = |v: &&Value| {
+        s(v, "status") == "ok"
+            || (v.get("throughput_wps").is_some()
+                && v.get("skipped").is_none_or(Value::is_null)
+                && v.get("error").is_none_or(Value::is_null))
+    };
+    let (key, ours, theirs, metric, unit, better) = match workload {
+        "write-remote" => (
+            "batch",
+            "dl-remote",
+            "datalevin-remote",
+            "throughput_wps",
+            "writes/s",
+            Better::Higher,
+        ),
+        _ => (
+            "task",
+            "datalith-remote",
+            "datalevin-remote",
+            "median_ms",
+            "ms",
+            Better::Lower,
+        ),
+    };
+    let name = |v: &Value| -> String {
+        match key {
+            "batch" => v.get("batch").map_or(String::new(), ToString::to_string),
+            _ => s(v, "task").to_string(),
+        }
+    };
+    let peer = |v: &Value| -> String {
+        match key {
+            "batch" => s(v, "condition").to_string(),
+            _ => s(v, "peer").to_string(),
+        }
+    };
+    let mut rows_of: Vec<String> = Vec::new();
+    for v in lines.iter().filter(|v| peer(v) == ours) {
+        let n = name(v);
+        if !rows_of.contains(&n) {
+            rows_of.push(n);
+        }
+    }
+    rows_of
+        .into_iter()
+        .map(|n| {
+            let figure = |who: &str| {
+                lines
+                    .iter()
+                    .filter(ok)
+                    .find(|v| peer(v) == who && name(v) == n)
+                    .and_then(|v| Some((who.to_string(), f(v, metric)?)))
+            };
+            Row {
+                workload: workload.into(),
+                what: match key {
+                    "batch" => format!("over the server, batch {n}, durable"),
+                    _ => format!("{n} over the server"),
+                },
+                unit: unit.into(),
+                better,
+                ours: figure(ours),
+                best_peer: figure(theirs),
+            }
+        })
+        .collect()
+}
+
 pub fn q_rows(lines: &[Value]) -> Vec<Row> {
     let mut tasks: Vec<String> = Vec::new();
     for v in lines {
@@ -428,6 +500,58 @@ pub fn figure(v: f64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn remote_rows_put_the_server_against_datalevins_server_only() {
+        let q = vec![
+            json!({"peer":"datalith","task":"q1","status":"ok","median_ms":0.08}),
+            json!({"peer":"datalith-remote","task":"q1","status":"ok","median_ms":0.7}),
+            json!({"peer":"datalevin-remote","task":"q1","status":"ok","median_ms":1.4}),
+            json!({"peer":"datalith-remote","task":"q2","status":"ok","median_ms":1.2}),
+            json!({"peer":"datalevin-remote","task":"q2","status":"skipped"}),
+        ];
+        let w = vec![
+            json!({"condition":"dl-sync","batch":100,"throughput_wps":230000.0}),
+            json!({"condition":"dl-remote","batch":100,"throughput_wps":100000.0}),
+            json!({"condition":"datalevin-remote","batch":100,"throughput_wps":20000.0}),
+            json!({"condition":"dl-remote","batch":1000,"throughput_wps":500000.0}),
+            json!({"condition":"datalevin-remote","batch":1000,"skipped":"no server"}),
+        ];
+        let got = |workload: &str, lines: &[Value]| -> Vec<(String, String)> {
+            remote_rows(workload, lines)
+                .iter()
+                .map(|r| (r.what.clone(), r.verdict()))
+                .collect()
+        };
+        let table: [(&str, &[Value], &[(&str, &str)]); 2] = [
+            (
+                "query-remote",
+                &q,
+                &[
+                    ("q1 over the server", "**ahead** 2.00x"),
+                    ("q2 over the server", "n/a: no peer measured"),
+                ],
+            ),
+            (
+                "write-remote",
+                &w,
+                &[
+                    ("over the server, batch 100, durable", "**ahead** 5.00x"),
+                    (
+                        "over the server, batch 1000, durable",
+                        "n/a: no peer measured",
+                    ),
+                ],
+            ),
+        ];
+        for (workload, lines, want) in table {
+            let want: Vec<(String, String)> = want
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+            assert_eq!(got(workload, lines), want, "{workload}");
+        }
+    }
 
     #[test]
     fn q_rows_compare_against_the_fastest_other_peer() {

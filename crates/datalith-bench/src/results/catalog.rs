@@ -48,7 +48,16 @@ pub struct Catalog {
 }
 
 /// Where workloads go in `RESULTS.md`: the seeds' four first, then the others by name.
-const ORDER: [&str; 6] = ["write-dl", "write-kv", "query", "blob", "history", "search"];
+const ORDER: [&str; 8] = [
+    "write-dl",
+    "write-kv",
+    "query",
+    "blob",
+    "history",
+    "search",
+    "query-remote",
+    "write-remote",
+];
 
 impl Catalog {
     /// Reads every folder of `dir` (files at its top, such as `RESULTS.md`, are not folders).

@@ -18,6 +18,8 @@ fn title(workload: &str) -> String {
         "write-dl" => "W: durable Datalog writes".into(),
         "write-kv" => "W: durable key-value writes".into(),
         "query" => "Q: queries and transaction tasks".into(),
+        "query-remote" => "Q over the server (`datalith serve`)".into(),
+        "write-remote" => "W over the server (`datalith serve`)".into(),
         "blob" => "B: steady blob writes".into(),
         "history" => "H: history (as-of, history, log)".into(),
         "search" => "S: full-text search".into(),
@@ -35,6 +37,7 @@ pub fn rows(p: &Published) -> Vec<Row> {
     match w {
         "write-kv" | "write-dl" => verdicts::w_rows(w, &lines),
         "query" => verdicts::q_rows(&lines),
+        "query-remote" | "write-remote" => verdicts::remote_rows(w, &lines),
         "history" => verdicts::h_rows(&lines),
         "search" => verdicts::s_rows(&lines),
         "blob" => verdicts::b_rows(&lines),
@@ -86,10 +89,18 @@ fn tally(rows: &[Row]) -> (String, String) {
         .filter(|(_, x)| *x <= 1.0)
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map_or_else(
-            || "none behind".to_string(),
+            || match judged.len() {
+                0 if !rows.is_empty() => "no peer measured".to_string(),
+                _ => "none behind".to_string(),
+            },
             |(r, x)| format!("{}: {x:.2}x", r.what),
         );
-    (format!("{ahead} of {}", judged.len()), worst)
+    let unjudged = rows.len() - judged.len();
+    let of = match unjudged {
+        0 => format!("{ahead} of {}", judged.len()),
+        n => format!("{ahead} of {} ({n} without a verdict)", judged.len()),
+    };
+    (of, worst)
 }
 
 /// The machine line of a folder (from its `machine.json`, else "see RUN.md").

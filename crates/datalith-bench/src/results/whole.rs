@@ -63,6 +63,11 @@ fn shape(name: &str) -> Option<Shape> {
                 "datascript",
             ],
         ),
+        // Over the server: Datalevin's server (`datalevin-remote`) cannot run from the
+        // Datalevin installed here (bench/peers/README.md, "Datalevin's server"), so a
+        // folder is whole without it; its summary says it was skipped and why.
+        "query-remote" => ("peer", &["datalith", "datalith-remote"]),
+        "write-remote" => ("condition", &["dl-sync", "dl-remote", "datalevin-default"]),
         "blob" => ("store", &["datalith", "sqlite", "rocksdb"]),
         "history" => ("peer", &["datalith", "datomic"]),
         "search" => (
