@@ -291,7 +291,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Picks the next clause: the cheapest ready one, preferring clauses connected to what is
-    /// already bound.
+    /// already bound; the first of a large conjunction by looking ahead (`lookahead`).
     pub(super) fn choose(
         &mut self,
         todo: &[Clause],
@@ -314,6 +314,8 @@ impl<'a> Ctx<'a> {
         // that must then join a large one does not win over a larger start that stays small.
         let mut best: Option<(usize, u64, u64)> = None;
         let several = candidates.len() > 1;
+        let lookahead = several && self.looks_ahead(todo, rel);
+        let mut scored: Vec<(u64, usize)> = Vec::new();
         for i in candidates {
             let c = &todo[i];
             // Counting past the best estimate so far cannot change the choice.
@@ -326,8 +328,21 @@ impl<'a> Ctx<'a> {
             } else {
                 est
             };
+            if lookahead {
+                scored.push((score, i));
+            }
             if best.is_none_or(|(_, b, _)| score < b) {
                 best = Some((i, score, est));
+            }
+        }
+        if lookahead {
+            scored.sort_unstable();
+            let starts: Vec<usize> = scored.iter().map(|&(_, i)| i).collect();
+            if let Some(s) = self.start_by_lookahead(todo, rel, &starts)? {
+                if best.is_some_and(|(b, _, _)| b != s) {
+                    let est = self.estimate(&todo[s], rel, n, COUNT_CAP, todo)?;
+                    best = Some((s, 0, est));
+                }
             }
         }
         match best {

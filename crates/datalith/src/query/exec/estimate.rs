@@ -415,7 +415,7 @@ impl<'a> Ctx<'a> {
 
     /// The share of rows filter `c` lets through: a test's from the statistics, an `or` of
     /// tests the sum of its branches' (each the product of its tests').
-    fn filter_share(&mut self, c: &Clause, notes: &Notes) -> Result<f64, QueryError> {
+    pub(super) fn filter_share(&mut self, c: &Clause, notes: &Notes) -> Result<f64, QueryError> {
         if notes.applied.contains(c) {
             return Ok(1.0);
         }

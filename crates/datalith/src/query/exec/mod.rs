@@ -11,6 +11,8 @@
 //!   the branches' tests make much cheaper starts.
 //! - `estimate`: the rows a clause is expected to leave (what the choice compares and
 //!   `explain` shows).
+//! - `lookahead`: the start of a large conjunction, chosen by following each of its
+//!   cheapest starts to the end on estimates.
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
 //! - `ranges`: comparisons turned into AVE bounds.
@@ -26,6 +28,7 @@ mod context;
 mod distribute;
 mod estimate;
 mod fulltext;
+mod lookahead;
 mod ranges;
 mod scan;
 mod star;
