@@ -35,6 +35,12 @@ impl Floor {
     }
 }
 
+/// The floor of the pass whose round trip is the median one (a run measures one a pass).
+pub fn median(mut floors: Vec<Floor>) -> Option<Floor> {
+    floors.sort_by(|a, b| a.p50_us.total_cmp(&b.p50_us));
+    floors.get(floors.len() / 2).copied()
+}
+
 /// Measures [`Floor`] now.
 pub fn measure() -> Result<Floor, BenchError> {
     let io = |op: &'static str| BenchError::store("loopback floor", op);

@@ -124,7 +124,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         tasks: &r.tasks,
         peers: &r.peers,
         cells: &cells,
-        loopback: median_floor(floors),
+        loopback: loopback::median(floors),
     };
     let plans_equal = plans_equal(&explains);
     let verdicts = table.verdicts(plans_equal);
@@ -439,12 +439,6 @@ fn python_scope(r: &super::args::Resolved) -> String {
      `sqlite3-py` is Python's `sqlite3` (the statement's `fetchall`). `datalith` is the Rust \
      API in this process, for the conversion cost of q1."
         .to_string()
-}
-
-/// The pass whose round trip is the median one.
-fn median_floor(mut floors: Vec<Floor>) -> Option<Floor> {
-    floors.sort_by(|a, b| a.p50_us.total_cmp(&b.p50_us));
-    floors.get(floors.len() / 2).copied()
 }
 
 fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {

@@ -143,8 +143,7 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
             Vec::new()
         }
     };
-    floors.sort_by(|a, b| a.p50_us.total_cmp(&b.p50_us));
-    let floor = floors.get(floors.len() / 2).copied();
+    let floor = loopback::median(floors);
     let md = summary::write(&plan, &results, &inits, &pngs, floor)?;
     eprintln!("summary: {}", md.display());
     let mut failed: Vec<String> = inits

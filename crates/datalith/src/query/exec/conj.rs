@@ -101,10 +101,8 @@ impl<'a> Ctx<'a> {
                             let mut j = 0;
                             while j < todo.len() {
                                 match &todo[j] {
-                                    Clause::Pattern(s, q)
-                                        if self.source_of(*s) == src
-                                            && q.e == Term::Var(e)
-                                            && matches!(q.a, AttrTerm::Attr(_)) =>
+                                    Clause::Pattern(_, q)
+                                        if self.joins_star(src, &Term::Var(e), &todo[j]) =>
                                     {
                                         star.push(q.clone());
                                         todo.remove(j);
@@ -260,6 +258,13 @@ impl<'a> Ctx<'a> {
             }
         }
         rel.project_owned(keep, &self.budget)
+    }
+
+    /// Whether clause `c` joins the merge scan of the patterns of source `src` on the bound
+    /// entity `e`: a pattern of that source, on that entity, of a known attribute.
+    pub(super) fn joins_star(&self, src: usize, e: &Term, c: &Clause) -> bool {
+        matches!(c, Clause::Pattern(s, q)
+            if self.source_of(*s) == src && q.e == *e && matches!(q.a, AttrTerm::Attr(_)))
     }
 
     /// The attribute of a pattern answered by an existence check (`holders_exist`): alone,

@@ -13,7 +13,7 @@
 use super::estimate::COUNT_CAP;
 use super::*;
 use crate::query::error::QueryError;
-use crate::query::ir::{AttrTerm, Clause, Term, Var};
+use crate::query::ir::{Clause, Term, Var};
 use crate::query::relation::Relation;
 
 /// Data patterns a conjunction needs before its start is looked ahead for: with fewer, the
@@ -86,7 +86,7 @@ impl<'a> Ctx<'a> {
         while let Some(i) = next {
             let c = &todo[i];
             let before = Relation::empty(vars.clone());
-            let n = rows.min(u64::MAX as f64 / 4.0) as u64;
+            let n = count(rows);
             let mut step = vec![i];
             rows = match c {
                 c if is_filter(c) => rows * self.filter_share(c, &notes)?,
@@ -96,15 +96,10 @@ impl<'a> Ctx<'a> {
                     let src = self.source_of(*src);
                     let mut star_rows = self.estimate(c, &before, n, COUNT_CAP, todo)? as f64;
                     for &j in left.iter() {
-                        if let Clause::Pattern(s2, q) = &todo[j] {
-                            if self.source_of(*s2) == src
-                                && q.e == p.e
-                                && matches!(q.a, AttrTerm::Attr(_))
-                            {
-                                let e = self.estimate(&todo[j], &before, n, COUNT_CAP, todo)?;
-                                star_rows *= e as f64 / n.max(1) as f64;
-                                step.push(j);
-                            }
+                        if self.joins_star(src, &p.e, &todo[j]) {
+                            let e = self.estimate(&todo[j], &before, n, COUNT_CAP, todo)?;
+                            star_rows *= e as f64 / n.max(1) as f64;
+                            step.push(j);
                         }
                     }
                     left.retain(|j| !step.contains(j));
@@ -168,7 +163,7 @@ impl<'a> Ctx<'a> {
             None => {
                 let connected = |i: &usize| todo[*i].vars().iter().any(|v| vars.contains(v));
                 let any_connected = ready.iter().any(connected);
-                let n = rows.min(u64::MAX as f64 / 4.0) as u64;
+                let n = count(rows);
                 let candidates: Vec<usize> = ready
                     .iter()
                     .copied()
@@ -194,4 +189,10 @@ impl<'a> Ctx<'a> {
         }
         Ok(pick)
     }
+}
+
+/// Estimated rows as the count the estimates take (clamped far below overflow: they multiply
+/// it).
+fn count(rows: f64) -> u64 {
+    rows.min(u64::MAX as f64 / 4.0) as u64
 }
