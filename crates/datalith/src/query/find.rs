@@ -300,20 +300,30 @@ fn grouped(
     // Grouping hashes every row's key: the fast hash, as the relations use.
     let mut index: rustc_hash::FxHashMap<Vec<Value>, usize> = Default::default();
     let mut key: Vec<Value> = Vec::with_capacity(key_cols.len());
+    // The previous row's group: rows often come in runs of one key (a scan in the order of
+    // the grouped variable), and a run's rows after its first skip the hash.
+    let mut run: Option<usize> = None;
     for r in rel.into_rows() {
         budget.charge(bag_values * value_bytes)?;
-        key.clear();
-        key.extend(key_cols.iter().map(|&c| r[c].clone()));
-        let gi = match index.get(key.as_slice()) {
-            Some(gi) => *gi,
-            None => {
-                budget.charge(key_bytes)?;
-                let gi = index.len();
-                index.insert(key.clone(), gi);
-                folds.extend(fresh());
-                gi
+        let same = run.is_some() && key_cols.iter().zip(&key).all(|(&c, k)| r[c] == *k);
+        let gi = match run {
+            Some(gi) if same => gi,
+            _ => {
+                key.clear();
+                key.extend(key_cols.iter().map(|&c| r[c].clone()));
+                match index.get(key.as_slice()) {
+                    Some(gi) => *gi,
+                    None => {
+                        budget.charge(key_bytes)?;
+                        let gi = index.len();
+                        index.insert(key.clone(), gi);
+                        folds.extend(fresh());
+                        gi
+                    }
+                }
             }
         };
+        run = Some(gi);
         for (fold, (_, _, c)) in folds[gi * width..(gi + 1) * width]
             .iter_mut()
             .zip(&aggregates)

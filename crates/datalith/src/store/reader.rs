@@ -368,6 +368,49 @@ impl<'a> IndexReader<'a> {
         Ok(n)
     }
 
+    /// Calls `f(value bytes, entity ids)` for the AVE entries of `a` within the bounds,
+    /// forward, until it returns false: each value's entities (8 bytes each, ascending) a
+    /// page at a time, so that a caller can work on a page's ids together (decode the value
+    /// once, fetch what the ids point at ahead of use).
+    pub fn scan_attr_blocks(
+        &self,
+        a: AttrId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let lo = bound_key(a, lower, false);
+        let hi = bound_key(a, upper, true);
+        // The callback's error travels out through `failed` (the walk speaks `KvError`).
+        let mut failed = None;
+        self.view.range_blocks(
+            &self.t.ave,
+            as_ref_bound(&lo),
+            as_ref_bound(&hi),
+            #[inline(always)]
+            |k, block, width| {
+                let step = match keys::split_attr(k) {
+                    None => Err(corrupt("AVE key", k)),
+                    Some(_) if width != ENTITY_BYTES || block.len() % ENTITY_BYTES != 0 => {
+                        Err(corrupt("AVE entity", block))
+                    }
+                    Some((_, vb)) => f(vb, block),
+                };
+                match step {
+                    Ok(go) => Ok(go),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                }
+            },
+        )?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Calls `f(value bytes, entity)` for every AVE entry of attribute `a` whose value lies
     /// within the bounds, in value order; `f` returns false to stop.
     pub fn scan_attr(
@@ -383,45 +426,22 @@ impl<'a> IndexReader<'a> {
         let lo_ref = as_ref_bound(&lo);
         let hi_ref = as_ref_bound(&hi);
         if direction == Direction::Forward {
-            // The callback's error travels out through `failed` (the walk speaks `KvError`).
-            let mut failed = None;
-            // Each value's entities come a page at a time.
-            self.view.range_blocks(
-                &self.t.ave,
-                lo_ref,
-                hi_ref,
+            return self.scan_attr_blocks(
+                a,
+                lower,
+                upper,
                 #[inline(always)]
-                |k, block, width| {
-                    let step = match keys::split_attr(k) {
-                        None => Err(corrupt("AVE key", k)),
-                        Some(_) if width != ENTITY_BYTES => Err(corrupt("AVE entity", block)),
-                        Some((_, vb)) => {
-                            let mut go = Ok(true);
-                            for raw in block.chunks_exact(ENTITY_BYTES) {
-                                let e = EntityId::from_be_bytes(
-                                    raw.try_into().unwrap_or([0; ENTITY_BYTES]),
-                                );
-                                go = f(vb, e);
-                                if !matches!(go, Ok(true)) {
-                                    break;
-                                }
-                            }
-                            go
-                        }
-                    };
-                    match step {
-                        Ok(go) => Ok(go),
-                        Err(e) => {
-                            failed = Some(e);
-                            Ok(false)
+                |vb, block| {
+                    for raw in block.chunks_exact(ENTITY_BYTES) {
+                        let e =
+                            EntityId::from_be_bytes(raw.try_into().unwrap_or([0; ENTITY_BYTES]));
+                        if !f(vb, e)? {
+                            return Ok(false);
                         }
                     }
+                    Ok(true)
                 },
-            )?;
-            return match failed {
-                Some(e) => Err(e),
-                None => Ok(()),
-            };
+            );
         }
         for entry in self.view.range(&self.t.ave, lo_ref, hi_ref, direction)? {
             let (k, ev) = entry?;

@@ -90,7 +90,8 @@ pub fn edn(v: &Value) -> String {
     to_edn_string(&edn_from_value(v))
 }
 
-type Builtin = fn(&Call) -> Out;
+/// A built-in's implementation.
+pub type Builtin = fn(&Call) -> Out;
 
 /// The name without the namespaces Datomic resolves unqualified (`clojure.core/inc` is
 /// `inc`), with `clojure.string`'s functions under their `clojure.string/` name (`str/` is
@@ -248,6 +249,11 @@ fn resolve(name: &str) -> Option<Builtin> {
     })
 }
 
+/// The built-in named `name`, resolved once for a clause that calls it on every row.
+pub fn resolve_builtin(name: &str) -> Option<Builtin> {
+    lookup(name)
+}
+
 /// Calls a built-in; `Ok(None)` is nil.
 pub fn call(name: &str, args: &[Value]) -> Out {
     let f = lookup(name).ok_or_else(|| QueryError::UnknownFunction {
@@ -261,10 +267,24 @@ pub fn call(name: &str, args: &[Value]) -> Out {
 /// match would be a new string where only its presence counts); `None` for the others, which
 /// [`call`] answers.
 pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
+    let name = canonical(name);
+    // The comparisons of two values (a range test on every row), as `compare`'s functions
+    // answer them.
+    if let [a, b] = args {
+        let o = || compare::compare(a, b);
+        match name.as_ref() {
+            "<" => return Some(o() == std::cmp::Ordering::Less),
+            ">" => return Some(o() == std::cmp::Ordering::Greater),
+            "<=" => return Some(o() != std::cmp::Ordering::Greater),
+            ">=" => return Some(o() != std::cmp::Ordering::Less),
+            "=" => return Some(compare::equal(a, b)),
+            "not=" | "!=" => return Some(!compare::equal(a, b)),
+            _ => {}
+        }
+    }
     let [a, Value::String(s)] = args else {
         return None;
     };
-    let name = canonical(name);
     match (name.as_ref(), a) {
         ("re-find", Value::Regex(re)) => Some(re.anywhere().is_match(s)),
         ("re-matches", Value::Regex(re)) => Some(re.whole().is_match(s)),
@@ -315,8 +335,26 @@ mod tests {
             ("str/ends-with?", vec![s("abc"), s("bc")], true),
             ("clojure.string/includes?", vec![s("abc"), s("d")], true),
             ("clojure.string/includes?", vec![s("abc"), s("")], true),
-            // Not answered: other names, other types (the call says what is wrong).
-            ("=", vec![s("a"), s("a")], false),
+            // Comparisons of two values, across types as `compare` orders them.
+            ("=", vec![s("a"), s("a")], true),
+            ("=", vec![Value::Long(1), Value::double(1.0).unwrap()], true),
+            ("not=", vec![Value::Long(1), Value::Long(2)], true),
+            ("!=", vec![s("a"), s("a")], true),
+            ("<", vec![Value::Long(1), Value::double(1.5).unwrap()], true),
+            ("<", vec![Value::double(2.0).unwrap(), Value::Long(2)], true),
+            (">", vec![s("b"), s("a")], true),
+            ("<=", vec![Value::Long(2), Value::Long(2)], true),
+            (">=", vec![Value::Long(1), Value::Long(2)], true),
+            ("clojure.core/<", vec![Value::Long(1), Value::Long(2)], true),
+            ("<", vec![Value::Long(1), s("a")], true),
+            // Not answered: other names, other arities, other types (the call says what is
+            // wrong).
+            (
+                "<",
+                vec![Value::Long(1), Value::Long(2), Value::Long(3)],
+                false,
+            ),
+            ("=", vec![s("a")], false),
             (
                 "clojure.string/includes?",
                 vec![Value::Long(1), s("1")],

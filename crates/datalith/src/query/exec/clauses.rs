@@ -76,6 +76,11 @@ impl<'a> Ctx<'a> {
                     Binding::Scalar(Term::Var(v)) => new_vars == [*v],
                     _ => false,
                 };
+                let callee = self.builtin_callee(name);
+                let call = |vals: &[Value]| match callee {
+                    Some(f) => f(&builtins::Call { name, args: vals }),
+                    None => self.call(name, vals),
+                };
                 for mut row in rel.into_rows() {
                     self.budget.tick()?;
                     self.budget.release(given);
@@ -86,7 +91,7 @@ impl<'a> Ctx<'a> {
                         _ => Value::Boolean(false),
                     }));
                     if scalar_new {
-                        match self.call(name, &vals) {
+                        match call(&vals) {
                             Ok(Some(v)) => {
                                 row.push(v);
                                 self.budget.charge(bytes)?;
@@ -98,7 +103,7 @@ impl<'a> Ctx<'a> {
                         }
                         continue;
                     }
-                    let result = match self.call(name, &vals) {
+                    let result = match call(&vals) {
                         Ok(Some(v)) => v,
                         // A nil result binds nothing (Datomic drops the row).
                         Ok(None) => continue,
@@ -256,6 +261,20 @@ impl<'a> Ctx<'a> {
             });
         }
         builtins::call(name, args)
+    }
+
+    /// The built-in a function clause named `name` calls on every row, resolved once: `None`
+    /// when the name is one of the functions that read the database, the log or the
+    /// full-text index, or a user's function (those go through [`Self::call`]).
+    fn builtin_callee(&self, name: &str) -> Option<builtins::Builtin> {
+        let reads = matches!(
+            name,
+            "get-else" | "get-some" | "missing?" | "tx-ids" | "tx-data" | "fulltext"
+        );
+        if reads || self.functions.contains_key(name) {
+            return None;
+        }
+        builtins::resolve_builtin(name)
     }
 
     /// Whether `row` passes test `c` (`row_test`): a predicate is true, a `not`'s clauses

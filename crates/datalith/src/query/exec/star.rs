@@ -512,12 +512,18 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 None => {
-                    self.scan_numbered(*a, bound_of(*a), &slot, |s, v| {
-                        budget.charge_step(hit_bytes);
-                        slots.push(s);
-                        hits.push((*a, v));
-                        true
-                    })?;
+                    self.scan_numbered(
+                        *a,
+                        bound_of(*a),
+                        &slot,
+                        |_| {},
+                        |s, v| {
+                            budget.charge_step(hit_bytes);
+                            slots.push(s);
+                            hits.push((*a, v));
+                            true
+                        },
+                    )?;
                 }
             }
         }
@@ -557,50 +563,55 @@ impl<'a> Ctx<'a> {
     }
 
     /// Calls `f(number, value)` for each datom of attribute `a` (within `bounds`) whose
-    /// entity `slot` numbers, in AVE order, until it returns false. Numbers decode inline;
-    /// runs of one other value share its decoding.
+    /// entity `slot` numbers, in AVE order, until it returns false. A value's entities come a
+    /// page at a time: the value is decoded once a page, and `ahead(number)` is called for
+    /// each of the page's numbers before `f` is called for any (a caller that writes where a
+    /// number points fetches those places in parallel, not one cache miss after another).
     fn scan_numbered(
         &self,
         a: AttrId,
         bounds: Option<&(Bound<Value>, Bound<Value>)>,
         slot: &Slots,
+        ahead: impl Fn(u32),
         mut f: impl FnMut(u32, Value) -> bool,
     ) -> Result<(), QueryError> {
         let r = self.r;
         let budget = &self.budget;
-        let mut last: Option<(&[u8], Value)> = None;
         let (lo, hi) = match bounds {
             Some((lo, hi)) => (as_ref(lo), as_ref(hi)),
             None => (Bound::Unbounded, Bound::Unbounded),
         };
-        r.scan_attr(
-            a,
-            lo,
-            hi,
-            Direction::Forward,
-            #[inline(always)]
-            |vb, e| {
-                if !budget.step() {
+        let mut numbers: Vec<u32> = Vec::new();
+        r.scan_attr_blocks(a, lo, hi, |vb, block| {
+            // A page's ids not numbered take a step too (a scan that finds few is still
+            // stopped on time).
+            if !budget.step() {
+                return Ok(false);
+            }
+            numbers.clear();
+            for raw in block.chunks_exact(std::mem::size_of::<EntityId>()) {
+                let e = EntityId::from_be_bytes(raw.try_into().unwrap_or_default());
+                if let Some(s) = slot.get(e) {
+                    numbers.push(s);
+                }
+            }
+            for &s in &numbers {
+                ahead(s);
+            }
+            let Some((&last, rest)) = numbers.split_last() else {
+                return Ok(true);
+            };
+            let v = match crate::store::reader::decode_fixed(vb) {
+                Some(v) => v,
+                None => r.decode_value(a, vb)?,
+            };
+            for &s in rest {
+                if !budget.step() || !f(s, v.clone()) {
                     return Ok(false);
                 }
-                let Some(s) = slot.get(e) else {
-                    return Ok(true);
-                };
-                let v = if let Some(v) = crate::store::reader::decode_fixed(vb) {
-                    v
-                } else {
-                    match &last {
-                        Some((b, v)) if *b == vb => v.clone(),
-                        _ => {
-                            let v = r.decode_value(a, vb)?;
-                            last = Some((vb, v.clone()));
-                            v
-                        }
-                    }
-                };
-                Ok(f(s, v))
-            },
-        )?;
+            }
+            Ok(budget.step() && f(last, v))
+        })?;
         budget.check()?;
         Ok(())
     }
@@ -624,7 +635,12 @@ impl<'a> Ctx<'a> {
         for a in attrs {
             let mut col: Vec<Option<Value>> = vec![None; n];
             let mut twice = false;
-            self.scan_numbered(*a, bound_of(*a), slot, |s, v| {
+            let cells = col.as_ptr();
+            let ahead = |s: u32| {
+                // A hint only: the address is read by no one here.
+                prefetch(cells.wrapping_add(s as usize));
+            };
+            self.scan_numbered(*a, bound_of(*a), slot, ahead, |s, v| {
                 let cell = &mut col[s as usize];
                 if cell.is_some() {
                     twice = true;
@@ -831,4 +847,17 @@ pub(super) fn encoding_is_equality(v: &Value) -> bool {
             | Value::Symbol(_)
             | Value::Ref(_)
     )
+}
+
+/// Asks the CPU to bring the cache line at `p` in ahead of its use (a hint: nothing is
+/// read, so any address will do).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads no memory and cannot fault, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
