@@ -386,6 +386,23 @@ fn relations_as_data_sources() {
             &["A", r#"[["p1" 7] ["p2" 9] ["p7" 1]]"#],
             r#"#{["Ann" 7] ["Bob" 9]}"#,
         ),
+        // Entity ids given back as longs join the database's ids (Datomic's ids are longs):
+        // in a relation source, in a not-join on one, and in an input joined after a pattern.
+        (
+            "[:find ?n :in $ $picked :where [?e :person/name ?n] [$picked ?e]]",
+            &["A", "[[{p1}] [{p3}]]"],
+            r#"#{["Ann"] ["Cid"]}"#,
+        ),
+        (
+            "[:find ?n :in $ $picked :where [?e :person/name ?n] (not-join [?e] [$picked ?e _])]",
+            &["A", "[[{p1} 1] [{p3} 0]]"],
+            r#"#{["Bob"]}"#,
+        ),
+        (
+            "[:find ?n ?k :in $ $picked :where [?f :person/friend ?e] [?e :person/name ?n] [$picked ?e ?k]]",
+            &["A", "[[{p1} 1] [{p2} 2] [{p3} 3]]"],
+            r#"#{["Ann" 1] ["Bob" 2]}"#,
+        ),
         // `$` itself a relation.
         ("[:find ?b :in $ $db :where [1 ?b]]", &["[[1 2] [3 4] [1 5]]", "A"], "#{[2] [5]}"),
         // Rules over a relation source.

@@ -111,36 +111,37 @@ pub(super) fn bind_input(
         Binding::Scalar(t) | Binding::Collection(t) => vec![t.clone()],
         Binding::Tuple(ts) | Binding::Relation(ts) => ts.clone(),
     };
-    let seq = |e: &Edn| -> Result<Vec<Edn>, QueryError> {
+    // The input is read where it lies: a relation of a million tuples is copied once, into
+    // its rows of values.
+    fn seq(e: &Edn) -> Option<&[Edn]> {
         match e {
-            Edn::Vector(v) | Edn::List(v) | Edn::Set(v) => Ok(v.clone()),
-            other => Err(kind("a collection".to_string(), other)),
+            Edn::Vector(v) | Edn::List(v) | Edn::Set(v) => Some(v),
+            _ => None,
         }
-    };
-    let tuple = |e: &Edn| -> Result<Vec<Edn>, QueryError> {
-        match seq(e)? {
-            t if t.len() >= terms.len() => Ok(t),
+    }
+    let collection = |e| seq(e).ok_or_else(|| kind("a collection".to_string(), e));
+    let scalar = |e: &Edn| value_from_edn(e).ok_or_else(|| kind("values".to_string(), e));
+    let row = |e: &Edn| -> Result<Vec<Value>, QueryError> {
+        match seq(e) {
+            Some(t) if t.len() >= terms.len() => t[..terms.len()].iter().map(scalar).collect(),
             _ => Err(kind(format!("tuples of {} values", terms.len()), e)),
         }
     };
-    let rows: Vec<Vec<Edn>> = match b {
-        Binding::Scalar(_) => vec![vec![value.clone()]],
-        Binding::Tuple(_) => vec![tuple(value)?],
-        Binding::Collection(_) => seq(value)?.into_iter().map(|x| vec![x]).collect(),
-        Binding::Relation(_) => seq(value)?.iter().map(tuple).collect::<Result<_, _>>()?,
-    };
-    let scalar = |e: &Edn| value_from_edn(e).ok_or_else(|| kind("values".to_string(), e));
-    let raw = Relation {
-        vars: (0..terms.len()).map(|i| usize::MAX - i).collect(),
-        rows: rows
+    let rows: Vec<Vec<Value>> = match b {
+        Binding::Scalar(_) => vec![vec![scalar(value)?]],
+        Binding::Tuple(_) => vec![row(value)?],
+        Binding::Collection(_) => collection(value)?
             .iter()
-            .map(|r| {
-                r.iter()
-                    .take(terms.len())
-                    .map(scalar)
-                    .collect::<Result<Vec<_>, _>>()
-            })
+            .map(|x| Ok(vec![scalar(x)?]))
+            .collect::<Result<_, QueryError>>()?,
+        Binding::Relation(_) => collection(value)?
+            .iter()
+            .map(row)
             .collect::<Result<_, _>>()?,
     };
-    super::exec::match_terms(&raw, &terms, budget)
+    let raw = Relation {
+        vars: (0..terms.len()).map(|i| usize::MAX - i).collect(),
+        rows,
+    };
+    super::exec::match_terms_owned(raw, &terms, budget)
 }

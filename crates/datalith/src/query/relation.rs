@@ -119,19 +119,29 @@ impl Relation {
         Ok(self)
     }
 
-    /// Removes duplicate rows.
+    /// Removes duplicate rows (the first of equal rows stays).
     pub fn dedup(&mut self, budget: &Budget<'_>) -> Result<(), QueryError> {
         let bytes = row_bytes(self.vars.len());
-        let mut seen = FreeAfterStop::new(HashSet::with_capacity_and_hasher(
-            self.rows.len(),
-            Default::default(),
-        ));
-        // `retain` cannot fail: a stop keeps the remaining rows, and is reported after.
+        // Which rows to keep, found with a set that borrows the rows (no row is copied).
+        let mut keep: Vec<bool> = Vec::with_capacity(self.rows.len());
         let mut stopped = false;
-        self.rows.retain(|r| {
-            stopped = stopped || !budget.charge_step(bytes);
-            stopped || seen.insert(r.clone())
-        });
+        {
+            let mut seen: HashSet<&[Value]> =
+                HashSet::with_capacity_and_hasher(self.rows.len(), Default::default());
+            for r in &self.rows {
+                // Rows equal but for an entity id given as a long are kept apart here (they
+                // meet only where an input's longs join the database's ids, in `join`).
+                if !budget.charge_step(bytes) {
+                    // A stop keeps the remaining rows, and is reported below.
+                    keep.resize(self.rows.len(), true);
+                    stopped = true;
+                    break;
+                }
+                keep.push(seen.insert(r.as_slice()));
+            }
+        }
+        let mut flags = keep.iter();
+        self.rows.retain(|_| *flags.next().unwrap_or(&true));
         if stopped {
             budget.check()?;
         }
@@ -159,12 +169,12 @@ impl Relation {
             .collect();
         let mut vars = self.vars.clone();
         vars.extend(extra.iter().map(|c| other.vars[*c]));
-        let mut index: HashMap<Vec<&Value>, Vec<usize>> = HashMap::default();
+        let mut index: HashMap<Vec<Same>, Vec<usize>> = HashMap::default();
         let entry_bytes = row_bytes(rk.len());
         for (i, r) in other.rows.iter().enumerate() {
             budget.charge(entry_bytes)?;
             index
-                .entry(rk.iter().map(|c| &r[*c]).collect())
+                .entry(rk.iter().map(|c| Same(&r[*c])).collect())
                 .or_default()
                 .push(i);
         }
@@ -172,7 +182,7 @@ impl Relation {
         let mut rows = Vec::new();
         for l in &self.rows {
             budget.tick()?;
-            let key: Vec<&Value> = lk.iter().map(|c| &l[*c]).collect();
+            let key: Vec<Same> = lk.iter().map(|c| Same(&l[*c])).collect();
             if let Some(matches) = index.get(&key) {
                 for &i in matches {
                     budget.charge(bytes)?;
@@ -189,16 +199,16 @@ impl Relation {
     pub fn anti_join(&self, other: &Relation, budget: &Budget<'_>) -> Result<Relation, QueryError> {
         let (_, lk, rk) = self.shared_columns(other);
         let key_bytes = row_bytes(rk.len());
-        let mut keys: HashSet<Vec<&Value>> = HashSet::default();
+        let mut keys: HashSet<Vec<Same>> = HashSet::default();
         for r in &other.rows {
             budget.charge(key_bytes)?;
-            keys.insert(rk.iter().map(|c| &r[*c]).collect());
+            keys.insert(rk.iter().map(|c| Same(&r[*c])).collect());
         }
         let bytes = row_bytes(self.vars.len());
         let mut rows = Vec::new();
         for l in &self.rows {
             budget.tick()?;
-            if !keys.contains(&lk.iter().map(|c| &l[*c]).collect::<Vec<_>>()) {
+            if !keys.contains(&lk.iter().map(|c| Same(&l[*c])).collect::<Vec<_>>()) {
                 budget.charge(bytes)?;
                 rows.push(l.clone());
             }
@@ -243,6 +253,42 @@ impl Drop for Relation {
         // A stopped query frees its rows off-thread (see `FreeAfterStop`).
         if !self.rows.is_empty() && super::budget::stopping() {
             super::budget::free_later(Box::new(std::mem::take(&mut self.rows)));
+        }
+    }
+}
+
+/// A value as joins compare it: an entity id and the long of the same number are one value
+/// (Datomic's entity ids are longs: an id that came back from a query as a number and is
+/// given again as an input, or a relation source's column, joins the database's ids).
+#[derive(Clone, Copy)]
+struct Same<'a>(&'a Value);
+
+impl Same<'_> {
+    fn long(&self) -> Option<i64> {
+        match self.0 {
+            Value::Long(n) => Some(*n),
+            Value::Ref(e) => i64::try_from(*e).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Same<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.long(), other.long()) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.0 == other.0,
+        }
+    }
+}
+
+impl Eq for Same<'_> {}
+
+impl std::hash::Hash for Same<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self.long() {
+            Some(n) => Value::Long(n).hash(state),
+            None => self.0.hash(state),
         }
     }
 }

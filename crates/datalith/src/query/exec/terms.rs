@@ -51,6 +51,33 @@ pub fn coerce(schema: &Schema, a: AttrId, v: &Value) -> Value {
 
 /// Rows of `input` (columns: `terms` positions) that match the constants, as a relation over
 /// the variables.
+/// [`match_terms`] on a relation given away: when the terms are distinct variables (the
+/// common binding), each row moves into the result as it is.
+pub fn match_terms_owned(
+    mut input: Relation,
+    terms: &[Term],
+    budget: &Budget<'_>,
+) -> Result<Relation, QueryError> {
+    let vars: Vec<Var> = terms.iter().filter_map(|t| t.var()).collect();
+    let distinct =
+        vars.len() == terms.len() && vars.iter().enumerate().all(|(i, v)| !vars[..i].contains(v));
+    if !distinct {
+        return match_terms(&input, terms, budget);
+    }
+    let bytes = row_bytes(vars.len());
+    input.rows.retain_mut(|row| {
+        // A row shorter than the terms matches nothing (as in `match_terms`).
+        row.truncate(terms.len());
+        row.len() == terms.len()
+    });
+    for _ in &input.rows {
+        budget.charge(bytes)?;
+    }
+    input.vars = vars;
+    input.dedup(budget)?;
+    Ok(input)
+}
+
 pub fn match_terms(
     input: &Relation,
     terms: &[Term],
