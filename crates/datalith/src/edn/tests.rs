@@ -194,3 +194,23 @@ fn bigdecs_print_plain_where_short() {
         assert_eq!(read_one(edn).unwrap(), v, "{text} reads back");
     }
 }
+
+#[test]
+fn strings_print_with_their_escapes() {
+    let cases: Vec<(&str, &str)> = vec![
+        ("", r#""""#),
+        ("plain", r#""plain""#),
+        ("a\"b", r#""a\"b""#),
+        ("[{:v \"x\"}]", r#""[{:v \"x\"}]""#),
+        ("back\\slash", r#""back\\slash""#),
+        ("l1\nl2\tt\rr", r#""l1\nl2\tt\rr""#),
+        ("\u{1}bell\u{7}", r#""\u0001bell\u0007""#),
+        ("é \"ü\" 日本", r#""é \"ü\" 日本""#),
+        ("\"", r#""\"""#),
+    ];
+    for (s, printed) in cases {
+        let text = to_edn_string(&Edn::String(s.into()));
+        assert_eq!(text, printed, "{s:?}");
+        assert_eq!(read_one(&text).unwrap(), Edn::String(s.into()), "{s:?}");
+    }
+}
