@@ -195,12 +195,10 @@ impl<'a> Ctx<'a> {
                 out
             }
             Clause::Source { src, terms } => {
-                let input = self
-                    .sources
-                    .get(&self.source_of(*src))
-                    .cloned()
-                    .unwrap_or_default();
-                rel.join(&match_terms(&input, terms, &self.budget)?, &self.budget)
+                // Read where it lies: a source of a million tuples is not copied per clause.
+                let empty = Relation::default();
+                let input = self.sources.get(&self.source_of(*src)).unwrap_or(&empty);
+                rel.join(&match_terms(input, terms, &self.budget)?, &self.budget)
             }
             Clause::Timed(src, t) if self.reads_db(*src) => {
                 self.enter(*src);
@@ -217,11 +215,9 @@ impl<'a> Ctx<'a> {
                 self.timed(&t, rel)
             }
             Clause::Timed(src, t) => {
-                let input = self
-                    .sources
-                    .get(&self.source_of(*src))
-                    .cloned()
-                    .unwrap_or_default();
+                // Read where it lies: a source of a million tuples is not copied per clause.
+                let empty = Relation::default();
+                let input = self.sources.get(&self.source_of(*src)).unwrap_or(&empty);
                 let p = &t.p;
                 let terms = vec![
                     p.e.clone(),
@@ -230,16 +226,14 @@ impl<'a> Ctx<'a> {
                     t.tx.clone(),
                     t.added.clone(),
                 ];
-                rel.join(&match_terms(&input, &terms, &self.budget)?, &self.budget)
+                rel.join(&match_terms(input, &terms, &self.budget)?, &self.budget)
             }
             Clause::Pattern(src, p) => {
-                let input = self
-                    .sources
-                    .get(&self.source_of(*src))
-                    .cloned()
-                    .unwrap_or_default();
+                // Read where it lies: a source of a million tuples is not copied per clause.
+                let empty = Relation::default();
+                let input = self.sources.get(&self.source_of(*src)).unwrap_or(&empty);
                 let terms = vec![p.e.clone(), attr_term(&p.a), p.v.clone()];
-                rel.join(&match_terms(&input, &terms, &self.budget)?, &self.budget)
+                rel.join(&match_terms(input, &terms, &self.budget)?, &self.budget)
             }
         }
     }
