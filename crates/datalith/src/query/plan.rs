@@ -40,7 +40,8 @@ pub struct PlanClause {
 pub struct PlanStep {
     /// What ran, in query terms: the clause as written (`[?e :person/name ?n]`); several
     /// patterns on one entity read together print as `merge scan [...] [...]`, a pattern
-    /// answered as a semijoin as `values held [...]`, and ` +dedup` ends a step that removes
+    /// answered as a semijoin as `values held [...]`, a group of clauses probed per row for a
+    /// first witness as `exists [...] ...`, and ` +dedup` ends a step that removes
     /// equal rows after it.
     pub what: String,
     /// The written clauses this step ran (indexes in [`Plan::clauses`]): one, several for a
@@ -159,7 +160,7 @@ impl Plan {
 /// `_`, a `not`/`or` as the `-join` over the variables it shares).
 fn written_clauses(ast: &QueryAst, what: &str) -> Vec<usize> {
     let what = what.trim_end_matches(" +dedup");
-    let what = ["merge scan ", "values held "]
+    let what = ["merge scan ", "values held ", "exists "]
         .iter()
         .find_map(|prefix| what.strip_prefix(prefix))
         .unwrap_or(what);

@@ -155,6 +155,10 @@ impl<'a> Ctx<'a> {
                 Ok(out)
             }
             Clause::Not { vars, clauses } => {
+                // NOT EXISTS on one entity's values: a walk of its holders per row.
+                if let Some(probe) = self.not_probe(vars, clauses) {
+                    return self.probe(&probe, rel, false);
+                }
                 let probe = rel.project(vars, &self.budget)?;
                 let matched = self.conj(clauses, probe, vars)?;
                 rel.anti_join(&matched, &self.budget)
@@ -273,7 +277,12 @@ impl<'a> Ctx<'a> {
 
     /// Whether `row` passes test `c` (`row_test`): a predicate is true, a `not`'s clauses
     /// are not all true, one of an `or`'s branches is all true.
-    fn passes(&mut self, c: &Clause, vars: &[Var], row: &[Value]) -> Result<bool, QueryError> {
+    pub(super) fn passes(
+        &mut self,
+        c: &Clause,
+        vars: &[Var],
+        row: &[Value],
+    ) -> Result<bool, QueryError> {
         Ok(match c {
             Clause::Pred { name, args } => {
                 // On the stack, borrowed where the test can answer so: it runs once per row.

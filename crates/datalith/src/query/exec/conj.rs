@@ -90,8 +90,31 @@ impl<'a> Ctx<'a> {
             };
             let repeats;
             let index;
-            rel = match &clause {
+            // A group whose variables nothing else reads: probed per row, first witness wins.
+            let grouped = match &clause {
                 Clause::Pattern(src, p) if self.reads_db(*src) && self.is_current(*src) => {
+                    self.enter(*src);
+                    self.exists_group(p, *src, &rel, &todo, keep)
+                }
+                _ => None,
+            };
+            rel = match (&clause, grouped) {
+                (_, Some((probe, group))) => {
+                    let mut shown = vec![clause.clone()];
+                    for i in group {
+                        shown.push(todo.remove(i));
+                    }
+                    if self.trace.is_some() {
+                        let show = self.show();
+                        let list: Vec<String> = shown.iter().map(|c| show.clause(c)).collect();
+                        what = format!("exists {}", list.join(" "));
+                        est = est.min(rel.rows.len() as u64);
+                    }
+                    repeats = false;
+                    index = PlanIndex::Ave;
+                    self.probe(&probe, rel, true)?
+                }
+                (Clause::Pattern(src, p), None) if self.reads_db(*src) && self.is_current(*src) => {
                     let src = self.source_of(*src);
                     self.enter(src);
                     // Merge scan: every other ready pattern on the same bound entity.
@@ -213,7 +236,7 @@ impl<'a> Ctx<'a> {
                         }
                     }
                 }
-                other => {
+                (other, _) => {
                     repeats = distinct::clause_repeats(self.schema, other);
                     let functions = self.functions;
                     distinct::call_dependencies(other, |n| functions.contains_key(n), &mut deps);

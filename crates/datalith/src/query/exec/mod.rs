@@ -15,6 +15,8 @@
 //!   cheapest starts to the end on estimates.
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
+//! - `probe`: EXISTS and NOT EXISTS on one entity's values, a walk of a row's holders that
+//!   stops at the first witness.
 //! - `ranges`: comparisons turned into AVE bounds.
 //! - `clauses`: predicates, functions, `not`, `or`, rules, input relations.
 //! - `fulltext`: Datomic's `fulltext` function, a search of an attribute's full-text index.
@@ -29,6 +31,7 @@ mod distribute;
 mod estimate;
 mod fulltext;
 mod lookahead;
+mod probe;
 mod ranges;
 mod scan;
 mod star;
