@@ -25,6 +25,8 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
         (Value::Double(x), Value::Double(y)) => x.get().total_cmp(&y.get()),
         (Value::Double(x), Value::Long(y)) => x.get().total_cmp(&(*y as f64)),
         (Value::Long(x), Value::Double(y)) => (*x as f64).total_cmp(&y.get()),
+        // Two strings: value order is the strings' order (no number to look for).
+        (Value::String(x), Value::String(y)) => x.cmp(y),
         _ => compare_any(a, b),
     }
 }
@@ -53,6 +55,9 @@ fn compare_any(a: &Value, b: &Value) -> Ordering {
 
 /// Clojure's `=` on two values.
 pub fn equal(a: &Value, b: &Value) -> bool {
+    if let (Value::String(x), Value::String(y)) = (a, b) {
+        return x == y;
+    }
     if let (Some(x), Some(y)) = (Num::of(a), Num::of(b)) {
         return numbers::category(&x) == numbers::category(&y)
             && numbers::cmp(&x, &y) == Ordering::Equal;
@@ -180,10 +185,24 @@ mod tests {
             d(9.223372036854776e18),
             d(f64::INFINITY),
             d(f64::NEG_INFINITY),
+            Value::string(""),
+            Value::string("13"),
+            Value::string("131"),
+            Value::string("é"),
+            Value::Boolean(true),
         ];
         for a in &values {
             for b in &values {
                 assert_eq!(compare(a, b), compare_any(a, b), "{a} {b}");
+                // Equality's shortcut for strings agrees with its general path.
+                let general = match (Num::of(a), Num::of(b)) {
+                    (Some(x), Some(y)) => {
+                        numbers::category(&x) == numbers::category(&y)
+                            && numbers::cmp(&x, &y) == Ordering::Equal
+                    }
+                    _ => a == b,
+                };
+                assert_eq!(equal(a, b), general, "{a} {b}");
             }
         }
     }

@@ -279,6 +279,12 @@ pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
             ">=" => return Some(o() != std::cmp::Ordering::Less),
             "=" => return Some(compare::equal(a, b)),
             "not=" | "!=" => return Some(!compare::equal(a, b)),
+            // Membership in a literal set (`IN (...)`), without copying the set per row.
+            "contains?" => {
+                if let Value::Set(items) = a {
+                    return Some(items.iter().any(|x| compare::equal(x, b)));
+                }
+            }
             _ => {}
         }
     }
@@ -361,6 +367,32 @@ mod tests {
                 false,
             ),
             ("re-find", vec![s("x"), s("x")], false),
+            // Membership in a set, by Clojure's equality; a map or a vector is the call's.
+            (
+                "contains?",
+                vec![Value::set(vec![s("13"), s("31")]), s("31")],
+                true,
+            ),
+            (
+                "contains?",
+                vec![Value::set(vec![s("13"), s("31")]), s("3")],
+                true,
+            ),
+            (
+                "contains?",
+                vec![
+                    Value::set(vec![Value::Long(1)]),
+                    Value::double(1.0).unwrap(),
+                ],
+                true,
+            ),
+            ("contains?", vec![Value::set(vec![]), Value::Long(1)], true),
+            (
+                "contains?",
+                vec![Value::Tuple(vec![Some(Value::Long(5))]), Value::Long(0)],
+                false,
+            ),
+            ("contains?", vec![s("abc"), Value::Long(1)], false),
         ];
         for (name, args, answers) in cases {
             let refs: Vec<&Value> = args.iter().collect();
