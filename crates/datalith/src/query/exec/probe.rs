@@ -234,6 +234,12 @@ impl<'a> Ctx<'a> {
         };
         let star_attrs: Vec<AttrId> = probe.star.iter().map(|(a, _)| *a).collect();
         let max_attr = star_attrs.iter().max().copied();
+        // The entity's values from the first wanted attribute: a line item's dates are its
+        // twelfth and thirteenth attributes, and one search in its entry costs less than
+        // stepping over the eleven before them.
+        let min_attr = star_attrs.iter().min().copied().unwrap_or(0);
+        // The last wanted attribute's values end the walk (its first when it has one).
+        let many_last = max_attr.is_some_and(|m| self.is_many(m));
         let mut rel = rel;
         let mut rows = std::mem::take(&mut rel.rows);
         // In the anchor's value order: one AVE cursor walks its entries forward, and the
@@ -277,7 +283,7 @@ impl<'a> Ctx<'a> {
                 self.budget.tick()?;
                 datoms.clear();
                 if max_attr.is_some() {
-                    entities.entity_raw(e, |a, vb| {
+                    entities.entity_raw_from(e, min_attr, |a, vb| {
                         if star_attrs.contains(&a) {
                             let v = match crate::store::reader::decode_fixed(vb) {
                                 Some(v) => v,
@@ -285,7 +291,7 @@ impl<'a> Ctx<'a> {
                             };
                             datoms.push((a, v));
                         }
-                        Ok(max_attr.is_some_and(|m| a <= m))
+                        Ok(max_attr.is_some_and(|m| a < m || (a == m && many_last)))
                     })?;
                 }
                 scratch.clear();
