@@ -249,7 +249,14 @@ pub fn run(
         };
         if let (InBinding::Bind(b), Some(value)) = (b, value) {
             let form = crate::edn::to_edn_string(&s.inputs[*pos].form.edn);
-            input = input.join(&bind_input(&form, b, value, &budget)?, &budget)?;
+            let bound = bind_input(&form, b, value, &budget)?;
+            // The first binding is the relation (a join with the unit relation would copy
+            // every row of a large input).
+            input = if input.vars.is_empty() && input.rows.len() == 1 {
+                bound
+            } else {
+                input.join(&bound, &budget)?
+            };
         }
     }
     // Inputs used as entities read their entity id there, and keep their own value.
