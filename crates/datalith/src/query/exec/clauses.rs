@@ -500,19 +500,26 @@ pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>>
 /// Whether `c` is a test that can run row by row on `rel`: a predicate (not one that reads a
 /// database) of variables `rel` binds, or a `not` or `or` of such tests only.
 fn row_test(c: &Clause, rel: &Relation) -> bool {
+    is_row_test(c, &|v| rel.binds(v))
+}
+
+/// [`row_test`] on rows that bind the variables `bound` accepts.
+pub(super) fn is_row_test(c: &Clause, bound: &dyn Fn(Var) -> bool) -> bool {
     match c {
         Clause::Pred { name, args } => {
             !matches!(
                 name.as_str(),
                 "get-else" | "get-some" | "missing?" | "fulltext"
             ) && args.iter().all(|t| match t {
-                Term::Var(v) => rel.binds(*v),
+                Term::Var(v) => bound(*v),
                 Term::Const(_) => true,
                 Term::Blank => false,
             })
         }
-        Clause::Not { clauses, .. } => clauses.iter().all(|c| row_test(c, rel)),
-        Clause::Or { branches, .. } => branches.iter().all(|b| b.iter().all(|c| row_test(c, rel))),
+        Clause::Not { clauses, .. } => clauses.iter().all(|c| is_row_test(c, bound)),
+        Clause::Or { branches, .. } => branches
+            .iter()
+            .all(|b| b.iter().all(|c| is_row_test(c, bound))),
         _ => false,
     }
 }

@@ -92,7 +92,8 @@ impl Probe {
                     }
                     star.push((b, q.v.clone()));
                 }
-                c if is_test(c) => tests.push(c.clone()),
+                // Its variables are checked below, against what a candidate's row holds.
+                c if super::clauses::is_row_test(c, &|_| true) => tests.push(c.clone()),
                 _ => return None,
             }
         }
@@ -121,22 +122,6 @@ fn own_entity(p: &Pattern, bound: &dyn Fn(Var) -> bool) -> Option<(Var, AttrId)>
     match (&p.e, &p.a) {
         (Term::Var(x), AttrTerm::Attr(a)) if !bound(*x) => Some((*x, *a)),
         _ => None,
-    }
-}
-
-/// A clause a candidate's values answer alone: a predicate other than the database
-/// functions, or a `not`/`or` of such.
-fn is_test(c: &Clause) -> bool {
-    match c {
-        Clause::Pred { name, args } => {
-            !matches!(
-                name.as_str(),
-                "get-else" | "get-some" | "missing?" | "fulltext"
-            ) && args.iter().all(|t| !matches!(t, Term::Blank))
-        }
-        Clause::Not { clauses, .. } => clauses.iter().all(is_test),
-        Clause::Or { branches, .. } => branches.iter().all(|b| b.iter().all(is_test)),
-        _ => false,
     }
 }
 
