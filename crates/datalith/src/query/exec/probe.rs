@@ -141,7 +141,14 @@ impl<'a> Ctx<'a> {
     ) -> Option<(Probe, Vec<usize>)> {
         let bound = |v: Var| rel.binds(v);
         let (x, _) = own_entity(p, &bound)?;
-        if keep.contains(&x) {
+        // Only an anchor whose value is known walks holders (`Probe::of`): a scan or a join
+        // on a new value is no probe, and the group need not be gathered to learn so.
+        let known = match &p.v {
+            Term::Var(v) => rel.binds(*v),
+            Term::Const(_) => true,
+            Term::Blank => false,
+        };
+        if keep.contains(&x) || !known {
             return None;
         }
         // The clauses connected to the entity through variables the rows do not bind.
