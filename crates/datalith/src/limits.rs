@@ -99,6 +99,14 @@ pub const WRITER_BUSY_POLL: std::time::Duration = std::time::Duration::from_mill
 /// log could grow have this length from the start.
 pub const LOG_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
+/// A log record of at least this many bytes is written around the page cache (`O_DIRECT`,
+/// `kv::wal::direct`); smaller ones buffered. Measured in W sync (alternating pairs of one
+/// build, 2026-12-04): at batch 100 (~8 KB records) direct was ahead in 3 of 3 pairs (+8-9%,
+/// the log's write and sync 214-249 us buffered against 186-229 direct); at batch 10 (~900
+/// bytes, records sharing a block) behind in 2 of 3 (51,303/40,039, 54,381/42,655, 47,248/48,121
+/// writes/s); at batch 1 within the noise.
+pub const LOG_DIRECT_MIN_BYTES: usize = 4096;
+
 /// A group of at least this many staged bytes whose ops average `LOG_DIRECT_BLOB_MEAN_BYTES`
 /// or more (blobs: values on LMDB's overflow pages) skips the log: LMDB commits it and a
 /// checkpoint makes it durable before it is acknowledged (`kv::wal`, the direct path of a group

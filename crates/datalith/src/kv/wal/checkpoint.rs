@@ -21,13 +21,17 @@ use super::super::lmdb::free_list;
 use super::super::lmdb::{Dbi, Env, LmdbError, RoTxn, RwTxn};
 use super::super::stage::Stage;
 use super::derive::{self, Derivation, DerivedIds};
+use super::direct::{DirectLog, BLOCK};
 use super::failure::Failure;
 use super::file::{wrap_marker, LogFile, Placement, Ring};
 use super::fill::Fill;
 use super::frame::{self, Kind, HEADER_BYTES};
 use super::slot::Checkpoint;
 use super::{body, recovery};
-use crate::limits::{LOG_CHECKPOINT_DATA_SHARE, LOG_DIRECT_BLOB_BYTES, LOG_DIRECT_BLOB_MEAN_BYTES};
+use crate::limits::{
+    LOG_CHECKPOINT_DATA_SHARE, LOG_DIRECT_BLOB_BYTES, LOG_DIRECT_BLOB_MEAN_BYTES,
+    LOG_DIRECT_MIN_BYTES,
+};
 
 /// How the log is run (from `EnvOptions`).
 #[derive(Debug, Clone)]
@@ -193,6 +197,8 @@ pub(crate) struct Wal {
     wake: Condvar,
     /// The committer's encode buffer and the positions of derived writes, kept between groups.
     buf: Mutex<(Vec<u8>, Vec<usize>)>,
+    /// Records written around the page cache (`None`: the filesystem does not take it).
+    direct: Mutex<Option<DirectLog>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Records made durable, those of them derived, and their bytes (`record_counts`).
     records: [AtomicU64; 3],
@@ -326,6 +332,12 @@ impl Wal {
             trigger: Mutex::new(Trigger::default()),
             wake: Condvar::new(),
             buf: Mutex::new((Vec::new(), Vec::new())),
+            direct: Mutex::new(
+                std::env::var_os("DATALITH_LOG_BUFFERED")
+                    .is_none()
+                    .then(|| DirectLog::open(&dir.join(super::LOG_FILE)))
+                    .flatten(),
+            ),
             thread: Mutex::new(None),
             records: Default::default(),
             failure: Failure::default(),
@@ -463,12 +475,38 @@ impl Wal {
         let high = placement
             .wrap_at
             .map_or(end, |at| end.max(at + HEADER_BYTES as u64));
+        // The bytes after the record are dead up to the needed records ahead of it (the
+        // ring is wrapped) or the file's end: a direct write may pad over them.
+        let dead_end = {
+            let ring = lock(&self.ring);
+            match placement.at < ring.keep_from {
+                true => ring.keep_from,
+                false => self.log.capacity(),
+            }
+        };
+        let padded = end.div_ceil(BLOCK) * BLOCK;
+        let high = match padded <= dead_end {
+            true => high.max(padded),
+            false => high,
+        };
+        let mut direct = lock(&self.direct);
         self.fill.write_below(high, || {
             if let Some(at) = placement.wrap_at {
                 self.log.file.write_all_at(&wrap_marker(seq), at)?;
+            } else if let Some(d) = direct
+                .as_mut()
+                .filter(|_| buf.len() >= LOG_DIRECT_MIN_BYTES)
+            {
+                if d.write(&self.log.file, buf, placement.at, dead_end)? {
+                    return Ok(());
+                }
+            }
+            if let Some(d) = direct.as_mut() {
+                d.forget_tail();
             }
             self.log.file.write_all_at(buf, placement.at)
         })?;
+        drop(direct);
         self.log.file.sync_data()?;
         timing::add(Step::LogSync, started);
         self.records[0].fetch_add(1, Ordering::Relaxed);

@@ -46,7 +46,13 @@
 //! environment; the record is replayed at the next open, so a request reported failed may
 //! turn out committed, never the reverse.
 //!
-//! Why `fdatasync` (not `O_DSYNC`, not `O_DIRECT`): the file is preallocated and its record area
+//! Records of at least `LOG_DIRECT_MIN_BYTES` (4 KiB: W's batch 100 and up) are written
+//! around the page cache in whole blocks, then synced with `fdatasync` (`direct`, 2026-12-04:
+//! the sync is then the device flush alone; ahead at batch 100 in every measured pair). The
+//! smaller ones stay buffered, for the reasons below (`DATALITH_LOG_BUFFERED=1` writes every
+//! record buffered, to measure the two side by side).
+//!
+//! Why `fdatasync` (not `O_DSYNC`, not `O_DIRECT`) for small records: the file is preallocated and its record area
 //! written once ahead of the committer (`fill`), so the sync writes the data and, as a rule, no
 //! metadata (block traces of W sync at batch 10, 2026-11-29: one data write and one flush per
 //! sync, and an inode write in 5% of syncs, where SQLite WAL's `fsync` wrote one in 11%), and
@@ -140,6 +146,7 @@ pub mod body;
 mod check;
 mod checkpoint;
 pub mod derive;
+mod direct;
 mod failure;
 pub mod file;
 mod fill;
