@@ -76,6 +76,10 @@ impl Condition for DatalithRemote {
         })
     }
 
+    fn writes_in_process(&self) -> bool {
+        false
+    }
+
     fn count(&mut self) -> Result<u64, BenchError> {
         let n = self
             .conn
