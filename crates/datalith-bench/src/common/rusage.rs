@@ -38,14 +38,3 @@ impl Usage {
         }
     }
 }
-
-/// Bytes this process has caused to be written to storage so far (`write_bytes` of
-/// `/proc/self/io`: counted when a page is dirtied or a direct write is issued, whichever
-/// thread does it; a page rewritten before its write-back counts each time). `None` where the
-/// kernel does not keep the account.
-pub fn write_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/io").ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("write_bytes:"))
-        .and_then(|v| v.trim().parse().ok())
-}

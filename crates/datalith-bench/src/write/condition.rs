@@ -39,12 +39,6 @@ pub trait Condition {
     /// Number of records in the store.
     fn count(&mut self) -> Result<u64, BenchError>;
     /// Store-specific counters for the summary (e.g. Datalith's commit batching).
-    /// Whether the store writes from this process (its bytes written are then this
-    /// process's); a server in another process does not.
-    fn writes_in_process(&self) -> bool {
-        true
-    }
-
     fn counters(&self) -> Option<serde_json::Value> {
         None
     }

@@ -34,12 +34,6 @@ pub struct RunResult {
     pub user_s: f64,
     pub sys_s: f64,
     pub peak_rss_mb: f64,
-    /// Bytes the writing process sent to storage from the first call until the count check
-    /// returned (`rusage::write_bytes`; for Datalith the count's snapshot first writes the
-    /// groups still waiting into LMDB, so every write's index pages are in); `None` for a
-    /// peer in another process.
-    #[serde(default)]
-    pub bytes_written: Option<u64>,
     /// Records read back at the end.
     pub count: Option<u64>,
     pub count_ok: bool,

@@ -132,7 +132,6 @@ pub fn run(
     let mut csv = CsvOut::create(p.csv)?;
     let mut call_window = Mean::default();
     let mut call_total = Mean::default();
-    let written0 = crate::common::rusage::write_bytes();
     let usage0 = Usage::now();
     let start = Instant::now();
     let mut written = 0u64;
@@ -205,10 +204,6 @@ pub fn run(
     result.counters = store.counters();
     result.error = stop_error.or_else(|| flight.first_failure());
     let count = store.count()?;
-    result.bytes_written = written0
-        .zip(crate::common::rusage::write_bytes())
-        .map(|(a, b)| b.saturating_sub(a))
-        .filter(|_| store.writes_in_process());
     result.count = Some(count);
     result.count_ok = count == written && result.failed_calls == 0;
     if !result.count_ok {

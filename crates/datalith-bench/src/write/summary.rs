@@ -179,14 +179,6 @@ fn markdown(
     );
     let _ = writeln!(
         w,
-        "- bytes written / write: what the writing process sent to storage (`write_bytes` of \
-         `/proc/self/io`, counted as pages are dirtied or written direct) from the first call \
-         until the count check returned (Datalith's count first writes the groups still \
-         waiting into LMDB), over the writes; `-` for a store in another process (the JVM \
-         peers, `dl-remote`)"
-    );
-    let _ = writeln!(
-        w,
         "- CSV rows of async conditions count submitted writes; the last row is taken once \
          every write is durable, and the table's figures come from it"
     );
@@ -270,21 +262,17 @@ fn markdown(
         w,
         "| condition | durability | batch | writes | seconds | throughput (w/s) | min-max (passes) \
          | mean call ms | mean commit ms | commit p50 / p99 ms | ET | user s | sys s | peak RSS MB \
-         | bytes written / write | count ok |"
+         | count ok |"
     );
     let _ = writeln!(
         w,
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
     );
     for r in results.iter().filter(|r| r.measured()) {
-        let per_write = match (r.bytes_written, r.writes) {
-            (Some(b), n) if n > 0 => format!("{:.0}", b as f64 / n as f64),
-            _ => "-".into(),
-        };
         let _ = writeln!(
             w,
             "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {} / {} | {} | {:.2} | {:.2} | {:.1} \
-             | {} | {} |",
+             | {} |",
             r.condition,
             r.durability,
             r.batch,
@@ -301,7 +289,6 @@ fn markdown(
             r.user_s,
             r.sys_s,
             r.peak_rss_mb,
-            per_write,
             yes(r.count_ok)
         );
     }

@@ -76,10 +76,6 @@ impl Condition for DatalithRemote {
         })
     }
 
-    fn writes_in_process(&self) -> bool {
-        false
-    }
-
     fn count(&mut self) -> Result<u64, BenchError> {
         let n = self
             .conn
