@@ -5,6 +5,7 @@
 
 pub mod child;
 pub mod clock;
+pub mod device;
 pub mod error;
 pub mod jvm;
 pub mod loopback;

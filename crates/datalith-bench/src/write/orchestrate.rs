@@ -12,6 +12,7 @@ use super::result::RunResult;
 use super::runner::{self, Params};
 use super::{init, merge, peers, plots, summary};
 use crate::common::child::{self, emit_result};
+use crate::common::device::Device;
 use crate::common::loopback::{self, Floor};
 use crate::common::{passes, progress, BenchError};
 
@@ -307,6 +308,7 @@ pub fn run_child(a: ChildArgs) -> Result<ExitCode, BenchError> {
         warm_up(&spec, &a)?;
     }
     let mut store = condition::open(&spec, &a.dir)?;
+    let device = Device::of(&a.dir);
     let result = runner::run(
         &spec,
         store.as_mut(),
@@ -320,6 +322,7 @@ pub fn run_child(a: ChildArgs) -> Result<ExitCode, BenchError> {
             warmup: a.warmup,
             warmup_secs: a.warmup_secs,
             csv: &a.csv,
+            device: device.as_ref(),
         },
     )?;
     // Close the store (Datalith joins its committer) before reporting.
@@ -359,6 +362,7 @@ fn warm_up(spec: &ConditionSpec, a: &ChildArgs) -> Result<(), BenchError> {
                 warmup: 0,
                 warmup_secs: 0.0,
                 csv: &csv,
+                device: None,
             },
         )?;
     }

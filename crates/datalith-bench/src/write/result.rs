@@ -34,6 +34,11 @@ pub struct RunResult {
     pub user_s: f64,
     pub sys_s: f64,
     pub peak_rss_mb: f64,
+    /// Bytes the disk under the store was sent from the first call until the count check
+    /// returned, each end after a `sync` (`common::device`; the whole machine's writes to
+    /// that disk); `None` without a block device or for a peer run outside this runner.
+    #[serde(default)]
+    pub device_bytes: Option<u64>,
     /// Records read back at the end.
     pub count: Option<u64>,
     pub count_ok: bool,

@@ -10,6 +10,7 @@ use super::result::{MixedResult, RunResult};
 use super::workload::{self, KeySet, MixedKeys, Values};
 use super::MAX_IN_FLIGHT;
 use crate::common::child::emit_progress;
+use crate::common::device::{sync_all, Device};
 use crate::common::metrics::{CsvOut, Mean, Row, SharedMean};
 use crate::common::rusage::Usage;
 use crate::common::semaphore::Semaphore;
@@ -28,6 +29,8 @@ pub struct Params<'a> {
     pub warmup: u64,
     pub warmup_secs: f64,
     pub csv: &'a std::path::Path,
+    /// The disk under the store, whose bytes written the run reports (`None`: not measured).
+    pub device: Option<&'a Device>,
 }
 
 /// How a mixed phase reads.
@@ -132,6 +135,12 @@ pub fn run(
     let mut csv = CsvOut::create(p.csv)?;
     let mut call_window = Mean::default();
     let mut call_total = Mean::default();
+    // Everything written before the run (the store's creation, the warm-up) reaches the
+    // disk first, so the counter starts from the run's own writes.
+    let device0 = p.device.and_then(|d| {
+        sync_all();
+        d.bytes_written().ok()
+    });
     let usage0 = Usage::now();
     let start = Instant::now();
     let mut written = 0u64;
@@ -204,6 +213,12 @@ pub fn run(
     result.counters = store.counters();
     result.error = stop_error.or_else(|| flight.first_failure());
     let count = store.count()?;
+    result.device_bytes = p.device.zip(device0).and_then(|(d, before)| {
+        sync_all();
+        d.bytes_written()
+            .ok()
+            .map(|after| after.saturating_sub(before))
+    });
     result.count = Some(count);
     result.count_ok = count == written && result.failed_calls == 0;
     if !result.count_ok {
@@ -346,6 +361,7 @@ mod tests {
             warmup: 5,
             warmup_secs: 5.0,
             csv,
+            device: None,
         }
     }
 

@@ -179,6 +179,14 @@ fn markdown(
     );
     let _ = writeln!(
         w,
+        "- disk bytes / write: sectors written to the disk under the store (`/sys/dev/block`) \
+         from the first call until the count check returned, each end after `sync` (so the \
+         pages a store left in the page cache count too), over the writes; the whole \
+         machine's writes to that disk (a server's too), so a quiet machine is assumed; `-` \
+         for the JVM peers"
+    );
+    let _ = writeln!(
+        w,
         "- CSV rows of async conditions count submitted writes; the last row is taken once \
          every write is durable, and the table's figures come from it"
     );
@@ -262,17 +270,21 @@ fn markdown(
         w,
         "| condition | durability | batch | writes | seconds | throughput (w/s) | min-max (passes) \
          | mean call ms | mean commit ms | commit p50 / p99 ms | ET | user s | sys s | peak RSS MB \
-         | count ok |"
+         | disk bytes / write | count ok |"
     );
     let _ = writeln!(
         w,
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
     );
     for r in results.iter().filter(|r| r.measured()) {
+        let per_write = match (r.device_bytes, r.writes) {
+            (Some(b), n) if n > 0 => format!("{:.0}", b as f64 / n as f64),
+            _ => "-".into(),
+        };
         let _ = writeln!(
             w,
             "| {} | {} | {} | {}{} | {:.2} | {} | {} | {} | {} | {} / {} | {} | {:.2} | {:.2} | {:.1} \
-             | {} |",
+             | {} | {} |",
             r.condition,
             r.durability,
             r.batch,
@@ -289,6 +301,7 @@ fn markdown(
             r.user_s,
             r.sys_s,
             r.peak_rss_mb,
+            per_write,
             yes(r.count_ok)
         );
     }
