@@ -475,36 +475,37 @@ impl Wal {
         let high = placement
             .wrap_at
             .map_or(end, |at| end.max(at + HEADER_BYTES as u64));
-        // The bytes after the record are dead up to the needed records ahead of it (the
-        // ring is wrapped) or the file's end: a direct write may pad over them.
-        let dead_end = {
-            let ring = lock(&self.ring);
-            match placement.at < ring.keep_from {
-                true => ring.keep_from,
-                false => self.log.capacity(),
-            }
-        };
+        // A direct write may pad over the dead bytes after the record, and then counts as
+        // writing them for the filler.
+        let dead_end = lock(&self.ring).dead_until(placement.at, self.log.capacity());
         let padded = end.div_ceil(BLOCK) * BLOCK;
-        let high = match padded <= dead_end {
+        let mut direct = lock(&self.direct);
+        let go_direct = direct.as_ref().is_some_and(DirectLog::usable)
+            && placement.wrap_at.is_none()
+            && buf.len() >= LOG_DIRECT_MIN_BYTES
+            && padded <= dead_end;
+        let high = match go_direct {
             true => high.max(padded),
             false => high,
         };
-        let mut direct = lock(&self.direct);
         self.fill.write_below(high, || {
             if let Some(at) = placement.wrap_at {
                 self.log.file.write_all_at(&wrap_marker(seq), at)?;
-            } else if let Some(d) = direct
-                .as_mut()
-                .filter(|_| buf.len() >= LOG_DIRECT_MIN_BYTES)
-            {
-                if d.write(&self.log.file, buf, placement.at, dead_end)? {
-                    return Ok(());
-                }
             }
             if let Some(d) = direct.as_mut() {
+                if go_direct && d.write(&self.log.file, buf, placement.at, dead_end)? {
+                    return Ok(());
+                }
                 d.forget_tail();
             }
-            self.log.file.write_all_at(buf, placement.at)
+            self.log.file.write_all_at(buf, placement.at)?;
+            if go_direct {
+                // Refused by the filesystem after all: the padding the filler now counts
+                // as written is written here instead.
+                let zeros = vec![0u8; (padded - end) as usize];
+                self.log.file.write_all_at(&zeros, end)?;
+            }
+            Ok(())
         })?;
         drop(direct);
         self.log.file.sync_data()?;

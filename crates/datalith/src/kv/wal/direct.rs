@@ -52,6 +52,11 @@ impl DirectLog {
         })
     }
 
+    /// Whether direct writes are still taken (the filesystem has not refused one).
+    pub(crate) fn usable(&self) -> bool {
+        !self.refused
+    }
+
     /// Forgets the last block: bytes were written around this writer (a buffered record or
     /// a wrap marker), so its copy may be stale.
     pub(crate) fn forget_tail(&mut self) {

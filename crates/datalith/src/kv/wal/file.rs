@@ -368,6 +368,18 @@ impl Ring {
     }
 }
 
+impl Ring {
+    /// Where the dead bytes after offset `at` (a record's start) end: at the needed records
+    /// ahead of it when the ring has wrapped (`at` below `keep_from`), else at the file's
+    /// end (`capacity`); the needed records then lie behind `at`.
+    pub(crate) fn dead_until(&self, at: u64, capacity: u64) -> u64 {
+        match at < self.keep_from {
+            true => self.keep_from,
+            false => capacity,
+        }
+    }
+}
+
 /// The length a log of `capacity` bytes grows to for a record of `len` bytes ending at `end`:
 /// doubled until the record fits and takes at most half the record area (as any record may:
 /// it then fits once a checkpoint has emptied the ring), at most `most`; `None` when that is
@@ -450,6 +462,33 @@ fn preallocate(file: &File, from: u64, to: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dead_bytes_after_a_record_end_at_the_needed_records_ahead_or_the_file_end() {
+        // (write position, keep_from, record offset, dead until) in a 100 KiB file
+        let cases = [
+            // Not wrapped: the needed records lie behind; dead to the end.
+            (50_000, 20_000, 50_000, 100_000),
+            // Empty ring.
+            (50_000, 50_000, 50_000, 100_000),
+            // Wrapped: dead only up to the oldest needed record.
+            (30_000, 60_000, 30_000, 60_000),
+            // A record placed at the area's start after a wrap marker.
+            (90_000, 40_000, 10_240, 40_000),
+        ];
+        for (pos, keep_from, at, want) in cases {
+            let ring = Ring {
+                pos,
+                keep_from,
+                starved: false,
+            };
+            assert_eq!(
+                ring.dead_until(at, 100_000),
+                want,
+                "pos {pos} keep {keep_from} at {at}"
+            );
+        }
+    }
 
     /// A ring of a 100 KiB file whose record area starts at 10 KiB, which may grow to `most`.
     #[test]
