@@ -8,12 +8,15 @@
 //! and reopened: every acknowledged write must come back, and nothing else.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::time::Duration;
 
-use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
+use datalith::kv::{EnvOptions, Environment, KvOp, TableKind};
 use rand::{RngExt, SeedableRng};
+
+#[path = "common/table.rs"]
+mod table;
+use table::table_contents;
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -30,18 +33,6 @@ fn options() -> EnvOptions {
     // leaves needed records ahead of a write position that wrapped.
     o.log_apply_delay = Duration::from_millis(300);
     o
-}
-
-fn contents(env: &Environment, t: &Table) -> Model {
-    let txn = env.read().unwrap();
-    let view = txn.view();
-    view.range(t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-        .unwrap()
-        .map(|e| {
-            let (k, v) = e.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect()
 }
 
 /// The directory as a crash that loses nothing unsynced leaves it: the files as they are.
@@ -95,7 +86,7 @@ fn records_written_in_whole_blocks_come_back_after_a_crash_in_a_ring_that_wraps(
             let reopened = Environment::open(dir.path(), EnvOptions::default())
                 .unwrap_or_else(|e| panic!("seed {seed}, copy {n}: reopen: {e}"));
             let t = reopened.table("t", TableKind::Plain).unwrap();
-            let found = contents(&reopened, &t);
+            let found = table_contents(&reopened, &t);
             assert!(
                 &found == expected,
                 "seed {seed}, copy {n}: {} keys found, {} expected",

@@ -6,12 +6,14 @@
 //! the meta pages of its last checkpoint (so recovery must replay the log) and the log as given.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 
 use datalith::kv::wal::LOG_FILE;
-use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
+use datalith::kv::{EnvOptions, Environment, KvOp, Table, TableKind};
 use proptest::prelude::*;
+
+#[path = "common/table.rs"]
+mod table;
 
 #[path = "common/dead_pid.rs"]
 mod dead_pid;
@@ -97,17 +99,7 @@ fn contents(dir: &Path) -> Model {
 fn contents_with(dir: &Path, options: EnvOptions) -> Model {
     let env = Environment::open(dir, options).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
-    let txn = env.read().unwrap();
-    let found = txn
-        .view()
-        .range(&t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-        .unwrap()
-        .map(|e| {
-            let (k, v) = e.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect();
-    found
+    table::table_contents(&env, &t)
 }
 
 fn write(dir: &Path, disk: &[u8], log: &[u8]) {

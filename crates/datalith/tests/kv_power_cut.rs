@@ -9,14 +9,16 @@
 //! of the checkpoint and the same cut finds the damage.
 
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::time::Duration;
 
 use datalith::admin;
 use datalith::kv::Verify;
-use datalith::kv::{Direction, EnvOptions, Environment, KvOp, Table, TableKind};
+use datalith::kv::{EnvOptions, Environment, KvOp, Table, TableKind};
 use rand::{Rng, RngExt, SeedableRng};
+
+#[path = "common/table.rs"]
+mod table;
 
 const PAGE: usize = 4096;
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -66,15 +68,7 @@ fn write(env: &Environment, t: &Table, model: &mut Model, txns: usize, rng: &mut
 }
 
 fn contents(env: &Environment, t: &Table) -> Model {
-    let txn = env.read().unwrap();
-    let view = txn.view();
-    view.range(t, Bound::Unbounded, Bound::Unbounded, Direction::Forward)
-        .unwrap()
-        .map(|e| {
-            let (k, v) = e.unwrap();
-            (k.to_vec(), v.to_vec())
-        })
-        .collect()
+    table::table_contents(env, t)
 }
 
 /// A live environment (`options(true)`) holding `txns` random transactions, checkpointed: its
