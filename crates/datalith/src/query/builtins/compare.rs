@@ -27,6 +27,9 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
         (Value::Long(x), Value::Double(y)) => (*x as f64).total_cmp(&y.get()),
         // Two strings: value order is the strings' order (no number to look for).
         (Value::String(x), Value::String(y)) => x.cmp(y),
+        // Two entity ids, as a join's or a probe's sort meets them: ids order as the longs
+        // they are (and those past a long's range by value order, the same order).
+        (Value::Ref(x), Value::Ref(y)) => x.cmp(y),
         _ => compare_any(a, b),
     }
 }
@@ -56,10 +59,11 @@ fn compare_any(a: &Value, b: &Value) -> Ordering {
 /// Clojure's `=` on two values.
 pub fn equal(a: &Value, b: &Value) -> bool {
     // Two strings, the common test on text: no number to look for.
-    if let (Value::String(x), Value::String(y)) = (a, b) {
-        return x == y;
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Ref(x), Value::Ref(y)) => x == y,
+        _ => equal_any(a, b),
     }
-    equal_any(a, b)
 }
 
 /// [`equal`] through the numeric tower, whatever the values.
@@ -171,7 +175,8 @@ pub fn differ(c: &Call) -> Out {
 mod tests {
     use super::*;
 
-    /// The shortcut for doubles and longs orders every pair as the tower does.
+    /// The shortcuts for doubles, longs, strings and entity ids order every pair as the tower
+    /// does.
     #[test]
     fn plain_numbers_compare_as_the_tower_compares_them() {
         let d = |x: f64| Value::double(x).unwrap();
@@ -196,11 +201,17 @@ mod tests {
             Value::string("131"),
             Value::string("é"),
             Value::Boolean(true),
+            Value::Ref(0),
+            Value::Ref(3),
+            Value::Ref(17_592_186_045_418),
+            Value::Ref(i64::MAX as u64),
+            Value::Ref(i64::MAX as u64 + 1),
+            Value::Ref(u64::MAX),
         ];
         for a in &values {
             for b in &values {
                 assert_eq!(compare(a, b), compare_any(a, b), "{a} {b}");
-                // Equality's shortcut for strings agrees with its general path.
+                // Equality's shortcuts for strings and ids agree with its general path.
                 assert_eq!(equal(a, b), equal_any(a, b), "{a} {b}");
             }
         }
