@@ -863,3 +863,52 @@ fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every numbering (dense, sparse within the dense bound, hashed) numbers the ids in order of
+    /// first appearance and answers `None` for every id not among them.
+    #[test]
+    fn slots_number_ids_in_order_of_first_appearance() {
+        let base: EntityId = 1 << 40;
+        let cases: Vec<(&str, Vec<EntityId>)> = vec![
+            ("one id", vec![base]),
+            ("every id of a span", (0..1000).map(|i| base + i).collect()),
+            (
+                "repeats",
+                vec![base + 5, base + 1, base + 5, base + 2, base + 1],
+            ),
+            ("one in seven", (0..1000).map(|i| base + i * 7).collect()),
+            (
+                "one in sixteen, descending",
+                (0..500).rev().map(|i| base + i * 16).collect(),
+            ),
+            (
+                "spread past the dense bound",
+                (0..50).map(|i| base + i * 100_000).collect(),
+            ),
+        ];
+        for (name, ids) in cases {
+            let (slots, n) = Slots::new(ids.iter().copied());
+            assert_eq!(n, ids.len(), "{name}");
+            let mut model: HashMap<EntityId, u32> = HashMap::default();
+            for e in &ids {
+                let next = model.len() as u32;
+                model.entry(*e).or_insert(next);
+            }
+            assert_eq!(slots.len(), model.len(), "{name}");
+            let lo = ids.iter().min().copied().unwrap_or(base);
+            let hi = ids.iter().max().copied().unwrap_or(base);
+            for e in lo.saturating_sub(70)..=hi.saturating_add(70) {
+                if model.len() > 100 && e % 7 != 0 && !model.contains_key(&e) {
+                    continue; // a sample of the ids between members is enough
+                }
+                assert_eq!(slots.get(e), model.get(&e).copied(), "{name}: id {e}");
+            }
+            assert_eq!(slots.get(0), None, "{name}");
+            assert_eq!(slots.get(u64::MAX), None, "{name}");
+        }
+    }
+}
