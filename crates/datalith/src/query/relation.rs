@@ -292,3 +292,55 @@ impl std::hash::Hash for Same<'_> {
         }
     }
 }
+
+/// Sorts `rows` by a key taken from each row once: the keys are sorted with their row numbers,
+/// then the rows moved into that order. A sort comparing rows reads two rows' own allocations
+/// at every comparison (about log2(n) cache misses a row on a large relation: the rows of
+/// TPC-H Q6 at SF 1, sorted by entity before their lookups, were 8.6% of its samples).
+pub fn sort_rows_by_key<K: Ord + Copy>(rows: &mut Vec<Vec<Value>>, key: impl Fn(&[Value]) -> K) {
+    let Ok(n) = u32::try_from(rows.len()) else {
+        rows.sort_by_key(|r| key(r));
+        return;
+    };
+    let mut keyed: Vec<(K, u32)> = rows.iter().zip(0..n).map(|(r, i)| (key(r), i)).collect();
+    // Equal keys keep their rows' order (the row number breaks the tie): a stable sort.
+    keyed.sort_unstable();
+    let mut old = std::mem::take(rows);
+    rows.reserve_exact(old.len());
+    // Each row moved once; `take` leaves an empty vector, which holds no memory.
+    rows.extend(
+        keyed
+            .iter()
+            .map(|(_, i)| std::mem::take(&mut old[*i as usize])),
+    );
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::*;
+
+    /// The same order as the standard library's stable sort by the same key, for every shape.
+    #[test]
+    fn sorting_by_a_key_gives_the_stable_sort() {
+        let row = |e: i64, tag: i64| vec![Value::Long(e), Value::Long(tag)];
+        let cases: Vec<Vec<Vec<Value>>> = vec![
+            vec![],
+            vec![row(1, 0)],
+            vec![row(3, 0), row(1, 1), row(2, 2)],
+            vec![row(2, 0), row(1, 1), row(2, 2), row(1, 3), row(2, 4)],
+            (0..1000).map(|i| row((i * 7919) % 101, i)).collect(),
+            (0..300).rev().map(|i| row(i, i)).collect(),
+        ];
+        let key = |r: &[Value]| match r[0] {
+            Value::Long(e) => e,
+            _ => unreachable!(),
+        };
+        for rows in cases {
+            let mut expected = rows.clone();
+            expected.sort_by_key(|r| key(r));
+            let mut got = rows;
+            sort_rows_by_key(&mut got, key);
+            assert_eq!(got, expected);
+        }
+    }
+}

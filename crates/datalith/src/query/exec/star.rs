@@ -239,8 +239,9 @@ impl<'a> Ctx<'a> {
             // descent from the root, and the next key mostly is there (in the rows' order,
             // often one of an attribute's values, each lookup is a descent to a cold page).
             if rel.rows.len() >= SORT_LOOKUPS_FROM {
-                rel.rows
-                    .sort_unstable_by_key(|row| entity_of(&row[c]).unwrap_or(0));
+                crate::query::relation::sort_rows_by_key(&mut rel.rows, |row| {
+                    entity_of(&row[c]).unwrap_or(0)
+                });
             }
         }
         for row in rel.into_rows() {
