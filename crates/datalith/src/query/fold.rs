@@ -140,35 +140,20 @@ impl Sum {
             _ => self.all_long = false,
         }
         let Ok(acc) = &mut self.general else { return };
-        // The common kinds without the general `+` (which would give the same).
-        match (&*acc, v) {
-            (Value::Long(a), Value::Long(b)) => {
-                if let Some(s) = a.checked_add(*b) {
-                    *acc = Value::Long(s);
-                    return;
-                }
+        // Longs and doubles without the general `+` (which would give the same): a sum of
+        // doubles starts from the long 0, so every group's first value is one of these.
+        match super::builtins::plain_add(acc, v) {
+            Some(super::builtins::Plain::Long(n)) => {
+                *acc = Value::Long(n);
+                return;
             }
-            (Value::Double(a), Value::Double(b)) => {
-                if let Some(s) = Value::double(a.get() + b.get()) {
+            Some(super::builtins::Plain::Double(x)) => {
+                if let Some(s) = Value::double(x) {
                     *acc = s;
                     return;
                 }
             }
-            // A sum of doubles starts from the long 0: every group's first value met this
-            // (TPC-H Q18's 150,000 groups each took the general `+`).
-            (Value::Long(a), Value::Double(b)) => {
-                if let Some(s) = Value::double(*a as f64 + b.get()) {
-                    *acc = s;
-                    return;
-                }
-            }
-            (Value::Double(a), Value::Long(b)) => {
-                if let Some(s) = Value::double(a.get() + *b as f64) {
-                    *acc = s;
-                    return;
-                }
-            }
-            _ => {}
+            None => {}
         }
         let next = super::builtins::call("+", &[acc.clone(), v.clone()]);
         self.general = next.map(|s| s.unwrap_or(Value::Long(0)));

@@ -73,6 +73,23 @@ fn fold_tower(c: &Call, op: Op, identity: Option<i64>, unary_from_identity: bool
 #[inline]
 fn two_plain(c: &Call, op: Op) -> Option<Out> {
     let [a, b] = c.args else { return None };
+    Some(match plain(op, a, b)? {
+        Plain::Long(n) => Ok(Some(Value::Long(n))),
+        Plain::Double(r) => done(c, Ok(Num::Double(r))),
+    })
+}
+
+/// The result of arithmetic on two plain numbers (see [`plain`]).
+pub(crate) enum Plain {
+    Long(i64),
+    /// Possibly NaN, which the caller refuses as the tower does.
+    Double(f64),
+}
+
+/// `a op b` for two longs whose result fits, or a double with a double or a long, computed
+/// as the tower computes it; `None` for every other case (and for any division).
+#[inline]
+fn plain(op: Op, a: &Value, b: &Value) -> Option<Plain> {
     let (x, y) = match (a, b) {
         (Value::Long(x), Value::Long(y)) => {
             let n = match op {
@@ -82,24 +99,26 @@ fn two_plain(c: &Call, op: Op) -> Option<Out> {
                 // Exact quotients and their ratios are the tower's.
                 Op::Div => None,
             }?;
-            return Some(Ok(Some(Value::Long(n))));
+            return Some(Plain::Long(n));
         }
         (Value::Double(x), Value::Double(y)) => (x.get(), y.get()),
         (Value::Double(x), Value::Long(y)) => (x.get(), *y as f64),
         (Value::Long(x), Value::Double(y)) => (*x as f64, y.get()),
         _ => return None,
     };
-    if op == Op::Div {
-        // Division by zero is the tower's error.
-        return None;
-    }
-    let r = match op {
+    Some(Plain::Double(match op {
         Op::Add => x + y,
         Op::Sub => x - y,
         Op::Mul => x * y,
-        Op::Div => unreachable!("division is left to the tower"),
-    };
-    Some(done(c, Ok(Num::Double(r))))
+        // Division by zero is the tower's error.
+        Op::Div => return None,
+    }))
+}
+
+/// `(+ a b)` of two plain numbers without a call (`sum`'s fold adds one value a row).
+#[inline]
+pub(crate) fn plain_add(a: &Value, b: &Value) -> Option<Plain> {
+    plain(Op::Add, a, b)
 }
 
 /// `+`

@@ -12,6 +12,7 @@
 //! `collections` (vectors, sets, maps, `count`, `get`, `range`), `logic` (truth, `type`).
 
 mod arith;
+pub(crate) use arith::{plain_add, Plain};
 mod collections;
 mod compare;
 mod decimal;
