@@ -433,3 +433,19 @@ pub const MAX_PREFIX_TERMS: usize = 4096;
 
 /// The longest search query text accepted (bytes).
 pub const MAX_SEARCH_QUERY_BYTES: usize = 64 * 1024;
+
+/// The most threads one query runs on by default (`QueryOptions::threads`): its parts share
+/// one snapshot and each takes a copy of the clauses, so more threads than this gain little
+/// on the large steps spreading is for, and a server's concurrent queries need cores too.
+pub const MAX_QUERY_THREADS: usize = 4;
+
+/// The threads a query runs on when its options do not say: the machine's cores, at most
+/// [`MAX_QUERY_THREADS`] (1 when the count cannot be read).
+pub fn query_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .min(MAX_QUERY_THREADS)
+    })
+}

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::kv::Durability;
+use datalith::query::QueryOptions;
 use datalith::{Database, DbOptions};
 use proptest::prelude::*;
 
@@ -205,6 +206,10 @@ proptest! {
             q.push(']');
             let got = result_set(&snap.q(&q, &[]).unwrap());
             prop_assert_eq!(&got, &expected, "{}", q);
+            // Spread over threads from the first step of two rows on (`exec::spread`).
+            let spread = QueryOptions::default().threads(3).spread_from_rows(2);
+            let got = result_set(&snap.q_with(&q, &[], &spread).unwrap().result);
+            prop_assert_eq!(&got, &expected, "spread: {}", q);
             // The last find variable counted per group of the others.
             let (last, rest) = find.split_last().expect("a find variable");
             let mut cq = String::from("[:find");
@@ -212,6 +217,8 @@ proptest! {
             cq.push_str(&format!(" (count ?v{last}) :where{clauses}]"));
             let got = result_set(&snap.q(&cq, &[]).unwrap());
             prop_assert_eq!(&got, &naive_count(&expected), "{}", cq);
+            let got = result_set(&snap.q_with(&cq, &[], &spread).unwrap().result);
+            prop_assert_eq!(&got, &naive_count(&expected), "spread: {}", cq);
         }
     }
 }

@@ -59,6 +59,9 @@ pub struct Budget<'a> {
     countdown: Cell<u32>,
     cancel: Option<&'a AtomicBool>,
     interrupt: Option<Interrupt<'a>>,
+    /// Set when the other parts of a spread conjunction stopped (`fork`): this part stops
+    /// too, as cancelled.
+    halt: Option<&'a AtomicBool>,
     /// When to give up, and the `:timeout` it came from (for the error).
     deadline: Option<(Instant, u64)>,
     memory_limit: u64,
@@ -78,6 +81,7 @@ impl<'a> Budget<'a> {
             countdown: Cell::new(CHECK_EVERY),
             cancel,
             interrupt: None,
+            halt: None,
             deadline: timeout_ms.map(|ms| {
                 let at = Instant::now().checked_add(std::time::Duration::from_millis(ms));
                 // A deadline past what the clock can represent never comes.
@@ -94,6 +98,31 @@ impl<'a> Budget<'a> {
     pub fn with_interrupt(mut self, interrupt: Option<Interrupt<'a>>) -> Budget<'a> {
         self.interrupt = interrupt;
         self
+    }
+
+    /// The budget of a part of this query run on another thread (`exec::spread`): the same
+    /// deadline and cancellation flag, `memory_limit` bytes of its own, and `halt`, which the
+    /// other parts set when they stop. The interrupt question stays with this budget: it may
+    /// be answerable only on the query's own thread.
+    pub fn fork<'b>(&self, memory_limit: u64, halt: &'b AtomicBool) -> Budget<'b>
+    where
+        'a: 'b,
+    {
+        Budget {
+            countdown: Cell::new(CHECK_EVERY),
+            cancel: self.cancel,
+            interrupt: None,
+            halt: Some(halt),
+            deadline: self.deadline,
+            memory_limit,
+            used: Cell::new(0),
+            stopped: Cell::new(None),
+        }
+    }
+
+    /// Bytes that may still be held before the memory limit.
+    pub fn remaining(&self) -> u64 {
+        self.memory_limit.saturating_sub(self.used.get())
     }
 
     /// One step of work: `Err` when the query must stop.
@@ -181,6 +210,7 @@ impl<'a> Budget<'a> {
         self.countdown.set(CHECK_EVERY);
         if self.stopped.get().is_none() {
             if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+                || self.halt.is_some_and(|h| h.load(Ordering::Relaxed))
                 || self.interrupt.is_some_and(|ask| (ask.0)())
             {
                 self.stopped.set(Some(Stop::Cancelled));

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use super::budget::{default_memory_limit, Budget, Interrupt};
 use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
-use super::exec::{Ctx, DbSource};
+use super::exec::{Ctx, DbSource, Spread, SPREAD_FROM_ROWS};
 use super::find::shape;
 use super::inputs::{bind_input, check_arity, tuples};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
@@ -104,6 +104,16 @@ pub struct QueryOptions<'a> {
     pub memory_limit: Option<u64>,
     /// Record the plan ([`Outcome::plan`]).
     pub explain: bool,
+    /// The most threads the query runs on, its caller's included (default: the machine's
+    /// cores, at most [`crate::limits::MAX_QUERY_THREADS`]; 1 keeps it on the caller's
+    /// thread). From a step of many rows on, the rest of a conjunction runs in parts, one a
+    /// thread (`exec::spread`); the answer is the same, though without `:order-by` the order
+    /// of its rows (and so which rows a `:limit` keeps) may differ with the thread count.
+    pub threads: Option<usize>,
+    /// Rows of a step from which the rest is spread over the threads (default
+    /// [`crate::query::exec::SPREAD_FROM_ROWS`]): for tests, which spread small queries.
+    #[doc(hidden)]
+    pub spread_from_rows: Option<usize>,
 }
 
 impl<'a> QueryOptions<'a> {
@@ -134,6 +144,19 @@ impl<'a> QueryOptions<'a> {
     /// Options that record the plan.
     pub fn explain(mut self, explain: bool) -> Self {
         self.explain = explain;
+        self
+    }
+
+    /// Options that run the query on at most `n` threads (see [`QueryOptions::threads`]).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
+    /// Options that spread the rest of a conjunction from a step of `rows` rows on (tests).
+    #[doc(hidden)]
+    pub fn spread_from_rows(mut self, rows: usize) -> Self {
+        self.spread_from_rows = Some(rows);
         self
     }
 }
@@ -303,6 +326,11 @@ pub fn run(
         rule_memo: Default::default(),
         ave_lists: Default::default(),
         depth: 0,
+        spread: Some(Spread {
+            dbs: dbs.iter().map(|(n, d)| (*n, *d)).collect(),
+            threads: options.threads.unwrap_or_else(crate::limits::query_threads),
+            from_rows: options.spread_from_rows.unwrap_or(SPREAD_FROM_ROWS),
+        }),
     };
     ctx.sources.extend(relations);
     let keep: Vec<usize> = {

@@ -50,12 +50,22 @@ impl<'a> Ctx<'a> {
         if let Some(spread) = self.distributed(clauses, &input, keep)? {
             return Ok(spread);
         }
-        let mut rel = input;
         let mut todo: Vec<Clause> = clauses.to_vec();
         // Canonical order: a tie between equally cheap clauses never depends on query order.
         todo.sort();
-        // What the patterns run so far tell about the rows (see `distinct`).
-        let mut deps: Vec<distinct::Dependency> = Vec::new();
+        self.run_steps(todo, input, keep, Vec::new())
+    }
+
+    /// The conjunction's loop: runs the clauses `todo` on `rel`, step by step, given what the
+    /// patterns run so far tell about the rows (`deps`, see `distinct`); spread over threads
+    /// from a large step on (`spread`).
+    pub(super) fn run_steps(
+        &mut self,
+        mut todo: Vec<Clause>,
+        mut rel: Relation,
+        keep: &[Var],
+        mut deps: Vec<distinct::Dependency>,
+    ) -> Result<Relation, QueryError> {
         // What the enclosing steps hold (their relations stay alive while this one runs).
         let base = self.budget.used();
         // What `explain`'s estimates of filters learn from the steps run (only then).
@@ -73,6 +83,9 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 return Relation::empty(vars).project_owned(keep, &self.budget);
+            }
+            if self.spreads(&rel, &todo) {
+                return self.spread_steps(todo, rel, keep, deps);
             }
             let (i, mut est) = self.choose(&todo, &rel)?;
             let clause = todo.remove(i);

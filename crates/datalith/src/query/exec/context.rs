@@ -90,6 +90,9 @@ pub struct Ctx<'a> {
     /// Spare capacity of the rows the current step makes: `ROW_SPARE` while clauses remain
     /// that may extend them, 0 for the last step (rows that only go to the result).
     pub row_spare: usize,
+    /// How the conjunction may be spread over threads (`spread`); `None` on a helper thread
+    /// and while this one runs its own part.
+    pub spread: Option<super::Spread<'a>>,
 }
 
 /// One executed step, for `explain`.

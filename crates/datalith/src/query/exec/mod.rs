@@ -14,6 +14,7 @@
 //! - `lookahead`: the start of a large conjunction, chosen by following each of its
 //!   cheapest starts to the end on estimates.
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
+//! - `spread`: the rest of a conjunction run in parts on several threads, from a large step on.
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
 //! - `probe`: EXISTS and NOT EXISTS on one entity's values, a walk of a row's holders that
 //!   stops at the first witness.
@@ -34,12 +35,14 @@ mod lookahead;
 mod probe;
 mod ranges;
 mod scan;
+mod spread;
 mod star;
 mod terms;
 mod time;
 
 pub use context::{Ctx, DbSource, Step, UserFn};
 pub(crate) use context::{ROW_SPARE, ROW_SPARE_MAX};
+pub use spread::{Spread, SPREAD_FROM_ROWS};
 pub use terms::{coerce, entity_of, ident_attr, match_terms, match_terms_owned};
 
 use estimate::{is_filter, is_rowwise, rowwise_inputs, Notes};
