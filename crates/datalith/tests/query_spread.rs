@@ -91,6 +91,8 @@ fn spread_queries_answer_as_on_one_thread() {
         ("[:find ?n ?b :where [?l :line/no ?n] [?l :line/part ?p] [?p :part/brand ?b]]", vec![]),
         ("[:find ?b (sum ?q) (count ?l) :with ?l :where [?l :line/part ?p] [?l :line/qty ?q] [?p :part/brand ?b]]", vec![]),
         ("[:find ?b (sum ?x) (avg ?x) (min ?x) (max ?x) :with ?l :where [?l :line/part ?p] [?l :line/price ?pr] [?l :line/qty ?q] [(* ?pr ?q) ?x] [?p :part/brand ?b]]", vec![]),
+        ("[:find ?b (median ?q) (distinct ?q) (variance ?pr) (count-distinct ?p) :with ?l :where [?l :line/part ?p] [?l :line/qty ?q] [?l :line/price ?pr] [?p :part/brand ?b]]", vec![]),
+        ("[:find ?n (count ?l) :where [?l :line/no ?n]]", vec![]),
         ("[:find (count-distinct ?q) . :where [?l :line/qty ?q] [?l :line/part ?p] [?p :part/size ?s] [(> ?s 4)]]", vec![]),
         ("[:find ?n :where [?l :line/no ?n] [?l :line/part ?p] (not [?p :part/size 7])]", vec![]),
         ("[:find ?n :where [?l :line/no ?n] [?l :line/qty ?q] (not-join [?l] [?l :line/part ?p] [?p :part/tag :t2])]", vec![]),

@@ -207,12 +207,7 @@ impl Part<'_> {
             sources: self.sources,
             dbs: dbs
                 .iter()
-                .map(|(n, d)| {
-                    (
-                        *n,
-                        DbSource::new(d.reader(), d.schema(), d.time_filter()),
-                    )
-                })
+                .map(|(n, d)| (*n, DbSource::new(d.reader(), d.schema(), d.time_filter())))
                 .collect(),
             dollar: self.dollar,
             active: self.active,
