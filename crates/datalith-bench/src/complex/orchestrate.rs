@@ -452,9 +452,11 @@ fn header(
          row; PostgreSQL: the simple-query protocol over loopback, every value as text).\n\n\
          **Settings:** Datalith durable (the default options), money and quantities as doubles, \
          dates as instants; SQLite WAL, 1 GiB page cache, REAL money; PostgreSQL 15, a fresh \
-         cluster, NUMERIC(15,2) money, fsync off, shared_buffers 1GB, work_mem 256MB, \
-         max_parallel_workers_per_gather 0 (one core a query for every peer). SQL peers: the \
-         spec's primary keys and an index on each foreign key. The ports and what they change: \
+         cluster, NUMERIC(15,2) money, fsync off, shared_buffers 1GB, work_mem 256MB. Every \
+         peer at its default parallelism: Datalith spreads a query's large steps over the cores \
+         (`QueryOptions::threads`), Datalevin runs partitioned segments, PostgreSQL parallel \
+         workers (`max_parallel_workers_per_gather` 2), DuckDB 2 threads, SQLite one thread. \
+         SQL peers: the spec's primary keys and an index on each foreign key. The ports and what they change: \
          `bench/complex/PORTS.md`.",
         command.join(" "),
         machine.markdown(),

@@ -7,8 +7,9 @@
 //! Queries go through the `postgres` crate's simple-query protocol: every value comes back
 //! as PostgreSQL prints it (the exact `NUMERIC` of the reference), and no statement is
 //! prepared, as the SQLite peer's texts are not either. Settings: `fsync=off` (a read
-//! benchmark: the load does not need to survive a crash), `max_parallel_workers_per_gather=0`
-//! (one core a query, as every other peer), `shared_buffers` 1 GB, `work_mem` 256 MB;
+//! benchmark: the load does not need to survive a crash), parallel workers at PostgreSQL's
+//! default (`max_parallel_workers_per_gather` 2: a query may use both cores, as Datalith's,
+//! Datalevin's and DuckDB's may), `shared_buffers` 1 GB, `work_mem` 256 MB;
 //! `statement_timeout` is the run's time limit.
 
 use std::io::Write as _;
@@ -122,7 +123,7 @@ impl Cluster {
             .arg(format!(
                 "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off \
                  -c synchronous_commit=off -c full_page_writes=off \
-                 -c max_parallel_workers_per_gather=0 -c shared_buffers=1GB \
+                 -c shared_buffers=1GB \
                  -c work_mem=256MB -c max_wal_size=8GB",
                 cluster.dir.display()
             ))
