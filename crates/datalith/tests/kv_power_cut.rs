@@ -154,6 +154,11 @@ fn cut_and_reopen_applying(
     // Every group in LMDB (unsynced) before the cut, as the applier would have done soon.
     env.apply_logged().unwrap();
     let disk = cut(live.path(), &at_checkpoint, revert_share, seed);
+    // The file as the cut left it, walked by the project's own checker before LMDB reads it:
+    // a tree whose pages were recycled can send LMDB's own walk into an assertion, which
+    // aborts the process (seen in CI: `IS_LEAF(mp)` in `mdb_cursor_next`), not an error.
+    admin::check_structure(&disk.path().join("data.mdb"), Verify::Everything)
+        .map_err(|e| format!("check before reopening: {e}"))?;
     let reopened = Environment::open(disk.path(), EnvOptions::default())
         .map_err(|e| format!("reopen: {e}"))?;
     let t = reopened
