@@ -89,6 +89,11 @@ pub struct ServeArgs {
     /// physical memory); a request may ask for less.
     #[arg(long, value_name = "BYTES")]
     pub query_memory_limit: Option<u64>,
+    /// The most threads one query may run on (default: the library's, the machine's cores
+    /// up to 4). A large query spreads its later steps over them; under many concurrent
+    /// requests, 1 keeps each on its own thread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub query_threads: Option<u16>,
     /// Keep the database's transaction log on Apache Kafka, shared by every node started
     /// with the same address: kafka://HOST:PORT[,HOST:PORT...]/TOPIC[?replication=N]. Every
     /// node applies the topic to its own files and answers reads from them; one database

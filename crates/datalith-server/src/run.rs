@@ -108,6 +108,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         limits: QueryLimits {
             timeout_ms: args.query_timeout_ms,
             memory_limit: args.query_memory_limit,
+            threads: args.query_threads.map(usize::from),
         },
         gate: Arc::new(Semaphore::new(args.max_concurrent)),
         places: args.max_concurrent,

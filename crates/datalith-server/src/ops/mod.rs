@@ -36,6 +36,8 @@ pub struct QueryLimits {
     pub timeout_ms: u64,
     /// The most memory a query may hold (`None`: the library's default).
     pub memory_limit: Option<u64>,
+    /// The most threads a query may run on (`None`: the library's default).
+    pub threads: Option<usize>,
 }
 
 /// The other databases a query may name among its inputs (`#datalith/db "films"`), as

@@ -52,6 +52,9 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     if let Some(bytes) = memory {
         options = options.memory_limit(bytes);
     }
+    if let Some(threads) = cx.limits.threads {
+        options = options.threads(threads);
+    }
     let limit = request.count("limit")?;
     let offset = request.count("offset")?;
     let (db, basis) = basis::snapshot(source, request)?;

@@ -44,6 +44,7 @@ fn call_with(db: &Source, others: &dyn Databases, op: Op, body: &str) -> Result<
         limits: QueryLimits {
             timeout_ms: 10_000,
             memory_limit: Some(1 << 30),
+            threads: None,
         },
         cancel: &cancel,
         databases: others,
