@@ -53,18 +53,20 @@ impl<'a> Ctx<'a> {
         let mut todo: Vec<Clause> = clauses.to_vec();
         // Canonical order: a tie between equally cheap clauses never depends on query order.
         todo.sort();
-        self.run_steps(todo, input, keep, Vec::new())
+        self.run_steps(todo, input, keep, Vec::new(), Vec::new())
     }
 
     /// The conjunction's loop: runs the clauses `todo` on `rel`, step by step, given what the
     /// patterns run so far tell about the rows (`deps`, see `distinct`); spread over threads
-    /// from a large step on (`spread`).
+    /// from a large step on (`spread`). The clauses of `todo` also in `postponed` run after
+    /// the others (`postpone`).
     pub(super) fn run_steps(
         &mut self,
         mut todo: Vec<Clause>,
         mut rel: Relation,
         keep: &[Var],
         mut deps: Vec<distinct::Dependency>,
+        mut postponed: Vec<Clause>,
     ) -> Result<Relation, QueryError> {
         // What the enclosing steps hold (their relations stay alive while this one runs).
         let base = self.budget.used();
@@ -85,9 +87,9 @@ impl<'a> Ctx<'a> {
                 return Relation::empty(vars).project_owned(keep, &self.budget);
             }
             if self.spreads(&rel, &todo) {
-                return self.spread_steps(todo, rel, keep, deps);
+                return self.spread_steps(todo, rel, keep, deps, postponed);
             }
-            let (i, mut est) = self.choose(&todo, &rel)?;
+            let (i, mut est) = self.choose(&todo, &rel, &postponed)?;
             let clause = todo.remove(i);
             if let Some(notes) = &notes {
                 if is_filter(&clause) || matches!(clause, Clause::Or { .. } if is_rowwise(&clause))
@@ -152,6 +154,12 @@ impl<'a> Ctx<'a> {
                         // Values no test checks wait until the tests have run, when the tests
                         // are expected to pass few rows.
                         for q in self.defer_untested(&mut star, &rel, &todo)? {
+                            todo.push(Clause::Pattern(src, q));
+                        }
+                        // Its sample may have run a test on another database.
+                        self.enter(src);
+                        for q in self.postpone_extensions(&mut star, &rel, &todo) {
+                            postponed.push(Clause::Pattern(src, q.clone()));
                             todo.push(Clause::Pattern(src, q));
                         }
                         if star.len() == 1 && star[0] != *p && self.trace.is_some() {
@@ -282,6 +290,8 @@ impl<'a> Ctx<'a> {
                 what.push_str(" +dedup");
             }
             rel = rel.into_projection(&keep_now, dedup, &self.budget)?;
+            // Postponed clauses run now, or were taken into this step's merge scan.
+            postponed.retain(|c| todo.contains(c));
             self.budget
                 .settle(base, rows_bytes(rel.rows.len(), rel.vars.len()));
             if let Some(trace) = &mut self.trace {
@@ -337,13 +347,19 @@ impl<'a> Ctx<'a> {
         &mut self,
         todo: &[Clause],
         rel: &Relation,
+        waiting: &[Clause],
     ) -> Result<(usize, u64), QueryError> {
         let n = rel.rows.len() as u64;
         let connected = |c: &Clause| c.vars().iter().any(|v| rel.binds(*v));
+        // Postponed clauses wait while another can run.
+        let free = todo
+            .iter()
+            .any(|c| !waiting.contains(c) && self.ready(c, rel));
+        let eligible = |c: &Clause| self.ready(c, rel) && !(free && waiting.contains(c));
         let any_connected =
-            !rel.vars.is_empty() && todo.iter().any(|c| connected(c) && self.ready(c, rel));
+            !rel.vars.is_empty() && todo.iter().any(|c| connected(c) && eligible(c));
         let candidates: Vec<usize> = (0..todo.len())
-            .filter(|&i| self.ready(&todo[i], rel) && (!any_connected || connected(&todo[i])))
+            .filter(|&i| eligible(&todo[i]) && (!any_connected || connected(&todo[i])))
             .collect();
         // One candidate needs no estimate (an estimate can cost as much as the step), unless
         // `explain` wants to show it.

@@ -33,6 +33,17 @@ const RANGE_COUNT_CAP: u64 = 1024;
 /// the rest for every row).
 const DEFER_SHARE: f64 = 0.5;
 
+/// Rows from which the share of rows a merge scan's tests pass is measured on a sample of the
+/// rows themselves rather than taken from the attributes' value ranges: the rows that reach a
+/// step are often not a random draw of the attribute's entities (TPC-H Q3: of the line items
+/// of orders placed before a date, 5% ship after it, against 54% of all line items), and 64
+/// lookups are a few tens of microseconds beside the thousands the step makes.
+const SAMPLE_TESTS_FROM_ROWS: usize = 4096;
+
+/// Rows read in such a sample, evenly spaced through the relation (deterministic: the same
+/// rows give the same plan).
+const TEST_SAMPLE_ROWS: usize = 64;
+
 /// Shares of rows assumed to pass a filter the statistics cannot tell about (System R's
 /// classic defaults): a comparison, an equality, an inequality, anything else.
 const SHARE_COMPARISON: f64 = 1.0 / 3.0;
@@ -231,7 +242,7 @@ impl<'a> Ctx<'a> {
     /// most `DEFER_SHARE` of the rows (from their value ranges): those patterns are then read
     /// for the rows that pass, not for every row. Returns the patterns taken out.
     pub(super) fn defer_untested(
-        &self,
+        &mut self,
         star: &mut Vec<Pattern>,
         rel: &Relation,
         todo: &[Clause],
@@ -251,21 +262,81 @@ impl<'a> Ctx<'a> {
         if n_tested == 0 || n_tested == star.len() {
             return Ok(Vec::new());
         }
-        let mut share = 1.0f64;
-        for q in star.iter().filter(|q| tested(q)) {
-            let AttrTerm::Attr(a) = q.a else { continue };
-            let (datoms, _) = self.stats(a)?;
-            if let Some(rows) = self.range_rows(q, todo, datoms)? {
-                share *= rows as f64 / datoms.max(1) as f64;
+        let keep: Vec<Pattern> = star.iter().filter(|q| tested(q)).cloned().collect();
+        let share = match self.sampled_share(&keep, rel, &tests)? {
+            Some(share) => share,
+            None => {
+                let mut share = 1.0f64;
+                for q in &keep {
+                    let AttrTerm::Attr(a) = q.a else { continue };
+                    let (datoms, _) = self.stats(a)?;
+                    if let Some(rows) = self.range_rows(q, todo, datoms)? {
+                        share *= rows as f64 / datoms.max(1) as f64;
+                    }
+                }
+                share
             }
-        }
+        };
         if share > DEFER_SHARE {
             return Ok(Vec::new());
         }
-        let (keep, later): (Vec<Pattern>, Vec<Pattern>) =
-            std::mem::take(star).into_iter().partition(|q| tested(q));
+        let later: Vec<Pattern> = std::mem::take(star)
+            .into_iter()
+            .filter(|q| !tested(q))
+            .collect();
         *star = keep;
         Ok(later)
+    }
+
+    /// The share of `rel`'s rows that pass the `tests` that can run once the patterns `keep`
+    /// (a merge scan on a bound entity) have: measured on `TEST_SAMPLE_ROWS` rows of `rel`
+    /// by running those steps on them. `None` below `SAMPLE_TESTS_FROM_ROWS` rows, or when the
+    /// sample cannot tell (a test fails on it: the real run reports that).
+    fn sampled_share(
+        &mut self,
+        keep: &[Pattern],
+        rel: &Relation,
+        tests: &[&Clause],
+    ) -> Result<Option<f64>, QueryError> {
+        if rel.rows.len() < SAMPLE_TESTS_FROM_ROWS || keep.is_empty() {
+            return Ok(None);
+        }
+        let mut bound: Vec<Var> = rel.vars.clone();
+        bound.extend(keep.iter().filter_map(|q| q.v.var()));
+        let runnable: Vec<&Clause> = tests
+            .iter()
+            .copied()
+            .filter(|c| c.vars().iter().all(|v| bound.contains(v)))
+            .collect();
+        if runnable.is_empty() {
+            return Ok(None);
+        }
+        let step = rel.rows.len() / TEST_SAMPLE_ROWS;
+        let sample = Relation {
+            vars: rel.vars.clone(),
+            rows: (0..TEST_SAMPLE_ROWS)
+                .map(|i| rel.rows[i * step].clone())
+                .collect(),
+        };
+        let stop = |e: QueryError| match e {
+            e @ (QueryError::Timeout { .. }
+            | QueryError::Cancelled
+            | QueryError::ResourceExhausted { .. }) => Err(e),
+            _ => Ok(None),
+        };
+        let mut out = match self.patterns(keep, sample, &[], &[]) {
+            Ok((out, _)) => out,
+            Err(e) => return stop(e),
+        };
+        for c in runnable {
+            out = match self.clause(c, out) {
+                Ok(out) => out,
+                Err(e) => return stop(e),
+            };
+        }
+        Ok(Some(
+            (out.rows.len() as f64 / TEST_SAMPLE_ROWS as f64).min(1.0),
+        ))
     }
 
     /// What choosing clause `c` (`todo[skip]`, estimated at `est` rows on `rel`) costs: its

@@ -13,6 +13,7 @@
 //!   `explain` shows).
 //! - `lookahead`: the start of a large conjunction, chosen by following each of its
 //!   cheapest starts to the end on estimates.
+//! - `postpone`: patterns that only add a value to each row, run after the rest.
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `spread`: the rest of a conjunction run in parts on several threads, from a large step on.
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
@@ -32,6 +33,7 @@ mod distribute;
 mod estimate;
 mod fulltext;
 mod lookahead;
+mod postpone;
 mod probe;
 mod ranges;
 mod scan;

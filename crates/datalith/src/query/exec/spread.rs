@@ -69,9 +69,10 @@ impl<'a> Ctx<'a> {
         rel: Relation,
         keep: &[Var],
         deps: Vec<Dependency>,
+        postponed: Vec<Clause>,
     ) -> Result<Relation, QueryError> {
         let spread = self.spread.take().expect("spreads() checked");
-        let out = self.spread_parts(&spread, todo, rel, keep, deps);
+        let out = self.spread_parts(&spread, todo, rel, keep, deps, postponed);
         self.spread = Some(spread);
         out
     }
@@ -83,6 +84,7 @@ impl<'a> Ctx<'a> {
         mut rel: Relation,
         keep: &[Var],
         deps: Vec<Dependency>,
+        postponed: Vec<Clause>,
     ) -> Result<Relation, QueryError> {
         let dedup = needs_dedup(&rel.vars, keep, &deps);
         let parts = spread.threads.min(rel.rows.len());
@@ -113,6 +115,7 @@ impl<'a> Ctx<'a> {
                     },
                     keep: keep.to_vec(),
                     deps: deps.clone(),
+                    postponed: postponed.clone(),
                     sources: self.sources.clone(),
                     dollar: self.dollar,
                     active: self.active,
@@ -133,7 +136,7 @@ impl<'a> Ctx<'a> {
                 }));
             }
             // This thread's part, with nothing spread further.
-            let mine = self.run_steps(todo, rel, keep, deps);
+            let mine = self.run_steps(todo, rel, keep, deps, postponed);
             if mine.is_err() {
                 halt.store(true, Ordering::Relaxed);
             }
@@ -172,6 +175,7 @@ struct Part<'a> {
     rel: Relation,
     keep: Vec<Var>,
     deps: Vec<Dependency>,
+    postponed: Vec<Clause>,
     sources: rustc_hash::FxHashMap<usize, Relation>,
     dollar: usize,
     active: usize,
@@ -222,7 +226,7 @@ impl Part<'_> {
             depth: 0,
             spread: None,
         };
-        ctx.run_steps(self.todo, self.rel, &self.keep, self.deps)
+        ctx.run_steps(self.todo, self.rel, &self.keep, self.deps, self.postponed)
     }
 }
 

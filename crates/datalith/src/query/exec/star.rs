@@ -218,6 +218,9 @@ impl<'a> Ctx<'a> {
             rows: Vec::with_capacity(rel.rows.len()),
         };
         let mut looked_up: Vec<(AttrId, Value)> = Vec::new();
+        // The entity `looked_up` holds: adjacent rows of one entity read it once (rows come
+        // sorted by entity; a postponed pattern meets an entity once per row it reached).
+        let mut looked_up_for: Option<EntityId> = None;
         let mut partial: Vec<Vec<Value>> = Vec::new();
         let mut next: Vec<Vec<Value>> = Vec::new();
         let mut matched: Vec<usize> = Vec::new();
@@ -271,8 +274,10 @@ impl<'a> Ctx<'a> {
                 (Some(Scanned::Grouped(j)), _) => j.datoms(e),
                 (Some(Scanned::Columns(_)), _) => unreachable!("a column scan answers above"),
                 (None, None) => &[],
+                (None, Some(_)) if looked_up_for == Some(e) => &looked_up,
                 (None, Some(cursor)) => {
                     looked_up.clear();
+                    looked_up_for = Some(e);
                     let wanted = star_attrs.as_deref();
                     // From the entity's first value: stepping over a few values costs less than
                     // LMDB's search for the first wanted one.
