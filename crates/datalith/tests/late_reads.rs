@@ -159,6 +159,45 @@ fn late_reads_answer_as_rust_does_and_the_plan_shows_them() {
     assert_eq!(last.actual, 4, "{plan}");
 }
 
+/// Where nothing but functions follows (they keep every row: TPC-H Q1), a star's values are
+/// read together, in one step.
+#[test]
+fn a_star_followed_only_by_functions_reads_its_values_together() {
+    let (_dir, db) = database();
+    let snapshot = db.db().unwrap();
+    let query = "[:find ?price (sum ?kept) :with ?l :where [?l :line/shipped ?s] [(< ?s 10)]
+                  [?l :line/price ?price] [?l :line/discount ?d] [(- 100 ?d) ?kept]]";
+    let mut want: BTreeMap<i64, i64> = BTreeMap::new();
+    for o in 0..ORDERS {
+        for k in 1..=ITEMS_PER_ORDER {
+            if o + k < 10 {
+                *want.entry(price(o, k)).or_default() += 100 - discount(o, k);
+            }
+        }
+    }
+    let Edn::Set(rows) = snapshot.q(query, &[]).unwrap() else {
+        panic!()
+    };
+    let got: BTreeMap<i64, i64> = rows
+        .iter()
+        .map(|row| match row {
+            Edn::Vector(v) => match v.as_slice() {
+                [Edn::Long(p), Edn::Long(s)] => (*p, *s),
+                _ => panic!("row {row}"),
+            },
+            _ => panic!("row {row}"),
+        })
+        .collect();
+    assert_eq!(got, want);
+    let (_, plan) = snapshot.explain(query, &[]).unwrap();
+    assert!(
+        plan.steps.iter().any(|s| s.what.starts_with("merge scan")
+            && s.what.contains(":line/price")
+            && s.what.contains(":line/discount")),
+        "{plan}"
+    );
+}
+
 /// Below the sampling threshold, and where no clause follows, the plan reads a star's values
 /// together as before: the order's values for its line items, in one step.
 #[test]
