@@ -13,9 +13,9 @@
 
 use std::collections::BTreeMap;
 
-use datalith::edn::{read_one, Edn};
+use datalith::edn::Edn;
 use datalith::query::QueryOptions;
-use datalith::{Database, DbOptions, TxData};
+use datalith::Database;
 
 /// Orders, placed one a day (order `o` on day `o`), each with `ITEMS_PER_ORDER` line items
 /// shipped 1 to 4 days later; every other order in segment 1.
@@ -40,25 +40,21 @@ fn segment(o: i64) -> i64 {
     o % 2
 }
 
-fn tx(db: &Database, text: &str) {
-    db.transact(TxData::from_edn(&read_one(text).unwrap()).unwrap())
-        .unwrap();
-}
+#[path = "common/open.rs"]
+mod open;
 
+const SCHEMA: &str = r#"[{:db/ident :order/key :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+    {:db/ident :order/day :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+    {:db/ident :order/priority :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+    {:db/ident :order/segment :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+    {:db/ident :line/order :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
+    {:db/ident :line/shipped :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+    {:db/ident :line/price :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+    {:db/ident :line/discount :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"#;
+
+/// The orders and their line items, 500 orders a transaction.
 fn database() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
-    tx(
-        &db,
-        r#"[{:db/ident :order/key :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
-            {:db/ident :order/day :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-            {:db/ident :order/priority :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-            {:db/ident :order/segment :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-            {:db/ident :line/order :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
-            {:db/ident :line/shipped :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-            {:db/ident :line/price :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
-            {:db/ident :line/discount :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"#,
-    );
+    let mut txs = vec![SCHEMA.to_string()];
     for chunk in (0..ORDERS).collect::<Vec<_>>().chunks(500) {
         let mut t = String::from("[");
         for &o in chunk {
@@ -77,9 +73,10 @@ fn database() -> (tempfile::TempDir, Database) {
             }
         }
         t.push(']');
-        tx(&db, &t);
+        txs.push(t);
     }
-    (dir, db)
+    let txs: Vec<&str> = txs.iter().map(String::as_str).collect();
+    open::open_with(&txs)
 }
 
 const QUERY: &str = "[:find ?key (sum ?revenue) ?priority :with ?l :where
