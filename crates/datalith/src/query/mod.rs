@@ -20,7 +20,8 @@
 //! - `budget`: what a run may spend (timeout, cancellation, memory), ticked by every loop.
 //! - `builtins`: the built-in functions, one family a file (`mod.rs` `lookup` is the table).
 //! - [`plan`]: a run's plan in query terms, for `explain`.
-//! - `relation`, `show`, [`error`]: the pieces they share.
+//! - `relation`, `show`, [`error`]: the pieces they share; `prefetch`: cache hints for
+//!   loops over millions of rows.
 //!
 //! Invariants:
 //! - The order of clauses never changes the plan: `exec` picks the cheapest clause that can
@@ -59,6 +60,7 @@ pub(crate) mod ir;
 pub(crate) mod lower;
 pub mod parse;
 pub mod plan;
+pub(crate) mod prefetch;
 pub(crate) mod relation;
 pub(crate) mod rules;
 pub(crate) mod run;

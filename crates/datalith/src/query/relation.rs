@@ -10,6 +10,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::budget::{row_bytes, Budget, FreeAfterStop};
 use super::error::QueryError;
 use super::ir::Var;
+use super::prefetch::{prefetch, ROWS_AHEAD};
 use crate::codec::Value;
 
 /// A relation over some variables: rows, one value per variable. Between the steps of a
@@ -107,8 +108,12 @@ impl Relation {
         // Each row keeps its own vector: the kept values move down in place, and the room of
         // the dropped ones stays for the values later steps add.
         let kept: Vec<bool> = (0..self.vars.len()).map(|c| cols.contains(&c)).collect();
-        for r in &mut self.rows {
+        for i in 0..self.rows.len() {
             budget.tick()?;
+            if let Some(ahead) = self.rows.get(i + ROWS_AHEAD) {
+                prefetch(ahead.as_ptr());
+            }
+            let r = &mut self.rows[i];
             let mut at = 0;
             r.retain(|_| {
                 at += 1;
@@ -243,8 +248,32 @@ impl Relation {
 impl Relation {
     /// The rows, taken out (a relation's drop guards its rows, so they are not moved out
     /// directly); they are freed off-thread if the query stops while they are being read.
-    pub fn into_rows(mut self) -> FreeAfterStop<std::vec::IntoIter<Vec<Value>>> {
-        FreeAfterStop::new(std::mem::take(&mut self.rows).into_iter())
+    pub fn into_rows(mut self) -> Rows {
+        Rows(FreeAfterStop::new(
+            std::mem::take(&mut self.rows).into_iter(),
+        ))
+    }
+}
+
+/// A relation's rows taken out ([`Relation::into_rows`]), in order. Each row's values are
+/// their own allocation, which the hardware's prefetcher does not follow: each step over
+/// millions of rows (TPC-H Q1: 5.9M line items through four functions) met a cache miss at
+/// every row's first value, so the row `ROWS_AHEAD` places on is asked for as each is taken.
+pub struct Rows(FreeAfterStop<std::vec::IntoIter<Vec<Value>>>);
+
+impl Iterator for Rows {
+    type Item = Vec<Value>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Vec<Value>> {
+        if let Some(ahead) = self.0.as_slice().get(ROWS_AHEAD) {
+            prefetch(ahead.as_ptr());
+        }
+        self.0.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
     }
 }
 

@@ -44,7 +44,8 @@ pub fn giant_key(a: AttrId, hash: &codec::GiantHash) -> [u8; ATTR_BYTES + 16] {
     k
 }
 
-/// A long, instant or ref encoding (9 bytes), decoded directly; `None` for anything else.
+/// A long, instant, ref or double encoding (9 bytes), decoded directly; `None` for anything
+/// else (and for a double's bytes no encoder writes, which the general decoder refuses).
 #[inline]
 pub fn decode_fixed(vb: &[u8]) -> Option<Value> {
     use codec::encode::tag;
@@ -55,6 +56,10 @@ pub fn decode_fixed(vb: &[u8]) -> Option<Value> {
         tag::LONG => Some(Value::Long((n ^ (1 << 63)) as i64)),
         tag::INSTANT => Some(Value::Instant((n ^ (1 << 63)) as i64)),
         tag::REF => Some(Value::Ref(n)),
+        // Refused (to the general decoder's error) unless it is what the encoder writes.
+        tag::DOUBLE => codec::F64::new(codec::decode::decode_f64(bytes))
+            .filter(|x| codec::encode::encode_f64(x.get()) == bytes)
+            .map(Value::Double),
         _ => None,
     }
 }
@@ -744,6 +749,11 @@ mod tests {
             Value::Ref(0),
             Value::Ref(1 << 44),
             Value::Ref(u64::MAX),
+            Value::double(0.0).unwrap(),
+            Value::double(-2.5).unwrap(),
+            Value::double(f64::MAX).unwrap(),
+            Value::double(f64::NEG_INFINITY).unwrap(),
+            Value::double(5e-324).unwrap(),
         ];
         for v in values {
             let mut b = Vec::new();
@@ -759,6 +769,19 @@ mod tests {
             let mut b = Vec::new();
             codec::encode::encode(&other, &mut b);
             assert_eq!(decode_fixed(&b), None, "{other:?}");
+        }
+        // A double's bytes no encoder writes (NaN, negative zero) go to the general decoder,
+        // which refuses them.
+        for bits in [f64::NAN.to_bits(), (-0.0f64).to_bits()] {
+            let mut b = vec![codec::encode::tag::DOUBLE];
+            let flipped = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1 << 63)
+            };
+            b.extend_from_slice(&flipped.to_be_bytes());
+            assert_eq!(decode_fixed(&b), None, "{bits:x}");
+            assert!(decode_exact(&b).is_err(), "{bits:x}");
         }
     }
 }

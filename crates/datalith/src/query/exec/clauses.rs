@@ -49,6 +49,11 @@ impl<'a> Ctx<'a> {
                     vars: rel.vars.clone(),
                     rows: Vec::new(),
                 };
+                // A scalar binding makes at most one row of each (most often exactly one):
+                // room for them all at once, not grown (and copied) a doubling at a time.
+                if matches!(binding, Binding::Scalar(_)) {
+                    out.rows.reserve(rel.rows.len());
+                }
                 let new_vars: Vec<Var> = binding
                     .vars()
                     .into_iter()

@@ -17,6 +17,8 @@
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `spread`: the rest of a conjunction run in parts on several threads, from a large step on.
 //! - `star`: patterns on a bound entity (merge scan, scan join, semijoin).
+//! - `column`: one attribute's values for a merge scan's numbered entities, 8 bytes a cell
+//!   for numbers.
 //! - `probe`: EXISTS and NOT EXISTS on one entity's values, a walk of a row's holders that
 //!   stops at the first witness.
 //! - `ranges`: comparisons turned into AVE bounds.
@@ -27,6 +29,7 @@
 //!   and every pattern on a database value in time).
 
 mod clauses;
+mod column;
 mod conj;
 mod context;
 mod distribute;

@@ -7,6 +7,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::ops::Bound;
 
+use super::column::Column;
 use super::*;
 use crate::codec::Value;
 use crate::kv::Direction;
@@ -15,6 +16,7 @@ use crate::query::builtins::compare;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
 use crate::query::plan::PlanIndex;
+use crate::query::prefetch::prefetch;
 use crate::query::relation::Relation;
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, EntityId};
@@ -257,14 +259,17 @@ impl<'a> Ctx<'a> {
             if let Some(Scanned::Columns(c)) = &mut scanned {
                 let Some(s) = c.slot.get(e) else { continue };
                 let s = s as usize;
-                if c.cols.iter().any(|col| col[s].is_none()) {
+                if !c.cols.iter().all(|col| col.has(s)) {
                     continue;
                 }
                 let mut row = row;
-                if c.unique {
-                    row.extend(c.cols.iter_mut().filter_map(|col| col[s].take()));
-                } else {
-                    row.extend(c.cols.iter().filter_map(|col| col[s].clone()));
+                row.reserve(c.cols.len());
+                for col in &mut c.cols {
+                    let v = if c.unique { col.take(s) } else { col.get(s) };
+                    row.extend(v);
+                }
+                if row.len() != vars.len() {
+                    continue;
                 }
                 debug_assert_eq!(row.len(), vars.len());
                 out.rows.push(row);
@@ -630,29 +635,32 @@ impl<'a> Ctx<'a> {
         attrs: &[AttrId],
         slot: &Slots,
         bound_of: &impl Fn(AttrId) -> Option<&'b (Bound<Value>, Bound<Value>)>,
-    ) -> Result<Option<Vec<Vec<Option<Value>>>>, QueryError> {
+    ) -> Result<Option<Vec<Column>>, QueryError> {
         let budget = &self.budget;
         let n = slot.len();
-        let bytes = (n as u64)
-            .saturating_mul(std::mem::size_of::<Option<Value>>() as u64)
-            .saturating_mul(attrs.len() as u64);
+        let bytes = Column::bytes(n).saturating_mul(attrs.len() as u64);
         budget.charge(bytes)?;
-        let mut cols: Vec<Vec<Option<Value>>> = Vec::with_capacity(attrs.len());
+        let mut cols: Vec<Column> = Vec::with_capacity(attrs.len());
         for a in attrs {
-            let mut col: Vec<Option<Value>> = vec![None; n];
+            let mut col = Column::new(n);
             let mut twice = false;
-            let cells = col.as_ptr();
+            // The column's first cell and the bytes between cells, once it has taken its form
+            // (at its first value; again if a second kind of value changes it).
+            let cells = std::cell::Cell::new((std::ptr::null::<u8>(), 0usize));
             let ahead = |s: u32| {
+                let (at, stride) = cells.get();
                 // A hint only: the address is read by no one here.
-                prefetch(cells.wrapping_add(s as usize));
+                prefetch(at.wrapping_add(s as usize * stride));
             };
             self.scan_numbered(*a, bound_of(*a), slot, ahead, |s, v| {
-                let cell = &mut col[s as usize];
-                if cell.is_some() {
+                if !col.put(s as usize, v) {
                     twice = true;
                     return false;
                 }
-                *cell = Some(v);
+                let at = col.cell_addr(0);
+                if cells.get().0 != at {
+                    cells.set((at, col.cell_stride()));
+                }
                 true
             })?;
             if twice {
@@ -676,7 +684,7 @@ pub(super) enum Scanned {
 /// entity numbered `s`, `None` when it has none (the row is then dropped).
 pub(super) struct Columns {
     slot: Slots,
-    cols: Vec<Vec<Option<Value>>>,
+    cols: Vec<Column>,
     /// No entity is in two rows: each value can move into its row.
     unique: bool,
 }
@@ -855,19 +863,6 @@ pub(super) fn encoding_is_equality(v: &Value) -> bool {
             | Value::Symbol(_)
             | Value::Ref(_)
     )
-}
-
-/// Asks the CPU to bring the cache line at `p` in ahead of its use (a hint: nothing is
-/// read, so any address will do).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads no memory and cannot fault, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
