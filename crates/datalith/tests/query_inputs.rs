@@ -862,3 +862,41 @@ fn recursive_rules_read_the_source_they_are_called_with() {
         assert_eq!(normalize(&got), normalize(&edn(want)), "{q}");
     }
 }
+
+/// Groups are the same whether the rows come sorted by their key (each new key then makes a
+/// group without a look in the index) or not (the first key out of order indexes the keys so
+/// far); a long and a double of one number are two keys, as in Datomic.
+#[test]
+fn groups_do_not_depend_on_the_order_of_rows() {
+    let f = fixture();
+    let by_one = "[:find ?k (sum ?v) (count ?v) :with ?i :in $ [[?i ?k ?v]]]";
+    let by_two = "[:find ?k ?j (sum ?v) :with ?i :in $ [[?i ?k ?j ?v]]]";
+    f.check(&[
+        (
+            by_one,
+            &["A", "[[1 1 10] [2 1 5] [3 2 1] [4 3 4]]"],
+            "#{[1 15 2] [2 1 1] [3 4 1]}",
+        ),
+        (
+            by_one,
+            &["A", "[[1 2 1] [2 1 10] [3 2 5] [4 1 1] [5 3 3]]"],
+            "#{[2 6 2] [1 11 2] [3 3 1]}",
+        ),
+        // Ascending, then a key seen before, then a new one and a repeat of the first.
+        (
+            by_one,
+            &["A", "[[1 1 1] [2 2 2] [3 3 3] [4 2 20] [5 4 4] [6 1 10]]"],
+            "#{[1 11 2] [2 22 2] [3 3 1] [4 4 1]}",
+        ),
+        (
+            by_one,
+            &["A", "[[1 1 1] [2 1.0 2] [3 1 3]]"],
+            "#{[1 4 2] [1.0 2 1]}",
+        ),
+        (
+            by_two,
+            &["A", "[[1 1 1 1] [2 1 2 2] [3 2 1 3] [4 1 1 4] [5 2 1 5]]"],
+            "#{[1 1 5] [1 2 2] [2 1 8]}",
+        ),
+    ]);
+}
