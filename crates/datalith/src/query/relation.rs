@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::budget::{row_bytes, Budget, FreeAfterStop};
 use super::error::QueryError;
 use super::ir::Var;
-use super::prefetch::{prefetch, ROWS_AHEAD};
+use super::prefetch::{prefetch, PREFETCH_FROM_ROWS, ROWS_AHEAD};
 use crate::codec::Value;
 
 /// A relation over some variables: rows, one value per variable. Between the steps of a
@@ -108,10 +108,13 @@ impl Relation {
         // Each row keeps its own vector: the kept values move down in place, and the room of
         // the dropped ones stays for the values later steps add.
         let kept: Vec<bool> = (0..self.vars.len()).map(|c| cols.contains(&c)).collect();
+        let ahead = self.rows.len() >= PREFETCH_FROM_ROWS;
         for i in 0..self.rows.len() {
             budget.tick()?;
-            if let Some(ahead) = self.rows.get(i + ROWS_AHEAD) {
-                prefetch(ahead.as_ptr());
+            if ahead {
+                if let Some(next) = self.rows.get(i + ROWS_AHEAD) {
+                    prefetch(next.as_ptr());
+                }
             }
             let r = &mut self.rows[i];
             let mut at = 0;
@@ -249,31 +252,39 @@ impl Relation {
     /// The rows, taken out (a relation's drop guards its rows, so they are not moved out
     /// directly); they are freed off-thread if the query stops while they are being read.
     pub fn into_rows(mut self) -> Rows {
-        Rows(FreeAfterStop::new(
-            std::mem::take(&mut self.rows).into_iter(),
-        ))
+        let ahead = self.rows.len() >= PREFETCH_FROM_ROWS;
+        Rows {
+            rows: FreeAfterStop::new(std::mem::take(&mut self.rows).into_iter()),
+            ahead,
+        }
     }
 }
 
 /// A relation's rows taken out ([`Relation::into_rows`]), in order. Each row's values are
 /// their own allocation, which the hardware's prefetcher does not follow: each step over
 /// millions of rows (TPC-H Q1: 5.9M line items through four functions) met a cache miss at
-/// every row's first value, so the row `ROWS_AHEAD` places on is asked for as each is taken.
-pub struct Rows(FreeAfterStop<std::vec::IntoIter<Vec<Value>>>);
+/// every row's first value, so the row `ROWS_AHEAD` places on is asked for as each is taken
+/// (from `PREFETCH_FROM_ROWS` rows on).
+pub struct Rows {
+    rows: FreeAfterStop<std::vec::IntoIter<Vec<Value>>>,
+    ahead: bool,
+}
 
 impl Iterator for Rows {
     type Item = Vec<Value>;
 
     #[inline]
     fn next(&mut self) -> Option<Vec<Value>> {
-        if let Some(ahead) = self.0.as_slice().get(ROWS_AHEAD) {
-            prefetch(ahead.as_ptr());
+        if self.ahead {
+            if let Some(ahead) = self.rows.as_slice().get(ROWS_AHEAD) {
+                prefetch(ahead.as_ptr());
+            }
         }
-        self.0.next()
+        self.rows.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.0.size_hint()
+        self.rows.size_hint()
     }
 }
 
