@@ -342,7 +342,48 @@ pub fn sort_rows_by_key<K: Ord + Copy>(rows: &mut Vec<Vec<Value>>, key: impl Fn(
         rows.sort_by_key(|r| key(r));
         return;
     };
-    let mut keyed: Vec<(K, u32)> = rows.iter().zip(0..n).map(|(r, i)| (key(r), i)).collect();
+    let keyed: Vec<(K, u32)> = rows.iter().zip(0..n).map(|(r, i)| (key(r), i)).collect();
+    sort_rows_by_keys(rows, keyed);
+}
+
+/// Sorts `rows` by column `c` in [`compare`](crate::query::builtins::compare)'s order. A
+/// column of entity ids, or of longs (what a join on a value mostly sorts), is sorted by a
+/// key taken once a row ([`sort_rows_by_key`]); any other, comparing rows. (TPC-H Q3 at SF 1:
+/// 147,126 orders sorted by id before their line items' AVE lookups, comparing rows, were a
+/// fifth of the query.)
+pub fn sort_rows_by_column(rows: &mut Vec<Vec<Value>>, c: usize) {
+    if let Ok(n) = u32::try_from(rows.len()) {
+        // Entity ids order as the numbers they are; longs too. A column of both kinds (or
+        // of anything else) takes the general order below.
+        let ids: Option<Vec<(u64, u32)>> = rows
+            .iter()
+            .zip(0..n)
+            .map(|(r, i)| match r[c] {
+                Value::Ref(e) => Some((e, i)),
+                _ => None,
+            })
+            .collect();
+        if let Some(keyed) = ids {
+            return sort_rows_by_keys(rows, keyed);
+        }
+        let longs: Option<Vec<(i64, u32)>> = rows
+            .iter()
+            .zip(0..n)
+            .map(|(r, i)| match r[c] {
+                Value::Long(x) => Some((x, i)),
+                _ => None,
+            })
+            .collect();
+        if let Some(keyed) = longs {
+            return sort_rows_by_keys(rows, keyed);
+        }
+    }
+    rows.sort_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+}
+
+/// Moves `rows` into the order of `keyed` (each row's key and number) sorted.
+fn sort_rows_by_keys<K: Ord + Copy>(rows: &mut Vec<Vec<Value>>, mut keyed: Vec<(K, u32)>) {
+    debug_assert_eq!(keyed.len(), rows.len());
     // Equal keys keep their rows' order (the row number breaks the tie): a stable sort.
     keyed.sort_unstable();
     let mut old = std::mem::take(rows);
@@ -380,6 +421,45 @@ mod sort_tests {
             expected.sort_by_key(|r| key(r));
             let mut got = rows;
             sort_rows_by_key(&mut got, key);
+            assert_eq!(got, expected);
+        }
+    }
+
+    /// A column sorted by its key (ids, longs) or by comparing rows (anything else) comes in
+    /// the order of the standard library's stable sort by `compare`, for every kind of column.
+    #[test]
+    fn sorting_by_a_column_gives_the_stable_sort_by_compare() {
+        let row = |v: Value, tag: i64| vec![Value::Long(tag), v];
+        let scrambled = |make: &dyn Fn(i64) -> Value| -> Vec<Vec<Value>> {
+            (0..500)
+                .map(|i| row(make((i * 7919) % 97 - 40), i))
+                .collect()
+        };
+        let cases: Vec<Vec<Vec<Value>>> = vec![
+            vec![],
+            scrambled(&|n| Value::Ref(n.unsigned_abs())),
+            scrambled(&|n| Value::Long(n)),
+            // Ids and longs in one column, then numbers of two kinds: the general order.
+            scrambled(&|n| match n % 2 {
+                0 => Value::Ref(n.unsigned_abs()),
+                _ => Value::Long(n),
+            }),
+            scrambled(&|n| match n % 3 {
+                0 => Value::Double(crate::codec::number::F64::new(n as f64 + 0.5).unwrap()),
+                _ => Value::Long(n),
+            }),
+            scrambled(&|n| Value::String(format!("s{n}").into())),
+            vec![
+                row(Value::Long(i64::MIN), 0),
+                row(Value::Long(-1), 1),
+                row(Value::Long(i64::MAX), 2),
+            ],
+        ];
+        for rows in cases {
+            let mut expected = rows.clone();
+            expected.sort_by(|x, y| crate::query::builtins::compare(&x[1], &y[1]));
+            let mut got = rows;
+            sort_rows_by_column(&mut got, 1);
             assert_eq!(got, expected);
         }
     }

@@ -237,7 +237,7 @@ impl<'a> Ctx<'a> {
         // In the anchor's value order: one AVE cursor walks its entries forward, and the
         // holders of neighbouring values mostly neighbour in EAV.
         if let Some(c) = value_col {
-            rows.sort_unstable_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+            crate::query::relation::sort_rows_by_column(&mut rows, c);
         }
         let mut values = r.value_cursor()?;
         let mut entities = r.entity_cursor()?;

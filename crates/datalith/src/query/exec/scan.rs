@@ -75,7 +75,7 @@ impl<'a> Ctx<'a> {
         };
         // In value order through one cursor, as the join on the value below.
         let mut rows = std::mem::take(&mut rel.rows);
-        rows.sort_unstable_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+        crate::query::relation::sort_rows_by_column(&mut rows, c);
         let mut last: Option<(Value, bool)> = None;
         let mut kept = Vec::with_capacity(rows.len());
         for row in rows {
@@ -139,8 +139,7 @@ impl<'a> Ctx<'a> {
                 // one cursor (each lookup then mostly stays on the previous one's leaf page,
                 // and equal values come together, so the last lookup serves them all).
                 let mut rel = rel;
-                rel.rows
-                    .sort_unstable_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+                crate::query::relation::sort_rows_by_column(&mut rel.rows, c);
                 let mut cursor = self.r.value_cursor()?;
                 let mut last: Option<&Value> = None;
                 let mut es: Vec<EntityId> = Vec::new();

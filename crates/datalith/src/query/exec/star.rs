@@ -741,6 +741,11 @@ pub(super) enum Slots {
         lo: EntityId,
         /// The number of entity `lo + i` at `i`, `Slots::NONE` for ids not in the rows.
         at: Vec<u32>,
+        /// Bit `i` set when entity `lo + i` is in the rows: tested before `at`, whose 32 bits an
+        /// id make it too large for the caches when the span is wide (TPC-H Q3 at SF 1: a scan
+        /// of 3.2 million ship dates for 588,507 line items spread over 6 million ids, of which
+        /// 30,519 are hits; the bits take 0.75 MB, `at` 24 MB).
+        bits: Vec<u64>,
         len: usize,
     },
     Hashed {
@@ -766,17 +771,21 @@ impl Slots {
         // TPC-H Q6's year of line items is one in six of them, spread over all.
         if n > 0 && span <= n.saturating_mul(16).saturating_add(4096) {
             let mut at = vec![Self::NONE; span as usize];
+            let mut bits = vec![0u64; span.div_ceil(64) as usize];
             let mut len = 0u32;
             for e in ids {
-                let x = &mut at[(e - lo) as usize];
+                let i = (e - lo) as usize;
+                let x = &mut at[i];
                 if *x == Self::NONE {
                     *x = len;
                     len += 1;
+                    bits[i / 64] |= 1 << (i % 64);
                 }
             }
             let dense = Slots::Dense {
                 lo,
                 at,
+                bits,
                 len: len as usize,
             };
             return (dense, n as usize);
@@ -802,7 +811,7 @@ impl Slots {
     /// What the numbering holds, for the query's memory budget.
     fn bytes(&self) -> u64 {
         match self {
-            Slots::Dense { at, .. } => at.len() as u64 * 4,
+            Slots::Dense { at, bits, .. } => at.len() as u64 * 4 + bits.len() as u64 * 8,
             Slots::Hashed { map, .. } => rows_bytes(map.len(), 2),
         }
     }
@@ -810,9 +819,13 @@ impl Slots {
     #[inline(always)]
     fn get(&self, e: EntityId) -> Option<u32> {
         match self {
-            Slots::Dense { lo, at, .. } => {
-                let i = e.checked_sub(*lo)?;
-                at.get(i as usize).copied().filter(|s| *s != Self::NONE)
+            Slots::Dense { lo, at, bits, .. } => {
+                let i = e.checked_sub(*lo)? as usize;
+                let word = *bits.get(i / 64)?;
+                if word & (1 << (i % 64)) == 0 {
+                    return None;
+                }
+                at.get(i).copied().filter(|s| *s != Self::NONE)
             }
             Slots::Hashed { members, map } => {
                 if !members.may_contain(e) {
