@@ -12,6 +12,7 @@ use crate::query::budget::{row_bytes, rows_bytes};
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Pattern, Term};
 use crate::query::plan::PlanIndex;
+use crate::query::prefetch::{prefetch, PREFETCH_FROM_ROWS, ROWS_AHEAD};
 use crate::query::relation::Relation;
 use crate::store::{AttrId, EntityId};
 
@@ -144,7 +145,15 @@ impl<'a> Ctx<'a> {
                 let mut last: Option<&Value> = None;
                 let mut es: Vec<EntityId> = Vec::new();
                 let bytes = row_bytes(out.vars.len() + spare);
-                for row in rel.rows.iter() {
+                // The rows' own allocations come in an order of their values, not of their
+                // addresses: each is asked for ahead (on a large relation a cache miss a row).
+                let ahead = rel.rows.len() >= PREFETCH_FROM_ROWS;
+                for (i, row) in rel.rows.iter().enumerate() {
+                    if ahead {
+                        if let Some(next) = rel.rows.get(i + ROWS_AHEAD) {
+                            prefetch(next.as_ptr());
+                        }
+                    }
                     self.budget.tick()?;
                     let v = &row[c];
                     if last != Some(v) {
