@@ -12,7 +12,8 @@
 #   bench/peers/run.sh datalevin complex DATA_DIR WORK_DIR QUERIES_DIR SECS TIMEOUT_SECS QUERIES OUT_DIR
 #   bench/peers/run.sh duckdb    complex DATA_DIR WORK_DIR QUERIES_DIR SECS TIMEOUT_SECS QUERIES OUT_DIR
 #                      (the complex workload, TPC-H: crates/datalith-bench/src/complex/external.rs)
-#   bench/peers/run.sh datalevin server-check   (whether `dtlv serv` can run: exit 0, or 69)
+#   bench/peers/run.sh datalevin query DATA.jsonl WORK_DIR SECONDS TASKS dtlv://USER:PW@HOST:PORT
+#                      (over Datalevin's server: bench/peers/README.md, "Datalevin's server")
 #   bench/peers/run.sh datalith-py|datalith-py-nosync|datalevin-py|sqlite3-py|sqlite3-py-nosync \
 #                      query DATA.jsonl WORK_DIR SECONDS TASKS SPEC.json   (workload Q from Python)
 # Exit code 69 when the peer's runtime is not installed (the bench reports it as skipped).

@@ -2,7 +2,9 @@
 ;;
 ;; Usage (see bench/peers/README.md; bench/peers/run.sh sets up java and the classpath):
 ;;   write.clj CONDITION DB_DIR TOTAL BATCH CSV [WINDOW] [MAX_SECS] [WARMUP] [WARMUP_SECS] [SEED]
-;;     CONDITION  datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async
+;;     CONDITION  datalevin-default | datalevin-async | datalevin-kv | datalevin-kv-async |
+;;                datalevin-remote (`datalevin-default` through Datalevin's server: DB_DIR is then
+;;                `dtlv://USER:PASSWORD@HOST:PORT/NAME`, a database of a running server)
 ;;     DB_DIR     must not exist yet (or be empty): the run starts from an empty database
 ;;     TOTAL      number of writes (keys 2, 4, ..., 2*TOTAL ascending)
 ;;     BATCH      writes per transaction call (1, 10, 100, 1000)
@@ -19,7 +21,9 @@
 (load-file (str (.getParent (java.io.File. ^String *file*)) "/../clj/common.clj"))
 
 (ns peers.datalevin.write
-  (:require [datalevin.core :as d]
+  (:require [clojure.string :as str]
+            [datalevin.client :as client]
+            [datalevin.core :as d]
             [peers.common :as c])
   (:import [java.util UUID]
            [java.util.concurrent Semaphore]))
@@ -39,27 +43,52 @@
 (def mapsize-mb 16384)
 
 
+(defn- remote? [dir] (str/starts-with? (str dir) "dtlv://"))
+
 (defn- open-store [condition dir]
+  (when (not= (= condition "datalevin-remote") (remote? dir))
+    (c/die! 64 "datalevin-remote, and only it, takes a dtlv:// URI as DB_DIR; got" condition dir))
   (case condition
-    ("datalevin-default" "datalevin-async")
-    {:conn (d/get-conn dir schema {:kv-opts {:mapsize mapsize-mb}})}
+    ("datalevin-default" "datalevin-async" "datalevin-remote")
+    {:conn   (d/get-conn dir schema {:kv-opts {:mapsize mapsize-mb}})
+     :remote (remote? dir)}
     ("datalevin-kv" "datalevin-kv-async")
     (let [kv (d/open-kv dir {:mapsize mapsize-mb})]
       (d/open-dbi kv kv-dbi)
       {:kv kv})
     (c/die! 64 "unknown condition" condition
-            "(expected datalevin-default, datalevin-async, datalevin-kv, datalevin-kv-async)")))
+            "(expected datalevin-default, datalevin-async, datalevin-kv, datalevin-kv-async,"
+            "datalevin-remote)")))
 
 (defn- count-store
-  "Entities (Datalog: datoms of :k, one per entity) or KV entries now in the store."
-  [{:keys [conn kv]}]
-  (if conn
-    (d/count-datoms (d/db conn) nil :k nil)
-    (d/entries kv kv-dbi)))
+  "Entities (Datalog: datoms of :k, one per entity) or KV entries now in the store. Over the
+   server `(count ?e)` of `:k`, as dl-remote counts (the 1.2.8 client's `count-datoms` asks
+   the server for `:a-size`, which this server lacks)."
+  [{:keys [conn kv remote]}]
+  (cond
+    remote (or (d/q '[:find (count ?e) . :where [?e :k]] (d/db conn)) 0)
+    conn   (d/count-datoms (d/db conn) nil :k nil)
+    :else (d/entries kv kv-dbi)))
 
 (defn- close-store [{:keys [conn kv]}]
   (when conn (d/close conn))
   (when kv (d/close-kv kv)))
+
+(defn- drop-store!
+  "Deletes a store: its directory, or over the server its database (through Datalevin's admin
+   client; the server keeps a database open after its last connection, so closed first)."
+  [dir]
+  (if (remote? dir)
+    (let [i   (str/last-index-of dir "/")
+          cl  (client/new-client (subs dir 0 i))
+          db  (subs dir (inc i))]
+      (try
+        (when (some #{db} (client/list-databases cl))
+          (client/close-database cl db)
+          (client/drop-database cl db))
+        (catch Exception e (c/log! "datalevin-remote: drop-database" db "failed:" (.getMessage e)))
+        (finally (client/disconnect cl))))
+    (c/delete-tree! dir)))
 
 (defn- batch-of
   "One transaction's data: `n` records with keys first-key, first-key+2, ..., values the next
@@ -156,11 +185,11 @@
         seed   (if seed (c/parse-long-arg "SEED" seed) 20250402)]
     (when (pos? warmup)
       (let [wdir (str dir "-warmup")]
-        (c/delete-tree! wdir)
+        (drop-store! wdir)
         (run-write condition wdir warmup batch "-" window
                    (if warmup-secs (c/parse-double-arg "WARMUP_SECS" warmup-secs) 10.0) false
                    (bit-xor seed 0x7761726d))
-        (c/delete-tree! wdir)
+        (drop-store! wdir)
         (c/log! "datalevin write: warm-up of" warmup "writes done")))
     (run-write condition dir
                (c/parse-long-arg "TOTAL" total)

@@ -115,36 +115,3 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
-
-/// Whether Datalevin's server (`dtlv serv`: the `datalevin.server` namespace) can run from
-/// the Datalevin that `bench/peers/install.sh datalevin` installs: `Err(why)` when it cannot,
-/// with the harness's error text. The harness `bench/peers/datalevin/server-check.clj`
-/// loads the namespace in the peer's JVM; `log` gets its stderr.
-pub fn datalevin_server(peers_dir: &Path, log: &Path) -> Result<(), String> {
-    let run_sh = peers_dir.join("run.sh");
-    if !run_sh.is_file() {
-        return Err(format!("harness {} not found", run_sh.display()));
-    }
-    let mut cmd = Command::new("bash");
-    cmd.arg(&run_sh).args(["datalevin", "server-check"]);
-    let out = crate::common::child::run(cmd, "datalevin server-check", log, |_| {})
-        .map_err(|e| e.to_string())?;
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let said = text
-        .lines()
-        .find_map(|l| l.strip_prefix("SKIP "))
-        .map(str::to_string);
-    match (out.status.success(), said) {
-        (true, _) => Err(
-            "datalevin.server loads, but no harness drives it yet (bench/peers/README.md, \
-             \"Datalevin's server\")"
-                .into(),
-        ),
-        (false, Some(why)) => Err(why),
-        (false, None) => Err(format!(
-            "server-check exited with {}: {}",
-            out.status,
-            crate::common::child::tail(log, 2).replace('\n', " / ")
-        )),
-    }
-}

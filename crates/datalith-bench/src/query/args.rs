@@ -36,7 +36,8 @@ pub const IN_PROCESS: [&str; 5] = [
 ];
 
 /// The peers of `--remote`: Datalith through `datalith serve` (Rust client, loopback,
-/// HTTP/1.1), and Datalevin's server (`dtlv serv`) through its own client.
+/// HTTP/1.1), and Datalevin's server (prepared outside the repository, `$DATALEVIN_SERVER_DIR`)
+/// through its own client.
 pub const REMOTE: [&str; 2] = ["datalith-remote", "datalevin-remote"];
 
 /// `datalith-bench query`: workload Q.
@@ -76,7 +77,8 @@ pub struct QueryArgs {
     pub seed: u64,
     /// Over loopback: the peers become datalith (embedded), datalith-remote (the real
     /// `datalith serve`, started on 127.0.0.1:0, through datalith-client) and
-    /// datalevin-remote (Datalevin's server; not with --quick). --peers may name them too.
+    /// datalevin-remote (Datalevin's server from $DATALEVIN_SERVER_DIR; not with --quick).
+    /// --peers may name them too.
     #[arg(long)]
     pub remote: bool,
     /// From Python: the peers become datalith (the Rust API, for the conversion cost),

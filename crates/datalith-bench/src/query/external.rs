@@ -4,7 +4,9 @@
 //! `RESULT {"peer":..,"workload":"Q","task":"q1","median_ms":0.61,"runs":123,"count":2500}` per
 //! task (`"skipped":"why"` for a task the peer does not have), and exits 69 when the peer's
 //! runtime is not installed. A full run first calls `install.sh PEER` (idempotent, registry
-//! packages only); a quick run does not.
+//! packages only); a quick run does not. `datalevin-remote` is Datalevin's harness with a
+//! running server's URI as a last argument, SERVER (`query.clj`): the harness of the runtime
+//! `datalevin`, and its install.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,6 +39,17 @@ pub struct Invocation<'a> {
     pub pass: usize,
     /// The spec file of the Python harness (`python.rs`), passed as its last argument.
     pub spec: Option<&'a Path>,
+    /// `dtlv://USER:PASSWORD@HOST:PORT` of the running Datalevin server (`datalevin-remote`),
+    /// passed as the last argument.
+    pub server: Option<&'a str>,
+}
+
+/// The `run.sh` peer (runtime and harness) of a peer label.
+pub fn runtime(peer: &str) -> &str {
+    match peer {
+        "datalevin-remote" => "datalevin",
+        other => other,
+    }
 }
 
 /// Runs `peer`'s harness over `tasks`; every task gets a cell (measured, skipped or failed).
@@ -65,7 +78,7 @@ pub fn run(
     }
     let target = match super::python::is_python(peer) {
         true => super::python::install_target(peer),
-        false => Some(peer),
+        false => Some(runtime(peer)),
     };
     if let (true, Some(target)) = (inv.install, target) {
         let log = inv.log_dir.join(format!("{peer}-install.log"));
@@ -90,7 +103,7 @@ pub fn run(
     let names: Vec<&str> = tasks.iter().map(|t| t.name).collect();
     let mut cmd = Command::new("bash");
     cmd.arg(&script)
-        .arg(peer)
+        .arg(runtime(peer))
         .arg("query")
         .arg(inv.data)
         .arg(&dir)
@@ -98,6 +111,9 @@ pub fn run(
         .arg(names.join(","));
     if let Some(spec) = inv.spec {
         cmd.arg(spec);
+    }
+    if let Some(server) = inv.server {
+        cmd.arg(server);
     }
     crate::common::jvm::set_heap(&mut cmd, inv.heap);
     let log = inv.log_dir.join(format!("{peer}-p{}.log", inv.pass + 1));

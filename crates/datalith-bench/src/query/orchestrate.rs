@@ -68,7 +68,19 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         }
         for label in &order {
             if label == "datalevin-remote" {
-                cells.extend(datalevin_remote(&r.tasks, &peers_dir, &log_dir, pass, &bar));
+                let inv = Invocation {
+                    peers_dir: &peers_dir,
+                    data: &data_path,
+                    dir: &db_dir,
+                    log_dir: &log_dir,
+                    plan: r.plan,
+                    install: !args.run.quick && pass == 0,
+                    heap: &args.run.heap,
+                    pass,
+                    spec: None,
+                    server: None,
+                };
+                cells.extend(datalevin_remote(&r.tasks, &inv, &bar));
             } else if python::is_python(label) {
                 let target = python::install_target(label);
                 let install =
@@ -91,6 +103,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
                     heap: &args.run.heap,
                     pass,
                     spec: Some(&spec_path),
+                    server: None,
                 };
                 cells.extend(run_external(label, &tasks, &inv, &bar));
             } else if external.contains(&label) {
@@ -105,6 +118,7 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
                     heap: &args.run.heap,
                     pass,
                     spec: None,
+                    server: None,
                 };
                 cells.extend(run_external(label, &r.tasks, &inv, &bar));
             } else {
@@ -230,35 +244,87 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
     })
 }
 
-/// Datalevin's server over every task, one pass: each cell skipped, with the reason, when
-/// the server cannot run from the installed Datalevin.
+/// Datalevin's server over every task, one pass: the prepared server
+/// (`$DATALEVIN_SERVER_DIR`, `common/dtlv_server.rs`) started on a free port of 127.0.0.1 with
+/// a fresh root, Datalevin's harness (`query.clj` with the server's URI) over the tasks that
+/// run over a server (`remote::not_remote`: as datalith-remote), then the server stopped.
+/// Every cell is skipped, with the reason, when no server is prepared; failed when it does not
+/// start.
 fn datalevin_remote(
     tasks: &[Task],
-    peers_dir: &Path,
-    log_dir: &Path,
-    pass: usize,
+    inv: &Invocation<'_>,
     bar: &indicatif::ProgressBar,
 ) -> Vec<Cell> {
-    let log = log_dir.join(format!("datalevin-remote-p{}.log", pass + 1));
-    let why = match crate::common::serve::datalevin_server(peers_dir, &log) {
-        Ok(()) => "datalevin.server loads, but no harness drives it yet".to_string(),
-        Err(why) => why,
+    const LABEL: &str = "datalevin-remote";
+    let all = |outcome: Outcome| -> Vec<Cell> {
+        tasks
+            .iter()
+            .map(|t| {
+                bar.inc(1);
+                Cell {
+                    peer: LABEL.into(),
+                    task: t.name.to_string(),
+                    outcome: outcome.clone(),
+                }
+            })
+            .collect()
     };
-    progress::println(
-        bar,
-        &format!("{:>26} (all tasks) skipped: {why}", "datalevin-remote"),
-    );
-    tasks
+    let script = match crate::common::dtlv_server::locate() {
+        Ok(s) => s,
+        Err(why) => {
+            progress::println(bar, &format!("{LABEL:>26} (all tasks) skipped: {why}"));
+            return all(Outcome::Skipped(why));
+        }
+    };
+    let (over, not_over): (Vec<Task>, Vec<Task>) = tasks
+        .iter()
+        .copied()
+        .partition(|t| remote::not_remote(t).is_none());
+    let mut cells: Vec<Cell> = not_over
         .iter()
         .map(|t| {
             bar.inc(1);
-            Cell {
-                peer: "datalevin-remote".into(),
+            let cell = Cell {
+                peer: LABEL.into(),
                 task: t.name.to_string(),
-                outcome: Outcome::Skipped(why.clone()),
-            }
+                outcome: Outcome::Skipped(remote::not_remote(t).unwrap_or_default().into()),
+            };
+            progress::println(bar, &cell_line(&cell));
+            cell
         })
-        .collect()
+        .collect();
+    if over.is_empty() {
+        return cells;
+    }
+    bar.set_message(format!("{LABEL} (starting the server)"));
+    let root = inv.dir.join(format!("{LABEL}-server-p{}", inv.pass + 1));
+    let log = inv
+        .log_dir
+        .join(format!("{LABEL}-server-p{}.log", inv.pass + 1));
+    let server =
+        match crate::common::dtlv_server::DatalevinServer::start(&script, &root, inv.heap, &log) {
+            Ok(s) => s,
+            Err(why) => {
+                progress::println(bar, &format!("{LABEL:>26} (all tasks) FAILED: {why}"));
+                cells.extend(over.iter().map(|t| {
+                    bar.inc(1);
+                    Cell {
+                        peer: LABEL.into(),
+                        task: t.name.to_string(),
+                        outcome: Outcome::Failed(why.clone()),
+                    }
+                }));
+                return cells;
+            }
+        };
+    let uri = server.uri();
+    let inv = Invocation {
+        server: Some(&uri),
+        ..*inv
+    };
+    cells.extend(run_external(LABEL, &over, &inv, bar));
+    drop(server);
+    cells
 }
 
 /// One in-process peer over every task, one pass.
@@ -420,8 +486,15 @@ fn remote_scope(r: &super::args::Resolved) -> String {
      and database with the schema installed before the clock; each transaction is a request \
      answered once durable. `init` (the bulk loader writes files) and `lookup-raw` (the client \
      has no raw index call) do not run over the server. `datalevin-remote` is Datalevin's \
-     server (`dtlv serv`) through its own client, when it can run from the installed \
-     Datalevin (`bench/peers/datalevin/server-check.clj` says why not)."
+     server (prepared outside this repository, `$DATALEVIN_SERVER_DIR`: Datalevin 0.10.15's \
+     server layer over the 1.2.8 runtime jar, bench/peers/README.md \"Datalevin's server\"; \
+     its own process on 127.0.0.1, started once a pass, query result cache off, Datalevin's \
+     default durable flags) driven by Datalevin's own client in the harness's JVM \
+     (`bench/peers/datalevin/query.clj` with the server's URI): a read task takes `d/db` of \
+     one connection to a database loaded once (one transaction) and times `d/q` (run by the \
+     server); a write task runs on a fresh database of the server with the schema installed \
+     before the clock, each `transact!` one request answered once durable. The same tasks as \
+     `datalith-remote` run over it."
         .to_string()
 }
 

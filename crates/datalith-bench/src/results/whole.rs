@@ -63,9 +63,10 @@ fn shape(name: &str) -> Option<Shape> {
                 "datascript",
             ],
         ),
-        // Over the server: Datalevin's server (`datalevin-remote`) cannot run from the
-        // Datalevin installed here (bench/peers/README.md, "Datalevin's server"), so a
-        // folder is whole without it; its summary says it was skipped and why.
+        // Over the server: Datalevin's server (`datalevin-remote`) is prepared outside the
+        // repository and runs only where `$DATALEVIN_SERVER_DIR` names it
+        // (bench/peers/README.md, "Datalevin's server"), so a folder is whole without it;
+        // its summary says it was skipped and why.
         "query-remote" => ("peer", &["datalith", "datalith-remote"]),
         "write-remote" => ("condition", &["dl-sync", "dl-remote", "datalevin-default"]),
         "blob" => ("store", &["datalith", "sqlite", "rocksdb"]),

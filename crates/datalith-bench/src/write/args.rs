@@ -92,7 +92,8 @@ pub struct WriteArgs {
     pub no_init: bool,
     /// Over loopback: dl-sync (embedded `transact`), dl-remote (the real `datalith serve` on
     /// 127.0.0.1:0 through datalith-client), datalevin-default and datalevin-remote
-    /// (Datalevin's server; a JVM peer, so not with --quick unless --jvm-peers). No bulk-load
+    /// (Datalevin's server from $DATALEVIN_SERVER_DIR; a JVM peer, so not with --quick unless
+    /// --jvm-peers). No bulk-load
     /// or mixed phase.
     #[arg(long, conflicts_with_all = ["kv", "init_only"])]
     pub remote: bool,

@@ -84,7 +84,8 @@ pub enum Store {
     /// Datalith's Datalog through the real `datalith serve` on loopback and `datalith-client`
     /// (`Connection::transact`).
     DatalithRemote,
-    /// Datalevin's server (`dtlv serv`) through its own client.
+    /// Datalevin's server (prepared outside the repository, `$DATALEVIN_SERVER_DIR`) through its
+    /// own client.
     DatalevinRemote,
 }
 

@@ -73,8 +73,8 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
         init_passes.push(inits);
     }
     let inits = init::merge_passes(&init_passes);
-    // Whether Datalevin's server can run (`--remote`): asked once, of a JVM.
-    let mut datalevin_server: Option<Result<(), String>> = None;
+    // Datalevin's prepared server (`--remote`): its start script, or why there is none.
+    let datalevin_server = crate::common::dtlv_server::locate();
     let mut base = 0;
     let mut by_pass: Vec<Vec<RunResult>> = Vec::new();
     // The loopback round trip, once a pass, before the pass's conditions run.
@@ -111,17 +111,7 @@ pub fn run(args: WriteArgs) -> Result<ExitCode, BenchError> {
                     Runner::PeerHarness => match jvm_skip(&args) {
                         Some(why) => RunResult::skipped(spec, batch, plan.writes, why),
                         None if spec.store == Store::DatalevinRemote => {
-                            let check = datalevin_server.get_or_insert_with(|| {
-                                crate::common::serve::datalevin_server(
-                                    &peers_dir,
-                                    &logs.join("datalevin-server-check.stderr"),
-                                )
-                            });
-                            let why = match check {
-                                Ok(()) => "datalevin.server loads, but no harness drives it yet",
-                                Err(why) => why.as_str(),
-                            };
-                            RunResult::skipped(spec, batch, plan.writes, why)
+                            peers::run_datalevin_remote(spec, run, &peer_run, &datalevin_server)
                         }
                         None => peers::run_datalevin(spec, run, &peer_run),
                     },

@@ -3,6 +3,8 @@
 //! `bench/peers/run.sh datalevin write|mixed ...` (protocol: `bench/peers/README.md`). It
 //! prints one `RESULT {json}` line per phase and writes its CSV in our format; exit 69 means
 //! Datalevin is not installed (`bench/peers/install.sh datalevin`), exit 3 a failed count.
+//! `datalevin-remote` (`write --remote`) is the same harness with a database of Datalevin's
+//! server (`common/dtlv_server.rs`) in place of the directory: [`run_datalevin_remote`].
 
 use std::path::Path;
 use std::process::Command;
@@ -15,6 +17,7 @@ use super::condition::ConditionSpec;
 use super::orchestrate::RunId;
 use super::result::{MixedResult, RunResult};
 use crate::common::child;
+use crate::common::dtlv_server::DatalevinServer;
 
 /// Where a peer run puts its files.
 pub struct PeerRun<'a> {
@@ -31,78 +34,34 @@ fn deadline(max_secs: Option<f64>, warmup_secs: f64) -> Option<Duration> {
     max_secs.map(|s| Duration::from_secs_f64(2.0 * (s + warmup_secs) + 120.0))
 }
 
+/// The harness and its `write.clj`, or why the peer is skipped.
+fn harness(run: &PeerRun<'_>) -> Result<std::path::PathBuf, String> {
+    let run_sh = run.peers.join("run.sh");
+    if !run_sh.is_file() || !run.peers.join("datalevin").join("write.clj").is_file() {
+        return Err(format!(
+            "peer harness {} (run.sh, datalevin/write.clj) not found",
+            run.peers.display()
+        ));
+    }
+    Ok(run_sh)
+}
+
 /// Runs a Datalevin condition at one batch size (and its mixed phase after batch 1), or says
 /// why it cannot.
 pub fn run_datalevin(spec: &ConditionSpec, id: RunId, run: &PeerRun<'_>) -> RunResult {
     let batch = id.batch;
     let plan = run.plan;
-    let run_sh = run.peers.join("run.sh");
-    if !run_sh.is_file() || !run.peers.join("datalevin").join("write.clj").is_file() {
-        return RunResult::skipped(
-            spec,
-            batch,
-            plan.writes,
-            &format!(
-                "peer harness {} (run.sh, datalevin/write.clj) not found",
-                run.peers.display()
-            ),
-        );
-    }
+    let run_sh = match harness(run) {
+        Ok(p) => p,
+        Err(why) => return RunResult::skipped(spec, batch, plan.writes, &why),
+    };
     let tag = id.tag(&spec.name);
     let dir = plan.db_dir.join(&tag);
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(parent) = dir.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    let csv = plan.out.join(format!("{tag}.csv"));
-    let log = run.logs.join(format!("{tag}.stderr"));
-    let mut cmd = Command::new("bash");
-    cmd.arg(&run_sh)
-        .args(["datalevin", "write", &spec.name])
-        .arg(&dir)
-        .args([plan.writes.to_string(), batch.to_string()])
-        .arg(&csv)
-        .args([
-            plan.window.to_string(),
-            cap_arg(plan.max_secs),
-            plan.warmup.to_string(),
-            plan.warmup_secs.to_string(),
-            plan.seed.to_string(),
-        ]);
-    crate::common::jvm::set_heap(&mut cmd, &plan.heap);
-    let limit = deadline(plan.max_secs, plan.warmup_secs);
-    let mut result = match child::run_until(cmd, &tag, &log, limit, |_| {}) {
-        Err(e) => RunResult::failed(spec, batch, plan.writes, &e.to_string()),
-        Ok(out) if out.status.code() == Some(69) => RunResult::skipped(
-            spec,
-            batch,
-            plan.writes,
-            &format!("Datalevin not installed: {}", child::tail(&log, 1)),
-        ),
-        Ok(out) if out.timed_out => RunResult::failed(
-            spec,
-            batch,
-            plan.writes,
-            &format!(
-                "killed after {:?}: the harness cannot stop at --max-secs",
-                limit.unwrap_or_default()
-            ),
-        ),
-        Ok(out) => {
-            let line = out.results.iter().find(|v| v["phase"] == "write");
-            let mut r = match line {
-                Some(v) => from_write_line(spec, batch, plan.writes, v),
-                None => RunResult::failed(
-                    spec,
-                    batch,
-                    plan.writes,
-                    &format!("no RESULT line; stderr: {}", child::tail(&log, 3)),
-                ),
-            };
-            child::note_failed_exit(out.status, &log, &mut r.error);
-            r
-        }
-    };
+    let mut result = write_phase(spec, id, run, &run_sh, dir.as_os_str());
     if batch == 1 && plan.mixed > 0 && result.measured() && result.ok() {
         // The query-level phase, then (Datalog: Datalevin has `datoms`) the raw-index one on
         // the store it left, with the next seed, as Datalith's runner does.
@@ -142,6 +101,103 @@ pub fn run_datalevin(spec: &ConditionSpec, id: RunId, run: &PeerRun<'_>) -> RunR
         let _ = std::fs::remove_dir_all(&dir);
     }
     result
+}
+
+/// `datalevin-remote` at one batch size: the prepared Datalevin server
+/// (`$DATALEVIN_SERVER_DIR`) started for this run alone (a free port of 127.0.0.1, a fresh
+/// root under the run's directory, stopped after), and the write harness on its database
+/// `<tag>` (its warm-up on `<tag>-warmup` of the same server). `check` is the server's
+/// start script, or why there is none (the run is then skipped with it).
+pub fn run_datalevin_remote(
+    spec: &ConditionSpec,
+    id: RunId,
+    run: &PeerRun<'_>,
+    check: &Result<std::path::PathBuf, String>,
+) -> RunResult {
+    let plan = run.plan;
+    let skip = |why: &str| RunResult::skipped(spec, id.batch, plan.writes, why);
+    let script = match check {
+        Ok(s) => s,
+        Err(why) => return skip(why),
+    };
+    let run_sh = match harness(run) {
+        Ok(p) => p,
+        Err(why) => return skip(&why),
+    };
+    let tag = id.tag(&spec.name);
+    let root = plan.db_dir.join(format!("{tag}-server"));
+    let log = run.logs.join(format!("{tag}-server.log"));
+    let server = match DatalevinServer::start(script, &root, &plan.heap, &log) {
+        Ok(s) => s,
+        Err(why) => return RunResult::failed(spec, id.batch, plan.writes, &why),
+    };
+    let db = server.db_uri(&tag);
+    let result = write_phase(spec, id, run, &run_sh, std::ffi::OsStr::new(&db));
+    drop(server);
+    result
+}
+
+/// The write harness on `db` (a directory, or a database URI of Datalevin's server) at one
+/// batch size: its result line as our result, the count checked.
+fn write_phase(
+    spec: &ConditionSpec,
+    id: RunId,
+    run: &PeerRun<'_>,
+    run_sh: &Path,
+    db: &std::ffi::OsStr,
+) -> RunResult {
+    let batch = id.batch;
+    let plan = run.plan;
+    let tag = id.tag(&spec.name);
+    let csv = plan.out.join(format!("{tag}.csv"));
+    let log = run.logs.join(format!("{tag}.stderr"));
+    let mut cmd = Command::new("bash");
+    cmd.arg(run_sh)
+        .args(["datalevin", "write", &spec.name])
+        .arg(db)
+        .args([plan.writes.to_string(), batch.to_string()])
+        .arg(&csv)
+        .args([
+            plan.window.to_string(),
+            cap_arg(plan.max_secs),
+            plan.warmup.to_string(),
+            plan.warmup_secs.to_string(),
+            plan.seed.to_string(),
+        ]);
+    crate::common::jvm::set_heap(&mut cmd, &plan.heap);
+    let limit = deadline(plan.max_secs, plan.warmup_secs);
+    match child::run_until(cmd, &tag, &log, limit, |_| {}) {
+        Err(e) => RunResult::failed(spec, batch, plan.writes, &e.to_string()),
+        Ok(out) if out.status.code() == Some(69) => RunResult::skipped(
+            spec,
+            batch,
+            plan.writes,
+            &format!("Datalevin not installed: {}", child::tail(&log, 1)),
+        ),
+        Ok(out) if out.timed_out => RunResult::failed(
+            spec,
+            batch,
+            plan.writes,
+            &format!(
+                "killed after {:?}: the harness cannot stop at --max-secs",
+                limit.unwrap_or_default()
+            ),
+        ),
+        Ok(out) => {
+            let line = out.results.iter().find(|v| v["phase"] == "write");
+            let mut r = match line {
+                Some(v) => from_write_line(spec, batch, plan.writes, v),
+                None => RunResult::failed(
+                    spec,
+                    batch,
+                    plan.writes,
+                    &format!("no RESULT line; stderr: {}", child::tail(&log, 3)),
+                ),
+            };
+            child::note_failed_exit(out.status, &log, &mut r.error);
+            r
+        }
+    }
 }
 
 fn run_mixed(

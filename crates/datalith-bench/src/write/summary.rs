@@ -224,8 +224,15 @@ fn markdown(
              `datalith-client` (EDN over HTTP/1.1, one kept-alive connection): each call writes \
              the records as EDN text and is one `transact` request answered once durable; its \
              user/sys seconds and peak RSS are the client's only. `dl-sync` is the embedded \
-             `transact` of the same records. `datalevin-remote` is Datalevin's server (`dtlv \
-             serv`) through its own client, when it can run from the installed Datalevin\n"
+             `transact` of the same records. `datalevin-remote` is Datalevin's server \
+             (prepared outside this repository, `$DATALEVIN_SERVER_DIR`: Datalevin 0.10.15's \
+             server layer over the 1.2.8 runtime jar, bench/peers/README.md \"Datalevin's \
+             server\"; its own process on 127.0.0.1, started for each run with a fresh root, \
+             Datalevin's default durable flags) driven by Datalevin's own client in the \
+             harness's JVM (`bench/peers/datalevin/write.clj`, condition `datalevin-remote`: \
+             `datalevin-default`'s `transact!` of entity maps on a database of the server, its \
+             warm-up on another database of the same server, the count a `(count ?e)` query \
+             of `:k`); its user/sys seconds and peak RSS are the client JVM's only\n"
         );
     }
 
