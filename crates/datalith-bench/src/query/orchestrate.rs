@@ -66,20 +66,24 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
         if order.iter().any(|p| p == remote::LABEL) {
             floors.push(loopback::measure()?);
         }
+        // How an external harness runs in this pass; installing is idempotent but slow to
+        // check: once, before the first pass.
+        // `spec`: the Python harness's spec file is its last argument.
+        let invocation = |install: bool, spec: bool| Invocation {
+            peers_dir: &peers_dir,
+            data: &data_path,
+            dir: &db_dir,
+            log_dir: &log_dir,
+            plan: r.plan,
+            install: install && !args.run.quick && pass == 0,
+            heap: &args.run.heap,
+            pass,
+            spec: spec.then_some(spec_path.as_path()),
+            server: None,
+        };
         for label in &order {
             if label == "datalevin-remote" {
-                let inv = Invocation {
-                    peers_dir: &peers_dir,
-                    data: &data_path,
-                    dir: &db_dir,
-                    log_dir: &log_dir,
-                    plan: r.plan,
-                    install: !args.run.quick && pass == 0,
-                    heap: &args.run.heap,
-                    pass,
-                    spec: None,
-                    server: None,
-                };
+                let inv = invocation(true, false);
                 cells.extend(datalevin_remote(&r.tasks, &inv, &bar));
             } else if python::is_python(label) {
                 let target = python::install_target(label);
@@ -93,33 +97,10 @@ pub fn run(args: QueryArgs) -> Result<ExitCode, BenchError> {
                     .filter(|t| python::runs(label, t))
                     .collect();
                 bar.inc((r.tasks.len() - tasks.len()) as u64);
-                let inv = Invocation {
-                    peers_dir: &peers_dir,
-                    data: &data_path,
-                    dir: &db_dir,
-                    log_dir: &log_dir,
-                    plan: r.plan,
-                    install,
-                    heap: &args.run.heap,
-                    pass,
-                    spec: Some(&spec_path),
-                    server: None,
-                };
+                let inv = invocation(install, true);
                 cells.extend(run_external(label, &tasks, &inv, &bar));
             } else if external.contains(&label) {
-                let inv = Invocation {
-                    peers_dir: &peers_dir,
-                    data: &data_path,
-                    dir: &db_dir,
-                    log_dir: &log_dir,
-                    plan: r.plan,
-                    // Installing is idempotent but slow to check: once, before the first pass.
-                    install: !args.run.quick && pass == 0,
-                    heap: &args.run.heap,
-                    pass,
-                    spec: None,
-                    server: None,
-                };
+                let inv = invocation(true, false);
                 cells.extend(run_external(label, &r.tasks, &inv, &bar));
             } else {
                 cells.extend(run_in_process(label, &r, &people, &db_dir, &bar));

@@ -352,33 +352,34 @@ pub fn sort_rows_by_key<K: Ord + Copy>(rows: &mut Vec<Vec<Value>>, key: impl Fn(
 /// 147,126 orders sorted by id before their line items' AVE lookups, comparing rows, were a
 /// fifth of the query.)
 pub fn sort_rows_by_column(rows: &mut Vec<Vec<Value>>, c: usize) {
-    if let Ok(n) = u32::try_from(rows.len()) {
-        // Entity ids order as the numbers they are; longs too. A column of both kinds (or
-        // of anything else) takes the general order below.
-        let ids: Option<Vec<(u64, u32)>> = rows
-            .iter()
-            .zip(0..n)
-            .map(|(r, i)| match r[c] {
-                Value::Ref(e) => Some((e, i)),
-                _ => None,
-            })
-            .collect();
-        if let Some(keyed) = ids {
-            return sort_rows_by_keys(rows, keyed);
-        }
-        let longs: Option<Vec<(i64, u32)>> = rows
-            .iter()
-            .zip(0..n)
-            .map(|(r, i)| match r[c] {
-                Value::Long(x) => Some((x, i)),
-                _ => None,
-            })
-            .collect();
-        if let Some(keyed) = longs {
-            return sort_rows_by_keys(rows, keyed);
-        }
+    // Entity ids order as the numbers they are; longs too. A column of both kinds (or of
+    // anything else) takes the general order below.
+    if let Some(keyed) = column_keys(rows, c, |v| match v {
+        Value::Ref(e) => Some(*e),
+        _ => None,
+    }) {
+        return sort_rows_by_keys(rows, keyed);
+    }
+    if let Some(keyed) = column_keys(rows, c, |v| match v {
+        Value::Long(x) => Some(*x),
+        _ => None,
+    }) {
+        return sort_rows_by_keys(rows, keyed);
     }
     rows.sort_by(|x, y| crate::query::builtins::compare(&x[c], &y[c]));
+}
+
+/// Each row's key in column `c` with the row's number, when `key` gives every row one.
+fn column_keys<K>(
+    rows: &[Vec<Value>],
+    c: usize,
+    key: impl Fn(&Value) -> Option<K>,
+) -> Option<Vec<(K, u32)>> {
+    let n = u32::try_from(rows.len()).ok()?;
+    rows.iter()
+        .zip(0..n)
+        .map(|(r, i)| key(&r[c]).map(|k| (k, i)))
+        .collect()
 }
 
 /// Moves `rows` into the order of `keyed` (each row's key and number) sorted.
