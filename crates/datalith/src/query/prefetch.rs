@@ -24,3 +24,14 @@ pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// In a loop over `rows` at row `i`: asks for the values of the row `ROWS_AHEAD` places on,
+/// when there are at least `PREFETCH_FROM_ROWS` rows (each row is its own allocation).
+#[inline(always)]
+pub(crate) fn row_ahead<T>(rows: &[Vec<T>], i: usize) {
+    if rows.len() >= PREFETCH_FROM_ROWS {
+        if let Some(next) = rows.get(i + ROWS_AHEAD) {
+            prefetch(next.as_ptr());
+        }
+    }
+}

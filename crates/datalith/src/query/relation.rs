@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::budget::{row_bytes, Budget, FreeAfterStop};
 use super::error::QueryError;
 use super::ir::Var;
-use super::prefetch::{prefetch, PREFETCH_FROM_ROWS, ROWS_AHEAD};
+use super::prefetch::{prefetch, row_ahead, PREFETCH_FROM_ROWS, ROWS_AHEAD};
 use crate::codec::Value;
 
 /// A relation over some variables: rows, one value per variable. Between the steps of a
@@ -108,14 +108,9 @@ impl Relation {
         // Each row keeps its own vector: the kept values move down in place, and the room of
         // the dropped ones stays for the values later steps add.
         let kept: Vec<bool> = (0..self.vars.len()).map(|c| cols.contains(&c)).collect();
-        let ahead = self.rows.len() >= PREFETCH_FROM_ROWS;
         for i in 0..self.rows.len() {
             budget.tick()?;
-            if ahead {
-                if let Some(next) = self.rows.get(i + ROWS_AHEAD) {
-                    prefetch(next.as_ptr());
-                }
-            }
+            row_ahead(&self.rows, i);
             let r = &mut self.rows[i];
             let mut at = 0;
             r.retain(|_| {

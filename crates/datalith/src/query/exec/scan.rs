@@ -12,7 +12,7 @@ use crate::query::budget::{row_bytes, rows_bytes};
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Pattern, Term};
 use crate::query::plan::PlanIndex;
-use crate::query::prefetch::{prefetch, PREFETCH_FROM_ROWS, ROWS_AHEAD};
+use crate::query::prefetch::row_ahead;
 use crate::query::relation::Relation;
 use crate::store::{AttrId, EntityId};
 
@@ -147,13 +147,8 @@ impl<'a> Ctx<'a> {
                 let bytes = row_bytes(out.vars.len() + spare);
                 // The rows' own allocations come in an order of their values, not of their
                 // addresses: each is asked for ahead (on a large relation a cache miss a row).
-                let ahead = rel.rows.len() >= PREFETCH_FROM_ROWS;
                 for (i, row) in rel.rows.iter().enumerate() {
-                    if ahead {
-                        if let Some(next) = rel.rows.get(i + ROWS_AHEAD) {
-                            prefetch(next.as_ptr());
-                        }
-                    }
+                    row_ahead(&rel.rows, i);
                     self.budget.tick()?;
                     let v = &row[c];
                     if last != Some(v) {

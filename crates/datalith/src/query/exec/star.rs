@@ -16,7 +16,7 @@ use crate::query::builtins::compare;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
 use crate::query::plan::PlanIndex;
-use crate::query::prefetch::{prefetch, PREFETCH_FROM_ROWS, ROWS_AHEAD};
+use crate::query::prefetch::{prefetch, row_ahead};
 use crate::query::relation::Relation;
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, EntityId};
@@ -505,14 +505,9 @@ impl<'a> Ctx<'a> {
         // Entities of the rows, numbered.
         // The ids read out of the rows once (each row is its own allocation, a cache miss on a
         // large relation: asked for ahead), then numbered from this compact copy.
-        let ahead = rel.rows.len() >= PREFETCH_FROM_ROWS;
         let mut row_ids: Vec<EntityId> = Vec::with_capacity(rel.rows.len());
         for (i, row) in rel.rows.iter().enumerate() {
-            if ahead {
-                if let Some(next) = rel.rows.get(i + ROWS_AHEAD) {
-                    prefetch(next.as_ptr());
-                }
-            }
+            row_ahead(&rel.rows, i);
             row_ids.extend(entity_of(&row[e_col]));
         }
         let (slot, ids) = Slots::new(row_ids.iter().copied());
@@ -747,9 +742,10 @@ impl ScanJoin {
 }
 
 /// The rows' entities, numbered: in an array over their span when it is small, by rank when
-/// their ids are compact enough for a bitmap over their span (entity ids are allocated densely: a bit test and a population count instead of
-/// a hash lookup for every datom a scan join reads), else in order of first appearance in a
-/// hash map behind a membership pre-test.
+/// their ids are compact enough for a bitmap over their span (entity ids are allocated
+/// densely: a bit test and a population count instead of a hash lookup for every datom a
+/// scan join reads), else in order of first appearance in a hash map behind a membership
+/// pre-test.
 pub(super) enum Slots {
     /// An array of numbers over a span small enough for the cache (first appearance order).
     Small {
