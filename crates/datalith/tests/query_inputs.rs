@@ -900,3 +900,86 @@ fn groups_do_not_depend_on_the_order_of_rows() {
         ),
     ]);
 }
+
+/// Tests on input variables alone run as the inputs are read (before deduplication and
+/// entity resolution): the answers are those of running them in the query.
+#[test]
+fn tests_on_inputs_alone() {
+    let f = fixture();
+    f.check(&[
+        // A relation with a repeated row, filtered.
+        (
+            "[:find ?x ?y :in $ [[?x ?y]] :where [(> ?y 1)]]",
+            &["A", "[[1 2] [1 2] [3 0] [4 5]]"],
+            "#{[1 2] [4 5]}",
+        ),
+        // A test over two bindings.
+        (
+            "[:find ?x :in $ [?x ...] ?lim :where [(< ?x ?lim)]]",
+            &["A", "[1 5 9]", "6"],
+            "#{[1] [5]}",
+        ),
+        // Two tests, one on a binding, one across bindings.
+        (
+            "[:find ?x :in $ [?x ...] ?lim :where [(< ?x ?lim)] [(not= ?x 1)]]",
+            &["A", "[1 5 9 1]", "6"],
+            "#{[5]}",
+        ),
+        // Inputs used as entities (lookup refs, ids), filtered on another column first.
+        (
+            "[:find ?n :in $ [[?p ?min]] :where [?p :person/name ?n] [(>= ?min 2)]]",
+            &[
+                "A",
+                r#"[[[:person/id "p1"] 1] [[:person/id "p2"] 2] [{p3} 3]]"#,
+            ],
+            r#"#{["Bob"] ["Cid"]}"#,
+        ),
+        // A test on a value the database binds is not an input's alone.
+        (
+            r#"[:find ?n :in $ [?p ...] :where [?p :person/name ?n] [(not= ?n "Ann")]]"#,
+            &["A", "[{p1} {p2}]"],
+            r#"#{["Bob"]}"#,
+        ),
+        // A scalar the test rejects leaves nothing.
+        (
+            "[:find ?n :in $ ?min :where [?p :person/name ?n] [(> ?min 5)]]",
+            &["A", "3"],
+            "#{}",
+        ),
+        (
+            "[:find ?n :in $ ?min :where [?p :person/name ?n] [(> ?min 5)]]",
+            &["A", "7"],
+            r#"#{["Ann"] ["Bob"] ["Cid"]}"#,
+        ),
+        // A constant matched in the binding, and a string test.
+        (
+            r#"[:find ?s :in $ [[?s 1]] :where [(clojure.string/starts-with? ?s "a")]]"#,
+            &["A", r#"[["ab" 1] ["ac" 2] ["ba" 1] ["ad" 1]]"#],
+            r#"#{["ab"] ["ad"]}"#,
+        ),
+        // A test on a tuple's column the binding ignores is no test of the input.
+        (
+            "[:find ?x :in $ [[?x _]] :where [(> ?x 1)]]",
+            &["A", "[[1 9] [2 0] [3 3]]"],
+            "#{[2] [3]}",
+        ),
+    ]);
+}
+
+/// A user's function under a built-in test's name runs in the query, never replaced by the
+/// built-in on the inputs.
+#[test]
+fn a_users_function_named_like_a_test_judges_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    db.register_query_fn("<", |_| Ok(datalith::codec::Value::Boolean(true)));
+    let got = db
+        .db()
+        .unwrap()
+        .q(
+            "[:find ?x :in $ [?x ...] :where [(< ?x 0)]]",
+            &[edn("[1 2]")],
+        )
+        .unwrap();
+    assert_same("user <", &got, &edn("#{[1] [2]}"));
+}

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::error::QueryError;
-use super::ir::{Binding, Clause, Term};
+use super::ir::{Binding, Clause, Term, Var};
 use super::relation::Relation;
 use crate::codec::Value;
 use crate::edn::{value_from_edn, Edn};
@@ -95,11 +95,13 @@ pub(super) fn check_arity(
 
 /// The values `input` (its `:in` form, printed) binds: one row of one value, one tuple, a
 /// collection of values or of tuples. A tuple may be longer than the form (the rest is
-/// ignored), not shorter.
+/// ignored), not shorter. Rows that `tests` reject on this binding's variables alone are left
+/// out as they are read; the result may hold a row twice (the caller deduplicates).
 pub(super) fn bind_input(
     input: &str,
     b: &Binding,
     value: &Edn,
+    tests: &InputTests<'_>,
     budget: &super::budget::Budget<'_>,
 ) -> Result<Relation, QueryError> {
     let kind = |expected: String, got: &Edn| QueryError::InputKind {
@@ -111,8 +113,18 @@ pub(super) fn bind_input(
         Binding::Scalar(t) | Binding::Collection(t) => vec![t.clone()],
         Binding::Tuple(ts) | Binding::Relation(ts) => ts.clone(),
     };
+    // Tests only where each column is its own variable (constants and repeated variables
+    // are matched by `match_terms` afterwards).
+    let vars: Vec<Var> = terms.iter().filter_map(|t| t.var()).collect();
+    let distinct =
+        vars.len() == terms.len() && vars.iter().enumerate().all(|(i, v)| !vars[..i].contains(v));
+    let tests = if distinct {
+        tests.on(&vars)
+    } else {
+        Compiled::default()
+    };
     // The input is read where it lies: a relation of a million tuples is copied once, into
-    // its rows of values.
+    // its rows of values, and a rejected row's vector is reused for the next.
     fn seq(e: &Edn) -> Option<&[Edn]> {
         match e {
             Edn::Vector(v) | Edn::List(v) | Edn::Set(v) => Some(v),
@@ -121,27 +133,155 @@ pub(super) fn bind_input(
     }
     let collection = |e| seq(e).ok_or_else(|| kind("a collection".to_string(), e));
     let scalar = |e: &Edn| value_from_edn(e).ok_or_else(|| kind("values".to_string(), e));
-    let row = |e: &Edn| -> Result<Vec<Value>, QueryError> {
+    let width = terms.len();
+    let read_row = |e: &Edn, into: &mut Vec<Value>| -> Result<(), QueryError> {
         match seq(e) {
-            Some(t) if t.len() >= terms.len() => t[..terms.len()].iter().map(scalar).collect(),
-            _ => Err(kind(format!("tuples of {} values", terms.len()), e)),
+            Some(t) if t.len() >= width => {
+                for x in &t[..width] {
+                    into.push(scalar(x)?);
+                }
+                Ok(())
+            }
+            _ => Err(kind(format!("tuples of {width} values"), e)),
         }
     };
-    let rows: Vec<Vec<Value>> = match b {
-        Binding::Scalar(_) => vec![vec![scalar(value)?]],
-        Binding::Tuple(_) => vec![row(value)?],
-        Binding::Collection(_) => collection(value)?
-            .iter()
-            .map(|x| Ok(vec![scalar(x)?]))
-            .collect::<Result<_, QueryError>>()?,
-        Binding::Relation(_) => collection(value)?
-            .iter()
-            .map(row)
-            .collect::<Result<_, _>>()?,
+    let mut rows: Vec<Vec<Value>> = Vec::new();
+    let mut spare: Vec<Value> = Vec::with_capacity(width);
+    let mut keep = |row: &mut Vec<Value>| {
+        if tests.passes(row) {
+            rows.push(std::mem::replace(row, Vec::with_capacity(width)));
+        } else {
+            row.clear();
+        }
     };
+    match b {
+        Binding::Scalar(_) => {
+            spare.push(scalar(value)?);
+            keep(&mut spare);
+        }
+        Binding::Tuple(_) => {
+            read_row(value, &mut spare)?;
+            keep(&mut spare);
+        }
+        Binding::Collection(_) => {
+            for x in collection(value)? {
+                spare.push(scalar(x)?);
+                keep(&mut spare);
+            }
+        }
+        Binding::Relation(_) => {
+            for x in collection(value)? {
+                read_row(x, &mut spare)?;
+                keep(&mut spare);
+            }
+        }
+    }
     let raw = Relation {
         vars: (0..terms.len()).map(|i| usize::MAX - i).collect(),
         rows,
     };
     super::exec::match_terms_owned(raw, &terms, budget)
+}
+
+/// The tests of a query's top level that input values alone can answer: built-in tests
+/// (not a name a user's function takes) whose arguments are variables and constants. Run on
+/// the inputs before they are deduplicated and resolved as entities, they let those passes
+/// see only the rows that can reach the answer: an input of a million tuples of which a test
+/// keeps a few (TPC-H Q18's orders over 300 units, from a first query) is then hashed and
+/// resolved a few rows at a time. The tests stay in the query (every kept row passes them
+/// again, so the answer cannot change). They run as `Ctx::passes` runs them, through
+/// `holds`; arguments `holds` leaves to the full call keep the row for the query to judge.
+pub(super) struct InputTests<'c> {
+    tests: Vec<(&'c str, &'c [Term])>,
+}
+
+impl<'c> InputTests<'c> {
+    pub(super) fn new(clauses: &'c [Clause], user: impl Fn(&str) -> bool) -> Self {
+        let tests = clauses
+            .iter()
+            .filter_map(|c| match c {
+                Clause::Pred { name, args }
+                    if !user(name) && !args.iter().any(|t| *t == Term::Blank) =>
+                {
+                    Some((name.as_str(), args.as_slice()))
+                }
+                _ => None,
+            })
+            .collect();
+        InputTests { tests }
+    }
+
+    /// The tests whose variables all lie in `vars`, their arguments as columns of a row of
+    /// `vars`.
+    fn on(&self, vars: &[Var]) -> Compiled<'c> {
+        let tests = self
+            .tests
+            .iter()
+            .filter_map(|(name, args)| {
+                let args = args
+                    .iter()
+                    .map(|t| match t {
+                        Term::Var(v) => vars.iter().position(|x| x == v).map(Arg::Column),
+                        Term::Const(c) => Some(Arg::Const(c)),
+                        Term::Blank => None,
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some((*name, args))
+            })
+            .collect();
+        Compiled { tests }
+    }
+}
+
+/// An argument of a test on rows: a column of the row or a constant.
+enum Arg<'c> {
+    Column(usize),
+    Const(&'c Value),
+}
+
+/// [`InputTests`] on the columns of one relation.
+#[derive(Default)]
+struct Compiled<'c> {
+    tests: Vec<(&'c str, Vec<Arg<'c>>)>,
+}
+
+impl Compiled<'_> {
+    /// Whether no test rejects `row` (a test `holds` cannot answer does not).
+    fn passes(&self, row: &[Value]) -> bool {
+        self.tests.iter().all(|(name, args)| {
+            let refs: smallvec::SmallVec<[&Value; 4]> = args
+                .iter()
+                .map(|a| match a {
+                    Arg::Column(c) => &row[*c],
+                    Arg::Const(v) => *v,
+                })
+                .collect();
+            super::builtins::holds(name, &refs).unwrap_or(true)
+        })
+    }
+}
+
+/// Removes the rows of the joined inputs that `tests` reject (those on variables of
+/// several bindings; each binding's own were applied as it was read).
+pub(super) fn drop_rejected_rows(
+    input: &mut Relation,
+    tests: &InputTests<'_>,
+    budget: &super::budget::Budget<'_>,
+) -> Result<(), QueryError> {
+    let tests = tests.on(&input.vars);
+    if tests.tests.is_empty() || input.rows.len() < 2 {
+        return Ok(());
+    }
+    let mut stopped = false;
+    input.rows.retain(|row| {
+        if stopped || !budget.step() {
+            stopped = true;
+            return true;
+        }
+        tests.passes(row)
+    });
+    if stopped {
+        budget.check()?;
+    }
+    Ok(())
 }

@@ -9,7 +9,7 @@ use super::entities::{add_resolved_column, resolve_constants, Readers, Shadows};
 use super::error::QueryError;
 use super::exec::{Ctx, DbSource, Spread, SPREAD_FROM_ROWS};
 use super::find::shape;
-use super::inputs::{bind_input, check_arity, tuples};
+use super::inputs::{bind_input, check_arity, drop_rejected_rows, tuples, InputTests};
 use super::ir::{Clause, FindElem, InBinding, Query, RuleBody};
 use super::lower::{lower, InputKind};
 use super::parse::{parse, QueryAst};
@@ -263,6 +263,7 @@ pub fn run(
     }
     check_arity(&clauses, 0, &relations, &q.source_names, &q.var_names)?;
     // Binding forms.
+    let tests = InputTests::new(&clauses, |n| registry.functions.contains_key(n));
     let mut input = Relation::unit();
     for (b, pos) in &bindings {
         let value = match inputs[*pos] {
@@ -272,7 +273,7 @@ pub fn run(
         };
         if let (InBinding::Bind(b), Some(value)) = (b, value) {
             let form = crate::edn::to_edn_string(&s.inputs[*pos].form.edn);
-            let bound = bind_input(&form, b, value, &budget)?;
+            let bound = bind_input(&form, b, value, &tests, &budget)?;
             // The first binding is the relation (a join with the unit relation would copy
             // every row of a large input).
             input = if input.vars.is_empty() && input.rows.len() == 1 {
@@ -282,6 +283,10 @@ pub fn run(
             };
         }
     }
+    // Tests on the inputs alone first, so that deduplication and entity resolution see only
+    // the rows that can reach the answer.
+    drop_rejected_rows(&mut input, &tests, &budget)?;
+    input.dedup(&budget)?;
     // Inputs used as entities read their entity id there, and keep their own value.
     let mut clauses = clauses;
     let input_vars = input.vars.clone();

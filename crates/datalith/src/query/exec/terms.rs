@@ -52,7 +52,8 @@ pub fn coerce(schema: &Schema, a: AttrId, v: &Value) -> Value {
 /// Rows of `input` (columns: `terms` positions) that match the constants, as a relation over
 /// the variables.
 /// [`match_terms`] on a relation given away: when the terms are distinct variables (the
-/// common binding), each row moves into the result as it is.
+/// common binding), each row moves into the result as it is, and the result may hold a row
+/// twice (the caller deduplicates, after whatever filtering it can do first).
 pub fn match_terms_owned(
     mut input: Relation,
     terms: &[Term],
@@ -74,7 +75,6 @@ pub fn match_terms_owned(
         budget.charge(bytes)?;
     }
     input.vars = vars;
-    input.dedup(budget)?;
     Ok(input)
 }
 
