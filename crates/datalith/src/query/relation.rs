@@ -283,6 +283,20 @@ impl Iterator for Rows {
     }
 }
 
+impl Rows {
+    /// The row `k` places after the one `next` gave last (for asking ahead for what a row
+    /// will read).
+    #[inline]
+    pub fn ahead(&self, k: usize) -> Option<&[Value]> {
+        self.rows.as_slice().get(k).map(Vec::as_slice)
+    }
+
+    /// Whether the rows are many enough to ask ahead for (`PREFETCH_FROM_ROWS`).
+    pub fn asks_ahead(&self) -> bool {
+        self.ahead
+    }
+}
+
 impl Drop for Relation {
     fn drop(&mut self) {
         // A stopped query frees its rows off-thread (see `FreeAfterStop`).

@@ -82,6 +82,20 @@ impl Column {
         }
     }
 
+    /// Asks for number `s`'s cell (and its presence bit) ahead of `has` and `get`.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, s: usize) {
+        use crate::query::prefetch::prefetch;
+        match self {
+            Column::Empty(_) => {}
+            Column::Compact { bits, present, .. } => {
+                prefetch(bits.as_ptr().wrapping_add(s));
+                prefetch(present.as_ptr().wrapping_add(s / 64));
+            }
+            Column::Values(cells) => prefetch(cells.as_ptr().wrapping_add(s)),
+        }
+    }
+
     /// The bytes between two cells' addresses.
     pub(super) fn cell_stride(&self) -> usize {
         match self {

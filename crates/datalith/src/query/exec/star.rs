@@ -263,8 +263,26 @@ impl<'a> Ctx<'a> {
                 });
             }
         }
-        for row in rel.into_rows() {
+        let mut rows = rel.into_rows();
+        // A column scan's cells lie in entity order, the rows mostly in another (an AVE scan's
+        // values): each row's cells are asked for a few rows ahead (TPC-H Q1 at SF 1: half of
+        // this loop's time was the first cell's cache miss, 5.9M rows over six columns).
+        let cells_ahead = match (&scanned, e_col) {
+            (Some(Scanned::Columns(_)), Some(c)) if rows.asks_ahead() => Some(c),
+            _ => None,
+        };
+        while let Some(row) = rows.next() {
             self.budget.charge(bytes)?;
+            if let (Some(c_e), Some(Scanned::Columns(c))) = (cells_ahead, &scanned) {
+                // Half the rows' own distance: that row's values are on their way already.
+                if let Some(e) = rows
+                    .ahead(crate::query::prefetch::ROWS_AHEAD / 2)
+                    .and_then(|r| r.get(c_e))
+                    .and_then(entity_of)
+                {
+                    c.prefetch(e);
+                }
+            }
             let e = match e_col {
                 Some(c) => entity_of(&row[c]),
                 None => e_const,
@@ -719,6 +737,18 @@ pub(super) struct Columns {
     cols: Vec<Column>,
     /// No entity is in two rows: each value can move into its row.
     unique: bool,
+}
+
+impl Columns {
+    /// Asks for entity `e`'s cells in every column ahead of its row.
+    #[inline(always)]
+    fn prefetch(&self, e: EntityId) {
+        if let Some(s) = self.slot.get(e) {
+            for col in &self.cols {
+                col.prefetch(s as usize);
+            }
+        }
+    }
 }
 
 /// The datoms of a scan join, grouped by entity.
