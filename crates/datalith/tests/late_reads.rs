@@ -220,3 +220,36 @@ fn a_star_with_nothing_after_it_reads_its_values_together() {
         "{plan}"
     );
 }
+
+/// The same query on given orders (as a part of it spread over threads receives them): the
+/// day's test reads the day alone, and the key and priority, which neither join nor test,
+/// wait for the line items' test instead of being read for every order before it.
+#[test]
+fn values_that_only_extend_rows_wait_for_the_tests_on_given_entities() {
+    let (_dir, db) = database();
+    let snapshot = db.db().unwrap();
+    let orders = snapshot
+        .q("[:find [?o ...] :where [?o :order/segment 1]]", &[])
+        .unwrap();
+    let query = QUERY
+        .replace("$DAY", &DAY.to_string())
+        .replace(":where\n  [?o :order/segment 1]", ":in $ [?o ...] :where");
+    assert!(query.contains(":in $ [?o ...]"), "{query}");
+    let got = snapshot
+        .q_with(
+            &query,
+            std::slice::from_ref(&orders),
+            &QueryOptions::default().threads(1),
+        )
+        .unwrap();
+    assert_eq!(answer(&got.result), expected());
+    let (_, plan) = snapshot
+        .explain(&query, std::slice::from_ref(&orders))
+        .unwrap();
+    let last = plan.steps.last().unwrap();
+    assert_eq!(
+        last.what, "merge scan [?o@$ :order/key ?key] [?o@$ :order/priority ?priority]",
+        "{plan}"
+    );
+    assert_eq!(last.actual, 4, "{plan}");
+}

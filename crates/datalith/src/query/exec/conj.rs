@@ -89,6 +89,11 @@ impl<'a> Ctx<'a> {
             if self.spreads(&rel, &todo) {
                 return self.spread_steps(todo, rel, keep, deps, postponed);
             }
+            for c in self.waiting_extensions(&todo, &rel) {
+                if !postponed.contains(&c) {
+                    postponed.push(c);
+                }
+            }
             let (i, mut est) = self.choose(&todo, &rel, &postponed)?;
             let clause = todo.remove(i);
             if let Some(notes) = &notes {

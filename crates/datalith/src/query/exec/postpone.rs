@@ -68,4 +68,50 @@ impl Ctx<'_> {
         *star = kept;
         later
     }
+
+    /// The patterns of `todo` that only add a value to each row (as above, and the step
+    /// they would make holds nothing else), while a clause that may drop rows is still to
+    /// run: they wait until nothing else can run, for the rows the rest lets through. The
+    /// greedy choice otherwise takes them early, since they never add rows: on half of TPC-H
+    /// Q3's customers (a part of the query spread over two threads) an order's key and
+    /// priority were read for 73,519 orders before the line items left 15,119 rows.
+    pub(super) fn waiting_extensions(&self, todo: &[Clause], rel: &Relation) -> Vec<Clause> {
+        let extends = |i: usize, c: &Clause| match c {
+            Clause::Pattern(src, q) if self.source_of(*src) == self.active => {
+                match (&q.e, &q.a, &q.v) {
+                    (Term::Var(e), AttrTerm::Attr(a), Term::Var(v)) => {
+                        e != v
+                            && rel.binds(*e)
+                            && !rel.binds(*v)
+                            && self.reads_db(*src)
+                            && self.is_current(*src)
+                            && !self.is_many(*a)
+                            && !todo
+                                .iter()
+                                .enumerate()
+                                .any(|(j, c)| j != i && c.vars().contains(v))
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+        let marks: Vec<bool> = todo
+            .iter()
+            .enumerate()
+            .map(|(i, c)| extends(i, c))
+            .collect();
+        let may_drop = todo
+            .iter()
+            .zip(&marks)
+            .any(|(c, x)| !x && !matches!(c, Clause::Fn { .. }));
+        if !may_drop {
+            return Vec::new();
+        }
+        todo.iter()
+            .zip(marks)
+            .filter(|(_, x)| *x)
+            .map(|(c, _)| c.clone())
+            .collect()
+    }
 }
