@@ -200,9 +200,7 @@ impl<'c> InputTests<'c> {
         let tests = clauses
             .iter()
             .filter_map(|c| match c {
-                Clause::Pred { name, args }
-                    if !user(name) && !args.iter().any(|t| *t == Term::Blank) =>
-                {
+                Clause::Pred { name, args } if !user(name) && !args.contains(&Term::Blank) => {
                     Some((name.as_str(), args.as_slice()))
                 }
                 _ => None,
