@@ -43,14 +43,9 @@ impl Ctx<'_> {
         let extends: Vec<bool> = star
             .iter()
             .enumerate()
-            .map(|(i, q)| match (&q.a, &q.v) {
-                (AttrTerm::Attr(a), Term::Var(v)) => {
-                    !self.is_many(*a)
-                        && !rel.binds(*v)
-                        && q.e.var().is_some_and(|e| e != *v && rel.binds(e))
-                        && !read_elsewhere(*v, star, i)
-                }
-                _ => false,
+            .map(|(i, q)| {
+                self.adds_one_value(q, rel)
+                    .is_some_and(|v| !read_elsewhere(v, star, i))
             })
             .collect();
         if extends.iter().all(|x| *x) || !extends.iter().any(|x| *x) {
@@ -77,22 +72,17 @@ impl Ctx<'_> {
     /// priority were read for 73,519 orders before the line items left 15,119 rows.
     pub(super) fn waiting_extensions(&self, todo: &[Clause], rel: &Relation) -> Vec<Clause> {
         let extends = |i: usize, c: &Clause| match c {
-            Clause::Pattern(src, q) if self.source_of(*src) == self.active => {
-                match (&q.e, &q.a, &q.v) {
-                    (Term::Var(e), AttrTerm::Attr(a), Term::Var(v)) => {
-                        e != v
-                            && rel.binds(*e)
-                            && !rel.binds(*v)
-                            && self.reads_db(*src)
-                            && self.is_current(*src)
-                            && !self.is_many(*a)
-                            && !todo
-                                .iter()
-                                .enumerate()
-                                .any(|(j, c)| j != i && c.vars().contains(v))
-                    }
-                    _ => false,
-                }
+            Clause::Pattern(src, q)
+                if self.source_of(*src) == self.active
+                    && self.reads_db(*src)
+                    && self.is_current(*src) =>
+            {
+                self.adds_one_value(q, rel).is_some_and(|v| {
+                    !todo
+                        .iter()
+                        .enumerate()
+                        .any(|(j, c)| j != i && c.vars().contains(&v))
+                })
             }
             _ => false,
         };
@@ -113,5 +103,19 @@ impl Ctx<'_> {
             .filter(|(_, x)| *x)
             .map(|(c, _)| c.clone())
             .collect()
+    }
+
+    /// The variable `q` binds when it can only add a value to each row of `rel`: `[?e :a ?v]`
+    /// with `?e` bound, `?v` new and `:a` of one value (whether another clause reads `?v` is
+    /// the caller's question).
+    fn adds_one_value(&self, q: &Pattern, rel: &Relation) -> Option<Var> {
+        match (&q.e, &q.a, &q.v) {
+            (Term::Var(e), AttrTerm::Attr(a), Term::Var(v))
+                if e != v && rel.binds(*e) && !rel.binds(*v) && !self.is_many(*a) =>
+            {
+                Some(*v)
+            }
+            _ => None,
+        }
     }
 }
