@@ -4,7 +4,9 @@
 //! `--max-connections-per-address` from one address (past them, closed at once: `address_slots`), a client must
 //! send a request's headers within `--header-timeout-ms` (a client sending a byte a second
 //! is cut off), and on the stop signal the listener closes, idle connections close, and
-//! each connection finishes the request it is serving before it closes. With TLS, the
+//! each connection finishes the request it is serving before it closes. A write that waits
+//! `--send-timeout-ms` for a client that takes nothing ends its connection (`send_timeout`).
+//! With TLS, the
 //! handshake must also end within the header timeout, and plain HTTP gets a 400 (`tls`).
 
 use std::future::Future;
@@ -22,6 +24,7 @@ use tokio::sync::Semaphore;
 
 use crate::address_slots::AddressSlots;
 use crate::metrics::Metrics;
+use crate::send_timeout::SendTimeout;
 use crate::tls::{self, Tls};
 
 /// How connections are bounded.
@@ -34,6 +37,8 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// Connections one client address may hold (0: no limit).
     pub per_address: usize,
+    /// How long a write may wait for the client (`send_timeout`).
+    pub send_timeout: Duration,
 }
 
 /// Serves `router` on `listener` until `stop` completes, then waits for the open
@@ -94,16 +99,20 @@ pub async fn serve(
         let watcher = graceful.watcher();
         let tls = tls.clone();
         let metrics = metrics.clone();
+        let cut_off = metrics.send_timeouts.clone();
         metrics.connections.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
             // A client that resets, or misses the header timeout, ends its own connection.
             match tls {
                 None => {
+                    let stream = SendTimeout::new(stream, limits.send_timeout, cut_off);
                     let connection = builder.serve_connection(TokioIo::new(stream), service);
                     let _ = watcher.watch(connection.into_owned()).await;
                 }
                 Some(tls) => {
                     if let Some(stream) = handshake(stream, &tls, limits.header_timeout).await {
+                        // Around TLS: a stalled client stalls the TLS stream's writes too.
+                        let stream = SendTimeout::new(stream, limits.send_timeout, cut_off);
                         let connection = builder.serve_connection(TokioIo::new(stream), service);
                         let _ = watcher.watch(connection.into_owned()).await;
                     }

@@ -58,6 +58,12 @@ pub struct ServeArgs {
     /// closed (slow clients hold a connection otherwise).
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub header_timeout_ms: u64,
+    /// How long a write of an answer may wait for the client to take any of it before the
+    /// connection is closed (a client that stops reading holds its connection, and a
+    /// streamed answer's rest, otherwise). Only waiting counts: a slow, steady reader is
+    /// kept.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub send_timeout_ms: u64,
     /// How long a request waits for one of the --max-concurrent places.
     #[arg(long, default_value_t = 5_000, value_name = "MS")]
     pub queue_timeout_ms: u64,

@@ -15,6 +15,7 @@
 //! | `replica` | a database whose transaction log is a Kafka topic (`--log`), applied on every node |
 //! | `accept` | connections: a limit, a header timeout, TLS, graceful shutdown |
 //! | `address_slots` | connections per client address |
+//! | `send_timeout` | a connection's writes waiting at most `--send-timeout-ms` for the client |
 //! | `tls` | the certificate and key (rustls), and plain HTTP sent to a TLS port |
 //! | [`cert`] | `datalith cert`: a self-signed certificate and key to try TLS with |
 //! | `http` | the routes, and the pipeline every request goes through |
@@ -42,6 +43,7 @@ pub mod ops;
 mod rate;
 pub mod replica;
 mod run;
+mod send_timeout;
 mod served;
 mod tls;
 

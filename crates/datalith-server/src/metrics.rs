@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::served::Served;
@@ -37,6 +37,8 @@ pub struct Metrics {
     latency: Mutex<BTreeMap<&'static str, Latency>>,
     /// Connections open now.
     pub connections: AtomicI64,
+    /// Connections closed because a write waited `--send-timeout-ms` for the client.
+    pub send_timeouts: Arc<AtomicU64>,
 }
 
 impl Metrics {
@@ -119,6 +121,17 @@ impl Metrics {
             out,
             "datalith_connections_open {}",
             self.connections.load(Ordering::Relaxed)
+        );
+        family(
+            &mut out,
+            "datalith_send_timeouts_total",
+            "counter",
+            "Connections closed because the client took none of an answer for --send-timeout-ms.",
+        );
+        let _ = writeln!(
+            out,
+            "datalith_send_timeouts_total {}",
+            self.send_timeouts.load(Ordering::Relaxed)
         );
         database_gauges(&mut out, served);
         out

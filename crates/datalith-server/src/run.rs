@@ -33,15 +33,20 @@ pub fn log(line: &str) {
 /// Runs the server until SIGTERM or Ctrl-C. Prints `datalith serve: listening on
 /// http://ADDR ...` (`https://` with TLS) on standard output once it accepts connections.
 pub fn serve(args: ServeArgs) -> Result<()> {
-    if args.max_concurrent == 0 || args.max_connections == 0 || args.max_leases == 0 {
+    if args.max_concurrent == 0
+        || args.max_connections == 0
+        || args.max_leases == 0
+        || args.send_timeout_ms == 0
+    {
         return Err(ServerError::invalid(
-            "--max-concurrent, --max-connections and --max-leases must be at least 1 \
-             (--max-lease-ms 0 turns leases off)",
+            "--max-concurrent, --max-connections, --max-leases and --send-timeout-ms must be \
+             at least 1 (--max-lease-ms 0 turns leases off)",
         ));
     }
     let connections = ConnectionLimits {
         max_connections: args.max_connections,
         header_timeout: Duration::from_millis(args.header_timeout_ms),
+        send_timeout: Duration::from_millis(args.send_timeout_ms),
         per_address: args.max_connections_per_address,
     };
     raise_open_files_limit(args.max_connections);

@@ -1,7 +1,7 @@
 //! Clients that hold connections without using them: one sending its request a byte a second
 //! (headers, or a body) is cut off by the header or body timeout while others are served; ten
 //! thousand idle connections from one host take only that host's places, and other hosts are
-//! served meanwhile.
+//! served meanwhile; one that stops reading a large answer is cut off by the send timeout.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddrV4, TcpStream};
@@ -228,4 +228,92 @@ fn ten_thousand_idle_connections_from_one_host_do_not_stop_service() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The text of `/metrics`' counter `name`.
+fn counter(s: &server::Server, name: &str) -> u64 {
+    let text = send("GET", &s.url("/metrics"), &[], None).body;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+#[test]
+fn a_client_that_stops_reading_a_large_answer_is_cut_off_while_others_are_served() {
+    let s = server::start(&["people"], &["--send-timeout-ms", "2000"]);
+    // About 20 MB of EDN, made by the query itself: far more than the sockets' buffers.
+    let query = r#"{:query "[:find ?x ?s :where [(range 0 300000) [?x ...]] [(str \"row-\" ?x \"-abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz\") ?s]]"}"#;
+    let request = format!(
+        "POST /db/people/q HTTP/1.1\r\nHost: x\r\nContent-Type: application/edn\r\n\
+         Content-Length: {}\r\n\r\n{query}",
+        query.len()
+    );
+    let mut stalled = TcpStream::connect(s.addr()).unwrap();
+    stalled.write_all(request.as_bytes()).unwrap();
+    let asked = Instant::now();
+    // Others are served at once while its writes wait.
+    let mut slowest = Duration::ZERO;
+    while asked.elapsed() < Duration::from_millis(4000) {
+        let t = Instant::now();
+        assert_eq!(send("GET", &s.url("/health"), &[], None).status, 200);
+        slowest = slowest.max(t.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(slowest < Duration::from_millis(500), "{slowest:?}");
+    // Cut off: reading now finds what the sockets held, then the end, without the chunked
+    // answer's last chunk.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while counter(&s, "datalith_send_timeouts_total") == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the stalled connection was not cut off"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let cut_after = asked.elapsed();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match stalled.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    assert!(
+        got.starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        &got[..got.len().min(200)]
+    );
+    assert!(
+        !got.ends_with(b"0\r\n\r\n"),
+        "the whole answer came: {} bytes",
+        got.len()
+    );
+    // The same answer for a client that reads it: whole, to its last chunk.
+    let mut reader = TcpStream::connect(s.addr()).unwrap();
+    reader.write_all(request.as_bytes()).unwrap();
+    reader
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut whole = Vec::new();
+    while !whole.ends_with(b"0\r\n\r\n") {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => whole.extend_from_slice(&buf[..n]),
+        }
+    }
+    assert!(
+        whole.ends_with(b"}\n\r\n0\r\n\r\n"),
+        "{} bytes",
+        whole.len()
+    );
+    assert!(got.len() < whole.len(), "{} of {}", got.len(), whole.len());
+    eprintln!(
+        "cut off after {cut_after:?} (timeout 2 s, answer asked for at 0), {} of {} bytes read",
+        got.len(),
+        whole.len()
+    );
 }
