@@ -1,6 +1,7 @@
 //! Accepting connections, which `axum::serve` does without limits: here at most
-//! `--max-connections` are open at once (past them, new ones wait in the kernel's backlog
-//! until one closes, so 10,000 idle connections cost no more than the limit), at most
+//! `--max-connections` are open at once (past them, the connection idle the longest is asked
+//! to close, `open_connections`; when every one runs a request, new ones wait in the
+//! kernel's backlog until one ends, so 10,000 idle connections cost no more than the limit), at most
 //! `--max-connections-per-address` from one address (past them, closed at once: `address_slots`), a client must
 //! send a request's headers within `--header-timeout-ms` (a client sending a byte a second
 //! is cut off), and on the stop signal the listener closes, idle connections close, and
@@ -17,13 +18,14 @@ use std::time::Duration;
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::GracefulConnection;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 
 use crate::address_slots::AddressSlots;
 use crate::metrics::Metrics;
+use crate::open_connections::Activity;
 use crate::send_timeout::SendTimeout;
 use crate::tls::{self, Tls};
 
@@ -57,19 +59,13 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout);
     builder.http2().timer(TokioTimer::new());
-    let graceful = GracefulShutdown::new();
+    // Set once: every connection then closes through hyper's graceful shutdown.
+    let (stopping, _) = watch::channel(false);
     let places = Arc::new(Semaphore::new(limits.max_connections));
     let per_address = AddressSlots::new(limits.per_address);
+    let open = metrics.open_connections.clone();
     tokio::pin!(stop);
     loop {
-        // A place first, then a connection: past the limit, connections wait unaccepted.
-        let place = tokio::select! {
-            place = places.clone().acquire_owned() => match place {
-                Ok(place) => place,
-                Err(_) => break,
-            },
-            () = &mut stop => break,
-        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -87,44 +83,85 @@ pub async fn serve(
             drop(stream);
             continue;
         };
+        // Every place taken: the idlest connection makes room, else this one waits (and,
+        // behind it, the others in the kernel's listen queue) until a connection ends.
+        let place = match places.clone().try_acquire_owned() {
+            Ok(place) => place,
+            Err(_) => {
+                open.close_idlest();
+                tokio::select! {
+                    place = places.clone().acquire_owned() => match place {
+                        Ok(place) => place,
+                        Err(_) => break,
+                    },
+                    () = &mut stop => break,
+                }
+            }
+        };
         // Small answers are written whole; Nagle's delay would only add latency.
         let _ = stream.set_nodelay(true);
-        // The client's address travels with each of its requests (`http::address`).
+        let (activity, registered) = open.open();
+        // The client's address travels with each of its requests (`http::address`), the
+        // connection's activity with each request to its tracker (`open_connections`).
         let service = TowerToHyperService::new(
             router
                 .clone()
+                .layer(axum::middleware::from_fn(crate::open_connections::track))
+                .layer(axum::Extension(activity.clone()))
                 .layer(axum::Extension(crate::http::address::ClientAddr(peer.ip()))),
         );
         let builder = builder.clone();
-        let watcher = graceful.watcher();
+        let mut stopping = stopping.subscribe();
         let tls = tls.clone();
         let metrics = metrics.clone();
         let cut_off = metrics.send_timeouts.clone();
         metrics.connections.fetch_add(1, Ordering::Relaxed);
         tokio::spawn(async move {
-            // A client that resets, or misses the header timeout, ends its own connection.
             match tls {
                 None => {
                     let stream = SendTimeout::new(stream, limits.send_timeout, cut_off);
                     let connection = builder.serve_connection(TokioIo::new(stream), service);
-                    let _ = watcher.watch(connection.into_owned()).await;
+                    serve_until_closed(connection.into_owned(), &mut stopping, &activity).await;
                 }
                 Some(tls) => {
                     if let Some(stream) = handshake(stream, &tls, limits.header_timeout).await {
                         // Around TLS: a stalled client stalls the TLS stream's writes too.
                         let stream = SendTimeout::new(stream, limits.send_timeout, cut_off);
                         let connection = builder.serve_connection(TokioIo::new(stream), service);
-                        let _ = watcher.watch(connection.into_owned()).await;
+                        serve_until_closed(connection.into_owned(), &mut stopping, &activity).await;
                     }
                 }
             }
             metrics.connections.fetch_sub(1, Ordering::Relaxed);
+            drop(registered);
             drop(slot);
             drop(place);
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    let _ = stopping.send(true);
+    // Every connection holds a place until it ends.
+    let _ = places
+        .acquire_many(u32::try_from(limits.max_connections).unwrap_or(u32::MAX))
+        .await;
+}
+
+/// Serves `connection` until it ends by itself (a client that resets, or misses the header
+/// timeout), or is asked to close: by the stop, or to make room (then it closes at once when
+/// idle, after the request it is answering otherwise).
+async fn serve_until_closed<C: GracefulConnection>(
+    connection: C,
+    stopping: &mut watch::Receiver<bool>,
+    activity: &Activity,
+) {
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = stopping.wait_for(|s| *s) => {}
+        () = activity.close.notified() => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
 }
 
 /// The TLS stream of a connection, once its handshake is done within `patience`; `None`

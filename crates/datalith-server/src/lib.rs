@@ -15,6 +15,7 @@
 //! | `replica` | a database whose transaction log is a Kafka topic (`--log`), applied on every node |
 //! | `accept` | connections: a limit, a header timeout, TLS, graceful shutdown |
 //! | `address_slots` | connections per client address |
+//! | `open_connections` | what each connection is doing; the idlest closed to make room |
 //! | `send_timeout` | a connection's writes waiting at most `--send-timeout-ms` for the client |
 //! | `tls` | the certificate and key (rustls), and plain HTTP sent to a TLS port |
 //! | [`cert`] | `datalith cert`: a self-signed certificate and key to try TLS with |
@@ -39,6 +40,7 @@ mod http;
 pub mod json;
 mod listen;
 mod metrics;
+mod open_connections;
 pub mod ops;
 mod rate;
 pub mod replica;

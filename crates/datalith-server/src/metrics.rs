@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::open_connections::OpenConnections;
 use crate::served::Served;
 
 /// Upper bounds of the latency buckets, in seconds.
@@ -39,6 +40,8 @@ pub struct Metrics {
     pub connections: AtomicI64,
     /// Connections closed because a write waited `--send-timeout-ms` for the client.
     pub send_timeouts: Arc<AtomicU64>,
+    /// The open connections, and how many were asked to close to make room.
+    pub open_connections: Arc<OpenConnections>,
 }
 
 impl Metrics {
@@ -132,6 +135,19 @@ impl Metrics {
             out,
             "datalith_send_timeouts_total {}",
             self.send_timeouts.load(Ordering::Relaxed)
+        );
+        family(
+            &mut out,
+            "datalith_connections_closed_for_room_total",
+            "counter",
+            "Idle connections asked to close because every --max-connections place was taken.",
+        );
+        let _ = writeln!(
+            out,
+            "datalith_connections_closed_for_room_total {}",
+            self.open_connections
+                .closed_for_room
+                .load(Ordering::Relaxed)
         );
         database_gauges(&mut out, served);
         out

@@ -220,50 +220,117 @@ fn listening_beyond_loopback_needs_tokens_and_tls_or_insecure() {
 }
 
 #[test]
-fn connections_past_the_limit_wait_and_slow_clients_are_cut_off() {
+fn past_the_connection_limit_the_idlest_connection_makes_room_and_slow_clients_are_cut_off() {
     use std::io::{Read, Write};
     use std::net::TcpStream;
     let s = server::start(
         &["people"],
-        &["--max-connections", "2", "--header-timeout-ms", "500"],
+        &["--max-connections", "2", "--header-timeout-ms", "1500"],
     );
     let connect = || TcpStream::connect(s.addr()).unwrap();
+    let health = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     // Two connections take both places: one idle, one sending its headers a piece at a time.
-    let _idle = connect();
+    let mut idle = connect();
+    std::thread::sleep(Duration::from_millis(50));
     let mut slow = connect();
     slow.write_all(b"GET /health HTTP/1.1\r\n").unwrap();
-    // A third is not served while they hold their places...
-    let mut third = connect();
-    third
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    third
-        .set_read_timeout(Some(Duration::from_millis(250)))
-        .unwrap();
-    let mut buf = [0u8; 64];
-    assert!(
-        third.read(&mut buf).is_err(),
-        "served past the connection limit"
-    );
-    // ...until the header timeout closes the slow client (and the idle one), freeing places.
-    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    // A third is served at once: the idle one, the idlest, is closed to make room.
     let start = Instant::now();
-    assert_eq!(
-        slow.read(&mut buf).unwrap_or(0),
-        0,
-        "the slow client was answered"
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        start.elapsed()
-    );
+    let mut third = connect();
+    third.write_all(health).unwrap();
     third
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let mut answer = String::new();
     third.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        start.elapsed() < Duration::from_millis(1000),
+        "{:?}",
+        start.elapsed()
+    );
+    let mut buf = [0u8; 64];
+    idle.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(
+        idle.read(&mut buf).unwrap_or(0),
+        0,
+        "the idle one stayed open"
+    );
+    // The slow client is cut off by the header timeout (1.5 s), never answered.
+    slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(
+        slow.read(&mut buf).unwrap_or(0),
+        0,
+        "the slow client was answered"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+    let closed = send("GET", &s.url("/metrics"), &[], None).body;
+    assert!(
+        closed.contains("datalith_connections_closed_for_room_total 1"),
+        "{closed}"
+    );
+}
+
+#[test]
+fn past_the_connection_limit_connections_running_requests_are_left_to_finish() {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    let s = server::start(
+        &["people"],
+        &[
+            "--max-connections",
+            "2",
+            "--query-memory-limit",
+            QUERY_MEMORY,
+        ],
+    );
+    // Both places run a slow query (each ends with its memory limit, 504, after a while).
+    let running: Vec<_> = (0..2)
+        .map(|_| {
+            let url = s.url("/db/people/q");
+            std::thread::spawn(move || {
+                let reply = send("POST", &url, &[EDN], Some(&slow_query()));
+                (reply, Instant::now())
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // A third waits for a place instead of closing either.
+    let mut third = TcpStream::connect(s.addr()).unwrap();
+    third
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = String::new();
+    third.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let served = Instant::now();
+    let mut first_end = None::<Instant>;
+    for r in running {
+        let (reply, ended) = r.join().unwrap();
+        // Answered, not closed: the query's own end (its memory limit).
+        assert_eq!(reply.status, 504, "{}", reply.body);
+        assert!(
+            reply.body.contains(":datalith.error/resource-exhausted"),
+            "{}",
+            reply.body
+        );
+        first_end = Some(first_end.map_or(ended, |f| f.min(ended)));
+    }
+    // The third came in only once one of them had ended (its client saw the end a moment
+    // after the server freed the place).
+    let first_end = first_end.unwrap();
+    assert!(
+        served + Duration::from_millis(100) >= first_end,
+        "served {:?} before a running request ended",
+        first_end.duration_since(served)
+    );
 }
 
 #[test]
