@@ -49,9 +49,15 @@ struct Entry {
     deletable: bool,
 }
 
+/// The longest database name, in bytes: a directory's name has at most 255 bytes on the
+/// usual file systems (a longer one failed as an I/O error, 500), and the name also appears
+/// in paths, URLs and log lines.
+pub const MAX_NAME_BYTES: usize = 128;
+
 /// Whether `name` can name a database (and so a directory, and a URL's segment).
 pub fn valid_name(name: &str) -> bool {
     !name.is_empty()
+        && name.len() <= MAX_NAME_BYTES
         && name != "."
         && name != ".."
         && name
@@ -216,7 +222,8 @@ impl Served {
         };
         if !valid_name(name) {
             return Err(ServerError::invalid(format!(
-                "{name:?} cannot name a database: letters, digits, '.', '_' or '-'"
+                "{name:?} cannot name a database: 1 to {MAX_NAME_BYTES} letters, digits, '.', \
+                 '_' or '-'"
             )));
         }
         if self.table().contains_key(name) {

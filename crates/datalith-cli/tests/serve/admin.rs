@@ -63,6 +63,15 @@ fn admins_create_and_delete_databases_in_create_in() {
             400,
             &["cannot name a database"],
         ),
+        // Longer than a directory's name may be (was a 500, the file system's error).
+        row(
+            "POST",
+            "/dbs",
+            &[A],
+            format!(r#"{{:name "{}"}}"#, "a".repeat(300)).leak(),
+            400,
+            &["cannot name a database: 1 to 128"],
+        ),
         row(
             "POST",
             "/dbs",
