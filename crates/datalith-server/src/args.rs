@@ -91,6 +91,12 @@ pub struct ServeArgs {
     /// slots).
     #[arg(long, default_value_t = crate::ops::leases::DEFAULT_MAX_LEASES, value_name = "N")]
     pub max_leases: usize,
+    /// The memory each database may spend keeping the results of paged queries (`q` with
+    /// `:limit`/`:offset`), so that the pages after the first are slices of one result
+    /// instead of each running the query again; each is kept until unused for
+    /// --max-lease-ms (a minute at least). 0: keep none.
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
+    pub page_cache_bytes: usize,
     /// The most memory one query may hold, in bytes (default: the library's, a quarter of
     /// physical memory); a request may ask for less.
     #[arg(long, value_name = "BYTES")]

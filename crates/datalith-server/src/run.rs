@@ -105,6 +105,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         args.query_memory_limit,
         Duration::from_millis(args.max_lease_ms),
         args.max_leases,
+        args.page_cache_bytes,
         log_url.map(|url| (url, runtime.handle().clone())),
     )?;
     let state = Arc::new(AppState {

@@ -38,6 +38,8 @@ pub struct Served {
     memory_limit: Option<u64>,
     max_lease: Duration,
     max_leases: usize,
+    /// `--page-cache-bytes`.
+    page_cache_bytes: usize,
     /// With `--log`: the log, and the runtime its client runs on.
     log: Option<(LogUrl, Handle)>,
 }
@@ -130,6 +132,7 @@ impl Served {
         memory_limit: Option<u64>,
         max_lease: Duration,
         max_leases: usize,
+        page_cache_bytes: usize,
         log: Option<(LogUrl, Handle)>,
     ) -> Result<Served> {
         let served = Served {
@@ -138,6 +141,7 @@ impl Served {
             memory_limit,
             max_lease,
             max_leases,
+            page_cache_bytes,
             log,
         };
         for (name, dir, deletable) in named {
@@ -167,7 +171,12 @@ impl Served {
                 ..e
             }
         })?;
-        let mut source = Source::new(database, self.max_lease, self.max_leases);
+        let mut source = Source::new(
+            database,
+            self.max_lease,
+            self.max_leases,
+            self.page_cache_bytes,
+        );
         if let Some((url, handle)) = &self.log {
             source.replica = Some(Arc::new(Replica::start(&source.database, url, handle)?));
         }

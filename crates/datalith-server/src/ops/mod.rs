@@ -11,6 +11,7 @@ mod datoms;
 mod index_range;
 mod kv;
 pub mod leases;
+pub mod pages;
 mod pull;
 mod q;
 pub mod request;

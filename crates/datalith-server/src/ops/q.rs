@@ -9,14 +9,17 @@
 //! values), with `:next-offset` when more follow: ask again with that `:offset` and the
 //! first page's `:basis-t` (leased with `:lease-ms`) for the next page of the same value. The
 //! engine's order is the same for one value and one query (no random hashing, one thread),
-//! so the pages of one value add up to its result. Each page runs the query whole: the
-//! engine has no cursor, so a page costs the query's time and memory, and saves only the
-//! sending of the rest (see the streaming of large answers in `http/stream.rs`).
+//! so the pages of one value add up to its result. The engine has no cursor: the first page
+//! runs the query whole, and its result is kept (`pages`, within `--page-cache-bytes`) so
+//! that the next pages, asked with its `:basis-t`, are slices of it, answered without running
+//! the query again (and while it is kept, also after the value's lease ended). A page that
+//! finds no kept result runs the query whole, as the first did.
 
-use datalith::edn::{read_one, Edn};
+use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::QueryOptions;
 use datalith::Input;
 
+use super::pages::Kept;
 use super::{answer, basis, Context, QueryLimits, Request, Source};
 use crate::error::{Result, ServerError};
 
@@ -57,7 +60,20 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     }
     let limit = request.count("limit")?;
     let offset = request.count("offset")?;
+    let paged = limit.is_some() || offset.is_some();
+    // A query that reads other databases reads their latest values: no basis decides it.
+    let keepable = paged && !args.iter().any(|a| database_named(a).is_some());
+    if let (true, Some(basis)) = (keepable, request.count("basis-t")?) {
+        if let Some(kept) = source.pages.get(&page_key(&text, &args, basis, request)) {
+            // A lease asked for is renewed while the value is still leased.
+            if let (Some(ms), Some(db)) = (request.count("lease-ms")?, source.leases.get(basis)) {
+                source.leases.lease(basis, &db, ms)?;
+            }
+            return Ok(page(&kept, limit, offset.unwrap_or(0), basis));
+        }
+    }
     let (db, basis) = basis::snapshot(source, request)?;
+    let key = keepable.then(|| page_key(&text, &args, basis, request));
     let out = match args.iter().any(|a| database_named(a).is_some()) {
         false => db.q_with(&text, &args, &options)?,
         true => {
@@ -71,16 +87,38 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             datalith::q_with(&text, &inputs, &options)?
         }
     };
-    match (limit, offset) {
-        (None, None) => Ok(answer(out.result, basis)),
-        (limit, offset) => page(out.result, limit, offset.unwrap_or(0), basis),
+    if !paged {
+        return Ok(answer(out.result, basis));
     }
+    let (rows, rebuild) = collection(out.result)?;
+    let offset = offset.unwrap_or(0);
+    let more = limit.is_some_and(|limit| offset.saturating_add(limit) < rows.len() as u64);
+    let kept = match key.filter(|_| more) {
+        Some(key) => source.pages.keep(key, rows, rebuild),
+        None => Kept {
+            rows: std::sync::Arc::new(rows),
+            rebuild,
+        },
+    };
+    Ok(page(&kept, limit, offset, basis))
 }
 
-/// The rows `offset..offset + limit` of a collection result, with `:next-offset` when more
-/// follow; the collection keeps its kind (a page of a set is a set).
-fn page(result: Edn, limit: Option<u64>, offset: u64, basis: u64) -> Result<Edn> {
-    let (rows, rebuild): (Vec<Edn>, fn(Vec<Edn>) -> Edn) = match result {
+/// What decides a paged query's result besides its database value: the key its result is
+/// kept under.
+fn page_key(text: &str, args: &[Edn], basis: u64, request: &Request) -> String {
+    let field = |name: &str| request.get(name).map(to_edn_string).unwrap_or_default();
+    format!(
+        "{basis}\u{0}{text}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        to_edn_string(&Edn::Vector(args.to_vec())),
+        field("as-of"),
+        field("since"),
+        field("history"),
+    )
+}
+
+/// The rows of a collection result, and how to make a page of them that collection's kind.
+fn collection(result: Edn) -> Result<(Vec<Edn>, fn(Vec<Edn>) -> Edn)> {
+    Ok(match result {
         Edn::Set(rows) => (rows, Edn::Set),
         Edn::Vector(rows) => (rows, Edn::Vector),
         Edn::List(rows) => (rows, Edn::List),
@@ -91,22 +129,27 @@ fn page(result: Edn, limit: Option<u64>, offset: u64, basis: u64) -> Result<Edn>
                 super::request::short(&other)
             )))
         }
-    };
-    let total = rows.len() as u64;
+    })
+}
+
+/// The rows `offset..offset + limit` of a result, with `:next-offset` when more follow; the
+/// collection keeps its kind (a page of a set is a set).
+fn page(kept: &Kept, limit: Option<u64>, offset: u64, basis: u64) -> Edn {
+    let total = kept.rows.len() as u64;
     let start = offset.min(total) as usize;
     let end = match limit {
         Some(limit) => offset.saturating_add(limit).min(total) as usize,
         None => total as usize,
     };
-    let page: Vec<Edn> = rows.into_iter().skip(start).take(end - start).collect();
+    let page = kept.rows[start..end].to_vec();
     let mut pairs = vec![
-        (Edn::kw(":result"), rebuild(page)),
+        (Edn::kw(":result"), (kept.rebuild)(page)),
         (Edn::kw(":basis-t"), Edn::Long(basis as i64)),
     ];
     if (end as u64) < total {
         pairs.push((Edn::kw(":next-offset"), Edn::Long(end as i64)));
     }
-    Ok(Edn::Map(pairs))
+    Edn::Map(pairs)
 }
 
 /// The name in `#datalith/db "name"`.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use datalith::Database;
 
 use super::leases::Leases;
+use super::pages::Pages;
 use crate::replica::Replica;
 
 /// What the operations run on.
@@ -14,16 +15,27 @@ pub struct Source {
     pub database: Database,
     /// Values kept for requests that asked for a lease.
     pub leases: Leases,
+    /// Results of paged queries, kept for their next pages.
+    pub pages: Pages,
     /// With `--log`: the log transactions go through, and the applier reads wait for.
     pub replica: Option<Arc<Replica>>,
 }
 
 impl Source {
-    /// A source whose leases last at most `max_lease`, `max_leases` at once.
-    pub fn new(database: Database, max_lease: Duration, max_leases: usize) -> Source {
+    /// A source whose leases last at most `max_lease`, `max_leases` at once, and whose paged
+    /// queries' results are kept within `page_cache_bytes`, each until unused for
+    /// `max_lease` (a minute at least).
+    pub fn new(
+        database: Database,
+        max_lease: Duration,
+        max_leases: usize,
+        page_cache_bytes: usize,
+    ) -> Source {
         Source {
             database,
             leases: Leases::new(max_lease, max_leases),
+            // A client pages at a lease's pace, and at least a minute's.
+            pages: Pages::new(page_cache_bytes, max_lease.max(Duration::from_secs(60))),
             replica: None,
         }
     }

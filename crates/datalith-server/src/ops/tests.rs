@@ -18,7 +18,10 @@ fn database() -> (tempfile::TempDir, Source) {
     let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
     db.transact(SCHEMA).unwrap();
     // Few leases, so that a test fills the table quickly.
-    (dir, Source::new(db, std::time::Duration::from_secs(60), 8))
+    (
+        dir,
+        Source::new(db, std::time::Duration::from_secs(60), 8, 1 << 20),
+    )
 }
 
 /// No other databases.
@@ -160,6 +163,69 @@ fn q_pages_add_up_to_the_whole_result() {
     let scalar = r#"{:query "[:find (count ?x) . :where [(range 0 7) [?x ...]]]" :limit 1}"#;
     let e = call(&db, Op::Q, scalar).unwrap_err();
     assert!(e.message.contains("page a collection result"), "{e}");
+}
+
+#[test]
+fn later_pages_are_slices_of_the_first_pages_result_kept_under_its_basis() {
+    let (_dir, db) = database();
+    db.database
+        .transact(r#"[{:person/email "a@x"} {:person/email "b@x"} {:person/email "c@x"}]"#)
+        .unwrap();
+    let query = r#"[:find ?m :where [_ :person/email ?m]]"#;
+    let page = |extra: &str| {
+        call(
+            &db,
+            Op::Q,
+            &format!("{{:query {query:?} :limit 2 {extra}}}"),
+        )
+    };
+    let first = page("").unwrap();
+    let Edn::Long(basis) = *field(&first, ":basis-t") else {
+        panic!("no basis")
+    };
+    // The database moves on, and the first page's value was never leased.
+    db.database.transact(r#"[{:person/email "d@x"}]"#).unwrap();
+    // Asked of the value itself, the next page comes from the kept result: that value's rows.
+    let second = page(&format!(":offset 2 :basis-t {basis}")).unwrap();
+    assert_eq!(field(&second, ":basis-t"), &Edn::Long(basis));
+    let mut rows = match (field(&first, ":result"), field(&second, ":result")) {
+        (Edn::Set(a), Edn::Set(b)) => [a.clone(), b.clone()].concat(),
+        other => panic!("{other:?}"),
+    };
+    rows.sort_by_key(datalith::edn::to_edn_string);
+    assert_eq!(
+        Edn::Vector(rows),
+        read_one(r#"[["a@x"] ["b@x"] ["c@x"]]"#).unwrap()
+    );
+    // What is not kept still needs its value: other inputs, another point in time.
+    for extra in [
+        format!(":offset 2 :basis-t {basis} :args [1]"),
+        format!(":offset 2 :basis-t {basis} :as-of {basis}"),
+    ] {
+        let e = page(&extra).unwrap_err();
+        assert_eq!(e.category, codes::BASIS_UNAVAILABLE, "{extra}: {e}");
+    }
+    // With no room to keep results, the same page is refused the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let open = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
+    open.transact(SCHEMA).unwrap();
+    open.transact(r#"[{:person/email "a@x"} {:person/email "b@x"} {:person/email "c@x"}]"#)
+        .unwrap();
+    let none = Source::new(open, std::time::Duration::from_secs(60), 8, 0);
+    let first = call(&none, Op::Q, &format!("{{:query {query:?} :limit 2}}")).unwrap();
+    let Edn::Long(basis) = *field(&first, ":basis-t") else {
+        panic!("no basis")
+    };
+    none.database
+        .transact(r#"[{:person/email "d@x"}]"#)
+        .unwrap();
+    let e = call(
+        &none,
+        Op::Q,
+        &format!("{{:query {query:?} :limit 2 :offset 2 :basis-t {basis}}}"),
+    )
+    .unwrap_err();
+    assert_eq!(e.category, codes::BASIS_UNAVAILABLE, "{e}");
 }
 
 #[test]
@@ -478,6 +544,7 @@ fn two_hundred_clients_each_read_the_value_they_took_while_writes_go_on() {
         database,
         std::time::Duration::from_secs(60),
         leases::DEFAULT_MAX_LEASES,
+        1 << 20,
     );
     let count = "[:find (count ?p) . :where [?p :person/email]]";
     let mut taken = Vec::new();
