@@ -52,11 +52,24 @@ impl RemoteDb {
             .post(&self.connection.path(op), &Edn::Map(fields))
     }
 
+    /// This value as an input of a query on another database of the same server
+    /// (`#datalith/db ["name" basis-t]`): the query reads this value, as `datalith::q` does
+    /// with several `Db` inputs, while the server keeps it (this value's lease).
+    pub fn as_input(&self) -> Edn {
+        Edn::Tagged(
+            datalith::Keyword::parse("datalith/db"),
+            Box::new(Edn::Vector(vec![
+                Edn::String(self.connection.name.clone()),
+                Edn::Long(self.basis as i64),
+            ])),
+        )
+    }
+
     /// Runs a query whose result is a collection and gives it `page` rows at a time, each
     /// page a request (`:limit`, `:offset`) of this same value, which each request keeps
-    /// leased for [`crate::LEASE_MS`] more. The server runs the query whole for each page
-    /// (its engine has no cursor): pages bound what one answer carries, not the server's
-    /// work.
+    /// leased for [`crate::LEASE_MS`] more. The server runs the query whole for the first
+    /// page (its engine has no cursor) and keeps the result for the next ones
+    /// (`--page-cache-bytes`), which are slices of it.
     pub fn q_pages(&self, query: &str, inputs: &[Edn], page: u64) -> Pages {
         Pages {
             db: self.clone(),

@@ -139,3 +139,39 @@ fn the_clients_kv_table_mirrors_the_embedded_one() {
     assert_eq!(e.status, 400);
     assert_eq!(e.code.as_deref(), Some(":datalith.error/invalid-argument"));
 }
+
+#[test]
+fn a_value_of_another_database_is_a_query_input_as_in_the_embedded_q() {
+    let s = server::start(&["people", "films"], &[]);
+    let client = Client::new(&s.base);
+    let (people, films) = (client.database("people"), client.database("films"));
+    let schema = r#"[{:db/ident :person/email :db/valueType :db.type/string
+                      :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+                     {:db/ident :person/name :db/valueType :db.type/string
+                      :db/cardinality :db.cardinality/one}]"#;
+    for db in [&people, &films] {
+        db.transact(schema).unwrap();
+    }
+    people
+        .transact(r#"[{:person/email "ann@x" :person/name "Ann"}]"#)
+        .unwrap();
+    films
+        .transact(r#"[{:person/email "ann@x" :person/name "Ann the director"}]"#)
+        .unwrap();
+    let then = films.db().unwrap();
+    films
+        .transact(r#"[{:person/email "ann@x" :person/name "Ann the producer"}]"#)
+        .unwrap();
+    let q = "[:find ?n ?d :in $ $films :where [?p :person/email ?e] [?p :person/name ?n]
+              [$films ?f :person/email ?e] [$films ?f :person/name ?d]]";
+    let now = people.db().unwrap();
+    // The value taken before the change, then the latest.
+    assert_eq!(
+        now.q(q, &[then.as_input()]).unwrap(),
+        read_one(r#"#{["Ann" "Ann the director"]}"#).unwrap()
+    );
+    assert_eq!(
+        now.q(q, &[films.db().unwrap().as_input()]).unwrap(),
+        read_one(r#"#{["Ann" "Ann the producer"]}"#).unwrap()
+    );
+}

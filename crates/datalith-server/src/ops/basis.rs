@@ -14,49 +14,7 @@ const REPLICA_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10)
 /// The value to read and its basis.
 pub fn snapshot(source: &Source, request: &Request) -> Result<(Db, u64)> {
     let (db, basis) = match request.count("basis-t")? {
-        Some(want) => match source.leases.get(want) {
-            Some(db) => (db, want),
-            None => {
-                if let Some(replica) = &source.replica {
-                    // Read-your-writes across nodes: a basis another node answered with is
-                    // one this node reaches by applying the log.
-                    if !replica.wait_for_basis(want, REPLICA_PATIENCE) {
-                        return Err(ServerError::new(
-                            codes::NOT_APPLIED_YET,
-                            format!(
-                                "basis-t {want}: this node has not applied the log that far \
-                                 within {} ms",
-                                REPLICA_PATIENCE.as_millis()
-                            ),
-                        )
-                        .with("requested", Edn::Long(want as i64)));
-                    }
-                    let db = source.database.db()?;
-                    // Past it by now: the value at `want` is the latest seen as of it.
-                    let db = if db.basis_t()? > want {
-                        db.as_of(datalith::TimePoint::Tx(want))?
-                    } else {
-                        db
-                    };
-                    return finish(source, request, db, want);
-                }
-                let db = source.database.db()?;
-                let basis = db.basis_t()?;
-                if basis != want {
-                    return Err(ServerError::new(
-                        codes::BASIS_UNAVAILABLE,
-                        format!(
-                            "basis-t {want} is not leased (never, or its lease ended) and the \
-                             database is at {basis}: read the latest, or ask for :lease-ms to \
-                             keep a value"
-                        ),
-                    )
-                    .with("basis-t", Edn::Long(basis as i64))
-                    .with("requested", Edn::Long(want as i64)));
-                }
-                (db, basis)
-            }
-        },
+        Some(want) => (value_at(source, want)?, want),
         None => {
             let db = source.database.db()?;
             let basis = db.basis_t()?;
@@ -64,6 +22,49 @@ pub fn snapshot(source: &Source, request: &Request) -> Result<(Db, u64)> {
         }
     };
     finish(source, request, db, basis)
+}
+
+/// The database value at basis `want`: leased, or still the latest (on a replica, the value
+/// once this node has applied the log that far).
+pub fn value_at(source: &Source, want: u64) -> Result<Db> {
+    if let Some(db) = source.leases.get(want) {
+        return Ok(db);
+    }
+    if let Some(replica) = &source.replica {
+        // Read-your-writes across nodes: a basis another node answered with is one this node
+        // reaches by applying the log.
+        if !replica.wait_for_basis(want, REPLICA_PATIENCE) {
+            return Err(ServerError::new(
+                codes::NOT_APPLIED_YET,
+                format!(
+                    "basis-t {want}: this node has not applied the log that far within {} ms",
+                    REPLICA_PATIENCE.as_millis()
+                ),
+            )
+            .with("requested", Edn::Long(want as i64)));
+        }
+        let db = source.database.db()?;
+        // Past it by now: the value at `want` is the latest seen as of it.
+        return Ok(if db.basis_t()? > want {
+            db.as_of(datalith::TimePoint::Tx(want))?
+        } else {
+            db
+        });
+    }
+    let db = source.database.db()?;
+    let basis = db.basis_t()?;
+    if basis != want {
+        return Err(ServerError::new(
+            codes::BASIS_UNAVAILABLE,
+            format!(
+                "basis-t {want} is not leased (never, or its lease ended) and the database is \
+                 at {basis}: read the latest, or ask for :lease-ms to keep a value"
+            ),
+        )
+        .with("basis-t", Edn::Long(basis as i64))
+        .with("requested", Edn::Long(want as i64)));
+    }
+    Ok(db)
 }
 
 /// Leases the value when asked, and applies the request's point in time.

@@ -1,9 +1,10 @@
 //! `q`: `{:query QUERY :args [INPUT...] :timeout MS :memory-limit BYTES :basis-t T
 //! :lease-ms MS}`. QUERY is EDN text or EDN data; the inputs bind to `:in` after `$` (the
 //! database in the path). An input `#datalith/db "films"` is another served database (its
-//! latest value; the token must be able to read it): the query then takes every input
-//! explicitly, the path's database first (`:in $ $films ...`), as Datomic's `q` does with
-//! several databases.
+//! latest value; the token must be able to read it), `#datalith/db ["films" T]` its value at
+//! basis T (leased, or still the latest): the query then takes every input explicitly, the
+//! path's database first (`:in $ $films ...`), as Datomic's `q` does with several
+//! databases.
 //!
 //! `:limit N :offset M` answer one page of a collection result (a relation, a vector of
 //! values), with `:next-offset` when more follow: ask again with that `:offset` and the
@@ -61,8 +62,12 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     let limit = request.count("limit")?;
     let offset = request.count("offset")?;
     let paged = limit.is_some() || offset.is_some();
-    // A query that reads other databases reads their latest values: no basis decides it.
-    let keepable = paged && !args.iter().any(|a| database_named(a).is_some());
+    let named = args
+        .iter()
+        .map(database_named)
+        .collect::<Result<Vec<_>>>()?;
+    // A query that reads another database's latest value: no basis decides its result.
+    let keepable = paged && named.iter().flatten().all(|(_, basis)| basis.is_some());
     if let (true, Some(basis)) = (keepable, request.count("basis-t")?) {
         if let Some(kept) = source.pages.get(&page_key(&text, &args, basis, request)) {
             // A lease asked for is renewed while the value is still leased.
@@ -74,14 +79,17 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     }
     let (db, basis) = basis::snapshot(source, request)?;
     let key = keepable.then(|| page_key(&text, &args, basis, request));
-    let out = match args.iter().any(|a| database_named(a).is_some()) {
+    let out = match named.iter().any(Option::is_some) {
         false => db.q_with(&text, &args, &options)?,
         true => {
             let mut inputs = vec![Input::Db(db)];
-            for arg in args {
-                inputs.push(match database_named(&arg) {
-                    Some(name) => Input::Db(cx.databases.source(name)?.database.db()?),
-                    None => Input::Value(arg),
+            for (arg, named) in args.iter().zip(&named) {
+                inputs.push(match named {
+                    Some((name, None)) => Input::Db(cx.databases.source(name)?.database.db()?),
+                    Some((name, Some(basis))) => {
+                        Input::Db(basis::value_at(&*cx.databases.source(name)?, *basis)?)
+                    }
+                    None => Input::Value(arg.clone()),
                 });
             }
             datalith::q_with(&text, &inputs, &options)?
@@ -152,15 +160,34 @@ fn page(kept: &Kept, limit: Option<u64>, offset: u64, basis: u64) -> Edn {
     Edn::Map(pairs)
 }
 
-/// The name in `#datalith/db "name"`.
-fn database_named(arg: &Edn) -> Option<&str> {
-    match arg {
-        Edn::Tagged(tag, name) if tag.to_symbol_text() == "datalith/db" => match &**name {
-            Edn::String(name) => Some(name),
-            _ => None,
-        },
-        _ => None,
+/// What an input `#datalith/db "name"` (that database's latest value) or `#datalith/db
+/// ["name" T]` (its value at basis T, leased or still the latest) names; `None` for any other
+/// input.
+fn database_named(arg: &Edn) -> Result<Option<(&str, Option<u64>)>> {
+    let Edn::Tagged(tag, named) = arg else {
+        return Ok(None);
+    };
+    if tag.to_symbol_text() != "datalith/db" {
+        return Ok(None);
     }
+    match &**named {
+        Edn::String(name) => Ok(Some((name, None))),
+        Edn::Vector(pair) => match pair.as_slice() {
+            [Edn::String(name), Edn::Long(basis)] if *basis >= 0 => {
+                Ok(Some((name, Some(*basis as u64))))
+            }
+            _ => Err(malformed_db_input(arg)),
+        },
+        _ => Err(malformed_db_input(arg)),
+    }
+}
+
+fn malformed_db_input(arg: &Edn) -> ServerError {
+    ServerError::invalid(format!(
+        "#datalith/db takes a served database's name (its latest value) or [name basis-t] \
+         (its value at that basis), got {}",
+        super::request::short(arg)
+    ))
 }
 
 /// A query's own `:timeout` and `:memory-limit` take precedence over the options the server

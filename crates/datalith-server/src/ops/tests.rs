@@ -499,8 +499,68 @@ fn a_query_joins_another_database_named_among_its_inputs() {
     );
     let unknown =
         r#"{:query "[:find ?e :in $ $x :where [$x ?e :person/name]]" :args [#datalith/db "nope"]}"#;
-    let e = call_with(&people, &Films(films), Op::Q, unknown).unwrap_err();
+    let e = call_with(&people, &Films(films.clone()), Op::Q, unknown).unwrap_err();
     assert_eq!(e.category, codes::UNKNOWN_DATABASE);
+    // A value of the other database named by its basis: leased, then the database moves on.
+    let leased = call(
+        &films,
+        Op::Q,
+        r#"{:query "[:find ?e . :where [?e :person/email]]" :lease-ms 60000}"#,
+    )
+    .unwrap();
+    let Edn::Long(t) = *field(&leased, ":basis-t") else {
+        panic!("no basis")
+    };
+    films
+        .database
+        .transact(r#"[{:person/email "ann@x" :person/name "Ann the producer"}]"#)
+        .unwrap();
+    let director = |input: &str| {
+        let q = format!(
+            r#"{{:query "[:find ?d . :in $ $films :where [$films ?f :person/name ?d]]" :args [{input}]}}"#
+        );
+        call_with(&people, &Films(films.clone()), Op::Q, &q)
+    };
+    let cases: &[(String, std::result::Result<&str, datalith::error::Category>)] = &[
+        // input, the name read or the error's category
+        (
+            format!(r#"#datalith/db ["films" {t}]"#),
+            Ok("Ann the director"),
+        ),
+        (
+            r#"#datalith/db "films""#.to_string(),
+            Ok("Ann the producer"),
+        ),
+        (
+            r#"#datalith/db ["films" 1]"#.to_string(),
+            Err(codes::BASIS_UNAVAILABLE),
+        ),
+        (
+            r#"#datalith/db 5"#.to_string(),
+            Err(datalith::error::INVALID_ARGUMENT),
+        ),
+        (
+            r#"#datalith/db ["films"]"#.to_string(),
+            Err(datalith::error::INVALID_ARGUMENT),
+        ),
+        (
+            r#"#datalith/db ["films" -1]"#.to_string(),
+            Err(datalith::error::INVALID_ARGUMENT),
+        ),
+    ];
+    for (input, want) in cases {
+        match (director(input), want) {
+            (Ok(r), Ok(name)) => {
+                assert_eq!(
+                    field(&r, ":result"),
+                    &Edn::String(name.to_string()),
+                    "{input}"
+                )
+            }
+            (Err(e), Err(category)) => assert_eq!(&e.category, category, "{input}: {e}"),
+            (got, want) => panic!("{input}: {got:?}, wanted {want:?}"),
+        }
+    }
 }
 
 #[test]
