@@ -1,6 +1,6 @@
 //! Describing a database: `.schema`, `.attrs`, `.stat` and the `stat` subcommand.
 
-use datalith::codec::ValueType;
+use datalith::edn::{to_edn_string, Edn};
 use datalith::kv::TableKind;
 use datalith::store::{Attribute, Cardinality, Unique};
 use datalith::{Database, Db};
@@ -8,14 +8,104 @@ use datalith::{Database, Db};
 use crate::error::Result;
 use crate::render::table;
 
+/// One user attribute as `.schema` and `.attrs` show it, from a local database or from a
+/// server's `stat`.
+pub struct AttrRow {
+    ident: String,
+    /// The value type's ident, `:db.type/string`.
+    value_type: String,
+    many: bool,
+    /// `identity` or `value`.
+    unique: Option<&'static str>,
+    component: bool,
+    doc: Option<String>,
+    datoms: u64,
+    distinct: u64,
+}
+
+/// The user attributes of `db`, with their statistics.
+pub fn attr_rows(db: &Db) -> Result<Vec<AttrRow>> {
+    let r = db.reader();
+    let mut rows = Vec::new();
+    for a in db.schema().user_attributes() {
+        let s = r.stats(a.id)?;
+        rows.push(row_of(&a, s.datoms, s.distinct));
+    }
+    Ok(rows)
+}
+
+fn row_of(a: &Attribute, datoms: u64, distinct: u64) -> AttrRow {
+    AttrRow {
+        ident: a.ident.to_string(),
+        value_type: a.value_type.ident().to_string(),
+        many: a.cardinality == Cardinality::Many,
+        unique: match a.unique {
+            Some(Unique::Identity) => Some("identity"),
+            Some(Unique::Value) => Some("value"),
+            None => None,
+        },
+        component: a.is_component,
+        doc: a.doc.clone(),
+        datoms,
+        distinct,
+    }
+}
+
+/// The attributes of a server's `stat` answer (`:attributes`, maps of `:db/ident`,
+/// `:db/valueType`, ... and `:datoms`, `:distinct`).
+pub fn attr_rows_of_stat(stat: &Edn) -> Vec<AttrRow> {
+    let get = |m: &[(Edn, Edn)], k: &str| {
+        m.iter()
+            .find(|(key, _)| *key == Edn::kw(k))
+            .map(|(_, v)| v.clone())
+    };
+    let Some(Edn::Vector(attrs)) = (match stat {
+        Edn::Map(m) => get(m, ":attributes"),
+        _ => None,
+    }) else {
+        return Vec::new();
+    };
+    let text = |v: Option<Edn>| match v {
+        Some(Edn::Keyword(k)) => k.to_string(),
+        Some(other) => to_edn_string(&other),
+        None => String::new(),
+    };
+    let count = |v: Option<Edn>| match v {
+        Some(Edn::Long(n)) => n.max(0) as u64,
+        _ => 0,
+    };
+    attrs
+        .iter()
+        .filter_map(|a| match a {
+            Edn::Map(m) => Some(AttrRow {
+                ident: text(get(m, ":db/ident")),
+                value_type: text(get(m, ":db/valueType")),
+                many: text(get(m, ":db/cardinality")) == ":db.cardinality/many",
+                unique: match text(get(m, ":db/unique")).as_str() {
+                    ":db.unique/identity" => Some("identity"),
+                    ":db.unique/value" => Some("value"),
+                    _ => None,
+                },
+                component: get(m, ":db/isComponent") == Some(Edn::Bool(true)),
+                doc: match get(m, ":db/doc") {
+                    Some(Edn::String(d)) => Some(d),
+                    _ => None,
+                },
+                datoms: count(get(m, ":datoms")),
+                distinct: count(get(m, ":distinct")),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The user schema as EDN tx data (what would recreate it).
-pub fn schema_text(db: &Db) -> String {
-    let attrs = db.schema().user_attributes();
-    if attrs.is_empty() {
+pub fn schema_text(rows: &[AttrRow]) -> String {
+    if rows.is_empty() {
         return ";; no user attributes yet\n".into();
     }
     let mut out = String::from("[");
-    for (i, a) in attrs.iter().enumerate() {
+    for (i, a) in rows.iter().enumerate() {
         if i > 0 {
             out.push_str("\n ");
         }
@@ -25,68 +115,56 @@ pub fn schema_text(db: &Db) -> String {
     out
 }
 
-fn attr_map(a: &Attribute) -> String {
-    let mut s = format!(
-        "{{:db/ident {} :db/valueType {}",
-        a.ident,
-        a.value_type.ident()
-    );
-    s.push_str(match a.cardinality {
-        Cardinality::One => " :db/cardinality :db.cardinality/one",
-        Cardinality::Many => " :db/cardinality :db.cardinality/many",
+fn attr_map(a: &AttrRow) -> String {
+    let mut s = format!("{{:db/ident {} :db/valueType {}", a.ident, a.value_type);
+    s.push_str(match a.many {
+        false => " :db/cardinality :db.cardinality/one",
+        true => " :db/cardinality :db.cardinality/many",
     });
-    match a.unique {
-        Some(Unique::Identity) => s.push_str(" :db/unique :db.unique/identity"),
-        Some(Unique::Value) => s.push_str(" :db/unique :db.unique/value"),
-        None => {}
+    if let Some(u) = a.unique {
+        s.push_str(&format!(" :db/unique :db.unique/{u}"));
     }
-    if a.is_component {
+    if a.component {
         s.push_str(" :db/isComponent true");
     }
     if let Some(d) = &a.doc {
         s.push_str(&format!(
             " :db/doc {}",
-            datalith::edn::to_edn_string(&datalith::edn::Edn::String(d.clone()))
+            to_edn_string(&Edn::String(d.clone()))
         ));
     }
     s.push('}');
     s
 }
 
-fn short_type(t: ValueType) -> &'static str {
-    let id = t.ident();
-    id.rsplit('/').next().unwrap_or(id)
-}
-
 /// A table of the user attributes with their statistics.
-pub fn attrs_table(db: &Db) -> Result<String> {
-    let r = db.reader();
-    let mut rows = Vec::new();
-    for a in db.schema().user_attributes() {
-        let s = r.stats(a.id)?;
-        rows.push(vec![
-            a.ident.to_string(),
-            short_type(a.value_type).to_string(),
-            match a.cardinality {
-                Cardinality::One => "one".into(),
-                Cardinality::Many => "many".into(),
-            },
-            match a.unique {
-                Some(Unique::Identity) => "identity".into(),
-                Some(Unique::Value) => "value".into(),
-                None if a.is_component => "component".into(),
-                None => String::new(),
-            },
-            s.datoms.to_string(),
-            s.distinct.to_string(),
-        ]);
-    }
+pub fn attrs_table(rows: &[AttrRow]) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|a| {
+            vec![
+                a.ident.clone(),
+                a.value_type
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or(&a.value_type)
+                    .to_string(),
+                if a.many { "many" } else { "one" }.to_string(),
+                match (a.unique, a.component) {
+                    (Some(u), _) => u.to_string(),
+                    (None, true) => "component".into(),
+                    (None, false) => String::new(),
+                },
+                a.datoms.to_string(),
+                a.distinct.to_string(),
+            ]
+        })
+        .collect();
     let head: Vec<String> = ["attribute", "type", "card", "unique", "datoms", "distinct"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let n = rows.len();
-    Ok(table(&head, &rows, n))
+    table(&head, &cells, cells.len())
 }
 
 fn human(bytes: u64) -> String {
@@ -228,6 +306,6 @@ pub fn stat_text(database: &Database) -> Result<String> {
         db.schema().user_attributes().len(),
         db.schema().version
     ));
-    out.push_str(&attrs_table(&db)?);
+    out.push_str(&attrs_table(&attr_rows(&db)?));
     Ok(out)
 }

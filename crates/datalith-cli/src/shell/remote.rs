@@ -1,9 +1,12 @@
 //! The shell on a server: `datalith shell http://HOST:PORT/db/NAME` (or `datalith URL`).
 //! Queries, tx data and `.pull` go through `datalith-client`, and print as the local shell
-//! prints them; what only a local file allows (`.open`, `.import`, `.dump`, `.backup`,
+//! prints them (`.schema` and `.attrs` from the server's `stat`, `.output` and `.read` as
+//! locally); what only a local file allows (`.open`, `.import`, `.dump`, `.backup`,
 //! `.explain`) is refused with a word on why. Without a database in the URL, the server's
 //! only database is used, or `.use NAME` picks one.
 
+use std::fs::File;
+use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -11,7 +14,7 @@ use std::time::Instant;
 use datalith::edn::{read_all, to_edn_string, Edn};
 use datalith_client::Connection;
 
-use super::session::{read_forms, Flow};
+use super::session::{read_forms, run_script, Flow};
 use super::Handler;
 use crate::error::{CliError, Result};
 use crate::exec;
@@ -26,9 +29,13 @@ Type a query ([:find ...], {:find ...}, or {:query [:find ...] :args [INPUT ...]
 .dbs                  the databases this client may read
 .use NAME             work on database NAME
 .stat                 the database's statistics, as the server gives them
+.schema               the database's attributes as tx data (what would recreate them)
+.attrs                its attributes with their datoms and distinct values
 .pull PATTERN EID     pull PATTERN for EID (an entity id, an :ident or a lookup ref [:attr v])
 .mode table|edn|json|csv   how results print
 .timer on|off         print how long each command took (the round trip)
+.output [FILE]        write results to FILE (no FILE: back to the screen)
+.read FILE            run the commands of FILE
 .quit                 leave (also .exit, Ctrl-D)
 ";
 
@@ -40,6 +47,10 @@ pub struct RemoteSession {
     /// How results print.
     mode: Format,
     timer: bool,
+    /// Where results go (`.output`), the screen when `None`.
+    output: Option<(String, File)>,
+    /// How deep `.read` is nested.
+    depth: usize,
     /// Errors so far (a script's exit status).
     pub errors: u64,
     /// Attribute idents for completion.
@@ -85,6 +96,8 @@ impl RemoteSession {
             db: None,
             mode: Format::Table,
             timer: false,
+            output: None,
+            depth: 0,
             errors: 0,
             attrs: Arc::new(RwLock::new(Vec::new())),
         };
@@ -135,6 +148,20 @@ impl RemoteSession {
         })
     }
 
+    /// Writes `text` where results go.
+    fn out(&mut self, text: &str) {
+        let written = match &mut self.output {
+            Some((_, f)) => f.write_all(text.as_bytes()),
+            None => {
+                let mut o = std::io::stdout().lock();
+                o.write_all(text.as_bytes()).and_then(|_| o.flush())
+            }
+        };
+        if let Err(e) = written {
+            eprintln!("error: writing output: {e}");
+        }
+    }
+
     fn timed(&self, start: Instant) {
         if self.timer {
             println!("time: {:.3} ms", start.elapsed().as_secs_f64() * 1e3);
@@ -161,7 +188,8 @@ impl RemoteSession {
                 None => (form.clone(), Vec::new()),
             };
             let result = self.database()?.db()?.q(&to_edn_string(&query), &args)?;
-            print!("{}", render(&result, &find_headers(&query), self.mode));
+            let text = render(&result, &find_headers(&query), self.mode);
+            self.out(&text);
             self.timed(start);
             return Ok(());
         }
@@ -173,7 +201,8 @@ impl RemoteSession {
             )));
         }
         let report = self.database()?.transact(form)?;
-        println!("{}", to_edn_string(&report_edn(&report)));
+        let text = format!("{}\n", to_edn_string(&report_edn(&report)));
+        self.out(&text);
         self.timed(start);
         Ok(())
     }
@@ -189,7 +218,7 @@ impl RemoteSession {
             ".help" => print!("{HELP}"),
             ".dbs" => {
                 for name in self.remote.client().databases()? {
-                    println!("{name}");
+                    self.out(&format!("{name}\n"));
                 }
             }
             ".use" => match args.as_slice() {
@@ -198,8 +227,44 @@ impl RemoteSession {
             },
             ".stat" => {
                 let stat = self.database()?.stat()?;
-                println!("{}", to_edn_string(&stat));
+                self.out(&format!("{}\n", to_edn_string(&stat)));
             }
+            ".schema" => {
+                let rows = crate::info::attr_rows_of_stat(&self.database()?.stat()?);
+                self.out(&crate::info::schema_text(&rows));
+            }
+            ".attrs" => {
+                let rows = crate::info::attr_rows_of_stat(&self.database()?.stat()?);
+                self.out(&crate::info::attrs_table(&rows));
+            }
+            ".output" => match args.as_slice() {
+                [] | ["stdout" | "-"] => self.output = None,
+                [f] => {
+                    let file = File::create(f)
+                        .map_err(|e| CliError::user(format!("cannot create {f}: {e}")))?;
+                    self.output = Some((f.to_string(), file));
+                }
+                _ => return Err(CliError::user("usage: .output [FILE]")),
+            },
+            ".read" => match args.as_slice() {
+                [f] => {
+                    let text = crate::input::read_file(f)?;
+                    if self.depth >= 16 {
+                        return Err(CliError::user(".read nested more than 16 deep"));
+                    }
+                    self.depth += 1;
+                    let before = self.errors;
+                    let flow = run_script(&text, f, &mut |input, source, first| {
+                        self.handle(input, source, first)
+                    });
+                    self.depth -= 1;
+                    if self.errors > before {
+                        eprintln!("{f}: {} error(s)", self.errors - before);
+                    }
+                    return Ok(flow);
+                }
+                _ => return Err(CliError::user("usage: .read FILE")),
+            },
             ".pull" => {
                 let forms = read_all(rest).map_err(|e| CliError::read("pull", &e))?;
                 let [pattern, eid] = forms.as_slice() else {
@@ -207,7 +272,7 @@ impl RemoteSession {
                 };
                 let eid = datalith::Eid::from_edn(eid)?;
                 let result = self.database()?.db()?.pull(&to_edn_string(pattern), eid)?;
-                println!("{}", to_edn_string(&result));
+                self.out(&format!("{}\n", to_edn_string(&result)));
             }
             ".mode" => match args.as_slice() {
                 [m] => self.mode = Format::parse(m)?,
@@ -219,8 +284,7 @@ impl RemoteSession {
                 ["off"] => self.timer = false,
                 _ => return Err(CliError::user("usage: .timer on|off")),
             },
-            ".open" | ".import" | ".dump" | ".backup" | ".explain" | ".read" | ".output"
-            | ".schema" | ".attrs" => {
+            ".open" | ".import" | ".dump" | ".backup" | ".explain" => {
                 return Err(CliError::user(format!(
                     "{cmd} works on a local database, not over a server (.help lists what does)"
                 )))

@@ -315,11 +315,13 @@ impl Session {
                 println!("reading now");
             }
             ".schema" => {
-                let text = crate::info::schema_text(&self.database()?.db()?);
+                let text =
+                    crate::info::schema_text(&crate::info::attr_rows(&self.database()?.db()?)?);
                 self.out(&text);
             }
             ".attrs" => {
-                let text = crate::info::attrs_table(&self.database()?.db()?)?;
+                let text =
+                    crate::info::attrs_table(&crate::info::attr_rows(&self.database()?.db()?)?);
                 self.out(&text);
             }
             ".stat" => {

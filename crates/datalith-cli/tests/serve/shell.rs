@@ -103,3 +103,60 @@ fn the_shell_queries_transacts_and_pulls_through_a_server() {
     assert_eq!(code, 1);
     assert!(err.contains("its path is not /db/NAME"), "{err}");
 }
+
+#[test]
+fn the_shell_on_a_server_shows_the_schema_and_writes_and_reads_files() {
+    let s = server::start(&["people"], &[]);
+    let url = s.url("/db/people");
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("names.edn");
+    let script_file = dir.path().join("more.txt");
+    std::fs::write(
+        &script_file,
+        ".mode edn\n[:find (count ?e) . :where [?e :person/name]]\n",
+    )
+    .unwrap();
+    let script = format!(
+        r#"[{{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity :db/doc "a name"}}
+ {{:db/ident :person/pet :db/valueType :db.type/ref :db/cardinality :db.cardinality/many :db/isComponent true}}]
+[{{:person/name "Ann"}}]
+.schema
+.attrs
+.output {}
+.mode edn
+[:find ?n . :where [_ :person/name ?n]]
+.output
+.read {}
+.explain [:find ?n :where [_ :person/name ?n]]
+"#,
+        saved.display(),
+        script_file.display()
+    );
+    let (code, out, err) = shell(&["shell", &url], &script);
+    // One input fails: `.explain` needs the local file.
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(err.contains(".explain works on a local database"), "{err}");
+    for want in [
+        // .schema: tx data that recreates the attributes, what is set and only that
+        r#"[{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity :db/doc "a name"}"#,
+        r#" {:db/ident :person/pet :db/valueType :db.type/ref :db/cardinality :db.cardinality/many :db/isComponent true}]"#,
+    ] {
+        assert!(out.lines().any(|l| l == want), "{want}\n{out}");
+    }
+    // .attrs: a table row per attribute with its counts
+    let row = out
+        .lines()
+        .find(|l| l.starts_with(":person/name") && l.contains("| identity"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert!(cells.contains(&"string") && cells.contains(&"1"), "{row}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(":person/pet") && l.contains("| component")),
+        "{out}"
+    );
+    // .output sent the query's answer to the file, not the screen; .read ran the file.
+    assert_eq!(std::fs::read_to_string(&saved).unwrap().trim(), r#""Ann""#);
+    assert!(!out.contains(r#""Ann""#), "{out}");
+    assert_eq!(out.lines().last(), Some("1"), "{out}");
+}

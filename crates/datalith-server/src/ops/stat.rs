@@ -44,6 +44,12 @@ pub fn run(source: &Source, name: &str) -> Result<Edn> {
             Some(Unique::Value) => m.push((Edn::kw(":db/unique"), Edn::kw(":db.unique/value"))),
             None => {}
         }
+        if a.is_component {
+            m.push((Edn::kw(":db/isComponent"), Edn::Bool(true)));
+        }
+        if let Some(doc) = &a.doc {
+            m.push((Edn::kw(":db/doc"), Edn::String(doc.clone())));
+        }
         m.push((Edn::kw(":datoms"), Edn::Long(s.datoms as i64)));
         m.push((Edn::kw(":distinct"), Edn::Long(s.distinct as i64)));
         attributes.push(Edn::Map(m));
