@@ -5,7 +5,7 @@ use datalith::Eid;
 
 use crate::connection::Connection;
 use crate::error::ClientError;
-use crate::http::{field, take_field};
+use crate::http::{field, take_field, take_fields};
 
 /// A database value, named by its basis and kept by the server for a lease.
 #[derive(Clone)]
@@ -89,6 +89,22 @@ impl RemoteDb {
                 (Edn::kw(":args"), Edn::Vector(inputs.to_vec())),
             ],
         )
+    }
+
+    /// Runs a query and answers its result with the plan the engine followed (as
+    /// `Db::explain`), the plan as the server gives it: `{:query .. :rows N :clauses [..]
+    /// :steps [{:step .. :index "AVE" :estimated N :actual N :clauses [..]} ..]}`.
+    pub fn explain(&self, query: &str, inputs: &[Edn]) -> Result<(Edn, Edn), ClientError> {
+        let answer = self.answer(
+            "q",
+            vec![
+                (Edn::kw(":query"), Edn::String(query.to_string())),
+                (Edn::kw(":args"), Edn::Vector(inputs.to_vec())),
+                (Edn::kw(":explain"), Edn::Bool(true)),
+            ],
+        )?;
+        let [result, plan] = take_fields(answer, [":result", ":plan"]);
+        Ok((result.unwrap_or(Edn::Nil), plan.unwrap_or(Edn::Nil)))
     }
 
     /// Pulls `pattern` for the entity `e` names; nil when it names none (as `Db::pull`).

@@ -1,8 +1,8 @@
 //! The shell on a server: `datalith shell http://HOST:PORT/db/NAME` (or `datalith URL`).
 //! Queries, tx data and `.pull` go through `datalith-client`, and print as the local shell
 //! prints them (`.schema` and `.attrs` from the server's `stat`, `.output` and `.read` as
-//! locally); what only a local file allows (`.open`, `.import`, `.dump`, `.backup`,
-//! `.explain`) is refused with a word on why. Without a database in the URL, the server's
+//! locally, `.explain` from the plan the server answers with); what only a local file allows
+//! (`.open`, `.import`, `.dump`, `.backup`) is refused with a word on why. Without a database in the URL, the server's
 //! only database is used, or `.use NAME` picks one.
 
 use std::fs::File;
@@ -32,6 +32,7 @@ Type a query ([:find ...], {:find ...}, or {:query [:find ...] :args [INPUT ...]
 .schema               the database's attributes as tx data (what would recreate them)
 .attrs                its attributes with their datoms and distinct values
 .pull PATTERN EID     pull PATTERN for EID (an entity id, an :ident or a lookup ref [:attr v])
+.explain QUERY        run QUERY and show its plan: each step's index, estimated and actual rows
 .mode table|edn|json|csv   how results print
 .timer on|off         print how long each command took (the round trip)
 .output [FILE]        write results to FILE (no FILE: back to the screen)
@@ -284,7 +285,20 @@ impl RemoteSession {
                 ["off"] => self.timer = false,
                 _ => return Err(CliError::user("usage: .timer on|off")),
             },
-            ".open" | ".import" | ".dump" | ".backup" | ".explain" => {
+            ".explain" => {
+                if rest.is_empty() {
+                    return Err(CliError::user("usage: .explain QUERY"));
+                }
+                let form =
+                    datalith::edn::read_one(rest).map_err(|e| CliError::read("query", &e))?;
+                if !exec::is_query(&form) {
+                    return Err(CliError::user(".explain needs a query ([:find ...])"));
+                }
+                // The text as typed: the plan's positions are in it.
+                let (_, plan) = self.database()?.db()?.explain(rest, &[])?;
+                self.out(&super::session::explain_text_of_edn(&plan));
+            }
+            ".open" | ".import" | ".dump" | ".backup" => {
                 return Err(CliError::user(format!(
                     "{cmd} works on a local database, not over a server (.help lists what does)"
                 )))

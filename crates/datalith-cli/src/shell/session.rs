@@ -520,10 +520,6 @@ pub fn run_script(
 /// The plan of `.explain`: steps with the index each read, estimated and actual sizes and
 /// where (line:column) the clauses each ran were written, then the result size.
 pub fn explain_text(plan: &datalith::query::Plan) -> String {
-    let head: Vec<String> = ["step", "index", "estimated", "actual", "written at"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
     // Where the clauses a step ran were written (none for a step of a rule body).
     let written_at = |clauses: &[usize]| -> String {
         clauses
@@ -546,8 +542,67 @@ pub fn explain_text(plan: &datalith::query::Plan) -> String {
             ]
         })
         .collect();
-    let mut out = crate::render::table(&head, &rows, rows.len());
-    let n = plan.rows;
+    explain_table(&rows, plan.rows)
+}
+
+/// [`explain_text`] of a plan as a server answers it (`q` with `:explain true`).
+pub fn explain_text_of_edn(plan: &Edn) -> String {
+    let get = |m: &Edn, k: &str| match m {
+        Edn::Map(pairs) => pairs
+            .iter()
+            .find(|(key, _)| *key == Edn::kw(k))
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    };
+    let text = |v: Option<Edn>| match v {
+        Some(Edn::String(s)) => s,
+        Some(Edn::Long(n)) => n.to_string(),
+        Some(other) => to_edn_string(&other),
+        None => String::new(),
+    };
+    let items = |v: Option<Edn>| match v {
+        Some(Edn::Vector(items)) => items,
+        _ => Vec::new(),
+    };
+    let clauses = items(get(plan, ":clauses"));
+    let rows: Vec<Vec<String>> = items(get(plan, ":steps"))
+        .iter()
+        .map(|s| {
+            let written_at = items(get(s, ":clauses"))
+                .iter()
+                .filter_map(|i| match i {
+                    Edn::Long(i) => clauses.get(usize::try_from(*i).ok()?),
+                    _ => None,
+                })
+                .filter_map(|c| {
+                    let line = get(c, ":line")?;
+                    Some(format!("{}:{}", text(Some(line)), text(get(c, ":column"))))
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            vec![
+                text(get(s, ":step")),
+                text(get(s, ":index")),
+                text(get(s, ":estimated")),
+                text(get(s, ":actual")),
+                written_at,
+            ]
+        })
+        .collect();
+    let n = match get(plan, ":rows") {
+        Some(Edn::Long(n)) => usize::try_from(n).unwrap_or(0),
+        _ => 0,
+    };
+    explain_table(&rows, n)
+}
+
+/// The table of a plan's steps, then the result's size.
+fn explain_table(rows: &[Vec<String>], n: usize) -> String {
+    let head: Vec<String> = ["step", "index", "estimated", "actual", "written at"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut out = crate::render::table(&head, rows, rows.len());
     out.push_str(&format!(
         "result: {n} {}\n",
         if n == 1 { "row" } else { "rows" }

@@ -127,15 +127,17 @@ fn the_shell_on_a_server_shows_the_schema_and_writes_and_reads_files() {
 [:find ?n . :where [_ :person/name ?n]]
 .output
 .read {}
-.explain [:find ?n :where [_ :person/name ?n]]
+.mode table
+.explain [:find ?n :where [?p :person/name "Ann"] [?p :person/name ?n]]
+.open elsewhere
 "#,
         saved.display(),
         script_file.display()
     );
     let (code, out, err) = shell(&["shell", &url], &script);
-    // One input fails: `.explain` needs the local file.
+    // One input fails: `.open` needs a local file.
     assert_eq!(code, 1, "{out}\n{err}");
-    assert!(err.contains(".explain works on a local database"), "{err}");
+    assert!(err.contains(".open works on a local database"), "{err}");
     for want in [
         // .schema: tx data that recreates the attributes, what is set and only that
         r#"[{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity :db/doc "a name"}"#,
@@ -157,6 +159,15 @@ fn the_shell_on_a_server_shows_the_schema_and_writes_and_reads_files() {
     );
     // .output sent the query's answer to the file, not the screen; .read ran the file.
     assert_eq!(std::fs::read_to_string(&saved).unwrap().trim(), r#""Ann""#);
-    assert!(!out.contains(r#""Ann""#), "{out}");
-    assert_eq!(out.lines().last(), Some("1"), "{out}");
+    assert!(!out.lines().any(|l| l == r#""Ann""#), "{out}");
+    assert!(out.lines().any(|l| l == "1"), "{out}");
+    // .explain: the server's plan as the local shell shows it, a step a row.
+    let step = out
+        .lines()
+        .find(|l| l.starts_with(r#"[?p :person/name "Ann"]"#))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = step.split('|').map(str::trim).collect();
+    // index, estimated, actual, where the clause was written in the line typed
+    assert_eq!(cells[1..], ["AVE", "1", "1", "1:18"], "{step}");
+    assert!(out.contains("result: 1 row"), "{out}");
 }

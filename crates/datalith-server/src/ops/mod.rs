@@ -8,6 +8,7 @@
 
 mod basis;
 mod datoms;
+mod explain;
 mod index_range;
 mod kv;
 pub mod leases;

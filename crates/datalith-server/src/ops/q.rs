@@ -1,5 +1,6 @@
 //! `q`: `{:query QUERY :args [INPUT...] :timeout MS :memory-limit BYTES :basis-t T
-//! :lease-ms MS}`. QUERY is EDN text or EDN data; the inputs bind to `:in` after `$` (the
+//! :lease-ms MS :explain BOOL}`; with `:explain true` the answer carries the plan as `:plan`
+//! (`explain`). QUERY is EDN text or EDN data; the inputs bind to `:in` after `$` (the
 //! database in the path). An input `#datalith/db "films"` is another served database (its
 //! latest value; the token must be able to read it), `#datalith/db ["films" T]` its value at
 //! basis T (leased, or still the latest): the query then takes every input explicitly, the
@@ -36,6 +37,7 @@ pub const FIELDS: &[&str] = &[
     "as-of",
     "since",
     "history",
+    "explain",
 ];
 
 pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
@@ -59,6 +61,19 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     if let Some(threads) = cx.limits.threads {
         options = options.threads(threads);
     }
+    let explain = match request.get("explain") {
+        None | Some(Edn::Bool(false)) => false,
+        Some(Edn::Bool(true)) => true,
+        Some(other) => {
+            return Err(ServerError::invalid(format!(
+                ":explain must be true or false, got {}",
+                super::request::short(other)
+            )))
+        }
+    };
+    if explain {
+        options = options.explain(true);
+    }
     let limit = request.count("limit")?;
     let offset = request.count("offset")?;
     let paged = limit.is_some() || offset.is_some();
@@ -66,8 +81,9 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
         .iter()
         .map(database_named)
         .collect::<Result<Vec<_>>>()?;
-    // A query that reads another database's latest value: no basis decides its result.
-    let keepable = paged && named.iter().flatten().all(|(_, basis)| basis.is_some());
+    // A query that reads another database's latest value: no basis decides its result. An
+    // explained one asks for the run itself.
+    let keepable = paged && !explain && named.iter().flatten().all(|(_, basis)| basis.is_some());
     if let (true, Some(basis)) = (keepable, request.count("basis-t")?) {
         if let Some(kept) = source.pages.get(&page_key(&text, &args, basis, request)) {
             // A lease asked for is renewed while the value is still leased.
@@ -95,8 +111,16 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             datalith::q_with(&text, &inputs, &options)?
         }
     };
+    let plan = out.plan.as_ref().map(super::explain::plan_edn);
+    let with_plan = |answer: Edn| match (answer, plan) {
+        (Edn::Map(mut pairs), Some(plan)) => {
+            pairs.push((Edn::kw(":plan"), plan));
+            Edn::Map(pairs)
+        }
+        (answer, _) => answer,
+    };
     if !paged {
-        return Ok(answer(out.result, basis));
+        return Ok(with_plan(answer(out.result, basis)));
     }
     let (rows, rebuild) = collection(out.result)?;
     let offset = offset.unwrap_or(0);
@@ -108,7 +132,7 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             rebuild,
         },
     };
-    Ok(page(&kept, limit, offset, basis))
+    Ok(with_plan(page(&kept, limit, offset, basis)))
 }
 
 /// What decides a paged query's result besides its database value: the key its result is

@@ -229,6 +229,52 @@ fn later_pages_are_slices_of_the_first_pages_result_kept_under_its_basis() {
 }
 
 #[test]
+fn an_explained_query_answers_its_plan_as_data() {
+    let (_dir, db) = database();
+    db.database
+        .transact(r#"[{:person/email "a@x" :person/name "Ann"} {:person/email "b@x" :person/name "Bob"}]"#)
+        .unwrap();
+    let body = r#"{:query "[:find ?n :where [?p :person/email \"a@x\"] [?p :person/name ?n]]" :explain true}"#;
+    let r = call(&db, Op::Q, body).unwrap();
+    assert_eq!(field(&r, ":result"), &read_one(r#"#{["Ann"]}"#).unwrap());
+    let plan = field(&r, ":plan");
+    assert_eq!(field(plan, ":rows"), &Edn::Long(1));
+    let Edn::Vector(clauses) = field(plan, ":clauses") else {
+        panic!("{plan:?}")
+    };
+    assert_eq!(clauses.len(), 2);
+    assert_eq!(
+        field(&clauses[0], ":clause"),
+        &Edn::String(r#"[?p :person/email "a@x"]"#.into())
+    );
+    assert_eq!(field(&clauses[0], ":line"), &Edn::Long(1));
+    let Edn::Vector(steps) = field(plan, ":steps") else {
+        panic!("{plan:?}")
+    };
+    // The lookup by the unique email first: one row, as estimated.
+    assert_eq!(field(&steps[0], ":index"), &Edn::String("AVE".into()));
+    assert_eq!(field(&steps[0], ":actual"), &Edn::Long(1));
+    assert_eq!(field(&steps[0], ":clauses"), &read_one("[0]").unwrap());
+    // Without :explain, no plan; a page of an explained query has one too.
+    let plain = call(&db, Op::Q, &body.replace(" :explain true", "")).unwrap();
+    assert!(matches!(&plain, Edn::Map(m) if !m.iter().any(|(k, _)| *k == Edn::kw(":plan"))));
+    let paged = call(
+        &db,
+        Op::Q,
+        &body.replace(":explain true", ":explain true :limit 1"),
+    )
+    .unwrap();
+    assert_eq!(field(field(&paged, ":plan"), ":rows"), &Edn::Long(1));
+    let e = call(
+        &db,
+        Op::Q,
+        &body.replace(":explain true", r#":explain "yes""#),
+    )
+    .unwrap_err();
+    assert!(e.message.contains(":explain must be true or false"), "{e}");
+}
+
+#[test]
 fn a_query_may_not_raise_its_limits_past_the_servers() {
     let (_dir, db) = database();
     let cases = [
