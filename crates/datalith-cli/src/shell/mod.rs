@@ -2,6 +2,8 @@
 //!
 //! - [`session`]: the state and what each input (query, tx data, dot-command) does.
 //! - [`remote`]: the same shell on a server (`datalith shell URL`), through the client.
+//! - [`output`]: where results go (`.output FILE`), and `.read FILE` ([`read_script`]) for
+//!   both.
 //! - [`complete`]: tab completion.
 //! - [`interrupt`]: Ctrl-C cancels a running query.
 //!
@@ -11,6 +13,7 @@
 
 pub mod complete;
 pub mod interrupt;
+pub mod output;
 pub mod remote;
 pub mod session;
 
@@ -30,12 +33,48 @@ use session::{input_complete, Flow, Session};
 pub trait Handler {
     /// Runs one input; errors are printed and counted, and the session goes on.
     fn handle(&mut self, text: &str, source: &str, first_line: usize) -> Flow;
+    /// Errors so far.
+    fn errors(&self) -> u64;
+    /// How deep `.read` is nested now.
+    fn reading(&mut self) -> &mut u32;
 }
 
 impl Handler for Session {
     fn handle(&mut self, text: &str, source: &str, first_line: usize) -> Flow {
         Session::handle(self, text, source, first_line)
     }
+    fn errors(&self) -> u64 {
+        self.errors
+    }
+    fn reading(&mut self) -> &mut u32 {
+        &mut self.depth
+    }
+}
+
+/// How deep `.read` may nest: a file that reads itself stops there.
+const MAX_READ_DEPTH: u32 = 16;
+
+/// `.read FILE`: runs FILE's inputs through `session`, saying how many failed.
+pub fn read_script(session: &mut dyn Handler, args: &[&str]) -> Result<Flow> {
+    let [file] = args else {
+        return Err(CliError::user("usage: .read FILE"));
+    };
+    let text = crate::input::read_file(file)?;
+    if *session.reading() >= MAX_READ_DEPTH {
+        return Err(CliError::user(format!(
+            ".read nested more than {MAX_READ_DEPTH} deep"
+        )));
+    }
+    *session.reading() += 1;
+    let before = session.errors();
+    let flow = session::run_script(&text, file, &mut |input, source, first| {
+        session.handle(input, source, first)
+    });
+    *session.reading() -= 1;
+    if session.errors() > before {
+        eprintln!("{file}: {} error(s)", session.errors() - before);
+    }
+    Ok(flow)
 }
 
 fn history_path() -> Option<PathBuf> {

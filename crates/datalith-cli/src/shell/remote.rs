@@ -5,8 +5,6 @@
 //! (`.open`, `.import`, `.dump`, `.backup`) is refused with a word on why. Without a database in the URL, the server's
 //! only database is used, or `.use NAME` picks one.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
@@ -14,7 +12,7 @@ use std::time::Instant;
 use datalith::edn::{read_all, to_edn_string, Edn};
 use datalith_client::Connection;
 
-use super::session::{read_forms, run_script, Flow};
+use super::session::{read_forms, Flow};
 use super::Handler;
 use crate::error::{CliError, Result};
 use crate::exec;
@@ -48,10 +46,10 @@ pub struct RemoteSession {
     /// How results print.
     mode: Format,
     timer: bool,
-    /// Where results go (`.output`), the screen when `None`.
-    output: Option<(String, File)>,
+    /// Where results go (`.output FILE`).
+    output: super::output::Output,
     /// How deep `.read` is nested.
-    depth: usize,
+    depth: u32,
     /// Errors so far (a script's exit status).
     pub errors: u64,
     /// Attribute idents for completion.
@@ -97,7 +95,7 @@ impl RemoteSession {
             db: None,
             mode: Format::Table,
             timer: false,
-            output: None,
+            output: Default::default(),
             depth: 0,
             errors: 0,
             attrs: Arc::new(RwLock::new(Vec::new())),
@@ -151,16 +149,7 @@ impl RemoteSession {
 
     /// Writes `text` where results go.
     fn out(&mut self, text: &str) {
-        let written = match &mut self.output {
-            Some((_, f)) => f.write_all(text.as_bytes()),
-            None => {
-                let mut o = std::io::stdout().lock();
-                o.write_all(text.as_bytes()).and_then(|_| o.flush())
-            }
-        };
-        if let Err(e) = written {
-            eprintln!("error: writing output: {e}");
-        }
+        self.output.write(text);
     }
 
     fn timed(&self, start: Instant) {
@@ -238,34 +227,8 @@ impl RemoteSession {
                 let rows = crate::info::attr_rows_of_stat(&self.database()?.stat()?);
                 self.out(&crate::info::attrs_table(&rows));
             }
-            ".output" => match args.as_slice() {
-                [] | ["stdout" | "-"] => self.output = None,
-                [f] => {
-                    let file = File::create(f)
-                        .map_err(|e| CliError::user(format!("cannot create {f}: {e}")))?;
-                    self.output = Some((f.to_string(), file));
-                }
-                _ => return Err(CliError::user("usage: .output [FILE]")),
-            },
-            ".read" => match args.as_slice() {
-                [f] => {
-                    let text = crate::input::read_file(f)?;
-                    if self.depth >= 16 {
-                        return Err(CliError::user(".read nested more than 16 deep"));
-                    }
-                    self.depth += 1;
-                    let before = self.errors;
-                    let flow = run_script(&text, f, &mut |input, source, first| {
-                        self.handle(input, source, first)
-                    });
-                    self.depth -= 1;
-                    if self.errors > before {
-                        eprintln!("{f}: {} error(s)", self.errors - before);
-                    }
-                    return Ok(flow);
-                }
-                _ => return Err(CliError::user("usage: .read FILE")),
-            },
+            ".output" => self.output.set(&args)?,
+            ".read" => return super::read_script(self, &args),
             ".pull" => {
                 let forms = read_all(rest).map_err(|e| CliError::read("pull", &e))?;
                 let [pattern, eid] = forms.as_slice() else {
@@ -326,6 +289,12 @@ impl Handler for RemoteSession {
                 Flow::Continue
             }
         }
+    }
+    fn errors(&self) -> u64 {
+        self.errors
+    }
+    fn reading(&mut self) -> &mut u32 {
+        &mut self.depth
     }
 }
 

@@ -35,14 +35,14 @@ pub struct Session {
     pub mode: Format,
     /// Whether to print each command's time.
     pub timer: bool,
-    /// Results go here instead of standard output (`.output FILE`).
-    pub output: Option<(String, File)>,
+    /// Where results go (`.output FILE`).
+    pub output: super::output::Output,
     /// Attribute idents for completion.
     pub attrs: Arc<RwLock<Vec<String>>>,
     /// Errors so far (a script's exit status).
     pub errors: u64,
     /// Nesting of `.read` (a file that reads itself must not recurse forever).
-    depth: u32,
+    pub depth: u32,
     /// The point in time queries, `.pull` and `.explain` read (`.as-of`, `.since`,
     /// `.history`, `.now`); transactions always go to the current state.
     pub time: crate::time::TimeView,
@@ -99,7 +99,7 @@ impl Session {
             path,
             mode: Format::Table,
             timer: false,
-            output: None,
+            output: Default::default(),
             attrs: Arc::new(RwLock::new(Vec::new())),
             errors: 0,
             depth: 0,
@@ -160,16 +160,7 @@ impl Session {
 
     /// Writes a result to the current output.
     pub fn out(&mut self, text: &str) {
-        let r = match &mut self.output {
-            Some((_, f)) => f.write_all(text.as_bytes()),
-            None => {
-                let mut o = std::io::stdout().lock();
-                o.write_all(text.as_bytes()).and_then(|_| o.flush())
-            }
-        };
-        if let Err(e) = r {
-            eprintln!("error: writing output: {e}");
-        }
+        self.output.write(text);
     }
 
     fn time(&mut self, what: &str, d: Duration) {
@@ -341,16 +332,9 @@ impl Session {
                 [] => println!("mode: {}", self.mode.name()),
                 _ => return Err(CliError::user("usage: .mode table|edn|json|csv")),
             },
-            ".output" => match args.as_slice() {
-                [] => self.output = None,
-                [f] if f == "stdout" || f == "-" => self.output = None,
-                [f] => {
-                    let file = File::create(f)
-                        .map_err(|e| CliError::user(format!("cannot create {f}: {e}")))?;
-                    self.output = Some((f.clone(), file));
-                }
-                _ => return Err(CliError::user("usage: .output [FILE]")),
-            },
+            ".output" => self
+                .output
+                .set(&args.iter().map(String::as_str).collect::<Vec<_>>())?,
             ".explain" => {
                 if rest.is_empty() {
                     return Err(CliError::user("usage: .explain QUERY"));
@@ -388,23 +372,10 @@ impl Session {
                 self.time("", elapsed);
                 return Ok(Flow::Continue);
             }
-            ".read" => match args.as_slice() {
-                [f] => {
-                    let text = crate::input::read_file(f)?;
-                    if self.depth >= 16 {
-                        return Err(CliError::user(".read nested more than 16 deep"));
-                    }
-                    self.depth += 1;
-                    let before = self.errors;
-                    let flow = self.script(&text, f);
-                    self.depth -= 1;
-                    if self.errors > before {
-                        eprintln!("{f}: {} error(s)", self.errors - before);
-                    }
-                    return Ok(flow);
-                }
-                _ => return Err(CliError::user("usage: .read FILE")),
-            },
+            ".read" => {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                return super::read_script(self, &args);
+            }
             ".import" => match args.split_first() {
                 Some((f, mapping)) => {
                     let mapping = crate::csv::mapping(mapping)?;
