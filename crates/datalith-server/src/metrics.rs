@@ -114,41 +114,33 @@ impl Metrics {
             "Requests holding one of the --max-concurrent places.",
         );
         let _ = writeln!(out, "datalith_requests_running {running}");
-        family(
-            &mut out,
-            "datalith_connections_open",
-            "gauge",
-            "Connections open.",
-        );
-        let _ = writeln!(
-            out,
-            "datalith_connections_open {}",
-            self.connections.load(Ordering::Relaxed)
-        );
-        family(
-            &mut out,
-            "datalith_send_timeouts_total",
-            "counter",
-            "Connections closed because the client took none of an answer for --send-timeout-ms.",
-        );
-        let _ = writeln!(
-            out,
-            "datalith_send_timeouts_total {}",
-            self.send_timeouts.load(Ordering::Relaxed)
-        );
-        family(
-            &mut out,
-            "datalith_connections_closed_for_room_total",
-            "counter",
-            "Idle connections asked to close because every --max-connections place was taken.",
-        );
-        let _ = writeln!(
-            out,
-            "datalith_connections_closed_for_room_total {}",
-            self.open_connections
-                .closed_for_room
-                .load(Ordering::Relaxed)
-        );
+        let connections = [
+            (
+                "datalith_connections_open",
+                "gauge",
+                "Connections open.",
+                self.connections.load(Ordering::Relaxed),
+            ),
+            (
+                "datalith_send_timeouts_total",
+                "counter",
+                "Connections closed because the client took none of an answer for \
+                 --send-timeout-ms.",
+                self.send_timeouts.load(Ordering::Relaxed) as i64,
+            ),
+            (
+                "datalith_connections_closed_for_room_total",
+                "counter",
+                "Idle connections asked to close because every --max-connections place was taken.",
+                self.open_connections
+                    .closed_for_room
+                    .load(Ordering::Relaxed) as i64,
+            ),
+        ];
+        for (name, kind, help, value) in connections {
+            family(&mut out, name, kind, help);
+            let _ = writeln!(out, "{name} {value}");
+        }
         database_gauges(&mut out, served);
         out
     }

@@ -249,14 +249,7 @@ impl RemoteSession {
                 _ => return Err(CliError::user("usage: .timer on|off")),
             },
             ".explain" => {
-                if rest.is_empty() {
-                    return Err(CliError::user("usage: .explain QUERY"));
-                }
-                let form =
-                    datalith::edn::read_one(rest).map_err(|e| CliError::read("query", &e))?;
-                if !exec::is_query(&form) {
-                    return Err(CliError::user(".explain needs a query ([:find ...])"));
-                }
+                super::session::explain_argument(rest)?;
                 // The text as typed: the plan's positions are in it.
                 let (_, plan) = self.database()?.db()?.explain(rest, &[])?;
                 self.out(&super::session::explain_text_of_edn(&plan));

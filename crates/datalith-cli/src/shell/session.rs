@@ -336,14 +336,7 @@ impl Session {
                 .output
                 .set(&args.iter().map(String::as_str).collect::<Vec<_>>())?,
             ".explain" => {
-                if rest.is_empty() {
-                    return Err(CliError::user("usage: .explain QUERY"));
-                }
-                let form =
-                    datalith::edn::read_one(rest).map_err(|e| CliError::read("query", &e))?;
-                if !exec::is_query(&form) {
-                    return Err(CliError::user(".explain needs a query ([:find ...])"));
-                }
+                explain_argument(rest)?;
                 let snapshot = self.snapshot()?;
                 let t0 = Instant::now();
                 // The text as typed (one form, just read): the plan's positions are in it.
@@ -486,6 +479,18 @@ pub fn run_script(
         handle(&buf, source, first);
     }
     Flow::Continue
+}
+
+/// Checks `.explain`'s argument: one query.
+pub fn explain_argument(rest: &str) -> Result<()> {
+    if rest.is_empty() {
+        return Err(CliError::user("usage: .explain QUERY"));
+    }
+    let form = datalith::edn::read_one(rest).map_err(|e| CliError::read("query", &e))?;
+    if !exec::is_query(&form) {
+        return Err(CliError::user(".explain needs a query ([:find ...])"));
+    }
+    Ok(())
 }
 
 /// The plan of `.explain`: steps with the index each read, estimated and actual sizes and

@@ -148,6 +148,27 @@ fn health_from(from: &str, to: &str) -> u16 {
         .unwrap_or(0)
 }
 
+/// Up to `n` connections to `addr` that send nothing (as many as this process may open),
+/// opened from 127.0.0.1 by `threads` threads: a connect whose SYN finds the listen queue
+/// full waits a second for the kernel to send it again, and those seconds overlap.
+fn open_idle(addr: &str, n: u64, threads: u64) -> Vec<TcpStream> {
+    let n = n.min(open_files_limit().saturating_sub(200));
+    let openers: Vec<_> = (0..threads)
+        .map(|_| {
+            let addr = addr.to_string();
+            std::thread::spawn(move || {
+                (0..n / threads)
+                    .map(|_| TcpStream::connect(&addr).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    openers
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect()
+}
+
 /// This process's limit on open files.
 fn open_files_limit() -> u64 {
     let mut limit = libc::rlimit {
@@ -175,25 +196,8 @@ fn ten_thousand_idle_connections_from_one_host_do_not_stop_service() {
     );
     let addr = s.addr();
     // As many as this process may open, up to 10,000 (the figure is printed).
-    let n = 10_000.min(open_files_limit().saturating_sub(200)) as usize;
     let start = Instant::now();
-    // From 127.0.0.1, the default source, by 8 threads: a connect whose SYN finds the
-    // listen queue full waits a second for the kernel to send it again, and those seconds
-    // overlap.
-    let openers: Vec<_> = (0..8)
-        .map(|_| {
-            let addr = addr.clone();
-            std::thread::spawn(move || {
-                (0..n / 8)
-                    .map(|_| TcpStream::connect(&addr).unwrap())
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let idle: Vec<TcpStream> = openers
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
+    let idle = open_idle(&addr, 10_000, 8);
     let n = idle.len();
     let opened = start.elapsed();
     // Another host is served, at once, every time.
@@ -244,21 +248,7 @@ fn idle_connections_past_the_connection_limit_make_room_for_new_clients() {
         ],
     );
     let addr = s.addr();
-    let n = 2_000.min(open_files_limit().saturating_sub(200)) as usize;
-    let openers: Vec<_> = (0..4)
-        .map(|_| {
-            let addr = addr.clone();
-            std::thread::spawn(move || {
-                (0..n / 4)
-                    .map(|_| TcpStream::connect(&addr).unwrap())
-                    .collect::<Vec<_>>()
-            })
-        })
-        .collect();
-    let idle: Vec<TcpStream> = openers
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
+    let idle = open_idle(&addr, 2_000, 4);
     // Every new client is served promptly, each time making room by closing an idle one.
     let mut slowest = Duration::ZERO;
     for _ in 0..20 {
