@@ -37,8 +37,33 @@ impl Http {
         }
     }
 
-    /// `POST path` with `body` (a map of fields), answered with a map.
+    /// `POST path` with `body` (a map of fields) for a read, answered with a map; sent once
+    /// more when its connection failed before an answer came ([`Self::again`]).
     pub(crate) fn post(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
+        let text = to_edn_string(body);
+        self.again(|| self.post_text(path, &text))
+    }
+
+    /// `POST path` with `body` for a write, answered with a map; never sent twice: a write
+    /// whose connection failed may have committed (read it back to know).
+    pub(crate) fn post_write(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
+        self.post_text(path, &to_edn_string(body))
+            .map_err(Sent::into_error)
+    }
+
+    /// A read, and once more if its connection failed before an answer came: a pooled
+    /// connection the server closed as the request went out (an idle one it closed to make
+    /// room, `--max-connections`, or at its keep-alive's end). Reads change nothing, so
+    /// sending one twice is safe (RFC 9110's idempotent methods); a timeout is not retried.
+    fn again(&self, read: impl Fn() -> Result<Edn, Sent>) -> Result<Edn, ClientError> {
+        match read() {
+            Ok(answer) => Ok(answer),
+            Err(Sent::Lost(_)) => read().map_err(Sent::into_error),
+            Err(other) => Err(other.into_error()),
+        }
+    }
+
+    fn post_text(&self, path: &str, text: &str) -> Result<Edn, Sent> {
         let mut request = self
             .agent
             .post(format!("{}{path}", self.base))
@@ -47,14 +72,16 @@ impl Http {
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
-        let response = request
-            .send(to_edn_string(body))
-            .map_err(|e| self.failed(path, e))?;
-        self.read_answer(path, response)
+        let response = request.send(text).map_err(|e| self.sent(path, e))?;
+        self.read_answer(path, response).map_err(Sent::Failed)
     }
 
-    /// `GET path`, answered with a map.
+    /// `GET path` (a read), answered with a map.
     pub(crate) fn get(&self, path: &str) -> Result<Edn, ClientError> {
+        self.again(|| self.get_once(path))
+    }
+
+    fn get_once(&self, path: &str) -> Result<Edn, Sent> {
         let mut request = self
             .agent
             .get(format!("{}{path}", self.base))
@@ -62,8 +89,8 @@ impl Http {
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
-        let response = request.call().map_err(|e| self.failed(path, e))?;
-        self.read_answer(path, response)
+        let response = request.call().map_err(|e| self.sent(path, e))?;
+        self.read_answer(path, response).map_err(Sent::Failed)
     }
 
     /// The answer's EDN, or the error it carries.
@@ -113,7 +140,36 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// server's work: its query timeout is 30 s unless raised).
 const PHASE_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// How a request that got no answer failed.
+enum Sent {
+    /// The connection broke (reset, or closed before the answer's head): a read may be sent
+    /// again.
+    Lost(ClientError),
+    /// Anything else: a timeout, TLS, a refused connection, an answer that does not read.
+    Failed(ClientError),
+}
+
+impl Sent {
+    fn into_error(self) -> ClientError {
+        match self {
+            Sent::Lost(e) | Sent::Failed(e) => e,
+        }
+    }
+}
+
 impl Http {
+    /// [`Self::failed`], told apart by whether the connection broke under the request.
+    fn sent(&self, path: &str, e: ureq::Error) -> Sent {
+        use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+        let lost = matches!(&e, ureq::Error::Io(io)
+            if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof));
+        let e = self.failed(path, e);
+        match lost {
+            true => Sent::Lost(e),
+            false => Sent::Failed(e),
+        }
+    }
+
     /// A request that got no answer, saying why in the terms of the fix when the cause is
     /// TLS.
     fn failed(&self, path: &str, e: ureq::Error) -> ClientError {
@@ -191,6 +247,88 @@ pub(crate) fn field(m: &Edn, key: &str) -> Option<Edn> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    /// Reads one request (its head and a `Content-Length` body) from `stream`.
+    fn read_request(stream: &mut TcpStream) {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).unwrap();
+            assert!(n > 0, "the client closed");
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got);
+            if let Some(head) = text.find("\r\n\r\n") {
+                let length = text[..head]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
+                    .unwrap_or(0);
+                if got.len() >= head + 4 + length {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A server whose first connection reads a request and closes without an answer, and
+    /// whose next ones answer `{:result 1}`; answers how many requests it read in all.
+    fn closing_once() -> (String, std::thread::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        listener.set_nonblocking(true).unwrap();
+        let server = std::thread::spawn(move || {
+            let mut requests = 0;
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_secs(1) {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                stream.set_nonblocking(false).unwrap();
+                read_request(&mut stream);
+                requests += 1;
+                if requests == 1 {
+                    // Gone as the request arrived: no answer.
+                    continue;
+                }
+                let body = "{:result 1}";
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/edn\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                stream.write_all(answer.as_bytes()).unwrap();
+            }
+            requests
+        });
+        (base, server)
+    }
+
+    #[test]
+    fn a_read_is_sent_again_when_its_connection_broke_and_a_write_is_not() {
+        let body = Edn::Map(vec![(
+            Edn::kw(":query"),
+            Edn::String("[:find ?x . :in ?x]".into()),
+        )]);
+        // A read: sent again on a new connection, answered.
+        let (base, server) = closing_once();
+        let http = Http::new(&base, None, None);
+        let answer = http
+            .post("/db/x/q", &body)
+            .expect("answered the second time");
+        assert_eq!(field(&answer, ":result"), Some(Edn::Long(1)));
+        assert_eq!(server.join().unwrap(), 2);
+        // A write: the broken connection is the caller's error; nothing is sent again.
+        let (base, server) = closing_once();
+        let http = Http::new(&base, None, None);
+        let e = http.post_write("/db/x/transact", &body).unwrap_err();
+        assert!(e.to_string().contains("/db/x/transact"), "{e}");
+        assert_eq!(server.join().unwrap(), 1);
+    }
 
     #[test]
     fn every_phase_is_bounded_without_a_whole_call_deadline() {

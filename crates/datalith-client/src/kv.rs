@@ -65,10 +65,21 @@ impl KvTable {
         &self.name
     }
 
-    fn call(&self, op: &str, mut fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
+    /// A read of the table (sent again if its connection broke before the answer).
+    fn call(&self, op: &str, fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
+        let (path, body) = self.request(op, fields);
+        self.connection.http.post(&path, &body)
+    }
+
+    /// A write to the table (never sent twice).
+    fn call_write(&self, op: &str, fields: Vec<(Edn, Edn)>) -> Result<Edn, ClientError> {
+        let (path, body) = self.request(op, fields);
+        self.connection.http.post_write(&path, &body)
+    }
+
+    fn request(&self, op: &str, mut fields: Vec<(Edn, Edn)>) -> (String, Edn) {
         fields.insert(0, (Edn::kw(":table"), Edn::String(self.name.clone())));
-        let path = self.connection.path(op);
-        self.connection.http.post(&path, &Edn::Map(fields))
+        (self.connection.path(op), Edn::Map(fields))
     }
 
     /// The value of `key` (as `View::get`), `None` when absent.
@@ -88,13 +99,13 @@ impl KvTable {
             (Edn::kw(":key"), bytes_edn(key)),
             (Edn::kw(":value"), bytes_edn(value)),
         ];
-        self.call("kv-put", fields).map(drop)
+        self.call_write("kv-put", fields).map(drop)
     }
 
     /// Removes `key` in one durable transaction (as `KvOp::delete`; an absent key is no
     /// error).
     pub fn delete(&self, key: &[u8]) -> Result<(), ClientError> {
-        self.call("kv-delete", vec![(Edn::kw(":key"), bytes_edn(key))])
+        self.call_write("kv-delete", vec![(Edn::kw(":key"), bytes_edn(key))])
             .map(drop)
     }
 
@@ -110,7 +121,7 @@ impl KvTable {
             (Edn::kw(":put"), Edn::Vector(puts)),
             (Edn::kw(":delete"), Edn::Vector(deletes)),
         ];
-        self.call("kv-write", fields).map(drop)
+        self.call_write("kv-write", fields).map(drop)
     }
 
     /// The entries whose keys lie within the bounds, in `direction` (as `View::range`), read

@@ -24,6 +24,10 @@
 //! written meanwhile. Past the lease a read fails with `:datalith.error/basis-unavailable`;
 //! take a new `db()`.
 //!
+//! A read whose connection broke before its answer (a pooled connection the server closed as
+//! the request went out) is sent once more; a write never is, since the first may have
+//! committed: on such an error, read it back to know.
+//!
 //! Bodies are EDN both ways. Errors keep the server's category ([`ClientError`]). Over
 //! `https://` the server's certificate is verified: against the public web's roots, or the
 //! certificates given to [`ClientBuilder::cacert_file`] (a private CA, or the self-signed
