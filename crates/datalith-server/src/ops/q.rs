@@ -86,6 +86,10 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     let keepable = paged && !explain && named.iter().flatten().all(|(_, basis)| basis.is_some());
     if let (true, Some(basis)) = (keepable, request.count("basis-t")?) {
         if let Some(kept) = source.pages.get(&page_key(&text, &args, basis, request)) {
+            // The other databases a kept result read are still this token's to read.
+            for (name, _) in named.iter().flatten() {
+                cx.databases.source(name)?;
+            }
             // A lease asked for is renewed while the value is still leased.
             if let (Some(ms), Some(db)) = (request.count("lease-ms")?, source.leases.get(basis)) {
                 source.leases.lease(basis, &db, ms)?;

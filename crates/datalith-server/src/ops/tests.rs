@@ -610,6 +610,44 @@ fn a_query_joins_another_database_named_among_its_inputs() {
 }
 
 #[test]
+fn a_kept_page_that_read_another_database_is_served_only_to_its_readers() {
+    let (_dir, people) = database();
+    let (_dir2, films) = database();
+    let films = std::sync::Arc::new(films);
+    /// Serves "films" to a reader allowed it, refuses it otherwise.
+    struct Films(std::sync::Arc<Source>, bool);
+    impl Databases for Films {
+        fn source(&self, name: &str) -> Result<std::sync::Arc<Source>> {
+            match (name, self.1) {
+                ("films", true) => Ok(self.0.clone()),
+                _ => Err(crate::error::ServerError::new(
+                    codes::FORBIDDEN,
+                    name.to_string(),
+                )),
+            }
+        }
+    }
+    for db in [&people.database, &films.database] {
+        db.transact(
+            r#"[{:person/email "a@x" :person/name "A"} {:person/email "b@x" :person/name "B"}]"#,
+        )
+        .unwrap();
+    }
+    let t = films.database.db().unwrap().basis_t().unwrap();
+    let basis = people.database.db().unwrap().basis_t().unwrap();
+    let q = format!(
+        r#"{{:query "[:find ?e ?n :in $ $films :where [?p :person/email ?e] [$films ?f :person/email ?e] [$films ?f :person/name ?n]]" :args [#datalith/db ["films" {t}]] :limit 1 :basis-t {basis}}}"#
+    );
+    let first = call_with(&people, &Films(films.clone(), true), Op::Q, &q).unwrap();
+    assert_eq!(field(&first, ":next-offset"), &Edn::Long(1));
+    // The same page again, kept now: not for a reader who may not read films.
+    let e = call_with(&people, &Films(films.clone(), false), Op::Q, &q).unwrap_err();
+    assert_eq!(e.category, codes::FORBIDDEN, "{e}");
+    let again = call_with(&people, &Films(films, true), Op::Q, &q).unwrap();
+    assert_eq!(field(&again, ":result"), field(&first, ":result"));
+}
+
+#[test]
 fn past_the_most_leases_the_one_ending_first_ends_early() {
     let (_dir, db) = database();
     let count = "[:find (count ?p) . :where [?p :person/email]]";
