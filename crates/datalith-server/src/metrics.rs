@@ -154,7 +154,7 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 /// One family per property, a sample per database.
 fn database_gauges(out: &mut String, served: &Served) {
     type Read = fn(&crate::ops::Source) -> Option<f64>;
-    let gauges: [(&str, &str, &str, Read); 12] = [
+    let gauges: [(&str, &str, &str, Read); 13] = [
         (
             "datalith_basis_t",
             "gauge",
@@ -244,6 +244,12 @@ fn database_gauges(out: &mut String, served: &Served) {
             "counter",
             "Bytes written to the write-ahead log, headers included.",
             |s| Some(s.database.env().commit_counters().log_bytes as f64),
+        ),
+        (
+            "datalith_log_sync_seconds_total",
+            "counter",
+            "Time spent syncing those records (one sync a record): over datalith_log_records_total, the mean sync.",
+            |s| Some(s.database.env().commit_counters().log_sync_nanos as f64 / 1e9),
         ),
     ];
     let names = served.names();

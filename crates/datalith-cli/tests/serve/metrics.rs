@@ -32,6 +32,7 @@ fn metrics_count_commits_log_and_snapshot_age() {
         "datalith_commit_largest_group",
         "datalith_log_records_total",
         "datalith_log_written_bytes_total",
+        "datalith_log_sync_seconds_total",
         "datalith_file_bytes",
     ];
     let before: Vec<f64> = names.iter().map(|n| sample(&metrics(&s), n)).collect();
@@ -63,6 +64,8 @@ fn metrics_count_commits_log_and_snapshot_age() {
         ("datalith_commit_requests_total", 6.0),
         ("datalith_log_records_total", 6.0),
         ("datalith_log_written_bytes_total", 6.0 * 16.0),
+        // six syncs of a real file: at least a microsecond each
+        ("datalith_log_sync_seconds_total", 6.0 * 1e-6),
     ];
     for (name, more) in cases {
         let i = names.iter().position(|n| n == name).unwrap();

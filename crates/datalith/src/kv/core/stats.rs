@@ -28,6 +28,9 @@ pub struct CommitCounters {
     pub log_records_derived: u64,
     /// Bytes of those records, headers included.
     pub log_bytes: u64,
+    /// Nanoseconds the syncs of those records took, in all (`fdatasync` of the log after each
+    /// record's write: the device's share of a durable commit).
+    pub log_sync_nanos: u64,
 }
 
 impl CommitStats {

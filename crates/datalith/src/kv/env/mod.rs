@@ -337,11 +337,11 @@ impl Environment {
     /// Committer counters (batches, requests, largest batch, map growths).
     pub fn commit_counters(&self) -> CommitCounters {
         let s = &self.core().stats;
-        let (log_records, log_records_derived, log_bytes) = self
+        let (log_records, log_records_derived, log_bytes, log_sync_nanos) = self
             .core()
             .wal
             .as_ref()
-            .map_or((0, 0, 0), |w| w.record_counts());
+            .map_or((0, 0, 0, 0), |w| w.record_counts());
         CommitCounters {
             batches: s.batches.load(Ordering::Relaxed),
             requests: s.requests.load(Ordering::Relaxed),
@@ -350,6 +350,7 @@ impl Environment {
             log_records,
             log_records_derived,
             log_bytes,
+            log_sync_nanos,
         }
     }
 

@@ -200,8 +200,9 @@ pub(crate) struct Wal {
     /// Records written around the page cache (`None`: the filesystem does not take it).
     direct: Mutex<Option<DirectLog>>,
     thread: Mutex<Option<JoinHandle<()>>>,
-    /// Records made durable, those of them derived, and their bytes (`record_counts`).
-    records: [AtomicU64; 3],
+    /// Records made durable, those of them derived, their bytes, and the nanoseconds their
+    /// syncs took (`record_counts`).
+    records: [AtomicU64; 4],
     /// Set by the first checkpoint whose write or sync failed: no later one is trusted.
     failure: Failure,
 }
@@ -355,10 +356,10 @@ impl Wal {
     }
 
     /// Records made durable, those of them derived (`derive`), and their bytes.
-    pub(crate) fn record_counts(&self) -> (u64, u64, u64) {
-        let [a, b, c] = &self.records;
+    pub(crate) fn record_counts(&self) -> (u64, u64, u64, u64) {
+        let [a, b, c, d] = &self.records;
         let load = |x: &AtomicU64| x.load(Ordering::Relaxed);
-        (load(a), load(b), load(c))
+        (load(a), load(b), load(c), load(d))
     }
 
     /// Names table `id` for records (every table the environment opens).
@@ -508,8 +509,11 @@ impl Wal {
             Ok(())
         })?;
         drop(direct);
+        let syncing = std::time::Instant::now();
         self.log.file.sync_data()?;
+        let synced = u64::try_from(syncing.elapsed().as_nanos()).unwrap_or(u64::MAX);
         timing::add(Step::LogSync, started);
+        self.records[3].fetch_add(synced, Ordering::Relaxed);
         self.records[0].fetch_add(1, Ordering::Relaxed);
         self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
         self.records[2].fetch_add(len, Ordering::Relaxed);
