@@ -84,8 +84,16 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     // A query that reads another database's latest value: no basis decides its result. An
     // explained one asks for the run itself.
     let keepable = paged && !explain && named.iter().flatten().all(|(_, basis)| basis.is_some());
+    // The inputs as text, printed once (a large input relation is not copied for it).
+    let args_text = match keepable {
+        true => args.iter().map(to_edn_string).collect::<Vec<_>>().join(" "),
+        false => String::new(),
+    };
     if let (true, Some(basis)) = (keepable, request.count("basis-t")?) {
-        if let Some(kept) = source.pages.get(&page_key(&text, &args, basis, request)) {
+        if let Some(kept) = source
+            .pages
+            .get(&page_key(&text, &args_text, basis, request))
+        {
             // The other databases a kept result read are still this token's to read.
             for (name, _) in named.iter().flatten() {
                 cx.databases.source(name)?;
@@ -98,7 +106,7 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
         }
     }
     let (db, basis) = basis::snapshot(source, request)?;
-    let key = keepable.then(|| page_key(&text, &args, basis, request));
+    let key = keepable.then(|| page_key(&text, &args_text, basis, request));
     let out = match named.iter().any(Option::is_some) {
         false => db.q_with(&text, &args, &options)?,
         true => {
@@ -141,11 +149,10 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
 
 /// What decides a paged query's result besides its database value: the key its result is
 /// kept under.
-fn page_key(text: &str, args: &[Edn], basis: u64, request: &Request) -> String {
+fn page_key(text: &str, args_text: &str, basis: u64, request: &Request) -> String {
     let field = |name: &str| request.get(name).map(to_edn_string).unwrap_or_default();
     format!(
-        "{basis}\u{0}{text}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-        to_edn_string(&Edn::Vector(args.to_vec())),
+        "{basis}\u{0}{text}\u{0}{args_text}\u{0}{}\u{0}{}\u{0}{}",
         field("as-of"),
         field("since"),
         field("history"),
