@@ -78,6 +78,11 @@ pub struct ServeArgs {
     /// before tokens are read; past it, 429. `/health` is not counted. 0: no limit.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub address_rate: u32,
+    /// A proxy in front of the server (repeatable): for a request from it, the client's
+    /// address for --address-rate is the last one in its `X-Forwarded-For` that is not a
+    /// trusted proxy. Without it the header is ignored (anyone can write one).
+    #[arg(long = "trusted-proxy", value_name = "IP")]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Log every request on standard error, one EDN map a line (time, operation, database,
     /// status, milliseconds, token name).
     #[arg(long)]

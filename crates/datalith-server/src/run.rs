@@ -126,6 +126,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         token_rate: (args.token_rate > 0).then(|| crate::rate::Rate::per_token(args.token_rate)),
         address_rate: (args.address_rate > 0)
             .then(|| crate::rate::Rate::per_address(args.address_rate)),
+        trusted_proxies: args.trusted_proxies.clone(),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),

@@ -392,3 +392,29 @@ fn a_client_address_past_its_rate_is_told_to_wait() {
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(get("/dbs").status, 200);
 }
+
+#[test]
+fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_rate() {
+    let via = |s: &server::Server, client: &str| {
+        send("GET", &s.url("/dbs"), &[("X-Forwarded-For", client)], None).status
+    };
+    // 127.0.0.1 is the proxy here: each client it forwards counts alone.
+    let s = server::start(
+        &["people"],
+        &["--address-rate", "2", "--trusted-proxy", "127.0.0.1"],
+    );
+    let got: Vec<u16> = ["203.0.113.7", "203.0.113.7", "203.0.113.7", "203.0.113.8"]
+        .iter()
+        .map(|c| via(&s, c))
+        .collect();
+    assert_eq!(got, [200, 200, 429, 200]);
+    // A client's own entry before the proxy's does not buy it a new bucket.
+    assert_eq!(via(&s, "198.51.100.1, 203.0.113.7"), 429);
+    // Without --trusted-proxy the header is anyone's word: every request is 127.0.0.1's.
+    let s = server::start(&["people"], &["--address-rate", "2"]);
+    let got: Vec<u16> = ["203.0.113.7", "203.0.113.8", "203.0.113.9"]
+        .iter()
+        .map(|c| via(&s, c))
+        .collect();
+    assert_eq!(got, [200, 200, 429]);
+}

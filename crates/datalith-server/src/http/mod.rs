@@ -66,6 +66,8 @@ pub struct AppState {
     pub token_rate: Option<crate::rate::Rate>,
     /// Requests a second per client address (`None`: unlimited).
     pub address_rate: Option<crate::rate::Rate>,
+    /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 /// The state as handlers share it.
