@@ -51,18 +51,21 @@ fn row_of(a: &Attribute, datoms: u64, distinct: u64) -> AttrRow {
     }
 }
 
+/// The value under keyword `key` in the map `m` (a server's answer), if any.
+pub fn field(m: &Edn, key: &str) -> Option<Edn> {
+    match m {
+        Edn::Map(pairs) => pairs
+            .iter()
+            .find(|(k, _)| *k == Edn::kw(key))
+            .map(|(_, v)| v.clone()),
+        _ => None,
+    }
+}
+
 /// The attributes of a server's `stat` answer (`:attributes`, maps of `:db/ident`,
 /// `:db/valueType`, ... and `:datoms`, `:distinct`).
 pub fn attr_rows_of_stat(stat: &Edn) -> Vec<AttrRow> {
-    let get = |m: &[(Edn, Edn)], k: &str| {
-        m.iter()
-            .find(|(key, _)| *key == Edn::kw(k))
-            .map(|(_, v)| v.clone())
-    };
-    let Some(Edn::Vector(attrs)) = (match stat {
-        Edn::Map(m) => get(m, ":attributes"),
-        _ => None,
-    }) else {
+    let Some(Edn::Vector(attrs)) = field(stat, ":attributes") else {
         return Vec::new();
     };
     let text = |v: Option<Edn>| match v {
@@ -77,22 +80,22 @@ pub fn attr_rows_of_stat(stat: &Edn) -> Vec<AttrRow> {
     attrs
         .iter()
         .filter_map(|a| match a {
-            Edn::Map(m) => Some(AttrRow {
-                ident: text(get(m, ":db/ident")),
-                value_type: text(get(m, ":db/valueType")),
-                many: text(get(m, ":db/cardinality")) == ":db.cardinality/many",
-                unique: match text(get(m, ":db/unique")).as_str() {
+            Edn::Map(_) => Some(AttrRow {
+                ident: text(field(a, ":db/ident")),
+                value_type: text(field(a, ":db/valueType")),
+                many: text(field(a, ":db/cardinality")) == ":db.cardinality/many",
+                unique: match text(field(a, ":db/unique")).as_str() {
                     ":db.unique/identity" => Some("identity"),
                     ":db.unique/value" => Some("value"),
                     _ => None,
                 },
-                component: get(m, ":db/isComponent") == Some(Edn::Bool(true)),
-                doc: match get(m, ":db/doc") {
+                component: field(a, ":db/isComponent") == Some(Edn::Bool(true)),
+                doc: match field(a, ":db/doc") {
                     Some(Edn::String(d)) => Some(d),
                     _ => None,
                 },
-                datoms: count(get(m, ":datoms")),
-                distinct: count(get(m, ":distinct")),
+                datoms: count(field(a, ":datoms")),
+                distinct: count(field(a, ":distinct")),
             }),
             _ => None,
         })

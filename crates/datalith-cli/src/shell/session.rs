@@ -523,13 +523,7 @@ pub fn explain_text(plan: &datalith::query::Plan) -> String {
 
 /// [`explain_text`] of a plan as a server answers it (`q` with `:explain true`).
 pub fn explain_text_of_edn(plan: &Edn) -> String {
-    let get = |m: &Edn, k: &str| match m {
-        Edn::Map(pairs) => pairs
-            .iter()
-            .find(|(key, _)| *key == Edn::kw(k))
-            .map(|(_, v)| v.clone()),
-        _ => None,
-    };
+    let get = crate::info::field;
     let text = |v: Option<Edn>| match v {
         Some(Edn::String(s)) => s,
         Some(Edn::Long(n)) => n.to_string(),
