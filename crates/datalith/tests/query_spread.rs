@@ -104,6 +104,10 @@ fn spread_queries_answer_as_on_one_thread() {
         ("[:find (pull ?p [:part/no :part/brand]) ?q :where [?l :line/part ?p] [?l :line/qty ?q] [(= ?q 5)]]", vec![]),
         ("[:find [?n ...] :where [?l :line/no ?n] [?l :line/qty ?q] [(odd? ?q)]]", vec![]),
         ("[:find ?n ?q :where [?l :line/no ?n] [?l :line/qty ?q] :order-by [?q :desc ?n] :limit 7]", vec![]),
+        // Few rows whose lines are then looked up one by one (sparse lookups: the rows are cut
+        // by entity, sorted first; the lines of one part arrive out of entity order).
+        ("[:find ?n ?q ?pr :where [?l :line/no ?n] [(< ?n 20)] [?l :line/qty ?q] [?l :line/price ?pr]]", vec![]),
+        ("[:find ?m ?q :where [?p :part/no ?pn] [(< ?pn 1)] [?l :line/part ?p] [?l :line/qty ?q] [?l :line/no ?m]]", vec![]),
     ];
     for (query, inputs) in &cases {
         let run = |options: &QueryOptions<'_>| -> Edn {

@@ -86,8 +86,8 @@ impl<'a> Ctx<'a> {
                 }
                 return Relation::empty(vars).project_owned(keep, &self.budget);
             }
-            if self.spreads(&rel, &todo) {
-                return self.spread_steps(todo, rel, keep, deps, postponed);
+            if let Some(cut) = self.spreads(&rel, &todo) {
+                return self.spread_steps(cut, todo, rel, keep, deps, postponed);
             }
             for c in self.waiting_extensions(&todo, &rel) {
                 if !postponed.contains(&c) {

@@ -32,9 +32,34 @@ use crate::query::relation::Relation;
 /// thread and putting the answers together costs about what the second core saves.
 pub const SPREAD_FROM_ROWS: usize = 16 * 1024;
 
+/// The share of [`Spread::from_rows`] from which the rest is spread when a remaining pattern
+/// looks up each row's entity in EAV, sparsely (`SPARSE_LOOKUPS`): each lookup is then a
+/// B-tree descent to a cold page (about a microsecond here), so 2,048 rows of them are
+/// milliseconds of work where a thread starts in tens of microseconds, and two threads wait
+/// for memory at once (TPC-H Q8 at SF 0.1: 4,485 of 600,000 line items looked up, 10.5 ->
+/// 7.5 ms over two threads).
+pub const LOOKUP_SPREAD_SHARE: usize = 8;
+
+/// Lookups are sparse when the rows are at most this share of the attribute's datoms: most
+/// then land on a leaf page of their own. Denser ones share pages, cost a fraction of a
+/// descent each, and gained nothing spread (TPC-H Q11 at SF 0.1, 4,000 of 80,000 partsupp
+/// entities: 2.2 ms on one thread, 2.5-3.0 ms on two).
+pub const SPARSE_LOOKUPS: u64 = 32;
+
 /// Rows of input relations (all of them) up to which a query is still spread: each part
 /// takes a copy of them.
 const SPREAD_MAX_SOURCE_ROWS: usize = 64 * 1024;
+
+/// How a spread relation is cut into parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Cut {
+    /// In the rows' order.
+    AsTheyCome,
+    /// Sorted by the entity in this column first, so that each part looks up a run of ids of
+    /// its own: its lookups then share leaf pages as often as one thread's would (cut as they
+    /// come, each part's ids would be half as dense over the same span).
+    ByEntity(usize),
+}
 
 /// What spreading a query's conjunction needs: its databases, to clone for the helpers.
 pub struct Spread<'a> {
@@ -47,31 +72,81 @@ pub struct Spread<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// Whether the clauses `todo` left on `rel` are run spread over threads.
-    pub(super) fn spreads(&self, rel: &Relation, todo: &[Clause]) -> bool {
-        let Some(spread) = &self.spread else {
-            return false;
+    /// Whether the clauses `todo` left on `rel` are run spread over threads, and how the
+    /// rows are cut into parts.
+    pub(super) fn spreads(&self, rel: &Relation, todo: &[Clause]) -> Option<Cut> {
+        let spread = self.spread.as_ref()?;
+        let rows = rel.rows.len();
+        let looked_up = if rows >= (spread.from_rows / LOOKUP_SPREAD_SHARE).max(2) {
+            self.entity_looked_up(rel, todo)
+        } else {
+            None
         };
-        spread.threads >= 2
-            && rel.rows.len() >= spread.from_rows.max(2)
+        let large = rows >= spread.from_rows.max(2) || looked_up.is_some();
+        let spreads = spread.threads >= 2
+            && large
             && self.trace.is_none()
             && self.depth == 0
             && self.log.is_none()
             && todo.iter().any(|c| !is_filter(c))
-            && self.sources.values().map(|r| r.rows.len()).sum::<usize>() <= SPREAD_MAX_SOURCE_ROWS
+            && self.sources.values().map(|r| r.rows.len()).sum::<usize>() <= SPREAD_MAX_SOURCE_ROWS;
+        spreads.then(|| looked_up.map_or(Cut::AsTheyCome, Cut::ByEntity))
+    }
+
+    /// The column of an entity the rows bind whose patterns in `todo` (on the active
+    /// database) will read each row's entity from EAV, sparsely: scanning their attributes
+    /// whole would cost more than the lookups (`star::lookups_win`, the star's own test), and
+    /// the rows are few against the attributes' datoms (`SPARSE_LOOKUPS`).
+    fn entity_looked_up(&self, rel: &Relation, todo: &[Clause]) -> Option<usize> {
+        // Per entity: what scanning its attributes costs, and the most datoms of one.
+        let mut scans: Vec<(Var, u64, u64)> = Vec::new();
+        for c in todo {
+            let Clause::Pattern(src, p) = c else { continue };
+            let (Some(e), crate::query::ir::AttrTerm::Attr(a)) = (p.e.var(), &p.a) else {
+                continue;
+            };
+            if self.source_of(*src) != self.active || !rel.binds(e) {
+                continue;
+            }
+            let Ok((datoms, distinct)) = self.stats(*a) else {
+                continue;
+            };
+            let cost = super::star::scan_cost(datoms, distinct);
+            match scans.iter_mut().find(|(v, _, _)| *v == e) {
+                Some((_, total, most)) => {
+                    *total = total.saturating_add(cost);
+                    *most = (*most).max(datoms);
+                }
+                None => scans.push((e, cost, datoms)),
+            }
+        }
+        let rows = rel.rows.len();
+        scans
+            .iter()
+            .find(|(_, cost, most)| {
+                super::star::lookups_win(rows, *cost)
+                    && (rows as u64).saturating_mul(SPARSE_LOOKUPS) <= *most
+            })
+            .and_then(|(e, _, _)| rel.col(*e))
     }
 
     /// Runs the clauses `todo` on `rel` in parts, one per thread (see the module); the
     /// answer is the one [`Ctx::run_steps`] gives on the whole of `rel`.
     pub(super) fn spread_steps(
         &mut self,
+        cut: Cut,
         todo: Vec<Clause>,
-        rel: Relation,
+        mut rel: Relation,
         keep: &[Var],
         deps: Vec<Dependency>,
         postponed: Vec<Clause>,
     ) -> Result<Relation, QueryError> {
         let spread = self.spread.take().expect("spreads() checked");
+        if let Cut::ByEntity(c) = cut {
+            crate::query::relation::sort_rows_by_key(&mut rel.rows, |row| {
+                entity_of(&row[c]).unwrap_or(0)
+            });
+        }
         let out = self.spread_parts(&spread, todo, rel, keep, deps, postponed);
         self.spread = Some(spread);
         out

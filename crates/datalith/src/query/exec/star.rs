@@ -59,9 +59,15 @@ pub(super) const RUN_ID_SHARE: u64 = 4;
 
 /// What scanning `datoms` datoms over `keys` distinct values costs, in datoms of values of
 /// their own (the unit of `SCAN_JOIN_FACTOR`).
-fn scan_cost(datoms: u64, keys: u64) -> u64 {
+pub(super) fn scan_cost(datoms: u64, keys: u64) -> u64 {
     let keys = keys.clamp(1, datoms.max(1));
     keys + datoms.saturating_sub(keys) / RUN_ID_SHARE
+}
+
+/// Whether looking up `rows` entities one by one costs less than scans costing `scan`
+/// (`scan_cost`, summed over the attributes): `Ctx::scan_join`'s test.
+pub(super) fn lookups_win(rows: usize, scan: u64) -> bool {
+    scan > (rows as u64).saturating_mul(SCAN_JOIN_FACTOR)
 }
 
 impl<'a> Ctx<'a> {
@@ -516,7 +522,7 @@ impl<'a> Ctx<'a> {
             total = total.saturating_add(read);
             cost = cost.saturating_add(scan_cost(read, keys));
             consts.push(exact);
-            if cost > budget {
+            if lookups_win(rel.rows.len(), cost) {
                 return Ok(None);
             }
         }
