@@ -66,6 +66,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // As the `datalith` command does: a query's freed rows serve the next steps and queries.
+    datalith_alloc::keep_freed_memory();
     let result = match Cli::parse().command {
         Command::All(args) => all::run(args),
         Command::Write(args) => write::run(args),

@@ -368,6 +368,9 @@ fn directory_named_like_a_command() -> Option<PathBuf> {
 }
 
 fn main() {
+    // A query's freed rows serve the next steps and queries, not fresh pages
+    // (`datalith_alloc::KEEP_FREED_MS` says why and what it costs).
+    datalith_alloc::keep_freed_memory();
     die_quietly_on_closed_pipes();
     if let Some(db) = directory_named_like_a_command() {
         let code = shell::run(&db).unwrap_or_else(|e| {

@@ -20,17 +20,32 @@ pub struct Server {
 /// Starts `datalith serve` on databases `dbs` (directories under a new temporary directory)
 /// with `extra` arguments; returns once it listens.
 pub fn start(dbs: &[&str], extra: &[&str]) -> Server {
+    start_with_env(dbs, extra, &[])
+}
+
+/// [`start`] with variables `env` set in the server's environment.
+pub fn start_with_env(dbs: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Server {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path().to_path_buf();
-    let mut s = start_in(&dir, dbs, extra).expect("the server starts");
+    let mut s = start_in_env(&dir, dbs, extra, env).expect("the server starts");
     s._temp = Some(temp);
     s
 }
 
 /// Starts a server on databases under `dir`; the error is its stderr when it exits instead.
 pub fn start_in(dir: &Path, dbs: &[&str], extra: &[&str]) -> Result<Server, String> {
+    start_in_env(dir, dbs, extra, &[])
+}
+
+fn start_in_env(
+    dir: &Path,
+    dbs: &[&str],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Server, String> {
     let stderr = std::fs::File::create(dir.join("stderr.txt")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .envs(env.iter().copied())
         .arg("serve")
         .args(dbs.iter().map(|d| dir.join(d)))
         .args(["--listen", "127.0.0.1:0"])
