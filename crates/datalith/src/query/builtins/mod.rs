@@ -283,6 +283,11 @@ pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
             // Membership in a literal set (`IN (...)`), without copying the set per row.
             "contains?" => {
                 if let Value::Set(items) = a {
+                    // A text is equal only to the same text, which the set's order finds
+                    // (its items are sorted and distinct); numbers are equal across types.
+                    if let Value::String(_) = b {
+                        return Some(items.binary_search(b).is_ok());
+                    }
                     return Some(items.iter().any(|x| compare::equal(x, b)));
                 }
             }
@@ -388,6 +393,30 @@ mod tests {
                 true,
             ),
             ("contains?", vec![Value::set(vec![]), Value::Long(1)], true),
+            // A text looked for in a sorted set: present, absent, among other kinds.
+            (
+                "contains?",
+                vec![Value::set(vec![s("13"), s("31"), s("23"), s("29")]), s("23")],
+                true,
+            ),
+            (
+                "contains?",
+                vec![Value::set(vec![s("13"), s("31"), s("23"), s("29")]), s("24")],
+                true,
+            ),
+            (
+                "contains?",
+                vec![
+                    Value::set(vec![Value::Long(1), s("a"), Value::keyword("k"), s("")]),
+                    s("a"),
+                ],
+                true,
+            ),
+            (
+                "contains?",
+                vec![Value::set(vec![Value::Long(1), Value::keyword("a")]), s("a")],
+                true,
+            ),
             (
                 "contains?",
                 vec![Value::Tuple(vec![Some(Value::Long(5))]), Value::Long(0)],
