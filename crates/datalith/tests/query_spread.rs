@@ -108,6 +108,9 @@ fn spread_queries_answer_as_on_one_thread() {
         // by entity, sorted first; the lines of one part arrive out of entity order).
         ("[:find ?n ?q ?pr :where [?l :line/no ?n] [(< ?n 20)] [?l :line/qty ?q] [?l :line/price ?pr]]", vec![]),
         ("[:find ?m ?q :where [?p :part/no ?pn] [(< ?pn 1)] [?l :line/part ?p] [?l :line/qty ?q] [?l :line/no ?m]]", vec![]),
+        // Rows whose values are looked up in AVE one by one (the lines of each part): cut by
+        // the value, sorted first.
+        ("[:find ?pn ?m :where [?p :part/no ?pn] [(< ?pn 10)] [?p :part/size ?s] [?l :line/part ?p] [?l :line/no ?m]]", vec![]),
     ];
     for (query, inputs) in &cases {
         let run = |options: &QueryOptions<'_>| -> Edn {

@@ -396,12 +396,18 @@ mod tests {
             // A text looked for in a sorted set: present, absent, among other kinds.
             (
                 "contains?",
-                vec![Value::set(vec![s("13"), s("31"), s("23"), s("29")]), s("23")],
+                vec![
+                    Value::set(vec![s("13"), s("31"), s("23"), s("29")]),
+                    s("23"),
+                ],
                 true,
             ),
             (
                 "contains?",
-                vec![Value::set(vec![s("13"), s("31"), s("23"), s("29")]), s("24")],
+                vec![
+                    Value::set(vec![s("13"), s("31"), s("23"), s("29")]),
+                    s("24"),
+                ],
                 true,
             ),
             (
@@ -414,7 +420,10 @@ mod tests {
             ),
             (
                 "contains?",
-                vec![Value::set(vec![Value::Long(1), Value::keyword("a")]), s("a")],
+                vec![
+                    Value::set(vec![Value::Long(1), Value::keyword("a")]),
+                    s("a"),
+                ],
                 true,
             ),
             (

@@ -33,7 +33,8 @@ use crate::query::relation::Relation;
 pub const SPREAD_FROM_ROWS: usize = 16 * 1024;
 
 /// The share of [`Spread::from_rows`] from which the rest is spread when a remaining pattern
-/// looks up each row's entity in EAV, sparsely (`SPARSE_LOOKUPS`): each lookup is then a
+/// looks each row up sparsely (`SPARSE_LOOKUPS`: its entity in EAV, or its value's entities
+/// in AVE; TPC-H Q4's 5,552 orders each find their line items): each lookup is then a
 /// B-tree descent to a cold page (about a microsecond here), so 2,048 rows of them are
 /// milliseconds of work where a thread starts in tens of microseconds, and two threads wait
 /// for memory at once (TPC-H Q8 at SF 0.1: 4,485 of 600,000 line items looked up, 10.5 ->
@@ -59,6 +60,10 @@ pub(super) enum Cut {
     /// its own: its lookups then share leaf pages as often as one thread's would (cut as they
     /// come, each part's ids would be half as dense over the same span).
     ByEntity(usize),
+    /// Sorted by the value in this column first, for AVE lookups of each value (as
+    /// `ByEntity`; a pattern that finds the entities of each row's value looks them up in
+    /// value order).
+    ByValue(usize),
 }
 
 /// What spreading a query's conjunction needs: its databases, to clone for the helpers.
@@ -78,7 +83,7 @@ impl<'a> Ctx<'a> {
         let spread = self.spread.as_ref()?;
         let rows = rel.rows.len();
         let looked_up = if rows >= (spread.from_rows / LOOKUP_SPREAD_SHARE).max(2) {
-            self.entity_looked_up(rel, todo)
+            self.sparse_lookups(rel, todo)
         } else {
             None
         };
@@ -90,44 +95,55 @@ impl<'a> Ctx<'a> {
             && self.log.is_none()
             && todo.iter().any(|c| !is_filter(c))
             && self.sources.values().map(|r| r.rows.len()).sum::<usize>() <= SPREAD_MAX_SOURCE_ROWS;
-        spreads.then(|| looked_up.map_or(Cut::AsTheyCome, Cut::ByEntity))
+        spreads.then(|| looked_up.unwrap_or(Cut::AsTheyCome))
     }
 
-    /// The column of an entity the rows bind whose patterns in `todo` (on the active
-    /// database) will read each row's entity from EAV, sparsely: scanning their attributes
-    /// whole would cost more than the lookups (`star::lookups_win`, the star's own test), and
-    /// the rows are few against the attributes' datoms (`SPARSE_LOOKUPS`).
-    fn entity_looked_up(&self, rel: &Relation, todo: &[Clause]) -> Option<usize> {
+    /// How to cut the rows when a pattern of `todo` (on the active database) will look each
+    /// row up sparsely (rows under `1 / SPARSE_LOOKUPS` of the attribute's datoms, so that most
+    /// lookups descend to a page of their own): by the entity the rows bind when the star on
+    /// it reads EAV (scanning its attributes whole would cost more, `star::lookups_win`, the
+    /// star's own test), or by the value the rows bind when a pattern finds its entities in
+    /// AVE (one lookup per distinct value, e.g. the line items of each order).
+    fn sparse_lookups(&self, rel: &Relation, todo: &[Clause]) -> Option<Cut> {
+        let rows = rel.rows.len();
+        let sparse = |datoms: u64| (rows as u64).saturating_mul(SPARSE_LOOKUPS) <= datoms;
         // Per entity: what scanning its attributes costs, and the most datoms of one.
         let mut scans: Vec<(Var, u64, u64)> = Vec::new();
+        let mut by_value = None;
         for c in todo {
             let Clause::Pattern(src, p) = c else { continue };
-            let (Some(e), crate::query::ir::AttrTerm::Attr(a)) = (p.e.var(), &p.a) else {
+            let crate::query::ir::AttrTerm::Attr(a) = &p.a else {
                 continue;
             };
-            if self.source_of(*src) != self.active || !rel.binds(e) {
+            if self.source_of(*src) != self.active {
                 continue;
             }
             let Ok((datoms, distinct)) = self.stats(*a) else {
                 continue;
             };
-            let cost = super::star::scan_cost(datoms, distinct);
-            match scans.iter_mut().find(|(v, _, _)| *v == e) {
-                Some((_, total, most)) => {
-                    *total = total.saturating_add(cost);
-                    *most = (*most).max(datoms);
+            match (p.e.var().filter(|e| rel.binds(*e)), p.v.var()) {
+                (Some(e), _) => {
+                    let cost = super::star::scan_cost(datoms, distinct);
+                    match scans.iter_mut().find(|(v, _, _)| *v == e) {
+                        Some((_, total, most)) => {
+                            *total = total.saturating_add(cost);
+                            *most = (*most).max(datoms);
+                        }
+                        None => scans.push((e, cost, datoms)),
+                    }
                 }
-                None => scans.push((e, cost, datoms)),
+                (None, Some(v)) if p.e.var().is_some() && by_value.is_none() && sparse(datoms) => {
+                    by_value = rel.col(v).map(Cut::ByValue);
+                }
+                _ => {}
             }
         }
-        let rows = rel.rows.len();
         scans
             .iter()
-            .find(|(_, cost, most)| {
-                super::star::lookups_win(rows, *cost)
-                    && (rows as u64).saturating_mul(SPARSE_LOOKUPS) <= *most
-            })
+            .find(|(_, cost, most)| super::star::lookups_win(rows, *cost) && sparse(*most))
             .and_then(|(e, _, _)| rel.col(*e))
+            .map(Cut::ByEntity)
+            .or(by_value)
     }
 
     /// Runs the clauses `todo` on `rel` in parts, one per thread (see the module); the
@@ -142,10 +158,12 @@ impl<'a> Ctx<'a> {
         postponed: Vec<Clause>,
     ) -> Result<Relation, QueryError> {
         let spread = self.spread.take().expect("spreads() checked");
-        if let Cut::ByEntity(c) = cut {
-            crate::query::relation::sort_rows_by_key(&mut rel.rows, |row| {
+        match cut {
+            Cut::AsTheyCome => {}
+            Cut::ByEntity(c) => crate::query::relation::sort_rows_by_key(&mut rel.rows, |row| {
                 entity_of(&row[c]).unwrap_or(0)
-            });
+            }),
+            Cut::ByValue(c) => crate::query::relation::sort_rows_by_column(&mut rel.rows, c),
         }
         let out = self.spread_parts(&spread, todo, rel, keep, deps, postponed);
         self.spread = Some(spread);
