@@ -41,11 +41,11 @@ pub const SPREAD_FROM_ROWS: usize = 16 * 1024;
 /// 7.5 ms over two threads).
 pub const LOOKUP_SPREAD_SHARE: usize = 8;
 
-/// Lookups are sparse when the rows are at most this share of the attribute's datoms: most
-/// then land on a leaf page of their own. Denser ones share pages, cost a fraction of a
-/// descent each, and gained nothing spread (TPC-H Q11 at SF 0.1, 4,000 of 80,000 partsupp
-/// entities: 2.2 ms on one thread, 2.5-3.0 ms on two).
-pub const SPARSE_LOOKUPS: u64 = 32;
+/// Lookups are sparse when the rows are at most one in this many of the attribute's datoms: most
+/// then descend to a leaf page no other lookup of theirs reads (TPC-H Q11 at SF 0.1, 4,000 of
+/// 80,000 partsupp entities: spread, four rounds' fastest runs 2.2-3.4 ms against 3.8-4.7 ms
+/// on one thread). Denser rows share pages, and a star over them soon scans instead.
+pub const SPARSE_LOOKUPS: u64 = 8;
 
 /// Rows of input relations (all of them) up to which a query is still spread: each part
 /// takes a copy of them.
