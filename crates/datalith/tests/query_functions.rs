@@ -326,26 +326,32 @@ fn strings_and_names() {
         (r#"(subs "hello" 1 10)"#, "!begin 1, end 10, length 5"), // D
         (r#"(subs "hello" -1)"#, "!begin -1, end 5, length 5"), // D
         (r#"(subs "hello" 2 1)"#, "!begin 2, end 1, length 5"), // D
-        (r#"(count "héllo")"#, "5"),                    // D
+        // Positions count characters, not bytes, in text beyond ASCII.
+        (r#"(subs "héllo wörld" 1 4)"#, r#""éll""#),
+        (r#"(subs "héllo wörld" 7)"#, r#""örld""#),
+        (r#"(subs "héllo wörld" 11)"#, r#""""#),
+        (r#"(subs "héllo" 0 6)"#, "!begin 0, end 6, length 5"),
+        (r#"(subs "日本語" 1 2)"#, r#""本""#),
+        (r#"(count "héllo")"#, "5"),                              // D
         (r#"(clojure.string/capitalize "hELLO")"#, r#""Hello""#), // D
-        (r#"(clojure.string/index-of "hello" "l")"#, "2"), // D
-        (r#"(clojure.string/last-index-of "hello" "l")"#, "3"), // D
-        (r#"(clojure.string/index-of "hello" "z")"#, "nil"), // D
-        (r#"(clojure.string/index-of "héllo" "l" 3)"#, "3"), // D
-        (r#"(clojure.string/reverse "abc")"#, r#""cba""#), // D
-        (r#"(clojure.string/trim " a ")"#, r#""a""#),   // D
-        (r#"(clojure.string/triml "  a ")"#, r#""a ""#), // D
-        (r#"(clojure.string/trimr " a ")"#, r#"" a""#), // D
+        (r#"(clojure.string/index-of "hello" "l")"#, "2"),        // D
+        (r#"(clojure.string/last-index-of "hello" "l")"#, "3"),   // D
+        (r#"(clojure.string/index-of "hello" "z")"#, "nil"),      // D
+        (r#"(clojure.string/index-of "héllo" "l" 3)"#, "3"),      // D
+        (r#"(clojure.string/reverse "abc")"#, r#""cba""#),        // D
+        (r#"(clojure.string/trim " a ")"#, r#""a""#),             // D
+        (r#"(clojure.string/triml "  a ")"#, r#""a ""#),          // D
+        (r#"(clojure.string/trimr " a ")"#, r#"" a""#),           // D
         (r#"(clojure.string/trim-newline "a\n\r\n")"#, r#""a""#), // D
         (
             r#"(clojure.string/split-lines "a\nb\r\nc")"#,
             r#"["a" "b" "c"]"#,
         ), // D
-        ("(clojure.string/join [1 2 3])", r#""123""#),  // D
-        (r#"(clojure.string/join "," [1 2])"#, r#""1,2""#), // D
-        (r#"(clojure.string/join "-" #{1})"#, r#""1""#), // D
-        (r#"(clojure.string/blank? "  ")"#, "true"),    // D
-        (r#"(clojure.string/starts-with? "abc" "ab")"#, "true"), // D
+        ("(clojure.string/join [1 2 3])", r#""123""#),            // D
+        (r#"(clojure.string/join "," [1 2])"#, r#""1,2""#),       // D
+        (r#"(clojure.string/join "-" #{1})"#, r#""1""#),          // D
+        (r#"(clojure.string/blank? "  ")"#, "true"),              // D
+        (r#"(clojure.string/starts-with? "abc" "ab")"#, "true"),  // D
         (r#"(str/starts-with? "abc" "ab")"#, "true"), // Datascript's alias; Datomic needs the full name
         (r#"(starts-with? "abc" "ab")"#, "true"),     // kept from earlier Datalith versions
         (r#"(clojure.string/ends-with? "abc" "bc")"#, "true"), // D
