@@ -111,6 +111,8 @@ fn spread_queries_answer_as_on_one_thread() {
         // Rows whose values are looked up in AVE one by one (the lines of each part): cut by
         // the value, sorted first.
         ("[:find ?pn ?m :where [?p :part/no ?pn] [(< ?pn 10)] [?p :part/size ?s] [?l :line/part ?p] [?l :line/no ?m]]", vec![]),
+        // A `not` in each part (the first ten parts but the one line 5 points to).
+        ("[:find ?pn :where [?p :part/no ?pn] [(< ?pn 10)] [?p :part/size ?s] (not-join [?p] [?l :line/part ?p] [?l :line/no 5])]", vec![]),
     ];
     for (query, inputs) in &cases {
         let run = |options: &QueryOptions<'_>| -> Edn {
