@@ -37,8 +37,8 @@ pub const SPREAD_FROM_ROWS: usize = 16 * 1024;
 /// in AVE; TPC-H Q4's 5,552 orders each find their line items): each lookup is then a
 /// B-tree descent to a cold page (about a microsecond here), so 2,048 rows of them are
 /// milliseconds of work where a thread starts in tens of microseconds, and two threads wait
-/// for memory at once (TPC-H Q8 at SF 0.1: 4,485 of 600,000 line items looked up, 10.5 ->
-/// 7.5 ms over two threads).
+/// for memory at once (TPC-H Q8 at SF 0.1, 4,485 of 600,000 line items looked up: 11.7 and
+/// 8.03 -> 6.83 and 4.31 ms in two runs of the harness).
 pub const LOOKUP_SPREAD_SHARE: usize = 8;
 
 /// Lookups are sparse when the rows are at most one in this many of the attribute's datoms: most
