@@ -73,14 +73,31 @@ impl<T> Chunked<T> {
         self.chunks[..self.used].iter().flatten()
     }
 
-    /// The entry whose key is `key`, in a list sorted by `f` (as `slice::binary_search_by_key`;
-    /// with several such entries, any one of them).
-    pub(crate) fn find_sorted_by_key<K: Ord>(&self, key: &K, f: impl Fn(&T) -> K) -> Option<&T> {
+    /// Removes the last entry.
+    pub(crate) fn pop(&mut self) -> Option<T> {
+        let i = self.used.checked_sub(1)?;
+        let x = self.chunks[i].pop();
+        if self.chunks[i].is_empty() {
+            self.used = i;
+        }
+        x
+    }
+
+    /// The entry at `i` (in the order pushed).
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        self.chunks[..self.used].get(i / CHUNK)?.get(i % CHUNK)
+    }
+
+    /// The index of the first entry for which `pred` is false, in a list where it is true
+    /// for a prefix (as `slice::partition_point`).
+    pub(crate) fn partition_point(&self, pred: impl Fn(&T) -> bool) -> usize {
         let chunks = &self.chunks[..self.used];
-        // The first chunk whose last entry is not below `key` is the only one that may hold it.
-        let i = chunks.partition_point(|c| c.last().is_some_and(|x| f(x) < *key));
-        let c = chunks.get(i)?;
-        c.binary_search_by_key(key, f).ok().map(|j| &c[j])
+        // Every chunk but the last is full, so chunk `i` starts at `i * CHUNK`.
+        let i = chunks.partition_point(|c| c.last().is_some_and(&pred));
+        match chunks.get(i) {
+            Some(c) => i * CHUNK + c.partition_point(&pred),
+            None => self.len(),
+        }
     }
 }
 
@@ -131,7 +148,7 @@ mod tests {
     }
 
     proptest! {
-        /// Against a `Vec`: pushes, clears and sorted lookups answer alike.
+        /// Against a `Vec`: pushes, pops, clears, indexing and partition points answer alike.
         #[test]
         fn behaves_like_a_vec(
             steps in prop::collection::vec((0u8..10, 0usize..3 * CHUNK), 0..40),
@@ -140,28 +157,35 @@ mod tests {
             let (mut c, mut v) = (Chunked::default(), Vec::new());
             let mut next = 0u64;
             for (op, n) in steps {
-                if op == 0 {
-                    c.clear();
-                    v.clear();
-                    continue;
-                }
-                for _ in 0..n {
-                    // Ascending keys with gaps and repeats, as lanes hold (strictly ascending
-                    // there; repeats check that some equal entry is found).
-                    next += u64::from(op % 3);
-                    c.push(next);
-                    v.push(next);
+                match op {
+                    0 => {
+                        c.clear();
+                        v.clear();
+                        continue;
+                    }
+                    1 => {
+                        // Pops across chunk boundaries, past the last entry too.
+                        for _ in 0..n {
+                            prop_assert_eq!(c.pop(), v.pop());
+                        }
+                    }
+                    _ => {
+                        for _ in 0..n {
+                            // Ascending keys with gaps and repeats.
+                            next += u64::from(op % 3);
+                            c.push(next);
+                            v.push(next);
+                        }
+                    }
                 }
                 prop_assert_eq!(c.len(), v.len());
                 prop_assert_eq!(c.last_mut(), v.last_mut());
                 prop_assert!(c.iter().eq(v.iter()));
                 for p in &probes {
-                    let want = v.binary_search(p).is_ok();
-                    let got = c.find_sorted_by_key(p, |x| *x);
-                    prop_assert_eq!(got.is_some(), want, "probe {}", p);
-                    if let Some(x) = got {
-                        prop_assert_eq!(x, p);
-                    }
+                    let at = v.partition_point(|x| x < p);
+                    prop_assert_eq!(c.partition_point(|x| x < p), at, "probe {}", p);
+                    prop_assert_eq!(c.get(at), v.get(at));
+                    prop_assert_eq!(c.get(*p as usize), v.get(*p as usize));
                 }
             }
         }
