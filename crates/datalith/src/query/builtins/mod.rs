@@ -268,12 +268,49 @@ pub fn call(name: &str, args: &[Value]) -> Out {
 /// match would be a new string where only its presence counts); `None` for the others, which
 /// [`call`] answers.
 pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
-    let name = canonical(name);
+    holds_canonical(&canonical(name), args)
+}
+
+/// A test resolved once for a clause that runs it on every row: its name made canonical
+/// once, and a literal set of texts (`[(contains? #{"13" "31"} ?code)]`, SQL's `IN`) held
+/// as a hash set, where each row's membership was a binary search comparing values.
+pub struct Test<'a> {
+    name: std::borrow::Cow<'a, str>,
+    texts: Option<rustc_hash::FxHashSet<&'a str>>,
+}
+
+impl<'a> Test<'a> {
+    /// The test `name`, whose first argument is `first` when that is a constant.
+    pub fn new(name: &'a str, first: Option<&'a Value>) -> Test<'a> {
+        let name = canonical(name);
+        let texts = match first {
+            Some(Value::Set(items)) if name == "contains?" => items
+                .iter()
+                .map(|x| match x {
+                    Value::String(s) => Some(&**s),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        Test { name, texts }
+    }
+
+    /// As [`holds`].
+    pub fn holds(&self, args: &[&Value]) -> Option<bool> {
+        if let (Some(texts), [_, Value::String(s)]) = (&self.texts, args) {
+            return Some(texts.contains(&**s));
+        }
+        holds_canonical(&self.name, args)
+    }
+}
+
+fn holds_canonical(name: &str, args: &[&Value]) -> Option<bool> {
     // The comparisons of two values (a range test on every row), as `compare`'s functions
     // answer them.
     if let [a, b] = args {
         let o = || compare::compare(a, b);
-        match name.as_ref() {
+        match name {
             "<" => return Some(o() == std::cmp::Ordering::Less),
             ">" => return Some(o() == std::cmp::Ordering::Greater),
             "<=" => return Some(o() != std::cmp::Ordering::Greater),
@@ -297,7 +334,7 @@ pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
     let [a, Value::String(s)] = args else {
         return None;
     };
-    match (name.as_ref(), a) {
+    match (name, a) {
         ("re-find", Value::Regex(re)) => Some(re.anywhere().is_match(s)),
         ("re-matches", Value::Regex(re)) => Some(re.whole().is_match(s)),
         _ => {
@@ -305,7 +342,7 @@ pub fn holds(name: &str, args: &[&Value]) -> Option<bool> {
             let Value::String(text) = a else {
                 return None;
             };
-            match name.as_ref() {
+            match name {
                 "clojure.string/starts-with?" => Some(text.starts_with(&**s)),
                 "clojure.string/ends-with?" => Some(text.ends_with(&**s)),
                 "clojure.string/includes?" => Some(text.contains(&**s)),
@@ -441,6 +478,9 @@ mod tests {
                 let called = truthy(call(name, &args).unwrap().as_ref());
                 assert_eq!(b, called, "{name} {args:?}");
             }
+            // Resolved once for a clause whose first argument is this constant: the same.
+            let test = Test::new(name, args.first());
+            assert_eq!(test.holds(&refs), got, "{name} {args:?} as a Test");
         }
     }
 }

@@ -27,14 +27,47 @@ impl<'a> Ctx<'a> {
             }
         }
         match c {
-            Clause::Pred { .. } => {
+            Clause::Pred { name, args } => {
                 let mut out = Relation {
                     vars: rel.vars.clone(),
                     rows: Vec::with_capacity(rel.rows.len()),
                 };
+                // The arguments' columns and the test, resolved once for every row.
+                let cols: smallvec::SmallVec<[Option<usize>; 4]> = args
+                    .iter()
+                    .map(|t| match t {
+                        Term::Var(v) => rel.col(*v),
+                        _ => None,
+                    })
+                    .collect();
+                let first = match args.first() {
+                    Some(Term::Const(k)) => Some(k),
+                    _ => None,
+                };
+                let test = (!self.functions.contains_key(name.as_str()))
+                    .then(|| builtins::Test::new(name, first));
                 for row in rel.into_rows() {
                     self.budget.tick()?;
-                    if self.passes(c, &out.vars, &row)? {
+                    let pass = {
+                        let refs: smallvec::SmallVec<[&Value; 4]> = args
+                            .iter()
+                            .zip(&cols)
+                            .map(|(t, c)| match (t, c) {
+                                (_, Some(c)) => &row[*c],
+                                (Term::Const(k), None) => k,
+                                _ => &FALSE,
+                            })
+                            .collect();
+                        match test.as_ref().and_then(|t| t.holds(&refs)) {
+                            Some(b) => b,
+                            None => {
+                                let vals: smallvec::SmallVec<[Value; 4]> =
+                                    refs.into_iter().cloned().collect();
+                                builtins::truthy(self.call(name, &vals)?.as_ref())
+                            }
+                        }
+                    };
+                    if pass {
                         out.rows.push(row);
                     }
                 }
