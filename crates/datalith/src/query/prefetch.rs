@@ -31,7 +31,19 @@ pub(crate) fn prefetch<T>(p: *const T) {
 pub(crate) fn row_ahead<T>(rows: &[Vec<T>], i: usize) {
     if rows.len() >= PREFETCH_FROM_ROWS {
         if let Some(next) = rows.get(i + ROWS_AHEAD) {
-            prefetch(next.as_ptr());
+            prefetch_all(next);
         }
+    }
+}
+
+/// Asks for every cache line of `items` (a row's values span several).
+#[inline(always)]
+pub(crate) fn prefetch_all<T>(items: &[T]) {
+    let start = items.as_ptr() as *const u8;
+    let bytes = std::mem::size_of_val(items);
+    let mut at = 0;
+    while at < bytes {
+        prefetch(start.wrapping_add(at));
+        at += 64;
     }
 }

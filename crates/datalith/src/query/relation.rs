@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet as HashSet;
 use super::budget::{row_bytes, Budget, FreeAfterStop};
 use super::error::QueryError;
 use super::ir::Var;
-use super::prefetch::{prefetch, row_ahead, PREFETCH_FROM_ROWS, ROWS_AHEAD};
+use super::prefetch::{row_ahead, PREFETCH_FROM_ROWS, ROWS_AHEAD};
 use crate::codec::Value;
 
 /// A relation over some variables: rows, one value per variable. Between the steps of a
@@ -272,7 +272,7 @@ impl Iterator for Rows {
     fn next(&mut self) -> Option<Vec<Value>> {
         if self.ahead {
             if let Some(ahead) = self.rows.as_slice().get(ROWS_AHEAD) {
-                prefetch(ahead.as_ptr());
+                super::prefetch::prefetch_all(ahead);
             }
         }
         self.rows.next()

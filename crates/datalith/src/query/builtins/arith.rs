@@ -115,6 +115,16 @@ fn plain(op: Op, a: &Value, b: &Value) -> Option<Plain> {
     }))
 }
 
+/// `(op a b)` on two plain numbers (see [`plain`]) as the value the call returns; `None`
+/// where the call must decide (any other kinds, an overflow, a NaN it refuses).
+#[inline]
+pub(crate) fn plain_value(op: Op, a: &Value, b: &Value) -> Option<Value> {
+    match plain(op, a, b)? {
+        Plain::Long(n) => Some(Value::Long(n)),
+        Plain::Double(r) => Value::double(r),
+    }
+}
+
 /// `(+ a b)` of two plain numbers without a call (`sum`'s fold adds one value a row).
 #[inline]
 pub(crate) fn plain_add(a: &Value, b: &Value) -> Option<Plain> {

@@ -12,7 +12,8 @@
 //! `collections` (vectors, sets, maps, `count`, `get`, `range`), `logic` (truth, `type`).
 
 mod arith;
-pub(crate) use arith::{plain_add, Plain};
+pub(crate) use arith::{plain_add, plain_value, Plain};
+pub(crate) use numbers::Op as ArithOp;
 mod collections;
 mod compare;
 mod decimal;
@@ -110,6 +111,17 @@ fn canonical(name: &str) -> std::borrow::Cow<'_, str> {
         Some("/") => "clojure.core//".into(),
         Some(rest) => rest.into(),
         None => name.into(),
+    }
+}
+
+/// The operation of `name` when it is the built-in `+`, `-` or `*`: on two plain numbers a
+/// function clause computes it in place ([`arith::plain_value`]) instead of calling it.
+pub(crate) fn plain_op(name: &str) -> Option<ArithOp> {
+    match &*canonical(name) {
+        "+" => Some(ArithOp::Add),
+        "-" => Some(ArithOp::Sub),
+        "*" => Some(ArithOp::Mul),
+        _ => None,
     }
 }
 

@@ -302,7 +302,7 @@ impl<'a> Ctx<'a> {
     /// The built-in a function clause named `name` calls on every row, resolved once: `None`
     /// when the name is one of the functions that read the database, the log or the
     /// full-text index, or a user's function (those go through [`Self::call`]).
-    fn builtin_callee(&self, name: &str) -> Option<builtins::Builtin> {
+    pub(super) fn builtin_callee(&self, name: &str) -> Option<builtins::Builtin> {
         let reads = matches!(
             name,
             "get-else" | "get-some" | "missing?" | "tx-ids" | "tx-data" | "fulltext"

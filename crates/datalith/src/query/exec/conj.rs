@@ -102,6 +102,8 @@ impl<'a> Ctx<'a> {
                     est = self.filter_estimate(&clause, rel.rows.len() as u64, notes)?;
                 }
             }
+            // Tests and functions that can follow it, run in the same pass over the rows.
+            let chain = self.chain_from(&clause, &mut todo, &rel);
             self.row_spare = row_spare(&rel, &clause, &todo);
             // Printed only for `explain`: most queries never show their steps.
             let mut what = match self.trace {
@@ -261,6 +263,16 @@ impl<'a> Ctx<'a> {
                             rel
                         }
                     }
+                }
+                (first, _) if chain.is_some() => {
+                    let links = chain.unwrap_or_default();
+                    let functions = self.functions;
+                    repeats = false;
+                    for c in &links {
+                        distinct::call_dependencies(c, |n| functions.contains_key(n), &mut deps);
+                    }
+                    index = clause_index(first);
+                    self.run_chain(&links, rel)?
                 }
                 (other, _) => {
                     repeats = distinct::clause_repeats(self.schema, other);

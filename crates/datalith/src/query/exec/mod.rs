@@ -22,12 +22,14 @@
 //! - `probe`: EXISTS and NOT EXISTS on one entity's values, a walk of a row's holders that
 //!   stops at the first witness.
 //! - `ranges`: comparisons turned into AVE bounds.
+//! - `chain`: tests and functions that follow one another, run as one pass over the rows.
 //! - `clauses`: predicates, functions, `not`, `or`, rules, input relations.
 //! - `fulltext`: Datomic's `fulltext` function, a search of an attribute's full-text index.
 //! - `terms`: matching rows against terms, entity ids and constants.
 //! - `time`: patterns read from the history index (the transaction and `added` positions,
 //!   and every pattern on a database value in time).
 
+mod chain;
 mod clauses;
 mod column;
 mod conj;
