@@ -16,7 +16,7 @@ use crate::query::builtins::compare;
 use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
 use crate::query::plan::PlanIndex;
-use crate::query::prefetch::{prefetch, row_ahead};
+use crate::query::prefetch::{cell_ahead, prefetch};
 use crate::query::relation::Relation;
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, EntityId};
@@ -531,7 +531,7 @@ impl<'a> Ctx<'a> {
         // large relation: asked for ahead), then numbered from this compact copy.
         let mut row_ids: Vec<EntityId> = Vec::with_capacity(rel.rows.len());
         for (i, row) in rel.rows.iter().enumerate() {
-            row_ahead(&rel.rows, i);
+            cell_ahead(&rel.rows, i, e_col);
             row_ids.extend(entity_of(&row[e_col]));
         }
         let (slot, ids) = Slots::new(row_ids.iter().copied());
