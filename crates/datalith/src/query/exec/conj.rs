@@ -244,6 +244,20 @@ impl<'a> Ctx<'a> {
                             }
                             index = PlanIndex::Ave;
                             self.holders_exist(a, &star[0], rel)?
+                        } else if let Some((a, c, filter)) =
+                            self.join_prefilter(src, &star, &rel, &mut todo, keep)?
+                        {
+                            // A later pattern that only tests the new entity narrows the join.
+                            if self.trace.is_some() {
+                                let show = self.show();
+                                let list: Vec<String> =
+                                    filter.clauses.iter().map(|c| show.clause(c)).collect();
+                                what.push_str(&format!(" +filter {}", list.join(" ")));
+                                est = (est as f64 * filter.share).ceil() as u64;
+                            }
+                            let only = self.prefiltered(&filter)?;
+                            index = PlanIndex::Ave;
+                            self.join_on_value(a, &star[0], rel, c, Some(&only))?
                         } else {
                             let (rel, read) = self.patterns(&star, rel, &ranges, &star_bounds)?;
                             // A scan of the star's attributes read only within the bounds: its rows

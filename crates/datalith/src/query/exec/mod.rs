@@ -13,6 +13,8 @@
 //!   `explain` shows).
 //! - `lookahead`: the start of a large conjunction, chosen by following each of its
 //!   cheapest starts to the end on estimates.
+//! - `prefilter`: a join on a value narrowed first by a later pattern that only tests the
+//!   entities it finds (a semijoin passed sideways).
 //! - `postpone`: patterns that only add a value to each row, run after the rest.
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `spread`: the rest of a conjunction run in parts on several threads, from a large step on.
@@ -39,6 +41,7 @@ mod estimate;
 mod fulltext;
 mod lookahead;
 mod postpone;
+mod prefilter;
 mod probe;
 mod ranges;
 mod scan;

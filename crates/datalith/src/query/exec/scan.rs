@@ -136,34 +136,7 @@ impl<'a> Ctx<'a> {
                 }
             }
             (Term::Var(_), Some(c)) => {
-                // Join on the value: one AVE lookup per distinct value, in value order through
-                // one cursor (each lookup then mostly stays on the previous one's leaf page,
-                // and equal values come together, so the last lookup serves them all).
-                let mut rel = rel;
-                crate::query::relation::sort_rows_by_column(&mut rel.rows, c);
-                let mut cursor = self.r.value_cursor()?;
-                let mut last: Option<&Value> = None;
-                let mut es: Vec<EntityId> = Vec::new();
-                let bytes = row_bytes(out.vars.len() + spare);
-                // The rows' own allocations come in an order of their values, not of their
-                // addresses: each is asked for ahead (on a large relation a cache miss a row).
-                for (i, row) in rel.rows.iter().enumerate() {
-                    row_ahead(&rel.rows, i);
-                    self.budget.tick()?;
-                    let v = &row[c];
-                    if last != Some(v) {
-                        self.budget.release(rows_bytes(es.len(), 1));
-                        es.clear();
-                        cursor.entities_into(a, &coerce(self.schema, a, v), &mut es)?;
-                        self.budget.charge(rows_bytes(es.len(), 1))?;
-                        last = Some(v);
-                    }
-                    for &e in &es {
-                        self.budget.charge(bytes)?;
-                        out.rows.push(row_with_entity(row, p, e, spare));
-                    }
-                }
-                self.budget.release(rows_bytes(es.len(), 1));
+                return Ok((self.join_on_value(a, p, rel, c, None)?, index));
             }
             _ => {
                 let (lo, hi) = intersect_ranges(ranges);
@@ -258,6 +231,55 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok((out, index))
+    }
+
+    /// `[?e :a ?v]` with `?e` unbound and `?v` bound in column `c` of every row: each row
+    /// joined with the entities holding its value, only those in `only` when given (a later
+    /// pattern's test passed sideways: `prefilter`).
+    pub(super) fn join_on_value(
+        &mut self,
+        a: AttrId,
+        p: &Pattern,
+        mut rel: Relation,
+        c: usize,
+        only: Option<&super::prefilter::EntitySet>,
+    ) -> Result<Relation, QueryError> {
+        let spare = self.row_spare;
+        let mut out = Relation {
+            vars: extend_vars(&rel.vars, p),
+            rows: Vec::new(),
+        };
+        // One AVE lookup per distinct value, in value order through one cursor (each lookup
+        // then mostly stays on the previous one's leaf page, and equal values come together,
+        // so the last lookup serves them all).
+        crate::query::relation::sort_rows_by_column(&mut rel.rows, c);
+        let mut cursor = self.r.value_cursor()?;
+        let mut last: Option<&Value> = None;
+        let mut es: Vec<EntityId> = Vec::new();
+        let bytes = row_bytes(out.vars.len() + spare);
+        // The rows' own allocations come in an order of their values, not of their
+        // addresses: each is asked for ahead (on a large relation a cache miss a row).
+        for (i, row) in rel.rows.iter().enumerate() {
+            row_ahead(&rel.rows, i);
+            self.budget.tick()?;
+            let v = &row[c];
+            if last != Some(v) {
+                self.budget.release(rows_bytes(es.len(), 1));
+                es.clear();
+                cursor.entities_into(a, &coerce(self.schema, a, v), &mut es)?;
+                if let Some(only) = only {
+                    es.retain(|e| only.contains(*e));
+                }
+                self.budget.charge(rows_bytes(es.len(), 1))?;
+                last = Some(v);
+            }
+            for &e in &es {
+                self.budget.charge(bytes)?;
+                out.rows.push(row_with_entity(row, p, e, spare));
+            }
+        }
+        self.budget.release(rows_bytes(es.len(), 1));
+        Ok(out)
     }
 
     /// A pattern with an unknown attribute and unbound entity: the whole EAV index.
