@@ -18,6 +18,7 @@
 //! before the functions compute on them), then functions, each in the conjunction's canonical
 //! order. `explain` keeps one step a clause, so that it shows each one's estimate and actual.
 
+use super::clauses::READING_CALLS;
 use super::*;
 use crate::codec::Value;
 use crate::query::budget::row_bytes;
@@ -25,12 +26,6 @@ use crate::query::builtins;
 use crate::query::error::QueryError;
 use crate::query::ir::{Binding, Clause, Term, Var};
 use crate::query::relation::Relation;
-
-/// Names whose calls read a database, the log or the full-text index: not links (their
-/// rows need a database entered, and `get-some` binds nothing on an error).
-const READS: [&str; 6] = [
-    "get-else", "get-some", "missing?", "tx-ids", "tx-data", "fulltext",
-];
 
 /// Where one argument of a link comes from in the row being extended.
 #[derive(Clone, Copy)]
@@ -92,12 +87,12 @@ fn is_link(c: &Clause, bound: &dyn Fn(Var) -> bool) -> bool {
         })
     };
     match c {
-        Clause::Pred { name, args } => !READS.contains(&name.as_str()) && ready(args),
+        Clause::Pred { name, args } => !READING_CALLS.contains(&name.as_str()) && ready(args),
         Clause::Fn {
             name,
             args,
             binding: Binding::Scalar(Term::Var(v)),
-        } => !READS.contains(&name.as_str()) && ready(args) && !bound(*v),
+        } => !READING_CALLS.contains(&name.as_str()) && ready(args) && !bound(*v),
         _ => false,
     }
 }

@@ -14,6 +14,12 @@ use crate::query::relation::Relation;
 use crate::query::rules;
 use crate::store::AttrId;
 
+/// Names whose calls read a database, the log or the full-text index ([`Ctx::call`] answers
+/// them, with a database entered): never resolved to a plain built-in, never a chain's link.
+pub(super) const READING_CALLS: [&str; 6] = [
+    "get-else", "get-some", "missing?", "tx-ids", "tx-data", "fulltext",
+];
+
 impl<'a> Ctx<'a> {
     /// Applies a non-pattern clause.
     pub(super) fn clause(&mut self, c: &Clause, rel: Relation) -> Result<Relation, QueryError> {
@@ -303,11 +309,7 @@ impl<'a> Ctx<'a> {
     /// when the name is one of the functions that read the database, the log or the
     /// full-text index, or a user's function (those go through [`Self::call`]).
     pub(super) fn builtin_callee(&self, name: &str) -> Option<builtins::Builtin> {
-        let reads = matches!(
-            name,
-            "get-else" | "get-some" | "missing?" | "tx-ids" | "tx-data" | "fulltext"
-        );
-        if reads || self.functions.contains_key(name) {
+        if READING_CALLS.contains(&name) || self.functions.contains_key(name) {
             return None;
         }
         builtins::resolve_builtin(name)
