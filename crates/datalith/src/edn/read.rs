@@ -38,6 +38,20 @@ struct Reader<'a> {
     stack: Vec<Edn>,
 }
 
+/// Pushes `v`, written straight into the stack's next slot. `Vec::push` (not inlined here)
+/// took the form as a copy on the stack, written field by field and read back 16 bytes at a
+/// time: a load that no single store covers waits for the stores to reach the cache, and
+/// that wait was a third of the reader's time on a large answer.
+#[inline(always)]
+fn put(stack: &mut Vec<Edn>, v: Edn) {
+    stack.reserve(1);
+    let len = stack.len();
+    stack.spare_capacity_mut()[0].write(v);
+    // SAFETY: `reserve(1)` made room for the slot just written, so `len + 1` elements are
+    // initialized and within the capacity.
+    unsafe { stack.set_len(len + 1) };
+}
+
 /// Keywords [`Reader::keywords`] remembers.
 const KEYWORD_CACHE: usize = 16;
 
@@ -115,6 +129,20 @@ impl<'a> Reader<'a> {
     }
 
     fn skip_ws(&mut self) -> Result<(), Failed> {
+        // Spaces, commas and line ends (nearly all the spacing of any text) byte by byte;
+        // comments, discards and Unicode whitespace on the general path.
+        let bytes = self.s.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            match b {
+                b' ' | b',' | b'\n' | b'\t' | b'\r' => self.pos += 1,
+                b';' | b'#' | 0x80.. | 0x0b | 0x0c => return self.skip_ws_general(),
+                _ => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
+    fn skip_ws_general(&mut self) -> Result<(), Failed> {
         while let Some(c) = self.peek() {
             if c == ' ' || c == ',' || c == '\n' {
                 self.pos += 1;
@@ -134,7 +162,9 @@ impl<'a> Reader<'a> {
                     return Err(self.err(at, "expected a form after #_"));
                 }
                 let recorded = self.spans.as_ref().map(Vec::len);
+                let depth = self.stack.len();
                 self.value(0)?;
+                self.stack.truncate(depth);
                 // A discarded form has no place in the tree, nor its span in the list.
                 if let (Some(spans), Some(n)) = (self.spans.as_mut(), recorded) {
                     spans.truncate(n);
@@ -192,46 +222,67 @@ impl<'a> Reader<'a> {
 
     /// Reads one form, recording its span (and its children's, in preorder) when asked.
     fn value(&mut self, depth: usize) -> Result<Edn, Failed> {
+        self.push(depth)?;
+        self.stack
+            .pop()
+            .ok_or_else(|| self.err(self.pos, "internal: a form read left nothing"))
+    }
+
+    /// Reads one form onto the stack (its span recorded when asked). Forms are pushed where
+    /// they are made, not returned: a returned form is written piecewise and read back whole
+    /// by its caller, which stalled the reader on every item of a large answer.
+    fn push(&mut self, depth: usize) -> Result<(), Failed> {
         if self.spans.is_none() {
             return self.form(depth);
         }
         self.skip_ws()?;
         let (at, index) = (self.pos, self.spans.as_ref().map_or(0, Vec::len));
         self.spans.get_or_insert_with(Vec::new).push((at, at));
-        let v = self.form(depth)?;
+        self.form(depth)?;
         let spans = self.spans.get_or_insert_with(Vec::new);
         // A leaf read through a nested form (`#inst "..."`) is still one node.
         if !matches!(
-            v,
-            Edn::List(_) | Edn::Vector(_) | Edn::Map(_) | Edn::Set(_) | Edn::Tagged(..)
+            self.stack.last(),
+            Some(Edn::List(_) | Edn::Vector(_) | Edn::Map(_) | Edn::Set(_) | Edn::Tagged(..))
         ) {
             spans.truncate(index + 1);
         }
         spans[index].1 = self.pos;
-        Ok(v)
+        Ok(())
     }
 
-    fn form(&mut self, depth: usize) -> Result<Edn, Failed> {
+    /// Reads one form onto the stack.
+    fn form(&mut self, depth: usize) -> Result<(), Failed> {
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, format!("forms nested deeper than {MAX_DEPTH}")));
         }
         self.skip_ws()?;
         let at = self.pos;
-        let Some(c) = self.peek() else {
+        let Some(&b) = self.s.as_bytes().get(at) else {
             return Err(self.err(at, "expected a form, found end of input"));
         };
-        match c {
-            '(' => {
-                self.bump();
-                Ok(Edn::List(self.seq(')', at, depth)?))
+        // The commonest forms are pushed in their own arm, made where they are stored.
+        let v = match b {
+            b'0'..=b'9' | b'-' => match self.plain_long() {
+                Some(n) => {
+                    put(&mut self.stack, Edn::Long(n));
+                    return Ok(());
+                }
+                None => self.atom_token(at)?,
+            },
+            b'(' => {
+                self.pos += 1;
+                Edn::List(self.seq(b')', at, depth)?)
             }
-            '[' => {
-                self.bump();
-                Ok(Edn::Vector(self.seq(']', at, depth)?))
+            b'[' => {
+                self.pos += 1;
+                let items = self.seq(b']', at, depth)?;
+                put(&mut self.stack, Edn::Vector(items));
+                return Ok(());
             }
-            '{' => {
-                self.bump();
-                let base = self.items('}', at, depth)?;
+            b'{' => {
+                self.pos += 1;
+                let base = self.items(b'}', at, depth)?;
                 let n = self.stack.len() - base;
                 if n % 2 != 0 {
                     return Err(self.err(at, "a map needs an even number of forms"));
@@ -241,57 +292,100 @@ impl<'a> Reader<'a> {
                 while let (Some(k), Some(v)) = (it.next(), it.next()) {
                     pairs.push((k, v));
                 }
-                Ok(Edn::Map(pairs))
+                drop(it);
+                Edn::Map(pairs)
             }
-            ')' | ']' | '}' => Err(self.err(at, format!("unbalanced {c}"))),
-            '"' => self.string().map(Edn::String),
-            '\\' => self.char_lit(),
-            '#' => self.dispatch(depth),
-            ':' => {
-                self.bump();
+            b')' | b']' | b'}' => return Err(self.err(at, format!("unbalanced {}", b as char))),
+            b'"' => Edn::String(self.string()?),
+            b'\\' => self.char_lit()?,
+            b'#' => self.dispatch(depth)?,
+            b':' => {
+                self.pos += 1;
                 let t = self.token();
                 if t.is_empty() || t.starts_with(':') {
                     return Err(self.err(at, "expected a keyword name after :"));
                 }
-                Ok(Edn::Keyword(self.keyword(t)))
+                let k = self.keyword(t);
+                put(&mut self.stack, Edn::Keyword(k));
+                return Ok(());
             }
-            _ => {
-                let t = self.token();
-                if t.is_empty() {
-                    return Err(self.err(at, format!("unexpected character {c:?}")));
-                }
-                self.atom(t, at)
-            }
+            _ => self.atom_token(at)?,
+        };
+        put(&mut self.stack, v);
+        Ok(())
+    }
+
+    /// A symbol, number or literal word: the token at `at`, read by [`Self::atom`].
+    fn atom_token(&mut self, at: usize) -> Result<Edn, Failed> {
+        let t = self.token();
+        if t.is_empty() {
+            let c = self.peek().unwrap_or(' ');
+            return Err(self.err(at, format!("unexpected character {c:?}")));
         }
+        self.atom(t, at)
+    }
+
+    /// A plain integer of at most 18 digits that ends where its token ends (most numbers of
+    /// an answer), read without taking the token first; `None`, the position unmoved, for
+    /// anything else, which [`Self::atom`] reads.
+    fn plain_long(&mut self) -> Option<i64> {
+        let bytes = self.s.as_bytes();
+        let negative = bytes.get(self.pos) == Some(&b'-');
+        let start = self.pos + usize::from(negative);
+        let mut end = start;
+        let mut n: i64 = 0;
+        while let Some(&b) = bytes.get(end) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            if end - start == 18 {
+                return None;
+            }
+            n = n * 10 + i64::from(b - b'0');
+            end += 1;
+        }
+        if end == start {
+            return None;
+        }
+        match bytes.get(end) {
+            None => {}
+            Some(&b) if b < 0x80 && ENDS_TOKEN[b as usize] => {}
+            Some(_) => return None,
+        }
+        self.pos = end;
+        Some(if negative { -n } else { n })
     }
 
     /// The items of a collection up to `close`, as one vector.
-    fn seq(&mut self, close: char, open_at: usize, depth: usize) -> Result<Vec<Edn>, Failed> {
+    fn seq(&mut self, close: u8, open_at: usize, depth: usize) -> Result<Vec<Edn>, Failed> {
         let base = self.items(close, open_at, depth)?;
         // One allocation of the exact size, filled by one copy.
         Ok(self.stack.split_off(base))
     }
 
     /// Reads a collection's items up to `close` onto the stack; answers where they start.
-    fn items(&mut self, close: char, open_at: usize, depth: usize) -> Result<usize, Failed> {
+    fn items(&mut self, close: u8, open_at: usize, depth: usize) -> Result<usize, Failed> {
         let base = self.stack.len();
         loop {
             self.skip_ws()?;
-            match self.peek() {
+            match self.s.as_bytes().get(self.pos) {
                 None => {
-                    return Err(self.err(open_at, format!("unclosed collection: expected {close}")))
+                    return Err(self.err(
+                        open_at,
+                        format!("unclosed collection: expected {}", close as char),
+                    ))
                 }
-                Some(c) if c == close => {
-                    self.bump();
+                Some(&b) if b == close => {
+                    self.pos += 1;
                     return Ok(base);
                 }
-                Some(c @ (')' | ']' | '}')) => {
-                    return Err(self.err(self.pos, format!("unbalanced {c}: expected {close}")))
+                Some(&b @ (b')' | b']' | b'}')) => {
+                    return Err(self.err(
+                        self.pos,
+                        format!("unbalanced {}: expected {}", b as char, close as char),
+                    ))
                 }
-                Some(_) => {
-                    let item = self.value(depth + 1)?;
-                    self.stack.push(item);
-                }
+                Some(_) => self.push(depth + 1)?,
             }
         }
     }
@@ -377,7 +471,7 @@ impl<'a> Reader<'a> {
         match self.peek() {
             Some('{') => {
                 self.bump();
-                Ok(Edn::Set(self.seq('}', at, depth)?))
+                Ok(Edn::Set(self.seq(b'}', at, depth)?))
             }
             Some('"') => self.regex_lit(at),
             Some('#') => {
