@@ -127,6 +127,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         address_rate: (args.address_rate > 0)
             .then(|| crate::rate::Rate::per_address(args.address_rate)),
         trusted_proxies: args.trusted_proxies.clone(),
+        pace: Default::default(),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),

@@ -1,6 +1,6 @@
 //! The HTTP face: the routes ([`router`]) and their handlers (`handlers`), the rate per
 //! client address every request but `/health` meets first (`address`), what every
-//! database request goes through (`pipeline`: `body`, `cancel`, `access_log`), and how
+//! database request goes through (`pipeline`: `body`, `cancel`, `in_place`, `access_log`), and how
 //! answers and errors are written (`respond`; large results a chunk at a time: `stream`).
 //!
 //! | route | |
@@ -19,6 +19,7 @@ mod admin;
 mod body;
 mod cancel;
 mod handlers;
+mod in_place;
 mod pipeline;
 mod respond;
 mod stream;
@@ -68,6 +69,8 @@ pub struct AppState {
     pub address_rate: Option<crate::rate::Rate>,
     /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// How long each query text took last (which queries run in place first).
+    pub pace: in_place::Pace,
 }
 
 /// The state as handlers share it.

@@ -2,8 +2,9 @@
 //! database, the role, the body (`body`), a place to run (`--max-concurrent`, waiting at most
 //! `--queue-timeout-ms`), then the operation on a blocking thread (the library's calls
 //! block: a query computes, a transaction waits for its group's sync; a transaction on the
-//! worker thread itself, `runs_in_place`), holding its place until it ends even if the client
-//! has gone (whose query the cancel guard stops).
+//! worker thread itself, `runs_in_place`; a query expected to be short there first, for at
+//! most a budget, `in_place`), holding its place until it ends even if the client has gone
+//! (whose query the cancel guard stops).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,6 +17,7 @@ use datalith::edn::Edn;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::cancel::CancelOnDrop;
+use super::in_place::{self, InPlace};
 use super::respond::{self, header};
 use super::AppState;
 use crate::auth::Access;
@@ -89,6 +91,25 @@ async fn attempt(
         state: state.clone(),
         access,
     };
+    let started = Instant::now();
+    let pace_key = (op == Op::Q).then(|| query_key(&request)).flatten();
+    if let Some(key) = pace_key.filter(|k| state.pace.expects_short(*k)) {
+        let run = InPlace::start();
+        let over = || run.over();
+        let cx = Context {
+            name: &name,
+            limits,
+            cancel: &cancel,
+            databases: &others,
+            stop_early: Some(&over),
+        };
+        let outcome = op.run(&source, &request, &cx);
+        // Stopped for its time in place: run again on a blocking thread, below.
+        if !(outcome.is_err() && run.moved()) {
+            state.pace.note(key, started.elapsed());
+            return outcome;
+        }
+    }
     let work = move || {
         let _place = place;
         let cx = Context {
@@ -96,6 +117,7 @@ async fn attempt(
             limits,
             cancel: &cancel,
             databases: &others,
+            stop_early: None,
         };
         op.run(&source, &request, &cx)
     };
@@ -110,7 +132,18 @@ async fn attempt(
         })
     };
     drop(guard);
+    if let Some(key) = pace_key {
+        state.pace.note(key, started.elapsed());
+    }
     outcome
+}
+
+/// The key of the request's query text in [`Pace`](super::in_place::Pace).
+fn query_key(request: &Request) -> Option<u64> {
+    match request.get("query")? {
+        Edn::String(text) => Some(in_place::key(text)),
+        form => Some(in_place::key(&datalith::edn::to_edn_string(form))),
+    }
 }
 
 /// Whether `op` runs on the worker thread that read its request (`block_in_place`: the

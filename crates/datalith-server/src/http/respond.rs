@@ -35,12 +35,18 @@ pub fn answer(headers: &HeaderMap, result: Result<Edn>) -> Response {
 pub fn write(format: Format, result: Result<Edn>) -> Response {
     match result {
         Ok(value) => match super::stream::Streamed::of(format, value) {
-            Ok(streamed) => (
-                StatusCode::OK,
-                [(CONTENT_TYPE, format.media_type())],
-                axum::body::Body::new(streamed),
-            )
-                .into_response(),
+            Ok(mut streamed) => match streamed.whole() {
+                // Already ends with its line end.
+                Some(text) => {
+                    (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], text).into_response()
+                }
+                None => (
+                    StatusCode::OK,
+                    [(CONTENT_TYPE, format.media_type())],
+                    axum::body::Body::new(streamed),
+                )
+                    .into_response(),
+            },
             Err(value) => body(StatusCode::OK, format, &value),
         },
         Err(e) => error(format, &e),

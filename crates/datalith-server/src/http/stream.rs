@@ -3,7 +3,9 @@
 //! is produced a chunk (about [`CHUNK_BYTES`]) at a time, when hyper asks for the next one,
 //! that is when the connection has taken the previous one (HTTP/1.1 chunked transfer, HTTP/2
 //! data frames). Each item is dropped once written, so the answer's memory shrinks as it
-//! goes out, and its text is never whole in memory.
+//! goes out, and its text is never whole in memory. An answer whose text ends within its
+//! first chunk is sent whole after all (with a `Content-Length`): streaming it would only add
+//! the chunks' framing and a second write.
 //!
 //! What stays proportional to the result is the result itself: the query engine builds it
 //! whole (its rows, then their EDN values) before the first byte is sent, within the query's
@@ -30,6 +32,8 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 
 /// A streamed answer: what comes before the result's items, the items, what comes after.
 pub struct Streamed {
+    /// A chunk written ahead (by [`Streamed::whole`]) and not yet handed over.
+    ready: Option<String>,
     head: Option<String>,
     items: std::vec::IntoIter<Edn>,
     written: usize,
@@ -81,6 +85,7 @@ impl Streamed {
         // A line of its own, as whole answers end.
         tail.push_str("}\n");
         Ok(Streamed {
+            ready: None,
             head: Some(head),
             items: items.into_iter(),
             written: 0,
@@ -89,8 +94,22 @@ impl Streamed {
         })
     }
 
+    /// The answer's whole text when it ends within the first chunk; otherwise `None`, and
+    /// that chunk is kept to go out first.
+    pub fn whole(&mut self) -> Option<String> {
+        let first = self.next_chunk()?;
+        if self.head.is_none() && self.tail.is_none() {
+            return Some(first);
+        }
+        self.ready = Some(first);
+        None
+    }
+
     /// The next chunk, or `None` at the end.
     fn next_chunk(&mut self) -> Option<String> {
+        if let Some(ready) = self.ready.take() {
+            return Some(ready);
+        }
         let mut out = self.head.take().unwrap_or_default();
         // Room for the whole chunk at once, rather than growing (and copying) it as it fills.
         out.reserve(CHUNK_BYTES + 1024);
@@ -137,7 +156,7 @@ impl http_body::Body for Streamed {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.head.is_none() && self.tail.is_none()
+        self.ready.is_none() && self.head.is_none() && self.tail.is_none()
     }
 }
 
@@ -209,7 +228,8 @@ mod tests {
             .unwrap();
         for answer in answers {
             for format in [Format::Edn, Format::Json] {
-                let streamed = Streamed::of(format, answer.clone()).ok().unwrap();
+                let mut streamed = Streamed::of(format, answer.clone()).ok().unwrap();
+                assert!(streamed.whole().is_none(), "{format:?}: sent whole");
                 let collected = runtime.block_on(async {
                     let body = axum::body::Body::new(streamed);
                     let mut chunks = 0;
@@ -238,5 +258,20 @@ mod tests {
         let small = Edn::Map(vec![(Edn::kw(":result"), Edn::Set(rows(3)))]);
         assert!(Streamed::of(Format::Edn, small).is_err());
         assert!(Streamed::of(Format::Edn, Edn::Long(1)).is_err());
+        // More items than STREAM_FROM whose text fits in one chunk: whole, as it reads.
+        let short = (0..STREAM_FROM as i64 * 2)
+            .map(Edn::Long)
+            .collect::<Vec<_>>();
+        let answer = Edn::Map(vec![
+            (Edn::kw(":result"), Edn::Vector(short)),
+            (Edn::kw(":basis-t"), Edn::Long(42)),
+        ]);
+        for format in [Format::Edn, Format::Json] {
+            let mut streamed = Streamed::of(format, answer.clone()).ok().unwrap();
+            let text = streamed.whole().expect("one chunk's worth is sent whole");
+            assert!(text.len() < CHUNK_BYTES && text.ends_with("}\n"), "{text}");
+            let back = format.read(text.as_bytes()).unwrap();
+            assert!(back == format.read(format.write(&answer).as_bytes()).unwrap());
+        }
     }
 }

@@ -59,6 +59,9 @@ pub struct Context<'a> {
     pub cancel: &'a AtomicBool,
     /// The other databases, for queries that name them.
     pub databases: &'a dyn Databases,
+    /// Asked by a query at each look of its budget: whether to stop now (a query run in
+    /// place on a worker thread whose time there is up; `http::in_place`).
+    pub stop_early: Option<&'a (dyn Fn() -> bool + Sync)>,
 }
 
 /// An operation of the API.

@@ -61,6 +61,9 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
     if let Some(threads) = cx.limits.threads {
         options = options.threads(threads);
     }
+    if let Some(ask) = cx.stop_early {
+        options = options.interrupt(ask);
+    }
     let explain = match request.get("explain") {
         None | Some(Edn::Bool(false)) => false,
         Some(Edn::Bool(true)) => true,

@@ -51,6 +51,7 @@ fn call_with(db: &Source, others: &dyn Databases, op: Op, body: &str) -> Result<
         },
         cancel: &cancel,
         databases: others,
+        stop_early: None,
     };
     let request = Request::new(Some(read_one(body).unwrap()), op.fields())?;
     op.run(db, &request, &cx)
