@@ -38,20 +38,6 @@ struct Reader<'a> {
     stack: Vec<Edn>,
 }
 
-/// Pushes `v`, written straight into the stack's next slot. `Vec::push` (not inlined here)
-/// took the form as a copy on the stack, written field by field and read back 16 bytes at a
-/// time: a load that no single store covers waits for the stores to reach the cache, and
-/// that wait was a third of the reader's time on a large answer.
-#[inline(always)]
-fn put(stack: &mut Vec<Edn>, v: Edn) {
-    stack.reserve(1);
-    let len = stack.len();
-    stack.spare_capacity_mut()[0].write(v);
-    // SAFETY: `reserve(1)` made room for the slot just written, so `len + 1` elements are
-    // initialized and within the capacity.
-    unsafe { stack.set_len(len + 1) };
-}
-
 /// Keywords [`Reader::keywords`] remembers.
 const KEYWORD_CACHE: usize = 16;
 
@@ -228,9 +214,11 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.err(self.pos, "internal: a form read left nothing"))
     }
 
-    /// Reads one form onto the stack (its span recorded when asked). Forms are pushed where
-    /// they are made, not returned: a returned form is written piecewise and read back whole
-    /// by its caller, which stalled the reader on every item of a large answer.
+    /// Reads one form onto the stack (its span recorded when asked). A form is pushed by the
+    /// function that reads it rather than returned through each caller: every return copied
+    /// the 48-byte form once more, written field by field and read back 16 bytes at a time,
+    /// a load that waits for the stores before it (`perf annotate`: most of the reader's time
+    /// on a large answer went to those copies).
     fn push(&mut self, depth: usize) -> Result<(), Failed> {
         if self.spans.is_none() {
             return self.form(depth);
@@ -251,21 +239,21 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// Reads one form onto the stack.
+    /// Reads one form onto the stack; the spacing before it is already skipped (by every
+    /// caller: a form is most often an item, after its collection's loop skipped).
     fn form(&mut self, depth: usize) -> Result<(), Failed> {
         if depth > MAX_DEPTH {
             return Err(self.err(self.pos, format!("forms nested deeper than {MAX_DEPTH}")));
         }
-        self.skip_ws()?;
         let at = self.pos;
         let Some(&b) = self.s.as_bytes().get(at) else {
             return Err(self.err(at, "expected a form, found end of input"));
         };
-        // The commonest forms are pushed in their own arm, made where they are stored.
+        // The commonest forms are pushed in their own arm, without the shared tail's copy.
         let v = match b {
             b'0'..=b'9' | b'-' => match self.plain_long() {
                 Some(n) => {
-                    put(&mut self.stack, Edn::Long(n));
+                    self.stack.push(Edn::Long(n));
                     return Ok(());
                 }
                 None => self.atom_token(at)?,
@@ -277,7 +265,7 @@ impl<'a> Reader<'a> {
             b'[' => {
                 self.pos += 1;
                 let items = self.seq(b']', at, depth)?;
-                put(&mut self.stack, Edn::Vector(items));
+                self.stack.push(Edn::Vector(items));
                 return Ok(());
             }
             b'{' => {
@@ -306,12 +294,12 @@ impl<'a> Reader<'a> {
                     return Err(self.err(at, "expected a keyword name after :"));
                 }
                 let k = self.keyword(t);
-                put(&mut self.stack, Edn::Keyword(k));
+                self.stack.push(Edn::Keyword(k));
                 return Ok(());
             }
             _ => self.atom_token(at)?,
         };
-        put(&mut self.stack, v);
+        self.stack.push(v);
         Ok(())
     }
 
@@ -487,6 +475,7 @@ impl<'a> Reader<'a> {
             // Clojure's namespaced maps, not EDN; read as tags they would print back as maps).
             Some(c) if c.is_alphabetic() => {
                 let tag = self.token();
+                self.skip_ws()?;
                 let value = self.value(depth + 1)?;
                 match (tag, &value) {
                     ("inst", Edn::String(s)) => parse_inst(s)

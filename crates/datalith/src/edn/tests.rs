@@ -39,10 +39,44 @@ fn reads_every_form() {
             "#uuid \"00000000-0000-0000-0000-000000000001\"",
             Edn::Uuid([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
         ),
+        // Spacing of every kind before a tagged value, and a discard between.
+        ("#inst\t,\n \"1970-01-01\"", Edn::Inst(0)),
+        ("#inst #_ 7 ; c\n\"1970-01-01\"", Edn::Inst(0)),
+        ("#inst\u{2003}\"1970-01-01\"", Edn::Inst(0)),
+        // Plain integers end where their token ends; anything longer is another number.
+        (
+            "[-12,34\t5;x\n6]",
+            Edn::Vector(vec![
+                Edn::Long(-12),
+                Edn::Long(34),
+                Edn::Long(5),
+                Edn::Long(6),
+            ]),
+        ),
+        ("[1.5 2e3 3N 4M]", read_one("[1.5 2000.0 3N 4M]").unwrap()),
+        ("123456789012345678", Edn::Long(123_456_789_012_345_678)),
+        (
+            "-1234567890123456789",
+            Edn::Long(-1_234_567_890_123_456_789),
+        ),
+        (
+            "[- -a]",
+            Edn::Vector(vec![
+                Edn::Symbol(Keyword::parse("-")),
+                Edn::Symbol(Keyword::parse("-a")),
+            ]),
+        ),
+        ("12\u{2003}", Edn::Long(12)),
     ];
     for (text, want) in cases {
         assert_eq!(read_one(text).unwrap(), want, "{text}");
     }
+    // Words that start like numbers but are not plain integers: symbols or errors, as before.
+    assert!(matches!(read_one("-a"), Ok(Edn::Symbol(_))));
+    assert_eq!(
+        read_one("12a").unwrap_err().to_string(),
+        "1:1: bad number \"12a\""
+    );
 }
 
 #[test]
