@@ -122,10 +122,10 @@ impl Streamed {
                             Format::Json => ",",
                         });
                     }
+                    // Written into the chunk, not into a string of its own.
                     match self.format {
-                        // Written into the chunk, not into a string of its own.
                         Format::Edn => write_edn(&item, &mut out),
-                        Format::Json => out.push_str(&self.format.write(&item)),
+                        Format::Json => json::write_json(&item, &mut out),
                     }
                     self.written += 1;
                 }

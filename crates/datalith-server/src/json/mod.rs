@@ -31,7 +31,7 @@ mod decode;
 mod encode;
 
 pub use decode::{from_json_slice, from_json_value};
-pub use encode::to_json_string;
+pub use encode::{to_json_string, write_json};
 
 /// The tags, as they are written.
 pub mod tag {

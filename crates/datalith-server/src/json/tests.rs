@@ -143,3 +143,58 @@ fn wrong_json_is_refused_with_a_message() {
         assert!(e.message.contains(want), "{json}: {}", e.message);
     }
 }
+
+/// A string is escaped exactly as serde_json escapes it: every ASCII character alone and
+/// among others, and other text.
+#[test]
+fn strings_escape_as_serde_json_does() {
+    let mut cases: Vec<String> = (0u8..128).map(|b| (b as char).to_string()).collect();
+    cases.extend((0u8..128).map(|b| format!("ab{}cd\"e\\f", b as char)));
+    cases.extend(
+        [
+            "",
+            "plain",
+            "é ü 日本 \u{2028} \u{2029} \u{7f} 😀",
+            "[{:k 1 :v \"x\\\"y\"}]",
+            "\u{0}\u{1f}\u{7f}",
+        ]
+        .map(String::from),
+    );
+    for s in cases {
+        let mut out = String::new();
+        super::encode::string_for_tests(&s, &mut out);
+        assert_eq!(
+            out,
+            serde_json::Value::from(s.as_str()).to_string(),
+            "{s:?}"
+        );
+        let back: String = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, s);
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_string_escapes_as_serde_json_does(s in ".*") {
+        let mut out = String::new();
+        super::encode::string_for_tests(&s, &mut out);
+        proptest::prop_assert_eq!(out, serde_json::Value::from(s.as_str()).to_string());
+    }
+}
+
+/// A keyword is written piece by piece as its text would be: the same JSON.
+#[test]
+fn keywords_write_as_their_text() {
+    use datalith::Keyword;
+    let json = |s: &str| serde_json::Value::from(s).to_string();
+    for k in [
+        Keyword::parse(":a"),
+        Keyword::parse(":db/ident"),
+        Keyword::parse(":a/b/c"),
+        Keyword::new(Some("n\"s"), "na\\me\u{1}"),
+        Keyword::new(None, "é"),
+    ] {
+        let want = format!("{{{}:{}}}", json(super::tag::KEYWORD), json(&k.to_string()));
+        assert_eq!(to_json_string(&Edn::Keyword(k.clone())), want, "{k}");
+    }
+}
