@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use datalith::edn::{inst_text, to_edn_string, write_edn, Edn};
+use datalith::edn::{inst_text, to_edn_string, write_edn, write_escaped as escaped, Edn};
 
 use super::tag;
 
@@ -70,40 +70,13 @@ fn write_value(edn: &Edn, out: &mut String) {
     }
 }
 
-/// `s` as a JSON string, escaped as serde_json escapes (RFC 8259: the quote, the backslash
-/// and the control characters; `\b \f \n \r \t` short, the others `\u00XX`), the runs
-/// between escapes copied whole: a string a row made two allocations through serde_json's
-/// value, a third of a large JSON answer's time.
+/// `s` as a JSON string: the EDN printer's escaping, which is JSON's too (RFC 8259: the
+/// quote, the backslash and the control characters), written in place: through a serde_json
+/// value each string cost two allocations, a third of a large JSON answer's time.
 fn string(s: &str, out: &mut String) {
     out.push('"');
     escaped(s, out);
     out.push('"');
-}
-
-/// The inside of [`string`]: `s` escaped, without the quotes.
-fn escaped(s: &str, out: &mut String) {
-    let mut run = 0;
-    for (i, b) in s.bytes().enumerate() {
-        if b >= 0x20 && b != b'"' && b != b'\\' {
-            continue;
-        }
-        // `b` is ASCII, so `i` is a character boundary.
-        out.push_str(&s[run..i]);
-        run = i + 1;
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0c => out.push_str("\\f"),
-            _ => {
-                let _ = write!(out, "\\u{b:04x}");
-            }
-        }
-    }
-    out.push_str(&s[run..]);
 }
 
 #[cfg(test)]

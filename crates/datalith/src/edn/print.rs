@@ -66,6 +66,14 @@ fn join(items: &[Edn], out: &mut String) {
 
 fn string_lit(s: &str, out: &mut String) {
     out.push('"');
+    write_escaped(s, out);
+    out.push('"');
+}
+
+/// The inside of a string literal for `s`, appended to `out`: the quote, the backslash and
+/// the control characters escaped (`\n \t \r`, the others `\uXXXX`). The same text is a
+/// JSON string's inside too (RFC 8259), which the server's JSON writes with it.
+pub fn write_escaped(s: &str, out: &mut String) {
     // The runs between characters that need an escape are copied whole (a string holding
     // EDN text, such as a transaction sent as text, escapes every quote in it).
     let mut run = 0;
@@ -88,7 +96,6 @@ fn string_lit(s: &str, out: &mut String) {
         }
     }
     out.push_str(&s[run..]);
-    out.push('"');
 }
 
 /// `#"..."`: the source as written, except that a bare `"` is escaped (`\"` means the same
