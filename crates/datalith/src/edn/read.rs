@@ -148,9 +148,7 @@ impl<'a> Reader<'a> {
                     return Err(self.err(at, "expected a form after #_"));
                 }
                 let recorded = self.spans.as_ref().map(Vec::len);
-                let depth = self.stack.len();
                 self.value(0)?;
-                self.stack.truncate(depth);
                 // A discarded form has no place in the tree, nor its span in the list.
                 if let (Some(spans), Some(n)) = (self.spans.as_mut(), recorded) {
                     spans.truncate(n);
