@@ -79,11 +79,6 @@ fn string(s: &str, out: &mut String) {
     out.push('"');
 }
 
-#[cfg(test)]
-pub(super) fn string_for_tests(s: &str, out: &mut String) {
-    string(s, out)
-}
-
 fn tagged(tag: &str, out: &mut String, value: impl FnOnce(&mut String)) {
     out.push('{');
     string(tag, out);
