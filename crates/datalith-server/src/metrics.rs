@@ -159,7 +159,7 @@ fn database_gauges(out: &mut String, served: &Served) {
             "datalith_basis_t",
             "gauge",
             "The id of the latest transaction.",
-            |s| s.database.db().ok()?.basis_t().ok().map(|b| b as f64),
+            |s| s.latest().ok()?.basis_t().ok().map(|b| b as f64),
         ),
         (
             "datalith_file_bytes",

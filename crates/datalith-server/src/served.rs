@@ -162,18 +162,16 @@ impl Served {
         // With a log too, the files keep their own write-ahead log: the applier queues many
         // records at once, so a sync serves many (measured no slower than `NoSync`, whose
         // LMDB commits write every dirty page), and a node's own crash costs no replay.
+        // A node applying the log leaves LMDB to the background writer, like any database:
+        // its committer prepares the next records while the writer puts the last ones into
+        // LMDB on the other core, and reads that name no basis answer from the data file's
+        // state (`Source::latest`), so they neither merge nor wait for that writer's backlog.
+        // Measured (10,000 W batch-100 records, three brokers, 2026-12-05, see
+        // scale/RESULTS.md): catch-up 2,381-2,560 transactions/s when the committer wrote
+        // each group into LMDB itself, 4,190-4,934 acknowledged and 3,041-3,330 in the data
+        // file now.
         let mut options = DbOptions::default();
         options.query_memory_limit = self.memory_limit;
-        // A node applying the log writes each group into LMDB at its commit, never leaving
-        // groups for readers to merge: the applier queues hundreds of transactions at once,
-        // far ahead of a background LMDB writer sharing two cores with the brokers, and every
-        // query (and `stat`) then folded hundreds of thousands of waiting writes. Measured
-        // (`scale/figures.py`, 10,000 batch-100 records, 2026-12-05): writing later, 945
-        // transactions/s caught up and 4.1 lookups/s while applying; at each commit, see
-        // scale/RESULTS.md.
-        if self.log.is_some() {
-            options.env.log_apply_later = false;
-        }
         let database = Database::open(dir, options).map_err(|e| {
             let e = ServerError::from(e);
             ServerError {

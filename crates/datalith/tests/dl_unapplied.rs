@@ -163,3 +163,39 @@ fn a_transaction_resolves_against_every_write_of_the_one_before_it_large_or_smal
         assert!(now.check().unwrap().is_ok(), "{people} people");
     }
 }
+
+/// `applied_db` reads the data file alone: with the applier held off it is the value before
+/// the waiting transactions (a whole transaction or none), and once they are written it
+/// equals `db()`.
+#[test]
+fn the_applied_value_is_the_data_files_state_whole_transactions_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), Duration::from_secs(3600));
+    db.transact(SCHEMA).unwrap();
+    db.env().apply_logged().unwrap();
+    let schema_t = db.db().unwrap().basis_t().unwrap();
+    db.transact(r#"[{:name "Ann" :age 30} {:name "Bob" :age 41}]"#)
+        .unwrap();
+    db.transact(r#"[{:name "Bob" :age 42}]"#).unwrap();
+    let latest = db.db().unwrap();
+    let applied = db.applied_db().unwrap();
+    // (what is read, expected) with both transactions waiting for the applier.
+    let waiting = [
+        (
+            q(&latest, PEOPLE),
+            r#"#{["Ann" 30] ["Bob" 42]}"#.to_string(),
+        ),
+        (q(&applied, PEOPLE), "#{}".to_string()),
+        (applied.basis_t().unwrap().to_string(), schema_t.to_string()),
+    ];
+    for (i, (got, want)) in waiting.iter().enumerate() {
+        assert_eq!(got, want, "row {i}");
+    }
+    assert!(latest.basis_t().unwrap() > schema_t);
+    assert!(applied.check().unwrap().is_ok());
+    db.env().apply_logged().unwrap();
+    let written = db.applied_db().unwrap();
+    assert_eq!(q(&written, PEOPLE), q(&latest, PEOPLE));
+    assert_eq!(written.basis_t().unwrap(), latest.basis_t().unwrap());
+    assert!(written.check().unwrap().is_ok());
+}

@@ -142,6 +142,23 @@ fn two_nodes_share_one_database_through_the_log() {
             "tx {i}: {}",
             reply.body
         );
+        // Read-your-writes on the node that took the write, without naming a basis (its
+        // reads answer from its data file's state only once that state holds every write
+        // it acknowledged).
+        let seen = post(
+            node,
+            "q",
+            &format!(
+                "{{:query \"[:find ?a . :where [?e :person/name \\\"P{i}\\\"] [?e :person/age ?a]]\"}}"
+            ),
+        );
+        assert_eq!(seen.status, 200, "tx {i}: {}", seen.body);
+        assert_eq!(
+            get(&seen.edn(), ":result"),
+            Edn::Long(i),
+            "tx {i}: {}",
+            seen.body
+        );
     }
 
     // A refusal reaches the submitter with its own category, and changes nothing anywhere.

@@ -16,7 +16,7 @@ pub fn snapshot(source: &Source, request: &Request) -> Result<(Db, u64)> {
     let (db, basis) = match request.count("basis-t")? {
         Some(want) => (value_at(source, want)?, want),
         None => {
-            let db = source.database.db()?;
+            let db = source.latest()?;
             let basis = db.basis_t()?;
             (db, basis)
         }

@@ -116,7 +116,7 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             let mut inputs = vec![Input::Db(db)];
             for (arg, named) in args.iter().zip(&named) {
                 inputs.push(match named {
-                    Some((name, None)) => Input::Db(cx.databases.source(name)?.database.db()?),
+                    Some((name, None)) => Input::Db(cx.databases.source(name)?.latest()?),
                     Some((name, Some(basis))) => {
                         Input::Db(basis::value_at(&*cx.databases.source(name)?, *basis)?)
                     }

@@ -13,12 +13,16 @@ pub fn run(source: &Source, name: &str) -> Result<Edn> {
     let database = &source.database;
     let env = database.env();
     let file_bytes = std::fs::metadata(env.path().join("data.mdb")).map_or(0, |m| m.len());
-    let db = database.db()?;
+    let (db, applied) = source.latest_and_whence()?;
     let basis = db.basis_t()?;
     let eav = env.table("eav", TableKind::List)?;
     let ave = env.table("ave", TableKind::List)?;
     let (eav_n, ave_n) = {
-        let txn = env.read()?;
+        // The same state as `db`'s where that is the data file's (a node applying a log).
+        let txn = match applied {
+            true => env.read_applied()?,
+            false => env.read()?,
+        };
         let v = txn.view();
         (v.len(&eav)?, v.len(&ave)?)
     };

@@ -52,6 +52,9 @@ pub struct Replica {
     /// Names this process's submissions: pid and start time, unique across restarts.
     node: String,
     submitted: AtomicU64,
+    /// The largest basis t this node has answered a submitter with (its reads of the applied
+    /// value wait for the data file to reach it: `Source::latest`).
+    acknowledged: AtomicU64,
 }
 
 impl Replica {
@@ -79,6 +82,7 @@ impl Replica {
             applier: Mutex::new(Some(thread)),
             node: format!("{}-{started:x}", std::process::id()),
             submitted: AtomicU64::new(0),
+            acknowledged: AtomicU64::new(0),
         })
     }
 
@@ -116,7 +120,12 @@ impl Replica {
             }
         };
         match told.recv_timeout(APPLY_PATIENCE) {
-            Ok(outcome) => outcome.map_err(ServerError::from),
+            Ok(outcome) => {
+                let report = outcome.map_err(ServerError::from)?;
+                self.acknowledged
+                    .fetch_max(report.basis_t_after(), Ordering::AcqRel);
+                Ok(report)
+            }
             Err(_) => {
                 self.shared.forget(&request);
                 let p = self.shared.progress();
@@ -136,6 +145,11 @@ impl Replica {
                 .with("offset", Edn::Long(offset)))
             }
         }
+    }
+
+    /// The largest basis t this node has acknowledged a transaction with.
+    pub fn acknowledged_basis(&self) -> u64 {
+        self.acknowledged.load(Ordering::Acquire)
     }
 
     /// Waits until this node's files hold basis `t`, at most `patience`; false if they do not.

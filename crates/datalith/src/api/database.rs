@@ -331,6 +331,33 @@ impl Database {
         )?)
     }
 
+    /// The value the data file holds ([`Environment::read_applied`]): like [`Database::db`],
+    /// but without the acknowledged transactions that the background writer has not put into
+    /// LMDB yet, so it may be a few transactions behind `db()`, and reading it never merges
+    /// them or waits for them however many there are. For a reader that prefers a slightly
+    /// older value to paying for a writer's backlog: a node applying a shared log answers
+    /// reads that name no basis from it while it catches up. Its [`Db::basis_t`] says which
+    /// value it is.
+    ///
+    /// ```
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact(r#"[{:db/ident :name :db/valueType :db.type/string
+    ///                  :db/cardinality :db.cardinality/one}]"#).unwrap();
+    /// db.transact(r#"[{:name "Ann"}]"#).unwrap();
+    /// let applied = db.applied_db().unwrap();
+    /// assert!(applied.basis_t().unwrap() <= db.db().unwrap().basis_t().unwrap());
+    /// ```
+    pub fn applied_db(&self) -> Result<Db, TxError> {
+        Ok(Db::open(
+            self.env.read_applied()?,
+            self.store.clone(),
+            self.functions.clone(),
+        )?)
+    }
+
     /// Transacts and waits until the transaction is durable. `data` is tx data, EDN or EDN
     /// text ([`IntoTxData`]).
     ///

@@ -107,6 +107,29 @@ impl ReadTxn {
         }
     }
 
+    /// A snapshot of LMDB's state alone: the groups the applier has written, without those
+    /// still waiting for it (`kv::unapplied`) or, read-only, those another process
+    /// acknowledged since. It merges nothing and never makes its reader write waiting groups,
+    /// so it costs the same however far the applier lags, and it lags `begin`'s by that much.
+    pub(crate) fn begin_applied(shared: Arc<EnvShared>) -> Result<ReadTxn, KvError> {
+        if let Some(e) = shared.core.shrink_error() {
+            return Err(e);
+        }
+        let ticket = shared.core.gate.enter(shared.core.used_pages());
+        match shared.core.env.read_txn() {
+            Ok(txn) => Ok(ReadTxn {
+                txn: Some(txn),
+                unapplied: None,
+                ticket,
+                shared,
+            }),
+            Err(e) => {
+                shared.core.gate.leave(ticket);
+                Err(e.into())
+            }
+        }
+    }
+
     /// A snapshot if a reader slot is free right now (never waits); `None` otherwise or if
     /// LMDB refuses.
     pub(crate) fn try_begin(shared: Arc<EnvShared>) -> Option<ReadTxn> {

@@ -475,6 +475,16 @@ impl Environment {
         ReadTxn::begin(self.shared().clone())
     }
 
+    /// Opens a read snapshot of the state the data file holds: every commit the applier has
+    /// written into LMDB, without the acknowledged groups still waiting for it (`read` merges
+    /// those). Its cost does not grow with that backlog, and it never writes waiting groups
+    /// on the reader's behalf; it may be behind `read` by the backlog (milliseconds, or more
+    /// while a stream of large groups keeps the applier busy). Without the log both are the
+    /// same.
+    pub fn read_applied(&self) -> Result<ReadTxn, KvError> {
+        ReadTxn::begin_applied(self.shared().clone())
+    }
+
     /// Queues a request for the committer (blocking while the queue is full: back-pressure).
     pub fn submit(&self, request: Box<dyn WriteRequest>) {
         match &self.inner.sender {
