@@ -162,16 +162,23 @@ impl Served {
         // With a log too, the files keep their own write-ahead log: the applier queues many
         // records at once, so a sync serves many (measured no slower than `NoSync`, whose
         // LMDB commits write every dirty page), and a node's own crash costs no replay.
+        //
         // A node applying the log leaves LMDB to the background writer, like any database:
         // its committer prepares the next records while the writer puts the last ones into
         // LMDB on the other core, and reads that name no basis answer from the data file's
         // state (`Source::latest`), so they neither merge nor wait for that writer's backlog.
-        // Measured (10,000 W batch-100 records, three brokers, 2026-12-05, see
-        // scale/RESULTS.md): catch-up 2,381-2,560 transactions/s when the committer wrote
-        // each group into LMDB itself, 4,190-4,934 acknowledged and 3,041-3,330 in the data
-        // file now.
+        // The writer starts on each group at once (no delay): those reads then lag the log by
+        // a group's apply, not by the second a busy writer may otherwise gather groups for,
+        // and the file keeps up as well. Measured (10,000 W batch-100 records, three
+        // brokers, 2026-12-05, scale/RESULTS.md), transactions/s acknowledged and in the data
+        // file: 2,381-2,560 and 2,330-2,532 when the committer wrote each group into LMDB
+        // itself; 4,740-5,242 and 2,824-3,470 with the writer's default delay; 4,656-5,217
+        // and 3,468-3,618 with none.
         let mut options = DbOptions::default();
         options.query_memory_limit = self.memory_limit;
+        if self.log.is_some() {
+            options.env.log_apply_delay = std::time::Duration::ZERO;
+        }
         let database = Database::open(dir, options).map_err(|e| {
             let e = ServerError::from(e);
             ServerError {
