@@ -16,7 +16,7 @@ whose node died mid-request does not know the outcome: such transactions are cou
 and may be present or not (never half).
 
 Usage: scale/faults.py [--datalith target/release/datalith] [--txs 10000] [--threads 8]
-                       [--pause-secs 30] [--out DIR]
+                       [--pause-secs 30] [--out FILE.json] [--keep]
 Needs scale/kafka.sh (Maven, Java 17+); traffic stays on loopback; every wait is bounded.
 """
 
@@ -24,6 +24,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -136,6 +137,8 @@ def main():
     ap.add_argument("--pause-secs", type=float, default=30)
     ap.add_argument("--max-secs", type=float, default=600, help="bound on each scenario")
     ap.add_argument("--out", help="write the rows as JSON here")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the nodes' directories (kept anyway when a scenario fails)")
     args = ap.parse_args()
     if not os.access(args.datalith, os.X_OK):
         raise SystemExit(f"{args.datalith} is not built (cargo build --release -p datalith-cli)")
@@ -206,6 +209,10 @@ def main():
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)
     bad = [r["scenario"] for r in rows if not r["ok"]]
+    if bad or len(rows) < 3 or args.keep:
+        say(f"the nodes' directories are kept in {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(rows, indent=1))
     if bad or len(rows) != 3:
         raise SystemExit(f"failed: {bad or 'not every scenario ran'}")

@@ -12,13 +12,14 @@
    client looping a unique-key lookup for --query-secs.
 
 Usage: scale/figures.py [--datalith target/release/datalith] [--calls 300] [--backlog 5000]
-                        [--query-secs 5] [--parts latency,catch-up,queries] [--out FILE.json]
+                        [--query-secs 5] [--parts latency,catch-up,queries] [--out FILE.json] [--keep]
 Traffic on loopback only; every loop bounded by a count and a time.
 """
 
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import threading
 import uuid
@@ -157,6 +158,8 @@ def main():
     ap.add_argument("--parts", default="latency,catch-up,queries",
                     help="which figures, comma-separated (queries needs catch-up)")
     ap.add_argument("--out")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the nodes' directories (a run leaves ~3 GB; removed by default)")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     unknown = parts - {"latency", "catch-up", "queries"}
@@ -231,6 +234,10 @@ def main():
         for n in [local, node1, *others]:
             n.stop()
         kafka("down")
+        if args.keep:
+            say(f"the nodes' directories are kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
     print(json.dumps(out, indent=1))
     if args.out:
         with open(args.out, "w") as f:
