@@ -324,11 +324,12 @@ impl Database {
     /// assert_eq!(db.db().unwrap().q(count, &[]).unwrap().to_string(), "2");
     /// ```
     pub fn db(&self) -> Result<Db, TxError> {
-        Ok(Db::open(
-            self.env.read()?,
-            self.store.clone(),
-            self.functions.clone(),
-        )?)
+        self.value_on(self.env.read()?)
+    }
+
+    /// The database value a read snapshot sees.
+    fn value_on(&self, txn: crate::kv::ReadTxn) -> Result<Db, TxError> {
+        Ok(Db::open(txn, self.store.clone(), self.functions.clone())?)
     }
 
     /// The value the data file holds ([`Environment::read_applied`]): like [`Database::db`],
@@ -351,11 +352,7 @@ impl Database {
     /// assert!(applied.basis_t().unwrap() <= db.db().unwrap().basis_t().unwrap());
     /// ```
     pub fn applied_db(&self) -> Result<Db, TxError> {
-        Ok(Db::open(
-            self.env.read_applied()?,
-            self.store.clone(),
-            self.functions.clone(),
-        )?)
+        self.value_on(self.env.read_applied()?)
     }
 
     /// Transacts and waits until the transaction is durable. `data` is tx data, EDN or EDN
