@@ -121,6 +121,15 @@ fn name_of(dir: &Path) -> Result<String> {
     Ok(name)
 }
 
+/// How many staged ops a node applying a log lets wait for its LMDB writer before its
+/// committer waits (`EnvOptions::log_apply_backlog_ops`): about 1,700 W transactions of 100
+/// entities. Without a bound, a node catching up held its whole backlog in memory and
+/// touched 1.4-1.6 GB of fresh pages for 10,000 such records; with it, measured
+/// (`scale/RESULTS.md`, 2026-12-05), 152,477 and 189,415 page faults, 0.9-1.0 s of system CPU
+/// instead of 2-3 s, and the data file caught up at 3,121.7 and 3,428.4 transactions/s
+/// against 1,941.3 and 2,620.5 without it in the same rounds (300K ops: 2,815.5 and 3,021.0).
+const REPLICA_BACKLOG_OPS: usize = 1 << 20;
+
 impl Served {
     /// Opens (creating if missing) each named directory for writing, durably; `deletable`
     /// ones are those in `create_in`. Values may be leased for at most `max_lease`,
@@ -173,11 +182,13 @@ impl Served {
         // brokers, 2026-12-05, scale/RESULTS.md), transactions/s acknowledged and in the data
         // file: 2,381-2,560 and 2,330-2,532 when the committer wrote each group into LMDB
         // itself; 4,740-5,242 and 2,824-3,470 with the writer's default delay; 4,656-5,217
-        // and 3,468-3,618 with none.
+        // and 3,468-3,618 with none. And the committer waits while more than
+        // `REPLICA_BACKLOG_OPS` wait for the writer (see there).
         let mut options = DbOptions::default();
         options.query_memory_limit = self.memory_limit;
         if self.log.is_some() {
             options.env.log_apply_delay = std::time::Duration::ZERO;
+            options.env.log_apply_backlog_ops = REPLICA_BACKLOG_OPS;
         }
         let database = Database::open(dir, options).map_err(|e| {
             let e = ServerError::from(e);

@@ -210,6 +210,12 @@ pub const UNAPPLIED_BUSY_AGE: std::time::Duration = std::time::Duration::from_se
 /// file's traffic, limits a commit of one write).
 pub const UNAPPLIED_BUSY_OPS: usize = 2 * 1024;
 
+/// The longest a batch waits for the LMDB writer to shrink a backlog over
+/// `EnvOptions::log_apply_backlog_ops` (where one is set): long enough for the writer to
+/// write a few large groups, short enough that a writer that cannot go on (a full map that
+/// waits for readers, a poisoned environment) holds up each batch for no longer.
+pub const UNAPPLIED_BACKLOG_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// ... or until they hold this many staged ops: bounds their memory and the overlay the first
 /// reader of a version builds (~1 us per op here, building and dropping). Measured and
 /// dropped (2026-11-29): 1M ops, W sync at batch 1000, 3 alternating pairs (256K / 1M):

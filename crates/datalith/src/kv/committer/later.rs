@@ -227,6 +227,8 @@ pub(super) fn commit_batch_later(
     if let Some(cause) = shared.core.poison_cause() {
         return Some(Err(KvError::Poisoned { cause }));
     }
+    // Before any snapshot is taken: the writer may need every snapshot closed to grow the map.
+    lazy.wait_for_backlog();
     let defers = r.batch.iter().all(|q| q.defers_apply());
     // A batch that defers its list writes costs the committer's overlay little per op,
     // however large (`LATER_MAX_BATCH_BYTES`).

@@ -241,10 +241,10 @@ impl Environment {
             };
         let path_for_tail = path.clone();
         let lazy = match wal.is_some() && options.log_apply_later {
-            true => Some(Lazy::new(
-                options.log_apply_delay,
-                options.log_readers_apply,
-            )),
+            true => Some(
+                Lazy::new(options.log_apply_delay, options.log_readers_apply)
+                    .with_backlog_limit(options.log_apply_backlog_ops),
+            ),
             false => None,
         };
         let core = EnvCore {

@@ -53,8 +53,9 @@ use super::pending::Pending;
 use super::stage::{Mark, Stage};
 use super::wal::{Logged, LOG_SEQ_KEY};
 use crate::limits::{
-    OTHER_READERS_LOOK, UNAPPLIED_BUSY_AGE, UNAPPLIED_HURRY_OPS, UNAPPLIED_MAX_GROUPS,
-    UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS, UNAPPLIED_READER_WAIT,
+    OTHER_READERS_LOOK, UNAPPLIED_BACKLOG_WAIT, UNAPPLIED_BUSY_AGE, UNAPPLIED_HURRY_OPS,
+    UNAPPLIED_MAX_GROUPS, UNAPPLIED_MAX_OPS, UNAPPLIED_READER_MERGE_OPS, UNAPPLIED_READER_OPS,
+    UNAPPLIED_READER_WAIT,
 };
 
 use signal::{due, hurried_due, Signal};
@@ -83,6 +84,8 @@ pub(crate) struct Lazy {
     /// Whether the committer defers list-table writes (`committer::later::Working`): the
     /// refold then records their keys' bounds instead of adding them.
     committer_defers: AtomicBool,
+    /// `EnvOptions::log_apply_backlog_ops` (`usize::MAX`: no bound).
+    backlog_limit: usize,
 }
 
 /// At most this many passes of [`Lazy::refold_after`] over the groups published meanwhile
@@ -139,6 +142,32 @@ impl Lazy {
             discarded: Mutex::new(Vec::new()),
             spare_bounds: Mutex::new(None),
             committer_defers: AtomicBool::new(true),
+            backlog_limit: usize::MAX,
+        }
+    }
+
+    /// The most staged ops that may wait before a batch waits for the writer
+    /// (`EnvOptions::log_apply_backlog_ops`).
+    pub(crate) fn with_backlog_limit(mut self, ops: usize) -> Lazy {
+        self.backlog_limit = ops;
+        self
+    }
+
+    /// Before a batch: while more ops wait than the backlog limit allows, waits for the
+    /// applier to write some, at most `UNAPPLIED_BACKLOG_WAIT` (a writer that cannot go on,
+    /// a full map or a poisoned environment, then holds up no batch for longer).
+    pub(crate) fn wait_for_backlog(&self) {
+        self.wait_below(self.backlog_limit, UNAPPLIED_BACKLOG_WAIT);
+    }
+
+    fn wait_below(&self, max_ops: usize, patience: Duration) {
+        if max_ops == usize::MAX || self.current().ops <= max_ops {
+            return;
+        }
+        let deadline = Instant::now() + patience;
+        self.signal.nudge();
+        while self.current().ops > max_ops && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
 
@@ -649,6 +678,39 @@ mod tests {
                 .collect(),
             Some(TableOverlay::Plain(_)) => panic!("a list table"),
             None => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_batch_waits_for_the_writer_only_past_the_backlog_limit_and_until_it_writes() {
+        let ms = Duration::from_millis;
+        // (limit, ops waiting, groups the writer writes meanwhile, waited at least / less than)
+        let cases = [
+            (usize::MAX, 10, false, ms(0), ms(100)),
+            (10, 10, false, ms(0), ms(100)),
+            (9, 10, false, ms(300), ms(10_000)),
+            (9, 10, true, ms(50), ms(300)),
+        ];
+        for (i, (limit, ops, writes, at_least, below)) in cases.into_iter().enumerate() {
+            let lazy =
+                Arc::new(Lazy::new(Duration::from_secs(3600), false).with_backlog_limit(limit));
+            lazy.publish(group(1, ops - 4));
+            lazy.publish(group(2, 4));
+            let writer = writes.then(|| {
+                let lazy = lazy.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(ms(50));
+                    lazy.trim(1, 7);
+                })
+            });
+            let started = Instant::now();
+            lazy.wait_below(limit, ms(300));
+            let waited = started.elapsed();
+            assert!(waited >= at_least && waited < below, "case {i}: {waited:?}");
+            if let Some(w) = writer {
+                w.join().unwrap();
+                assert_eq!(lazy.current().ops, 4, "case {i}");
+            }
         }
     }
 
