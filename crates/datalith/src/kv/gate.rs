@@ -16,6 +16,11 @@ struct GateState {
     /// the pages freed after it, and it blocks map growth; `stat` and the growth error name it.
     open: BTreeMap<u64, (Instant, usize)>,
     next_ticket: u64,
+    /// Threads waiting on `changed` (a reader for a slot, a growth for the readers to leave):
+    /// a reader leaving wakes them only when there are any. `Condvar::notify_all` makes a
+    /// system call whether or not anyone waits, and every snapshot (each query's, each
+    /// committed batch's) ends with a `leave`.
+    waiting: u32,
 }
 
 /// A reader slot taken from the gate; give it back with [`ReaderGate::leave`].
@@ -68,7 +73,9 @@ impl ReaderGate {
     pub(crate) fn enter(&self, used_pages: usize) -> Ticket {
         let mut s = self.lock();
         while s.resizing || s.readers >= self.max_readers {
+            s.waiting += 1;
             s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.waiting -= 1;
         }
         Self::admit(&mut s, used_pages)
     }
@@ -99,8 +106,11 @@ impl ReaderGate {
         let known = s.open.remove(&ticket.0).is_some();
         debug_assert!(known, "reader gate: a ticket given back twice");
         s.readers = s.readers.saturating_sub(1);
+        let anyone_waits = s.waiting > 0;
         drop(s);
-        self.changed.notify_all();
+        if anyone_waits {
+            self.changed.notify_all();
+        }
     }
 
     /// The oldest snapshot open now, if any.
@@ -151,11 +161,13 @@ impl ReaderGate {
                 self.changed.notify_all();
                 return Err(StillOpen(oldest));
             }
+            s.waiting += 1;
             s = self
                 .changed
                 .wait_timeout(s, deadline - now)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
+            s.waiting -= 1;
         }
         let out = f();
         s.resizing = false;
