@@ -87,24 +87,7 @@ impl ReadTxn {
             lazy.apply_for_reader(&shared.core);
         }
         let ticket = shared.core.gate.enter(shared.core.used_pages());
-        match shared
-            .core
-            .env
-            .read_txn()
-            .map_err(KvError::from)
-            .and_then(|txn| with_unapplied(&shared, txn))
-        {
-            Ok((txn, unapplied)) => Ok(ReadTxn {
-                txn: Some(txn),
-                unapplied,
-                ticket,
-                shared,
-            }),
-            Err(e) => {
-                shared.core.gate.leave(ticket);
-                Err(e)
-            }
-        }
+        Self::open(shared, ticket, true)
     }
 
     /// A snapshot of LMDB's state alone: the groups the applier has written, without those
@@ -116,18 +99,7 @@ impl ReadTxn {
             return Err(e);
         }
         let ticket = shared.core.gate.enter(shared.core.used_pages());
-        match shared.core.env.read_txn() {
-            Ok(txn) => Ok(ReadTxn {
-                txn: Some(txn),
-                unapplied: None,
-                ticket,
-                shared,
-            }),
-            Err(e) => {
-                shared.core.gate.leave(ticket);
-                Err(e.into())
-            }
-        }
+        Self::open(shared, ticket, false)
     }
 
     /// A snapshot if a reader slot is free right now (never waits); `None` otherwise or if
@@ -137,22 +109,32 @@ impl ReadTxn {
             return None;
         }
         let ticket = shared.core.gate.try_enter(shared.core.used_pages())?;
-        match shared
-            .core
-            .env
-            .read_txn()
-            .map_err(KvError::from)
-            .and_then(|txn| with_unapplied(&shared, txn))
-        {
-            Ok((txn, unapplied)) => Some(ReadTxn {
+        Self::open(shared, ticket, true).ok()
+    }
+
+    /// Begins the LMDB snapshot for a reader holding `ticket`, paired with the groups it lacks
+    /// when `unapplied`; gives the ticket back when that fails.
+    fn open(shared: Arc<EnvShared>, ticket: Ticket, unapplied: bool) -> Result<ReadTxn, KvError> {
+        let begun =
+            shared
+                .core
+                .env
+                .read_txn()
+                .map_err(KvError::from)
+                .and_then(|txn| match unapplied {
+                    true => with_unapplied(&shared, txn),
+                    false => Ok((txn, None)),
+                });
+        match begun {
+            Ok((txn, unapplied)) => Ok(ReadTxn {
                 txn: Some(txn),
                 unapplied,
                 ticket,
                 shared,
             }),
-            Err(_) => {
+            Err(e) => {
                 shared.core.gate.leave(ticket);
-                None
+                Err(e)
             }
         }
     }
