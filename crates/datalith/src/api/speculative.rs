@@ -63,6 +63,7 @@ impl Db {
             None,
             crate::tx::TxClock::Local,
             None,
+            None,
             &mut stage,
         )?;
         // The same per-batch writes a commit ends with: counters, schema version, statistics.

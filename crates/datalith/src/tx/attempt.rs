@@ -14,7 +14,7 @@ use super::terms::Term;
 use super::write::stage_datoms;
 use crate::codec::{Keyword, Value};
 use crate::db::TxFunctions;
-use crate::kv::Stage;
+use crate::kv::{Stage, Table};
 use crate::store::reader::IndexReader;
 use crate::store::{AttrId, Schema};
 
@@ -30,7 +30,8 @@ pub(crate) struct Attempt {
 /// Runs `data` on the state `r` reads, with `schema` and the id `counters` of that state
 /// (read from it when `None`), and stages its writes in `stage`. `expanded`: terms the caller
 /// expanded beforehand, reused when their schema version is `schema`'s; `clock`: where its
-/// instant comes from.
+/// instant comes from; `log`: the transaction log table, when the transaction's log entry is
+/// to be staged too (a commit's, not a speculative one's).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attempt(
     r: IndexReader<'_>,
@@ -41,6 +42,7 @@ pub(crate) fn attempt(
     expanded: Option<(u64, Vec<Term>)>,
     clock: TxClock,
     known_last_instant: Option<i64>,
+    log: Option<&Table>,
     stage: &mut Stage,
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
@@ -61,6 +63,8 @@ pub(crate) fn attempt(
         stage,
         |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
         |a| schema.get(a).is_some_and(|x| x.no_history),
+        log,
+        outcome.tx,
     )?;
     let mut excised = Vec::new();
     for (a, (d, n)) in

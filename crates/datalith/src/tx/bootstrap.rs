@@ -153,6 +153,8 @@ impl BootstrapRequest {
             stage,
             |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
             |a| schema.get(a).is_some_and(|x| x.no_history),
+            None,
+            tx,
         )?;
         // `:db/doc` is full-text: its index made from the state's docs and this upgrade's.
         let after = schema.upgraded();

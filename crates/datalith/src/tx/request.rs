@@ -82,13 +82,9 @@ impl TxRequest {
             expanded,
             self.clock,
             known_last_instant,
+            t.tx_log.as_ref(),
             stage,
         )?;
-        if let Some(log) = &t.tx_log {
-            let mut entry = Vec::with_capacity(16 + 24 * out.datoms.len());
-            super::log::encode_entry(&out.datoms, &mut entry);
-            stage.put(log, &out.tx.to_be_bytes(), &entry);
-        }
         // Validation passed: only now does this request put its own effects into the shared
         // batch state.
         let slot = batch.slot(|| StoreBatch::new(t.clone()));

@@ -6,11 +6,12 @@ use rustc_hash::FxHashMap as HashMap;
 use super::av;
 use super::datoms::NetDatoms;
 use super::error::TxError;
+use super::index_rebuild::IndexRebuild;
 use crate::codec::{self, Giant};
 use crate::kv::Stage;
 use crate::limits::{HISTORY_EVENT_HEAD_BYTES, MAX_KEY_BYTES};
 use crate::store::history;
-use crate::store::ids::AttrId;
+use crate::store::ids::{AttrId, EntityId};
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::{giant_key, IndexReader};
 use crate::store::tables::{meta_key, Tables};
@@ -21,6 +22,14 @@ use crate::store::tables::{meta_key, Tables};
 /// stage is applied, whenever that is: each AVE insert says whether it created its key and
 /// each removal whether it emptied it, `Stage::list_change_tallied` with the attribute id as
 /// the tally, `kv::tally`; the insert searches for its key anyway, so no lookup comes first).
+///
+/// With `log` (the transaction log table, and `tx` the transaction's id), also its log entry:
+/// then, as a rule, the index entries are what the log's derivation (`IndexRebuild`) makes of
+/// that entry, staged with it (`Stage::put_deriving`), so that the write-ahead log leaves them
+/// out of the record without deriving them a second time to compare. A retraction of a
+/// `:db/noHistory` attribute needs a lookup the derivation cannot make: such a transaction
+/// stages its entries itself, and its group is logged whole.
+#[allow(clippy::too_many_arguments)]
 pub fn stage_datoms(
     r: &IndexReader<'_>,
     t: &Tables,
@@ -28,6 +37,8 @@ pub fn stage_datoms(
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
     no_history: impl Fn(AttrId) -> bool,
+    log: Option<&crate::kv::Table>,
+    tx: EntityId,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
     // Index keys of giants (an inline value's av bytes are its index key), by datom.
     let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
@@ -39,38 +50,43 @@ pub fn stage_datoms(
             }
         }
     }
-    let bytes: usize = datoms.iter().map(|(_, b)| 2 * (b.len() + 8)).sum();
-    stage.reserve(2 * datoms.len(), bytes);
+    let bytes: usize = datoms.iter().map(|(_, b)| 4 * (b.len() + 16)).sum();
+    stage.reserve(5 * datoms.len() + 1, bytes);
+    let derivable = !datoms.iter().any(|(d, _)| !d.added && no_history(d.a));
+    let derived = match (log, &t.history, &t.history_attr) {
+        (Some(log), Some(h), Some(ha)) if derivable => {
+            let mut entry = Vec::with_capacity(16 + 24 * datoms.len());
+            super::log::encode_entry(datoms, &mut entry);
+            let tables = [&t.eav, &t.ave, h, ha];
+            let staged = stage.put_deriving(log, &tx.to_be_bytes(), &entry, &IndexRebuild, &tables);
+            // Our own entry always decodes; if it did not, the entries are staged below and
+            // the log's comparison finds the difference.
+            debug_assert!(staged.is_ok(), "a fresh log entry derives: {staged:?}");
+            staged.is_ok()
+        }
+        _ => false,
+    };
+    if !derived {
+        stage_entries(r, t, datoms, &giants, stage, &no_history)?;
+        if let Some(log) = log {
+            let mut entry = Vec::with_capacity(16 + 24 * datoms.len());
+            super::log::encode_entry(datoms, &mut entry);
+            stage.put(log, &tx.to_be_bytes(), &entry);
+        }
+    }
     // Per giant's AVE key: attribute, net change in holders, giant record.
     let mut per_value: HashMap<&[u8], (AttrId, i64, Option<&Giant>)> = HashMap::default();
     let mut run: Option<(AttrId, i64)> = None;
     let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
     let mut next_giant = giants.iter().peekable();
-    for (i, (d, b)) in datoms.iter().enumerate() {
-        let (key, giant): (&[u8], Option<&Giant>) = match next_giant.peek() {
-            Some((gi, k, g)) if *gi == i => {
-                next_giant.next();
-                (k, Some(g))
-            }
-            _ => (b, None),
-        };
-        debug_assert!(
-            key.len() <= MAX_KEY_BYTES,
-            "index keys fit LMDB's key limit"
-        );
-        let e = keys::eav_key(d.e);
-        if d.added {
-            stage.list_add(&t.eav, &e, key);
-        } else {
-            stage.list_remove(&t.eav, &e, key);
-        }
+    for (i, (d, _)) in datoms.iter().enumerate() {
         let delta = if d.added { 1 } else { -1 };
         // Giants need their value's net change (for their records).
-        if giant.is_some() {
-            let entry = per_value.entry(key).or_insert((d.a, 0, None));
+        if let Some((_, k, g)) = next_giant.next_if(|(gi, _, _)| *gi == i) {
+            let entry = per_value.entry(k).or_insert((d.a, 0, None));
             entry.1 += delta;
             if entry.2.is_none() {
-                entry.2 = giant;
+                entry.2 = Some(g);
             }
         }
         // Runs of one attribute are common (a transaction's datoms come grouped by entity
@@ -88,20 +104,6 @@ pub fn stage_datoms(
     if let Some((a, n)) = run {
         stats.entry(a).or_default().0 += n;
     }
-    // AVE after every EAV entry: the datoms of new entities come in entity order, so the EAV
-    // ops form one ascending run that the stage's sort passes over (interleaved with AVE
-    // ops, they would have to be sorted too). AVE ops go attribute by attribute (a stable
-    // counting sort of the datoms by attribute): the stage's sort then finds each attribute's
-    // ops in one stretch of its arena, not strewn over all of it.
-    let giant_keys: HashMap<usize, &[u8]> = giants.iter().map(|(i, k, _)| (*i, &k[..])).collect();
-    for i in by_attribute(datoms.len(), |i| datoms.datoms[i].a) {
-        let (d, b) = (&datoms.datoms[i], &datoms.av[i]);
-        let key: &[u8] = giant_keys.get(&i).copied().unwrap_or(b);
-        let e = keys::eav_key(d.e);
-        // The AVE write counts the keys it creates or empties, under the attribute's tally.
-        stage.list_change_tallied(d.added, &t.ave, key, &e, Some(d.a));
-    }
-    stage_history(r, t, datoms, stage, no_history)?;
     for (key, (a, delta, giant)) in per_value {
         let Some(g) = giant.filter(|_| delta != 0) else {
             continue;
@@ -132,6 +134,46 @@ pub fn stage_datoms(
         }
     }
     Ok(stats)
+}
+
+/// Stages the EAV, AVE and history entries of `datoms` one by one (what the derivation of
+/// [`stage_datoms`] makes of a log entry, and a `:db/noHistory` retraction's removal of its
+/// assertion). `giants`: the index keys of the giant values, by datom.
+fn stage_entries(
+    r: &IndexReader<'_>,
+    t: &Tables,
+    datoms: &NetDatoms,
+    giants: &[(usize, Vec<u8>, Giant)],
+    stage: &mut Stage,
+    no_history: impl Fn(AttrId) -> bool,
+) -> Result<(), TxError> {
+    let giant_keys: HashMap<usize, &[u8]> = giants.iter().map(|(i, k, _)| (*i, &k[..])).collect();
+    let key_of = |i: usize| -> &[u8] { giant_keys.get(&i).copied().unwrap_or(&datoms.av[i]) };
+    for (i, d) in datoms.datoms.iter().enumerate() {
+        let key = key_of(i);
+        debug_assert!(
+            key.len() <= MAX_KEY_BYTES,
+            "index keys fit LMDB's key limit"
+        );
+        let e = keys::eav_key(d.e);
+        if d.added {
+            stage.list_add(&t.eav, &e, key);
+        } else {
+            stage.list_remove(&t.eav, &e, key);
+        }
+    }
+    // AVE after every EAV entry: the datoms of new entities come in entity order, so the EAV
+    // ops form one ascending run that the stage's sort passes over (interleaved with AVE
+    // ops, they would have to be sorted too). AVE ops go attribute by attribute (a stable
+    // counting sort of the datoms by attribute): the stage's sort then finds each attribute's
+    // ops in one stretch of its arena, not strewn over all of it.
+    for i in by_attribute(datoms.len(), |i| datoms.datoms[i].a) {
+        let d = &datoms.datoms[i];
+        let e = keys::eav_key(d.e);
+        // The AVE write counts the keys it creates or empties, under the attribute's tally.
+        stage.list_change_tallied(d.added, &t.ave, key_of(i), &e, Some(d.a));
+    }
+    stage_history(r, t, datoms, stage, no_history)
 }
 
 /// Stages the history events of `datoms` (`store::history`): one event a datom, in the

@@ -10,6 +10,7 @@ mod apply;
 mod tests;
 
 use super::table::{RawDb, Table, TableKind};
+use super::wal::{Derivation, LoggedOpKind};
 use apply::{op_bytes, SortKey, SortedOps};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +50,8 @@ struct StagedOp {
     /// A list table's op, or one of a table no writer reads: what the committer may hold
     /// back from its overlay ([`Stage::for_each_kept_op_in`]).
     deferrable: bool,
+    /// Staged by [`Stage::put_deriving`]: its source put, or a write derived from it.
+    by_derivation: bool,
     /// For list adds and removes: the tally (see [`Stage::tallies`]) that counts the keys this
     /// op creates or empties; [`NO_TALLY`] for none.
     tally: u32,
@@ -73,6 +76,20 @@ pub struct Stage {
     sorted_rest: Box<SortedOps>,
     /// Per tally, keys created minus keys emptied by the tallied ops applied so far.
     tallies: Vec<(u32, i64)>,
+    /// The derivation [`Stage::put_deriving`] staged with, and the tables it wrote: `None`
+    /// until it is called (and after `clear`).
+    derived_with: Option<DerivedWith>,
+}
+
+/// What [`Stage::put_deriving`] staged with: a derivation's name, its source table and its
+/// tables' ids, in [`Derivation::tables`] order; `mixed` when two calls differed (then no
+/// group of this stage counts as derived by construction).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DerivedWith {
+    pub(crate) name: String,
+    pub(crate) source: u32,
+    pub(crate) tables: Vec<u32>,
+    pub(crate) mixed: bool,
 }
 
 /// A position in a [`Stage`] to roll back to.
@@ -127,6 +144,7 @@ impl Stage {
             table: table.id,
             table_kind: table.kind,
             deferrable: table.kind == TableKind::List || table.unread_by_writers,
+            by_derivation: false,
             tally,
             key_end,
             value_end: self.bytes.len(),
@@ -136,6 +154,90 @@ impl Stage {
     /// Sets `key` to `value` in a plain table.
     pub fn put(&mut self, table: &Table, key: &[u8], value: &[u8]) {
         self.push(OpKind::Put, table, key, value);
+    }
+
+    /// Sets `key` to `value` in the plain table `source`, then stages every write `d` derives
+    /// from that put, into `tables` (in [`Derivation::tables`] order), right after it. The
+    /// log then leaves the derived writes out of a group's record without comparing them with
+    /// a second derivation (`kv::wal::derive`): they are the derivation's own output. A
+    /// derivation that fails leaves nothing staged and says why.
+    pub fn put_deriving(
+        &mut self,
+        source: &Table,
+        key: &[u8],
+        value: &[u8],
+        d: &dyn Derivation,
+        tables: &[&Table],
+    ) -> Result<(), String> {
+        if tables.len() != d.tables().len() {
+            return Err(format!(
+                "derivation {} writes {} tables, given {}",
+                d.name(),
+                d.tables().len(),
+                tables.len()
+            ));
+        }
+        let mark = self.mark();
+        self.put(source, key, value);
+        let derived = d.derive(key, value, &mut |op| {
+            let table = tables[op.table];
+            let tally = op.tally.unwrap_or(NO_TALLY);
+            let kind = match op.kind {
+                LoggedOpKind::Put => OpKind::Put,
+                LoggedOpKind::Delete => OpKind::Delete,
+                LoggedOpKind::ListAdd => OpKind::ListAdd,
+                LoggedOpKind::ListRemove => OpKind::ListRemove,
+            };
+            self.push_tallied(kind, Placement::Search, tally, table, op.key, op.value);
+        });
+        if let Err(e) = derived {
+            self.rollback(mark);
+            return Err(e);
+        }
+        for op in &mut self.ops[mark.ops..] {
+            op.by_derivation = true;
+        }
+        let with = DerivedWith {
+            name: d.name().to_string(),
+            source: source.id,
+            tables: tables.iter().map(|t| t.id).collect(),
+            mixed: false,
+        };
+        match &mut self.derived_with {
+            Some(w)
+                if w.name == with.name && w.source == with.source && w.tables == with.tables => {}
+            Some(w) => w.mixed = true,
+            None => self.derived_with = Some(with),
+        }
+        Ok(())
+    }
+
+    /// Whether [`Stage::put_deriving`] staged every put of `source` and every write to one of
+    /// `tables` in this stage, with a derivation named `name` writing exactly `tables`; and
+    /// there is at least one such put.
+    pub(crate) fn derived_by_construction(
+        &self,
+        name: &str,
+        source: u32,
+        tables: &[Option<u32>],
+    ) -> bool {
+        let Some(w) = &self.derived_with else {
+            return false;
+        };
+        let same_tables = w.tables.iter().map(|t| Some(*t)).eq(tables.iter().copied());
+        if w.mixed || w.name != name || w.source != source || !same_tables {
+            return false;
+        }
+        let mut sources = 0;
+        for op in &self.ops {
+            let derived = op.table != source && tables.contains(&Some(op.table));
+            let sourced = op.table == source && op.kind == OpKind::Put;
+            if (derived || sourced) && !op.by_derivation {
+                return false;
+            }
+            sources += sourced as usize;
+        }
+        sources > 0
     }
 
     /// Removes `key` (and for a list table every value of it).
@@ -282,6 +384,7 @@ impl Stage {
         self.bytes.clear();
         self.ops.clear();
         self.tallies.clear();
+        self.derived_with = None;
         // A bulk load stages hundreds of MB once; do not keep that much for ordinary batches.
         const KEEP_BYTES: usize = 64 << 20;
         if self.bytes.capacity() > KEEP_BYTES {
