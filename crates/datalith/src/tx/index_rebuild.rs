@@ -1,9 +1,10 @@
 //! A transaction's index writes, rebuilt from its log entry, so that a write-ahead log record
-//! need not hold them (`kv::wal::derive`): the entry holds every net datom, and
-//! `write::stage_datoms` derives the EAV and AVE writes from the datoms alone. This is the
-//! same derivation, written a second time from the entry's bytes; the committer compares the
-//! two for every group and logs the group whole when they differ, so a drift between them
-//! costs record bytes, never data.
+//! need not hold them (`kv::wal::derive`): the entry holds every net datom. A committed
+//! transaction's EAV, AVE and history writes are this derivation's output, staged with the
+//! entry (`write::stage_datoms`, `Stage::put_deriving`), so replay rebuilds exactly what was
+//! written. The writes `write::stage_entries` stages one by one instead (a `:db/noHistory`
+//! retraction) the committer compares with this derivation and logs the group whole when they
+//! differ, so a drift between the two costs record bytes, never data.
 
 use crate::kv::wal::{Derivation, DerivedOp, LoggedOpKind};
 use crate::store::ids::AttrId;
