@@ -59,6 +59,26 @@ struct Lane {
     runs: Chunked<(u64, Span)>,
 }
 
+/// The lanes of one table and head prefix, and how many runs in a row found no lane.
+///
+/// A prefix whose runs keep missing every lane (an attribute of random values, W's `:v`:
+/// each value a head of its own) sends them to the scattered heads without trying the eight
+/// lanes first, but for every `RETRY_EVERY`-th run, which tries them again: trying them was
+/// ~540 instructions a run, most of `Pending::note_keys` at W batch 100 once the entities'
+/// keys were noted as ranges. Where a run goes changes only how tight the bounds are.
+#[derive(Default)]
+struct Lanes {
+    lanes: Vec<Lane>,
+    misses: u32,
+}
+
+impl Lanes {
+    /// Misses in a row after which runs skip the lanes.
+    const SKIP_AFTER: u32 = 16;
+    /// While skipping, every this many runs tries the lanes again.
+    const RETRY_EVERY: u32 = 64;
+}
+
 /// Where a run lies against a lane's last run.
 #[derive(PartialEq, Eq)]
 enum Place {
@@ -434,7 +454,7 @@ pub(crate) struct Pending {
     /// AVE keys one attribute after the other, so in one lane per table an attribute of
     /// random values (W's `:v`) put its heads after every run of the attribute before it, and
     /// that attribute's next run found no lane.
-    lanes: Vec<((u32, u32), Vec<Lane>)>,
+    lanes: Vec<((u32, u32), Lanes)>,
     /// The same, for heads that fit no lane.
     scattered: Scattered,
     /// Keys that are a head alone, as ranges of heads.
@@ -526,14 +546,32 @@ impl Pending {
     fn widen_head(&mut self, at: (u32, u64), span: Span) {
         let (table, h) = at;
         let at_prefix = (table, prefix(h));
-        let lanes = match self.lanes.iter().position(|(t, _)| *t == at_prefix) {
+        let set = match self.lanes.iter().position(|(t, _)| *t == at_prefix) {
             Some(i) => &mut self.lanes[i].1,
             None => {
-                self.lanes.push((at_prefix, Vec::new()));
+                self.lanes.push((at_prefix, Lanes::default()));
                 &mut self.lanes.last_mut().expect("just pushed").1
             }
         };
-        // The lane that can take it whose last run is the greatest keeps the lanes tight.
+        if set.misses >= Lanes::SKIP_AFTER && set.misses % Lanes::RETRY_EVERY != 0 {
+            set.misses = set.misses.wrapping_add(1);
+            self.scattered.add(at, span);
+            return;
+        }
+        let placed = Self::place_in_lanes(&mut set.lanes, h, span);
+        set.misses = match placed {
+            true => 0,
+            false => set.misses.wrapping_add(1),
+        };
+        if !placed {
+            self.scattered.add(at, span);
+        }
+    }
+
+    /// Puts the run `(h, span)` in one of `lanes` (the lane that can take it whose last run is
+    /// the greatest keeps the lanes tight), or a new one while there are fewer than `LANES`;
+    /// `false` when none can take it.
+    fn place_in_lanes(lanes: &mut Vec<Lane>, h: u64, span: Span) -> bool {
         let mut best: Option<(usize, Place)> = None;
         for (i, l) in lanes.iter().enumerate() {
             match l.place(h, &span) {
@@ -555,21 +593,27 @@ impl Pending {
             }
         }
         match best {
-            Some((i, Place::Meets)) => return lanes[i].cover_last(&span),
-            Some((i, _)) => return lanes[i].push(h, span),
+            Some((i, Place::Meets)) => {
+                lanes[i].cover_last(&span);
+                return true;
+            }
+            Some((i, _)) => {
+                lanes[i].push(h, span);
+                return true;
+            }
             None => {}
         }
         if let Some(l) = lanes.iter_mut().find(|l| l.is_empty()) {
             l.push(h, span);
-            return;
+            return true;
         }
         if lanes.len() < LANES {
             let mut lane = Lane::default();
             lane.push(h, span);
             lanes.push(lane);
-            return;
+            return true;
         }
-        self.scattered.add(at, span);
+        false
     }
 
     /// Whether no key is recorded (a view need not consult it).
@@ -589,8 +633,8 @@ impl Pending {
         self.tables.clear();
         // The lanes keep their chunks (regrown each time, they were ~1% of the committer's
         // time at W batch 1000).
-        for (_, lanes) in &mut self.lanes {
-            lanes.iter_mut().for_each(Lane::clear);
+        for (_, set) in &mut self.lanes {
+            set.lanes.iter_mut().for_each(Lane::clear);
         }
         self.scattered.clear();
         self.whole.clear();
@@ -624,7 +668,7 @@ impl Pending {
                 // A whole-key head is the least key of its head: a read meets it only when it
                 // starts there (conservative at the high end, as the spans are).
                 (l.len() == HEAD_BYTES && self.whole.holds(table, h))
-                    || lanes.is_some_and(|(_, ls)| ls.iter().any(in_lane))
+                    || lanes.is_some_and(|(_, ls)| ls.lanes.iter().any(in_lane))
                     || self.scattered.may_meet(table, h, lo, hi)
             }
             None => true,
@@ -1036,6 +1080,46 @@ mod tests {
                 pending.take_hit();
             }
         }
+    }
+
+    /// Runs of random heads under one prefix (an attribute of random values): once they keep
+    /// missing the lanes they go to the scattered heads directly, and every key noted is
+    /// still a hit, before and after.
+    #[test]
+    fn random_heads_past_the_lanes_are_each_found() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let key = |h: u32, tail: u8| -> Vec<u8> {
+            let mut k = vec![0, 0, 0, 9];
+            k.extend(h.to_be_bytes());
+            k.push(tail);
+            k
+        };
+        let mut pending = Pending::default();
+        let mut noted = Vec::new();
+        let mut skipped = false;
+        for _ in 0..3_000 {
+            let k = key(rng.random_range(0..u32::MAX), rng.random_range(0..4u8));
+            pending.note_keys(std::iter::once((2, k.as_slice())));
+            noted.push(k);
+            skipped |= pending.lanes[0].1.misses > Lanes::SKIP_AFTER;
+        }
+        assert!(skipped, "the runs came to skip the lanes");
+        for k in &noted {
+            assert!(
+                pending.check_id(2, Lo::Key(k), Hi::Key(k)).is_err(),
+                "{k:?}"
+            );
+            pending.take_hit();
+        }
+        // A head none of them has: no hit (their bounds stay per head).
+        let absent = (0..u32::MAX)
+            .map(|h| key(h, 0))
+            .find(|k| !noted.iter().any(|n| n[..8] == k[..8]))
+            .expect("an unused head");
+        assert!(pending
+            .check_id(2, Lo::Key(&absent), Hi::Key(&absent))
+            .is_ok());
     }
 
     /// Scattered heads, step by step: noted before and after the first read that indexes them,
