@@ -327,6 +327,19 @@ fn prefix(head: u64) -> u32 {
     (head >> 32) as u32
 }
 
+/// The value a short list of pairs keeps for `key`, added (empty) when missing: a transaction
+/// touches a handful of tables and attributes, which a scan finds sooner than a hash.
+fn entry<K: PartialEq, V: Default>(pairs: &mut Vec<(K, V)>, key: K) -> &mut V {
+    let i = match pairs.iter().position(|(k, _)| *k == key) {
+        Some(i) => i,
+        None => {
+            pairs.push((key, V::default()));
+            pairs.len() - 1
+        }
+    };
+    &mut pairs[i].1
+}
+
 /// Adds `span` to the bounds `map` keeps for `at`.
 fn cover_in<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, Span>, at: K, span: Span) {
     map.entry(at).and_modify(|s| s.cover(&span)).or_insert(span);
@@ -405,14 +418,7 @@ impl Whole {
     /// caller.
     fn append(&mut self, table: u32, first: u64, last: u64) -> bool {
         debug_assert!(first <= last && prefix(first) == prefix(last));
-        let at = (table, prefix(first));
-        let ranges = match self.ranges.iter().position(|(t, _)| *t == at) {
-            Some(i) => &mut self.ranges[i].1,
-            None => {
-                self.ranges.push((at, Chunked::default()));
-                &mut self.ranges.last_mut().expect("just pushed").1
-            }
-        };
+        let ranges = entry(&mut self.ranges, (table, prefix(first)));
         match ranges.last_mut() {
             // Adjacent to or overlapping the last range, not below its start: one range.
             Some((a, b)) if first >= *a && first <= b.saturating_add(1) => {
@@ -545,14 +551,7 @@ impl Pending {
 
     fn widen_head(&mut self, at: (u32, u64), span: Span) {
         let (table, h) = at;
-        let at_prefix = (table, prefix(h));
-        let set = match self.lanes.iter().position(|(t, _)| *t == at_prefix) {
-            Some(i) => &mut self.lanes[i].1,
-            None => {
-                self.lanes.push((at_prefix, Lanes::default()));
-                &mut self.lanes.last_mut().expect("just pushed").1
-            }
-        };
+        let set = entry(&mut self.lanes, (table, prefix(h)));
         if set.misses >= Lanes::SKIP_AFTER && set.misses % Lanes::RETRY_EVERY != 0 {
             set.misses = set.misses.wrapping_add(1);
             self.scattered.add(at, span);
