@@ -52,13 +52,16 @@ pub fn stage_datoms(
     }
     let bytes: usize = datoms.iter().map(|(_, b)| 4 * (b.len() + 16)).sum();
     stage.reserve(5 * datoms.len() + 1, bytes);
+    let entry = log.map(|log| {
+        let mut entry = Vec::with_capacity(16 + 24 * datoms.len());
+        super::log::encode_entry(datoms, &mut entry);
+        (log, entry)
+    });
     let derivable = !datoms.iter().any(|(d, _)| !d.added && no_history(d.a));
-    let derived = match (log, &t.history, &t.history_attr) {
-        (Some(log), Some(h), Some(ha)) if derivable => {
-            let mut entry = Vec::with_capacity(16 + 24 * datoms.len());
-            super::log::encode_entry(datoms, &mut entry);
+    let derived = match (&entry, &t.history, &t.history_attr) {
+        (Some((log, entry)), Some(h), Some(ha)) if derivable => {
             let tables = [&t.eav, &t.ave, h, ha];
-            let staged = stage.put_deriving(log, &tx.to_be_bytes(), &entry, &IndexRebuild, &tables);
+            let staged = stage.put_deriving(log, &tx.to_be_bytes(), entry, &IndexRebuild, &tables);
             // Our own entry always decodes; if it did not, the entries are staged below and
             // the log's comparison finds the difference.
             debug_assert!(staged.is_ok(), "a fresh log entry derives: {staged:?}");
@@ -68,10 +71,8 @@ pub fn stage_datoms(
     };
     if !derived {
         stage_entries(r, t, datoms, &giants, stage, &no_history)?;
-        if let Some(log) = log {
-            let mut entry = Vec::with_capacity(16 + 24 * datoms.len());
-            super::log::encode_entry(datoms, &mut entry);
-            stage.put(log, &tx.to_be_bytes(), &entry);
+        if let Some((log, entry)) = &entry {
+            stage.put(log, &tx.to_be_bytes(), entry);
         }
     }
     // Per giant's AVE key: attribute, net change in holders, giant record.

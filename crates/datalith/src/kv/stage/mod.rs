@@ -197,17 +197,21 @@ impl Stage {
         for op in &mut self.ops[mark.ops..] {
             op.by_derivation = true;
         }
-        let with = DerivedWith {
-            name: d.name().to_string(),
-            source: source.id,
-            tables: tables.iter().map(|t| t.id).collect(),
-            mixed: false,
-        };
+        // Compared without allocating: a batch's transactions all stage with one derivation.
         match &mut self.derived_with {
-            Some(w)
-                if w.name == with.name && w.source == with.source && w.tables == with.tables => {}
-            Some(w) => w.mixed = true,
-            None => self.derived_with = Some(with),
+            Some(w) => {
+                w.mixed |= w.name != d.name()
+                    || w.source != source.id
+                    || !w.tables.iter().copied().eq(tables.iter().map(|t| t.id));
+            }
+            None => {
+                self.derived_with = Some(DerivedWith {
+                    name: d.name().to_string(),
+                    source: source.id,
+                    tables: tables.iter().map(|t| t.id).collect(),
+                    mixed: false,
+                })
+            }
         }
         Ok(())
     }
