@@ -157,3 +157,62 @@ fn every_transaction_shape_is_logged_as_its_entry_and_replays_to_the_same_indexe
     let check = reopened.db().unwrap().check().unwrap();
     assert!(check.is_ok(), "{:?}", check.problems);
 }
+
+/// Transactions whose index writes the derivation cannot make (a `:db/noHistory` retraction
+/// removes its assertion's event, found by a lookup), submitted together with ordinary ones
+/// so that they may share a group: such a group is logged whole, every other one derived, and
+/// all replay to the same indexes.
+#[test]
+fn a_group_the_derivation_cannot_rebuild_is_logged_whole_and_replays_the_same() {
+    let live = tempfile::tempdir().unwrap();
+    let db = Database::open(live.path(), options()).unwrap();
+    db.transact(
+        r#"[{:db/ident :item/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+            {:db/ident :item/seen :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/noHistory true}
+            {:db/ident :item/tag :db/valueType :db.type/string :db/cardinality :db.cardinality/many}]"#,
+    )
+    .unwrap();
+    db.transact(
+        r#"[{:item/name "a" :item/seen 1 :item/tag ["x" "y"]} {:item/name "b" :item/seen 2}]"#,
+    )
+    .unwrap();
+    let before = db.env().commit_counters();
+    let rounds: Vec<Vec<String>> = (0..6)
+        .map(|i| {
+            vec![
+                // Replaces `:item/seen`: retracts the old value, whose event goes.
+                format!(r#"[[:db/add [:item/name "a"] :item/seen {}]]"#, 10 + i),
+                format!(r#"[{{:item/name "n{i}" :item/tag ["t{i}"]}}]"#),
+                format!(r#"[[:db/retract [:item/name "a"] :item/tag "x"] [:db/add [:item/name "a"] :item/tag "z{i}"]]"#),
+            ]
+        })
+        .collect();
+    for group in &rounds {
+        let handles: Vec<_> = group
+            .iter()
+            .map(|t| db.transact_async(t.as_str()))
+            .collect();
+        for (h, t) in handles.into_iter().zip(group) {
+            h.wait().unwrap_or_else(|e| panic!("{t}: {e}"));
+        }
+    }
+    // And ordinary transactions alone, each a group of its own.
+    for i in 0..2 {
+        db.transact(format!(r#"[{{:item/name "m{i}"}}]"#).as_str())
+            .unwrap();
+    }
+    let after = db.env().commit_counters();
+    let records = after.log_records - before.log_records;
+    let derived = after.log_records_derived - before.log_records_derived;
+    // Each round's `:item/seen` change is in one group, alone or with others of its round:
+    // that group is logged whole; every other group derived.
+    assert_eq!(records - derived, 6, "{records} records, {derived} derived");
+    assert!(derived >= 2, "{records} records, {derived} derived");
+    let expected = index_contents(&db);
+    let copy = killed_copy(live.path(), &db);
+    drop(db);
+    let reopened = Database::open(copy.path(), DbOptions::default()).unwrap();
+    assert_eq!(index_contents(&reopened), expected);
+    let check = reopened.db().unwrap().check().unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+}
