@@ -161,8 +161,19 @@ enum Command {
     },
     /// Show the database's size, attributes and statistics.
     Stat { db: PathBuf },
-    /// Write a compacted copy of a database into a new directory.
-    Copy { src: PathBuf, dst: PathBuf },
+    /// Write a compacted copy of a database into a new directory; with --connect, of the
+    /// database SRC names on a server (the admin role; token from $DATALITH_TOKEN), e.g. for
+    /// a node joining a replicated database.
+    Copy {
+        src: PathBuf,
+        dst: PathBuf,
+        /// Copy from the server at URL (`datalith serve`) instead of a directory.
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
+        /// With --connect https://: trust the certificates in FILE (PEM).
+        #[arg(long, value_name = "FILE", requires = "connect")]
+        cacert: Option<PathBuf>,
+    },
     /// Verify every page of the data file, then that EAV and AVE agree and the statistics are
     /// right; read-only, creates nothing (exit 2 on damage or inconsistency).
     Check { db: PathBuf },
@@ -320,7 +331,20 @@ fn run(cli: Cli) -> Result<i32> {
             let database = open::open_read_only(&db)?;
             print(&info::stat_text(&database)?).map(|_| 0)
         }
-        Command::Copy { src, dst } => print(&commands::copy(&src, &dst)?).map(|_| 0),
+        Command::Copy {
+            src,
+            dst,
+            connect,
+            cacert,
+        } => {
+            let out = match connect {
+                Some(url) => {
+                    remote::copy(&remote::Remote::new(&url, cacert.as_deref())?, &src, &dst)?
+                }
+                None => commands::copy(&src, &dst)?,
+            };
+            print(&out).map(|_| 0)
+        }
         Command::Check { db } => {
             let (text, ok) = commands::check(&db)?;
             print(&text)?;

@@ -122,6 +122,47 @@ pub fn pull(url: &Remote, db: &Path, pattern: &str, eid: &str, format: Format) -
     Ok(render(&result, &[], format))
 }
 
+/// `copy --connect URL NAME DST`: the server's copy of its database `NAME` into the new
+/// directory `DST`, then checked as `datalith check` checks (every page, then EAV against
+/// AVE): a copy that does not check is removed and the command fails.
+pub fn copy(url: &Remote, name: &Path, dst: &Path) -> Result<String> {
+    if crate::open::exists(dst) {
+        return Err(CliError::user(format!(
+            "{} already holds a database; copy into a new directory",
+            dst.display()
+        )));
+    }
+    let created = !dst.exists();
+    let pb = crate::progress::spinner("copying");
+    pb.enable_steady_tick(std::time::Duration::from_millis(100));
+    let bytes = connect(url, name)?.copy_to(dst);
+    pb.finish_and_clear();
+    let bytes = bytes?;
+    let checked = crate::commands::check(dst);
+    let unchecked = match &checked {
+        Ok((_, true)) => None,
+        Ok((report, false)) => Some(report.clone()),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(why) = unchecked {
+        let _ = std::fs::remove_file(dst.join("data.mdb"));
+        if created {
+            let _ = std::fs::remove_dir_all(dst);
+        }
+        return Err(CliError::user(format!(
+            "the copy of {} from {} did not check, and was removed: {why}",
+            name.display(),
+            url.url()
+        )));
+    }
+    Ok(format!(
+        "copied {} from {} ({bytes} bytes) to {}, checked\n",
+        name.display(),
+        url.url(),
+        dst.display()
+    ))
+}
+
 /// A report as the local `transact` prints one: `{:tx id :datoms n :tempids {...}}`.
 pub fn report_edn(report: &Report) -> Edn {
     let tempids = report

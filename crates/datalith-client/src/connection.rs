@@ -185,6 +185,55 @@ impl Connection {
         self.http.get(&self.path("stat"))
     }
 
+    /// Writes a consistent copy of the database's data file into the new directory `dir`
+    /// (`GET /db/NAME/copy`, for the admin role), as `datalith copy` does on the server's
+    /// machine: `dir` then holds a database that opens as the server's did when the copy
+    /// began (with `--log`, a node that joins from it applies only the log after it). The
+    /// file comes in under a temporary name, is synced, then renamed to `data.mdb` and the
+    /// directory synced: a copy that fails leaves no `data.mdb` behind. Returns its bytes.
+    pub fn copy_to(&self, dir: impl AsRef<std::path::Path>) -> Result<u64, ClientError> {
+        let dir = dir.as_ref();
+        let io = |what: &str, e: std::io::Error| {
+            ClientError::transport(format!("{}: {what}: {e}", dir.display()))
+        };
+        let target = dir.join("data.mdb");
+        if target.exists() {
+            return Err(ClientError::transport(format!(
+                "{} already exists: copy into a new directory",
+                target.display()
+            )));
+        }
+        let created = !dir.exists();
+        std::fs::create_dir_all(dir).map_err(|e| io("cannot create it", e))?;
+        let temp = dir.join(format!(".data.mdb.copy-{}", std::process::id()));
+        let written = (|| {
+            // A database is private to its owner, as the server's own files are.
+            let mut file = std::os::unix::fs::OpenOptionsExt::mode(
+                std::fs::OpenOptions::new().write(true).create_new(true),
+                0o600,
+            )
+            .open(&temp)
+            .map_err(|e| io("cannot write the copy", e))?;
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 20, &mut file);
+            let bytes = self.http.get_to(&self.path("copy"), &mut buffered)?;
+            std::io::Write::flush(&mut buffered).map_err(|e| io("cannot write the copy", e))?;
+            drop(buffered);
+            file.sync_all().map_err(|e| io("cannot sync the copy", e))?;
+            std::fs::rename(&temp, &target).map_err(|e| io("cannot name the copy", e))?;
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io("cannot sync the directory", e))?;
+            Ok(bytes)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+            if created {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        written
+    }
+
     /// The database's latest value, kept on the server for [`crate::LEASE_MS`] so that
     /// every read through it answers from that one value (as `Database::db`).
     pub fn db(&self) -> Result<RemoteDb, ClientError> {

@@ -93,6 +93,35 @@ impl Http {
         self.read_answer(path, response).map_err(Sent::Failed)
     }
 
+    /// `GET path`, its answer's body (of any length, in no time bound: a database copy)
+    /// written to `out`; an error answer's EDN as the error. Returns the bytes written. A
+    /// body the server could not finish (its connection ended before the chunked body's
+    /// end) is an error, never a short success.
+    pub(crate) fn get_to(
+        &self,
+        path: &str,
+        out: &mut impl std::io::Write,
+    ) -> Result<u64, ClientError> {
+        let mut request = self
+            .agent
+            .get(format!("{}{path}", self.base))
+            .header("Accept", "application/octet-stream, application/edn")
+            .config()
+            .timeout_recv_body(None)
+            .build();
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let mut response = request.call().map_err(|e| self.failed(path, e))?;
+        if response.status().as_u16() != 200 {
+            return self.read_answer(path, response).map(|_| 0);
+        }
+        let broken = |e: std::io::Error| {
+            ClientError::transport(format!("{}{path}: the answer broke off: {e}", self.base))
+        };
+        std::io::copy(&mut response.body_mut().as_reader(), out).map_err(broken)
+    }
+
     /// The answer's EDN, or the error it carries.
     fn read_answer(
         &self,

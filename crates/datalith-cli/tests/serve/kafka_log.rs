@@ -242,6 +242,36 @@ fn two_nodes_share_one_database_through_the_log() {
     assert_eq!(all_datoms(&a, t), all_datoms(&c, t), "A reads C's write");
     assert_eq!(all_datoms(&b, t), all_datoms(&c, t), "B reads C's write");
 
+    // Another joins from a copy fetched from a running node over the network (`GET
+    // /db/NAME/copy`): no file system shared with it.
+    let dir_d = tempfile::tempdir().unwrap();
+    let b_url = b.url("");
+    let copy = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+        .args(["copy", "--connect", b_url.trim_end_matches('/'), "db"])
+        .arg(dir_d.path().join("db"))
+        .output()
+        .unwrap();
+    assert!(
+        copy.status.success(),
+        "{}",
+        String::from_utf8_lossy(&copy.stderr)
+    );
+    let w = transact(&a, r#"[{:person/name "after the network copy"}]"#);
+    assert_eq!(w.status, 200, "{}", w.body);
+    let t = basis_after(&w);
+    let d = server::start_in(dir_d.path(), &["db"], &args).expect("node D starts from the copy");
+    assert_eq!(
+        all_datoms(&a, t),
+        all_datoms(&d, t),
+        "D, joined from a copy fetched over the network"
+    );
+    let applied = stat_of(&d, ":applied");
+    assert!(
+        applied <= 2,
+        "D applied {applied} records: it did not start from the copy"
+    );
+    drop(d);
+
     // A database with transactions of its own cannot join a log.
     let lone = tempfile::tempdir().unwrap();
     let c = server::start_in(lone.path(), &["db"], &[]).expect("a plain server starts");

@@ -9,6 +9,7 @@ mod bad_input;
 mod client;
 mod client_crate;
 mod connect;
+mod copy;
 mod kafka_log;
 mod kv;
 mod limits;

@@ -93,8 +93,8 @@ pub async fn metrics(State(state): State<Shared>, headers: HeaderMap) -> Respons
 pub async fn wrong_method(headers: HeaderMap) -> Response {
     let e = ServerError::new(
         codes::METHOD_NOT_ALLOWED,
-        "this path takes another method: GET /health, /dbs, /metrics, /db/NAME/stat and \
-         /db/NAME/kv-tables; POST /dbs and the other operations; DELETE /db/NAME",
+        "this path takes another method: GET /health, /dbs, /metrics, /db/NAME/stat, \
+         /db/NAME/copy and /db/NAME/kv-tables; POST /dbs and the other operations; DELETE /db/NAME",
     );
     respond::answer(&headers, Err(e))
 }

@@ -18,6 +18,7 @@ pub mod address;
 mod admin;
 mod body;
 mod cancel;
+mod copy;
 mod handlers;
 mod in_place;
 mod pipeline;
@@ -92,6 +93,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/db/{name}/index-range"),
     ("POST", "/db/{name}/tx-range"),
     ("GET", "/db/{name}/stat"),
+    ("GET", "/db/{name}/copy"),
     ("GET", "/db/{name}/kv-tables"),
     ("POST", "/db/{name}/kv-get"),
     ("POST", "/db/{name}/kv-put"),
@@ -117,6 +119,7 @@ fn handler(method: &str, path: &str) -> MethodRouter<Shared> {
         ("POST", "/db/{name}/index-range") => post(index_range),
         ("POST", "/db/{name}/tx-range") => post(tx_range),
         ("GET", "/db/{name}/stat") => get(stat),
+        ("GET", "/db/{name}/copy") => get(copy::copy),
         ("GET", "/db/{name}/kv-tables") => get(kv_tables),
         ("POST", "/db/{name}/kv-get") => post(kv_get),
         ("POST", "/db/{name}/kv-put") => post(kv_put),

@@ -174,7 +174,7 @@ impl Databases for Readable {
 }
 
 /// The database served as `name`, or `:datalith.error/unknown-database`.
-fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
+pub(super) fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
     state
         .served
         .get(name)
@@ -182,7 +182,7 @@ fn find(state: &AppState, name: &str) -> Result<Arc<Source>> {
 }
 
 /// A place to run, or `:datalith.error/overloaded` once the queue's timeout has passed.
-async fn admit(state: &AppState) -> Result<OwnedSemaphorePermit> {
+pub(super) async fn admit(state: &AppState) -> Result<OwnedSemaphorePermit> {
     let wait = tokio::time::timeout(state.queue_timeout, state.gate.clone().acquire_owned());
     match wait.await {
         Ok(Ok(place)) => Ok(place),

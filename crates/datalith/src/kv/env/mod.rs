@@ -537,6 +537,33 @@ impl Environment {
         result
     }
 
+    /// Writes a compacted copy of the environment's data file, as [`Self::copy_compacted`]
+    /// does, to `out` (a file, a pipe, a socket), in one sequential pass: what a server sends
+    /// a node that joins over the network. The bytes are a whole `data.mdb` only once this
+    /// returns `Ok`; the caller makes them durable and names them.
+    ///
+    /// Committed groups not yet written into LMDB are written first (in a read-only
+    /// environment: waits until the writing process has written every group it had
+    /// acknowledged), so the copy holds every commit acknowledged before the call.
+    pub fn copy_compacted_to(&self, out: impl std::os::fd::AsFd) -> Result<(), KvError> {
+        let shared = self.shared();
+        // The copy is of LMDB's state: committed groups not yet written there go first.
+        if let Some(lazy) = &shared.lazy {
+            lazy.apply_all(&shared.core)?;
+        }
+        // Read-only, another process's groups go there first too: wait until its applier
+        // has written every group acknowledged before the copy began.
+        if shared.core.tail.is_some() {
+            wait_for_applied(shared)?;
+        }
+        // The copy reads through its own LMDB read transaction: hold a gate slot so the map
+        // is not resized under it.
+        let ticket = shared.core.gate.enter(shared.core.used_pages());
+        let copied = shared.core.env.copy_compacted(out.as_fd());
+        shared.core.gate.leave(ticket);
+        Ok(copied?)
+    }
+
     fn copy_into(&self, dir: &Path, target: &Path) -> Result<(), KvError> {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
         let shared = self.shared();
@@ -550,23 +577,9 @@ impl Environment {
             .mode(mode & 0o7777)
             .open(&temp)?;
         let written = (|| -> Result<(), KvError> {
-            // The copy is of LMDB's state: committed groups not yet written there go first.
-            if let Some(lazy) = &shared.lazy {
-                lazy.apply_all(&shared.core)?;
-            }
-            // Read-only, another process's groups go there first too: wait until its applier
-            // has written every group acknowledged before the copy began.
-            if shared.core.tail.is_some() {
-                wait_for_applied(shared)?;
-            }
             // The umask may have narrowed the mode given at creation: set it exactly.
             file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))?;
-            // The copy reads through its own LMDB read transaction: hold a gate slot so the
-            // map is not resized under it.
-            let ticket = shared.core.gate.enter(shared.core.used_pages());
-            let copied = shared.core.env.copy_compacted(&file);
-            shared.core.gate.leave(ticket);
-            copied?;
+            self.copy_compacted_to(&file)?;
             file.sync_all()?;
             std::fs::rename(&temp, target)?;
             std::fs::File::open(dir)?.sync_all()?;

@@ -303,12 +303,13 @@ impl Env {
         found.other
     }
 
-    /// Writes a compacted copy (`MDB_CP_COMPACT`) into the existing directory `dir`.
-    pub(crate) fn copy_compacted(&self, file: &std::fs::File) -> Result<(), LmdbError> {
+    /// Writes a compacted copy (`MDB_CP_COMPACT`) to `out` (a file or a pipe: LMDB writes it
+    /// in one sequential pass, meta pages first, and goes on after short writes).
+    pub(crate) fn copy_compacted(&self, out: std::os::fd::BorrowedFd<'_>) -> Result<(), LmdbError> {
         use std::os::fd::AsRawFd;
         // SAFETY: open environment; the descriptor is open for writing and outlives the call
-        // (borrowed). The copy runs its own read transaction and only writes to `file`.
-        check(unsafe { ffi::mdb_env_copyfd2(self.as_ptr(), file.as_raw_fd(), ffi::MDB_CP_COMPACT) })
+        // (borrowed). The copy runs its own read transaction and only writes to `out`.
+        check(unsafe { ffi::mdb_env_copyfd2(self.as_ptr(), out.as_raw_fd(), ffi::MDB_CP_COMPACT) })
     }
 
     /// Flushes every committed page to the device (`mdb_env_sync` forced): what a commit
