@@ -18,6 +18,9 @@
 //! [`Connection::kv_table`] is `Database::kv_table` ([`KvTable`]: `get`, `put`, `delete`,
 //! `write`, `range` by `Bound`s and `Direction`, `len`, `count_range`).
 //!
+//! [`Connection::copy_to`] writes a consistent copy of the served database into a new
+//! directory (the admin role): a node that joins a replicated database starts from it.
+//!
 //! A [`RemoteDb`] is one database value, as a `Db` is: `db()` asks the server to keep the
 //! value it answered from for a lease (`lease` below), and every read through it names that
 //! value (`:basis-t`), so reads through one `RemoteDb` agree with each other whatever is
