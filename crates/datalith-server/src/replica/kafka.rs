@@ -12,6 +12,7 @@ use rskafka::record::Record;
 use rskafka::BackoffConfig;
 use tokio::runtime::Handle;
 
+use super::nodelay::NoDelay;
 use super::url::LogUrl;
 use crate::error::{codes, Result, ServerError};
 
@@ -40,7 +41,12 @@ pub struct Fetched {
 
 /// Partition 0 of the log's topic.
 pub struct Topic {
-    partition: PartitionClient,
+    /// Appends, on a connection of their own (see [`Topic::connect`]).
+    producer: PartitionClient,
+    /// Fetches.
+    reader: PartitionClient,
+    /// Nagle's algorithm off on the connections of both.
+    nodelay: NoDelay,
     handle: Handle,
     /// Cuts a waiting fetch short: the broker does not answer a waiting fetch when a record
     /// arrives (rskafka reads committed records only, and Kafka 4.4 completes such a fetch at
@@ -74,14 +80,18 @@ impl Topic {
             base: 2.0,
             deadline: Some(RETRY_DEADLINE),
         };
-        let partition = handle.block_on(async {
-            let client = ClientBuilder::new(url.brokers.clone())
+        let client = || async {
+            ClientBuilder::new(url.brokers.clone())
                 .client_id("datalith")
                 .max_message_size(MAX_MESSAGE_BYTES)
-                .backoff_config(backoff)
+                .backoff_config(backoff.clone())
                 .build()
                 .await
-                .map_err(|e| unavailable("cannot reach a broker", &name, e))?;
+                .map_err(|e| unavailable("cannot reach a broker", &name, e))
+        };
+        let (producer, reader) = handle.block_on(async {
+            let client_for_reads = client().await?;
+            let client = client().await?;
             let controller = client
                 .controller_client()
                 .map_err(|e| unavailable("no controller", &name, e))?;
@@ -96,13 +106,28 @@ impl Topic {
                 }) => {}
                 Err(e) => return Err(unavailable("cannot create the topic", &name, e)),
             }
-            client
+            // Two clients, so two connections to the leader: a fetch waits on the broker
+            // (`FETCH_WAIT` of the applier) with its request not yet acknowledged by the
+            // broker's TCP stack, and with Nagle's algorithm on (`nodelay`) an append sent on
+            // the same connection sat in the send buffer until that fetch was answered (an
+            // append took 10-25 ms, mostly waiting); and an append need not queue behind a
+            // fetch's answer of up to `MAX_FETCH_BYTES`.
+            let producer = client
                 .partition_client(url.topic.clone(), 0, UnknownTopicHandling::Retry)
                 .await
-                .map_err(|e| unavailable("no leader for partition 0", &name, e))
+                .map_err(|e| unavailable("no leader for partition 0", &name, e))?;
+            let reader = client_for_reads
+                .partition_client(url.topic.clone(), 0, UnknownTopicHandling::Retry)
+                .await
+                .map_err(|e| unavailable("no leader for partition 0", &name, e))?;
+            Ok::<_, ServerError>((producer, reader))
         })?;
+        let nodelay = NoDelay::new(&url.brokers);
+        nodelay.apply();
         Ok(Topic {
-            partition,
+            producer,
+            reader,
+            nodelay,
             handle: handle.clone(),
             wake: tokio::sync::Notify::new(),
             name,
@@ -111,6 +136,7 @@ impl Topic {
 
     /// Appends `value`; its offset once every in-sync replica has it (`acks=all`).
     pub fn append(&self, value: Vec<u8>) -> Result<i64> {
+        self.nodelay.refresh();
         let record = Record {
             key: None,
             value: Some(value),
@@ -122,7 +148,7 @@ impl Topic {
         let offsets = self
             .handle
             .block_on(
-                self.partition
+                self.producer
                     .produce(vec![record], Compression::NoCompression),
             )
             .map_err(|e| unavailable("the append failed", &self.name, e))?;
@@ -139,9 +165,10 @@ impl Topic {
     /// cut the wait short), and the partition's high watermark (the offset the next record
     /// will get; `None` when cut short).
     pub fn fetch(&self, offset: i64, max_wait: Duration) -> Result<(Vec<Fetched>, Option<i64>)> {
+        self.nodelay.refresh();
         let wait_ms = max_wait.as_millis().min(i32::MAX as u128) as i32;
         let fetch = self
-            .partition
+            .reader
             .fetch_records(offset, 1..MAX_FETCH_BYTES, wait_ms);
         // rskafka's requests may be dropped while in flight (their answer is then discarded).
         let answered = self.handle.block_on(async {

@@ -17,10 +17,12 @@
 //! | `url` | the `--log` address |
 //! | `record` | a transaction as the topic carries it |
 //! | `kafka` | the topic, through rskafka |
+//! | `nodelay` | Nagle's algorithm off on the connections to the brokers |
 //! | `applier` | the thread that applies the topic to the files, and what waits on it |
 
 mod applier;
 mod kafka;
+mod nodelay;
 mod record;
 mod url;
 
