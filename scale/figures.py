@@ -109,6 +109,22 @@ def catch_up(binary, root, log_url, name, expected, basis, max_secs):
         raise
 
 
+def settled(node, max_secs):
+    """Waits until `node` has applied the whole log and its data file holds it (its LMDB
+    writer idle: the basis its file holds unchanged for a second), so that a node timed next
+    does not share the cores with this one's backlog; the log's end and that basis."""
+    deadline = time.time() + max_secs
+    last = None
+    while time.time() < deadline:
+        s = stat(node)
+        basis = node.stat()[":basis-t"]
+        if s[":next-offset"] >= s[":high-watermark"] and basis == last:
+            return s[":high-watermark"], basis
+        last = basis
+        time.sleep(1.0)
+    raise SystemExit(f"{node.name} did not settle within {max_secs} s: {stat(node)}")
+
+
 def query_rate(node, keys, secs, stop=None):
     """Unique-key lookups a second, one client, for `secs` (or until `stop` is set)."""
     n = 0
@@ -203,7 +219,7 @@ def main():
             others.append(writer)
             transact(writer, W_SCHEMA)
             fill([writer], 0, args.backlog, b)
-            end, basis = stat(writer)[":high-watermark"], writer.stat()[":basis-t"]
+            end, basis = settled(writer, args.max_secs)
             node, row = catch_up(args.datalith, root, own_log, f"catchup{b}", end, basis,
                                  args.max_secs)
             others.append(node)
