@@ -79,6 +79,45 @@ fn all_datoms(s: &Server, basis: i64) -> Vec<String> {
     }
 }
 
+/// The `datalith` command.
+fn datalith() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
+}
+
+/// A node started on `dir` once `copy` has written a copy of another node's database there:
+/// it holds the datoms `a` holds, a write through `a` after the copy included, and applied
+/// only the records after the copy.
+fn join_from_copy(
+    mut copy: std::process::Command,
+    dir: &std::path::Path,
+    a: &Server,
+    args: &[&str],
+    who: &str,
+) -> Server {
+    let out = copy.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{who}'s copy: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = transact(a, &format!(r#"[{{:person/name "after {who}'s copy"}}]"#));
+    assert_eq!(w.status, 200, "{}", w.body);
+    let t = basis_after(&w);
+    let node = server::start_in(dir, &["db"], args)
+        .unwrap_or_else(|e| panic!("node {who} does not start from the copy: {e}"));
+    assert_eq!(
+        all_datoms(a, t),
+        all_datoms(&node, t),
+        "{who}, joined from a copy"
+    );
+    let applied = stat_of(&node, ":applied");
+    assert!(
+        applied <= 2,
+        "{who} applied {applied} records: it did not start from the copy"
+    );
+    node
+}
+
 fn stat_of(s: &Server, key: &str) -> i64 {
     let reply = send(
         "GET",
@@ -211,31 +250,11 @@ fn two_nodes_share_one_database_through_the_log() {
     // A new node joins from a copy of a running node's files (which record the last offset
     // they hold) and the log after it: it applies only what came after the copy.
     let dir_c = tempfile::tempdir().unwrap();
-    let copy = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
-        .arg("copy")
+    let mut copy = datalith();
+    copy.arg("copy")
         .arg(dir_a.path().join("db"))
-        .arg(dir_c.path().join("db"))
-        .output()
-        .unwrap();
-    assert!(
-        copy.status.success(),
-        "{}",
-        String::from_utf8_lossy(&copy.stderr)
-    );
-    let w = transact(&a, r#"[{:person/name "after the copy"}]"#);
-    assert_eq!(w.status, 200, "{}", w.body);
-    let t = basis_after(&w);
-    let c = server::start_in(dir_c.path(), &["db"], &args).expect("node C starts from the copy");
-    assert_eq!(
-        all_datoms(&a, t),
-        all_datoms(&c, t),
-        "C, joined from a copy"
-    );
-    let applied = stat_of(&c, ":applied");
-    assert!(
-        applied <= 2,
-        "C applied {applied} records: it did not start from the copy"
-    );
+        .arg(dir_c.path().join("db"));
+    let c = join_from_copy(copy, dir_c.path(), &a, &args, "C");
     let w = transact(&c, r#"[{:person/name "through C"}]"#);
     assert_eq!(w.status, 200, "{}", w.body);
     let t = basis_after(&w);
@@ -246,30 +265,10 @@ fn two_nodes_share_one_database_through_the_log() {
     // /db/NAME/copy`): no file system shared with it.
     let dir_d = tempfile::tempdir().unwrap();
     let b_url = b.url("");
-    let copy = std::process::Command::new(env!("CARGO_BIN_EXE_datalith"))
-        .args(["copy", "--connect", b_url.trim_end_matches('/'), "db"])
-        .arg(dir_d.path().join("db"))
-        .output()
-        .unwrap();
-    assert!(
-        copy.status.success(),
-        "{}",
-        String::from_utf8_lossy(&copy.stderr)
-    );
-    let w = transact(&a, r#"[{:person/name "after the network copy"}]"#);
-    assert_eq!(w.status, 200, "{}", w.body);
-    let t = basis_after(&w);
-    let d = server::start_in(dir_d.path(), &["db"], &args).expect("node D starts from the copy");
-    assert_eq!(
-        all_datoms(&a, t),
-        all_datoms(&d, t),
-        "D, joined from a copy fetched over the network"
-    );
-    let applied = stat_of(&d, ":applied");
-    assert!(
-        applied <= 2,
-        "D applied {applied} records: it did not start from the copy"
-    );
+    let mut copy = datalith();
+    copy.args(["copy", "--connect", b_url.trim_end_matches('/'), "db"])
+        .arg(dir_d.path().join("db"));
+    let d = join_from_copy(copy, dir_d.path(), &a, &args, "D");
     drop(d);
 
     // A database with transactions of its own cannot join a log.
