@@ -45,10 +45,13 @@ fn the_server_readme_examples_run_as_written() {
 }
 
 fn run(s: &server::Server, examples: &[String]) {
+    // Files an example writes (a copy's `-o FILE`) land in a directory of the test's own.
+    let cwd = tempfile::tempdir().unwrap();
     for example in examples {
         // The README's address is the default one; this server got a free port.
         let command = example.replace("127.0.0.1:7171", &s.addr());
         let out = Command::new("sh")
+            .current_dir(cwd.path())
             .arg("-c")
             .arg(format!("{command} -w '\\n%{{http_code}}'"))
             .output()
