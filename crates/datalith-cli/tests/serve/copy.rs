@@ -62,6 +62,7 @@ fn admins_copy_a_served_database_over_the_network() {
             "1",
             "--queue-timeout-ms",
             "20000",
+            "--log-requests",
         ],
     )
     .expect("starts");
@@ -183,4 +184,15 @@ fn admins_copy_a_served_database_over_the_network() {
         Some(r#"{:tx-data [{:person/name "after"}]}"#),
     );
     assert_eq!(r.status, 200, "{}", r.body);
+
+    // Each copy asked for is in the request log, with its status and token.
+    let (_, log) = s.stop();
+    let copies: Vec<&str> = log.lines().filter(|l| l.contains(":op :copy")).collect();
+    assert!(
+        copies
+            .iter()
+            .any(|l| l.contains(":status 200") && l.contains(r#":token "root""#)),
+        "{log}"
+    );
+    assert!(copies.iter().any(|l| l.contains(":status 403")), "{log}");
 }

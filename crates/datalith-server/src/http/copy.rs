@@ -57,9 +57,16 @@ pub async fn copy(
         }
         Err(e) => respond::answer(&headers, Err(e)),
     };
-    state
-        .metrics
-        .record("copy", response.status().as_u16(), started.elapsed());
+    let (status, took) = (response.status().as_u16(), started.elapsed());
+    state.metrics.record("copy", status, took);
+    if state.log_requests {
+        // Logged when the copy starts streaming: its length is the client's to wait for.
+        let token = match pipeline::authenticate(&state, &headers) {
+            Ok(crate::auth::Access::Token { name, .. }) => Some(name),
+            _ => None,
+        };
+        super::access_log::line("copy", &name, status, took, token.as_deref());
+    }
     response
 }
 

@@ -46,7 +46,7 @@ pub async fn run(
     let status = response.status().as_u16();
     state.metrics.record(op.name(), status, took);
     if state.log_requests {
-        super::access_log::line(op, &db, status, took, token.as_deref());
+        super::access_log::line(op.name(), &db, status, took, token.as_deref());
     }
     response
 }
