@@ -93,17 +93,30 @@ async fn start(state: &Shared, name: &str, headers: &HeaderMap) -> Result<CopyBo
         }
     });
     tokio::task::spawn_blocking(move || loop {
+        // A pipe gives at most its buffer (64 KiB) a read: each chunk is filled before it goes.
         let mut chunk = vec![0u8; CHUNK_BYTES];
-        match from_pipe.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                chunk.truncate(n);
-                // The client went away: dropping the pipe's reading end stops LMDB's writes.
-                if chunks.blocking_send(Ok(Bytes::from(chunk))).is_err() {
-                    break;
+        let mut filled = 0;
+        let ended = loop {
+            match from_pipe.read(&mut chunk[filled..]) {
+                Ok(0) => break Ok(true),
+                Ok(n) => {
+                    filled += n;
+                    if filled == CHUNK_BYTES {
+                        break Ok(false);
+                    }
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+        };
+        chunk.truncate(filled);
+        // The client went away: dropping the pipe's reading end stops LMDB's writes.
+        if !chunk.is_empty() && chunks.blocking_send(Ok(Bytes::from(chunk))).is_err() {
+            break;
+        }
+        match ended {
+            Ok(false) => {}
+            Ok(true) => break,
             Err(e) => {
                 let _ = chunks.blocking_send(Err(e));
                 break;
