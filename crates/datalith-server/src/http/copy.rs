@@ -25,7 +25,7 @@ use http_body::Frame;
 use tokio::sync::mpsc;
 
 use super::{pipeline, respond, Shared};
-use crate::auth::Role;
+use crate::auth::{Access, Role};
 use crate::error::{codes, Result, ServerError};
 
 /// Bytes read from the pipe per chunk of the answer.
@@ -45,7 +45,12 @@ pub async fn copy(
     headers: HeaderMap,
 ) -> Response {
     let started = std::time::Instant::now();
-    let response = match start(&state, &name, &headers).await {
+    let access = pipeline::authenticate(&state, &headers);
+    let token = match &access {
+        Ok(Access::Token { name, .. }) => Some(name.clone()),
+        _ => None,
+    };
+    let response = match start(&state, &name, access).await {
         Ok(body) => {
             let mut response = Response::new(Body::new(body));
             *response.status_mut() = StatusCode::OK;
@@ -61,18 +66,14 @@ pub async fn copy(
     state.metrics.record("copy", status, took);
     if state.log_requests {
         // Logged when the copy starts streaming: its length is the client's to wait for.
-        let token = match pipeline::authenticate(&state, &headers) {
-            Ok(crate::auth::Access::Token { name, .. }) => Some(name),
-            _ => None,
-        };
         super::access_log::line("copy", &name, status, took, token.as_deref());
     }
     response
 }
 
 /// Checks the request and starts the copy; the body streams what it writes.
-async fn start(state: &Shared, name: &str, headers: &HeaderMap) -> Result<CopyBody> {
-    let access = pipeline::authenticate(state, headers)?;
+async fn start(state: &Shared, name: &str, access: Result<Access>) -> Result<CopyBody> {
+    let access = access?;
     let source = pipeline::find(state, name)?;
     access.require(name, Role::Admin)?;
     // A copy reads the whole database: it takes one of the places to run, for its length.
