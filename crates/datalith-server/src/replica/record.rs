@@ -3,7 +3,7 @@
 //! tools:
 //!
 //! ```text
-//! {:datalith.log/format 1, :request "node-9f3a/17", :instant #inst "2026-12-02T10:00:00.000-00:00",
+//! {:datalith.log/format 1, :request "000000000011.4711-18ee8a3c5d2e1f00", :instant #inst "2026-12-02T10:00:00.000-00:00",
 //!  :tx-data [[:db/add "ann" :person/name "Ann"]]}
 //! ```
 //!
