@@ -154,7 +154,7 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 /// One family per property, a sample per database.
 fn database_gauges(out: &mut String, served: &Served) {
     type Read = fn(&crate::ops::Source) -> Option<f64>;
-    let gauges: [(&str, &str, &str, Read); 13] = [
+    let gauges: [(&str, &str, &str, Read); 14] = [
         (
             "datalith_basis_t",
             "gauge",
@@ -226,6 +226,13 @@ fn database_gauges(out: &mut String, served: &Served) {
             "gauge",
             "The most write requests one commit held so far.",
             |s| Some(s.database.env().commit_counters().largest_batch as f64),
+        ),
+        (
+            "datalith_commit_direct_total",
+            "counter",
+            "Commits the committer wrote into the data file itself instead of leaving them to \
+             its LMDB writer (large groups after a read met waiting writes, bulk loads).",
+            |s| Some(s.database.env().commit_counters().direct_batches as f64),
         ),
         (
             "datalith_map_growths_total",

@@ -199,3 +199,48 @@ fn the_applied_value_is_the_data_files_state_whole_transactions_only() {
     assert_eq!(written.basis_t().unwrap(), latest.basis_t().unwrap());
     assert!(written.check().unwrap().is_ok());
 }
+
+/// Transactions queued all at once, each upserting 100 entities on a unique string whose
+/// values share a 32-byte beginning and ascend: their uniqueness checks meet none of the
+/// writes waiting for the LMDB writer, so the committer leaves every batch to that writer,
+/// however large (one that met them would write its large batches into LMDB itself, on its
+/// own thread: a replicated node catching up did so with its own request ids).
+#[test]
+fn upserts_of_values_sharing_a_long_beginning_leave_every_batch_to_the_lmdb_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    db.transact(
+        r#"[{:db/ident :url :db/valueType :db.type/string :db/cardinality :db.cardinality/one
+             :db/unique :db.unique/identity}
+            {:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"#,
+    )
+    .unwrap();
+    let txs = 200;
+    let texts: Vec<String> = (0..txs)
+        .map(|i| {
+            let maps: Vec<String> = (0..100)
+                .map(|j| {
+                    let n = i * 100 + j;
+                    format!(r#"{{:url "https://data.example.org/people/{n:010}" :n {n}}}"#)
+                })
+                .collect();
+            format!("[{}]", maps.join(" "))
+        })
+        .collect();
+    let handles: Vec<_> = texts
+        .iter()
+        .map(|t| db.transact_async(t.as_str()))
+        .collect();
+    for h in handles {
+        h.wait().unwrap();
+    }
+    let c = db.env().commit_counters();
+    assert!(c.largest_batch > 10, "{c:?}");
+    assert_eq!(c.direct_batches, 0, "{c:?}");
+    let count = db
+        .db()
+        .unwrap()
+        .q("[:find (count ?e) . :where [?e :url]]", &[])
+        .unwrap();
+    assert_eq!(count.to_string(), (txs * 100).to_string());
+}

@@ -80,6 +80,8 @@ fn metrics_count_commits_log_and_snapshot_age() {
         sample(&text, "datalith_commit_largest_group") >= 1.0,
         "{text}"
     );
+    // Small transactions one at a time: each left to the LMDB writer.
+    assert_eq!(sample(&text, "datalith_commit_direct_total"), 0.0, "{text}");
     assert!(sample(&text, "datalith_file_bytes") > 0.0, "{text}");
     let age = sample(&text, "datalith_oldest_snapshot_seconds");
     assert!((1.0..30.0).contains(&age), "{age}");

@@ -457,4 +457,43 @@ mod tests {
             );
         }
     }
+
+    /// A node catching up queues many records at once, each checking its request id against
+    /// the uniqueness of `:datalith.log/request` while the ids before it wait for the LMDB
+    /// writer. Those checks must meet none of them: one that did made the committer write
+    /// its large batches into LMDB itself (`CommitCounters::direct_batches`), on its own
+    /// thread, which halved a long catch-up's rate (`scale/RESULTS.md`, 2026-12-06).
+    #[test]
+    fn records_queued_at_once_leave_every_batch_to_the_lmdb_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = Database::open(dir.path(), datalith::DbOptions::default()).unwrap();
+        prepare(&database).unwrap();
+        database
+            .transact(
+                r#"[{:db/ident :k :db/valueType :db.type/long :db/cardinality :db.cardinality/one
+                     :db/unique :db.unique/identity}
+                    {:db/ident :v :db/valueType :db.type/string
+                     :db/cardinality :db.cardinality/one}]"#,
+            )
+            .unwrap();
+        let node = "4194303-18ee8a3c5d2e1f00";
+        let records = 200;
+        let handles: Vec<_> = (0..records)
+            .map(|i| {
+                let maps: Vec<String> = (0..100)
+                    .map(|j| format!(r#"{{:k {} :v "value-{i}-{j}"}}"#, i * 100 + j))
+                    .collect();
+                let data = read_one(&format!("[{}]", maps.join(" "))).unwrap();
+                let request = super::super::request_id(node, i as u64);
+                let tx = transaction(data, &request, i as i64);
+                database.transact_async_clocked(tx, TxClock::AtLeast(1_000))
+            })
+            .collect();
+        for h in handles {
+            h.wait().unwrap();
+        }
+        let c = database.env().commit_counters();
+        assert!(c.largest_batch > 10, "{c:?}");
+        assert_eq!(c.direct_batches, 0, "{c:?}");
+    }
 }

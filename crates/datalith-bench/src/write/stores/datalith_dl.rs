@@ -175,6 +175,7 @@ impl Condition for DatalithDl {
             "commits": c.batches,
             "requests": c.requests,
             "largest_batch": c.largest_batch,
+            "direct_commits": c.direct_batches,
             "map_growths": c.map_growths,
             "log_records": c.log_records,
             "log_records_derived": c.log_records_derived,

@@ -278,6 +278,7 @@ pub(super) fn commit_batch_later(
     if logged.is_direct() {
         // Too large for the log after all: LMDB gets every unapplied group, then this one,
         // now (applying may grow the map, which waits for every snapshot: ours goes first).
+        shared.core.stats.record_direct_batch();
         drop(before);
         r.working.reset(lazy);
         let written = lazy

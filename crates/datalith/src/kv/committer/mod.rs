@@ -202,7 +202,10 @@ impl Runner {
             None => {
                 // Nobody writes LMDB behind this batch's transaction (readers would otherwise
                 // wait on LMDB's writer lock for it).
-                let _applying = shared.lazy.as_ref().map(|l| l.hold());
+                let _applying = shared.lazy.as_ref().map(|l| {
+                    shared.core.stats.record_direct_batch();
+                    l.hold()
+                });
                 let scratch = Scratch {
                     stage: &mut self.stage,
                     outcomes: &mut self.outcomes,

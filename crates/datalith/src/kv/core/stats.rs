@@ -9,6 +9,7 @@ pub struct CommitStats {
     pub(crate) requests: AtomicU64,
     pub(crate) largest_batch: AtomicUsize,
     pub(crate) map_growths: AtomicU64,
+    pub(crate) direct_batches: AtomicU64,
 }
 
 /// A snapshot of [`CommitStats`].
@@ -22,6 +23,13 @@ pub struct CommitCounters {
     pub largest_batch: usize,
     /// Times the memory map was grown.
     pub map_growths: u64,
+    /// With the log and LMDB written later (`EnvOptions::log_apply_later`): batches the
+    /// committer wrote into LMDB itself, on its own thread, instead of leaving them to the LMDB
+    /// writer: large ones (`limits::LATER_MAX_BATCH_BYTES`) after a read met waiting writes,
+    /// ones near the log's largest record, bulk loads. Each serializes the committer behind
+    /// LMDB; a workload that keeps making them is one the committer's bounds of waiting writes
+    /// do not tell apart (`kv::pending`).
+    pub direct_batches: u64,
     /// `Durable`: groups written to the log.
     pub log_records: u64,
     /// ... of which left out the writes a derivation rebuilds (`kv::wal::derive`).
@@ -34,6 +42,10 @@ pub struct CommitCounters {
 }
 
 impl CommitStats {
+    pub(crate) fn record_direct_batch(&self) {
+        self.direct_batches.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn record_batch(&self, n: usize) {
         self.batches.fetch_add(1, Ordering::Relaxed);
         self.requests.fetch_add(n as u64, Ordering::Relaxed);

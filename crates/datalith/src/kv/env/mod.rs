@@ -347,6 +347,7 @@ impl Environment {
             requests: s.requests.load(Ordering::Relaxed),
             largest_batch: s.largest_batch.load(Ordering::Relaxed),
             map_growths: s.map_growths.load(Ordering::Relaxed),
+            direct_batches: s.direct_batches.load(Ordering::Relaxed),
             log_records,
             log_records_derived,
             log_bytes,
