@@ -63,13 +63,13 @@ pub struct Replica {
 ///
 /// Every node checks a record's id against `:datalith.log/request`'s uniqueness, a read of
 /// AVE while the ids of the records before it may still wait for the LMDB writer. The
-/// committer tells such a read from one that may meet a waiting write by the first 32 bytes
-/// of keys, and by runs of ascending keys (`kv::pending`): with the counter first, in fixed
-/// width, a node's ids ascend within those bytes, so checking a new id meets none of the
-/// waiting ones. The earlier form, `node/n`, put the counter past those bytes and out of order
-/// (`/10` before `/9`): every check met the waiting ids, which made the committer write each
-/// large batch into LMDB itself (W batch-100 records, a node catching up on 30,000: 1,304
-/// transactions a second; see `scale/RESULTS.md`).
+/// committer tells such a read from one that may meet a waiting write by the keys' first
+/// bytes, and by runs of ascending keys (`kv::pending`): with the counter first, in fixed
+/// width, a node's ids ascend from their first bytes on, so checking a new id meets none of
+/// the waiting ones. The earlier form, `node/n`, put the counter at the end and out of order
+/// (`/10` before `/9`); while the committer kept 32 bytes of a key, every check met the
+/// waiting ids, which made it write each large batch into LMDB itself (W batch-100 records, a
+/// node catching up on 30,000: 1,304 transactions a second; see `scale/RESULTS.md`).
 fn request_id(node: &str, n: u64) -> String {
     format!("{n:012x}.{node}")
 }
@@ -233,8 +233,8 @@ mod tests {
     use super::request_id;
 
     /// A node's ids ascend as byte strings (across every change in the number of decimal
-    /// digits) and differ within their first 27 bytes: an AVE key's first 32 bytes hold the
-    /// attribute (4), the value's type (1) and 27 bytes of the string.
+    /// digits) and differ within their first 27 bytes: within an AVE key's first 32 (the
+    /// attribute, 4, the value's type, 1, then the string), however long the node's name.
     #[test]
     fn a_nodes_request_ids_ascend_within_the_bytes_the_committer_compares() {
         let node = "4194303-18ee8a3c5d2e1f00";

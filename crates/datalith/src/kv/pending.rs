@@ -14,8 +14,8 @@
 //! The ranges are conservative (a false alarm only costs an early apply and a second
 //! `prepare`), never the other way: per table, and per table and 8-byte key head (an entity
 //! in EAV, an attribute and the start of a value in AVE), the least and greatest key's first
-//! `BOUND_BYTES` bytes. A key `k` is at least `lower` (a prefix of the least key is no greater than
-//! it) and at most `upper` extended by `0xff` bytes forever.
+//! `BOUND_BYTES` bytes. A key `k` is at least `lower` (a prefix of the least key is no
+//! greater than it) and at most `upper` extended by `0xff` bytes forever.
 
 use std::cell::{Cell, RefCell};
 use std::ops::Bound;
