@@ -7,7 +7,8 @@
    are the same on both sides); p50 and p99 of each call.
 2. Apply rate of a node catching up: a node started on a log that already holds --backlog
    transactions of workload W's records (of batch 1 and of batch 100), timed from its first
-   applied record to lag 0 by its own `stat` (transactions/s and datoms/s).
+   applied record to lag 0 by its own `stat` (transactions/s and datoms/s), with no other
+   node running (the writer stopped once its data file holds the backlog).
 3. Query throughput of one node while it applies the log, against the same node idle: one
    client looping a unique-key lookup for --query-secs.
 
@@ -208,11 +209,17 @@ def main():
                          "p50_ratio": round(log["p50_ms"] / wal["p50_ms"], 2)})
             say(json.dumps(rows[-1]))
         out["latency"] = rows
+        # The nodes timed next share the machine with the brokers alone: an idle node still
+        # polls its topic (a fetch every 20 ms), which the brokers answer on the same cores.
+        local.stop()
+        node1.stop()
 
         # 2. Catching up: a backlog of one batch size written through a writer node on a
         # topic of its own, then a new node applies it all.
         catch = []
         for b in (1, 100) if "catch-up" in parts else []:
+            for n in others:
+                n.stop()
             own_log = f"{log_url}-catchup{b}"
             writer = Node(f"writer{b}", args.datalith, root, own_log)
             writer.start()
@@ -220,6 +227,7 @@ def main():
             transact(writer, W_SCHEMA)
             fill([writer], 0, args.backlog, b)
             end, basis = settled(writer, args.max_secs)
+            writer.stop()
             node, row = catch_up(args.datalith, root, own_log, f"catchup{b}", end, basis,
                                  args.max_secs)
             others.append(node)
@@ -238,6 +246,7 @@ def main():
             keys = [2 * k for k in range(1, 100 * args.backlog, 997)]
             idle = query_rate(reader, keys, args.query_secs)
             reader.stop()
+            writer.start()
             fill([writer], args.backlog, args.backlog, 100)
             reader.start()
             busy_stop = threading.Event()
