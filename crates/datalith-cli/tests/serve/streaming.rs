@@ -133,12 +133,12 @@ fn a_million_row_answer_streams_in_bounded_memory() {
         mib(rise),
         mib(peak)
     );
-    // The bound. The engine builds the result whole before the first byte goes out (its rows,
-    // then their EDN values: +505 MiB here, measured, about 500 bytes a row), so that much
-    // remains proportional to the result whatever the server does. What streaming removes is
-    // the answer's text on top of it: 46.5 MiB here. Measured on this test (debug build):
-    // streamed, +508 MiB (the engine's +3); written whole (`STREAM_FROM` past 1M), +570 MiB.
-    // So: at most the engine's own growth and 24 MiB, half the text.
+    // The bound. The engine builds its last relation whole before the first byte goes out
+    // (+232 MiB here on 2026-12-06, about 240 bytes a row: the range, then the rows and their
+    // strings), so that much remains proportional to the result whatever the server does; the
+    // rows are made into EDN as they are written (`Db::q_rows`), and the answer's text is
+    // written a chunk at a time (46.5 MiB whole). So: at most the engine's own growth and
+    // 24 MiB, half the text.
     assert!(
         rise < engine + (24 << 20),
         "the server grew by {:.1} MiB streaming {:.1} MiB, the engine alone by {:.1} MiB",
@@ -199,4 +199,97 @@ fn pages_of_one_value_add_up_to_its_result() {
         .unwrap()
         .unwrap_err();
     assert!(e.message.contains("page a collection result"), "{e}");
+}
+
+#[test]
+fn a_pulled_answer_is_made_as_it_is_written() {
+    // As above: one query thread, freed memory handed back at once.
+    let s = server::start_with_env(
+        &["people"],
+        &["--query-threads", "1"],
+        &[("MIMALLOC_PURGE_DELAY", "0")],
+    );
+    let people = Client::new(&s.base).database("people");
+    people
+        .transact(
+            "[{:db/ident :bio :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
+        )
+        .unwrap();
+    const ENTITIES: usize = 100_000;
+    let bio = "x".repeat(200);
+    for chunk in 0..10 {
+        let maps: Vec<String> = (0..ENTITIES / 10)
+            .map(|i| format!("{{:bio \"{bio}{}\"}}", chunk * ENTITIES / 10 + i))
+            .collect();
+        people
+            .transact(format!("[{}]", maps.join(" ")).as_str())
+            .unwrap();
+    }
+    // The writes reach the data file first (an answer read over writes still waiting for it
+    // would hold their overlay too).
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = s.pid();
+    // Anonymous memory only: the data file's pages the answer reads count in `VmRSS` too.
+    let baseline = status_bytes(pid, "RssAnon");
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !done.load(Ordering::Relaxed) {
+                most = most.max(status_bytes(pid, "RssAnon"));
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            most
+        })
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(600)))
+        .build()
+        .into();
+    let mut response = agent
+        .post(s.url("/db/people/q"))
+        .header("Content-Type", "application/edn")
+        .send(r#"{:query "[:find [(pull ?e [:bio]) ...] :where [?e :bio]]"}"#)
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut bytes, mut maps, mut last) = (0u64, 0u64, Vec::new());
+    // The end of the previous read, so that a map's opening split between reads counts.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let n = reader.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        carry.extend_from_slice(&buf[..n]);
+        // Each pulled map opens with `{:bio`; the answer itself with `{:result`.
+        maps += carry.windows(5).filter(|w| w == b"{:bio").count() as u64;
+        carry.drain(..carry.len().saturating_sub(4));
+        last = buf[n.saturating_sub(40)..n].to_vec();
+        bytes += n as u64;
+    }
+    done.store(true, Ordering::Relaxed);
+    let most = sampler.join().unwrap();
+    let last = String::from_utf8_lossy(&last);
+    assert_eq!(maps, ENTITIES as u64, "...{last}");
+    assert!(last.contains(":basis-t"), "{last}");
+    let rise = most.saturating_sub(baseline);
+    eprintln!(
+        "{ENTITIES} pulled maps, {:.1} MiB of EDN; server anonymous memory {:.1} MiB before, \
+         +{:.1} MiB at most while answering",
+        mib(bytes),
+        mib(baseline),
+        mib(rise),
+    );
+    // The engine's rows are one entity id each (~56 bytes a row, 5.3 MiB); the pulled maps
+    // are made a chunk at a time as they are written. Made whole first, the maps alone are
+    // larger than their text (~21 MiB): so the server holds less than half the text.
+    assert!(
+        rise < bytes / 2,
+        "the server grew by {:.1} MiB answering {:.1} MiB",
+        mib(rise),
+        mib(bytes)
+    );
 }

@@ -23,7 +23,7 @@ use super::AppState;
 use crate::auth::Access;
 use crate::error::{codes, Result, ServerError};
 use crate::format::negotiate::request_format;
-use crate::ops::{Context, Databases, Op, Request, Source};
+use crate::ops::{Context, Databases, Op, Reply, Request, Source};
 
 /// Runs `op` on database `db` for the request, and answers.
 pub async fn run(
@@ -66,7 +66,7 @@ async fn attempt(
     headers: &HeaderMap,
     body: Body,
     token: &mut Option<String>,
-) -> Result<Edn> {
+) -> Result<Reply> {
     let access = authenticate(state, headers)?;
     if let Access::Token { name, .. } = &access {
         *token = Some(name.clone());

@@ -7,9 +7,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use datalith::edn::Edn;
 
+use super::stream::Streamed;
 use crate::error::{status, Result, ServerError};
 use crate::format::negotiate::{request_format, response_format};
 use crate::format::Format;
+use crate::ops::Reply;
 
 /// A header's value as text (a value that is not visible ASCII counts as absent).
 pub fn header(headers: &HeaderMap, name: axum::http::HeaderName) -> Option<&str> {
@@ -26,29 +28,38 @@ pub fn format_for(headers: &HeaderMap) -> Result<Format> {
 /// Answers with `result` in the negotiated format.
 pub fn answer(headers: &HeaderMap, result: Result<Edn>) -> Response {
     match format_for(headers) {
-        Ok(format) => write(format, result),
+        Ok(format) => write(format, result.map(Reply::Value)),
         Err(e) => error(Format::Edn, &e),
     }
 }
 
-/// Writes `result` in `format`; a large result as it is sent (`stream`).
-pub fn write(format: Format, result: Result<Edn>) -> Response {
-    match result {
-        Ok(value) => match super::stream::Streamed::of(format, value) {
-            Ok(mut streamed) => match streamed.whole() {
-                // Already ends with its line end.
-                Some(text) => {
-                    (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], text).into_response()
-                }
-                None => (
-                    StatusCode::OK,
-                    [(CONTENT_TYPE, format.media_type())],
-                    axum::body::Body::new(streamed),
-                )
-                    .into_response(),
-            },
-            Err(value) => body(StatusCode::OK, format, &value),
+/// Writes `result` in `format`; a large result, and a query's rows, as they are sent
+/// (`stream`).
+pub fn write(format: Format, result: Result<Reply>) -> Response {
+    let streamed = match result {
+        Ok(Reply::Value(value)) => match Streamed::of(format, value) {
+            Ok(streamed) => streamed,
+            Err(value) => return body(StatusCode::OK, format, &value),
         },
+        Ok(Reply::Rows { rows, basis }) => Streamed::rows(format, rows, basis),
+        Err(e) => return error(format, &e),
+    };
+    send(format, streamed)
+}
+
+/// Sends `streamed`: whole when it ends within its first chunk, else as it is written.
+fn send(format: Format, mut streamed: Streamed) -> Response {
+    match streamed.whole() {
+        // Already ends with its line end.
+        Ok(Some(text)) => {
+            (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], text).into_response()
+        }
+        Ok(None) => (
+            StatusCode::OK,
+            [(CONTENT_TYPE, format.media_type())],
+            axum::body::Body::new(streamed),
+        )
+            .into_response(),
         Err(e) => error(format, &e),
     }
 }

@@ -7,19 +7,24 @@
 //! first chunk is sent whole after all (with a `Content-Length`): streaming it would only add
 //! the chunks' framing and a second write.
 //!
-//! What stays proportional to the result is the result itself: the query engine builds it
-//! whole (its rows, then their EDN values) before the first byte is sent, within the query's
-//! memory limit. Streaming saves the serialized text (as large again, or larger) and its
-//! copies, and lets the client start reading before the server has written the end.
+//! A query whose result is a collection of its rows (`:find ?a ?b`, `:find [?a ...]`, pulls
+//! included; not paged, not explained) is not made into EDN before it is sent: its answer
+//! is the engine's last relation (`datalith::query::ResultRows`), each row made into its
+//! EDN item, pulled, written and freed as its chunk is written. What stays proportional to
+//! the result is that relation (built whole by the engine before the first byte is sent,
+//! within the query's memory limit); the EDN values and the text are a chunk's worth at a
+//! time. Other answers (aggregates, `:order-by`, pages, other operations) are made whole,
+//! and their text written a chunk at a time.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::body::Bytes;
 use datalith::edn::{to_edn_string, write_edn, Edn};
+use datalith::query::ResultRows;
 use http_body::Frame;
 
+use crate::error::ServerError;
 use crate::format::Format;
 use crate::json;
 
@@ -35,10 +40,26 @@ pub struct Streamed {
     /// A chunk written ahead (by [`Streamed::whole`]) and not yet handed over.
     ready: Option<String>,
     head: Option<String>,
-    items: std::vec::IntoIter<Edn>,
+    items: Items,
     written: usize,
     tail: Option<String>,
     format: Format,
+}
+
+/// A result's items: EDN values, or a query's rows made into EDN as they are written (each
+/// row freed once written).
+enum Items {
+    Values(std::vec::IntoIter<Edn>),
+    Rows(ResultRows),
+}
+
+impl Items {
+    fn next(&mut self) -> Option<Result<Edn, ServerError>> {
+        match self {
+            Items::Values(values) => values.next().map(Ok),
+            Items::Rows(rows) => rows.next().map(|r| r.map_err(ServerError::from)),
+        }
+    }
 }
 
 impl Streamed {
@@ -62,53 +83,86 @@ impl Streamed {
             Edn::List(items) => (Kind::List, items),
             _ => unreachable!("matched above"),
         };
+        let (before, after) = pairs.split_at(at);
+        Ok(Streamed::around(
+            format,
+            (before, &key, kind, after),
+            Items::Values(items.into_iter()),
+        ))
+    }
+
+    /// A query's rows as the answer `{:result ROWS, :basis-t BASIS}`, each row made into
+    /// EDN as it is written. Streamed whatever their number ([`Streamed::whole`] sends a
+    /// short one whole).
+    pub fn rows(format: Format, rows: ResultRows, basis: u64) -> Streamed {
+        let kind = match rows.is_set() {
+            true => Kind::Set,
+            false => Kind::Vector,
+        };
+        let after = [(Edn::kw(":basis-t"), Edn::Long(basis as i64))];
+        Streamed::around(
+            format,
+            (&[], &Edn::kw(":result"), kind, &after),
+            Items::Rows(rows),
+        )
+    }
+
+    /// The answer map `{BEFORE..., KEY ITEMS, AFTER...}` with `items` written in place of
+    /// the collection of `kind` under `key`; the entries keep their order.
+    fn around(
+        format: Format,
+        (before, key, kind, after): (&[(Edn, Edn)], &Edn, Kind, &[(Edn, Edn)]),
+        items: Items,
+    ) -> Streamed {
         let (open, close) = kind.brackets(format);
         let separator = match format {
             Format::Edn => ", ",
             Format::Json => ",",
         };
-        // The entries keep their order: those before `:result`, it, those after.
         let mut head = String::from("{");
-        for (k, v) in &pairs[..at] {
+        for (k, v) in before {
             entry_key(format, k, &mut head);
             head.push_str(&format.write(v));
             head.push_str(separator);
         }
-        entry_key(format, &key, &mut head);
+        entry_key(format, key, &mut head);
         head.push_str(open);
         let mut tail = String::from(close);
-        for (k, v) in &pairs[at..] {
+        for (k, v) in after {
             tail.push_str(separator);
             entry_key(format, k, &mut tail);
             tail.push_str(&format.write(v));
         }
         // A line of its own, as whole answers end.
         tail.push_str("}\n");
-        Ok(Streamed {
+        Streamed {
             ready: None,
             head: Some(head),
-            items: items.into_iter(),
+            items,
             written: 0,
             tail: Some(tail),
             format,
-        })
+        }
     }
 
     /// The answer's whole text when it ends within the first chunk; otherwise `None`, and
-    /// that chunk is kept to go out first.
-    pub fn whole(&mut self) -> Option<String> {
-        let first = self.next_chunk()?;
+    /// that chunk is kept to go out first. An item that cannot be made (a row's pull failed)
+    /// within the first chunk is the answer's error.
+    pub fn whole(&mut self) -> Result<Option<String>, ServerError> {
+        let Some(first) = self.next_chunk()? else {
+            return Ok(None);
+        };
         if self.head.is_none() && self.tail.is_none() {
-            return Some(first);
+            return Ok(Some(first));
         }
         self.ready = Some(first);
-        None
+        Ok(None)
     }
 
     /// The next chunk, or `None` at the end.
-    fn next_chunk(&mut self) -> Option<String> {
+    fn next_chunk(&mut self) -> Result<Option<String>, ServerError> {
         if let Some(ready) = self.ready.take() {
-            return Some(ready);
+            return Ok(Some(ready));
         }
         let mut out = self.head.take().unwrap_or_default();
         // Room for the whole chunk at once, rather than growing (and copying) it as it fills.
@@ -116,6 +170,7 @@ impl Streamed {
         while out.len() < CHUNK_BYTES {
             match self.items.next() {
                 Some(item) => {
+                    let item = item?;
                     if self.written > 0 {
                         out.push_str(match self.format {
                             Format::Edn => " ",
@@ -137,22 +192,33 @@ impl Streamed {
                 }
             }
         }
-        (!out.is_empty()).then_some(out)
+        Ok((!out.is_empty()).then_some(out))
     }
 }
 
 impl http_body::Body for Streamed {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = ServerError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         _: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, ServerError>>> {
         // Writing a chunk takes about a millisecond: done here, on the connection's task,
-        // rather than on a thread that a client reading slowly would hold.
-        let chunk = self.get_mut().next_chunk();
-        Poll::Ready(chunk.map(|c| Ok(Frame::data(Bytes::from(c)))))
+        // rather than on a thread that a client reading slowly would hold. An item that
+        // cannot be made after the status went out ends the body with the error: the
+        // connection is closed before the answer's end, so the client cannot take what it
+        // got for the whole answer.
+        let this = self.get_mut();
+        match this.next_chunk() {
+            Ok(chunk) => Poll::Ready(chunk.map(|c| Ok(Frame::data(Bytes::from(c))))),
+            Err(e) => {
+                crate::run::log(&format!("answer cut short: {}: {}", e.category, e.message));
+                this.head = None;
+                this.tail = None;
+                Poll::Ready(Some(Err(e)))
+            }
+        }
     }
 
     fn is_end_stream(&self) -> bool {
@@ -229,7 +295,10 @@ mod tests {
         for answer in answers {
             for format in [Format::Edn, Format::Json] {
                 let mut streamed = Streamed::of(format, answer.clone()).ok().unwrap();
-                assert!(streamed.whole().is_none(), "{format:?}: sent whole");
+                assert!(
+                    streamed.whole().unwrap().is_none(),
+                    "{format:?}: sent whole"
+                );
                 let collected = runtime.block_on(async {
                     let body = axum::body::Body::new(streamed);
                     let mut chunks = 0;
@@ -268,10 +337,74 @@ mod tests {
         ]);
         for format in [Format::Edn, Format::Json] {
             let mut streamed = Streamed::of(format, answer.clone()).ok().unwrap();
-            let text = streamed.whole().expect("one chunk's worth is sent whole");
+            let text = streamed
+                .whole()
+                .unwrap()
+                .expect("one chunk's worth is sent whole");
             assert!(text.len() < CHUNK_BYTES && text.ends_with("}\n"), "{text}");
             let back = format.read(text.as_bytes()).unwrap();
             assert!(back == format.read(format.write(&answer).as_bytes()).unwrap());
+        }
+    }
+
+    /// A query's rows, streamed, read back as its whole answer, in both formats; a few rows
+    /// go whole.
+    #[test]
+    fn a_querys_rows_read_as_its_whole_answer() {
+        use datalith::query::{Answer, QueryOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let db = datalith::Database::open(dir.path(), datalith::DbOptions::default()).unwrap();
+        db.transact(
+            "[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+              {:db/ident :s :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
+        )
+        .unwrap();
+        let maps: Vec<String> = (0..5000)
+            .map(|i| format!("{{:n {i} :s \"text {i}\"}}"))
+            .collect();
+        db.transact(format!("[{}]", maps.join(" ")).as_str())
+            .unwrap();
+        let value = db.db().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (query, streams) in [
+            ("[:find ?n ?s :where [?e :n ?n] [?e :s ?s]]", true),
+            ("[:find [(pull ?e [:n :s]) ...] :where [?e :n]]", true),
+            ("[:find ?n :where [?e :n ?n] [(< ?n 3)]]", false),
+        ] {
+            let whole = Edn::Map(vec![
+                (Edn::kw(":result"), value.q(query, &[]).unwrap()),
+                (Edn::kw(":basis-t"), Edn::Long(42)),
+            ]);
+            for format in [Format::Edn, Format::Json] {
+                let Answer::Rows(rows) =
+                    value.q_rows(query, &[], &QueryOptions::default()).unwrap()
+                else {
+                    panic!("{query}: rows");
+                };
+                let mut streamed = Streamed::rows(format, rows, 42);
+                let text = match streamed.whole().unwrap() {
+                    Some(text) => {
+                        assert!(!streams, "{query}: sent whole");
+                        text.into_bytes()
+                    }
+                    None => {
+                        assert!(streams, "{query}: streamed");
+                        runtime.block_on(async {
+                            let mut body = axum::body::Body::new(streamed);
+                            let mut all = Vec::new();
+                            while let Some(frame) = body.frame().await {
+                                all.extend_from_slice(&frame.unwrap().into_data().unwrap());
+                            }
+                            all
+                        })
+                    }
+                };
+                let back = format.read(&text).unwrap();
+                let expected = format.read(format.write(&whole).as_bytes()).unwrap();
+                assert!(back == expected, "{query} {format:?}: the rows differ");
+            }
         }
     }
 }

@@ -25,9 +25,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use datalith::edn::Edn;
+use datalith::query::ResultRows;
 
 use crate::auth::Role;
-use crate::error::Result;
+use crate::error::{Result, ServerError};
 pub use request::Request;
 pub use source::Source;
 
@@ -160,9 +161,9 @@ impl Op {
     }
 
     /// Runs the operation on `source`.
-    pub fn run(self, source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
-        match self {
-            Op::Q => q::run(source, request, cx),
+    pub fn run(self, source: &Source, request: &Request, cx: &Context<'_>) -> Result<Reply> {
+        let value = match self {
+            Op::Q => return q::run(source, request, cx),
             Op::Transact => transact::run(source, request),
             Op::Pull => pull::one(source, request),
             Op::PullMany => pull::many(source, request),
@@ -177,6 +178,34 @@ impl Op {
             Op::KvWrite => kv::write(source, request),
             Op::KvRange => kv::range(source, request),
             Op::KvCount => kv::count(source, request),
+        };
+        value.map(Reply::Value)
+    }
+}
+
+/// What an operation answers.
+#[derive(Debug)]
+pub enum Reply {
+    /// A value: the answer map.
+    Value(Edn),
+    /// A query's result still as the engine's rows, made into EDN as they are written:
+    /// `{:result ROWS, :basis-t BASIS}` (`datalith::Db::q_rows`).
+    Rows {
+        /// The result's items to come.
+        rows: ResultRows,
+        /// The database value they come from.
+        basis: u64,
+    },
+}
+
+impl Reply {
+    /// The answer as one value (a query's rows made into its result).
+    pub fn into_edn(self) -> Result<Edn> {
+        match self {
+            Reply::Value(v) => Ok(v),
+            Reply::Rows { rows, basis } => {
+                Ok(answer(rows.into_edn().map_err(ServerError::from)?, basis))
+            }
         }
     }
 }

@@ -18,11 +18,11 @@
 //! finds no kept result runs the query whole, as the first did.
 
 use datalith::edn::{read_one, to_edn_string, Edn};
-use datalith::query::QueryOptions;
+use datalith::query::{Answer, QueryOptions};
 use datalith::Input;
 
 use super::pages::Kept;
-use super::{answer, basis, Context, QueryLimits, Request, Source};
+use super::{answer, basis, Context, QueryLimits, Reply, Request, Source};
 use crate::error::{Result, ServerError};
 
 pub const FIELDS: &[&str] = &[
@@ -40,7 +40,7 @@ pub const FIELDS: &[&str] = &[
     "explain",
 ];
 
-pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> {
+pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Reply> {
     let text = request.text("query")?;
     let args = request.seq("args")?;
     refuse_limits_past_the_servers(&text, cx.limits)?;
@@ -105,13 +105,18 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             if let (Some(ms), Some(db)) = (request.count("lease-ms")?, source.leases.get(basis)) {
                 source.leases.lease(basis, &db, ms)?;
             }
-            return Ok(page(&kept, limit, offset.unwrap_or(0), basis));
+            return Ok(Reply::Value(page(&kept, limit, offset.unwrap_or(0), basis)));
         }
     }
     let (db, basis) = basis::snapshot(source, request)?;
     let key = keepable.then(|| page_key(&text, &args_text, basis, request));
+    // A whole answer is written as it is read: its rows are made into EDN then, not here.
+    let rows = !paged && !explain;
     let out = match named.iter().any(Option::is_some) {
-        false => db.q_with(&text, &args, &options)?,
+        false => match rows {
+            true => db.q_rows(&text, &args, &options)?,
+            false => Answer::Whole(db.q_with(&text, &args, &options)?),
+        },
         true => {
             let mut inputs = vec![Input::Db(db)];
             for (arg, named) in args.iter().zip(&named) {
@@ -123,8 +128,15 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
                     None => Input::Value(arg.clone()),
                 });
             }
-            datalith::q_with(&text, &inputs, &options)?
+            match rows {
+                true => datalith::q_rows(&text, &inputs, &options)?,
+                false => Answer::Whole(datalith::q_with(&text, &inputs, &options)?),
+            }
         }
+    };
+    let out = match out {
+        Answer::Rows(rows) => return Ok(Reply::Rows { rows, basis }),
+        Answer::Whole(out) => out,
     };
     let plan = out.plan.as_ref().map(super::explain::plan_edn);
     let with_plan = |answer: Edn| match (answer, plan) {
@@ -135,7 +147,7 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
         (answer, _) => answer,
     };
     if !paged {
-        return Ok(with_plan(answer(out.result, basis)));
+        return Ok(Reply::Value(with_plan(answer(out.result, basis))));
     }
     let (rows, rebuild) = collection(out.result)?;
     let offset = offset.unwrap_or(0);
@@ -147,7 +159,7 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Edn> 
             rebuild,
         },
     };
-    Ok(with_plan(page(&kept, limit, offset, basis)))
+    Ok(Reply::Value(with_plan(page(&kept, limit, offset, basis))))
 }
 
 /// What decides a paged query's result besides its database value: the key its result is

@@ -54,7 +54,7 @@ fn call_with(db: &Source, others: &dyn Databases, op: Op, body: &str) -> Result<
         stop_early: None,
     };
     let request = Request::new(Some(read_one(body).unwrap()), op.fields())?;
-    op.run(db, &request, &cx)
+    op.run(db, &request, &cx)?.into_edn()
 }
 
 fn field<'a>(m: &'a Edn, key: &str) -> &'a Edn {

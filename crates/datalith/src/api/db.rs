@@ -9,7 +9,7 @@ use crate::db::Db;
 use crate::edn::Edn;
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{Plan, PreparedQuery, QueryCache, QueryError, QueryOptions};
+use crate::query::{Answer, Plan, PreparedQuery, QueryCache, QueryError, QueryOptions};
 use crate::store::EntityId;
 
 /// Parsed queries, by text, for every database of the process.
@@ -149,6 +149,53 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
+        match self.answer(prepared, inputs, options, false)? {
+            Answer::Whole(outcome) => Ok(outcome),
+            Answer::Rows(rows) => Ok(crate::query::run::Outcome {
+                result: rows.into_edn()?,
+                plan: None,
+            }),
+        }
+    }
+
+    /// [`Db::q_with`], answering a large result a row at a time: when the result is a
+    /// collection of the engine's rows (`:find ?a ?b` or `:find [?a ...]`, pulls included;
+    /// no aggregate, `:order-by`, `:limit`, `:offset` or `:keys`, no plan asked for), the
+    /// answer is those rows ([`ResultRows`]), each made into EDN (and pulled) only when it is
+    /// taken, so the result is never held twice; otherwise the whole result.
+    ///
+    /// ```
+    /// use datalith::edn::{read_one, Edn};
+    /// use datalith::query::{Answer, QueryOptions};
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// let snapshot = db.db().unwrap();
+    /// let query = "[:find ?x ?y :in [[?x ?y]]]";
+    /// let input = read_one("[[1 2] [3 4]]").unwrap();
+    /// let Answer::Rows(rows) = snapshot.q_rows(query, &[input], &QueryOptions::default()).unwrap()
+    /// else { unreachable!("a set of tuples comes as rows") };
+    /// assert!(rows.is_set());
+    /// let items: Vec<Edn> = rows.map(Result::unwrap).collect();
+    /// assert_eq!(Edn::Set(items), read_one("#{[1 2] [3 4]}").unwrap());
+    /// ```
+    pub fn q_rows(
+        &self,
+        query: &str,
+        inputs: &[Edn],
+        options: &QueryOptions<'_>,
+    ) -> Result<Answer, QueryError> {
+        self.answer(&self.prepare(query)?, inputs, options, true)
+    }
+
+    fn answer(
+        &self,
+        prepared: &PreparedQuery,
+        inputs: &[Edn],
+        options: &QueryOptions<'_>,
+        rows: bool,
+    ) -> Result<Answer, QueryError> {
         let ast = prepared.ast();
         let registry = self.functions.query();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
@@ -163,7 +210,7 @@ impl Db {
             memory_limit: options.memory_limit.or(self.functions.query_memory_limit()),
             ..*options
         };
-        crate::query::run::run(ast, &all, implicit, &registry, &options)
+        crate::query::run::answer(ast, &all, implicit, &registry, &options, rows)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a

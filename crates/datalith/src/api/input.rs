@@ -2,7 +2,7 @@
 
 use crate::edn::Edn;
 use crate::query::run::{InputRef, Outcome};
-use crate::query::{Plan, QueryError, QueryOptions};
+use crate::query::{Answer, Plan, QueryError, QueryOptions};
 
 use super::Db;
 
@@ -97,6 +97,31 @@ pub fn q_with(
     inputs: &[Input],
     options: &QueryOptions<'_>,
 ) -> Result<Outcome, QueryError> {
+    match answer(query, inputs, options, false)? {
+        Answer::Whole(outcome) => Ok(outcome),
+        Answer::Rows(rows) => Ok(Outcome {
+            result: rows.into_edn()?,
+            plan: None,
+        }),
+    }
+}
+
+/// [`q_with`] answering a large result a row at a time, as [`Db::q_rows`] does for one
+/// database.
+pub fn q_rows(
+    query: &str,
+    inputs: &[Input],
+    options: &QueryOptions<'_>,
+) -> Result<Answer, QueryError> {
+    answer(query, inputs, options, true)
+}
+
+fn answer(
+    query: &str,
+    inputs: &[Input],
+    options: &QueryOptions<'_>,
+    rows: bool,
+) -> Result<Answer, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
     let db = inputs
@@ -125,5 +150,5 @@ pub fn q_with(
         ),
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
-    crate::query::run::run(&sections, &inputs, None, &registry, &options)
+    crate::query::run::answer(&sections, &inputs, None, &registry, &options, rows)
 }

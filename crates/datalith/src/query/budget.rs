@@ -348,6 +348,10 @@ impl<I: Iterator + Send + 'static> Iterator for FreeAfterStop<I> {
     fn next(&mut self) -> Option<I::Item> {
         self.0.as_mut().and_then(Iterator::next)
     }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.as_ref().map_or((0, Some(0)), Iterator::size_hint)
+    }
 }
 
 impl<T: Send + 'static> Drop for FreeAfterStop<T> {

@@ -434,7 +434,7 @@ fn keys_ascend(a: &[Value], b: &[Value]) -> bool {
     false
 }
 
-fn element(db: &Db, f: &FindElem, v: &Value) -> Result<Edn, QueryError> {
+pub(super) fn element(db: &Db, f: &FindElem, v: &Value) -> Result<Edn, QueryError> {
     match f {
         FindElem::Pull { pattern, .. } => match super::exec::entity_of(v) {
             Some(e) => crate::pull::pull(db, pattern, e),

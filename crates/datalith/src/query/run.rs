@@ -15,6 +15,7 @@ use super::lower::{lower, InputKind};
 use super::parse::{parse, QueryAst};
 use super::plan::Plan;
 use super::relation::Relation;
+use super::result_rows::ResultRows;
 use crate::db::Db;
 use crate::edn::Edn;
 
@@ -83,6 +84,16 @@ pub struct Outcome {
     pub result: Edn,
     /// The plan as it ran, when asked for ([`QueryOptions::explain`]).
     pub plan: Option<Plan>,
+}
+
+/// A query's answer: whole, or (when asked for and the result is a collection of its rows)
+/// its rows, each made into EDN as it is taken ([`crate::Db::q_rows`]).
+#[derive(Debug)]
+pub enum Answer {
+    /// The whole result, and the plan when asked for.
+    Whole(Outcome),
+    /// The result's items, one a row of the engine's last relation.
+    Rows(ResultRows),
 }
 
 /// How to run one query: its limits and whether to record the plan. Limits written in the
@@ -177,14 +188,17 @@ pub enum InputRef<'a> {
 pub const LOG_MARKER: &str = ":datalith/log";
 
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
-/// it (the receiver of [`Db::q`]).
-pub fn run(
+/// it (the receiver of [`Db::q`]). With `rows`, a result that is a collection of its rows
+/// (see [`ResultRows::fit`]), no plan asked for, comes back as those rows, not yet made into
+/// EDN.
+pub fn answer(
     s: &QueryAst,
     inputs: &[InputRef<'_>],
     implicit: Option<&Db>,
     registry: &Registry,
     options: &QueryOptions<'_>,
-) -> Result<Outcome, QueryError> {
+    rows: bool,
+) -> Result<Answer, QueryError> {
     let marker = Edn::Keyword(crate::codec::Keyword::parse(LOG_MARKER));
     let kinds: Vec<InputKind<'_>> = inputs
         .iter()
@@ -345,9 +359,12 @@ pub fn run(
     };
     let rel = ctx.conj(&clauses, input, &keep)?;
     let steps = ctx.trace.take();
+    if rows && steps.is_none() && ResultRows::fit(&q) {
+        return Ok(Answer::Rows(ResultRows::new(home.clone(), &q, rel)));
+    }
     let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
     let plan = steps.map(|steps| Plan::new(s, steps, &result));
-    Ok(Outcome { result, plan })
+    Ok(Answer::Whole(Outcome { result, plan }))
 }
 
 /// The database the result's pulls read: the one they name (`$` by default); with no pull,

@@ -1,0 +1,149 @@
+//! A collection result taken a row at a time ([`ResultRows`]): the engine's last relation
+//! kept as it is, each row made into its EDN item (and pulled) only when it is taken.
+//!
+//! Why: a result built whole holds every row twice at its end, once as the relation's
+//! values and once as EDN (a tuple of one entity id: 56 bytes in the relation, ~96 more as
+//! EDN; a pulled entity, its whole map). A server writing a large answer as the client reads
+//! it needs only the relation, and frees each row once written.
+
+use super::error::QueryError;
+use super::find::element;
+use super::ir::{FindElem, FindShape, Query};
+use super::relation::{Relation, Rows};
+use crate::db::Db;
+use crate::edn::{edn_from_value, Edn};
+
+/// The rows of a collection result (`:find ?a ?b`, `:find [?a ...]`, with or without pull),
+/// each made into its EDN item when taken, in the order the whole result lists them.
+///
+/// Taking every item and collecting them gives exactly the result [`crate::Db::q`] returns:
+/// a set (`#{...}`) when [`ResultRows::is_set`], else a vector. The rows keep the database
+/// value they were read from (for pull) until they are dropped.
+pub struct ResultRows {
+    db: Db,
+    find: Vec<FindElem>,
+    /// The relation's column of each find element.
+    cols: Vec<usize>,
+    /// Every find element is a plain variable (no pull).
+    plain: bool,
+    /// `[?a ...]`: each item is the row's one value, not a tuple.
+    collection: bool,
+    set: bool,
+    rows: Rows,
+}
+
+impl ResultRows {
+    /// Whether `q`'s result is a collection whose items are its rows one for one: no
+    /// aggregate (which folds rows), no `:order-by`, `:limit` or `:offset` (which need them
+    /// all first), no `:keys`.
+    pub(crate) fn fit(q: &Query) -> bool {
+        !q.find
+            .iter()
+            .any(|f| matches!(f, FindElem::Aggregate { .. }))
+            && q.order_by.is_empty()
+            && q.offset.is_none()
+            && q.limit.is_none()
+            && q.keys.is_none()
+            && matches!(q.shape, FindShape::Relation | FindShape::Collection)
+    }
+
+    /// The rows of `rel` as `q`'s result items (`q` must [`fit`](Self::fit)); pulls read `db`.
+    pub(crate) fn new(db: Db, q: &Query, rel: Relation) -> ResultRows {
+        debug_assert!(Self::fit(q));
+        let cols = columns(q, &rel);
+        ResultRows {
+            db,
+            plain: q.find.iter().all(|f| matches!(f, FindElem::Var(_))),
+            find: q.find.clone(),
+            cols,
+            collection: matches!(q.shape, FindShape::Collection),
+            // `:with` without an aggregate leaves a bag, which is no set.
+            set: matches!(q.shape, FindShape::Relation) && q.with.is_empty(),
+            rows: rel.into_rows(),
+        }
+    }
+
+    /// Items not taken yet.
+    pub fn len(&self) -> usize {
+        self.rows.size_hint().0
+    }
+
+    /// Whether every item has been taken.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the result is a set (`#{...}`); otherwise it is a vector.
+    pub fn is_set(&self) -> bool {
+        self.set
+    }
+
+    /// The items not taken yet, as the whole result.
+    pub fn into_edn(self) -> Result<Edn, QueryError> {
+        let set = self.set;
+        let items = self.collect::<Result<Vec<Edn>, QueryError>>()?;
+        Ok(if set {
+            Edn::Set(items)
+        } else {
+            Edn::Vector(items)
+        })
+    }
+}
+
+impl Iterator for ResultRows {
+    type Item = Result<Edn, QueryError>;
+
+    fn next(&mut self) -> Option<Result<Edn, QueryError>> {
+        let row = self.rows.next()?;
+        Some(item(
+            &self.db,
+            &self.find,
+            &self.cols,
+            self.plain,
+            self.collection,
+            &row,
+        ))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.rows.size_hint()
+    }
+}
+
+impl std::fmt::Debug for ResultRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ResultRows({} left)", self.len())
+    }
+}
+
+/// The relation's column of each of `q`'s find elements.
+pub(crate) fn columns(q: &Query, rel: &Relation) -> Vec<usize> {
+    q.find
+        .iter()
+        .map(|f| rel.col(f.var()).expect("find variables are bound"))
+        .collect()
+}
+
+/// A row's result item: the tuple of its find columns (each pulled where the find element
+/// pulls), or for a collection find its one value.
+pub(crate) fn item(
+    db: &Db,
+    find: &[FindElem],
+    cols: &[usize],
+    plain: bool,
+    collection: bool,
+    row: &[crate::codec::Value],
+) -> Result<Edn, QueryError> {
+    if collection {
+        return element(db, &find[0], &row[cols[0]]);
+    }
+    let mut items = Vec::with_capacity(cols.len());
+    if plain {
+        items.extend(cols.iter().map(|c| edn_from_value(&row[*c])));
+    } else {
+        for (f, c) in find.iter().zip(cols) {
+            items.push(element(db, f, &row[*c])?);
+        }
+    }
+    Ok(Edn::Vector(items))
+}
