@@ -54,10 +54,31 @@ enum Items {
 }
 
 impl Items {
-    fn next(&mut self) -> Option<Result<Edn, ServerError>> {
+    /// Writes the next item into `out` in `format`, after `separator` when it is not the
+    /// first; false at the end. Each item is written where it is made (see
+    /// `ResultRows::next_with`).
+    fn write_next(
+        &mut self,
+        format: Format,
+        separator: Option<&str>,
+        out: &mut String,
+    ) -> Result<bool, ServerError> {
+        let mut write = |item: &Edn| {
+            if let Some(separator) = separator {
+                out.push_str(separator);
+            }
+            // Written into the chunk, not into a string of its own.
+            match format {
+                Format::Edn => write_edn(item, out),
+                Format::Json => json::write_json(item, out),
+            }
+        };
         match self {
-            Items::Values(values) => values.next().map(Ok),
-            Items::Rows(rows) => rows.next().map(|r| r.map_err(ServerError::from)),
+            Items::Values(values) => Ok(values.next().map(|item| write(&item)).is_some()),
+            Items::Rows(rows) => match rows.next_with(write) {
+                Some(written) => written.map(|()| true).map_err(ServerError::from),
+                None => Ok(false),
+            },
         }
     }
 }
@@ -167,29 +188,19 @@ impl Streamed {
         let mut out = self.head.take().unwrap_or_default();
         // Room for the whole chunk at once, rather than growing (and copying) it as it fills.
         out.reserve(CHUNK_BYTES + 1024);
+        let separator = match self.format {
+            Format::Edn => " ",
+            Format::Json => ",",
+        };
         while out.len() < CHUNK_BYTES {
-            match self.items.next() {
-                Some(item) => {
-                    let item = item?;
-                    if self.written > 0 {
-                        out.push_str(match self.format {
-                            Format::Edn => " ",
-                            Format::Json => ",",
-                        });
-                    }
-                    // Written into the chunk, not into a string of its own.
-                    match self.format {
-                        Format::Edn => write_edn(&item, &mut out),
-                        Format::Json => json::write_json(&item, &mut out),
-                    }
-                    self.written += 1;
+            let before = (self.written > 0).then_some(separator);
+            if self.items.write_next(self.format, before, &mut out)? {
+                self.written += 1;
+            } else {
+                if let Some(tail) = self.tail.take() {
+                    out.push_str(&tail);
                 }
-                None => {
-                    if let Some(tail) = self.tail.take() {
-                        out.push_str(&tail);
-                    }
-                    break;
-                }
+                break;
             }
         }
         Ok((!out.is_empty()).then_some(out))

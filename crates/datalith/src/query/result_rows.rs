@@ -20,7 +20,9 @@ use crate::edn::{edn_from_value, Edn};
 /// a set (`#{...}`) when [`ResultRows::is_set`], else a vector. The rows keep the database
 /// value they were read from (for pull) until they are dropped.
 pub struct ResultRows {
-    db: Db,
+    /// The value pulls read (`None` without a pull: sharing a snapshot with another `Db`
+    /// costs a read of each table).
+    db: Option<Db>,
     find: Vec<FindElem>,
     /// The relation's column of each find element.
     cols: Vec<usize>,
@@ -48,12 +50,13 @@ impl ResultRows {
     }
 
     /// The rows of `rel` as `q`'s result items (`q` must [`fit`](Self::fit)); pulls read `db`.
-    pub(crate) fn new(db: Db, q: &Query, rel: Relation) -> ResultRows {
+    pub(crate) fn new(db: &Db, q: &Query, rel: Relation) -> ResultRows {
         debug_assert!(Self::fit(q));
         let cols = columns(q, &rel);
+        let plain = q.find.iter().all(|f| matches!(f, FindElem::Var(_)));
         ResultRows {
-            db,
-            plain: q.find.iter().all(|f| matches!(f, FindElem::Var(_))),
+            db: (!plain).then(|| db.clone()),
+            plain,
             find: q.find.clone(),
             cols,
             collection: matches!(q.shape, FindShape::Collection),
@@ -78,6 +81,26 @@ impl ResultRows {
         self.set
     }
 
+    /// Takes the next item and hands it to `use_item`, which reads it where it was made.
+    /// What a writer of many items calls: an item returned by value through `next` is
+    /// stored field by field and read back 16 bytes at a time, and each such load waits for
+    /// the stores before it (a store-forwarding stall), which made writing a 2,575-row answer
+    /// over the server ~15% slower than through `next`'s callers' own loop.
+    pub fn next_with<R>(
+        &mut self,
+        use_item: impl FnOnce(&Edn) -> R,
+    ) -> Option<Result<R, QueryError>> {
+        let row = self.rows.next()?;
+        if self.plain {
+            return Some(Ok(use_item(&plain_item(&self.cols, self.collection, &row))));
+        }
+        let db = self
+            .db
+            .as_ref()
+            .expect("a pulling result keeps its database value");
+        Some(pulled_item(db, &self.find, &self.cols, self.collection, &row).map(|i| use_item(&i)))
+    }
+
     /// The items not taken yet, as the whole result.
     pub fn into_edn(self) -> Result<Edn, QueryError> {
         let set = self.set;
@@ -95,11 +118,17 @@ impl Iterator for ResultRows {
 
     fn next(&mut self) -> Option<Result<Edn, QueryError>> {
         let row = self.rows.next()?;
-        Some(item(
-            &self.db,
+        if self.plain {
+            return Some(Ok(plain_item(&self.cols, self.collection, &row)));
+        }
+        let db = self
+            .db
+            .as_ref()
+            .expect("a pulling result keeps its database value");
+        Some(pulled_item(
+            db,
             &self.find,
             &self.cols,
-            self.plain,
             self.collection,
             &row,
         ))
@@ -117,33 +146,36 @@ impl std::fmt::Debug for ResultRows {
 }
 
 /// The relation's column of each of `q`'s find elements.
-pub(crate) fn columns(q: &Query, rel: &Relation) -> Vec<usize> {
+fn columns(q: &Query, rel: &Relation) -> Vec<usize> {
     q.find
         .iter()
         .map(|f| rel.col(f.var()).expect("find variables are bound"))
         .collect()
 }
 
-/// A row's result item: the tuple of its find columns (each pulled where the find element
-/// pulls), or for a collection find its one value.
-pub(crate) fn item(
+/// A row's result item when every find element is a plain variable.
+fn plain_item(cols: &[usize], collection: bool, row: &[crate::codec::Value]) -> Edn {
+    match collection {
+        true => edn_from_value(&row[cols[0]]),
+        false => Edn::Vector(cols.iter().map(|c| edn_from_value(&row[*c])).collect()),
+    }
+}
+
+/// A row's result item when a find element pulls: the tuple of its find columns, each pulled
+/// where its element pulls, or for a collection find its one value.
+fn pulled_item(
     db: &Db,
     find: &[FindElem],
     cols: &[usize],
-    plain: bool,
     collection: bool,
     row: &[crate::codec::Value],
 ) -> Result<Edn, QueryError> {
     if collection {
         return element(db, &find[0], &row[cols[0]]);
     }
-    let mut items = Vec::with_capacity(cols.len());
-    if plain {
-        items.extend(cols.iter().map(|c| edn_from_value(&row[*c])));
-    } else {
-        for (f, c) in find.iter().zip(cols) {
-            items.push(element(db, f, &row[*c])?);
-        }
-    }
-    Ok(Edn::Vector(items))
+    find.iter()
+        .zip(cols)
+        .map(|(f, c)| element(db, f, &row[*c]))
+        .collect::<Result<Vec<Edn>, QueryError>>()
+        .map(Edn::Vector)
 }

@@ -360,7 +360,7 @@ pub fn answer(
     let rel = ctx.conj(&clauses, input, &keep)?;
     let steps = ctx.trace.take();
     if rows && steps.is_none() && ResultRows::fit(&q) {
-        return Ok(Answer::Rows(ResultRows::new(home.clone(), &q, rel)));
+        return Ok(Answer::Rows(ResultRows::new(home, &q, rel)));
     }
     let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
     let plan = steps.map(|steps| Plan::new(s, steps, &result));
