@@ -104,6 +104,21 @@ fn rows_make_the_same_result_as_q() {
         let (got, as_rows) = whole(snapshot.q_rows(query, &args, &options).unwrap());
         assert!(as_rows, "{query} comes as rows");
         assert_eq!(got, expected, "{query}");
+        // Taken in place, item by item: the same items.
+        let Answer::Rows(mut rows) = snapshot.q_rows(query, &args, &options).unwrap() else {
+            panic!("{query} comes as rows");
+        };
+        let set = rows.is_set();
+        let mut items = Vec::new();
+        while let Some(taken) = rows.next_with(|item| items.push(item.clone())) {
+            taken.unwrap();
+        }
+        let got = if set {
+            Edn::Set(items)
+        } else {
+            Edn::Vector(items)
+        };
+        assert_eq!(got, expected, "{query}, next_with");
         // The same through the function of many sources (which needs a database among them).
         if query.contains(":in [[") {
             continue;

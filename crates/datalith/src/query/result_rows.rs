@@ -32,6 +32,8 @@ pub struct ResultRows {
     collection: bool,
     set: bool,
     rows: Rows,
+    /// The tuple `next_with` fills for each plain row (one allocation for them all).
+    tuple: Vec<Edn>,
 }
 
 impl ResultRows {
@@ -63,6 +65,7 @@ impl ResultRows {
             // `:with` without an aggregate leaves a bag, which is no set.
             set: matches!(q.shape, FindShape::Relation) && q.with.is_empty(),
             rows: rel.into_rows(),
+            tuple: Vec::new(),
         }
     }
 
@@ -91,14 +94,29 @@ impl ResultRows {
         use_item: impl FnOnce(&Edn) -> R,
     ) -> Option<Result<R, QueryError>> {
         let row = self.rows.next()?;
-        if self.plain {
-            return Some(Ok(use_item(&plain_item(&self.cols, self.collection, &row))));
+        match (self.plain, self.collection) {
+            (true, true) => Some(Ok(use_item(&edn_from_value(&row[self.cols[0]])))),
+            (true, false) => {
+                // The tuple's vector is reused from row to row.
+                let mut items = std::mem::take(&mut self.tuple);
+                items.clear();
+                items.extend(self.cols.iter().map(|c| edn_from_value(&row[*c])));
+                let tuple = Edn::Vector(items);
+                let used = use_item(&tuple);
+                if let Edn::Vector(items) = tuple {
+                    self.tuple = items;
+                }
+                Some(Ok(used))
+            }
+            (false, _) => {
+                let db = self
+                    .db
+                    .as_ref()
+                    .expect("a pulling result keeps its database value");
+                let item = pulled_item(db, &self.find, &self.cols, self.collection, &row);
+                Some(item.map(|i| use_item(&i)))
+            }
         }
-        let db = self
-            .db
-            .as_ref()
-            .expect("a pulling result keeps its database value");
-        Some(pulled_item(db, &self.find, &self.cols, self.collection, &row).map(|i| use_item(&i)))
     }
 
     /// The items not taken yet, as the whole result.
