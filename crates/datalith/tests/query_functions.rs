@@ -715,3 +715,42 @@ fn query_only_values_cannot_be_transacted() {
         }
     }
 }
+
+/// A function's result bound as a collection (`[?x ...]`): each element a row, over every
+/// input row, with the bindings the row already had; duplicates and nils as Datomic has
+/// them (a set result, nil as false inside a collection: see the README's differences).
+#[test]
+fn collection_bindings_make_a_row_an_element() {
+    let (_dir, db) = sample();
+    check_queries(
+        &db,
+        &[
+            ("[:find ?x :where [(ground [1 2 2 3]) [?x ...]]]", &[], "#{[1] [2] [3]}"),
+            ("[:find [?x ...] :where [(range 0 4) [?x ...]]]", &[], "[0 1 2 3]"),
+            ("[:find (count ?x) . :where [(range 0 100000) [?x ...]]]", &[], "100000"),
+            (
+                "[:find ?n ?x :where [?e :name ?n] [?e :age ?a] [(range 0 2) [?x ...]] [(< ?a 31)]]",
+                &[],
+                "#{[\"Ann\" 0] [\"Ann\" 1] [\"Bob\" 0] [\"Bob\" 1]}",
+            ),
+            (
+                "[:find ?a ?x :in [?a ...] :where [(range ?a 3) [?x ...]]]",
+                &["[0 1 3]"],
+                "#{[0 0] [0 1] [0 2] [1 1] [1 2]}",
+            ),
+            (
+                "[:find ?x ?y :where [(ground [1 2]) [?x ...]] [(+ ?x 10) ?z] [(vector ?z ?x) [?y ...]]]",
+                &[],
+                "#{[1 11] [1 1] [2 12] [2 2]}",
+            ),
+            (
+                "[:find ?y :with ?x :where [(ground [1 2]) [?x ...]] [(ground #{5}) [?y ...]]]",
+                &[],
+                "[[5] [5]]",
+            ),
+            ("[:find ?x :where [(ground [1 nil]) [?x ...]]]", &[], "#{[1] [false]}"),
+            ("[:find ?x :where [(ground 7) [?x ...]]]", &[], "#{[7]}"),
+            ("[:find ?x :where [(ground []) [?x ...]]]", &[], "#{}"),
+        ],
+    );
+}

@@ -134,8 +134,9 @@ fn a_million_row_answer_streams_in_bounded_memory() {
         mib(peak)
     );
     // The bound. The engine builds its last relation whole before the first byte goes out
-    // (+232 MiB here on 2026-12-06, about 240 bytes a row: the range, then the rows and their
-    // strings), so that much remains proportional to the result whatever the server does; the
+    // (+209 MiB here on 2026-12-06, about 200 bytes a row: the range, then the rows and their
+    // strings; +232 MiB before a collection binding made its rows at their final size), so
+    // that much remains proportional to the result whatever the server does; the
     // rows are made into EDN as they are written (`Db::q_rows`), and the answer's text is
     // written a chunk at a time (46.5 MiB whole). So: at most the engine's own growth and
     // 24 MiB, half the text.

@@ -120,6 +120,16 @@ impl<'a> Ctx<'a> {
                     Binding::Scalar(Term::Var(v)) => new_vars == [*v],
                     _ => false,
                 };
+                // `[(f ...) [?new ...]]`: each element makes a row of its own, at its final
+                // size, without the bindings `destructure` lists (a `range` of a million made
+                // ~200 bytes of them an element, all held until the rows were made).
+                let collection_new = match binding {
+                    Binding::Collection(Term::Var(v)) => new_vars == [*v],
+                    _ => false,
+                };
+                // New rows get the room later steps add to them (`conj::row_spare`): a row
+                // cloned and pushed to grows to four values whatever its width.
+                let row_capacity = out.vars.len() + self.row_spare;
                 let callee = self.builtin_callee(name);
                 let call = |vals: &[Value]| match callee {
                     Some(f) => f(&builtins::Call { name, args: vals }),
@@ -155,6 +165,24 @@ impl<'a> Ctx<'a> {
                         Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
                         Err(e) => return Err(e),
                     };
+                    if collection_new {
+                        let mut elements = elements(result).peekable();
+                        while let Some(x) = elements.next() {
+                            let mut r = match elements.peek() {
+                                // The last element takes the row (extended in place).
+                                None => std::mem::take(&mut row),
+                                Some(_) => {
+                                    let mut r = Vec::with_capacity(row_capacity);
+                                    r.extend_from_slice(&row);
+                                    r
+                                }
+                            };
+                            r.push(x);
+                            self.budget.charge(bytes)?;
+                            out.rows.push(r);
+                        }
+                        continue;
+                    }
                     results.clear();
                     results.extend(destructure(binding, result));
                     let mut row = Some(row);
@@ -162,7 +190,11 @@ impl<'a> Ctx<'a> {
                     for (i, bound) in results.drain(..).enumerate() {
                         let mut r = match (i == last, &mut row) {
                             (true, row) => row.take().expect("the last result takes the row"),
-                            (false, Some(row)) => row.clone(),
+                            (false, Some(row)) => {
+                                let mut r = Vec::with_capacity(row_capacity);
+                                r.extend_from_slice(row);
+                                r
+                            }
                             (false, None) => unreachable!("the row is taken by the last only"),
                         };
                         let mut ok = true;
@@ -483,6 +515,20 @@ fn same_value(a: &Value, b: &Value) -> bool {
             u64::try_from(*y).is_ok_and(|y| y == *x)
         }
         _ => a == b,
+    }
+}
+
+/// The elements a collection binding (`[?x ...]`) takes from a function's result, as
+/// `destructure` takes them: a tuple's (a nil as false), a set's, or the value itself.
+fn elements(v: Value) -> Box<dyn Iterator<Item = Value>> {
+    match v {
+        Value::Tuple(items) => Box::new(
+            items
+                .into_iter()
+                .map(|i| i.unwrap_or(Value::Boolean(false))),
+        ),
+        Value::Set(items) => Box::new(items.to_vec().into_iter()),
+        other => Box::new(std::iter::once(other)),
     }
 }
 
