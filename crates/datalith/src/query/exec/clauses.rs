@@ -527,7 +527,7 @@ fn elements(v: Value) -> Box<dyn Iterator<Item = Value>> {
                 .into_iter()
                 .map(|i| i.unwrap_or(Value::Boolean(false))),
         ),
-        Value::Set(items) => Box::new(items.to_vec().into_iter()),
+        Value::Set(items) => Box::new((0..items.len()).map(move |i| items[i].clone())),
         other => Box::new(std::iter::once(other)),
     }
 }
