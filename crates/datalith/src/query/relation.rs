@@ -189,7 +189,10 @@ impl Relation {
             if let Some(matches) = index.get(&key) {
                 for &i in matches {
                     budget.charge(bytes)?;
-                    let mut row = l.clone();
+                    // At its final size at once: a clone extended grows again (to at least
+                    // four values), a second allocation and most of a row left empty.
+                    let mut row = Vec::with_capacity(l.len() + extra.len());
+                    row.extend_from_slice(l);
                     row.extend(extra.iter().map(|c| other.rows[i][*c].clone()));
                     rows.push(row);
                 }
