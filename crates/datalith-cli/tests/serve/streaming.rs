@@ -31,6 +31,50 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
 }
 
+/// The most of a `/proc/PID/status` line seen while it runs, sampled by a thread of its own.
+struct Most {
+    done: Arc<AtomicBool>,
+    sampler: std::thread::JoinHandle<u64>,
+}
+
+impl Most {
+    /// Samples line `key` of process `pid` every `every`.
+    fn sample(pid: u32, key: &'static str, every: Duration) -> Most {
+        let done = Arc::new(AtomicBool::new(false));
+        let sampler = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut most = 0;
+                while !done.load(Ordering::Relaxed) {
+                    most = most.max(status_bytes(pid, key));
+                    std::thread::sleep(every);
+                }
+                most
+            })
+        };
+        Most { done, sampler }
+    }
+
+    /// Stops sampling: the most seen.
+    fn stop(self) -> u64 {
+        self.done.store(true, Ordering::Relaxed);
+        self.sampler.join().unwrap()
+    }
+}
+
+/// A `q` request's answer, as it comes (a client patient enough for a large one).
+fn post_q(s: &server::Server, body: &str) -> ureq::http::Response<ureq::Body> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(600)))
+        .build()
+        .into();
+    agent
+        .post(s.url("/db/people/q"))
+        .header("Content-Type", "application/edn")
+        .send(body)
+        .unwrap()
+}
+
 #[test]
 fn a_million_row_answer_streams_in_bounded_memory() {
     // One thread a query: spread over threads, the rows are made in each thread's own heap of
@@ -61,28 +105,9 @@ fn a_million_row_answer_streams_in_bounded_memory() {
     assert_eq!(reply.status, 200, "{}", reply.body);
     let engine = status_bytes(pid, "VmHWM").saturating_sub(baseline);
     // Sample the server's resident memory every 10 ms while the answer is produced and read.
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            let mut most = 0;
-            while !done.load(Ordering::Relaxed) {
-                most = most.max(status_bytes(pid, "VmRSS"));
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            most
-        })
-    };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(600)))
-        .build()
-        .into();
+    let sampler = Most::sample(pid, "VmRSS", Duration::from_millis(10));
     let start = Instant::now();
-    let mut response = agent
-        .post(s.url("/db/people/q"))
-        .header("Content-Type", "application/edn")
-        .send(MILLION)
-        .unwrap();
+    let mut response = post_q(&s, MILLION);
     assert_eq!(response.status().as_u16(), 200);
     assert_eq!(
         response
@@ -111,8 +136,7 @@ fn a_million_row_answer_streams_in_bounded_memory() {
         bytes += n as u64;
     }
     let took = start.elapsed();
-    done.store(true, Ordering::Relaxed);
-    let most = sampler.join().unwrap();
+    let most = sampler.stop();
     let peak = status_bytes(pid, "VmHWM");
     let first = String::from_utf8_lossy(&first);
     let last = String::from_utf8_lossy(&last);
@@ -232,27 +256,11 @@ fn a_pulled_answer_is_made_as_it_is_written() {
     let pid = s.pid();
     // Anonymous memory only: the data file's pages the answer reads count in `VmRSS` too.
     let baseline = status_bytes(pid, "RssAnon");
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let done = done.clone();
-        std::thread::spawn(move || {
-            let mut most = 0;
-            while !done.load(Ordering::Relaxed) {
-                most = most.max(status_bytes(pid, "RssAnon"));
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            most
-        })
-    };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(600)))
-        .build()
-        .into();
-    let mut response = agent
-        .post(s.url("/db/people/q"))
-        .header("Content-Type", "application/edn")
-        .send(r#"{:query "[:find [(pull ?e [:bio]) ...] :where [?e :bio]]"}"#)
-        .unwrap();
+    let sampler = Most::sample(pid, "RssAnon", Duration::from_millis(5));
+    let mut response = post_q(
+        &s,
+        r#"{:query "[:find [(pull ?e [:bio]) ...] :where [?e :bio]]"}"#,
+    );
     assert_eq!(response.status().as_u16(), 200);
     let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
     let mut buf = vec![0u8; 64 * 1024];
@@ -271,8 +279,7 @@ fn a_pulled_answer_is_made_as_it_is_written() {
         last = buf[n.saturating_sub(40)..n].to_vec();
         bytes += n as u64;
     }
-    done.store(true, Ordering::Relaxed);
-    let most = sampler.join().unwrap();
+    let most = sampler.stop();
     let last = String::from_utf8_lossy(&last);
     assert_eq!(maps, ENTITIES as u64, "...{last}");
     assert!(last.contains(":basis-t"), "{last}");
