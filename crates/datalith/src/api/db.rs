@@ -149,13 +149,8 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        match self.answer(prepared, inputs, options, false)? {
-            Answer::Whole(outcome) => Ok(outcome),
-            Answer::Rows(rows) => Ok(crate::query::run::Outcome {
-                result: rows.into_edn()?,
-                plan: None,
-            }),
-        }
+        self.answer(prepared, inputs, options, false)?
+            .into_outcome()
     }
 
     /// [`Db::q_with`], answering a large result a row at a time: when the result is a

@@ -97,13 +97,7 @@ pub fn q_with(
     inputs: &[Input],
     options: &QueryOptions<'_>,
 ) -> Result<Outcome, QueryError> {
-    match answer(query, inputs, options, false)? {
-        Answer::Whole(outcome) => Ok(outcome),
-        Answer::Rows(rows) => Ok(Outcome {
-            result: rows.into_edn()?,
-            plan: None,
-        }),
-    }
+    answer(query, inputs, options, false)?.into_outcome()
 }
 
 /// [`q_with`] answering a large result a row at a time, as [`Db::q_rows`] does for one

@@ -96,6 +96,19 @@ pub enum Answer {
     Rows(ResultRows),
 }
 
+impl Answer {
+    /// The whole result (its rows made into it, when it came as rows).
+    pub fn into_outcome(self) -> Result<Outcome, QueryError> {
+        match self {
+            Answer::Whole(outcome) => Ok(outcome),
+            Answer::Rows(rows) => Ok(Outcome {
+                result: rows.into_edn()?,
+                plan: None,
+            }),
+        }
+    }
+}
+
 /// How to run one query: its limits and whether to record the plan. Limits written in the
 /// query text (`:timeout`, `:memory-limit`) take precedence over these.
 #[derive(Debug, Default, Clone, Copy)]
