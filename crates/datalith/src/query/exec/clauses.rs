@@ -518,8 +518,8 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The elements a collection binding (`[?x ...]`) takes from a function's result, as
-/// `destructure` takes them: a tuple's (a nil as false), a set's, or the value itself.
+/// The elements a binding takes from a function's result: a tuple's (a nil as false), a
+/// set's (as Datomic's `[(ground #{1 2}) [?x ...]]`), or the value itself.
 fn elements(v: Value) -> Box<dyn Iterator<Item = Value>> {
     match v {
         Value::Tuple(items) => Box::new(
@@ -546,17 +546,7 @@ pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>>
         }
         Some(out)
     };
-    let items = |v: Value| -> Vec<Value> {
-        match v {
-            Value::Tuple(items) => items
-                .into_iter()
-                .map(|i| i.unwrap_or(Value::Boolean(false)))
-                .collect(),
-            // A set binds its elements, as Datomic's `[(ground #{1 2}) [?x ...]]`.
-            Value::Set(items) => items.to_vec(),
-            other => vec![other],
-        }
-    };
+    let items = |v: Value| -> Vec<Value> { elements(v).collect() };
     match binding {
         Binding::Scalar(t) => bind(&mut std::iter::once((t, v))).into_iter().collect(),
         Binding::Tuple(ts) => {
