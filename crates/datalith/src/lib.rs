@@ -33,7 +33,7 @@ pub mod tx;
 pub mod admin;
 pub mod raw;
 
-pub use api::{explain, q, q_rows, q_with, Database, DbOptions, Input, TimePoint};
+pub use api::{explain, q, q_each, q_rows, q_with, Database, DbOptions, Input, TimePoint};
 pub use codec::{Keyword, Value};
 pub use db::Db;
 pub use edn::Edn;

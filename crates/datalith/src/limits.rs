@@ -445,6 +445,13 @@ pub const MAX_SEARCH_QUERY_BYTES: usize = 64 * 1024;
 /// on the large steps spreading is for, and a server's concurrent queries need cores too.
 pub const MAX_QUERY_THREADS: usize = 4;
 
+/// Datoms of a first step's scan read in one part when a query's items are handed on as they
+/// are made (`Db::q_each`, `query::exec::parts`): each part's rows, and what the later steps
+/// make of them, are held until handed on, so this bounds the answer's memory (about 1-2 MiB
+/// of rows a part for a few columns) while each part's run of the plan stays long enough
+/// for its fixed costs (choosing the steps, a cursor's first search) not to show.
+pub const QUERY_PART_ROWS: usize = 8192;
+
 /// The threads a query runs on when its options do not say: the machine's cores, at most
 /// [`MAX_QUERY_THREADS`] (1 when the count cannot be read).
 pub fn query_threads() -> usize {

@@ -5,11 +5,14 @@
 
 use std::sync::LazyLock;
 
+use super::input::whole;
 use crate::db::Db;
 use crate::edn::Edn;
 use crate::pull::{Eid, PullCache};
 use crate::query::run::InputRef;
-use crate::query::{Answer, Plan, PreparedQuery, QueryCache, QueryError, QueryOptions};
+use crate::query::{
+    Answer, ItemSink, Plan, PreparedQuery, QueryCache, QueryError, QueryOptions, Want,
+};
 use crate::store::EntityId;
 
 /// Parsed queries, by text, for every database of the process.
@@ -149,8 +152,7 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<crate::query::run::Outcome, QueryError> {
-        self.answer(prepared, inputs, options, false)?
-            .into_outcome()
+        whole(self.answer(prepared, inputs, options, Want::Whole)?).into_outcome()
     }
 
     /// [`Db::q_with`], answering a large result a row at a time: when the result is a
@@ -181,7 +183,57 @@ impl Db {
         inputs: &[Edn],
         options: &QueryOptions<'_>,
     ) -> Result<Answer, QueryError> {
-        self.answer(&self.prepare(query)?, inputs, options, true)
+        self.answer(&self.prepare(query)?, inputs, options, Want::Rows)
+            .map(whole)
+    }
+
+    /// [`Db::q_with`], handing a collection result's items to `sink` as they are made: for
+    /// the results [`Db::q_rows`] answers as rows, and when the plan's first step scans an
+    /// attribute (`[?e :a ?v]`, the value or a cardinality-one entity kept), the engine reads
+    /// that scan a part at a time (`limits::QUERY_PART_ROWS` datoms) and runs the rest of the
+    /// plan on each part before the next, so the answer's memory is a part's, not the
+    /// result's. Items come in the engine's order (for a set, not necessarily
+    /// [`Db::q`]'s). Returns `None` once the items were handed on, or the whole result of
+    /// any other query (the sink then sees nothing).
+    ///
+    /// ```
+    /// use datalith::edn::{read_one, Edn};
+    /// use datalith::query::{ItemSink, QueryError, QueryOptions};
+    /// use datalith::{Database, DbOptions};
+    ///
+    /// struct Lines(Vec<String>);
+    /// impl ItemSink for Lines {
+    ///     fn begin(&mut self, _set: bool) -> Result<(), QueryError> {
+    ///         Ok(())
+    ///     }
+    ///     fn item(&mut self, item: &Edn) -> Result<(), QueryError> {
+    ///         self.0.push(item.to_string());
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    /// db.transact("[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]")
+    ///     .unwrap();
+    /// db.transact("[{:n 1} {:n 2} {:n 3}]").unwrap();
+    /// let mut lines = Lines(Vec::new());
+    /// let whole = db.db().unwrap()
+    ///     .q_each("[:find ?n :where [_ :n ?n]]", &[], &QueryOptions::default(), &mut lines)
+    ///     .unwrap();
+    /// assert!(whole.is_none());
+    /// assert_eq!(lines.0, ["[1]", "[2]", "[3]"]);
+    /// ```
+    pub fn q_each(
+        &self,
+        query: &str,
+        inputs: &[Edn],
+        options: &QueryOptions<'_>,
+        sink: &mut dyn ItemSink,
+    ) -> Result<Option<crate::query::run::Outcome>, QueryError> {
+        self.answer(&self.prepare(query)?, inputs, options, Want::Each(sink))?
+            .map(Answer::into_outcome)
+            .transpose()
     }
 
     fn answer(
@@ -189,8 +241,8 @@ impl Db {
         prepared: &PreparedQuery,
         inputs: &[Edn],
         options: &QueryOptions<'_>,
-        rows: bool,
-    ) -> Result<Answer, QueryError> {
+        want: Want<'_>,
+    ) -> Result<Option<Answer>, QueryError> {
         let ast = prepared.ast();
         let registry = self.functions.query();
         // The receiver is the first `:in` input, or `$` when `:in` does not name it.
@@ -205,7 +257,7 @@ impl Db {
             memory_limit: options.memory_limit.or(self.functions.query_memory_limit()),
             ..*options
         };
-        crate::query::run::answer(ast, &all, implicit, &registry, &options, rows)
+        crate::query::run::answer(ast, &all, implicit, &registry, &options, want)
     }
 
     /// Pulls `pattern` (EDN text) for the entity `e` names: an entity id, an ident or a

@@ -2,7 +2,7 @@
 
 use crate::edn::Edn;
 use crate::query::run::{InputRef, Outcome};
-use crate::query::{Answer, Plan, QueryError, QueryOptions};
+use crate::query::{Answer, ItemSink, Plan, QueryError, QueryOptions, Want};
 
 use super::Db;
 
@@ -97,7 +97,7 @@ pub fn q_with(
     inputs: &[Input],
     options: &QueryOptions<'_>,
 ) -> Result<Outcome, QueryError> {
-    answer(query, inputs, options, false)?.into_outcome()
+    whole(answer(query, inputs, options, Want::Whole)?).into_outcome()
 }
 
 /// [`q_with`] answering a large result a row at a time, as [`Db::q_rows`] does for one
@@ -107,15 +107,29 @@ pub fn q_rows(
     inputs: &[Input],
     options: &QueryOptions<'_>,
 ) -> Result<Answer, QueryError> {
-    answer(query, inputs, options, true)
+    answer(query, inputs, options, Want::Rows).map(whole)
+}
+
+/// [`q_with`] handing a collection result's items to `sink` as they are made, as
+/// [`Db::q_each`](crate::Db::q_each) does for one database: `None` once they were handed
+/// on, or the whole result of any other query.
+pub fn q_each(
+    query: &str,
+    inputs: &[Input],
+    options: &QueryOptions<'_>,
+    sink: &mut dyn ItemSink,
+) -> Result<Option<Outcome>, QueryError> {
+    answer(query, inputs, options, Want::Each(sink))?
+        .map(Answer::into_outcome)
+        .transpose()
 }
 
 fn answer(
     query: &str,
     inputs: &[Input],
     options: &QueryOptions<'_>,
-    rows: bool,
-) -> Result<Answer, QueryError> {
+    want: Want<'_>,
+) -> Result<Option<Answer>, QueryError> {
     // Without a database the query still runs far enough to report what is wrong with
     // its inputs (and then that it has no database).
     let db = inputs
@@ -144,5 +158,11 @@ fn answer(
         ),
     };
     let inputs: Vec<InputRef<'_>> = inputs.iter().map(Input::as_ref).collect();
-    crate::query::run::answer(&sections, &inputs, None, &registry, &options, rows)
+    crate::query::run::answer(&sections, &inputs, None, &registry, &options, want)
+}
+
+/// The answer of a query whose caller gave no sink (only a sink's caller is handed the
+/// items instead).
+pub(crate) fn whole(answer: Option<Answer>) -> Answer {
+    answer.expect("an answer without a sink is whole or rows")
 }

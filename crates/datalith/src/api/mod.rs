@@ -21,6 +21,6 @@ pub mod time;
 pub use crate::db::Db;
 pub use database::{Database, DbOptions};
 pub use entity::{Entity, EntityValue};
-pub use input::{explain, q, q_rows, q_with, Input};
+pub use input::{explain, q, q_each, q_rows, q_with, Input};
 pub use kv_tables::{kv_catalog_name, KV_TABLE_PREFIX};
 pub use time::TimePoint;

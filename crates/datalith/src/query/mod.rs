@@ -72,6 +72,6 @@ pub use budget::Interrupt;
 pub use error::{BuiltinProblem, QueryError};
 pub use parse::{parse, parse_edn, QueryAst};
 pub use plan::{Plan, PlanClause, PlanIndex, PlanStep};
-pub use result_rows::ResultRows;
+pub use result_rows::{ItemSink, ResultRows};
 pub(crate) use run::QueryCache;
-pub use run::{Answer, Outcome, PreparedQuery, QueryOptions, Registry};
+pub use run::{Answer, Outcome, PreparedQuery, QueryOptions, Registry, Want};

@@ -13,6 +13,17 @@ use super::relation::{Relation, Rows};
 use crate::db::Db;
 use crate::edn::{edn_from_value, Edn};
 
+/// Where [`crate::Db::q_each`] hands a collection result's items, one at a time as they are
+/// made.
+pub trait ItemSink {
+    /// Called once, before the first item: whether the items make a set (`#{...}`) or a
+    /// vector.
+    fn begin(&mut self, set: bool) -> Result<(), QueryError>;
+    /// The next item. An error stops the query and is its answer (a writer whose reader went
+    /// away answers [`QueryError::Cancelled`]).
+    fn item(&mut self, item: &Edn) -> Result<(), QueryError>;
+}
+
 /// The rows of a collection result (`:find ?a ?b`, `:find [?a ...]`, with or without pull),
 /// each made into its EDN item when taken, in the order the whole result lists them.
 ///
@@ -51,6 +62,20 @@ impl ResultRows {
             && matches!(q.shape, FindShape::Relation | FindShape::Collection)
     }
 
+    /// Whether `q`'s result (one that [fits](Self::fit)) is a set; otherwise a vector.
+    pub(crate) fn is_set_of(q: &Query) -> bool {
+        // `:with` without an aggregate leaves a bag, which is no set.
+        matches!(q.shape, FindShape::Relation) && q.with.is_empty()
+    }
+
+    /// Hands every item not taken yet to `sink`, in order.
+    pub(crate) fn hand_to(mut self, sink: &mut dyn ItemSink) -> Result<(), QueryError> {
+        while let Some(handed) = self.next_with(|item| sink.item(item)) {
+            handed??;
+        }
+        Ok(())
+    }
+
     /// The rows of `rel` as `q`'s result items (`q` must [`fit`](Self::fit)); pulls read `db`.
     pub(crate) fn new(db: &Db, q: &Query, rel: Relation) -> ResultRows {
         debug_assert!(Self::fit(q));
@@ -62,8 +87,7 @@ impl ResultRows {
             find: q.find.clone(),
             cols,
             collection: matches!(q.shape, FindShape::Collection),
-            // `:with` without an aggregate leaves a bag, which is no set.
-            set: matches!(q.shape, FindShape::Relation) && q.with.is_empty(),
+            set: Self::is_set_of(q),
             rows: rel.into_rows(),
             tuple: Vec::new(),
         }

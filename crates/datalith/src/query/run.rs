@@ -15,7 +15,7 @@ use super::lower::{lower, InputKind};
 use super::parse::{parse, QueryAst};
 use super::plan::Plan;
 use super::relation::Relation;
-use super::result_rows::ResultRows;
+use super::result_rows::{ItemSink, ResultRows};
 use crate::db::Db;
 use crate::edn::Edn;
 
@@ -96,6 +96,18 @@ pub enum Answer {
     Rows(ResultRows),
 }
 
+/// What the caller of [`answer`] wants of a result that is a collection of its rows (other
+/// results, and any result whose plan is asked for, come whole).
+pub enum Want<'s> {
+    /// The whole result.
+    Whole,
+    /// Its rows ([`Answer::Rows`]).
+    Rows,
+    /// Each item handed to the sink as it is made, the engine's rows made a part at a time
+    /// where the plan allows (`exec::parts`; [`answer`] then returns `None`).
+    Each(&'s mut dyn ItemSink),
+}
+
 impl Answer {
     /// The whole result (its rows made into it, when it came as rows).
     pub fn into_outcome(self) -> Result<Outcome, QueryError> {
@@ -138,6 +150,10 @@ pub struct QueryOptions<'a> {
     /// [`crate::query::exec::SPREAD_FROM_ROWS`]): for tests, which spread small queries.
     #[doc(hidden)]
     pub spread_from_rows: Option<usize>,
+    /// Datoms of a first step read in one part when items are handed on (default
+    /// [`crate::limits::QUERY_PART_ROWS`]): for tests, which read small queries in parts.
+    #[doc(hidden)]
+    pub part_rows: Option<usize>,
 }
 
 impl<'a> QueryOptions<'a> {
@@ -177,6 +193,14 @@ impl<'a> QueryOptions<'a> {
         self
     }
 
+    /// Options that read a first step in parts of `rows` datoms when items are handed on
+    /// (tests).
+    #[doc(hidden)]
+    pub fn part_rows(mut self, rows: usize) -> Self {
+        self.part_rows = Some(rows);
+        self
+    }
+
     /// Options that spread the rest of a conjunction from a step of `rows` rows on (tests).
     #[doc(hidden)]
     pub fn spread_from_rows(mut self, rows: usize) -> Self {
@@ -202,16 +226,16 @@ pub const LOG_MARKER: &str = ":datalith/log";
 
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
 /// it (the receiver of [`Db::q`]). With `rows`, a result that is a collection of its rows
-/// (see [`ResultRows::fit`]), no plan asked for, comes back as those rows, not yet made into
-/// EDN.
+/// (see [`ResultRows::fit`]), no plan asked for, comes back as `want` says: `None` when its
+/// items were handed to the sink.
 pub fn answer(
     s: &QueryAst,
     inputs: &[InputRef<'_>],
     implicit: Option<&Db>,
     registry: &Registry,
     options: &QueryOptions<'_>,
-    rows: bool,
-) -> Result<Answer, QueryError> {
+    want: Want<'_>,
+) -> Result<Option<Answer>, QueryError> {
     let marker = Edn::Keyword(crate::codec::Keyword::parse(LOG_MARKER));
     let kinds: Vec<InputKind<'_>> = inputs
         .iter()
@@ -363,6 +387,7 @@ pub fn answer(
             threads: options.threads.unwrap_or_else(crate::limits::query_threads),
             from_rows: options.spread_from_rows.unwrap_or(SPREAD_FROM_ROWS),
         }),
+        part: None,
     };
     ctx.sources.extend(relations);
     let keep: Vec<usize> = {
@@ -370,14 +395,24 @@ pub fn answer(
         k.extend(&q.with);
         k
     };
+    let rows = ctx.trace.is_none() && ResultRows::fit(&q);
+    let wants_rows = matches!(want, Want::Rows);
+    if let (Want::Each(sink), true) = (want, rows) {
+        sink.begin(ResultRows::is_set_of(&q))?;
+        let rows_per_part = options.part_rows.unwrap_or(crate::limits::QUERY_PART_ROWS);
+        ctx.conj_in_parts(&clauses, input, &keep, rows_per_part, &mut |rel| {
+            ResultRows::new(home, &q, rel).hand_to(sink)
+        })?;
+        return Ok(None);
+    }
     let rel = ctx.conj(&clauses, input, &keep)?;
     let steps = ctx.trace.take();
-    if rows && steps.is_none() && ResultRows::fit(&q) {
-        return Ok(Answer::Rows(ResultRows::new(home, &q, rel)));
+    if rows && wants_rows {
+        return Ok(Some(Answer::Rows(ResultRows::new(home, &q, rel))));
     }
     let result = shape(home, &q, rel, &registry.aggregates, &ctx.budget)?;
     let plan = steps.map(|steps| Plan::new(s, steps, &result));
-    Ok(Answer::Whole(Outcome { result, plan }))
+    Ok(Some(Answer::Whole(Outcome { result, plan })))
 }
 
 /// The database the result's pulls read: the one they name (`$` by default); with no pull,

@@ -94,7 +94,12 @@ impl<'a> Ctx<'a> {
                     postponed.push(c);
                 }
             }
-            let (i, mut est) = self.choose(&todo, &rel, &postponed)?;
+            // A later part's run takes the first run's first step (`parts`).
+            let (i, mut est) = match self.part_first_step(&todo) {
+                Some(i) => (i, rel.rows.len() as u64),
+                None => self.choose(&todo, &rel, &postponed)?,
+            };
+            self.part_chosen(&todo[i], &rel, keep);
             let clause = todo.remove(i);
             if let Some(notes) = &notes {
                 if is_filter(&clause) || matches!(clause, Clause::Or { .. } if is_rowwise(&clause))
@@ -299,6 +304,7 @@ impl<'a> Ctx<'a> {
                     self.clause(other, rel)?
                 }
             };
+            self.part_step_done();
             // Project away what no later clause and no caller needs; the rows stay a set.
             let mut needed: Vec<Var> = keep.to_vec();
             for c in &todo {

@@ -46,6 +46,11 @@ impl<'a> DbSource<'a> {
             ave_lists: Default::default(),
         }
     }
+
+    /// Its schema.
+    pub(super) fn schema(&self) -> &'a Schema {
+        self.schema
+    }
 }
 
 /// What a running query needs.
@@ -93,6 +98,8 @@ pub struct Ctx<'a> {
     /// How the conjunction may be spread over threads (`spread`); `None` on a helper thread
     /// and while this one runs its own part.
     pub spread: Option<super::Spread<'a>>,
+    /// The first step of a conjunction read a part at a time (`parts`); `None` otherwise.
+    pub part: Option<super::parts::ScanPart>,
 }
 
 /// One executed step, for `explain`.

@@ -15,6 +15,8 @@
 //!   cheapest starts to the end on estimates.
 //! - `prefilter`: a join on a value narrowed first by a later pattern that only tests the
 //!   entities it finds (a semijoin passed sideways).
+//! - `parts`: a conjunction whose first step scans an attribute, answered a stretch of its
+//!   values at a time (a large result handed on in parts).
 //! - `postpone`: patterns that only add a value to each row, run after the rest.
 //! - `scan`: patterns on an unbound entity (AVE lookups and range scans, the EAV index).
 //! - `spread`: the rest of a conjunction run in parts on several threads, from a large step on.
@@ -40,6 +42,7 @@ mod distribute;
 mod estimate;
 mod fulltext;
 mod lookahead;
+mod parts;
 mod postpone;
 mod prefilter;
 mod probe;

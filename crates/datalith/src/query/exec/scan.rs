@@ -140,6 +140,20 @@ impl<'a> Ctx<'a> {
             }
             _ => {
                 let (lo, hi) = intersect_ranges(ranges);
+                // A first step read a part at a time: from this part's first value on, and
+                // up to its size (`parts`).
+                let part = match rel.rows.len() {
+                    1 => self.part_bounds(p),
+                    _ => None,
+                };
+                let lo = match &part {
+                    Some(part) => tighter(lo, part.from.clone(), true),
+                    None => lo,
+                };
+                let part_rows = part.as_ref().map_or(usize::MAX, |part| part.rows);
+                // The value the scan stopped before, once the part is full.
+                let mut next_part: Option<Value> = None;
+                let mut full_at: Option<&[u8]> = None;
                 let lo_ref = as_ref(&lo);
                 let hi_ref = as_ref(&hi);
                 // `[?x :a ?x]`: one variable in both places must take one value.
@@ -200,6 +214,17 @@ impl<'a> Ctx<'a> {
                         if !budget.charge_step(step_bytes) {
                             return Ok(false);
                         }
+                        // A full part ends with the run of the value it reached.
+                        if out.rows.len() >= part_rows {
+                            match full_at {
+                                None => full_at = Some(vb),
+                                Some(at) if at != vb => {
+                                    next_part = Some(decode(vb)?);
+                                    return Ok(false);
+                                }
+                                Some(_) => {}
+                            }
+                        }
                         // Numbers inline (no large `Result` through the decode call).
                         let v = match crate::store::reader::decode_fixed(vb) {
                             Some(v) => v,
@@ -216,6 +241,9 @@ impl<'a> Ctx<'a> {
                     },
                 )?;
                 self.budget.check()?;
+                if part.is_some() {
+                    self.part_read(next_part);
+                }
                 if single.is_some() {
                     return Ok((out, index));
                 }

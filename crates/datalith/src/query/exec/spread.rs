@@ -318,6 +318,7 @@ impl Part<'_> {
             ave_lists: Default::default(),
             depth: 0,
             spread: None,
+            part: None,
         };
         ctx.run_steps(self.todo, self.rel, &self.keep, self.deps, self.postponed)
     }

@@ -1,0 +1,197 @@
+//! A conjunction answered a part at a time: when its first step scans an attribute (`[?e :a
+//! ?v]`, entity and value unbound, on one input row), each run of the conjunction reads only
+//! the next stretch of that attribute's values (about `rows_per_part` datoms, whole runs of
+//! one value), and the rows of each run are handed on before the next one starts. The
+//! memory the answer holds is then one part's, not the whole result's.
+//!
+//! Why the parts add up to the answer: every step after the first treats the rows it is
+//! given one by one (a join, a test, a function, `not`, `or` and rules all answer a row
+//! alone, and answer a union of rows with the union of their answers), so splitting the
+//! first step's rows by value splits the result the same way. The parts share no row when
+//! the kept variables tell them apart: the value variable is kept, or the entity variable is
+//! kept and the attribute is cardinality one (an entity then has one value, so it is in one
+//! part). Otherwise the conjunction runs whole.
+//!
+//! Each run chooses its steps as a whole run would; the first run's first step is taken
+//! first by the later ones (the same clause, read from where the previous part stopped), so
+//! that no part is answered by a different plan.
+
+use std::ops::Bound;
+
+use crate::codec::Value;
+use crate::query::error::QueryError;
+use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
+use crate::query::relation::Relation;
+
+use super::Ctx;
+
+/// Where a first step read in parts stands (`Ctx::part`).
+#[derive(Debug)]
+pub struct ScanPart {
+    /// The first step's pattern, once the first run found it can be read in parts.
+    pattern: Option<Pattern>,
+    /// Where this part's values start (`None`: at the attribute's first value).
+    from: Option<Value>,
+    /// Datoms a part reads before it ends (at the end of a run of one value).
+    rows: usize,
+    stage: Stage,
+    /// The value the scan stopped before (the next part's first), or `None` when the scan
+    /// reached the end of its range.
+    next: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The run has not chosen its first step yet.
+    First,
+    /// The first step is the pattern, and its scan is to read this part only.
+    Armed,
+    /// The scan read this part.
+    Read,
+    /// The run is whole: its first step cannot be read in parts.
+    Whole,
+}
+
+impl ScanPart {
+    fn new(rows: usize) -> ScanPart {
+        ScanPart {
+            pattern: None,
+            from: None,
+            rows: rows.max(1),
+            stage: Stage::First,
+            next: None,
+        }
+    }
+}
+
+/// What an armed scan reads: from where, and how many datoms before it may stop.
+pub(super) struct PartBounds {
+    pub from: Bound<Value>,
+    pub rows: usize,
+}
+
+impl<'a> Ctx<'a> {
+    /// Evaluates a conjunction on `input` as `conj` does, handing its rows to `emit` a part
+    /// at a time when its first step can be read in parts (see the module), else whole once.
+    pub fn conj_in_parts(
+        &mut self,
+        clauses: &[Clause],
+        input: Relation,
+        keep: &[Var],
+        rows_per_part: usize,
+        emit: &mut dyn FnMut(Relation) -> Result<(), QueryError>,
+    ) -> Result<(), QueryError> {
+        if input.rows.len() != 1 || self.trace.is_some() {
+            return emit(self.conj(clauses, input, keep)?);
+        }
+        let mut todo: Vec<Clause> = clauses.to_vec();
+        // The order `conj` runs them in (its choice of ties depends on it).
+        todo.sort();
+        let base = self.budget.used();
+        let mut part = ScanPart::new(rows_per_part);
+        for run in 0u64.. {
+            self.part = Some(part);
+            let out = self.run_steps(todo.clone(), input.clone(), keep, Vec::new(), Vec::new());
+            part = self.part.take().expect("a run keeps its part");
+            let out = out?;
+            if part.stage != Stage::Read {
+                // A later run takes the first run's first step, from the same rows, the
+                // same way: were it answered whole, the parts handed on would come twice.
+                assert_eq!(run, 0, "a query read in parts changed its first step");
+                return emit(out);
+            }
+            emit(out)?;
+            // What the handed-on rows held is let go.
+            self.budget.settle(base, 0);
+            match part.next.take() {
+                Some(next) => {
+                    part.from = Some(next);
+                    part.stage = Stage::First;
+                }
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// The index in `todo` of the clause a run's first step must be (the first run's), when
+    /// this run is a later part's.
+    pub(super) fn part_first_step(&self, todo: &[Clause]) -> Option<usize> {
+        let part = self.part.as_ref()?;
+        let pattern = part
+            .pattern
+            .as_ref()
+            .filter(|_| part.stage == Stage::First)?;
+        todo.iter()
+            .position(|c| matches!(c, Clause::Pattern(_, p) if p == pattern))
+    }
+
+    /// Called with the clause a run chose first: arms the part's scan when the clause can
+    /// be read in parts; otherwise the run is whole. Later steps leave the part alone.
+    pub(super) fn part_chosen(&mut self, clause: &Clause, rel: &Relation, keep: &[Var]) {
+        let Some(stage) = self.part.as_ref().map(|p| p.stage) else {
+            return;
+        };
+        if stage != Stage::First {
+            return;
+        }
+        let fits = self.parts_fit(clause, rel, keep);
+        let part = self.part.as_mut().expect("checked above");
+        part.stage = Stage::Whole;
+        if let (Some(p), Clause::Pattern(_, chosen)) = (fits, clause) {
+            if part.pattern.as_ref().is_none_or(|first| first == chosen) {
+                part.pattern = Some(p);
+                part.stage = Stage::Armed;
+            }
+        }
+    }
+
+    /// Ends a run's first step: a scan armed but not read (the step took another way) leaves
+    /// the run whole.
+    pub(super) fn part_step_done(&mut self) {
+        if let Some(part) = self.part.as_mut() {
+            if matches!(part.stage, Stage::First | Stage::Armed) {
+                part.stage = Stage::Whole;
+            }
+        }
+    }
+
+    /// The pattern of `clause` when its scan may be read in parts (see the module).
+    fn parts_fit(&self, clause: &Clause, rel: &Relation, keep: &[Var]) -> Option<Pattern> {
+        let Clause::Pattern(src, p) = clause else {
+            return None;
+        };
+        if !self.reads_db(*src) || !self.is_current(*src) || rel.rows.len() != 1 {
+            return None;
+        }
+        let (Term::Var(e), AttrTerm::Attr(a), Term::Var(v)) = (&p.e, &p.a, &p.v) else {
+            return None;
+        };
+        if e == v || rel.binds(*e) || rel.binds(*v) {
+            return None;
+        }
+        let schema = self.dbs.get(&self.source_of(*src))?.schema();
+        let one = schema.get(*a).is_some_and(|x| !x.is_many());
+        (keep.contains(v) || (keep.contains(e) && one)).then(|| p.clone())
+    }
+
+    /// The bounds of the scan of `p`, when it is this run's armed part (taken once).
+    pub(super) fn part_bounds(&mut self, p: &Pattern) -> Option<PartBounds> {
+        let part = self.part.as_mut()?;
+        if part.stage != Stage::Armed || part.pattern.as_ref() != Some(p) {
+            return None;
+        }
+        part.stage = Stage::Read;
+        Some(PartBounds {
+            from: part.from.clone().map_or(Bound::Unbounded, Bound::Included),
+            rows: part.rows,
+        })
+    }
+
+    /// Records where the part's scan stopped: before `next`, or at the end of its range.
+    pub(super) fn part_read(&mut self, next: Option<Value>) {
+        if let Some(part) = self.part.as_mut() {
+            part.next = next;
+        }
+    }
+}
