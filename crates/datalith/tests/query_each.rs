@@ -72,6 +72,8 @@ const HANDED: &[(&str, &[&str])] = &[
     ("[:find ?e :where [?e :age ?a]]", &[]),
     ("[:find ?e ?n :where [?e :name ?n]]", &[]),
     ("[:find [?n ...] :where [?e :name ?n]]", &[]),
+    ("[:find ?n :where [_ :name ?n]]", &[]),
+    ("[:find ?t :where [_ :tag ?t]]", &[]),
     // Cardinality many: the entity alone is kept (whole), the value kept (parts).
     ("[:find ?e :where [?e :tag ?t]]", &[]),
     ("[:find ?t :where [?e :tag ?t]]", &[]),

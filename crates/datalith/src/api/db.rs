@@ -189,10 +189,10 @@ impl Db {
 
     /// [`Db::q_with`], handing a collection result's items to `sink` as they are made: for
     /// the results [`Db::q_rows`] answers as rows, and when the plan's first step scans an
-    /// attribute (`[?e :a ?v]`, the value or a cardinality-one entity kept), the engine reads
-    /// that scan a part at a time (`limits::QUERY_PART_ROWS` datoms) and runs the rest of the
-    /// plan on each part before the next, so the answer's memory is a part's, not the
-    /// result's. Items come in the engine's order (for a set, not necessarily
+    /// attribute (`[?e :a ?v]` or `[_ :a ?v]`, the value or a cardinality-one entity kept),
+    /// the engine reads that scan a part at a time (`limits::QUERY_PART_ROWS` datoms) and
+    /// runs the rest of the plan on each part before the next, so the answer's memory is a
+    /// part's, not the result's. Items come in the engine's order (for a set, not necessarily
     /// [`Db::q`]'s). Returns `None` once the items were handed on, or the whole result of
     /// any other query (the sink then sees nothing).
     ///

@@ -1,5 +1,5 @@
 //! A conjunction answered a part at a time: when its first step scans an attribute (`[?e :a
-//! ?v]`, entity and value unbound, on one input row), each run of the conjunction reads only
+//! ?v]` or `[_ :a ?v]`, entity and value unbound, on one input row), each run of the conjunction reads only
 //! the next stretch of that attribute's values (about `rows_per_part` datoms, whole runs of
 //! one value), and the rows of each run are handed on before the next one starts. The
 //! memory the answer holds is then one part's, not the whole result's.
@@ -164,15 +164,22 @@ impl<'a> Ctx<'a> {
         if !self.reads_db(*src) || !self.is_current(*src) || rel.rows.len() != 1 {
             return None;
         }
-        let (Term::Var(e), AttrTerm::Attr(a), Term::Var(v)) = (&p.e, &p.a, &p.v) else {
+        let (AttrTerm::Attr(a), Term::Var(v)) = (&p.a, &p.v) else {
             return None;
         };
-        if e == v || rel.binds(*e) || rel.binds(*v) {
+        // The entity: an unbound variable other than the value's, or `_`.
+        let e = match &p.e {
+            Term::Var(e) if e != v && !rel.binds(*e) => Some(*e),
+            Term::Blank => None,
+            _ => return None,
+        };
+        if rel.binds(*v) {
             return None;
         }
         let schema = self.dbs.get(&self.source_of(*src))?.schema();
         let one = schema.get(*a).is_some_and(|x| !x.is_many());
-        (keep.contains(v) || (keep.contains(e) && one)).then(|| p.clone())
+        let entity_kept = e.is_some_and(|e| keep.contains(&e));
+        (keep.contains(v) || (entity_kept && one)).then(|| p.clone())
     }
 
     /// The bounds of the scan of `p`, when it is this run's armed part (taken once).
