@@ -225,9 +225,9 @@ pub enum InputRef<'a> {
 pub const LOG_MARKER: &str = ":datalith/log";
 
 /// Runs `s` on `inputs`, one for each `:in` form; `implicit` is `$` when `:in` does not name
-/// it (the receiver of [`Db::q`]). With `rows`, a result that is a collection of its rows
-/// (see [`ResultRows::fit`]), no plan asked for, comes back as `want` says: `None` when its
-/// items were handed to the sink.
+/// it (the receiver of [`Db::q`]). A result that is a collection of its rows (see
+/// [`ResultRows::fit`]), no plan asked for, comes back as `want` says: `None` when its items
+/// were handed to the sink.
 pub fn answer(
     s: &QueryAst,
     inputs: &[InputRef<'_>],

@@ -84,6 +84,10 @@ impl<'a> Ctx<'a> {
         if input.rows.len() != 1 || self.trace.is_some() {
             return emit(self.conj(clauses, input, keep)?);
         }
+        // An `or` of tests answered one plan per branch runs as `conj` runs it, whole.
+        if let Some(whole) = self.distributed(clauses, &input, keep)? {
+            return emit(whole);
+        }
         let mut todo: Vec<Clause> = clauses.to_vec();
         // The order `conj` runs them in (its choice of ties depends on it).
         todo.sort();
