@@ -278,3 +278,33 @@ fn several_sources_hand_on_their_items_too() {
         .is_none());
     assert_eq!(sorted(&sink.items), sorted(items_of(&whole).0));
 }
+
+/// The time the sink takes is the caller's: a query whose items take longer to hand on than
+/// its `:timeout` still answers, the engine's own time being far within it.
+#[test]
+fn the_sinks_time_is_not_the_querys() {
+    struct Slow(usize);
+    impl ItemSink for Slow {
+        fn begin(&mut self, _set: bool) -> Result<(), QueryError> {
+            Ok(())
+        }
+        fn item(&mut self, _item: &Edn) -> Result<(), QueryError> {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            self.0 += 1;
+            Ok(())
+        }
+    }
+    let (_dir, db) = people(300);
+    let snapshot = db.db().unwrap();
+    let mut sink = Slow(0);
+    // 300 items, 2 ms each: 600 ms of handing on against a timeout of 300 ms.
+    let options = QueryOptions::default().part_rows(10).timeout_ms(300);
+    let answer = snapshot.q_each(
+        "[:find ?e ?n :where [?e :name ?n]]",
+        &[],
+        &options,
+        &mut sink,
+    );
+    assert!(matches!(answer, Ok(None)), "{answer:?}");
+    assert_eq!(sink.0, 300);
+}

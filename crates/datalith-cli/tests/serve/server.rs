@@ -37,7 +37,7 @@ pub fn start_in(dir: &Path, dbs: &[&str], extra: &[&str]) -> Result<Server, Stri
     start_in_env(dir, dbs, extra, &[])
 }
 
-fn start_in_env(
+pub fn start_in_env(
     dir: &Path,
     dbs: &[&str],
     extra: &[&str],

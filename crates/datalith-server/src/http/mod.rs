@@ -21,6 +21,7 @@ mod cancel;
 mod copy;
 mod handlers;
 mod in_place;
+mod outlet;
 mod pipeline;
 mod respond;
 mod stream;

@@ -18,11 +18,13 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::cancel::CancelOnDrop;
 use super::in_place::{self, InPlace};
+use super::outlet::RequestOutlet;
 use super::respond::{self, header};
 use super::AppState;
 use crate::auth::Access;
 use crate::error::{codes, Result, ServerError};
 use crate::format::negotiate::request_format;
+use crate::format::Format;
 use crate::ops::{Context, Databases, Op, Reply, Request, Source};
 
 /// Runs `op` on database `db` for the request, and answers.
@@ -37,7 +39,7 @@ pub async fn run(
     let mut token = None;
     let response = match respond::format_for(&headers) {
         Ok(format) => {
-            let outcome = attempt(&state, op, &db, &headers, body, &mut token).await;
+            let outcome = attempt(&state, op, &db, &headers, body, format, &mut token).await;
             respond::write(format, outcome)
         }
         Err(e) => respond::error(crate::format::Format::Edn, &e),
@@ -65,6 +67,7 @@ async fn attempt(
     name: &str,
     headers: &HeaderMap,
     body: Body,
+    format: Format,
     token: &mut Option<String>,
 ) -> Result<Reply> {
     let access = authenticate(state, headers)?;
@@ -102,6 +105,7 @@ async fn attempt(
             cancel: &cancel,
             databases: &others,
             stop_early: Some(&over),
+            outlet: None,
         };
         let outcome = op.run(&source, &request, &cx);
         // Stopped for its time in place: run again on a blocking thread, below.
@@ -110,7 +114,9 @@ async fn attempt(
             return outcome;
         }
     }
-    let work = move || {
+    // The work holds its place until it ends: for an answer sent while it is written, until
+    // its last chunk (`outlet`).
+    let work = move |outlet: Option<&RequestOutlet>| {
         let _place = place;
         let cx = Context {
             name: &name,
@@ -118,21 +124,31 @@ async fn attempt(
             cancel: &cancel,
             databases: &others,
             stop_early: None,
+            outlet: outlet.map(|o| o as &dyn crate::ops::Outlet),
         };
         op.run(&source, &request, &cx)
     };
+    let failed = |e: &dyn std::fmt::Display| {
+        Err(ServerError::new(
+            codes::INTERNAL,
+            format!("the {} request failed inside the server: {e}", op.name()),
+        ))
+    };
     let outcome = if runs_in_place(op) {
-        tokio::task::block_in_place(work)
+        tokio::task::block_in_place(|| work(None))
     } else {
-        tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
-            Err(ServerError::new(
-                codes::INTERNAL,
-                format!("the {} request failed inside the server: {e}", op.name()),
-            ))
-        })
+        // The reply comes when the work ends, or earlier: when its answer outgrows a chunk.
+        let (outlet, reply) = RequestOutlet::new(format, guard.flag());
+        let _detached = tokio::task::spawn_blocking(move || {
+            let outcome = work(Some(&outlet));
+            outlet.reply(outcome);
+        });
+        // Without a reply the work panicked (its outlet dropped unsent).
+        reply.await.unwrap_or_else(|e| failed(&e))
     };
     drop(guard);
-    if let Some(key) = pace_key {
+    // An answer still being written took as long as its first chunk, not its run.
+    if let (Some(key), false) = (pace_key, matches!(outcome, Ok(Reply::Stream(_)))) {
         state.pace.note(key, started.elapsed());
     }
     outcome

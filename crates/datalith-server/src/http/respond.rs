@@ -7,8 +7,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use datalith::edn::Edn;
 
-use super::stream::Streamed;
-use crate::error::{status, Result, ServerError};
+use super::stream::{Sending, Streamed};
+use crate::error::{codes, status, Result, ServerError};
 use crate::format::negotiate::{request_format, response_format};
 use crate::format::Format;
 use crate::ops::Reply;
@@ -42,6 +42,24 @@ pub fn write(format: Format, result: Result<Reply>) -> Response {
             Err(value) => return body(StatusCode::OK, format, &value),
         },
         Ok(Reply::Rows { rows, basis }) => Streamed::rows(format, rows, basis),
+        Ok(Reply::Text(text)) => {
+            return (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], text).into_response()
+        }
+        Ok(Reply::Stream(chunks)) => {
+            return (
+                StatusCode::OK,
+                [(CONTENT_TYPE, format.media_type())],
+                axum::body::Body::new(Sending::new(chunks)),
+            )
+                .into_response()
+        }
+        Ok(Reply::Sent) => {
+            let e = ServerError::new(
+                codes::INTERNAL,
+                "an answer already sent was to be sent again".to_string(),
+            );
+            return error(format, &e);
+        }
         Err(e) => return error(format, &e),
     };
     send(format, streamed)

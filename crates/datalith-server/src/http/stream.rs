@@ -8,13 +8,15 @@
 //! the chunks' framing and a second write.
 //!
 //! A query whose result is a collection of its rows (`:find ?a ?b`, `:find [?a ...]`, pulls
-//! included; not paged, not explained) is not made into EDN before it is sent: its answer
-//! is the engine's last relation (`datalith::query::ResultRows`), each row made into its
-//! EDN item, pulled, written and freed as its chunk is written. What stays proportional to
-//! the result is that relation (built whole by the engine before the first byte is sent,
-//! within the query's memory limit); the EDN values and the text are a chunk's worth at a
-//! time. Other answers (aggregates, `:order-by`, pages, other operations) are made whole,
-//! and their text written a chunk at a time.
+//! included; not paged, not explained) is not made into EDN before it is sent. Run in place
+//! (expected short), its answer is the engine's last relation (`datalith::query::ResultRows`),
+//! each row made into its EDN item, pulled, written and freed as its chunk is written
+//! ([`Streamed::rows`]). On a blocking thread the query writes its answer as it runs
+//! ([`PushedText`], `http::outlet`), and once past its first chunk the answer is sent as it
+//! is written ([`Sending`]); the engine then makes the rows of a plan starting with an
+//! attribute scan a part at a time, so neither the rows nor their text are whole in memory.
+//! Other answers (aggregates, `:order-by`, pages, other operations) are made whole, and their
+//! text written a chunk at a time.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -27,6 +29,7 @@ use http_body::Frame;
 use crate::error::ServerError;
 use crate::format::Format;
 use crate::json;
+use crate::ops::Chunks;
 
 /// Results with more items than this are streamed; smaller ones are written whole (with a
 /// `Content-Length`).
@@ -135,27 +138,7 @@ impl Streamed {
         (before, key, kind, after): (&[(Edn, Edn)], &Edn, Kind, &[(Edn, Edn)]),
         items: Items,
     ) -> Streamed {
-        let (open, close) = kind.brackets(format);
-        let separator = match format {
-            Format::Edn => ", ",
-            Format::Json => ",",
-        };
-        let mut head = String::from("{");
-        for (k, v) in before {
-            entry_key(format, k, &mut head);
-            head.push_str(&format.write(v));
-            head.push_str(separator);
-        }
-        entry_key(format, key, &mut head);
-        head.push_str(open);
-        let mut tail = String::from(close);
-        for (k, v) in after {
-            tail.push_str(separator);
-            entry_key(format, k, &mut tail);
-            tail.push_str(&format.write(v));
-        }
-        // A line of its own, as whole answers end.
-        tail.push_str("}\n");
+        let (head, tail) = frame(format, (before, key, kind, after));
         Streamed {
             ready: None,
             head: Some(head),
@@ -234,6 +217,171 @@ impl http_body::Body for Streamed {
 
     fn is_end_stream(&self) -> bool {
         self.ready.is_none() && self.head.is_none() && self.tail.is_none()
+    }
+}
+
+/// The text before and after the items of the answer map `{BEFORE..., KEY ITEMS,
+/// AFTER...}` whose items under `key` are a collection of `kind`; the entries keep their
+/// order.
+fn frame(
+    format: Format,
+    (before, key, kind, after): (&[(Edn, Edn)], &Edn, Kind, &[(Edn, Edn)]),
+) -> (String, String) {
+    let (open, close) = kind.brackets(format);
+    let separator = match format {
+        Format::Edn => ", ",
+        Format::Json => ",",
+    };
+    let mut head = String::from("{");
+    for (k, v) in before {
+        entry_key(format, k, &mut head);
+        head.push_str(&format.write(v));
+        head.push_str(separator);
+    }
+    entry_key(format, key, &mut head);
+    head.push_str(open);
+    let mut tail = String::from(close);
+    for (k, v) in after {
+        tail.push_str(separator);
+        entry_key(format, k, &mut tail);
+        tail.push_str(&format.write(v));
+    }
+    // A line of its own, as whole answers end.
+    tail.push_str("}\n");
+    (head, tail)
+}
+
+/// A query's answer `{:result ITEMS, :basis-t BASIS}` written as the query hands it its
+/// items (`http::outlet`), taken a chunk (about [`CHUNK_BYTES`]) at a time: the text
+/// [`Streamed::rows`] writes for the same items.
+pub struct PushedText {
+    format: Format,
+    basis: u64,
+    out: String,
+    tail: String,
+    written: usize,
+}
+
+impl PushedText {
+    /// An answer of the value `basis`, in `format`.
+    pub fn new(format: Format, basis: u64) -> PushedText {
+        PushedText {
+            format,
+            basis,
+            out: String::new(),
+            tail: String::new(),
+            written: 0,
+        }
+    }
+
+    /// Starts the answer: its items are a set, or a vector.
+    pub fn begin(&mut self, set: bool) {
+        let kind = match set {
+            true => Kind::Set,
+            false => Kind::Vector,
+        };
+        let after = [(Edn::kw(":basis-t"), Edn::Long(self.basis as i64))];
+        let (head, tail) = frame(self.format, (&[], &Edn::kw(":result"), kind, &after));
+        self.out = head;
+        self.out.reserve(CHUNK_BYTES + 1024);
+        self.tail = tail;
+    }
+
+    /// Writes the next item.
+    pub fn item(&mut self, item: &Edn) {
+        if self.written > 0 {
+            self.out.push_str(match self.format {
+                Format::Edn => " ",
+                Format::Json => ",",
+            });
+        }
+        match self.format {
+            Format::Edn => write_edn(item, &mut self.out),
+            Format::Json => json::write_json(item, &mut self.out),
+        }
+        self.written += 1;
+    }
+
+    /// The text written so far, once it fills a chunk.
+    pub fn take_full(&mut self) -> Option<String> {
+        (self.out.len() >= CHUNK_BYTES)
+            .then(|| std::mem::replace(&mut self.out, String::with_capacity(CHUNK_BYTES + 1024)))
+    }
+
+    /// The rest of the answer, its end included.
+    pub fn finish(mut self) -> String {
+        self.out.push_str(&self.tail);
+        self.out
+    }
+}
+
+/// An answer sent as the query writes it ([`Chunks`]): the first chunk, then each chunk
+/// the query sends, until the one marked last. An error, or a query that ended without its
+/// last chunk, ends the body with an error: the connection is closed before the answer's
+/// end, so the client cannot take what it got for the whole answer. Dropped (sent, or its
+/// client gone), it tells the query to stop.
+pub struct Sending {
+    first: Option<String>,
+    rest: tokio::sync::mpsc::Receiver<crate::error::Result<(String, bool)>>,
+    gone: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ended: bool,
+}
+
+impl Sending {
+    /// The body of `chunks`.
+    pub fn new(chunks: Chunks) -> Sending {
+        Sending {
+            first: Some(chunks.first),
+            rest: chunks.rest,
+            gone: chunks.gone,
+            ended: false,
+        }
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.gone.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl http_body::Body for Sending {
+    type Data = Bytes;
+    type Error = ServerError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, ServerError>>> {
+        let this = self.get_mut();
+        if let Some(first) = this.first.take() {
+            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(first)))));
+        }
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        let failed = match this.rest.poll_recv(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Some(Ok((chunk, last)))) => {
+                this.ended = last;
+                return Poll::Ready(Some(Ok(Frame::data(Bytes::from(chunk)))));
+            }
+            Poll::Ready(Some(Err(e))) => e,
+            Poll::Ready(None) => ServerError::new(
+                crate::error::codes::INTERNAL,
+                "the query writing the answer ended before its last chunk".to_string(),
+            ),
+        };
+        crate::run::log(&format!(
+            "answer cut short: {}: {}",
+            failed.category, failed.message
+        ));
+        this.ended = true;
+        Poll::Ready(Some(Err(failed)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.first.is_none() && self.ended
     }
 }
 

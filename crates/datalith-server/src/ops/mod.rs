@@ -25,10 +25,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use datalith::edn::Edn;
-use datalith::query::ResultRows;
+use datalith::query::{ItemSink, ResultRows};
 
 use crate::auth::Role;
-use crate::error::{Result, ServerError};
+use crate::error::{codes, Result, ServerError};
 pub use request::Request;
 pub use source::Source;
 
@@ -63,6 +63,43 @@ pub struct Context<'a> {
     /// Asked by a query at each look of its budget: whether to stop now (a query run in
     /// place on a worker thread whose time there is up; `http::in_place`).
     pub stop_early: Option<&'a (dyn Fn() -> bool + Sync)>,
+    /// Where a query's large answer may go while the query still runs (on a blocking
+    /// thread; `None` in place and outside HTTP).
+    pub outlet: Option<&'a dyn Outlet>,
+}
+
+/// Where an answer goes while its operation still runs (`http::outlet`): a query hands its
+/// result's items to it as the engine makes them (`datalith::Db::q_each`), the answer's text
+/// is written as they come, and once it outgrows its first chunk the answer is sent (the
+/// status and that chunk) and the rest follows a chunk at a time, so neither the rows nor
+/// their text are ever whole in the server's memory.
+pub trait Outlet: Sync {
+    /// The answer `{:result ITEMS, :basis-t BASIS}` of a query, to be written.
+    fn answer(&self, basis: u64) -> Box<dyn AnswerOut + '_>;
+    /// Whether the query should stop: its client went away (before the answer was sent, or
+    /// while it was being sent).
+    fn gone(&self) -> bool;
+}
+
+/// An answer being written by a running query ([`Outlet::answer`]).
+pub trait AnswerOut: ItemSink {
+    /// Ends the answer once the query has ended (`ended`): the reply, which is the whole
+    /// answer when none of it was sent yet, or [`Reply::Sent`] (an error then ends the sent
+    /// answer, cutting its connection short).
+    fn end(self: Box<Self>, ended: Result<()>) -> Result<Reply>;
+}
+
+/// An answer sent as it is written ([`Reply::Stream`]): its first chunk, and the others as
+/// the query writes them, the last one marked so; an error ends it.
+#[derive(Debug)]
+pub struct Chunks {
+    /// The first chunk (the status went out with it).
+    pub first: String,
+    /// The next chunks: `(text, last)`.
+    pub rest: tokio::sync::mpsc::Receiver<Result<(String, bool)>>,
+    /// Set once the answer is no longer sent (finished, or its client gone): the query
+    /// writing it stops.
+    pub gone: Arc<AtomicBool>,
 }
 
 /// An operation of the API.
@@ -196,6 +233,13 @@ pub enum Reply {
         /// The database value they come from.
         basis: u64,
     },
+    /// The whole answer's text, in the request's format (a query's answer written from its
+    /// items as they were made, which ended within its first chunk).
+    Text(String),
+    /// An answer whose first chunk went out while the query still ran ([`Outlet`]).
+    Stream(Chunks),
+    /// The answer was sent as a [`Reply::Stream`] already: nothing more to reply.
+    Sent,
 }
 
 impl Reply {
@@ -206,6 +250,12 @@ impl Reply {
             Reply::Rows { rows, basis } => {
                 Ok(answer(rows.into_edn().map_err(ServerError::from)?, basis))
             }
+            Reply::Text(text) => datalith::edn::read_one(&text)
+                .map_err(|e| ServerError::new(codes::INTERNAL, e.to_string())),
+            Reply::Stream(_) | Reply::Sent => Err(ServerError::new(
+                codes::INTERNAL,
+                "an answer sent as it was written is no value".to_string(),
+            )),
         }
     }
 }

@@ -112,13 +112,11 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Reply
     let key = keepable.then(|| page_key(&text, &args_text, basis, request));
     // A whole answer is written as it is read: its rows are made into EDN then, not here.
     let rows = !paged && !explain;
-    let out = match named.iter().any(Option::is_some) {
-        false => match rows {
-            true => db.q_rows(&text, &args, &options)?,
-            false => Answer::Whole(db.q_with(&text, &args, &options)?),
-        },
+    let several = named.iter().any(Option::is_some);
+    let inputs = match several {
+        false => Vec::new(),
         true => {
-            let mut inputs = vec![Input::Db(db)];
+            let mut inputs = vec![Input::Db(db.clone())];
             for (arg, named) in args.iter().zip(&named) {
                 inputs.push(match named {
                     Some((name, None)) => Input::Db(cx.databases.source(name)?.latest()?),
@@ -128,11 +126,38 @@ pub fn run(source: &Source, request: &Request, cx: &Context<'_>) -> Result<Reply
                     None => Input::Value(arg.clone()),
                 });
             }
-            match rows {
-                true => datalith::q_rows(&text, &inputs, &options)?,
-                false => Answer::Whole(datalith::q_with(&text, &inputs, &options)?),
+            inputs
+        }
+    };
+    // On a blocking thread the answer is written while the query runs (`Outlet`); in place
+    // (a query expected to be short) its rows are written once made.
+    let outlet = cx.outlet.filter(|_| rows && cx.stop_early.is_none());
+    let out = match (outlet, several) {
+        (Some(outlet), _) => {
+            // The request's cancel flag is set once the answer is sent: the outlet says when
+            // its client is gone instead.
+            let gone = || outlet.gone();
+            let mut options = options.interrupt(&gone);
+            options.cancel = None;
+            let mut out = outlet.answer(basis);
+            let ran = match several {
+                false => db.q_each(&text, &args, &options, &mut *out),
+                true => datalith::q_each(&text, &inputs, &options, &mut *out),
+            };
+            match ran {
+                Ok(None) => return out.end(Ok(())),
+                Ok(Some(whole)) => Answer::Whole(whole),
+                Err(e) => return out.end(Err(e.into())),
             }
         }
+        (None, false) => match rows {
+            true => db.q_rows(&text, &args, &options)?,
+            false => Answer::Whole(db.q_with(&text, &args, &options)?),
+        },
+        (None, true) => match rows {
+            true => datalith::q_rows(&text, &inputs, &options)?,
+            false => Answer::Whole(datalith::q_with(&text, &inputs, &options)?),
+        },
     };
     let out = match out {
         Answer::Rows(rows) => return Ok(Reply::Rows { rows, basis }),

@@ -52,6 +52,7 @@ fn call_with(db: &Source, others: &dyn Databases, op: Op, body: &str) -> Result<
         cancel: &cancel,
         databases: others,
         stop_early: None,
+        outlet: None,
     };
     let request = Request::new(Some(read_one(body).unwrap()), op.fields())?;
     op.run(db, &request, &cx)?.into_edn()

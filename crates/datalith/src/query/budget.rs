@@ -93,6 +93,14 @@ impl<'a> Budget<'a> {
         }
     }
 
+    /// Moves the deadline `by` later: time the query spent waiting for its caller (handing
+    /// its items on, `exec::parts`), which is not the query's own.
+    pub fn postpone(&mut self, by: std::time::Duration) {
+        if let Some((at, _)) = &mut self.deadline {
+            *at = at.checked_add(by).unwrap_or_else(far_future);
+        }
+    }
+
     /// The budget that also asks `interrupt` at each look (a "yes" stops the query as
     /// cancelled).
     pub fn with_interrupt(mut self, interrupt: Option<Interrupt<'a>>) -> Budget<'a> {

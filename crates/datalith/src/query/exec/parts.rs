@@ -104,7 +104,11 @@ impl<'a> Ctx<'a> {
                 assert_eq!(run, 0, "a query read in parts changed its first step");
                 return emit(out);
             }
+            // The time the caller takes with the items is not the query's (a server writing
+            // them waits for its client).
+            let handing = std::time::Instant::now();
             emit(out)?;
+            self.budget.postpone(handing.elapsed());
             // What the handed-on rows held is let go.
             self.budget.settle(base, 0);
             match part.next.take() {
