@@ -26,6 +26,47 @@ impl Format {
         }
     }
 
+    /// `value` written in this format at the end of `out` (an answer written piece by
+    /// piece, into one buffer).
+    pub fn write_into(self, value: &Edn, out: &mut String) {
+        match self {
+            Format::Edn => datalith::edn::write_edn(value, out),
+            Format::Json => json::write_json(value, out),
+        }
+    }
+
+    /// A map entry's key and what separates it from its value, at the end of `out`: `:k `
+    /// in EDN, `":k":` in JSON (an answer's keys are keywords, which a JSON object holds as
+    /// their text).
+    pub fn entry_key(self, key: &Edn, out: &mut String) {
+        match self {
+            Format::Edn => {
+                datalith::edn::write_edn(key, out);
+                out.push(' ');
+            }
+            Format::Json => {
+                json::write_json(&Edn::String(key.to_string()), out);
+                out.push(':');
+            }
+        }
+    }
+
+    /// What separates a map's entries.
+    pub fn entry_separator(self) -> &'static str {
+        match self {
+            Format::Edn => ", ",
+            Format::Json => ",",
+        }
+    }
+
+    /// What separates a collection's items.
+    pub fn item_separator(self) -> &'static str {
+        match self {
+            Format::Edn => " ",
+            Format::Json => ",",
+        }
+    }
+
     /// `value` written in this format.
     pub fn write(self, value: &Edn) -> String {
         match self {

@@ -106,6 +106,7 @@ async fn attempt(
             databases: &others,
             stop_early: Some(&over),
             outlet: None,
+            format,
         };
         let outcome = op.run(&source, &request, &cx);
         // Stopped for its time in place: run again on a blocking thread, below.
@@ -125,6 +126,7 @@ async fn attempt(
             databases: &others,
             stop_early: None,
             outlet: outlet.map(|o| o as &dyn crate::ops::Outlet),
+            format,
         };
         op.run(&source, &request, &cx)
     };

@@ -22,13 +22,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::body::Bytes;
-use datalith::edn::{to_edn_string, write_edn, Edn};
+use datalith::edn::Edn;
 use datalith::query::ResultRows;
 use http_body::Frame;
 
 use crate::error::ServerError;
 use crate::format::Format;
-use crate::json;
 use crate::ops::Chunks;
 
 /// Results with more items than this are streamed; smaller ones are written whole (with a
@@ -71,10 +70,7 @@ impl Items {
                 out.push_str(separator);
             }
             // Written into the chunk, not into a string of its own.
-            match format {
-                Format::Edn => write_edn(item, out),
-                Format::Json => json::write_json(item, out),
-            }
+            format.write_into(item, out);
         };
         match self {
             Items::Values(values) => Ok(values.next().map(|item| write(&item)).is_some()),
@@ -171,10 +167,7 @@ impl Streamed {
         let mut out = self.head.take().unwrap_or_default();
         // Room for the whole chunk at once, rather than growing (and copying) it as it fills.
         out.reserve(CHUNK_BYTES + 1024);
-        let separator = match self.format {
-            Format::Edn => " ",
-            Format::Json => ",",
-        };
+        let separator = self.format.item_separator();
         while out.len() < CHUNK_BYTES {
             let before = (self.written > 0).then_some(separator);
             if self.items.write_next(self.format, before, &mut out)? {
@@ -228,23 +221,20 @@ fn frame(
     (before, key, kind, after): (&[(Edn, Edn)], &Edn, Kind, &[(Edn, Edn)]),
 ) -> (String, String) {
     let (open, close) = kind.brackets(format);
-    let separator = match format {
-        Format::Edn => ", ",
-        Format::Json => ",",
-    };
+    let separator = format.entry_separator();
     let mut head = String::from("{");
     for (k, v) in before {
-        entry_key(format, k, &mut head);
-        head.push_str(&format.write(v));
+        format.entry_key(k, &mut head);
+        format.write_into(v, &mut head);
         head.push_str(separator);
     }
-    entry_key(format, key, &mut head);
+    format.entry_key(key, &mut head);
     head.push_str(open);
     let mut tail = String::from(close);
     for (k, v) in after {
         tail.push_str(separator);
-        entry_key(format, k, &mut tail);
-        tail.push_str(&format.write(v));
+        format.entry_key(k, &mut tail);
+        format.write_into(v, &mut tail);
     }
     // A line of its own, as whole answers end.
     tail.push_str("}\n");
@@ -290,15 +280,9 @@ impl PushedText {
     /// Writes the next item.
     pub fn item(&mut self, item: &Edn) {
         if self.written > 0 {
-            self.out.push_str(match self.format {
-                Format::Edn => " ",
-                Format::Json => ",",
-            });
+            self.out.push_str(self.format.item_separator());
         }
-        match self.format {
-            Format::Edn => write_edn(item, &mut self.out),
-            Format::Json => json::write_json(item, &mut self.out),
-        }
+        self.format.write_into(item, &mut self.out);
         self.written += 1;
     }
 
@@ -403,21 +387,6 @@ impl Kind {
             (Format::Json, Kind::Set) => (r##"{"#set":["##, "]}"),
             (Format::Json, Kind::Vector) => ("[", "]"),
             (Format::Json, Kind::List) => (r##"{"#list":["##, "]}"),
-        }
-    }
-}
-
-/// A map entry's key and what separates it from its value: `:k ` in EDN, `":k":` in JSON
-/// (an answer's keys are keywords, which a JSON object holds as their text).
-fn entry_key(format: Format, key: &Edn, out: &mut String) {
-    match format {
-        Format::Edn => {
-            out.push_str(&to_edn_string(key));
-            out.push(' ');
-        }
-        Format::Json => {
-            out.push_str(&json::to_json_string(&Edn::String(key.to_string())));
-            out.push(':');
         }
     }
 }

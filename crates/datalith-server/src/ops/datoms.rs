@@ -215,12 +215,20 @@ fn walk(db: &Db, index: Index, c: &Components, want: usize) -> Result<Vec<Datom>
     Ok(out)
 }
 
+/// A datom's attribute as the answers name it: its ident (its id when the schema has none).
+pub fn attr_edn(schema: &Schema, a: u32) -> Edn {
+    schema
+        .get(a)
+        .map_or_else(|| Edn::Long(a as i64), |x| Edn::Keyword(x.ident.clone()))
+}
+
 /// A datom as `[e :attribute v]`, or `[e :attribute v tx added]` with `with_tx`.
 pub fn datom_edn(schema: &Schema, d: &Datom, with_tx: bool) -> Edn {
-    let attr = schema
-        .get(d.a)
-        .map_or_else(|| Edn::Long(d.a as i64), |x| Edn::Keyword(x.ident.clone()));
-    let mut items = vec![Edn::Long(d.e as i64), attr, edn_from_value(&d.v)];
+    let mut items = vec![
+        Edn::Long(d.e as i64),
+        attr_edn(schema, d.a),
+        edn_from_value(&d.v),
+    ];
     if with_tx {
         items.push(Edn::Long(d.tx as i64));
         items.push(Edn::Bool(d.added));

@@ -66,6 +66,9 @@ pub struct Context<'a> {
     /// Where a query's large answer may go while the query still runs (on a blocking
     /// thread; `None` in place and outside HTTP).
     pub outlet: Option<&'a dyn Outlet>,
+    /// The answer's format (an answer written as text by its operation: a transaction's
+    /// report).
+    pub format: crate::format::Format,
 }
 
 /// Where an answer goes while its operation still runs (`http::outlet`): a query hands its
@@ -201,7 +204,7 @@ impl Op {
     pub fn run(self, source: &Source, request: &Request, cx: &Context<'_>) -> Result<Reply> {
         let value = match self {
             Op::Q => return q::run(source, request, cx),
-            Op::Transact => transact::run(source, request),
+            Op::Transact => return transact::run(source, request, cx.format),
             Op::Pull => pull::one(source, request),
             Op::PullMany => pull::many(source, request),
             Op::Datoms => datoms::run(source, request),

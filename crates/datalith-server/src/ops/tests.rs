@@ -53,6 +53,7 @@ fn call_with(db: &Source, others: &dyn Databases, op: Op, body: &str) -> Result<
         databases: others,
         stop_early: None,
         outlet: None,
+        format: crate::format::Format::Edn,
     };
     let request = Request::new(Some(read_one(body).unwrap()), op.fields())?;
     op.run(db, &request, &cx)?.into_edn()
