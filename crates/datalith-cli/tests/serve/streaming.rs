@@ -226,6 +226,64 @@ fn pages_of_one_value_add_up_to_its_result() {
     assert!(e.message.contains("page a collection result"), "{e}");
 }
 
+/// What a `q` answer cost the server while a client read it.
+struct Watched {
+    /// The answer's bytes.
+    bytes: u64,
+    /// How often `marker` occurs in it.
+    count: u64,
+    /// Its first and last 40 bytes.
+    first: String,
+    last: String,
+    /// The most the server's anonymous memory grew while it answered.
+    rise: u64,
+}
+
+/// Asks `body` of the server and reads the answer to its end while sampling the server's
+/// anonymous memory (the data file's pages the answer reads count in `VmRSS` too), counting
+/// `marker` in it.
+fn watch_answer(s: &server::Server, body: &str, marker: &[u8]) -> Watched {
+    let pid = s.pid();
+    let baseline = status_bytes(pid, "RssAnon");
+    let sampler = Most::sample(pid, "RssAnon", Duration::from_millis(5));
+    let mut response = post_q(s, body);
+    assert_eq!(response.status().as_u16(), 200);
+    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut bytes, mut count, mut first, mut last) = (0u64, 0u64, String::new(), Vec::new());
+    // The end of the previous read, so that a marker split between reads counts.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let n = reader.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        if first.is_empty() {
+            first = String::from_utf8_lossy(&buf[..n.min(40)]).into_owned();
+        }
+        carry.extend_from_slice(&buf[..n]);
+        count += carry.windows(marker.len()).filter(|w| *w == marker).count() as u64;
+        carry.drain(..carry.len().saturating_sub(marker.len() - 1));
+        last = buf[n.saturating_sub(40)..n].to_vec();
+        bytes += n as u64;
+    }
+    let most = sampler.stop();
+    eprintln!(
+        "{:.1} MiB of EDN; server anonymous memory {:.1} MiB before, +{:.1} MiB at most while \
+         answering",
+        mib(bytes),
+        mib(baseline),
+        mib(most.saturating_sub(baseline)),
+    );
+    Watched {
+        bytes,
+        count,
+        first,
+        last: String::from_utf8_lossy(&last).into_owned(),
+        rise: most.saturating_sub(baseline),
+    }
+}
+
 #[test]
 fn a_pulled_answer_is_made_as_it_is_written() {
     // As above: one query thread, freed memory handed back at once.
@@ -253,52 +311,22 @@ fn a_pulled_answer_is_made_as_it_is_written() {
     // The writes reach the data file first (an answer read over writes still waiting for it
     // would hold their overlay too).
     std::thread::sleep(Duration::from_secs(2));
-    let pid = s.pid();
-    // Anonymous memory only: the data file's pages the answer reads count in `VmRSS` too.
-    let baseline = status_bytes(pid, "RssAnon");
-    let sampler = Most::sample(pid, "RssAnon", Duration::from_millis(5));
-    let mut response = post_q(
+    // Each pulled map opens with `{:bio`; the answer itself with `{:result`.
+    let w = watch_answer(
         &s,
         r#"{:query "[:find [(pull ?e [:bio]) ...] :where [?e :bio]]"}"#,
+        b"{:bio",
     );
-    assert_eq!(response.status().as_u16(), 200);
-    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
-    let mut buf = vec![0u8; 64 * 1024];
-    let (mut bytes, mut maps, mut last) = (0u64, 0u64, Vec::new());
-    // The end of the previous read, so that a map's opening split between reads counts.
-    let mut carry: Vec<u8> = Vec::new();
-    loop {
-        let n = reader.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        carry.extend_from_slice(&buf[..n]);
-        // Each pulled map opens with `{:bio`; the answer itself with `{:result`.
-        maps += carry.windows(5).filter(|w| w == b"{:bio").count() as u64;
-        carry.drain(..carry.len().saturating_sub(4));
-        last = buf[n.saturating_sub(40)..n].to_vec();
-        bytes += n as u64;
-    }
-    let most = sampler.stop();
-    let last = String::from_utf8_lossy(&last);
-    assert_eq!(maps, ENTITIES as u64, "...{last}");
-    assert!(last.contains(":basis-t"), "{last}");
-    let rise = most.saturating_sub(baseline);
-    eprintln!(
-        "{ENTITIES} pulled maps, {:.1} MiB of EDN; server anonymous memory {:.1} MiB before, \
-         +{:.1} MiB at most while answering",
-        mib(bytes),
-        mib(baseline),
-        mib(rise),
-    );
+    assert_eq!(w.count, ENTITIES as u64, "...{}", w.last);
+    assert!(w.last.contains(":basis-t"), "{}", w.last);
     // The engine's rows are one entity id each (~56 bytes a row, 5.3 MiB); the pulled maps
     // are made a chunk at a time as they are written. Made whole first, the maps alone are
     // larger than their text (~21 MiB): so the server holds less than half the text.
     assert!(
-        rise < bytes / 2,
+        w.rise < w.bytes / 2,
         "the server grew by {:.1} MiB answering {:.1} MiB",
-        mib(rise),
-        mib(bytes)
+        mib(w.rise),
+        mib(w.bytes)
     );
 }
 
@@ -335,47 +363,18 @@ fn a_scanned_answer_is_made_a_part_at_a_time() {
         &[("MIMALLOC_PURGE_DELAY", "0")],
     )
     .expect("the server starts");
-    let pid = s.pid();
-    let baseline = status_bytes(pid, "RssAnon");
-    let sampler = Most::sample(pid, "RssAnon", Duration::from_millis(5));
-    let mut response = post_q(&s, r#"{:query "[:find ?e ?n :where [?e :n ?n]]"}"#);
-    assert_eq!(response.status().as_u16(), 200);
-    let mut reader = response.body_mut().with_config().limit(u64::MAX).reader();
-    let mut buf = vec![0u8; 64 * 1024];
-    let (mut bytes, mut rows, mut first, mut last) = (0u64, 0u64, String::new(), Vec::new());
-    loop {
-        let n = reader.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        if first.is_empty() {
-            first = String::from_utf8_lossy(&buf[..n.min(40)]).into_owned();
-        }
-        // Each row is a tuple `[e n]`.
-        rows += buf[..n].iter().filter(|b| **b == b'[').count() as u64;
-        last = buf[n.saturating_sub(40)..n].to_vec();
-        bytes += n as u64;
-    }
-    let most = sampler.stop();
-    let last = String::from_utf8_lossy(&last);
-    assert_eq!(rows, ENTITIES, "{first} ... {last}");
-    assert!(first.starts_with("{:result #{["), "{first}");
-    assert!(last.contains(":basis-t"), "{last}");
-    let rise = most.saturating_sub(baseline);
-    eprintln!(
-        "{ENTITIES} rows of a scan, {:.1} MiB of EDN; server anonymous memory {:.1} MiB before, \
-         +{:.1} MiB at most while answering",
-        mib(bytes),
-        mib(baseline),
-        mib(rise),
-    );
-    // Made whole, the rows alone (two values each, ~100 bytes a row) are four times their
-    // text (~22 MiB); a part's (32,768 datoms of the scan) are ~3 MiB, written and sent
-    // before the next part is read. So: less than half the text.
+    // Each row is a tuple `[e n]`.
+    let w = watch_answer(&s, r#"{:query "[:find ?e ?n :where [?e :n ?n]]"}"#, b"[");
+    assert_eq!(w.count, ENTITIES, "{} ... {}", w.first, w.last);
+    assert!(w.first.starts_with("{:result #{["), "{}", w.first);
+    assert!(w.last.contains(":basis-t"), "{}", w.last);
+    // Made whole, the rows alone (two values each, ~100 bytes a row: +85 MiB on 2026-12-06)
+    // are five times their text (16 MiB); a part's (32,768 datoms of the scan) are ~3 MiB,
+    // written and sent before the next part is read. So: less than half the text.
     assert!(
-        rise < bytes / 2,
+        w.rise < w.bytes / 2,
         "the server grew by {:.1} MiB answering {:.1} MiB",
-        mib(rise),
-        mib(bytes)
+        mib(w.rise),
+        mib(w.bytes)
     );
 }
