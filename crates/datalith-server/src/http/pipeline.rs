@@ -4,7 +4,9 @@
 //! block: a query computes, a transaction waits for its group's sync; a transaction on the
 //! worker thread itself, `runs_in_place`; a query expected to be short there first, for at
 //! most a budget, `in_place`), holding its place until it ends even if the client has gone
-//! (whose query the cancel guard stops).
+//! (whose query the cancel guard stops). On a blocking thread the reply comes when the
+//! operation ends, or earlier, when a query's answer outgrows its first chunk and is sent
+//! while the query goes on writing it (`outlet`).
 
 use std::sync::Arc;
 use std::time::Instant;
