@@ -1,6 +1,7 @@
 //! One database value on the server: what `datalith::Db` is in a process.
 
 use datalith::edn::{edn_from_value, Edn};
+use datalith::query::ItemSink;
 use datalith::Eid;
 
 use crate::connection::Connection;
@@ -89,6 +90,35 @@ impl RemoteDb {
                 (Edn::kw(":args"), Edn::Vector(inputs.to_vec())),
             ],
         )
+    }
+
+    /// [`RemoteDb::q`], handing a collection result's items to `sink` as the answer
+    /// arrives, as `Db::q_each` does in a process: when the query's result comes in rows
+    /// (`datalith::query::QueryAst::comes_in_rows`: a relation or `[?x ...]`, no aggregate,
+    /// `:order-by`, `:limit`, `:offset` or `:keys`), each item is read as soon as its text is
+    /// whole and handed on, and `None` is returned; the server writes such an answer as its
+    /// query runs, so neither side holds the whole result. Any other query's result comes
+    /// whole (`Some`), and the sink sees nothing. A sink's error stops the reading (the
+    /// connection is dropped) and is returned under its category.
+    pub fn q_each(
+        &self,
+        query: &str,
+        inputs: &[Edn],
+        sink: &mut dyn ItemSink,
+    ) -> Result<Option<Edn>, ClientError> {
+        let in_rows = datalith::query::parse(query).is_ok_and(|ast| ast.comes_in_rows());
+        if !in_rows {
+            return self.q(query, inputs).map(Some);
+        }
+        let fields = vec![
+            (Edn::kw(":query"), Edn::String(query.to_string())),
+            (Edn::kw(":args"), Edn::Vector(inputs.to_vec())),
+            (Edn::kw(":basis-t"), Edn::Long(self.basis as i64)),
+        ];
+        self.connection
+            .http
+            .post_each(&self.connection.path("q"), &Edn::Map(fields), sink)?;
+        Ok(None)
     }
 
     /// Runs a query and answers its result with the plan the engine followed (as

@@ -45,6 +45,18 @@ impl ClientError {
         }
     }
 
+    /// The error a query's item sink stopped the reading with, under its own category.
+    pub(crate) fn of_query(e: &datalith::query::QueryError) -> ClientError {
+        let category = e.category();
+        ClientError {
+            status: 0,
+            code: Some(category.code.to_string()),
+            anomaly: Some(category.anomaly.code().to_string()),
+            message: e.to_string(),
+            data: Box::new(Edn::Nil),
+        }
+    }
+
     /// No answer (the server cannot be reached, the connection broke), or one that is not
     /// EDN.
     pub(crate) fn transport(message: impl Into<String>) -> ClientError {

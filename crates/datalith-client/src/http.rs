@@ -8,6 +8,7 @@ use std::time::Duration;
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 
 use datalith::edn::{read_one, to_edn_string, Edn};
+use datalith::query::ItemSink;
 
 use crate::error::ClientError;
 
@@ -74,6 +75,43 @@ impl Http {
         }
         let response = request.send(text).map_err(|e| self.sent(path, e))?;
         self.read_answer(path, response).map_err(Sent::Failed)
+    }
+
+    /// `POST path` with `body` for a query whose answer is `{:result ITEMS, :basis-t B}`,
+    /// ITEMS a set or a vector: each item handed to `sink` as its text arrives, so the
+    /// answer is never whole in memory. An error answer is the error; an answer that breaks
+    /// off, or does not read, is a transport error; a sink's error stops the reading (the
+    /// connection is dropped) and is the call's error.
+    pub(crate) fn post_each(
+        &self,
+        path: &str,
+        body: &Edn,
+        sink: &mut dyn ItemSink,
+    ) -> Result<(), ClientError> {
+        let mut request = self
+            .agent
+            .post(format!("{}{path}", self.base))
+            .header("Content-Type", "application/edn")
+            .header("Accept", "application/edn")
+            .config()
+            .timeout_recv_body(None)
+            .build();
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", format!("Bearer {token}"));
+        }
+        let mut response = request
+            .send(to_edn_string(body))
+            .map_err(|e| self.failed(path, e))?;
+        if response.status().as_u16() != 200 {
+            return self.read_answer(path, response).map(|_| ());
+        }
+        let reader = response.body_mut().with_config().limit(u64::MAX).reader();
+        crate::items::hand_on(reader, sink).map_err(|e| match e {
+            crate::items::Failed::Sink(e) => ClientError::of_query(&e),
+            crate::items::Failed::Answer(message) => {
+                ClientError::transport(format!("{}{path}: {message}", self.base))
+            }
+        })
     }
 
     /// `GET path` (a read), answered with a map.

@@ -14,6 +14,10 @@
 //! # }
 //! ```
 //!
+//! [`RemoteDb::q_each`] is `Db::q_each`: a large result's items handed to an
+//! `ItemSink` as the answer arrives, which the server writes as its query runs, so neither
+//! side holds the whole result.
+//!
 //! A database's key-value tables are there too, by the embedded API's names:
 //! [`Connection::kv_table`] is `Database::kv_table` ([`KvTable`]: `get`, `put`, `delete`,
 //! `write`, `range` by `Bound`s and `Direction`, `len`, `count_range`).
@@ -51,6 +55,7 @@ mod connection;
 mod db;
 mod error;
 mod http;
+mod items;
 mod kv;
 mod report;
 

@@ -180,6 +180,20 @@ fn handed_items_are_the_querys_items_whatever_the_parts_and_threads() {
     }
 }
 
+/// The parsed query says ahead of the run which results come in rows (what a client asks
+/// before the answer arrives).
+#[test]
+fn the_parsed_query_tells_which_results_come_in_rows() {
+    for (query, _) in HANDED {
+        let ast = datalith::query::parse(query).unwrap();
+        assert!(ast.comes_in_rows(), "{query}");
+    }
+    for query in WHOLE {
+        let ast = datalith::query::parse(query).unwrap();
+        assert!(!ast.comes_in_rows(), "{query}");
+    }
+}
+
 #[test]
 fn other_shapes_come_whole_and_the_sink_sees_nothing() {
     let (_dir, db) = people(60);

@@ -175,3 +175,102 @@ fn a_value_of_another_database_is_a_query_input_as_in_the_embedded_q() {
         read_one(r#"#{["Ann" "Ann the producer"]}"#).unwrap()
     );
 }
+
+/// Collects what `q_each` hands on.
+#[derive(Default)]
+struct Collect {
+    set: Option<bool>,
+    items: Vec<datalith::edn::Edn>,
+    /// Fail with `Cancelled` at this item.
+    stop_at: Option<usize>,
+}
+
+impl datalith::query::ItemSink for Collect {
+    fn begin(&mut self, set: bool) -> Result<(), datalith::query::QueryError> {
+        self.set = Some(set);
+        Ok(())
+    }
+
+    fn item(&mut self, item: &datalith::edn::Edn) -> Result<(), datalith::query::QueryError> {
+        if self.stop_at == Some(self.items.len()) {
+            return Err(datalith::query::QueryError::Cancelled);
+        }
+        self.items.push(item.clone());
+        Ok(())
+    }
+}
+
+/// `RemoteDb::q_each` gives the items `q` gives, for an answer of many chunks and one of a
+/// few items; other results whole; a sink's error under its category.
+#[test]
+fn the_clients_q_each_mirrors_the_embedded_one() {
+    let s = server::start(&["people"], &[]);
+    let people = Client::new(&s.base).database("people");
+    people
+        .transact(
+            "[{:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+              {:db/ident :s :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
+        )
+        .unwrap();
+    // 20,000 rows of about 50 bytes: an answer of many 64 KiB chunks.
+    for chunk in 0..4 {
+        let maps: Vec<String> = (0..5_000)
+            .map(|i| format!("{{:n {} :s \"row é {}\"}}", chunk * 5_000 + i, i % 7))
+            .collect();
+        people
+            .transact(format!("[{}]", maps.join(" ")).as_str())
+            .unwrap();
+    }
+    let db = people.db().unwrap();
+    let sorted = |items: &[datalith::edn::Edn]| {
+        let mut v: Vec<String> = items.iter().map(|i| i.to_string()).collect();
+        v.sort();
+        v
+    };
+    for (query, set) in [
+        ("[:find ?e ?n ?s :where [?e :n ?n] [?e :s ?s]]", true),
+        ("[:find [?n ...] :where [_ :n ?n] [(< ?n 5)]]", false),
+        ("[:find ?s :where [_ :s ?s]]", true),
+    ] {
+        let whole = db.q(query, &[]).unwrap();
+        let (datalith::edn::Edn::Set(expected) | datalith::edn::Edn::Vector(expected)) = whole
+        else {
+            panic!("{whole}")
+        };
+        let mut sink = Collect::default();
+        assert_eq!(db.q_each(query, &[], &mut sink).unwrap(), None, "{query}");
+        assert_eq!(sink.set, Some(set), "{query}");
+        assert_eq!(sorted(&sink.items), sorted(&expected), "{query}");
+    }
+    // Not rows: whole.
+    let mut sink = Collect::default();
+    let count = db
+        .q_each("[:find (count ?e) . :where [?e :n]]", &[], &mut sink)
+        .unwrap();
+    assert_eq!(count, Some(read_one("20000").unwrap()));
+    assert!(sink.items.is_empty() && sink.set.is_none());
+    // A sink's error stops the reading and keeps its category.
+    let mut sink = Collect {
+        stop_at: Some(100),
+        ..Collect::default()
+    };
+    let e = db
+        .q_each("[:find ?e ?n :where [?e :n ?n]]", &[], &mut sink)
+        .unwrap_err();
+    assert_eq!(e.code.as_deref(), Some(":datalith.error/cancelled"), "{e}");
+    assert_eq!(sink.items.len(), 100);
+    // The server's errors keep theirs.
+    let e = db
+        .q_each(
+            "[:find ?e :where [?e :no-such ?x]]",
+            &[],
+            &mut Collect::default(),
+        )
+        .unwrap_err();
+    assert!(e.code.is_some(), "{e}");
+    // And the server goes on answering on the same client.
+    assert_eq!(
+        db.q("[:find (count ?e) . :where [?e :s]]", &[]).unwrap(),
+        read_one("20000").unwrap()
+    );
+}

@@ -16,7 +16,9 @@ pub use convert::{edn_from_value, value_from_edn};
 pub use deserialize::{from_edn, DeserializeError};
 pub use print::{inst_text, to_edn_string, to_json, write_edn, write_escaped};
 pub(crate) use read::read_one_spanned;
-pub use read::{civil_from_days, is_complete, parse_inst, read_all, read_one, ReadError};
+pub use read::{
+    civil_from_days, is_complete, parse_inst, read_all, read_one, read_prefix, ReadError,
+};
 pub use serialize::{to_edn, SerializeError};
 pub use value::Edn;
 

@@ -617,12 +617,30 @@ pub fn read_all(s: &str) -> Result<Vec<Edn>, ReadError> {
 pub fn is_complete(s: &str) -> bool {
     match read_all(s) {
         Ok(_) => true,
-        Err(e) => {
-            !(e.message.starts_with("unclosed")
-                || e.message.starts_with("unterminated")
-                || e.message.contains("end of input"))
-        }
+        Err(e) => !runs_out(&e),
     }
+}
+
+/// The first form of `s` and the bytes it took (the spacing before it included), or `None`
+/// when `s` ends before the form does (a collection or string left open, or nothing but
+/// spacing): for text read as it arrives, such as a server's answer. A token at the very end
+/// of `s` counts as whole (`12` may be the start of `123`): give text that ends with spacing
+/// or a closing delimiter, or the whole of it.
+pub fn read_prefix(s: &str) -> Result<Option<(Edn, usize)>, ReadError> {
+    let mut r = Reader::new(s, None);
+    match r.next() {
+        Ok(Some(v)) => Ok(Some((v, r.pos))),
+        Ok(None) => Ok(None),
+        Err(e) if runs_out(&e) => Ok(None),
+        Err(e) => Err(*e),
+    }
+}
+
+/// Whether the error is the text ending before its form did.
+fn runs_out(e: &ReadError) -> bool {
+    e.message.starts_with("unclosed")
+        || e.message.starts_with("unterminated")
+        || e.message.contains("end of input")
 }
 
 /// Parses an RFC 3339 timestamp (`2024-01-02T03:04:05.678Z`, offsets, or a bare date) to

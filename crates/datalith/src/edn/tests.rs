@@ -119,6 +119,39 @@ fn completeness_for_multi_line_input() {
     );
 }
 
+#[test]
+fn a_prefix_reads_its_first_form_or_waits_for_more() {
+    // (text, the form and the bytes it took, or None: more text is needed)
+    let cases: Vec<(&str, Option<(&str, usize)>)> = vec![
+        ("[1 2] [3", Some(("[1 2]", 5))),
+        ("  \"a b\" x", Some(("\"a b\"", 7))),
+        ("#{[1 \"x", None),
+        ("\"open", None),
+        ("[1 [2", None),
+        ("   ", None),
+        ("", None),
+        ("{:a 1} ", Some(("{:a 1}", 6))),
+        ("17 ", Some(("17", 2))),
+    ];
+    for (text, want) in cases {
+        let got = read_prefix(text).unwrap();
+        let want = want.map(|(form, used)| (read_one(form).unwrap(), used));
+        assert_eq!(got, want, "{text:?}");
+    }
+    // A syntax error is an error, not a wait for more.
+    assert!(read_prefix("] x").is_err());
+    // Pieces read form by form give the forms of the whole.
+    let whole =
+        "[1 \"two three\" #{:four}] {:five [5.5 #inst \"2020-01-02T00:00:00.000-00:00\"]} \\c ";
+    let mut at = 0;
+    let mut forms = Vec::new();
+    while let Some((form, used)) = read_prefix(&whole[at..]).unwrap() {
+        forms.push(form);
+        at += used;
+    }
+    assert_eq!(forms, read_all(whole).unwrap());
+}
+
 fn edn() -> impl Strategy<Value = Edn> {
     let leaf = prop_oneof![
         Just(Edn::Nil),

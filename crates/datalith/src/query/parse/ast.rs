@@ -191,6 +191,23 @@ impl ClauseKind {
 }
 
 impl QueryAst {
+    /// Whether the result is a collection of the engine's rows, which `Db::q_rows` and
+    /// `Db::q_each` give an item at a time: a relation or `[?x ...]`, no aggregate, no
+    /// `:order-by`, `:limit`, `:offset` or `:keys` (the `ResultRows::fit` of the query as
+    /// written, for a client that must know it before the answer comes).
+    pub fn comes_in_rows(&self) -> bool {
+        matches!(self.find.shape, FindShape::Relation | FindShape::Collection)
+            && !self
+                .find
+                .forms
+                .iter()
+                .any(|f| matches!(f, FindForm::Aggregate { .. }))
+            && self.order_by.is_empty()
+            && self.limit.is_none()
+            && self.offset.is_none()
+            && self.keys.is_none()
+    }
+
     /// The text the query was read from, when it was read from text.
     pub fn text(&self) -> Option<&str> {
         self.text.as_deref()
