@@ -51,6 +51,52 @@ impl Db {
         run_query(py, query, Some(self.value()), inputs, timeout_ms)
     }
 
+    /// Runs a query as `q`, calling `each` with every item of a result that comes in rows (a
+    /// set of tuples, or `[?x ...]`; no aggregate, `:order-by`, `:limit`, `:offset` or
+    /// `:keys`) as the engine makes it, and returns `None`: when the plan starts with an
+    /// attribute scan, the rows are made a part at a time, so the result is never whole in
+    /// memory. Any other result is returned whole and `each` is not called. An exception
+    /// raised by `each` stops the query and is raised here.
+    #[pyo3(signature = (query, each, *inputs, timeout_ms = None))]
+    fn q_each(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        each: &Bound<'_, PyAny>,
+        inputs: &Bound<'_, PyTuple>,
+        timeout_ms: Option<u64>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let mut all: Vec<Input> = vec![Input::Db(self.value())];
+        for input in inputs.iter() {
+            all.push(match input.cast::<Db>() {
+                Ok(db) => Input::Db(db.get().value()),
+                Err(_) => Input::Value(to_edn(&input, Place::Value)?),
+            });
+        }
+        let each = each.clone().unbind();
+        let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+        let (each, raised_at) = (&each, &raised);
+        let ran = interruptible(py, move |ask| {
+            let mut options = QueryOptions::default().interrupt(ask);
+            if let Some(ms) = timeout_ms {
+                options = options.timeout_ms(ms);
+            }
+            let mut sink = CallEach {
+                each,
+                raised: raised_at,
+                set: false,
+            };
+            datalith::api::q_each(query, &all, &options, &mut sink)
+        })?;
+        if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(e);
+        }
+        match ran.map_err(|e| to_pyerr(py, e))? {
+            None => Ok(None),
+            Some(whole) => Ok(Some(to_py(py, &whole.result)?.unbind())),
+        }
+    }
+
     /// The entity `eid` (an id, an ident, or a lookup ref `(attribute, value)`) as `pattern`
     /// (EDN text, or a list such as `["*"]`) selects it; `None` if `eid` names no entity.
     fn pull(
@@ -252,6 +298,42 @@ fn time_point(t: &Bound<'_, PyAny>) -> PyResult<datalith::TimePoint> {
             "a point in time is a transaction id (int) or a datetime",
         )),
     }
+}
+
+/// `Db.q_each`'s sink: each item made into its Python value and given to the callable, with
+/// the GIL taken for it; the callable's exception is kept and stops the query (as
+/// cancelled).
+struct CallEach<'a> {
+    each: &'a Py<PyAny>,
+    raised: &'a Mutex<Option<PyErr>>,
+    /// The items make a set (each tuple a Python tuple, as in `q`'s set).
+    set: bool,
+}
+
+impl datalith::query::ItemSink for CallEach<'_> {
+    fn begin(&mut self, set: bool) -> Result<(), datalith::query::QueryError> {
+        self.set = set;
+        Ok(())
+    }
+
+    fn item(&mut self, item: &Edn) -> Result<(), datalith::query::QueryError> {
+        let called = Python::attach(|py| {
+            let value = crate::convert::item_to_py(py, item, self.set)?;
+            self.each.call1(py, (value,)).map(drop)
+        });
+        called.map_err(|e| {
+            *self.raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            datalith::query::QueryError::Cancelled
+        })
+    }
+}
+
+/// Whether `query`'s result comes in rows (`Db.q_each` hands its items on): for the remote
+/// client, which must know before it reads the answer.
+#[pyfunction]
+#[pyo3(name = "_comes_in_rows")]
+pub(crate) fn comes_in_rows(query: &str) -> bool {
+    datalith::query::parse(query).is_ok_and(|ast| ast.comes_in_rows())
 }
 
 /// Runs a Datalog query with every input given (Datomic's `d/q`): the databases among them

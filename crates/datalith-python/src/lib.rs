@@ -30,6 +30,7 @@ mod report;
 fn _datalith(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(connection::open, m)?)?;
     m.add_function(wrap_pyfunction!(db::q, m)?)?;
+    m.add_function(wrap_pyfunction!(db::comes_in_rows, m)?)?;
     m.add_class::<connection::Connection>()?;
     m.add_class::<db::Db>()?;
     m.add_class::<db::Entity>()?;

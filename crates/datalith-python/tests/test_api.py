@@ -174,3 +174,26 @@ def test_a_closed_connection_says_so(tmp_path):
     assert "closed" in repr(c)
     with pytest.raises(datalith.Unavailable):
         c.db()
+
+
+def test_q_each_hands_on_the_items_of_a_result_in_rows(people):
+    db = people.db()
+    rows = []
+    query = "[:find ?n ?a :where [?e :person/name ?n] [?e :person/age ?a]]"
+    assert db.q_each(query, rows.append) is None
+    # The items `q` gives, tuples as in its set, in the engine's order.
+    assert set(rows) == db.q(query) == {("Ann", 30), ("Bob", 17), ("Cy", 45)}
+    names = []
+    assert db.q_each("[:find [?n ...] :in $ ?min :where [?e :person/age ?a] [(>= ?a ?min)] [?e :person/name ?n]]", names.append, 18) is None
+    assert sorted(names) == ["Ann", "Cy"]
+    # Other results come whole; the callable is not called.
+    called = []
+    assert db.q_each("[:find (count ?e) . :where [?e :person/name]]", called.append) == 3
+    assert called == []
+
+    # The callable's exception stops the query and is raised.
+    def stop(item):
+        raise ValueError(f"enough at {item!r}")
+
+    with pytest.raises(ValueError, match="enough at"):
+        db.q_each(query, stop)

@@ -231,6 +231,16 @@ def test_db_reads_are_the_same_on_both(people, small_pages):
     assert isinstance(db.basis_t, int) and isinstance(people.path, str)
 
 
+def test_q_each_is_the_same_on_both(people):
+    db = people.db()
+    rows = []
+    assert db.q_each("[:find ?n :where [_ :person/name ?n]]", rows.append) is None
+    assert sorted(rows) == [("Ann",), ("Bob",), ("Cy",)]
+    called = []
+    assert db.q_each("[:find (count ?e) . :where [?e :person/name]]", called.append) == 3
+    assert called == []
+
+
 def test_raw_access_is_the_same_on_both(people):
     db = people.db()
     ids = {n: db.entity((":person/name", n)).id for n in ("Ann", "Bob", "Cy")}

@@ -21,9 +21,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, Union
 
 from . import _errors
+from ._datalith import _comes_in_rows
 from ._remote_entity import RemoteEntity
 from ._remote_kv import RemoteKvTable
 from ._types import Datom, Keyword, Symbol, Tagged, _inst_from_ms, _ms_from_inst
@@ -299,6 +300,19 @@ class RemoteDb:
             # The server takes at most its own limit (--query-timeout-ms).
             body["timeout"] = timeout_ms
         return self._read("q", body)
+
+    def q_each(self, query: str, each: Callable[[Any], Any], *inputs: Any, timeout_ms: Optional[int] = None) -> Any:
+        """``Db.q_each`` over the server: ``each`` is called with every item of a result that
+        comes in rows, and ``None`` returned; any other result is returned whole. The server
+        writes such an answer as its query runs (holding a part of the result, not all of it);
+        this client reads the answer whole before calling ``each`` (the Rust client,
+        ``RemoteDb::q_each``, reads it an item at a time)."""
+        result = self.q(query, *inputs, timeout_ms=timeout_ms)
+        if not _comes_in_rows(query):
+            return result
+        for item in result:
+            each(item)
+        return None
 
     def pull(self, pattern: Any, eid: Any) -> Any:
         selector = pattern if isinstance(pattern, str) else _encode(pattern, pattern=True)

@@ -11,4 +11,4 @@ mod to_python;
 
 pub(crate) use datoms::datom_list;
 pub(crate) use from_python::{to_edn, Place, ToEdn};
-pub(crate) use to_python::to_py;
+pub(crate) use to_python::{item_to_py, to_py};

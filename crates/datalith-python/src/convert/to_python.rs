@@ -15,6 +15,16 @@ pub(crate) fn to_py<'py>(py: Python<'py>, e: &Edn) -> PyResult<Bound<'py, PyAny>
     convert(py, e, false)
 }
 
+/// An item of a query's result as `to_py` makes it inside the whole result: a set's
+/// hashable items (its tuples) as tuples, anything else as `to_py` makes it.
+pub(crate) fn item_to_py<'py>(
+    py: Python<'py>,
+    e: &Edn,
+    in_set: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    convert(py, e, in_set && can_hash(e))
+}
+
 fn convert<'py>(py: Python<'py>, e: &Edn, hashable: bool) -> PyResult<Bound<'py, PyAny>> {
     Ok(match e {
         Edn::Nil => py.None().into_bound(py),
