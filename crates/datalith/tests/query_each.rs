@@ -78,6 +78,10 @@ const HANDED: &[(&str, &[&str])] = &[
     ("[:find ?e :where [?e :tag ?t]]", &[]),
     ("[:find ?t :where [?e :tag ?t]]", &[]),
     ("[:find ?e ?t :where [?e :tag ?t]]", &[]),
+    // The entities of one value, in parts of entities (the entity kept), or whole.
+    ("[:find ?e ?n :where [?e :age 3] [?e :name ?n]]", &[]),
+    ("[:find ?e :where [?e :tag :t1]]", &[]),
+    ("[:find ?n :where [?e :tag :t1] [?e :name ?n]]", &[]),
     // Later steps: joins, tests, functions, not, or, a rule, pulls.
     ("[:find ?n ?a :where [?e :name ?n] [?e :age ?a]]", &[]),
     (
@@ -241,6 +245,23 @@ fn a_query_read_in_parts_holds_a_part_not_the_result() {
     let answer = snapshot.q_each(query, &[], &options, &mut sink).unwrap();
     assert!(answer.is_none());
     assert_eq!(sink.items.len(), 20_000);
+    // The entities of one value read in parts too (a third of the people have :t1).
+    let mut sink = Collect::default();
+    let options = QueryOptions::default().memory_limit(limit).part_rows(256);
+    let query = "[:find ?e ?n ?a :where [?e :tag :t1] [?e :name ?n] [?e :age ?a]]";
+    assert!(snapshot
+        .q_each(query, &[], &options, &mut sink)
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        sink.items.len(),
+        items_of(&snapshot.q(query, &[]).unwrap()).0.len()
+    );
+    let whole = snapshot.q_with(query, &[], &QueryOptions::default().memory_limit(limit));
+    assert!(
+        matches!(whole, Err(QueryError::ResourceExhausted { .. })),
+        "{whole:?}"
+    );
     // A scan whose parts could share rows (a cardinality-many value dropped) is read whole,
     // and stops.
     let mut sink = Collect::default();

@@ -189,8 +189,9 @@ impl Db {
 
     /// [`Db::q_with`], handing a collection result's items to `sink` as they are made: for
     /// the results [`Db::q_rows`] answers as rows, and when the plan's first step scans an
-    /// attribute (`[?e :a ?v]` or `[_ :a ?v]`, the value or a cardinality-one entity kept),
-    /// the engine reads that scan a part at a time (`limits::QUERY_PART_ROWS` datoms) and
+    /// attribute (`[?e :a ?v]` or `[_ :a ?v]`, the value or a cardinality-one entity kept)
+    /// or looks up one value's entities (`[?e :a v]`, the entity kept), the engine reads that
+    /// step a part at a time (`limits::QUERY_PART_ROWS` datoms or entities) and
     /// runs the rest of the plan on each part before the next, so the answer's memory is a
     /// part's, not the result's. Items come in the engine's order (for a set, not necessarily
     /// [`Db::q`]'s). Returns `None` once the items were handed on, or the whole result of

@@ -1,16 +1,19 @@
 //! A conjunction answered a part at a time: when its first step scans an attribute (`[?e :a
-//! ?v]` or `[_ :a ?v]`, entity and value unbound, on one input row), each run of the conjunction reads only
-//! the next stretch of that attribute's values (about `rows_per_part` datoms, whole runs of
-//! one value), and the rows of each run are handed on before the next one starts. The
-//! memory the answer holds is then one part's, not the whole result's.
+//! ?v]` or `[_ :a ?v]`, entity and value unbound, on one input row), each run of the
+//! conjunction reads only the next stretch of that attribute's values (about `rows_per_part`
+//! datoms, whole runs of one value); when it looks up the entities holding one value (`[?e
+//! :a v]`), the next stretch of those entities (their ids read whole, 8 bytes each). The rows
+//! of each run are handed on before the next one starts. The memory the answer holds is
+//! then one part's, not the whole result's.
 //!
 //! Why the parts add up to the answer: every step after the first treats the rows it is
 //! given one by one (a join, a test, a function, `not`, `or` and rules all answer a row
 //! alone, and answer a union of rows with the union of their answers), so splitting the
-//! first step's rows by value splits the result the same way. The parts share no row when
-//! the kept variables tell them apart: the value variable is kept, or the entity variable is
-//! kept and the attribute is cardinality one (an entity then has one value, so it is in one
-//! part). Otherwise the conjunction runs whole.
+//! first step's rows by value (or by entity) splits the result the same way. The parts share
+//! no row when the kept variables tell them apart: the value variable is kept, or the entity
+//! variable is kept and the attribute is cardinality one (an entity then has one value, so it
+//! is in one part); for a lookup, the entity variable is kept. Otherwise the conjunction runs
+//! whole.
 //!
 //! Each run chooses its steps as a whole run would; the first run's first step is taken
 //! first by the later ones (the same clause, read from where the previous part stopped), so
@@ -30,13 +33,14 @@ use super::Ctx;
 pub struct ScanPart {
     /// The first step's pattern, once the first run found it can be read in parts.
     pattern: Option<Pattern>,
-    /// Where this part's values start (`None`: at the attribute's first value).
+    /// Where this part starts: its first value (a scan), or its first entity's place in the
+    /// value's list of entities, as a `Long` (a lookup); `None`: at the beginning.
     from: Option<Value>,
     /// Datoms a part reads before it ends (at the end of a run of one value).
     rows: usize,
     stage: Stage,
-    /// The value the scan stopped before (the next part's first), or `None` when the scan
-    /// reached the end of its range.
+    /// Where the step stopped, the next part's start (as `from`); `None` when it reached its
+    /// end.
     next: Option<Value>,
 }
 
@@ -172,22 +176,27 @@ impl<'a> Ctx<'a> {
         if !self.reads_db(*src) || !self.is_current(*src) || rel.rows.len() != 1 {
             return None;
         }
-        let (AttrTerm::Attr(a), Term::Var(v)) = (&p.a, &p.v) else {
+        let AttrTerm::Attr(a) = &p.a else {
             return None;
         };
-        // The entity: an unbound variable other than the value's, or `_`.
+        // The entity: an unbound variable (other than the value's), or `_`.
         let e = match &p.e {
-            Term::Var(e) if e != v && !rel.binds(*e) => Some(*e),
+            Term::Var(e) if !rel.binds(*e) && p.v != Term::Var(*e) => Some(*e),
             Term::Blank => None,
             _ => return None,
         };
-        if rel.binds(*v) {
-            return None;
-        }
-        let schema = self.dbs.get(&self.source_of(*src))?.schema();
-        let one = schema.get(*a).is_some_and(|x| !x.is_many());
         let entity_kept = e.is_some_and(|e| keep.contains(&e));
-        (keep.contains(v) || (entity_kept && one)).then(|| p.clone())
+        match &p.v {
+            // A scan of the attribute, in parts of its values.
+            Term::Var(v) if !rel.binds(*v) => {
+                let schema = self.dbs.get(&self.source_of(*src))?.schema();
+                let one = schema.get(*a).is_some_and(|x| !x.is_many());
+                (keep.contains(v) || (entity_kept && one)).then(|| p.clone())
+            }
+            // The entities holding one value, in parts of them.
+            Term::Const(_) => entity_kept.then(|| p.clone()),
+            _ => None,
+        }
     }
 
     /// The bounds of the scan of `p`, when it is this run's armed part (taken once).
@@ -203,7 +212,7 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// Records where the part's scan stopped: before `next`, or at the end of its range.
+    /// Records where the part's step stopped: before `next`, or at its end.
     pub(super) fn part_read(&mut self, next: Option<Value>) {
         if let Some(part) = self.part.as_mut() {
             part.next = next;

@@ -126,13 +126,33 @@ impl<'a> Ctx<'a> {
         match (&p.v, v_col) {
             (Term::Const(v), _) => {
                 let es = self.entities_with(a, &coerce(self.schema, a, v))?;
+                // A first step read a part at a time: the value's entities from this part's
+                // first (its place in the list, which every run of one snapshot reads the
+                // same) up to its size (`parts`); the ids themselves are read whole.
+                let part = match rel.rows.len() {
+                    1 => self.part_bounds(p),
+                    _ => None,
+                };
+                let (from, to) = match &part {
+                    Some(part) => {
+                        let from = match &part.from {
+                            Bound::Included(Value::Long(at)) => (*at as usize).min(es.len()),
+                            _ => 0,
+                        };
+                        (from, from.saturating_add(part.rows).min(es.len()))
+                    }
+                    None => (0, es.len()),
+                };
                 let bytes = row_bytes(out.vars.len() + spare);
                 for row in rel.rows.iter() {
-                    out.rows.reserve(es.len());
-                    for &e in es.iter() {
+                    out.rows.reserve(to - from);
+                    for &e in &es[from..to] {
                         self.budget.charge(bytes)?;
                         out.rows.push(row_with_entity(row, p, e, spare));
                     }
+                }
+                if part.is_some() {
+                    self.part_read((to < es.len()).then_some(Value::Long(to as i64)));
                 }
             }
             (Term::Var(_), Some(c)) => {
