@@ -40,9 +40,88 @@ pub fn query(
         .collect::<Result<Vec<_>>>()?;
     let database = crate::open::open_read_only(db)?;
     let snapshot = view.apply(database.db()?)?;
+    if format == Format::Edn {
+        return query_edn(&snapshot, &form, inputs);
+    }
     let cancel = AtomicBool::new(false);
     let out = exec::query(&snapshot, &form, &inputs, &cancel)?;
     Ok(render(&out.result, &out.headers, format))
+}
+
+/// Text of a result written before it is printed: past it, a result that comes in rows is
+/// printed as the engine makes it.
+const PRINT_AHEAD_BYTES: usize = 64 * 1024;
+
+/// `query` in EDN: a result that comes in rows is written as the engine makes it
+/// (`Db::q_each`: a large one never whole in memory), held until its text outgrows
+/// [`PRINT_AHEAD_BYTES`] and then printed as it comes; other results whole. Returns what is
+/// left to print. A query that fails after its text began to be printed leaves that text,
+/// then the error.
+fn query_edn(snapshot: &Db, form: &Edn, inputs: Vec<Edn>) -> Result<String> {
+    let (query, inputs) = match exec::query_with_args(form) {
+        Some((query, mut args)) => {
+            args.extend(inputs);
+            (query, args)
+        }
+        None => (form, inputs),
+    };
+    let mut out = PrintedItems::default();
+    let options = datalith::query::QueryOptions::default();
+    let whole = snapshot.q_each(&to_edn_string(query), &inputs, &options, &mut out);
+    match out.failed.take() {
+        // A closed pipe (`| head`) is not an error worth reporting.
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(String::new()),
+        Some(e) => return Err(e.into()),
+        None => {}
+    }
+    match whole? {
+        Some(outcome) => Ok(render(&outcome.result, &[], Format::Edn)),
+        None => {
+            out.text.push_str(if out.set { "}" } else { "]" });
+            out.text.push('\n');
+            Ok(out.text)
+        }
+    }
+}
+
+/// A result's items written as EDN, printed once there is enough of them.
+#[derive(Default)]
+struct PrintedItems {
+    text: String,
+    set: bool,
+    items: u64,
+    /// Printing failed (the query stops; a closed pipe is not reported).
+    failed: Option<std::io::Error>,
+}
+
+impl datalith::query::ItemSink for PrintedItems {
+    fn begin(&mut self, set: bool) -> std::result::Result<(), datalith::query::QueryError> {
+        self.set = set;
+        self.text.push_str(if set { "#{" } else { "[" });
+        Ok(())
+    }
+
+    fn item(&mut self, item: &Edn) -> std::result::Result<(), datalith::query::QueryError> {
+        if self.items > 0 {
+            self.text.push(' ');
+        }
+        datalith::edn::write_edn(item, &mut self.text);
+        self.items += 1;
+        if self.text.len() < PRINT_AHEAD_BYTES {
+            return Ok(());
+        }
+        let mut stdout = std::io::stdout().lock();
+        match stdout.write_all(self.text.as_bytes()) {
+            Ok(()) => {
+                self.text.clear();
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = Some(e);
+                Err(datalith::query::QueryError::Cancelled)
+            }
+        }
+    }
 }
 
 /// `transact DB TXDATA`: every form is one transaction, committed in order; prints one

@@ -63,6 +63,49 @@ fn sample(dir: &Path) -> String {
     db_s
 }
 
+/// A large result in EDN is printed as the engine makes it (past its first 64 KiB): the
+/// same items as the whole result; other results as before.
+#[test]
+fn a_large_edn_result_is_printed_as_it_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    let db = datalith::Database::open(&path, datalith::DbOptions::default()).unwrap();
+    db.transact(
+        "[{:db/ident :s :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]",
+    )
+    .unwrap();
+    let maps: Vec<String> = (0..6_000)
+        .map(|i| format!("{{:s \"item {i:05} with some text after it\"}}"))
+        .collect();
+    db.transact(format!("[{}]", maps.join(" ")).as_str())
+        .unwrap();
+    let query = "[:find ?e ?s :where [?e :s ?s]]";
+    let whole = db.db().unwrap().q(query, &[]).unwrap();
+    drop(db);
+    let path = path.to_str().unwrap();
+    let printed = ok(&["query", path, query]);
+    assert!(printed.len() > 200_000, "{}", printed.len());
+    let sorted = |e: Edn| -> Vec<String> {
+        let Edn::Set(items) = e else {
+            panic!("not a set")
+        };
+        let mut v: Vec<String> = items.iter().map(|x| x.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(read_one(&printed).unwrap()), sorted(whole));
+    // `[?x ...]` as a vector; a count whole.
+    let values = read_one(&ok(&["query", path, "[:find [?s ...] :where [_ :s ?s]]"])).unwrap();
+    assert!(
+        matches!(&values, Edn::Vector(v) if v.len() == 6_000),
+        "{values}"
+    );
+    assert_eq!(
+        ok(&["query", path, "[:find (count ?e) . :where [?e :s]]"]),
+        "6000\n"
+    );
+}
+
 #[test]
 fn query_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
