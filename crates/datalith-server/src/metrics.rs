@@ -271,4 +271,42 @@ fn database_gauges(out: &mut String, served: &Served) {
             }
         }
     }
+    sync_histogram(out, served, &names);
+}
+
+/// `datalith_log_sync_seconds`: the syncs of each database's write-ahead log by how long each
+/// took (the device's share of a durable commit, and its spread).
+fn sync_histogram(out: &mut String, served: &Served, names: &[String]) {
+    family(
+        out,
+        "datalith_log_sync_seconds",
+        "histogram",
+        "Syncs of the write-ahead log (one a group written) by how long each took.",
+    );
+    for db in names {
+        let Some(source) = served.get(db) else {
+            continue;
+        };
+        let counters = source.database.env().commit_counters();
+        let mut below = 0;
+        for (bound, n) in datalith::kv::LOG_SYNC_BUCKET_NANOS
+            .iter()
+            .zip(counters.log_sync_buckets)
+        {
+            below += n;
+            let _ = writeln!(
+                out,
+                "datalith_log_sync_seconds_bucket{{db=\"{db}\",le=\"{}\"}} {below}",
+                *bound as f64 / 1e9
+            );
+        }
+        let count: u64 = counters.log_sync_buckets.iter().sum();
+        let _ = writeln!(
+            out,
+            "datalith_log_sync_seconds_bucket{{db=\"{db}\",le=\"+Inf\"}} {count}\n\
+             datalith_log_sync_seconds_sum{{db=\"{db}\"}} {}\n\
+             datalith_log_sync_seconds_count{{db=\"{db}\"}} {count}",
+            counters.log_sync_nanos as f64 / 1e9
+        );
+    }
 }

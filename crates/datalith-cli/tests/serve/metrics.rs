@@ -90,4 +90,27 @@ fn metrics_count_commits_log_and_snapshot_age() {
         text.contains("# TYPE datalith_commits_total counter"),
         "{text}"
     );
+    // The syncs as a histogram: one a log record, the buckets cumulative up to the count,
+    // the sum the counter's.
+    assert!(
+        text.contains("# TYPE datalith_log_sync_seconds histogram"),
+        "{text}"
+    );
+    let buckets: Vec<(String, f64)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("datalith_log_sync_seconds_bucket{db=\"people\",le=\""))
+        .map(|l| {
+            let (le, n) = l.split_once("\"} ").unwrap();
+            (le.to_string(), n.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(buckets.len(), 12, "{text}");
+    assert!(buckets.windows(2).all(|w| w[0].1 <= w[1].1), "{buckets:?}");
+    let count = sample(&text, "datalith_log_sync_seconds_count");
+    assert_eq!(buckets.last().unwrap(), &("+Inf".to_string(), count));
+    assert_eq!(count, sample(&text, "datalith_log_records_total"), "{text}");
+    assert_eq!(
+        sample(&text, "datalith_log_sync_seconds_sum"),
+        sample(&text, "datalith_log_sync_seconds_total")
+    );
 }

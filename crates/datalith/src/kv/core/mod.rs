@@ -28,7 +28,8 @@ mod retained;
 mod stats;
 
 pub(crate) use retained::{Release, Retained};
-pub use stats::{CommitCounters, CommitStats};
+pub(crate) use stats::SyncTimes;
+pub use stats::{CommitCounters, CommitStats, LOG_SYNC_BUCKET_NANOS};
 
 /// The state of an open environment that its stages share (see the module's comment).
 pub(crate) struct EnvCore {

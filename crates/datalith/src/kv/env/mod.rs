@@ -352,6 +352,11 @@ impl Environment {
             log_records_derived,
             log_bytes,
             log_sync_nanos,
+            log_sync_buckets: self
+                .core()
+                .wal
+                .as_ref()
+                .map_or(Default::default(), |w| w.sync_time_counts()),
         }
     }
 

@@ -203,6 +203,8 @@ pub(crate) struct Wal {
     /// Records made durable, those of them derived, their bytes, and the nanoseconds their
     /// syncs took (`record_counts`).
     records: [AtomicU64; 4],
+    /// Those syncs by how long each took.
+    sync_times: crate::kv::core::SyncTimes,
     /// Set by the first checkpoint whose write or sync failed: no later one is trusted.
     failure: Failure,
 }
@@ -341,6 +343,7 @@ impl Wal {
             ),
             thread: Mutex::new(None),
             records: Default::default(),
+            sync_times: Default::default(),
             failure: Failure::default(),
         });
         wal.checkpoint(env)?;
@@ -356,6 +359,13 @@ impl Wal {
     }
 
     /// Records made durable, those of them derived (`derive`), and their bytes.
+    /// The syncs of the records by how long each took (`SyncTimes::counts`).
+    pub(crate) fn sync_time_counts(
+        &self,
+    ) -> [u64; crate::kv::core::LOG_SYNC_BUCKET_NANOS.len() + 1] {
+        self.sync_times.counts()
+    }
+
     pub(crate) fn record_counts(&self) -> (u64, u64, u64, u64) {
         let [a, b, c, d] = &self.records;
         let load = |x: &AtomicU64| x.load(Ordering::Relaxed);
@@ -514,6 +524,7 @@ impl Wal {
         let synced = u64::try_from(syncing.elapsed().as_nanos()).unwrap_or(u64::MAX);
         timing::add(Step::LogSync, started);
         self.records[3].fetch_add(synced, Ordering::Relaxed);
+        self.sync_times.record(synced);
         self.records[0].fetch_add(1, Ordering::Relaxed);
         self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
         self.records[2].fetch_add(len, Ordering::Relaxed);
