@@ -35,6 +35,19 @@ impl Remote {
         if let Some(path) = cacert {
             builder = builder.cacert_file(path)?;
         }
+        // Mutual TLS, as the token: from the environment, for every command that connects.
+        match (
+            std::env::var_os("DATALITH_CLIENT_CERT"),
+            std::env::var_os("DATALITH_CLIENT_KEY"),
+        ) {
+            (Some(cert), Some(key)) => builder = builder.client_cert_files(cert, key)?,
+            (None, None) => {}
+            _ => {
+                return Err(CliError::user(
+                    "DATALITH_CLIENT_CERT and DATALITH_CLIENT_KEY go together: set both or neither",
+                ))
+            }
+        }
         Ok(Remote {
             client: builder.build(),
             url: url.to_string(),

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use datalith::edn::Edn;
-use ureq::tls::{parse_pem, Certificate, PemItem};
+use ureq::tls::{parse_pem, Certificate, ClientCert, PemItem};
 
 use crate::db::RemoteDb;
 use crate::error::ClientError;
@@ -20,14 +20,14 @@ impl Client {
     /// A client of the server at `url`, without a token.
     pub fn new(url: &str) -> Client {
         Client {
-            http: Http::new(url, None, None),
+            http: Http::new(url, None, None, None),
         }
     }
 
     /// A client that sends `token` (`Authorization: Bearer`).
     pub fn with_token(url: &str, token: &str) -> Client {
         Client {
-            http: Http::new(url, Some(token.to_string()), None),
+            http: Http::new(url, Some(token.to_string()), None, None),
         }
     }
 
@@ -37,6 +37,7 @@ impl Client {
             url: url.to_string(),
             token: None,
             roots: None,
+            client_cert: None,
         }
     }
 
@@ -72,6 +73,7 @@ pub struct ClientBuilder {
     url: String,
     token: Option<String>,
     roots: Option<Vec<Certificate<'static>>>,
+    client_cert: Option<ClientCert>,
 }
 
 impl ClientBuilder {
@@ -113,10 +115,66 @@ impl ClientBuilder {
         })
     }
 
+    /// Over `https://`, presents the certificate chain in `cert_pem`, with its private key
+    /// in `key_pem`, to a server that asks for client certificates (`datalith serve
+    /// --tls-client-ca`: mutual TLS).
+    pub fn client_cert_pem(
+        mut self,
+        cert_pem: &[u8],
+        key_pem: &[u8],
+    ) -> Result<ClientBuilder, ClientError> {
+        let mut chain = Vec::new();
+        for item in parse_pem(cert_pem) {
+            match item {
+                Ok(PemItem::Certificate(c)) => chain.push(c.to_owned()),
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(ClientError::config(format!(
+                        "the certificate: not PEM: {e}"
+                    )))
+                }
+            }
+        }
+        if chain.is_empty() {
+            return Err(ClientError::config(
+                "no certificate in the client certificate's file (a PEM file with -----BEGIN CERTIFICATE-----)",
+            ));
+        }
+        let key = parse_pem(key_pem)
+            .find_map(|item| match item {
+                Ok(PemItem::PrivateKey(k)) => Some(k.to_owned()),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                ClientError::config(
+                    "no private key in the client key's file (PEM: PKCS#8, RSA or EC)",
+                )
+            })?;
+        self.client_cert = Some(ClientCert::new_with_certs(&chain, key));
+        Ok(self)
+    }
+
+    /// [`client_cert_pem`](Self::client_cert_pem) of two files' contents.
+    pub fn client_cert_files(
+        self,
+        cert: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+    ) -> Result<ClientBuilder, ClientError> {
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|e| ClientError::config(format!("{}: {e}", path.display())))
+        };
+        let (cert, key) = (cert.as_ref(), key.as_ref());
+        self.client_cert_pem(&read(cert)?, &read(key)?)
+            .map_err(|e| ClientError {
+                message: format!("{} and {}: {}", cert.display(), key.display(), e.message),
+                ..e
+            })
+    }
+
     /// The client.
     pub fn build(self) -> Client {
         Client {
-            http: Http::new(&self.url, self.token, self.roots),
+            http: Http::new(&self.url, self.token, self.roots, self.client_cert),
         }
     }
 }

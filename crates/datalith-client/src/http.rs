@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ureq::tls::{Certificate, RootCerts, TlsConfig};
+use ureq::tls::{Certificate, ClientCert, RootCerts, TlsConfig};
 
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::ItemSink;
@@ -25,8 +25,9 @@ impl Http {
         base: &str,
         token: Option<String>,
         roots: Option<Vec<Certificate<'static>>>,
+        client_cert: Option<ClientCert>,
     ) -> Http {
-        let mut tls = TlsConfig::builder();
+        let mut tls = TlsConfig::builder().client_cert(client_cert);
         if let Some(roots) = roots {
             tls = tls.root_certs(RootCerts::Specific(Arc::new(roots)));
         }
@@ -383,7 +384,7 @@ mod tests {
         )]);
         // A read: sent again on a new connection, answered.
         let (base, server) = closing_once();
-        let http = Http::new(&base, None, None);
+        let http = Http::new(&base, None, None, None);
         let answer = http
             .post("/db/x/q", &body)
             .expect("answered the second time");
@@ -391,7 +392,7 @@ mod tests {
         assert_eq!(server.join().unwrap(), 2);
         // A write: the broken connection is the caller's error; nothing is sent again.
         let (base, server) = closing_once();
-        let http = Http::new(&base, None, None);
+        let http = Http::new(&base, None, None, None);
         let e = http.post_write("/db/x/transact", &body).unwrap_err();
         assert!(e.to_string().contains("/db/x/transact"), "{e}");
         assert_eq!(server.join().unwrap(), 1);

@@ -38,13 +38,15 @@
 //! Bodies are EDN both ways. Errors keep the server's category ([`ClientError`]). Over
 //! `https://` the server's certificate is verified: against the public web's roots, or the
 //! certificates given to [`ClientBuilder::cacert_file`] (a private CA, or the self-signed
-//! certificate of `datalith cert`):
+//! certificate of `datalith cert`); a server that asks for client certificates
+//! (`--tls-client-ca`) is shown the pair given to [`ClientBuilder::client_cert_files`]:
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let client = datalith_client::Client::builder("https://db.example:7171")
 //!     .token("s3cret")
 //!     .cacert_file("tls/cert.pem")?
+//!     .client_cert_files("ann/cert.pem", "ann/key.pem")?
 //!     .build();
 //! # let _ = client;
 //! # Ok(())

@@ -37,6 +37,11 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM: PKCS#8, RSA or EC).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Certificates (PEM) a client's certificate must chain to: with it, every TLS
+    /// connection presents a client certificate (mutual TLS), and one without is refused in
+    /// the handshake. A CA's, or a client's own self-signed one from `datalith cert`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
     /// How long a request body may take to arrive (later: 408).
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub body_timeout_ms: u64,

@@ -52,7 +52,11 @@ pub fn serve(args: ServeArgs) -> Result<()> {
     raise_open_files_limit(args.max_connections);
     let addrs = listen::addresses(&args.listen)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(crate::tls::acceptor(cert, key)?),
+        (Some(cert), Some(key)) => Some(crate::tls::acceptor(
+            cert,
+            key,
+            args.tls_client_ca.as_deref(),
+        )?),
         _ => None,
     };
     listen::check(&addrs, args.insecure, args.tokens.is_some(), tls.is_some())?;

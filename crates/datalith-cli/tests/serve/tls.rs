@@ -180,3 +180,106 @@ fn field(m: &Edn, key: &str) -> Edn {
         _ => Edn::Nil,
     }
 }
+
+/// Mutual TLS (`--tls-client-ca`): a client presenting a certificate that chains to the
+/// given one is served (the Rust client, curl, the CLI through DATALITH_CLIENT_CERT/KEY); one
+/// presenting none, or another, is refused in the handshake; the server keeps serving.
+#[test]
+fn client_certificates_are_required_with_a_client_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = make_pair(&dir.path().join("tls"));
+    let key = dir.path().join("tls/key.pem");
+    // Two clients' own self-signed pairs: one trusted by the server, one not.
+    let ann = make_pair(&dir.path().join("ann"));
+    let ann_key = dir.path().join("ann/key.pem");
+    let eve = make_pair(&dir.path().join("eve"));
+    let eve_key = dir.path().join("eve/key.pem");
+    let s = server::start(
+        &["people"],
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--tls-client-ca",
+            ann.to_str().unwrap(),
+        ],
+    );
+    let client = |pair: Option<(&Path, &Path)>| {
+        let mut b = Client::builder(&s.base).cacert_file(&cert).unwrap();
+        if let Some((c, k)) = pair {
+            b = b.client_cert_files(c, k).unwrap();
+        }
+        b.build().database("people")
+    };
+    let seven = || read_one("7").unwrap();
+    let q = "[:find ?x . :in ?x]";
+    assert_eq!(
+        client(Some((&ann, &ann_key)))
+            .db()
+            .unwrap()
+            .q(q, &[seven()])
+            .unwrap(),
+        seven()
+    );
+    for (who, pair) in [
+        ("no certificate", None),
+        ("eve's", Some((eve.as_path(), eve_key.as_path()))),
+    ] {
+        let e = client(pair).db().unwrap_err();
+        assert_eq!(e.code.as_deref(), Some(datalith_client::TLS), "{who}: {e}");
+    }
+    // curl with and without the client's pair.
+    let health = s.url("/health");
+    let (code, status, text) = curl(
+        &cert,
+        &[
+            "--cert",
+            ann.to_str().unwrap(),
+            "--key",
+            ann_key.to_str().unwrap(),
+        ],
+        &health,
+    );
+    assert!(
+        code == 0 && status.ends_with(" 200"),
+        "{code} {status}: {text}"
+    );
+    let (code, _, text) = curl(&cert, &[], &health);
+    assert_ne!(code, 0, "without a client certificate: {text}");
+    // The CLI takes the pair from the environment, as it takes the token.
+    let cli = |pair: Option<(&Path, &Path)>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_datalith"));
+        c.args(["query", "--connect", &s.base, "--cacert"])
+            .arg(&cert)
+            .args(["people", q, "7"]);
+        if let Some((cert, key)) = pair {
+            c.env("DATALITH_CLIENT_CERT", cert)
+                .env("DATALITH_CLIENT_KEY", key);
+        }
+        c.output().unwrap()
+    };
+    let out = cli(Some((&ann, &ann_key)));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "7");
+    let out = cli(None);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A refused client leaves the server serving.
+    assert_eq!(
+        client(Some((&ann, &ann_key)))
+            .db()
+            .unwrap()
+            .q(q, &[seven()])
+            .unwrap(),
+        seven()
+    );
+}

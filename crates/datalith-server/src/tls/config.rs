@@ -8,6 +8,7 @@ use std::sync::Arc;
 use datalith::edn::Edn;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
 use rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
 
@@ -20,22 +21,41 @@ pub struct Tls {
     pub acceptor: TlsAcceptor,
 }
 
-/// The acceptor for the certificate chain in `cert` and the key in `key` (PEM).
-pub fn acceptor(cert: &Path, key: &Path) -> Result<Tls> {
-    let chain = certificates(cert)?;
+/// The acceptor for the certificate chain in `cert` and the key in `key` (PEM); with
+/// `client_ca`, every client presents a certificate that chains to one in that file (PEM).
+pub fn acceptor(cert: &Path, key: &Path, client_ca: Option<&Path>) -> Result<Tls> {
+    let chain = certificates(cert, "--tls-cert")?;
     let key = private_key(key)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| ServerError::invalid(format!("TLS: {e}")))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| {
-            bad_file(
-                cert,
-                &format!("its certificate and the key do not go together ({e})"),
-            )
-        })?;
+        .map_err(|e| ServerError::invalid(format!("TLS: {e}")))?;
+    let builder = match client_ca {
+        None => builder.with_no_client_auth(),
+        Some(path) => {
+            let mut roots = rustls::RootCertStore::empty();
+            for c in certificates(path, "--tls-client-ca")? {
+                roots
+                    .add(c)
+                    .map_err(|e| bad_file(path, &format!("not a certificate to trust ({e})")))?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| {
+                    bad_file(
+                        path,
+                        &format!("no client certificate can chain to it ({e})"),
+                    )
+                })?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder.with_single_cert(chain, key).map_err(|e| {
+        bad_file(
+            cert,
+            &format!("its certificate and the key do not go together ({e})"),
+        )
+    })?;
     // HTTP/2 first: a client that speaks both gets multiplexing.
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Tls {
@@ -43,8 +63,8 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<Tls> {
     })
 }
 
-fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
-    let pem = read(path, "--tls-cert")?;
+fn certificates(path: &Path, option: &str) -> Result<Vec<CertificateDer<'static>>> {
+    let pem = read(path, option)?;
     let chain = CertificateDer::pem_slice_iter(&pem)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| bad_file(path, &format!("not PEM ({e})")))?;
@@ -109,18 +129,38 @@ mod tests {
         for (name, text) in &files {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
-        let cases: &[(&str, &str, Option<&str>)] = &[
-            // cert, key, the error's words (None: accepted)
-            ("cert.pem", "key.pem", None),
-            ("cert.pem", "other-key.pem", Some("do not go together")),
-            ("empty.pem", "key.pem", Some("no certificate")),
-            ("garbage.pem", "key.pem", Some("not PEM")),
-            ("cert.pem", "cert.pem", Some("no private key")),
-            ("missing.pem", "key.pem", Some("--tls-cert")),
-            ("cert.pem", "missing.pem", Some("--tls-key")),
+        let cases: &[(&str, &str, Option<&str>, Option<&str>)] = &[
+            // cert, key, client CA, the error's words (None: accepted)
+            ("cert.pem", "key.pem", None, None),
+            (
+                "cert.pem",
+                "other-key.pem",
+                None,
+                Some("do not go together"),
+            ),
+            ("empty.pem", "key.pem", None, Some("no certificate")),
+            ("garbage.pem", "key.pem", None, Some("not PEM")),
+            ("cert.pem", "cert.pem", None, Some("no private key")),
+            ("missing.pem", "key.pem", None, Some("--tls-cert")),
+            ("cert.pem", "missing.pem", None, Some("--tls-key")),
+            ("cert.pem", "key.pem", Some("cert.pem"), None),
+            (
+                "cert.pem",
+                "key.pem",
+                Some("empty.pem"),
+                Some("no certificate"),
+            ),
+            ("cert.pem", "key.pem", Some("garbage.pem"), Some("not PEM")),
+            (
+                "cert.pem",
+                "key.pem",
+                Some("missing.pem"),
+                Some("--tls-client-ca"),
+            ),
         ];
-        for (cert, key, want) in cases {
-            let got = acceptor(&dir.path().join(cert), &dir.path().join(key));
+        for (cert, key, ca, want) in cases {
+            let ca = ca.map(|c| dir.path().join(c));
+            let got = acceptor(&dir.path().join(cert), &dir.path().join(key), ca.as_deref());
             match (got, want) {
                 (Ok(_), None) => {}
                 (Err(e), Some(words)) => {
