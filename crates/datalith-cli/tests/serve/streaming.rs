@@ -239,6 +239,19 @@ struct Watched {
     rise: u64,
 }
 
+impl Watched {
+    /// The bound of an answer written as it is made: the server grew by less than half the
+    /// answer's text (made whole first, its values alone are larger than the text).
+    fn held_less_than_half_the_text(&self) {
+        assert!(
+            self.rise < self.bytes / 2,
+            "the server grew by {:.1} MiB answering {:.1} MiB",
+            mib(self.rise),
+            mib(self.bytes)
+        );
+    }
+}
+
 /// Asks `body` of the server and reads the answer to its end while sampling the server's
 /// anonymous memory (the data file's pages the answer reads count in `VmRSS` too), counting
 /// `marker` in it.
@@ -322,12 +335,7 @@ fn a_pulled_answer_is_made_as_it_is_written() {
     // The engine's rows are one entity id each (~56 bytes a row, 5.3 MiB); the pulled maps
     // are made a chunk at a time as they are written. Made whole first, the maps alone are
     // larger than their text (~21 MiB): so the server holds less than half the text.
-    assert!(
-        w.rise < w.bytes / 2,
-        "the server grew by {:.1} MiB answering {:.1} MiB",
-        mib(w.rise),
-        mib(w.bytes)
-    );
+    w.held_less_than_half_the_text();
 }
 
 #[test]
@@ -371,10 +379,5 @@ fn a_scanned_answer_is_made_a_part_at_a_time() {
     // Made whole, the rows alone (two values each, ~100 bytes a row: +85 MiB on 2026-12-06)
     // are five times their text (16 MiB); a part's (32,768 datoms of the scan) are ~3 MiB,
     // written and sent before the next part is read. So: less than half the text.
-    assert!(
-        w.rise < w.bytes / 2,
-        "the server grew by {:.1} MiB answering {:.1} MiB",
-        mib(w.rise),
-        mib(w.bytes)
-    );
+    w.held_less_than_half_the_text();
 }
