@@ -155,7 +155,7 @@ pub mod wal;
 mod warm;
 mod whole;
 
-pub use self::core::LOG_SYNC_BUCKET_NANOS;
+pub use self::wal::LOG_SYNC_BUCKET_NANOS;
 pub use api::KvOp;
 pub use batch_snapshot::{BatchSnapshot, OpRange};
 pub use committer::{BatchSlot, BatchState, Outcome, Rejected, WriteRequest};

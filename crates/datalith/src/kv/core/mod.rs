@@ -28,8 +28,7 @@ mod retained;
 mod stats;
 
 pub(crate) use retained::{Release, Retained};
-pub(crate) use stats::SyncTimes;
-pub use stats::{CommitCounters, CommitStats, LOG_SYNC_BUCKET_NANOS};
+pub use stats::{CommitCounters, CommitStats};
 
 /// The state of an open environment that its stages share (see the module's comment).
 pub(crate) struct EnvCore {

@@ -204,7 +204,7 @@ pub(crate) struct Wal {
     /// syncs took (`record_counts`).
     records: [AtomicU64; 4],
     /// Those syncs by how long each took.
-    sync_times: crate::kv::core::SyncTimes,
+    sync_times: super::SyncTimes,
     /// Set by the first checkpoint whose write or sync failed: no later one is trusted.
     failure: Failure,
 }
@@ -360,9 +360,7 @@ impl Wal {
 
     /// Records made durable, those of them derived (`derive`), and their bytes.
     /// The syncs of the records by how long each took (`SyncTimes::counts`).
-    pub(crate) fn sync_time_counts(
-        &self,
-    ) -> [u64; crate::kv::core::LOG_SYNC_BUCKET_NANOS.len() + 1] {
+    pub(crate) fn sync_time_counts(&self) -> [u64; super::LOG_SYNC_BUCKET_NANOS.len() + 1] {
         self.sync_times.counts()
     }
 

@@ -154,6 +154,7 @@ mod frame;
 mod recovery;
 mod slot;
 mod survivor;
+mod sync_times;
 mod tail;
 
 pub use body::{LoggedOp, LoggedOpKind};
@@ -162,6 +163,8 @@ pub(crate) use checkpoint::{Logged, Wal, WalSettings};
 pub use derive::{Derivation, DerivedOp};
 pub use file::LOG_FILE;
 pub(crate) use recovery::seq_of;
+pub(crate) use sync_times::SyncTimes;
+pub use sync_times::LOG_SYNC_BUCKET_NANOS;
 pub(crate) use tail::{LogTail, Tail, TailGroup};
 
 /// The key in the meta table holding the last log sequence number the LMDB state holds.
