@@ -226,8 +226,17 @@ fn client_certificates_are_required_with_a_client_ca() {
         ("no certificate", None),
         ("eve's", Some((eve.as_path(), eve_key.as_path()))),
     ] {
+        // Refused in the handshake: no answer comes. Under TLS 1.3 the client may learn it as
+        // the TLS alert or, having sent its request first, as the connection closed under it.
         let e = client(pair).db().unwrap_err();
-        assert_eq!(e.code.as_deref(), Some(datalith_client::TLS), "{who}: {e}");
+        assert_eq!(e.status, 0, "{who}: {e}");
+        assert!(
+            e.code.as_deref() == Some(datalith_client::TLS)
+                || e.message.contains("Broken pipe")
+                || e.message.contains("reset")
+                || e.message.contains("closed"),
+            "{who}: {e}"
+        );
     }
     // curl with and without the client's pair.
     let health = s.url("/health");
@@ -266,11 +275,13 @@ fn client_certificates_are_required_with_a_client_ca() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "7");
+    // Refused: a TLS error (exit 1) or the connection closed under the request (exit 2), as
+    // above; no answer printed.
     let out = cli(None);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
+    assert!(
+        matches!(out.status.code(), Some(1 | 2)) && out.stdout.is_empty(),
+        "{:?}: {}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     // A refused client leaves the server serving.
