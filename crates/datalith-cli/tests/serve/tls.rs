@@ -26,6 +26,18 @@ fn make_pair(dir: &Path) -> PathBuf {
     dir.join("cert.pem")
 }
 
+/// The server on `people` over TLS with `cert` and `key`, and `extra` options.
+fn tls_server(cert: &Path, key: &Path, extra: &[&str]) -> server::Server {
+    let mut args = vec![
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    server::start(&["people"], &args)
+}
+
 /// `curl` over TLS trusting `cacert`: (exit code, HTTP version and status, body).
 fn curl(cacert: &Path, args: &[&str], url: &str) -> (i32, String, String) {
     let out = Command::new("curl")
@@ -49,15 +61,7 @@ fn tls_round_trips_and_refuses_what_it_must() {
     let cert = make_pair(&dir.path().join("tls"));
     let other = make_pair(&dir.path().join("other"));
     let key = dir.path().join("tls/key.pem");
-    let s = server::start(
-        &["people"],
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-        ],
-    );
+    let s = tls_server(&cert, &key, &[]);
     assert!(s.base.starts_with("https://127.0.0.1:"), "{}", s.base);
 
     // The Rust client, trusting the server's certificate.
@@ -194,17 +198,7 @@ fn client_certificates_are_required_with_a_client_ca() {
     let ann_key = dir.path().join("ann/key.pem");
     let eve = make_pair(&dir.path().join("eve"));
     let eve_key = dir.path().join("eve/key.pem");
-    let s = server::start(
-        &["people"],
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--tls-client-ca",
-            ann.to_str().unwrap(),
-        ],
-    );
+    let s = tls_server(&cert, &key, &["--tls-client-ca", ann.to_str().unwrap()]);
     let client = |pair: Option<(&Path, &Path)>| {
         let mut b = Client::builder(&s.base).cacert_file(&cert).unwrap();
         if let Some((c, k)) = pair {

@@ -15,6 +15,12 @@ impl CancelOnDrop {
         CancelOnDrop(Arc::new(AtomicBool::new(false)))
     }
 
+    /// A guard that sets `flag`, given by whoever reads it (a query writing an answer that
+    /// the guard's holder sends).
+    pub fn on(flag: Arc<AtomicBool>) -> Self {
+        CancelOnDrop(flag)
+    }
+
     /// The flag, for the query.
     pub fn flag(&self) -> Arc<AtomicBool> {
         self.0.clone()

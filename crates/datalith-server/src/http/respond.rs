@@ -42,16 +42,9 @@ pub fn write(format: Format, result: Result<Reply>) -> Response {
             Err(value) => return body(StatusCode::OK, format, &value),
         },
         Ok(Reply::Rows { rows, basis }) => Streamed::rows(format, rows, basis),
-        Ok(Reply::Text(text)) => {
-            return (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], text).into_response()
-        }
+        Ok(Reply::Text(text)) => return ok(format, text.into()),
         Ok(Reply::Stream(chunks)) => {
-            return (
-                StatusCode::OK,
-                [(CONTENT_TYPE, format.media_type())],
-                axum::body::Body::new(Sending::new(chunks)),
-            )
-                .into_response()
+            return ok(format, axum::body::Body::new(Sending::new(chunks)))
         }
         Ok(Reply::Sent) => {
             let e = ServerError::new(
@@ -69,17 +62,15 @@ pub fn write(format: Format, result: Result<Reply>) -> Response {
 fn send(format: Format, mut streamed: Streamed) -> Response {
     match streamed.whole() {
         // Already ends with its line end.
-        Ok(Some(text)) => {
-            (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], text).into_response()
-        }
-        Ok(None) => (
-            StatusCode::OK,
-            [(CONTENT_TYPE, format.media_type())],
-            axum::body::Body::new(streamed),
-        )
-            .into_response(),
+        Ok(Some(text)) => ok(format, text.into()),
+        Ok(None) => ok(format, axum::body::Body::new(streamed)),
         Err(e) => error(format, &e),
     }
+}
+
+/// A 200 answer of `body` in `format`.
+fn ok(format: Format, body: axum::body::Body) -> Response {
+    (StatusCode::OK, [(CONTENT_TYPE, format.media_type())], body).into_response()
 }
 
 fn body(status: StatusCode, format: Format, value: &Edn) -> Response {

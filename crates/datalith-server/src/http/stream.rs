@@ -26,6 +26,7 @@ use datalith::edn::Edn;
 use datalith::query::ResultRows;
 use http_body::Frame;
 
+use super::cancel::CancelOnDrop;
 use crate::error::ServerError;
 use crate::format::Format;
 use crate::ops::Chunks;
@@ -200,10 +201,9 @@ impl http_body::Body for Streamed {
         match this.next_chunk() {
             Ok(chunk) => Poll::Ready(chunk.map(|c| Ok(Frame::data(Bytes::from(c))))),
             Err(e) => {
-                crate::run::log(&format!("answer cut short: {}: {}", e.category, e.message));
                 this.head = None;
                 this.tail = None;
-                Poll::Ready(Some(Err(e)))
+                cut_short(e)
             }
         }
     }
@@ -211,6 +211,13 @@ impl http_body::Body for Streamed {
     fn is_end_stream(&self) -> bool {
         self.ready.is_none() && self.head.is_none() && self.tail.is_none()
     }
+}
+
+/// A body's end after its status went out: the error, logged, which closes the connection
+/// before the answer's end (so the client cannot take what it got for the whole answer).
+fn cut_short(e: ServerError) -> Poll<Option<Result<Frame<Bytes>, ServerError>>> {
+    crate::run::log(&format!("answer cut short: {}: {}", e.category, e.message));
+    Poll::Ready(Some(Err(e)))
 }
 
 /// The text before and after the items of the answer map `{BEFORE..., KEY ITEMS,
@@ -307,7 +314,8 @@ impl PushedText {
 pub struct Sending {
     first: Option<String>,
     rest: tokio::sync::mpsc::Receiver<crate::error::Result<(String, bool)>>,
-    gone: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Sets the query's flag when the body is dropped (sent, or its client gone).
+    _gone: CancelOnDrop,
     ended: bool,
 }
 
@@ -317,15 +325,9 @@ impl Sending {
         Sending {
             first: Some(chunks.first),
             rest: chunks.rest,
-            gone: chunks.gone,
+            _gone: CancelOnDrop::on(chunks.gone),
             ended: false,
         }
-    }
-}
-
-impl Drop for Sending {
-    fn drop(&mut self) {
-        self.gone.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -356,12 +358,8 @@ impl http_body::Body for Sending {
                 "the query writing the answer ended before its last chunk".to_string(),
             ),
         };
-        crate::run::log(&format!(
-            "answer cut short: {}: {}",
-            failed.category, failed.message
-        ));
         this.ended = true;
-        Poll::Ready(Some(Err(failed)))
+        cut_short(failed)
     }
 
     fn is_end_stream(&self) -> bool {
