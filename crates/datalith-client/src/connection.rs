@@ -312,3 +312,44 @@ impl Connection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client certificate's files that are not a certificate and its key are refused,
+    /// saying which part is wrong; a real pair is taken.
+    #[test]
+    fn a_client_pair_that_is_not_one_is_refused_saying_why() {
+        let pair = rcgen::generate_simple_self_signed(vec!["ann".to_string()]).unwrap();
+        let (cert, key) = (pair.cert.pem(), pair.signing_key.serialize_pem());
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            // certificate PEM, key PEM, the error's words (None: taken)
+            (&cert, &key, None),
+            ("", &key, Some("no certificate")),
+            (
+                "-----BEGIN CERTIFICATE-----\nnot base64!\n",
+                &key,
+                Some("not PEM"),
+            ),
+            (&cert, "", Some("no private key")),
+            (&cert, &cert, Some("no private key")),
+        ];
+        for (c, k, want) in cases {
+            let got =
+                Client::builder("https://localhost:1").client_cert_pem(c.as_bytes(), k.as_bytes());
+            match (got, want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(words)) => assert!(e.message.contains(words), "{}", e.message),
+                (Ok(_), Some(words)) => panic!("taken, wanted {words}"),
+                (Err(e), None) => panic!("{}", e.message),
+            }
+        }
+        let Err(e) = Client::builder("https://localhost:1")
+            .client_cert_files("/no/such/cert.pem", "/no/such/key.pem")
+        else {
+            panic!("files that do not exist taken")
+        };
+        assert!(e.message.contains("/no/such/cert.pem"), "{}", e.message);
+    }
+}
