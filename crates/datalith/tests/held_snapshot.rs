@@ -11,8 +11,10 @@ use datalith::kv::{Durability, EnvOptions, Environment, KvError, KvOp, TableKind
 fn writers_go_on_under_a_held_snapshot_with_the_default_map() {
     let dir = tempfile::tempdir().unwrap();
     // NoSync only to keep the test quick: every mode without MDB_WRITEMAP reserves the same.
-    let env =
-        Environment::open(dir.path(), EnvOptions::with_durability(Durability::NoSync)).unwrap();
+    // Each group its own LMDB commit, as the snapshot must see it.
+    let mut options = EnvOptions::with_durability(Durability::NoSync);
+    options.log_apply_later = false;
+    let env = Environment::open(dir.path(), options).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
     let key = |i: u32| i.to_be_bytes();
     env.transact_kv((0..10_000).map(|i| KvOp::put(&t, key(i), "v0")).collect())

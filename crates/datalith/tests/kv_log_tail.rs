@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use datalith::kv::wal::LOG_FILE;
-use datalith::kv::{EnvOptions, Environment, KvOp, Table, TableKind};
+use datalith::kv::{Durability, EnvOptions, Environment, KvOp, Table, TableKind};
 use proptest::prelude::*;
 
 #[path = "common/table.rs"]
@@ -63,8 +63,13 @@ struct Recorded {
 }
 
 fn record(txns: &[Txn]) -> Recorded {
+    record_with(txns, options())
+}
+
+/// [`record`], the live environment opened with `options`.
+fn record_with(txns: &[Txn], options: EnvOptions) -> Recorded {
     let live = tempfile::tempdir().unwrap();
-    let env = Environment::open(live.path(), options()).unwrap();
+    let env = Environment::open(live.path(), options).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
     env.checkpoint().unwrap();
     let meta = std::fs::read(live.path().join("data.mdb")).unwrap()[..2 * PAGE].to_vec();
@@ -284,6 +289,65 @@ fn a_log_cut_inside_its_checkpoint_slots_is_refused_and_the_data_file_kept() {
 }
 
 #[test]
+fn records_written_without_a_sync_may_be_lost_in_any_order_and_the_log_ends_before_the_first() {
+    // `Durability::NoSync` acknowledges a record once it is written, not synced: after a
+    // machine crash the page cache may have written any of them back, in any order. Whichever
+    // are lost, the database opens, in either mode, at the transaction before the first lost
+    // one, and `check` sees no damage. The same loss in a log of synced records is damage.
+    let txns: Vec<Txn> = (0..5u8)
+        .map(|i| vec![(i, Some(vec![i; 50 + 40 * i as usize]))])
+        .collect();
+    let mut nosync = options();
+    nosync.durability = Durability::NoSync;
+    let rec = record_with(&txns, nosync.clone());
+    let spans: Vec<_> = (0..5)
+        .map(|i| changed(&rec.logs[i], &rec.logs[i + 1]))
+        .collect();
+    for lost in 1u32..(1 << 5) {
+        let mut log = rec.logs[5].clone();
+        for (i, span) in spans.iter().enumerate() {
+            if lost & (1 << i) != 0 {
+                log[span.clone()].copy_from_slice(&rec.logs[i][span.clone()]);
+            }
+        }
+        let kept = lost.trailing_zeros() as usize;
+        let mut want = Model::new();
+        txns[..kept].iter().for_each(|t| apply(&mut want, t));
+        for (mode, o) in [
+            ("durable", EnvOptions::default()),
+            ("nosync", nosync.clone()),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &rec.disk, &log);
+            let found = datalith::admin::check_log(dir.path(), PAGE)
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                (found.records_after_checkpoint, found.damage),
+                (kept as u64, None),
+                "lost {lost:05b}"
+            );
+            assert_eq!(
+                contents_with(dir.path(), o),
+                want,
+                "lost {lost:05b}, {mode}"
+            );
+        }
+    }
+    let synced = record(&txns);
+    let mut log = synced.logs[5].clone();
+    let second = changed(&synced.logs[1], &synced.logs[2]);
+    log[second.clone()].copy_from_slice(&synced.logs[1][second]);
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &synced.disk, &log);
+    let err = Environment::open(dir.path(), EnvOptions::default()).err();
+    assert!(
+        matches!(err, Some(datalith::kv::KvError::Corrupt { .. })),
+        "a lost synced record was not refused: {err:?}"
+    );
+}
+
+#[test]
 fn a_damaged_record_followed_by_whole_ones_is_refused_naming_it_unless_the_loss_is_accepted() {
     // The records after a damaged one were acknowledged (each was written only after the one
     // before it was synced): stopping there would drop them silently. Damage at every byte of
@@ -352,9 +416,19 @@ fn a_lost_newer_checkpoint_slot_is_refused_without_touching_the_data_file() {
     // checkpoint, as if every newer slot had been lost: the one left names records the ring
     // has overwritten, and the pages of its tree may be reused. Rolling the data file back to
     // it must be refused, even when damage is accepted, and the data file left as it was.
+    // Also when the records were written without a sync: a whole one numbered far past the
+    // stop is no record lost in a crash.
+    for durability in [Durability::Durable, Durability::NoSync] {
+        a_lost_newer_checkpoint_slot_is_refused_when(durability);
+    }
+}
+
+fn a_lost_newer_checkpoint_slot_is_refused_when(durability: Durability) {
     const SLOTS: usize = 2 * 3 * PAGE; // two checkpoint slots of three pages
     let live = tempfile::tempdir().unwrap();
-    let env = Environment::open(live.path(), options()).unwrap();
+    let mut o = options();
+    o.durability = durability;
+    let env = Environment::open(live.path(), o).unwrap();
     let t = env.table("t", TableKind::Plain).unwrap();
     env.transact_kv(ops(&t, &vec![(1, Some(vec![1; 100]))]))
         .unwrap();
@@ -375,7 +449,7 @@ fn a_lost_newer_checkpoint_slot_is_refused_without_touching_the_data_file() {
         let mut o = EnvOptions::default();
         o.log_accept_damage = accept;
         let Err(err) = Environment::open(dir.path(), o) else {
-            panic!("accept {accept}: a stale checkpoint slot was used");
+            panic!("{durability:?}, accept {accept}: a stale checkpoint slot was used");
         };
         assert!(
             matches!(err, datalith::kv::KvError::Corrupt { .. })

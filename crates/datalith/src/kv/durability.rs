@@ -19,10 +19,13 @@ pub enum Durability {
     /// crash loses nothing; a machine crash may lose the last committed transactions (the
     /// database stays consistent: LMDB falls back to the previous meta page).
     NoMetaSync,
-    /// No flush at commit (`MDB_NOSYNC`): the OS writes pages when it likes. A process crash
-    /// loses nothing (the page cache survives it); a machine crash may lose every transaction
-    /// since the OS last wrote back, and on file systems that reorder writes could in theory
-    /// damage the last transaction.
+    /// No flush at commit: each commit group is written to the write-ahead log, as with
+    /// `Durable`, but not synced; LMDB's data file is synced by the same background
+    /// checkpoints. A process crash loses nothing (the page cache survives it and the log is
+    /// replayed); a machine crash may lose the commits since the last checkpoint the OS had
+    /// not written back, and the database opens at a consistent earlier state (the records
+    /// are flagged as unsynced, so a missing one is the end of the log, not damage:
+    /// `kv::wal::survivor`).
     NoSync,
     /// Writes go straight into the shared memory map (`MDB_WRITEMAP`) and are flushed with an
     /// asynchronous `msync` (`MDB_MAPASYNC`). Fewest copies and system calls; a process crash
@@ -49,7 +52,8 @@ impl Durability {
         }
     }
 
-    /// Short label used in benchmark output (`durable`, `nometasync`, `nosync`, `writemap-mapasync`).
+    /// Short label used in benchmark output (`durable`, `nometasync`, `nosync`,
+    /// `writemap-mapasync`).
     pub fn label(self) -> &'static str {
         match self {
             Durability::Durable => "durable",
@@ -70,9 +74,16 @@ impl Durability {
         matches!(self, Durability::Durable | Durability::NoMetaSync)
     }
 
-    /// Whether commits go through the write-ahead log (`kv::wal`): only `Durable`. The other
-    /// modes promise nothing on power loss beyond what LMDB's own commit gives, and keep it.
+    /// Whether commits go through the write-ahead log (`kv::wal`): `Durable` and `NoSync`.
+    /// A log record and LMDB commits gathered by the background applier cost less than an
+    /// LMDB commit a group, synced or not (`docs/measurements.md`, "NoSync through the
+    /// log"). `NoMetaSync` and `WriteMapAsync` keep LMDB's own commit, with its promise.
     pub(crate) fn uses_log(self) -> bool {
+        matches!(self, Durability::Durable | Durability::NoSync)
+    }
+
+    /// Whether a log record is synced before its group is acknowledged: only `Durable`.
+    pub(crate) fn syncs_log(self) -> bool {
         matches!(self, Durability::Durable)
     }
 
@@ -97,8 +108,8 @@ pub struct EnvOptions {
     /// it fails with `KvError::SnapshotBlocksGrowth` (LMDB resizes only while no snapshot of
     /// the process is open).
     pub growth_patience: std::time::Duration,
-    /// `Durable` only: how long an open for writing waits while another process holds the
-    /// database for writing (its log) before it fails with `KvError::Busy` naming that
+    /// With a log (`Durable`, `NoSync`): how long an open for writing waits while another process
+    /// holds the database for writing (its log) before it fails with `KvError::Busy` naming that
     /// process, as SQLite's `busy_timeout`. Read-only opens never wait.
     pub busy_timeout: std::time::Duration,
     /// Turn off OS read-ahead on the data file (`MDB_NORDAHEAD`): better for random access to a
@@ -107,15 +118,16 @@ pub struct EnvOptions {
     /// How much of an existing data file is validated (with plain reads) before LMDB reads
     /// it: the catalog of tables (default, a few pages) or every page.
     pub verify: super::file::Verify,
-    /// `Durable` only: the length the write-ahead log file grows to (records wrap around in
-    /// it); a log made longer before keeps its length.
+    /// With a log (`Durable`, `NoSync`): the length the write-ahead log file grows to (records wrap
+    /// around in it); a log made longer before keeps its length.
     pub log_file_bytes: u64,
-    /// `Durable` only: the length of the log file a new environment gets (preallocated); it
-    /// grows, doubling, up to `log_file_bytes` when records would otherwise wait for a
-    /// checkpoint to free room (`kv::wal::file`).
+    /// With a log (`Durable`, `NoSync`): the length of the log file a new environment gets
+    /// (preallocated); it grows, doubling, up to `log_file_bytes` when records would otherwise wait
+    /// for a checkpoint to free room (`kv::wal::file`).
     pub log_initial_bytes: u64,
-    /// `Durable` only: the checkpointer syncs the data file at least this often while commits
-    /// arrive (a longer interval means fewer syncs and more log to replay after a crash).
+    /// With a log (`Durable`, `NoSync`): the checkpointer syncs the data file at least this often
+    /// while commits arrive (a longer interval means fewer syncs and more log to replay after a
+    /// crash).
     ///
     /// It also trades the data file's size for commit tail latency: pages copied since the
     /// last checkpoint cannot be reused before the next one, and each data sync slows the log
@@ -124,24 +136,23 @@ pub struct EnvOptions {
     /// 1.31-2.85 in 7, throughput and mean latency within this machine's noise; one 20 s pair
     /// kept its files: a 776 MB data file (721,220 writes) against 489 MB (760,400).
     pub log_checkpoint_interval: std::time::Duration,
-    /// `Durable` only: ... and as soon as this many bytes of log were written since the last
-    /// checkpoint.
+    /// With a log (`Durable`, `NoSync`): ... and as soon as this many bytes of log were written
+    /// since the last checkpoint.
     pub log_checkpoint_bytes: u64,
-    /// `Durable` only: ... and as soon as the LMDB commits since the last checkpoint freed
-    /// more than this many bytes of pages (or a quarter of the data file), which the
-    /// checkpoint's page-reuse guard keeps from reuse until the next one: bounds the data
-    /// file's growth under churn (`limits::LOG_CHECKPOINT_DATA_BYTES`). `u64::MAX` turns it
-    /// off.
+    /// With a log (`Durable`, `NoSync`): ... and as soon as the LMDB commits since the last
+    /// checkpoint freed more than this many bytes of pages (or a quarter of the data file), which
+    /// the checkpoint's page-reuse guard keeps from reuse until the next one: bounds the data
+    /// file's growth under churn (`limits::LOG_CHECKPOINT_DATA_BYTES`). `u64::MAX` turns it off.
     pub log_checkpoint_freed_bytes: u64,
-    /// `Durable` only: a commit is its log record; LMDB is written later, many groups in one
-    /// transaction, and readers see the groups not yet written through an overlay
+    /// With a log (`Durable`, `NoSync`): a commit is its log record; LMDB is written later, many
+    /// groups in one transaction, and readers see the groups not yet written through an overlay
     /// (`kv::unapplied`). Off: every group is also an LMDB commit of its own.
     pub log_apply_later: bool,
-    /// `Durable` only, with `log_apply_later`: how long committed groups wait before LMDB is
+    /// With a log and `log_apply_later`: how long committed groups wait before LMDB is
     /// written (they are applied sooner when many have gathered, or as soon as a reader
     /// meets one). Zero writes LMDB after every group, in the background.
     pub log_apply_delay: std::time::Duration,
-    /// `Durable` only, with `log_apply_later`: how many staged ops may wait for the LMDB
+    /// With a log and `log_apply_later`: how many staged ops may wait for the LMDB
     /// writer before a batch waits for it to write some (at most
     /// `limits::UNAPPLIED_BACKLOG_WAIT`). `usize::MAX`, the default, bounds nothing: an
     /// acknowledged write is durable in the log however far LMDB lags, and a writer that
@@ -154,19 +165,19 @@ pub struct EnvOptions {
     /// made while groups wait merges their overlay.
     #[doc(hidden)]
     pub log_readers_apply: bool,
-    /// `Durable` only: when a damaged record of the log is followed by whole ones (the log
-    /// was damaged after those transactions were acknowledged), open anyway, keeping the
+    /// With a log (`Durable`, `NoSync`): when a damaged record of the log is followed by whole ones
+    /// (the log was damaged after those transactions were acknowledged), open anyway, keeping the
     /// transactions before the damaged record and dropping it and every one after. Off (the
     /// default), such a log is refused with `KvError::Corrupt`, which names the records. A log
-    /// missing more than one record before a whole one is refused either way: the ring may
-    /// have moved past the checkpoint in use, whose pages may then hold other data.
+    /// missing more than one record before a whole one is refused either way: the ring may have
+    /// moved past the checkpoint in use, whose pages may then hold other data.
     pub log_accept_damage: bool,
     /// Test hook: without the checkpointer's reader, unsynced commits may overwrite pages of
     /// the durable checkpoint (the power-cut test shows the damage).
     #[doc(hidden)]
     pub log_guard_pages: bool,
-    /// `Durable` only: writes that log records leave out because replay rebuilds them
-    /// (`kv::wal::derive`; the Datalog store sets its own). A log written with one needs the
+    /// With a log (`Durable`, `NoSync`): writes that log records leave out because replay rebuilds
+    /// them (`kv::wal::derive`; the Datalog store sets its own). A log written with one needs the
     /// same one to be replayed.
     pub log_derivation: Option<std::sync::Arc<dyn super::wal::Derivation>>,
 }
@@ -207,6 +218,7 @@ impl EnvOptions {
             guard_pages: self.log_guard_pages,
             accept_damage: self.log_accept_damage,
             derivation: self.log_derivation.clone(),
+            sync_records: self.durability.syncs_log(),
         }
     }
 

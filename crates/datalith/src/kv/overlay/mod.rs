@@ -555,6 +555,9 @@ mod tests {
                 });
             }
             env.transact_kv(ops).unwrap();
+            // Into LMDB: the snapshot then has no overlay of its own, which the overlays
+            // below would replace.
+            env.apply_logged().unwrap();
             let snap = env.read().unwrap();
             // No overlay: the snapshot as it is.
             check(snap.view(), &plain, &list, &model, &probes, &bounds);
@@ -616,6 +619,9 @@ mod tests {
                 ops.push(KvOp::list_add(&t, k, v));
             }
             env.transact_kv(ops).unwrap();
+            // Into LMDB: the snapshot then has no overlay of its own, which the overlays
+            // below would replace.
+            env.apply_logged().unwrap();
             let snap = env.read().unwrap();
             let mut overlay = Overlay::new();
             let mut overlaid = model.clone();
@@ -672,6 +678,7 @@ mod tests {
             KvOp::list_add(&list, b"k".to_vec(), b"x".to_vec()),
         ])
         .unwrap();
+        env.apply_logged().unwrap();
         let mut stage = Stage::default();
         stage.put(&plain, b"b", b"2");
         stage.delete(&plain, b"a");

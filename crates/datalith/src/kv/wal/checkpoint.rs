@@ -52,6 +52,9 @@ pub(crate) struct WalSettings {
     pub(crate) derivation: Option<Arc<dyn Derivation>>,
     /// Replay stops at a damaged record even when whole ones follow (`survivor`).
     pub(crate) accept_damage: bool,
+    /// Each record is synced before its group is acknowledged (`Durability::Durable`);
+    /// otherwise it is only written, and flagged so (`frame::UNSYNCED`).
+    pub(crate) sync_records: bool,
 }
 
 impl WalSettings {
@@ -463,7 +466,8 @@ impl Wal {
             }
         })?;
         drop(names);
-        frame::seal(buf, kind, seq);
+        let unsynced = !self.settings.sync_records;
+        frame::seal(buf, kind, seq, unsynced);
         timing::add(Step::LogEncode, started);
         let len = buf.len() as u64;
         let placement = match self.place(len)? {
@@ -489,7 +493,10 @@ impl Wal {
         let dead_end = lock(&self.ring).dead_until(placement.at, self.log.capacity());
         let padded = end.div_ceil(BLOCK) * BLOCK;
         let mut direct = lock(&self.direct);
-        let go_direct = direct.as_ref().is_some_and(DirectLog::usable)
+        // Direct writes make the sync after them short; without a sync, the page cache is
+        // the cheaper way.
+        let go_direct = self.settings.sync_records
+            && direct.as_ref().is_some_and(DirectLog::usable)
             && placement.wrap_at.is_none()
             && buf.len() >= LOG_DIRECT_MIN_BYTES
             && padded <= dead_end;
@@ -499,7 +506,9 @@ impl Wal {
         };
         self.fill.write_below(high, || {
             if let Some(at) = placement.wrap_at {
-                self.log.file.write_all_at(&wrap_marker(seq), at)?;
+                self.log
+                    .file
+                    .write_all_at(&wrap_marker(seq, unsynced), at)?;
             }
             if let Some(d) = direct.as_mut() {
                 if go_direct && d.write(&self.log.file, buf, placement.at, dead_end)? {
@@ -517,12 +526,14 @@ impl Wal {
             Ok(())
         })?;
         drop(direct);
-        let syncing = std::time::Instant::now();
-        self.log.file.sync_data()?;
-        let synced = u64::try_from(syncing.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        timing::add(Step::LogSync, started);
-        self.records[3].fetch_add(synced, Ordering::Relaxed);
-        self.sync_times.record(synced);
+        if self.settings.sync_records {
+            let syncing = std::time::Instant::now();
+            self.log.file.sync_data()?;
+            let synced = u64::try_from(syncing.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            timing::add(Step::LogSync, started);
+            self.records[3].fetch_add(synced, Ordering::Relaxed);
+            self.sync_times.record(synced);
+        }
         self.records[0].fetch_add(1, Ordering::Relaxed);
         self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
         self.records[2].fetch_add(len, Ordering::Relaxed);

@@ -396,10 +396,10 @@ fn grown(capacity: u64, end: u64, area_start: u64, len: u64, most: u64) -> Optio
     (to > capacity && to >= end).then_some(to)
 }
 
-/// A wrap marker for the record `seq` that follows it.
-pub(crate) fn wrap_marker(seq: u64) -> [u8; HEADER_BYTES] {
+/// A wrap marker for the record `seq` that follows it (`unsynced` as that record).
+pub(crate) fn wrap_marker(seq: u64, unsynced: bool) -> [u8; HEADER_BYTES] {
     let mut m = [0u8; HEADER_BYTES];
-    frame::seal(&mut m, Kind::Wrap, seq);
+    frame::seal(&mut m, Kind::Wrap, seq, unsynced);
     m
 }
 

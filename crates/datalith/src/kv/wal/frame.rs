@@ -4,11 +4,16 @@
 //! write, a stale record of an earlier lap of the ring, and zeroed preallocated space all read
 //! as "the log ends here".
 //!
-//! Layout (little-endian): `magic u32 | kind u8 | 0 u8 ×3 | body_len u32 | seq u64 | crc u32`.
+//! Layout (little-endian): `magic u32 | kind u8 | flags u8 | 0 u8 ×2 | body_len u32 | seq u64 |
+//! crc u32`. The one flag, [`UNSYNCED`], marks a record its writer acknowledged without
+//! syncing it (`Durability::NoSync`): after a machine crash it, and the records before it back
+//! to the last synced one, may be missing or torn without the log being damaged (`survivor`).
 
 /// Bytes of a record header.
 pub(crate) const HEADER_BYTES: usize = 24;
 pub(crate) const MAGIC: u32 = 0x5257_4c44; // "DLWR"
+/// The flags byte's bit for a record acknowledged before any sync covered it.
+pub(crate) const UNSYNCED: u8 = 1;
 
 /// What a record holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +48,13 @@ impl Kind {
 
 /// Writes a record of `kind` and `seq` around `body` (already in `out[HEADER_BYTES..]`): the
 /// caller encodes the body in place after reserving the header, so nothing is copied.
-pub(crate) fn seal(out: &mut [u8], kind: Kind, seq: u64) {
+/// `unsynced`: the record will be acknowledged without a sync ([`UNSYNCED`]).
+pub(crate) fn seal(out: &mut [u8], kind: Kind, seq: u64, unsynced: bool) {
     let body_len = (out.len() - HEADER_BYTES) as u32;
     out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     out[4] = kind.byte();
-    out[5..8].fill(0);
+    out[5] = if unsynced { UNSYNCED } else { 0 };
+    out[6..8].fill(0);
     out[8..12].copy_from_slice(&body_len.to_le_bytes());
     out[12..20].copy_from_slice(&seq.to_le_bytes());
     let crc = crc32c::crc32c_append(crc32c::crc32c(&out[..20]), &out[HEADER_BYTES..]);
@@ -60,19 +67,25 @@ pub(crate) struct Header {
     pub(crate) kind: Kind,
     pub(crate) body_len: usize,
     pub(crate) seq: u64,
+    /// Acknowledged without a sync ([`UNSYNCED`]).
+    pub(crate) unsynced: bool,
     crc: u32,
 }
 
 /// Parses a header; `None` for anything that is not one (zeroes, garbage, a torn write).
 pub(crate) fn header(b: &[u8]) -> Option<Header> {
     let b = b.get(..HEADER_BYTES)?;
-    if u32::from_le_bytes(b[0..4].try_into().ok()?) != MAGIC || b[5..8] != [0, 0, 0] {
+    if u32::from_le_bytes(b[0..4].try_into().ok()?) != MAGIC
+        || b[5] & !UNSYNCED != 0
+        || b[6..8] != [0, 0]
+    {
         return None;
     }
     Some(Header {
         kind: Kind::from_byte(b[4])?,
         body_len: u32::from_le_bytes(b[8..12].try_into().ok()?) as usize,
         seq: u64::from_le_bytes(b[12..20].try_into().ok()?),
+        unsynced: b[5] == UNSYNCED,
         crc: u32::from_le_bytes(b[20..24].try_into().ok()?),
     })
 }
@@ -87,24 +100,31 @@ pub(crate) fn checks(header: &Header, header_bytes: &[u8], body: &[u8]) -> bool 
 mod tests {
     use super::*;
 
-    fn sealed(body: &[u8], seq: u64) -> Vec<u8> {
+    fn sealed(body: &[u8], seq: u64, unsynced: bool) -> Vec<u8> {
         let mut out = vec![0; HEADER_BYTES];
         out.extend_from_slice(body);
-        seal(&mut out, Kind::Group, seq);
+        seal(&mut out, Kind::Group, seq, unsynced);
         out
     }
 
     #[test]
     fn a_sealed_record_checks_and_any_flipped_byte_does_not() {
-        let rec = sealed(b"some writes", 7);
-        let h = header(&rec).unwrap();
-        assert_eq!((h.kind, h.body_len, h.seq), (Kind::Group, 11, 7));
-        assert!(checks(&h, &rec, &rec[HEADER_BYTES..]));
-        for i in 0..rec.len() {
-            let mut bad = rec.clone();
-            bad[i] ^= 0x40;
-            let ok = header(&bad).is_some_and(|h| checks(&h, &bad, &bad[HEADER_BYTES..]));
-            assert!(!ok, "flipping byte {i} went unnoticed");
+        for unsynced in [false, true] {
+            let rec = sealed(b"some writes", 7, unsynced);
+            let h = header(&rec).unwrap();
+            assert_eq!(
+                (h.kind, h.body_len, h.seq, h.unsynced),
+                (Kind::Group, 11, 7, unsynced)
+            );
+            assert!(checks(&h, &rec, &rec[HEADER_BYTES..]));
+            for i in 0..rec.len() {
+                for flip in [0x40, 0x01] {
+                    let mut bad = rec.clone();
+                    bad[i] ^= flip;
+                    let ok = header(&bad).is_some_and(|h| checks(&h, &bad, &bad[HEADER_BYTES..]));
+                    assert!(!ok, "flipping bits {flip:#x} of byte {i} went unnoticed");
+                }
+            }
         }
     }
 

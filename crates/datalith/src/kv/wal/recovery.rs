@@ -74,7 +74,12 @@ pub(crate) struct Damage {
 pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Damage>), KvError> {
     let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
     let records = next - (c.seq + 1);
-    let damage = survivor::after(log, end, next).map(|s| match s.seq > next + 1 {
+    // A survivor written without a sync speaks for nothing before it (`survivor`): the log
+    // ends here, as that writer's mode allowed, if the records before it could lie between
+    // the stop and it (else the ring has moved on: see below).
+    let survivor =
+        survivor::after(log, end, next).filter(|s| !(s.unsynced && fits(log, end, next, s)));
+    let damage = survivor.map(|s| match s.seq > next + 1 {
         // More than the one record is missing: several damaged records, or the ring has
         // moved on past this checkpoint (a newer slot named a later one and is lost, and this
         // checkpoint's pages may have been reused since). Rolling the data file back to it
@@ -105,6 +110,18 @@ pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Dama
         },
     });
     Ok((records, damage))
+}
+
+/// Whether the records `next..survivor` fit between `end` and the survivor in this lap of
+/// the ring, each at least a header long. Records written without a sync and lost in a crash
+/// always do; a survivor of a later lap (a newer checkpoint slot lost, the ring moved on past
+/// the one in use) numbers more records than its distance holds, unless those were long.
+fn fits(log: &LogFile, end: u64, next: u64, s: &survivor::Survivor) -> bool {
+    let span = match s.at >= end {
+        true => s.at - end,
+        false => (log.capacity() - end) + s.at.saturating_sub(log.area_start),
+    };
+    s.seq.saturating_sub(next) <= span / super::frame::HEADER_BYTES as u64 + 1
 }
 
 /// [`inspect`], refusing a damaged log unless its loss is `accept`ed and acceptable. Runs

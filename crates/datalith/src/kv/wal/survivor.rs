@@ -23,6 +23,11 @@
 //! once, so `kill -9` between the two leaves marker `n` whole before a record `n` that was
 //! never synced nor acknowledged: the normal end of a log, not damage. Marker `n + 1` is
 //! written only after record `n` was synced, so it does speak for record `n`.
+//!
+//! A record written without a sync (`Durability::NoSync`, flagged `frame::UNSYNCED`) says
+//! nothing of the records before it: the page cache writes its pages back in any order, so
+//! after a machine crash it may be whole while earlier ones are not. Such a survivor is not
+//! damage (`recovery::inspect`): the log ends where replay stopped, as that mode allows.
 
 use super::file::LogFile;
 use super::frame::{self, Kind, HEADER_BYTES};
@@ -40,6 +45,9 @@ pub(crate) struct Survivor {
     pub(crate) seq: u64,
     /// A wrap marker (numbered for the record after it), not a record.
     pub(crate) marker: bool,
+    /// Acknowledged without a sync (`frame::UNSYNCED`): the records missing before it may
+    /// never have reached the disk, which is what its writer's mode allowed.
+    pub(crate) unsynced: bool,
 }
 
 impl Survivor {
@@ -98,6 +106,7 @@ fn whole_at(log: &LogFile, at: u64, seq: u64) -> Option<Survivor> {
         at,
         seq: h.seq,
         marker: h.kind == Kind::Wrap,
+        unsynced: h.unsynced,
     })
 }
 
@@ -109,7 +118,7 @@ mod tests {
     /// A frame of `kind` numbered `seq` with a body of `body` bytes.
     fn frame(kind: Kind, seq: u64, body: usize) -> Vec<u8> {
         let mut out = vec![7u8; HEADER_BYTES + body];
-        frame::seal(&mut out, kind, seq);
+        frame::seal(&mut out, kind, seq, false);
         out
     }
 
