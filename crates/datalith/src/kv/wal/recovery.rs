@@ -126,6 +126,11 @@ fn fits(log: &LogFile, end: u64, next: u64, s: &survivor::Survivor) -> bool {
 
 /// [`inspect`], refusing a damaged log unless its loss is `accept`ed and acceptable. Runs
 /// before the data file is touched.
+///
+/// When the log ends before whole records written without a sync (lost ones before them),
+/// zeroes the ring from the end up to the checkpoint's start first: the records written next
+/// take the same numbers, and one of theirs cut short by a later crash must not be followed
+/// by a whole record of the lost run that happens to begin where it ends.
 pub(crate) fn refuse_damage(
     log: &LogFile,
     c: &Checkpoint,
@@ -137,8 +142,31 @@ pub(crate) fn refuse_damage(
             path: dir.join(super::LOG_FILE),
             detail: d.detail,
         }),
-        _ => Ok(()),
+        _ => zero_lost_unsynced(log, c),
     }
+}
+
+/// See [`refuse_damage`].
+fn zero_lost_unsynced(log: &LogFile, c: &Checkpoint) -> Result<(), KvError> {
+    let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
+    if !survivor::after(log, end, next).is_some_and(|s| s.unsynced) {
+        return Ok(());
+    }
+    let ranges = match c.start > end {
+        true => [(end, c.start), (0, 0)],
+        false => [(end, log.capacity()), (log.area_start, c.start)],
+    };
+    let zeros = vec![0u8; 1 << 20];
+    for (from, to) in ranges {
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(zeros.len() as u64);
+            log.file.write_all_at(&zeros[..n as usize], at)?;
+            at += n;
+        }
+    }
+    log.file.sync_data()?;
+    Ok(())
 }
 
 /// The last log sequence number the LMDB state holds (0 for none yet).
