@@ -24,7 +24,8 @@ pub const QUICK_CAP_SECS: f64 = 2.0;
 pub const DEFAULT_SEED: u64 = 20_031_120;
 
 /// The in-process peers, in column order.
-/// `datalith-nosync` is `Durability::NoSync` (`MDB_NOSYNC`); `datalith-writemap-mapasync` is
+/// `datalith-nosync` is `Durability::NoSync` (the write-ahead log, its records not synced);
+/// `datalith-writemap-mapasync` is
 /// `Durability::WriteMapAsync` (`MDB_WRITEMAP | MDB_MAPASYNC`), the nearest to the seed's
 /// Datalevin flags (`:writemap :nosync`).
 pub const IN_PROCESS: [&str; 5] = [

@@ -1,5 +1,6 @@
 //! Datalith as a peer of workload Q: an on-disk database, durable (fsync per commit),
-//! `nosync` (`MDB_NOSYNC`, the seed's condition for Datalevin's write tasks) or
+//! `nosync` (the write-ahead log without its sync, the seed's condition for Datalevin's write
+//! tasks: no fsync at commit) or
 //! `writemap-mapasync` (`MDB_WRITEMAP | MDB_MAPASYNC`).
 //!
 //! Write tasks run each time on a fresh database directory with the schema already installed

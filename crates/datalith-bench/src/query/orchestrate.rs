@@ -525,7 +525,8 @@ fn header(args: &QueryArgs, r: &super::args::Resolved) -> String {
          write tasks time the transactions only, each run on a fresh store with the schema \
          installed before the clock starts.\n\n\
          **Conditions:** `datalith` and `sqlite` durable (fsync per commit; SQLite WAL \
-         synchronous=FULL); `datalith-nosync` is `MDB_NOSYNC` (Datalevin's `:nosync`), \
+         synchronous=FULL); `datalith-nosync` is `Durability::NoSync`, the write-ahead log without \
+         its sync (no fsync at commit, as Datalevin's `:nosync`), \
          `datalith-writemap-mapasync` is `MDB_WRITEMAP | MDB_MAPASYNC`, `sqlite-nosync` is WAL \
          with synchronous=OFF; Datalevin on disk with the seed's flags `:nordahead :notls \
          :writemap :nosync`, Datomic `datomic:mem://`, Datascript in memory (Node). Harnesses: \

@@ -117,8 +117,8 @@ impl Table<'_> {
         }
         let mut out = Vec::new();
         for t in self.tasks {
-            // Reads: the durable store. Writes: the seed's condition (no fsync: `MDB_NOSYNC`,
-            // as Datalevin's `:nosync`), durable beside. No Datalith variant is a "peer".
+            // Reads: the durable store. Writes: the seed's condition (no fsync at commit, as
+            // Datalevin's `:nosync`), durable beside. No Datalith variant is a "peer".
             let ours = match t.kind {
                 Kind::Read => "datalith",
                 Kind::Write => "datalith-nosync",
