@@ -538,7 +538,8 @@ impl Wal {
         self.records[1].fetch_add((kind == Kind::Derived) as u64, Ordering::Relaxed);
         self.records[2].fetch_add(len, Ordering::Relaxed);
         lock(&self.ring).pos = end;
-        if self.fill.wanted(end) {
+        // The filler makes the record syncs cheaper (`fill`): without them it is only work.
+        if self.settings.sync_records && self.fill.wanted(end) {
             let mut t = lock(&self.trigger);
             if !t.fill {
                 t.fill = true;
