@@ -44,6 +44,16 @@ pub struct SearchTables {
 }
 
 impl SearchTables {
+    /// The tables' names, in the order `open` opens them.
+    pub(crate) const NAMES: [&'static str; 6] = [
+        "search_terms",
+        "search_term_stats",
+        "search_postings",
+        "search_docs",
+        "search_owners",
+        "search_meta",
+    ];
+
     /// Opens (creating, when writable) the tables; `None` in a read-only environment made
     /// before they existed.
     pub fn open(env: &Environment) -> Result<Option<SearchTables>, KvError> {

@@ -64,6 +64,18 @@ impl LastInstant {
 impl Tables {
     /// Opens (creating) the store's tables.
     pub fn open(env: &Environment) -> Result<Tables, KvError> {
+        // A new database's tables in one durable step (`Environment::create_tables`).
+        let mut specs = vec![
+            ("eav", TableKind::List, None),
+            ("ave", TableKind::List, Some(8)),
+            ("giants", TableKind::Plain, None),
+            ("store_meta", TableKind::Plain, None),
+            ("tx_log", TableKind::Plain, None),
+            ("history", TableKind::List, None),
+            ("history_attr", TableKind::List, Some(8)),
+        ];
+        specs.extend(crate::search::SearchTables::NAMES.map(|n| (n, TableKind::Plain, None)));
+        env.create_tables(&specs)?;
         Ok(Tables {
             eav: env.table("eav", TableKind::List)?,
             // Every AVE value is an 8-byte entity id: stored fixed-width, read a page at a time.

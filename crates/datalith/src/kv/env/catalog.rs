@@ -36,6 +36,60 @@ impl Environment {
         self.table_with(name, TableKind::List, Some(width))
     }
 
+    /// Creates every table of `specs` (name, kind, fixed width) that does not exist, in one
+    /// transaction made durable once, and opens them all. A new database's store makes a dozen
+    /// tables: one by one, each creation was a checkpoint of its own (three syncs), a third of
+    /// the time to create a database and bulk-load 100,000 datoms into it.
+    pub(crate) fn create_tables(
+        &self,
+        specs: &[(&str, TableKind, Option<u8>)],
+    ) -> Result<(), KvError> {
+        let core = &self.shared().core;
+        if core.read_only {
+            return Ok(());
+        }
+        let mut tables = self.inner.tables.write().unwrap_or_else(|p| p.into_inner());
+        let missing: Vec<_> = specs
+            .iter()
+            .filter(|(name, _, _)| !tables.contains_key(*name))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        for (name, _, _) in &missing {
+            validate_table_name(name)?;
+        }
+        let ticket = core.gate.enter(core.used_pages());
+        let opened = (|| {
+            let mut wtxn = core.env.write_txn()?;
+            let mut opened = Vec::with_capacity(missing.len());
+            let mut created = false;
+            for (name, kind, fixed) in &missing {
+                let (table, new) = open_or_create_in(core, &mut wtxn, name, *kind, *fixed)?;
+                created |= new;
+                opened.push(table);
+            }
+            commit(core, wtxn, created)?;
+            Ok::<_, KvError>(opened)
+        })();
+        core.gate.leave(ticket);
+        for table in opened? {
+            self.register(&mut tables, table);
+        }
+        Ok(())
+    }
+
+    fn register(&self, tables: &mut std::collections::HashMap<String, Table>, table: Table) {
+        let core = &self.shared().core;
+        if let Some(wal) = &core.wal {
+            wal.name_table(table.id, table.name.clone());
+        }
+        if let Some(tail) = &core.tail {
+            tail.name_table(&table);
+        }
+        tables.insert(table.name.to_string(), table);
+    }
+
     fn table_with(&self, name: &str, kind: TableKind, fixed: Option<u8>) -> Result<Table, KvError> {
         validate_table_name(name)?;
         if let Some(t) = self
@@ -61,13 +115,7 @@ impl Environment {
         };
         core.gate.leave(ticket);
         let table = result?;
-        if let Some(wal) = &core.wal {
-            wal.name_table(table.id, table.name.clone());
-        }
-        if let Some(tail) = &core.tail {
-            tail.name_table(&table);
-        }
-        tables.insert(name.to_string(), table.clone());
+        self.register(&mut tables, table.clone());
         Ok(table)
     }
 
@@ -102,6 +150,28 @@ fn open_or_create(
     fixed: Option<u8>,
 ) -> Result<Table, KvError> {
     let mut wtxn = core.env.write_txn()?;
+    let (table, created) = open_or_create_in(core, &mut wtxn, name, kind, fixed)?;
+    commit(core, wtxn, created)?;
+    Ok(table)
+}
+
+/// Commits a transaction that opened tables: durably at once (a checkpoint) when it created
+/// one; one that only opened existing tables wrote nothing.
+fn commit(core: &EnvCore, wtxn: lmdb::RwTxn, created: bool) -> Result<(), KvError> {
+    match &core.wal {
+        Some(wal) if created => wal.commit_outside_committer(&core.env, wtxn),
+        _ => Ok(wtxn.commit()?),
+    }
+}
+
+/// [`open_or_create`] inside `wtxn`, not committed; whether it created the table.
+fn open_or_create_in(
+    core: &EnvCore,
+    wtxn: &mut lmdb::RwTxn,
+    name: &str,
+    kind: TableKind,
+    fixed: Option<u8>,
+) -> Result<(Table, bool), KvError> {
     let key = catalog_key(name);
     let existing = match wtxn.get(core.meta, &key)? {
         Some(v) => Some(decode_kind(v, &core.path)?),
@@ -139,11 +209,7 @@ fn open_or_create(
             lmdb::PutFlags::NONE,
         )?;
     }
-    match &core.wal {
-        Some(wal) => wal.commit_outside_committer(&core.env, wtxn)?,
-        None => wtxn.commit()?,
-    }
-    Ok(Table::opened(name, kind, db, fixed))
+    Ok((Table::opened(name, kind, db, fixed), existing.is_none()))
 }
 
 /// Opens the existing table `name` in a read transaction of its own (read-only environments).
