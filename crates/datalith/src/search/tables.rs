@@ -58,18 +58,19 @@ impl SearchTables {
     /// before they existed.
     pub fn open(env: &Environment) -> Result<Option<SearchTables>, KvError> {
         let open = |name| env.table(name, TableKind::Plain);
-        let terms = match open("search_terms") {
+        let [terms, term_stats, postings, docs, owners, meta] = Self::NAMES;
+        let terms = match open(terms) {
             Ok(t) => t,
             Err(KvError::NoSuchTable { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
         Ok(Some(SearchTables {
             terms,
-            term_stats: open("search_term_stats")?,
-            postings: open("search_postings")?,
-            docs: open("search_docs")?,
-            owners: open("search_owners")?,
-            meta: open("search_meta")?,
+            term_stats: open(term_stats)?,
+            postings: open(postings)?,
+            docs: open(docs)?,
+            owners: open(owners)?,
+            meta: open(meta)?,
         }))
     }
 }

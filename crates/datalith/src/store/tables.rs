@@ -65,37 +65,43 @@ impl Tables {
     /// Opens (creating) the store's tables.
     pub fn open(env: &Environment) -> Result<Tables, KvError> {
         // A new database's tables in one durable step (`Environment::create_tables`).
-        let mut specs = vec![
-            ("eav", TableKind::List, None),
-            ("ave", TableKind::List, Some(8)),
-            ("giants", TableKind::Plain, None),
-            ("store_meta", TableKind::Plain, None),
-            ("tx_log", TableKind::Plain, None),
-            ("history", TableKind::List, None),
-            ("history_attr", TableKind::List, Some(8)),
-        ];
+        let mut specs = STORE_TABLES.to_vec();
         specs.extend(crate::search::SearchTables::NAMES.map(|n| (n, TableKind::Plain, None)));
         env.create_tables(&specs)?;
+        let [eav, ave, giants, meta, tx_log, history, history_attr] = STORE_TABLES.map(|spec| {
+            let (name, kind, fixed) = spec;
+            match fixed {
+                Some(width) => env.fixed_list_table(name, width),
+                None => env.table(name, kind),
+            }
+        });
         Ok(Tables {
-            eav: env.table("eav", TableKind::List)?,
-            // Every AVE value is an 8-byte entity id: stored fixed-width, read a page at a time.
-            ave: env.fixed_list_table("ave", 8)?,
-            giants: env.table("giants", TableKind::Plain)?,
-            meta: env.table("store_meta", TableKind::Plain)?,
+            eav: eav?,
+            ave: ave?,
+            giants: giants?,
+            meta: meta?,
             // Transactions write the log and never read it: the committer need not hold its
             // unapplied entries in its overlay (`kv::Table::unread_by_writers`).
-            tx_log: match env.table("tx_log", TableKind::Plain) {
-                Ok(t) => Some(t.unread_by_writers()),
-                Err(KvError::NoSuchTable { .. }) => None,
-                Err(e) => return Err(e),
-            },
-            history: optional(env.table("history", TableKind::List))?,
-            history_attr: optional(env.fixed_list_table("history_attr", 8))?,
+            tx_log: optional(tx_log)?.map(Table::unread_by_writers),
+            history: optional(history)?,
+            history_attr: optional(history_attr)?,
             search: crate::search::SearchTables::open(env)?,
             last_instant: Default::default(),
         })
     }
 }
+
+/// The store's tables: name, kind, fixed value width. Every AVE value (and every
+/// `history_attr` value) is an 8-byte entity id: stored fixed-width, read a page at a time.
+const STORE_TABLES: [(&str, TableKind, Option<u8>); 7] = [
+    ("eav", TableKind::List, None),
+    ("ave", TableKind::List, Some(8)),
+    ("giants", TableKind::Plain, None),
+    ("store_meta", TableKind::Plain, None),
+    ("tx_log", TableKind::Plain, None),
+    ("history", TableKind::List, None),
+    ("history_attr", TableKind::List, Some(8)),
+];
 
 /// A table a read-only open of an older database may lack.
 fn optional(t: Result<Table, KvError>) -> Result<Option<Table>, KvError> {

@@ -72,44 +72,71 @@ pub(crate) struct Damage {
 /// Reads the records after checkpoint `c` without applying them: how many are whole, and
 /// the damage inside the log if a whole record lies past the point where they stop.
 pub(crate) fn inspect(log: &LogFile, c: &Checkpoint) -> Result<(u64, Option<Damage>), KvError> {
-    let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
-    let records = next - (c.seq + 1);
-    // A survivor written without a sync speaks for nothing before it (`survivor`): the log
-    // ends here, as that writer's mode allowed, if the records before it could lie between
-    // the stop and it (else the ring has moved on: see below).
-    let survivor =
-        survivor::after(log, end, next).filter(|s| !(s.unsynced && fits(log, end, next, s)));
-    let damage = survivor.map(|s| match s.seq > next + 1 {
-        // More than the one record is missing: several damaged records, or the ring has
-        // moved on past this checkpoint (a newer slot named a later one and is lost, and this
-        // checkpoint's pages may have been reused since). Rolling the data file back to it
-        // could read pages that hold something else now: refused even when damage is accepted.
-        true => Damage {
-            seq: next,
-            detail: format!(
-                "log records {next} to {} are missing or damaged where the checkpoint in use \
-                 (byte {end}) says they follow it, yet {} is whole: the log is \
-                 damaged across several records, or its newest checkpoint slot is lost; the \
-                 data file cannot be rolled back to that checkpoint safely; restore a backup",
-                s.seq - 1,
-                s.describe()
-            ),
-            acceptable: false,
-        },
-        false => Damage {
-            seq: next,
-            detail: format!(
-                "log record {next} at byte {end} is damaged, yet {} after it \
-                 is whole: the transactions from {next} on were acknowledged and would be lost; \
-                 restore a backup, or open with `log_accept_damage` (the CLI's \
-                 `--accept-log-damage`, after the command) to keep those before {next} and drop \
-                 the rest",
-                s.describe()
-            ),
-            acceptable: true,
-        },
-    });
-    Ok((records, damage))
+    let tail = Tail::read(log, c)?;
+    Ok((tail.next - (c.seq + 1), tail.damage(log)))
+}
+
+/// Where replay of the records after a checkpoint stops, and the first whole record past
+/// that point, if any.
+struct Tail {
+    /// Where the log ends (the next write position).
+    end: u64,
+    /// The sequence number after the last whole record.
+    next: u64,
+    survivor: Option<survivor::Survivor>,
+}
+
+impl Tail {
+    fn read(log: &LogFile, c: &Checkpoint) -> Result<Tail, KvError> {
+        let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
+        Ok(Tail {
+            end,
+            next,
+            survivor: survivor::after(log, end, next),
+        })
+    }
+
+    fn damage(&self, log: &LogFile) -> Option<Damage> {
+        let Tail { end, next, .. } = *self;
+        // A survivor written without a sync speaks for nothing before it (`survivor`): the
+        // log ends here, as that writer's mode allowed, if the records before it could lie
+        // between the stop and it (else the ring has moved on: see below).
+        let survivor = self
+            .survivor
+            .filter(|s| !(s.unsynced && fits(log, end, next, s)));
+        survivor.map(|s| match s.seq > next + 1 {
+            // More than the one record is missing: several damaged records, or the ring has
+            // moved on past this checkpoint (a newer slot named a later one and is lost, and
+            // this checkpoint's pages may have been reused since). Rolling the data file back
+            // to it could read pages that hold something else now: refused even when damage
+            // is accepted.
+            true => Damage {
+                seq: next,
+                detail: format!(
+                    "log records {next} to {} are missing or damaged where the checkpoint in \
+                     use (byte {end}) says they follow it, yet {} is whole: the log is \
+                     damaged across several records, or its newest checkpoint slot is lost; \
+                     the data file cannot be rolled back to that checkpoint safely; restore a \
+                     backup",
+                    s.seq - 1,
+                    s.describe()
+                ),
+                acceptable: false,
+            },
+            false => Damage {
+                seq: next,
+                detail: format!(
+                    "log record {next} at byte {end} is damaged, yet {} after it is whole: \
+                     the transactions from {next} on were acknowledged and would be lost; \
+                     restore a backup, or open with `log_accept_damage` (the CLI's \
+                     `--accept-log-damage`, after the command) to keep those before {next} \
+                     and drop the rest",
+                    s.describe()
+                ),
+                acceptable: true,
+            },
+        })
+    }
 }
 
 /// Whether the records `next..survivor` fit between `end` and the survivor in this lap of
@@ -137,21 +164,19 @@ pub(crate) fn refuse_damage(
     dir: &Path,
     accept: bool,
 ) -> Result<(), KvError> {
-    match inspect(log, c)?.1 {
+    let tail = Tail::read(log, c)?;
+    match tail.damage(log) {
         Some(d) if !(accept && d.acceptable) => Err(KvError::Corrupt {
             path: dir.join(super::LOG_FILE),
             detail: d.detail,
         }),
-        _ => zero_lost_unsynced(log, c),
+        _ if tail.survivor.is_some_and(|s| s.unsynced) => zero_after(log, c, tail.end),
+        _ => Ok(()),
     }
 }
 
-/// See [`refuse_damage`].
-fn zero_lost_unsynced(log: &LogFile, c: &Checkpoint) -> Result<(), KvError> {
-    let (end, next) = log.scan(c.start, c.seq + 1, |_, _, _, _| Ok::<(), KvError>(()))?;
-    if !survivor::after(log, end, next).is_some_and(|s| s.unsynced) {
-        return Ok(());
-    }
+/// See [`refuse_damage`]: zeroes the ring from `end` up to the checkpoint's start.
+fn zero_after(log: &LogFile, c: &Checkpoint, end: u64) -> Result<(), KvError> {
     let ranges = match c.start > end {
         true => [(end, c.start), (0, 0)],
         false => [(end, log.capacity()), (log.area_start, c.start)],
