@@ -4,7 +4,9 @@
 # a reopen, a check that every acknowledged write is present and that full-text answers agree
 # with the data, and `datalith check`. Prints cycles, acks, lost, check failures and wrong
 # answers; exits non-zero if anything was lost, answered wrong or a check failed.
-#   scripts/kill9_torture.sh [CYCLES] [more datalith-torture kill9 options, e.g. --seed 7]
+#   scripts/kill9_torture.sh [CYCLES] [more datalith-torture kill9 options, e.g. --seed 7,
+#   --durability nosync: the write-ahead log without its sync, which a process crash must
+#   not lose either]
 set -eu
 cd "$(dirname "$0")/.."
 cycles="${1:-1000}"

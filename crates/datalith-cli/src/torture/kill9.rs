@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use datalith::kv::Durability;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -15,6 +16,9 @@ pub struct Options {
     seed: u64,
     max_delay_ms: u64,
     cycles_per_database: u64,
+    /// The writer's durability mode: every mode promises that a process crash loses nothing
+    /// acknowledged, so the same verification holds for each.
+    durability: Durability,
 }
 
 impl Options {
@@ -30,6 +34,7 @@ impl Options {
                 .map_or(0, |d| d.as_nanos() as u64),
             max_delay_ms: 300,
             cycles_per_database: 50,
+            durability: Durability::Durable,
         };
         let number = |v: &str| v.parse::<u64>().map_err(|_| format!("not a number: {v}"));
         for pair in args.chunks(2) {
@@ -43,6 +48,10 @@ impl Options {
                 "--seed" => o.seed = number(value)?,
                 "--max-delay-ms" => o.max_delay_ms = number(value)?.max(1),
                 "--cycles-per-database" => o.cycles_per_database = number(value)?.max(1),
+                "--durability" => {
+                    o.durability = Durability::from_label(value)
+                        .ok_or_else(|| format!("unknown durability {value}"))?
+                }
                 other => return Err(format!("unknown option {other}\n{}", super::USAGE)),
             }
         }
@@ -96,6 +105,7 @@ fn write_and_kill(
     cycle: u64,
     rng: &mut StdRng,
     max_delay: u64,
+    durability: Durability,
 ) -> Result<bool, String> {
     let before = lines_in(ack_log);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -104,6 +114,7 @@ fn write_and_kill(
         .arg(dir)
         .arg(ack_log)
         .arg(cycle.to_string())
+        .arg(durability.label())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -166,8 +177,9 @@ pub fn run(o: &Options) -> Result<bool, String> {
         }
     };
     println!(
-        "kill -9 torture: {} cycles, seed {}, in {}",
+        "kill -9 torture: {} cycles, {} writes, seed {}, in {}",
         o.cycles,
+        o.durability.label(),
         o.seed,
         root.display()
     );
@@ -183,7 +195,14 @@ pub fn run(o: &Options) -> Result<bool, String> {
             let _ = std::fs::remove_dir_all(root.join(format!("db{old}")));
             let _ = std::fs::remove_file(root.join(format!("acks{old}.log")));
         }
-        if write_and_kill(&dir, &ack_log, cycle, &mut rng, o.max_delay_ms)? {
+        if write_and_kill(
+            &dir,
+            &ack_log,
+            cycle,
+            &mut rng,
+            o.max_delay_ms,
+            o.durability,
+        )? {
             tally.killed_before_first_ack += 1;
         }
         tally.cycles += 1;

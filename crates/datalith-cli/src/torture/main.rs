@@ -11,7 +11,9 @@
 //! there, that `fulltext` queries and the search index answer as the data says
 //! (`search_model.rs`), and runs `datalith check` on it. It prints cycles,
 //! acknowledgements, lost writes, check failures and wrong answers, and exits 1 when
-//! anything was lost, answered wrong or a check failed.
+//! anything was lost, answered wrong or a check failed. `--durability nosync` (or another
+//! mode) opens the writer in that mode: every mode promises that a process crash loses
+//! nothing acknowledged, so the verification is the same.
 //!
 //! `datalith-torture share` runs one writer process and several reader processes on one
 //! database and checks that every snapshot of every reader holds every commit acknowledged
@@ -35,13 +37,16 @@ mod verify;
 mod writer;
 
 use std::path::PathBuf;
+
+use datalith::kv::Durability;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage:
   datalith-torture kill9 [--cycles N] [--dir DIR] [--datalith PATH] [--seed S]
                          [--max-delay-ms MS] [--cycles-per-database N]
+                         [--durability durable|nometasync|nosync|writemap-mapasync]
   datalith-torture verify DIR ACKLOG
-  datalith-torture writer DIR ACKLOG CYCLE
+  datalith-torture writer DIR ACKLOG CYCLE DURABILITY
   datalith-torture share [--secs N] [--readers R] [--dir DIR] [--datalith PATH]
   datalith-torture share-writer DIR ACK SECS
   datalith-torture share-reader DIR ACK SECS
@@ -71,10 +76,17 @@ fn main() -> ExitCode {
                 v.lost.is_empty() && v.wrong.is_empty()
             })
         }
-        Some("writer") if args.len() == 4 => match args[3].parse() {
-            Ok(cycle) => writer::run(&PathBuf::from(&args[1]), &PathBuf::from(&args[2]), cycle),
-            Err(_) => Err(format!("bad cycle number {}", args[3])),
-        },
+        Some("writer") if args.len() == 5 => {
+            match (args[3].parse(), Durability::from_label(&args[4])) {
+                (Ok(cycle), Some(durability)) => writer::run(
+                    &PathBuf::from(&args[1]),
+                    &PathBuf::from(&args[2]),
+                    cycle,
+                    durability,
+                ),
+                _ => Err(format!("bad cycle {} or durability {}", args[3], args[4])),
+            }
+        }
         Some("hold") if args.len() == 2 => share::hold(&PathBuf::from(&args[1])),
         Some("share") => share::Options::parse(&args[1..]).and_then(|o| share::run(&o)),
         Some("serve") => serve_load::Options::parse(&args[1..]).and_then(|o| serve_load::run(&o)),

@@ -17,7 +17,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use datalith::edn::{read_one, Edn};
-use datalith::kv::{CommitHandle, KvError, KvOp, TableKind};
+use datalith::kv::{CommitHandle, Durability, KvError, KvOp, TableKind};
 use datalith::search::{AnalyzerConfig, DocChange, SearchError};
 use datalith::tx::{TxError, TxReport};
 use datalith::{Database, DbOptions};
@@ -165,8 +165,8 @@ fn search_log(
 }
 
 /// Writes until killed (returns only on an error).
-pub fn run(dir: &Path, ack_log: &Path, cycle: u64) -> Result<bool, String> {
-    let mut options = DbOptions::default();
+pub fn run(dir: &Path, ack_log: &Path, cycle: u64, durability: Durability) -> Result<bool, String> {
+    let mut options = DbOptions::with_durability(durability);
     options.schema = Some(read_one(SCHEMA).expect("schema EDN"));
     let db = Database::open(dir, options).map_err(|e| format!("open: {e}"))?;
     let table = db
