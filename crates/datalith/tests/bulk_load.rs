@@ -304,3 +304,47 @@ fn bulk_load_checks_tuple_shapes_as_transactions_do() {
         );
     }
 }
+
+/// A load goes once into the data file, made durable by a checkpoint: in every mode that
+/// writes a log, the transactions around it are records in the log and the load is none, and
+/// a reopen (after `drop`, which replays nothing of it) finds it whole.
+#[test]
+fn a_bulk_load_is_checkpointed_not_logged() {
+    use datalith::kv::Durability;
+    for durability in [Durability::Durable, Durability::NoSync] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), DbOptions::with_durability(durability)).unwrap();
+        db.transact(
+            TxData::default().map(attr(":x/l", ":db.type/long", ":db.cardinality/one")),
+        )
+        .unwrap();
+        let before = db.env().commit_counters();
+        let datoms: Datoms = (0..20_000)
+            .map(|i| (BASE + i, kw(":x/l"), Value::Long(i as i64)))
+            .collect();
+        assert_eq!(db.fill_db(&datoms).unwrap(), 20_000);
+        let loaded = db.env().commit_counters();
+        assert_eq!(loaded.log_records, before.log_records, "{durability:?}");
+        db.transact(
+            TxData::default().map(
+                EntityMap::with_id(EntityRef::Temp(datalith::tx::Tempid::Named("n".into())))
+                    .set(kw(":x/l"), TxValue::Value(Value::Long(-1))),
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            db.env().commit_counters().log_records,
+            before.log_records + 1,
+            "{durability:?}"
+        );
+        drop(db);
+        let db = Database::open(dir.path(), DbOptions::with_durability(durability)).unwrap();
+        let snap = db.db().unwrap();
+        let n = snap
+            .q("[:find (count ?e) . :where [?e :x/l _]]", &[])
+            .unwrap();
+        assert_eq!(n, datalith::edn::Edn::Long(20_001), "{durability:?}");
+        let report = snap.check().unwrap();
+        assert!(report.is_ok(), "{durability:?}: {:?}", report.problems);
+    }
+}

@@ -271,7 +271,7 @@ pub(super) fn commit_batch_later(
         return Some(Ok((want.then_some(before), Arc::new(r.take_stage()))));
     }
     let seq = lazy.last_seq().map_or_else(|| wal.next_seq(), |s| s + 1);
-    let logged = match wal.log_group(&shared.core.env, &r.stage, seq) {
+    let logged = match wal.log_group(&shared.core.env, &r.stage, seq, false) {
         Ok(logged) => logged,
         Err(e) => return Some(Err(shared.core.poison(e))),
     };

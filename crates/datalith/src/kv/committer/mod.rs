@@ -146,6 +146,16 @@ pub trait WriteRequest: Send + 'static {
         true
     }
 
+    /// Whether this request's batch is made durable by a checkpoint (its LMDB commit, then a
+    /// synced data file) instead of a record in the write-ahead log (`kv::wal`). A bulk load
+    /// says yes: its index writes, which nothing derives from a smaller entry, would be written
+    /// twice, and a fresh log grown to hold them (`docs/measurements.md`, "A bulk load
+    /// checkpointed"). Only a request that does not apply later (`may_apply_later` false)
+    /// may say so.
+    fn checkpoints_instead_of_logging(&self) -> bool {
+        false
+    }
+
     /// Hands an applied request its batch's snapshot and where its writes sit in it; called
     /// after the commit, before [`WriteRequest::finish`], if the snapshot could be taken.
     fn attach_batch_snapshot(&mut self, _batch: &Arc<BatchSnapshot>, _ops: OpRange) {}
@@ -423,7 +433,8 @@ fn commit_batch(
                 cause: "injected failure".into(),
             }));
         }
-        match commit_durably(shared, txn, scratch.stage, seq)? {
+        let checkpointed = batch.iter().any(|q| q.checkpoints_instead_of_logging());
+        match commit_durably(shared, txn, scratch.stage, seq, checkpointed)? {
             Committed::Yes => {}
             Committed::MapFull => {
                 drop(before);
@@ -592,10 +603,11 @@ fn commit_durably(
     txn: RwTxn,
     stage: &Stage,
     seq: Option<u64>,
+    checkpointed: bool,
 ) -> Result<Committed, KvError> {
     match (&shared.core.wal, seq) {
         (Some(wal), Some(seq)) => {
-            let logged = match wal.log_group(&shared.core.env, stage, seq) {
+            let logged = match wal.log_group(&shared.core.env, stage, seq, checkpointed) {
                 Ok(logged) => logged,
                 Err(e) => {
                     txn.abort();

@@ -424,10 +424,17 @@ impl Wal {
     }
 
     /// Writes the group staged in `stage` as record `seq` and makes it durable (one
-    /// `fdatasync`), unless it is too large for the ring: then it is marked for a direct
+    /// `fdatasync`), unless it is too large for the ring, mostly large values, or its requests
+    /// asked for a checkpoint (`checkpointed`: a bulk load): then it is marked for a direct
     /// checkpoint after its commit. Runs on the committer (in the ordinary path, while its
     /// LMDB transaction is open).
-    pub(crate) fn log_group(&self, env: &Env, stage: &Stage, seq: u64) -> Result<Logged, KvError> {
+    pub(crate) fn log_group(
+        &self,
+        env: &Env,
+        stage: &Stage,
+        seq: u64,
+        checkpointed: bool,
+    ) -> Result<Logged, KvError> {
         let direct = || Logged {
             seq,
             end: lock(&self.ring).pos,
@@ -438,7 +445,7 @@ impl Wal {
         // once a checkpoint has emptied the ring and the file has grown for it. Larger groups
         // (bulk loads) are checkpointed instead.
         let estimate = HEADER_BYTES + 2 + stage.staged_bytes() + 11 * stage.len();
-        if estimate as u64 > self.largest_record() || writes_blobs(stage) {
+        if checkpointed || estimate as u64 > self.largest_record() || writes_blobs(stage) {
             return Ok(direct());
         }
         let started = timing::start();

@@ -272,6 +272,12 @@ impl WriteRequest for FillRequest {
         false
     }
 
+    // Its index writes go once into the data file, made durable by the checkpoint after the
+    // commit, instead of into the log too (no derivation rebuilds them from a smaller entry).
+    fn checkpoints_instead_of_logging(&self) -> bool {
+        true
+    }
+
     fn size_hint(&self) -> usize {
         // Both indexes hold every datom: key, value and LMDB's per-node overhead.
         let n = self.range.len();
