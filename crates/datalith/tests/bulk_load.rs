@@ -314,10 +314,8 @@ fn a_bulk_load_is_checkpointed_not_logged() {
     for durability in [Durability::Durable, Durability::NoSync] {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path(), DbOptions::with_durability(durability)).unwrap();
-        db.transact(
-            TxData::default().map(attr(":x/l", ":db.type/long", ":db.cardinality/one")),
-        )
-        .unwrap();
+        db.transact(TxData::default().map(attr(":x/l", ":db.type/long", ":db.cardinality/one")))
+            .unwrap();
         let before = db.env().commit_counters();
         let datoms: Datoms = (0..20_000)
             .map(|i| (BASE + i, kw(":x/l"), Value::Long(i as i64)))
