@@ -263,6 +263,12 @@ pub const UNAPPLIED_READER_OPS: usize = 1;
 /// p99 530/782 and 538/812 ms; batch 1000 201,206/232,362.
 pub const LATER_MAX_BATCH_BYTES: usize = 1024 * 1024;
 
+/// A batch's stage above this many bytes goes to its unapplied group as it is, where a
+/// smaller one is copied (`kv::committer::later`: the committer keeps its own stage, grown to
+/// its largest batch, which spares small batches an allocation each). Copying a bulk load of
+/// 100K datoms (workload Q's `init`, ~10 MB of ops) was 7% of its samples.
+pub const STAGE_HAND_OVER_BYTES: usize = 1024 * 1024;
+
 /// After a reader met waiting groups, the groups published within this long are applied
 /// soon (`UNAPPLIED_HURRY_AGE`, `kv::unapplied::signal::Signal::nudge`), without the reader
 /// waking the applier each time: a workload that reads between writes keeps its snapshots

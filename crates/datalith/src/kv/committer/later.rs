@@ -21,7 +21,7 @@ use super::super::unapplied::{commit_stage, Group, Lazy, Unapplied};
 use super::super::view::View;
 use super::super::wal::Logged;
 use super::{BatchState, Rejected, Runner};
-use crate::limits::LATER_MAX_BATCH_BYTES;
+use crate::limits::{LATER_MAX_BATCH_BYTES, STAGE_HAND_OVER_BYTES};
 
 /// What the groups not yet in LMDB wrote, as the committer reads it: the published groups
 /// since it was last built, then the running batch's accepted requests.
@@ -292,7 +292,12 @@ pub(super) fn commit_batch_later(
     // before/after, alternating pairs: b1 8,632/9,013, 8,561/8,846, 8,616/8,188, 7,666/8,644
     // writes/s; b100 262,034/356,992, 349,075/350,940, 317,485/331,740; peak RSS at b1
     // 221/83 MB).
-    let stage = Arc::new(r.stage.compact());
+    // A large stage (a bulk load, a transaction of many datoms) is handed over whole: copying
+    // it costs more than the next large batch's fresh stage.
+    let stage = match r.stage.staged_bytes() > STAGE_HAND_OVER_BYTES {
+        true => Arc::new(std::mem::take(&mut r.stage)),
+        false => Arc::new(r.stage.compact()),
+    };
     r.stage.clear();
     r.working.seal(&stage);
     lazy.publish(Group::new(seq, stage.clone(), logged));

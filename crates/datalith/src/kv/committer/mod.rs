@@ -139,19 +139,18 @@ pub trait WriteRequest: Send + 'static {
     }
 
     /// Whether this request's writes may reach LMDB after its batch (`kv::unapplied`). A
-    /// request that counts what LMDB holds into its writes itself (a bulk load's
-    /// distinct-value statistics) says no: its batch then commits straight into LMDB, where
-    /// the counts and the keys they count arrive together.
+    /// request that counts what LMDB holds into its writes itself (a count of new keys that
+    /// readers of the overlay would count again) says no: its batch then commits straight into
+    /// LMDB, where the counts and the keys they count arrive together.
     fn may_apply_later(&self) -> bool {
         true
     }
 
-    /// Whether this request's batch is made durable by a checkpoint (its LMDB commit, then a
-    /// synced data file) instead of a record in the write-ahead log (`kv::wal`). A bulk load
-    /// says yes: its index writes, which nothing derives from a smaller entry, would be written
-    /// twice, and a fresh log grown to hold them (`docs/measurements.md`, "A bulk load
-    /// checkpointed"). Only a request that does not apply later (`may_apply_later` false)
-    /// may say so.
+    /// Whether this request's batch, when it commits straight into LMDB (the ordinary path:
+    /// too large for the LMDB writer to take later), is made durable by a checkpoint (its LMDB
+    /// commit, then a synced data file) instead of a record in the write-ahead log
+    /// (`kv::wal`). A bulk load says yes: its index writes, which nothing derives from a
+    /// smaller entry, would be written twice (`docs/measurements.md`, "Q's init").
     fn checkpoints_instead_of_logging(&self) -> bool {
         false
     }

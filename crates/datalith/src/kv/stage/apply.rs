@@ -195,14 +195,28 @@ impl Stage {
                     let key = &self.bytes[start..o.key_end];
                     let value = &self.bytes[o.key_end..o.value_end];
                     start = o.value_end;
-                    let flags = match o.placement {
-                        Placement::Append => PutFlags::APPEND,
-                        Placement::AppendDup => PutFlags::APPEND_DUP,
-                        Placement::Sorted | Placement::Search => PutFlags::NONE,
-                    };
-                    // Plain insert flags (never MDB_CURRENT): the cursor's position only speeds
-                    // up the search.
-                    cursor.put(key, value, flags)?;
+                    let tallied = o.tally != NO_TALLY;
+                    match o.placement {
+                        // A key past the table's end: always a new one.
+                        Placement::Append => {
+                            cursor.put(key, value, PutFlags::APPEND)?;
+                            if tallied {
+                                add_tally(tallies, o.tally, 1);
+                            }
+                        }
+                        // A further value of a key: never creates it.
+                        Placement::AppendDup => cursor.put(key, value, PutFlags::APPEND_DUP)?,
+                        Placement::Sorted | Placement::Search if tallied => {
+                            if cursor.put_counting(key, value)? {
+                                add_tally(tallies, o.tally, 1);
+                            }
+                        }
+                        // Plain insert flags (never MDB_CURRENT): the cursor's position only
+                        // speeds up the search.
+                        Placement::Sorted | Placement::Search => {
+                            cursor.put(key, value, PutFlags::NONE)?
+                        }
+                    }
                 }
                 i += run;
                 continue;

@@ -313,6 +313,26 @@ impl Stage {
         self.push_placed(OpKind::ListAdd, Placement::Sorted, table, key, value);
     }
 
+    /// [`Stage::list_append`] (`append`) or [`Stage::list_add_sorted`] that also counts under
+    /// `tally` whether it creates `key`, as [`Stage::list_change_tallied`] does: a bulk load's
+    /// AVE writes, whose new distinct values are then counted as LMDB takes them, wherever
+    /// and whenever that is (the committer, the LMDB writer, a replay).
+    pub fn list_place_tallied(
+        &mut self,
+        append: bool,
+        table: &Table,
+        key: &[u8],
+        value: &[u8],
+        tally: u32,
+    ) {
+        let placement = if append {
+            Placement::Append
+        } else {
+            Placement::Sorted
+        };
+        self.push_tallied(OpKind::ListAdd, placement, tally, table, key, value);
+    }
+
     /// Removes `value` from the set of `key` in a list table (no-op if absent).
     pub fn list_remove(&mut self, table: &Table, key: &[u8], value: &[u8]) {
         self.push(OpKind::ListRemove, table, key, value);

@@ -8,7 +8,10 @@
 //!   after the previous chunk's): a key past the end of its table is appended (LMDB `APPEND`,
 //!   then `APPEND_DUP` for its further values: no search, full pages); existing keys are found
 //!   with one seek each time the sorted stream passes one, not one lookup per datom; the rest
-//!   is written through one cursor per run. Statistics are counted in the same pass.
+//!   is written through one cursor per run. Datom counts are counted in the same pass, new
+//!   distinct values by the tallies of their AVE writes (as LMDB takes them). A chunk's group
+//!   is logged and left to the LMDB writer like a transaction's, or, too large for that,
+//!   written into LMDB at once and checkpointed instead of logged.
 
 mod prepare;
 mod request;

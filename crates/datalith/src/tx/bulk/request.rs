@@ -49,8 +49,9 @@ impl FillRequest {
     }
 }
 
-/// Per-attribute change of (datoms, distinct values).
-type Deltas = HashMap<AttrId, (i64, i64)>;
+/// Per-attribute change of the datom count (the distinct values a load adds are counted by
+/// its AVE writes' tallies).
+type Deltas = HashMap<AttrId, i64>;
 
 /// Whether a key of the load is in the table already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +168,7 @@ impl FillRequest {
                 KeyState::New { .. } => stage.list_append_dup(&t.eav, &e, av),
                 KeyState::Present => {
                     if view.list_contains(&t.eav, &e, av)? {
-                        deltas.entry(attr_of(av)).or_default().0 -= 1;
+                        *deltas.entry(attr_of(av)).or_default() -= 1;
                     }
                     stage.list_add_sorted(&t.eav, &e, av);
                 }
@@ -177,11 +178,13 @@ impl FillRequest {
         // History: a bulk load makes no transaction, so its datoms' assertions are stamped
         // with the basis before it (the last transaction's id). EAV's order is the history
         // index's order for one stamp (attribute, then value).
+        // Read before the batch state changes (a deferring request's reads may fail).
+        let counters = match batch.get::<StoreBatch>().and_then(|s| s.counters) {
+            Some(c) => c,
+            None => crate::tx::run::read_counters(&r)?,
+        };
         if let Some(h) = &t.history {
-            let stamp = match batch.slot(|| StoreBatch::new(t.clone())).counters {
-                Some(c) => c.2,
-                None => crate::tx::run::read_counters(&r)?.2,
-            } - 1;
+            let stamp = counters.2 - 1;
             let mut h_keys = Existing::default();
             let mut prev_e: Option<EntityId> = None;
             let mut ev = Vec::with_capacity(64);
@@ -210,11 +213,13 @@ impl FillRequest {
             }
         }
 
-        // AVE, counting datoms and new distinct values per attribute in the same pass.
+        // AVE, counting datoms per attribute in the same pass; a new key's first value is
+        // tallied under its attribute, so LMDB counts the new distinct values as it takes
+        // them (`kv::tally`), as it does a transaction's.
         let mut ave_keys = Existing::default();
         let mut prev_av: Option<&[u8]> = None;
-        // The attribute being counted: (id, datoms, new values).
-        let mut cur: Option<(AttrId, i64, i64)> = None;
+        // The attribute being counted: (id, datoms).
+        let mut cur: Option<(AttrId, i64)> = None;
         for x in ave {
             let av = x.av(arena);
             let e = keys::eav_key(x.e);
@@ -224,56 +229,52 @@ impl FillRequest {
                 key = ave_keys.probe(view, &t.ave, av)?;
                 let a = attr_of(av);
                 if cur.is_none_or(|c| c.0 != a) {
-                    if let Some((a, d, n)) = cur.replace((a, 0, 0)) {
-                        let s = deltas.entry(a).or_default();
-                        s.0 += d;
-                        s.1 += n;
+                    if let Some((a, d)) = cur.replace((a, 0)) {
+                        *deltas.entry(a).or_default() += d;
                     }
                 }
             }
             let Some(c) = cur.as_mut() else { continue };
             c.1 += 1;
-            if new_key && key != KeyState::Present {
-                c.2 += 1;
-            }
             match key {
-                KeyState::New { append: true } if new_key => stage.list_append(&t.ave, av, &e),
-                KeyState::New { append: false } if new_key => stage.list_add_sorted(&t.ave, av, &e),
+                KeyState::New { append } if new_key => {
+                    stage.list_place_tallied(append, &t.ave, av, &e, c.0)
+                }
                 KeyState::New { .. } => stage.list_append_dup(&t.ave, av, &e),
                 KeyState::Present => stage.list_add_sorted(&t.ave, av, &e),
             }
         }
-        if let Some((a, d, n)) = cur {
-            let s = deltas.entry(a).or_default();
-            s.0 += d;
-            s.1 += n;
+        if let Some((a, d)) = cur {
+            *deltas.entry(a).or_default() += d;
         }
 
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
-        let counters = match slot.counters {
-            Some(c) => c,
-            None => crate::tx::run::read_counters(&r)?,
-        };
         slot.last_instant = None;
         t.last_instant.forget();
         slot.counters = Some((counters.0.max(p.max_e + 1), counters.1, counters.2));
-        for (a, (d, n)) in deltas {
-            let x = slot.stats.entry(a).or_default();
-            x.0 += d;
-            x.1 += n;
+        for (a, d) in deltas {
+            slot.stats.entry(a).or_default().0 += d;
         }
         Ok(eav.len() as u64)
     }
 }
 
 impl WriteRequest for FillRequest {
-    // It counts new distinct values into the statistics record itself (looking at LMDB).
+    // Its new distinct values are counted by tallies as LMDB takes them, like a
+    // transaction's, so LMDB may take them later (`kv::unapplied`).
     fn may_apply_later(&self) -> bool {
-        false
+        true
     }
 
-    // Its index writes go once into the data file, made durable by the checkpoint after the
-    // commit, instead of into the log too (no derivation rebuilds them from a smaller entry).
+    // `fill` reads everything (the probes, the counters) before it touches the batch state,
+    // and fails on any read error, as deferring asks.
+    fn defers_apply(&self) -> bool {
+        true
+    }
+
+    // When its batch commits straight into LMDB after all (too large to wait for the LMDB
+    // writer), the index writes go once into the data file, made durable by the checkpoint
+    // after the commit, instead of into the log too.
     fn checkpoints_instead_of_logging(&self) -> bool {
         true
     }
