@@ -180,7 +180,7 @@ async fn handshake(
         }
         None => return None,
     }
-    match tokio::time::timeout(patience, tls.acceptor.accept(stream)).await {
+    match tokio::time::timeout(patience, tls.acceptor().accept(stream)).await {
         Ok(Ok(stream)) => Some(stream),
         _ => None,
     }

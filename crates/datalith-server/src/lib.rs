@@ -26,6 +26,7 @@
 //! | [`error`] | the server's errors: categories, and the HTTP status of each |
 //! | `metrics` | the counters `/metrics` shows |
 //! | `run` | the runtime, listening, graceful shutdown |
+//! | `reload` | the certificate and the tokens read again on SIGHUP |
 
 #![warn(missing_docs)]
 
@@ -43,6 +44,7 @@ mod metrics;
 mod open_connections;
 pub mod ops;
 mod rate;
+mod reload;
 pub mod replica;
 mod run;
 mod send_timeout;

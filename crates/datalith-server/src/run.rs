@@ -1,7 +1,7 @@
 //! Starting and stopping: check the address, read the tokens, open the databases, listen,
-//! and on SIGTERM or Ctrl-C stop accepting connections, let the running requests finish,
-//! then close the databases (each applies and checkpoints what its log holds, so the next
-//! open has nothing to replay).
+//! reload the certificate and the tokens on SIGHUP (`reload`), and on SIGTERM or Ctrl-C stop
+//! accepting connections, let the running requests finish, then close the databases (each
+//! applies and checkpoints what its log holds, so the next open has nothing to replay).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -18,6 +18,7 @@ use crate::error::{Result, ServerError};
 use crate::http::{self, AppState};
 use crate::listen;
 use crate::ops::QueryLimits;
+use crate::reload::{Sources, Swap, TlsFiles, TokenFile};
 use crate::served::{self, Served};
 
 /// How long requests still running after the listener closed (their clients gone, their
@@ -78,8 +79,33 @@ pub fn serve(args: ServeArgs) -> Result<()> {
     }
     let names: Vec<String> = named.iter().map(|(n, _, _)| n.clone()).collect();
     let tokens = match &args.tokens {
-        Some(path) => Some(Tokens::load(path, &names, args.create_in.is_some())?),
+        Some(path) => Some(Arc::new(Swap::new(Tokens::load(
+            path,
+            &names,
+            args.create_in.is_some(),
+        )?))),
         None => None,
+    };
+    // What a SIGHUP reads again: the same files, checked the same way.
+    let reloads = Sources {
+        tls: match (&tls, &args.tls_cert, &args.tls_key) {
+            (Some(tls), Some(cert), Some(key)) => Some(TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: args.tls_client_ca.clone(),
+                tls: tls.clone(),
+            }),
+            _ => None,
+        },
+        tokens: match (&tokens, &args.tokens) {
+            (Some(tokens), Some(path)) => Some(TokenFile {
+                path: path.clone(),
+                names: names.clone(),
+                any_name: args.create_in.is_some(),
+                tokens: tokens.clone(),
+            }),
+            _ => None,
+        },
     };
     let auth = match &args.tokens {
         Some(path) => format!("bearer tokens from {}", path.display()),
@@ -135,6 +161,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),
+        reloads,
         addrs,
         connections,
         tls,
@@ -160,6 +187,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
 
 async fn listen_until_signal(
     state: Arc<AppState>,
+    reloads: Sources,
     addrs: Vec<SocketAddr>,
     connections: ConnectionLimits,
     tls: Option<crate::tls::Tls>,
@@ -174,6 +202,7 @@ async fn listen_until_signal(
         }
     })?;
     let local = listener.local_addr()?;
+    crate::reload::on_hangup(reloads);
     {
         // The first line tells scripts and tests where to connect: only now are
         // connections accepted.

@@ -285,3 +285,119 @@ fn client_certificates_are_required_with_a_client_ca() {
     // A refused client leaves the server serving.
     ann_answers();
 }
+
+/// SIGHUP reads the certificate, its key and the token file again: new connections get the
+/// renewed certificate and new requests the new tokens; files that do not read cleanly are
+/// logged and the server keeps serving what it had.
+#[test]
+fn sighup_reloads_the_certificate_and_the_tokens_and_keeps_them_when_the_files_are_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = make_pair(&dir.path().join("first"));
+    let second = make_pair(&dir.path().join("second"));
+    let live = dir.path().join("live");
+    std::fs::create_dir_all(&live).unwrap();
+    let (cert, key, tokens) = (
+        live.join("cert.pem"),
+        live.join("key.pem"),
+        live.join("tokens"),
+    );
+    let install = |pair: &Path| {
+        std::fs::copy(pair, &cert).unwrap();
+        std::fs::copy(pair.with_file_name("key.pem"), &key).unwrap();
+    };
+    let grant = |name: &str| {
+        let line = format!("{name} admin * {}\n", crate::auth::sha256_hex(name));
+        std::fs::write(&tokens, line).unwrap();
+    };
+    install(&first);
+    grant("ann-secret");
+    let s = tls_server(&cert, &key, &["--tokens", tokens.to_str().unwrap()]);
+    let dbs = s.url("/dbs");
+    let get = |trust: &Path, token: &str| {
+        let bearer = format!("Authorization: Bearer {token}");
+        let (code, status, text) = curl(trust, &["-H", &bearer], &dbs);
+        (
+            code,
+            status.rsplit(' ').next().unwrap_or_default().to_string(),
+            text,
+        )
+    };
+    let hang_up_and_wait_for = |lines: &[&str]| {
+        let before = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
+        // SAFETY: a signal to the server process this test started.
+        unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
+        let start = std::time::Instant::now();
+        loop {
+            let log = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
+            let new = &log[before.len()..];
+            if lines.iter().all(|l| new.contains(l)) {
+                return new.to_string();
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(20),
+                "no {lines:?} after SIGHUP: {new}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    // Rows: (trusted certificate, token) -> curl's exit code and the HTTP status.
+    let expect = |rows: &[(&Path, &str, i32, &str)], when: &str| {
+        for (trust, token, code, status) in rows {
+            let (c, st, text) = get(trust, token);
+            assert_eq!(
+                (c, st.as_str()),
+                (*code, *status),
+                "{when}: trusting {}, {token}: {text}",
+                trust.display()
+            );
+        }
+    };
+    expect(
+        &[
+            (&first, "ann-secret", 0, "200"),
+            (&first, "bob-secret", 0, "401"),
+            (&second, "ann-secret", 60, "000"),
+        ],
+        "at start",
+    );
+
+    install(&second);
+    grant("bob-secret");
+    let said = hang_up_and_wait_for(&["reloaded the TLS certificate", "reloaded the tokens"]);
+    assert!(!said.contains("kept the previous"), "{said}");
+    expect(
+        &[
+            (&second, "bob-secret", 0, "200"),
+            (&second, "ann-secret", 0, "401"),
+            (&first, "bob-secret", 60, "000"),
+        ],
+        "after the reload",
+    );
+
+    // Broken files: a certificate that is not PEM, a token line without a hash.
+    std::fs::write(&cert, "not a certificate\n").unwrap();
+    std::fs::write(&tokens, "carl admin *\n").unwrap();
+    let said = hang_up_and_wait_for(&[
+        "kept the previous TLS certificate",
+        "kept the previous tokens",
+    ]);
+    assert!(said.contains(cert.to_str().unwrap()), "{said}");
+    expect(
+        &[
+            (&second, "bob-secret", 0, "200"),
+            (&second, "carl", 0, "401"),
+        ],
+        "after a failed reload",
+    );
+    // A key that does not go with the certificate is refused too.
+    std::fs::copy(&first, &cert).unwrap();
+    std::fs::copy(second.with_file_name("key.pem"), &key).unwrap();
+    let said = hang_up_and_wait_for(&["kept the previous TLS certificate"]);
+    assert!(said.contains("do not go together"), "{said}");
+    expect(
+        &[(&second, "bob-secret", 0, "200")],
+        "after a mismatched pair",
+    );
+    let (status, stderr) = s.stop();
+    assert!(status.success(), "{stderr}");
+}

@@ -36,6 +36,7 @@ use tokio::sync::Semaphore;
 use crate::auth::Tokens;
 use crate::metrics::Metrics;
 use crate::ops::QueryLimits;
+use crate::reload::Swap;
 use crate::served::Served;
 
 use handlers::{
@@ -47,8 +48,8 @@ use handlers::{
 pub struct AppState {
     /// The databases.
     pub served: Served,
-    /// The token file's grants (`None`: no authentication).
-    pub tokens: Option<Tokens>,
+    /// The token file's grants (`None`: no authentication), replaced whole by a reload.
+    pub tokens: Option<Arc<Swap<Tokens>>>,
     /// Query limits.
     pub limits: QueryLimits,
     /// The places to run a request (`--max-concurrent`).

@@ -59,7 +59,7 @@ pub async fn run(
 pub fn authenticate(state: &AppState, headers: &HeaderMap) -> Result<Access> {
     match &state.tokens {
         None => Ok(Access::Open),
-        Some(tokens) => tokens.authenticate(header(headers, AUTHORIZATION)),
+        Some(tokens) => tokens.get().authenticate(header(headers, AUTHORIZATION)),
     }
 }
 

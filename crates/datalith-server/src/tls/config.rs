@@ -13,12 +13,25 @@ use rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
 
 use crate::error::{Result, ServerError};
+use crate::reload::Swap;
 
-/// What the server accepts TLS connections with.
+/// What the server accepts TLS connections with: shared by every connection, replaced
+/// whole by a reload (`reload`).
 #[derive(Clone)]
 pub struct Tls {
-    /// The handshake.
-    pub acceptor: TlsAcceptor,
+    acceptor: Arc<Swap<TlsAcceptor>>,
+}
+
+impl Tls {
+    /// The handshake a new connection makes.
+    pub fn acceptor(&self) -> Arc<TlsAcceptor> {
+        self.acceptor.get()
+    }
+
+    /// New connections make `fresh`'s handshake from now on.
+    pub fn replace(&self, fresh: Tls) {
+        self.acceptor.set((*fresh.acceptor()).clone());
+    }
 }
 
 /// The acceptor for the certificate chain in `cert` and the key in `key` (PEM); with
@@ -59,7 +72,7 @@ pub fn acceptor(cert: &Path, key: &Path, client_ca: Option<&Path>) -> Result<Tls
     // HTTP/2 first: a client that speaks both gets multiplexing.
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Tls {
-        acceptor: TlsAcceptor::from(Arc::new(config)),
+        acceptor: Arc::new(Swap::new(TlsAcceptor::from(Arc::new(config)))),
     })
 }
 
