@@ -28,9 +28,9 @@ pub struct CommitCounters {
     /// With the log and LMDB written later (`EnvOptions::log_apply_later`): batches the
     /// committer wrote into LMDB itself, on its own thread, instead of leaving them to the LMDB
     /// writer: large ones (`limits::LATER_MAX_BATCH_BYTES`) after a read met waiting writes,
-    /// ones near the log's largest record, the largest bulk loads. Each serializes the committer behind
-    /// LMDB; a workload that keeps making them is one the committer's bounds of waiting writes
-    /// do not tell apart (`kv::pending`).
+    /// ones near the log's largest record, the largest bulk loads. Each serializes the
+    /// committer behind LMDB; a workload that keeps making them is one the committer's bounds
+    /// of waiting writes do not tell apart (`kv::pending`).
     pub direct_batches: u64,
     /// `Durable`: groups written to the log.
     pub log_records: u64,
