@@ -42,6 +42,10 @@ pub struct Metrics {
     pub send_timeouts: Arc<AtomicU64>,
     /// The open connections, and how many were asked to close to make room.
     pub open_connections: Arc<OpenConnections>,
+    /// Sources (the certificate, the tokens) a SIGHUP read again and put in use.
+    pub reloads: AtomicU64,
+    /// ... and those it kept, because their files did not read cleanly.
+    pub reload_failures: AtomicU64,
 }
 
 impl Metrics {
@@ -135,6 +139,18 @@ impl Metrics {
                 self.open_connections
                     .closed_for_room
                     .load(Ordering::Relaxed) as i64,
+            ),
+            (
+                "datalith_reloads_total",
+                "counter",
+                "The certificate or the tokens read again on SIGHUP and put in use.",
+                self.reloads.load(Ordering::Relaxed) as i64,
+            ),
+            (
+                "datalith_reload_failures_total",
+                "counter",
+                "The certificate or the tokens kept on SIGHUP: their files did not read cleanly.",
+                self.reload_failures.load(Ordering::Relaxed) as i64,
             ),
         ];
         for (name, kind, help, value) in connections {

@@ -5,10 +5,12 @@
 //! had: a renewal gone wrong never stops it or leaves it without a certificate.
 
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 
 use crate::auth::Tokens;
 use crate::error::Result;
+use crate::metrics::Metrics;
 use crate::run::log;
 use crate::tls::Tls;
 
@@ -65,9 +67,10 @@ pub struct Sources {
 }
 
 impl Sources {
-    /// Reads every source again; each that reads cleanly replaces the one in use. Returns a
-    /// line for the operator per source: what was reloaded, or why it was not.
-    pub fn reload(&self) -> Vec<String> {
+    /// Reads every source again; each that reads cleanly replaces the one in use. Returns,
+    /// per source, whether it was replaced and a line for the operator (what was reloaded, or
+    /// why it was not).
+    pub fn reload(&self) -> Vec<(bool, String)> {
         let mut lines = Vec::new();
         if let Some(f) = &self.tls {
             let fresh = crate::tls::acceptor(&f.cert, &f.key, f.client_ca.as_deref());
@@ -81,20 +84,20 @@ impl Sources {
                 format!("the tokens from {}", f.path.display())
             }));
         }
-        if lines.is_empty() {
-            lines.push("SIGHUP: nothing to reload (no --tls-cert, no --tokens)".into());
-        }
         lines
     }
 }
 
-fn outcome(result: Result<()>, what: impl Fn() -> String) -> String {
+fn outcome(result: Result<()>, what: impl Fn() -> String) -> (bool, String) {
     match result {
-        Ok(()) => format!("reloaded {}", what()),
-        Err(e) => format!(
-            "kept the previous {}: the reload failed: {}",
-            what().trim_start_matches("the "),
-            e.message
+        Ok(()) => (true, format!("reloaded {}", what())),
+        Err(e) => (
+            false,
+            format!(
+                "kept the previous {}: the reload failed: {}",
+                what().trim_start_matches("the "),
+                e.message
+            ),
         ),
     }
 }
@@ -102,20 +105,33 @@ fn outcome(result: Result<()>, what: impl Fn() -> String) -> String {
 /// Takes SIGHUP over from its default (ending the process), to reload `sources` at each one
 /// until the runtime stops. Called before the server says it listens, so that a SIGHUP
 /// from then on reloads and never ends it.
-pub fn on_hangup(sources: Sources) {
+pub fn on_hangup(sources: Sources, metrics: Arc<Metrics>) {
     use tokio::signal::unix::{signal, SignalKind};
     match signal(SignalKind::hangup()) {
         Ok(hangups) => {
-            tokio::spawn(reload_at_each(hangups, sources));
+            tokio::spawn(reload_at_each(hangups, sources, metrics));
         }
         Err(e) => log(&format!("no reloading on SIGHUP: {e}")),
     }
 }
 
-async fn reload_at_each(mut hangups: tokio::signal::unix::Signal, sources: Sources) {
+async fn reload_at_each(
+    mut hangups: tokio::signal::unix::Signal,
+    sources: Sources,
+    metrics: Arc<Metrics>,
+) {
     while hangups.recv().await.is_some() {
+        let outcomes = sources.reload();
+        if outcomes.is_empty() {
+            log("SIGHUP: nothing to reload (no --tls-cert, no --tokens)");
+        }
         // The files are small; reading them on a worker thread is shorter than a hand-off.
-        for line in sources.reload() {
+        for (replaced, line) in outcomes {
+            let counter = match replaced {
+                true => &metrics.reloads,
+                false => &metrics.reload_failures,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
             log(&line);
         }
     }

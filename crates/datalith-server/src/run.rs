@@ -202,7 +202,7 @@ async fn listen_until_signal(
         }
     })?;
     let local = listener.local_addr()?;
-    crate::reload::on_hangup(reloads);
+    crate::reload::on_hangup(reloads, state.metrics.clone());
     {
         // The first line tells scripts and tests where to connect: only now are
         // connections accepted.

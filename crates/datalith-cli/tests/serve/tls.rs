@@ -398,6 +398,20 @@ fn sighup_reloads_the_certificate_and_the_tokens_and_keeps_them_when_the_files_a
         &[(&second, "bob-secret", 0, "200")],
         "after a mismatched pair",
     );
+    // Three SIGHUPs of two sources: two reloaded at the first, both kept at the others (the
+    // token file stayed broken).
+    let (code, _, text) = curl(
+        &second,
+        &["-H", "Authorization: Bearer bob-secret"],
+        &s.url("/metrics"),
+    );
+    assert_eq!(code, 0, "{text}");
+    for want in [
+        "datalith_reloads_total 2\n",
+        "datalith_reload_failures_total 4\n",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
     let (status, stderr) = s.stop();
     assert!(status.success(), "{stderr}");
 }
