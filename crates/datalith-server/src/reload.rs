@@ -74,30 +74,25 @@ impl Sources {
         let mut lines = Vec::new();
         if let Some(f) = &self.tls {
             let fresh = crate::tls::acceptor(&f.cert, &f.key, f.client_ca.as_deref());
-            lines.push(outcome(fresh.map(|t| f.tls.replace(t)), || {
-                format!("the TLS certificate from {}", f.cert.display())
-            }));
+            let what = format!("TLS certificate from {}", f.cert.display());
+            lines.push(outcome(fresh.map(|t| f.tls.replace(t)), &what));
         }
         if let Some(f) = &self.tokens {
             let fresh = Tokens::load(&f.path, &f.names, f.any_name);
-            lines.push(outcome(fresh.map(|t| f.tokens.set(t)), || {
-                format!("the tokens from {}", f.path.display())
-            }));
+            let what = format!("tokens from {}", f.path.display());
+            lines.push(outcome(fresh.map(|t| f.tokens.set(t)), &what));
         }
         lines
     }
 }
 
-fn outcome(result: Result<()>, what: impl Fn() -> String) -> (bool, String) {
+/// `what`: the source, as in "the TLS certificate from FILE" without "the".
+fn outcome(result: Result<()>, what: &str) -> (bool, String) {
     match result {
-        Ok(()) => (true, format!("reloaded {}", what())),
+        Ok(()) => (true, format!("reloaded the {what}")),
         Err(e) => (
             false,
-            format!(
-                "kept the previous {}: the reload failed: {}",
-                what().trim_start_matches("the "),
-                e.message
-            ),
+            format!("kept the previous {what}: the reload failed: {}", e.message),
         ),
     }
 }
