@@ -1,5 +1,5 @@
 //! `Db::q_each` and `datalith::q_each`: a collection result handed on an item at a time,
-//! its first scan read in parts, gives exactly the items `q` gives (in the engine's order),
+//! its first scan read in parts (or its first function's elements made rows in parts), gives exactly the items `q` gives (in the engine's order),
 //! whatever the part size and the threads; a query read in parts holds a part's rows, not
 //! the result's; other shapes come whole.
 
@@ -117,6 +117,36 @@ const HANDED: &[(&str, &[&str])] = &[
         &["4"],
     ),
     ("[:find ?x ?y :in [[?x ?y]]]", &["[[1 2] [3 4] [1 2]]"]),
+    // A function's collection first: its elements made rows a part at a time when the
+    // element is kept (duplicates and order of the collection whatever they are), whole when
+    // it is not.
+    ("[:find ?x :where [(range 0 500) [?x ...]]]", &[]),
+    (
+        "[:find ?x ?s :where [(range 0 300) [?x ...]] [(str ?x) ?s]]",
+        &[],
+    ),
+    (
+        "[:find ?x ?n :where [(range 0 60) [?x ...]] [?e :id ?x] [?e :name ?n]]",
+        &[],
+    ),
+    ("[:find ?x :where [(ground [3 1 2 1 3]) [?x ...]]]", &[]),
+    (
+        "[:find [?x ...] :where [(ground [3 1 2 1 3]) [?x ...]]]",
+        &[],
+    ),
+    (
+        "[:find ?y :where [(range 0 100) [?x ...]] [(mod ?x 7) ?y]]",
+        &[],
+    ),
+    (
+        "[:find ?y :with ?x :where [(range 0 100) [?x ...]] [(mod ?x 7) ?y]]",
+        &[],
+    ),
+    (
+        "[:find ?x ?k :in $ ?k :where [(range 0 ?k) [?x ...]] (not [(= ?x 5)])]",
+        &["200"],
+    ),
+    ("[:find ?x :where [(range 0 0) [?x ...]]]", &[]),
     ("[:find ?e :where [?e :name \"nobody\"]]", &[]),
     ("[:find ?e :where [?e :id ?i] [(> ?i 100000)]]", &[]),
 ];
@@ -262,6 +292,22 @@ fn a_query_read_in_parts_holds_a_part_not_the_result() {
         matches!(whole, Err(QueryError::ResourceExhausted { .. })),
         "{whole:?}"
     );
+    // A function's collection, its elements made rows a part at a time: the rows of 20,000
+    // elements (two values each) pass 1 MiB, the elements alone (32 bytes each) do not.
+    let query = "[:find ?x ?s :where [(range 0 20000) [?x ...]] [(str ?x) ?s]]";
+    let limit = 1024 * 1024;
+    let whole = snapshot.q_with(query, &[], &QueryOptions::default().memory_limit(limit));
+    assert!(
+        matches!(whole, Err(QueryError::ResourceExhausted { .. })),
+        "{whole:?}"
+    );
+    let mut sink = Collect::default();
+    let options = QueryOptions::default().memory_limit(limit).part_rows(256);
+    assert!(snapshot
+        .q_each(query, &[], &options, &mut sink)
+        .unwrap()
+        .is_none());
+    assert_eq!(sink.items.len(), 20_000);
     // A scan whose parts could share rows (a cardinality-many value dropped) is read whole,
     // and stops.
     let mut sink = Collect::default();

@@ -130,6 +130,14 @@ impl<'a> Ctx<'a> {
                 // New rows get the room later steps add to them (`conj::row_spare`): a row
                 // cloned and pushed to grows to four values whatever its width.
                 let row_capacity = out.vars.len() + self.row_spare;
+                // A first step whose elements are made rows a part at a time (`elements`):
+                // the first part's now, the others kept.
+                let part_of = if collection_new {
+                    self.elements_wanted()
+                } else {
+                    None
+                };
+                let mut waiting = None;
                 let callee = self.builtin_callee(name);
                 let call = |vals: &[Value]| match callee {
                     Some(f) => f(&builtins::Call { name, args: vals }),
@@ -165,6 +173,24 @@ impl<'a> Ctx<'a> {
                         Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
                         Err(e) => return Err(e),
                     };
+                    if let (Some(n), true) = (part_of, collection_new) {
+                        let (first, rest) = super::elements::Elements::split(
+                            super::elements::all(result),
+                            n,
+                            &row,
+                            out.vars.clone(),
+                            row_capacity,
+                        );
+                        for x in first {
+                            let mut r = Vec::with_capacity(row_capacity);
+                            r.extend_from_slice(&row);
+                            r.push(x);
+                            self.budget.charge(bytes)?;
+                            out.rows.push(r);
+                        }
+                        waiting = Some(rest);
+                        continue;
+                    }
                     if collection_new {
                         let mut elements = elements(result).peekable();
                         while let Some(x) = elements.next() {
@@ -213,6 +239,9 @@ impl<'a> Ctx<'a> {
                             out.rows.push(r);
                         }
                     }
+                }
+                if let Some(rest) = waiting {
+                    self.elements_kept(rest);
                 }
                 Ok(out)
             }

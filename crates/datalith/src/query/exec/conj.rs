@@ -108,7 +108,12 @@ impl<'a> Ctx<'a> {
                 }
             }
             // Tests and functions that can follow it, run in the same pass over the rows.
-            let chain = self.chain_from(&clause, &mut todo, &rel);
+            // A function whose elements are made rows a part at a time runs alone.
+            let chain = if self.elements_armed() {
+                None
+            } else {
+                self.chain_from(&clause, &mut todo, &rel)
+            };
             self.row_spare = row_spare(&rel, &clause, &todo);
             // Printed only for `explain`: most queries never show their steps.
             let mut what = match self.trace {
@@ -329,6 +334,7 @@ impl<'a> Ctx<'a> {
             rel = rel.into_projection(&keep_now, dedup, &self.budget)?;
             // Postponed clauses run now, or were taken into this step's merge scan.
             postponed.retain(|c| todo.contains(c));
+            self.elements_then(&todo, &deps, &postponed, &rel.vars);
             self.budget
                 .settle(base, rows_bytes(rel.rows.len(), rel.vars.len()));
             if let Some(trace) = &mut self.trace {

@@ -15,6 +15,8 @@
 //!   cheapest starts to the end on estimates.
 //! - `prefilter`: a join on a value narrowed first by a later pattern that only tests the
 //!   entities it finds (a semijoin passed sideways).
+//! - `elements`: a conjunction whose first step is a function binding a collection, answered
+//!   a part of its elements at a time.
 //! - `parts`: a conjunction whose first step scans an attribute, answered a stretch of its
 //!   values at a time (a large result handed on in parts).
 //! - `postpone`: patterns that only add a value to each row, run after the rest.
@@ -39,6 +41,7 @@ mod column;
 mod conj;
 mod context;
 mod distribute;
+mod elements;
 mod estimate;
 mod fulltext;
 mod lookahead;

@@ -26,6 +26,7 @@ use crate::query::error::QueryError;
 use crate::query::ir::{AttrTerm, Clause, Pattern, Term, Var};
 use crate::query::relation::Relation;
 
+use super::elements::{self, Elements};
 use super::Ctx;
 
 /// Where a first step read in parts stands (`Ctx::part`).
@@ -42,6 +43,8 @@ pub struct ScanPart {
     /// Where the step stopped, the next part's start (as `from`); `None` when it reached its
     /// end.
     next: Option<Value>,
+    /// A first step's collection elements not yet made rows (`elements`).
+    elements: Option<Elements>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +57,11 @@ enum Stage {
     Read,
     /// The run is whole: its first step cannot be read in parts.
     Whole,
+    /// The first step is a function whose collection is to be made rows a part at a time
+    /// (`elements`).
+    ElementsArmed,
+    /// The function's first part was made; the other elements wait in `elements`.
+    ElementsMade,
 }
 
 impl ScanPart {
@@ -64,6 +72,7 @@ impl ScanPart {
             rows: rows.max(1),
             stage: Stage::First,
             next: None,
+            elements: None,
         }
     }
 }
@@ -102,6 +111,9 @@ impl<'a> Ctx<'a> {
             let out = self.run_steps(todo.clone(), input.clone(), keep, Vec::new(), Vec::new());
             part = self.part.take().expect("a run keeps its part");
             let out = out?;
+            if part.stage == Stage::ElementsMade {
+                return self.elements_in_parts(part, out, keep, base, emit);
+            }
             if part.stage != Stage::Read {
                 // A later run takes the first run's first step, from the same rows, the
                 // same way: were it answered whole, the parts handed on would come twice.
@@ -149,6 +161,10 @@ impl<'a> Ctx<'a> {
         }
         let fits = self.parts_fit(clause, rel, keep);
         let part = self.part.as_mut().expect("checked above");
+        if elements::fits(clause, rel, keep) {
+            part.stage = Stage::ElementsArmed;
+            return;
+        }
         part.stage = Stage::Whole;
         if let (Some(p), Clause::Pattern(_, chosen)) = (fits, clause) {
             if part.pattern.as_ref().is_none_or(|first| first == chosen) {
@@ -162,7 +178,10 @@ impl<'a> Ctx<'a> {
     /// the run whole.
     pub(super) fn part_step_done(&mut self) {
         if let Some(part) = self.part.as_mut() {
-            if matches!(part.stage, Stage::First | Stage::Armed) {
+            if matches!(
+                part.stage,
+                Stage::First | Stage::Armed | Stage::ElementsArmed
+            ) {
                 part.stage = Stage::Whole;
             }
         }
@@ -216,6 +235,73 @@ impl<'a> Ctx<'a> {
     pub(super) fn part_read(&mut self, next: Option<Value>) {
         if let Some(part) = self.part.as_mut() {
             part.next = next;
+        }
+    }
+
+    /// The rows a first step's function makes now when its collection is to be made rows a
+    /// part at a time: `Some(n)`, the part's elements (see `elements`).
+    pub(super) fn elements_wanted(&self) -> Option<usize> {
+        let part = self.part.as_ref()?;
+        (part.stage == Stage::ElementsArmed).then_some(part.rows)
+    }
+
+    /// Keeps the elements the first step's function did not make rows.
+    pub(super) fn elements_kept(&mut self, waiting: Elements) {
+        let part = self
+            .part
+            .as_mut()
+            .expect("elements are wanted only with a part");
+        assert_eq!(part.stage, Stage::ElementsArmed);
+        part.stage = Stage::ElementsMade;
+        part.elements = Some(waiting);
+    }
+
+    /// Whether a run's first step is a function whose elements are made rows a part at a
+    /// time (its tests and functions then run as later steps, not chained to it).
+    pub(super) fn elements_armed(&self) -> bool {
+        self.part
+            .as_ref()
+            .is_some_and(|p| p.stage == Stage::ElementsArmed)
+    }
+
+    /// Called at the end of each step of a run: after the first, when its function kept
+    /// elements, keeps what the run has left to do for the later parts.
+    pub(super) fn elements_then(
+        &mut self,
+        todo: &[Clause],
+        deps: &[crate::query::distinct::Dependency],
+        postponed: &[Clause],
+        vars: &[Var],
+    ) {
+        if let Some(waiting) = self.part.as_mut().and_then(|p| p.elements.as_mut()) {
+            waiting.keep_then(todo, deps, postponed, vars);
+        }
+    }
+
+    /// Hands on the first part's rows, then makes and answers the later parts one by one.
+    fn elements_in_parts(
+        &mut self,
+        mut part: ScanPart,
+        first: Relation,
+        keep: &[Var],
+        base: u64,
+        emit: &mut dyn FnMut(Relation) -> Result<(), QueryError>,
+    ) -> Result<(), QueryError> {
+        let mut waiting = part
+            .elements
+            .take()
+            .expect("a function's first part keeps its elements");
+        let mut out = first;
+        loop {
+            let handing = std::time::Instant::now();
+            emit(out)?;
+            self.budget.postpone(handing.elapsed());
+            // What the handed-on rows held is let go; the waiting elements stay.
+            self.budget.settle(base, waiting.waiting_bytes());
+            let Some((rel, then)) = waiting.next_part(part.rows, &self.budget)? else {
+                return Ok(());
+            };
+            out = self.run_steps(then.todo, rel, keep, then.deps, then.postponed)?;
         }
     }
 }
