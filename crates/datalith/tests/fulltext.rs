@@ -1,6 +1,6 @@
 //! `:db/fulltext` attributes and the `fulltext` query function: tables of query and expected
-//! answer, the index following updates and retractions, a schema change that turns the index
-//! on for existing values, and a property test of random transactions against a model (the
+//! answer, the index following updates and retractions, the refusal of a change of an
+//! installed attribute's `:db/fulltext` (Datomic's rule), and a property test of random transactions against a model (the
 //! index holds exactly the current values, and `check` finds nothing wrong).
 
 use datalith::edn::{read_one, to_edn_string, Edn};
@@ -150,17 +150,23 @@ fn updates_retractions_and_schema_changes_are_followed() {
     assert_eq!(find("cats"), r#"["Sleepy cats"]"#);
     transact(&db, &format!("[[:db/retractEntity {e}]]"));
     assert_eq!(find("cats"), "[]");
-    // Turned on for an attribute with values: they are indexed in that transaction.
-    transact(&db, r#"[[:db/add :doc/plain :db/fulltext true]]"#);
-    assert_eq!(
-        q(
-            &db.db().unwrap(),
-            r#"[:find [?v ...] :where [(fulltext $ :doc/plain "fox") [[_ ?v]]]]"#
-        ),
-        r#"["fox"]"#
-    );
-    // And off again: nothing is searched.
-    transact(&db, r#"[[:db/retract :doc/plain :db/fulltext true]]"#);
+    // An installed attribute's :db/fulltext is never altered, as in Datomic: turned on,
+    // turned off or retracted, the transaction is refused and nothing changes.
+    for change in [
+        r#"[[:db/add :doc/plain :db/fulltext true]]"#,
+        r#"[{:db/id :doc/title :db/fulltext false}]"#,
+        r#"[[:db/retract :doc/title :db/fulltext true]]"#,
+    ] {
+        let refused = db
+            .transact(TxData::from_edn(&read_one(change).unwrap()).unwrap())
+            .expect_err(change);
+        assert_eq!(
+            refused.category().to_string(),
+            ":db.error/invalid-alter-attribute",
+            "{change}: {refused}"
+        );
+        assert!(refused.to_string().contains(":db/fulltext"), "{refused}");
+    }
     assert_eq!(
         q(
             &db.db().unwrap(),
@@ -168,6 +174,9 @@ fn updates_retractions_and_schema_changes_are_followed() {
         ),
         "[]"
     );
+    assert_eq!(find("cats"), "[]");
+    transact(&db, r#"[{:doc/title "Cats again"}]"#);
+    assert_eq!(find("cats"), r#"["Cats again"]"#);
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{report:?}");
 }

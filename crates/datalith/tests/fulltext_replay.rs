@@ -1,6 +1,6 @@
 //! Full-text indexes rebuilt by replaying the write-ahead log: transactions writing
 //! `:db/fulltext` values (creations, card-one updates, card-many values, retractions, a
-//! retracted entity, an attribute turned full-text with values in place) and KV search index
+//! retracted entity, a full-text attribute installed later) and KV search index
 //! writes, several sharing commit groups, all acknowledged while LMDB holds none of them (or
 //! holds them, the log not yet checkpointed). The directory as a kill leaves it is reopened:
 //! every search answers exactly as before (values, scores, counts) and `check` is clean.
@@ -26,8 +26,7 @@ fn options() -> DbOptions {
 
 const SCHEMA: &str = r#"[{:db/ident :doc/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
   {:db/ident :doc/title :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/fulltext true}
-  {:db/ident :doc/tag :db/valueType :db.type/string :db/cardinality :db.cardinality/many :db/fulltext true}
-  {:db/ident :doc/plain :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"#;
+  {:db/ident :doc/tag :db/valueType :db.type/string :db/cardinality :db.cardinality/many :db/fulltext true}]"#;
 
 /// Transactions in order (those in one inner list are submitted together and share groups),
 /// with the KV search writes submitted beside them.
@@ -39,7 +38,7 @@ fn steps() -> Vec<(Vec<String>, Vec<Vec<DocChange>>)> {
     let many: Vec<String> = (0..20)
         .map(|i| {
             format!(
-                r#"[{{:doc/name "n{i}" :doc/title "note {i} about {}" :doc/tag ["t{}" "shared tag"] :doc/plain "plain {i} fox"}}]"#,
+                r#"[{{:doc/name "n{i}" :doc/title "note {i} about {}" :doc/tag ["t{}" "shared tag"]}}]"#,
                 ["foxes", "hens", "red fox", "lazy dogs"][i % 4],
                 i % 3
             )
@@ -78,9 +77,16 @@ fn steps() -> Vec<(Vec<String>, Vec<Vec<DocChange>>)> {
                 vec![DocChange::Remove { id: 12 }, put(40, "fox fox fox")],
             ],
         ),
-        // Turned on with values in place: indexed in this transaction.
+        // A full-text attribute installed later (an installed attribute's :db/fulltext is
+        // never altered), and values of it beside the others in one group.
         (
-            vec![r#"[[:db/add :doc/plain :db/fulltext true]]"#.to_string()],
+            vec![r#"[{:db/ident :doc/plain :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/fulltext true}]"#.to_string()],
+            vec![],
+        ),
+        (
+            (0..6)
+                .map(|i| format!(r#"[{{:doc/name "n{i}" :doc/plain "plain {i} fox"}}]"#))
+                .collect(),
             vec![],
         ),
         (

@@ -388,13 +388,89 @@ const BAD_SCHEMA: &[(&str, Category, &str)] = &[
         error::INVALID_ALTER_ATTRIBUTE,
         ":db.cardinality/one",
     ),
-    // A value type stays a value type of data already there.
+    // What Datomic never lets an installed attribute change.
     (
         "[[:db/add :person/score :db/valueType :db.type/long]]",
         error::INVALID_ALTER_ATTRIBUTE,
-        "cannot change :db/valueType from :db.type/double to :db.type/long",
+        ":db/valueType of an installed attribute can never be altered (from :db.type/double to :db.type/long)",
+    ),
+    (
+        "[{:db/id :person/email :db/fulltext true}]",
+        error::INVALID_ALTER_ATTRIBUTE,
+        ":db/fulltext of an installed attribute can never be altered (from :disabled to true)",
+    ),
+    (
+        "[[:db/retract :person/friend :db/valueType :db.type/ref]]",
+        error::INVALID_ALTER_ATTRIBUTE,
+        "attribute :person/friend: missing :db/valueType",
+    ),
+    (
+        "[[:db/retractEntity :person/friend]]",
+        error::INVALID_ALTER_ATTRIBUTE,
+        "cannot remove an attribute that has datoms",
     ),
 ];
+
+/// An installed attribute without datoms: what may change (Datomic's list: the ident,
+/// cardinality, component, noHistory, index, unique, doc) and what never may (value type,
+/// full-text, tuple properties, the attribute itself), whatever data it has.
+#[test]
+fn an_installed_attribute_changes_only_what_datomic_lets_change() {
+    let (_dir, db) = people(DbOptions::default());
+    transact(
+        &db,
+        "[{:db/ident :x/empty :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+          {:db/ident :x/pair :db/valueType :db.type/tuple :db/tupleTypes [:db.type/long :db.type/string]
+           :db/cardinality :db.cardinality/one}]",
+    )
+    .unwrap();
+    let refused: &[(&str, &str)] = &[
+        (
+            "[[:db/add :x/empty :db/valueType :db.type/long]]",
+            ":db/valueType of an installed attribute can never be altered (from :db.type/string to :db.type/long)",
+        ),
+        (
+            "[[:db/add :x/empty :db/fulltext true]]",
+            ":db/fulltext of an installed attribute can never be altered (from :disabled to true)",
+        ),
+        (
+            "[[:db/add :x/pair :db/tupleTypes [:db.type/long :db.type/long]]]",
+            ":db/tupleTypes of an installed attribute can never be altered",
+        ),
+        (
+            "[[:db/retract :x/empty :db/valueType :db.type/string]]",
+            "attribute :x/empty: missing :db/valueType",
+        ),
+        (
+            "[[:db/retractEntity :x/empty]]",
+            "an installed attribute keeps its :db/valueType and :db/cardinality",
+        ),
+    ];
+    for (text, fragment) in refused {
+        let e = transact(&db, text).expect_err(text);
+        assert_eq!(e.category(), error::INVALID_ALTER_ATTRIBUTE, "{text}: {e}");
+        assert!(
+            e.to_string().contains(fragment),
+            "{text}: {e} lacks {fragment:?}"
+        );
+    }
+    let allowed = [
+        "[{:db/id :x/empty :db/cardinality :db.cardinality/many :db/noHistory true :db/index true}]",
+        "[{:db/id :x/empty :db/unique :db.unique/value :db/doc \"now documented\"}]",
+        "[{:db/id :x/empty :db/ident :x/renamed}]",
+        "[[:db/add :x/renamed :db/valueType :db.type/string]]",
+    ];
+    for text in allowed {
+        transact(&db, text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+    let snap = db.db().unwrap();
+    let renamed = snap
+        .attr(&datalith::codec::Keyword::parse(":x/renamed"))
+        .unwrap();
+    assert!(renamed.is_many() && renamed.no_history);
+    assert_eq!(renamed.unique, Some(datalith::store::Unique::Value));
+    assert!(snap.check().unwrap().is_ok());
+}
 
 #[test]
 fn bad_schema_values_are_typed_errors_naming_the_value() {

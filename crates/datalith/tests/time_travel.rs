@@ -319,6 +319,36 @@ fn the_log_in_queries_and_several_times_in_one_query() {
         ],
     );
     assert_eq!(got, Edn::Long(2));
+    // `nil` as either bound leaves that end open (Datomic's reading): from t1 on, and up to
+    // t3, against the bound left out.
+    let count = |query: &str, from: u64| {
+        run(
+            query,
+            vec![
+                Input::Log(now.clone()),
+                Input::Value(Edn::Long(from as i64)),
+            ],
+        )
+    };
+    let open_end = count(
+        "[:find (count ?tx) . :in ?log ?a :where [(tx-ids ?log ?a nil) [?tx ...]]]",
+        t[1],
+    );
+    let left_out = count(
+        "[:find (count ?tx) . :in ?log ?a :where [(tx-ids ?log ?a) [?tx ...]]]",
+        t[1],
+    );
+    assert_eq!(open_end, left_out);
+    let to_t3 = count(
+        "[:find (count ?tx) . :in ?log ?b :where [(tx-ids ?log nil ?b) [?tx ...]]]",
+        t[3],
+    );
+    let from_zero = count(
+        "[:find (count ?tx) . :in ?log ?b :where [(tx-ids ?log 0 ?b) [?tx ...]]]",
+        t[3],
+    );
+    assert_eq!(to_t3, from_zero);
+    assert!(matches!(to_t3, Edn::Long(n) if n >= 3), "{to_t3}");
     // By instants: February and March 2030.
     let got = run(
         r#"[:find (count ?tx) . :in ?log :where [(tx-ids ?log #inst "2030-02-01" #inst "2030-03-15") [?tx ...]]]"#,

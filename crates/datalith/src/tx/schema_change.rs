@@ -9,7 +9,7 @@ use crate::kv::Direction;
 use crate::store::bootstrap;
 use crate::store::ids::{AttrId, ATTR_PARTITION_END};
 use crate::store::reader::IndexReader;
-use crate::store::schema::{attribute_from_datoms, builtin, Cardinality, Schema};
+use crate::store::schema::{attribute_from_datoms, builtin, Attribute, Cardinality, Schema};
 use crate::store::Datom;
 use std::ops::Bound;
 
@@ -101,24 +101,25 @@ pub fn apply_schema_change(
         )?;
         match (&old, new) {
             (None, None) => {}
+            // Datomic never uninstalls an attribute (its value type and cardinality cannot be
+            // retracted), with or without datoms.
             (Some(old), None) => {
-                if datom_count > 0 {
-                    return Err(TxError::SchemaChange {
-                        attr: old.ident.to_string(),
-                        reason: "cannot remove an attribute that has datoms".to_string(),
-                    });
-                }
+                return Err(TxError::SchemaChange {
+                    attr: old.ident.to_string(),
+                    reason: if datom_count > 0 {
+                        "cannot remove an attribute that has datoms".to_string()
+                    } else {
+                        "an installed attribute keeps its :db/valueType and :db/cardinality"
+                            .to_string()
+                    },
+                });
             }
             (old, Some(new)) => {
                 if let Some(old) = old {
-                    if old.value_type != new.value_type && datom_count > 0 {
+                    if let Some(reason) = never_altered(old, &new) {
                         return Err(TxError::SchemaChange {
                             attr: new.ident.to_string(),
-                            reason: format!(
-                                "cannot change :db/valueType from {} to {} while datoms exist",
-                                old.value_type.ident(),
-                                new.value_type.ident()
-                            ),
+                            reason,
                         });
                     }
                     if old.unique.is_none() && new.unique.is_some() {
@@ -133,6 +134,64 @@ pub fn apply_schema_change(
         }
     }
     Ok(Some(next))
+}
+
+/// Why the change from `old` to `new` is refused when it changes a property Datomic never
+/// lets an installed attribute change (its schema documentation: `:db/valueType`,
+/// `:db/fulltext`, `:db/tupleAttrs`, `:db/tupleTypes`, `:db/tupleType`), whether or not the
+/// attribute has datoms: the indexes, the full-text index and the tuples' values were made for
+/// the old property.
+fn never_altered(old: &Attribute, new: &Attribute) -> Option<String> {
+    let changed = |property: &str, from: String, to: String| {
+        Some(format!(
+            "{property} of an installed attribute can never be altered (from {from} to {to})"
+        ))
+    };
+    let flag = |on: bool| if on { "true" } else { ":disabled" }.to_string();
+    let list = |l: &Option<Vec<String>>| {
+        l.as_ref()
+            .map_or("nil".to_string(), |l| format!("[{}]", l.join(" ")))
+    };
+    if old.value_type != new.value_type {
+        return changed(
+            ":db/valueType",
+            old.value_type.ident().to_string(),
+            new.value_type.ident().to_string(),
+        );
+    }
+    if old.fulltext.is_some() != new.fulltext.is_some() {
+        return changed(
+            ":db/fulltext",
+            flag(old.fulltext.is_some()),
+            flag(new.fulltext.is_some()),
+        );
+    }
+    let attrs = |a: &Attribute| {
+        a.tuple_attrs
+            .as_ref()
+            .map(|l| l.iter().map(|k| k.to_string()).collect::<Vec<_>>())
+    };
+    if old.tuple_attrs != new.tuple_attrs {
+        return changed(":db/tupleAttrs", list(&attrs(old)), list(&attrs(new)));
+    }
+    let types = |t: &Option<Vec<crate::codec::ValueType>>| {
+        t.as_ref()
+            .map(|l| l.iter().map(|v| v.ident().to_string()).collect::<Vec<_>>())
+    };
+    if old.tuple_types != new.tuple_types {
+        return changed(
+            ":db/tupleTypes",
+            list(&types(&old.tuple_types)),
+            list(&types(&new.tuple_types)),
+        );
+    }
+    if old.tuple_type != new.tuple_type {
+        let one = |t: &Option<crate::codec::ValueType>| {
+            t.map_or("nil".to_string(), |v| v.ident().to_string())
+        };
+        return changed(":db/tupleType", one(&old.tuple_type), one(&new.tuple_type));
+    }
+    None
 }
 
 fn check_no_duplicates(r: &IndexReader<'_>, a: AttrId, name: &str) -> Result<(), TxError> {

@@ -288,6 +288,8 @@ impl<'a> Ctx<'a> {
         name: &str,
     ) -> Result<Option<EntityId>, QueryError> {
         Ok(match v {
+            // `nil`, written as an open end.
+            Value::Keyword(k) if k.to_string() == crate::query::parse::OPEN_LOG_BOUND => None,
             Value::Instant(ms) => {
                 let mut found = None;
                 r.scan_attr(

@@ -25,6 +25,9 @@ pub(crate) enum TermForm {
     Bad(String),
 }
 
+/// What `nil` as a bound of `tx-ids` becomes (`exec::time` reads it as an open end).
+pub(crate) const OPEN_LOG_BOUND: &str = ":datalith/open-log-bound";
+
 impl TermForm {
     /// The term `e` is.
     pub(crate) fn of(e: &Edn) -> TermForm {
@@ -177,13 +180,21 @@ impl ClauseForm {
                         ));
                     };
                     let rest = &call[1..];
+                    // `nil` as a bound of `tx-ids` leaves that end open, as in Datomic; a
+                    // query value is never nil otherwise.
+                    let open_bound = name == "tx-ids";
                     ClauseForm::Call {
                         name,
                         src: rest.iter().find_map(source_name),
                         args: rest
                             .iter()
                             .filter(|a| source_name(a).is_none())
-                            .map(TermForm::of)
+                            .map(|a| match a {
+                                Edn::Nil if open_bound => TermForm::Const(Value::Keyword(
+                                    crate::codec::Keyword::parse(OPEN_LOG_BOUND),
+                                )),
+                                a => TermForm::of(a),
+                            })
                             .collect(),
                         binding: match items.len() {
                             1 => CallBinding::None,

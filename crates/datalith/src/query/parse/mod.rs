@@ -18,6 +18,7 @@ pub use crate::query::ir::{FindShape, KeysKind};
 pub use ast::{ClauseKind, FindSpec, InputForm, InputKind, QueryAst, WhereClause};
 pub(crate) use clause::{
     BindingForm, CallBinding, ClauseForm, FindForm, JoinSpec, JoinVar, OutVar, TermForm,
+    OPEN_LOG_BOUND,
 };
 pub use span::{Form, Position, Span};
 
