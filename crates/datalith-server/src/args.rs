@@ -42,6 +42,12 @@ pub struct ServeArgs {
     /// the handshake. A CA's, or a client's own self-signed one from `datalith cert`.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_client_ca: Option<PathBuf>,
+    /// Certificate revocation lists (PEM, -----BEGIN X509 CRL-----) of the --tls-client-ca
+    /// issuers: a client certificate one of them revokes is refused in the handshake, and so
+    /// is one whose issuer has no list in the file. Read again on SIGHUP, as the
+    /// certificate is.
+    #[arg(long, value_name = "FILE", requires = "tls_client_ca")]
+    pub tls_client_crl: Option<PathBuf>,
     /// How long a request body may take to arrive (later: 408).
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub body_timeout_ms: u64,

@@ -145,7 +145,7 @@ mod tests {
         let said = make(&args).unwrap();
         assert!(said.contains("localhost, 127.0.0.1, ::1"), "{said}");
         let (cert, key) = (args.out.join("cert.pem"), args.out.join("key.pem"));
-        crate::tls::acceptor(&cert, &key, None).unwrap();
+        crate::tls::acceptor(&cert, &key, None, None).unwrap();
         let mode = std::fs::metadata(&key).unwrap().permissions();
         assert_eq!(
             std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,

@@ -42,6 +42,8 @@ pub struct TlsFiles {
     pub key: PathBuf,
     /// `--tls-client-ca`.
     pub client_ca: Option<PathBuf>,
+    /// `--tls-client-crl`.
+    pub client_crl: Option<PathBuf>,
     /// What the listener uses.
     pub tls: Tls,
 }
@@ -73,7 +75,12 @@ impl Sources {
     pub fn reload(&self) -> Vec<(bool, String)> {
         let mut lines = Vec::new();
         if let Some(f) = &self.tls {
-            let fresh = crate::tls::acceptor(&f.cert, &f.key, f.client_ca.as_deref());
+            let fresh = crate::tls::acceptor(
+                &f.cert,
+                &f.key,
+                f.client_ca.as_deref(),
+                f.client_crl.as_deref(),
+            );
             let what = format!("TLS certificate from {}", f.cert.display());
             lines.push(outcome(fresh.map(|t| f.tls.replace(t)), &what));
         }

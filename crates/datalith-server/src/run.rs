@@ -57,6 +57,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
             cert,
             key,
             args.tls_client_ca.as_deref(),
+            args.tls_client_crl.as_deref(),
         )?),
         _ => None,
     };
@@ -93,6 +94,7 @@ pub fn serve(args: ServeArgs) -> Result<()> {
                 cert: cert.clone(),
                 key: key.clone(),
                 client_ca: args.tls_client_ca.clone(),
+                client_crl: args.tls_client_crl.clone(),
                 tls: tls.clone(),
             }),
             _ => None,

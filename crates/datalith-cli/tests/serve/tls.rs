@@ -415,3 +415,163 @@ fn sighup_reloads_the_certificate_and_the_tokens_and_keeps_them_when_the_files_a
     let (status, stderr) = s.stop();
     assert!(status.success(), "{stderr}");
 }
+
+/// A certificate authority of the test's own: its certificate, its key and its parameters
+/// (to sign with).
+struct Authority {
+    params: rcgen::CertificateParams,
+    key: rcgen::KeyPair,
+    pem: String,
+}
+
+impl Authority {
+    fn new() -> Authority {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+        ];
+        let pem = params.self_signed(&key).unwrap().pem();
+        Authority { params, key, pem }
+    }
+
+    /// A client certificate of serial number `serial`, written as DIR/NAME.pem with its key
+    /// as DIR/NAME-key.pem; returns both paths.
+    fn issue(&self, dir: &Path, name: &str, serial: u64) -> (PathBuf, PathBuf) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec![name.to_string()]).unwrap();
+        params.serial_number = Some(rcgen::SerialNumber::from(serial));
+        params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+        let issuer = rcgen::Issuer::from_params(&self.params, &self.key);
+        let cert = params.signed_by(&key, &issuer).unwrap();
+        let (c, k) = (
+            dir.join(format!("{name}.pem")),
+            dir.join(format!("{name}-key.pem")),
+        );
+        std::fs::write(&c, cert.pem()).unwrap();
+        std::fs::write(&k, key.serialize_pem()).unwrap();
+        (c, k)
+    }
+
+    /// Its revocation list number `number`, revoking the certificates of `serials` (PEM).
+    fn revoking(&self, number: u64, serials: &[u64]) -> String {
+        let revoked = serials
+            .iter()
+            .map(|s| rcgen::RevokedCertParams {
+                serial_number: rcgen::SerialNumber::from(*s),
+                revocation_time: rcgen::date_time_ymd(2026, 1, 2),
+                reason_code: Some(rcgen::RevocationReason::KeyCompromise),
+                invalidity_date: None,
+            })
+            .collect();
+        rcgen::CertificateRevocationListParams {
+            this_update: rcgen::date_time_ymd(2026, 1, 1),
+            next_update: rcgen::date_time_ymd(2036, 1, 1),
+            crl_number: rcgen::SerialNumber::from(number),
+            issuing_distribution_point: None,
+            revoked_certs: revoked,
+            key_identifier_method: rcgen::KeyIdMethod::Sha256,
+        }
+        .signed_by(&rcgen::Issuer::from_params(&self.params, &self.key))
+        .unwrap()
+        .pem()
+        .unwrap()
+    }
+}
+
+/// Revocation lists (`--tls-client-crl`): a client certificate its issuer's list revokes is
+/// refused in the handshake, one it does not revoke is served, one whose issuer has no list
+/// is refused (its status unknown); a list replaced and read again on SIGHUP revokes from
+/// then on.
+#[test]
+fn revoked_client_certificates_are_refused_and_the_list_is_read_again_on_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = make_pair(&dir.path().join("tls"));
+    let key = dir.path().join("tls/key.pem");
+    let (ours, other) = (Authority::new(), Authority::new());
+    let ann = ours.issue(dir.path(), "ann", 1);
+    let bob = ours.issue(dir.path(), "bob", 2);
+    let carl = other.issue(dir.path(), "carl", 3);
+    // Both authorities are trusted; only ours has a list, revoking bob.
+    let (cas, crl) = (dir.path().join("cas.pem"), dir.path().join("crl.pem"));
+    std::fs::write(&cas, format!("{}{}", ours.pem, other.pem)).unwrap();
+    std::fs::write(&crl, ours.revoking(1, &[2])).unwrap();
+    let s = tls_server(
+        &cert,
+        &key,
+        &[
+            "--tls-client-ca",
+            cas.to_str().unwrap(),
+            "--tls-client-crl",
+            crl.to_str().unwrap(),
+        ],
+    );
+    let health = s.url("/health");
+    let served = |(c, k): &(PathBuf, PathBuf)| {
+        let (code, status, text) = curl(
+            &cert,
+            &["--cert", c.to_str().unwrap(), "--key", k.to_str().unwrap()],
+            &health,
+        );
+        let ok = code == 0 && status.ends_with(" 200");
+        // Refused in the handshake, never with an HTTP status.
+        assert!(ok || !status.ends_with(" 200"), "{code} {status}: {text}");
+        ok
+    };
+    let rows = |want: &[(&str, &(PathBuf, PathBuf), bool)], when: &str| {
+        for (who, pair, ok) in want {
+            assert_eq!(served(pair), *ok, "{when}: {who}");
+        }
+    };
+    rows(
+        &[
+            ("ann", &ann, true),
+            ("bob", &bob, false),
+            ("carl", &carl, false),
+        ],
+        "at start",
+    );
+    // A new list revoking ann as well, read on SIGHUP.
+    std::fs::write(&crl, ours.revoking(2, &[1, 2])).unwrap();
+    let before = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
+    // SAFETY: a signal to the server process this test started.
+    unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default()[before.len()..]
+        .contains("reloaded the TLS certificate")
+    {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "no reload"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    rows(
+        &[("ann", &ann, false), ("bob", &bob, false)],
+        "after the reload",
+    );
+    // A list that is not one is refused by the reload, and the last one stays.
+    std::fs::write(&crl, "not a list\n").unwrap();
+    let before = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
+    // SAFETY: as above.
+    unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
+    let start = std::time::Instant::now();
+    loop {
+        let log = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
+        let new = &log[before.len()..];
+        if new.contains("kept the previous TLS certificate") {
+            assert!(new.contains("no revocation list"), "{new}");
+            break;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "{new}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    rows(&[("ann", &ann, false)], "after a failed reload");
+    let (status, stderr) = s.stop();
+    assert!(status.success(), "{stderr}");
+}
