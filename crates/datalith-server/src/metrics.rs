@@ -46,6 +46,9 @@ pub struct Metrics {
     pub reloads: AtomicU64,
     /// ... and those it kept, because their files did not read cleanly.
     pub reload_failures: AtomicU64,
+    /// Requests refused by `--address-rate`, before an operation was known (so not in
+    /// `datalith_requests_total`).
+    pub address_rate_refusals: AtomicU64,
 }
 
 impl Metrics {
@@ -151,6 +154,12 @@ impl Metrics {
                 "counter",
                 "The certificate or the tokens kept on SIGHUP: their files did not read cleanly.",
                 self.reload_failures.load(Ordering::Relaxed) as i64,
+            ),
+            (
+                "datalith_address_rate_refused_total",
+                "counter",
+                "Requests refused with 429 by --address-rate, before their operation was read.",
+                self.address_rate_refusals.load(Ordering::Relaxed) as i64,
             ),
         ];
         for (name, kind, help, value) in connections {

@@ -391,6 +391,16 @@ fn a_client_address_past_its_rate_is_told_to_wait() {
     // A second later the bucket is full again.
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(get("/dbs").status, 200);
+    // The three refusals are counted, though no operation was read of them.
+    let metrics = get("/metrics");
+    assert_eq!(metrics.status, 200);
+    assert!(
+        metrics
+            .body
+            .contains("\ndatalith_address_rate_refused_total 3\n"),
+        "{}",
+        metrics.body
+    );
 }
 
 #[test]

@@ -31,6 +31,10 @@ pub async fn limit(State(state): State<Shared>, request: Request, next: Next) ->
                 .filter_map(|v| v.to_str().ok());
             let ip = client(*peer, forwarded, &state.trusted_proxies);
             if let Err(e) = rate.take(&ip.to_string()) {
+                state
+                    .metrics
+                    .address_rate_refusals
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 return respond::answer(request.headers(), Err(e));
             }
         }
