@@ -505,7 +505,7 @@ impl<'a> IndexReader<'a> {
 
     /// Statistics of attribute `a`.
     pub fn stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
-        let mut s = self.estimated_stats(a)?;
+        let mut s = self.counted_stats(a)?;
         let mut prefix = Vec::new();
         keys::attr_prefix(a, &mut prefix);
         let mut unheld = 0;
@@ -515,13 +515,44 @@ impl<'a> IndexReader<'a> {
         Ok(s)
     }
 
-    /// [`IndexReader::stats`] as of the snapshot's LMDB state for the distinct values: what
-    /// the overlay (transactions LMDB does not hold yet, speculative ones) adds is not looked
-    /// up. For the planner, whose estimates must not cost a lookup per waiting value.
+    /// [`IndexReader::stats`] for the planner, whose estimates must not cost a lookup per
+    /// waiting value: the datoms of every write, and the distinct values LMDB counted, scaled
+    /// up by the share of the datoms it does not hold yet (transactions its writer has not
+    /// written, speculative ones), whose values are not looked up. Unscaled, an attribute
+    /// whose datoms all wait (a burst of writes the writer takes up to a second to write)
+    /// would look like one value, and a plan would scan it where a lookup by entity is
+    /// cheaper.
     pub fn estimated_stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
+        let mut s = self.counted_stats(a)?;
+        if !self.view.has_overlay() {
+            return Ok(s);
+        }
+        let held = self.held_stats(a)?;
+        if s.datoms > held.datoms {
+            let counted = (held.distinct as i64 + self.distinct_tally(a)?).max(0) as u64;
+            let scaled = match held.datoms {
+                0 => s.datoms,
+                n => (u128::from(counted) * u128::from(s.datoms) / u128::from(n)) as u64,
+            };
+            s.distinct = s.distinct.max(scaled.min(s.datoms));
+        }
+        Ok(s)
+    }
+
+    /// The statistics record through the view, with the distinct values LMDB counted (its
+    /// tally): exact but for the values the overlay creates or empties.
+    fn counted_stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
         let mut s = self.stored_stats(a)?;
         s.distinct = (s.distinct as i64 + self.distinct_tally(a)?).max(0) as u64;
         Ok(s)
+    }
+
+    /// The statistics record as LMDB holds it, without the overlay's writes.
+    fn held_stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
+        match self.view.base().get(&self.t.meta, &tables::stats_key(a))? {
+            None => Ok(AttrStats::default()),
+            Some(b) => AttrStats::from_bytes(b).ok_or_else(|| corrupt("attribute statistics", b)),
+        }
     }
 
     /// The attribute's statistics record as stored: its datom count, and the part of its

@@ -214,8 +214,14 @@ impl<'t> View<'t> {
         matches!(self.layer, Some(Layer::Whole(o)) if o.table(table.id).is_some())
     }
 
-    /// This view without its overlay (the snapshot underneath).
-    fn base(&self) -> View<'t> {
+    /// Whether this view merges writes over its snapshot (an overlay, or groups LMDB does not
+    /// hold yet).
+    pub(crate) fn has_overlay(&self) -> bool {
+        self.layer.is_some()
+    }
+
+    /// This view without its overlay (the snapshot underneath: what LMDB holds).
+    pub(crate) fn base(&self) -> View<'t> {
         View {
             layer: None,
             ..*self
