@@ -147,6 +147,20 @@ const HANDED: &[(&str, &[&str])] = &[
         &["200"],
     ),
     ("[:find ?x :where [(range 0 0) [?x ...]]]", &[]),
+    // An input of many rows: in parts of its rows when its variables are kept (duplicates
+    // in it whatever they are), whole when not.
+    (
+        "[:find ?x ?n :in $ [?x ...] :where [?e :id ?x] [?e :name ?n]]",
+        &["[3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4 6 2 6 4 3 3 8 3 2 7 9 5 299 300 -1]"],
+    ),
+    (
+        "[:find ?n :in $ [?x ...] :where [?e :id ?x] [?e :name ?n]]",
+        &["[3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4 6 2 6 4 3 3 8 3 2 7 9 5]"],
+    ),
+    (
+        "[:find ?a ?b ?e :in $ [[?a ?b]] :where [?e :id ?a] [?e :age ?b]]",
+        &["[[1 1] [2 2] [3 3] [8 1] [8 1] [15 1] [7 0] [7 1] [14 0]]"],
+    ),
     ("[:find ?e :where [?e :name \"nobody\"]]", &[]),
     ("[:find ?e :where [?e :id ?i] [(> ?i 100000)]]", &[]),
 ];
@@ -305,6 +319,27 @@ fn a_query_read_in_parts_holds_a_part_not_the_result() {
     let options = QueryOptions::default().memory_limit(limit).part_rows(256);
     assert!(snapshot
         .q_each(query, &[], &options, &mut sink)
+        .unwrap()
+        .is_none());
+    assert_eq!(sink.items.len(), 20_000);
+    // An input of many rows, in parts of its rows: 20,000 ids (counted at ~2 MiB with their
+    // deduplication), four columns a row of the answer (~3 MiB whole).
+    let ids = Edn::Vector((0..20_000).map(Edn::Long).collect());
+    let query = "[:find ?x ?e ?n ?a :in $ [?x ...] :where [?e :id ?x] [?e :name ?n] [?e :age ?a]]";
+    let limit = 4 * 1024 * 1024;
+    let whole = snapshot.q_with(
+        query,
+        std::slice::from_ref(&ids),
+        &QueryOptions::default().memory_limit(limit),
+    );
+    assert!(
+        matches!(whole, Err(QueryError::ResourceExhausted { .. })),
+        "{whole:?}"
+    );
+    let mut sink = Collect::default();
+    let options = QueryOptions::default().memory_limit(limit).part_rows(256);
+    assert!(snapshot
+        .q_each(query, std::slice::from_ref(&ids), &options, &mut sink)
         .unwrap()
         .is_none());
     assert_eq!(sink.items.len(), 20_000);

@@ -94,6 +94,12 @@ impl<'a> Ctx<'a> {
         rows_per_part: usize,
         emit: &mut dyn FnMut(Relation) -> Result<(), QueryError>,
     ) -> Result<(), QueryError> {
+        if self.trace.is_none()
+            && input.rows.len() > rows_per_part
+            && input.vars.iter().all(|v| keep.contains(v))
+        {
+            return self.input_in_parts(clauses, input, keep, rows_per_part, emit);
+        }
         if input.rows.len() != 1 || self.trace.is_some() {
             return emit(self.conj(clauses, input, keep)?);
         }
@@ -275,6 +281,42 @@ impl<'a> Ctx<'a> {
     ) {
         if let Some(waiting) = self.part.as_mut().and_then(|p| p.elements.as_mut()) {
             waiting.keep_then(todo, deps, postponed, vars);
+        }
+    }
+
+    /// Answers the conjunction on `rows_per_part` input rows at a time (an input of many
+    /// rows: `:in $ [?x ...]`), each part's rows handed on before the next. Every clause
+    /// answers each input row alone, so the parts add up to the answer; the input's
+    /// variables are kept and its rows are distinct (`run::answer` deduplicates them), so
+    /// no two parts share a row.
+    fn input_in_parts(
+        &mut self,
+        clauses: &[Clause],
+        mut input: Relation,
+        keep: &[Var],
+        rows_per_part: usize,
+        emit: &mut dyn FnMut(Relation) -> Result<(), QueryError>,
+    ) -> Result<(), QueryError> {
+        let base = self.budget.used();
+        let vars = std::mem::take(&mut input.vars);
+        let mut rows = std::mem::take(&mut input.rows).into_iter();
+        loop {
+            let part: Vec<Vec<Value>> = rows.by_ref().take(rows_per_part.max(1)).collect();
+            if part.is_empty() {
+                return Ok(());
+            }
+            let out = self.conj(
+                clauses,
+                Relation {
+                    vars: vars.clone(),
+                    rows: part,
+                },
+                keep,
+            )?;
+            let handing = std::time::Instant::now();
+            emit(out)?;
+            self.budget.postpone(handing.elapsed());
+            self.budget.settle(base, 0);
         }
     }
 
