@@ -147,6 +147,24 @@ const HANDED: &[(&str, &[&str])] = &[
         &["200"],
     ),
     ("[:find ?x :where [(range 0 0) [?x ...]]]", &[]),
+    // A function's relation first: its tuples' first values, a shorter one left out,
+    // duplicates whatever they are; whole when a column is not kept or is a blank.
+    (
+        "[:find ?a ?b :where [(ground [[5 6] [1 2] [3 4] [1 2] [5 6 7] [8] [0 9]]) [[?a ?b]]]]",
+        &[],
+    ),
+    (
+        "[:find ?a ?b ?n :where [(ground [[3 :z] [1 :x] [2 :y] [1 :x] [40 :w]]) [[?a ?b]]] [?e :id ?a] [?e :name ?n]]",
+        &[],
+    ),
+    (
+        "[:find ?a :where [(ground [[1 2] [1 3] [2 2] [4 1]]) [[?a ?b]]]]",
+        &[],
+    ),
+    (
+        "[:find ?a :where [(ground [[1 2] [1 3] [2 2] [4 1]]) [[?a _]]]]",
+        &[],
+    ),
     // An input of many rows: in parts of its rows when its variables are kept (duplicates
     // in it whatever they are), whole when not.
     (

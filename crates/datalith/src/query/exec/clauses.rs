@@ -132,11 +132,12 @@ impl<'a> Ctx<'a> {
                 let row_capacity = out.vars.len() + self.row_spare;
                 // A first step whose elements are made rows a part at a time (`elements`):
                 // the first part's now, the others kept.
-                let part_of = if collection_new {
+                let part_of = if collection_new || matches!(binding, Binding::Relation(_)) {
                     self.elements_wanted()
                 } else {
                     None
                 };
+                let width = super::elements::width(binding);
                 let mut waiting = None;
                 let callee = self.builtin_callee(name);
                 let call = |vals: &[Value]| match callee {
@@ -173,20 +174,23 @@ impl<'a> Ctx<'a> {
                         Err(QueryError::BadArguments { .. }) if name == "get-some" => continue,
                         Err(e) => return Err(e),
                     };
-                    if let (Some(n), true) = (part_of, collection_new) {
+                    if let Some(n) = part_of {
+                        let elements = match width {
+                            Some(w) => super::elements::tuples(result, w),
+                            None => super::elements::all(result),
+                        };
                         let (first, rest) = super::elements::Elements::split(
-                            super::elements::all(result),
+                            elements,
                             n,
                             &row,
                             out.vars.clone(),
                             row_capacity,
+                            width,
                         );
                         for x in first {
-                            let mut r = Vec::with_capacity(row_capacity);
-                            r.extend_from_slice(&row);
-                            r.push(x);
                             self.budget.charge(bytes)?;
-                            out.rows.push(r);
+                            out.rows
+                                .push(super::elements::row_of(&row, x, width, row_capacity));
                         }
                         waiting = Some(rest);
                         continue;

@@ -1,5 +1,5 @@
 //! A conjunction whose first step is a function binding a collection (`[(range 0 n) [?x
-//! ...]]`, on the one input row), answered a part of the collection's elements at a time: the
+//! ...]]`, or a relation, `[[?a ?b]]`, on the one input row), answered a part of the collection's elements at a time: the
 //! function runs once, its elements wait as values, and each part's elements are made rows
 //! and run through the rest of the plan before the next part's are made. What the answer
 //! holds is then the elements (one value each) and one part's rows, not a row an element
@@ -30,6 +30,9 @@ pub(super) struct Elements {
     vars: Vec<Var>,
     /// Room a made row gets (`conj::row_spare`).
     capacity: usize,
+    /// For a relation binding (`[[?a ?b]]`): each element is a tuple of this many values,
+    /// each its own column; for a collection, the element is the one value.
+    width: Option<usize>,
     /// The rest of the plan, kept when the first part's step ended.
     then: Option<Then>,
 }
@@ -63,6 +66,7 @@ impl Elements {
         row: &[Value],
         vars: Vec<Var>,
         capacity: usize,
+        width: Option<usize>,
     ) -> (Vec<Value>, Elements) {
         // A generated collection (`range`) is mostly ascending already: no sort then.
         if !elements.windows(2).all(|w| w[0] < w[1]) {
@@ -75,6 +79,7 @@ impl Elements {
             row: row.to_vec(),
             vars,
             capacity,
+            width,
             then: None,
         };
         (elements, kept)
@@ -119,10 +124,7 @@ impl Elements {
             .expect("the first part's run kept its rest before the next part");
         let mut rows = Vec::with_capacity(n.min(self.rest.len()));
         for x in self.rest.by_ref().take(n) {
-            let mut r = Vec::with_capacity(self.capacity);
-            r.extend_from_slice(&self.row);
-            r.push(x);
-            rows.push(r);
+            rows.push(row_of(&self.row, x, self.width, self.capacity));
         }
         budget.charge(rows_bytes(rows.len(), self.vars.len()))?;
         let rel = Relation {
@@ -149,15 +151,64 @@ pub(super) fn all(result: Value) -> Vec<Value> {
     }
 }
 
+/// The tuples of a function's relation result for a binding of `width` variables, as
+/// `clauses::destructure` binds them: each element's first `width` values, an element with
+/// fewer left out.
+pub(super) fn tuples(result: Value, width: usize) -> Vec<Value> {
+    all(result)
+        .into_iter()
+        .filter_map(|element| {
+            let values = all(element);
+            (values.len() >= width)
+                .then(|| Value::Tuple(values.into_iter().take(width).map(Some).collect()))
+        })
+        .collect()
+}
+
+/// `row` extended by element `x` (its values, for a relation binding of `width`), with room
+/// for `capacity` values.
+pub(super) fn row_of(row: &[Value], x: Value, width: Option<usize>, capacity: usize) -> Vec<Value> {
+    let mut r = Vec::with_capacity(capacity);
+    r.extend_from_slice(row);
+    match (width, x) {
+        (Some(_), Value::Tuple(items)) => r.extend(
+            items
+                .into_iter()
+                .map(|i| i.unwrap_or(Value::Boolean(false))),
+        ),
+        (_, x) => r.push(x),
+    }
+    r
+}
+
 /// Whether `clause`, a run's first step on the one row of `rel`, binds a collection whose
-/// elements can be made rows a part at a time: a function binding `[?x ...]` to a variable
-/// not bound yet that the answer keeps.
+/// elements can be made rows a part at a time: a function binding `[?x ...]`, or `[[?a ?b
+/// ...]]`, to distinct variables not bound yet that the answer keeps (rows of distinct
+/// elements then differ in what the answer keeps).
 pub(super) fn fits(clause: &Clause, rel: &Relation, keep: &[Var]) -> bool {
-    match clause {
-        Clause::Fn {
-            binding: Binding::Collection(Term::Var(x)),
-            ..
-        } => rel.rows.len() == 1 && !rel.binds(*x) && keep.contains(x),
-        _ => false,
+    let new_and_kept = |t: &Term| matches!(t, Term::Var(x) if !rel.binds(*x) && keep.contains(x));
+    rel.rows.len() == 1
+        && match clause {
+            Clause::Fn {
+                binding: Binding::Collection(x),
+                ..
+            } => new_and_kept(x),
+            Clause::Fn {
+                binding: Binding::Relation(ts),
+                ..
+            } => {
+                let vars: std::collections::BTreeSet<&Term> = ts.iter().collect();
+                !ts.is_empty() && vars.len() == ts.len() && ts.iter().all(new_and_kept)
+            }
+            _ => false,
+        }
+}
+
+/// The number of values each element of `clause`'s binding makes a row of, when it is a
+/// relation binding (`None`: a collection's one value).
+pub(super) fn width(binding: &Binding) -> Option<usize> {
+    match binding {
+        Binding::Relation(ts) => Some(ts.len()),
+        _ => None,
     }
 }
