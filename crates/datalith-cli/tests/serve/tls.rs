@@ -286,6 +286,27 @@ fn client_certificates_are_required_with_a_client_ca() {
     ann_answers();
 }
 
+/// Sends the server SIGHUP and waits (at most 20 s) until its log says every one of
+/// `lines`; answers what it logged meanwhile.
+fn hang_up_and_wait_for(s: &server::Server, lines: &[&str]) -> String {
+    let log = || std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
+    let before = log().len();
+    // SAFETY: a signal to the server process this test started.
+    unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
+    let start = std::time::Instant::now();
+    loop {
+        let new = log()[before..].to_string();
+        if lines.iter().all(|l| new.contains(l)) {
+            return new;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "no {lines:?} after SIGHUP: {new}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// SIGHUP reads the certificate, its key and the token file again: new connections get the
 /// renewed certificate and new requests the new tokens; files that do not read cleanly are
 /// logged and the server keeps serving what it had.
@@ -322,24 +343,7 @@ fn sighup_reloads_the_certificate_and_the_tokens_and_keeps_them_when_the_files_a
             text,
         )
     };
-    let hang_up_and_wait_for = |lines: &[&str]| {
-        let before = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
-        // SAFETY: a signal to the server process this test started.
-        unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
-        let start = std::time::Instant::now();
-        loop {
-            let log = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
-            let new = &log[before.len()..];
-            if lines.iter().all(|l| new.contains(l)) {
-                return new.to_string();
-            }
-            assert!(
-                start.elapsed() < std::time::Duration::from_secs(20),
-                "no {lines:?} after SIGHUP: {new}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    };
+    let hang_up_and_wait_for = |lines: &[&str]| hang_up_and_wait_for(&s, lines);
     // Rows: (trusted certificate, token) -> curl's exit code and the HTTP status.
     let expect = |rows: &[(&Path, &str, i32, &str)], when: &str| {
         for (trust, token, code, status) in rows {
@@ -535,42 +539,15 @@ fn revoked_client_certificates_are_refused_and_the_list_is_read_again_on_sighup(
     );
     // A new list revoking ann as well, read on SIGHUP.
     std::fs::write(&crl, ours.revoking(2, &[1, 2])).unwrap();
-    let before = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
-    // SAFETY: a signal to the server process this test started.
-    unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
-    let start = std::time::Instant::now();
-    while !std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default()[before.len()..]
-        .contains("reloaded the TLS certificate")
-    {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "no reload"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    hang_up_and_wait_for(&s, &["reloaded the TLS certificate"]);
     rows(
         &[("ann", &ann, false), ("bob", &bob, false)],
         "after the reload",
     );
     // A list that is not one is refused by the reload, and the last one stays.
     std::fs::write(&crl, "not a list\n").unwrap();
-    let before = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
-    // SAFETY: as above.
-    unsafe { libc::kill(s.pid() as i32, libc::SIGHUP) };
-    let start = std::time::Instant::now();
-    loop {
-        let log = std::fs::read_to_string(s.dir.join("stderr.txt")).unwrap_or_default();
-        let new = &log[before.len()..];
-        if new.contains("kept the previous TLS certificate") {
-            assert!(new.contains("no revocation list"), "{new}");
-            break;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "{new}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let said = hang_up_and_wait_for(&s, &["kept the previous TLS certificate"]);
+    assert!(said.contains("no revocation list"), "{said}");
     rows(&[("ann", &ann, false)], "after a failed reload");
     let (status, stderr) = s.stop();
     assert!(status.success(), "{stderr}");
