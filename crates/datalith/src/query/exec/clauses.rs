@@ -551,18 +551,9 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The elements a binding takes from a function's result: a tuple's (a nil as false), a
-/// set's (as Datomic's `[(ground #{1 2}) [?x ...]]`), or the value itself.
-fn elements(v: Value) -> Box<dyn Iterator<Item = Value>> {
-    match v {
-        Value::Tuple(items) => Box::new(
-            items
-                .into_iter()
-                .map(|i| i.unwrap_or(Value::Boolean(false))),
-        ),
-        Value::Set(items) => Box::new((0..items.len()).map(move |i| items[i].clone())),
-        other => Box::new(std::iter::once(other)),
-    }
+/// The elements a binding takes from a function's result (`elements::all`), one by one.
+fn elements(v: Value) -> std::vec::IntoIter<Value> {
+    super::elements::all(v).into_iter()
 }
 
 pub(super) fn destructure(binding: &Binding, v: Value) -> Vec<Vec<(Var, Value)>> {

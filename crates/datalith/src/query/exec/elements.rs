@@ -137,9 +137,10 @@ impl Elements {
     }
 }
 
-/// The elements of a function's result, as `clauses::elements` gives them, in the result's
-/// own buffer where it can be (a vector's: its 32-byte items become the 32-byte values in
-/// place, so a million elements are not held twice while they are taken).
+/// The elements a binding takes from a function's result: a tuple's (a nil as false), a
+/// set's (as Datomic's `[(ground #{1 2}) [?x ...]]`), or the value itself; a tuple's in its
+/// own buffer (its 32-byte items become the 32-byte values in place, so a million elements
+/// are not held twice while they are taken).
 pub(super) fn all(result: Value) -> Vec<Value> {
     match result {
         Value::Tuple(items) => items

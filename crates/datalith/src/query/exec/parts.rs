@@ -126,13 +126,7 @@ impl<'a> Ctx<'a> {
                 assert_eq!(run, 0, "a query read in parts changed its first step");
                 return emit(out);
             }
-            // The time the caller takes with the items is not the query's (a server writing
-            // them waits for its client).
-            let handing = std::time::Instant::now();
-            emit(out)?;
-            self.budget.postpone(handing.elapsed());
-            // What the handed-on rows held is let go.
-            self.budget.settle(base, 0);
+            self.hand_on(out, base, 0, emit)?;
             match part.next.take() {
                 Some(next) => {
                     part.from = Some(next);
@@ -284,6 +278,24 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Hands a part's rows to `emit`, then counts as held only `base` (what the query held
+    /// before its parts) and `held` (what waits for the later parts): what the handed-on rows
+    /// held is let go. The time the caller takes with the items is not the query's (a server
+    /// writing them waits for its client).
+    fn hand_on(
+        &mut self,
+        out: Relation,
+        base: u64,
+        held: u64,
+        emit: &mut dyn FnMut(Relation) -> Result<(), QueryError>,
+    ) -> Result<(), QueryError> {
+        let handing = std::time::Instant::now();
+        emit(out)?;
+        self.budget.postpone(handing.elapsed());
+        self.budget.settle(base, held);
+        Ok(())
+    }
+
     /// Answers the conjunction on `rows_per_part` input rows at a time (an input of many
     /// rows: `:in $ [?x ...]`), each part's rows handed on before the next. Every clause
     /// answers each input row alone, so the parts add up to the answer; the input's
@@ -313,10 +325,7 @@ impl<'a> Ctx<'a> {
                 },
                 keep,
             )?;
-            let handing = std::time::Instant::now();
-            emit(out)?;
-            self.budget.postpone(handing.elapsed());
-            self.budget.settle(base, 0);
+            self.hand_on(out, base, 0, emit)?;
         }
     }
 
@@ -335,11 +344,8 @@ impl<'a> Ctx<'a> {
             .expect("a function's first part keeps its elements");
         let mut out = first;
         loop {
-            let handing = std::time::Instant::now();
-            emit(out)?;
-            self.budget.postpone(handing.elapsed());
-            // What the handed-on rows held is let go; the waiting elements stay.
-            self.budget.settle(base, waiting.waiting_bytes());
+            // The waiting elements stay held.
+            self.hand_on(out, base, waiting.waiting_bytes(), emit)?;
             let Some((rel, then)) = waiting.next_part(part.rows, &self.budget)? else {
                 return Ok(());
             };
