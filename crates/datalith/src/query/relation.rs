@@ -124,7 +124,10 @@ impl Relation {
 
     /// Removes duplicate rows (the first of equal rows stays).
     pub fn dedup(&mut self, budget: &Budget<'_>) -> Result<(), QueryError> {
-        let bytes = row_bytes(self.vars.len());
+        // The set holds a borrowed slice a row (and the table's own byte), not the row: what
+        // it takes is counted while it lives and let go with it.
+        let bytes = (std::mem::size_of::<&[Value]>() + 8) as u64;
+        let mut counted = 0u64;
         // Which rows to keep, found with a set that borrows the rows (no row is copied).
         let mut keep: Vec<bool> = Vec::with_capacity(self.rows.len());
         let mut stopped = false;
@@ -134,6 +137,7 @@ impl Relation {
             for r in &self.rows {
                 // Rows equal but for an entity id given as a long are kept apart here (they
                 // meet only where an input's longs join the database's ids, in `join`).
+                counted += bytes;
                 if !budget.charge_step(bytes) {
                     // A stop keeps the remaining rows, and is reported below.
                     keep.resize(self.rows.len(), true);
@@ -143,6 +147,7 @@ impl Relation {
                 keep.push(seen.insert(r.as_slice()));
             }
         }
+        budget.release(counted);
         let mut flags = keep.iter();
         self.rows.retain(|_| *flags.next().unwrap_or(&true));
         if stopped {
