@@ -150,6 +150,10 @@ impl Puller<'_> {
                 for h in holders.into_iter().take(spec.limit.unwrap_or(usize::MAX)) {
                     items.push(self.reference(spec, h, parent)?);
                 }
+                // `:limit 0` keeps nothing, and an attribute with nothing is left out.
+                if items.is_empty() {
+                    continue;
+                }
                 let v = if attr.is_component {
                     items.into_iter().next().unwrap_or(Edn::Nil)
                 } else {
@@ -170,6 +174,10 @@ impl Puller<'_> {
                 continue;
             }
             let v = self.values(spec, attr.id, vals, parent)?;
+            // `:limit 0` keeps no value, and an attribute with none is left out (Datomic).
+            if matches!(&v, Edn::Vector(items) if items.is_empty()) {
+                continue;
+            }
             out.push((spec.key.clone(), v));
         }
         Ok(Edn::Map(out))

@@ -200,6 +200,18 @@ pub enum TxError {
         /// The attribute property (such as `:db/valueType`).
         property: String,
     },
+    /// An attribute whose properties do not go together (Datomic's
+    /// `:db.error/invalid-install-attribute`): `:db/isComponent` on a value type other than
+    /// ref (`:db.error/components-must-be-refs`), a tuple attribute without exactly one of
+    /// `:db/tupleAttrs`, `:db/tupleTypes` and `:db/tupleType` (`:db.error/invalid-tuple-kind`),
+    /// or one of those on an attribute that is not a tuple.
+    #[error("cannot install attribute {attr}: {problem}")]
+    InvalidAttributeProperties {
+        /// The attribute, as EDN.
+        attr: String,
+        /// What does not go together.
+        problem: String,
+    },
     /// A schema property whose values are ident entities (`:db/valueType`,
     /// `:db/cardinality`, `:db/unique`) given a keyword that names none of them, such as
     /// `:db/valueType :db.type/nonsense`.
@@ -345,9 +357,9 @@ impl TxError {
             TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
             TxError::NotAKeyword { .. } => error::NOT_A_KEYWORD,
             TxError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
-            TxError::InvalidInstallAttribute { .. } | TxError::InvalidSchemaValue { .. } => {
-                error::INVALID_INSTALL_ATTRIBUTE
-            }
+            TxError::InvalidInstallAttribute { .. }
+            | TxError::InvalidAttributeProperties { .. }
+            | TxError::InvalidSchemaValue { .. } => error::INVALID_INSTALL_ATTRIBUTE,
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::PastTxInstant { .. } => error::PAST_TX_INSTANT,
@@ -475,6 +487,10 @@ impl TxError {
             TxError::InvalidInstallAttribute { attr, property } => vec![
                 keyword_field("entity", attr),
                 keyword_field("attribute", property),
+            ],
+            TxError::InvalidAttributeProperties { attr, problem } => vec![
+                keyword_field("entity", attr),
+                text_field("problem", problem),
             ],
             TxError::InvalidSchemaValue {
                 property,

@@ -115,6 +115,12 @@ pub fn apply_schema_change(
                 });
             }
             (old, Some(new)) => {
+                if let Some(problem) = mismatched_properties(&new) {
+                    return Err(TxError::InvalidAttributeProperties {
+                        attr: new.ident.to_string(),
+                        problem,
+                    });
+                }
                 if let Some(old) = old {
                     if let Some(reason) = never_altered(old, &new) {
                         return Err(TxError::SchemaChange {
@@ -134,6 +140,45 @@ pub fn apply_schema_change(
         }
     }
     Ok(Some(next))
+}
+
+/// Why an attribute's properties do not go together, as Datomic refuses them at install:
+/// a component that is not a ref, a tuple of no kind or of several (only one of
+/// `:db/tupleAttrs`, `:db/tupleTypes`, `:db/tupleType`), a tuple kind on a non-tuple.
+fn mismatched_properties(a: &Attribute) -> Option<String> {
+    use crate::codec::ValueType;
+    if a.is_component && a.value_type != ValueType::Ref {
+        return Some(format!(
+            ":db/isComponent needs :db.type/ref, not {} (components must be refs)",
+            a.value_type.ident()
+        ));
+    }
+    let kinds = [
+        a.tuple_attrs.is_some(),
+        a.tuple_types.is_some(),
+        a.tuple_type.is_some(),
+    ]
+    .into_iter()
+    .filter(|k| *k)
+    .count();
+    match (a.value_type == ValueType::Tuple, kinds) {
+        (true, 1) | (false, 0) => None,
+        (true, 0) => Some(
+            "a :db.type/tuple attribute needs one of :db/tupleAttrs, :db/tupleTypes or \
+             :db/tupleType (invalid tuple kind)"
+                .into(),
+        ),
+        (true, _) => Some(
+            "a :db.type/tuple attribute takes only one of :db/tupleAttrs, :db/tupleTypes and \
+             :db/tupleType (invalid tuple kind)"
+                .into(),
+        ),
+        (false, _) => Some(format!(
+            ":db/tupleAttrs, :db/tupleTypes and :db/tupleType belong to :db.type/tuple \
+             attributes, not {}",
+            a.value_type.ident()
+        )),
+    }
 }
 
 /// Why the change from `old` to `new` is refused when it changes a property Datomic never

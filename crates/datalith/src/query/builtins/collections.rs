@@ -1,5 +1,5 @@
 //! Collections: `vector list tuple set hash-set hash-map array-map`, `count`, `range`,
-//! `empty? not-empty`, `contains?`, `get`, and `clojure.set`'s `union intersection
+//! `empty? not-empty`, `contains?`, `get`, `nth first second last`, and `clojure.set`'s `union intersection
 //! difference subset? superset?`.
 //!
 //! Vectors, lists and sequences are all tuples here (they are `=` in Clojure too, and print
@@ -155,6 +155,50 @@ pub fn get(c: &Call) -> Out {
         Some(v) => v,
         None => c.args.get(2).cloned(),
     })
+}
+
+/// `nth`: the item at an index of a vector or string; past the end the third argument, or
+/// an error without one (Clojure's `IndexOutOfBoundsException`).
+pub fn nth(c: &Call) -> Out {
+    c.arity(2, Some(3), "2 or 3")?;
+    if !matches!(c.args[1], Value::Long(_)) {
+        return Err(c.wrong_type(1, "a long"));
+    }
+    let all = match &c.args[0] {
+        Value::Tuple(_) | Value::String(_) => items(&c.args[0]).unwrap_or_default(),
+        _ => return Err(c.wrong_type(0, "a vector or a string")),
+    };
+    match index(&c.args[1], all.len()) {
+        Some(i) => Ok(all[i].clone()),
+        None if c.args.len() == 3 => Ok(Some(c.args[2].clone())),
+        None => Err(c.fail(BuiltinProblem::OutOfRange(format!(
+            "index {} out of bounds for {} items",
+            super::edn(&c.args[1]),
+            all.len()
+        )))),
+    }
+}
+
+/// The item `pick` chooses of a collection's items (nil for an empty one).
+fn one_item(c: &Call, pick: fn(&[Option<Value>]) -> Option<&Option<Value>>) -> Out {
+    c.exactly(1)?;
+    let all = items(&c.args[0]).ok_or_else(|| c.wrong_type(0, "a collection"))?;
+    Ok(pick(&all).cloned().flatten())
+}
+
+/// `first`
+pub fn first(c: &Call) -> Out {
+    one_item(c, |all| all.first())
+}
+
+/// `second`
+pub fn second(c: &Call) -> Out {
+    one_item(c, |all| all.get(1))
+}
+
+/// `last`
+pub fn last(c: &Call) -> Out {
+    one_item(c, |all| all.last())
 }
 
 /// `range`: `(range end)`, `(range start end)`, `(range start end step)`, as a tuple.

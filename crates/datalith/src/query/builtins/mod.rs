@@ -8,15 +8,18 @@
 //! The table of contents (`lookup`) maps each name to its implementation, by family:
 //! `compare` (equality and order), `numbers` (the numeric tower) and `decimal` (its
 //! bigdecs), `arith` (arithmetic),
-//! `strings` (`str`, printing, `clojure.string`), `regex` (`re-*`),
-//! `collections` (vectors, sets, maps, `count`, `get`, `range`), `logic` (truth, `type`).
+//! `strings` (`str`, printing, `clojure.string`), `format` (Java's `String.format`), `regex`
+//! (`re-*`), `collections` (vectors, sets, maps, `count`, `get`, `nth`, `range`), `convert`
+//! (coercions, `inst-ms`, `parse-*`, bit operations), `logic` (truth, `type`).
 
 mod arith;
 pub(crate) use arith::{plain_add, plain_value, Plain};
 pub(crate) use numbers::Op as ArithOp;
 mod collections;
 mod compare;
+mod convert;
 mod decimal;
+mod format;
 mod logic;
 mod numbers;
 mod printing;
@@ -155,7 +158,8 @@ fn lookup(name: &str) -> Option<Builtin> {
 
 /// The table of contents: every built-in by name.
 fn resolve(name: &str) -> Option<Builtin> {
-    use {arith as a, collections as c, compare as cmp, logic as l, regex as r, strings as s};
+    use strings as s;
+    use {arith as a, collections as c, compare as cmp, convert as cv, logic as l, regex as r};
     Some(match canonical(name).as_ref() {
         "=" => cmp::eq,
         "==" => cmp::num_eq,
@@ -207,6 +211,31 @@ fn resolve(name: &str) -> Option<Builtin> {
         "empty?" => c::is_empty,
         "contains?" => c::contains,
         "get" => c::get,
+        "nth" => c::nth,
+        "first" => c::first,
+        "second" => c::second,
+        "last" => c::last,
+        "double" => cv::double,
+        "float" => cv::float,
+        "long" => cv::long,
+        "int" => cv::int,
+        "num" => cv::num,
+        "bigint" | "biginteger" => cv::bigint,
+        "bigdec" => cv::bigdec,
+        "boolean" => cv::boolean,
+        "inst-ms" => cv::inst_ms,
+        "parse-long" => cv::parse_long,
+        "parse-double" => cv::parse_double,
+        "parse-boolean" => cv::parse_boolean,
+        "parse-uuid" => cv::parse_uuid_fn,
+        "bit-and" => cv::bit_and,
+        "bit-or" => cv::bit_or,
+        "bit-xor" => cv::bit_xor,
+        "bit-not" => cv::bit_not,
+        "bit-shift-left" => cv::bit_shift_left,
+        "bit-shift-right" => cv::bit_shift_right,
+        "unsigned-bit-shift-right" => cv::unsigned_bit_shift_right,
+        "format" => format::format,
         "clojure.set/union" => c::union,
         "clojure.set/intersection" => c::intersection,
         "clojure.set/difference" => c::difference,

@@ -98,7 +98,7 @@ impl Num {
         }
     }
 
-    fn to_dec(&self) -> Result<Decimal, BuiltinProblem> {
+    pub(super) fn to_dec(&self) -> Result<Decimal, BuiltinProblem> {
         match self {
             Num::Dec(d) => Ok(*d),
             Num::Ratio(r) => Decimal::from_ratio(*r),
