@@ -723,3 +723,96 @@ fn a_legacy_upgrade_is_one_logged_transaction_and_time_tells_it() {
     );
     assert!(snap.check().unwrap().is_ok());
 }
+
+/// Datomic's rename: an attribute's or enum's old ident goes on resolving (in queries,
+/// transactions, lookup refs and pull) while no entity holds it, also after the database is
+/// opened again (read back from the history of `:db/ident`), and stops when an entity takes
+/// the name.
+#[test]
+fn a_renamed_ident_still_resolves_until_another_entity_takes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = people_in(dir.path(), DbOptions::default());
+        transact(&db, "[{:db/ident :mood/happy} {:db/ident :person/mood :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}]").unwrap();
+        transact(
+            &db,
+            "[[:db/add [:person/name \"Ann\"] :person/mood :mood/happy]]",
+        )
+        .unwrap();
+        transact(&db, "[{:db/id :person/email :db/ident :person/mail} {:db/id :mood/happy :db/ident :mood/glad}]").unwrap();
+        check_renamed(&db);
+    }
+    let db = open(dir.path(), DbOptions::default());
+    check_renamed(&db);
+    // A new attribute takes the old name: it names that one from then on.
+    transact(&db, "[{:db/ident :person/email :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]").unwrap();
+    transact(&db, "[[:db/add [:person/name \"Bob\"] :person/email 7]]").unwrap();
+    assert_eq!(
+        q(&db, "[:find ?v :where [?p :person/email ?v]]"),
+        edn("#{[7]}")
+    );
+    assert_eq!(
+        q(&db, "[:find ?v :where [?p :person/mail ?v]]"),
+        edn("#{[\"ann@x\"] [\"bob@x\"]}")
+    );
+    drop(db);
+    let db = open(dir.path(), DbOptions::default());
+    assert_eq!(
+        q(&db, "[:find ?v :where [?p :person/email ?v]]"),
+        edn("#{[7]}")
+    );
+}
+
+fn check_renamed(db: &Database) {
+    let table = [
+        // The old attribute ident in a query, a lookup ref and a transaction.
+        (
+            "[:find ?v :where [?p :person/email ?v]]",
+            "#{[\"ann@x\"] [\"bob@x\"]}",
+        ),
+        (
+            "[:find ?n :where [?p :person/mail \"bob@x\"] [?p :person/name ?n]]",
+            "#{[\"Bob\"]}",
+        ),
+        ("[:find ?n :in $ ?p :where [?p :person/name ?n]]", "x"),
+        // Answers name the attribute and the enum by their new idents.
+        (
+            "[:find ?i :where [?a :db/ident ?i] [(= ?i :person/mail)]]",
+            "#{[:person/mail]}",
+        ),
+        (
+            "[:find ?m :where [?p :person/mood ?e] [?e :db/ident ?m]]",
+            "#{[:mood/glad]}",
+        ),
+        // The old enum ident as a value.
+        (
+            "[:find ?n :where [?p :person/mood :mood/happy] [?p :person/name ?n]]",
+            "#{[\"Ann\"]}",
+        ),
+    ];
+    for (query, want) in table {
+        if want == "x" {
+            let got = db
+                .db()
+                .unwrap()
+                .q(query, &[read_one("[:person/email \"ann@x\"]").unwrap()]);
+            assert_eq!(canon(got.unwrap()), edn("#{[\"Ann\"]}"), "{query}");
+            continue;
+        }
+        assert_eq!(q(db, query), edn(want), "{query}");
+    }
+    transact(
+        db,
+        "[[:db/add [:person/email \"bob@x\"] :person/email \"bob@y\"]]",
+    )
+    .unwrap();
+    assert_eq!(
+        q(db, "[:find ?v :where [?p :person/mail ?v]]"),
+        edn("#{[\"ann@x\"] [\"bob@y\"]}")
+    );
+    transact(
+        db,
+        "[[:db/add [:person/email \"bob@y\"] :person/email \"bob@x\"]]",
+    )
+    .unwrap();
+}

@@ -246,9 +246,6 @@ impl Db {
         if let Some(a) = self.schema.by_ident(ident) {
             return Ok(Some(a.id as EntityId));
         }
-        self.reader().first_entity_with(
-            crate::store::schema::builtin::IDENT,
-            &crate::codec::Value::Keyword(ident.clone()),
-        )
+        crate::store::load::entity_of_ident(&self.reader(), ident)
     }
 }

@@ -8,7 +8,7 @@ use super::ir::{AttrTerm, Clause, Pattern, RuleBody, Term, Var};
 use super::relation::Relation;
 use crate::codec::Value;
 use crate::store::reader::IndexReader;
-use crate::store::schema::{builtin, Schema};
+use crate::store::schema::Schema;
 
 /// The databases a query reads, by source number, with their readers and schemas.
 pub(super) type Readers<'a> = BTreeMap<usize, (IndexReader<'a>, &'a Schema)>;
@@ -25,7 +25,7 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
         Value::Long(n) => u64::try_from(*n).ok(),
         Value::Keyword(k) => match schema.by_ident(k) {
             Some(a) => Some(a.id as u64),
-            None => Some(r.first_entity_with(builtin::IDENT, v)?.ok_or_else(no_key)?),
+            None => Some(crate::store::load::entity_of_ident(r, k)?.ok_or_else(no_key)?),
         },
         Value::Tuple(items) => match items.as_slice() {
             [Some(Value::Keyword(k)), Some(val)] => match schema.by_ident(k) {

@@ -69,5 +69,64 @@ pub fn load_schema(r: &IndexReader<'_>) -> Result<Schema, StoreError> {
         }
     }
     flush(current.take(), &mut schema)?;
+    for (ident, e) in retired_idents(r)? {
+        if schema.get(e as AttrId).is_some() && e < ATTR_PARTITION_END {
+            schema.alias(ident, e as AttrId);
+        }
+    }
     Ok(schema)
+}
+
+/// Idents that entities had and lost and that no entity holds now, each with the entity that
+/// lost it last: a renamed attribute's or enum's old name, which Datomic still resolves. Read
+/// from the history of `:db/ident` (the entities that lost one: `history_attr`), so a
+/// database without the history index has none.
+pub fn retired_idents(
+    r: &IndexReader<'_>,
+) -> Result<Vec<(crate::codec::Keyword, u64)>, StoreError> {
+    if !r.has_history() {
+        return Ok(Vec::new());
+    }
+    let mut last: std::collections::HashMap<crate::codec::Keyword, (u64, u64)> =
+        std::collections::HashMap::new();
+    for e in r.entities_that_lost(builtin::IDENT)? {
+        for ev in r.history_events(e, Some(builtin::IDENT))? {
+            if ev.added {
+                continue;
+            }
+            let Value::Keyword(k) = super::reader::decode_exact(ev.value)? else {
+                continue;
+            };
+            let newer = last.get(&k).is_none_or(|(_, tx)| ev.tx > *tx);
+            if newer {
+                last.insert(k, (e, ev.tx));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (k, (e, _)) in last {
+        if r.first_entity_with(builtin::IDENT, &Value::Keyword(k.clone()))?
+            .is_none()
+        {
+            out.push((k, e));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The entity the ident `k` names: the one that holds it now, else the one that lost it last
+/// (an old name, which Datomic still resolves: see [`retired_idents`]).
+pub fn entity_of_ident(
+    r: &IndexReader<'_>,
+    k: &crate::codec::Keyword,
+) -> Result<Option<u64>, StoreError> {
+    if let Some(e) = r.first_entity_with(builtin::IDENT, &Value::Keyword(k.clone()))? {
+        return Ok(Some(e));
+    }
+    // Only a name nothing holds comes here (mostly an error about to be reported).
+    Ok(retired_idents(r)?
+        .into_iter()
+        .find(|(old, _)| old == k)
+        .map(|(_, e)| e))
 }

@@ -374,6 +374,10 @@ impl SchemaError {
 pub struct Schema {
     by_id: HashMap<AttrId, Arc<Attribute>>,
     by_ident: HashMap<Keyword, AttrId>,
+    /// Idents attributes had before a rename, which still name them while no entity holds
+    /// them (Datomic: a renamed attribute's old ident keeps resolving, so code written
+    /// against it goes on working). Never an ident `by_ident` holds.
+    aliases: HashMap<Keyword, AttrId>,
     /// The composite tuple attributes (`:db/tupleAttrs`), in id order: every transaction asks
     /// for them (`DatomBuilder::update_composites`), and collecting and sorting every attribute
     /// for that was ~3% of the committer's samples in W async at batch 1.
@@ -394,6 +398,7 @@ impl Schema {
         let mut s = Schema {
             by_id: HashMap::default(),
             by_ident: HashMap::default(),
+            aliases: HashMap::default(),
             composites: Vec::new(),
             version: 0,
         };
@@ -441,8 +446,11 @@ impl Schema {
         if let Some(old) = self.by_id.get(&attr.id) {
             if old.ident != attr.ident {
                 self.by_ident.remove(&old.ident);
+                // Renamed: the old ident goes on naming it.
+                self.aliases.insert(old.ident.clone(), attr.id);
             }
         }
+        self.aliases.remove(&attr.ident);
         self.by_ident.insert(attr.ident.clone(), attr.id);
         let at = self.composites.binary_search(&attr.id);
         match (attr.tuple_attrs.is_some(), at) {
@@ -465,9 +473,31 @@ impl Schema {
         self.by_id.get(&id)
     }
 
-    /// The attribute named `ident`.
+    /// The attribute named `ident`, now or before a rename (see [`Schema::alias`]).
     pub fn by_ident(&self, ident: &Keyword) -> Option<&Arc<Attribute>> {
-        self.by_ident.get(ident).and_then(|id| self.by_id.get(id))
+        self.by_ident
+            .get(ident)
+            .or_else(|| self.aliases.get(ident))
+            .and_then(|id| self.by_id.get(id))
+    }
+
+    /// Records that `old`, an ident attribute `id` had before a rename and that no entity
+    /// holds now, still names it (`store::load` finds them in the history of `:db/ident`).
+    pub fn alias(&mut self, old: Keyword, id: AttrId) {
+        debug_assert!(self.by_id.contains_key(&id), "an alias names an attribute");
+        if !self.by_ident.contains_key(&old) {
+            self.aliases.insert(old, id);
+        }
+    }
+
+    /// Forgets the old ident `ident` (an entity holds it now); whether it was one.
+    pub fn forget_alias(&mut self, ident: &Keyword) -> bool {
+        self.aliases.remove(ident).is_some()
+    }
+
+    /// Whether `ident` is an old ident of a renamed attribute.
+    pub fn is_alias(&self, ident: &Keyword) -> bool {
+        self.aliases.contains_key(ident)
     }
 
     /// Every attribute, built-in ones included, in id order.

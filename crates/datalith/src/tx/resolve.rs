@@ -14,7 +14,7 @@ use crate::kv::Direction;
 use crate::store::ids::{AttrId, EntityId, ATTR_PARTITION_END, TX_PARTITION_START};
 use crate::store::keys;
 use crate::store::reader::IndexReader;
-use crate::store::schema::{builtin, Attribute, Schema};
+use crate::store::schema::{Attribute, Schema};
 use crate::store::StoreError;
 use std::ops::Bound;
 
@@ -197,10 +197,7 @@ impl<'a> Resolver<'a> {
         if let Some(attr) = self.schema.by_ident(k) {
             return Ok(attr.id as EntityId);
         }
-        match self
-            .r
-            .first_entity_with(builtin::IDENT, &Value::Keyword(k.clone()))?
-        {
+        match crate::store::load::entity_of_ident(&self.r, k)? {
             Some(e) => Ok(e),
             None => Err(TxError::IdentNotFound {
                 ident: k.to_string(),

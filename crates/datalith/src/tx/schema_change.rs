@@ -42,11 +42,24 @@ pub fn apply_schema_change(
             property: ":db/valueType".into(),
         });
     }
-    if touched.is_empty() {
+    // An ident asserted now that was a renamed attribute's old name is that entity's from
+    // now on, not the attribute's.
+    let reclaimed: Vec<&crate::codec::Keyword> = datoms
+        .iter()
+        .filter(|d| d.added && d.a == builtin::IDENT)
+        .filter_map(|d| match &d.v {
+            Value::Keyword(k) if schema.is_alias(k) => Some(k),
+            _ => None,
+        })
+        .collect();
+    if touched.is_empty() && reclaimed.is_empty() {
         return Ok(None);
     }
     let mut next = schema.clone();
     next.version += 1;
+    for k in reclaimed {
+        next.forget_alias(k);
+    }
     for e in touched {
         let id = e as AttrId;
         let name = || {
