@@ -417,6 +417,26 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// Refuses an assertion about entity id `id` when no id that high was ever made in its
+    /// partition (Datomic's `:db.error/invalid-entity-id`): a new entity comes from a tempid,
+    /// so an id past the counters is a mistake (a typo, an id of another database), not a
+    /// new entity. The transaction's own id is made.
+    fn made(&self, id: EntityId, a: &Attribute) -> Result<(), TxError> {
+        use crate::store::ids::{partition_of, Partition};
+        let made = match partition_of(id) {
+            Partition::Attributes => id < self.counters.next_attr,
+            Partition::User => id < self.counters.next_entity,
+            Partition::Transactions => id <= self.counters.tx,
+        };
+        if made {
+            return Ok(());
+        }
+        Err(TxError::NoSuchEntity {
+            entity: id,
+            form: format!("[:db/add {id} {} ...]", a.ident),
+        })
+    }
+
     fn entity(&self, e: &E) -> Result<EntityId, TxError> {
         match e {
             E::Temp(t) => self
@@ -460,7 +480,12 @@ impl<'a> Resolver<'a> {
                 };
                 Resolved::Add(id, a, self.value(v)?)
             }
-            Term::Add(e, a, v) => Resolved::Add(self.entity(&e)?, a, self.value(v)?),
+            Term::Add(e, a, v) => {
+                if let E::Id(id) = e {
+                    self.made(id, &a)?;
+                }
+                Resolved::Add(self.entity(&e)?, a, self.value(v)?)
+            }
             Term::Retract(e, a, v) => {
                 // Retracting a value that names no entity retracts nothing.
                 let v = match v {
