@@ -567,9 +567,12 @@ impl<'a> DatomBuilder<'a> {
                 .iter()
                 .map(|k| self.schema.by_ident(k).map(|a| a.id))
                 .collect();
+            // Entities whose parts changed, and those the composite was asserted or retracted
+            // on directly: Datomic keeps a composite what its parts make it, so a value
+            // asserted by hand (used to find an entity to upsert) is made again from them.
             let mut entities: Vec<EntityId> = touched
                 .iter()
-                .filter(|(_, a)| parts.contains(&Some(*a)))
+                .filter(|(_, a)| *a == c.id || parts.contains(&Some(*a)))
                 .map(|(e, _)| *e)
                 .collect();
             entities.sort_unstable();
