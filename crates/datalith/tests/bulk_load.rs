@@ -53,7 +53,11 @@ fn make_ids(db: &Database, last: EntityId) {
         });
     }
     let report = db.transact(data).unwrap();
-    assert_eq!(report.tempid("m0"), Some(BASE), "ids start at the partition's first");
+    assert_eq!(
+        report.tempid("m0"),
+        Some(BASE),
+        "ids start at the partition's first"
+    );
     let mut retract = TxData::default();
     for e in BASE..=last {
         retract = retract.op(TxOp::Retract {
@@ -218,7 +222,12 @@ fn bulk_load_equals_transacting_the_same_datoms() {
         let name = format!("{name} (chunks of {chunk})");
         let (_d1, bulk) = open();
         let (_d2, model) = open();
-        let last = before.iter().chain(&load).map(|d| d.0).max().unwrap_or(BASE);
+        let last = before
+            .iter()
+            .chain(&load)
+            .map(|d| d.0)
+            .max()
+            .unwrap_or(BASE);
         make_ids(&bulk, last);
         make_ids(&model, last);
         transact(&bulk, &before);

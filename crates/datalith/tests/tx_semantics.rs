@@ -1426,3 +1426,52 @@ fn clocked_instants_do_not_depend_on_grouping() {
     assert_eq!(next(&one, 2_000), inst("14.000"));
     assert_eq!(next(&one, 15_000), inst("15.000"));
 }
+
+/// Datomic's older schema and data files: `#db/id [:db.part/p]` reader tempids (one entity per
+/// literal without a number, one per `-n` of a partition, the transaction itself for
+/// `:db.part/tx`) and explicit installs through `:db.install/_attribute :db.part/db`, which
+/// Datomic still accepts as the same thing as the attribute's own datoms.
+#[test]
+fn datomic_file_style_tempids_and_installs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    db.transact(
+        r#"[{:db/id #db/id [:db.part/db] :db/ident :a/name :db/valueType :db.type/string
+             :db/cardinality :db.cardinality/one :db/unique :db.unique/identity
+             :db.install/_attribute :db.part/db}
+            {:db/id #db/id[:db.part/db] :db/ident :a/boss :db/valueType :db.type/ref
+             :db/cardinality :db.cardinality/one :db.install/_attribute :db.part/db}
+            [:db/add #db/id[:db.part/db -1] :db/ident :a/age]
+            [:db/add #db/id[:db.part/db -1] :db/valueType :db.type/long]
+            [:db/add #db/id[:db.part/db -1] :db/cardinality :db.cardinality/one]
+            [:db/add :db.part/db :db.install/attribute #db/id[:db.part/db -1]]]"#,
+    )
+    .unwrap();
+    db.transact(
+        r#"[{:db/id #db/id [:db.part/user -8] :a/name "Ann"}
+            {:db/id #db/id [:db.part/user] :a/name "Bob"}
+            {:db/id #db/id [:db.part/user -7] :a/name "Cid" :a/age 40}
+            [:db/add #db/id [:db.part/user -7] :a/boss #db/id [:db.part/user -8]]
+            {:db/id #db/id [:db.part/user] :a/name "Dee" :a/boss #db/id [:db.part/user -7]}
+            {:db/id #db/id [:db.part/tx] :a/name "the transaction"}
+            {:db/id :a/age :db/doc "years" :db.alter/_attribute :db.part/db}]"#,
+    )
+    .unwrap();
+    let snap = db.db().unwrap();
+    let q = |text: &str| datalith::edn::to_edn_string(&snap.q(text, &[]).unwrap());
+    assert_eq!(q("[:find (count ?e) . :where [?e :a/name]]"), "5");
+    assert_eq!(
+        q("[:find ?b . :where [?d :a/name \"Dee\"] [?d :a/boss ?c] [?c :a/age 40] [?c :a/boss ?a] [?a :a/name ?b]]"),
+        "\"Ann\""
+    );
+    assert_eq!(
+        q("[:find ?n . :where [?t :db/txInstant] [?t :a/name ?n]]"),
+        "\"the transaction\""
+    );
+    assert_eq!(q("[:find ?d . :where [:a/age :db/doc ?d]]"), "\"years\"");
+    // A malformed literal is a typed error naming it.
+    let err = db
+        .transact("[{:db/id #db/id [:db.part/user 3] :a/name \"X\"}]")
+        .unwrap_err();
+    assert!(err.to_string().contains("#db/id"), "{err}");
+}

@@ -42,6 +42,9 @@ pub fn tx_data_from_edn(e: &Edn) -> Result<TxData, TxError> {
     };
     let mut out = TxData::default();
     for it in items {
+        if is_install_op(it) {
+            continue;
+        }
         out.items.push(match it {
             Edn::Map(_) => TxItem::Map(entity_map(it)?),
             Edn::Vector(op) | Edn::List(op) => TxItem::Op(operation(op, it)?),
@@ -49,6 +52,66 @@ pub fn tx_data_from_edn(e: &Edn) -> Result<TxData, TxError> {
         });
     }
     Ok(out)
+}
+
+/// Whether `k` is one of the attributes Datomic's schema once had to be installed or altered
+/// through (`:db.install/attribute`, `:db.alter/attribute`, `:db.install/partition`, ...,
+/// and their reverses `:db.install/_attribute`): since Datomic 0.9.5530 an attribute entity
+/// is installed or altered by its own datoms, and the old forms are still accepted and do
+/// nothing more. Accepted the same way here, so schema files of that style transact.
+fn is_install_attr(k: &Keyword) -> bool {
+    matches!(k.namespace(), Some("db.install" | "db.alter"))
+}
+
+/// `[:db/add :db.part/db :db.install/attribute x]` and its `:db.alter` twin: nothing to do.
+fn is_install_op(it: &Edn) -> bool {
+    match it {
+        Edn::Vector(op) | Edn::List(op) => matches!(
+            op.as_slice(),
+            [Edn::Keyword(add), _, Edn::Keyword(a), _]
+                if add.namespace() == Some("db") && add.name() == "add" && is_install_attr(a)
+        ),
+        _ => false,
+    }
+}
+
+/// Occurrences of `#db/id [:db.part/p]` (no number) made so far: each is a tempid of its own.
+static FRESH_DB_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A `#db/id [:db.part/p]` or `#db/id [:db.part/p -n]` literal (Datomic's reader tempids, in
+/// its schema and data files): a tempid of its own per occurrence without `-n`, the same one
+/// for every `-n` of a partition within a transaction, and the transaction itself in
+/// `:db.part/tx`. Datalith has no partitions: the partition only tells these apart.
+fn db_id_literal(inner: &Edn, form: &Edn) -> Result<EntityRef, TxError> {
+    let bad = || {
+        malformed(
+            "#db/id takes [partition] or [partition negative-number]",
+            form,
+        )
+    };
+    let (part, n) = match inner {
+        Edn::Vector(items) | Edn::List(items) => match items.as_slice() {
+            [Edn::Keyword(p)] => (p, None),
+            [Edn::Keyword(p), Edn::Long(n)] if *n < 0 => (p, Some(*n)),
+            _ => return Err(bad()),
+        },
+        _ => return Err(bad()),
+    };
+    if part.namespace() == Some("db.part") && part.name() == "tx" {
+        return Ok(EntityRef::Temp(Tempid::CurrentTx));
+    }
+    let name = match n {
+        Some(n) => format!("#db/id[{part} {n}]"),
+        None => {
+            let k = FRESH_DB_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("#db/id[{part}]#{k}")
+        }
+    };
+    Ok(EntityRef::Temp(Tempid::Named(name.as_str().into())))
+}
+
+fn is_db_id_tag(k: &Keyword) -> bool {
+    k.namespace() == Some("db") && k.name() == "id"
 }
 
 /// An entity reference: id, tempid, ident or lookup ref.
@@ -60,6 +123,7 @@ pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
         Edn::String(s) => EntityRef::Temp(Tempid::Named(s.as_str().into())),
         Edn::Keyword(k) if k.to_string() == ":db/current-tx" => EntityRef::Temp(Tempid::CurrentTx),
         Edn::Keyword(k) => EntityRef::Ident(k.clone()),
+        Edn::Tagged(tag, inner) if is_db_id_tag(tag) => db_id_literal(inner, e)?,
         Edn::Vector(items) => match items.as_slice() {
             [Edn::Keyword(k), v] => EntityRef::Lookup(
                 k.clone(),
@@ -80,6 +144,7 @@ pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
 fn tx_value(e: &Edn) -> Result<TxValue, TxError> {
     Ok(match e {
         Edn::Map(_) => TxValue::Map(Box::new(entity_map(e)?)),
+        Edn::Tagged(tag, inner) if is_db_id_tag(tag) => TxValue::Entity(db_id_literal(inner, e)?),
         // nil is an element of a tuple (`[nil "b"]`), not a value of its own: such a vector
         // is one tuple value.
         Edn::Vector(items) if items.contains(&Edn::Nil) => {
@@ -110,6 +175,10 @@ fn entity_map(e: &Edn) -> Result<EntityMap, TxError> {
         };
         if k.namespace() == Some("db") && k.name() == "id" {
             m.id = Some(entity_ref(v)?);
+            continue;
+        }
+        // `:db.install/_attribute :db.part/db` and the like (see `is_install_attr`).
+        if is_install_attr(k) {
             continue;
         }
         m.attrs.push((AttrName::parse(k), tx_value(v)?));
