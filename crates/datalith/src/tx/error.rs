@@ -181,6 +181,15 @@ pub enum TxError {
         /// The offending form, as EDN.
         form: String,
     },
+    /// `:db/retractEntity` of a tempid, which names no entity that exists (Datomic's
+    /// `:db.error/not-a-keyword`: it reads the tempid as an ident that is not a keyword).
+    #[error("cannot retract entity {tempid}: a tempid names no existing entity ({form})")]
+    RetractEntityTempid {
+        /// The tempid, as EDN.
+        tempid: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A list in entity position that is not `[attribute value]` (Datomic's
     /// `:db.error/invalid-lookup-ref`).
     #[error("invalid lookup ref {lookup}: a lookup ref is [attribute value], in {form}")]
@@ -355,7 +364,9 @@ impl TxError {
             TxError::TempidOnlyValue { .. } => error::TEMPID_NOT_AN_ENTITY,
             TxError::UnresolvableEntity { .. } => error::NOT_AN_ENTITY,
             TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
-            TxError::NotAKeyword { .. } => error::NOT_A_KEYWORD,
+            TxError::NotAKeyword { .. } | TxError::RetractEntityTempid { .. } => {
+                error::NOT_A_KEYWORD
+            }
             TxError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
             TxError::InvalidInstallAttribute { .. }
             | TxError::InvalidAttributeProperties { .. }
@@ -478,6 +489,10 @@ impl TxError {
             } => vec![
                 edn_text_field("value", value),
                 edn_text_field("lookup-ref", lookup),
+                edn_text_field("form", form),
+            ],
+            TxError::RetractEntityTempid { tempid, form } => vec![
+                edn_text_field("tempid", tempid),
                 edn_text_field("form", form),
             ],
             TxError::InvalidLookupRef { lookup, form } => vec![

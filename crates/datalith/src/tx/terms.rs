@@ -100,6 +100,8 @@ impl<'s> Expander<'s> {
     pub fn expand(&mut self, data: &TxData, out: &mut Vec<Term>) -> Result<(), TxError> {
         for item in &data.items {
             match item {
+                // An empty map at the top says nothing: Datomic transacts it as no datoms.
+                TxItem::Map(m) if m.id.is_none() && m.attrs.is_empty() => {}
                 TxItem::Map(m) => {
                     self.map(m, out)?;
                 }
@@ -152,6 +154,14 @@ impl<'s> Expander<'s> {
                 }
             }
             TxOp::RetractEntity { e } => {
+                // Datomic retracts only an entity that exists: a tempid names none (its
+                // error says the tempid is not a keyword, an ident it could retract).
+                if let EntityRef::Temp(t) = e {
+                    return Err(TxError::RetractEntityTempid {
+                        tempid: t.to_string(),
+                        form: form(),
+                    });
+                }
                 let e = self.entity(e, &form)?;
                 out.push(Term::RetractEntity(e));
             }
@@ -434,7 +444,7 @@ impl<'s> Expander<'s> {
         }
         Ok(match v {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
-            TxValue::Value(Value::Long(n)) if *n > 0 => V::Val(Value::Ref(*n as u64)),
+            TxValue::Value(Value::Long(n)) if *n >= 0 => V::Val(Value::Ref(*n as u64)),
             TxValue::Value(Value::Long(n)) if *n < 0 => V::Ent(E::Temp(Tempid::Negative(*n))),
             TxValue::Value(Value::String(s)) => V::Ent(E::Temp(Tempid::Named(s.clone()))),
             TxValue::Value(Value::Keyword(k)) => V::Ent(E::Ident(k.clone())),
@@ -484,7 +494,7 @@ impl<'s> Expander<'s> {
 /// it matches none and the cas fails, naming the value as written.
 fn cas_old_ref(v: &TxValue, form: &dyn Fn() -> String) -> Result<Value, TxError> {
     Ok(match v {
-        TxValue::Value(Value::Long(n)) if *n > 0 => Value::Ref(*n as u64),
+        TxValue::Value(Value::Long(n)) if *n >= 0 => Value::Ref(*n as u64),
         TxValue::Value(x) => x.clone(),
         TxValue::Entity(EntityRef::Id(id)) => Value::Ref(*id),
         TxValue::Entity(EntityRef::Ident(k)) => Value::Keyword(k.clone()),

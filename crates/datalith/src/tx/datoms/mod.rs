@@ -439,6 +439,18 @@ impl<'a> DatomBuilder<'a> {
         Ok(())
     }
 
+    /// Takes back the transaction's own assertion of the cardinality-one `[e a]`, as if it
+    /// had not been made: its datom is held again only if the database held it. For a
+    /// composite tuple asserted by hand, which its parts then make again.
+    fn withdraw_asserted_one(&mut self, e: EntityId, a: AttrId) {
+        let Some(i) = self.asserted_one.remove(&(e, a)) else {
+            return;
+        };
+        let en = &mut self.entries[i as usize];
+        en.asserted = false;
+        en.now = en.original;
+    }
+
     fn assert_retract_conflict(&self, i: u32) -> TxError {
         let en = &self.entries[i as usize];
         TxError::DatomConflictAssertRetract {
@@ -585,6 +597,7 @@ impl<'a> DatomBuilder<'a> {
                         None => None,
                     });
                 }
+                self.withdraw_asserted_one(e, c.id);
                 if items.iter().all(Option::is_none) {
                     for (_, v) in self.current(e, c.id)? {
                         self.retract(e, c.id, v)?;
