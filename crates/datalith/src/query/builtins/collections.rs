@@ -3,9 +3,9 @@
 //! difference subset? superset?`.
 //!
 //! Vectors, lists and sequences are all tuples here (they are `=` in Clojure too, and print
-//! as vectors). Strings count and index by characters (Java by UTF-16 units: the same for
-//! every character outside the astral planes); `get` of a string gives a one-character
-//! string where Clojure gives a character.
+//! as vectors). Strings count and index by UTF-16 units, as Java (`utf16`); `get` of a string
+//! gives a one-character string where Clojure gives a character, and nothing at the second
+//! unit of a character of two.
 
 use super::compare::equal;
 use super::numbers::{self, apply, Num, Op};
@@ -84,7 +84,7 @@ pub fn hash_map(c: &Call) -> Out {
 
 fn size(v: &Value) -> Option<usize> {
     Some(match v {
-        Value::String(s) => s.chars().count(),
+        Value::String(s) => super::utf16::len(s),
         Value::Tuple(t) => t.len(),
         Value::Set(s) => s.len(),
         Value::Map(m) => m.len(),
@@ -146,8 +146,8 @@ pub fn get(c: &Call) -> Out {
             .map(|(_, v)| Some(v.clone())),
         Value::Set(s) => s.iter().find(|x| equal(x, key)).map(|x| Some(x.clone())),
         Value::Tuple(t) => index(key, t.len()).map(|i| t[i].clone()),
-        Value::String(s) => index(key, s.chars().count())
-            .and_then(|i| s.chars().nth(i))
+        Value::String(s) => index(key, super::utf16::len(s))
+            .and_then(|i| super::utf16::char_at(s, i))
             .map(|ch| Some(Value::string(ch.encode_utf8(&mut [0; 4])))),
         _ => None,
     };

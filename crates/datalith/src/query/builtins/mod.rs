@@ -25,6 +25,7 @@ mod numbers;
 mod printing;
 mod regex;
 mod strings;
+mod utf16;
 
 pub use compare::compare;
 

@@ -59,35 +59,34 @@ fn char_index(c: &Call, i: usize) -> Result<i64, QueryError> {
     }
 }
 
-/// `subs`: characters `start..end` (`end` defaults to the length).
+/// `subs`: UTF-16 units `start..end` (`end` defaults to the length), as Java's `substring`;
+/// a position inside a character of two units is out of range (Java would split it).
 pub fn subs(c: &Call) -> Out {
     c.arity(2, Some(3), "2 or 3")?;
     let s = text(c, 0)?;
-    // Positions count characters; in ASCII text (a phone number, a code) they are bytes,
-    // found without walking the text (TPC-H Q22 cuts 15,000 phone numbers a query).
-    let ascii = s.is_ascii();
-    let len = if ascii { s.len() } else { s.chars().count() } as i64;
+    let len = super::utf16::len(s) as i64;
     let start = char_index(c, 1)?;
     let end = if c.args.len() == 3 {
         char_index(c, 2)?
     } else {
         len
     };
-    if start < 0 || end < start || end > len {
-        return Err(c.fail(BuiltinProblem::OutOfRange(format!(
+    let range = || {
+        c.fail(BuiltinProblem::OutOfRange(format!(
             "begin {start}, end {end}, length {len}"
-        ))));
-    }
-    // The byte offset of character `i` (0 <= i <= len).
-    let byte = |i: i64| -> usize {
-        let i = i as usize;
-        if ascii {
-            i
-        } else {
-            s.char_indices().nth(i).map_or(s.len(), |(b, _)| b)
-        }
+        )))
     };
-    string(&s[byte(start)..byte(end)])
+    if start < 0 || end < start || end > len {
+        return Err(range());
+    }
+    let byte = |i: i64| {
+        super::utf16::byte_at(s, i as usize).ok_or_else(|| {
+            c.fail(BuiltinProblem::OutOfRange(format!(
+                "position {i} falls inside a character of two UTF-16 units"
+            )))
+        })
+    };
+    string(&s[byte(start)?..byte(end)?])
 }
 
 /// A name-like argument: the namespace and name of a keyword or symbol, or a string's text
@@ -238,12 +237,15 @@ fn find_index(c: &Call, last: bool) -> Out {
     c.arity(2, Some(3), "2 or 3")?;
     let s = text(c, 0)?;
     let needle = text(c, 1)?;
-    let chars: Vec<(usize, char)> = s.char_indices().collect();
-    let to_byte = |ci: i64| -> usize {
-        usize::try_from(ci)
-            .ok()
-            .and_then(|i| chars.get(i).map(|(b, _)| *b))
+    // A position argument as a byte offset: past the end is the end, and inside a character
+    // of two units its start (Java would match neither half).
+    let to_byte = |unit: i64| -> usize {
+        let unit = usize::try_from(unit).unwrap_or(0).min(super::utf16::len(s));
+        (0..=unit)
+            .rev()
+            .find_map(|u| super::utf16::byte_at(s, u))
             .unwrap_or(s.len())
+            .min(s.len())
     };
     let found = if last {
         let end = match c.args.get(2) {
@@ -256,6 +258,11 @@ fn find_index(c: &Call, last: bool) -> Out {
             }
             None => s.len(),
         };
+        // `end` may fall inside a character: back to its start.
+        let end = (0..=end)
+            .rev()
+            .find(|b| s.is_char_boundary(*b))
+            .unwrap_or(0);
         s.get(..end).and_then(|h| h.rfind(needle))
     } else {
         let start = match c.args.get(2) {
@@ -264,7 +271,7 @@ fn find_index(c: &Call, last: bool) -> Out {
         };
         s[start..].find(needle).map(|i| i + start)
     };
-    Ok(found.map(|b| Value::Long(s[..b].chars().count() as i64)))
+    Ok(found.map(|b| Value::Long(super::utf16::unit_of(s, b) as i64)))
 }
 
 /// `clojure.string/index-of`
