@@ -221,7 +221,7 @@ fn tx_errors_carry_datomic_categories() {
         ),
         (
             "[{:db/ident :thing/x :db/valueType :db.type/nonsense :db/cardinality :db.cardinality/one}]",
-            error::INVALID_INSTALL_ATTRIBUTE,
+            error::NOT_AN_ENTITY,
             ":db.type/nonsense is not a :db/valueType value",
         ),
         (

@@ -372,18 +372,9 @@ fn rejections_name_the_offending_form() {
 fn malformed_clauses_are_reported_with_their_form() {
     let (_d, db) = people();
     let snap = db.db().unwrap();
-    // (query, inputs, message)
+    // (query, inputs, message). A pattern of more than five elements is not among them:
+    // Datomic reads the first five and ignores the rest, and so does Datalith.
     let cases: &[(&str, &[&str], &str)] = &[
-        (
-            "[:find ?e :where [?e :person/name ?n ?tx true 1]]",
-            &[],
-            "a data pattern has 1 to 5 elements: [?e :person/name ?n ?tx true 1]",
-        ),
-        (
-            "[:find ?e :where [?e :person/name ?n _ _ _]]",
-            &[],
-            "a data pattern has 1 to 5 elements: [?e :person/name ?n _ _ _]",
-        ),
         (
             "[:find ?e :where [?e :person/name nil]]",
             &[],

@@ -337,17 +337,17 @@ fn transact(db: &Database, text: &str) -> Result<(), Error> {
 const BAD_SCHEMA: &[(&str, Category, &str)] = &[
     (
         "[{:db/ident :x/y :db/valueType :db.type/nonsense :db/cardinality :db.cardinality/one}]",
-        error::INVALID_INSTALL_ATTRIBUTE,
+        error::NOT_AN_ENTITY,
         ":db.type/nonsense is not a :db/valueType value (one of :db.type/boolean,",
     ),
     (
         "[{:db/ident :x/y :db/valueType :db.type/string :db/cardinality :db.cardinality/few}]",
-        error::INVALID_INSTALL_ATTRIBUTE,
+        error::NOT_AN_ENTITY,
         ":db.cardinality/few is not a :db/cardinality value (one of :db.cardinality/one, :db.cardinality/many)",
     ),
     (
         "[{:db/ident :x/y :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/maybe}]",
-        error::INVALID_INSTALL_ATTRIBUTE,
+        error::NOT_AN_ENTITY,
         ":db.unique/maybe is not a :db/unique value",
     ),
     // An ident of another property's kind.

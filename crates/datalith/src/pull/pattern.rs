@@ -72,10 +72,17 @@ fn options(s: &mut AttrSpec, opts: &[Edn]) -> Result<(), QueryError> {
     }
     for pair in opts.chunks(2) {
         match (&pair[0], &pair[1]) {
-            (Edn::Keyword(k), Edn::Long(n)) if k.name() == "limit" && *n >= 0 => {
-                s.limit = Some(*n as usize)
+            // A negative limit keeps nothing, as `:limit 0` (Datomic).
+            (Edn::Keyword(k), Edn::Long(n)) if k.name() == "limit" => {
+                s.limit = Some(usize::try_from(*n).unwrap_or(0))
             }
             (Edn::Keyword(k), Edn::Nil) if k.name() == "limit" => s.limit = None,
+            (Edn::Keyword(k), v) if k.name() == "limit" => {
+                return Err(perr(format!(
+                    ":limit takes a number or nil, not {}",
+                    to_edn_string(v)
+                )))
+            }
             (Edn::Keyword(k), v) if k.name() == "default" => {
                 s.default = Some(
                     value_from_edn(v)

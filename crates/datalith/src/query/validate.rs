@@ -14,7 +14,7 @@
 use super::error::QueryError;
 use std::collections::BTreeMap;
 
-use super::ir::{Clause, RuleBody, Term, Var};
+use super::ir::{AttrTerm, Clause, RuleBody, Term, Var};
 use crate::codec::Value;
 use crate::edn::{to_edn_string, Edn};
 use crate::query::parse::{ClauseForm, WhereClause};
@@ -44,10 +44,19 @@ pub fn check_where(
         let form = &w.form.edn;
         // Data patterns and source patterns need nothing bound (the common query checks in
         // one pass over its clauses).
-        if matches!(
-            c,
-            Clause::Pattern(..) | Clause::Timed(..) | Clause::Source { .. }
-        ) {
+        let unanchored = match c {
+            Clause::Pattern(_, p) => is_unanchored(p),
+            Clause::Timed(_, t) => {
+                is_unanchored(&t.p) && matches!(t.tx, Term::Var(_) | Term::Blank)
+            }
+            _ => false,
+        };
+        if !unanchored
+            && matches!(
+                c,
+                Clause::Pattern(..) | Clause::Timed(..) | Clause::Source { .. }
+            )
+        {
             continue;
         }
         // Bound around this clause: the scope and every other clause.
@@ -56,6 +65,18 @@ pub fn check_where(
             if j != i {
                 bound.extend(binds(other));
             }
+        }
+        if unanchored {
+            // `[?e]`, `[?e ?a ?v]`: nothing names what to read, and nothing else in the
+            // conjunction binds its variables: every datom of the database. Datomic refuses
+            // it ("would cause full scan"); so does Datalith.
+            if !binds(c).iter().any(|v| bound.contains(v)) {
+                return Err(QueryError::InsufficientBinding {
+                    vars: binds(c).iter().map(|v| names[*v].clone()).collect(),
+                    clause: to_edn_string(form),
+                });
+            }
+            continue;
         }
         let missing = |vars: Vec<Var>| -> Vec<String> {
             let mut out: Vec<String> = Vec::new();
@@ -223,6 +244,12 @@ pub fn check_find(
 }
 
 /// The variables a clause binds for the clauses around it.
+/// Whether a data pattern names no entity, attribute or value (each a variable or `_`).
+fn is_unanchored(p: &super::ir::Pattern) -> bool {
+    let open = |t: &Term| matches!(t, Term::Var(_) | Term::Blank);
+    open(&p.e) && matches!(p.a, AttrTerm::Var(_) | AttrTerm::Blank) && open(&p.v)
+}
+
 fn binds(c: &Clause) -> Vec<Var> {
     match c {
         Clause::Pattern(..)

@@ -159,6 +159,14 @@ pub fn unique_of(e: EntityId) -> Option<Unique> {
     }
 }
 
+/// Whether `k` is the ident of a built-in entity (an attribute, a value type, a cardinality,
+/// ...). Walks the built-in datoms: for error messages, not for hot paths.
+pub fn is_builtin_ident(k: &Keyword) -> bool {
+    datoms()
+        .into_iter()
+        .any(|(_, a, v)| a == builtin::IDENT && matches!(&v, Value::Keyword(x) if x == k))
+}
+
 /// The ident of built-in entity `e` (a built-in attribute or an ident entity).
 pub fn ident_of(e: EntityId) -> Option<Keyword> {
     if let Some(t) = value_type_of(e) {

@@ -125,6 +125,12 @@ pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
         Edn::Keyword(k) => EntityRef::Ident(k.clone()),
         Edn::Tagged(tag, inner) if is_db_id_tag(tag) => db_id_literal(inner, e)?,
         Edn::Vector(items) => match items.as_slice() {
+            [Edn::Keyword(_), Edn::Nil] => {
+                return Err(TxError::LookupRefNil {
+                    lookup: to_edn_string(e),
+                    form: to_edn_string(e),
+                })
+            }
             [Edn::Keyword(k), v] => EntityRef::Lookup(
                 k.clone(),
                 value_from_edn(v)
@@ -174,7 +180,8 @@ fn entity_map(e: &Edn) -> Result<EntityMap, TxError> {
             return Err(malformed("map keys are attribute keywords", k));
         };
         if k.namespace() == Some("db") && k.name() == "id" {
-            m.id = Some(entity_ref(v)?);
+            // `:db/id nil` is no id: a new entity, as in Datomic.
+            m.id = (*v != Edn::Nil).then(|| entity_ref(v)).transpose()?;
             continue;
         }
         // `:db.install/_attribute :db.part/db` and the like (see `is_install_attr`).
@@ -189,13 +196,10 @@ fn entity_map(e: &Edn) -> Result<EntityMap, TxError> {
 fn kw(e: &Edn, form: &Edn) -> Result<Keyword, TxError> {
     match e {
         Edn::Keyword(k) => Ok(k.clone()),
-        other => Err(malformed(
-            format!(
-                "expected an attribute keyword, got {}",
-                to_edn_string(other)
-            ),
-            form,
-        )),
+        other => Err(TxError::AttributeNotKeyword {
+            value: to_edn_string(other),
+            form: to_edn_string(form),
+        }),
     }
 }
 
@@ -216,7 +220,10 @@ fn operation(op: &[Edn], form: &Edn) -> Result<TxOp, TxError> {
     let name_s = name.to_string();
     Ok(match name_s.as_str() {
         ":db/add" => {
-            arity(3)?;
+            // Datomic reads the first four elements and ignores any after them.
+            if op.len() < 4 {
+                arity(3)?;
+            }
             TxOp::Add {
                 e: entity_ref(&op[1])?,
                 a: kw(&op[2], form)?,

@@ -190,6 +190,24 @@ pub enum TxError {
         /// The offending form, as EDN.
         form: String,
     },
+    /// An attribute position holding something other than a keyword (Datomic's
+    /// `:db.error/not-a-keyword`).
+    #[error("{value} is not an attribute keyword, in {form}")]
+    AttributeNotKeyword {
+        /// What was there, as EDN.
+        value: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
+    /// A lookup ref whose value is nil: it names no entity (Datomic's
+    /// `:db.error/not-an-entity`).
+    #[error("lookup ref {lookup} has no value (nil), so it names no entity, in {form}")]
+    LookupRefNil {
+        /// The lookup ref, as EDN.
+        lookup: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// A list in entity position that is not `[attribute value]` (Datomic's
     /// `:db.error/invalid-lookup-ref`).
     #[error("invalid lookup ref {lookup}: a lookup ref is [attribute value], in {form}")]
@@ -228,6 +246,9 @@ pub enum TxError {
     InvalidSchemaValue {
         /// The property, e.g. `:db/valueType`.
         property: String,
+        /// Whether the keyword names an entity at all (of the wrong kind: Datomic's
+        /// `:db.error/invalid-install-attribute`) or none (`:db.error/not-an-entity`).
+        names_entity: bool,
         /// The value, as EDN.
         value: String,
         /// The idents the property admits, comma-separated.
@@ -364,13 +385,19 @@ impl TxError {
             TxError::TempidOnlyValue { .. } => error::TEMPID_NOT_AN_ENTITY,
             TxError::UnresolvableEntity { .. } => error::NOT_AN_ENTITY,
             TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
-            TxError::NotAKeyword { .. } | TxError::RetractEntityTempid { .. } => {
-                error::NOT_A_KEYWORD
-            }
+            TxError::NotAKeyword { .. }
+            | TxError::RetractEntityTempid { .. }
+            | TxError::AttributeNotKeyword { .. } => error::NOT_A_KEYWORD,
+            TxError::LookupRefNil { .. } => error::NOT_AN_ENTITY,
             TxError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
             TxError::InvalidInstallAttribute { .. }
-            | TxError::InvalidAttributeProperties { .. }
-            | TxError::InvalidSchemaValue { .. } => error::INVALID_INSTALL_ATTRIBUTE,
+            | TxError::InvalidAttributeProperties { .. } => error::INVALID_INSTALL_ATTRIBUTE,
+            // Datomic reads the keyword as an ident entity: none has it, or one of another kind.
+            TxError::InvalidSchemaValue {
+                names_entity: false,
+                ..
+            } => error::NOT_AN_ENTITY,
+            TxError::InvalidSchemaValue { .. } => error::INVALID_INSTALL_ATTRIBUTE,
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
             TxError::CasFailed { .. } => error::CAS_FAILED,
             TxError::PastTxInstant { .. } => error::PAST_TX_INSTANT,
@@ -491,6 +518,13 @@ impl TxError {
                 edn_text_field("lookup-ref", lookup),
                 edn_text_field("form", form),
             ],
+            TxError::AttributeNotKeyword { value, form } => {
+                vec![edn_text_field("value", value), edn_text_field("form", form)]
+            }
+            TxError::LookupRefNil { lookup, form } => vec![
+                edn_text_field("lookup-ref", lookup),
+                edn_text_field("form", form),
+            ],
             TxError::RetractEntityTempid { tempid, form } => vec![
                 edn_text_field("tempid", tempid),
                 edn_text_field("form", form),
@@ -512,6 +546,7 @@ impl TxError {
                 value,
                 expected,
                 form,
+                ..
             } => vec![
                 keyword_field("attribute", property),
                 edn_text_field("value", value),

@@ -232,12 +232,16 @@ impl<'s> Expander<'s> {
             let attr = self.attr(k, &form)?;
             if *reverse {
                 if !attr.is_ref() {
-                    return Err(TxError::Malformed {
-                        detail: format!(
-                            "reverse attribute :{}/_{} needs a ref attribute",
+                    // Datomic: the value would be an entity in a non-ref attribute.
+                    return Err(TxError::WrongType {
+                        attr: format!(":{}/_{}", k.namespace().unwrap_or(""), k.name()),
+                        expected: format!(
+                            "a ref attribute (:{}/{} is {})",
                             k.namespace().unwrap_or(""),
-                            k.name()
+                            k.name(),
+                            attr.value_type.ident()
                         ),
+                        got: print::map_text(m),
                         form: form(),
                     });
                 }
@@ -435,6 +439,8 @@ impl<'s> Expander<'s> {
                     Some(e) => Ok(V::Val(Value::Ref(e))),
                     None => Err(TxError::InvalidSchemaValue {
                         property: property.name().to_string(),
+                        names_entity: self.schema.by_ident(k).is_some()
+                            || crate::store::bootstrap::is_builtin_ident(k),
                         value: k.to_string(),
                         expected: property.expected(),
                         form: form(),

@@ -177,11 +177,9 @@ impl<'a> Lowerer<'a, '_> {
                         return Ok(Clause::Source { src, terms });
                     }
                 };
-                if terms.is_empty() || terms.len() > 5 {
-                    return Err(perr(format!(
-                        "a data pattern has 1 to 5 elements: {}",
-                        show(e)
-                    )));
+                // Datomic reads the first five elements and ignores any after them.
+                if terms.is_empty() {
+                    return Err(perr(format!("an empty data pattern: {}", show(e))));
                 }
                 let get = |i: usize| terms.get(i).unwrap_or(&TermForm::Blank);
                 let (tx, added) = (self.term(get(3))?, self.term(get(4))?);
@@ -282,7 +280,11 @@ impl<'a> Lowerer<'a, '_> {
     }
 
     pub(super) fn clauses(&mut self, cs: &[WhereClause]) -> Result<Vec<Clause>, QueryError> {
-        cs.iter().map(|c| self.clause(c)).collect()
+        cs.iter()
+            // `(not)` with nothing inside removes nothing (Datomic keeps every row).
+            .filter(|c| !(matches!(c.parsed, ClauseForm::Not { .. }) && c.inner.is_empty()))
+            .map(|c| self.clause(c))
+            .collect()
     }
 
     pub(super) fn join_vars(

@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::*;
+use crate::codec::Value;
 use crate::edn::{value_from_edn, Edn};
 use crate::query::error::QueryError;
-use crate::query::ir::{Binding, FindElem, InBinding, Query, Term, Var};
+use crate::query::ir::{Binding, Clause, FindElem, InBinding, Query, Term, Var};
 use crate::query::parse::{self as ast, Form, QueryAst};
 use crate::store::schema::Schema;
 
@@ -32,7 +33,8 @@ pub fn lower(
     }
     let mut sources: HashMap<String, (usize, SourceKind<'_>)> = HashMap::new();
     let mut source_names = vec!["$".to_string()];
-    let mut constants = HashMap::new();
+    let mut constants: HashMap<String, Value> = HashMap::new();
+    let mut unequal_inputs: Vec<(Value, Value)> = Vec::new();
     let mut rules_edn: Option<&Edn> = None;
     let mut pull_patterns: HashMap<String, &Edn> = HashMap::new();
     // (form, position) of every input that binds at run time.
@@ -84,6 +86,14 @@ pub fn lower(
             ast::InputKind::Scalar(name) => {
                 let v = value_from_edn(value)
                     .ok_or_else(|| kind_error("a scalar value", show(value)))?;
+                // A variable bound by two inputs takes a value both give (Datomic unifies
+                // them): two different values leave no row.
+                if let Some(first) = constants.get(name) {
+                    if *first != v {
+                        unequal_inputs.push((first.clone(), v));
+                    }
+                    continue;
+                }
                 constants.insert(name.clone(), v);
             }
             // A plain symbol names a pull pattern given as an input (`(pull ?e pattern)`).
@@ -164,11 +174,14 @@ pub fn lower(
         .iter()
         .map(|w| l.out_var(w))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut clauses = s
-        .clauses
-        .iter()
-        .map(|c| l.clause(c))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut clauses = l.clauses(&s.clauses)?;
+    // A variable two inputs gave different values: a test that fails on every row.
+    for (a, b) in unequal_inputs {
+        clauses.push(Clause::Pred {
+            name: "=".into(),
+            args: vec![Term::Const(a), Term::Const(b)],
+        });
+    }
     let mut outer: Vec<Var> = find.iter().map(FindElem::var).collect();
     outer.extend(&with);
     // Input binding variables are outer too.
