@@ -387,6 +387,7 @@ fn components_of(
         Index::Eav => &['e', 'a', 'v'],
         Index::Aev => &['a', 'e', 'v'],
         Index::Ave => &['a', 'v', 'e'],
+        Index::Vae => &['v', 'a', 'e'],
     };
     let mut slots: [Option<Bound<'_, PyAny>>; 3] = [None, None, None];
     for (slot, form) in order.iter().zip(given.iter()) {
@@ -420,8 +421,10 @@ fn components_of(
         c.e = Some(resolve(e)?);
     }
     if let Some(v) = &slots[2] {
-        let is_ref =
-            c.a.and_then(|a| db.schema().get(a))
+        // `:vaet`'s value is an entity, whatever the attribute.
+        let is_ref = index == Index::Vae
+            || c.a
+                .and_then(|a| db.schema().get(a))
                 .is_some_and(|attr| attr.is_ref());
         c.v = Some(match is_ref {
             true => datalith::codec::Value::Ref(resolve(v)?),

@@ -170,8 +170,70 @@ fn seeks_and_ranges_return_the_datoms_in_index_order() {
         assert_eq!(snap.datoms(index, &c).unwrap().len() as u64, want);
     }
     assert_eq!(
-        Index::parse(":vaet"),
+        Index::parse(":veat"),
         None,
         "unknown index names are refused"
+    );
+}
+
+/// `:vaet`: the references to an entity, through every ref attribute or one, in value,
+/// attribute, entity order; now and in time.
+#[test]
+fn vaet_lists_the_references_to_an_entity() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
+    let tx = |s: &str| datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap();
+    db.transact(tx("[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+                     {:db/ident :boss :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
+                     {:db/ident :likes :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+                     {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"))
+        .unwrap();
+    let r = db
+        .transact(tx(r#"[{:db/id "a" :name "Ann" :age 40}
+                         {:db/id "b" :name "Bob" :boss "a" :likes ["a" "c"]}
+                         {:db/id "c" :name "Cid" :boss "a"}]"#))
+        .unwrap();
+    let id = |t: &str| r.tempid(t).unwrap();
+    let (a, b, c) = (id("a"), id("b"), id("c"));
+    let snap = db.db().unwrap();
+    let attr = |k: &str| snap.attr(&datalith::codec::Keyword::parse(k)).unwrap().id;
+    let (boss, likes) = (attr("boss"), attr("likes"));
+    let rows = |c: Components| -> Vec<(u64, u32, u64)> {
+        snap.datoms(Index::Vae, &c)
+            .unwrap()
+            .iter()
+            .map(|d| match d.v {
+                Value::Ref(v) => (v, d.a, d.e),
+                ref other => panic!("not a reference: {other:?}"),
+            })
+            .collect()
+    };
+    let to = |v: u64| Components {
+        v: Some(Value::Ref(v)),
+        ..Default::default()
+    };
+    assert_eq!(rows(to(a)), vec![(a, boss, b), (a, boss, c), (a, likes, b)]);
+    assert_eq!(
+        rows(Components {
+            a: Some(likes),
+            ..to(a)
+        }),
+        vec![(a, likes, b)]
+    );
+    assert_eq!(rows(to(c)), vec![(c, likes, b)]);
+    assert_eq!(rows(to(b)), vec![]);
+    assert_eq!(Index::parse(":vaet"), Some(Index::Vae));
+    // In time: Bob stops liking Cid; before that, the reference is there.
+    let before = db.db().unwrap().basis_t().unwrap();
+    db.transact(tx(r#"[[:db/retract [:name "Bob"] :likes [:name "Cid"]]]"#))
+        .unwrap();
+    let now = db.db().unwrap();
+    assert!(now.datoms(Index::Vae, &to(c)).unwrap().is_empty());
+    let then = now.as_of(before).unwrap();
+    assert_eq!(then.datoms(Index::Vae, &to(c)).unwrap().len(), 1);
+    let events = now.history().datoms(Index::Vae, &to(c)).unwrap();
+    assert_eq!(
+        events.iter().map(|d| d.added).collect::<Vec<_>>(),
+        vec![true, false]
     );
 }

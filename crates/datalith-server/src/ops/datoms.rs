@@ -100,7 +100,7 @@ fn index(form: &Edn) -> Result<Index> {
     };
     Index::parse(&name).ok_or_else(|| {
         ServerError::invalid(format!(
-            ":index {name} is not an index (:eavt, :aevt or :avet)"
+            ":index {name} is not an index (:eavt, :aevt, :avet or :vaet)"
         ))
     })
 }
@@ -111,6 +111,7 @@ fn components(db: &Db, index: Index, given: &[Edn]) -> Result<Components> {
         Index::Eav => ['e', 'a', 'v'],
         Index::Aev => ['a', 'e', 'v'],
         Index::Ave => ['a', 'v', 'e'],
+        Index::Vae => ['v', 'a', 'e'],
     };
     let mut c = Components::default();
     let mut forms = [None, None, None];
@@ -129,7 +130,11 @@ fn components(db: &Db, index: Index, given: &[Edn]) -> Result<Components> {
         c.e = Some(entity(db, e)?);
     }
     if let Some(v) = forms[2] {
-        c.v = Some(value(db, c.a, v)?);
+        // `:vaet`'s value is an entity (an id, lookup ref or ident).
+        c.v = Some(match index {
+            Index::Vae => datalith::codec::Value::Ref(entity(db, v)?),
+            _ => value(db, c.a, v)?,
+        });
     }
     Ok(c)
 }

@@ -1,5 +1,5 @@
 //! Raw index access (seed 001): `datoms`, `seek_datoms`, `rseek_datoms`, `index_range`,
-//! `count_datoms`. Index names `:eav :ave` and Datomic's `:eavt :aevt :avet`.
+//! `count_datoms`. Index names `:eav :ave` and Datomic's `:eavt :aevt :avet :vaet`.
 
 use std::ops::Bound;
 
@@ -18,15 +18,19 @@ pub enum Index {
     Aev,
     /// Attribute, value, entity (`:ave`, `:avet`).
     Ave,
+    /// Value, attribute, entity (`:vaet`): the references to an entity, through the ref
+    /// attributes; answered from AVE (a ref attribute's value is the entity it names).
+    Vae,
 }
 
 impl Index {
-    /// Parses `:eav`, `:eavt`, `:aevt`, `:ave`, `:avet` (with or without the colon).
+    /// Parses `:eav`, `:eavt`, `:aevt`, `:ave`, `:avet`, `:vaet` (with or without the colon).
     pub fn parse(name: &str) -> Option<Index> {
         match name.trim_start_matches(':') {
             "eav" | "eavt" => Some(Index::Eav),
             "aev" | "aevt" => Some(Index::Aev),
             "ave" | "avet" => Some(Index::Ave),
+            "vae" | "vaet" => Some(Index::Vae),
             _ => None,
         }
     }
@@ -46,11 +50,55 @@ pub struct Components {
 impl Db {
     /// Every datom of `index` whose leading components equal `c` (Datomic's `datoms`).
     pub fn datoms(&self, index: Index, c: &Components) -> Result<Vec<Datom>, TxError> {
+        if index == Index::Vae {
+            return self.references(c);
+        }
         if !self.time_filter().is_current() {
             return self.timed_datoms(index, c, None);
         }
         let mut out = self.current_datoms(index, c)?;
         self.stamp_tx(&mut out)?;
+        Ok(out)
+    }
+
+    /// `:vaet`: the datoms of ref attributes (`c.a`, or every one) whose value is `c.v` (an
+    /// entity id; every value when `None`), from each attribute's AVE walk, in value,
+    /// attribute, entity order (then time, for a history value).
+    fn references(&self, c: &Components) -> Result<Vec<Datom>, TxError> {
+        let v = match &c.v {
+            Some(Value::Long(n)) if *n >= 0 => Some(Value::Ref(*n as u64)),
+            other => other.clone(),
+        };
+        let attrs: Vec<AttrId> = match c.a {
+            Some(a) => vec![a],
+            None => self
+                .schema()
+                .attributes()
+                .iter()
+                .filter(|a| a.is_ref())
+                .map(|a| a.id)
+                .collect(),
+        };
+        let mut out = Vec::new();
+        for a in attrs {
+            if !self.schema().get(a).is_some_and(|x| x.is_ref()) {
+                continue;
+            }
+            let walk = Components {
+                e: None,
+                a: Some(a),
+                v: v.clone(),
+            };
+            let datoms = self.datoms(Index::Ave, &walk)?;
+            out.extend(datoms.into_iter().filter(|d| c.e.is_none_or(|e| d.e == e)));
+        }
+        out.sort_by(|x, y| {
+            x.v.partial_cmp(&y.v)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(x.a.cmp(&y.a))
+                .then(x.e.cmp(&y.e))
+                .then(x.tx.cmp(&y.tx))
+        });
         Ok(out)
     }
 
@@ -110,6 +158,8 @@ impl Db {
                     })?;
                 }
             },
+            // Answered by `references` before this walk.
+            Index::Vae => return self.references(c),
             Index::Ave | Index::Aev => {
                 let Some(a) = c.a else {
                     return Err(TxError::Malformed {

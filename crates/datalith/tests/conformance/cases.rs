@@ -60,6 +60,9 @@ pub struct Case {
     pub action: Action,
     /// Pull results are compared without their `:db/id` entries.
     pub without_db_id: bool,
+    /// Entity ids in the answer are compared as the placeholder `:conformance/id`
+    /// (`:ids-as-placeholders true`): answers that hold entities, compared by shape and count.
+    pub ids_as_placeholders: bool,
 }
 
 /// Datomic's answer to a case.
@@ -225,6 +228,7 @@ fn case(m: &Edn) -> Case {
         dataset,
         action,
         without_db_id: get(m, ":without-db-id") == Some(&Edn::Bool(true)),
+        ids_as_placeholders: get(m, ":ids-as-placeholders") == Some(&Edn::Bool(true)),
     }
 }
 
