@@ -91,13 +91,14 @@
 
 (defn entity-ids-in
   "Numbers in `answer` that are entity ids of `db` (user, transaction or schema entities with
-  datoms); small numbers are never taken for ids, so a count of 10 is not :db/ident's id."
+  datoms now or in the past); small numbers are never taken for ids, so a count of 10 is not
+  :db/ident's id."
   [db answer]
   (let [found (atom [])]
     (walk/postwalk
      (fn [v]
        (when (and (integer? v) (>= v 1000) (< v Long/MAX_VALUE)
-                  (seq (d/datoms db :eavt (long v))))
+                  (seq (d/datoms (d/history db) :eavt (long v))))
          (swap! found conj v))
        v)
      answer)
