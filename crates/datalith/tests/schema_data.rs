@@ -112,7 +112,8 @@ const SCHEMA_QUERIES: &[(&str, &str)] = &[
            [:db/txInstant :db.type/instant :db.cardinality/one] [:db/tupleAttrs :db.type/tuple :db.cardinality/one]
            [:db/tupleType :db.type/keyword :db.cardinality/one] [:db/tupleTypes :db.type/tuple :db.cardinality/one]
            [:db/noHistory :db.type/boolean :db.cardinality/one] [:db/fulltext :db.type/boolean :db.cardinality/one]
-           [:db/index :db.type/boolean :db.cardinality/one] [:db/excise :db.type/ref :db.cardinality/one]}",
+           [:db/index :db.type/boolean :db.cardinality/one] [:db/excise :db.type/ref :db.cardinality/one]
+           [:db/ensure :db.type/ref :db.cardinality/many]}",
     ),
     // Ident entities exist in every database.
     ("[:find ?e . :where [?e :db/ident :db.type/string]]", "48"),
@@ -148,7 +149,7 @@ const SCHEMA_QUERIES: &[(&str, &str)] = &[
     ),
     (
         "[:find [?i ...] :where [?a :db/cardinality :db.cardinality/many] [?a :db/ident ?i]]",
-        "[:db.excise/attrs :person/friend :person/tags]",
+        "[:db.entity/attrs :db.entity/preds :db.excise/attrs :db/ensure :person/friend :person/tags]",
     ),
     (
         r#"[:find ?i ?u :where [?a :db/unique ?ue] [?ue :db/ident ?u] [?a :db/ident ?i]]"#,
@@ -497,12 +498,12 @@ fn check_stats_and_dump_know_the_built_ins() {
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
     let ident_stats = |db: &Database| db.db().unwrap().reader().stats(1).unwrap();
-    // 19 attributes and 18 ident entities have an ident.
-    assert_eq!(ident_stats(&db).datoms, 37);
-    assert_eq!(ident_stats(&db).distinct, 37);
+    // 22 attributes and 18 ident entities have an ident.
+    assert_eq!(ident_stats(&db).datoms, 40);
+    assert_eq!(ident_stats(&db).distinct, 40);
     db.transact(SCHEMA).unwrap();
     db.transact(PEOPLE).unwrap();
-    assert_eq!(ident_stats(&db).datoms, 42);
+    assert_eq!(ident_stats(&db).datoms, 45);
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 
@@ -532,7 +533,7 @@ fn check_stats_and_dump_know_the_built_ins() {
     // Opening again writes nothing: the built-ins are there.
     drop(db);
     let db = open(dir.path(), DbOptions::default());
-    assert_eq!(ident_stats(&db).datoms, 42);
+    assert_eq!(ident_stats(&db).datoms, 45);
     let report = db.db().unwrap().check().unwrap();
     assert!(report.is_ok(), "{:?}", report.problems);
 }

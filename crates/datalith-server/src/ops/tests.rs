@@ -362,7 +362,7 @@ fn datoms_come_a_page_at_a_time() {
     assert_eq!(field(&r, ":result").as_seq().unwrap().len(), 1);
     let e = call(&db, Op::Datoms, r#"{:index :avet :components [:no/such]}"#).unwrap_err();
     assert_eq!(e.category, datalith::error::NOT_AN_ENTITY);
-    let e = call(&db, Op::Datoms, r#"{:index :vaet}"#).unwrap_err();
+    let e = call(&db, Op::Datoms, r#"{:index :veat}"#).unwrap_err();
     assert!(e.message.contains("not an index"), "{e}");
 }
 

@@ -186,6 +186,15 @@ pub const LOOKUP_REF_ATTR_NOT_UNIQUE: Category =
 pub const INVALID_LOOKUP_REF: Category = caller(":db.error/invalid-lookup-ref", Anomaly::Incorrect);
 /// Two values of a cardinality-one attribute of one entity in one transaction.
 pub const DATOMS_CONFLICT: Category = caller(":db.error/datoms-conflict", Anomaly::Incorrect);
+/// An entity that lacks an attribute an entity spec it is checked against (`:db/ensure`)
+/// requires.
+pub const ENTITY_ATTR: Category = caller(":db.error/entity-attr", Anomaly::Incorrect);
+/// An entity spec with predicates (`:db.entity/preds`): Clojure functions, which Datalith
+/// cannot run.
+pub const ENTITY_PRED_UNSUPPORTED: Category = caller(
+    ":datalith.error/entity-pred-unsupported",
+    Anomaly::Unsupported,
+);
 /// An entity id that cannot name an entity.
 pub const INVALID_ENTITY_ID: Category = caller(":db.error/invalid-entity-id", Anomaly::Incorrect);
 /// A list form whose first element is no known operation or transaction function.

@@ -10,8 +10,9 @@
 //! database is first opened for writing (`tx::bootstrap`): in a new database around the
 //! transaction log, stamped with the empty database's basis (`TX_PARTITION_START - 1`, so
 //! they belong to every state in time); in a legacy one by a logged transaction of their own. Their ids are fixed here, in the attribute partition's reserved range
-//! 1..99: the attributes keep 1..13, ids 14..39 are kept for later built-in attributes, the
-//! ident entities take 40..63.
+//! 1..99: the attributes keep 1..22 (13 at first; the excision, full-text and entity-spec
+//! ones came later), ids up to 39 are kept for later built-in attributes, the ident entities
+//! take 40..63.
 //!
 //! # Format
 //!
@@ -35,8 +36,9 @@ pub const FORMAT_KEY: &[u8] = b"builtins_format";
 /// The format this code writes: the built-in attributes and ident entities stored, schema
 /// properties as refs. 2: with the full-text properties (`:db.fulltext/stopWords`,
 /// `:db.fulltext/stemmer`); a state of format 1 gets them by the same upgrade transaction.
-/// 3: `:db/doc` is full-text (as Datomic's), its values indexed by the upgrade.
-pub const FORMAT: u64 = 3;
+/// 3: `:db/doc` is full-text (as Datomic's), its values indexed by the upgrade. 4: entity
+/// specs (`:db/ensure`, `:db.entity/attrs`, `:db.entity/preds`).
+pub const FORMAT: u64 = 4;
 
 /// The store-meta key of the transaction the built-in datoms were written in (a u64):
 /// `TX_PARTITION_START - 1` when they were written at the database's genesis, around the log

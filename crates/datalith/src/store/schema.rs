@@ -119,6 +119,13 @@ pub mod builtin {
     pub const FULLTEXT_STOP_WORDS: AttrId = 18;
     /// `:db.fulltext/stemmer`: the language a full-text attribute's words are stemmed in.
     pub const FULLTEXT_STEMMER: AttrId = 19;
+    /// `:db/ensure`: on an entity, the entity specs (`:db.entity/attrs`) a transaction that
+    /// asserts it checks the entity against.
+    pub const ENSURE: AttrId = 20;
+    /// `:db.entity/attrs`: on an entity spec, the attributes an entity must have.
+    pub const ENTITY_ATTRS: AttrId = 21;
+    /// `:db.entity/preds`: on an entity spec, predicates (Clojure functions in Datomic).
+    pub const ENTITY_PREDS: AttrId = 22;
     /// User attributes are numbered from here.
     pub const FIRST_USER_ATTR: AttrId = 100;
 }
@@ -307,6 +314,41 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
                 None,
                 "Property of a full-text attribute: the language its words are reduced to their \
                  stems in (Snowball: :english, :german, ...); none by default, as Datomic.",
+            )
+        },
+        Attribute {
+            cardinality: Cardinality::Many,
+            ..mk(
+                ENSURE,
+                "ensure",
+                Ref,
+                None,
+                "Attribute of an entity: the entity specs a transaction asserting it checks the \
+                 entity against (each spec's :db.entity/attrs must all be present).",
+            )
+        },
+        Attribute {
+            ident: Keyword::new(Some("db.entity"), "attrs"),
+            cardinality: Cardinality::Many,
+            ..mk(
+                ENTITY_ATTRS,
+                "",
+                ValueType::Keyword,
+                None,
+                "Property of an entity spec: the attributes an entity checked against it must \
+                 have.",
+            )
+        },
+        Attribute {
+            ident: Keyword::new(Some("db.entity"), "preds"),
+            cardinality: Cardinality::Many,
+            ..mk(
+                ENTITY_PREDS,
+                "",
+                ValueType::Symbol,
+                None,
+                "Property of an entity spec: predicates on the entity (Clojure functions in \
+                 Datomic; a spec with any is refused when checked, as Datalith runs no Clojure).",
             )
         },
     ]

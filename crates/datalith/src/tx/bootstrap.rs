@@ -176,7 +176,12 @@ impl BootstrapRequest {
             bootstrap::FORMAT_KEY,
             &bootstrap::FORMAT.to_be_bytes(),
         );
-        stage.put(&t.meta, bootstrap::TX_KEY, &tx.to_be_bytes());
+        // The transaction the built-ins were first written in: this one, unless a state of an
+        // earlier stored format has them from its genesis already (then the log replays over
+        // those, and this upgrade is one more logged transaction).
+        if !crate::store::load::builtins_at_genesis(&r)? || genesis {
+            stage.put(&t.meta, bootstrap::TX_KEY, &tx.to_be_bytes());
+        }
         let slot = batch.slot(|| StoreBatch::new(t.clone()));
         if !genesis {
             slot.last_instant = None;

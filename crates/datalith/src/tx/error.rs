@@ -190,6 +190,26 @@ pub enum TxError {
         /// The offending form, as EDN.
         form: String,
     },
+    /// An entity checked against an entity spec (`:db/ensure`) lacks attributes the spec's
+    /// `:db.entity/attrs` require (Datomic's `:db.error/entity-attr`).
+    #[error("entity {entity} misses {} of spec {spec}", missing.join(", "))]
+    EntityAttrsMissing {
+        /// The entity id.
+        entity: u64,
+        /// The spec, by its ident (or id).
+        spec: String,
+        /// The required attributes it lacks, as EDN.
+        missing: Vec<String>,
+    },
+    /// An entity spec with `:db.entity/preds`: Clojure functions in Datomic, which Datalith
+    /// cannot run, so the spec cannot be checked.
+    #[error(
+        "entity spec {spec} has :db.entity/preds (Clojure functions), which Datalith cannot run"
+    )]
+    EntityPredsUnsupported {
+        /// The spec, by its ident (or id).
+        spec: String,
+    },
     /// An attribute position holding something other than a keyword (Datomic's
     /// `:db.error/not-a-keyword`).
     #[error("{value} is not an attribute keyword, in {form}")]
@@ -389,6 +409,8 @@ impl TxError {
             | TxError::RetractEntityTempid { .. }
             | TxError::AttributeNotKeyword { .. } => error::NOT_A_KEYWORD,
             TxError::LookupRefNil { .. } => error::NOT_AN_ENTITY,
+            TxError::EntityAttrsMissing { .. } => error::ENTITY_ATTR,
+            TxError::EntityPredsUnsupported { .. } => error::ENTITY_PRED_UNSUPPORTED,
             TxError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
             TxError::InvalidInstallAttribute { .. }
             | TxError::InvalidAttributeProperties { .. } => error::INVALID_INSTALL_ATTRIBUTE,
@@ -518,6 +540,16 @@ impl TxError {
                 edn_text_field("lookup-ref", lookup),
                 edn_text_field("form", form),
             ],
+            TxError::EntityAttrsMissing {
+                entity,
+                spec,
+                missing,
+            } => vec![
+                ("entity", crate::edn::Edn::Long(*entity as i64)),
+                keyword_field("spec", spec),
+                edn_text_field("missing", &format!("[{}]", missing.join(" "))),
+            ],
+            TxError::EntityPredsUnsupported { spec } => vec![keyword_field("spec", spec)],
             TxError::AttributeNotKeyword { value, form } => {
                 vec![edn_text_field("value", value), edn_text_field("form", form)]
             }

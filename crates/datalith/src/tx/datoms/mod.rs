@@ -18,7 +18,7 @@ use super::resolve::{Fresh, Known, Resolved};
 use crate::codec::Value;
 use crate::store::ids::{AttrId, EntityId};
 use crate::store::reader::IndexReader;
-use crate::store::schema::{Attribute, Schema};
+use crate::store::schema::{builtin, Attribute, Schema};
 use crate::store::Datom;
 
 /// A transaction's net datoms and, at the same positions, their av bytes (see `av`): two
@@ -605,6 +605,58 @@ impl<'a> DatomBuilder<'a> {
                 } else {
                     self.assert(e, &c, Value::Tuple(items))?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every entity this transaction asserted `:db/ensure` on against each spec it
+    /// names (Datomic's entity specs): each attribute of the spec's `:db.entity/attrs` must
+    /// have a value on the entity after the transaction. A spec with `:db.entity/preds`
+    /// (Clojure functions) cannot be checked here and is refused.
+    pub fn check_entity_specs(&mut self) -> Result<(), TxError> {
+        if !self.entries.iter().any(|en| en.a == builtin::ENSURE) {
+            return Ok(());
+        }
+        self.index_lazy();
+        let ensured: Vec<(EntityId, EntityId)> = self
+            .entries
+            .iter()
+            .filter(|en| en.a == builtin::ENSURE && en.asserted && en.now)
+            .filter_map(|en| match en.value {
+                Value::Ref(spec) => Some((en.e, spec)),
+                _ => None,
+            })
+            .collect();
+        for (e, spec) in ensured {
+            // The spec by its ident, also one this transaction gave it.
+            let name = match self.current(spec, builtin::IDENT)?.first() {
+                Some((_, v)) => v.to_string(),
+                None => spec.to_string(),
+            };
+            if !self.current(spec, builtin::ENTITY_PREDS)?.is_empty() {
+                return Err(TxError::EntityPredsUnsupported { spec: name });
+            }
+            let mut missing = Vec::new();
+            for (_, required) in self.current(spec, builtin::ENTITY_ATTRS)? {
+                let Value::Keyword(k) = &required else {
+                    continue;
+                };
+                let present = match self.schema.by_ident(k) {
+                    Some(attr) => !self.current(e, attr.id)?.is_empty(),
+                    None => false,
+                };
+                if !present {
+                    missing.push(k.to_string());
+                }
+            }
+            if !missing.is_empty() {
+                missing.sort();
+                return Err(TxError::EntityAttrsMissing {
+                    entity: e,
+                    spec: name,
+                    missing,
+                });
             }
         }
         Ok(())
