@@ -527,30 +527,25 @@ fn ids_as_placeholders(db: &Db, answer: Edn) -> Edn {
                 )
                 .is_ok_and(|d| !d.is_empty())
     };
+    replace_ids(&is_entity, answer)
+}
+
+fn replace_ids(is_entity: &dyn Fn(i64) -> bool, answer: Edn) -> Edn {
+    let all = |items: Vec<Edn>| -> Vec<Edn> {
+        items
+            .into_iter()
+            .map(|i| replace_ids(is_entity, i))
+            .collect()
+    };
     match answer {
         Edn::Long(n) if is_entity(n) => Edn::kw(":conformance/id"),
-        Edn::Vector(items) => Edn::Vector(
-            items
-                .into_iter()
-                .map(|i| ids_as_placeholders(db, i))
-                .collect(),
-        ),
-        Edn::List(items) => Edn::List(
-            items
-                .into_iter()
-                .map(|i| ids_as_placeholders(db, i))
-                .collect(),
-        ),
-        Edn::Set(items) => Edn::Set(
-            items
-                .into_iter()
-                .map(|i| ids_as_placeholders(db, i))
-                .collect(),
-        ),
+        Edn::Vector(items) => Edn::Vector(all(items)),
+        Edn::List(items) => Edn::List(all(items)),
+        Edn::Set(items) => Edn::Set(all(items)),
         Edn::Map(pairs) => Edn::Map(
             pairs
                 .into_iter()
-                .map(|(k, v)| (ids_as_placeholders(db, k), ids_as_placeholders(db, v)))
+                .map(|(k, v)| (replace_ids(is_entity, k), replace_ids(is_entity, v)))
                 .collect(),
         ),
         other => other,

@@ -553,18 +553,16 @@ impl TxError {
             TxError::AttributeNotKeyword { value, form } => {
                 vec![edn_text_field("value", value), edn_text_field("form", form)]
             }
-            TxError::LookupRefNil { lookup, form } => vec![
-                edn_text_field("lookup-ref", lookup),
-                edn_text_field("form", form),
-            ],
             TxError::RetractEntityTempid { tempid, form } => vec![
                 edn_text_field("tempid", tempid),
                 edn_text_field("form", form),
             ],
-            TxError::InvalidLookupRef { lookup, form } => vec![
-                edn_text_field("lookup-ref", lookup),
-                edn_text_field("form", form),
-            ],
+            TxError::LookupRefNil { lookup, form } | TxError::InvalidLookupRef { lookup, form } => {
+                vec![
+                    edn_text_field("lookup-ref", lookup),
+                    edn_text_field("form", form),
+                ]
+            }
             TxError::InvalidInstallAttribute { attr, property } => vec![
                 keyword_field("entity", attr),
                 keyword_field("attribute", property),
