@@ -14,7 +14,8 @@ use super::{Call, Out};
 use crate::codec::Value;
 use crate::query::error::{BuiltinProblem, QueryError};
 
-fn num(c: &Call, i: usize) -> Result<Num, QueryError> {
+/// Argument `i` as a number (a bigdec too long for exact arithmetic: an overflow).
+pub(super) fn num(c: &Call, i: usize) -> Result<Num, QueryError> {
     match (Num::of(&c.args[i]), &c.args[i]) {
         (Some(n), _) => Ok(n),
         // A number after all, only too long for exact arithmetic here.

@@ -4,20 +4,13 @@
 //! own, with Clojure's results (`(long 8.25)` is `8`, truncated toward zero; a double past
 //! a long's range is an error, as Clojure's `IllegalArgumentException`).
 
+use super::arith::num as number;
 use super::decimal::DEC;
 use super::numbers::Num;
 use super::printing::java_double;
 use super::{Call, Out};
 use crate::codec::{parse_uuid, BigDec, Value};
 use crate::query::error::{BuiltinProblem, QueryError};
-
-fn number(c: &Call, i: usize) -> Result<Num, QueryError> {
-    match (Num::of(&c.args[i]), &c.args[i]) {
-        (Some(n), _) => Ok(n),
-        (None, Value::BigDec(_)) => Err(c.fail(BuiltinProblem::Overflow(DEC))),
-        (None, _) => Err(c.wrong_type(i, "a number")),
-    }
-}
 
 fn out_of_range(c: &Call, what: &str) -> QueryError {
     c.fail(BuiltinProblem::OutOfRange(format!(
@@ -141,14 +134,10 @@ pub fn inst_ms(c: &Call) -> Out {
     }
 }
 
-fn text<'a>(c: &'a Call, i: usize) -> Result<&'a str, QueryError> {
-    super::strings::text(c, i)
-}
-
 /// `parse-long`: a decimal integer's text as a long, nil for anything else.
 pub fn parse_long(c: &Call) -> Out {
     c.exactly(1)?;
-    let t = text(c, 0)?;
+    let t = super::strings::text(c, 0)?;
     // Clojure accepts an optional sign and ASCII digits only.
     let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -163,7 +152,7 @@ pub fn parse_long(c: &Call) -> Out {
 /// `parse-double`: a number's text as a double, nil for anything else.
 pub fn parse_double(c: &Call) -> Out {
     c.exactly(1)?;
-    let t = text(c, 0)?;
+    let t = super::strings::text(c, 0)?;
     let plain = t
         .bytes()
         .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b));
@@ -178,7 +167,7 @@ pub fn parse_double(c: &Call) -> Out {
 /// `parse-boolean`: `"true"` or `"false"`, nil for anything else.
 pub fn parse_boolean(c: &Call) -> Out {
     c.exactly(1)?;
-    Ok(match text(c, 0)? {
+    Ok(match super::strings::text(c, 0)? {
         "true" => Some(Value::Boolean(true)),
         "false" => Some(Value::Boolean(false)),
         _ => None,
@@ -188,7 +177,7 @@ pub fn parse_boolean(c: &Call) -> Out {
 /// `parse-uuid`: a UUID's text as a UUID, nil for anything else.
 pub fn parse_uuid_fn(c: &Call) -> Out {
     c.exactly(1)?;
-    Ok(parse_uuid(text(c, 0)?).map(Value::Uuid))
+    Ok(parse_uuid(super::strings::text(c, 0)?).map(Value::Uuid))
 }
 
 fn long_arg(c: &Call, i: usize) -> Result<i64, QueryError> {

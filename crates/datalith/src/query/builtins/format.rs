@@ -119,12 +119,11 @@ fn convert(c: &Call, spec: &Spec, arg: &Value, at: usize) -> Result<String, Quer
             let Value::Long(n) = arg else {
                 return Err(wrong("a long"));
             };
-            let t = match spec.conversion {
+            match spec.conversion {
                 'x' => format!("{n:x}"),
                 'X' => format!("{n:X}"),
                 _ => format!("{n:o}"),
-            };
-            t
+            }
         }
         'f' | 'e' | 'E' | 'g' | 'G' => {
             let x = match Num::of(arg) {
