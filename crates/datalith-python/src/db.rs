@@ -165,7 +165,9 @@ impl Db {
         components: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
         let index = Index::parse(index).ok_or_else(|| {
-            PyValueError::new_err(format!("{index:?} is not an index (:eavt, :aevt or :avet)"))
+            PyValueError::new_err(format!(
+                "{index:?} is not an index (:eavt, :aevt, :avet or :vaet)"
+            ))
         })?;
         if components.len() > 3 {
             return Err(PyValueError::new_err(format!(

@@ -99,8 +99,12 @@ def test_datoms_walk_an_index(people):
     ann = db.entity((":person/name", "Ann")).id
     assert {d.a for d in db.datoms(":eavt", ann)} == {":person/name", ":person/age", ":person/email"}
     assert [d.e for d in db.datoms(":avet", ":person/age", 17)] == [db.entity((":person/name", "Bob")).id]
+    # :vaet: the references to an entity (Bob and Cy name Ann a friend).
+    bob, cy = db.entity((":person/name", "Bob")).id, db.entity((":person/name", "Cy")).id
+    assert sorted(d.e for d in db.datoms(":vaet", ann)) == sorted([bob, cy])
+    assert [d.e for d in db.datoms(":vaet", ann, ":person/friend")] == sorted([bob, cy])
     with pytest.raises(ValueError, match="not an index"):
-        db.datoms(":vaet")
+        db.datoms(":veat")
 
 
 def test_datoms_are_datoms(people):
