@@ -243,13 +243,13 @@ pub fn check_find(
     }
 }
 
-/// The variables a clause binds for the clauses around it.
 /// Whether a data pattern names no entity, attribute or value (each a variable or `_`).
 fn is_unanchored(p: &super::ir::Pattern) -> bool {
     let open = |t: &Term| matches!(t, Term::Var(_) | Term::Blank);
     open(&p.e) && matches!(p.a, AttrTerm::Var(_) | AttrTerm::Blank) && open(&p.v)
 }
 
+/// The variables a clause binds for the clauses around it.
 fn binds(c: &Clause) -> Vec<Var> {
     match c {
         Clause::Pattern(..)
