@@ -107,10 +107,16 @@ impl DatomBuilder<'_> {
         old: Option<Value>,
         new: Value,
     ) -> Result<(), TxError> {
-        let current = self.current(e, attr.id)?;
+        // Compared with the database before the transaction, as Datomic runs every
+        // transaction function (`:db/cas` too) against it: two equal cas operations in one
+        // transaction both hold, and a cas does not see the transaction's own assertions.
+        let current: Vec<Value> = match self.fresh.contains(e) {
+            true => Vec::new(),
+            false => self.r.values(e, attr.id)?,
+        };
         let ok = match &old {
             None => current.is_empty(),
-            Some(o) => current.len() == 1 && current[0].1 == *o,
+            Some(o) => current.len() == 1 && current[0] == *o,
         };
         if !ok {
             return Err(TxError::CasFailed {
@@ -120,7 +126,7 @@ impl DatomBuilder<'_> {
                 expected: old.map_or_else(|| "nil".into(), |o| o.to_string()),
                 found: current
                     .first()
-                    .map_or_else(|| "nil".into(), |(_, v)| v.to_string()),
+                    .map_or_else(|| "nil".into(), Value::to_string),
             });
         }
         self.assert(e, attr, new)
