@@ -118,9 +118,10 @@ pub fn aggregate(
             best.map_or(Edn::Nil, edn_from_value)
         }
         "min" | "max" => {
+            // The values as the aggregate sees them: distinct unless `:with` keeps repeats,
+            // which then count (Datomic: `(min 3 ?a) :with ?p` can answer [19 25 25]).
             let n = n_arg()?;
             let mut s = sorted(vals);
-            s.dedup();
             if name == "max" {
                 s.reverse();
             }
