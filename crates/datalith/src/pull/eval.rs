@@ -138,6 +138,15 @@ impl Puller<'_> {
                 }
                 continue;
             };
+            // A nested pattern reads the entities a ref attribute names; on any other
+            // attribute it is a mistake (Datomic fails reading the values as entities).
+            if spec.nested.is_some() && !spec.reverse && !attr.is_ref() {
+                return Err(QueryError::Parse(format!(
+                    "a nested pattern needs a ref attribute: {} is {}",
+                    attr.ident,
+                    attr.value_type.ident()
+                )));
+            }
             if spec.reverse {
                 let holders = self.db.holders(attr.id, &Value::Ref(e))?;
                 if holders.is_empty() {
