@@ -71,15 +71,10 @@ impl Db {
         };
         let attrs: Vec<AttrId> = match c.a {
             Some(a) => vec![a],
-            None => self
-                .schema()
-                .attributes()
-                .iter()
-                .filter(|a| a.is_ref())
-                .map(|a| a.id)
-                .collect(),
+            None => self.schema().attributes().iter().map(|a| a.id).collect(),
         };
         let mut out = Vec::new();
+        // Only ref attributes hold references (a given non-ref attribute holds none).
         for a in attrs {
             if !self.schema().get(a).is_some_and(|x| x.is_ref()) {
                 continue;
