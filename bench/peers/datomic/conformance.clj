@@ -9,7 +9,8 @@
 ;; Each case runs on a fresh in-memory database holding its dataset. A case with :db (the time
 ;; group) first transacts its :txs, then runs its :query, :pull or :datoms on the time view :db
 ;; names (see time-view); basis k names the state after the k-th of the dataset's :txs and then
-;; the case's (0: after the dataset's :data).
+;; the case's (0: after the dataset's :data). A case with :report transacts its :txs, then
+;; answers the report of transacting :report (see report-answer).
 ;; Answers are written as
 ;; {id {:result value}} or {id {:error {:db/error kw :anomaly kw :message str}}}, one case a
 ;; line, sorted by id. Java collections become Clojure data; a ratio is written as the tagged
@@ -225,6 +226,28 @@
          (contains? c :datoms) (datom-rows db view points (:datoms c))))}
      db]))
 
+;; --- transaction reports ----------------------------------------------------------------
+
+(defn report-answer
+  "A transaction's report as data both systems can give: the tempid strings it resolved,
+  sorted, and its datoms as rows [e attribute v added], the transaction entity as :conformance/tx
+  (as e, or as a ref's value) and :db/txInstant's value as :conformance/instant (clocks
+  differ); other entity ids are left for ids-as-placeholders, which every report case uses."
+  [report]
+  (let [db (:db-after report)
+        tx (:tx (first (:tx-data report)))]
+    {:tempids (vec (sort (filter string? (keys (:tempids report)))))
+     :tx-data (mapv (fn [datom]
+                      (let [a (d/ident db (:a datom))]
+                        [(if (= (:e datom) tx) :conformance/tx (:e datom))
+                         a
+                         (cond (= a :db/txInstant) :conformance/instant
+                               (and (= (:value-type (d/attribute db a)) :db.type/ref)
+                                    (= (:v datom) tx)) :conformance/tx
+                               :else (:v datom))
+                         (:added datom)]))
+                    (:tx-data report))}))
+
 ;; --- running a case --------------------------------------------------------------------
 
 (defn run-query [datasets c db]
@@ -243,6 +266,11 @@
 
         (contains? c :pull)
         (let [db (d/db conn)] [{:result (plain (d/pull db (:pull c) (:eid c)))} db])
+
+        (contains? c :report)
+        (do (doseq [tx (:txs c [])] @(d/transact conn tx))
+            (let [report @(d/transact conn (:report c))]
+              [{:result (plain (report-answer report))} (:db-after report)]))
 
         (or (contains? c :tx) (contains? c :txs))
         (do (doseq [tx (or (:txs c) [(:tx c)])] @(d/transact conn tx))
@@ -266,7 +294,9 @@
           (fail! "time case " (:id c) " needs exactly one of :query, :pull, :datoms"))
         (when (and (:pull c) (not (contains? c :eid))) (fail! "time case " (:id c) " pulls without :eid")))
     (do (when (:datoms c) (fail! "case " (:id c) " has :datoms without :db"))
-        (when (and (or (:tx c) (:txs c)) (not (:then c)))
+        (when (and (:report c) (or (:tx c) (:then c) (not (:ids-as-placeholders c))))
+          (fail! "report case " (:id c) " needs :ids-as-placeholders true, and no :tx or :then"))
+        (when (and (or (:tx c) (:txs c)) (not (:then c)) (not (:report c)))
           (fail! "tx case " (:id c) " has no :then query (a time case needs :db)")))))
 
 ;; --- output ------------------------------------------------------------------------------

@@ -436,7 +436,7 @@ fn run(
     };
     let fresh;
     let loaded = match &case.action {
-        Action::Tx { .. } | Action::Time { .. } => {
+        Action::Tx { .. } | Action::Time { .. } | Action::Report { .. } => {
             fresh = match load(dataset) {
                 Ok(l) => l,
                 Err(e) => return Got::Unsupported(e),
@@ -493,6 +493,20 @@ fn run(
             }
         }
         Action::Time { txs, view, body } => run_time(loaded, txs, view, body, datasets),
+        Action::Report { txs, report } => {
+            for tx in txs {
+                if let Err((message, code)) = refused_tx(conn, tx) {
+                    return Got::Error(message, code);
+                }
+            }
+            match transact_report(conn, report) {
+                Ok(r) => match db() {
+                    Ok(db) => Got::Value(report_answer(&db, &r)),
+                    Err(e) => Got::Unsupported(e),
+                },
+                Err((message, code)) => Got::Error(message, code),
+            }
+        }
     }));
     let got = outcome.unwrap_or_else(|p| {
         let msg = p
@@ -509,6 +523,53 @@ fn run(
         },
         (got, _) => got,
     }
+}
+
+/// A report as the harness answers it (`cases::Action::Report`): the tempid strings, sorted,
+/// and each datom `[e attribute v added]` with the transaction entity `:conformance/tx` and
+/// `:db/txInstant`'s value `:conformance/instant`.
+fn report_answer(db: &Db, r: &datalith::TxReport) -> Edn {
+    let mut tempids: Vec<String> = r
+        .tempids_edn()
+        .into_iter()
+        .filter_map(|(k, _)| match k {
+            Edn::String(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    tempids.sort();
+    let schema = db.schema();
+    let tx = || Edn::kw(":conformance/tx");
+    let rows = r
+        .tx_data
+        .iter()
+        .map(|d| {
+            let attr = schema
+                .get(d.a)
+                .expect("a report's attribute is in the schema");
+            let ident = Edn::Keyword(attr.ident.clone());
+            let v = if to_edn_string(&ident) == ":db/txInstant" {
+                Edn::kw(":conformance/instant")
+            } else if attr.is_ref() && edn_from_value(&d.v) == Edn::Long(r.tx as i64) {
+                tx()
+            } else {
+                edn_from_value(&d.v)
+            };
+            let e = if d.e == r.tx {
+                tx()
+            } else {
+                Edn::Long(d.e as i64)
+            };
+            Edn::Vector(vec![e, ident, v, Edn::Bool(d.added)])
+        })
+        .collect();
+    Edn::Map(vec![
+        (
+            Edn::kw(":tempids"),
+            Edn::Vector(tempids.into_iter().map(Edn::String).collect()),
+        ),
+        (Edn::kw(":tx-data"), Edn::Vector(rows)),
+    ])
 }
 
 /// `answer` with every number that is an entity of `db` (1000 or more, with datoms now or in
@@ -556,7 +617,7 @@ fn shape_of(case: &Case) -> Shape {
     match &case.action {
         Action::Query { query, .. } => find_shape(query),
         Action::Tx { then, .. } => find_shape(then),
-        Action::Pull { .. } => Shape::Value,
+        Action::Pull { .. } | Action::Report { .. } => Shape::Value,
         Action::Time { body, .. } => match body {
             TimeBody::Query { query, .. } => find_shape(query),
             TimeBody::Pull { .. } => Shape::Value,

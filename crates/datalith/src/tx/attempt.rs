@@ -21,7 +21,7 @@ use crate::store::{AttrId, Schema};
 /// What one attempt computed and staged.
 pub(crate) struct Attempt {
     /// The pipeline's result; its tempids are only those the user can name (no anonymous
-    /// ones, no current-transaction one).
+    /// ones; the current transaction's only when a term is about it).
     pub(crate) outcome: TxOutcome,
     /// Per attribute, the change of (datoms, distinct values) the staged writes make.
     pub(crate) stats: HashMap<AttrId, (i64, i64)>,
@@ -85,6 +85,6 @@ pub(crate) fn attempt(
     }
     outcome
         .tempids
-        .retain(|t, _| !matches!(t, Tempid::Anonymous(_) | Tempid::CurrentTx));
+        .retain(|t, _| !matches!(t, Tempid::Anonymous(_)));
     Ok(Attempt { outcome, stats })
 }

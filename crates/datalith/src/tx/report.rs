@@ -93,7 +93,8 @@ impl TxReport {
     }
 
     /// The tempids the caller wrote (strings and negative numbers) with the ids they resolved
-    /// to, as EDN pairs in no set order: the entries of Datomic's `:tempids` map. Tempids the
+    /// to, as EDN pairs in no set order: the entries of Datomic's `:tempids` map, with
+    /// `"datomic.tx"` when the transaction said something about itself. Tempids the
     /// transaction made for itself are left out.
     pub fn tempids_edn(&self) -> Vec<(Edn, Edn)> {
         self.tempids
@@ -102,6 +103,7 @@ impl TxReport {
                 let key = match t {
                     Tempid::Named(s) => Edn::String(s.to_string()),
                     Tempid::Negative(n) => Edn::Long(*n),
+                    Tempid::CurrentTx => Edn::String("datomic.tx".into()),
                     _ => return None,
                 };
                 Some((key, Edn::Long(*id as i64)))
@@ -139,9 +141,14 @@ impl TxReport {
         }
     }
 
-    /// The id a string tempid resolved to.
+    /// The id a string tempid resolved to (`"datomic.tx"`: the transaction, when a term was
+    /// about it).
     pub fn tempid(&self, name: &str) -> Option<EntityId> {
-        self.tempids.get(&Tempid::Named(name.into())).copied()
+        let t = match name {
+            "datomic.tx" => Tempid::CurrentTx,
+            _ => Tempid::Named(name.into()),
+        };
+        self.tempids.get(&t).copied()
     }
 
     /// The id a negative-number tempid resolved to.

@@ -133,6 +133,14 @@ pub fn run_tx(
             TxClock::AtLeast(ms) => look_up(&mut largest)?.map_or(ms, |last| ms.max(last)),
         },
     };
+    // Datomic's report names "datomic.tx" among the tempids when the transaction asserts
+    // or retracts something about it, not when it is only a value (a reference to the
+    // transaction) nor for the instant added below.
+    let is_tx = |e: &E| matches!(e, E::Temp(Tempid::CurrentTx));
+    let names_tx = terms.iter().any(|t| match t {
+        Term::Add(e, ..) | Term::Retract(e, ..) | Term::RetractEntity(e) => is_tx(e),
+        Term::Cas(c) => is_tx(&c.0),
+    });
     if user_instant.is_none() {
         let attr = schema.get(builtin::TX_INSTANT).expect("built-in").clone();
         terms.push(Term::Add(
@@ -166,8 +174,13 @@ pub fn run_tx(
     builder.check_entity_specs()?;
     let datoms = builder.finish();
     let Resolver {
-        counters, tempids, ..
+        counters,
+        mut tempids,
+        ..
     } = resolver;
+    if !names_tx {
+        tempids.remove(&Tempid::CurrentTx);
+    }
     let new_schema = apply_schema_change(&r, schema, &datoms.datoms)?;
     // Looked at only when there is a largest instant to carry on, not on every transaction.
     let lowers = || {

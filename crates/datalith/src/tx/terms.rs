@@ -452,6 +452,9 @@ impl<'s> Expander<'s> {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
             TxValue::Value(Value::Long(n)) if *n >= 0 => V::Val(Value::Ref(*n as u64)),
             TxValue::Value(Value::Long(n)) if *n < 0 => V::Ent(E::Temp(Tempid::Negative(*n))),
+            TxValue::Value(Value::String(s)) if &**s == "datomic.tx" => {
+                V::Ent(E::Temp(Tempid::CurrentTx))
+            }
             TxValue::Value(Value::String(s)) => V::Ent(E::Temp(Tempid::Named(s.clone()))),
             TxValue::Value(Value::Keyword(k)) => V::Ent(E::Ident(k.clone())),
             TxValue::Entity(r) => V::Ent(self.entity(r, form)?),

@@ -27,6 +27,11 @@ pub enum Action {
         then: Edn,
         then_inputs: Vec<Edn>,
     },
+    /// Each of `txs`, then `report`: the answer is that transaction's report, as
+    /// `{:tempids [string ...] :tx-data [[e attribute v added] ...]}` (the transaction entity
+    /// `:conformance/tx`, `:db/txInstant`'s value `:conformance/instant`, other entities
+    /// placeholders).
+    Report { txs: Vec<Edn>, report: Edn },
     /// A case with `:db` (the time group): each of `txs` (bases after the dataset's), then
     /// `body` on the time view `view` of the database after them.
     Time {
@@ -207,6 +212,15 @@ fn case(m: &Edn) -> Case {
             eid: get(m, ":eid")
                 .cloned()
                 .unwrap_or_else(|| panic!("{id} pulls without :eid")),
+        }
+    } else if let Some(report) = get(m, ":report") {
+        assert!(
+            get(m, ":ids-as-placeholders") == Some(&Edn::Bool(true)),
+            "{id}: a report case compares entities as placeholders"
+        );
+        Action::Report {
+            txs: seq_of(get(m, ":txs")),
+            report: report.clone(),
         }
     } else {
         let txs = match (get(m, ":txs"), get(m, ":tx")) {
