@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use cases::{get, Action, Answer, Case, Dataset, TimeBody};
-use compare::{find_shape, same_answer, without_db_id, Ordered, Shape};
+use compare::{canon, find_shape, same_answer, without_db_id, Ordered, Shape};
 use datalith::edn::{edn_from_value, to_edn_string, value_from_edn, Edn};
 use datalith::query::QueryOptions;
 use datalith::raw::{Components, Index};
@@ -499,12 +499,37 @@ fn run(
                     return Got::Error(message, code);
                 }
             }
-            match transact_report(conn, report) {
+            // The same transaction through `Db::with` first (speculative, a path of its own):
+            // its report must be the committed one's.
+            let with = match db() {
+                Ok(db) => with_answer(&db, report),
+                Err(e) => return Got::Unsupported(e),
+            };
+            let committed = match transact_report(conn, report) {
                 Ok(r) => match db() {
-                    Ok(db) => Got::Value(report_answer(&db, &r)),
+                    Ok(db) => Got::Value(ids_as_placeholders(&db, report_answer(&db, &r))),
                     Err(e) => Got::Unsupported(e),
                 },
                 Err((message, code)) => Got::Error(message, code),
+            };
+            match (&with, &committed) {
+                (Got::Value(w), Got::Value(c))
+                    if canon(w, &Ordered::new()) != canon(c, &Ordered::new()) =>
+                {
+                    Got::Error(
+                        format!(
+                            "Db::with reported {} where transact reported {}",
+                            to_edn_string(w),
+                            to_edn_string(c)
+                        ),
+                        None,
+                    )
+                }
+                (Got::Value(_), Got::Error(..)) | (Got::Error(..), Got::Value(_)) => Got::Error(
+                    "Db::with and transact disagree on whether the transaction holds".into(),
+                    None,
+                ),
+                _ => committed,
             }
         }
     }));
@@ -522,6 +547,24 @@ fn run(
             Err(e) => Got::Unsupported(e),
         },
         (got, _) => got,
+    }
+}
+
+/// What `Db::with` on `db` reports for `tx`, as [`report_answer`] with entity placeholders
+/// read from its `db_after` (its new entities exist nowhere else).
+fn with_answer(db: &Db, tx: &Edn) -> Got {
+    let outcome = datalith::TxData::from_edn(tx)
+        .map_err(|e| (e.to_string(), Some(e.category().code)))
+        .and_then(|data| {
+            db.with(data)
+                .map_err(|e| (e.to_string(), Some(e.category().code)))
+        });
+    match outcome {
+        Ok(r) => match r.db_after() {
+            Ok(after) => Got::Value(ids_as_placeholders(&after, report_answer(&after, &r))),
+            Err(e) => Got::Unsupported(e.to_string()),
+        },
+        Err((message, code)) => Got::Error(message, code),
     }
 }
 
