@@ -4,7 +4,8 @@
 //!   (integers, ratios, decimals, floating point): `(= 1 1N)` is true, `(= 1 1.0)` false.
 //!   Entity ids are longs, so `(= ?e 17592186045418)` holds.
 //! - `==` compares numbers across categories (`(== 1 1.0)` is true) and refuses non-numbers.
-//! - `< > <= >=` and `compare` use Datomic's order: numbers numerically across kinds
+//! - `< > <= >=` and `compare` use Datomic's order (`compare` answering Java's `compareTo`'s
+//!   number for two strings, keywords or symbols): numbers numerically across kinds
 //!   (`(< 1/2 0.6)`), anything else by value order, also across types (`(< 1 "a")` holds in
 //!   Datomic too). Datomic's comparisons take exactly two arguments; these also chain more,
 //!   as Clojure's do.
@@ -147,11 +148,42 @@ pub fn ge(c: &Call) -> Out {
     chain(c, |o| o != Ordering::Less)
 }
 
-/// `compare`: -1, 0 or 1.
+/// `compare`: Clojure's, which answers what Java's `compareTo` does: for two strings,
+/// keywords or symbols the difference of the first UTF-16 units that differ, or of the
+/// lengths (`(compare "Ann" "Fay")` is -5); -1, 0 or 1 otherwise.
 pub fn compare_fn(c: &Call) -> Out {
     c.exactly(2)?;
-    let o = compare(&c.args[0], &c.args[1]);
-    Ok(Some(Value::Long(o as i64)))
+    let n = match (&c.args[0], &c.args[1]) {
+        (Value::String(a), Value::String(b)) => text_compare_to(a, b),
+        (Value::Keyword(a), Value::Keyword(b)) | (Value::Symbol(a), Value::Symbol(b)) => {
+            named_compare_to(a, b)
+        }
+        (a, b) => compare(a, b) as i64,
+    };
+    Ok(Some(Value::Long(n)))
+}
+
+/// Java's `String.compareTo`.
+fn text_compare_to(a: &str, b: &str) -> i64 {
+    let (mut x, mut y) = (a.encode_utf16(), b.encode_utf16());
+    loop {
+        match (x.next(), y.next()) {
+            (Some(p), Some(q)) if p != q => return i64::from(p) - i64::from(q),
+            (Some(_), Some(_)) => {}
+            _ => return super::utf16::len(a) as i64 - super::utf16::len(b) as i64,
+        }
+    }
+}
+
+/// Clojure's `Symbol.compareTo` (a keyword compares its symbol): no namespace first, then
+/// the namespaces, then the names, each as Java compares strings.
+fn named_compare_to(a: &crate::codec::Keyword, b: &crate::codec::Keyword) -> i64 {
+    match (a.namespace(), b.namespace()) {
+        (None, Some(_)) => -1,
+        (Some(_), None) => 1,
+        (Some(p), Some(q)) if p != q => text_compare_to(p, q),
+        _ => text_compare_to(a.name(), b.name()),
+    }
 }
 
 /// `identical?`: Java's identity, approximated by equal values of one type (Java caches
@@ -174,6 +206,39 @@ pub fn differ(c: &Call) -> Out {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `compare` answers what Clojure's does (Java's `compareTo`), checked against Clojure
+    /// 1.11 by hand.
+    #[test]
+    fn compare_answers_javas_compare_to() {
+        use super::super::call;
+        use crate::codec::Keyword;
+        let (s, l, k) = (Value::string, Value::Long, |t: &str| {
+            Value::Keyword(Keyword::parse(t))
+        });
+        let table = [
+            (s("Ann"), s("Fay"), -5),
+            (s("Fay"), s("Ann"), 5),
+            (s("Fay"), s("Fay"), 0),
+            (s("Fa"), s("Fay"), -1),
+            (s("Fay"), s(""), 3),
+            (s("a🙂"), s("ab"), 0xD83D - 0x62),
+            (s("é"), s("e"), 0xE9 - 0x65),
+            (k(":a/x"), k(":b/x"), -1),
+            (k(":person/name"), k(":person/age"), 13),
+            (k(":x"), k(":a/x"), -1),
+            (k(":a/x"), k(":x"), 1),
+            (k(":ab"), k(":a"), 1),
+            (l(3), l(10), -1),
+            (l(10), l(3), 1),
+            (Value::double(2.5).unwrap(), l(2), 1),
+            (Value::Boolean(false), Value::Boolean(true), -1),
+        ];
+        for (a, b, want) in table {
+            let got = call("compare", &[a.clone(), b.clone()]).unwrap();
+            assert_eq!(got, Some(l(want)), "(compare {a} {b})");
+        }
+    }
 
     /// The shortcuts for doubles, longs, strings and entity ids order every pair as the tower
     /// does.
