@@ -37,8 +37,9 @@ pub const FORMAT_KEY: &[u8] = b"builtins_format";
 /// properties as refs. 2: with the full-text properties (`:db.fulltext/stopWords`,
 /// `:db.fulltext/stemmer`); a state of format 1 gets them by the same upgrade transaction.
 /// 3: `:db/doc` is full-text (as Datomic's), its values indexed by the upgrade. 4: entity
-/// specs (`:db/ensure`, `:db.entity/attrs`, `:db.entity/preds`).
-pub const FORMAT: u64 = 4;
+/// specs (`:db/ensure`, `:db.entity/attrs`, `:db.entity/preds`). 5: `:db/tupleAttrs` and
+/// `:db/tupleTypes` declare `:db/tupleType :db.type/keyword`, as Datomic's do.
+pub const FORMAT: u64 = 5;
 
 /// The store-meta key of the transaction the built-in datoms were written in (a u64):
 /// `TX_PARTITION_START - 1` when they were written at the database's genesis, around the log
@@ -297,6 +298,13 @@ pub fn datoms() -> Vec<(EntityId, AttrId, Value)> {
         }
         if let Some(doc) = &a.doc {
             out.push((e, builtin::DOC, Value::string(doc)));
+        }
+        if let Some(t) = a.tuple_type {
+            out.push((
+                e,
+                builtin::TUPLE_TYPE,
+                Value::Keyword(Keyword::parse(t.ident())),
+            ));
         }
     }
     let mut idents: Vec<(EntityId, Keyword)> = VALUE_TYPES

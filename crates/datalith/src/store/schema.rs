@@ -209,14 +209,18 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
             None,
             "The instant of a transaction, recorded with every transaction.",
         ),
-        mk(
-            TUPLE_ATTRS,
-            "tupleAttrs",
-            Tuple,
-            None,
-            "Property of a composite tuple attribute: the attributes (keywords) whose values \
-             it is made of.",
-        ),
+        // The two tuple-valued properties are tuples of keywords, as Datomic declares them.
+        Attribute {
+            tuple_type: Some(ValueType::Keyword),
+            ..mk(
+                TUPLE_ATTRS,
+                "tupleAttrs",
+                Tuple,
+                None,
+                "Property of a composite tuple attribute: the attributes (keywords) whose \
+                 values it is made of.",
+            )
+        },
         mk(
             TUPLE_TYPE,
             "tupleType",
@@ -224,13 +228,17 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
             None,
             "Property of a homogeneous tuple attribute: the type of its elements.",
         ),
-        mk(
-            TUPLE_TYPES,
-            "tupleTypes",
-            Tuple,
-            None,
-            "Property of a heterogeneous tuple attribute: the type of each element, in order.",
-        ),
+        Attribute {
+            tuple_type: Some(ValueType::Keyword),
+            ..mk(
+                TUPLE_TYPES,
+                "tupleTypes",
+                Tuple,
+                None,
+                "Property of a heterogeneous tuple attribute: the type of each element, in \
+                 order.",
+            )
+        },
         mk(
             NO_HISTORY,
             "noHistory",
