@@ -636,11 +636,18 @@ fn input_errors_are_typed() {
             |e| matches!(e, QueryError::UnresolvedKey { key } if key == ":color/green"),
             "Cannot resolve key: :color/green",
         ),
+        // A string there is read as a keyword (an ident), as Datomic reads it.
         (
             "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
             &["A", r#"["p1"]"#],
-            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == r#""p1""#),
-            r#""p1" names no entity"#,
+            |e| matches!(e, QueryError::NotAKeyword { value } if value == r#""p1""#),
+            r#"cannot read "p1" as a keyword: it has no leading :"#,
+        ),
+        (
+            "[:find ?n :in $ [?p ...] :where [?p :person/name ?n]]",
+            &["A", r#"[1.5]"#],
+            |e| matches!(e, QueryError::UnresolvedEntity { value } if value == "1.5"),
+            "1.5 names no entity",
         ),
         (
             "[:find ?n :where [:color/green :color/label ?n]]",

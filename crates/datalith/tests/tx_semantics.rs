@@ -1239,7 +1239,7 @@ fn errors_print_forms_as_edn() {
         ),
         (
             r#"[[:db/add "x" :person/tags [:a "b"]]]"#,
-            r#"expected :db.type/keyword, got "b" in [:db/add "x" :person/tags [:a "b"]]"#,
+            r#""b" is no keyword for :person/tags: a string there needs a leading :"#,
         ),
         (
             r#"[[:db/retract [:person/id "nope"] :person/name "x"]]"#,

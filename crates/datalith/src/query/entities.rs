@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::error::QueryError;
 use super::ir::{AttrTerm, Clause, Pattern, RuleBody, Term, Var};
 use super::relation::Relation;
-use crate::codec::Value;
+use crate::codec::{Keyword, Value, ValueType};
 use crate::store::reader::IndexReader;
 use crate::store::schema::Schema;
 
@@ -20,6 +20,15 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
     let shown = || crate::edn::to_edn_string(&crate::edn::edn_from_value(v));
     // Datomic: "Cannot resolve key" for an ident or lookup ref that names nothing.
     let no_key = || QueryError::UnresolvedKey { key: shown() };
+    // Datomic reads a string here as a keyword (an ident), which needs its leading colon.
+    let read_keyword;
+    let v = match v {
+        Value::String(s) => {
+            read_keyword = Value::Keyword(keyword_of_string(s, shown)?);
+            &read_keyword
+        }
+        v => v,
+    };
     let found = match v {
         Value::Ref(e) => Some(*e),
         Value::Long(n) => u64::try_from(*n).ok(),
@@ -54,6 +63,35 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
     found
         .map(Value::Ref)
         .ok_or_else(|| QueryError::UnresolvedEntity { value: shown() })
+}
+
+/// The keyword a string names as Datomic reads it where a keyword is due: `":a/b"` is `:a/b`;
+/// a string without the leading colon is refused.
+fn keyword_of_string(s: &str, shown: impl Fn() -> String) -> Result<Keyword, QueryError> {
+    match s.strip_prefix(':') {
+        Some(rest) if !rest.is_empty() => Ok(Keyword::parse(s)),
+        _ => Err(QueryError::NotAKeyword { value: shown() }),
+    }
+}
+
+/// A value constant of attribute `a` (not a ref) in the type the attribute holds, as Datomic
+/// reads one: a string for a keyword attribute is a keyword (`":dev"`; without the colon, an
+/// error), and a long for a bigint attribute is that bigint (what `exec::coerce` also does
+/// to values bound at run time). Anything else is left as it is (and matches only a value of
+/// its own type).
+fn value_constant(
+    schema: &Schema,
+    a: crate::store::AttrId,
+    v: &Value,
+) -> Result<Value, QueryError> {
+    match (schema.get(a).map(|x| x.value_type), v) {
+        (Some(ValueType::Keyword), Value::String(s)) => {
+            Ok(Value::Keyword(keyword_of_string(s, || {
+                crate::edn::to_edn_string(&crate::edn::edn_from_value(v))
+            })?))
+        }
+        _ => Ok(super::exec::coerce(schema, a, v)),
+    }
 }
 
 /// `input` with column `shadow`: column `v`'s values resolved to entity ids in one database.
@@ -282,9 +320,10 @@ pub(super) fn resolve_constants(
                         t => t.clone(),
                     };
                     let is_ref = matches!(p.a, AttrTerm::Attr(a) if schema.get(a).is_some_and(|x| x.is_ref()));
-                    let v = match &p.v {
-                        Term::Const(v) if is_ref => Term::Const(entity(r, schema, v)?),
-                        t => t.clone(),
+                    let v = match (&p.v, &p.a) {
+                        (Term::Const(v), _) if is_ref => Term::Const(entity(r, schema, v)?),
+                        (Term::Const(v), AttrTerm::Attr(a)) => Term::Const(value_constant(schema, *a, v)?),
+                        (t, _) => t.clone(),
                     };
                     Clause::Pattern(*src, Pattern { e, a: p.a.clone(), v })
                 }

@@ -178,6 +178,16 @@ pub enum QueryError {
         /// The value, as EDN.
         value: String,
     },
+    /// A string where an attribute's value must be a keyword (a keyword attribute's value,
+    /// an entity named by its ident): Datomic reads the string as a keyword, so it needs a
+    /// leading colon (`":dev"`).
+    #[error(
+        "cannot read {value} as a keyword: it has no leading : (write the keyword, or \":name\")"
+    )]
+    NotAKeyword {
+        /// The value, as EDN.
+        value: String,
+    },
     /// The query reads no database and runs on none (at least one input must be one).
     #[error("a query needs a database among its inputs")]
     NoDatabase,
@@ -260,6 +270,7 @@ impl QueryError {
             QueryError::NotAnEntity { .. } | QueryError::UnresolvedEntity { .. } => {
                 error::NOT_AN_ENTITY
             }
+            QueryError::NotAKeyword { .. } => error::NOT_A_KEYWORD,
             QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
             QueryError::OrBindingEmpty { .. } => error::OR_BINDING_EMPTY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
@@ -321,6 +332,7 @@ impl QueryError {
             | QueryError::BadArguments { name, .. }
             | QueryError::UnknownRule { name }
             | QueryError::UnknownAggregate { name } => vec![edn_text_field("name", name)],
+            QueryError::NotAKeyword { value } => vec![edn_text_field("value", value)],
             QueryError::Timeout { ms } => vec![("timeout", Edn::Long(*ms as i64))],
             QueryError::ResourceExhausted {
                 resource,

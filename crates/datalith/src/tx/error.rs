@@ -210,6 +210,19 @@ pub enum TxError {
         /// The spec, by its ident (or id).
         spec: String,
     },
+    /// A string given for a keyword attribute without the leading colon that makes it one
+    /// (Datomic reads `":dev"` as `:dev`, and refuses `"dev"`: `:db.error/not-a-keyword`).
+    #[error(
+        "{value} is no keyword for {attr}: a string there needs a leading : (\":name\"), in {form}"
+    )]
+    KeywordStringWithoutColon {
+        /// The attribute, as EDN.
+        attr: String,
+        /// The string, as EDN.
+        value: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// An attribute position holding something other than a keyword (Datomic's
     /// `:db.error/not-a-keyword`).
     #[error("{value} is not an attribute keyword, in {form}")]
@@ -407,7 +420,8 @@ impl TxError {
             TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
             TxError::NotAKeyword { .. }
             | TxError::RetractEntityTempid { .. }
-            | TxError::AttributeNotKeyword { .. } => error::NOT_A_KEYWORD,
+            | TxError::AttributeNotKeyword { .. }
+            | TxError::KeywordStringWithoutColon { .. } => error::NOT_A_KEYWORD,
             TxError::LookupRefNil { .. } => error::NOT_AN_ENTITY,
             TxError::EntityAttrsMissing { .. } => error::ENTITY_ATTR,
             TxError::EntityPredsUnsupported { .. } => error::ENTITY_PRED_UNSUPPORTED,
@@ -550,6 +564,11 @@ impl TxError {
                 edn_text_field("missing", &format!("[{}]", missing.join(" "))),
             ],
             TxError::EntityPredsUnsupported { spec } => vec![keyword_field("spec", spec)],
+            TxError::KeywordStringWithoutColon { attr, value, form } => vec![
+                edn_text_field("attribute", attr),
+                edn_text_field("value", value),
+                edn_text_field("form", form),
+            ],
             TxError::AttributeNotKeyword { value, form } => {
                 vec![edn_text_field("value", value), edn_text_field("form", form)]
             }

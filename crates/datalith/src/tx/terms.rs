@@ -585,6 +585,18 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
         }
         return Ok(v);
     }
+    // A string for a keyword attribute is read as a keyword, as Datomic reads it: `":dev"`
+    // is `:dev`; without the colon it is refused as no keyword.
+    if let (ValueType::Keyword, Value::String(s)) = (attr.value_type, &v) {
+        return match s.strip_prefix(':') {
+            Some(rest) if !rest.is_empty() => Ok(Value::Keyword(crate::codec::Keyword::parse(s))),
+            _ => Err(TxError::KeywordStringWithoutColon {
+                attr: attr.ident.to_string(),
+                value: v.to_string(),
+                form: form(),
+            }),
+        };
+    }
     // EDN has one floating-point type: a double written for a float attribute is narrowed
     // (as Datomic does), unless it is out of the float range.
     if let (ValueType::Float, Value::Double(x)) = (attr.value_type, &v) {

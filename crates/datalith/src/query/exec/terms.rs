@@ -41,10 +41,17 @@ pub fn entity_of(v: &Value) -> Option<EntityId> {
     }
 }
 
-/// A constant for attribute `a` in the form the index stores (longs name entities for refs).
+/// A constant for attribute `a` in the form the index stores: longs name entities for refs
+/// and are bigints for bigint attributes (Datomic reads `[?e :count 2]` so), and a string
+/// with a leading colon is a keyword for keyword attributes.
 pub fn coerce(schema: &Schema, a: AttrId, v: &Value) -> Value {
-    match (schema.get(a).map(|x| x.is_ref()), v) {
-        (Some(true), Value::Long(n)) if *n >= 0 => Value::Ref(*n as u64),
+    use crate::codec::ValueType;
+    match (schema.get(a).map(|x| x.value_type), v) {
+        (Some(ValueType::Ref), Value::Long(n)) if *n >= 0 => Value::Ref(*n as u64),
+        (Some(ValueType::BigInt), Value::Long(n)) => Value::BigInt(Box::new(i128::from(*n))),
+        (Some(ValueType::Keyword), Value::String(s)) if s.len() > 1 && s.starts_with(':') => {
+            Value::Keyword(Keyword::parse(s))
+        }
         _ => v.clone(),
     }
 }
