@@ -39,7 +39,7 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
         Value::Tuple(items) => match items.as_slice() {
             [Some(Value::Keyword(k)), Some(val)] => match schema.by_ident(k) {
                 Some(a) if a.unique.is_some() => Some(
-                    r.first_entity_with(a.id, &super::exec::coerce(schema, a.id, val))?
+                    r.first_entity_with(a.id, &value_constant(schema, a.id, val)?)?
                         .ok_or_else(no_key)?,
                 ),
                 Some(_) => {

@@ -455,6 +455,9 @@ impl<'s> Expander<'s> {
             TxValue::Value(Value::String(s)) if &**s == "datomic.tx" => {
                 V::Ent(E::Temp(Tempid::CurrentTx))
             }
+            TxValue::Value(Value::String(s)) if super::edn::is_ident_text(s) => {
+                V::Ent(E::Ident(crate::codec::Keyword::parse(s)))
+            }
             TxValue::Value(Value::String(s)) => V::Ent(E::Temp(Tempid::Named(s.clone()))),
             TxValue::Value(Value::Keyword(k)) => V::Ent(E::Ident(k.clone())),
             TxValue::Entity(r) => V::Ent(self.entity(r, form)?),
