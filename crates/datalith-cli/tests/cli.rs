@@ -213,6 +213,11 @@ fn exit_codes() {
         (
             &["pull", &db, "[*]", "\"Ann\""],
             1,
+            "cannot read \"Ann\" as a keyword",
+        ),
+        (
+            &["pull", &db, "[*]", "1.5"],
+            1,
             "not an entity id, ident or lookup ref",
         ),
         (

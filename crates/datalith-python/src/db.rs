@@ -430,12 +430,19 @@ fn components_of(
                 .is_some_and(|attr| attr.is_ref());
         c.v = Some(match is_ref {
             true => datalith::codec::Value::Ref(resolve(v)?),
-            false => datalith::edn::value_from_edn(&to_edn(v, Place::Value)?).ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "{} is not a value",
-                    v.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))
-            })?,
+            false => {
+                let value =
+                    datalith::edn::value_from_edn(&to_edn(v, Place::Value)?).ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "{} is not a value",
+                            v.repr().map(|r| r.to_string()).unwrap_or_default()
+                        ))
+                    })?;
+                match c.a {
+                    Some(a) => db.index_value(a, value),
+                    None => value,
+                }
+            }
         });
     }
     Ok(c)

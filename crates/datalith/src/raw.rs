@@ -25,5 +25,5 @@
 //! assert_eq!((found.len(), found[0].e, &found[0].v), (1, ann, &Value::Long(41)));
 //! ```
 
-pub use crate::api::index::{Components, Index};
+pub use crate::api::index::{ComponentKind, Components, Index};
 pub use crate::store::ids::{EntityId, TX_PARTITION_START, USER_PARTITION_START};

@@ -325,41 +325,12 @@ fn datom_rows(view: &Db, spec: &[Edn], points: &[u64]) -> Got {
     let Some(index) = Index::parse(&name) else {
         return Got::Unsupported(format!("no index {name}"));
     };
-    // The components in the index's order, by name.
-    let names: &[char] = match index {
-        Index::Eav => &['e', 'a', 'v'],
-        Index::Aev => &['a', 'e', 'v'],
-        Index::Ave => &['a', 'v', 'e'],
-        Index::Vae => &['v', 'a', 'e'],
+    let c = match Components::from_edn(view, index, components) {
+        Ok(Some(c)) => c,
+        // An entity the view does not know has no datoms.
+        Ok(None) => return Got::Value(Edn::Vector(Vec::new())),
+        Err(e) => return Got::Error(e.to_string(), Some(e.category().code)),
     };
-    if components.len() > names.len() {
-        return Got::Unsupported(format!("too many components: {}", components.len()));
-    }
-    let mut c = Components::default();
-    for (name, value) in names.iter().zip(components) {
-        match name {
-            'e' => match Eid::from_edn(value).and_then(|e| e.resolve(view)) {
-                Ok(Some(e)) => c.e = Some(e),
-                // An entity the view does not know has no datoms.
-                Ok(None) => return Got::Value(Edn::Vector(Vec::new())),
-                Err(e) => return Got::Error(e.to_string(), Some(e.category().code)),
-            },
-            'a' => match value.as_keyword().and_then(|k| view.attr(k)) {
-                Some(attr) => c.a = Some(attr.id),
-                None => return Got::Error(format!("no attribute {}", to_edn_string(value)), None),
-            },
-            // `:vaet`'s value is an entity.
-            _ if index == Index::Vae => match Eid::from_edn(value).and_then(|e| e.resolve(view)) {
-                Ok(Some(e)) => c.v = Some(datalith::codec::Value::Ref(e)),
-                Ok(None) => return Got::Value(Edn::Vector(Vec::new())),
-                Err(e) => return Got::Error(e.to_string(), Some(e.category().code)),
-            },
-            _ => match value_from_edn(value) {
-                Some(v) => c.v = Some(v),
-                None => return Got::Unsupported(format!("not a value: {}", to_edn_string(value))),
-            },
-        }
-    }
     match view.datoms(index, &c) {
         Ok(datoms) => Got::Value(Edn::Vector(
             datoms

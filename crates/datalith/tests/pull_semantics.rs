@@ -319,13 +319,23 @@ fn lookup_refs_that_cannot_name_one_entity_are_errors() {
         matches!(unknown, Err(QueryError::NotAnEntity { .. })),
         "{unknown:?}"
     );
-    for text in [r#""n2""#, r#"[:node/name "n2" 3]"#, "-5", "1.5"] {
+    for text in [r#"[:node/name "n2" 3]"#, "-5", "1.5"] {
         let got = Eid::from_edn(&read_one(text).unwrap());
         assert!(
             matches!(got, Err(QueryError::NotAnEntity { .. })),
             "{text}: {got:?}"
         );
     }
+    // A string is read as an ident, as Datomic reads it: it needs its leading colon.
+    let got = Eid::from_edn(&read_one(r#""n2""#).unwrap());
+    assert!(
+        matches!(got, Err(QueryError::NotAKeyword { .. })),
+        "{got:?}"
+    );
+    assert_eq!(
+        Eid::from_edn(&read_one(r#"":node/name""#).unwrap()).unwrap(),
+        Eid::Ident(kw(":node/name"))
+    );
     assert_eq!(
         Eid::from_edn(&read_one(r#"[:node/name "n2"]"#).unwrap()).unwrap(),
         Eid::Lookup(kw(":node/name"), Value::string("n2"))

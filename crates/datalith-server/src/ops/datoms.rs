@@ -52,8 +52,11 @@ pub fn run(source: &Source, request: &Request) -> Result<Edn> {
     }
     let (limit, offset) = page_size(request)?;
     let (db, basis) = basis::snapshot(source, request)?;
-    let c = components(&db, index, &given)?;
-    let found = walk(&db, index, &c, wanted(offset, limit))?;
+    // An entity the components name that does not exist has no datoms (as in Datomic).
+    let found = match components(&db, index, &given)? {
+        Some(c) => walk(&db, index, &c, wanted(offset, limit))?,
+        None => Vec::new(),
+    };
     Ok(page(&db, &found, offset, limit, basis))
 }
 
@@ -105,38 +108,10 @@ fn index(form: &Edn) -> Result<Index> {
     })
 }
 
-/// The components in the index's order, resolved.
-fn components(db: &Db, index: Index, given: &[Edn]) -> Result<Components> {
-    let order: [char; 3] = match index {
-        Index::Eav => ['e', 'a', 'v'],
-        Index::Aev => ['a', 'e', 'v'],
-        Index::Ave => ['a', 'v', 'e'],
-        Index::Vae => ['v', 'a', 'e'],
-    };
-    let mut c = Components::default();
-    let mut forms = [None, None, None];
-    for (slot, form) in order.iter().zip(given) {
-        let i = match slot {
-            'e' => 0,
-            'a' => 1,
-            _ => 2,
-        };
-        forms[i] = Some(form);
-    }
-    if let Some(a) = forms[1] {
-        c.a = Some(attribute(db, a)?);
-    }
-    if let Some(e) = forms[0] {
-        c.e = Some(entity(db, e)?);
-    }
-    if let Some(v) = forms[2] {
-        // `:vaet`'s value is an entity (an id, lookup ref or ident).
-        c.v = Some(match index {
-            Index::Vae => datalith::codec::Value::Ref(entity(db, v)?),
-            _ => value(db, c.a, v)?,
-        });
-    }
-    Ok(c)
+/// The components in the index's order, read as Datomic's `datoms` reads them
+/// (`Components::from_edn`); `None` when an entity they name does not exist.
+fn components(db: &Db, index: Index, given: &[Edn]) -> Result<Option<Components>> {
+    Ok(Components::from_edn(db, index, given)?)
 }
 
 pub(super) fn attribute(db: &Db, form: &Edn) -> Result<u32> {

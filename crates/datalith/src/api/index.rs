@@ -47,7 +47,107 @@ pub struct Components {
     pub v: Option<Value>,
 }
 
+impl Index {
+    /// The components of a walk in this index's order (`:eavt`: entity, attribute, value).
+    pub fn order(self) -> [ComponentKind; 3] {
+        use ComponentKind::{Attribute as A, Entity as E, Value as V};
+        match self {
+            Index::Eav => [E, A, V],
+            Index::Aev => [A, E, V],
+            Index::Ave => [A, V, E],
+            Index::Vae => [V, A, E],
+        }
+    }
+}
+
+/// What a position of an index holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComponentKind {
+    /// The entity.
+    Entity,
+    /// The attribute.
+    Attribute,
+    /// The value.
+    Value,
+}
+
+impl Components {
+    /// The components a caller wrote as EDN, in the index's order, read as Datomic's
+    /// `datoms` reads them: the attribute by its ident; an entity by id, ident (or a string
+    /// spelling one, `":color/red"`) or lookup ref; a ref attribute's value (and any value of
+    /// `:vaet`) as an entity the same way, and a long as the bigint a bigint attribute holds.
+    /// `None` when an entity they name does not exist (the walk then finds nothing).
+    pub fn from_edn(
+        db: &Db,
+        index: Index,
+        given: &[crate::edn::Edn],
+    ) -> Result<Option<Components>, crate::query::QueryError> {
+        use crate::edn::to_edn_string;
+        use crate::query::QueryError;
+        if given.len() > 3 {
+            return Err(QueryError::BadArguments {
+                name: "datoms".into(),
+                message: format!(
+                    "an index walk takes at most 3 components, got {}",
+                    given.len()
+                ),
+            });
+        }
+        let mut c = Components::default();
+        let mut value = None;
+        for (kind, form) in index.order().into_iter().zip(given) {
+            match kind {
+                ComponentKind::Attribute => {
+                    let attr = form.as_keyword().and_then(|k| db.attr(k)).ok_or_else(|| {
+                        QueryError::NotAnEntity {
+                            eid: to_edn_string(form),
+                            reason: "not an attribute of this database".into(),
+                        }
+                    })?;
+                    c.a = Some(attr.id);
+                }
+                ComponentKind::Entity => match crate::pull::Eid::from_edn(form)?.resolve(db)? {
+                    Some(e) => c.e = Some(e),
+                    None => return Ok(None),
+                },
+                ComponentKind::Value => value = Some(form),
+            }
+        }
+        if let Some(form) = value {
+            let attr = c.a.and_then(|a| db.schema().get(a));
+            if index == Index::Vae || attr.is_some_and(|x| x.is_ref()) {
+                match crate::pull::Eid::from_edn(form)?.resolve(db)? {
+                    Some(e) => c.v = Some(Value::Ref(e)),
+                    None => return Ok(None),
+                }
+            } else {
+                let v =
+                    crate::edn::value_from_edn(form).ok_or_else(|| QueryError::BadArguments {
+                        name: "datoms".into(),
+                        message: format!("{} is not a value", to_edn_string(form)),
+                    })?;
+                c.v = Some(match c.a {
+                    Some(a) => db.index_value(a, v),
+                    None => v,
+                });
+            }
+        }
+        Ok(Some(c))
+    }
+}
+
 impl Db {
+    /// `v` as attribute `a` holds it in its index, where Datomic's `datoms` reads it so: a
+    /// long for a bigint attribute is that bigint. Anything else is returned as it is.
+    pub fn index_value(&self, a: AttrId, v: Value) -> Value {
+        match (self.schema().get(a).map(|x| x.value_type), v) {
+            (Some(crate::codec::ValueType::BigInt), Value::Long(n)) => {
+                Value::BigInt(Box::new(i128::from(n)))
+            }
+            (_, v) => v,
+        }
+    }
+
     /// Every datom of `index` whose leading components equal `c` (Datomic's `datoms`).
     pub fn datoms(&self, index: Index, c: &Components) -> Result<Vec<Datom>, TxError> {
         if index == Index::Vae {

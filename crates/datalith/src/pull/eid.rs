@@ -49,7 +49,8 @@ impl std::fmt::Display for Eid {
 }
 
 impl Eid {
-    /// Reads an entity identifier from EDN: a positive number, a keyword or a lookup ref.
+    /// Reads an entity identifier from EDN: a positive number, a keyword (or a string spelling
+    /// one, `":color/red"`) or a lookup ref.
     pub fn from_edn(e: &Edn) -> Result<Eid, QueryError> {
         let not = |reason: &str| QueryError::NotAnEntity {
             eid: to_edn_string(e),
@@ -58,6 +59,13 @@ impl Eid {
         match e {
             Edn::Long(n) if *n > 0 => Ok(Eid::Id(*n as EntityId)),
             Edn::Keyword(k) => Ok(Eid::Ident(k.clone())),
+            // Datomic reads a string here as an ident: it needs its leading colon.
+            Edn::String(s) if s.len() > 1 && s.starts_with(':') => {
+                Ok(Eid::Ident(Keyword::parse(s)))
+            }
+            Edn::String(_) => Err(QueryError::NotAKeyword {
+                value: to_edn_string(e),
+            }),
             Edn::Vector(items) | Edn::List(items) => match items.as_slice() {
                 [Edn::Keyword(k), v] => {
                     let v = value_from_edn(v)
