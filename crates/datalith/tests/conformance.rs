@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use cases::{get, Action, Answer, Case, Dataset, TimeBody};
 use compare::{canon, find_shape, same_answer, without_db_id, Ordered, Shape};
-use datalith::edn::{edn_from_value, to_edn_string, value_from_edn, Edn};
+use datalith::edn::{edn_from_value, to_edn_string, Edn};
 use datalith::query::QueryOptions;
 use datalith::raw::{Components, Index};
 use datalith::{Database, Db, DbOptions, Eid, Input};
