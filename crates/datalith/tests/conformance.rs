@@ -178,6 +178,12 @@ fn entity_of(db: &Db, eid: &Edn) -> Result<Option<u64>, String> {
                 std::slice::from_ref(&lookup[1]),
             )
             .map_err(|e| e.to_string())?,
+        // A string, as the library reads one (an ident it spells, or not a keyword).
+        Edn::String(_) => {
+            return Eid::from_edn(eid)
+                .and_then(|e| e.resolve(db))
+                .map_err(|e| e.to_string())
+        }
         other => return Err(format!("cannot resolve :eid {}", to_edn_string(other))),
     };
     match found {
