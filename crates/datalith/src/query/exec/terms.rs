@@ -41,17 +41,14 @@ pub fn entity_of(v: &Value) -> Option<EntityId> {
     }
 }
 
-/// A constant for attribute `a` in the form the index stores: longs name entities for refs
-/// and are bigints for bigint attributes (Datomic reads `[?e :count 2]` so), and a string
-/// with a leading colon is a keyword for keyword attributes.
+/// A value for attribute `a` in the form the index stores (longs name entities for refs).
+/// Only what every plan does alike: the readings of a constant as the attribute's type
+/// (`query::entities`) happen once, before planning, since a value bound while the query
+/// runs may meet the attribute through a lookup (here) or through a join (which compares
+/// values as they are).
 pub fn coerce(schema: &Schema, a: AttrId, v: &Value) -> Value {
-    use crate::codec::ValueType;
-    match (schema.get(a).map(|x| x.value_type), v) {
-        (Some(ValueType::Ref), Value::Long(n)) if *n >= 0 => Value::Ref(*n as u64),
-        (Some(ValueType::BigInt), Value::Long(n)) => Value::BigInt(Box::new(i128::from(*n))),
-        (Some(ValueType::Keyword), Value::String(s)) if s.len() > 1 && s.starts_with(':') => {
-            Value::Keyword(Keyword::parse(s))
-        }
+    match (schema.get(a).map(|x| x.is_ref()), v) {
+        (Some(true), Value::Long(n)) if *n >= 0 => Value::Ref(*n as u64),
         _ => v.clone(),
     }
 }
