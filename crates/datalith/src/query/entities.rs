@@ -75,8 +75,9 @@ fn keyword_of_string(s: &str, shown: impl Fn() -> String) -> Result<Keyword, Que
 }
 
 /// A value constant of attribute `a` (not a ref; constants and scalar inputs, before
-/// planning) in the type the attribute holds, as Datomic reads one: a string for a keyword
-/// attribute is a keyword (`":dev"`; without the colon, an error), and a long for a bigint
+/// planning) in the type the attribute holds, as Datomic reads one: a string or a symbol for a
+/// keyword attribute is a keyword (`":dev"`, `dev`; a string without the colon is an error),
+/// and a long for a bigint
 /// attribute is that bigint. Anything else is left as it is (and matches only a value of its
 /// own type). Values bound while the query runs are compared as they are (`exec::coerce`).
 fn value_constant(
@@ -90,6 +91,7 @@ fn value_constant(
                 crate::edn::to_edn_string(&crate::edn::edn_from_value(v))
             })?))
         }
+        (Some(ValueType::Keyword), Value::Symbol(k)) => Ok(Value::Keyword(k.clone())),
         (Some(ValueType::BigInt), Value::Long(n)) => Ok(Value::BigInt(Box::new(i128::from(*n)))),
         _ => Ok(super::exec::coerce(schema, a, v)),
     }

@@ -588,8 +588,12 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
         }
         return Ok(v);
     }
-    // A string for a keyword attribute is read as a keyword, as Datomic reads it: `":dev"`
-    // is `:dev`; without the colon it is refused as no keyword.
+    // A string or a symbol for a keyword attribute is read as a keyword, as Datomic reads
+    // it: the symbol `dev` and the string `":dev"` are `:dev`; a string without the colon is
+    // refused as no keyword.
+    if let (ValueType::Keyword, Value::Symbol(k)) = (attr.value_type, &v) {
+        return Ok(Value::Keyword(k.clone()));
+    }
     if let (ValueType::Keyword, Value::String(s)) = (attr.value_type, &v) {
         return match s.strip_prefix(':') {
             Some(rest) if !rest.is_empty() => Ok(Value::Keyword(crate::codec::Keyword::parse(s))),
