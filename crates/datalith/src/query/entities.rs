@@ -77,9 +77,9 @@ fn keyword_of_string(s: &str, shown: impl Fn() -> String) -> Result<Keyword, Que
 /// A value constant of attribute `a` (not a ref; constants and scalar inputs, before
 /// planning) in the type the attribute holds, as Datomic reads one: a string or a symbol for a
 /// keyword attribute is a keyword (`":dev"`, `dev`; a string without the colon is an error),
-/// and a long for a bigint
-/// attribute is that bigint. Anything else is left as it is (and matches only a value of its
-/// own type). Values bound while the query runs are compared as they are (`exec::coerce`).
+/// and a long for a bigint attribute is that bigint. Anything else is left as it is (and
+/// matches only a value of its own type). Values bound while the query runs are compared as
+/// they are (`exec::coerce`).
 fn value_constant(
     schema: &Schema,
     a: crate::store::AttrId,
