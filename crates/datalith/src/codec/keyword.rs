@@ -38,6 +38,16 @@ impl Keyword {
         }
     }
 
+    /// The keyword a string spells where Datomic wants a keyword and reads a string as one
+    /// (a keyword attribute's value, an ident naming an entity): `":a/b"` is `:a/b`; a string
+    /// without its leading colon, or the colon alone, spells none.
+    pub fn from_colon_text(text: &str) -> Option<Keyword> {
+        match text.strip_prefix(':') {
+            Some(rest) if !rest.is_empty() => Some(Keyword::parse(text)),
+            _ => None,
+        }
+    }
+
     /// Whether `other` shares this keyword's allocation (is a clone of it): a check of a
     /// pointer that implies equality (equal keywords may still not share it).
     pub fn same_allocation(&self, other: &Keyword) -> bool {
@@ -90,6 +100,23 @@ impl std::str::FromStr for Keyword {
 #[cfg(test)]
 mod tests {
     use super::Keyword;
+
+    #[test]
+    fn colon_text_spells_a_keyword_only_with_its_colon() {
+        let table = [
+            (":a/b", Some(":a/b")),
+            (":dev", Some(":dev")),
+            (":a/b/c", Some(":a/b/c")),
+            ("a/b", None),
+            ("dev", None),
+            (":", None),
+            ("", None),
+        ];
+        for (text, want) in table {
+            let got = Keyword::from_colon_text(text).map(|k| k.to_string());
+            assert_eq!(got.as_deref(), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn parse_table() {

@@ -60,12 +60,13 @@ impl Eid {
             Edn::Long(n) if *n > 0 => Ok(Eid::Id(*n as EntityId)),
             Edn::Keyword(k) => Ok(Eid::Ident(k.clone())),
             // Datomic reads a string here as an ident: it needs its leading colon.
-            Edn::String(s) if s.len() > 1 && s.starts_with(':') => {
-                Ok(Eid::Ident(Keyword::parse(s)))
+            Edn::String(s) => {
+                Keyword::from_colon_text(s)
+                    .map(Eid::Ident)
+                    .ok_or_else(|| QueryError::NotAKeyword {
+                        value: to_edn_string(e),
+                    })
             }
-            Edn::String(_) => Err(QueryError::NotAKeyword {
-                value: to_edn_string(e),
-            }),
             Edn::Vector(items) | Edn::List(items) => match items.as_slice() {
                 [Edn::Keyword(k), v] => {
                     let v = value_from_edn(v)

@@ -65,13 +65,10 @@ fn entity(r: &IndexReader<'_>, schema: &Schema, v: &Value) -> Result<Value, Quer
         .ok_or_else(|| QueryError::UnresolvedEntity { value: shown() })
 }
 
-/// The keyword a string names as Datomic reads it where a keyword is due: `":a/b"` is `:a/b`;
-/// a string without the leading colon is refused.
+/// The keyword a string spells where a keyword is due (`Keyword::from_colon_text`); a string
+/// without the leading colon is refused.
 fn keyword_of_string(s: &str, shown: impl Fn() -> String) -> Result<Keyword, QueryError> {
-    match s.strip_prefix(':') {
-        Some(rest) if !rest.is_empty() => Ok(Keyword::parse(s)),
-        _ => Err(QueryError::NotAKeyword { value: shown() }),
-    }
+    Keyword::from_colon_text(s).ok_or_else(|| QueryError::NotAKeyword { value: shown() })
 }
 
 /// A value constant of attribute `a` (not a ref; constants and scalar inputs, before

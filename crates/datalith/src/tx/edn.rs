@@ -110,12 +110,6 @@ fn db_id_literal(inner: &Edn, form: &Edn) -> Result<EntityRef, TxError> {
     Ok(EntityRef::Temp(Tempid::Named(name.as_str().into())))
 }
 
-/// Whether a string in an entity position (or a ref's value) spells an ident, `":a/b"`: Datomic
-/// reads such a string as that keyword, where any other string is a tempid.
-pub(crate) fn is_ident_text(s: &str) -> bool {
-    s.len() > 1 && s.starts_with(':')
-}
-
 fn is_db_id_tag(k: &Keyword) -> bool {
     k.namespace() == Some("db") && k.name() == "id"
 }
@@ -127,8 +121,10 @@ pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
         Edn::Long(n) => EntityRef::Id(*n as u64),
         Edn::String(s) if s == "datomic.tx" => EntityRef::Temp(Tempid::CurrentTx),
         // Datomic reads a string with a leading colon as the ident it spells, not a tempid.
-        Edn::String(s) if is_ident_text(s) => EntityRef::Ident(Keyword::parse(s)),
-        Edn::String(s) => EntityRef::Temp(Tempid::Named(s.as_str().into())),
+        Edn::String(s) => match Keyword::from_colon_text(s) {
+            Some(k) => EntityRef::Ident(k),
+            None => EntityRef::Temp(Tempid::Named(s.as_str().into())),
+        },
         Edn::Keyword(k) if k.to_string() == ":db/current-tx" => EntityRef::Temp(Tempid::CurrentTx),
         Edn::Keyword(k) => EntityRef::Ident(k.clone()),
         Edn::Tagged(tag, inner) if is_db_id_tag(tag) => db_id_literal(inner, e)?,

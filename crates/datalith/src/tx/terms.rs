@@ -455,10 +455,12 @@ impl<'s> Expander<'s> {
             TxValue::Value(Value::String(s)) if &**s == "datomic.tx" => {
                 V::Ent(E::Temp(Tempid::CurrentTx))
             }
-            TxValue::Value(Value::String(s)) if super::edn::is_ident_text(s) => {
-                V::Ent(E::Ident(crate::codec::Keyword::parse(s)))
-            }
-            TxValue::Value(Value::String(s)) => V::Ent(E::Temp(Tempid::Named(s.clone()))),
+            // A string spelling an ident (`":color/red"`) names it, as in Datomic; any other
+            // string is a tempid.
+            TxValue::Value(Value::String(s)) => match crate::codec::Keyword::from_colon_text(s) {
+                Some(k) => V::Ent(E::Ident(k)),
+                None => V::Ent(E::Temp(Tempid::Named(s.clone()))),
+            },
             TxValue::Value(Value::Keyword(k)) => V::Ent(E::Ident(k.clone())),
             TxValue::Entity(r) => V::Ent(self.entity(r, form)?),
             TxValue::Many(items) if lookup_shape(items).is_some() => {
@@ -595,9 +597,9 @@ pub fn check_type(attr: &Attribute, v: Value, form: &dyn Fn() -> String) -> Resu
         return Ok(Value::Keyword(k.clone()));
     }
     if let (ValueType::Keyword, Value::String(s)) = (attr.value_type, &v) {
-        return match s.strip_prefix(':') {
-            Some(rest) if !rest.is_empty() => Ok(Value::Keyword(crate::codec::Keyword::parse(s))),
-            _ => Err(TxError::KeywordStringWithoutColon {
+        return match crate::codec::Keyword::from_colon_text(s) {
+            Some(k) => Ok(Value::Keyword(k)),
+            None => Err(TxError::KeywordStringWithoutColon {
                 attr: attr.ident.to_string(),
                 value: v.to_string(),
                 form: form(),
