@@ -67,3 +67,33 @@ def test_a_second_writer_is_busy(tmp_path):
 def test_unknown_durability(tmp_path):
     with pytest.raises(ValueError, match="durability"):
         datalith.open(tmp_path, durability="sometimes")
+
+
+def nested_list(depth):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_data_that_holds_itself_or_nests_too_deep_is_a_value_error(people):
+    looped = []
+    looped.append(looped)
+    cyclic_map = {":person/name": "Cy"}
+    cyclic_map[":person/friend"] = cyclic_map
+    q = "[:find ?x . :in $ ?x]"
+    for bad in [looped, nested_list(10_000)]:
+        with pytest.raises(ValueError, match="nested deeper than 512"):
+            people.db().q(q, bad)
+    with pytest.raises(ValueError, match="nested deeper than 512"):
+        people.transact([cyclic_map])
+    # As deep as the database reads text is fine.
+    assert people.db().q(q, nested_list(500)) is not None
+    # The connection still works.
+    assert people.db().q("[:find (count ?e) . :where [?e :person/name]]") >= 1
+
+
+def test_queries_nested_past_the_limits_are_errors_not_crashes(people):
+    deep_or = "[:find ?e :where [?e :person/name] " + "(or " * 300 + "[?e :person/name \"Ann\"]" + ")" * 300 + "]"
+    with pytest.raises(datalith.Incorrect, match="clauses nested deeper than 64"):
+        people.db().q(deep_or)

@@ -25,6 +25,7 @@ pub mod limits;
 pub mod pull;
 pub mod query;
 pub mod search;
+pub mod stack;
 pub mod store;
 pub mod tx;
 

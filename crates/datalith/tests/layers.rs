@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// The layers, bottom up: each line is the top-level modules of one layer.
 const LAYERS: &[&[&str]] = &[
-    &["limits"],
+    &["limits", "stack"],
     // Values and their errors: EDN is built on the codec's values, the codec's errors carry
     // EDN fields, and every error names its category (`error`, without the crate-level
     // `Error`, which is in the facade).

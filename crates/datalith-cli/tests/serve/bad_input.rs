@@ -9,6 +9,21 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
     let s = server::start(&["people"], &[]);
     let deep_edn = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let deep_json = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    // Clauses nested as deep as the reader goes (a 2 MiB stack held ~60 levels of the
+    // executor in a debug build: the server aborted), and rules calling rules 1,000 deep.
+    let deep_or = format!(
+        "{{:query \"[:find ?e :where [?e :db/ident] {}[?e :db/ident :db/doc]{}]\"}}",
+        "(or ".repeat(250),
+        ")".repeat(250)
+    );
+    let rule_chain: Vec<String> = (0..1000)
+        .map(|i| format!("[(r{i} ?e) (r{} ?e)]", i + 1))
+        .chain(["[(r1000 ?e) [?e :db/ident :db/doc]]".to_string()])
+        .collect();
+    let rule_chain = format!(
+        "{{:query \"[:find ?e :in $ % :where (r0 ?e)]\" :args [[{}]]}}",
+        rule_chain.join(" ")
+    );
     let cases: Vec<(&str, &str, String, u16, &str)> = vec![
         // (path, content type, body, status, error code)
         (
@@ -38,6 +53,20 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
             deep_json,
             400,
             ":datalith.error/invalid-json",
+        ),
+        (
+            "/db/people/q",
+            "application/edn",
+            deep_or,
+            400,
+            "clauses nested deeper than 64",
+        ),
+        (
+            "/db/people/q",
+            "application/edn",
+            rule_chain,
+            400,
+            "rules nested too deeply",
         ),
         (
             "/db/people/q",

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use datalith::codec::{BigDec, Keyword, Ratio, Reduced};
+use datalith::limits::MAX_EDN_DEPTH;
 use datalith::Edn;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -50,6 +51,10 @@ pub(crate) fn to_edn(obj: &Bound<'_, PyAny>, place: Place) -> PyResult<Edn> {
 #[derive(Default)]
 pub(crate) struct ToEdn {
     keywords: HashMap<String, Keyword>,
+    /// Containers entered on the way to the value being read: a list that holds itself (or
+    /// data nested past what the database reads as text) ends in an error here, not in a
+    /// stack overflow that takes the interpreter down.
+    depth: usize,
 }
 
 impl ToEdn {
@@ -84,6 +89,19 @@ impl ToEdn {
     }
 
     fn general(&mut self, obj: &Bound<'_, PyAny>, place: Place) -> PyResult<Edn> {
+        if self.depth >= MAX_EDN_DEPTH {
+            return Err(PyValueError::new_err(format!(
+                "data nested deeper than {MAX_EDN_DEPTH} levels (a list or dict that holds \
+                 itself?); the database reads values nested at most that deep"
+            )));
+        }
+        self.depth += 1;
+        let made = self.general_here(obj, place);
+        self.depth -= 1;
+        made
+    }
+
+    fn general_here(&mut self, obj: &Bound<'_, PyAny>, place: Place) -> PyResult<Edn> {
         let py = obj.py();
         if obj.is_none() {
             return Ok(Edn::Nil);

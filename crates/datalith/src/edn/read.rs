@@ -21,7 +21,7 @@ pub struct ReadError {
 type Failed = Box<ReadError>;
 
 /// Nesting deeper than this is refused (recursion on untrusted input must be bounded).
-const MAX_DEPTH: usize = 512;
+const MAX_DEPTH: usize = crate::limits::MAX_EDN_DEPTH;
 
 struct Reader<'a> {
     s: &'a str,

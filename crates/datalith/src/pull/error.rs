@@ -1,6 +1,7 @@
 //! Errors of pull patterns.
 
-use crate::error::{self, keyword_field, Category, Field};
+use crate::edn::Edn;
+use crate::error::{self, entity_field, keyword_field, Category, Field};
 
 /// Why a pull pattern is refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -14,6 +15,17 @@ pub enum PullError {
         /// The attribute, as EDN.
         attr: String,
     },
+    /// The pattern followed references through more entities, one inside another, than a
+    /// pulled value may nest (`limits::MAX_PULL_DEPTH`): `...` or a large depth on a long
+    /// chain. Datomic's peer fails such a pull with a `StackOverflowError` (it pulled 300
+    /// levels and failed at 400, on its default stack).
+    #[error("pull nested deeper than {limit} entities (entity {entity} is below that)")]
+    TooDeep {
+        /// The first entity past the limit.
+        entity: u64,
+        /// The limit.
+        limit: u32,
+    },
 }
 
 impl PullError {
@@ -21,6 +33,7 @@ impl PullError {
     pub fn category(&self) -> Category {
         match self {
             PullError::DuplicateAttribute { .. } => error::PULL_DUPLICATE_ATTRIBUTE,
+            PullError::TooDeep { .. } => error::LIMIT_EXCEEDED,
         }
     }
 
@@ -28,6 +41,10 @@ impl PullError {
     pub fn fields(&self) -> Vec<Field> {
         match self {
             PullError::DuplicateAttribute { attr } => vec![keyword_field("attribute", attr)],
+            PullError::TooDeep { entity, limit } => vec![
+                entity_field("entity", *entity),
+                ("limit", Edn::Long(i64::from(*limit))),
+            ],
         }
     }
 }

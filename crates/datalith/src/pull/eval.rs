@@ -2,16 +2,14 @@
 
 use std::collections::HashSet;
 
+use super::error::PullError;
 use super::pattern::{AttrSpec, PullPattern, Recursion};
 use crate::codec::{Keyword, Value};
 use crate::db::Db;
 use crate::edn::{edn_from_value, Edn};
+use crate::limits::MAX_PULL_DEPTH;
 use crate::query::QueryError;
 use crate::store::{AttrId, EntityId};
-
-/// Recursion deeper than this is cut, whatever the pattern asks (a guard for `...` on deep
-/// chains; each level is one map in the result).
-const MAX_PULL_DEPTH: u32 = 4096;
 
 fn id_map(e: EntityId) -> Edn {
     Edn::Map(vec![(Edn::kw(":db/id"), Edn::Long(e as i64))])
@@ -65,14 +63,19 @@ impl Puller<'_> {
         e: EntityId,
         parent: &PullPattern,
     ) -> Result<Edn, QueryError> {
-        if self.depth > MAX_PULL_DEPTH {
-            return Ok(id_map(e));
+        if self.depth >= MAX_PULL_DEPTH {
+            return Err(PullError::TooDeep {
+                entity: e,
+                limit: MAX_PULL_DEPTH,
+            }
+            .into());
         }
         self.depth += 1;
         // An entity already on the path (pulled again through a cycle) stays on it until
         // its first visit ends.
         let first_visit = self.path.insert(e);
-        let r = self.entity_inner(pattern, e, parent);
+        // Each entity inside another is a stack step (`stack::deep`).
+        let r = crate::stack::deep(|| self.entity_inner(pattern, e, parent));
         if first_visit {
             self.path.remove(&e);
         }

@@ -16,8 +16,7 @@ use super::ir::{Clause, RuleBody, Term, Var};
 use super::relation::Relation;
 use crate::codec::Value;
 
-/// Guard against rules that call each other without end through non-recursive paths.
-const MAX_RULE_DEPTH: u32 = 64;
+use crate::limits::MAX_RULE_DEPTH;
 
 /// Evaluates `(name args...)` for the bindings in `rel`; returns a relation over the
 /// variables among `args`.

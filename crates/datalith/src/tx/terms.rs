@@ -212,8 +212,13 @@ impl<'s> Expander<'s> {
         Ok(())
     }
 
-    /// Flattens a map; returns the entity it describes.
+    /// Flattens a map; returns the entity it describes. Maps nest in maps as deep as the tx
+    /// data does: each a stack step (`stack::deep`).
     fn map(&mut self, m: &EntityMap, out: &mut Vec<Term>) -> Result<E, TxError> {
+        crate::stack::deep(|| self.map_here(m, out))
+    }
+
+    fn map_here(&mut self, m: &EntityMap, out: &mut Vec<Term>) -> Result<E, TxError> {
         let form = || m.to_string();
         let e = match &m.id {
             Some(r) => self.entity(r, &form)?,

@@ -47,6 +47,16 @@ impl<'a> Ctx<'a> {
         input: Relation,
         keep: &[Var],
     ) -> Result<Relation, QueryError> {
+        // Every nested clause and rule body runs through here: the recursion's stack step.
+        crate::stack::deep(|| self.conj_here(clauses, input, keep))
+    }
+
+    fn conj_here(
+        &mut self,
+        clauses: &[Clause],
+        input: Relation,
+        keep: &[Var],
+    ) -> Result<Relation, QueryError> {
         if let Some(spread) = self.distributed(clauses, &input, keep)? {
             return Ok(spread);
         }

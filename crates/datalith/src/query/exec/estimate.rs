@@ -168,18 +168,17 @@ impl<'a> Ctx<'a> {
                 }
                 _ => {
                     if bound(&p.e) {
-                        n.max(1) * 16
+                        n.max(1).saturating_mul(16)
                     } else {
                         u64::MAX / 4
                     }
                 }
             },
-            Clause::Pattern(src, _) | Clause::Timed(src, _) | Clause::Source { src, .. } => {
-                self.sources
-                    .get(&self.source_of(*src))
-                    .map_or(0, |r| r.rows.len() as u64)
-                    * n.max(1)
-            }
+            Clause::Pattern(src, _) | Clause::Timed(src, _) | Clause::Source { src, .. } => self
+                .sources
+                .get(&self.source_of(*src))
+                .map_or(0, |r| r.rows.len() as u64)
+                .saturating_mul(n.max(1)),
             // Branches of tests and functions (`(and [(< ?d x)] [(ground 1995) ?y])`) keep
             // at most the rows they get.
             Clause::Or { .. } if is_rowwise(c) => n,
@@ -199,7 +198,7 @@ impl<'a> Ctx<'a> {
                 sum
             }
             Clause::Dollar { clause, .. } => self.estimate(clause, rel, n, cap, todo)?,
-            Clause::Rule { .. } => n.max(1) * 10_000,
+            Clause::Rule { .. } => n.max(1).saturating_mul(10_000),
         })
     }
 

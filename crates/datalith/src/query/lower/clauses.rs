@@ -115,8 +115,13 @@ impl<'a> Lowerer<'a, '_> {
         })
     }
 
-    /// Lowers clause `c`; its form is read only to print it in messages.
+    /// Lowers clause `c`; its form is read only to print it in messages. A clause nests
+    /// clauses (`or`, `not`) as deep as the text does: each level a stack step.
     pub(super) fn clause(&mut self, c: &WhereClause) -> Result<Clause, QueryError> {
+        crate::stack::deep(|| self.clause_here(c))
+    }
+
+    fn clause_here(&mut self, c: &WhereClause) -> Result<Clause, QueryError> {
         let e = &c.form.edn;
         match &c.parsed {
             ClauseForm::Call {

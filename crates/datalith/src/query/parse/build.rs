@@ -9,6 +9,7 @@ use super::clause::{ClauseForm, FindForm, OutVar};
 use super::span::{Form, Span, Spans};
 use crate::codec::Keyword;
 use crate::edn::{to_edn_string, Edn};
+use crate::limits::MAX_CLAUSE_DEPTH;
 use crate::query::error::QueryError;
 use crate::query::ir::{FindShape, KeysKind};
 
@@ -130,7 +131,7 @@ pub(super) fn build(
         if name == "where" {
             ast.clauses = items
                 .into_iter()
-                .map(|(form, spans)| where_clause(form, &spans, false))
+                .map(|(form, spans)| where_clause(form, &spans, false, 1))
                 .collect();
             continue;
         }
@@ -175,14 +176,42 @@ pub(super) fn build(
 
 /// A `:where` clause with the clauses inside it (a `not`'s, an `or`'s branches and their
 /// `and`s), each with its span and what it says; `in_or` when it is a branch of an `or`
-/// (where it may be an `and`).
-pub(super) fn where_clause(form: Form, spans: &Spans<'_>, in_or: bool) -> WhereClause {
+/// (where it may be an `and`); `depth` the clauses it is inside, itself included (1 for a
+/// `:where` clause or a rule body's). A clause at `MAX_CLAUSE_DEPTH` that holds clauses is
+/// malformed, and its inner ones are not read: every later walk of the clauses recurses on
+/// their nesting.
+pub(super) fn where_clause(
+    form: Form,
+    spans: &Spans<'_>,
+    in_or: bool,
+    depth: usize,
+) -> WhereClause {
     let kind = if in_or {
         or_branch_kind(&form.edn)
     } else {
         ClauseKind::of(&form.edn)
     };
-    let parsed = ClauseForm::of(&form.edn, in_or);
+    let mut parsed = ClauseForm::of(&form.edn, in_or);
+    let nests = matches!(
+        kind,
+        ClauseKind::Not
+            | ClauseKind::Or
+            | ClauseKind::And
+            | ClauseKind::NotJoin
+            | ClauseKind::OrJoin
+    );
+    if nests && depth >= MAX_CLAUSE_DEPTH {
+        parsed = ClauseForm::Malformed(format!(
+            "clauses nested deeper than {MAX_CLAUSE_DEPTH} (or, and, not, or-join, not-join): {}",
+            to_edn_string(&form.edn)
+        ));
+        return WhereClause {
+            kind,
+            form,
+            inner: Vec::new(),
+            parsed,
+        };
+    }
     let Edn::List(items) = &form.edn else {
         return WhereClause {
             kind,
@@ -212,7 +241,7 @@ pub(super) fn where_clause(form: Form, spans: &Spans<'_>, in_or: bool) -> WhereC
                 edn: edn.clone(),
                 span: s.span(),
             };
-            where_clause(child, &s, branches)
+            where_clause(child, &s, branches, depth + 1)
         })
         .collect();
     WhereClause {

@@ -61,7 +61,7 @@ pub(crate) fn clause_of(e: &Edn) -> WhereClause {
         edn: e.clone(),
         span: None,
     };
-    build::where_clause(form, &span::Spans::none(), false)
+    build::where_clause(form, &span::Spans::none(), false, 1)
 }
 
 /// Parses a query given as EDN data (its forms have no spans).
