@@ -184,6 +184,16 @@ fn tx_errors_carry_datomic_categories() {
         ),
         ("[[:my/fn 1 2]]", error::NOT_A_DATA_FUNCTION, ":my/fn"),
         (
+            "[{:db/excise :db/cardinality}]",
+            error::INVALID_EXCISION,
+            "excision of :db/cardinality refused: a built-in entity",
+        ),
+        (
+            "[{:db/excise :person/age :db.excise/attrs [:db/valueType]}]",
+            error::INVALID_EXCISION,
+            "its :db/valueType datoms cannot be excised",
+        ),
+        (
             r#"[{:person/name "carol" :person/_boss [[:person/name "alice"] [:person/name "bob"]]}]"#,
             error::NOT_AN_ATTRIBUTE,
             r#"[:person/name "alice"] is not an attribute"#,

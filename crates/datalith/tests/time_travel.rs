@@ -575,3 +575,75 @@ fn excision_removes_facts_everywhere_and_check_stays_clean() {
     );
     assert!(again.check().unwrap().is_ok());
 }
+
+/// Excisions that would take schema out (a built-in entity or attribute as the target, an
+/// ident, an attribute's definition, a transaction's instant) are refused, and leave the
+/// database as it was; what is allowed beside them leaves `check` clean. Found by mutating
+/// the conformance suite's transactions: `{:db/excise :db/cardinality}` took every
+/// attribute's cardinality out of the indexes but not out of the log's bootstrap.
+#[test]
+fn excisions_of_schema_are_refused_and_the_rest_keeps_check_clean() {
+    let h = history();
+    let tx = h.t[1];
+    let cases: Vec<(String, Option<&str>)> = vec![
+        (
+            "[{:db/excise :db/cardinality}]".into(),
+            Some(":db/cardinality"),
+        ),
+        (
+            "[{:db/excise :db.type/tuple}]".into(),
+            Some(":db.type/tuple"),
+        ),
+        ("[{:db/excise [:db/ident :db/doc]}]".into(), Some(":db/doc")),
+        ("[{:db/excise 3}]".into(), Some(":db/cardinality")),
+        (
+            "[{:db/excise :p/age :db.excise/attrs [:db/valueType]}]".into(),
+            Some(":db/valueType"),
+        ),
+        (
+            "[{:db/excise :p/nick :db.excise/attrs [:db/ident]}]".into(),
+            Some(":db/ident"),
+        ),
+        (format!("[{{:db/excise {tx}}}]"), Some(":db/txInstant")),
+        (
+            format!("[{{:db/excise {tx} :db.excise/attrs [:db/txInstant]}}]"),
+            Some(":db/txInstant"),
+        ),
+        // Allowed: an attribute's own `:db/doc`, a transaction's own metadata, a user
+        // attribute's values everywhere.
+        ("[{:db/id :p/age :db/doc \"years\"}]".into(), None),
+        (
+            "[{:db/excise :p/age :db.excise/attrs [:db/doc]}]".into(),
+            None,
+        ),
+        (
+            format!("[{{:db/excise {tx} :db.excise/attrs [:tx/note]}}]"),
+            None,
+        ),
+        ("[{:db/excise :p/nick}]".into(), None),
+    ];
+    for (text, refused) in cases {
+        let data = datalith::TxData::from_edn(&read_one(&text).unwrap()).unwrap();
+        match (h.db.transact(data), refused) {
+            (Err(e), Some(named)) => {
+                assert_eq!(
+                    e.category().code,
+                    ":datalith.error/invalid-excision",
+                    "{text}"
+                );
+                assert!(e.to_string().contains(named), "{text}: {e}");
+            }
+            (Ok(_), None) => {}
+            (got, _) => panic!("{text}: {:?}", got.map(|r| r.tx)),
+        }
+        let report = h.db.db().unwrap().check().unwrap();
+        assert!(report.is_ok(), "{text}: {:?}", report.problems);
+    }
+    // The schema is whole: every attribute keeps its definition.
+    let now = h.db.db().unwrap();
+    assert_eq!(
+        q(&now, "[:find ?c . :where [:p/age :db/cardinality ?c]]"),
+        q(&now, "[:find ?c . :where [:p/name :db/cardinality ?c]]"),
+    );
+    assert_eq!(q(&now, "[:find ?n :where [_ :p/nick ?n]]"), "#{}");
+}

@@ -203,6 +203,9 @@ pub const NOT_A_DATA_FUNCTION: Category =
 /// Tx data that is not a list of maps and list forms (Datomic: `:db.error/not-transaction-data`).
 pub const NOT_TRANSACTION_DATA: Category =
     caller(":db.error/not-transaction-data", Anomaly::Incorrect);
+/// An excision that would remove schema (Datalith's own: Datomic's peer takes any target).
+pub const INVALID_EXCISION: Category =
+    caller(":datalith.error/invalid-excision", Anomaly::Incorrect);
 /// A change of an existing attribute that the data or the rules forbid.
 pub const INVALID_ALTER_ATTRIBUTE: Category =
     caller(":db.error/invalid-alter-attribute", Anomaly::Incorrect);

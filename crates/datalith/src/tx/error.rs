@@ -357,6 +357,16 @@ pub enum TxError {
         /// Why, in words.
         reason: String,
     },
+    /// An excision that would remove schema: a built-in entity as its target, or datoms of
+    /// a built-in attribute other than `:db/doc` (an ident, an attribute's definition, a
+    /// transaction's instant).
+    #[error("excision of {target} refused: {reason}")]
+    InvalidExcision {
+        /// The target (an ident when it has one, else its id).
+        target: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// An unknown transaction function.
     #[error("unknown transaction function {function}")]
     UnknownFunction {
@@ -441,6 +451,7 @@ impl TxError {
             TxError::Edn(_) => error::INVALID_EDN,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
             TxError::SchemaChange { .. } => error::INVALID_ALTER_ATTRIBUTE,
+            TxError::InvalidExcision { .. } => error::INVALID_EXCISION,
             TxError::UnknownFunction { .. } => error::NOT_A_DATA_FUNCTION,
             TxError::FunctionFailed { .. } => error::FUNCTION_FAILED,
             TxError::IdsExhausted => error::IDS_EXHAUSTED,
@@ -531,6 +542,10 @@ impl TxError {
             ],
             TxError::SchemaChange { attr, reason } => vec![
                 keyword_field("attribute", attr),
+                text_field("reason", reason),
+            ],
+            TxError::InvalidExcision { target, reason } => vec![
+                keyword_field("entity", target),
                 text_field("reason", reason),
             ],
             TxError::UnknownFunction { function } | TxError::FunctionFailed { function, .. } => {

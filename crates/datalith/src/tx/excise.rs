@@ -24,7 +24,7 @@ use crate::store::ids::{AttrId, EntityId, ATTR_PARTITION_END};
 use crate::store::keys;
 use crate::store::reader::IndexReader;
 use crate::store::schema::builtin::{
-    EXCISE, EXCISE_ATTRS, EXCISE_BEFORE, EXCISE_BEFORE_T, TX_INSTANT,
+    DOC, EXCISE, EXCISE_ATTRS, EXCISE_BEFORE, EXCISE_BEFORE_T, TX_INSTANT,
 };
 use crate::store::{Datom, Schema, Tables};
 
@@ -70,6 +70,49 @@ fn requests(datoms: &NetDatoms) -> Vec<(EntityId, Request)> {
     by_entity
 }
 
+/// The name of entity `e` in a refusal: its ident when it has one.
+fn entity_name(schema: &Schema, e: EntityId) -> String {
+    let attribute = (e < ATTR_PARTITION_END)
+        .then(|| schema.get(e as AttrId).map(|a| a.ident.clone()))
+        .flatten();
+    match attribute.or_else(|| crate::store::bootstrap::ident_of(e)) {
+        Some(ident) => ident.to_string(),
+        None => e.to_string(),
+    }
+}
+
+/// A built-in entity (an attribute such as `:db/cardinality`, an ident such as
+/// `:db.type/long`) is never a target: its datoms are the schema every database starts with,
+/// which no transaction changes (`schema_change`), and an excision would take them out of the
+/// indexes but not out of the bootstrap the log starts from.
+fn refuse_schema_target(schema: &Schema, target: EntityId) -> Result<(), TxError> {
+    if target < ATTR_PARTITION_END && Schema::is_builtin(target as AttrId) {
+        return Err(TxError::InvalidExcision {
+            target: entity_name(schema, target),
+            reason: "a built-in entity cannot be excised".into(),
+        });
+    }
+    Ok(())
+}
+
+/// An excision removes no datom of a built-in attribute but `:db/doc`: those are an
+/// attribute's definition (its ident, type, cardinality...), an ident's name, a transaction's
+/// instant and the records of excisions, which a retraction changes under the schema's rules
+/// (or never) and which time views and the log are read by.
+fn refuse_schema_datom(schema: &Schema, e: EntityId, a: AttrId) -> Result<(), TxError> {
+    if Schema::is_builtin(a) && a != DOC {
+        return Err(TxError::InvalidExcision {
+            target: entity_name(schema, e),
+            reason: format!(
+                "its {} datoms cannot be excised (name the attributes to excise with \
+                 :db.excise/attrs; retract an ident or a schema property instead)",
+                entity_name(schema, EntityId::from(a))
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Stages the excisions `datoms` ask for; the change of each attribute's datom count.
 pub(crate) fn stage_excisions(
     r: &IndexReader<'_>,
@@ -94,6 +137,7 @@ pub(crate) fn stage_excisions(
     let mut instants: HashMap<EntityId, Option<i64>> = HashMap::default();
     for (_, req) in requests(datoms) {
         let Some(target) = req.target else { continue };
+        refuse_schema_target(schema, target)?;
         // An attribute with no attributes named: its values on every entity.
         let attribute = (target < ATTR_PARTITION_END && req.attrs.is_empty())
             .then(|| schema.get(target as AttrId).map(|a| a.id))
@@ -148,6 +192,7 @@ pub(crate) fn stage_excisions(
                         continue;
                     }
                 }
+                refuse_schema_datom(schema, e, ev.a)?;
                 excised.insert((ev.a, ev.tx, ev.added, ev.value));
             }
             if excised.is_empty() {
