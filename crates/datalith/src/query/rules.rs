@@ -15,7 +15,6 @@ use super::exec::Ctx;
 use super::ir::{Clause, RuleBody, Term, Var};
 use super::relation::Relation;
 use crate::codec::Value;
-
 use crate::limits::MAX_RULE_DEPTH;
 
 /// Evaluates `(name args...)` for the bindings in `rel`; returns a relation over the

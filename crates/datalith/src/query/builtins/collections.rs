@@ -228,7 +228,16 @@ pub fn range(c: &Call) -> Out {
                 "a range here has at most {MAX_RANGE} elements"
             ))));
         }
-        let next = apply(Op::Add, &x, &step).map_err(|p| c.fail(p))?;
+        let next = match apply(Op::Add, &x, &step) {
+            Ok(next) => next,
+            // The next would be past every long, so past `end` too: `x` is the last (as in
+            // Clojure, whose `(range 9223372036854775800 9223372036854775807 3)` has three).
+            Err(BuiltinProblem::Overflow(_)) => {
+                out.push(Some(into_value(c, x)?));
+                break;
+            }
+            Err(p) => return Err(c.fail(p)),
+        };
         out.push(Some(into_value(c, x)?));
         x = next;
     }

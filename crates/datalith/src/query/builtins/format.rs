@@ -24,6 +24,10 @@ struct Spec {
     conversion: char,
 }
 
+/// The widest field (and the longest precision) a directive may ask for: Java's formatter
+/// takes any `int`, but `"%99999999999d"` would fill memory before any timeout could stop it.
+pub const MAX_FORMAT_FIELD: usize = 1 << 20;
+
 fn bad(c: &Call, message: String) -> QueryError {
     c.fail(BuiltinProblem::OutOfRange(message))
 }
@@ -56,6 +60,19 @@ pub fn format(c: &Call) -> Out {
         if chars.peek() == Some(&'.') {
             chars.next();
             spec.precision = Some(digits(&mut chars).unwrap_or(0));
+        }
+        // A field is made whole in memory, in one call no timeout interrupts.
+        if spec
+            .width
+            .max(spec.precision)
+            .is_some_and(|n| n > MAX_FORMAT_FIELD)
+        {
+            return Err(bad(
+                c,
+                format!(
+                    "format {pattern:?}: a width or precision past {MAX_FORMAT_FIELD} characters"
+                ),
+            ));
         }
         spec.conversion = chars
             .next()
@@ -233,6 +250,7 @@ fn pad(out: &mut String, text: String, spec: &Spec) {
 #[cfg(test)]
 mod tests {
     use super::super::call;
+    use super::MAX_FORMAT_FIELD;
     use crate::codec::Value;
 
     #[test]
@@ -278,8 +296,17 @@ mod tests {
             vec![s("%d")],
             vec![s("%q"), Value::Long(1)],
             vec![s("%f"), Value::Long(1)],
+            // Fields past the limit, which would fill memory (one call, no timeout).
+            vec![s("%99999999999d"), Value::Long(1)],
+            vec![s("%.99999999999f"), d(1.5)],
+            vec![s("%1048577s"), s("x")],
         ] {
             assert!(call("format", &args).is_err(), "{args:?} must fail");
         }
+        let widest = format!("%{MAX_FORMAT_FIELD}d");
+        let Ok(Some(Value::String(text))) = call("format", &[s(&widest), Value::Long(7)]) else {
+            panic!("{widest}")
+        };
+        assert_eq!(text.len(), MAX_FORMAT_FIELD);
     }
 }
