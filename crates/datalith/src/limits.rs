@@ -384,6 +384,12 @@ pub const MAX_PULL_DEPTH: u32 = 250;
 /// refused (`rules nested too deeply`) instead of expanding calls without end.
 pub const MAX_RULE_DEPTH: u32 = 64;
 
+/// The longest string a query function builds from pieces its arguments multiply
+/// (`clojure.string/join`'s separator between items, `replace`'s replacement at every
+/// match): a function call runs to its end whatever the query's timeout, so `(replace s #""
+/// s)` on a megabyte would otherwise ask for a terabyte. 256 MiB, as a key-value value.
+pub const MAX_BUILT_STRING_BYTES: usize = MAX_VALUE_BYTES;
+
 /// Tuples may nest at most this deep (`Value::tuple_depth`; 1 is a tuple of scalars); decoding
 /// deeper bytes is refused rather than recursing without bound on untrusted input.
 pub const MAX_TUPLE_DEPTH: u32 = 8;

@@ -471,11 +471,31 @@ fn regular_expressions() {
         ), // D
         (r#"(clojure.string/replace "a.b" "." "$")"#, r#""a$b""#),  // D: literal
         (r#"(clojure.string/join ", " ["a" nil "b"])"#, r#""a, , b""#), // D
+        // Java's: the empty pattern matches at every boundary.
+        (r#"(clojure.string/replace "ab" "" "-")"#, r#""-a-b-""#),
+        (r#"(clojure.string/replace "ab" #"" "-")"#, r#""-a-b-""#),
+        (
+            r#"(clojure.string/replace-first "ab" #"x*" "-")"#,
+            r#""-ab""#,
+        ),
     ]);
     let (_dir, db) = sample();
     check_queries(
         &db,
         &[
+            // A result past limits::MAX_BUILT_STRING_BYTES is refused before it is made.
+            (
+                r#"[:find ?r . :where [(format "%1048576d" 1) ?s] [(format "%1048576d" 2) ?t]
+                    [(clojure.string/replace ?s #"" ?t) ?r]]"#,
+                &[],
+                "!its result would pass 268435456 bytes",
+            ),
+            (
+                r#"[:find ?r . :where [(format "%1048576d" 1) ?s] [(range 0 1000) ?xs]
+                    [(clojure.string/join ?s ?xs) ?r]]"#,
+                &[],
+                "!its result would pass 268435456 bytes",
+            ),
             // D: a pattern bound to a variable, then used.
             (
                 r#"[:find ?x :where [(re-pattern "a(b)") ?p] [(re-find ?p "xaby") ?x]]"#,

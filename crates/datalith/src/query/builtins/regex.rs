@@ -6,9 +6,7 @@
 //! the whole match and each group (nil for a group that did not take part), as in Clojure.
 //! No match is nil.
 
-use std::borrow::Cow;
-
-use super::strings::text;
+use super::strings::{text, Built};
 use super::{Call, Out};
 use crate::codec::{Regex, Value};
 use crate::query::error::QueryError;
@@ -142,22 +140,37 @@ fn replacement(java: &str) -> String {
     out
 }
 
+/// Replaces the first `limit` matches (every one for 0), building the result through
+/// [`Built`]: a replacement at every position of a long string multiplies its length.
 fn replace_n(c: &Call, limit: usize) -> Out {
     c.exactly(3)?;
     let s = text(c, 0)?;
-    let result: Cow<'_, str> = match (&c.args[1], &c.args[2]) {
-        (Value::String(from), Value::String(to)) => Cow::Owned(if limit == 0 {
-            s.replace(from.as_ref(), to)
-        } else {
-            s.replacen(from.as_ref(), to, limit)
-        }),
+    let limit = if limit == 0 { usize::MAX } else { limit };
+    let mut out = Built::new(c);
+    let mut last = 0;
+    match (&c.args[1], &c.args[2]) {
+        (Value::String(from), Value::String(to)) => {
+            for (at, found) in s.match_indices(from.as_ref()).take(limit) {
+                out.push(&s[last..at])?;
+                out.push(to)?;
+                last = at + found.len();
+            }
+        }
         (Value::Regex(re), Value::String(to)) => {
-            re.anywhere().replacen(s, limit, replacement(to).as_str())
+            let to = replacement(to);
+            for caps in re.anywhere().captures_iter(s).take(limit) {
+                let Some(whole) = caps.get(0) else { continue };
+                out.push(&s[last..whole.start()])?;
+                caps.expand(&to, out.buffer());
+                out.push("")?;
+                last = whole.end();
+            }
         }
         (Value::String(_) | Value::Regex(_), _) => return Err(c.wrong_type(2, "a string")),
         _ => return Err(c.wrong_type(1, "a string or regular expression")),
-    };
-    Ok(Some(Value::string(&result)))
+    }
+    out.push(&s[last..])?;
+    out.done()
 }
 
 /// `clojure.string/replace`: every match (a string matches literally).

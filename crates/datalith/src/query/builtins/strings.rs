@@ -7,10 +7,55 @@ use std::sync::Arc;
 use super::printing::{pr_text, print_text, str_text};
 use super::{Call, Out};
 use crate::codec::{Keyword, Value};
+use crate::limits::MAX_BUILT_STRING_BYTES;
 use crate::query::error::{BuiltinProblem, QueryError};
 
 fn string(s: impl Into<Arc<str>>) -> Out {
     Ok(Some(Value::String(s.into())))
+}
+
+/// A string a function builds from pieces whose count or size its arguments multiply
+/// (`join`'s separator between every item, `replace`'s replacement at every match): checked
+/// against [`MAX_BUILT_STRING_BYTES`] as it grows, since one call runs to its end whatever
+/// the query's timeout, so an answer of terabytes must stop before it is made.
+pub struct Built<'c> {
+    c: &'c Call<'c>,
+    out: String,
+}
+
+impl<'c> Built<'c> {
+    pub fn new(c: &'c Call<'c>) -> Built<'c> {
+        Built {
+            c,
+            out: String::new(),
+        }
+    }
+
+    /// Appends `piece`, or fails once the string would pass the limit.
+    pub fn push(&mut self, piece: &str) -> Result<(), QueryError> {
+        if self.out.len() + piece.len() > MAX_BUILT_STRING_BYTES {
+            return Err(self.c.fail(BuiltinProblem::OutOfRange(format!(
+                "its result would pass {MAX_BUILT_STRING_BYTES} bytes"
+            ))));
+        }
+        self.out.push_str(piece);
+        Ok(())
+    }
+
+    /// The string built so far, for appending through a writer that cannot fail; checked at
+    /// the next `push` or at `done`.
+    pub fn buffer(&mut self) -> &mut String {
+        &mut self.out
+    }
+
+    pub fn done(self) -> Out {
+        if self.out.len() > MAX_BUILT_STRING_BYTES {
+            return Err(self.c.fail(BuiltinProblem::OutOfRange(format!(
+                "its result would pass {MAX_BUILT_STRING_BYTES} bytes"
+            ))));
+        }
+        string(self.out)
+    }
 }
 
 /// The string argument at `i`.
@@ -302,7 +347,14 @@ pub fn join(c: &Call) -> Out {
         Value::String(s) => s.chars().map(String::from).collect(),
         _ => return Err(c.wrong_type(at, "a collection")),
     };
-    string(items.join(&sep))
+    let mut out = Built::new(c);
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(&sep)?;
+        }
+        out.push(item)?;
+    }
+    out.done()
 }
 
 /// `clojure.string/split-lines`
