@@ -9,6 +9,7 @@ use super::numbers::Num;
 use super::printing::str_text;
 use super::{Call, Out};
 use crate::codec::Value;
+use crate::limits::MAX_BUILT_STRING_BYTES;
 use crate::query::error::{BuiltinProblem, QueryError};
 
 /// One `%` directive, parsed.
@@ -89,8 +90,25 @@ pub fn format(c: &Call) -> Out {
                 })?;
                 next_arg += 1;
                 let text = convert(c, &spec, arg, next_arg - 1)?;
+                // Many wide fields add up (`%1048576d` a thousand times): checked before
+                // the field is made.
+                let field = text.len().max(spec.width.unwrap_or(0));
+                if out.len() + field > MAX_BUILT_STRING_BYTES {
+                    return Err(bad(
+                        c,
+                        format!(
+                            "format {pattern:?}: its result would pass {MAX_BUILT_STRING_BYTES} bytes"
+                        ),
+                    ));
+                }
                 pad(&mut out, text, &spec);
             }
+        }
+        if out.len() > MAX_BUILT_STRING_BYTES {
+            return Err(bad(
+                c,
+                format!("format {pattern:?}: its result would pass {MAX_BUILT_STRING_BYTES} bytes"),
+            ));
         }
     }
     Ok(Some(Value::string(&out)))
@@ -235,14 +253,14 @@ fn pad(out: &mut String, text: String, spec: &Spec) {
         out.push_str(&text);
     } else if spec.left {
         out.push_str(&text);
-        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(&" ".repeat(fill));
     } else if spec.zero && spec.conversion != 's' {
         let sign_len = usize::from(text.starts_with(['-', '+', ' ']));
         out.push_str(&text[..sign_len]);
-        out.extend(std::iter::repeat_n('0', fill));
+        out.push_str(&"0".repeat(fill));
         out.push_str(&text[sign_len..]);
     } else {
-        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(&" ".repeat(fill));
         out.push_str(&text);
     }
 }
@@ -303,6 +321,12 @@ mod tests {
         ] {
             assert!(call("format", &args).is_err(), "{args:?} must fail");
         }
+        // 300 fields of a mebibyte pass the 256 MiB a result may take.
+        let wide = format!("%{MAX_FORMAT_FIELD}d").repeat(300);
+        let args: Vec<Value> = std::iter::once(s(&wide))
+            .chain((0..300).map(Value::Long))
+            .collect();
+        assert!(call("format", &args).is_err(), "300 wide fields must fail");
         let widest = format!("%{MAX_FORMAT_FIELD}d");
         let Ok(Some(Value::String(text))) = call("format", &[s(&widest), Value::Long(7)]) else {
             panic!("{widest}")
