@@ -480,6 +480,19 @@ fn regular_expressions() {
         ),
     ]);
     let (_dir, db) = sample();
+    // One expansion of 300 references to a mebibyte match: refused before it is made.
+    let expanding = format!(
+        r#"[:find ?r . :where [(format "%1048576d" 1) ?s] [(clojure.string/replace ?s #".+" "{}") ?r]]"#,
+        "$0".repeat(300)
+    );
+    check_queries(
+        &db,
+        &[(
+            expanding.as_str(),
+            &[],
+            "!its result would pass 268435456 bytes",
+        )],
+    );
     check_queries(
         &db,
         &[

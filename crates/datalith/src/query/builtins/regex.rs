@@ -158,11 +158,14 @@ fn replace_n(c: &Call, limit: usize) -> Out {
         }
         (Value::Regex(re), Value::String(to)) => {
             let to = replacement(to);
+            let references = to.matches('$').count();
             for caps in re.anywhere().captures_iter(s).take(limit) {
                 let Some(whole) = caps.get(0) else { continue };
                 out.push(&s[last..whole.start()])?;
+                // One expansion is at most the template and, for each reference, the
+                // whole match: room for that before it is made.
+                out.room(to.len() + references.saturating_mul(whole.len()))?;
                 caps.expand(&to, out.buffer());
-                out.push("")?;
                 last = whole.end();
             }
         }

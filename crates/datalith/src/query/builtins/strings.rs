@@ -33,27 +33,29 @@ impl<'c> Built<'c> {
 
     /// Appends `piece`, or fails once the string would pass the limit.
     pub fn push(&mut self, piece: &str) -> Result<(), QueryError> {
-        if self.out.len() + piece.len() > MAX_BUILT_STRING_BYTES {
-            return Err(self.c.fail(BuiltinProblem::OutOfRange(format!(
-                "its result would pass {MAX_BUILT_STRING_BYTES} bytes"
-            ))));
-        }
+        self.room(piece.len())?;
         self.out.push_str(piece);
         Ok(())
     }
 
-    /// The string built so far, for appending through a writer that cannot fail; checked at
-    /// the next `push` or at `done`.
+    /// Fails when `bytes` more would pass the limit.
+    pub fn room(&self, bytes: usize) -> Result<(), QueryError> {
+        match self.out.len().checked_add(bytes) {
+            Some(n) if n <= MAX_BUILT_STRING_BYTES => Ok(()),
+            _ => Err(self.c.fail(BuiltinProblem::OutOfRange(format!(
+                "its result would pass {MAX_BUILT_STRING_BYTES} bytes"
+            )))),
+        }
+    }
+
+    /// The string built so far, for a writer that appends on its own, after `room` for at
+    /// most what it writes.
     pub fn buffer(&mut self) -> &mut String {
         &mut self.out
     }
 
     pub fn done(self) -> Out {
-        if self.out.len() > MAX_BUILT_STRING_BYTES {
-            return Err(self.c.fail(BuiltinProblem::OutOfRange(format!(
-                "its result would pass {MAX_BUILT_STRING_BYTES} bytes"
-            ))));
-        }
+        self.room(0)?;
         string(self.out)
     }
 }
