@@ -244,6 +244,16 @@ fn tx_errors_carry_datomic_categories() {
             error::INVALID_TUPLE_VALUE,
             r#"element 1 is "b", not a :db.type/keyword"#,
         ),
+        (
+            r#"[[:db/cas "t" :person/age nil 3]]"#,
+            error::NOT_A_KEYWORD,
+            r#":db/cas reads an existing entity, and the tempid "t" names none"#,
+        ),
+        (
+            r#"[[:db/retract "t" :person/age]]"#,
+            error::NOT_A_KEYWORD,
+            r#":db/retract reads an existing entity"#,
+        ),
     ];
     for (text, want, fragment) in cases {
         let e = transact(&db, text).expect_err(text);

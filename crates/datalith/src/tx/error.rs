@@ -190,6 +190,18 @@ pub enum TxError {
         /// The offending form, as EDN.
         form: String,
     },
+    /// An operation that reads an existing entity's values (`:db/cas`, `:db/retract`
+    /// without a value) on a string tempid, which names none (Datomic's
+    /// `:db.error/not-a-keyword`, as for `:db/retractEntity`).
+    #[error("{op} reads an existing entity, and the tempid {tempid} names none ({form})")]
+    TempidNamesNothing {
+        /// The operation (`:db/cas`, `:db/retract`).
+        op: &'static str,
+        /// The tempid, as EDN.
+        tempid: String,
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// An entity checked against an entity spec (`:db/ensure`) lacks attributes the spec's
     /// `:db.entity/attrs` require (Datomic's `:db.error/entity-attr`).
     #[error("entity {entity} misses {} of spec {spec}", missing.join(", "))]
@@ -430,6 +442,7 @@ impl TxError {
             TxError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
             TxError::NotAKeyword { .. }
             | TxError::RetractEntityTempid { .. }
+            | TxError::TempidNamesNothing { .. }
             | TxError::AttributeNotKeyword { .. }
             | TxError::KeywordStringWithoutColon { .. } => error::NOT_A_KEYWORD,
             TxError::LookupRefNil { .. } => error::NOT_AN_ENTITY,
@@ -587,6 +600,11 @@ impl TxError {
             TxError::AttributeNotKeyword { value, form } => {
                 vec![edn_text_field("value", value), edn_text_field("form", form)]
             }
+            TxError::TempidNamesNothing { op, tempid, form } => vec![
+                edn_text_field("op", op),
+                edn_text_field("tempid", tempid),
+                edn_text_field("form", form),
+            ],
             TxError::RetractEntityTempid { tempid, form } => vec![
                 edn_text_field("tempid", tempid),
                 edn_text_field("form", form),

@@ -16,7 +16,9 @@
 //! refs and idents looked up, tempids upserted through `:db.unique/identity` with a union-find
 //! so two tempids with one identity value become one entity, fresh ids allocated) -> `datoms`
 //! (an in-memory overlay: cardinality one retracts the old value, redundant assertions vanish,
-//! uniqueness and `:db/cas` are checked, `:db/retractEntity` expands to the entity's datoms,
+//! uniqueness and `:db/cas` are checked (a unique value another entity holds is refused only
+//! if that entity still holds it once every term is applied: two entities may swap or move
+//! values in one transaction, as in Datomic), `:db/retractEntity` expands to the entity's datoms,
 //! its components and references to it; each term is resolved as the builder applies it, and
 //! the result is `NetDatoms`, the datoms and their encoded values as two vectors that become the
 //! report's tx data and spent bytes as they are) -> `write` (EAV and AVE list adds/removes,
@@ -44,7 +46,10 @@
 //! `:db/valueType` and `:db/cardinality` (`InvalidInstallAttribute`). Nested maps under a non-component ref need `:db/id` or an identity
 //! attribute (`InvalidNestedEntity`); a tempid used only as a value is refused
 //! (`TempidOnlyValue`); `:db/retractEntity` of a lookup ref or ident naming nothing is a no-op
-//! (`Resolved::Nothing`). The datom builder marks each datom a term asserted or retracted:
+//! (`Resolved::Nothing`), and so is one of a negative number (Datomic reads it as an entity
+//! id, which none has); a string tempid where an existing entity is read (`:db/retractEntity`,
+//! `:db/cas`, `:db/retract` without a value) is refused (`RetractEntityTempid`,
+//! `TempidNamesNothing`). The datom builder marks each datom a term asserted or retracted:
 //! one datom both asserted and retracted is `DatomConflictAssertRetract` (Datomic's
 //! datoms-conflict). Retractions are read against the database before the transaction (a
 //! `[:db/retract e a]` leaves values the transaction added; `:db/retractEntity` conflicts with a

@@ -171,6 +171,7 @@ pub fn run_tx(
         builder.apply(resolver.resolve(term, &mut last)?)?;
     }
     builder.update_composites()?;
+    builder.check_contested()?;
     builder.check_entity_specs()?;
     let datoms = builder.finish();
     let Resolver {

@@ -145,7 +145,18 @@ impl<'s> Expander<'s> {
                 let attr = self.attr(a, &form)?;
                 let e = self.entity(e, &form)?;
                 match v {
-                    None => out.push(Term::Retract(e, attr, None)),
+                    // Every value of an existing entity: Datomic reads a string here as an
+                    // ident, an error; a negative number names no entity, so nothing.
+                    None => match e {
+                        E::Temp(t @ Tempid::Named(_)) => {
+                            return Err(TxError::TempidNamesNothing {
+                                op: ":db/retract",
+                                tempid: t.to_string(),
+                                form: form(),
+                            })
+                        }
+                        e => out.push(Term::Retract(e, attr, None)),
+                    },
                     Some(v) => {
                         for v in self.values(v, At::new(&attr, &form), out)? {
                             out.push(Term::Retract(e.clone(), attr.clone(), Some(v)));
@@ -154,9 +165,14 @@ impl<'s> Expander<'s> {
                 }
             }
             TxOp::RetractEntity { e } => {
-                // Datomic retracts only an entity that exists: a tempid names none (its
-                // error says the tempid is not a keyword, an ident it could retract).
+                // Datomic retracts only an entity that exists, and reads this position as an
+                // existing entity, not a tempid: a negative number is an id none has, so
+                // nothing is retracted (not even what a `-1` of the same transaction
+                // asserts); a string is an ident that is not a keyword, an error.
                 if let EntityRef::Temp(t) = e {
+                    if matches!(t, Tempid::Negative(_)) {
+                        return Ok(());
+                    }
                     return Err(TxError::RetractEntityTempid {
                         tempid: t.to_string(),
                         form: form(),
@@ -170,6 +186,16 @@ impl<'s> Expander<'s> {
                 if attr.is_many() {
                     return Err(TxError::CasOnCardinalityMany {
                         attr: attr.ident.to_string(),
+                        form: form(),
+                    });
+                }
+                // The compared entity must exist: Datomic reads a string here as an ident,
+                // an error, where a negative number stays a tempid (a new entity holds no
+                // value, so only an old value of nil matches).
+                if let EntityRef::Temp(t @ Tempid::Named(_)) = e {
+                    return Err(TxError::TempidNamesNothing {
+                        op: ":db/cas",
+                        tempid: t.to_string(),
                         form: form(),
                     });
                 }

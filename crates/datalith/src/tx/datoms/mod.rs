@@ -112,6 +112,9 @@ pub struct DatomBuilder<'a> {
     /// Entities the current `:db/retractEntity` expansion has visited (components may form
     /// cycles).
     retracted_entities: HashSet<EntityId>,
+    /// Unique values asserted on `e` that another entity held when asserted: `[e a av v]`,
+    /// a conflict only if that entity still holds the value at the end.
+    contested: Vec<(EntityId, AttrId, AvBytes, Value)>,
     /// Entities created by this transaction: nothing of them is in the database yet.
     fresh: Fresh,
     /// Identity values the resolver already looked up in the database.
@@ -158,6 +161,7 @@ impl<'a> DatomBuilder<'a> {
             asserted_one: s.asserted_one,
             unique_holders: s.unique_holders,
             retracted_entities: s.retracted_entities,
+            contested: Vec::new(),
             fresh,
             known,
             lazy: Some(Lazy {
@@ -386,10 +390,15 @@ impl<'a> DatomBuilder<'a> {
     fn assert(&mut self, e: EntityId, attr: &Arc<Attribute>, v: Value) -> Result<(), TxError> {
         let a = attr.id;
         let b = av(a, &v);
+        let one = !attr.is_many();
         if attr.unique.is_some() {
+            // Two values for one cardinality-one attribute is the conflict Datomic names
+            // first, before either value's uniqueness.
+            if one {
+                self.conflict_one(e, attr, &b, &v)?;
+            }
             self.check_unique(e, attr, &v, &b)?;
         }
-        let one = !attr.is_many();
         // The first value of an attribute on an entity this transaction created: the
         // database has nothing of it and the transaction nothing of this [e a] yet, so there
         // is nothing to retract or compare; one map probe instead of five. (The usual shape
@@ -406,17 +415,7 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         if one {
-            if let Some(&first) = self.asserted_one.get(&(e, a)) {
-                let first = &self.entries[first as usize];
-                if first.av != b {
-                    return Err(TxError::DatomConflict {
-                        entity: e,
-                        attr: attr.ident.to_string(),
-                        first: first.value.to_string(),
-                        second: v.to_string(),
-                    });
-                }
-            }
+            self.conflict_one(e, attr, &b, &v)?;
             for (ob, ov) in self.current(e, a)? {
                 if ob != b {
                     self.set(e, a, ov, ob, false)?;
@@ -435,6 +434,28 @@ impl<'a> DatomBuilder<'a> {
         }
         if one {
             self.asserted_one.insert((e, a), i);
+        }
+        Ok(())
+    }
+
+    /// Refuses a second value of the cardinality-one `[e a]` in one transaction.
+    fn conflict_one(
+        &self,
+        e: EntityId,
+        attr: &Attribute,
+        b: &[u8],
+        v: &Value,
+    ) -> Result<(), TxError> {
+        if let Some(&first) = self.asserted_one.get(&(e, attr.id)) {
+            let first = &self.entries[first as usize];
+            if first.av[..] != *b {
+                return Err(TxError::DatomConflict {
+                    entity: e,
+                    attr: attr.ident.to_string(),
+                    first: first.value.to_string(),
+                    second: v.to_string(),
+                });
+            }
         }
         Ok(())
     }
@@ -486,12 +507,6 @@ impl<'a> DatomBuilder<'a> {
         v: &Value,
         b: &[u8],
     ) -> Result<(), TxError> {
-        let conflict = |existing| TxError::UniqueConflict {
-            attr: attr.ident.to_string(),
-            value: v.to_string(),
-            existing,
-            entity: e,
-        };
         if let Some(&holder) = self.unique_holders.get(b) {
             if holder != e {
                 // Both assertions are this transaction's: Datomic calls it a datoms conflict.
@@ -504,15 +519,41 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         // The resolver may already know the database has no holder of this value.
+        // Another entity holds the value now; whether it still does when the transaction
+        // ends (a swap, a move, a retraction later in the transaction) is decided then
+        // (`check_contested`), as Datomic checks uniqueness against the database after it.
         if !matches!(self.known.get(b), Some((_, None, _))) {
             for holder in self.r.entities_with_key(&av::index_key(b))? {
                 if holder != e && self.present(holder, attr.id, b)? {
-                    return Err(conflict(holder));
+                    self.contested
+                        .push((e, attr.id, AvBytes::from_slice(b), v.clone()));
+                    break;
                 }
             }
         }
         if !self.unique_holders.contains_key(b) {
             self.unique_holders.insert(AvBytes::from_slice(b), e);
+        }
+        Ok(())
+    }
+
+    /// Refuses a unique value that another entity still holds now that every term is
+    /// applied (`check_unique` noted each value it found held).
+    pub fn check_contested(&mut self) -> Result<(), TxError> {
+        for (e, a, b, v) in std::mem::take(&mut self.contested) {
+            for holder in self.r.entities_with_key(&av::index_key(&b))? {
+                if holder != e && self.present(holder, a, &b)? {
+                    return Err(TxError::UniqueConflict {
+                        attr: self
+                            .schema
+                            .get(a)
+                            .map_or_else(|| a.to_string(), |x| x.ident.to_string()),
+                        value: v.to_string(),
+                        existing: holder,
+                        entity: e,
+                    });
+                }
+            }
         }
         Ok(())
     }
