@@ -121,8 +121,9 @@ impl Puller<'_> {
                     default: None,
                     nested: None,
                 };
-                let v = self.values(&spec, a, vals, parent)?;
-                out.push((spec.key.clone(), v));
+                if let Some(v) = self.values(&spec, a, vals, parent)? {
+                    out.push((spec.key.clone(), v));
+                }
             }
         }
         for spec in &pattern.attrs {
@@ -160,10 +161,16 @@ impl Puller<'_> {
                 }
                 let mut items = Vec::new();
                 for h in holders.into_iter().take(spec.limit.unwrap_or(usize::MAX)) {
-                    items.push(self.reference(spec, h, parent)?);
+                    let item = self.reference(spec, h, parent)?;
+                    if !is_empty_map(&item) {
+                        items.push(item);
+                    }
                 }
                 // `:limit 0` keeps nothing, and an attribute with nothing is left out.
                 if items.is_empty() {
+                    if let Some(d) = &spec.default {
+                        out.push((spec.key.clone(), edn_from_value(d)));
+                    }
                     continue;
                 }
                 let v = if attr.is_component {
@@ -185,23 +192,29 @@ impl Puller<'_> {
                 }
                 continue;
             }
-            let v = self.values(spec, attr.id, vals, parent)?;
-            // `:limit 0` keeps no value, and an attribute with none is left out (Datomic).
-            if matches!(&v, Edn::Vector(items) if items.is_empty()) {
-                continue;
+            match self.values(spec, attr.id, vals, parent)? {
+                Some(v) => out.push((spec.key.clone(), v)),
+                // Every value left out: the attribute is, as if it had none.
+                None => {
+                    if let Some(d) = &spec.default {
+                        out.push((spec.key.clone(), edn_from_value(d)));
+                    }
+                }
             }
-            out.push((spec.key.clone(), v));
         }
         Ok(Edn::Map(out))
     }
 
+    /// The attribute's values as pulled, or `None` when none is left: `:limit 0`, or every
+    /// value an entity whose pull came out empty (Datomic leaves an empty map out, and the
+    /// attribute with it when nothing else remains).
     fn values(
         &mut self,
         spec: &AttrSpec,
         a: AttrId,
         vals: Vec<Value>,
         parent: &PullPattern,
-    ) -> Result<Edn, QueryError> {
+    ) -> Result<Option<Edn>, QueryError> {
         let schema = self.db.schema().clone();
         let attr = schema.get(a).cloned();
         let many = attr.as_ref().is_some_and(|x| x.is_many());
@@ -211,7 +224,7 @@ impl Puller<'_> {
         } else {
             1
         }) {
-            items.push(match (&v, &attr) {
+            let item = match (&v, &attr) {
                 (Value::Ref(x), Some(at)) if at.is_ref() => {
                     if spec.nested.is_none() && at.is_component {
                         let all = PullPattern {
@@ -228,12 +241,15 @@ impl Puller<'_> {
                     }
                 }
                 _ => edn_from_value(&v),
-            });
+            };
+            if !is_empty_map(&item) {
+                items.push(item);
+            }
         }
-        Ok(if many {
-            Edn::Vector(items)
-        } else {
-            items.into_iter().next().unwrap_or(Edn::Nil)
+        Ok(match (many, items.is_empty()) {
+            (_, true) => None,
+            (true, false) => Some(Edn::Vector(items)),
+            (false, false) => items.into_iter().next(),
         })
     }
 
@@ -292,6 +308,12 @@ impl Puller<'_> {
         self.recursed.remove(&x);
         r
     }
+}
+
+/// An entity pulled as nothing (none of the pattern's attributes): left out where it would
+/// be a value.
+fn is_empty_map(v: &Edn) -> bool {
+    matches!(v, Edn::Map(pairs) if pairs.is_empty())
 }
 
 fn is_recursive(s: &AttrSpec) -> bool {
