@@ -89,10 +89,11 @@ pub fn aggregate(
             if s.len() % 2 == 1 {
                 edn_from_value(&s[m])
             } else {
-                // Datomic's `(/ (+ a b) 2)`: longs give a long (the quotient), doubles a double.
+                // Datomic's `(quot (+ a b) 2)`, checked on the peer: the quotient truncated
+                // toward zero for doubles too (6.5 and 7.5 give 7.0, 1.0 and 2.0 give 1.0).
                 let both = [s[m - 1].clone(), s[m].clone()];
                 let sum = super::builtins::call("+", &both)?.unwrap_or(Value::Long(0));
-                let half = super::builtins::call("/", &[sum, Value::Long(2)])?;
+                let half = super::builtins::call("quot", &[sum, Value::Long(2)])?;
                 half.as_ref().map_or(Edn::Nil, edn_from_value)
             }
         }
