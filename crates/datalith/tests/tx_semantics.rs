@@ -1060,9 +1060,14 @@ const EDN_CASES: &str = r#"
 [{:person/id "n10" :person/pair [nil "b"]}]
   [n10 :person/id "n10" true]
   [n10 :person/pair [nil "b"] true]
-; A map as an operation's value (Datomic refuses any) follows the nested-map rule.
+; A map as an operation's value names no entity (Datomic refuses any), even one that names
+; itself; maps nest only in maps.
 [[:db/add [:person/id "p8"] :person/manager {:person/name "anon"}]]
-  ! nested
+  ! not_entity
+[[:db/add [:person/id "p8"] :person/manager {:person/id "n11" :person/name "R"}]]
+  ! not_entity
+[[:db/cas [:person/id "p8"] :person/manager nil {:person/id "n11"}]]
+  ! not_entity
 ; Retracting an entity that a lookup ref or ident names but does not exist: a no-op.
 [[:db/retractEntity [:person/id "nope"]]]
 [[:db/retractEntity :color/nope]]
@@ -1182,7 +1187,7 @@ fn edn_tx_data_as_datomic_reads_it() {
             }
         }
     }
-    assert_eq!(cases.len(), 59, "cases read from EDN_CASES");
+    assert_eq!(cases.len(), 61, "cases read from EDN_CASES");
     let edn = |s: &str| datalith::TxData::from_edn(&datalith::edn::read_one(s).unwrap()).unwrap();
     for (tx, datoms, error) in cases {
         let dir = tempfile::tempdir().unwrap();

@@ -411,6 +411,17 @@ impl From<KvError> for TxError {
 }
 
 impl TxError {
+    /// Whether this is two datoms of the transaction that cannot both hold (Datomic's
+    /// `:db.error/datoms-conflict`, found after every lookup and `:db/cas`).
+    pub(crate) fn is_conflict(&self) -> bool {
+        matches!(
+            self,
+            TxError::DatomConflict { .. }
+                | TxError::DatomConflictAssertRetract { .. }
+                | TxError::UniqueValueTwice { .. }
+        )
+    }
+
     /// Whether the caller's tx data is at fault (as opposed to the environment).
     pub fn is_user_error(&self) -> bool {
         self.category().is_user_error()

@@ -44,8 +44,10 @@
 //! can match; a lookup ref or ident is not resolved). Tuple values are checked against
 //! `:db/tupleTypes`/`:db/tupleType` (`InvalidTupleValue`), and a new attribute needs
 //! `:db/valueType` and `:db/cardinality` (`InvalidInstallAttribute`). Nested maps under a non-component ref need `:db/id` or an identity
-//! attribute (`InvalidNestedEntity`); a tempid used only as a value is refused
-//! (`TempidOnlyValue`); `:db/retractEntity` of a lookup ref or ident naming nothing is a no-op
+//! attribute (`InvalidNestedEntity`), and an operation's value is never a map
+//! (`UnresolvableEntity`); a tempid used only as a value is refused (`TempidOnlyValue`)
+//! after the terms are applied (Datomic reports a failed `:db/cas` or a missing lookup ref
+//! first, conflicting datoms after it); `:db/retractEntity` of a lookup ref or ident naming nothing is a no-op
 //! (`Resolved::Nothing`), and so is one of a negative number (Datomic reads it as an entity
 //! id, which none has); a string tempid where an existing entity is read (`:db/retractEntity`,
 //! `:db/cas`, `:db/retract` without a value) is refused (`RetractEntityTempid`,

@@ -155,6 +155,8 @@ pub struct Resolver<'a> {
     pub tempids: HashMap<Tempid, EntityId>,
     /// Identity values looked up while resolving tempids.
     pub known: Known,
+    /// A tempid the terms use only as a value, as EDN (refused after the terms are applied).
+    only_value: Option<String>,
 }
 
 impl<'a> Resolver<'a> {
@@ -167,6 +169,7 @@ impl<'a> Resolver<'a> {
             counters,
             tempids: HashMap::default(),
             known: HashMap::default(),
+            only_value: None,
         }
     }
 
@@ -409,9 +412,20 @@ impl<'a> Resolver<'a> {
                 .is_some_and(|w| w & (1 << (i % 64)) != 0),
             _ => true,
         };
-        match value_tempids.iter().find(|(_, id)| !is_subject(*id)) {
-            Some((t, _)) => Err(TxError::TempidOnlyValue {
-                tempid: t.to_string(),
+        // Refused once the terms are applied (`check_only_values`): Datomic reports a failed
+        // `:db/cas` or a lookup ref that names nothing first.
+        self.only_value = value_tempids
+            .iter()
+            .find(|(_, id)| !is_subject(*id))
+            .map(|(t, _)| t.to_string());
+        Ok(())
+    }
+
+    /// Refuses a tempid that the terms use only as a value (found by `resolve_tempids`).
+    pub fn check_only_values(&self) -> Result<(), TxError> {
+        match &self.only_value {
+            Some(tempid) => Err(TxError::TempidOnlyValue {
+                tempid: tempid.clone(),
             }),
             None => Ok(()),
         }

@@ -168,8 +168,19 @@ pub fn run_tx(
     builder.reserve(terms.len());
     let mut last = None;
     for term in terms {
-        builder.apply(resolver.resolve(term, &mut last)?)?;
+        let applied = resolver
+            .resolve(term, &mut last)
+            .and_then(|t| builder.apply(t));
+        if let Err(e) = applied {
+            // Datomic finds a tempid used only as a value before conflicting datoms (and
+            // after a failed `:db/cas` or a lookup ref that names nothing).
+            if e.is_conflict() {
+                resolver.check_only_values()?;
+            }
+            return Err(e);
+        }
     }
+    resolver.check_only_values()?;
     builder.update_composites()?;
     builder.check_contested()?;
     builder.check_entity_specs()?;

@@ -133,6 +133,23 @@ impl<'s> Expander<'s> {
 
     fn op(&mut self, op: &TxOp, out: &mut Vec<Term>) -> Result<(), TxError> {
         let form = || op.to_string();
+        // An operation's value names an entity that exists or a tempid, never a nested map
+        // (Datomic: not-an-entity, whatever the map holds); maps nest only in maps.
+        let values = match op {
+            TxOp::Add { v, .. } | TxOp::Retract { v: Some(v), .. } => [Some(v), None],
+            TxOp::Cas { old, new, .. } => [old.as_ref(), Some(new)],
+            _ => [None, None],
+        };
+        if let Some(TxValue::Map(m)) = values
+            .into_iter()
+            .flatten()
+            .find(|v| matches!(v, TxValue::Map(_)))
+        {
+            return Err(TxError::UnresolvableEntity {
+                entity: print::map_text(m),
+                form: form(),
+            });
+        }
         match op {
             TxOp::Add { e, a, v } => {
                 let attr = self.attr(a, &form)?;
