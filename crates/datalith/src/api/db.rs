@@ -286,6 +286,8 @@ impl Db {
     /// ```
     pub fn pull(&self, pattern: &str, e: impl Into<Eid>) -> Result<Edn, QueryError> {
         let p = PULLS.parse(pattern)?;
+        // Before the entity is looked up: one that the history names nothing still fails.
+        crate::pull::refuse_history(self)?;
         match e.into().resolve(self)? {
             Some(e) => crate::pull::pull(self, &p, e),
             None => Ok(Edn::Nil),
@@ -299,6 +301,7 @@ impl Db {
         es: &[E],
     ) -> Result<Vec<Edn>, QueryError> {
         let p = PULLS.parse(pattern)?;
+        crate::pull::refuse_history(self)?;
         es.iter()
             .map(|e| match e.clone().into().resolve(self)? {
                 Some(e) => crate::pull::pull(self, &p, e),

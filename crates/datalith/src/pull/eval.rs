@@ -31,13 +31,7 @@ struct Puller<'a> {
 /// Pulls `pattern` for entity `e`; `Edn::Nil` when the entity has no datoms and the pattern
 /// asks for nothing that would still show (Datascript's behaviour).
 pub fn pull(db: &Db, pattern: &PullPattern, e: EntityId) -> Result<Edn, QueryError> {
-    // Datomic refuses it too: a history value holds every value ever, not an entity.
-    if db.time_filter().history {
-        return Err(QueryError::BadArguments {
-            name: "pull".into(),
-            message: "pull is not supported on a history database".into(),
-        });
-    }
+    refuse_history(db)?;
     let mut p = Puller {
         db,
         path: HashSet::new(),
@@ -49,6 +43,18 @@ pub fn pull(db: &Db, pattern: &PullPattern, e: EntityId) -> Result<Edn, QueryErr
         Edn::Map(pairs) if pairs.is_empty() => Edn::Nil,
         _ => m,
     })
+}
+
+/// Refuses a history value, whatever entity is asked for (Datomic refuses it too: a history
+/// value holds every value ever, not an entity).
+pub(crate) fn refuse_history(db: &Db) -> Result<(), QueryError> {
+    if db.time_filter().history {
+        return Err(QueryError::BadArguments {
+            name: "pull".into(),
+            message: "pull is not supported on a history database".into(),
+        });
+    }
+    Ok(())
 }
 
 /// [`pull`] for several entities.

@@ -12,7 +12,7 @@ use crate::query::error::QueryError;
 use crate::query::ir::{Binding, Clause, RuleBody, Term, Var};
 use crate::query::relation::Relation;
 use crate::query::rules;
-use crate::store::AttrId;
+use crate::store::{AttrId, EntityId};
 
 /// Names whose calls read a database, the log or the full-text index ([`Ctx::call`] answers
 /// them, with a database entered): never resolved to a plain built-in, never a chain's link.
@@ -458,6 +458,24 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The values of `a` on `e` the active database shows: its time view's (a history view
+    /// shows every value the attribute ever had or lost there, smallest first, as Datomic's
+    /// EAVT index gives them).
+    fn view_values(&self, e: EntityId, a: AttrId) -> Result<Vec<Value>, QueryError> {
+        if self.time.is_current() {
+            return Ok(self.r.values(e, a)?);
+        }
+        let mut out = Vec::new();
+        for d in self.r.timed_datoms(&self.time, e, Some(a))?.iter() {
+            out.push(self.r.event_value(e, d)?);
+        }
+        if self.time.history {
+            out.sort();
+            out.dedup();
+        }
+        Ok(out)
+    }
+
     pub(super) fn db_fn(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
         // Arguments arrive without the `$` source (dropped when the query is lowered).
         let entity = |v: &Value| match v {
@@ -482,7 +500,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 let a = self.attr_arg(name, a)?;
-                Ok(Value::Boolean(self.r.values(e, a)?.is_empty()))
+                Ok(Value::Boolean(self.view_values(e, a)?.is_empty()))
             }
             "get-else" => {
                 let [e, a, default] = args else {
@@ -494,8 +512,7 @@ impl<'a> Ctx<'a> {
                     return Err(bad("cardinality-many attributes are not supported"));
                 }
                 Ok(self
-                    .r
-                    .values(e, a)?
+                    .view_values(e, a)?
                     .into_iter()
                     .next()
                     .unwrap_or_else(|| default.clone()))
@@ -507,7 +524,7 @@ impl<'a> Ctx<'a> {
                 let e = entity(e).ok_or_else(|| bad("not an entity"))?;
                 for a in rest {
                     let a = self.attr_arg(name, a)?;
-                    if let Some(v) = self.r.values(e, a)?.into_iter().next() {
+                    if let Some(v) = self.view_values(e, a)?.into_iter().next() {
                         // The attribute as its entity (Datomic): `[?a :db/ident ?name]` names it.
                         let attr = Value::Ref(u64::from(a));
                         return Ok(Value::Tuple(vec![Some(attr), Some(v)]));
