@@ -246,7 +246,20 @@ pub fn int_div(kind: IntDiv, a: &Num, b: &Num) -> Result<Num, BuiltinProblem> {
         return Err(BuiltinProblem::DivideByZero);
     }
     let rank = a.rank().max(b.rank());
-    if rank == 4 || rank == 3 {
+    if rank == 3 {
+        // A bigdec and no double: exact, as Clojure's `BigDecimal` division to an integral
+        // value and its remainder (`(quot 10.5M 3)` is `3M`, `(rem 10.5M 3)` is `1.5M`).
+        let (p, q, scale) = a.to_dec()?.aligned(b.to_dec()?).ok_or(overflow(DEC))?;
+        let whole = p.checked_div(q).ok_or(overflow(DEC))?;
+        let r = p - whole * q;
+        let r = match kind {
+            IntDiv::Quot => return Ok(Num::Dec(Decimal::from_int(whole))),
+            IntDiv::Mod if r != 0 && (r < 0) != (q < 0) => r + q,
+            _ => r,
+        };
+        return Ok(Num::Dec(Decimal { mantissa: r, scale }));
+    }
+    if rank == 4 {
         let (x, y) = (a.to_f64(), b.to_f64());
         let q = (x / y).trunc();
         let r = x - q * y;
