@@ -365,7 +365,14 @@ fn right_linear(
             let input = pairs_relation(&origin_vars, &cur_vars, &delta);
             let mut keep = origin_vars.clone();
             keep.extend(bound_pos.iter().filter_map(|&p| args[p].var()));
-            let r = ctx.with_names(&b.var_names, |ctx| ctx.conj(rest, input, &keep))?;
+            let r = match ctx.with_names(&b.var_names, |ctx| ctx.conj(rest, input, &keep)) {
+                Ok(r) => r,
+                // The rest of the body needs a variable only the recursive call binds
+                // (`[(inc ?d0) ?d]` after `(depth ?p ?d0)`, with `?d` seeded): the rule is
+                // not right-linear in its seeded positions; derive it whole instead.
+                Err(QueryError::Unbound { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
             let held = rows_bytes(r.rows.len(), r.vars.len());
             for row in &r.rows {
                 ctx.budget.tick()?;

@@ -481,6 +481,22 @@ impl<'a> Ctx<'a> {
                 .iter()
                 .all(|v| !vars.contains(v) || rel.binds(*v)),
             Clause::Or { required, .. } => required.iter().all(|v| rel.binds(*v)),
+            // A rule whose head starts with required variables (`[(r [?a] ?b) ...]`) waits
+            // for the call's arguments there, as Datomic waits for them: a call that no
+            // clause ever binds them for is refused when nothing else is left to run.
+            Clause::Rule { name, args, src } => {
+                let target = self.source_of(*src);
+                let rules = if target == self.dollar {
+                    Some(self.rules)
+                } else {
+                    self.source_rules.get(&target)
+                };
+                let required = rules
+                    .and_then(|r| r.get(name))
+                    .and_then(|bodies| bodies.iter().map(|b| b.required).max())
+                    .unwrap_or(0);
+                args.iter().take(required).all(bound)
+            }
             Clause::Dollar { clause, .. } => self.ready(clause, rel),
             _ => true,
         }
