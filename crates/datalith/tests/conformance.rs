@@ -164,34 +164,6 @@ fn query(db: &Db, query: &Edn, inputs: &[Edn]) -> Got {
     })
 }
 
-/// The entity a pull case names. `Db::pull` takes an entity id, so a lookup ref is looked up
-/// here by a query; cases about lookup-ref errors therefore go through query inputs instead.
-fn entity_of(db: &Db, eid: &Edn) -> Result<Option<u64>, String> {
-    let found = match eid {
-        Edn::Keyword(k) => return db.ident_entity(k).map_err(|e| e.to_string()),
-        Edn::Vector(lookup) if lookup.len() == 2 => db
-            .q(
-                &format!(
-                    "[:find ?e . :in $ ?v :where [?e {} ?v]]",
-                    to_edn_string(&lookup[0])
-                ),
-                std::slice::from_ref(&lookup[1]),
-            )
-            .map_err(|e| e.to_string())?,
-        // A string, as the library reads one (an ident it spells, or not a keyword).
-        Edn::String(_) => {
-            return Eid::from_edn(eid)
-                .and_then(|e| e.resolve(db))
-                .map_err(|e| e.to_string())
-        }
-        other => return Err(format!("cannot resolve :eid {}", to_edn_string(other))),
-    };
-    match found {
-        Edn::Long(e) => Ok(Some(e as u64)),
-        _ => Ok(None),
-    }
-}
-
 // --- the time group -------------------------------------------------------------------
 
 fn time_refusal(Refused(message, code): Refused) -> Got {
@@ -445,13 +417,14 @@ fn run(
                 Ok(db) => db,
                 Err(e) => return Got::Unsupported(e),
             };
-            match entity_of(&db, eid) {
-                Ok(Some(e)) => match db.pull(&to_edn_string(pattern), e) {
+            // The library resolves the entity, as a caller's pull does (an ident or lookup
+            // ref that names nothing pulls as nil).
+            match Eid::from_edn(eid) {
+                Ok(e) => match db.pull(&to_edn_string(pattern), e) {
                     Ok(v) => Got::Value(v),
                     Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
                 },
-                Ok(None) => Got::Error(format!("no entity {}", to_edn_string(eid)), None),
-                Err(e) => Got::Error(e, None),
+                Err(e) => Got::Error(e.to_string(), Some(e.category().code)),
             }
         }
         Action::Tx {

@@ -290,7 +290,7 @@ impl Db {
         crate::pull::refuse_history(self)?;
         match e.into().resolve(self)? {
             Some(e) => crate::pull::pull(self, &p, e),
-            None => Ok(Edn::Nil),
+            None => Ok(crate::pull::pull_nothing(&p)),
         }
     }
 
@@ -305,7 +305,7 @@ impl Db {
         es.iter()
             .map(|e| match e.clone().into().resolve(self)? {
                 Some(e) => crate::pull::pull(self, &p, e),
-                None => Ok(Edn::Nil),
+                None => Ok(crate::pull::pull_nothing(&p)),
             })
             .collect()
     }

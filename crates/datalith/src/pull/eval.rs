@@ -45,6 +45,25 @@ pub fn pull(db: &Db, pattern: &PullPattern, e: EntityId) -> Result<Edn, QueryErr
     })
 }
 
+/// What `pattern` pulls for an entity that is not there (a lookup ref or ident naming
+/// nothing): its defaults, as Datomic gives them, or nil when it has none.
+pub(crate) fn pull_nothing(pattern: &PullPattern) -> Edn {
+    let defaults: Vec<(Edn, Edn)> = pattern
+        .attrs
+        .iter()
+        .filter_map(|s| {
+            s.default
+                .as_ref()
+                .map(|d| (s.key.clone(), edn_from_value(d)))
+        })
+        .collect();
+    if defaults.is_empty() {
+        Edn::Nil
+    } else {
+        Edn::Map(defaults)
+    }
+}
+
 /// Refuses a history value, whatever entity is asked for (Datomic refuses it too: a history
 /// value holds every value ever, not an entity).
 pub(crate) fn refuse_history(db: &Db) -> Result<(), QueryError> {
@@ -172,10 +191,13 @@ impl Puller<'_> {
                         items.push(item);
                     }
                 }
-                // `:limit 0` keeps nothing, and an attribute with nothing is left out.
+                // `:limit 0` keeps nothing, and an attribute with nothing is left out (kept
+                // as nil beside a wildcard, as above).
                 if items.is_empty() {
-                    if let Some(d) = &spec.default {
-                        out.push((spec.key.clone(), edn_from_value(d)));
+                    match &spec.default {
+                        Some(d) => out.push((spec.key.clone(), edn_from_value(d))),
+                        None if pattern.wildcard => out.push((spec.key.clone(), Edn::Nil)),
+                        None => {}
                     }
                     continue;
                 }
@@ -200,12 +222,13 @@ impl Puller<'_> {
             }
             match self.values(spec, attr.id, vals, parent)? {
                 Some(v) => out.push((spec.key.clone(), v)),
-                // Every value left out: the attribute is, as if it had none.
-                None => {
-                    if let Some(d) = &spec.default {
-                        out.push((spec.key.clone(), edn_from_value(d)));
-                    }
-                }
+                // Every value left out: the attribute is, as if it had none; beside a
+                // wildcard, which named it, Datomic keeps it as nil.
+                None => match &spec.default {
+                    Some(d) => out.push((spec.key.clone(), edn_from_value(d))),
+                    None if pattern.wildcard => out.push((spec.key.clone(), Edn::Nil)),
+                    None => {}
+                },
             }
         }
         Ok(Edn::Map(out))

@@ -11,6 +11,6 @@ mod pattern;
 pub use cache::PullCache;
 pub use eid::Eid;
 pub use error::PullError;
-pub(crate) use eval::refuse_history;
 pub use eval::{pull, pull_many};
+pub(crate) use eval::{pull_nothing, refuse_history};
 pub use pattern::{parse_pattern, AttrSpec, PullPattern, Recursion};
