@@ -7,6 +7,7 @@
 
 mod convert;
 mod deserialize;
+mod duplicate;
 mod print;
 mod read;
 mod serialize;

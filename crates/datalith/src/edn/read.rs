@@ -279,6 +279,12 @@ impl<'a> Reader<'a> {
                     pairs.push((k, v));
                 }
                 drop(it);
+                if let Some(k) = super::duplicate::repeated_key(&pairs) {
+                    return Err(self.err(
+                        at,
+                        format!("a map repeats its key {}", super::print::to_edn_string(k)),
+                    ));
+                }
                 Edn::Map(pairs)
             }
             b')' | b']' | b'}' => return Err(self.err(at, format!("unbalanced {}", b as char))),
