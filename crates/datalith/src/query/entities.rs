@@ -95,15 +95,22 @@ fn value_constant(
 }
 
 /// `input` with column `shadow`: column `v`'s values resolved to entity ids in one database.
+/// A `lenient` column (a database function's entity) keeps an ident or lookup ref that names
+/// nothing as it is, for the function to read as an entity without datoms (Datomic's
+/// `get-else` gives its default there, where a pattern refuses it).
 pub(super) fn add_resolved_column(
     mut input: Relation,
     v: Var,
     shadow: Var,
+    lenient: bool,
     (r, schema): &(IndexReader<'_>, &Schema),
 ) -> Result<Relation, QueryError> {
     let c = input.col(v).expect("an input variable");
     for row in &mut input.rows {
-        let e = entity(r, schema, &row[c])?;
+        let e = match entity(r, schema, &row[c]) {
+            Err(QueryError::UnresolvedKey { .. }) if lenient => row[c].clone(),
+            other => other?,
+        };
         row.push(e);
     }
     input.vars.push(shadow);
@@ -120,8 +127,9 @@ pub(super) struct Shadows<'r, 'a> {
     rules: &'r BTreeMap<usize, BTreeMap<String, Vec<RuleBody>>>,
     input_vars: &'r [Var],
     next_var: Var,
-    /// (input variable, source, shadow variable).
-    made: Vec<(Var, usize, Var)>,
+    /// (input variable, source, lenient, shadow variable): a lenient shadow is a database
+    /// function's entity (`add_resolved_column`).
+    made: Vec<(Var, usize, bool, Var)>,
 }
 
 impl<'r, 'a> Shadows<'r, 'a> {
@@ -142,30 +150,38 @@ impl<'r, 'a> Shadows<'r, 'a> {
         }
     }
 
-    /// Rewrites the query's `clauses`; returns (input variable, source, shadow variable)
-    /// for each shadow made.
+    /// Rewrites the query's `clauses`; returns (input variable, source, lenient, shadow
+    /// variable) for each shadow made.
     pub(super) fn rewrite(
         mut self,
         clauses: &mut [Clause],
-    ) -> Result<Vec<(Var, usize, Var)>, QueryError> {
+    ) -> Result<Vec<(Var, usize, bool, Var)>, QueryError> {
         self.clauses(clauses, 0)?;
         Ok(self.made)
     }
 
-    fn shadow(&mut self, v: Var, src: usize) -> Var {
-        if let Some((_, _, s)) = self.made.iter().find(|(x, y, _)| *x == v && *y == src) {
+    fn shadow(&mut self, v: Var, src: usize, lenient: bool) -> Var {
+        if let Some((.., s)) = self
+            .made
+            .iter()
+            .find(|(x, y, l, _)| *x == v && *y == src && *l == lenient)
+        {
             return *s;
         }
         let s = self.next_var;
         self.next_var += 1;
-        self.made.push((v, src, s));
+        self.made.push((v, src, lenient, s));
         s
     }
 
     fn term(&mut self, t: &mut Term, src: usize) {
+        self.term_as(t, src, false);
+    }
+
+    fn term_as(&mut self, t: &mut Term, src: usize, lenient: bool) {
         if let Term::Var(v) = t {
             if self.input_vars.contains(v) {
-                *v = self.shadow(*v, src);
+                *v = self.shadow(*v, src, lenient);
             }
         }
     }
@@ -251,10 +267,16 @@ impl<'r, 'a> Shadows<'r, 'a> {
                     else {
                         continue;
                     };
+                    // An ident or lookup ref that names nothing is an entity without datoms
+                    // here (Datomic), kept as written for the function to read so.
                     if let Term::Const(c) = a {
-                        *c = entity(r, schema, c)?;
+                        match entity(r, schema, c) {
+                            Ok(e) => *c = e,
+                            Err(QueryError::UnresolvedKey { .. }) => {}
+                            Err(e) => return Err(e),
+                        }
                     }
-                    self.term(a, dollar);
+                    self.term_as(a, dollar, true);
                 }
                 Clause::Dollar { src, clause } => {
                     let src = if *src == 0 { dollar } else { *src };
@@ -269,7 +291,7 @@ impl<'r, 'a> Shadows<'r, 'a> {
     /// An `or`/`not` shares the shadows of the variables it shares, when its clauses use them.
     fn share(&self, vars: &mut Vec<Var>, required: Option<&mut Vec<Var>>, inner: &[Var]) {
         let mut req = required;
-        for (v, _, s) in &self.made {
+        for (v, _, _, s) in &self.made {
             if vars.contains(v) && inner.contains(s) && !vars.contains(s) {
                 vars.push(*s);
                 if let Some(r) = req.as_deref_mut() {

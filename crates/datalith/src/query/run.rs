@@ -343,10 +343,10 @@ pub fn answer(
     let input_vars = input.vars.clone();
     let shadows =
         Shadows::new(&readers, &all_rules, &input_vars, q.var_names.len()).rewrite(&mut clauses)?;
-    for (v, src, shadow) in &shadows {
+    for (v, src, lenient, shadow) in &shadows {
         q.var_names
             .push(format!("{}@{}", q.var_names[*v], q.source_names[*src]));
-        input = add_resolved_column(input, *v, *shadow, &readers[src])?;
+        input = add_resolved_column(input, *v, *shadow, *lenient, &readers[src])?;
     }
     // A pulled input variable is pulled as the entity it names.
     for f in &mut q.find {
@@ -354,7 +354,7 @@ pub fn answer(
             if input.binds(*var) {
                 let shadow = q.var_names.len();
                 q.var_names.push(format!("{}@pull", q.var_names[*var]));
-                input = add_resolved_column(input, *var, shadow, &readers[&home_src])?;
+                input = add_resolved_column(input, *var, shadow, false, &readers[&home_src])?;
                 *var = shadow;
             }
         }

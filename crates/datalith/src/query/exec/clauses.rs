@@ -458,10 +458,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The values of `a` on `e` the active database shows: its time view's (a history view
+    /// The values of `a` on `e` (none for `None`, an ident naming nothing) the active
+    /// database shows: its time view's (a history view
     /// shows every value the attribute ever had or lost there, smallest first, as Datomic's
     /// EAVT index gives them).
-    fn view_values(&self, e: EntityId, a: AttrId) -> Result<Vec<Value>, QueryError> {
+    fn view_values(&self, e: Option<EntityId>, a: AttrId) -> Result<Vec<Value>, QueryError> {
+        // An ident that names nothing holds nothing.
+        let Some(e) = e else {
+            return Ok(Vec::new());
+        };
         if self.time.is_current() {
             return Ok(self.r.values(e, a)?);
         }
@@ -478,10 +483,26 @@ impl<'a> Ctx<'a> {
 
     pub(super) fn db_fn(&self, name: &str, args: &[Value]) -> Result<Value, QueryError> {
         // Arguments arrive without the `$` source (dropped when the query is lowered).
-        let entity = |v: &Value| match v {
-            Value::Ref(e) => Some(*e),
-            Value::Long(n) if *n >= 0 => Some(*n as u64),
-            _ => None,
+        // The entity: an id, or an ident bound while the query runs (constants were resolved
+        // when it was lowered); an ident that names nothing is an entity without datoms,
+        // as in Datomic (`get-else` gives its default).
+        let entity = |v: &Value| -> Result<Option<Option<EntityId>>, QueryError> {
+            Ok(match v {
+                Value::Ref(e) => Some(Some(*e)),
+                Value::Long(n) if *n >= 0 => Some(Some(*n as u64)),
+                Value::Keyword(k) => Some(match self.schema.by_ident(k) {
+                    Some(a) => Some(u64::from(a.id)),
+                    None => crate::store::load::entity_of_ident(&self.r, k)?,
+                }),
+                // A lookup ref an input gave that names nothing (`entities` resolved those
+                // that name an entity).
+                Value::Tuple(items)
+                    if matches!(items.as_slice(), [Some(Value::Keyword(_)), Some(_)]) =>
+                {
+                    Some(None)
+                }
+                _ => None,
+            })
         };
         let bad = |m: &str| QueryError::BadArguments {
             name: name.to_string(),
@@ -492,7 +513,7 @@ impl<'a> Ctx<'a> {
                 let [e, a] = args else {
                     return Err(bad("takes $ ?e :attr"));
                 };
-                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                let e = entity(e)?.ok_or_else(|| bad("not an entity"))?;
                 // An attribute the schema lacks is missing from every entity (Datomic).
                 if let Value::Keyword(k) = a {
                     if self.schema.by_ident(k).is_none() {
@@ -506,7 +527,7 @@ impl<'a> Ctx<'a> {
                 let [e, a, default] = args else {
                     return Err(bad("takes $ ?e :attr default"));
                 };
-                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                let e = entity(e)?.ok_or_else(|| bad("not an entity"))?;
                 let a = self.attr_arg(name, a)?;
                 if self.is_many(a) {
                     return Err(bad("cardinality-many attributes are not supported"));
@@ -521,7 +542,7 @@ impl<'a> Ctx<'a> {
                 let [e, rest @ ..] = args else {
                     return Err(bad("takes $ ?e :attr..."));
                 };
-                let e = entity(e).ok_or_else(|| bad("not an entity"))?;
+                let e = entity(e)?.ok_or_else(|| bad("not an entity"))?;
                 for a in rest {
                     let a = self.attr_arg(name, a)?;
                     if let Some(v) = self.view_values(e, a)?.into_iter().next() {
