@@ -415,7 +415,10 @@ impl<'a> DatomBuilder<'a> {
             }
         }
         if one {
-            self.conflict_one(e, attr, &b, &v)?;
+            // A unique attribute's was checked above, before its uniqueness.
+            if attr.unique.is_none() {
+                self.conflict_one(e, attr, &b, &v)?;
+            }
             for (ob, ov) in self.current(e, a)? {
                 if ob != b {
                     self.set(e, a, ov, ob, false)?;
@@ -518,10 +521,10 @@ impl<'a> DatomBuilder<'a> {
                 });
             }
         }
-        // The resolver may already know the database has no holder of this value.
-        // Another entity holds the value now; whether it still does when the transaction
+        // Another entity may hold the value now; whether it still does when the transaction
         // ends (a swap, a move, a retraction later in the transaction) is decided then
         // (`check_contested`), as Datomic checks uniqueness against the database after it.
+        // The resolver may already know the database has no holder of this value.
         if !matches!(self.known.get(b), Some((_, None, _))) {
             for holder in self.r.entities_with_key(&av::index_key(b))? {
                 if holder != e && self.present(holder, attr.id, b)? {
