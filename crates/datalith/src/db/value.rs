@@ -219,10 +219,7 @@ impl Db {
         e: EntityId,
         a: Option<AttrId>,
     ) -> Result<Vec<(AttrId, Value)>, StoreError> {
-        r.timed_datoms(&self.time, e, a)?
-            .iter()
-            .map(|d| Ok((d.a, r.event_value(e, d)?)))
-            .collect()
+        r.timed_values(&self.time, e, a)
     }
 
     /// Whether this value holds writes that were never committed (made by `Db::with`) or

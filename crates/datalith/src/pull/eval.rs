@@ -194,11 +194,7 @@ impl Puller<'_> {
                 // `:limit 0` keeps nothing, and an attribute with nothing is left out (kept
                 // as nil beside a wildcard, as above).
                 if items.is_empty() {
-                    match &spec.default {
-                        Some(d) => out.push((spec.key.clone(), edn_from_value(d))),
-                        None if pattern.wildcard => out.push((spec.key.clone(), Edn::Nil)),
-                        None => {}
-                    }
+                    left_out(&mut out, spec, pattern.wildcard);
                     continue;
                 }
                 let v = if attr.is_component {
@@ -224,11 +220,7 @@ impl Puller<'_> {
                 Some(v) => out.push((spec.key.clone(), v)),
                 // Every value left out: the attribute is, as if it had none; beside a
                 // wildcard, which named it, Datomic keeps it as nil.
-                None => match &spec.default {
-                    Some(d) => out.push((spec.key.clone(), edn_from_value(d))),
-                    None if pattern.wildcard => out.push((spec.key.clone(), Edn::Nil)),
-                    None => {}
-                },
+                None => left_out(&mut out, spec, pattern.wildcard),
             }
         }
         Ok(Edn::Map(out))
@@ -336,6 +328,16 @@ impl Puller<'_> {
         let r = self.entity(pattern, x, pattern);
         self.recursed.remove(&x);
         r
+    }
+}
+
+/// An attribute whose values were all left out: its default, nil beside a wildcard (which
+/// named it), else nothing.
+fn left_out(out: &mut Vec<(Edn, Edn)>, spec: &AttrSpec, wildcard: bool) {
+    match &spec.default {
+        Some(d) => out.push((spec.key.clone(), edn_from_value(d))),
+        None if wildcard => out.push((spec.key.clone(), Edn::Nil)),
+        None => {}
     }
 }
 

@@ -431,6 +431,19 @@ impl<'a> IndexReader<'a> {
         Ok(out)
     }
 
+    /// [`Self::timed_datoms`] as `(attribute, value)` pairs.
+    pub fn timed_values(
+        &self,
+        filter: &TimeFilter,
+        e: EntityId,
+        a: Option<AttrId>,
+    ) -> Result<Vec<(AttrId, Value)>, StoreError> {
+        self.timed_datoms(filter, e, a)?
+            .iter()
+            .map(|d| Ok((d.a, self.event_value(e, d)?)))
+            .collect()
+    }
+
     /// The value of a history event of entity `e`: decoded inline, or (a shrunk one) read
     /// whole from the transaction log entry of its transaction.
     pub fn event_value(&self, e: EntityId, d: &TimedDatom<'_>) -> Result<Value, StoreError> {

@@ -470,10 +470,12 @@ impl<'a> Ctx<'a> {
         if self.time.is_current() {
             return Ok(self.r.values(e, a)?);
         }
-        let mut out = Vec::new();
-        for d in self.r.timed_datoms(&self.time, e, Some(a))?.iter() {
-            out.push(self.r.event_value(e, d)?);
-        }
+        let mut out: Vec<Value> = self
+            .r
+            .timed_values(&self.time, e, Some(a))?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect();
         if self.time.history {
             out.sort();
             out.dedup();
