@@ -126,7 +126,7 @@ pub fn encode(v: &Value, out: &mut Vec<u8>) {
             }
             out.push(tag::TUPLE_END);
         }
-        Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) => {
+        Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) | Value::Char(_) => {
             encode_str(&query_only_text(v), out)
         }
     }
@@ -169,7 +169,7 @@ pub fn encoded_len(v: &Value) -> usize {
                 .map(|it| 1 + it.as_ref().map_or(0, encoded_len))
                 .sum::<usize>()
         }
-        Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) => {
+        Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) | Value::Char(_) => {
             escaped_len(query_only_text(v).as_bytes())
         }
     }

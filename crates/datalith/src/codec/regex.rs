@@ -179,11 +179,29 @@ fn translate(p: &str) -> Result<String, RegexError> {
                                 }
                                 i += n + 1;
                             }
-                            _ => {
+                            // A Unicode class (`\p{L}`), the `regex` crate's syntax too: copied
+                            // whole, so that its `}` is not taken for a quantifier's end (which
+                            // made `\p{L}+` look possessive).
+                            (None, Some(n)) => {
+                                out.push('\\');
+                                out.push(e);
+                                out.extend(&chars[i..=i + n]);
+                                i += n + 1;
+                            }
+                            (_, None) => {
                                 out.push('\\');
                                 out.push(e);
                             }
                         }
+                    }
+                    'x' if chars.get(i) == Some(&'{') => {
+                        // `\x{263A}`: a code point, the same in both syntaxes; copied whole for
+                        // the same reason.
+                        out.push_str("\\x");
+                        let close = chars[i..].iter().position(|&x| x == '}');
+                        let end = close.map_or(i, |n| i + n + 1);
+                        out.extend(&chars[i..end]);
+                        i = end;
                     }
                     _ => match shorthand_class(e) {
                         Some((contents, negated)) => {
@@ -294,6 +312,10 @@ mod tests {
             (r"\p{Alpha}+", Ok(r"[a-zA-Z]+")),
             (r"\P{Digit}", Ok(r"[^0-9]")),
             (r"\p{L}", Ok(r"\p{L}")),
+            (r"\p{L}+", Ok(r"\p{L}+")),
+            (r"\P{Lu}*\d", Ok(r"\P{Lu}*[0-9]")),
+            (r"\x{263A}+", Ok(r"\x{263A}+")),
+            (r"\p{L}++", Err("a possessive quantifier")),
             (r"\Qa.b\E.", Ok(r"a\.b.")),
             (r"a+?", Ok(r"a+?")),
             (r"a{2}?", Ok(r"a{2}?")),

@@ -54,6 +54,10 @@ pub enum Value {
     Set(Arc<[Value]>),
     /// A map, its entries sorted by key and keys distinct (query values only).
     Map(Arc<[(Value, Value)]>),
+    /// A character (query values only): what Clojure's sequence functions give of a string
+    /// (`(first "abc")` is `\\a`, a collection binding of a string binds its characters).
+    /// Java's characters are UTF-16 units; a lone surrogate half becomes U+FFFD.
+    Char(char),
 }
 
 // Query rows hold millions of values: the rare wide ones (bigints, ratios) are boxed and a
@@ -130,7 +134,9 @@ impl Value {
                     return None;
                 }
             }
-            Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) => return None,
+            Value::Ratio(_) | Value::Regex(_) | Value::Set(_) | Value::Map(_) | Value::Char(_) => {
+                return None
+            }
         })
     }
 
@@ -196,6 +202,7 @@ impl fmt::Debug for Value {
             }
             Value::Ratio(r) => write!(f, "{r}"),
             Value::Regex(r) => write!(f, "{r:?}"),
+            Value::Char(c) => write!(f, "\\{c}"),
             Value::Set(items) => {
                 write!(f, "#{{")?;
                 for (i, it) in items.iter().enumerate() {

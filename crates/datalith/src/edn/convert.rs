@@ -26,7 +26,7 @@ pub fn value_from_edn(e: &Edn) -> Option<Value> {
         Edn::Double(x) => Value::Double(F64::new(*x)?),
         Edn::BigDec(d) => Value::BigDec(d.clone()),
         Edn::String(s) => Value::String(Arc::from(s.as_str())),
-        Edn::Char(c) => Value::String(Arc::from(c.to_string())),
+        Edn::Char(c) => Value::Char(*c),
         Edn::Keyword(k) => Value::Keyword(k.clone()),
         Edn::Symbol(s) => Value::Symbol(s.clone()),
         Edn::Inst(ms) => Value::Instant(*ms),
@@ -61,6 +61,52 @@ pub fn value_from_edn(e: &Edn) -> Option<Value> {
     })
 }
 
+/// The value an input of a query denotes: as [`value_from_edn`], but a list given as a value
+/// (`'(1 2 3)`) is a sequence for Datomic's functions, as a vector is (in query text a list
+/// is a call, and `value_from_edn` refuses one for that reason).
+pub fn value_from_input(e: &Edn) -> Option<Value> {
+    value_from_edn(&lists_as_vectors(e))
+}
+
+/// `e` with its lists, at any depth, as vectors.
+fn lists_as_vectors(e: &Edn) -> std::borrow::Cow<'_, Edn> {
+    use std::borrow::Cow;
+    let has_list = |items: &[Edn]| {
+        items
+            .iter()
+            .any(|i| matches!(lists_as_vectors(i), Cow::Owned(_)))
+    };
+    let all = |items: &[Edn]| {
+        items
+            .iter()
+            .map(|i| lists_as_vectors(i).into_owned())
+            .collect()
+    };
+    match e {
+        Edn::List(items) => Cow::Owned(Edn::Vector(all(items))),
+        Edn::Vector(items) if has_list(items) => Cow::Owned(Edn::Vector(all(items))),
+        Edn::Set(items) if has_list(items) => Cow::Owned(Edn::Set(all(items))),
+        Edn::Map(pairs)
+            if pairs.iter().any(|(k, v)| {
+                has_list(std::slice::from_ref(k)) || has_list(std::slice::from_ref(v))
+            }) =>
+        {
+            Cow::Owned(Edn::Map(
+                pairs
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            lists_as_vectors(k).into_owned(),
+                            lists_as_vectors(v).into_owned(),
+                        )
+                    })
+                    .collect(),
+            ))
+        }
+        _ => Cow::Borrowed(e),
+    }
+}
+
 /// The EDN that prints a stored value (refs print as their entity id).
 pub fn edn_from_value(v: &Value) -> Edn {
     match v {
@@ -92,6 +138,7 @@ pub fn edn_from_value(v: &Value) -> Edn {
         ),
         Value::Ratio(r) => Edn::Ratio(**r),
         Value::Regex(r) => Edn::Regex(r.source().to_string()),
+        Value::Char(c) => Edn::Char(*c),
         Value::Set(items) => Edn::Set(items.iter().map(edn_from_value).collect()),
         Value::Map(entries) => Edn::Map(
             entries

@@ -13,7 +13,7 @@ mod read;
 mod serialize;
 mod value;
 
-pub use convert::{edn_from_value, value_from_edn};
+pub use convert::{edn_from_value, value_from_edn, value_from_input};
 pub use deserialize::{from_edn, DeserializeError};
 pub use print::{inst_text, to_edn_string, to_json, write_edn, write_escaped};
 pub(crate) use read::read_one_spanned;

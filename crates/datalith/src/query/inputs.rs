@@ -7,7 +7,7 @@ use super::error::QueryError;
 use super::ir::{Binding, Clause, Term, Var};
 use super::relation::Relation;
 use crate::codec::Value;
-use crate::edn::{value_from_edn, Edn};
+use crate::edn::{value_from_edn, value_from_input, Edn};
 
 /// A relation source's tuples.
 pub(super) fn tuples(name: &str, value: &Edn) -> Result<Relation, QueryError> {
@@ -132,7 +132,7 @@ pub(super) fn bind_input(
         }
     }
     let collection = |e| seq(e).ok_or_else(|| kind("a collection".to_string(), e));
-    let scalar = |e: &Edn| value_from_edn(e).ok_or_else(|| kind("values".to_string(), e));
+    let scalar = |e: &Edn| value_from_input(e).ok_or_else(|| kind("values".to_string(), e));
     let width = terms.len();
     let read_row = |e: &Edn, into: &mut Vec<Value>| -> Result<(), QueryError> {
         match seq(e) {

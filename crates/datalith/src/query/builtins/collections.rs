@@ -3,9 +3,11 @@
 //! difference subset? superset?`.
 //!
 //! Vectors, lists and sequences are all tuples here (they are `=` in Clojure too, and print
-//! as vectors). Strings count and index by UTF-16 units, as Java (`utf16`); `get` of a string
-//! gives a one-character string where Clojure gives a character, and nothing at the second
-//! unit of a character of two.
+//! as vectors). Strings count and index by UTF-16 units, as Java (`utf16`), and their items
+//! are characters (`Value::Char`), as Clojure's sequence of a string; either half of a
+//! character of two units is U+FFFD. Positions are any number, read as Java's `intValue()`
+//! reads it where the lookup is on a string (`(nth "abc" 1.5)` is `\b`), and only integers on a
+//! vector (`(get [1 2] 1.5)` is nil), as Clojure's `RT`.
 
 use super::compare::equal;
 use super::numbers::{self, apply, Num, Op};
@@ -33,12 +35,30 @@ fn items(v: &Value) -> Option<Vec<Option<Value>>> {
             .iter()
             .map(|(k, v)| Some(Value::Tuple(vec![Some(k.clone()), Some(v.clone())])))
             .collect(),
-        Value::String(s) => s
-            .chars()
-            .map(|ch| Some(Value::string(ch.encode_utf8(&mut [0; 4]))))
+        Value::String(s) => super::utf16::units(s)
+            .map(|ch| Some(Value::Char(ch)))
             .collect(),
         _ => return None,
     })
+}
+
+/// `seq`: the items of a collection, nil when there are none.
+pub fn seq(c: &Call) -> Out {
+    c.exactly(1)?;
+    if matches!(c.args[0], Value::Tuple(_)) {
+        return Ok(size(&c.args[0])
+            .is_some_and(|n| n > 0)
+            .then(|| c.args[0].clone()));
+    }
+    let all = items(&c.args[0]).ok_or_else(|| c.wrong_type(0, "a collection or string"))?;
+    Ok((!all.is_empty()).then_some(Value::Tuple(all)))
+}
+
+/// `vec`: the items of a collection as a vector.
+pub fn vec(c: &Call) -> Out {
+    c.exactly(1)?;
+    let all = items(&c.args[0]).ok_or_else(|| c.wrong_type(0, "a collection or string"))?;
+    Ok(Some(Value::Tuple(all)))
 }
 
 fn set_of(c: &Call, items: Vec<Option<Value>>) -> Out {
@@ -114,22 +134,34 @@ pub fn not_empty(c: &Call) -> Out {
     Ok((n > 0).then(|| c.args[0].clone()))
 }
 
-/// An index argument: a long within `0..len`.
+/// A vector's index argument: an integer (a long or a bigint) within `0..len`.
 fn index(v: &Value, len: usize) -> Option<usize> {
     match Num::of(v)? {
         Num::Long(i) => usize::try_from(i).ok().filter(|i| *i < len),
+        Num::Big(i) => usize::try_from(i).ok().filter(|i| *i < len),
         _ => None,
     }
 }
 
-/// `contains?`: a key of a map, an element of a set, an index of a vector or string.
+/// A string's index argument (argument `at`, any number read as Java's `intValue()`) within
+/// `0..len`; `Ok(None)` for a position outside, an error for a key that is no number.
+fn string_index(c: &Call, at: usize, len: usize) -> Result<Option<usize>, QueryError> {
+    let i = c.java_int(at)?;
+    Ok(usize::try_from(i).ok().filter(|i| *i < len))
+}
+
+/// `contains?`: a key of a map, an element of a set, an index of a vector or string; nil
+/// contains nothing. A string's key must be a number (Clojure refuses any other).
 pub fn contains(c: &Call) -> Out {
     c.exactly(2)?;
     let (coll, key) = (&c.args[0], &c.args[1]);
     let found = match coll {
         Value::Set(s) => s.iter().any(|x| equal(x, key)),
         Value::Map(m) => m.iter().any(|(k, _)| equal(k, key)),
-        Value::Tuple(_) | Value::String(_) => index(key, size(coll).unwrap_or(0)).is_some(),
+        Value::Tuple(t) => index(key, t.len()).is_some(),
+        Value::String(s) if Num::of(key).is_some() => {
+            string_index(c, 1, super::utf16::len(s))?.is_some()
+        }
         _ => return Err(c.wrong_type(0, "a set, map, vector or string")),
     };
     Ok(Some(Value::Boolean(found)))
@@ -146,9 +178,9 @@ pub fn get(c: &Call) -> Out {
             .map(|(_, v)| Some(v.clone())),
         Value::Set(s) => s.iter().find(|x| equal(x, key)).map(|x| Some(x.clone())),
         Value::Tuple(t) => index(key, t.len()).map(|i| t[i].clone()),
-        Value::String(s) => index(key, super::utf16::len(s))
-            .and_then(|i| super::utf16::char_at(s, i))
-            .map(|ch| Some(Value::string(ch.encode_utf8(&mut [0; 4])))),
+        Value::String(s) if Num::of(key).is_some() => string_index(c, 1, super::utf16::len(s))?
+            .and_then(|i| super::utf16::unit_at(s, i))
+            .map(|ch| Some(Value::Char(ch))),
         _ => None,
     };
     Ok(match found {
@@ -161,14 +193,12 @@ pub fn get(c: &Call) -> Out {
 /// an error without one (Clojure's `IndexOutOfBoundsException`).
 pub fn nth(c: &Call) -> Out {
     c.arity(2, Some(3), "2 or 3")?;
-    if !matches!(c.args[1], Value::Long(_)) {
-        return Err(c.wrong_type(1, "a long"));
-    }
+    let at = c.java_int(1)?;
     let all = match &c.args[0] {
         Value::Tuple(_) | Value::String(_) => items(&c.args[0]).unwrap_or_default(),
         _ => return Err(c.wrong_type(0, "a vector or a string")),
     };
-    match index(&c.args[1], all.len()) {
+    match usize::try_from(at).ok().filter(|i| *i < all.len()) {
         Some(i) => Ok(all[i].clone()),
         None if c.args.len() == 3 => Ok(Some(c.args[2].clone())),
         None => Err(c.fail(BuiltinProblem::OutOfRange(format!(

@@ -139,6 +139,7 @@ fn convert(c: &Call, spec: &Spec, arg: &Value, at: usize) -> Result<String, Quer
         }
         'b' | 'B' => (!matches!(arg, Value::Boolean(false))).to_string(),
         'c' => match arg {
+            Value::Char(c) => c.to_string(),
             Value::String(s) if s.chars().count() == 1 => s.to_string(),
             _ => return Err(wrong("a one-character string")),
         },

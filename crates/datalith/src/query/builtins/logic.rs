@@ -81,6 +81,7 @@ pub fn type_of(c: &Call) -> Out {
         Value::Tuple(_) => "clojure.lang.PersistentVector",
         Value::Ratio(_) => "clojure.lang.Ratio",
         Value::Regex(_) => "java.util.regex.Pattern",
+        Value::Char(_) => "java.lang.Character",
         Value::Set(_) => "clojure.lang.PersistentHashSet",
         // Clojure keeps maps of up to 8 entries as array maps.
         Value::Map(m) if m.len() <= 8 => "clojure.lang.PersistentArrayMap",

@@ -15,6 +15,7 @@
 mod arith;
 pub(crate) use arith::{plain_add, plain_value, Plain};
 pub(crate) use numbers::Op as ArithOp;
+pub(crate) use utf16::units as string_units;
 mod collections;
 mod compare;
 mod convert;
@@ -87,6 +88,20 @@ impl Call<'_> {
             position: index + 1,
             expected,
             got: self.args.get(index).map_or_else(|| "nothing".into(), edn),
+        })
+    }
+
+    /// A position or count argument as Java reads one where its method takes an `int`: any
+    /// number, by its `intValue()` (`(subs "abc" 1.5)` and `(nth "abc" 2N)` are accepted there;
+    /// a double is cut toward zero and held within an int's range, a long keeps its low 32
+    /// bits).
+    pub fn java_int(&self, index: usize) -> Result<i64, QueryError> {
+        let n = numbers::Num::of(&self.args[index])
+            .ok_or_else(|| self.wrong_type(index, "a number"))?;
+        Ok(match n {
+            numbers::Num::Long(n) => i64::from(n as i32),
+            numbers::Num::Big(n) => i64::from(n as i32),
+            other => i64::from(other.to_f64() as i32),
         })
     }
 }
@@ -214,6 +229,8 @@ fn resolve(name: &str) -> Option<Builtin> {
         "get" => c::get,
         "nth" => c::nth,
         "first" => c::first,
+        "seq" => c::seq,
+        "vec" => c::vec,
         "second" => c::second,
         "last" => c::last,
         "double" => cv::double,
@@ -276,17 +293,18 @@ fn resolve(name: &str) -> Option<Builtin> {
         "re-matches" => r::re_matches,
         "re-seq" => r::re_seq,
         // Java method calls on strings, which Datomic's queries allow (`(.startsWith ?n "A")`):
-        // the common ones, on the functions that already do the same.
-        ".startsWith" => s::starts_with,
-        ".endsWith" => s::ends_with,
-        ".contains" => s::includes,
-        ".toUpperCase" => s::upper_case,
-        ".toLowerCase" => s::lower_case,
-        ".trim" => s::trim,
+        // the common ones, on the functions that already do the same, but only on a string
+        // (Java has no such method on a keyword or a vector, where the function prints it).
+        ".startsWith" => |c| s::on_string(c, s::starts_with),
+        ".endsWith" => |c| s::on_string(c, s::ends_with),
+        ".contains" => |c| s::on_string(c, s::includes),
+        ".toUpperCase" => |c| s::on_string(c, s::upper_case),
+        ".toLowerCase" => |c| s::on_string(c, s::lower_case),
+        ".trim" => |c| s::on_string(c, s::trim),
         ".isEmpty" => c::is_empty,
         ".length" => c::count,
-        ".substring" => s::subs,
-        ".indexOf" => s::index_of,
+        ".substring" => |c| s::on_string(c, s::subs),
+        ".indexOf" => s::java_index_of,
         ".equals" => cmp::eq,
         _ => return None,
     })

@@ -83,6 +83,7 @@ pub fn str_text(v: &Value) -> String {
         Value::Symbol(s) => s.to_symbol_text(),
         Value::Regex(r) => r.source().to_string(),
         Value::Ratio(r) => r.to_string(),
+        Value::Char(c) => c.to_string(),
         other => pr_text(other),
     }
 }
@@ -97,6 +98,7 @@ pub fn print_text(v: &Value) -> String {
     let item = |i: &Option<Value>| i.as_ref().map_or_else(|| "nil".into(), print_text);
     match v {
         Value::String(s) => s.to_string(),
+        Value::Char(c) => c.to_string(),
         Value::Tuple(items) => {
             format!("[{}]", items.iter().map(item).collect::<Vec<_>>().join(" "))
         }

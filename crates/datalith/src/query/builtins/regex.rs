@@ -9,7 +9,7 @@
 use super::strings::{text, Built};
 use super::{Call, Out};
 use crate::codec::{Regex, Value};
-use crate::query::error::QueryError;
+use crate::query::error::{BuiltinProblem, QueryError};
 
 fn pattern<'a>(c: &'a Call, i: usize) -> Result<&'a Regex, QueryError> {
     match &c.args[i] {
@@ -42,6 +42,41 @@ fn found(caps: &regex::Captures<'_>) -> Value {
     )
 }
 
+/// Where the search after a match of `start..end` begins, as Java's `Matcher.find` goes on:
+/// where the match ended, so an empty match right after a non-empty one counts (the `regex`
+/// crate's iterators skip it: `(clojure.string/replace "xy" #"x*" "_")` is `"__y_"` in
+/// Java); past the next character after an empty match; `None` past the end.
+fn next_search(s: &str, start: usize, end: usize) -> Option<usize> {
+    if start < end {
+        return Some(end);
+    }
+    s[end..].chars().next().map(|ch| end + ch.len_utf8())
+}
+
+/// The matches of `re` in `s`, one after another as Java finds them (see [`next_search`]).
+fn java_finds<'s>(re: &'s regex::Regex, s: &'s str) -> impl Iterator<Item = regex::Match<'s>> {
+    let mut at = Some(0);
+    std::iter::from_fn(move || {
+        let m = re.find_at(s, at?)?;
+        at = next_search(s, m.start(), m.end());
+        Some(m)
+    })
+}
+
+/// [`java_finds`] with each match's groups.
+fn java_captures<'s>(
+    re: &'s regex::Regex,
+    s: &'s str,
+) -> impl Iterator<Item = regex::Captures<'s>> {
+    let mut at = Some(0);
+    std::iter::from_fn(move || {
+        let caps = re.captures_at(s, at?)?;
+        let whole = caps.get(0)?;
+        at = next_search(s, whole.start(), whole.end());
+        Some(caps)
+    })
+}
+
 /// `re-find`: the first match anywhere.
 pub fn re_find(c: &Call) -> Out {
     c.exactly(2)?;
@@ -70,9 +105,7 @@ pub fn re_matches(c: &Call) -> Out {
 pub fn re_seq(c: &Call) -> Out {
     c.exactly(2)?;
     let (re, s) = (pattern(c, 0)?, text(c, 1)?);
-    let all: Vec<Option<Value>> = re
-        .anywhere()
-        .captures_iter(s)
+    let all: Vec<Option<Value>> = java_captures(re.anywhere(), s)
         .map(|caps| Some(found(&caps)))
         .collect();
     Ok((!all.is_empty()).then_some(Value::Tuple(all)))
@@ -85,13 +118,12 @@ pub fn split(c: &Call) -> Out {
     c.arity(2, Some(3), "2 or 3")?;
     let (s, re) = (text(c, 0)?, pattern(c, 1)?);
     let limit = match c.args.get(2) {
-        Some(Value::Long(n)) => *n,
-        Some(_) => return Err(c.wrong_type(2, "a long")),
+        Some(_) => c.java_int(2)?,
         None => 0,
     };
     let mut parts: Vec<&str> = Vec::new();
     let mut start = 0;
-    for m in re.anywhere().find_iter(s) {
+    for m in java_finds(re.anywhere(), s) {
         if limit > 0 && parts.len() as i64 == limit - 1 {
             break;
         }
@@ -116,8 +148,12 @@ pub fn split(c: &Call) -> Out {
 }
 
 /// A Java replacement string (`$1`, `${name}`, `\$` for a dollar) in the `regex` crate's
-/// syntax (`${1}`, `${name}`, `$$`).
-fn replacement(java: &str) -> String {
+/// syntax (`${1}`, `${name}`, `$$`), read as Java's `Matcher.appendReplacement` reads it
+/// against a pattern of `groups` numbered groups and the named ones `names`: after `$` the
+/// first digit is the group, and each further digit joins it while the number stays a group
+/// of the pattern (`$10` with one group is group 1 and a `0`). A reference to no group, or a
+/// `$` that starts none, is Java's error, given as its message.
+fn replacement(java: &str, groups: usize, names: &[&str]) -> Result<String, String> {
     let mut out = String::with_capacity(java.len());
     let mut chars = java.chars().peekable();
     while let Some(ch) = chars.next() {
@@ -125,19 +161,37 @@ fn replacement(java: &str) -> String {
             '\\' => match chars.next() {
                 Some('$') => out.push_str("$$"),
                 Some(other) => out.push(other),
-                None => {}
+                None => return Err("character to be escaped is missing".into()),
             },
-            '$' if chars.peek().is_some_and(char::is_ascii_digit) => {
-                out.push_str("${");
-                while let Some(d) = chars.next_if(char::is_ascii_digit) {
-                    out.push(d);
+            '$' => match chars.next() {
+                Some(d) if d.is_ascii_digit() => {
+                    let mut group = d.to_digit(10).unwrap_or(0) as usize;
+                    if group > groups {
+                        return Err(format!("No group {group}"));
+                    }
+                    while let Some(next) = chars.peek().and_then(|c| c.to_digit(10)) {
+                        let longer = group * 10 + next as usize;
+                        if longer > groups {
+                            break;
+                        }
+                        group = longer;
+                        chars.next();
+                    }
+                    out.push_str(&format!("${{{group}}}"));
                 }
-                out.push('}');
-            }
+                Some('{') => {
+                    let name: String = chars.by_ref().take_while(|c| *c != '}').collect();
+                    if !names.contains(&name.as_str()) {
+                        return Err(format!("No group with name {{{name}}}"));
+                    }
+                    out.push_str(&format!("${{{name}}}"));
+                }
+                _ => return Err("Illegal group reference".into()),
+            },
             ch => out.push(ch),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Replaces the first `limit` matches (every one for 0), building the result through
@@ -157,9 +211,16 @@ fn replace_n(c: &Call, limit: usize) -> Out {
             }
         }
         (Value::Regex(re), Value::String(to)) => {
-            let to = replacement(to);
+            let pattern = re.anywhere();
+            let names: Vec<&str> = pattern.capture_names().flatten().collect();
+            // Java reads the replacement at the first match: a bad one fails only then.
+            let to = match replacement(to, pattern.captures_len() - 1, &names) {
+                Ok(to) => to,
+                Err(_) if !pattern.is_match(s) => String::new(),
+                Err(problem) => return Err(c.fail(BuiltinProblem::OutOfRange(problem))),
+            };
             let references = to.matches('$').count();
-            for caps in re.anywhere().captures_iter(s).take(limit) {
+            for caps in java_captures(pattern, s).take(limit) {
                 let Some(whole) = caps.get(0) else { continue };
                 out.push(&s[last..whole.start()])?;
                 // One expansion is at most the template and, for each reference, the

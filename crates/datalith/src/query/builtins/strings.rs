@@ -98,12 +98,9 @@ pub fn println_str(c: &Call) -> Out {
     joined(c, print_text, " ", "\n")
 }
 
-/// A character index argument.
+/// A character index argument (any number, as Java's `int` parameters read it).
 fn char_index(c: &Call, i: usize) -> Result<i64, QueryError> {
-    match &c.args[i] {
-        Value::Long(n) => Ok(*n),
-        _ => Err(c.wrong_type(i, "a long")),
-    }
+    c.java_int(i)
 }
 
 /// `subs`: UTF-16 units `start..end` (`end` defaults to the length), as Java's `substring`;
@@ -321,6 +318,48 @@ fn find_index(c: &Call, last: bool) -> Out {
     Ok(found.map(|b| Value::Long(super::utf16::unit_of(s, b) as i64)))
 }
 
+/// A Java method of `String` (`(.toUpperCase s)`): on a string only; Java finds no such
+/// method on another value, where the `clojure.string` function would print it first.
+pub fn on_string(c: &Call, method: super::Builtin) -> Out {
+    if !matches!(c.args.first(), Some(Value::String(_))) {
+        return Err(c.wrong_type(0, "a string (the method's object)"));
+    }
+    method(c)
+}
+
+/// `(.indexOf s x)` and `(.indexOf s x from)`: Java's `String.indexOf` of a string, a character
+/// or a code point, -1 when it is absent (`clojure.string/index-of` answers nil).
+pub fn java_index_of(c: &Call) -> Out {
+    c.arity(2, Some(3), "2 or 3")?;
+    let s = text(c, 0)?;
+    let needle: String = match &c.args[1] {
+        Value::String(n) => n.to_string(),
+        Value::Char(ch) => ch.to_string(),
+        // `indexOf(int ch)`: a code point, no match for one that is not a character.
+        _ => match char::from_u32(c.java_int(1)? as u32) {
+            Some(ch) => ch.to_string(),
+            None => return Ok(Some(Value::Long(-1))),
+        },
+    };
+    let from = match c.args.get(2) {
+        Some(_) => c.java_int(2)?.max(0),
+        None => 0,
+    };
+    let len = super::utf16::len(s) as i64;
+    if from > len {
+        return Ok(Some(Value::Long(-1)));
+    }
+    // The first unit at or after `from` that begins a character (Java would match neither
+    // half of a pair).
+    let start = (from as usize..=len as usize)
+        .find_map(|u| super::utf16::byte_at(s, u))
+        .unwrap_or(s.len());
+    let found = s[start..].find(&needle).map(|b| b + start);
+    Ok(Some(Value::Long(
+        found.map_or(-1, |b| super::utf16::unit_of(s, b) as i64),
+    )))
+}
+
 /// `clojure.string/index-of`
 pub fn index_of(c: &Call) -> Out {
     find_index(c, false)
@@ -347,6 +386,11 @@ pub fn join(c: &Call) -> Out {
             .collect(),
         Value::Set(s) => s.iter().map(str_text).collect(),
         Value::String(s) => s.chars().map(String::from).collect(),
+        // A map's items are its entries, each shown as the vector `[k v]`.
+        Value::Map(m) => m
+            .iter()
+            .map(|(k, v)| str_text(&Value::Tuple(vec![Some(k.clone()), Some(v.clone())])))
+            .collect(),
         _ => return Err(c.wrong_type(at, "a collection")),
     };
     let mut out = Built::new(c);
@@ -362,9 +406,21 @@ pub fn join(c: &Call) -> Out {
 /// `clojure.string/split-lines`
 pub fn split_lines(c: &Call) -> Out {
     c.exactly(1)?;
-    let lines = text(c, 0)?
-        .lines()
-        .map(|l| Some(Value::string(l)))
-        .collect();
-    Ok(Some(Value::Tuple(lines)))
+    // Clojure's `(split s #"\r?\n")`: Java's `split`, whose trailing empty parts go, and
+    // whose text without a break is itself (`""` is `[""]`, `"\n"` is `[]`).
+    let s = text(c, 0)?;
+    if !s.contains('\n') {
+        return Ok(Some(Value::Tuple(vec![Some(Value::string(s))])));
+    }
+    let mut lines: Vec<&str> = s.split('\n').collect();
+    let last = lines.len() - 1;
+    for line in &mut lines[..last] {
+        *line = line.strip_suffix('\r').unwrap_or(line);
+    }
+    while lines.last() == Some(&"") {
+        lines.pop();
+    }
+    Ok(Some(Value::Tuple(
+        lines.into_iter().map(|l| Some(Value::string(l))).collect(),
+    )))
 }

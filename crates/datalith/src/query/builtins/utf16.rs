@@ -37,9 +37,26 @@ pub fn unit_of(s: &str, b: usize) -> usize {
     len(&s[..b])
 }
 
-/// The character that begins at UTF-16 unit `unit`, if one does.
-pub fn char_at(s: &str, unit: usize) -> Option<char> {
-    byte_at(s, unit).and_then(|b| s[b..].chars().next())
+/// The characters of `s` as Java's `charAt` gives them, one a UTF-16 unit: either half of a
+/// character of two units (a surrogate, which a Rust `char` cannot be) is U+FFFD.
+pub fn units(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.chars().flat_map(|ch| {
+        let pair = ch.len_utf16() == 2;
+        let first = if pair {
+            char::REPLACEMENT_CHARACTER
+        } else {
+            ch
+        };
+        std::iter::once(first).chain(pair.then_some(char::REPLACEMENT_CHARACTER))
+    })
+}
+
+/// The character at UTF-16 unit `unit` as Java's `charAt` gives it (see [`units`]).
+pub fn unit_at(s: &str, unit: usize) -> Option<char> {
+    if s.is_ascii() {
+        return s.as_bytes().get(unit).map(|b| char::from(*b));
+    }
+    units(s).nth(unit)
 }
 
 #[cfg(test)]
@@ -57,8 +74,10 @@ mod tests {
         assert_eq!(byte_at(s, 4), Some(7));
         assert_eq!(byte_at(s, 5), None);
         assert_eq!(unit_of(s, 5), 3);
-        assert_eq!(char_at(s, 3), Some('é'));
-        assert_eq!(char_at(s, 4), None);
+        assert_eq!(units(s).collect::<String>(), "a\u{FFFD}\u{FFFD}é");
+        assert_eq!(unit_at(s, 3), Some('é'));
+        assert_eq!(unit_at(s, 2), Some('\u{FFFD}'));
+        assert_eq!(unit_at(s, 4), None);
         assert_eq!(len("abc"), 3);
         assert_eq!(byte_at("abc", 3), Some(3));
     }
@@ -80,7 +99,7 @@ mod tests {
             ok("clojure.string/last-index-of", &[s("🙂a🙂a"), s("a"), l(9)]),
             Some(l(5))
         );
-        assert_eq!(ok("get", &[s("a🙂b"), l(3)]), Some(s("b")));
+        assert_eq!(ok("get", &[s("a🙂b"), l(3)]), Some(Value::Char('b')));
         assert!(
             call("subs", &[s("a🙂b"), l(2)]).is_err(),
             "splits the emoji"

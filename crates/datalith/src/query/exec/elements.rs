@@ -138,7 +138,8 @@ impl Elements {
 }
 
 /// The elements a binding takes from a function's result: a tuple's (a nil as false), a
-/// set's (as Datomic's `[(ground #{1 2}) [?x ...]]`), or the value itself; a tuple's in its
+/// set's (as Datomic's `[(ground #{1 2}) [?x ...]]`), a map's entries, a string's
+/// characters, or the value itself; a tuple's in its
 /// own buffer (its 32-byte items become the 32-byte values in place, so a million elements
 /// are not held twice while they are taken).
 pub(super) fn all(result: Value) -> Vec<Value> {
@@ -148,6 +149,15 @@ pub(super) fn all(result: Value) -> Vec<Value> {
             .map(|i| i.unwrap_or(Value::Boolean(false)))
             .collect(),
         Value::Set(items) => items.to_vec(),
+        // Clojure's sequence of a map is its entries, of a string its characters (Java's
+        // UTF-16 units: `[(re-find ?re ?s) [?c ...]]` binds a found text's characters).
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| Value::Tuple(vec![Some(k.clone()), Some(v.clone())]))
+            .collect(),
+        Value::String(s) => crate::query::builtins::string_units(&s)
+            .map(Value::Char)
+            .collect(),
         other => vec![other],
     }
 }

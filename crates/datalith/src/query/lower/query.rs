@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::codec::Value;
-use crate::edn::{value_from_edn, Edn};
+use crate::edn::{value_from_input, Edn};
 use crate::query::error::QueryError;
 use crate::query::ir::{Binding, Clause, FindElem, InBinding, Query, Term, Var};
 use crate::query::parse::{self as ast, Form, QueryAst};
@@ -84,7 +84,7 @@ pub fn lower(
                 others.push((in_form, i));
             }
             ast::InputKind::Scalar(name) => {
-                let v = value_from_edn(value)
+                let v = value_from_input(value)
                     .ok_or_else(|| kind_error("a scalar value", show(value)))?;
                 // A variable bound by two inputs takes a value both give (Datomic unifies
                 // them): two different values leave no row.
