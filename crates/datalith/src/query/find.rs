@@ -30,6 +30,42 @@ fn sorted(vals: &[Value]) -> Vec<Value> {
     v
 }
 
+/// The distinct values of a bag as Clojure's sets tell them apart, by `=`: `0` and `0N` are
+/// one value (both integers), `0` and `0.0` two; sorted, the first of equal values kept.
+fn distinct(vals: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(vals.len());
+    let mut run_start = 0;
+    for v in sorted(vals) {
+        // Values `=` to each other compare equal, so they sit in one run of the order.
+        if out
+            .last()
+            .is_some_and(|last| compare(last, &v) != std::cmp::Ordering::Equal)
+        {
+            run_start = out.len();
+        }
+        if !out[run_start..]
+            .iter()
+            .any(|kept| super::builtins::equal(kept, &v))
+        {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// For `avg`, `variance` and `stddev` of longs: Datomic sums them with `+` first, which fails
+/// when the total leaves a long.
+fn longs_fit(name: &str, vals: &[Value]) -> Result<(), QueryError> {
+    let mut total: i64 = 0;
+    for v in vals {
+        let Value::Long(n) = v else { return Ok(()) };
+        total = total
+            .checked_add(*n)
+            .ok_or_else(|| super::fold::long_overflow(name))?;
+    }
+    Ok(())
+}
+
 /// Computes one aggregate over a bag of values.
 pub fn aggregate(
     name: &str,
@@ -47,20 +83,15 @@ pub fn aggregate(
     let float = |x: f64| Edn::Double(x);
     Ok(match name {
         "count" => Edn::Long(vals.len() as i64),
-        "count-distinct" => {
-            let mut d = sorted(vals);
-            d.dedup();
-            Edn::Long(d.len() as i64)
-        }
+        "count-distinct" => Edn::Long(distinct(vals).len() as i64),
         "sum" => {
             if vals.iter().all(|v| matches!(v, Value::Long(_))) {
                 let mut s: i64 = 0;
                 for v in vals {
                     if let Value::Long(n) = v {
-                        s = s.checked_add(*n).ok_or_else(|| QueryError::BadArguments {
-                            name: name.into(),
-                            message: "overflow".into(),
-                        })?;
+                        s = s
+                            .checked_add(*n)
+                            .ok_or_else(|| super::fold::long_overflow(name))?;
                     }
                 }
                 Edn::Long(s)
@@ -78,6 +109,7 @@ pub fn aggregate(
             if vals.is_empty() {
                 return Ok(Edn::Nil);
             }
+            longs_fit(name, vals)?;
             float(vals.iter().map(|v| num(name, v)).sum::<Result<f64, _>>()? / vals.len() as f64)
         }
         "median" => {
@@ -101,6 +133,7 @@ pub fn aggregate(
             if vals.is_empty() {
                 return Ok(Edn::Nil);
             }
+            longs_fit(name, vals)?;
             let xs: Vec<f64> = vals
                 .iter()
                 .map(|v| num(name, v))
@@ -128,11 +161,7 @@ pub fn aggregate(
             }
             Edn::Vector(s.iter().take(n).map(edn_from_value).collect())
         }
-        "distinct" => {
-            let mut s = sorted(vals);
-            s.dedup();
-            Edn::Set(s.iter().map(edn_from_value).collect())
-        }
+        "distinct" => Edn::Set(distinct(vals).iter().map(edn_from_value).collect()),
         "rand" | "sample" => {
             let n = n_arg()?;
             Edn::Vector(vals.iter().take(n).map(edn_from_value).collect())

@@ -28,12 +28,14 @@ pub enum Fold {
     Count(i64),
     /// `sum`: see [`Sum`].
     Sum(Sum),
-    /// `avg`: the running total as doubles, the members, and the first value that was no
-    /// number.
+    /// `avg`: the running total as doubles, the members, the first value that was no
+    /// number, and the checked total of the longs while every value is one (`None` once it
+    /// overflowed: Datomic's `avg` sums with `+` first, which fails there).
     Avg {
         total: f64,
         n: usize,
         bad: Option<Value>,
+        longs: Option<Option<i64>>,
     },
     /// `min` or `max` (no count): the best so far.
     Best { min: bool, best: Option<Value> },
@@ -68,6 +70,7 @@ impl Fold {
                 total: -0.0,
                 n: 0,
                 bad: None,
+                longs: Some(Some(0)),
             },
             ("min" | "max", []) => Fold::Best {
                 min: name == "min",
@@ -87,8 +90,17 @@ impl Fold {
         match self {
             Fold::Count(n) => *n += 1,
             Fold::Sum(s) => s.add(v),
-            Fold::Avg { total, n, bad } => {
+            Fold::Avg {
+                total,
+                n,
+                bad,
+                longs,
+            } => {
                 *n += 1;
+                *longs = match (v, *longs) {
+                    (Value::Long(x), Some(sum)) => Some(sum.and_then(|s| s.checked_add(*x))),
+                    _ => None,
+                };
                 if bad.is_none() {
                     match v.as_f64() {
                         Some(x) => *total += x,
@@ -126,10 +138,22 @@ impl Fold {
                 name: name.to_string(),
                 message: format!("{v} is not a number"),
             }),
+            Fold::Avg {
+                longs: Some(None), ..
+            } => Err(long_overflow(name)),
             Fold::Avg { total, n, .. } => Ok(Edn::Double(total / n as f64)),
             Fold::Best { best, .. } => Ok(best.as_ref().map_or(Edn::Nil, edn_from_value)),
             Fold::Bag(vals) => aggregate(name, args, &vals, user),
         }
+    }
+}
+
+/// The error of an aggregate whose longs' total leaves a long (Clojure's `+` of longs is
+/// checked: `ArithmeticException: long overflow`).
+pub fn long_overflow(name: &str) -> QueryError {
+    QueryError::BadArguments {
+        name: name.to_string(),
+        message: "long overflow".into(),
     }
 }
 
@@ -164,10 +188,7 @@ impl Sum {
             return self
                 .longs
                 .map(Edn::Long)
-                .ok_or_else(|| QueryError::BadArguments {
-                    name: "sum".into(),
-                    message: "overflow".into(),
-                });
+                .ok_or_else(|| long_overflow("sum"));
         }
         self.general.map(|v| edn_from_value(&v))
     }

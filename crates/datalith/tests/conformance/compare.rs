@@ -124,6 +124,25 @@ fn canon_in(e: &Edn, unordered: bool, ordered: &Ordered) -> Edn {
             pairs.sort_by_cached_key(|(k, _)| to_edn_string(k));
             Edn::Map(pairs)
         }
+        // Datomic's ratio, recorded as `#conformance/ratio [n d]`, as the ratio it is, so that
+        // it sorts inside a set as Datalith's `n/d` does.
+        Edn::Tagged(tag, body) if tag.to_symbol_text() == "conformance/ratio" => {
+            let int = |e: &Edn| match e {
+                Edn::Long(n) => Some(i128::from(*n)),
+                Edn::BigInt(n) => Some(*n),
+                _ => None,
+            };
+            match body.as_ref() {
+                Edn::Vector(nd) if nd.len() == 2 => match (int(&nd[0]), int(&nd[1])) {
+                    (Some(n), Some(d)) => match datalith::codec::Ratio::reduce(n, d) {
+                        Some(datalith::codec::Reduced::Fraction(r)) => Edn::Ratio(r),
+                        _ => e.clone(),
+                    },
+                    _ => e.clone(),
+                },
+                _ => e.clone(),
+            }
+        }
         other => other.clone(),
     }
 }

@@ -28,7 +28,7 @@ mod regex;
 mod strings;
 mod utf16;
 
-pub use compare::compare;
+pub use compare::{compare, equal};
 
 use super::error::{BuiltinProblem, QueryError};
 use crate::codec::Value;
