@@ -56,14 +56,14 @@ fn distinct(vals: &[Value]) -> Vec<Value> {
 /// For `avg`, `variance` and `stddev` of longs: Datomic sums them with `+` first, which fails
 /// when the total leaves a long.
 fn longs_fit(name: &str, vals: &[Value]) -> Result<(), QueryError> {
-    let mut total: i64 = 0;
+    // With another kind among them the order of the additions decides, which a bag does not
+    // keep: only a total of longs alone is judged.
+    let mut total: Option<i64> = Some(0);
     for v in vals {
         let Value::Long(n) = v else { return Ok(()) };
-        total = total
-            .checked_add(*n)
-            .ok_or_else(|| super::fold::long_overflow(name))?;
+        total = total.and_then(|t| t.checked_add(*n));
     }
-    Ok(())
+    total.map(|_| ()).ok_or_else(|| super::fold::long_overflow(name))
 }
 
 /// Computes one aggregate over a bag of values.
