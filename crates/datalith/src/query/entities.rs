@@ -89,8 +89,38 @@ fn value_constant(
             })?))
         }
         (Some(ValueType::Keyword), Value::Symbol(k)) => Ok(Value::Keyword(k.clone())),
-        (Some(ValueType::BigInt), Value::Long(n)) => Ok(Value::BigInt(Box::new(i128::from(*n)))),
+        (Some(ValueType::Tuple), Value::Tuple(items)) => {
+            let attr = schema.get(a).expect("the attribute's type was read");
+            let type_of = |k: &Keyword| schema.by_ident(k).map(|x| x.value_type);
+            Ok(Value::Tuple(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        let t = attr.tuple_element_type(i, type_of);
+                        item.as_ref().map(|x| integer_as(t, x))
+                    })
+                    .collect(),
+            ))
+        }
+        (t @ Some(ValueType::Long | ValueType::BigInt), Value::Long(_) | Value::BigInt(_)) => {
+            Ok(integer_as(t, v))
+        }
         _ => Ok(super::exec::coerce(schema, a, v)),
+    }
+}
+
+/// An integer constant in the integer type `t` holds (a long for a bigint attribute, a
+/// bigint within a long's range for a long attribute, as Datomic reads `31N` or a tuple's
+/// `[1N "one"]`); any other value as it is.
+fn integer_as(t: Option<ValueType>, v: &Value) -> Value {
+    match (t, v) {
+        (Some(ValueType::BigInt), Value::Long(n)) => Value::BigInt(Box::new(i128::from(*n))),
+        (Some(ValueType::Long), Value::BigInt(n)) => match i64::try_from(**n) {
+            Ok(n) => Value::Long(n),
+            Err(_) => v.clone(),
+        },
+        _ => v.clone(),
     }
 }
 

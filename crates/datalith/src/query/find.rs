@@ -63,7 +63,9 @@ fn longs_fit(name: &str, vals: &[Value]) -> Result<(), QueryError> {
         let Value::Long(n) = v else { return Ok(()) };
         total = total.and_then(|t| t.checked_add(*n));
     }
-    total.map(|_| ()).ok_or_else(|| super::fold::long_overflow(name))
+    total
+        .map(|_| ())
+        .ok_or_else(|| super::fold::long_overflow(name))
 }
 
 /// Computes one aggregate over a bag of values.

@@ -65,6 +65,22 @@ pub struct Attribute {
 }
 
 impl Attribute {
+    /// The type of element `i` of this tuple attribute's values, where the schema fixes it
+    /// (`:db/tupleTypes`, `:db/tupleType`; a composite's from its attributes, read through
+    /// `type_of`), else `None`.
+    pub fn tuple_element_type(
+        &self,
+        i: usize,
+        type_of: impl Fn(&Keyword) -> Option<ValueType>,
+    ) -> Option<ValueType> {
+        match (&self.tuple_types, self.tuple_type, &self.tuple_attrs) {
+            (Some(types), _, _) => types.get(i).copied(),
+            (None, Some(t), _) => Some(t),
+            (None, None, Some(attrs)) => attrs.get(i).and_then(type_of),
+            (None, None, None) => None,
+        }
+    }
+
     /// Whether values are entity ids.
     pub fn is_ref(&self) -> bool {
         self.value_type == ValueType::Ref

@@ -153,14 +153,32 @@ pub fn ge(c: &Call) -> Out {
 /// lengths (`(compare "Ann" "Fay")` is -5); -1, 0 or 1 otherwise.
 pub fn compare_fn(c: &Call) -> Out {
     c.exactly(2)?;
-    let n = match (&c.args[0], &c.args[1]) {
+    Ok(Some(Value::Long(compare_to(&c.args[0], &c.args[1]))))
+}
+
+/// Java's `compareTo` of two values (see [`compare_fn`]); two tuples answer what their first
+/// differing elements answer (checked on the peer: `(compare [1 "uno"] [1 "one"])` is 6), or
+/// -1 or 1 by their lengths.
+fn compare_to(a: &Value, b: &Value) -> i64 {
+    match (a, b) {
         (Value::String(a), Value::String(b)) => text_compare_to(a, b),
         (Value::Keyword(a), Value::Keyword(b)) | (Value::Symbol(a), Value::Symbol(b)) => {
             named_compare_to(a, b)
         }
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                let n = match (p, q) {
+                    (Some(p), Some(q)) => compare_to(p, q),
+                    (p, q) => p.is_some().cmp(&q.is_some()) as i64,
+                };
+                if n != 0 {
+                    return n;
+                }
+            }
+            x.len().cmp(&y.len()) as i64
+        }
         (a, b) => compare(a, b) as i64,
-    };
-    Ok(Some(Value::Long(n)))
+    }
 }
 
 /// Java's `String.compareTo`.

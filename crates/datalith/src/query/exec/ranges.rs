@@ -35,9 +35,24 @@ pub(super) fn range_preds(p: &Pattern, todo: &[Clause], schema: &Schema) -> Vec<
             (Term::Const(k), Term::Var(yv)) if yv == v => (flip(name), k),
             _ => continue,
         };
-        // Only a constant of the attribute's own type has a meaningful place in its index.
+        // Only a constant of the attribute's own type has a meaningful place in its index;
+        // for a tuple, each element of its element's type (`[1.0 "a"]` compares with `[1 "b"]`
+        // by number, but sorts after every long-first tuple in the index).
         if k.value_type() != Some(attr.value_type) {
             continue;
+        }
+        if let Value::Tuple(items) = k {
+            let type_of = |x: &crate::codec::Keyword| schema.by_ident(x).map(|a| a.value_type);
+            let typed = items.iter().enumerate().all(|(i, item)| match item {
+                Some(x) => {
+                    let t = attr.tuple_element_type(i, type_of);
+                    t.is_some() && x.value_type() == t
+                }
+                None => true,
+            });
+            if !typed {
+                continue;
+            }
         }
         // Fixed-width encodings order exactly like the values; long strings and the like may
         // be giants, whose order inside a shared prefix is by hash. A prefix test is never
