@@ -36,8 +36,21 @@ pub(super) fn tuples(name: &str, value: &Edn) -> Result<Relation, QueryError> {
     Ok(out)
 }
 
-/// Fails when a clause on a relation source has more terms than one of its tuples has values
-/// (a shorter clause matches each tuple's prefix). `dollar` is the source `$` stands for.
+/// The terms of a clause on a relation source that read a tuple: up to its last variable or
+/// constant (Datomic reads no position a trailing `_` names, so `[$r ?a _ _]` matches a
+/// tuple of one value; a variable or constant past a tuple's end fails there).
+pub(super) fn read_terms(terms: &[Term]) -> &[Term] {
+    let n = terms
+        .iter()
+        .rposition(|t| !matches!(t, Term::Blank))
+        .map_or(0, |i| i + 1);
+    &terms[..n]
+}
+
+/// Fails when a clause on a relation source reads past the end of one of its tuples (a
+/// shorter clause matches each tuple's prefix; trailing `_`s read nothing, see
+/// [`read_terms`]; a tuple a constant rejects before its end is not read further). `dollar`
+/// is the source `$` stands for.
 pub(super) fn check_arity(
     clauses: &[Clause],
     dollar: usize,
@@ -52,7 +65,17 @@ pub(super) fn check_arity(
                 let Some(rel) = relations.get(&src) else {
                     continue;
                 };
-                if let Some(short) = rel.rows.iter().find(|r| r.len() < terms.len()) {
+                let read = read_terms(terms);
+                // Datomic reads a tuple from its first position on and stops at a constant it
+                // does not hold: only a tuple that gets past its end that way fails.
+                let reaches_end = |r: &&Vec<Value>| {
+                    r.len() < read.len()
+                        && read.iter().zip(r.iter()).all(|(t, v)| match t {
+                            Term::Const(c) => super::builtins::equal(c, v),
+                            _ => true,
+                        })
+                };
+                if let Some(short) = rel.rows.iter().find(reaches_end) {
                     let edn = |v: &Value| crate::edn::edn_from_value(v);
                     let show_terms: Vec<Edn> = terms
                         .iter()

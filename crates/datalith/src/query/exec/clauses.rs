@@ -311,7 +311,11 @@ impl<'a> Ctx<'a> {
                 // Read where it lies: a source of a million tuples is not copied per clause.
                 let empty = Relation::default();
                 let input = self.sources.get(&self.source_of(*src)).unwrap_or(&empty);
-                rel.join(&match_terms(input, terms, &self.budget)?, &self.budget)
+                let read = crate::query::inputs::read_terms(terms);
+                rel.join(
+                    &match_source_terms(input, read, &self.budget)?,
+                    &self.budget,
+                )
             }
             Clause::Timed(src, t) if self.reads_db(*src) => {
                 self.enter(*src);
@@ -339,14 +343,22 @@ impl<'a> Ctx<'a> {
                     t.tx.clone(),
                     t.added.clone(),
                 ];
-                rel.join(&match_terms(input, &terms, &self.budget)?, &self.budget)
+                let read = crate::query::inputs::read_terms(&terms);
+                rel.join(
+                    &match_source_terms(input, read, &self.budget)?,
+                    &self.budget,
+                )
             }
             Clause::Pattern(src, p) => {
                 // Read where it lies: a source of a million tuples is not copied per clause.
                 let empty = Relation::default();
                 let input = self.sources.get(&self.source_of(*src)).unwrap_or(&empty);
                 let terms = vec![p.e.clone(), attr_term(&p.a), p.v.clone()];
-                rel.join(&match_terms(input, &terms, &self.budget)?, &self.budget)
+                let read = crate::query::inputs::read_terms(&terms);
+                rel.join(
+                    &match_source_terms(input, read, &self.budget)?,
+                    &self.budget,
+                )
             }
         }
     }

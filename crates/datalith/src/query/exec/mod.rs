@@ -59,7 +59,9 @@ mod time;
 pub use context::{Ctx, DbSource, Step, UserFn};
 pub(crate) use context::{ROW_SPARE, ROW_SPARE_MAX};
 pub use spread::{Spread, SPREAD_FROM_ROWS};
-pub use terms::{coerce, entity_of, ident_attr, match_terms, match_terms_owned};
+pub use terms::{
+    coerce, entity_of, ident_attr, match_source_terms, match_terms, match_terms_owned,
+};
 
 use estimate::{is_filter, is_rowwise, rowwise_inputs, Notes};
 use ranges::*;

@@ -87,6 +87,28 @@ pub fn match_terms(
     terms: &[Term],
     budget: &Budget<'_>,
 ) -> Result<Relation, QueryError> {
+    match_terms_by(input, terms, budget, |c, v| {
+        compare(c, v) == std::cmp::Ordering::Equal
+    })
+}
+
+/// [`match_terms`] for a clause on a relation source, whose constants match as Clojure's `=`
+/// (Datomic's: `2` is not `2.0` there, where a database pattern's constant is read as its
+/// attribute's type).
+pub fn match_source_terms(
+    input: &Relation,
+    terms: &[Term],
+    budget: &Budget<'_>,
+) -> Result<Relation, QueryError> {
+    match_terms_by(input, terms, budget, crate::query::builtins::equal)
+}
+
+fn match_terms_by(
+    input: &Relation,
+    terms: &[Term],
+    budget: &Budget<'_>,
+    same: impl Fn(&Value, &Value) -> bool,
+) -> Result<Relation, QueryError> {
     let mut vars: Vec<Var> = Vec::new();
     for t in terms {
         if let Term::Var(v) = t {
@@ -106,7 +128,7 @@ pub fn match_terms(
             };
             match t {
                 Term::Const(c) => {
-                    if compare(c, val) != std::cmp::Ordering::Equal {
+                    if !same(c, val) {
                         continue 'rows;
                     }
                 }
