@@ -6,8 +6,8 @@
 //! - `==` compares numbers across categories (`(== 1 1.0)` is true) and refuses non-numbers.
 //! - `< > <= >=` and `compare` use Datomic's order (`compare` answering Java's `compareTo`'s
 //!   number for two strings, keywords or symbols): numbers numerically across kinds
-//!   (`(< 1/2 0.6)`), anything else by value order, also across types (`(< 1 "a")` holds in
-//!   Datomic too). Datomic's comparisons take exactly two arguments; these also chain more,
+//!   (`(< 1/2 0.6)`), and before anything else (entity ids too, as Datomic's longs);
+//!   anything else by value order, also across types (`(< 1 "a")` holds in Datomic too). Datomic's comparisons take exactly two arguments; these also chain more,
 //!   as Clojure's do.
 
 use std::cmp::Ordering;
@@ -39,6 +39,10 @@ pub fn compare(a: &Value, b: &Value) -> Ordering {
 fn compare_any(a: &Value, b: &Value) -> Ordering {
     match (Num::of(a), Num::of(b)) {
         (Some(x), Some(y)) => numbers::cmp(&x, &y),
+        // A number before anything else, as in Datomic (an entity id is a number there:
+        // `(< ?color-ref :color/red)` holds for every ref).
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
         _ => match (a, b) {
             (Value::Tuple(x), Value::Tuple(y)) => {
                 for (p, q) in x.iter().zip(y) {
