@@ -322,8 +322,14 @@ fn query_errors_carry_categories() {
         (
             "[:find ?x :in $ ?x :where [?e :person/age ?x]]",
             &[],
-            error::INVALID_INPUT,
+            error::TOO_FEW_INPUTS,
             "",
+        ),
+        (
+            "[:find ?x :in $ :where [$a ?e :person/age ?x]]",
+            &[],
+            error::INVALID_DATA_SOURCE,
+            "$a",
         ),
     ];
     for (query, inputs, want, fragment) in cases {

@@ -212,10 +212,19 @@ fn recursion_limits_and_cycles_as_datomic() {
 fn recursion_limits_must_be_positive() {
     let (_d, db) = open();
     let snap = db.db().unwrap();
-    for pattern in ["[:node/name {:node/parent 0}]", "[{:node/parent -1}]"] {
+    for pattern in [
+        "[:node/name {:node/parent 0}]",
+        "[{:node/parent -1}]",
+        "[{:node/parent :node/name}]",
+    ] {
         let got = snap.pull(pattern, by_name("n4"));
         assert!(
-            matches!(got, Err(QueryError::Parse(_))),
+            matches!(
+                got,
+                Err(QueryError::Pull(
+                    datalith::pull::PullError::InvalidRecurLimit { .. }
+                ))
+            ),
             "{pattern}: {got:?}"
         );
     }

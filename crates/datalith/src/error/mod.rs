@@ -236,6 +236,14 @@ pub const INVALID_INSTALL_ATTRIBUTE: Category =
 /// (arity, element types).
 pub const INVALID_TUPLE_VALUE: Category =
     caller(":db.error/invalid-tuple-value", Anomaly::Incorrect);
+/// Fewer inputs than the query's `:in` names.
+pub const TOO_FEW_INPUTS: Category = caller(":db.error/too-few-inputs", Anomaly::Incorrect);
+/// A clause reads a data source that `:in` does not name.
+pub const INVALID_DATA_SOURCE: Category =
+    caller(":db.error/invalid-data-source", Anomaly::Incorrect);
+/// A pull pattern's recursion limit that is not a positive number or `...`.
+pub const INVALID_RECUR_LIMIT: Category =
+    caller(":db.error/invalid-recur-limit", Anomaly::Incorrect);
 
 // Datalith's codes: Datomic throws a plain exception (no code) or has no such error.
 

@@ -15,6 +15,16 @@ pub enum PullError {
         /// The attribute, as EDN.
         attr: String,
     },
+    /// A map spec's value that is no recursion limit nor pattern (`{:a/ref 0}`, `{:a/ref
+    /// :b/name}`): Datomic reads a value that is not a pattern as a recursion limit, which
+    /// must be a positive number or `...`.
+    #[error("invalid recursion limit {limit} for {attr}: a limit is a positive number or ...")]
+    InvalidRecurLimit {
+        /// The attribute of the spec, as EDN.
+        attr: String,
+        /// The value given, as EDN.
+        limit: String,
+    },
     /// The pattern followed references through more entities, one inside another, than a
     /// pulled value may nest (`limits::MAX_PULL_DEPTH`): `...` or a large depth on a long
     /// chain. Datomic's peer fails such a pull with a `StackOverflowError` (it pulled 300
@@ -34,6 +44,7 @@ impl PullError {
         match self {
             PullError::DuplicateAttribute { .. } => error::PULL_DUPLICATE_ATTRIBUTE,
             PullError::TooDeep { .. } => error::LIMIT_EXCEEDED,
+            PullError::InvalidRecurLimit { .. } => error::INVALID_RECUR_LIMIT,
         }
     }
 
@@ -41,6 +52,10 @@ impl PullError {
     pub fn fields(&self) -> Vec<Field> {
         match self {
             PullError::DuplicateAttribute { attr } => vec![keyword_field("attribute", attr)],
+            PullError::InvalidRecurLimit { attr, limit } => vec![
+                keyword_field("attribute", attr),
+                crate::error::edn_text_field("limit", limit),
+            ],
             PullError::TooDeep { entity, limit } => vec![
                 entity_field("entity", *entity),
                 ("limit", Edn::Long(i64::from(*limit))),

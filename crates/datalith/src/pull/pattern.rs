@@ -159,14 +159,14 @@ pub fn parse_pattern(e: &Edn) -> Result<PullPattern, QueryError> {
                         Edn::Long(n) if *n > 0 => {
                             Recursion::Depth(u32::try_from(*n).unwrap_or(u32::MAX))
                         }
-                        // Datomic's :db.error/invalid-recur-limit.
-                        Edn::Long(n) => {
-                            return Err(perr(format!(
-                                "invalid recursion limit {n} for {}: a limit is a positive number or ...",
-                                to_edn_string(k)
-                            )))
+                        Edn::Vector(_) => Recursion::Pattern(parse_pattern(v)?),
+                        other => {
+                            return Err(PullError::InvalidRecurLimit {
+                                attr: to_edn_string(k),
+                                limit: to_edn_string(other),
+                            }
+                            .into())
                         }
-                        other => Recursion::Pattern(parse_pattern(other)?),
                     });
                     specs.push(s);
                 }

@@ -279,13 +279,13 @@ impl QueryError {
             }
             QueryError::UnknownRule { .. } => error::UNKNOWN_RULE,
             QueryError::UnknownAggregate { .. } => error::INVALID_AGGREGATE,
+            QueryError::InputCount { expected, got, .. } if got < expected => error::TOO_FEW_INPUTS,
             QueryError::Inputs(_)
             | QueryError::InputCount { .. }
             | QueryError::InputKind { .. }
             | QueryError::NoDatabase => error::INVALID_INPUT,
-            QueryError::UnknownSource { .. } | QueryError::SourceArity { .. } => {
-                error::INVALID_QUERY
-            }
+            QueryError::UnknownSource { .. } => error::INVALID_DATA_SOURCE,
+            QueryError::SourceArity { .. } => error::INVALID_QUERY,
             QueryError::Timeout { .. } => error::TIMEOUT,
             QueryError::Cancelled => error::CANCELLED,
             QueryError::ResourceExhausted { .. } => error::RESOURCE_EXHAUSTED,

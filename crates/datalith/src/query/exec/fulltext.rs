@@ -27,6 +27,12 @@ impl<'a> Ctx<'a> {
             Value::Keyword(k) => self.schema.by_ident(k),
             Value::Ref(e) => u32::try_from(*e).ok().and_then(|a| self.schema.get(a)),
             Value::Long(n) => u32::try_from(*n).ok().and_then(|a| self.schema.get(a)),
+            // Datomic's category for a string where the attribute's keyword is due.
+            Value::String(_) => {
+                return Err(QueryError::NotAKeyword {
+                    value: crate::edn::to_edn_string(&crate::edn::edn_from_value(attr)),
+                })
+            }
             other => {
                 return Err(bad(format!(
                     "cannot interpret {} as an attribute",
