@@ -111,6 +111,13 @@ pub enum QueryError {
         /// What the built-in found wrong.
         problem: BuiltinProblem,
     },
+    /// `(and ...)` where it is no branch of an `or` (in `:where`, in a `not`): Datomic reads it
+    /// as a call of a rule `and`, refused with `:db.error/insufficient-binding`.
+    #[error("(and ...) is a clause only as a branch of an or: {clause}")]
+    AndOutsideOr {
+        /// The clause, as EDN.
+        clause: String,
+    },
     /// An unknown rule.
     #[error("unknown rule {name}")]
     UnknownRule {
@@ -265,7 +272,9 @@ impl QueryError {
             QueryError::UnknownAttribute { .. } | QueryError::UnresolvedKey { .. } => {
                 error::NOT_AN_ENTITY
             }
-            QueryError::InsufficientBinding { .. } => error::INSUFFICIENT_BINDING,
+            QueryError::InsufficientBinding { .. } | QueryError::AndOutsideOr { .. } => {
+                error::INSUFFICIENT_BINDING
+            }
             QueryError::LookupRefNotUnique { .. } => error::LOOKUP_REF_ATTR_NOT_UNIQUE,
             QueryError::NotAnEntity { .. } | QueryError::UnresolvedEntity { .. } => {
                 error::NOT_AN_ENTITY
@@ -325,7 +334,9 @@ impl QueryError {
                 edn_text_field("attribute", attr),
                 edn_text_field("lookup-ref", lookup_ref),
             ],
-            QueryError::OrBranchVars { clause, .. } | QueryError::OrBindingEmpty { clause } => {
+            QueryError::OrBranchVars { clause, .. }
+            | QueryError::OrBindingEmpty { clause }
+            | QueryError::AndOutsideOr { clause } => {
                 vec![edn_text_field("clause", clause)]
             }
             QueryError::UnknownFunction { name }

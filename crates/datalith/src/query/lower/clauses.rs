@@ -227,6 +227,9 @@ impl<'a> Lowerer<'a, '_> {
             }
             ClauseForm::Rule { src, name, args } => {
                 if !self.rule_names.contains(name) {
+                    if name == "and" {
+                        return Err(QueryError::AndOutsideOr { clause: show(e) });
+                    }
                     return Err(QueryError::UnknownRule { name: name.clone() });
                 }
                 let (src, _) = self.source(src.as_deref().unwrap_or(&self.default_src), e)?;
@@ -238,7 +241,7 @@ impl<'a> Lowerer<'a, '_> {
                 })
             }
             // Only an `or` branch is an `and`, and the `or` reads its clauses.
-            ClauseForm::And => Err(perr(format!("not a clause: {}", show(e)))),
+            ClauseForm::And => Err(QueryError::AndOutsideOr { clause: show(e) }),
             ClauseForm::Malformed(message) => Err(perr(message.clone())),
         }
     }
