@@ -178,8 +178,6 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
             i += 1;
             continue;
         }
-        // A sign is an operator only at the start of a clause.
-        let at_start = out.last().is_none_or(|t| !matches!(t, Tok::Field(_)));
         match c {
             '(' => {
                 out.push(Tok::Open);
@@ -189,11 +187,13 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
                 out.push(Tok::Close);
                 i += 1;
             }
-            '+' if at_start => {
+            // A sign where a token begins is a modifier, after a field too (`title:+fox`,
+            // which the parser then refuses, as Lucene's does).
+            '+' => {
                 out.push(Tok::Plus);
                 i += 1;
             }
-            '-' if at_start => {
+            '-' => {
                 out.push(Tok::Minus);
                 i += 1;
             }
@@ -325,13 +325,13 @@ impl Parser<'_> {
                 }
                 _ => {}
             }
-            let mut occur = None;
-            loop {
-                match self.peek() {
-                    Some(Tok::Plus) => occur = Some(Occur::Must),
-                    Some(Tok::Minus) | Some(Tok::Not) => occur = Some(Occur::MustNot),
-                    _ => break,
-                }
+            // One modifier at most (Lucene's grammar: `NOT +fox` and `+-fox` are refused).
+            let occur = match self.peek() {
+                Some(Tok::Plus) => Some(Occur::Must),
+                Some(Tok::Minus) | Some(Tok::Not) => Some(Occur::MustNot),
+                _ => None,
+            };
+            if occur.is_some() {
                 self.at += 1;
             }
             let parsed = self.clause()?;
