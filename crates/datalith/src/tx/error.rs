@@ -333,6 +333,19 @@ pub enum TxError {
         /// What was found instead, as EDN.
         found: String,
     },
+    /// A `:db/cas` on a lookup ref that names no entity, expecting a value: the entity has
+    /// none (Datomic's compare fails the same way).
+    #[error(
+        ":db/cas failed on {entity}, which names no entity: {attr} expected {expected}, found nil"
+    )]
+    CasOnNothing {
+        /// The lookup ref, as EDN.
+        entity: String,
+        /// The attribute, as EDN.
+        attr: String,
+        /// What was expected, as EDN.
+        expected: String,
+    },
     /// A `:db/txInstant` earlier than the last transaction's (Datomic's rule: a database's
     /// time never goes back, so `as-of` an instant names one state).
     #[error("time conflict: :db/txInstant {} is older than the last transaction's, {}", crate::tx::print::value_text(&crate::codec::Value::Instant(*.instant)), crate::tx::print::value_text(&crate::codec::Value::Instant(*.last)))]
@@ -469,7 +482,7 @@ impl TxError {
             } => error::NOT_AN_ENTITY,
             TxError::InvalidSchemaValue { .. } => error::INVALID_INSTALL_ATTRIBUTE,
             TxError::InvalidTupleValue { .. } => error::INVALID_TUPLE_VALUE,
-            TxError::CasFailed { .. } => error::CAS_FAILED,
+            TxError::CasFailed { .. } | TxError::CasOnNothing { .. } => error::CAS_FAILED,
             TxError::PastTxInstant { .. } => error::PAST_TX_INSTANT,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
             TxError::Edn(_) => error::INVALID_EDN,
@@ -548,6 +561,15 @@ impl TxError {
                 keyword_field("a", attr),
                 edn_text_field("v-old", expected),
                 edn_text_field("v", found),
+            ],
+            TxError::CasOnNothing {
+                entity,
+                attr,
+                expected,
+            } => vec![
+                edn_text_field("e", entity),
+                keyword_field("a", attr),
+                edn_text_field("v-old", expected),
             ],
             TxError::PastTxInstant { instant, last } => vec![
                 ("instant", crate::edn::Edn::Inst(*instant)),

@@ -514,6 +514,26 @@ impl<'a> Resolver<'a> {
             },
             Term::Cas(c) => {
                 let (e, a, old, new) = *c;
+                // A lookup ref that names nothing names an entity without values: Datomic's
+                // compare then fails (`:db.error/cas-failed`) unless nil was expected, before
+                // any later term is read.
+                if let (E::Lookup(la, lv), Some(expected)) = (&e, &old) {
+                    if self.existing(&e)?.is_none() {
+                        let ident = self.schema.get(*la).map(|x| x.ident.to_string());
+                        return Err(TxError::CasOnNothing {
+                            entity: format!(
+                                "[{} {}]",
+                                ident.unwrap_or_else(|| la.to_string()),
+                                crate::tx::print::value_text(lv)
+                            ),
+                            attr: a.ident.to_string(),
+                            expected: match expected {
+                                V::Val(v) => crate::tx::print::value_text(v),
+                                V::Ent(x) => format!("{x:?}"),
+                            },
+                        });
+                    }
+                }
                 let old = match old {
                     None => None,
                     Some(o) => Some(self.value(o)?),
