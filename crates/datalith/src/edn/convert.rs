@@ -65,45 +65,36 @@ pub fn value_from_edn(e: &Edn) -> Option<Value> {
 /// (`'(1 2 3)`) is a sequence for Datomic's functions, as a vector is (in query text a list
 /// is a call, and `value_from_edn` refuses one for that reason).
 pub fn value_from_input(e: &Edn) -> Option<Value> {
-    value_from_edn(&lists_as_vectors(e))
+    if holds_list(e) {
+        value_from_edn(&lists_as_vectors(e))
+    } else {
+        value_from_edn(e)
+    }
+}
+
+/// Whether `e` is or holds a list, at any depth.
+fn holds_list(e: &Edn) -> bool {
+    match e {
+        Edn::List(_) => true,
+        Edn::Vector(items) | Edn::Set(items) => items.iter().any(holds_list),
+        Edn::Map(pairs) => pairs.iter().any(|(k, v)| holds_list(k) || holds_list(v)),
+        _ => false,
+    }
 }
 
 /// `e` with its lists, at any depth, as vectors.
-fn lists_as_vectors(e: &Edn) -> std::borrow::Cow<'_, Edn> {
-    use std::borrow::Cow;
-    let has_list = |items: &[Edn]| {
-        items
-            .iter()
-            .any(|i| matches!(lists_as_vectors(i), Cow::Owned(_)))
-    };
-    let all = |items: &[Edn]| {
-        items
-            .iter()
-            .map(|i| lists_as_vectors(i).into_owned())
-            .collect()
-    };
+fn lists_as_vectors(e: &Edn) -> Edn {
+    let all = |items: &[Edn]| items.iter().map(lists_as_vectors).collect();
     match e {
-        Edn::List(items) => Cow::Owned(Edn::Vector(all(items))),
-        Edn::Vector(items) if has_list(items) => Cow::Owned(Edn::Vector(all(items))),
-        Edn::Set(items) if has_list(items) => Cow::Owned(Edn::Set(all(items))),
-        Edn::Map(pairs)
-            if pairs.iter().any(|(k, v)| {
-                has_list(std::slice::from_ref(k)) || has_list(std::slice::from_ref(v))
-            }) =>
-        {
-            Cow::Owned(Edn::Map(
-                pairs
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            lists_as_vectors(k).into_owned(),
-                            lists_as_vectors(v).into_owned(),
-                        )
-                    })
-                    .collect(),
-            ))
-        }
-        _ => Cow::Borrowed(e),
+        Edn::List(items) | Edn::Vector(items) => Edn::Vector(all(items)),
+        Edn::Set(items) => Edn::Set(all(items)),
+        Edn::Map(pairs) => Edn::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (lists_as_vectors(k), lists_as_vectors(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 

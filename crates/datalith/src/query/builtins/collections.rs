@@ -26,8 +26,9 @@ pub fn vector(c: &Call) -> Out {
 }
 
 /// The items of a collection argument (a string's are its characters; a map's its entries
-/// as `[k v]` tuples); `None` for a value that is not a collection.
-fn items(v: &Value) -> Option<Vec<Option<Value>>> {
+/// as `[k v]` tuples); `None` for a value that is not a collection. Clojure's `seq` of it, which
+/// a collection binding (`[?x ...]`) also takes apart.
+pub fn items(v: &Value) -> Option<Vec<Option<Value>>> {
     Some(match v {
         Value::Tuple(t) => t.clone(),
         Value::Set(s) => s.iter().cloned().map(Some).collect(),

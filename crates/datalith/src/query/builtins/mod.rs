@@ -14,8 +14,8 @@
 
 mod arith;
 pub(crate) use arith::{plain_add, plain_value, Plain};
+pub(crate) use collections::items as seq_items;
 pub(crate) use numbers::Op as ArithOp;
-pub(crate) use utf16::units as string_units;
 mod collections;
 mod compare;
 mod convert;

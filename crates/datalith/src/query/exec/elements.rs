@@ -151,12 +151,10 @@ pub(super) fn all(result: Value) -> Vec<Value> {
         Value::Set(items) => items.to_vec(),
         // Clojure's sequence of a map is its entries, of a string its characters (Java's
         // UTF-16 units: `[(re-find ?re ?s) [?c ...]]` binds a found text's characters).
-        Value::Map(entries) => entries
-            .iter()
-            .map(|(k, v)| Value::Tuple(vec![Some(k.clone()), Some(v.clone())]))
-            .collect(),
-        Value::String(s) => crate::query::builtins::string_units(&s)
-            .map(Value::Char)
+        Value::Map(_) | Value::String(_) => crate::query::builtins::seq_items(&result)
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
             .collect(),
         other => vec![other],
     }
