@@ -19,7 +19,7 @@ use crate::store::StoreError;
 use std::ops::Bound;
 
 /// A term whose entities are ids.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Resolved {
     /// Assert `[e a v]`.
     Add(EntityId, Arc<Attribute>, Value),
@@ -27,8 +27,14 @@ pub enum Resolved {
     Retract(EntityId, Arc<Attribute>, Option<Value>),
     /// Retract the entity.
     RetractEntity(EntityId),
-    /// Compare and swap.
-    Cas(EntityId, Arc<Attribute>, Option<Value>, Value),
+    /// A `:db/cas` (compare and swap): its new value, or why that value names nothing, which matters only if the
+    /// compare holds (Datomic compares first).
+    Cas(
+        EntityId,
+        Arc<Attribute>,
+        Option<Value>,
+        Box<Result<Value, TxError>>,
+    ),
     /// Nothing: the retraction of an entity that a lookup ref or ident names but that does
     /// not exist (Datomic makes it a no-op).
     Nothing,
@@ -538,7 +544,7 @@ impl<'a> Resolver<'a> {
                     None => None,
                     Some(o) => Some(self.value(o)?),
                 };
-                Resolved::Cas(self.entity(&e)?, a, old, self.value(new)?)
+                Resolved::Cas(self.entity(&e)?, a, old, Box::new(self.value(new)))
             }
         })
     }

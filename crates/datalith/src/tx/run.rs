@@ -96,7 +96,14 @@ pub fn run_tx(
         Some((version, terms)) if version == schema.version => terms,
         _ => {
             let mut terms = Vec::with_capacity(data.term_estimate());
-            Expander::new(schema, functions).expand(data, &mut terms)?;
+            if let Err(e) = Expander::new(schema, functions).expand(data, &mut terms) {
+                let counters = Counters {
+                    next_entity,
+                    next_attr,
+                    tx,
+                };
+                return Err(earlier_error(r, schema, counters, terms).unwrap_or(e));
+            }
             terms
         }
     };
@@ -213,6 +220,49 @@ pub fn run_tx(
         new_schema,
         last_instant,
     })
+}
+
+/// The error of the forms before one that failed to expand (`terms`: theirs), if one of them
+/// fails as it is read: Datomic reads the forms in order, so a failing `:db/cas` or a lookup
+/// ref that names nothing there comes before a later form's unknown attribute. What Datomic
+/// judges only once every form is read (conflicting datoms, uniqueness, a tempid used only as
+/// a value) is no error here.
+fn earlier_error(
+    r: IndexReader<'_>,
+    schema: &Schema,
+    counters: Counters,
+    terms: Vec<Term>,
+) -> Option<TxError> {
+    if terms.is_empty() {
+        return None;
+    }
+    let at_read = |e: &TxError| {
+        !e.is_conflict()
+            && !matches!(
+                e,
+                TxError::UniqueConflict { .. }
+                    | TxError::TempidConflict { .. }
+                    | TxError::TempidOnlyValue { .. }
+            )
+    };
+    let mut resolver = Resolver::new(r, schema, counters);
+    if let Err(e) = resolver.resolve_tempids(&terms) {
+        return at_read(&e).then_some(e);
+    }
+    let fresh = resolver.fresh();
+    let mut builder = DatomBuilder::new(r, schema, counters.tx, fresh, &resolver.known);
+    let mut last = None;
+    for term in terms {
+        if let Err(e) = resolver
+            .resolve(term, &mut last)
+            .and_then(|t| builder.apply(t))
+        {
+            if at_read(&e) {
+                return Some(e);
+            }
+        }
+    }
+    None
 }
 
 /// Milliseconds since the Unix epoch, for `:db/txInstant`.

@@ -99,13 +99,18 @@ impl<'s> Expander<'s> {
     /// Expands every item.
     pub fn expand(&mut self, data: &TxData, out: &mut Vec<Term>) -> Result<(), TxError> {
         for item in &data.items {
-            match item {
+            // A form that fails leaves no terms of its own behind: `out` then holds exactly
+            // the forms before it (which `run_tx` reads for an earlier error).
+            let before = out.len();
+            let expanded = match item {
                 // An empty map at the top says nothing: Datomic transacts it as no datoms.
-                TxItem::Map(m) if m.id.is_none() && m.attrs.is_empty() => {}
-                TxItem::Map(m) => {
-                    self.map(m, out)?;
-                }
-                TxItem::Op(op) => self.op(op, out)?,
+                TxItem::Map(m) if m.id.is_none() && m.attrs.is_empty() => Ok(()),
+                TxItem::Map(m) => self.map(m, out).map(|_| ()),
+                TxItem::Op(op) => self.op(op, out),
+            };
+            if let Err(e) = expanded {
+                out.truncate(before);
+                return Err(e);
             }
         }
         Ok(())

@@ -596,7 +596,7 @@ impl<'a> DatomBuilder<'a> {
                 self.retracted_entities.clear();
                 self.retract_entity(e)
             }
-            Resolved::Cas(e, attr, old, new) => self.cas(e, &attr, old, new),
+            Resolved::Cas(e, attr, old, new) => self.cas(e, &attr, old, *new),
             Resolved::Nothing => Ok(()),
         }
     }

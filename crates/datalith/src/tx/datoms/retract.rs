@@ -105,7 +105,7 @@ impl DatomBuilder<'_> {
         e: EntityId,
         attr: &Arc<Attribute>,
         old: Option<Value>,
-        new: Value,
+        new: Result<Value, TxError>,
     ) -> Result<(), TxError> {
         // Compared with the database before the transaction, as Datomic runs every
         // transaction function (`:db/cas` too) against it: two equal cas operations in one
@@ -129,6 +129,6 @@ impl DatomBuilder<'_> {
                     .map_or_else(|| "nil".into(), Value::to_string),
             });
         }
-        self.assert(e, attr, new)
+        self.assert(e, attr, new?)
     }
 }
