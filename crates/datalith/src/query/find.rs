@@ -53,19 +53,17 @@ fn distinct(vals: &[Value]) -> Vec<Value> {
     out
 }
 
-/// For `avg`, `variance` and `stddev` of longs: Datomic sums them with `+` first, which fails
-/// when the total leaves a long.
-fn longs_fit(name: &str, vals: &[Value]) -> Result<(), QueryError> {
-    // With another kind among them the order of the additions decides, which a bag does not
-    // keep: only a total of longs alone is judged.
+/// The total of a bag of longs, as Datomic's `+` sums them: `None` when a value is not a long
+/// (with another kind among them the order of the additions decides, which a bag does not
+/// keep), `Some(Err)` when the total leaves a long (`sum`, and `avg`, `variance` and
+/// `stddev`, which sum first, fail there).
+fn long_total(name: &str, vals: &[Value]) -> Option<Result<i64, QueryError>> {
     let mut total: Option<i64> = Some(0);
     for v in vals {
-        let Value::Long(n) = v else { return Ok(()) };
+        let Value::Long(n) = v else { return None };
         total = total.and_then(|t| t.checked_add(*n));
     }
-    total
-        .map(|_| ())
-        .ok_or_else(|| super::fold::long_overflow(name))
+    Some(total.ok_or_else(|| super::fold::long_overflow(name)))
 }
 
 /// Computes one aggregate over a bag of values.
@@ -87,16 +85,8 @@ pub fn aggregate(
         "count" => Edn::Long(vals.len() as i64),
         "count-distinct" => Edn::Long(distinct(vals).len() as i64),
         "sum" => {
-            if vals.iter().all(|v| matches!(v, Value::Long(_))) {
-                let mut s: i64 = 0;
-                for v in vals {
-                    if let Value::Long(n) = v {
-                        s = s
-                            .checked_add(*n)
-                            .ok_or_else(|| super::fold::long_overflow(name))?;
-                    }
-                }
-                Edn::Long(s)
+            if let Some(total) = long_total(name, vals) {
+                Edn::Long(total?)
             } else {
                 // Datomic sums with its own `+`: bigints and bigdecs stay exact, a double
                 // anywhere makes a double.
@@ -111,7 +101,7 @@ pub fn aggregate(
             if vals.is_empty() {
                 return Ok(Edn::Nil);
             }
-            longs_fit(name, vals)?;
+            long_total(name, vals).transpose()?;
             float(vals.iter().map(|v| num(name, v)).sum::<Result<f64, _>>()? / vals.len() as f64)
         }
         "median" => {
@@ -135,7 +125,7 @@ pub fn aggregate(
             if vals.is_empty() {
                 return Ok(Edn::Nil);
             }
-            longs_fit(name, vals)?;
+            long_total(name, vals).transpose()?;
             let xs: Vec<f64> = vals
                 .iter()
                 .map(|v| num(name, v))
