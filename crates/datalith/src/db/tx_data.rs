@@ -174,12 +174,20 @@ pub enum TxItem {
 pub struct TxData {
     /// Items in order.
     pub items: Vec<TxItem>,
+    /// The first form of tx data read from EDN that is not tx data, with `items` holding the
+    /// forms before it: it fails when the transaction reaches it, after them, since Datomic
+    /// reads a transaction's forms in order (an earlier form's failing `:db/cas` or lookup ref
+    /// that names nothing is the error then, not the malformed form).
+    pub(crate) unread: Option<crate::edn::Edn>,
 }
 
 impl TxData {
     /// Tx data from items.
     pub fn new(items: Vec<TxItem>) -> Self {
-        TxData { items }
+        TxData {
+            items,
+            unread: None,
+        }
     }
 
     /// About how many terms the data expands to (a map's entries each one at least, an op

@@ -166,6 +166,8 @@ pub const SNAPSHOT_BLOCKS_GROWTH: Category =
 pub const DATABASE_BUSY: Category = environment(":datalith.error/busy", Anomaly::Busy);
 /// nil given as an attribute's value.
 pub const NIL_VALUE: Category = caller(":db.error/nil-value", Anomaly::Incorrect);
+/// `:db/cas` without an entity (nil) or without a new value.
+pub const INVALID_CAS: Category = caller(":db.error/invalid-cas", Anomaly::Incorrect);
 /// `:db/cas` on a cardinality-many attribute.
 pub const INVALID_CAS_MANY: Category = caller(":db.error/invalid-cas-many", Anomaly::Incorrect);
 /// A unique value already held by another entity, or one tempid upserted to two entities.

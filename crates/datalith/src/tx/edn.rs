@@ -14,7 +14,10 @@ fn malformed(detail: impl Into<String>, form: &Edn) -> TxError {
 
 impl TxData {
     /// Tx data from EDN data: a vector of entity maps and `[:db/add e a v]`-style operations,
-    /// as `transact` reads it from text. Errors name the form that is not tx data.
+    /// as `transact` reads it from text. The first form that is not tx data is kept as it is
+    /// (the forms after it are not read) and fails when the transaction reaches it, after
+    /// the forms before it, as Datomic reads a transaction's forms in order; the error names
+    /// the form.
     ///
     /// ```
     /// use datalith::{Edn, TxData};
@@ -45,13 +48,34 @@ pub fn tx_data_from_edn(e: &Edn) -> Result<TxData, TxError> {
         if is_install_op(it) {
             continue;
         }
-        out.items.push(match it {
-            Edn::Map(_) => TxItem::Map(entity_map(it)?),
-            Edn::Vector(op) | Edn::List(op) => TxItem::Op(operation(op, it)?),
-            other => return Err(malformed("expected a map or an operation vector", other)),
-        });
+        match tx_item(it) {
+            Ok(item) => out.items.push(item),
+            Err(_) => {
+                // Read again, for its error, when the transaction reaches it (`TxData::unread`).
+                out.unread = Some(it.clone());
+                break;
+            }
+        }
     }
     Ok(out)
+}
+
+/// One form of tx data.
+fn tx_item(it: &Edn) -> Result<TxItem, TxError> {
+    Ok(match it {
+        Edn::Map(_) => TxItem::Map(entity_map(it)?),
+        Edn::Vector(op) | Edn::List(op) => TxItem::Op(operation(op, it)?),
+        other => return Err(malformed("expected a map or an operation vector", other)),
+    })
+}
+
+/// Why `form`, a form of tx data [`tx_data_from_edn`] kept unread, is not tx data.
+pub fn unread_error(form: &Edn) -> TxError {
+    match tx_item(form) {
+        Err(e) => e,
+        // Kept only because it failed; reading is deterministic.
+        Ok(_) => malformed("not tx data", form),
+    }
 }
 
 /// Whether `k` is one of the attributes Datomic's schema once had to be installed or altered
@@ -114,11 +138,16 @@ fn is_db_id_tag(k: &Keyword) -> bool {
     k.namespace() == Some("db") && k.name() == "id"
 }
 
-/// An entity reference: id, tempid, ident or lookup ref.
-pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
+/// An entity reference: id, tempid, ident or lookup ref, as Datomic reads what stands in
+/// entity position: a number is an entity id (a big integer too), a list like a vector is a
+/// lookup ref, and anything else names no entity.
+pub fn entity_ref(e: &Edn, form: &Edn) -> Result<EntityRef, TxError> {
     Ok(match e {
-        Edn::Long(n) if *n < 0 => EntityRef::Temp(Tempid::Negative(*n)),
-        Edn::Long(n) => EntityRef::Id(*n as u64),
+        Edn::Long(n) => long_entity(*n),
+        Edn::BigInt(n) => match i64::try_from(*n) {
+            Ok(n) => long_entity(n),
+            Err(_) => return Err(unresolvable(e, form)),
+        },
         Edn::String(s) if s == "datomic.tx" => EntityRef::Temp(Tempid::CurrentTx),
         // Datomic reads a string with a leading colon as the ident it spells, not a tempid.
         Edn::String(s) => match Keyword::from_colon_text(s) {
@@ -128,27 +157,58 @@ pub fn entity_ref(e: &Edn) -> Result<EntityRef, TxError> {
         Edn::Keyword(k) if k.to_string() == ":db/current-tx" => EntityRef::Temp(Tempid::CurrentTx),
         Edn::Keyword(k) => EntityRef::Ident(k.clone()),
         Edn::Tagged(tag, inner) if is_db_id_tag(tag) => db_id_literal(inner, e)?,
-        Edn::Vector(items) => match items.as_slice() {
-            [Edn::Keyword(_), Edn::Nil] => {
-                return Err(TxError::LookupRefNil {
-                    lookup: to_edn_string(e),
-                    form: to_edn_string(e),
-                })
-            }
-            [Edn::Keyword(k), v] => EntityRef::Lookup(
-                k.clone(),
-                value_from_edn(v)
-                    .ok_or_else(|| malformed("lookup ref value must be a plain value", e))?,
-            ),
-            _ => return Err(malformed("a lookup ref is [attribute value]", e)),
-        },
-        other => {
-            return Err(malformed(
-                "not an entity id, tempid, ident or lookup ref",
-                other,
-            ))
-        }
+        Edn::Vector(items) | Edn::List(items) => lookup_ref(items, e, form)?,
+        _ => return Err(unresolvable(e, form)),
     })
+}
+
+fn long_entity(n: i64) -> EntityRef {
+    match n {
+        n if n < 0 => EntityRef::Temp(Tempid::Negative(n)),
+        n => EntityRef::Id(n as u64),
+    }
+}
+
+/// A value in entity position that names no entity (a map, a double, a boolean, nil, ...:
+/// Datomic's `:db.error/not-an-entity`).
+fn unresolvable(e: &Edn, form: &Edn) -> TxError {
+    TxError::UnresolvableEntity {
+        entity: to_edn_string(e),
+        form: to_edn_string(form),
+    }
+}
+
+/// `[attribute value]` in entity position. Datomic refuses another length as an invalid
+/// lookup ref, a first element that is a number (or other non-keyword) as no attribute, and
+/// a string there as no keyword.
+fn lookup_ref(items: &[Edn], e: &Edn, form: &Edn) -> Result<EntityRef, TxError> {
+    let text = || to_edn_string(e);
+    let form = || to_edn_string(form);
+    match items {
+        [Edn::Keyword(_), Edn::Nil] => Err(TxError::LookupRefNil {
+            lookup: text(),
+            form: form(),
+        }),
+        [Edn::Keyword(k), v] => Ok(EntityRef::Lookup(
+            k.clone(),
+            value_from_edn(v)
+                .ok_or_else(|| malformed("lookup ref value must be a plain value", e))?,
+        )),
+        [Edn::String(s), _] => Err(TxError::NotAKeyword {
+            value: to_edn_string(&Edn::String(s.clone())),
+            lookup: text(),
+            form: form(),
+        }),
+        [a, _] => Err(TxError::NotAnAttribute {
+            value: to_edn_string(a),
+            lookup: text(),
+            form: form(),
+        }),
+        _ => Err(TxError::InvalidLookupRef {
+            lookup: text(),
+            form: form(),
+        }),
+    }
 }
 
 fn tx_value(e: &Edn) -> Result<TxValue, TxError> {
@@ -185,14 +245,19 @@ fn entity_map(e: &Edn) -> Result<EntityMap, TxError> {
         };
         if k.namespace() == Some("db") && k.name() == "id" {
             // `:db/id nil` is no id: a new entity, as in Datomic.
-            m.id = (*v != Edn::Nil).then(|| entity_ref(v)).transpose()?;
+            m.id = (*v != Edn::Nil).then(|| entity_ref(v, e)).transpose()?;
             continue;
         }
         // `:db.install/_attribute :db.part/db` and the like (see `is_install_attr`).
         if is_install_attr(k) {
             continue;
         }
-        m.attrs.push((AttrName::parse(k), tx_value(v)?));
+        let name = AttrName::parse(k);
+        if name.reverse && *v == Edn::Nil {
+            // A reverse attribute's value stands in entity position, where nil names none.
+            return Err(unresolvable(v, e));
+        }
+        m.attrs.push((name, tx_value(v)?));
     }
     Ok(m)
 }
@@ -229,7 +294,7 @@ fn operation(op: &[Edn], form: &Edn) -> Result<TxOp, TxError> {
                 arity(3)?;
             }
             TxOp::Add {
-                e: entity_ref(&op[1])?,
+                e: entity_ref(&op[1], form)?,
                 a: kw(&op[2], form)?,
                 v: tx_value(&op[3])?,
             }
@@ -239,7 +304,7 @@ fn operation(op: &[Edn], form: &Edn) -> Result<TxOp, TxError> {
                 return Err(malformed(":db/retract takes 2 or 3 arguments", form));
             }
             TxOp::Retract {
-                e: entity_ref(&op[1])?,
+                e: entity_ref(&op[1], form)?,
                 a: kw(&op[2], form)?,
                 v: op.get(3).map(tx_value).transpose()?,
             }
@@ -247,13 +312,18 @@ fn operation(op: &[Edn], form: &Edn) -> Result<TxOp, TxError> {
         ":db/retractEntity" | ":db.fn/retractEntity" => {
             arity(1)?;
             TxOp::RetractEntity {
-                e: entity_ref(&op[1])?,
+                e: entity_ref(&op[1], form)?,
             }
         }
         ":db/cas" | ":db.fn/cas" => {
             arity(4)?;
+            if op[1] == Edn::Nil || op[4] == Edn::Nil {
+                return Err(TxError::InvalidCas {
+                    form: to_edn_string(form),
+                });
+            }
             TxOp::Cas {
-                e: entity_ref(&op[1])?,
+                e: cas_entity(&op[1], &op[2], &op[3], form)?,
                 a: kw(&op[2], form)?,
                 old: if op[3] == Edn::Nil {
                     None
@@ -279,6 +349,20 @@ fn operation(op: &[Edn], form: &Edn) -> Result<TxOp, TxError> {
             function: name.clone(),
             args: args(&op[1..], form)?,
         },
+    })
+}
+
+/// A `:db/cas`'s entity: Datomic compares the expected value with what an entity that names
+/// nothing (a map, a double, ...) holds, which is nothing, so such a cas fails its compare
+/// unless it expected nil.
+fn cas_entity(e: &Edn, a: &Edn, old: &Edn, form: &Edn) -> Result<EntityRef, TxError> {
+    entity_ref(e, form).map_err(|err| match err {
+        TxError::UnresolvableEntity { entity, .. } if *old != Edn::Nil => TxError::CasOnNothing {
+            entity,
+            attr: to_edn_string(a),
+            expected: to_edn_string(old),
+        },
+        other => other,
     })
 }
 

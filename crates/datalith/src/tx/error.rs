@@ -150,10 +150,10 @@ pub enum TxError {
         /// The offending form, as EDN.
         form: String,
     },
-    /// A reverse attribute's value that cannot name the entity holding the reference: a map
-    /// or a set (Datomic reads the value in entity position: `:db.error/not-an-entity`).
-    /// `entity` and `form` are EDN.
-    #[error("cannot resolve entity {entity}: a reverse attribute's value names one entity (an id, tempid, ident or lookup ref), in {form}")]
+    /// Something in entity position that names no entity: a map, a double, a boolean, nil,
+    /// a set (also as a reverse attribute's value, which Datomic reads in entity position:
+    /// `:db.error/not-an-entity`). `entity` and `form` are EDN.
+    #[error("cannot resolve entity {entity}: an entity is named by an id, tempid, ident or lookup ref, in {form}")]
     UnresolvableEntity {
         /// The entity as written, as EDN.
         entity: String,
@@ -358,6 +358,12 @@ pub enum TxError {
     /// Tx data given as text that is not EDN.
     #[error("tx data is not EDN: {}:{}: {}", .0.line, .0.column, .0.message)]
     Edn(#[from] crate::edn::ReadError),
+    /// A `:db/cas` whose entity or new value is nil (Datomic's `:db.error/invalid-cas`).
+    #[error(":db/cas needs an entity, an attribute and a new value, in {form}")]
+    InvalidCas {
+        /// The offending form, as EDN.
+        form: String,
+    },
     /// Malformed tx data.
     #[error("malformed tx data: {detail} in {form}")]
     Malformed {
@@ -485,6 +491,7 @@ impl TxError {
             TxError::CasFailed { .. } | TxError::CasOnNothing { .. } => error::CAS_FAILED,
             TxError::PastTxInstant { .. } => error::PAST_TX_INSTANT,
             TxError::Malformed { .. } => error::NOT_TRANSACTION_DATA,
+            TxError::InvalidCas { .. } => error::INVALID_CAS,
             TxError::Edn(_) => error::INVALID_EDN,
             TxError::NoSuchEntity { .. } => error::INVALID_ENTITY_ID,
             TxError::SchemaChange { .. } => error::INVALID_ALTER_ATTRIBUTE,
@@ -582,6 +589,7 @@ impl TxError {
             TxError::Malformed { detail, form } => {
                 vec![text_field("detail", detail), edn_text_field("form", form)]
             }
+            TxError::InvalidCas { form } => vec![edn_text_field("form", form)],
             TxError::NoSuchEntity { entity, form } => vec![
                 entity_field("entity", *entity),
                 edn_text_field("datom", form),

@@ -226,6 +226,11 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// Whether `e`, a lookup ref or an ident, names an entity (the error naming it if not).
+    pub fn names(&self, e: &E) -> Result<(), TxError> {
+        self.fixed(e).map(|_| ())
+    }
+
     /// An entity that is not a tempid.
     fn fixed(&self, e: &E) -> Result<Option<EntityId>, TxError> {
         Ok(match e {
@@ -390,7 +395,7 @@ impl<'a> Resolver<'a> {
                 Term::Add(e, _, v) => (e, Some(v)),
                 Term::Cas(c) => (&c.0, Some(&c.3)),
                 Term::Retract(e, _, v) => (e, v.as_ref()),
-                Term::RetractEntity(e) => (e, None),
+                Term::RetractEntity(e) | Term::Names(e) => (e, None),
             };
             if let E::Temp(t) = e {
                 if last != Some(t) {
@@ -518,6 +523,10 @@ impl<'a> Resolver<'a> {
                 Some(id) => Resolved::RetractEntity(id),
                 None => Resolved::Nothing,
             },
+            Term::Names(e) => {
+                self.names(&e)?;
+                Resolved::Nothing
+            }
             Term::Cas(c) => {
                 let (e, a, old, new) = *c;
                 // A lookup ref that names nothing names an entity without values: Datomic's

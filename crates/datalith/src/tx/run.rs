@@ -9,7 +9,7 @@ use super::datoms::{DatomBuilder, NetDatoms};
 use super::error::TxError;
 use super::resolve::{Counters, Resolver};
 use super::schema_change::apply_schema_change;
-use super::terms::{Expander, Term, E, V};
+use super::terms::{Expander, FailedForm, Term, E, V};
 use crate::codec::{Keyword, Value};
 use crate::store::ids::{EntityId, TX_PARTITION_START, USER_PARTITION_START};
 use crate::store::reader::IndexReader;
@@ -96,13 +96,15 @@ pub fn run_tx(
         Some((version, terms)) if version == schema.version => terms,
         _ => {
             let mut terms = Vec::with_capacity(data.term_estimate());
-            if let Err(e) = Expander::new(schema, functions).expand(data, &mut terms) {
+            let mut expander = Expander::new(schema, functions);
+            if let Err(e) = expander.expand(data, &mut terms) {
                 let counters = Counters {
                     next_entity,
                     next_attr,
                     tx,
                 };
-                return Err(earlier_error(r, schema, counters, terms).unwrap_or(e));
+                let failed = expander.failed_form();
+                return Err(earlier_error(r, schema, counters, terms, failed).unwrap_or(e));
             }
             terms
         }
@@ -147,6 +149,7 @@ pub fn run_tx(
     let names_tx = terms.iter().any(|t| match t {
         Term::Add(e, ..) | Term::Retract(e, ..) | Term::RetractEntity(e) => is_tx(e),
         Term::Cas(c) => is_tx(&c.0),
+        Term::Names(_) => false,
     });
     if user_instant.is_none() {
         let attr = schema.get(builtin::TX_INSTANT).expect("built-in").clone();
@@ -174,14 +177,26 @@ pub fn run_tx(
     let mut builder = DatomBuilder::new(r, schema, tx, fresh, &resolver.known);
     builder.reserve(terms.len());
     let mut last = None;
-    for term in terms {
+    let mut terms = terms.into_iter();
+    while let Some(term) = terms.next() {
         let applied = resolver
             .resolve(term, &mut last)
             .and_then(|t| builder.apply(t));
         if let Err(e) = applied {
-            // Datomic finds a tempid used only as a value before conflicting datoms (and
-            // after a failed `:db/cas` or a lookup ref that names nothing).
+            // Datomic judges conflicting datoms once every form is read: a later form's
+            // failing `:db/cas` or lookup ref that names nothing comes first, then a tempid
+            // used only as a value.
             if e.is_conflict() {
+                for term in terms.by_ref() {
+                    if let Err(later) = resolver
+                        .resolve(term, &mut last)
+                        .and_then(|t| builder.apply(t))
+                    {
+                        if found_at_read(&later) {
+                            return Err(later);
+                        }
+                    }
+                }
                 resolver.check_only_values()?;
             }
             return Err(e);
@@ -232,37 +247,52 @@ fn earlier_error(
     schema: &Schema,
     counters: Counters,
     terms: Vec<Term>,
+    failed: Option<FailedForm>,
 ) -> Option<TxError> {
-    if terms.is_empty() {
+    let (start, entity) = match failed {
+        Some(FailedForm { start, entity }) => (start, entity),
+        None => (terms.len(), None),
+    };
+    if terms.is_empty() && entity.is_none() {
         return None;
     }
-    let at_read = |e: &TxError| {
-        !e.is_conflict()
-            && !matches!(
-                e,
-                TxError::UniqueConflict { .. }
-                    | TxError::TempidConflict { .. }
-                    | TxError::TempidOnlyValue { .. }
-            )
-    };
     let mut resolver = Resolver::new(r, schema, counters);
     if let Err(e) = resolver.resolve_tempids(&terms) {
-        return at_read(&e).then_some(e);
+        return found_at_read(&e).then_some(e);
     }
     let fresh = resolver.fresh();
     let mut builder = DatomBuilder::new(r, schema, counters.tx, fresh, &resolver.known);
     let mut last = None;
-    for term in terms {
+    let mut entity = entity;
+    for (i, term) in terms.into_iter().enumerate() {
+        if i == start {
+            if let Some(Err(e)) = entity.take().map(|e| resolver.names(&e)) {
+                return Some(e);
+            }
+        }
         if let Err(e) = resolver
             .resolve(term, &mut last)
             .and_then(|t| builder.apply(t))
         {
-            if at_read(&e) {
+            if found_at_read(&e) {
                 return Some(e);
             }
         }
     }
-    None
+    entity.and_then(|e| resolver.names(&e).err())
+}
+
+/// Whether Datomic finds `e` as it reads the form that causes it (a failing `:db/cas`, a
+/// lookup ref that names nothing), rather than once every form is read (conflicting datoms,
+/// uniqueness, a tempid used only as a value).
+fn found_at_read(e: &TxError) -> bool {
+    !e.is_conflict()
+        && !matches!(
+            e,
+            TxError::UniqueConflict { .. }
+                | TxError::TempidConflict { .. }
+                | TxError::TempidOnlyValue { .. }
+        )
 }
 
 /// Milliseconds since the Unix epoch, for `:db/txInstant`.

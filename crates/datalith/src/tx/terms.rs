@@ -45,6 +45,9 @@ pub enum Term {
     /// Compare and swap: entity, attribute, old value (`None`: none), new value. Boxed, as
     /// rare: the list of a large transaction's terms is then half the size.
     Cas(Box<(E, Arc<Attribute>, Option<V>, V)>),
+    /// Nothing but that a lookup ref or ident names an entity: a map with a `:db/id` and no
+    /// attributes (Datomic resolves the id, and refuses one that names nothing).
+    Names(E),
 }
 
 /// Flattens tx data into terms.
@@ -72,6 +75,20 @@ pub struct Expander<'s> {
     vals: Vec<V>,
     /// Keywords looked up so far (the first few) and their attributes.
     recent: Vec<(Keyword, Arc<Attribute>)>,
+    /// Where the form that failed to expand begins among the terms, and the entity it names
+    /// when that is a lookup ref or an ident (see [`FailedForm`]).
+    failed: Option<FailedForm>,
+}
+
+/// The form of tx data that failed to expand: its terms begin at `start` (those it made
+/// before failing stay after the earlier forms' terms), and `entity` is the entity it names
+/// by a lookup ref or an ident, which Datomic resolves before reading the rest of the form.
+#[derive(Debug)]
+pub struct FailedForm {
+    /// The index of its first term.
+    pub start: usize,
+    /// Its entity, when a lookup ref or ident names it.
+    pub entity: Option<E>,
 }
 
 /// How many looked-up keywords [`Expander`] remembers.
@@ -93,14 +110,20 @@ impl<'s> Expander<'s> {
             depth: 0,
             vals: Vec::new(),
             recent: Vec::new(),
+            failed: None,
         }
+    }
+
+    /// The form that failed to expand, after [`Self::expand`] failed.
+    pub fn failed_form(&mut self) -> Option<FailedForm> {
+        self.failed.take()
     }
 
     /// Expands every item.
     pub fn expand(&mut self, data: &TxData, out: &mut Vec<Term>) -> Result<(), TxError> {
         for item in &data.items {
-            // A form that fails leaves no terms of its own behind: `out` then holds exactly
-            // the forms before it (which `run_tx` reads for an earlier error).
+            // A form that fails leaves the terms it made before failing behind the earlier
+            // forms' (`run_tx` reads them all for an error Datomic finds first).
             let before = out.len();
             let expanded = match item {
                 // An empty map at the top says nothing: Datomic transacts it as no datoms.
@@ -109,11 +132,32 @@ impl<'s> Expander<'s> {
                 TxItem::Op(op) => self.op(op, out),
             };
             if let Err(e) = expanded {
-                out.truncate(before);
+                let entity = match item {
+                    TxItem::Map(m) => m.id.as_ref(),
+                    TxItem::Op(TxOp::Add { e, .. } | TxOp::Retract { e, .. })
+                    | TxItem::Op(TxOp::Cas { e, .. }) => Some(e),
+                    TxItem::Op(_) => None,
+                };
+                let entity = entity
+                    .filter(|e| matches!(e, EntityRef::Lookup(..) | EntityRef::Ident(_)))
+                    .and_then(|e| self.entity(e, &|| String::new()).ok());
+                self.failed = Some(FailedForm {
+                    start: before,
+                    entity,
+                });
                 return Err(e);
             }
         }
-        Ok(())
+        match &data.unread {
+            Some(form) => {
+                self.failed = Some(FailedForm {
+                    start: out.len(),
+                    entity: None,
+                });
+                Err(super::edn::unread_error(form))
+            }
+            None => Ok(()),
+        }
     }
 
     fn attr(&mut self, k: &Keyword, form: &dyn Fn() -> String) -> Result<Arc<Attribute>, TxError> {
@@ -281,6 +325,9 @@ impl<'s> Expander<'s> {
                 form: form(),
             });
         }
+        if m.attrs.is_empty() && matches!(e, E::Lookup(..) | E::Ident(_)) {
+            out.push(Term::Names(e.clone()));
+        }
         for (AttrName { attr: k, reverse }, v) in &m.attrs {
             let attr = self.attr(k, &form)?;
             if *reverse {
@@ -333,34 +380,8 @@ impl<'s> Expander<'s> {
                 entity: print::map_text(m),
                 form: form(),
             }),
-            TxValue::Many(items) => {
-                let lookup = || print::tx_value_text(v);
-                match items.as_slice() {
-                    [TxValue::Value(Value::Keyword(_)), _] => {}
-                    [first @ TxValue::Value(Value::String(_)), _] => {
-                        return Err(TxError::NotAKeyword {
-                            value: print::tx_value_text(first),
-                            lookup: lookup(),
-                            form: form(),
-                        })
-                    }
-                    [first, _] => {
-                        return Err(TxError::NotAnAttribute {
-                            value: print::tx_value_text(first),
-                            lookup: lookup(),
-                            form: form(),
-                        })
-                    }
-                    _ => {}
-                }
-                if lookup_shape(items).is_none() {
-                    return Err(TxError::InvalidLookupRef {
-                        lookup: lookup(),
-                        form: form(),
-                    });
-                }
-                self.ref_value(v, at, out)
-            }
+            TxValue::Many(items) if lookup_shape(items).is_some() => self.ref_value(v, at, out),
+            TxValue::Many(items) => Err(not_a_lookup_ref(v, items, form)),
             one => self.ref_value(one, at, out),
         }
     }
@@ -505,6 +526,10 @@ impl<'s> Expander<'s> {
             TxValue::Value(Value::Ref(id)) => V::Val(Value::Ref(*id)),
             TxValue::Value(Value::Long(n)) if *n >= 0 => V::Val(Value::Ref(*n as u64)),
             TxValue::Value(Value::Long(n)) if *n < 0 => V::Ent(E::Temp(Tempid::Negative(*n))),
+            // A big integer is the entity id it spells, as Datomic reads a number there.
+            TxValue::Value(Value::BigInt(n)) if i64::try_from(**n).is_ok() => {
+                return self.ref_value(&TxValue::Value(Value::Long(**n as i64)), at, out)
+            }
             TxValue::Value(Value::String(s)) if &**s == "datomic.tx" => {
                 V::Ent(E::Temp(Tempid::CurrentTx))
             }
@@ -532,11 +557,12 @@ impl<'s> Expander<'s> {
                 }
                 V::Ent(self.map(m, out)?)
             }
+            // A collection that is no lookup ref, and any other value: Datomic reads a ref's
+            // value in entity position, where these name no entity.
+            TxValue::Many(items) => return Err(not_a_lookup_ref(v, items, form)),
             other => {
-                return Err(TxError::WrongType {
-                    attr: attr.ident.to_string(),
-                    expected: "an entity (id, tempid, ident, lookup ref or map)".into(),
-                    got: other.to_string(),
+                return Err(TxError::UnresolvableEntity {
+                    entity: other.to_string(),
                     form: form(),
                 })
             }
@@ -590,6 +616,33 @@ fn cas_old_ref(v: &TxValue, form: &dyn Fn() -> String) -> Result<Value, TxError>
             })
         }
     })
+}
+
+/// Why a collection in entity position (a ref's value, a reverse attribute's) is no lookup
+/// ref, as Datomic tells it: a string first is no keyword, another first element no
+/// attribute, and another length no lookup ref at all.
+fn not_a_lookup_ref(v: &TxValue, items: &[TxValue], form: &dyn Fn() -> String) -> TxError {
+    let lookup = || print::tx_value_text(v);
+    match items {
+        [first @ TxValue::Value(Value::String(_)), _] => TxError::NotAKeyword {
+            value: print::tx_value_text(first),
+            lookup: lookup(),
+            form: form(),
+        },
+        [TxValue::Value(Value::Keyword(_)), _] => TxError::InvalidLookupRef {
+            lookup: lookup(),
+            form: form(),
+        },
+        [first, _] => TxError::NotAnAttribute {
+            value: print::tx_value_text(first),
+            lookup: lookup(),
+            form: form(),
+        },
+        _ => TxError::InvalidLookupRef {
+            lookup: lookup(),
+            form: form(),
+        },
+    }
 }
 
 /// The attribute and value of a vector shaped as a lookup ref, `[:attribute value]` (a

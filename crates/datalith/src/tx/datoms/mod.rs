@@ -590,9 +590,9 @@ impl<'a> DatomBuilder<'a> {
                 Ok(())
             }
             Resolved::RetractEntity(e) => {
-                // The set guards one expansion against component cycles; a later
-                // `:db/retractEntity` of the same entity must still retract what the
-                // transaction asserted on it in between.
+                // The set guards one expansion against component cycles. A later
+                // `:db/retractEntity` of the same entity expands again against the
+                // database before the transaction, and finds its datoms already retracted.
                 self.retracted_entities.clear();
                 self.retract_entity(e)
             }

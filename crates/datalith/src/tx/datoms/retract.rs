@@ -10,7 +10,6 @@ use super::super::error::TxError;
 use super::DatomBuilder;
 use crate::codec::Value;
 use crate::store::ids::{AttrId, EntityId};
-use crate::store::keys::ATTR_BYTES;
 use crate::store::schema::Attribute;
 
 impl DatomBuilder<'_> {
@@ -43,23 +42,15 @@ impl DatomBuilder<'_> {
             return Ok(());
         }
         let target = Value::Ref(e);
-        let tb = crate::codec::encode_to_vec(&target);
-        // Its own datoms (and its components, recursively), and datoms of this transaction
-        // that refer to it.
-        let mut own: Vec<(AttrId, Value)> = if self.fresh.contains(e) {
+        // Its datoms (and its components, recursively) and the references to it in the
+        // database before the transaction: Datomic expands `:db/retractEntity` against that
+        // database, as every transaction function, so what this transaction asserts on the
+        // entity or about it stays, before or after this form alike.
+        let own: Vec<(AttrId, Value)> = if self.fresh.contains(e) {
             Vec::new()
         } else {
             self.r.entity(e)?
         };
-        let mut incoming: Vec<(EntityId, AttrId)> = Vec::new();
-        for en in self.entries.iter().filter(|en| en.now && !en.original) {
-            if en.e == e {
-                own.push((en.a, en.value.clone()));
-            }
-            if en.av[ATTR_BYTES..] == tb[..] {
-                incoming.push((en.e, en.a));
-            }
-        }
         for (a, v) in own {
             let component = self
                 .schema
@@ -93,9 +84,6 @@ impl DatomBuilder<'_> {
                     self.retracted_from_db(i)?;
                 }
             }
-        }
-        for (holder, a) in incoming {
-            self.retract(holder, a, target.clone())?;
         }
         Ok(())
     }
