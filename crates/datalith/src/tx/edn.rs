@@ -45,7 +45,7 @@ pub fn tx_data_from_edn(e: &Edn) -> Result<TxData, TxError> {
     };
     let mut out = TxData::default();
     for it in items {
-        if is_install_op(it) {
+        if is_install_op(it) || retracts_nothing(it) {
             continue;
         }
         match tx_item(it) {
@@ -95,6 +95,23 @@ fn is_install_op(it: &Edn) -> bool {
             [Edn::Keyword(add), _, Edn::Keyword(a), _]
                 if add.namespace() == Some("db") && add.name() == "add" && is_install_attr(a)
         ),
+        _ => false,
+    }
+}
+
+/// `[:db/retractEntity x]` where `x` names no entity (a map, a double, a boolean, nil, ...):
+/// Datomic retracts nothing and reports no error, as its `retractEntity` finds no datoms of
+/// such a value; a lookup ref or an ident that names nothing does the same when it runs.
+fn retracts_nothing(it: &Edn) -> bool {
+    match it {
+        Edn::Vector(op) | Edn::List(op) => match op.as_slice() {
+            [Edn::Keyword(f), e]
+                if matches!(f.namespace(), Some("db" | "db.fn")) && f.name() == "retractEntity" =>
+            {
+                matches!(entity_ref(e, it), Err(TxError::UnresolvableEntity { .. }))
+            }
+            _ => false,
+        },
         _ => false,
     }
 }

@@ -325,9 +325,7 @@ impl<'s> Expander<'s> {
                 form: form(),
             });
         }
-        if m.attrs.is_empty() && matches!(e, E::Lookup(..) | E::Ident(_)) {
-            out.push(Term::Names(e.clone()));
-        }
+        let start = out.len();
         for (AttrName { attr: k, reverse }, v) in &m.attrs {
             let attr = self.attr(k, &form)?;
             if *reverse {
@@ -366,6 +364,11 @@ impl<'s> Expander<'s> {
                 out.push(Term::Add(e.clone(), attr.clone(), v));
             }
             self.vals = vals;
+        }
+        // A map whose entries assert nothing (none, or empty collections) still names its
+        // entity: Datomic resolves a lookup ref or ident there, and refuses one naming none.
+        if out.len() == start && matches!(e, E::Lookup(..) | E::Ident(_)) {
+            out.push(Term::Names(e.clone()));
         }
         Ok(e)
     }
