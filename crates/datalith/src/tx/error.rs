@@ -127,6 +127,22 @@ pub enum TxError {
         /// The second of the two, as EDN.
         second: String,
     },
+    /// Two different values of a cardinality-one attribute retracted from one entity in one
+    /// transaction, by `:db/retract` or `:db/retractEntity`, whether held or not (Datomic's
+    /// `:db.error/datoms-conflict`: it judges retractions as it judges assertions).
+    #[error(
+        "conflicting datoms: {attr} of entity {entity} retracted as both {first} and {second}"
+    )]
+    DatomConflictRetractions {
+        /// The entity id.
+        entity: u64,
+        /// The attribute, as EDN.
+        attr: String,
+        /// The first of the two, as EDN.
+        first: String,
+        /// The second of the two, as EDN.
+        second: String,
+    },
     /// One datom both asserted and retracted in one transaction (Datomic's
     /// `:db.error/datoms-conflict`).
     #[error("conflicting datoms: [{entity} {attr} {value}] is both asserted and retracted in one transaction")]
@@ -436,6 +452,7 @@ impl TxError {
         matches!(
             self,
             TxError::DatomConflict { .. }
+                | TxError::DatomConflictRetractions { .. }
                 | TxError::DatomConflictAssertRetract { .. }
                 | TxError::UniqueValueTwice { .. }
         )
@@ -462,6 +479,7 @@ impl TxError {
             // Datomic reports a tempid upserted to two entities as a unique conflict.
             TxError::TempidConflict { .. } => error::UNIQUE_CONFLICT,
             TxError::DatomConflict { .. }
+            | TxError::DatomConflictRetractions { .. }
             | TxError::DatomConflictAssertRetract { .. }
             | TxError::UniqueValueTwice { .. } => error::DATOMS_CONFLICT,
             TxError::NilValue { .. } => error::NIL_VALUE,
@@ -548,6 +566,12 @@ impl TxError {
                 entity_field("second", *second),
             ],
             TxError::DatomConflict {
+                entity,
+                attr,
+                first,
+                second,
+            }
+            | TxError::DatomConflictRetractions {
                 entity,
                 attr,
                 first,

@@ -107,6 +107,9 @@ pub struct DatomBuilder<'a> {
     heads: HashMap<(EntityId, AttrId), (u32, u32)>,
     /// The entry of the cardinality-one value asserted explicitly for `[e a]`.
     asserted_one: HashMap<(EntityId, AttrId), u32>,
+    /// The entry of the cardinality-one value retracted by `:db/retract` or
+    /// `:db/retractEntity` from `[e a]` (empty, unallocated, in most transactions).
+    retracted_one: HashMap<(EntityId, AttrId), u32>,
     /// Holders of unique values asserted in this transaction, by av bytes.
     unique_holders: HashMap<AvBytes, EntityId>,
     /// Entities the current `:db/retractEntity` expansion has visited (components may form
@@ -159,6 +162,7 @@ impl<'a> DatomBuilder<'a> {
             entries: s.entries,
             heads: s.heads,
             asserted_one: s.asserted_one,
+            retracted_one: HashMap::default(),
             unique_holders: s.unique_holders,
             retracted_entities: s.retracted_entities,
             contested: Vec::new(),
@@ -484,6 +488,30 @@ impl<'a> DatomBuilder<'a> {
                 .get(en.a)
                 .map_or_else(|| en.a.to_string(), |x| x.ident.to_string()),
             value: value_text(&en.value),
+        }
+    }
+
+    /// Notes entry `i`, just retracted by `:db/retract` or `:db/retractEntity`: a second
+    /// value retracted from the same cardinality-one `[e a]` conflicts with it, held or not,
+    /// as in Datomic (which judges retractions as it judges assertions).
+    fn retracted_one(&mut self, i: u32) -> Result<(), TxError> {
+        let en = &self.entries[i as usize];
+        let (e, a) = (en.e, en.a);
+        let Some(attr) = self.schema.get(a).filter(|x| !x.is_many()) else {
+            return Ok(());
+        };
+        match self.retracted_one.get(&(e, a)) {
+            None => {
+                self.retracted_one.insert((e, a), i);
+                Ok(())
+            }
+            Some(&first) if self.entries[first as usize].av[..] == en.av[..] => Ok(()),
+            Some(&first) => Err(TxError::DatomConflictRetractions {
+                entity: e,
+                attr: attr.ident.to_string(),
+                first: value_text(&self.entries[first as usize].value),
+                second: value_text(&en.value),
+            }),
         }
     }
 

@@ -25,7 +25,7 @@ impl DatomBuilder<'_> {
         if en.asserted {
             return Err(self.assert_retract_conflict(i));
         }
-        Ok(())
+        self.retracted_one(i)
     }
 
     pub(super) fn retract(&mut self, e: EntityId, a: AttrId, v: Value) -> Result<(), TxError> {
@@ -63,6 +63,7 @@ impl DatomBuilder<'_> {
             }
             let i = self.record(s, e, a, v.clone(), b, false, true);
             self.retracted_from_db(i)?;
+            self.retracted_one(i)?;
             if let (true, Value::Ref(child)) = (component, &v) {
                 self.retract_entity(*child)?;
             }
@@ -82,6 +83,7 @@ impl DatomBuilder<'_> {
                 if self.is_now(s) {
                     let i = self.record(s, holder, a, target.clone(), b, false, true);
                     self.retracted_from_db(i)?;
+                    self.retracted_one(i)?;
                 }
             }
         }
