@@ -248,9 +248,9 @@ fn bulk_load_equals_transacting_the_same_datoms() {
         for (e, a, v) in load.iter().take(50) {
             let id = got.attr(a).unwrap().id;
             let c = Components {
-                e: None,
                 a: Some(id),
                 v: Some(v.clone()),
+                ..Components::default()
             };
             let es: Vec<EntityId> = got
                 .datoms(Index::Ave, &c)

@@ -328,12 +328,23 @@ fn lookup_refs_that_cannot_name_one_entity_are_errors() {
         matches!(unknown, Err(QueryError::NotAnEntity { .. })),
         "{unknown:?}"
     );
-    for text in [r#"[:node/name "n2" 3]"#, "-5", "1.5"] {
+    for text in ["-5", "1.5"] {
         let got = Eid::from_edn(&read_one(text).unwrap());
         assert!(
             matches!(got, Err(QueryError::NotAnEntity { .. })),
             "{text}: {got:?}"
         );
+    }
+    // Datomic's categories for what is no lookup ref.
+    let shapes: &[(&str, &str)] = &[
+        (r#"[:node/name "n2" 3]"#, ":db.error/invalid-lookup-ref"),
+        ("[:node/name]", ":db.error/invalid-lookup-ref"),
+        (r#"[1 "n2"]"#, ":db.error/not-an-attribute"),
+        (r#"["node/name" "n2"]"#, ":db.error/not-a-keyword"),
+    ];
+    for (text, code) in shapes {
+        let got = Eid::from_edn(&read_one(text).unwrap()).unwrap_err();
+        assert_eq!(got.category().code, *code, "{text}: {got}");
     }
     // A string is read as an ident, as Datomic reads it: it needs its leading colon.
     let got = Eid::from_edn(&read_one(r#""n2""#).unwrap());

@@ -45,6 +45,8 @@ pub struct Components {
     pub a: Option<AttrId>,
     /// Value.
     pub v: Option<Value>,
+    /// The transaction (Datomic's fourth component).
+    pub tx: Option<EntityId>,
 }
 
 impl Index {
@@ -82,43 +84,53 @@ impl Components {
         index: Index,
         given: &[crate::edn::Edn],
     ) -> Result<Option<Components>, crate::query::QueryError> {
-        use crate::edn::to_edn_string;
+        use crate::edn::{to_edn_string, Edn};
         use crate::query::QueryError;
-        if given.len() > 3 {
-            return Err(QueryError::BadArguments {
-                name: "datoms".into(),
-                message: format!(
-                    "an index walk takes at most 3 components, got {}",
-                    given.len()
-                ),
-            });
-        }
         let mut c = Components::default();
-        let mut value = None;
-        for (kind, form) in index.order().into_iter().zip(given) {
-            match kind {
-                ComponentKind::Attribute => {
-                    let attr = form.as_keyword().and_then(|k| db.attr(k)).ok_or_else(|| {
-                        QueryError::NotAnEntity {
-                            eid: to_edn_string(form),
-                            reason: "not an attribute of this database".into(),
-                        }
-                    })?;
-                    c.a = Some(attr.id);
-                }
-                ComponentKind::Entity => match crate::pull::Eid::from_edn(form)?.resolve(db)? {
-                    Some(e) => c.e = Some(e),
-                    None => return Ok(None),
-                },
-                ComponentKind::Value => value = Some(form),
+        // Datomic reads at most four components (the fourth the transaction) and ignores
+        // any after them; a nil leaves its position open, but a leading nil matches nothing.
+        let given = &given[..given.len().min(4)];
+        if given.first() == Some(&Edn::Nil) {
+            return Ok(None);
+        }
+        let at = |kind: ComponentKind| {
+            index
+                .order()
+                .iter()
+                .position(|k| *k == kind)
+                .and_then(|i| given.get(i))
+                .filter(|f| **f != Edn::Nil)
+        };
+        let mut nothing = false;
+        // Datomic reads the attribute first (a value needs it, so an attribute that names
+        // none is refused when a value follows it, and matches nothing otherwise), then the
+        // value, then the entity.
+        let value_form = at(ComponentKind::Value);
+        if let Some(form) = at(ComponentKind::Attribute) {
+            let strict = value_form.is_some() && index != Index::Vae;
+            match attribute_component(db, form, strict)? {
+                Some(a) => c.a = Some(a),
+                None => nothing = true,
             }
         }
-        if let Some(form) = value {
+        if let Some(form) = value_form {
             let attr = c.a.and_then(|a| db.schema().get(a));
             if index == Index::Vae || attr.is_some_and(|x| x.is_ref()) {
-                match crate::pull::Eid::from_edn(form)?.resolve(db)? {
+                let named = match form {
+                    Edn::Long(n) if *n <= 0 => None,
+                    _ => crate::pull::Eid::from_edn(form)?.resolve(db)?,
+                };
+                match named {
                     Some(e) => c.v = Some(Value::Ref(e)),
-                    None => return Ok(None),
+                    // A number names an entity none has; an ident or a lookup ref naming
+                    // none is refused, as Datomic resolves a value strictly.
+                    None if matches!(form, Edn::Long(_)) => nothing = true,
+                    None => {
+                        return Err(QueryError::NotAnEntity {
+                            eid: to_edn_string(form),
+                            reason: "names no entity in this database value".into(),
+                        })
+                    }
                 }
             } else {
                 let v =
@@ -132,17 +144,97 @@ impl Components {
                 });
             }
         }
-        Ok(Some(c))
+        if let Some(form) = at(ComponentKind::Entity) {
+            // A number that is no id, a map, a double...: an entity none has.
+            match form {
+                Edn::Vector(_) | Edn::List(_) | Edn::Keyword(_) | Edn::String(_) => {
+                    match lookup_naming(form).map_or_else(
+                        || crate::pull::Eid::from_edn(form)?.resolve(db),
+                        |_| Ok(None),
+                    )? {
+                        Some(e) => c.e = Some(e),
+                        None => nothing = true,
+                    }
+                }
+                Edn::Long(n) if *n > 0 => c.e = Some(*n as EntityId),
+                _ => nothing = true,
+            }
+        }
+        match given.get(3) {
+            None | Some(Edn::Nil) => {}
+            Some(Edn::Long(n)) if *n > 0 => c.tx = Some(*n as EntityId),
+            Some(_) => nothing = true,
+        }
+        Ok((!nothing).then_some(c))
+    }
+}
+
+/// A lookup ref whose value is nil, `[:person/id nil]`: Datomic's `datoms` finds nothing
+/// for it, where a transaction refuses it.
+fn lookup_naming(form: &crate::edn::Edn) -> Option<()> {
+    use crate::edn::Edn;
+    match form {
+        Edn::Vector(items) | Edn::List(items) => {
+            matches!(items.as_slice(), [Edn::Keyword(_), Edn::Nil]).then_some(())
+        }
+        _ => None,
+    }
+}
+
+/// The attribute a component names, as Datomic's `datoms` reads it: a keyword (or a string
+/// spelling one); `None` when it names no attribute and nothing needs one (`strict` false:
+/// no value follows). A lookup ref there names an entity, which is no attribute.
+fn attribute_component(
+    db: &Db,
+    form: &crate::edn::Edn,
+    strict: bool,
+) -> Result<Option<AttrId>, crate::query::QueryError> {
+    use crate::edn::{to_edn_string, Edn};
+    use crate::query::QueryError;
+    let unknown = || QueryError::NotAnEntity {
+        eid: to_edn_string(form),
+        reason: "not an attribute of this database".into(),
+    };
+    let ident = match form {
+        Edn::Keyword(k) => k.clone(),
+        Edn::String(s) => {
+            crate::codec::Keyword::from_colon_text(s).ok_or_else(|| QueryError::NotAKeyword {
+                value: to_edn_string(form),
+            })?
+        }
+        Edn::Vector(_) | Edn::List(_) => {
+            return match crate::pull::Eid::from_edn(form)?.resolve(db)? {
+                Some(_) if strict => Err(QueryError::NotAnAttribute {
+                    value: to_edn_string(form),
+                }),
+                None if strict => Err(unknown()),
+                _ => Ok(None),
+            }
+        }
+        _ if strict => return Err(unknown()),
+        _ => return Ok(None),
+    };
+    match db.attr(&ident) {
+        Some(attr) => Ok(Some(attr.id)),
+        None if strict => Err(unknown()),
+        None => Ok(None),
     }
 }
 
 impl Db {
     /// `v` as attribute `a` holds it in its index, where Datomic's `datoms` reads it so: a
-    /// long for a bigint attribute is that bigint. Anything else is returned as it is.
+    /// long for a bigint attribute is that bigint, a whole double for a long one that long. Anything else is returned as it is.
     pub fn index_value(&self, a: AttrId, v: Value) -> Value {
         match (self.schema().get(a).map(|x| x.value_type), v) {
             (Some(crate::codec::ValueType::BigInt), Value::Long(n)) => {
                 Value::BigInt(Box::new(i128::from(n)))
+            }
+            // A whole double for a long attribute is that long (Datomic's `datoms` finds
+            // `5000` for `5000.0`).
+            (Some(crate::codec::ValueType::Long), Value::Double(d))
+                if d.get().fract() == 0.0 && d.get().abs() < 9.0e15 =>
+            {
+                Value::Long(d.get() as i64)
             }
             (_, v) => v,
         }
@@ -150,14 +242,18 @@ impl Db {
 
     /// Every datom of `index` whose leading components equal `c` (Datomic's `datoms`).
     pub fn datoms(&self, index: Index, c: &Components) -> Result<Vec<Datom>, TxError> {
-        if index == Index::Vae {
-            return self.references(c);
+        let mut out = if index == Index::Vae {
+            self.references(c)?
+        } else if !self.time_filter().is_current() {
+            self.timed_datoms(index, c, None)?
+        } else {
+            let mut out = self.current_datoms(index, c)?;
+            self.stamp_tx(&mut out)?;
+            out
+        };
+        if let Some(tx) = c.tx {
+            out.retain(|d| d.tx == tx);
         }
-        if !self.time_filter().is_current() {
-            return self.timed_datoms(index, c, None);
-        }
-        let mut out = self.current_datoms(index, c)?;
-        self.stamp_tx(&mut out)?;
         Ok(out)
     }
 
@@ -180,9 +276,9 @@ impl Db {
                 continue;
             }
             let walk = Components {
-                e: None,
                 a: Some(a),
                 v: v.clone(),
+                ..Components::default()
             };
             let datoms = self.datoms(Index::Ave, &walk)?;
             out.extend(datoms.into_iter().filter(|d| c.e.is_none_or(|e| d.e == e)));
@@ -269,7 +365,9 @@ impl Db {
                 match (&c.v, index) {
                     (Some(v), Index::Ave) => {
                         for e in r.entities_with(a, v)? {
-                            out.push(datom(e, a, v.clone()));
+                            if c.e.is_none_or(|x| x == e) {
+                                out.push(datom(e, a, v.clone()));
+                            }
                         }
                     }
                     _ => {

@@ -67,13 +67,26 @@ impl Eid {
                         value: to_edn_string(e),
                     })
             }
+            // Datomic's categories for what is no lookup ref: another length, a string where
+            // the attribute is due (read as a keyword), another first element.
             Edn::Vector(items) | Edn::List(items) => match items.as_slice() {
                 [Edn::Keyword(k), v] => {
                     let v = value_from_edn(v)
                         .ok_or_else(|| not("a lookup ref's value is a plain value"))?;
                     Ok(Eid::Lookup(k.clone(), v))
                 }
-                _ => Err(not("a lookup ref is [:attribute value]")),
+                [a @ Edn::String(s), _] => match Keyword::from_colon_text(s) {
+                    Some(k) => Eid::from_edn(&Edn::Vector(vec![Edn::Keyword(k), items[1].clone()])),
+                    None => Err(QueryError::NotAKeyword {
+                        value: to_edn_string(a),
+                    }),
+                },
+                [a, _] => Err(QueryError::NotAnAttribute {
+                    value: to_edn_string(a),
+                }),
+                _ => Err(QueryError::InvalidLookupRef {
+                    lookup: to_edn_string(e),
+                }),
             },
             _ => Err(not("not an entity id, ident or lookup ref")),
         }

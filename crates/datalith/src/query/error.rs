@@ -227,6 +227,21 @@ pub enum QueryError {
         /// Why it names no entity.
         reason: String,
     },
+    /// A list in entity position that is not `[attribute value]` (Datomic's
+    /// `:db.error/invalid-lookup-ref`).
+    #[error("invalid lookup ref {lookup}: a lookup ref is [attribute value]")]
+    InvalidLookupRef {
+        /// The lookup ref, as EDN.
+        lookup: String,
+    },
+    /// Something in attribute position that names no attribute: a lookup ref's first
+    /// element that is not a keyword, an entity that is not an attribute (Datomic's
+    /// `:db.error/not-an-attribute`).
+    #[error("{value} is not an attribute")]
+    NotAnAttribute {
+        /// What stood there, as EDN.
+        value: String,
+    },
     /// A pull pattern refused.
     #[error(transparent)]
     Pull(#[from] crate::pull::PullError),
@@ -280,6 +295,8 @@ impl QueryError {
                 error::NOT_AN_ENTITY
             }
             QueryError::NotAKeyword { .. } => error::NOT_A_KEYWORD,
+            QueryError::InvalidLookupRef { .. } => error::INVALID_LOOKUP_REF,
+            QueryError::NotAnAttribute { .. } => error::NOT_AN_ATTRIBUTE,
             QueryError::OrBranchVars { .. } => error::INVALID_QUERY,
             QueryError::OrBindingEmpty { .. } => error::OR_BINDING_EMPTY,
             QueryError::UnknownFunction { .. } => error::UNKNOWN_FUNCTION,
@@ -343,7 +360,10 @@ impl QueryError {
             | QueryError::BadArguments { name, .. }
             | QueryError::UnknownRule { name }
             | QueryError::UnknownAggregate { name } => vec![edn_text_field("name", name)],
-            QueryError::NotAKeyword { value } => vec![edn_text_field("value", value)],
+            QueryError::NotAKeyword { value } | QueryError::NotAnAttribute { value } => {
+                vec![edn_text_field("value", value)]
+            }
+            QueryError::InvalidLookupRef { lookup } => vec![edn_text_field("lookup-ref", lookup)],
             QueryError::Timeout { ms } => vec![("timeout", Edn::Long(*ms as i64))],
             QueryError::ResourceExhausted {
                 resource,
