@@ -364,7 +364,12 @@ fn datoms_come_a_page_at_a_time() {
     // follows it, which only the attribute could read.
     let r = call(&db, Op::Datoms, r#"{:index :avet :components [:no/such]}"#).unwrap();
     assert_eq!(field(&r, ":result").as_seq().unwrap().len(), 0);
-    let e = call(&db, Op::Datoms, r#"{:index :avet :components [:no/such 1]}"#).unwrap_err();
+    let e = call(
+        &db,
+        Op::Datoms,
+        r#"{:index :avet :components [:no/such 1]}"#,
+    )
+    .unwrap_err();
     assert_eq!(e.category, datalith::error::NOT_AN_ENTITY);
     let e = call(&db, Op::Datoms, r#"{:index :veat}"#).unwrap_err();
     assert!(e.message.contains("not an index"), "{e}");
