@@ -187,15 +187,9 @@ pub fn run_tx(
             // failing `:db/cas` or lookup ref that names nothing comes first, then a tempid
             // used only as a value.
             if e.is_conflict() {
-                for term in terms.by_ref() {
-                    if let Err(later) = resolver
-                        .resolve(term, &mut last)
-                        .and_then(|t| builder.apply(t))
-                    {
-                        if found_at_read(&later) {
-                            return Err(later);
-                        }
-                    }
+                if let Some(later) = read_error(&resolver, &mut builder, terms.by_ref(), &mut last)
+                {
+                    return Err(later);
                 }
                 resolver.check_only_values()?;
             }
@@ -263,23 +257,34 @@ fn earlier_error(
     let fresh = resolver.fresh();
     let mut builder = DatomBuilder::new(r, schema, counters.tx, fresh, &resolver.known);
     let mut last = None;
-    let mut entity = entity;
-    for (i, term) in terms.into_iter().enumerate() {
-        if i == start {
-            if let Some(Err(e)) = entity.take().map(|e| resolver.names(&e)) {
-                return Some(e);
-            }
-        }
-        if let Err(e) = resolver
-            .resolve(term, &mut last)
-            .and_then(|t| builder.apply(t))
-        {
+    let mut terms = terms.into_iter();
+    // The failing form's own entity is read before the terms it made.
+    let before = terms.by_ref().take(start).collect::<Vec<_>>();
+    if let Some(e) = read_error(&resolver, &mut builder, before.into_iter(), &mut last) {
+        return Some(e);
+    }
+    if let Some(Err(e)) = entity.map(|e| resolver.names(&e)) {
+        return Some(e);
+    }
+    read_error(&resolver, &mut builder, terms, &mut last)
+}
+
+/// The first error of `terms`, resolved and applied in order, that Datomic finds as it reads
+/// a form ([`found_at_read`]); the others are passed over.
+fn read_error(
+    resolver: &Resolver<'_>,
+    builder: &mut DatomBuilder<'_>,
+    terms: impl Iterator<Item = Term>,
+    last: &mut Option<(Tempid, EntityId)>,
+) -> Option<TxError> {
+    for term in terms {
+        if let Err(e) = resolver.resolve(term, last).and_then(|t| builder.apply(t)) {
             if found_at_read(&e) {
                 return Some(e);
             }
         }
     }
-    entity.and_then(|e| resolver.names(&e).err())
+    None
 }
 
 /// Whether Datomic finds `e` as it reads the form that causes it (a failing `:db/cas`, a

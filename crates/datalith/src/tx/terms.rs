@@ -45,8 +45,8 @@ pub enum Term {
     /// Compare and swap: entity, attribute, old value (`None`: none), new value. Boxed, as
     /// rare: the list of a large transaction's terms is then half the size.
     Cas(Box<(E, Arc<Attribute>, Option<V>, V)>),
-    /// Nothing but that a lookup ref or ident names an entity: a map with a `:db/id` and no
-    /// attributes (Datomic resolves the id, and refuses one that names nothing).
+    /// Nothing but that a lookup ref or ident names an entity: a map with a `:db/id` whose
+    /// entries assert nothing (Datomic resolves the id, and refuses one that names nothing).
     Names(E),
 }
 
