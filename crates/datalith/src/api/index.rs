@@ -147,11 +147,9 @@ impl Components {
         if let Some(form) = at(ComponentKind::Entity) {
             // A number that is no id, a map, a double...: an entity none has.
             match form {
+                _ if is_nil_lookup_ref(form) => nothing = true,
                 Edn::Vector(_) | Edn::List(_) | Edn::Keyword(_) | Edn::String(_) => {
-                    match lookup_naming(form).map_or_else(
-                        || crate::pull::Eid::from_edn(form)?.resolve(db),
-                        |_| Ok(None),
-                    )? {
+                    match crate::pull::Eid::from_edn(form)?.resolve(db)? {
                         Some(e) => c.e = Some(e),
                         None => nothing = true,
                     }
@@ -171,14 +169,10 @@ impl Components {
 
 /// A lookup ref whose value is nil, `[:person/id nil]`: Datomic's `datoms` finds nothing
 /// for it, where a transaction refuses it.
-fn lookup_naming(form: &crate::edn::Edn) -> Option<()> {
+fn is_nil_lookup_ref(form: &crate::edn::Edn) -> bool {
     use crate::edn::Edn;
-    match form {
-        Edn::Vector(items) | Edn::List(items) => {
-            matches!(items.as_slice(), [Edn::Keyword(_), Edn::Nil]).then_some(())
-        }
-        _ => None,
-    }
+    matches!(form, Edn::Vector(items) | Edn::List(items)
+        if matches!(items.as_slice(), [Edn::Keyword(_), Edn::Nil]))
 }
 
 /// The attribute a component names, as Datomic's `datoms` reads it: a keyword (or a string
@@ -223,7 +217,8 @@ fn attribute_component(
 
 impl Db {
     /// `v` as attribute `a` holds it in its index, where Datomic's `datoms` reads it so: a
-    /// long for a bigint attribute is that bigint, a whole double for a long one that long. Anything else is returned as it is.
+    /// long for a bigint attribute is that bigint, a whole double for a long one that long.
+    /// Anything else is returned as it is.
     pub fn index_value(&self, a: AttrId, v: Value) -> Value {
         match (self.schema().get(a).map(|x| x.value_type), v) {
             (Some(crate::codec::ValueType::BigInt), Value::Long(n)) => {
