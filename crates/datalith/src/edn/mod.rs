@@ -5,6 +5,7 @@
 //! completeness check for the shell's multi-line input, and no panic on any input. The reader
 //! is one small recursive-descent parser with a depth limit.
 
+pub mod cbor;
 mod convert;
 mod deserialize;
 mod duplicate;

@@ -153,7 +153,7 @@ fn a_prefix_reads_its_first_form_or_waits_for_more() {
     assert_eq!(forms, read_all(whole).unwrap());
 }
 
-fn edn() -> impl Strategy<Value = Edn> {
+pub(super) fn edn() -> impl Strategy<Value = Edn> {
     let leaf = prop_oneof![
         Just(Edn::Nil),
         any::<bool>().prop_map(Edn::Bool),

@@ -1,0 +1,195 @@
+use proptest::prelude::*;
+
+use super::{read_cbor, write_cbor};
+use crate::edn::{read_one, Edn};
+
+fn cbor(e: &Edn) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_cbor(e, &mut out);
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Every kind of value, as EDN text, and its CBOR bytes (where they are short enough to
+/// read): what another language's CBOR library makes of them.
+#[test]
+fn every_kind_of_value_round_trips() {
+    let cases: &[(&str, Option<&str>)] = &[
+        ("nil", Some("f6")),
+        ("true", Some("f5")),
+        ("false", Some("f4")),
+        ("0", Some("00")),
+        ("23", Some("17")),
+        ("-1", Some("20")),
+        ("17592186045418", Some("1b00001000000003ea")),
+        ("-9223372036854775808", Some("3b7fffffffffffffff")),
+        ("9223372036854775807", Some("1b7fffffffffffffff")),
+        ("1N", Some("c24101")),
+        ("-1N", Some("c340")),
+        ("0N", Some("c240")),
+        ("170141183460469231731687303715884105727N", None),
+        ("-170141183460469231731687303715884105728N", None),
+        ("1.5", Some("fb3ff8000000000000")),
+        ("-0.0", Some("fb8000000000000000")),
+        ("1.5M", Some("c482200f")),
+        ("-12.50M", None),
+        ("0M", None),
+        ("123456789012345678901234567890.0001M", None),
+        ("-0.000000000000000000000000000000000000000001M", None),
+        ("1/3", Some("d81e820103")),
+        ("-7/2", None),
+        ("\"\"", Some("60")),
+        ("\"a\\nb ü\"", None),
+        ("\\c", None),
+        ("\\u00e9", None),
+        (":a", Some("d8276161")),
+        (":person/name", None),
+        ("sym", None),
+        ("ns/sym", None),
+        ("[]", Some("80")),
+        (
+            "[1 [2]]",
+            Some("820181 02".split(' ').collect::<String>().leak()),
+        ),
+        ("(1 2)", None),
+        ("()", None),
+        ("#{}", Some("d9010280")),
+        ("#{1 :a}", None),
+        ("{}", Some("a0")),
+        ("{:a 1 \"b\" [2] 3 nil}", None),
+        ("#inst \"1970-01-01T00:00:00.000-00:00\"", Some("c100")),
+        ("#inst \"2026-12-07T14:45:01.123-00:00\"", None),
+        ("#inst \"1969-12-31T23:59:59.999-00:00\"", None),
+        (
+            "#uuid \"6ba7b810-9dad-11d1-80b4-00c04fd430c8\"",
+            Some("d825506ba7b8109dad11d180b400c04fd430c8"),
+        ),
+        ("#\"a(\\d+)\"", None),
+        ("#my/tag [1 2]", None),
+    ];
+    let mut wrong = Vec::new();
+    for (text, bytes) in cases {
+        let value = read_one(text).unwrap();
+        let encoded = cbor(&value);
+        if bytes.is_some_and(|b| hex(&encoded) != b) {
+            wrong.push(format!("{text}: wrote {}", hex(&encoded)));
+        }
+        if read_cbor(&encoded) != Ok(value) {
+            wrong.push(format!("{text}: read {:?}", read_cbor(&encoded)));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// CBOR another library writes that Datalith's writer does not: read as the same values.
+#[test]
+fn other_encodings_of_the_same_values_read() {
+    let cases: &[(&str, &str)] = &[
+        // Indefinite arrays, maps and strings.
+        ("9f0102ff", "[1 2]"),
+        ("bf6161 01ff", "{\"a\" 1}"),
+        ("7f61616162ff", "\"ab\""),
+        ("d9 0102 9f01ff", "#{1}"),
+        // Smaller floats.
+        ("f93e00", "1.5"),
+        ("fa3fc00000", "1.5"),
+        ("f90001", "5.960464477539063E-8"),
+        // An integer past 64 bits is a big integer; a bignum with leading zeros.
+        ("3bffffffffffffffff", "-18446744073709551616N"),
+        ("1bffffffffffffffff", "18446744073709551615N"),
+        ("c243000001", "1N"),
+        // Tag 1 with a float of seconds; a ratio in other terms.
+        (
+            "c1fb3ff8000000000000",
+            "#inst \"1970-01-01T00:00:01.500-00:00\"",
+        ),
+        ("d81e820204", "1/2"),
+        ("d81e820402", "2"),
+        // A big decimal's mantissa as a bignum.
+        ("c482 21 c2 41 0f", "0.15M"),
+        ("c482 00 c3 41 00", "-1M"),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(bytes, text)| {
+            let got = read_cbor(&unhex(&bytes.replace(' ', "")));
+            (got.as_ref().ok() != Some(&read_one(text).unwrap()))
+                .then(|| format!("{bytes}: {got:?}, not {text}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Bytes that are no value Datalith reads: each an error naming the byte it met.
+#[test]
+fn malformed_bytes_are_errors() {
+    let deep = "81".repeat(600) + "00";
+    let cases: &[(&str, &str, usize)] = &[
+        ("", "end inside a value", 0),
+        ("82 01", "2 items counted, 1 bytes left", 1),
+        ("82 01 83", "3 items counted, 0 bytes left", 3),
+        ("82 01 18", "end inside a value", 3),
+        ("01 02", "bytes after the value", 1),
+        ("9b ffffffffffffffff", "items counted", 9),
+        ("bb ffffffffffffffff", "items counted", 9),
+        ("63 6162", "end inside a value", 1),
+        ("62 ff fe", "utf", 0),
+        ("41 00", "byte string outside a tag", 0),
+        ("f7", "no EDN value", 0),
+        ("d8 63 00", "tag 99 is not one", 0),
+        ("d8 25 41 00", "not 16", 0),
+        ("d8 27 62 3a61", "not a name", 0),
+        ("d8 27 01", "text string belongs", 2),
+        ("a2 6161 01 6161 02", "repeats its key \"a\"", 0),
+        ("d9 0102 a0", "tag 258 on a map", 0),
+        (
+            "c2 51 0100000000000000000000000000000000",
+            "beyond 128 bits",
+            0,
+        ),
+        ("d8 1e 82 01 00", "denominator positive", 0),
+        ("c4 82 f6 01", "exponent is not an integer", 0),
+        ("c1 6161", "tag 1 on a text string", 0),
+        ("c1 1b 7fffffffffffffff", "out of range", 0),
+        ("d9 f232 62 6162", "not one character", 0),
+        (&deep, "nested deeper than", 512),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(bytes, message, at)| {
+            let got = read_cbor(&unhex(&bytes.replace(' ', "")));
+            match &got {
+                Err(e)
+                    if e.message.to_lowercase().contains(&message.to_lowercase())
+                        && e.at == *at =>
+                {
+                    None
+                }
+                _ => Some(format!("{bytes}: {got:?}, not {message:?} at {at}")),
+            }
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+proptest! {
+    #[test]
+    fn written_values_read_back(v in crate::edn::tests::edn()) {
+        prop_assert_eq!(read_cbor(&cbor(&v)), Ok(v));
+    }
+
+    #[test]
+    fn any_bytes_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let _ = read_cbor(&bytes);
+    }
+}
