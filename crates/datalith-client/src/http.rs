@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use ureq::tls::{Certificate, ClientCert, RootCerts, TlsConfig};
 
+use datalith::edn::cbor::{read_cbor, write_cbor};
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::ItemSink;
 
@@ -42,14 +43,14 @@ impl Http {
     /// `POST path` with `body` (a map of fields) for a read, answered with a map; sent once
     /// more when its connection failed before an answer came ([`Self::again`]).
     pub(crate) fn post(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
-        let text = to_edn_string(body);
-        self.again(|| self.post_text(path, &text))
+        let bytes = cbor_of(body);
+        self.again(|| self.post_bytes(path, &bytes))
     }
 
     /// `POST path` with `body` for a write, answered with a map; never sent twice: a write
     /// whose connection failed may have committed (read it back to know).
     pub(crate) fn post_write(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
-        self.post_text(path, &to_edn_string(body))
+        self.post_bytes(path, &cbor_of(body))
             .map_err(Sent::into_error)
     }
 
@@ -65,16 +66,19 @@ impl Http {
         }
     }
 
-    fn post_text(&self, path: &str, text: &str) -> Result<Edn, Sent> {
+    /// `POST path` with a CBOR body, answered in CBOR: the server writes and the client
+    /// reads it at a fraction of EDN text's cost (an entity id is 9 bytes, not 14 digits
+    /// read one by one).
+    fn post_bytes(&self, path: &str, body: &[u8]) -> Result<Edn, Sent> {
         let mut request = self
             .agent
             .post(format!("{}{path}", self.base))
-            .header("Content-Type", "application/edn")
-            .header("Accept", "application/edn");
+            .header("Content-Type", CBOR)
+            .header("Accept", CBOR);
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
-        let response = request.send(text).map_err(|e| self.sent(path, e))?;
+        let response = request.send(body).map_err(|e| self.sent(path, e))?;
         self.read_answer(path, response).map_err(Sent::Failed)
     }
 
@@ -124,7 +128,7 @@ impl Http {
         let mut request = self
             .agent
             .get(format!("{}{path}", self.base))
-            .header("Accept", "application/edn");
+            .header("Accept", CBOR);
         if let Some(token) = &self.token {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
@@ -161,28 +165,50 @@ impl Http {
         std::io::copy(&mut response.body_mut().as_reader(), out).map_err(broken)
     }
 
-    /// The answer's EDN, or the error it carries.
+    /// The answer's value (CBOR, or EDN as the server writes an error it meets before
+    /// reading the request's `Accept`), or the error it carries.
     fn read_answer(
         &self,
         path: &str,
         mut response: ureq::http::Response<ureq::Body>,
     ) -> Result<Edn, ClientError> {
         let status = response.status().as_u16();
-        let text = response
+        let is_cbor = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with(CBOR));
+        let bytes = response
             .body_mut()
-            .read_to_string()
+            .read_to_vec()
             .map_err(|e| ClientError::transport(format!("{}{path}: {e}", self.base)))?;
-        let answer = read_one(&text).map_err(|e| {
+        let not_read = |e: String| {
             ClientError::transport(format!(
-                "{}{path}: an answer that is not EDN ({e})",
+                "{}{path}: an answer that does not read ({e})",
                 self.base
             ))
-        })?;
+        };
+        let answer = match is_cbor {
+            true => read_cbor(&bytes).map_err(|e| not_read(e.to_string()))?,
+            false => std::str::from_utf8(&bytes)
+                .map_err(|e| not_read(e.to_string()))
+                .and_then(|text| read_one(text).map_err(|e| not_read(e.to_string())))?,
+        };
         match status {
             200 => Ok(answer),
             _ => Err(ClientError::from_answer(status, answer)),
         }
     }
+}
+
+/// The media type of the bodies [`Http::post`] sends and reads.
+const CBOR: &str = "application/cbor";
+
+/// `value` as CBOR.
+fn cbor_of(value: &Edn) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_cbor(value, &mut out);
+    out
 }
 
 /// The agent's settings but TLS. Each phase of a request has its own bound (connecting,

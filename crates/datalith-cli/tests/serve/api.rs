@@ -1,6 +1,6 @@
 //! Every operation in EDN and in JSON, and the errors a client meets, against one server.
 
-use crate::client::{raw, run_table, Fmt, Row};
+use crate::client::{as_cbor, raw, run_table, Fmt, Row};
 use crate::server;
 
 const fn row(
@@ -498,6 +498,16 @@ fn every_operation_in_edn_and_json_and_the_errors() {
         },
     ];
     run_table(&s, &rows);
+    // The same in CBOR, against a server of its own (the rows write).
+    let c = server::start(&["people", "films"], &[]);
+    let cbor = as_cbor(&rows);
+    assert!(
+        cbor.len() > rows.len() * 3 / 4,
+        "{} of {} rows",
+        cbor.len(),
+        rows.len()
+    );
+    run_table(&c, &cbor);
 
     // A body without Content-Type is EDN, and so is the answer.
     let body = r#"{:query "[:find (count ?p) . :where [?p :person/email]]"}"#;

@@ -12,13 +12,18 @@ pub struct Reply {
     pub content_type: String,
     pub retry_after: Option<String>,
     pub www_authenticate: Option<String>,
+    /// The body as text (lossy for a CBOR body: see `bytes`).
     pub body: String,
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
-    /// The body as EDN, read from EDN or from tagged JSON by its content type.
+    /// The body as EDN, read from EDN, tagged JSON or CBOR by its content type.
     pub fn edn(&self) -> Edn {
-        if self.content_type.starts_with("application/json") {
+        if self.content_type.starts_with("application/cbor") {
+            datalith::edn::cbor::read_cbor(&self.bytes)
+                .unwrap_or_else(|e| panic!("not CBOR ({e}): {:?}", self.bytes))
+        } else if self.content_type.starts_with("application/json") {
             datalith_server::json::from_json_slice(self.body.as_bytes())
                 .unwrap_or_else(|e| panic!("not tagged JSON ({e}): {}", self.body))
         } else {
@@ -54,6 +59,17 @@ pub fn try_send(
     url: &str,
     headers: &[(&str, &str)],
     body: Option<&str>,
+) -> Result<Reply, ureq::Error> {
+    try_send_bytes(patience, method, url, headers, body.map(str::as_bytes))
+}
+
+/// [`try_send`] with a body of any bytes.
+pub fn try_send_bytes(
+    patience: Duration,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
 ) -> Result<Reply, ureq::Error> {
     let agent = agent(patience);
     let result = match method {
@@ -93,13 +109,14 @@ pub fn try_send(
     let retry_after = header("retry-after");
     let www_authenticate = header("www-authenticate");
     let status = response.status().as_u16();
-    let body = response.body_mut().read_to_string()?;
+    let bytes = response.body_mut().read_to_vec()?;
     Ok(Reply {
         status,
         content_type,
         retry_after,
         www_authenticate,
-        body,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+        bytes,
     })
 }
 
@@ -129,9 +146,13 @@ pub enum Fmt {
     Edn,
     /// `application/json` both ways.
     Json,
+    /// `application/cbor` both ways: the row's body, written in EDN (or JSON, `from_json`),
+    /// sent as CBOR; its `raw:` expectations are not checked.
+    Cbor { from_json: bool },
 }
 
 /// One row: a request and what its reply must have.
+#[derive(Clone, Copy)]
 pub struct Row {
     pub method: &'static str,
     pub path: &'static str,
@@ -165,6 +186,35 @@ pub const fn edn_row(
     }
 }
 
+/// The rows of a table that a CBOR client sends alike, as CBOR rows: each whose body reads
+/// in its format and whose headers leave the format to the row (the others test reading
+/// EDN or JSON, or headers, and write nothing).
+pub fn as_cbor(rows: &[Row]) -> Vec<Row> {
+    rows.iter()
+        .filter(|r| {
+            !r.headers.iter().any(|(k, _)| {
+                k.eq_ignore_ascii_case("content-type") || k.eq_ignore_ascii_case("accept")
+            })
+        })
+        .filter_map(|r| {
+            let from_json = match r.fmt {
+                Fmt::Edn => false,
+                Fmt::Json => true,
+                Fmt::Cbor { .. } => return Some(*r),
+            };
+            let reads = r.body.is_empty()
+                || match from_json {
+                    true => datalith_server::json::from_json_slice(r.body.as_bytes()).is_ok(),
+                    false => read_one(r.body).is_ok(),
+                };
+            reads.then_some(Row {
+                fmt: Fmt::Cbor { from_json },
+                ..*r
+            })
+        })
+        .collect()
+}
+
 /// Runs the rows in order against `server`; every failure is listed, then the test fails.
 pub fn run_table(server: &crate::server::Server, rows: &[Row]) {
     let mut failures = Vec::new();
@@ -172,6 +222,7 @@ pub fn run_table(server: &crate::server::Server, rows: &[Row]) {
         let media = match row.fmt {
             Fmt::Edn => "application/edn",
             Fmt::Json => "application/json",
+            Fmt::Cbor { .. } => "application/cbor",
         };
         let mut headers: Vec<(&str, &str)> = row.headers.to_vec();
         let has =
@@ -182,8 +233,26 @@ pub fn run_table(server: &crate::server::Server, rows: &[Row]) {
         if !has("accept", &headers) {
             headers.push(("Accept", media));
         }
-        let body = (!row.body.is_empty()).then_some(row.body);
-        let reply = send(row.method, &server.url(row.path), &headers, body);
+        let body = match row.fmt {
+            Fmt::Cbor { from_json } if !row.body.is_empty() => {
+                let value = match from_json {
+                    true => datalith_server::json::from_json_slice(row.body.as_bytes()).unwrap(),
+                    false => read_one(row.body).unwrap(),
+                };
+                let mut bytes = Vec::new();
+                datalith::edn::cbor::write_cbor(&value, &mut bytes);
+                Some(bytes)
+            }
+            _ => (!row.body.is_empty()).then(|| row.body.as_bytes().to_vec()),
+        };
+        let reply = try_send_bytes(
+            Duration::from_secs(60),
+            row.method,
+            &server.url(row.path),
+            &headers,
+            body.as_deref(),
+        )
+        .unwrap_or_else(|e| panic!("{} {}: {e}", row.method, row.path));
         let what = format!("row {} {} {} {}", i + 1, row.method, row.path, row.body);
         if reply.status != row.status {
             failures.push(format!(
@@ -198,6 +267,7 @@ pub fn run_table(server: &crate::server::Server, rows: &[Row]) {
         };
         for want in row.want {
             let (hay, needle) = match want.strip_prefix("raw:") {
+                Some(_) if matches!(row.fmt, Fmt::Cbor { .. }) => continue,
                 Some(n) => (&reply.body, n),
                 None => (&printed, *want),
             };

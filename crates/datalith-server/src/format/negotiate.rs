@@ -15,10 +15,11 @@ pub fn request_format(content_type: Option<&str>) -> Result<Format> {
     match media_type(ct).as_str() {
         "application/edn" => Ok(Format::Edn),
         "application/json" => Ok(Format::Json),
+        "application/cbor" => Ok(Format::Cbor),
         other => Err(ServerError::new(
             codes::UNSUPPORTED_MEDIA_TYPE,
             format!(
-                "Content-Type {other:?}: send application/edn or application/json \
+                "Content-Type {other:?}: send application/edn, application/json or application/cbor \
                  (curl sends form data unless told: -H 'Content-Type: application/edn')"
             ),
         )),
@@ -45,6 +46,7 @@ pub fn response_format(accept: Option<&str>, fallback: Format) -> Result<Format>
         let format = match ty.as_str() {
             "application/edn" => Format::Edn,
             "application/json" => Format::Json,
+            "application/cbor" => Format::Cbor,
             "*/*" | "application/*" => fallback,
             _ => continue,
         };
@@ -59,7 +61,8 @@ pub fn response_format(accept: Option<&str>, fallback: Format) -> Result<Format>
         ServerError::new(
             codes::NOT_ACCEPTABLE,
             format!(
-                "Accept {accept:?}: this server answers in application/edn or application/json"
+                "Accept {accept:?}: this server answers in application/edn, application/json or \
+                 application/cbor"
             ),
         )
     })
@@ -86,6 +89,7 @@ mod tests {
             (Some("application/edn"), Some(Format::Edn)),
             (Some("application/json; charset=utf-8"), Some(Format::Json)),
             (Some("Application/JSON"), Some(Format::Json)),
+            (Some("application/cbor"), Some(Format::Cbor)),
             (Some("application/x-www-form-urlencoded"), None),
             (Some("text/plain"), None),
         ];
@@ -110,6 +114,11 @@ mod tests {
             ),
             (Some("application/json, application/edn"), Edn, Some(Json)),
             (Some("text/html, application/edn"), Json, Some(Edn)),
+            (
+                Some("application/cbor, application/edn;q=0.5"),
+                Edn,
+                Some(Format::Cbor),
+            ),
             (Some("application/json;q=0"), Edn, None),
             (Some("text/html"), Edn, None),
         ];

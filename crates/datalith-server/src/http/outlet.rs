@@ -90,12 +90,12 @@ struct TextAnswer<'o> {
     outlet: &'o RequestOutlet,
     text: PushedText,
     /// The channel of the answer sent early.
-    sending: Option<mpsc::Sender<Result<(String, bool)>>>,
+    sending: Option<mpsc::Sender<Result<(Vec<u8>, bool)>>>,
 }
 
 impl TextAnswer<'_> {
     /// Sends `chunk`: the first one as the early reply, the others through its channel.
-    fn send(&mut self, chunk: String, last: bool) -> std::result::Result<(), QueryError> {
+    fn send(&mut self, chunk: Vec<u8>, last: bool) -> std::result::Result<(), QueryError> {
         match &self.sending {
             Some(channel) => channel
                 .blocking_send(Ok((chunk, last)))
@@ -135,7 +135,10 @@ impl AnswerOut for TextAnswer<'_> {
     fn end(self: Box<Self>, ended: Result<()>) -> Result<Reply> {
         let TextAnswer { text, sending, .. } = *self;
         match (sending, ended) {
-            (None, Ok(())) => Ok(Reply::Text(text.finish())),
+            (None, Ok(())) => {
+                let format = text.format();
+                Ok(Reply::Written(text.finish(), format))
+            }
             (None, Err(e)) => Err(e),
             (Some(channel), ended) => {
                 let last = ended.map(|()| (text.finish(), true));
@@ -179,13 +182,13 @@ mod tests {
         let mut rest = chunks.rest;
         loop {
             let (chunk, last) = rest.blocking_recv().unwrap().unwrap();
-            text.push_str(&chunk);
+            text.extend_from_slice(&chunk);
             if last {
                 break;
             }
         }
         writer.join().unwrap();
-        let whole = datalith::edn::read_one(&text).unwrap();
+        let whole = datalith::edn::read_one(std::str::from_utf8(&text).unwrap()).unwrap();
         let expected = datalith::edn::read_one("{:result [], :basis-t 7}").unwrap();
         let (Edn::Map(got), Edn::Map(want)) = (whole, expected) else {
             panic!()
@@ -203,10 +206,10 @@ mod tests {
         let mut out = outlet.answer(3);
         out.begin(true).unwrap();
         out.item(&Edn::Long(1)).unwrap();
-        let Ok(Reply::Text(text)) = out.end(Ok(())) else {
+        let Ok(Reply::Written(text, _)) = out.end(Ok(())) else {
             panic!("the whole answer")
         };
-        assert_eq!(text, "{\":result\":{\"#set\":[1]},\":basis-t\":3}\n");
+        assert_eq!(text, b"{\":result\":{\"#set\":[1]},\":basis-t\":3}\n");
         let out = outlet.answer(3);
         let e = ServerError::invalid("bad".to_string());
         assert!(out.end(Err(e)).is_err());

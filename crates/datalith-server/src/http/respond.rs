@@ -42,7 +42,7 @@ pub fn write(format: Format, result: Result<Reply>) -> Response {
             Err(value) => return body(StatusCode::OK, format, &value),
         },
         Ok(Reply::Rows { rows, basis }) => Streamed::rows(format, rows, basis),
-        Ok(Reply::Text(text)) => return ok(format, text.into()),
+        Ok(Reply::Written(bytes, _)) => return ok(format, bytes.into()),
         Ok(Reply::Stream(chunks)) => {
             return ok(format, axum::body::Body::new(Sending::new(chunks)))
         }
@@ -74,10 +74,10 @@ fn ok(format: Format, body: axum::body::Body) -> Response {
 }
 
 fn body(status: StatusCode, format: Format, value: &Edn) -> Response {
-    let mut text = format.write(value);
+    let mut bytes = format.write(value);
     // A line of its own, so `curl` leaves the prompt on the next line.
-    text.push('\n');
-    (status, [(CONTENT_TYPE, format.media_type())], text).into_response()
+    bytes.extend_from_slice(format.answer_end());
+    (status, [(CONTENT_TYPE, format.media_type())], bytes).into_response()
 }
 
 /// An error as its body, status and headers.

@@ -28,7 +28,7 @@ use http_body::Frame;
 
 use super::cancel::CancelOnDrop;
 use crate::error::ServerError;
-use crate::format::Format;
+use crate::format::{Collection, Format};
 use crate::ops::Chunks;
 
 /// Results with more items than this are streamed; smaller ones are written whole (with a
@@ -41,11 +41,11 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 /// A streamed answer: what comes before the result's items, the items, what comes after.
 pub struct Streamed {
     /// A chunk written ahead (by [`Streamed::whole`]) and not yet handed over.
-    ready: Option<String>,
-    head: Option<String>,
+    ready: Option<Vec<u8>>,
+    head: Option<Vec<u8>>,
     items: Items,
     written: usize,
-    tail: Option<String>,
+    tail: Option<Vec<u8>>,
     format: Format,
 }
 
@@ -63,12 +63,12 @@ impl Items {
     fn write_next(
         &mut self,
         format: Format,
-        separator: Option<&str>,
-        out: &mut String,
+        separator: Option<&[u8]>,
+        out: &mut Vec<u8>,
     ) -> Result<bool, ServerError> {
         let mut write = |item: &Edn| {
             if let Some(separator) = separator {
-                out.push_str(separator);
+                out.extend_from_slice(separator);
             }
             // Written into the chunk, not into a string of its own.
             format.write_into(item, out);
@@ -99,9 +99,9 @@ impl Streamed {
         };
         let (key, result) = pairs.remove(at);
         let (kind, items) = match result {
-            Edn::Set(items) => (Kind::Set, items),
-            Edn::Vector(items) => (Kind::Vector, items),
-            Edn::List(items) => (Kind::List, items),
+            Edn::Set(items) => (Collection::Set, items),
+            Edn::Vector(items) => (Collection::Vector, items),
+            Edn::List(items) => (Collection::List, items),
             _ => unreachable!("matched above"),
         };
         let (before, after) = pairs.split_at(at);
@@ -117,8 +117,8 @@ impl Streamed {
     /// short one whole).
     pub fn rows(format: Format, rows: ResultRows, basis: u64) -> Streamed {
         let kind = match rows.is_set() {
-            true => Kind::Set,
-            false => Kind::Vector,
+            true => Collection::Set,
+            false => Collection::Vector,
         };
         let after = [(Edn::kw(":basis-t"), Edn::Long(basis as i64))];
         Streamed::around(
@@ -132,7 +132,7 @@ impl Streamed {
     /// the collection of `kind` under `key`; the entries keep their order.
     fn around(
         format: Format,
-        (before, key, kind, after): (&[(Edn, Edn)], &Edn, Kind, &[(Edn, Edn)]),
+        (before, key, kind, after): (&[(Edn, Edn)], &Edn, Collection, &[(Edn, Edn)]),
         items: Items,
     ) -> Streamed {
         let (head, tail) = frame(format, (before, key, kind, after));
@@ -149,7 +149,7 @@ impl Streamed {
     /// The answer's whole text when it ends within the first chunk; otherwise `None`, and
     /// that chunk is kept to go out first. An item that cannot be made (a row's pull failed)
     /// within the first chunk is the answer's error.
-    pub fn whole(&mut self) -> Result<Option<String>, ServerError> {
+    pub fn whole(&mut self) -> Result<Option<Vec<u8>>, ServerError> {
         let Some(first) = self.next_chunk()? else {
             return Ok(None);
         };
@@ -161,7 +161,7 @@ impl Streamed {
     }
 
     /// The next chunk, or `None` at the end.
-    fn next_chunk(&mut self) -> Result<Option<String>, ServerError> {
+    fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, ServerError> {
         if let Some(ready) = self.ready.take() {
             return Ok(Some(ready));
         }
@@ -175,7 +175,7 @@ impl Streamed {
                 self.written += 1;
             } else {
                 if let Some(tail) = self.tail.take() {
-                    out.push_str(&tail);
+                    out.extend_from_slice(&tail);
                 }
                 break;
             }
@@ -220,31 +220,32 @@ fn cut_short(e: ServerError) -> Poll<Option<Result<Frame<Bytes>, ServerError>>> 
     Poll::Ready(Some(Err(e)))
 }
 
-/// The text before and after the items of the answer map `{BEFORE..., KEY ITEMS,
+/// The bytes before and after the items of the answer map `{BEFORE..., KEY ITEMS,
 /// AFTER...}` whose items under `key` are a collection of `kind`; the entries keep their
 /// order.
 fn frame(
     format: Format,
-    (before, key, kind, after): (&[(Edn, Edn)], &Edn, Kind, &[(Edn, Edn)]),
-) -> (String, String) {
-    let (open, close) = kind.brackets(format);
+    (before, key, kind, after): (&[(Edn, Edn)], &Edn, Collection, &[(Edn, Edn)]),
+) -> (Vec<u8>, Vec<u8>) {
     let separator = format.entry_separator();
-    let mut head = String::from("{");
+    let mut head = Vec::new();
+    format.map_open(before.len() + 1 + after.len(), &mut head);
     for (k, v) in before {
         format.entry_key(k, &mut head);
         format.write_into(v, &mut head);
-        head.push_str(separator);
+        head.extend_from_slice(separator);
     }
     format.entry_key(key, &mut head);
-    head.push_str(open);
-    let mut tail = String::from(close);
+    format.collection_open(kind, &mut head);
+    let mut tail = Vec::new();
+    format.collection_close(kind, &mut tail);
     for (k, v) in after {
-        tail.push_str(separator);
+        tail.extend_from_slice(separator);
         format.entry_key(k, &mut tail);
         format.write_into(v, &mut tail);
     }
-    // A line of its own, as whole answers end.
-    tail.push_str("}\n");
+    // A text answer ends its line, as whole answers do.
+    format.map_close(&mut tail);
     (head, tail)
 }
 
@@ -254,8 +255,8 @@ fn frame(
 pub struct PushedText {
     format: Format,
     basis: u64,
-    out: String,
-    tail: String,
+    out: Vec<u8>,
+    tail: Vec<u8>,
     written: usize,
 }
 
@@ -265,8 +266,8 @@ impl PushedText {
         PushedText {
             format,
             basis,
-            out: String::new(),
-            tail: String::new(),
+            out: Vec::new(),
+            tail: Vec::new(),
             written: 0,
         }
     }
@@ -274,8 +275,8 @@ impl PushedText {
     /// Starts the answer: its items are a set, or a vector.
     pub fn begin(&mut self, set: bool) {
         let kind = match set {
-            true => Kind::Set,
-            false => Kind::Vector,
+            true => Collection::Set,
+            false => Collection::Vector,
         };
         let after = [(Edn::kw(":basis-t"), Edn::Long(self.basis as i64))];
         let (head, tail) = frame(self.format, (&[], &Edn::kw(":result"), kind, &after));
@@ -287,21 +288,26 @@ impl PushedText {
     /// Writes the next item.
     pub fn item(&mut self, item: &Edn) {
         if self.written > 0 {
-            self.out.push_str(self.format.item_separator());
+            self.out.extend_from_slice(self.format.item_separator());
         }
         self.format.write_into(item, &mut self.out);
         self.written += 1;
     }
 
     /// The text written so far, once it fills a chunk.
-    pub fn take_full(&mut self) -> Option<String> {
+    pub fn take_full(&mut self) -> Option<Vec<u8>> {
         (self.out.len() >= CHUNK_BYTES)
-            .then(|| std::mem::replace(&mut self.out, String::with_capacity(CHUNK_BYTES + 1024)))
+            .then(|| std::mem::replace(&mut self.out, Vec::with_capacity(CHUNK_BYTES + 1024)))
     }
 
     /// The rest of the answer, its end included.
-    pub fn finish(mut self) -> String {
-        self.out.push_str(&self.tail);
+    /// The format it writes.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn finish(mut self) -> Vec<u8> {
+        self.out.extend_from_slice(&self.tail);
         self.out
     }
 }
@@ -312,8 +318,8 @@ impl PushedText {
 /// end, so the client cannot take what it got for the whole answer. Dropped (sent, or its
 /// client gone), it tells the query to stop.
 pub struct Sending {
-    first: Option<String>,
-    rest: tokio::sync::mpsc::Receiver<crate::error::Result<(String, bool)>>,
+    first: Option<Vec<u8>>,
+    rest: tokio::sync::mpsc::Receiver<crate::error::Result<(Vec<u8>, bool)>>,
     /// Sets the query's flag when the body is dropped (sent, or its client gone).
     _gone: CancelOnDrop,
     ended: bool,
@@ -368,27 +374,6 @@ impl http_body::Body for Sending {
 }
 
 /// The kinds of collection a result is.
-#[derive(Clone, Copy)]
-enum Kind {
-    Set,
-    Vector,
-    List,
-}
-
-impl Kind {
-    /// What opens and closes the collection in `format`.
-    fn brackets(self, format: Format) -> (&'static str, &'static str) {
-        match (format, self) {
-            (Format::Edn, Kind::Set) => ("#{", "}"),
-            (Format::Edn, Kind::Vector) => ("[", "]"),
-            (Format::Edn, Kind::List) => ("(", ")"),
-            (Format::Json, Kind::Set) => (r##"{"#set":["##, "]}"),
-            (Format::Json, Kind::Vector) => ("[", "]"),
-            (Format::Json, Kind::List) => (r##"{"#list":["##, "]}"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,7 +404,7 @@ mod tests {
             .build()
             .unwrap();
         for answer in answers {
-            for format in [Format::Edn, Format::Json] {
+            for format in [Format::Edn, Format::Json, Format::Cbor] {
                 let mut streamed = Streamed::of(format, answer.clone()).ok().unwrap();
                 assert!(
                     streamed.whole().unwrap().is_none(),
@@ -442,7 +427,7 @@ mod tests {
                 // Read back as the whole answer reads back (JSON objects come back in their
                 // reader's key order).
                 let back = format.read(&collected).unwrap().unwrap();
-                let whole = format.read(format.write(&answer).as_bytes()).unwrap();
+                let whole = format.read(&format.write(&answer)).unwrap();
                 assert!(
                     Some(back) == whole,
                     "{format:?}: the streamed answer differs"
@@ -461,15 +446,19 @@ mod tests {
             (Edn::kw(":result"), Edn::Vector(short)),
             (Edn::kw(":basis-t"), Edn::Long(42)),
         ]);
-        for format in [Format::Edn, Format::Json] {
+        for format in [Format::Edn, Format::Json, Format::Cbor] {
             let mut streamed = Streamed::of(format, answer.clone()).ok().unwrap();
             let text = streamed
                 .whole()
                 .unwrap()
                 .expect("one chunk's worth is sent whole");
-            assert!(text.len() < CHUNK_BYTES && text.ends_with("}\n"), "{text}");
-            let back = format.read(text.as_bytes()).unwrap();
-            assert!(back == format.read(format.write(&answer).as_bytes()).unwrap());
+            assert!(text.len() < CHUNK_BYTES, "{format:?}");
+            assert!(
+                text.ends_with(format.answer_end()),
+                "{format:?}: its line's end"
+            );
+            let back = format.read(&text).unwrap();
+            assert!(back == format.read(&format.write(&answer)).unwrap());
         }
     }
 
@@ -503,7 +492,7 @@ mod tests {
                 (Edn::kw(":result"), value.q(query, &[]).unwrap()),
                 (Edn::kw(":basis-t"), Edn::Long(42)),
             ]);
-            for format in [Format::Edn, Format::Json] {
+            for format in [Format::Edn, Format::Json, Format::Cbor] {
                 let Answer::Rows(rows) =
                     value.q_rows(query, &[], &QueryOptions::default()).unwrap()
                 else {
@@ -513,7 +502,7 @@ mod tests {
                 let text = match streamed.whole().unwrap() {
                     Some(text) => {
                         assert!(!streams, "{query}: sent whole");
-                        text.into_bytes()
+                        text
                     }
                     None => {
                         assert!(streams, "{query}: streamed");
@@ -528,7 +517,7 @@ mod tests {
                     }
                 };
                 let back = format.read(&text).unwrap();
-                let expected = format.read(format.write(&whole).as_bytes()).unwrap();
+                let expected = format.read(&format.write(&whole)).unwrap();
                 assert!(back == expected, "{query} {format:?}: the rows differ");
             }
         }

@@ -2,9 +2,7 @@
 //! its order (a JSON value tree would sort the keys), and no tree is built for a large
 //! result.
 
-use std::fmt::Write;
-
-use datalith::edn::{inst_text, to_edn_string, write_edn, write_escaped as escaped, Edn};
+use datalith::edn::{inst_text, to_edn_string, write_edn, write_escaped as escaped, Edn, TextOut};
 
 use super::tag;
 
@@ -16,11 +14,11 @@ pub fn to_json_string(edn: &Edn) -> String {
 }
 
 /// `edn` as JSON text, appended to `out` (a streamed answer's items, written into its chunk).
-pub fn write_json(edn: &Edn, out: &mut String) {
+pub fn write_json(edn: &Edn, out: &mut impl TextOut) {
     write_value(edn, out);
 }
 
-fn write_value(edn: &Edn, out: &mut String) {
+fn write_value(edn: &Edn, out: &mut impl TextOut) {
     match edn {
         Edn::Nil => out.push_str("null"),
         Edn::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -73,13 +71,13 @@ fn write_value(edn: &Edn, out: &mut String) {
 /// `s` as a JSON string: the EDN printer's escaping, which is JSON's too (RFC 8259: the
 /// quote, the backslash and the control characters), written in place: through a serde_json
 /// value each string cost two allocations, a third of a large JSON answer's time.
-fn string(s: &str, out: &mut String) {
+fn string(s: &str, out: &mut impl TextOut) {
     out.push('"');
     escaped(s, out);
     out.push('"');
 }
 
-fn tagged(tag: &str, out: &mut String, value: impl FnOnce(&mut String)) {
+fn tagged<O: TextOut>(tag: &str, out: &mut O, value: impl FnOnce(&mut O)) {
     out.push('{');
     string(tag, out);
     out.push(':');
@@ -87,11 +85,11 @@ fn tagged(tag: &str, out: &mut String, value: impl FnOnce(&mut String)) {
     out.push('}');
 }
 
-fn tagged_text(tag: &str, text: &str, out: &mut String) {
+fn tagged_text(tag: &str, text: &str, out: &mut impl TextOut) {
     tagged(tag, out, |out| string(text, out));
 }
 
-fn array(items: &[Edn], out: &mut String) {
+fn array(items: &[Edn], out: &mut impl TextOut) {
     out.push('[');
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
@@ -141,7 +139,7 @@ fn object_key(k: &Edn) -> Option<String> {
     }
 }
 
-fn map(pairs: &[(Edn, Edn)], out: &mut String) {
+fn map(pairs: &[(Edn, Edn)], out: &mut impl TextOut) {
     let keys: Option<Vec<String>> = pairs.iter().map(|(k, _)| object_key(k)).collect();
     match keys {
         // No key starts with `#`, so a one-key object cannot read as a tag.

@@ -97,9 +97,9 @@ pub trait AnswerOut: ItemSink {
 #[derive(Debug)]
 pub struct Chunks {
     /// The first chunk (the status went out with it).
-    pub first: String,
-    /// The next chunks: `(text, last)`.
-    pub rest: tokio::sync::mpsc::Receiver<Result<(String, bool)>>,
+    pub first: Vec<u8>,
+    /// The next chunks: `(bytes, last)`.
+    pub rest: tokio::sync::mpsc::Receiver<Result<(Vec<u8>, bool)>>,
     /// Set once the answer is no longer sent (finished, or its client gone): the query
     /// writing it stops.
     pub gone: Arc<AtomicBool>,
@@ -236,9 +236,9 @@ pub enum Reply {
         /// The database value they come from.
         basis: u64,
     },
-    /// The whole answer's text, in the request's format (a query's answer written from its
-    /// items as they were made, which ended within its first chunk).
-    Text(String),
+    /// The whole answer, written in the request's format (a query's answer written from its
+    /// items as they were made, which ended within its first chunk; a transaction's report).
+    Written(Vec<u8>, crate::format::Format),
     /// An answer whose first chunk went out while the query still ran ([`Outlet`]).
     Stream(Chunks),
     /// The answer was sent as a [`Reply::Stream`] already: nothing more to reply.
@@ -253,8 +253,9 @@ impl Reply {
             Reply::Rows { rows, basis } => {
                 Ok(answer(rows.into_edn().map_err(ServerError::from)?, basis))
             }
-            Reply::Text(text) => datalith::edn::read_one(&text)
-                .map_err(|e| ServerError::new(codes::INTERNAL, e.to_string())),
+            Reply::Written(bytes, format) => format
+                .read(&bytes)?
+                .ok_or_else(|| ServerError::new(codes::INTERNAL, "an empty answer".to_string())),
             Reply::Stream(_) | Reply::Sent => Err(ServerError::new(
                 codes::INTERNAL,
                 "an answer sent as it was written is no value".to_string(),

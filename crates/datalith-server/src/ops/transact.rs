@@ -12,7 +12,7 @@ use datalith::{Database, TxReport};
 use super::datoms::attr_edn;
 use super::{Reply, Request, Source};
 use crate::error::{Result, ServerError};
-use crate::format::Format;
+use crate::format::{Collection, Format};
 
 pub const FIELDS: &[&str] = &["tx-data"];
 
@@ -24,7 +24,7 @@ pub fn run(source: &Source, request: &Request, format: Format) -> Result<Reply> 
         }
         data => transact(source, data)?,
     };
-    report_text(&source.database, &report, format).map(Reply::Text)
+    report_text(&source.database, &report, format).map(|bytes| Reply::Written(bytes, format))
 }
 
 fn transact(source: &Source, data: &Edn) -> Result<TxReport> {
@@ -38,7 +38,7 @@ fn transact(source: &Source, data: &Edn) -> Result<TxReport> {
 /// of it, and each is written from the report's datom through one reused tuple, not first
 /// made into a value of its own (a 100-entity transaction's 201 datoms made into EDN values
 /// and dropped again cost more than writing them).
-fn report_text(database: &Database, report: &TxReport, format: Format) -> Result<String> {
+fn report_text(database: &Database, report: &TxReport, format: Format) -> Result<Vec<u8>> {
     // The bases and the schema come from the report itself: building its `db_before` and
     // `db_after` values would replay the batch's writes over a snapshot (about half a
     // millisecond for a 100-entity transaction, and it hurries the applier along), only
@@ -61,21 +61,21 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
         (Edn::kw(":db-after"), basis(report.basis_t_after())),
         (Edn::kw(":tempids"), Edn::Map(tempids)),
     ];
-    let mut out = String::with_capacity(256 + 64 * report.tx_data.len());
-    out.push('{');
+    let mut out = Vec::with_capacity(256 + 64 * report.tx_data.len());
+    format.map_open(head.len() + 1, &mut out);
     for (k, v) in &head {
         format.entry_key(k, &mut out);
         format.write_into(v, &mut out);
-        out.push_str(format.entry_separator());
+        out.extend_from_slice(format.entry_separator());
     }
     format.entry_key(&Edn::kw(":tx-data"), &mut out);
-    out.push('[');
+    format.collection_open(Collection::Vector, &mut out);
     // Each datom `[e :attribute v tx added]`; the attribute's ident made once.
     let mut idents: Vec<(u32, Edn)> = Vec::new();
     let mut tuple = Vec::with_capacity(5);
     for (i, d) in report.tx_data.iter().enumerate() {
         if i > 0 {
-            out.push_str(format.item_separator());
+            out.extend_from_slice(format.item_separator());
         }
         let attr = match idents.iter().find(|(a, _)| *a == d.a) {
             Some((_, ident)) => ident.clone(),
@@ -100,6 +100,7 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
         };
         tuple = reused;
     }
-    out.push_str("]}\n");
+    format.collection_close(Collection::Vector, &mut out);
+    format.map_close(&mut out);
     Ok(out)
 }

@@ -16,7 +16,7 @@ mod value;
 
 pub use convert::{edn_from_value, value_from_edn, value_from_input};
 pub use deserialize::{from_edn, DeserializeError};
-pub use print::{inst_text, to_edn_string, to_json, write_edn, write_escaped};
+pub use print::{inst_text, to_edn_string, to_json, write_edn, write_escaped, TextOut};
 pub(crate) use read::read_one_spanned;
 pub use read::{
     civil_from_days, is_complete, parse_inst, read_all, read_one, read_prefix, ReadError,

@@ -1,7 +1,5 @@
 //! Printing EDN (reads back to the same value) and JSON.
 
-use std::fmt::Write;
-
 use super::read::civil_from_days;
 use super::value::Edn;
 use crate::codec::uuid_text;
@@ -15,14 +13,65 @@ pub fn to_edn_string(v: &Edn) -> String {
 
 /// EDN text of `v`, appended to `out` (what [`to_edn_string`] returns, without a string of
 /// its own: a long answer written item by item into one buffer).
-pub fn write_edn(v: &Edn, out: &mut String) {
+pub fn write_edn(v: &Edn, out: &mut impl TextOut) {
     edn(v, out);
+}
+
+/// Where text is printed: a `String`, or the bytes of an answer that may hold other formats
+/// too (a `Vec<u8>`, written as UTF-8). `write!` works on either.
+pub trait TextOut {
+    /// Appends a character.
+    fn push(&mut self, c: char);
+    /// Appends text.
+    fn push_str(&mut self, s: &str);
+    /// Appends ASCII bytes (digits): a byte buffer takes them without a UTF-8 check.
+    fn push_ascii(&mut self, ascii: &[u8]);
+    /// What `write!` calls.
+    fn write_fmt(&mut self, args: std::fmt::Arguments<'_>) -> std::fmt::Result;
+}
+
+impl TextOut for String {
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+
+    fn push_ascii(&mut self, ascii: &[u8]) {
+        debug_assert!(ascii.is_ascii());
+        String::push_str(self, std::str::from_utf8(ascii).unwrap_or_default());
+    }
+
+    fn write_fmt(&mut self, args: std::fmt::Arguments<'_>) -> std::fmt::Result {
+        std::fmt::Write::write_fmt(self, args)
+    }
+}
+
+impl TextOut for Vec<u8> {
+    fn push(&mut self, c: char) {
+        self.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    }
+
+    fn push_str(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+
+    fn push_ascii(&mut self, ascii: &[u8]) {
+        debug_assert!(ascii.is_ascii());
+        self.extend_from_slice(ascii);
+    }
+
+    fn write_fmt(&mut self, args: std::fmt::Arguments<'_>) -> std::fmt::Result {
+        std::io::Write::write_fmt(self, args).map_err(|_| std::fmt::Error)
+    }
 }
 
 /// The decimal digits of `n`, appended to `out` (what `write!(out, "{n}")` writes, without
 /// the formatting machinery: integers are most of a large query answer). Two digits a step,
 /// from a table: an entity id has 14 digits, and each step waits for the division before it.
-fn long(n: i64, out: &mut String) {
+fn long(n: i64, out: &mut impl TextOut) {
     let mut buf = [0u8; 20];
     let mut at = buf.len();
     let mut m = n.unsigned_abs();
@@ -43,8 +92,7 @@ fn long(n: i64, out: &mut String) {
     if n < 0 {
         out.push('-');
     }
-    // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&buf[at..]).unwrap_or_default());
+    out.push_ascii(&buf[at..]);
 }
 
 /// "00" to "99", each number's two digits at twice its place.
@@ -55,7 +103,7 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
-fn join(items: &[Edn], out: &mut String) {
+fn join(items: &[Edn], out: &mut impl TextOut) {
     for (i, it) in items.iter().enumerate() {
         if i > 0 {
             out.push(' ');
@@ -64,7 +112,7 @@ fn join(items: &[Edn], out: &mut String) {
     }
 }
 
-fn string_lit(s: &str, out: &mut String) {
+fn string_lit(s: &str, out: &mut impl TextOut) {
     out.push('"');
     write_escaped(s, out);
     out.push('"');
@@ -73,7 +121,7 @@ fn string_lit(s: &str, out: &mut String) {
 /// The inside of a string literal for `s`, appended to `out`: the quote, the backslash and
 /// the control characters escaped (`\n \t \r`, the others `\uXXXX`). The same text is a
 /// JSON string's inside too (RFC 8259), which the server's JSON writes with it.
-pub fn write_escaped(s: &str, out: &mut String) {
+pub fn write_escaped(s: &str, out: &mut impl TextOut) {
     // The runs between characters that need an escape are copied whole (a string holding
     // EDN text, such as a transaction sent as text, escapes every quote in it).
     let mut run = 0;
@@ -100,7 +148,7 @@ pub fn write_escaped(s: &str, out: &mut String) {
 
 /// `#"..."`: the source as written, except that a bare `"` is escaped (`\"` means the same
 /// character to the pattern, and keeps the literal readable).
-fn regex_lit(source: &str, out: &mut String) {
+fn regex_lit(source: &str, out: &mut impl TextOut) {
     out.push_str("#\"");
     let mut escaped = false;
     for c in source.chars() {
@@ -127,7 +175,7 @@ pub fn inst_text(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}-00:00")
 }
 
-fn edn(v: &Edn, out: &mut String) {
+fn edn(v: &Edn, out: &mut impl TextOut) {
     match v {
         Edn::Nil => out.push_str("nil"),
         Edn::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -242,7 +290,7 @@ fn json_key(k: &Edn) -> String {
     }
 }
 
-fn json(v: &Edn, out: &mut String) {
+fn json(v: &Edn, out: &mut impl TextOut) {
     match v {
         Edn::Nil => out.push_str("null"),
         Edn::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

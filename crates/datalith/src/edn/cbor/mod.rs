@@ -48,16 +48,25 @@ pub const CHAR: u64 = 62_002;
 /// Tag of a tagged value `#tag v` as `[tag-text, v]` (Datalith's own; not registered).
 pub const TAGGED: u64 = 62_003;
 
-/// Registered tags.
-pub(crate) const EPOCH_TIME: u64 = 1;
-pub(crate) const POSITIVE_BIGNUM: u64 = 2;
-pub(crate) const NEGATIVE_BIGNUM: u64 = 3;
-pub(crate) const DECIMAL_FRACTION: u64 = 4;
-pub(crate) const RATIONAL: u64 = 30;
-pub(crate) const REGEX: u64 = 35;
-pub(crate) const UUID: u64 = 37;
-pub(crate) const IDENTIFIER: u64 = 39;
-pub(crate) const SET: u64 = 258;
+/// Registered tags (IANA's CBOR tag registry), each used for what it was registered for.
+/// An instant: seconds since the epoch.
+pub const EPOCH_TIME: u64 = 1;
+/// A big integer: its magnitude.
+pub const POSITIVE_BIGNUM: u64 = 2;
+/// A negative big integer: -1 minus the magnitude.
+pub const NEGATIVE_BIGNUM: u64 = 3;
+/// A big decimal: `[exponent, mantissa]`.
+pub const DECIMAL_FRACTION: u64 = 4;
+/// A ratio: `[numerator, denominator]`.
+pub const RATIONAL: u64 = 30;
+/// A regular expression's text.
+pub const REGEX: u64 = 35;
+/// A UUID's 16 bytes.
+pub const UUID: u64 = 37;
+/// A keyword's text, without its colon.
+pub const IDENTIFIER: u64 = 39;
+/// A set's array.
+pub const SET: u64 = 258;
 
 /// The longest bignum read, in bytes (~9,900 decimal digits): turning one into decimal
 /// digits takes time quadratic in its length, and no stored value comes near it (a big
