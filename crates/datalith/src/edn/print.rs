@@ -50,8 +50,13 @@ impl TextOut for String {
 }
 
 impl TextOut for Vec<u8> {
+    #[inline]
     fn push(&mut self, c: char) {
-        self.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        match c.is_ascii() {
+            // Brackets, spaces and quotes: most of what is pushed.
+            true => Vec::push(self, c as u8),
+            false => self.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
     }
 
     fn push_str(&mut self, s: &str) {

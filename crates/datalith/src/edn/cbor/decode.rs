@@ -1,8 +1,10 @@
-//! Reading one EDN value from CBOR (the table in `mod.rs`); the bytes are not trusted.
+//! Reading one EDN value from CBOR (the table in `mod.rs`); the bytes are not trusted. Each
+//! item's head is read from its initial byte, and every length is checked against the bytes
+//! left before anything is taken or reserved.
 
-use minicbor::data::Type;
-use minicbor::Decoder;
-
+use super::encode::{
+    ARRAY, BREAK, BYTES, FALSE, FLOAT64, INDEFINITE, MAP, NEGATIVE, NULL, TAG, TEXT, TRUE, UNSIGNED,
+};
 use super::*;
 use crate::codec::{BigDec, Keyword, Ratio, Reduced};
 use crate::edn::Edn;
@@ -13,7 +15,7 @@ use crate::limits::MAX_EDN_DEPTH;
 #[error("CBOR at byte {at}: {message}")]
 #[non_exhaustive]
 pub struct CborError {
-    /// The offset of the item refused.
+    /// The offset of the item refused, or where the bytes ended.
     pub at: usize,
     /// What is wrong with it.
     pub message: String,
@@ -21,207 +23,318 @@ pub struct CborError {
 
 /// The one value `bytes` hold (nothing may follow it).
 pub fn read_cbor(bytes: &[u8]) -> Result<Edn, CborError> {
-    let mut reader = Reader {
-        d: Decoder::new(bytes),
-    };
+    let mut reader = Reader { b: bytes, at: 0 };
     let value = reader.value(0)?;
-    if reader.d.position() != bytes.len() {
-        return Err(reader.error("bytes after the value"));
+    if reader.at != bytes.len() {
+        return Err(reader.error_at(reader.at, "bytes after the value"));
     }
     Ok(value)
 }
 
 struct Reader<'b> {
-    d: Decoder<'b>,
+    b: &'b [u8],
+    at: usize,
 }
 
-type Result<T, E = CborError> = std::result::Result<T, E>;
+type Res<T> = Result<T, CborError>;
+
+/// An item's head: its major type, and its argument (`None`: indefinite length).
+struct Head {
+    major: u8,
+    info: u8,
+    arg: Option<u64>,
+}
 
 impl<'b> Reader<'b> {
-    fn error(&self, message: impl Into<String>) -> CborError {
+    fn error_at(&self, at: usize, message: impl Into<String>) -> CborError {
         CborError {
-            at: self.d.position(),
+            at,
             message: message.into(),
         }
     }
 
-    /// minicbor's error, at the position it names.
-    fn failed(&self, e: minicbor::decode::Error) -> CborError {
-        failure(e, self.d.position())
-    }
-
-    fn value(&mut self, depth: usize) -> Result<Edn> {
-        if depth >= MAX_EDN_DEPTH {
-            return Err(self.error(format!("nested deeper than {MAX_EDN_DEPTH} levels")));
-        }
-        let ty = self.d.datatype().map_err(|e| self.failed(e))?;
-        let d = &mut self.d;
-        let value = match ty {
-            Type::Null => d.null().map(|()| Edn::Nil),
-            Type::Bool => d.bool().map(Edn::Bool),
-            Type::U8
-            | Type::U16
-            | Type::U32
-            | Type::U64
-            | Type::I8
-            | Type::I16
-            | Type::I32
-            | Type::I64
-            | Type::Int => {
-                let n = d.int().map_err(|e| self.failed(e))?;
-                let n = i128::from(n);
-                return Ok(match i64::try_from(n) {
-                    Ok(n) => Edn::Long(n),
-                    Err(_) => Edn::BigInt(n),
-                });
-            }
-            Type::F16 => return self.half().map(Edn::Double),
-            Type::F32 | Type::F64 => d.f64().map(Edn::Double),
-            Type::String | Type::StringIndef => return self.text().map(Edn::String),
-            Type::Array | Type::ArrayIndef => return self.items(depth).map(Edn::Vector),
-            Type::Map | Type::MapIndef => return self.map(depth),
-            Type::Tag => return self.tagged(depth),
-            Type::Bytes | Type::BytesIndef => {
-                return Err(self.error("a byte string outside a tag (tag 37 for a UUID)"))
-            }
-            other => return Err(self.error(format!("{other} is no EDN value"))),
-        };
-        value.map_err(|e| self.failed(e))
-    }
-
-    /// A float16 (minicbor reads them only with a feature of its own).
-    fn half(&mut self) -> Result<f64> {
-        let at = self.d.position();
-        let bytes = self
-            .d
-            .input()
-            .get(at + 1..at + 3)
-            .ok_or_else(|| self.error("the bytes end inside a value"))?;
-        let h = u16::from_be_bytes([bytes[0], bytes[1]]);
-        self.d.set_position(at + 3);
-        let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-        let exp = i32::from((h >> 10) & 0x1f);
-        let frac = f64::from(h & 0x3ff);
-        Ok(sign
-            * match exp {
-                0 => frac * 2f64.powi(-24),
-                31 if frac == 0.0 => f64::INFINITY,
-                31 => f64::NAN,
-                _ => (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
-            })
-    }
-
-    fn text(&mut self) -> Result<String> {
-        match self.d.datatype().map_err(|e| self.failed(e))? {
-            Type::String => self.d.str().map(str::to_string).map_err(|e| self.failed(e)),
-            Type::StringIndef => {
-                let mut s = String::new();
-                let at = self.d.position();
-                let parts = self.d.str_iter().map_err(|e| failure(e, at))?;
-                for part in parts {
-                    s.push_str(part.map_err(|e| failure(e, at))?);
-                }
+    /// The next `n` bytes.
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Res<&'b [u8]> {
+        let end = self.at.checked_add(n).filter(|end| *end <= self.b.len());
+        match end {
+            Some(end) => {
+                let s = &self.b[self.at..end];
+                self.at = end;
                 Ok(s)
             }
-            other => Err(self.error(format!("{other} where a text string belongs"))),
+            None => Err(self.error_at(self.b.len(), "the bytes end inside a value")),
         }
     }
 
-    fn byte_string(&mut self) -> Result<Vec<u8>> {
-        match self.d.datatype().map_err(|e| self.failed(e))? {
-            Type::Bytes => self
-                .d
-                .bytes()
-                .map(<[u8]>::to_vec)
-                .map_err(|e| self.failed(e)),
-            Type::BytesIndef => {
-                let mut out = Vec::new();
-                let at = self.d.position();
-                let parts = self.d.bytes_iter().map_err(|e| failure(e, at))?;
-                for part in parts {
-                    out.extend_from_slice(part.map_err(|e| failure(e, at))?);
-                }
-                Ok(out)
-            }
-            other => Err(self.error(format!("{other} where a byte string belongs"))),
-        }
-    }
-
-    /// An array's items (definite or not).
-    fn items(&mut self, depth: usize) -> Result<Vec<Edn>> {
-        let len = self.d.array().map_err(|e| self.failed(e))?;
-        let mut items = Vec::new();
-        match len {
-            Some(n) => {
-                // Each item takes a byte at least: a length past the bytes left is a lie.
-                self.fits(n)?;
-                items.reserve(n as usize);
-                for _ in 0..n {
-                    items.push(self.value(depth + 1)?);
-                }
-            }
-            None => {
-                while !self.at_break()? {
-                    items.push(self.value(depth + 1)?);
-                }
-            }
-        }
-        Ok(items)
-    }
-
-    fn map(&mut self, depth: usize) -> Result<Edn> {
-        let at = self.d.position();
-        let len = self.d.map().map_err(|e| self.failed(e))?;
-        let mut pairs = Vec::new();
-        let mut entry = |r: &mut Self| -> Result<()> {
-            let k = r.value(depth + 1)?;
-            let v = r.value(depth + 1)?;
-            pairs.push((k, v));
-            Ok(())
+    /// Inlined: returned through memory, a head (or its error) cost a store-forwarding
+    /// stall on every item.
+    #[inline(always)]
+    fn head(&mut self) -> Res<Head> {
+        let first = self.take(1)?[0];
+        let (major, info) = (first & 0xe0, first & 0x1f);
+        let arg = match info {
+            0..=23 => Some(u64::from(info)),
+            24 => Some(u64::from(self.take(1)?[0])),
+            25 => Some(u64::from(u16::from_be_bytes(self.fixed()?))),
+            26 => Some(u64::from(u32::from_be_bytes(self.fixed()?))),
+            27 => Some(u64::from_be_bytes(self.fixed()?)),
+            INDEFINITE => None,
+            _ => return Err(self.error_at(self.at - 1, format!("reserved byte 0x{first:02x}"))),
         };
-        match len {
+        Ok(Head { major, info, arg })
+    }
+
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self) -> Res<[u8; N]> {
+        let s = self.take(N)?;
+        let mut out = [0; N];
+        out.copy_from_slice(s);
+        Ok(out)
+    }
+
+    /// Refuses a count of items larger than the bytes left could hold (each takes one at
+    /// least), before anything is reserved for them.
+    fn count(&self, at: usize, n: u64, per_item: u64) -> Res<usize> {
+        let left = (self.b.len() - self.at) as u64;
+        let what = match per_item {
+            1 => "items",
+            _ => "entries",
+        };
+        match n.checked_mul(per_item).is_some_and(|need| need <= left) {
+            true => Ok(n as usize),
+            false => Err(self.error_at(at, format!("{n} {what} counted, {left} bytes left"))),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Res<Edn> {
+        let mut one = Vec::with_capacity(1);
+        self.value_into(&mut one, depth)?;
+        one.pop()
+            .ok_or_else(|| self.error_at(self.at, "no value was read"))
+    }
+
+    /// The next value, pushed onto `out`: made where it is stored, not returned by value
+    /// through a `Result` and moved again (a store-forwarding stall on every item of a
+    /// large answer, as the EDN reader found).
+    fn value_into(&mut self, out: &mut Vec<Edn>, depth: usize) -> Res<()> {
+        if depth >= MAX_EDN_DEPTH {
+            return Err(self.error_at(
+                self.at,
+                format!("nested deeper than {MAX_EDN_DEPTH} levels"),
+            ));
+        }
+        let at = self.at;
+        let head = self.head()?;
+        let definite = |head: &Head, what: &str| {
+            head.arg
+                .ok_or_else(|| self.error_at(at, format!("an indefinite-length {what}")))
+        };
+        match head.major {
+            UNSIGNED => {
+                let n = definite(&head, "integer")?;
+                out.push(match i64::try_from(n) {
+                    Ok(n) => Edn::Long(n),
+                    Err(_) => Edn::BigInt(i128::from(n)),
+                });
+            }
+            NEGATIVE => {
+                let n = definite(&head, "integer")?;
+                // -1 - n.
+                out.push(match i64::try_from(n) {
+                    Ok(n) => Edn::Long(-1 - n),
+                    Err(_) => Edn::BigInt(-1 - i128::from(n)),
+                });
+            }
+            BYTES => {
+                return Err(self.error_at(at, "a byte string outside a tag (tag 37 for a UUID)"))
+            }
+            TEXT => out.push(Edn::String(self.text_of(at, head)?)),
+            // Collections and tags recurse, each on enough stack (`stack::deep`): nesting
+            // is the sender's to choose, up to `MAX_EDN_DEPTH`.
+            ARRAY => {
+                let items = crate::stack::deep(|| self.items_of(at, head, depth))?;
+                out.push(Edn::Vector(items));
+            }
+            MAP => out.push(crate::stack::deep(|| self.map_of(at, head, depth))?),
+            TAG => {
+                let tag = definite(&head, "tag")?;
+                crate::stack::deep(|| self.tag_into(out, at, tag, depth))?;
+            }
+            _ => out.push(self.simple(at, head)?),
+        }
+        Ok(())
+    }
+
+    /// A value under `tag`, pushed onto `out`.
+    fn tag_into(&mut self, out: &mut Vec<Edn>, at: usize, tag: u64, depth: usize) -> Res<()> {
+        if tag != SET {
+            out.push(self.tagged(at, tag, depth)?);
+            return Ok(());
+        }
+        // A set's items read straight into it (a query's answer is one).
+        let items_at = self.at;
+        let items = self.head()?;
+        if items.major != ARRAY {
+            return Err(self.error_at(at, "tag 258 on something other than an array"));
+        }
+        let items = self.items_of(items_at, items, depth + 1)?;
+        out.push(Edn::Set(items));
+        Ok(())
+    }
+
+    /// Major type 7: booleans, null, floats.
+    fn simple(&mut self, at: usize, head: Head) -> Res<Edn> {
+        let first = self.b[at];
+        Ok(match first {
+            FALSE => Edn::Bool(false),
+            TRUE => Edn::Bool(true),
+            NULL => Edn::Nil,
+            FLOAT64 => Edn::Double(f64::from_bits(head.arg.unwrap_or_default())),
+            0xfa => Edn::Double(f64::from(f32::from_bits(
+                head.arg.unwrap_or_default() as u32
+            ))),
+            0xf9 => Edn::Double(half(head.arg.unwrap_or_default() as u16)),
+            BREAK => return Err(self.error_at(at, "a break outside an indefinite-length item")),
+            _ => {
+                return Err(self.error_at(at, format!("simple value {} is no EDN value", head.info)))
+            }
+        })
+    }
+
+    /// A text string's content (definite, or indefinite: definite chunks up to a break).
+    fn text_of(&mut self, at: usize, head: Head) -> Res<String> {
+        let bytes = self.string_bytes(at, head, TEXT)?;
+        String::from_utf8(bytes)
+            .map_err(|e| self.error_at(at, format!("a text string that is not UTF-8 ({e})")))
+    }
+
+    fn string_bytes(&mut self, at: usize, head: Head, major: u8) -> Res<Vec<u8>> {
+        match head.arg {
             Some(n) => {
-                self.fits(n.saturating_mul(2))?;
+                let left = self.b.len() - self.at;
+                match usize::try_from(n).ok().filter(|n| *n <= left) {
+                    Some(n) => Ok(self.take(n)?.to_vec()),
+                    None => {
+                        Err(self.error_at(at, format!("a string of {n} bytes, {left} bytes left")))
+                    }
+                }
+            }
+            None => {
+                let mut out = Vec::new();
+                loop {
+                    let chunk_at = self.at;
+                    if self.take(1).map(|b| b[0])? == BREAK {
+                        return Ok(out);
+                    }
+                    self.at = chunk_at;
+                    let chunk = self.head()?;
+                    match (chunk.major == major, chunk.arg) {
+                        (true, Some(n)) => {
+                            let n = self.count(chunk_at, n, 1)?;
+                            out.extend_from_slice(self.take(n)?);
+                        }
+                        _ => {
+                            return Err(self.error_at(
+                                chunk_at,
+                                "an indefinite-length string's chunk is not a definite string of its kind",
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next item, which must be a text string.
+    fn text(&mut self) -> Res<String> {
+        let at = self.at;
+        let head = self.head()?;
+        match head.major {
+            TEXT => self.text_of(at, head),
+            _ => Err(self.error_at(at, "a text string belongs here")),
+        }
+    }
+
+    /// The next item, which must be a byte string.
+    fn byte_string(&mut self) -> Res<Vec<u8>> {
+        let at = self.at;
+        let head = self.head()?;
+        match head.major {
+            BYTES => self.string_bytes(at, head, BYTES),
+            _ => Err(self.error_at(at, "a byte string belongs here")),
+        }
+    }
+
+    fn items_of(&mut self, at: usize, head: Head, depth: usize) -> Res<Vec<Edn>> {
+        match head.arg {
+            Some(n) => {
+                let n = self.count(at, n, 1)?;
+                let mut items = Vec::with_capacity(n);
                 for _ in 0..n {
-                    entry(self)?;
+                    self.value_into(&mut items, depth + 1)?;
+                }
+                Ok(items)
+            }
+            None => {
+                let mut items = Vec::new();
+                while !self.at_break()? {
+                    self.value_into(&mut items, depth + 1)?;
+                }
+                Ok(items)
+            }
+        }
+    }
+
+    fn map_of(&mut self, at: usize, head: Head, depth: usize) -> Res<Edn> {
+        let mut pairs = Vec::new();
+        match head.arg {
+            Some(n) => {
+                let n = self.count(at, n, 2)?;
+                pairs.reserve(n);
+                for _ in 0..n {
+                    let k = self.value(depth + 1)?;
+                    pairs.push((k, self.value(depth + 1)?));
                 }
             }
             None => {
                 while !self.at_break()? {
-                    entry(self)?;
+                    let k = self.value(depth + 1)?;
+                    pairs.push((k, self.value(depth + 1)?));
                 }
             }
         }
         if let Some(k) = crate::edn::duplicate::repeated_key(&pairs) {
-            return Err(CborError {
-                at,
-                message: format!("a map repeats its key {}", crate::edn::to_edn_string(k)),
-            });
+            let k = crate::edn::to_edn_string(k);
+            return Err(self.error_at(at, format!("a map repeats its key {k}")));
         }
         Ok(Edn::Map(pairs))
     }
 
     /// Whether an indefinite collection ends here (its break, then consumed).
-    fn at_break(&mut self) -> Result<bool> {
-        if self.d.datatype().map_err(|e| self.failed(e))? == Type::Break {
-            self.d.set_position(self.d.position() + 1);
-            return Ok(true);
-        }
-        Ok(false)
-    }
-
-    /// Refuses a count of items larger than the bytes left could hold.
-    fn fits(&self, n: u64) -> Result<()> {
-        let left = self.d.input().len() - self.d.position();
-        match n <= left as u64 {
-            true => Ok(()),
-            false => Err(self.error(format!("{n} items counted, {left} bytes left"))),
+    fn at_break(&mut self) -> Res<bool> {
+        match self.b.get(self.at) {
+            Some(&BREAK) => {
+                self.at += 1;
+                Ok(true)
+            }
+            Some(_) => Ok(false),
+            None => Err(self.error_at(self.at, "the bytes end inside a value")),
         }
     }
 
-    fn tagged(&mut self, depth: usize) -> Result<Edn> {
-        let at = self.d.position();
-        let tag = self.d.tag().map_err(|e| self.failed(e))?.as_u64();
+    /// An array of exactly two items, after a tag.
+    fn pair(&mut self, tag: u64, holds: &str, depth: usize) -> Res<(Edn, Edn)> {
+        let at = self.at;
+        let head = self.head()?;
+        if head.major != ARRAY || head.arg != Some(2) {
+            return Err(self.error_at(at, format!("tag {tag} holds {holds}")));
+        }
+        let a = self.value(depth + 1)?;
+        Ok((a, self.value(depth + 1)?))
+    }
+
+    fn tagged(&mut self, at: usize, tag: u64, depth: usize) -> Res<Edn> {
         let refused = |message: String| CborError { at, message };
         Ok(match tag {
             EPOCH_TIME => match self.value(depth + 1)? {
@@ -242,8 +355,10 @@ impl<'b> Reader<'b> {
                 Edn::BigInt(n)
             }
             DECIMAL_FRACTION => {
-                if self.d.array().map_err(|e| self.failed(e))? != Some(2) {
-                    return Err(refused("tag 4 holds [exponent, mantissa]".into()));
+                let head_at = self.at;
+                let head = self.head()?;
+                if head.major != ARRAY || head.arg != Some(2) {
+                    return Err(self.error_at(head_at, "tag 4 holds [exponent, mantissa]"));
                 }
                 let Edn::Long(exponent) = self.value(depth + 1)? else {
                     return Err(refused("tag 4's exponent is not an integer".into()));
@@ -254,30 +369,23 @@ impl<'b> Reader<'b> {
                     .ok_or_else(|| refused("tag 4 out of a big decimal's range".into()))?
             }
             RATIONAL => {
-                let parts = self.items(depth)?;
+                let holds = "[numerator, denominator], the denominator positive";
                 let whole = |e: &Edn| match e {
                     Edn::Long(n) => Some(i128::from(*n)),
                     Edn::BigInt(n) => Some(*n),
                     _ => None,
                 };
-                match parts.as_slice() {
-                    [n, d] => {
-                        match (whole(n), whole(d)) {
-                            (Some(n), Some(d)) if d > 0 => match Ratio::reduce(n, d) {
-                                Some(Reduced::Fraction(r)) => Edn::Ratio(r),
-                                Some(Reduced::Whole(w)) => match i64::try_from(w) {
-                                    Ok(w) => Edn::Long(w),
-                                    Err(_) => Edn::BigInt(w),
-                                },
-                                None => return Err(refused("tag 30 out of range".into())),
-                            },
-                            _ => return Err(refused(
-                                "tag 30 holds [numerator, denominator], the denominator positive"
-                                    .into(),
-                            )),
-                        }
-                    }
-                    _ => return Err(refused("tag 30 holds [numerator, denominator]".into())),
+                let (n, d) = self.pair(tag, holds, depth)?;
+                match (whole(&n), whole(&d)) {
+                    (Some(n), Some(d)) if d > 0 => match Ratio::reduce(n, d) {
+                        Some(Reduced::Fraction(r)) => Edn::Ratio(r),
+                        Some(Reduced::Whole(w)) => match i64::try_from(w) {
+                            Ok(w) => Edn::Long(w),
+                            Err(_) => Edn::BigInt(w),
+                        },
+                        None => return Err(refused("tag 30 out of range".into())),
+                    },
+                    _ => return Err(refused(format!("tag 30 holds {holds}"))),
                 }
             }
             REGEX => Edn::Regex(self.text()?),
@@ -294,10 +402,6 @@ impl<'b> Reader<'b> {
                 Edn::Vector(items) => Edn::List(items),
                 other => return Err(refused(format!("tag {LIST} on {}", kind(&other)))),
             },
-            SET => match self.value(depth + 1)? {
-                Edn::Vector(items) => Edn::Set(items),
-                other => return Err(refused(format!("tag 258 on {}", kind(&other)))),
-            },
             CHAR => {
                 let text = self.text()?;
                 let mut chars = text.chars();
@@ -311,9 +415,12 @@ impl<'b> Reader<'b> {
                 }
             }
             TAGGED => {
-                let len = self.d.array().map_err(|e| self.failed(e))?;
-                if len != Some(2) {
-                    return Err(refused(format!("tag {TAGGED} holds [tag-text, value]")));
+                let head_at = self.at;
+                let head = self.head()?;
+                if head.major != ARRAY || head.arg != Some(2) {
+                    return Err(
+                        self.error_at(head_at, format!("tag {TAGGED} holds [tag-text, value]"))
+                    );
                 }
                 let name = self.name(at)?;
                 let value = self.value(depth + 1)?;
@@ -325,34 +432,31 @@ impl<'b> Reader<'b> {
 
     /// A big decimal's mantissa as decimal text: an integer, or a bignum of any length up
     /// to [`MAX_BIGNUM_BYTES`] (a big decimal has as many digits as its text spelled).
-    fn mantissa(&mut self, at: usize) -> Result<String> {
-        if self.d.datatype().map_err(|e| self.failed(e))? != Type::Tag {
-            return match self.value(0)? {
-                Edn::Long(m) => Ok(m.to_string()),
-                _ => Err(CborError {
-                    at,
-                    message: "tag 4's mantissa is not an integer".into(),
-                }),
-            };
-        }
-        let tag = self.d.tag().map_err(|e| self.failed(e))?.as_u64();
-        if tag != POSITIVE_BIGNUM && tag != NEGATIVE_BIGNUM {
-            return Err(CborError {
-                at,
-                message: format!("tag 4's mantissa is under tag {tag}, not a bignum"),
-            });
-        }
+    fn mantissa(&mut self, at: usize) -> Res<String> {
+        let item_at = self.at;
+        let head = self.head()?;
+        let not_integer = || CborError {
+            at,
+            message: "tag 4's mantissa is not an integer".into(),
+        };
+        let negative = match (head.major, head.arg) {
+            (UNSIGNED, Some(n)) => return Ok(n.to_string()),
+            (NEGATIVE, Some(n)) => return Ok((-1 - i128::from(n)).to_string()),
+            (TAG, Some(POSITIVE_BIGNUM)) => false,
+            (TAG, Some(NEGATIVE_BIGNUM)) => true,
+            _ => return Err(not_integer()),
+        };
         let mut bytes = self.byte_string()?;
         if bytes.len() > MAX_BIGNUM_BYTES {
-            return Err(CborError {
-                at,
-                message: format!(
+            return Err(self.error_at(
+                item_at,
+                format!(
                     "a bignum of {} bytes (at most {MAX_BIGNUM_BYTES} are read)",
                     bytes.len()
                 ),
-            });
+            ));
         }
-        Ok(match tag == NEGATIVE_BIGNUM {
+        Ok(match negative {
             // -1 - m: the digits of m + 1.
             true => {
                 increment(&mut bytes);
@@ -363,26 +467,29 @@ impl<'b> Reader<'b> {
     }
 
     /// A keyword's or symbol's text: not empty, no leading colon.
-    fn name(&mut self, at: usize) -> Result<String> {
+    fn name(&mut self, at: usize) -> Res<String> {
         let text = self.text()?;
         match text.is_empty() || text.starts_with(':') {
-            true => Err(CborError {
+            true => Err(self.error_at(
                 at,
-                message: format!("{text:?} is not a name (written without a colon)"),
-            }),
+                format!("{text:?} is not a name (written without a colon)"),
+            )),
             false => Ok(text),
         }
     }
 }
 
-/// minicbor's error, at the position it names (else `at`).
-fn failure(e: minicbor::decode::Error, at: usize) -> CborError {
-    let at = e.position().unwrap_or(at);
-    let message = match e.is_end_of_input() {
-        true => "the bytes end inside a value".to_string(),
-        false => e.to_string(),
-    };
-    CborError { at, message }
+/// A float16's value (RFC 8949, appendix D).
+fn half(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let frac = f64::from(h & 0x3ff);
+    sign * match exp {
+        0 => frac * 2f64.powi(-24),
+        31 if frac == 0.0 => f64::INFINITY,
+        31 => f64::NAN,
+        _ => (1.0 + frac / 1024.0) * 2f64.powi(exp - 15),
+    }
 }
 
 /// A bignum's value: the magnitude (tag 2), or -1 minus it (tag 3); `None` past 128 bits.
@@ -396,11 +503,11 @@ fn bignum_i128(bytes: &[u8], negative: bool) -> Option<i128> {
     for b in bytes {
         m = (m << 8) | u128::from(*b);
     }
-    match negative {
-        false => i128::try_from(m).ok(),
-        // -1 - m, at least i128::MIN.
-        true => i128::try_from(m).ok().map(|m| -1 - m),
-    }
+    let m = i128::try_from(m).ok()?;
+    Some(match negative {
+        true => -1 - m,
+        false => m,
+    })
 }
 
 /// Adds one to a big-endian magnitude (growing it by a byte when it carries out).

@@ -1,6 +1,5 @@
-//! Writing EDN values as CBOR (the table in `mod.rs`).
-
-use minicbor::Encoder;
+//! Writing EDN values as CBOR (the table in `mod.rs`): each item's head (major type and
+//! argument, in the fewest bytes) written straight into the buffer.
 
 use super::*;
 use crate::codec::Keyword;
@@ -15,51 +14,109 @@ pub fn write_cbor(value: &Edn, out: &mut Vec<u8>) {
 /// collections written item by item (an answer streamed as it is made).
 pub struct CborWriter<'a>(pub &'a mut Vec<u8>);
 
+/// Major types (RFC 8949, 3.1), in an initial byte's top three bits.
+pub(super) const UNSIGNED: u8 = 0;
+pub(super) const NEGATIVE: u8 = 1 << 5;
+pub(super) const BYTES: u8 = 2 << 5;
+pub(super) const TEXT: u8 = 3 << 5;
+pub(super) const ARRAY: u8 = 4 << 5;
+pub(super) const MAP: u8 = 5 << 5;
+pub(super) const TAG: u8 = 6 << 5;
+/// Major type 7: simple values and floats.
+pub(super) const FALSE: u8 = 0xf4;
+pub(super) const TRUE: u8 = 0xf5;
+pub(super) const NULL: u8 = 0xf6;
+pub(super) const FLOAT64: u8 = 0xfb;
+/// What ends an indefinite-length item.
+pub(super) const BREAK: u8 = 0xff;
+/// The additional information of an indefinite-length array, map or string.
+pub(super) const INDEFINITE: u8 = 31;
+
 impl CborWriter<'_> {
-    fn encoder(&mut self) -> Encoder<&mut Vec<u8>> {
-        Encoder::new(&mut *self.0)
+    /// An item's head: its major type and `arg` (a count, a length, a tag or the integer
+    /// itself) in the fewest bytes.
+    fn head(&mut self, major: u8, arg: u64) {
+        let out = &mut *self.0;
+        match arg {
+            0..=23 => out.push(major | arg as u8),
+            24..=0xff => out.extend_from_slice(&[major | 24, arg as u8]),
+            0x100..=0xffff => {
+                out.push(major | 25);
+                out.extend_from_slice(&(arg as u16).to_be_bytes());
+            }
+            0x1_0000..=0xffff_ffff => {
+                out.push(major | 26);
+                out.extend_from_slice(&(arg as u32).to_be_bytes());
+            }
+            _ => {
+                out.push(major | 27);
+                out.extend_from_slice(&arg.to_be_bytes());
+            }
+        }
+    }
+
+    fn long(&mut self, n: i64) {
+        match n < 0 {
+            // -1 - n, which is !n in two's complement.
+            true => self.head(NEGATIVE, !n as u64),
+            false => self.head(UNSIGNED, n as u64),
+        }
+    }
+
+    fn text(&mut self, s: &str) {
+        self.head(TEXT, s.len() as u64);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.head(BYTES, b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+
+    fn float(&mut self, x: f64) {
+        self.0.push(FLOAT64);
+        self.0.extend_from_slice(&x.to_be_bytes());
     }
 
     /// The head of a map of `entries` entries (its keys and values follow).
     pub fn map_head(&mut self, entries: usize) {
-        // Writing into a Vec cannot fail.
-        let _ = self.encoder().map(entries as u64);
+        self.head(MAP, entries as u64);
     }
 
     /// The head of an array whose items follow until [`Self::end`].
     pub fn begin_array(&mut self) {
-        let _ = self.encoder().begin_array();
+        self.0.push(ARRAY | INDEFINITE);
     }
 
     /// The end of an array begun with [`Self::begin_array`].
     pub fn end(&mut self) {
-        let _ = self.encoder().end();
+        self.0.push(BREAK);
     }
 
     /// A tag, for the item that follows.
     pub fn tag(&mut self, tag: u64) {
-        let _ = self.encoder().tag(minicbor::data::Tag::new(tag));
+        self.head(TAG, tag);
     }
 
     /// One whole value.
     pub fn value(&mut self, value: &Edn) {
         match value {
-            Edn::Nil => drop(self.encoder().null()),
-            Edn::Bool(b) => drop(self.encoder().bool(*b)),
-            Edn::Long(n) => drop(self.encoder().i64(*n)),
+            Edn::Nil => self.0.push(NULL),
+            Edn::Bool(b) => self.0.push(if *b { TRUE } else { FALSE }),
+            Edn::Long(n) => self.long(*n),
             Edn::BigInt(n) => self.bignum(*n < 0, &n.unsigned_abs().to_be_bytes()),
-            Edn::Double(x) => drop(self.encoder().f64(*x)),
+            Edn::Double(x) => self.float(*x),
             Edn::BigDec(d) => self.big_decimal(&d.to_string()),
             Edn::Ratio(r) => {
                 self.tag(RATIONAL);
-                let _ = self.encoder().array(2);
+                self.head(ARRAY, 2);
                 self.integer(r.numerator());
                 self.integer(r.denominator());
             }
-            Edn::String(s) => drop(self.encoder().str(s)),
+            Edn::String(s) => self.text(s),
             Edn::Char(c) => {
                 self.tag(CHAR);
-                let _ = self.encoder().str(c.encode_utf8(&mut [0; 4]));
+                self.text(c.encode_utf8(&mut [0; 4]));
             }
             Edn::Keyword(k) => self.named(IDENTIFIER, k),
             Edn::Symbol(s) => self.named(SYMBOL, s),
@@ -82,29 +139,29 @@ impl CborWriter<'_> {
             Edn::Inst(ms) => {
                 self.tag(EPOCH_TIME);
                 match ms % 1000 {
-                    0 => drop(self.encoder().i64(ms / 1000)),
-                    _ => drop(self.encoder().f64(*ms as f64 / 1000.0)),
+                    0 => self.long(ms / 1000),
+                    _ => self.float(*ms as f64 / 1000.0),
                 }
             }
             Edn::Uuid(u) => {
                 self.tag(UUID);
-                let _ = self.encoder().bytes(u);
+                self.bytes(u);
             }
             Edn::Regex(source) => {
                 self.tag(REGEX);
-                let _ = self.encoder().str(source);
+                self.text(source);
             }
             Edn::Tagged(t, v) => {
                 self.tag(TAGGED);
-                let _ = self.encoder().array(2);
-                let _ = self.encoder().str(&t.to_symbol_text());
+                self.head(ARRAY, 2);
+                self.text(&t.to_symbol_text());
                 self.value(v);
             }
         }
     }
 
     fn array(&mut self, items: &[Edn]) {
-        let _ = self.encoder().array(items.len() as u64);
+        self.head(ARRAY, items.len() as u64);
         for item in items {
             self.value(item);
         }
@@ -113,13 +170,21 @@ impl CborWriter<'_> {
     /// A keyword's or symbol's text (without a keyword's colon) under `tag`.
     fn named(&mut self, tag: u64, k: &Keyword) {
         self.tag(tag);
-        let _ = self.encoder().str(&k.to_symbol_text());
+        match k.namespace() {
+            Some(ns) => {
+                self.head(TEXT, (ns.len() + 1 + k.name().len()) as u64);
+                self.0.extend_from_slice(ns.as_bytes());
+                self.0.push(b'/');
+                self.0.extend_from_slice(k.name().as_bytes());
+            }
+            None => self.text(k.name()),
+        }
     }
 
     /// An integer of up to 128 bits: a CBOR integer when it fits 64 bits, else a bignum.
     fn integer(&mut self, n: i128) {
         match i64::try_from(n) {
-            Ok(n) => drop(self.encoder().i64(n)),
+            Ok(n) => self.long(n),
             Err(_) => self.bignum(n < 0, &n.unsigned_abs().to_be_bytes()),
         }
     }
@@ -136,7 +201,7 @@ impl CborWriter<'_> {
             true => NEGATIVE_BIGNUM,
             false => POSITIVE_BIGNUM,
         });
-        let _ = self.encoder().bytes(&bytes[first..]);
+        self.bytes(&bytes[first..]);
     }
 
     /// Tag 4 `[exponent, mantissa]` of a big decimal, from its text `[-]0.DIGITSeEXP[M]`
@@ -152,10 +217,10 @@ impl CborWriter<'_> {
             None => ("0", 0),
         };
         self.tag(DECIMAL_FRACTION);
-        let _ = self.encoder().array(2);
-        let _ = self.encoder().i64(exponent - digits.len() as i64);
+        self.head(ARRAY, 2);
+        self.long(exponent - digits.len() as i64);
         match digits.parse::<i64>() {
-            Ok(m) => drop(self.encoder().i64(if negative { -m } else { m })),
+            Ok(m) => self.long(if negative { -m } else { m }),
             Err(_) => self.bignum(negative, &decimal_to_bytes(digits)),
         }
     }

@@ -27,6 +27,11 @@
 //! | regex `#"..."` | tag 35 on its text |
 //! | other tagged value `#my/tag v` | tag [`TAGGED`] on `[tag-text, v]` |
 //!
+//! Written and read by hand, not through a CBOR crate: the format's heads are a few lines,
+//! and the first version, on minicbor, read q1's 2,575-row answer in 790 us against the EDN
+//! reader's 510 (measured 2026-12-07, one process), where the point of the format is to be
+//! cheaper than text.
+//!
 //! Reading trusts nothing: lengths are checked against the bytes there are, nesting stops at
 //! [`crate::limits::MAX_EDN_DEPTH`], big numbers at [`MAX_BIGNUM_BYTES`], and every refusal
 //! is a [`CborError`] naming the byte it met.
