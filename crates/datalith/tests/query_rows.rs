@@ -48,6 +48,12 @@ const AS_ROWS: &[(&str, &[&str])] = &[
         &[],
     ),
     ("[:find ?x ?y :in [[?x ?y]]]", &["[[1 2] [3 4] [1 2]]"]),
+    (
+        "[:find ?x ?y :in [[?x ?y]]]",
+        &[
+            r#"[[:k/w "s"] [true 1.5] [#inst "2026-12-07T10:00:00.123-00:00" #uuid "6ba7b810-9dad-11d1-80b4-00c04fd430c8"] [1.5M 2N] [-7 "ü"] [[1 2] #{3}]]"#,
+        ],
+    ),
     ("[:find ?e :in $ ?n :where [?e :name ?n]]", &["\"n3\""]),
     ("[:find ?e :where [?e :name \"nobody\"]]", &[]),
     (
@@ -119,6 +125,25 @@ fn rows_make_the_same_result_as_q() {
             Edn::Vector(items)
         };
         assert_eq!(got, expected, "{query}, next_with");
+        // Written as CBOR item by item (plain rows without their EDN): read back, the same.
+        let Answer::Rows(mut rows) = snapshot.q_rows(query, &args, &options).unwrap() else {
+            panic!("{query} comes as rows");
+        };
+        let mut items = Vec::new();
+        loop {
+            let mut bytes = Vec::new();
+            match rows.write_next_cbor(&mut bytes) {
+                Some(written) => written.unwrap(),
+                None => break,
+            }
+            items.push(datalith::edn::cbor::read_cbor(&bytes).unwrap());
+        }
+        let got = if set {
+            Edn::Set(items)
+        } else {
+            Edn::Vector(items)
+        };
+        assert_eq!(got, expected, "{query}, write_next_cbor");
         // The same through the function of many sources (which needs a database among them).
         if query.contains(":in [[") {
             continue;

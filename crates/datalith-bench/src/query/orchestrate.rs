@@ -461,9 +461,9 @@ fn remote_scope(r: &super::args::Resolved) -> String {
     }
     "\n\n**Over the server (`--remote`):** `datalith-remote` is the real `datalith serve` \
      (durable, its own process, started on 127.0.0.1:0) driven by `datalith-client` in this \
-     process (EDN over HTTP/1.1, one kept-alive connection). A read task takes one value \
+     process (CBOR bodies over HTTP/1.1, one kept-alive connection). A read task takes one value \
      (`Connection::db`) before the clock and times `RemoteDb::q`: the request, the server's \
-     work, the answer's EDN text read back into values. A write task runs on a fresh server \
+     work, the answer's CBOR read back into values. A write task runs on a fresh server \
      and database with the schema installed before the clock; each transaction is a request \
      answered once durable. `init` (the bulk loader writes files) and `lookup-raw` (the client \
      has no raw index call) do not run over the server. `datalevin-remote` is Datalevin's \

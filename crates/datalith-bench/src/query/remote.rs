@@ -1,11 +1,11 @@
 //! `datalith-remote`: Datalith through its server, the peer `query --remote` adds. The real
 //! `datalith serve` (durable, as the `datalith` peer) runs in its own process on loopback;
-//! this process drives it with the Rust client (`datalith-client`: EDN over HTTP/1.1, one
+//! this process drives it with the Rust client (`datalith-client`: CBOR over HTTP/1.1, one
 //! kept-alive connection).
 //!
 //! - Reads: one server, loaded once with every person (one transaction); a task takes one
 //!   database value (`Connection::db`, untimed, as the embedded peer takes its `Db` before
-//!   the clock) and times `RemoteDb::q` until the whole result is read back as EDN.
+//!   the clock) and times `RemoteDb::q` until the whole result is read back (from CBOR).
 //! - Writes (`add-1`, `add-5`, `add-all`, `retract-5`): each run on a fresh server and
 //!   directory with the schema installed (untimed, as the embedded peer's fresh database);
 //!   the timed part is the transactions, each a request answered once durable.

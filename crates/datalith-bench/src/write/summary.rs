@@ -221,8 +221,8 @@ fn markdown(
             w,
             "- over the server (`--remote`): `dl-remote` is the real `datalith serve` (durable, \
              its own process, on 127.0.0.1:0, started with the store) driven by \
-             `datalith-client` (EDN over HTTP/1.1, one kept-alive connection): each call writes \
-             the records as EDN text and is one `transact` request answered once durable; its \
+             `datalith-client` (CBOR bodies over HTTP/1.1, one kept-alive connection): each call \
+             writes the records as EDN text (in the CBOR body) and is one `transact` request answered once durable; its \
              user/sys seconds and peak RSS are the client's only. `dl-sync` is the embedded \
              `transact` of the same records. `datalevin-remote` is Datalevin's server \
              (prepared outside this repository, `$DATALEVIN_SERVER_DIR`: Datalevin 0.10.15's \

@@ -75,6 +75,11 @@ impl Items {
         };
         match self {
             Items::Values(values) => Ok(values.next().map(|item| write(&item)).is_some()),
+            // CBOR has no separators, and plain rows go out without being made into EDN.
+            Items::Rows(rows) if format == Format::Cbor => match rows.write_next_cbor(out) {
+                Some(written) => written.map(|()| true).map_err(ServerError::from),
+                None => Ok(false),
+            },
             Items::Rows(rows) => match rows.next_with(write) {
                 Some(written) => written.map(|()| true).map_err(ServerError::from),
                 None => Ok(false),

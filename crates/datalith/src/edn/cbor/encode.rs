@@ -2,7 +2,7 @@
 //! argument, in the fewest bytes) written straight into the buffer.
 
 use super::*;
-use crate::codec::Keyword;
+use crate::codec::{Keyword, Value};
 use crate::edn::Edn;
 
 /// `value` as CBOR at the end of `out`.
@@ -96,6 +96,26 @@ impl CborWriter<'_> {
     /// A tag, for the item that follows.
     pub fn tag(&mut self, tag: u64) {
         self.head(TAG, tag);
+    }
+
+    /// The head of an array of `items` items (they follow).
+    pub fn array_head(&mut self, items: usize) {
+        self.head(ARRAY, items as u64);
+    }
+
+    /// A stored value, written as its EDN (`edn_from_value`) is: the kinds a result is
+    /// mostly made of directly, the others through their EDN.
+    pub fn stored(&mut self, v: &Value) {
+        match v {
+            Value::Long(n) => self.long(*n),
+            Value::Ref(e) => self.long(*e as i64),
+            Value::String(s) => self.text(s),
+            Value::Keyword(k) => self.named(IDENTIFIER, k),
+            Value::Boolean(b) => self.0.push(if *b { TRUE } else { FALSE }),
+            Value::Double(x) => self.float(x.get()),
+            Value::Instant(ms) => self.value(&Edn::Inst(*ms)),
+            other => self.value(&crate::edn::edn_from_value(other)),
+        }
     }
 
     /// One whole value.
