@@ -162,6 +162,62 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
             failures.push(format!("{path} {short}: {} {}", reply.status, reply.body));
         }
     }
+    // CBOR bodies: cut short, a length past the body, bytes after the value, nested past
+    // the limit, a map repeating a key, a map of fields whose value is no query.
+    let cbor_cases: Vec<(Vec<u8>, &str)> = vec![
+        (vec![0xa1], "1 entries counted, 0 bytes left"),
+        (vec![0x82, 0x01, 0x19], "the bytes end inside a value"),
+        (
+            vec![0x7b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+            "bytes left",
+        ),
+        (vec![0x01, 0x01], "bytes after the value"),
+        (vec![0x81; 600], "nested deeper than 512"),
+        (
+            vec![0xa2, 0x61, 0x61, 0x01, 0x61, 0x61, 0x02],
+            "repeats its key",
+        ),
+        (vec![0xff], "a break outside"),
+    ];
+    for (body, message) in &cbor_cases {
+        let reply = crate::client::try_send_bytes(
+            std::time::Duration::from_secs(60),
+            "POST",
+            &s.url("/db/people/q"),
+            &[
+                ("Content-Type", "application/cbor"),
+                ("Accept", "application/edn"),
+            ],
+            Some(body),
+        )
+        .unwrap();
+        let ok = reply.status == 400
+            && reply.body.contains(":datalith.error/invalid-cbor")
+            && reply.body.contains(message);
+        if !ok {
+            failures.push(format!(
+                "CBOR {:02x?}: {} {}",
+                &body[..body.len().min(8)],
+                reply.status,
+                reply.body
+            ));
+        }
+    }
+    // A CBOR map of fields whose query is a number: the operation's own error.
+    let reply = crate::client::try_send_bytes(
+        std::time::Duration::from_secs(60),
+        "POST",
+        &s.url("/db/people/q"),
+        &[
+            ("Content-Type", "application/cbor"),
+            ("Accept", "application/edn"),
+        ],
+        Some(&[0xa1, 0x65, b'q', b'u', b'e', b'r', b'y', 0x18, 42]),
+    )
+    .unwrap();
+    if reply.status != 400 || !reply.body.contains(":cognitect.anomalies/incorrect") {
+        failures.push(format!("CBOR query 42: {} {}", reply.status, reply.body));
+    }
     // Bytes that are not UTF-8, in an EDN body.
     let mut request = b"POST /db/people/q HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/edn\r\nContent-Length: 2\r\n\r\n".to_vec();
     request.extend_from_slice(&[0xff, 0xfe]);

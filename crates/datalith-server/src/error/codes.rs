@@ -27,15 +27,18 @@ pub const REQUEST_TIMEOUT: Category =
     caller(":datalith.error/request-timeout", Anomaly::Interrupted);
 /// A body over the server's limit (HTTP 413).
 pub const BODY_TOO_LARGE: Category = caller(":datalith.error/body-too-large", Anomaly::Incorrect);
-/// A `Content-Type` other than EDN or JSON (HTTP 415).
+/// A `Content-Type` other than EDN, JSON or CBOR (HTTP 415).
 pub const UNSUPPORTED_MEDIA_TYPE: Category = caller(
     ":datalith.error/unsupported-media-type",
     Anomaly::Unsupported,
 );
-/// An `Accept` that admits neither EDN nor JSON (HTTP 406).
+/// An `Accept` that admits none of EDN, JSON and CBOR (HTTP 406).
 pub const NOT_ACCEPTABLE: Category = caller(":datalith.error/not-acceptable", Anomaly::Unsupported);
 /// A body that is not JSON, or JSON whose tagged objects are wrong (HTTP 400).
 pub const INVALID_JSON: Category = caller(":datalith.error/invalid-json", Anomaly::Incorrect);
+/// A body that is not one CBOR value Datalith reads (HTTP 400): the byte it met is in the
+/// message.
+pub const INVALID_CBOR: Category = caller(":datalith.error/invalid-cbor", Anomaly::Incorrect);
 /// Every place to run a request stayed taken for the queue's timeout (HTTP 503, Retry-After).
 pub const OVERLOADED: Category = Category::new(
     ":datalith.error/overloaded",

@@ -5,7 +5,7 @@ pub mod negotiate;
 
 use datalith::edn::{cbor, read_one, Edn};
 
-use crate::error::{Result, ServerError};
+use crate::error::{codes, Result, ServerError};
 use crate::json;
 
 /// A body format.
@@ -179,8 +179,8 @@ impl Format {
             }
             Format::Json => json::from_json_slice(body).map(Some),
             Format::Cbor => cbor::read_cbor(body).map(Some).map_err(|e| {
-                ServerError::invalid(format!("body: {e}"))
-                    .with("source", Edn::String("body".into()))
+                ServerError::new(codes::INVALID_CBOR, format!("body: {e}"))
+                    .with("at", Edn::Long(e.at as i64))
             }),
         }
     }
