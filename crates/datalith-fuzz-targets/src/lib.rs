@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cbor;
 pub mod damaged_file;
 pub mod deadline;
 pub mod edn;
@@ -25,6 +26,7 @@ pub mod tx;
 /// cargo-fuzz binary).
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("edn", edn::run),
+    ("cbor", cbor::run),
     ("query", query::run),
     ("tx", tx::run),
     ("pull", pull::run),

@@ -66,6 +66,11 @@ fn edn() {
 }
 
 #[test]
+fn cbor() {
+    replay("cbor", 4000);
+}
+
+#[test]
 fn query() {
     replay("query", 1500);
 }
