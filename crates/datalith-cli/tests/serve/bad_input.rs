@@ -162,6 +162,19 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
             failures.push(format!("{path} {short}: {} {}", reply.status, reply.body));
         }
     }
+    let post_cbor = |body: &[u8]| {
+        crate::client::try_send_bytes(
+            std::time::Duration::from_secs(60),
+            "POST",
+            &s.url("/db/people/q"),
+            &[
+                ("Content-Type", "application/cbor"),
+                ("Accept", "application/edn"),
+            ],
+            Some(body),
+        )
+        .unwrap()
+    };
     // CBOR bodies: cut short, a length past the body, bytes after the value, nested past
     // the limit, a map repeating a key, a map of fields whose value is no query.
     let cbor_cases: Vec<(Vec<u8>, &str)> = vec![
@@ -180,17 +193,7 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         (vec![0xff], "a break outside"),
     ];
     for (body, message) in &cbor_cases {
-        let reply = crate::client::try_send_bytes(
-            std::time::Duration::from_secs(60),
-            "POST",
-            &s.url("/db/people/q"),
-            &[
-                ("Content-Type", "application/cbor"),
-                ("Accept", "application/edn"),
-            ],
-            Some(body),
-        )
-        .unwrap();
+        let reply = post_cbor(body);
         let ok = reply.status == 400
             && reply.body.contains(":datalith.error/invalid-cbor")
             && reply.body.contains(message);
@@ -204,17 +207,7 @@ fn bad_bodies_get_clear_errors_and_the_server_keeps_serving() {
         }
     }
     // A CBOR map of fields whose query is a number: the operation's own error.
-    let reply = crate::client::try_send_bytes(
-        std::time::Duration::from_secs(60),
-        "POST",
-        &s.url("/db/people/q"),
-        &[
-            ("Content-Type", "application/cbor"),
-            ("Accept", "application/edn"),
-        ],
-        Some(&[0xa1, 0x65, b'q', b'u', b'e', b'r', b'y', 0x18, 42]),
-    )
-    .unwrap();
+    let reply = post_cbor(&[0xa1, 0x65, b'q', b'u', b'e', b'r', b'y', 0x18, 42]);
     if reply.status != 400 || !reply.body.contains(":cognitect.anomalies/incorrect") {
         failures.push(format!("CBOR query 42: {} {}", reply.status, reply.body));
     }

@@ -323,13 +323,19 @@ impl<'b> Reader<'b> {
         }
     }
 
-    /// An array of exactly two items, after a tag.
-    fn pair(&mut self, tag: u64, holds: &str, depth: usize) -> Res<(Edn, Edn)> {
+    /// The head of an array of exactly two items, after a tag that `holds` them.
+    fn pair_head(&mut self, tag: u64, holds: &str) -> Res<()> {
         let at = self.at;
         let head = self.head()?;
-        if head.major != ARRAY || head.arg != Some(2) {
-            return Err(self.error_at(at, format!("tag {tag} holds {holds}")));
+        match head.major == ARRAY && head.arg == Some(2) {
+            true => Ok(()),
+            false => Err(self.error_at(at, format!("tag {tag} holds {holds}"))),
         }
+    }
+
+    /// An array of exactly two items, after a tag that `holds` them.
+    fn pair(&mut self, tag: u64, holds: &str, depth: usize) -> Res<(Edn, Edn)> {
+        self.pair_head(tag, holds)?;
         let a = self.value(depth + 1)?;
         Ok((a, self.value(depth + 1)?))
     }
@@ -355,11 +361,7 @@ impl<'b> Reader<'b> {
                 Edn::BigInt(n)
             }
             DECIMAL_FRACTION => {
-                let head_at = self.at;
-                let head = self.head()?;
-                if head.major != ARRAY || head.arg != Some(2) {
-                    return Err(self.error_at(head_at, "tag 4 holds [exponent, mantissa]"));
-                }
+                self.pair_head(tag, "[exponent, mantissa]")?;
                 let Edn::Long(exponent) = self.value(depth + 1)? else {
                     return Err(refused("tag 4's exponent is not an integer".into()));
                 };
@@ -415,13 +417,7 @@ impl<'b> Reader<'b> {
                 }
             }
             TAGGED => {
-                let head_at = self.at;
-                let head = self.head()?;
-                if head.major != ARRAY || head.arg != Some(2) {
-                    return Err(
-                        self.error_at(head_at, format!("tag {TAGGED} holds [tag-text, value]"))
-                    );
-                }
+                self.pair_head(tag, "[tag-text, value]")?;
                 let name = self.name(at)?;
                 let value = self.value(depth + 1)?;
                 Edn::Tagged(Keyword::parse(&name), Box::new(value))
