@@ -4,6 +4,8 @@
 //! that admits anything (`*/*`, `application/*`), it is in the request body's format, so a
 //! client that sends JSON gets JSON back.
 
+use datalith::edn::Edn;
+
 use super::Format;
 use crate::error::{codes, Result, ServerError};
 
@@ -23,6 +25,18 @@ pub fn request_format(content_type: Option<&str>) -> Result<Format> {
                  (curl sends form data unless told: -H 'Content-Type: application/edn')"
             ),
         )),
+    }
+}
+
+/// A request's body read in the format its `Content-Type` names; `None` for a body with
+/// nothing in it. Whether a body is empty is the format's to say: white space is nothing in
+/// EDN and JSON, but a byte such as `\n` is a whole value in CBOR (the integer 10). A body
+/// of white space under a media type no format has is nothing, as it always was.
+pub fn read_body(content_type: Option<&str>, body: &[u8]) -> Result<Option<Edn>> {
+    match request_format(content_type) {
+        Ok(format) => format.read(body),
+        Err(_) if body.iter().all(u8::is_ascii_whitespace) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -95,6 +109,23 @@ mod tests {
         ];
         for (ct, want) in cases {
             assert_eq!(request_format(*ct).ok(), *want, "{ct:?}");
+        }
+    }
+
+    #[test]
+    fn empty_bodies_are_the_formats_to_judge() {
+        let cases: &[(Option<&str>, &[u8], Option<Option<Edn>>)] = &[
+            (None, b"", Some(None)),
+            (None, b" \n", Some(None)),
+            (Some("application/json"), b"\t", Some(None)),
+            (Some("application/cbor"), b"", Some(None)),
+            // A newline is the integer 10 in CBOR.
+            (Some("application/cbor"), b"\n", Some(Some(Edn::Long(10)))),
+            (Some("text/plain"), b"  ", Some(None)),
+            (Some("text/plain"), b"{}", None),
+        ];
+        for (ct, body, want) in cases {
+            assert_eq!(read_body(*ct, body).ok(), *want, "{ct:?} {body:?}");
         }
     }
 

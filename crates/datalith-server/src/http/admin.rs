@@ -14,7 +14,7 @@ use super::respond::{self, header};
 use super::{body, pipeline, Shared};
 use crate::auth::Role;
 use crate::error::{codes, Result, ServerError};
-use crate::format::negotiate::request_format;
+use crate::format::negotiate::read_body;
 use crate::ops::Request;
 
 /// `POST /dbs`: `{:database "x", :created true}` (false: its directory was there, and is
@@ -37,10 +37,7 @@ pub async fn delete(
 async fn create_database(state: &Shared, headers: &HeaderMap, body: Body) -> Result<Edn> {
     let access = pipeline::authenticate(state, headers)?;
     let bytes = body::read(state, body).await?;
-    let form = match bytes.iter().all(u8::is_ascii_whitespace) {
-        true => None,
-        false => request_format(header(headers, CONTENT_TYPE))?.read(&bytes)?,
-    };
+    let form = read_body(header(headers, CONTENT_TYPE), &bytes)?;
     let request = Request::new(form, &["name"])?;
     let name = match request.required("name")? {
         Edn::String(name) => name.clone(),

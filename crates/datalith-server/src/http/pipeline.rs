@@ -25,7 +25,7 @@ use super::respond::{self, header};
 use super::AppState;
 use crate::auth::Access;
 use crate::error::{codes, Result, ServerError};
-use crate::format::negotiate::request_format;
+use crate::format::negotiate::read_body;
 use crate::format::Format;
 use crate::ops::{Context, Databases, Op, Reply, Request, Source};
 
@@ -82,10 +82,7 @@ async fn attempt(
     let source = find(state, name)?;
     access.require(name, op.role())?;
     let body = super::body::read(state, body).await?;
-    let form = match body.iter().all(u8::is_ascii_whitespace) {
-        true => None,
-        false => request_format(header(headers, CONTENT_TYPE))?.read(&body)?,
-    };
+    let form = read_body(header(headers, CONTENT_TYPE), &body)?;
     let request = Request::new(form, op.fields())?;
     let place = admit(state).await?;
     let guard = CancelOnDrop::new();
