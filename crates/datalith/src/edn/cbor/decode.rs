@@ -343,6 +343,12 @@ impl<'b> Reader<'b> {
     fn tagged(&mut self, at: usize, tag: u64, depth: usize) -> Res<Edn> {
         let refused = |message: String| CborError { at, message };
         Ok(match tag {
+            DATE_TIME_TEXT => {
+                let text = self.text()?;
+                Edn::Inst(crate::edn::parse_inst(&text).ok_or_else(|| {
+                    refused(format!("tag 0 on {text:?}, not an RFC 3339 date and time"))
+                })?)
+            }
             EPOCH_TIME => match self.value(depth + 1)? {
                 Edn::Long(s) => Edn::Inst(
                     s.checked_mul(1000)

@@ -21,7 +21,7 @@
 //! | list | tag [`LIST`] on an array |
 //! | set | tag 258 on an array |
 //! | map | map, keys any value; a repeated key is refused, as EDN's reader refuses it |
-//! | `#inst` | tag 1, seconds since the epoch: an integer, or a float64 when it has milliseconds |
+//! | `#inst` | tag 1, seconds since the epoch: an integer, or a float64 when it has milliseconds (tag 0, RFC 3339 text, is read too) |
 //! | `#uuid` | tag 37 on 16 bytes |
 //! | character `\c` | tag [`CHAR`] on a one-character text |
 //! | regex `#"..."` | tag 35 on its text |
@@ -54,6 +54,9 @@ pub const CHAR: u64 = 62_002;
 pub const TAGGED: u64 = 62_003;
 
 /// Registered tags (IANA's CBOR tag registry), each used for what it was registered for.
+/// An instant as RFC 3339 text (read, never written: what many libraries write for a
+/// date and time by default).
+pub const DATE_TIME_TEXT: u64 = 0;
 /// An instant: seconds since the epoch.
 pub const EPOCH_TIME: u64 = 1;
 /// A big integer: its magnitude.

@@ -113,6 +113,11 @@ fn other_encodings_of_the_same_values_read() {
             "c1fb3ff8000000000000",
             "#inst \"1970-01-01T00:00:01.500-00:00\"",
         ),
+        // Tag 0: RFC 3339 text, as Python's cbor2 writes a datetime by default.
+        (
+            "c0 78 1d 313939302d30352d31375431323a30303a30302e3132332b30303a3030",
+            "#inst \"1990-05-17T12:00:00.123-00:00\"",
+        ),
         ("d81e820204", "1/2"),
         ("d81e820402", "2"),
         // A big decimal's mantissa as a bignum.
@@ -164,6 +169,7 @@ fn malformed_bytes_are_errors() {
         ("d8 1e 82 01 00", "denominator positive", 0),
         ("c4 82 f6 01", "exponent is not an integer", 0),
         ("c1 6161", "tag 1 on a text string", 0),
+        ("c0 6161", "not an RFC 3339 date", 0),
         ("c1 1b 7fffffffffffffff", "out of range", 0),
         ("d9 f232 62 6162", "not one character", 0),
         (&deep, "nested deeper than", 512),
