@@ -20,6 +20,7 @@ mod body;
 mod cancel;
 mod copy;
 mod handlers;
+mod held;
 mod in_place;
 mod outlet;
 mod pipeline;
@@ -74,6 +75,8 @@ pub struct AppState {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// How long each query text took last (which queries run in place first).
     pub pace: in_place::Pace,
+    /// Worker threads transactions hold outright while they commit.
+    pub held: held::Held,
 }
 
 /// The state as handlers share it.

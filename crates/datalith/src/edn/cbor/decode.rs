@@ -9,6 +9,7 @@ use super::*;
 use crate::codec::{BigDec, Keyword, Ratio, Reduced};
 use crate::edn::Edn;
 use crate::limits::MAX_EDN_DEPTH;
+use std::borrow::Cow;
 
 /// Why bytes are not one CBOR value Datalith reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,7 +24,11 @@ pub struct CborError {
 
 /// The one value `bytes` hold (nothing may follow it).
 pub fn read_cbor(bytes: &[u8]) -> Result<Edn, CborError> {
-    let mut reader = Reader { b: bytes, at: 0 };
+    let mut reader = Reader {
+        b: bytes,
+        at: 0,
+        names: Vec::new(),
+    };
     let value = reader.value(0)?;
     if reader.at != bytes.len() {
         return Err(reader.error_at(reader.at, "bytes after the value"));
@@ -34,7 +39,14 @@ pub fn read_cbor(bytes: &[u8]) -> Result<Edn, CborError> {
 struct Reader<'b> {
     b: &'b [u8],
     at: usize,
+    /// The keywords and symbols read last, by their text: an answer repeats a few names many
+    /// times (a report's datoms, a map's keys in every row), and a name made anew costs
+    /// three allocations where a clone costs none.
+    names: Vec<(Box<str>, Keyword)>,
 }
+
+/// Names kept in [`Reader::names`] (the EDN reader keeps as many).
+const NAMES_KEPT: usize = 16;
 
 type Res<T> = Result<T, CborError>;
 
@@ -204,17 +216,31 @@ impl<'b> Reader<'b> {
 
     /// A text string's content (definite, or indefinite: definite chunks up to a break).
     fn text_of(&mut self, at: usize, head: Head) -> Res<String> {
-        let bytes = self.string_bytes(at, head, TEXT)?;
-        String::from_utf8(bytes)
-            .map_err(|e| self.error_at(at, format!("a text string that is not UTF-8 ({e})")))
+        self.text_in_place(at, head).map(Cow::into_owned)
     }
 
-    fn string_bytes(&mut self, at: usize, head: Head, major: u8) -> Res<Vec<u8>> {
+    /// A text string's text, borrowed from the bytes when it is in one piece.
+    fn text_in_place(&mut self, at: usize, head: Head) -> Res<Cow<'b, str>> {
+        let not_utf8 = |e: &dyn std::fmt::Display| CborError {
+            at,
+            message: format!("a text string that is not UTF-8 ({e})"),
+        };
+        match self.string_bytes(at, head, TEXT)? {
+            Cow::Borrowed(bytes) => std::str::from_utf8(bytes)
+                .map(Cow::Borrowed)
+                .map_err(|e| not_utf8(&e)),
+            Cow::Owned(bytes) => String::from_utf8(bytes)
+                .map(Cow::Owned)
+                .map_err(|e| not_utf8(&e)),
+        }
+    }
+
+    fn string_bytes(&mut self, at: usize, head: Head, major: u8) -> Res<Cow<'b, [u8]>> {
         match head.arg {
             Some(n) => {
                 let left = self.b.len() - self.at;
                 match usize::try_from(n).ok().filter(|n| *n <= left) {
-                    Some(n) => Ok(self.take(n)?.to_vec()),
+                    Some(n) => Ok(Cow::Borrowed(self.take(n)?)),
                     None => {
                         Err(self.error_at(at, format!("a string of {n} bytes, {left} bytes left")))
                     }
@@ -225,7 +251,7 @@ impl<'b> Reader<'b> {
                 loop {
                     let chunk_at = self.at;
                     if self.take(1).map(|b| b[0])? == BREAK {
-                        return Ok(out);
+                        return Ok(Cow::Owned(out));
                     }
                     self.at = chunk_at;
                     let chunk = self.head()?;
@@ -261,7 +287,7 @@ impl<'b> Reader<'b> {
         let at = self.at;
         let head = self.head()?;
         match head.major {
-            BYTES => self.string_bytes(at, head, BYTES),
+            BYTES => self.string_bytes(at, head, BYTES).map(Cow::into_owned),
             _ => Err(self.error_at(at, "a byte string belongs here")),
         }
     }
@@ -404,8 +430,8 @@ impl<'b> Reader<'b> {
                         .map_err(|_| refused(format!("tag 37 on {} bytes, not 16", bytes.len())))?,
                 )
             }
-            IDENTIFIER => Edn::Keyword(Keyword::parse(&self.name(at)?)),
-            SYMBOL => Edn::Symbol(Keyword::parse(&self.name(at)?)),
+            IDENTIFIER => Edn::Keyword(self.name(at)?),
+            SYMBOL => Edn::Symbol(self.name(at)?),
             LIST => match self.value(depth + 1)? {
                 Edn::Vector(items) => Edn::List(items),
                 other => return Err(refused(format!("tag {LIST} on {}", kind(&other)))),
@@ -426,7 +452,7 @@ impl<'b> Reader<'b> {
                 self.pair_head(tag, "[tag-text, value]")?;
                 let name = self.name(at)?;
                 let value = self.value(depth + 1)?;
-                Edn::Tagged(Keyword::parse(&name), Box::new(value))
+                Edn::Tagged(name, Box::new(value))
             }
             other => return Err(refused(format!("tag {other} is not one Datalith reads"))),
         })
@@ -469,15 +495,30 @@ impl<'b> Reader<'b> {
     }
 
     /// A keyword's or symbol's text: not empty, no leading colon.
-    fn name(&mut self, at: usize) -> Res<String> {
-        let text = self.text()?;
-        match text.is_empty() || text.starts_with(':') {
-            true => Err(self.error_at(
+    /// A keyword's or symbol's name (text without the colon), one of [`Self::names`] when
+    /// it was read lately.
+    fn name(&mut self, at: usize) -> Res<Keyword> {
+        let head_at = self.at;
+        let head = self.head()?;
+        if head.major != TEXT {
+            return Err(self.error_at(head_at, "a text string belongs here"));
+        }
+        let text = self.text_in_place(head_at, head)?;
+        if text.is_empty() || text.starts_with(':') {
+            return Err(self.error_at(
                 at,
                 format!("{text:?} is not a name (written without a colon)"),
-            )),
-            false => Ok(text),
+            ));
         }
+        if let Some((_, name)) = self.names.iter().find(|(t, _)| **t == *text) {
+            return Ok(name.clone());
+        }
+        let name = Keyword::parse(&text);
+        if self.names.len() == NAMES_KEPT {
+            self.names.remove(0);
+        }
+        self.names.push((text.into(), name.clone()));
+        Ok(name)
     }
 }
 

@@ -203,3 +203,24 @@ proptest! {
         let _ = read_cbor(&bytes);
     }
 }
+
+/// Names repeated across a value read back as written, also past the names the reader
+/// keeps (`NAMES_KEPT`): 40 distinct keywords and symbols, each written three times in
+/// turn, and an indefinite-length text string as a name (not borrowed from the bytes).
+#[test]
+fn repeated_names_read_back_past_the_names_kept() {
+    let names: Vec<Edn> = (0..40)
+        .map(|i| match i % 2 {
+            0 => Edn::kw(&format!(":ns{i}/k{i}")),
+            _ => Edn::Symbol(crate::codec::Keyword::parse(&format!("s{i}"))),
+        })
+        .collect();
+    let value = Edn::Vector(names.iter().chain(&names).chain(&names).cloned().collect());
+    assert_eq!(read_cbor(&cbor(&value)).unwrap(), value);
+    // Tag 39 on an indefinite-length text of two chunks, "a/" and "b", read twice.
+    let chunked = unhex("82d8277f62612f6162ffd8277f62612f6162ff");
+    assert_eq!(
+        read_cbor(&chunked).unwrap(),
+        Edn::Vector(vec![Edn::kw(":a/b"), Edn::kw(":a/b")])
+    );
+}
