@@ -160,7 +160,6 @@ pub fn serve(args: ServeArgs) -> Result<()> {
             .then(|| crate::rate::Rate::per_address(args.address_rate)),
         trusted_proxies: args.trusted_proxies.clone(),
         pace: Default::default(),
-        held: Default::default(),
     });
     let outcome = runtime.block_on(listen_until_signal(
         state.clone(),

@@ -150,6 +150,24 @@ impl Format {
         out.extend_from_slice(text);
     }
 
+    /// The start of a vector of `len` items known before they are written: in CBOR a
+    /// definite-length array, which a reader makes at its size instead of growing it
+    /// (a report's datoms). Ended by [`Self::vector_close`].
+    pub fn vector_open(self, len: usize, out: &mut Vec<u8>) {
+        match self {
+            Format::Edn | Format::Json => out.push(b'['),
+            Format::Cbor => cbor::CborWriter(out).array_head(len),
+        }
+    }
+
+    /// The end of a vector begun with [`Self::vector_open`].
+    pub fn vector_close(self, out: &mut Vec<u8>) {
+        match self {
+            Format::Edn | Format::Json => out.push(b']'),
+            Format::Cbor => {}
+        }
+    }
+
     /// `value` written in this format.
     pub fn write(self, value: &Edn) -> Vec<u8> {
         let mut out = Vec::new();

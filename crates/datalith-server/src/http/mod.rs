@@ -20,7 +20,6 @@ mod body;
 mod cancel;
 mod copy;
 mod handlers;
-mod held;
 mod in_place;
 mod outlet;
 mod pipeline;
@@ -75,8 +74,14 @@ pub struct AppState {
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// How long each query text took last (which queries run in place first).
     pub pace: in_place::Pace,
-    /// Worker threads transactions hold outright while they commit.
-    pub held: held::Held,
+}
+
+impl AppState {
+    /// Whether the request asking holds the only place taken (`--max-concurrent`): no
+    /// other request is running.
+    pub fn runs_alone(&self) -> bool {
+        self.places - self.gate.available_permits() <= 1
+    }
 }
 
 /// The state as handlers share it.

@@ -12,7 +12,7 @@ use datalith::{Database, TxReport};
 use super::datoms::attr_edn;
 use super::{Reply, Request, Source};
 use crate::error::{Result, ServerError};
-use crate::format::{Collection, Format};
+use crate::format::Format;
 
 pub const FIELDS: &[&str] = &["tx-data"];
 
@@ -69,7 +69,7 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
         out.extend_from_slice(format.entry_separator());
     }
     format.entry_key(&Edn::kw(":tx-data"), &mut out);
-    format.collection_open(Collection::Vector, &mut out);
+    format.vector_open(report.tx_data.len(), &mut out);
     // Each datom `[e :attribute v tx added]`; the attribute's ident made once.
     let mut idents: Vec<(u32, Edn)> = Vec::new();
     let mut tuple = Vec::with_capacity(5);
@@ -100,7 +100,7 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
         };
         tuple = reused;
     }
-    format.collection_close(Collection::Vector, &mut out);
+    format.vector_close(&mut out);
     format.map_close(&mut out);
     Ok(out)
 }
