@@ -12,6 +12,7 @@ mod duplicate;
 mod print;
 mod read;
 mod serialize;
+mod slot;
 mod value;
 
 pub use convert::{edn_from_value, value_from_edn, value_from_input};

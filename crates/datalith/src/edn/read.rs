@@ -247,11 +247,11 @@ impl<'a> Reader<'a> {
         let Some(&b) = self.s.as_bytes().get(at) else {
             return Err(self.err(at, "expected a form, found end of input"));
         };
-        // The commonest forms are pushed in their own arm, without the shared tail's copy.
+        // The commonest forms are pushed in their own arm, made in their slot (`slot`).
         let v = match b {
             b'0'..=b'9' | b'-' => match self.plain_long() {
                 Some(n) => {
-                    self.stack.push(Edn::Long(n));
+                    super::slot::push_long(&mut self.stack, n);
                     return Ok(());
                 }
                 None => self.atom_token(at)?,
@@ -263,7 +263,7 @@ impl<'a> Reader<'a> {
             b'[' => {
                 self.pos += 1;
                 let items = self.seq(b']', at, depth)?;
-                self.stack.push(Edn::Vector(items));
+                super::slot::push_vector(&mut self.stack, items);
                 return Ok(());
             }
             b'{' => {
@@ -288,7 +288,11 @@ impl<'a> Reader<'a> {
                 Edn::Map(pairs)
             }
             b')' | b']' | b'}' => return Err(self.err(at, format!("unbalanced {}", b as char))),
-            b'"' => Edn::String(self.string()?),
+            b'"' => {
+                let s = self.string()?;
+                super::slot::push_string(&mut self.stack, s);
+                return Ok(());
+            }
             b'\\' => self.char_lit()?,
             b'#' => self.dispatch(depth)?,
             b':' => {
@@ -298,7 +302,7 @@ impl<'a> Reader<'a> {
                     return Err(self.err(at, "expected a keyword name after :"));
                 }
                 let k = self.keyword(t);
-                self.stack.push(Edn::Keyword(k));
+                super::slot::push_keyword(&mut self.stack, k);
                 return Ok(());
             }
             _ => self.atom_token(at)?,

@@ -7,7 +7,7 @@ use super::encode::{
 };
 use super::*;
 use crate::codec::{BigDec, Keyword, Ratio, Reduced};
-use crate::edn::Edn;
+use crate::edn::{slot, Edn};
 use crate::limits::MAX_EDN_DEPTH;
 use std::borrow::Cow;
 
@@ -146,7 +146,7 @@ impl<'b> Reader<'b> {
             UNSIGNED => {
                 let n = definite(&head, "integer")?;
                 match i64::try_from(n) {
-                    Ok(n) => push_long(out, n),
+                    Ok(n) => slot::push_long(out, n),
                     Err(_) => out.push(Edn::BigInt(i128::from(n))),
                 }
             }
@@ -154,19 +154,19 @@ impl<'b> Reader<'b> {
                 let n = definite(&head, "integer")?;
                 // -1 - n.
                 match i64::try_from(n) {
-                    Ok(n) => push_long(out, -1 - n),
+                    Ok(n) => slot::push_long(out, -1 - n),
                     Err(_) => out.push(Edn::BigInt(-1 - i128::from(n))),
                 }
             }
             BYTES => {
                 return Err(self.error_at(at, "a byte string outside a tag (tag 37 for a UUID)"))
             }
-            TEXT => out.push(Edn::String(self.text_of(at, head)?)),
+            TEXT => slot::push_string(out, self.text_of(at, head)?),
             // Collections and tags recurse, each on enough stack (`stack::deep`): nesting
             // is the sender's to choose, up to `MAX_EDN_DEPTH`.
             ARRAY => {
                 let items = crate::stack::deep(|| self.items_of(at, head, depth))?;
-                push_vector(out, items);
+                slot::push_vector(out, items);
             }
             MAP => out.push(crate::stack::deep(|| self.map_of(at, head, depth))?),
             TAG => {
@@ -520,37 +520,6 @@ impl<'b> Reader<'b> {
         self.names.push((text.into(), name.clone()));
         Ok(name)
     }
-}
-
-/// `Edn::Long(n)` pushed onto `out`, made in its slot. Through `Vec::push` a value went
-/// through the stack, written in 1- and 8-byte pieces and read back in 16-byte ones: a
-/// store-forwarding stall on every item, a fifth of the time to read a query's 2,575
-/// one-value rows (`perf annotate`). Written through the slot instead, and kept out of line
-/// so that the compiler does not merge the arms' pushes into one copy through the stack
-/// again: that read 9% faster (~157 -> ~143 us), q1 over the server 40 us less.
-#[inline(never)]
-fn push_long(out: &mut Vec<Edn>, n: i64) {
-    let slot = spare_slot(out);
-    slot.write(Edn::Long(n));
-    // SAFETY: the slot at the old length was just written.
-    unsafe { out.set_len(out.len() + 1) };
-}
-
-/// The unused slot at `out`'s end, reserved if need be: written through its pointer, a
-/// value is made in place.
-#[inline(always)]
-fn spare_slot(out: &mut Vec<Edn>) -> &mut std::mem::MaybeUninit<Edn> {
-    out.reserve(1);
-    &mut out.spare_capacity_mut()[0]
-}
-
-/// `Edn::Vector(items)` pushed onto `out`, made in its slot ([`push_long`]).
-#[inline(never)]
-fn push_vector(out: &mut Vec<Edn>, items: Vec<Edn>) {
-    let slot = spare_slot(out);
-    slot.write(Edn::Vector(items));
-    // SAFETY: the slot at the old length was just written.
-    unsafe { out.set_len(out.len() + 1) };
 }
 
 /// A float16's value (RFC 8949, appendix D).
