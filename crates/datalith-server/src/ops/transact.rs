@@ -6,8 +6,11 @@
 //! With `--log`, the transaction goes through the log, and the answer comes once this node
 //! has applied it (`replica`).
 
+use datalith::codec::Value;
+use datalith::edn::cbor::CborWriter;
 use datalith::edn::{edn_from_value, read_one, Edn};
-use datalith::{Database, TxReport};
+use datalith::store::Schema;
+use datalith::{Database, Datom, TxReport};
 
 use super::datoms::attr_edn;
 use super::{Reply, Request, Source};
@@ -70,10 +73,21 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
     }
     format.entry_key(&Edn::kw(":tx-data"), &mut out);
     format.vector_open(report.tx_data.len(), &mut out);
-    // Each datom `[e :attribute v tx added]`; the attribute's ident made once.
+    match format {
+        Format::Cbor => cbor_datoms(schema, &report.tx_data, &mut out),
+        _ => text_datoms(schema, &report.tx_data, format, &mut out),
+    }
+    format.vector_close(&mut out);
+    format.map_close(&mut out);
+    Ok(out)
+}
+
+/// The report's datoms as text, each `[e :attribute v tx added]` written through one reused
+/// tuple; the attribute's ident made once.
+fn text_datoms(schema: &Schema, datoms: &[Datom], format: Format, out: &mut Vec<u8>) {
     let mut idents: Vec<(u32, Edn)> = Vec::new();
     let mut tuple = Vec::with_capacity(5);
-    for (i, d) in report.tx_data.iter().enumerate() {
+    for (i, d) in datoms.iter().enumerate() {
         if i > 0 {
             out.extend_from_slice(format.item_separator());
         }
@@ -94,13 +108,34 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
             Edn::Bool(d.added),
         ]);
         let datom = Edn::Vector(tuple);
-        format.write_into(&datom, &mut out);
+        format.write_into(&datom, out);
         let Edn::Vector(reused) = datom else {
             unreachable!("made a vector above")
         };
         tuple = reused;
     }
-    format.vector_close(&mut out);
-    format.map_close(&mut out);
-    Ok(out)
+}
+
+/// The report's datoms in CBOR, each `[e :attribute v tx added]` written from the datom's
+/// own value (`CborWriter::stored`, what `edn_from_value` makes of it, as `text_datoms`
+/// writes), the attribute's ident encoded once and copied.
+fn cbor_datoms(schema: &Schema, datoms: &[Datom], out: &mut Vec<u8>) {
+    let mut idents: Vec<(u32, Vec<u8>)> = Vec::new();
+    for d in datoms {
+        CborWriter(out).array_head(5);
+        CborWriter(out).stored(&Value::Long(d.e as i64));
+        match idents.iter().find(|(a, _)| *a == d.a) {
+            Some((_, bytes)) => out.extend_from_slice(bytes),
+            None => {
+                let mut bytes = Vec::new();
+                CborWriter(&mut bytes).value(&attr_edn(schema, d.a));
+                out.extend_from_slice(&bytes);
+                idents.push((d.a, bytes));
+            }
+        }
+        let mut w = CborWriter(out);
+        w.stored(&d.v);
+        w.stored(&Value::Long(d.tx as i64));
+        w.stored(&Value::Boolean(d.added));
+    }
 }
