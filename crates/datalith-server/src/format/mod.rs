@@ -110,9 +110,11 @@ impl Format {
         }
     }
 
-    /// The start of a collection whose items are written one by one after it (their number
-    /// not known yet).
-    pub fn collection_open(self, kind: Collection, out: &mut Vec<u8>) {
+    /// The start of a collection whose items are written one by one after it: `len` of
+    /// them when their number is known before (in CBOR a definite-length array, which a
+    /// reader makes at its size instead of growing it), else `None`. Ended by
+    /// [`Self::collection_close`] with the same `len`.
+    pub fn collection_open(self, kind: Collection, len: Option<usize>, out: &mut Vec<u8>) {
         let text: &[u8] = match (self, kind) {
             (Format::Edn, Collection::Set) => b"#{",
             (Format::Edn, Collection::Vector) => b"[",
@@ -127,15 +129,18 @@ impl Format {
                     Collection::List => w.tag(cbor::LIST),
                     Collection::Vector => {}
                 }
-                w.begin_array();
+                match len {
+                    Some(len) => w.array_head(len),
+                    None => w.begin_array(),
+                }
                 return;
             }
         };
         out.extend_from_slice(text);
     }
 
-    /// The end of a collection begun with [`Self::collection_open`].
-    pub fn collection_close(self, kind: Collection, out: &mut Vec<u8>) {
+    /// The end of a collection begun with [`Self::collection_open`] with this `len`.
+    pub fn collection_close(self, kind: Collection, len: Option<usize>, out: &mut Vec<u8>) {
         let text: &[u8] = match (self, kind) {
             (Format::Edn, Collection::Set) => b"}",
             (Format::Edn, Collection::Vector) => b"]",
@@ -143,29 +148,13 @@ impl Format {
             (Format::Json, Collection::Set | Collection::List) => b"]}",
             (Format::Json, Collection::Vector) => b"]",
             (Format::Cbor, _) => {
-                cbor::CborWriter(out).end();
+                if len.is_none() {
+                    cbor::CborWriter(out).end();
+                }
                 return;
             }
         };
         out.extend_from_slice(text);
-    }
-
-    /// The start of a vector of `len` items known before they are written: in CBOR a
-    /// definite-length array, which a reader makes at its size instead of growing it
-    /// (a report's datoms). Ended by [`Self::vector_close`].
-    pub fn vector_open(self, len: usize, out: &mut Vec<u8>) {
-        match self {
-            Format::Edn | Format::Json => out.push(b'['),
-            Format::Cbor => cbor::CborWriter(out).array_head(len),
-        }
-    }
-
-    /// The end of a vector begun with [`Self::vector_open`].
-    pub fn vector_close(self, out: &mut Vec<u8>) {
-        match self {
-            Format::Edn | Format::Json => out.push(b']'),
-            Format::Cbor => {}
-        }
     }
 
     /// `value` written in this format.

@@ -44,6 +44,8 @@ pub struct Streamed {
     ready: Option<Vec<u8>>,
     head: Option<Vec<u8>>,
     items: Items,
+    /// How many items the head announced (a CBOR array's length).
+    announced: usize,
     written: usize,
     tail: Option<Vec<u8>>,
     format: Format,
@@ -57,6 +59,15 @@ enum Items {
 }
 
 impl Items {
+    /// Items not written yet: exactly as many as `write_next` will write (a row that
+    /// cannot be made ends the answer with its error instead).
+    fn len(&self) -> usize {
+        match self {
+            Items::Values(values) => values.len(),
+            Items::Rows(rows) => rows.len(),
+        }
+    }
+
     /// Writes the next item into `out` in `format`, after `separator` when it is not the
     /// first; false at the end. Each item is written where it is made (see
     /// `ResultRows::next_with`).
@@ -140,11 +151,15 @@ impl Streamed {
         (before, key, kind, after): (&[(Edn, Edn)], &Edn, Collection, &[(Edn, Edn)]),
         items: Items,
     ) -> Streamed {
-        let (head, tail) = frame(format, (before, key, kind, after));
+        // Their number is known before the first is written: a CBOR reader then makes the
+        // collection at its size.
+        let announced = items.len();
+        let (head, tail) = frame(format, (before, key, kind, after), Some(announced));
         Streamed {
             ready: None,
             head: Some(head),
             items,
+            announced,
             written: 0,
             tail: Some(tail),
             format,
@@ -180,6 +195,17 @@ impl Streamed {
                 self.written += 1;
             } else {
                 if let Some(tail) = self.tail.take() {
+                    // Believed never to happen; a CBOR answer would not read, so it is cut
+                    // short instead.
+                    if self.written != self.announced {
+                        return Err(ServerError::new(
+                            crate::error::codes::INTERNAL,
+                            format!(
+                                "the answer announced {} items and had {}",
+                                self.announced, self.written
+                            ),
+                        ));
+                    }
                     out.extend_from_slice(&tail);
                 }
                 break;
@@ -231,6 +257,7 @@ fn cut_short(e: ServerError) -> Poll<Option<Result<Frame<Bytes>, ServerError>>> 
 fn frame(
     format: Format,
     (before, key, kind, after): (&[(Edn, Edn)], &Edn, Collection, &[(Edn, Edn)]),
+    len: Option<usize>,
 ) -> (Vec<u8>, Vec<u8>) {
     let separator = format.entry_separator();
     let mut head = Vec::new();
@@ -241,9 +268,9 @@ fn frame(
         head.extend_from_slice(separator);
     }
     format.entry_key(key, &mut head);
-    format.collection_open(kind, &mut head);
+    format.collection_open(kind, len, &mut head);
     let mut tail = Vec::new();
-    format.collection_close(kind, &mut tail);
+    format.collection_close(kind, len, &mut tail);
     for (k, v) in after {
         tail.extend_from_slice(separator);
         format.entry_key(k, &mut tail);
@@ -284,7 +311,7 @@ impl PushedText {
             false => Collection::Vector,
         };
         let after = [(Edn::kw(":basis-t"), Edn::Long(self.basis as i64))];
-        let (head, tail) = frame(self.format, (&[], &Edn::kw(":result"), kind, &after));
+        let (head, tail) = frame(self.format, (&[], &Edn::kw(":result"), kind, &after), None);
         self.out = head;
         self.out.reserve(CHUNK_BYTES + 1024);
         self.tail = tail;
@@ -383,6 +410,34 @@ impl http_body::Body for Sending {
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
+
+    /// A CBOR answer announces its number of items (a definite-length array, which a
+    /// reader makes at its size), whole or streamed.
+    #[test]
+    fn a_cbor_answer_announces_its_items() {
+        for n in [STREAM_FROM * 2, STREAM_FROM * 300] {
+            let answer = Edn::Map(vec![(
+                Edn::kw(":result"),
+                Edn::Vector((0..n as i64).map(Edn::Long).collect()),
+            )]);
+            let mut streamed = Streamed::of(Format::Cbor, answer).ok().unwrap();
+            let first = match streamed.whole().unwrap() {
+                Some(whole) => whole,
+                None => streamed.next_chunk().unwrap().unwrap(),
+            };
+            // {:result [...]}: map(1), tag 39 "result", then the array's head.
+            let head = &first[..16];
+            let n = u32::try_from(n).unwrap();
+            let expected: Vec<u8> = match u16::try_from(n) {
+                Ok(n) => [&[0x99][..], &n.to_be_bytes()].concat(),
+                Err(_) => [&[0x9a][..], &n.to_be_bytes()].concat(),
+            };
+            assert!(
+                head.windows(expected.len()).any(|w| w == expected),
+                "{n} items: {head:02x?}"
+            );
+        }
+    }
 
     /// The answers, streamed and written whole, read back the same.
     #[test]

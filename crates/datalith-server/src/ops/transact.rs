@@ -15,7 +15,7 @@ use datalith::{Database, Datom, TxReport};
 use super::datoms::attr_edn;
 use super::{Reply, Request, Source};
 use crate::error::{Result, ServerError};
-use crate::format::Format;
+use crate::format::{Collection, Format};
 
 pub const FIELDS: &[&str] = &["tx-data"];
 
@@ -72,12 +72,13 @@ fn report_text(database: &Database, report: &TxReport, format: Format) -> Result
         out.extend_from_slice(format.entry_separator());
     }
     format.entry_key(&Edn::kw(":tx-data"), &mut out);
-    format.vector_open(report.tx_data.len(), &mut out);
+    let datoms = Some(report.tx_data.len());
+    format.collection_open(Collection::Vector, datoms, &mut out);
     match format {
         Format::Cbor => cbor_datoms(schema, &report.tx_data, &mut out),
         _ => text_datoms(schema, &report.tx_data, format, &mut out),
     }
-    format.vector_close(&mut out);
+    format.collection_close(Collection::Vector, datoms, &mut out);
     format.map_close(&mut out);
     Ok(out)
 }
