@@ -80,6 +80,9 @@ async fn attempt(
         }
     }
     let source = find(state, name)?;
+    // A replica's transaction waits on the runtime (`Handle::block_on`), which only a
+    // thread handed off with `block_in_place` may do.
+    let local = source.replica.is_none();
     access.require(name, op.role())?;
     let body = super::body::read(state, body).await?;
     let form = read_body(header(headers, CONTENT_TYPE), &body)?;
@@ -136,7 +139,7 @@ async fn attempt(
         ))
     };
     let outcome = if runs_in_place(op) {
-        match state.runs_alone() {
+        match local && state.runs_alone() {
             // Nothing else runs: the other workers are free for what comes.
             true => work(None),
             false => tokio::task::block_in_place(|| work(None)),
@@ -173,10 +176,11 @@ fn query_key(request: &Request) -> Option<u64> {
 /// calling thread when no other commit runs; a blocking thread put two wake-ups on the path
 /// of every write (W at batch 100 over loopback: see the crate's README). While other
 /// requests run, the worker's other tasks are handed to another thread for the call
-/// (`block_in_place`, a wake-up and the core's hand-back); a transaction that runs alone
-/// blocks its worker outright, the other workers being free (the README: 6% less a call
-/// alone; under 200 clients, holding the worker whatever ran cost the reads 10 ms p50). A
-/// query stays on a blocking thread, where a client that goes away stops it.
+/// (`block_in_place`, a wake-up and the core's hand-back); a transaction on a local
+/// database (no `--log`) that runs alone blocks its worker outright, the other workers
+/// being free (the README: 6% less a call alone; under 200 clients, holding the worker
+/// whatever ran cost the reads 10 ms p50). A query stays on a blocking thread, where a
+/// client that goes away stops it.
 fn runs_in_place(op: Op) -> bool {
     op == Op::Transact
         && tokio::runtime::Handle::try_current()
