@@ -42,7 +42,7 @@ pub use error::{Anomaly, Category, Error};
 pub use kv::{Durability, EnvOptions};
 pub use pull::Eid;
 pub use query::QueryError;
-pub use store::Datom;
+pub use store::{Datom, ValueIndex};
 pub use tx::{IntoTxData, TxClock, TxData, TxError, TxReport};
 
 /// The README's example, compiled and run as a doctest so that it cannot go stale.

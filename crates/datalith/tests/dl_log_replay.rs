@@ -10,7 +10,7 @@ use std::time::Duration;
 use datalith::error::UNSUPPORTED_FORMAT;
 use datalith::kv::{EnvOptions, Environment, KvError};
 use datalith::raw::{Components, Index};
-use datalith::{Database, DbOptions};
+use datalith::{Database, DbOptions, ValueIndex};
 
 fn options() -> DbOptions {
     let mut o = DbOptions::default();
@@ -112,8 +112,21 @@ fn killed_copy(live: &Path, db: &Database) -> tempfile::TempDir {
 
 #[test]
 fn every_transaction_shape_is_logged_as_its_entry_and_replays_to_the_same_indexes() {
+    replays_every_transaction_shape(ValueIndex::All);
+}
+
+/// The same with AVE entries for declared attributes alone: the others' entities are listed
+/// in `attr_entities`, rebuilt from the entries' flags.
+#[test]
+fn every_transaction_shape_replays_with_ave_for_declared_attributes_alone() {
+    replays_every_transaction_shape(ValueIndex::Declared);
+}
+
+fn replays_every_transaction_shape(value_index: ValueIndex) {
     let live = tempfile::tempdir().unwrap();
-    let db = Database::open(live.path(), options()).unwrap();
+    let mut o = options();
+    o.value_index = value_index;
+    let db = Database::open(live.path(), o).unwrap();
     let before = db.env().commit_counters();
     for group in transactions() {
         let handles: Vec<_> = group

@@ -120,6 +120,7 @@ fn sound_databases_pass_the_walk() {
             names,
             [
                 "__datalith_meta",
+                "attr_entities",
                 "ave",
                 "eav",
                 "giants",

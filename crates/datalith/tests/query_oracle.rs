@@ -171,9 +171,16 @@ proptest! {
         pred in proptest::option::of((0u8..3, 0i64..5)),
         order in any::<u64>(),
         find_mask in any::<u8>(),
+        declared in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(dir.path(), DbOptions::with_durability(Durability::NoSync)).unwrap();
+        // With AVE only for declared attributes, `:a` and `:b` are read through
+        // `attr_entities` and EAV (`store::value_index`); `:r`, a ref, through AVE.
+        let mut options = DbOptions::with_durability(Durability::NoSync);
+        if declared {
+            options.value_index = datalith::ValueIndex::Declared;
+        }
+        let db = Database::open(dir.path(), options).unwrap();
         let tx = |s: &str| datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap();
         db.transact(tx("[{:db/ident :a :db/valueType :db.type/long :db/cardinality :db.cardinality/many}
                         {:db/ident :b :db/valueType :db.type/long :db/cardinality :db.cardinality/many}
@@ -257,5 +264,7 @@ proptest! {
             let got = result_set(&snap.q_with(&cq, &[], &spread).unwrap().result);
             prop_assert_eq!(&got, &naive_count(&expected), "spread: {}", cq);
         }
+        let report = snap.check().unwrap();
+        prop_assert!(report.is_ok(), "{:?}", report.problems);
     }
 }

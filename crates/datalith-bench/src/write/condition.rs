@@ -77,8 +77,10 @@ pub enum Store {
     RocksDb,
     /// The real Datalevin KV (`transact-kv`, `transact-kv-async`) in its JVM harness.
     DatalevinKv,
-    /// Datalith's Datalog API (`transact` or `transact_with_callback`).
-    DatalithDl(Durability),
+    /// Datalith's Datalog API (`transact` or `transact_with_callback`), on a database that
+    /// keeps AVE entries as the second field says (`dl-declared-*`: only for declared
+    /// attributes, Datomic's choice; `:v` then has none).
+    DatalithDl(Durability, datalith::ValueIndex),
     /// The real Datalevin Datalog (`transact!`, `transact-async`) in its JVM harness.
     DatalevinDl,
     /// Datalith's Datalog through the real `datalith serve` on loopback and `datalith-client`
@@ -118,7 +120,7 @@ impl ConditionSpec {
     fn new(name: String, store: Store, asynchronous: bool, durability: &'static str) -> Self {
         let peer = !matches!(
             store,
-            Store::DatalithKv(_) | Store::DatalithDl(_) | Store::DatalithRemote
+            Store::DatalithKv(_) | Store::DatalithDl(..) | Store::DatalithRemote
         );
         ConditionSpec {
             name,
@@ -158,7 +160,7 @@ fn remote_conditions() -> Vec<ConditionSpec> {
     vec![
         ConditionSpec::new(
             "dl-sync".into(),
-            Store::DatalithDl(Durability::Durable),
+            Store::DatalithDl(Durability::Durable, datalith::ValueIndex::All),
             false,
             "durable",
         ),
@@ -196,17 +198,30 @@ fn sqlite_conditions() -> [ConditionSpec; 2] {
 }
 
 fn datalog_conditions() -> Vec<ConditionSpec> {
+    use datalith::ValueIndex;
     let durable = Durability::Durable;
     let mut v = vec![
         ConditionSpec::new(
             "dl-sync".into(),
-            Store::DatalithDl(durable),
+            Store::DatalithDl(durable, ValueIndex::All),
             false,
             "durable",
         ),
         ConditionSpec::new(
             "dl-async".into(),
-            Store::DatalithDl(durable),
+            Store::DatalithDl(durable, ValueIndex::All),
+            true,
+            "durable",
+        ),
+        ConditionSpec::new(
+            "dl-declared-sync".into(),
+            Store::DatalithDl(durable, ValueIndex::Declared),
+            false,
+            "durable",
+        ),
+        ConditionSpec::new(
+            "dl-declared-async".into(),
+            Store::DatalithDl(durable, ValueIndex::Declared),
             true,
             "durable",
         ),

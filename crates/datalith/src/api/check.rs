@@ -91,6 +91,13 @@ pub enum Inconsistency {
         /// What disagrees.
         detail: String,
     },
+    /// An attribute's datoms in the wrong place for the database's choice of AVE entries
+    /// (`store::value_index`): in AVE and in `attr_entities` both, in the one the schema
+    /// does not name, or an entity of a datom missing from `attr_entities`.
+    ValueIndex {
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Inconsistency {
@@ -128,6 +135,7 @@ impl std::fmt::Display for Inconsistency {
             Inconsistency::TxLog { detail } => write!(f, "transaction log: {detail}"),
             Inconsistency::History { detail } => write!(f, "history index: {detail}"),
             Inconsistency::FullText { detail } => write!(f, "full-text index: {detail}"),
+            Inconsistency::ValueIndex { detail } => write!(f, "attr_entities: {detail}"),
         }
     }
 }
@@ -190,6 +198,11 @@ fn malformed(index: &'static str, what: &str, bytes: &[u8]) -> Inconsistency {
             &bytes[..bytes.len().min(24)]
         ),
     }
+}
+
+/// Per attribute, its datoms in EAV.
+fn counts_eav(counts: &BTreeMap<AttrId, Counts>) -> BTreeMap<AttrId, u64> {
+    counts.iter().map(|(a, c)| (*a, c.eav)).collect()
 }
 
 /// Per-attribute counts seen while walking.
@@ -305,9 +318,17 @@ impl Db {
         }
         progress(CheckProgress { done, total });
 
+        // Attributes listed in `attr_entities` instead of AVE, checked apart.
+        let listed = super::check_listed::check_listed(
+            &r,
+            schema,
+            &counts_eav(&counts),
+            &mut report.problems,
+        )?;
+
         // EAV entries missing from AVE, only for attributes whose counts say some are.
         for (&a, c) in &counts {
-            if c.eav <= c.ave - c.ave_not_in_eav {
+            if listed.contains(&a) || c.eav <= c.ave - c.ave_not_in_eav {
                 continue;
             }
             let mut in_ave: HashSet<(EntityId, &[u8])> = HashSet::new();
@@ -391,10 +412,15 @@ impl Db {
             let mut rec = recorded.get(&a).copied().unwrap_or_default();
             let tallied = r.distinct_tally(a)? + unheld.get(&a).copied().unwrap_or(0);
             rec.distinct = (rec.distinct as i64 + tallied).max(0) as u64;
-            let actual = counts.get(&a).map_or(AttrStats::default(), |c| AttrStats {
+            let mut actual = counts.get(&a).map_or(AttrStats::default(), |c| AttrStats {
                 datoms: c.ave,
                 distinct: c.distinct,
             });
+            if listed.contains(&a) {
+                // Its datoms are counted in EAV; nothing counts its distinct values.
+                actual.datoms = counts.get(&a).map_or(0, |c| c.eav);
+                actual.distinct = rec.distinct;
+            }
             if rec != actual {
                 report.problems.push(Inconsistency::Stats {
                     a,

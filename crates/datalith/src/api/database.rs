@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crate::codec::{Keyword, Value};
 use crate::db::{Db, Functions};
 use crate::kv::handle::Completion;
-use crate::kv::{CommitHandle, EnvOptions, Environment};
+use crate::kv::{CommitHandle, EnvOptions, Environment, KvOp};
+use crate::store::value_index::{self, ValueIndex};
 use crate::store::{Store, Tables};
 use crate::tx::request::TxRequest;
 use crate::tx::{IntoTxData, TxData, TxError, TxReport};
@@ -49,6 +50,10 @@ pub struct DbOptions {
     /// new database is then made that way): for tests of the upgrade only.
     #[doc(hidden)]
     pub legacy_format: bool,
+    /// Which datoms a database made by this open keeps in AVE ([`ValueIndex`]: every one, the
+    /// default, or only those of `:db/index`, `:db/unique` and ref attributes, as Datomic).
+    /// A database keeps the choice it was made with; on an existing one this is ignored.
+    pub value_index: ValueIndex,
 }
 
 impl DbOptions {
@@ -60,6 +65,7 @@ impl DbOptions {
             query_memory_limit: None,
             skip_tx_log: false,
             legacy_format: false,
+            value_index: ValueIndex::All,
         }
     }
 }
@@ -101,6 +107,18 @@ impl Database {
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Database, TxError> {
         let env = Environment::open(path, with_index_rebuild(options.env))?;
         let mut tables = Tables::open(&env)?;
+        if options.value_index != tables.value_index && is_new(&env, &tables)? {
+            let choice = match options.value_index {
+                ValueIndex::Declared => vec![KvOp::put(
+                    &tables.meta,
+                    value_index::META_KEY,
+                    value_index::DECLARED,
+                )],
+                _ => vec![KvOp::delete(&tables.meta, value_index::META_KEY)],
+            };
+            env.transact_kv(choice)?;
+            tables.value_index = options.value_index;
+        }
         if options.skip_tx_log {
             tables.tx_log = None;
         }
@@ -193,6 +211,9 @@ impl Database {
                     }
                     (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/noHistory" => {
                         existing.no_history == *b
+                    }
+                    (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/index" => {
+                        existing.indexed == *b
                     }
                     (Edn::Keyword(p), Edn::Bool(b)) if p.to_string() == ":db/fulltext" => {
                         existing.fulltext.is_some() == *b
@@ -546,7 +567,16 @@ impl Database {
         let snap = self.db()?;
         let schema = snap.schema().clone();
         drop(snap);
-        let prepared = crate::tx::bulk::prepare(&schema, datoms)?;
+        let mut prepared = crate::tx::bulk::prepare(&schema, datoms)?;
+        let policy = self.store.tables.value_index;
+        prepared.list_attributes(
+            schema
+                .attributes()
+                .iter()
+                .filter(|a| !policy.in_ave(a))
+                .map(|a| a.id)
+                .collect(),
+        );
         let requests =
             crate::tx::bulk::FillRequest::chunks(&self.store.tables, prepared, chunk.max(1));
         let single = requests.len() == 1;
@@ -587,6 +617,12 @@ impl Database {
 /// `env` with the Datalog store's log derivation: log records hold each transaction's log
 /// entry, not its index writes (a third of the bytes to sync), and whoever reads them back,
 /// replay or another process's reader of the log's tail, rebuilds those from the entry.
+/// Whether the database holds no datom yet (its built-ins are written after the tables open).
+fn is_new(env: &Environment, tables: &Tables) -> Result<bool, TxError> {
+    let snap = env.read()?;
+    Ok(snap.view().len(&tables.eav)? == 0)
+}
+
 fn with_index_rebuild(mut env: crate::kv::EnvOptions) -> crate::kv::EnvOptions {
     env.log_derivation = Some(std::sync::Arc::new(crate::tx::index_rebuild::IndexRebuild));
     env

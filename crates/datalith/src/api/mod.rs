@@ -6,6 +6,7 @@
 pub(crate) mod check;
 mod check_fulltext;
 mod check_history;
+mod check_listed;
 mod check_log;
 pub mod database;
 pub mod db;

@@ -137,7 +137,7 @@ impl Db {
         let t = &self.store.tables;
         let mut tables = vec![&t.eav, &t.ave, &t.giants, &t.meta];
         tables.extend(
-            [&t.history, &t.history_attr, &t.tx_log]
+            [&t.history, &t.history_attr, &t.attr_entities, &t.tx_log]
                 .into_iter()
                 .flatten(),
         );

@@ -508,11 +508,7 @@ fn log_entry_datoms(b: &[u8]) -> Option<Vec<(EntityId, bool, &[u8])>> {
     let mut out = Vec::with_capacity(count);
     for _ in 0..count {
         let e = EntityId::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?);
-        let added = match *b.get(at + 8)? {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
+        let (added, _) = super::value_index::log_flags(*b.get(at + 8)?)?;
         let len = u32::from_be_bytes(b.get(at + 9..at + 13)?.try_into().ok()?) as usize;
         at += 13;
         let av = b.get(at..at.checked_add(len)?)?;

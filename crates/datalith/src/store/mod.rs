@@ -5,12 +5,15 @@
 //! - [`schema`] / [`load`]: attributes, built-ins, loading the schema from datoms.
 //! - [`bootstrap`]: the built-in entities every database stores (attributes and idents).
 //! - [`tables`]: the store's KV tables, counters and statistics records.
-//! - [`reader`]: reading datoms out of the indexes.
+//! - [`reader`]: reading datoms out of the indexes; [`listed`]: the reads of an attribute
+//!   without AVE entries.
 //! - [`range_estimate`]: how many datoms of an attribute lie in a value range, counted up to
 //!   a cap and interpolated past it (the planner's estimate of a range step).
 //! - [`history`]: the history index (every assertion and retraction, by entity, in time
 //!   order) and the time filters of `as-of`, `since` and `history`.
 //! - [`shared`]: the long-lived state of an open store.
+//! - [`value_index`]: which datoms have an AVE entry (every one, or those of declared
+//!   attributes), and the `attr_entities` table that lists the others' entities.
 //!
 //! # Tables and ids (moved from ARCHITECTURE.md)
 //!
@@ -20,9 +23,12 @@
 //! | `ave` | fixed-width list (8) | attribute id (u32 BE) ++ encoded value | entity ids (u64 BE), sorted |
 //! | `store_meta` | plain | `next_entity`, `next_attr`, `next_tx`, `schema_version`, `builtins_format` (u64 BE); `stats/` ++ attr id | counters; `AttrStats` (datoms, distinct values: 2 x u64 BE) |
 //! | `giants` | plain | attribute id ++ 16-byte BLAKE3 hash | the full encoding of a value too long to index inline |
+//! | `attr_entities` | fixed-width list (8) | attribute id (u32 BE) | entity ids (u64 BE) that held a value of it, for attributes without AVE entries |
 //!
-//! Every attribute is in both indexes, so no `:db/index` is needed; AVE on a ref attribute
-//! answers reverse navigation, so there is no VAE. An encoding longer than 491 bytes is indexed
+//! By default every attribute is in both indexes, so no `:db/index` is needed; a database
+//! made with `ValueIndex::Declared` keeps AVE entries only for `:db/index`, `:db/unique`,
+//! ref and built-in attributes, and lists the others' entities in `attr_entities`
+//! ([`value_index`]). AVE on a ref attribute answers reverse navigation, so there is no VAE. An encoding longer than 491 bytes is indexed
 //! by its first 491 bytes plus a 16-byte hash (507 bytes: with the attribute id exactly LMDB's
 //! 511-byte key limit) and its full encoding kept in `giants` (see `codec/LAYOUT.md`); equal
 //! values get equal keys, reads check the stored bytes against prefix and hash, a hash collision
@@ -85,12 +91,14 @@ pub mod error;
 pub mod history;
 pub(crate) mod ids;
 pub mod keys;
+pub mod listed;
 pub mod load;
 pub mod range_estimate;
 pub mod reader;
 pub mod schema;
 pub mod shared;
 pub mod tables;
+pub mod value_index;
 
 pub use datom::Datom;
 pub use error::StoreError;
@@ -100,3 +108,4 @@ pub use reader::{EntityCursor, IndexReader};
 pub use schema::{Attribute, Cardinality, Schema, Unique};
 pub use shared::Store;
 pub use tables::{AttrStats, Tables};
+pub use value_index::ValueIndex;

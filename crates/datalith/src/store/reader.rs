@@ -7,6 +7,7 @@ use std::ops::Bound;
 use super::error::StoreError;
 use super::ids::{AttrId, EntityId};
 use super::keys::{self, ATTR_BYTES, ENTITY_BYTES};
+use super::listed;
 use super::tables::{self, AttrStats, Tables};
 use crate::codec::{self, Value};
 use crate::kv::{Direction, KvError, ListReader, View};
@@ -148,7 +149,10 @@ impl<'a> IndexReader<'a> {
     ) -> Result<(), StoreError> {
         let datoms = self.estimated_stats(a)?.datoms;
         let n = entities.len() as u64;
-        if n > 0 && n.saturating_mul(crate::limits::VALUES_SCAN_SHARE) >= datoms {
+        if n > 0
+            && !self.is_listed(a)?
+            && n.saturating_mul(crate::limits::VALUES_SCAN_SHARE) >= datoms
+        {
             if let Some(()) = self.values_of_each_by_scan(entities, a, out)? {
                 return Ok(());
             }
@@ -251,6 +255,7 @@ impl<'a> IndexReader<'a> {
     /// A cursor for many lookups of entities by value (see [`ValueCursor`]).
     pub fn value_cursor(&self) -> Result<ValueCursor<'a>, StoreError> {
         Ok(ValueCursor {
+            r: *self,
             ave: self.view.list_reader(&self.t.ave)?,
             key: Vec::with_capacity(32),
         })
@@ -294,6 +299,11 @@ impl<'a> IndexReader<'a> {
         key: &[u8],
         mut f: impl FnMut(EntityId) -> bool,
     ) -> Result<(), StoreError> {
+        if let Some((a, vb)) = keys::split_attr(key) {
+            if self.is_listed(a)? {
+                return self.listed_entities_with(a, vb, f);
+            }
+        }
         let mut bad = None;
         self.view.list_blocks(
             &self.t.ave,
@@ -345,6 +355,14 @@ impl<'a> IndexReader<'a> {
     pub fn first_entity_with(&self, a: AttrId, v: &Value) -> Result<Option<EntityId>, StoreError> {
         let mut key = Vec::with_capacity(32);
         attr_value_bytes(a, v, &mut key);
+        if self.is_listed(a)? {
+            let mut first = None;
+            self.ave_entities(&key, |e| {
+                first = Some(e);
+                false
+            })?;
+            return Ok(first);
+        }
         match self.view.get(&self.t.ave, &key)? {
             None => Ok(None),
             Some(raw) => Ok(Some(
@@ -358,6 +376,14 @@ impl<'a> IndexReader<'a> {
     pub fn entities_with_count(&self, a: AttrId, v: &Value) -> Result<u64, StoreError> {
         let mut key = Vec::with_capacity(32);
         attr_value_bytes(a, v, &mut key);
+        if self.is_listed(a)? {
+            let mut n = 0;
+            self.ave_entities(&key, |_| {
+                n += 1;
+                true
+            })?;
+            return Ok(n);
+        }
         Ok(self.view.list_len(&self.t.ave, &key)?)
     }
 
@@ -373,6 +399,17 @@ impl<'a> IndexReader<'a> {
         Ok(n)
     }
 
+    /// How many entities hold the AVE key `key` (attribute ++ value index form), counting at
+    /// most `cap`.
+    pub fn count_key(&self, key: &[u8], cap: u64) -> Result<u64, StoreError> {
+        let mut n = 0;
+        self.ave_entities(key, |_| {
+            n += 1;
+            n < cap
+        })?;
+        Ok(n)
+    }
+
     /// Calls `f(value bytes, entity ids)` for the AVE entries of `a` within the bounds,
     /// forward, until it returns false: each value's entities (8 bytes each, ascending) a
     /// page at a time, so that a caller can work on a page's ids together (decode the value
@@ -382,8 +419,26 @@ impl<'a> IndexReader<'a> {
         a: AttrId,
         lower: Bound<&Value>,
         upper: Bound<&Value>,
-        mut f: impl FnMut(&'a [u8], &'a [u8]) -> Result<bool, StoreError>,
+        mut f: impl FnMut(&'a [u8], &[u8]) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
+        if self.is_listed(a)? {
+            let rows = self.listed_sorted(
+                a,
+                &listed::value_bound(a, lower),
+                &listed::value_bound(a, upper),
+            )?;
+            let mut block = Vec::new();
+            for run in rows.chunk_by(|x, y| x.0 == y.0) {
+                block.clear();
+                for (_, e) in run {
+                    block.extend_from_slice(&e.to_be_bytes());
+                }
+                if !f(run[0].0, &block)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         let lo = bound_key(a, lower, false);
         let hi = bound_key(a, upper, true);
         // The callback's error travels out through `failed` (the walk speaks `KvError`).
@@ -448,6 +503,19 @@ impl<'a> IndexReader<'a> {
                 },
             );
         }
+        if self.is_listed(a)? {
+            let rows = self.listed_sorted(
+                a,
+                &listed::value_bound(a, lower),
+                &listed::value_bound(a, upper),
+            )?;
+            for (vb, e) in rows.into_iter().rev() {
+                if !f(vb, e)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
         for entry in self.view.range(&self.t.ave, lo_ref, hi_ref, direction)? {
             let (k, ev) = entry?;
             let (_, vb) = keys::split_attr(k).ok_or_else(|| corrupt("AVE key", k))?;
@@ -469,6 +537,15 @@ impl<'a> IndexReader<'a> {
         mut member: impl FnMut(EntityId) -> bool,
         mut f: impl FnMut(&'a [u8]) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
+        if self.is_listed(a)? {
+            let rows = self.listed_sorted(a, &Bound::Unbounded, &Bound::Unbounded)?;
+            for run in rows.chunk_by(|x, y| x.0 == y.0) {
+                if run.iter().any(|(_, e)| member(*e)) {
+                    f(run[0].0)?;
+                }
+            }
+            return Ok(());
+        }
         let start = a.to_be_bytes();
         let end = a.checked_add(1).map(|n| n.to_be_bytes());
         let upper = match &end {
@@ -512,6 +589,7 @@ impl<'a> IndexReader<'a> {
         self.view
             .overlay_key_balance(&self.t.ave, &prefix, |_, d| unheld += d)?;
         s.distinct = (s.distinct as i64 + unheld).max(0) as u64;
+        self.listed_distinct(a, &mut s)?;
         Ok(s)
     }
 
@@ -524,7 +602,7 @@ impl<'a> IndexReader<'a> {
     /// cheaper.
     pub fn estimated_stats(&self, a: AttrId) -> Result<AttrStats, StoreError> {
         let mut s = self.counted_stats(a)?;
-        if !self.view.has_overlay() {
+        if self.listed_distinct(a, &mut s)? || !self.view.has_overlay() {
             return Ok(s);
         }
         let held = self.held_stats(a)?;
@@ -537,6 +615,17 @@ impl<'a> IndexReader<'a> {
             s.distinct = s.distinct.max(scaled.min(s.datoms));
         }
         Ok(s)
+    }
+
+    /// For a listed attribute, whose distinct values nothing counts: takes each datom for a
+    /// value of its own (the planner then expects one entity a value; a lookup by value
+    /// scans the attribute anyway). Whether it is listed.
+    fn listed_distinct(&self, a: AttrId, s: &mut AttrStats) -> Result<bool, StoreError> {
+        let listed = self.is_listed(a)?;
+        if listed {
+            s.distinct = s.datoms;
+        }
+        Ok(listed)
     }
 
     /// The statistics record through the view, with the distinct values LMDB counted (its
@@ -626,6 +715,7 @@ fn eav_step<'a>(
 /// across them (as [`EntityCursor`] in EAV): lookups in ascending value order mostly search
 /// only the leaf page the previous one ended on. Any order is correct.
 pub struct ValueCursor<'a> {
+    r: IndexReader<'a>,
     ave: ListReader<'a>,
     /// The key being looked up (kept to reuse its allocation).
     key: Vec<u8>,
@@ -637,6 +727,13 @@ impl ValueCursor<'_> {
         self.key.clear();
         attr_value_bytes(a, v, &mut self.key);
         let mut found = false;
+        if self.r.is_listed(a)? {
+            self.r.ave_entities(&self.key, |_| {
+                found = true;
+                false
+            })?;
+            return Ok(found);
+        }
         self.ave.each_from(&self.key, &[], |_| {
             found = true;
             Ok(false)
@@ -653,6 +750,12 @@ impl ValueCursor<'_> {
     ) -> Result<(), StoreError> {
         self.key.clear();
         attr_value_bytes(a, v, &mut self.key);
+        if self.r.is_listed(a)? {
+            return self.r.ave_entities(&self.key, |e| {
+                out.push(e);
+                true
+            });
+        }
         let mut bad = None;
         self.ave.each_from(&self.key, &[], |raw| {
             match <[u8; ENTITY_BYTES]>::try_from(raw) {

@@ -59,6 +59,9 @@ pub struct Attribute {
     pub tuple_types: Option<Vec<ValueType>>,
     /// `:db/noHistory`: the history index keeps only the current datoms' assertions.
     pub no_history: bool,
+    /// `:db/index true`: its datoms are in AVE also where the database keeps AVE only for
+    /// the attributes that ask for it (`store::value_index`).
+    pub indexed: bool,
     /// `:db/fulltext`: its string values are in a full-text index analyzed so
     /// (`:db.fulltext/stopWords`, `:db.fulltext/stemmer`; by default Datomic's analysis).
     pub fulltext: Option<AnalyzerConfig>,
@@ -121,7 +124,8 @@ pub mod builtin {
     pub const NO_HISTORY: AttrId = 11;
     /// `:db/fulltext`: the attribute's string values are searchable (`search`).
     pub const FULLTEXT: AttrId = 12;
-    /// `:db/index` (accepted for Datomic compatibility: every attribute is indexed in AVE)
+    /// `:db/index`: the attribute's datoms are in AVE (every attribute's are where the
+    /// database indexes all values, `store::value_index`)
     pub const INDEX: AttrId = 13;
     /// `:db/excise`: an excision's target (an entity, or an attribute whose values go).
     pub const EXCISE: AttrId = 14;
@@ -161,6 +165,7 @@ pub(crate) fn builtin_attrs() -> Vec<Attribute> {
         tuple_type: None,
         tuple_types: None,
         no_history: false,
+        indexed: false,
         fulltext: None,
     };
     use ValueType::{Boolean, Instant, Ref, Tuple};
@@ -638,6 +643,7 @@ pub fn attribute_from_datoms(
     };
     let is_component = matches!(find(IS_COMPONENT), Some(Value::Boolean(true)));
     let no_history = matches!(find(NO_HISTORY), Some(Value::Boolean(true)));
+    let indexed = matches!(find(INDEX), Some(Value::Boolean(true)));
     let fulltext = match find(FULLTEXT) {
         Some(Value::Boolean(true)) => {
             let language = |property, v: &Value| match v {
@@ -714,6 +720,7 @@ pub fn attribute_from_datoms(
         tuple_type,
         tuple_types,
         no_history,
+        indexed,
         fulltext,
     }))
 }
@@ -739,6 +746,7 @@ mod tests {
             tuple_type: None,
             tuple_types: None,
             no_history: false,
+            indexed: false,
             fulltext: None,
         }
     }

@@ -21,6 +21,11 @@ pub struct Tables {
     pub history: Option<Table>,
     /// attribute -> entities that ever lost a value of it.
     pub history_attr: Option<Table>,
+    /// attribute -> entities that held a value of it, for attributes without AVE entries
+    /// (`store::value_index`); `None` read-only in a database made before it.
+    pub attr_entities: Option<Table>,
+    /// Which datoms have AVE entries, as the database recorded when it was made.
+    pub value_index: super::ValueIndex,
     /// The full-text indexes of `:db/fulltext` attributes (`search::tables`, the attribute's
     /// id as the space); `None` read-only in a database made before them.
     pub search: Option<crate::search::SearchTables>,
@@ -68,23 +73,38 @@ impl Tables {
         let mut specs = STORE_TABLES.to_vec();
         specs.extend(crate::search::SearchTables::NAMES.map(|n| (n, TableKind::Plain, None)));
         env.create_tables(&specs)?;
-        let [eav, ave, giants, meta, tx_log, history, history_attr] = STORE_TABLES.map(|spec| {
-            let (name, kind, fixed) = spec;
-            match fixed {
-                Some(width) => env.fixed_list_table(name, width),
-                None => env.table(name, kind),
-            }
-        });
+        let [eav, ave, giants, meta, tx_log, history, history_attr, attr_entities] = STORE_TABLES
+            .map(|spec| {
+                let (name, kind, fixed) = spec;
+                match fixed {
+                    Some(width) => env.fixed_list_table(name, width),
+                    None => env.table(name, kind),
+                }
+            });
+        let meta = meta?;
+        let stored = env
+            .read()?
+            .view()
+            .get(&meta, super::value_index::META_KEY)?
+            .map(<[u8]>::to_vec);
+        let value_index =
+            super::ValueIndex::from_meta(stored.as_deref()).ok_or_else(|| KvError::WrongType {
+                table: "store_meta".into(),
+                expected: "`declared` or nothing under `value_index`",
+                found: format!("{} bytes", stored.as_ref().map_or(0, Vec::len)),
+            })?;
         Ok(Tables {
             eav: eav?,
             ave: ave?,
             giants: giants?,
-            meta: meta?,
+            meta,
             // Transactions write the log and never read it: the committer need not hold its
             // unapplied entries in its overlay (`kv::Table::unread_by_writers`).
             tx_log: optional(tx_log)?.map(Table::unread_by_writers),
             history: optional(history)?,
             history_attr: optional(history_attr)?,
+            attr_entities: optional(attr_entities)?,
+            value_index,
             search: crate::search::SearchTables::open(env)?,
             last_instant: Default::default(),
         })
@@ -92,8 +112,8 @@ impl Tables {
 }
 
 /// The store's tables: name, kind, fixed value width. Every AVE value (and every
-/// `history_attr` value) is an 8-byte entity id: stored fixed-width, read a page at a time.
-const STORE_TABLES: [(&str, TableKind, Option<u8>); 7] = [
+/// `history_attr` and `attr_entities` value) is an 8-byte entity id: stored fixed-width, read a page at a time.
+const STORE_TABLES: [(&str, TableKind, Option<u8>); 8] = [
     ("eav", TableKind::List, None),
     ("ave", TableKind::List, Some(8)),
     ("giants", TableKind::Plain, None),
@@ -101,6 +121,7 @@ const STORE_TABLES: [(&str, TableKind, Option<u8>); 7] = [
     ("tx_log", TableKind::Plain, None),
     ("history", TableKind::List, None),
     ("history_attr", TableKind::List, Some(8)),
+    ("attr_entities", TableKind::List, Some(8)),
 ];
 
 /// A table a read-only open of an older database may lack.

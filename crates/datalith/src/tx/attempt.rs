@@ -56,6 +56,11 @@ pub(crate) fn attempt(
         expanded,
         known_last_instant,
     )?;
+    // A transaction's datoms go where the schema it leaves says (it may install their
+    // attributes); one that moves an attribute's datoms in or out of AVE moves them first.
+    let after = outcome.new_schema.as_ref().unwrap_or(schema);
+    let value_index = r.t.value_index;
+    super::value_index_change::stage_moves(&r, schema, after, &outcome.datoms, stage)?;
     let mut stats = stage_datoms(
         &r,
         r.t,
@@ -63,6 +68,7 @@ pub(crate) fn attempt(
         stage,
         |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
         |a| schema.get(a).is_some_and(|x| x.no_history),
+        &|a| value_index.in_ave_of(after, a),
         log,
         outcome.tx,
     )?;
@@ -75,7 +81,6 @@ pub(crate) fn attempt(
         x.1 += n;
     }
     // The full-text indexes follow the datoms and, after them, what an excision removed.
-    let after = outcome.new_schema.as_ref().unwrap_or(schema);
     if excised.is_empty() {
         super::fulltext::stage_fulltext(&r, schema, after, &outcome.datoms.datoms, stage)?;
     } else {

@@ -153,6 +153,7 @@ impl BootstrapRequest {
             stage,
             |a| schema.get(a).is_some_and(|x| x.unique.is_some()),
             |a| schema.get(a).is_some_and(|x| x.no_history),
+            &|a| t.value_index.in_ave_of(&schema, a),
             None,
             tx,
         )?;
@@ -168,7 +169,7 @@ impl BootstrapRequest {
         )?;
         if let (Some(log), false) = (&t.tx_log, genesis) {
             let mut entry = Vec::with_capacity(16 + 24 * net.len());
-            super::log::encode_entry(&net, &mut entry);
+            super::log::encode_entry(&net, |a| t.value_index.in_ave_of(&schema, a), &mut entry);
             stage.put(log, &tx.to_be_bytes(), &entry);
         }
         stage.put(

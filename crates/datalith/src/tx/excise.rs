@@ -212,7 +212,10 @@ pub(crate) fn stage_excisions(
                     let key = av::index_key(&bytes);
                     let ek = keys::eav_key(e);
                     stage.list_remove(&t.eav, &ek, &key);
-                    stage.list_change_tallied(false, &t.ave, &key, &ek, Some(d.a));
+                    // A listed attribute's entity stays listed (`store::value_index`).
+                    if !r.is_listed(d.a)? {
+                        stage.list_change_tallied(false, &t.ave, &key, &ek, Some(d.a));
+                    }
                     stats.entry(d.a).or_default().0 -= 1;
                     removed.push(Datom {
                         e,
@@ -264,7 +267,7 @@ pub(crate) fn stage_excisions(
                 av: av_bytes,
             };
             let mut out = Vec::new();
-            super::log::encode_entry(&net, &mut out);
+            super::log::encode_entry(&net, |a| t.value_index.in_ave_of(schema, a), &mut out);
             stage.put(log, &tx.to_be_bytes(), &out);
         }
     }

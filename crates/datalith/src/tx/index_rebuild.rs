@@ -12,21 +12,23 @@ use crate::store::{history, keys};
 
 use super::{av, write};
 
-/// The Datalog store's derivation: EAV, AVE and history writes from `tx_log` puts.
+/// The Datalog store's derivation: EAV, AVE (or `attr_entities`) and history writes from
+/// `tx_log` puts.
 #[derive(Debug, Default)]
 pub struct IndexRebuild;
 
 /// Table names, in [`DerivedOp::table`] order.
-const TABLES: [&str; 4] = ["eav", "ave", "history", "history_attr"];
+const TABLES: [&str; 5] = ["eav", "ave", "history", "history_attr", "attr_entities"];
 const EAV: usize = 0;
 const AVE: usize = 1;
 const HISTORY: usize = 2;
 const HISTORY_ATTR: usize = 3;
+const ATTR_ENTITIES: usize = 4;
 
 impl Derivation for IndexRebuild {
     fn name(&self) -> &str {
         // Bump the version whenever `write::stage_datoms` changes what it stages.
-        "datalith.index-from-tx-log/2"
+        "datalith.index-from-tx-log/3"
     }
 
     fn source(&self) -> &str {
@@ -55,15 +57,28 @@ impl Derivation for IndexRebuild {
                 tally: None,
             });
         }
+        // An attribute without AVE entries lists its entities instead; a retraction leaves
+        // the entity listed (the entry cannot tell whether it was the entity's last value).
         for i in write::by_attribute(datoms.len(), |i| datoms[i].a) {
             let d = &datoms[i];
-            emit(DerivedOp {
-                table: AVE,
-                kind: list_kind(d.added),
-                key: &keys[i],
-                value: &d.e,
-                tally: Some(d.a),
-            });
+            if d.in_ave {
+                emit(DerivedOp {
+                    table: AVE,
+                    kind: list_kind(d.added),
+                    key: &keys[i],
+                    value: &d.e,
+                    tally: Some(d.a),
+                });
+            } else if d.added {
+                let attr_key = d.a.to_be_bytes();
+                emit(DerivedOp {
+                    table: ATTR_ENTITIES,
+                    kind: LoggedOpKind::ListAdd,
+                    key: &attr_key,
+                    value: &d.e,
+                    tally: None,
+                });
+            }
         }
         // History: one event a datom, in order, then the retractions' attributes (a
         // `:db/noHistory` retraction is staged otherwise: such a group is logged whole).
@@ -109,6 +124,8 @@ struct EntryDatom<'a> {
     e: [u8; keys::ENTITY_BYTES],
     a: AttrId,
     added: bool,
+    /// Whether its attribute's datoms have AVE entries (else `attr_entities` lists it).
+    in_ave: bool,
     av: &'a [u8],
 }
 
@@ -130,17 +147,20 @@ fn entry_datoms(b: &[u8]) -> Result<Vec<EntryDatom<'_>>, String> {
     let mut datoms = Vec::with_capacity(count);
     for _ in 0..count {
         let e: [u8; keys::ENTITY_BYTES] = take(8)?.try_into().unwrap_or_default();
-        let added = match take(1)?[0] {
-            0 => false,
-            1 => true,
-            _ => return Err("a transaction log datom's added flag is neither 0 nor 1".into()),
-        };
+        let (added, in_ave) = crate::store::value_index::log_flags(take(1)?[0])
+            .ok_or_else(|| "a transaction log datom's flags are not 0 to 3".to_string())?;
         let len = u32::from_be_bytes(take(4)?.try_into().unwrap_or_default()) as usize;
         let av = take(len)?;
         let a = keys::split_attr(av)
             .ok_or_else(|| "a transaction log datom has no attribute".to_string())?
             .0;
-        datoms.push(EntryDatom { e, a, added, av });
+        datoms.push(EntryDatom {
+            e,
+            a,
+            added,
+            in_ave,
+            av,
+        });
     }
     if at != b.len() {
         return Err("bytes after a transaction log entry's last datom".into());

@@ -11,8 +11,10 @@
 //!   the single committer in commit order (the `next_tx` counter of `store_meta` is read and
 //!   bumped inside the writing LMDB transaction), so key order is commit order and a new entry
 //!   always lands after every entry already committed.
-//! - **Value**: `count u32`, then `count` datoms, each `entity u64 | added u8 (0 or 1) |
-//!   av_len u32 | av bytes`, where `av` is the attribute id (`u32`) followed by the value's
+//! - **Value**: `count u32`, then `count` datoms, each `entity u64 | flags u8 (0 to 3) |
+//!   av_len u32 | av bytes`, where `flags` (written `added` before 2026-12-07, when it was
+//!   only 0 or 1) has bit 0 set for an assertion and bit 1 set when the attribute's datoms
+//!   have no AVE entries (`store::value_index`), and `av` is the attribute id (`u32`) followed by the value's
 //!   full `codec` encoding (giant values inline, never a reference to the `giants` table).
 //!   Every datom's transaction is the key. The datoms are the transaction's *net* changes in
 //!   the order it produced them (`:db/txInstant` on the transaction entity among them), so
@@ -46,9 +48,10 @@ use super::datoms::NetDatoms;
 use crate::codec;
 use crate::kv::{Direction, ReadTxn, Table};
 use crate::store::datom::Datom;
-use crate::store::ids::EntityId;
+use crate::store::ids::{AttrId, EntityId};
 use crate::store::keys::ATTR_BYTES;
 use crate::store::schema::builtin::TX_INSTANT;
+use crate::store::value_index;
 use crate::store::{StoreError, Tables};
 
 /// One transaction of the log.
@@ -62,12 +65,13 @@ pub struct TxLogEntry {
     pub datoms: Vec<Datom>,
 }
 
-/// Appends the log entry of `datoms` to `out`.
-pub fn encode_entry(datoms: &NetDatoms, out: &mut Vec<u8>) {
+/// Appends the log entry of `datoms` to `out`; `in_ave` says which attributes' datoms have
+/// AVE entries (`store::value_index`).
+pub fn encode_entry(datoms: &NetDatoms, in_ave: impl Fn(AttrId) -> bool, out: &mut Vec<u8>) {
     out.extend_from_slice(&(datoms.len() as u32).to_be_bytes());
     for (d, av) in datoms.iter() {
         out.extend_from_slice(&d.e.to_be_bytes());
-        out.push(d.added as u8);
+        out.push(value_index::log_flag_byte(d.added, in_ave(d.a)));
         out.extend_from_slice(&(av.len() as u32).to_be_bytes());
         out.extend_from_slice(av);
     }
@@ -96,11 +100,8 @@ pub fn decode_entry(tx: EntityId, b: &[u8]) -> Result<TxLogEntry, StoreError> {
     let mut instant = None;
     for _ in 0..count {
         let e = u64::from_be_bytes(take(&mut at, 8)?.try_into().unwrap_or_default());
-        let added = match take(&mut at, 1)?[0] {
-            0 => false,
-            1 => true,
-            _ => return Err(corrupt("added flag neither 0 nor 1")),
-        };
+        let (added, _) = value_index::log_flags(take(&mut at, 1)?[0])
+            .ok_or_else(|| corrupt("added flag not 0 or 1 (plus 2 without an AVE entry)"))?;
         let len = u32::from_be_bytes(take(&mut at, 4)?.try_into().unwrap_or_default()) as usize;
         let av = take(&mut at, len)?;
         if av.len() < ATTR_BYTES {

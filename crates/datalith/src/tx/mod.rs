@@ -115,6 +115,7 @@ pub(crate) mod run;
 pub(crate) mod schema_change;
 mod show;
 pub(crate) mod terms;
+pub(crate) mod value_index_change;
 pub(crate) mod write;
 
 pub use data::{AttrName, EntityMap, EntityRef, Tempid, TxData, TxItem, TxOp, TxValue};

@@ -1,5 +1,5 @@
-//! Stage 5: the net datoms become index writes (EAV and AVE), statistics and counters,
-//! staged for the committer.
+//! Stage 5: the net datoms become index writes (EAV, and AVE or `attr_entities`), statistics
+//! and counters, staged for the committer.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -29,6 +29,9 @@ use crate::store::tables::{meta_key, Tables};
 /// out of the record without deriving them a second time to compare. A retraction of a
 /// `:db/noHistory` attribute needs a lookup the derivation cannot make: such a transaction
 /// stages its entries itself, and its group is logged whole.
+///
+/// `in_ave` says which attributes' datoms have AVE entries (`store::value_index`); the
+/// others' entities are listed in `attr_entities`.
 #[allow(clippy::too_many_arguments)]
 pub fn stage_datoms(
     r: &IndexReader<'_>,
@@ -37,6 +40,7 @@ pub fn stage_datoms(
     stage: &mut Stage,
     unique: impl Fn(AttrId) -> bool,
     no_history: impl Fn(AttrId) -> bool,
+    in_ave: &dyn Fn(AttrId) -> bool,
     log: Option<&crate::kv::Table>,
     tx: EntityId,
 ) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
@@ -54,13 +58,13 @@ pub fn stage_datoms(
     stage.reserve(5 * datoms.len() + 1, bytes);
     let entry = log.map(|log| {
         let mut entry = Vec::with_capacity(16 + 24 * datoms.len());
-        super::log::encode_entry(datoms, &mut entry);
+        super::log::encode_entry(datoms, in_ave, &mut entry);
         (log, entry)
     });
     let derivable = !datoms.iter().any(|(d, _)| !d.added && no_history(d.a));
-    let derived = match (&entry, &t.history, &t.history_attr) {
-        (Some((log, entry)), Some(h), Some(ha)) if derivable => {
-            let tables = [&t.eav, &t.ave, h, ha];
+    let derived = match (&entry, &t.history, &t.history_attr, &t.attr_entities) {
+        (Some((log, entry)), Some(h), Some(ha), Some(ae)) if derivable => {
+            let tables = [&t.eav, &t.ave, h, ha, ae];
             let staged = stage.put_deriving(log, &tx.to_be_bytes(), entry, &IndexRebuild, &tables);
             // Our own entry always decodes; if it did not, the entries are staged below and
             // the log's comparison finds the difference.
@@ -70,7 +74,7 @@ pub fn stage_datoms(
         _ => false,
     };
     if !derived {
-        stage_entries(r, t, datoms, &giants, stage, &no_history)?;
+        stage_entries(r, t, datoms, &giants, stage, &no_history, in_ave)?;
         if let Some((log, entry)) = &entry {
             stage.put(log, &tx.to_be_bytes(), entry);
         }
@@ -116,7 +120,7 @@ pub fn stage_datoms(
         } else if unique(a) {
             0
         } else {
-            count_key(r, t, key, delta.unsigned_abs() + 1)? as i64 + delta
+            r.count_key(key, delta.unsigned_abs() + 1)? as i64 + delta
         };
         let gk = giant_key(a, &g.hash);
         if after > 0 {
@@ -147,6 +151,7 @@ fn stage_entries(
     giants: &[(usize, Vec<u8>, Giant)],
     stage: &mut Stage,
     no_history: impl Fn(AttrId) -> bool,
+    in_ave: &dyn Fn(AttrId) -> bool,
 ) -> Result<(), TxError> {
     let giant_keys: HashMap<usize, &[u8]> = giants.iter().map(|(i, k, _)| (*i, &k[..])).collect();
     let key_of = |i: usize| -> &[u8] { giant_keys.get(&i).copied().unwrap_or(&datoms.av[i]) };
@@ -171,8 +176,14 @@ fn stage_entries(
     for i in by_attribute(datoms.len(), |i| datoms.datoms[i].a) {
         let d = &datoms.datoms[i];
         let e = keys::eav_key(d.e);
-        // The AVE write counts the keys it creates or empties, under the attribute's tally.
-        stage.list_change_tallied(d.added, &t.ave, key_of(i), &e, Some(d.a));
+        if in_ave(d.a) {
+            // The AVE write counts the keys it creates or empties, under the attribute's
+            // tally.
+            stage.list_change_tallied(d.added, &t.ave, key_of(i), &e, Some(d.a));
+        } else if let (Some(ae), true) = (&t.attr_entities, d.added) {
+            // Listed instead; a retraction leaves the entity listed, as the derivation does.
+            stage.list_add(ae, &d.a.to_be_bytes(), &e);
+        }
     }
     stage_history(r, t, datoms, stage, no_history)
 }
@@ -260,18 +271,6 @@ pub(super) fn by_attribute(n: usize, attr: impl Fn(usize) -> AttrId) -> Vec<usiz
         *at += 1;
     }
     out
-}
-
-fn count_key(r: &IndexReader<'_>, t: &Tables, key: &[u8], cap: u64) -> Result<u64, TxError> {
-    let mut n = 0;
-    for v in r.view.list(&t.ave, key)? {
-        v?;
-        n += 1;
-        if n >= cap {
-            break;
-        }
-    }
-    Ok(n)
 }
 
 /// Stages a counter.

@@ -52,9 +52,11 @@ impl DatalithDl {
     pub fn open(
         dir: &Path,
         durability: Durability,
+        value_index: datalith::ValueIndex,
         asynchronous: bool,
     ) -> Result<Self, BenchError> {
         let mut options = DbOptions::with_durability(durability);
+        options.value_index = value_index;
         options.env.initial_map_bytes = super::DATALITH_MAP_BYTES;
         let db = Database::open(dir, options).map_err(BenchError::store(STORE, "open"))?;
         db.transact(

@@ -26,9 +26,10 @@ pub fn open(spec: &ConditionSpec, dir: &Path) -> Result<Box<dyn Condition>, Benc
             d,
             spec.asynchronous,
         )?)),
-        Store::DatalithDl(d) => Ok(Box::new(datalith_dl::DatalithDl::open(
+        Store::DatalithDl(d, value_index) => Ok(Box::new(datalith_dl::DatalithDl::open(
             dir,
             d,
+            value_index,
             spec.asynchronous,
         )?)),
         Store::DatalithRemote => Ok(Box::new(datalith_remote::DatalithRemote::open(dir)?)),

@@ -72,6 +72,9 @@ pub struct Prepared {
     pub(super) giants: Vec<([u8; 20], Vec<u8>)>,
     /// Highest entity id seen.
     pub(super) max_e: EntityId,
+    /// The attributes whose datoms have no AVE entries (`store::value_index`), sorted: their
+    /// entities go to `attr_entities` instead.
+    pub(super) listed: Vec<AttrId>,
     /// The values of `:db/fulltext` attributes, for their indexes (`tx::fulltext`).
     pub(super) texts: Vec<(
         EntityId,
@@ -82,6 +85,12 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Names the attributes whose datoms have no AVE entries.
+    pub fn list_attributes(&mut self, mut listed: Vec<AttrId>) {
+        listed.sort_unstable();
+        self.listed = listed;
+    }
+
     /// Datoms to write (duplicates removed).
     pub fn len(&self) -> usize {
         self.eav.len()
@@ -125,6 +134,7 @@ pub fn prepare(
         giants: Vec::new(),
         max_e: 0,
         texts: Vec::new(),
+        listed: Vec::new(),
     }))
 }
 
@@ -246,6 +256,7 @@ fn prepare_part(
         giants,
         max_e,
         texts,
+        listed: Vec::new(),
     })
 }
 
@@ -270,6 +281,7 @@ fn merge(a: Prepared, b: Prepared) -> Prepared {
     texts.extend(b.texts);
     Prepared {
         texts,
+        listed: Vec::new(),
         eav,
         ave,
         giants,

@@ -223,6 +223,13 @@ impl FillRequest {
         for x in ave {
             let av = x.av(arena);
             let e = keys::eav_key(x.e);
+            if let (Some(ae), Ok(_)) = (&t.attr_entities, p.listed.binary_search(&attr_of(av))) {
+                // Listed instead of in AVE (`store::value_index`), counted all the same.
+                let a = attr_of(av);
+                stage.list_add(ae, &a.to_be_bytes(), &e);
+                *deltas.entry(a).or_default() += 1;
+                continue;
+            }
             let new_key = prev_av != Some(av);
             if new_key {
                 prev_av = Some(av);

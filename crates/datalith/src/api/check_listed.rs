@@ -1,0 +1,91 @@
+//! `check`'s part for the attributes whose datoms have no AVE entries (`store::value_index`):
+//! every entity of such a datom is in `attr_entities`, no attribute is in both places, and each
+//! is where the schema puts it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
+
+use super::check::Inconsistency;
+use crate::kv::Direction;
+use crate::store::reader::IndexReader;
+use crate::store::{keys, AttrId, Schema, StoreError, ValueIndex};
+
+/// Checks `attr_entities` against EAV, AVE and the schema (`eav_counts`: each attribute's
+/// datoms in EAV); returns the listed attributes.
+pub(super) fn check_listed(
+    r: &IndexReader<'_>,
+    schema: &Schema,
+    eav_counts: &BTreeMap<AttrId, u64>,
+    problems: &mut Vec<Inconsistency>,
+) -> Result<BTreeSet<AttrId>, StoreError> {
+    let mut listed = BTreeSet::new();
+    let Some(ae) = &r.t.attr_entities else {
+        return Ok(listed);
+    };
+    let policy = r.t.value_index;
+    let mut problem = |detail: String| problems.push(Inconsistency::ValueIndex { detail });
+    for entry in r
+        .view
+        .range(ae, Bound::Unbounded, Bound::Unbounded, Direction::Forward)?
+    {
+        let (k, v) = entry?;
+        match (<[u8; keys::ATTR_BYTES]>::try_from(k), keys::read_entity(v)) {
+            (Ok(a), Some(_)) => {
+                listed.insert(AttrId::from_be_bytes(a));
+            }
+            _ => problem(format!(
+                "an entry that is not an attribute and an entity: {} and {} bytes",
+                k.len(),
+                v.len()
+            )),
+        }
+    }
+    for &a in &listed {
+        if policy == ValueIndex::All {
+            problem(format!(
+                "attribute {a} is listed in a database that keeps every datom in AVE"
+            ));
+        }
+        if r.view
+            .prefix(&r.t.ave, &a.to_be_bytes(), Direction::Forward)?
+            .next()
+            .is_some()
+        {
+            problem(format!("attribute {a} has datoms in AVE and is listed too"));
+        }
+        if schema.get(a).is_some_and(|attr| policy.in_ave(attr)) {
+            problem(format!(
+                "attribute {a} is listed, but its schema gives its datoms AVE entries"
+            ));
+        }
+    }
+    // An attribute with datoms that the schema keeps out of AVE is listed.
+    for (&a, &n) in eav_counts {
+        if n > 0 && !listed.contains(&a) && !policy.in_ave_of(schema, a) {
+            problem(format!(
+                "attribute {a} has {n} datoms in AVE, but its schema keeps them out of it"
+            ));
+        }
+    }
+    if listed.is_empty() {
+        return Ok(listed);
+    }
+    // Every datom of a listed attribute has its entity listed.
+    for entry in r.view.range(
+        &r.t.eav,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Direction::Forward,
+    )? {
+        let (k, raw) = entry?;
+        let (Some(e), Some((a, _))) = (keys::read_entity(k), keys::split_attr(raw)) else {
+            continue;
+        };
+        if listed.contains(&a) && !r.view.list_contains(ae, &a.to_be_bytes(), k)? {
+            problem(format!(
+                "entity {e} has a datom of attribute {a} but is not listed"
+            ));
+        }
+    }
+    Ok(listed)
+}

@@ -1,0 +1,139 @@
+//! Reads of an attribute whose datoms have no AVE entries (`store::value_index`): its
+//! entities come from `attr_entities`, in id order, and their values from EAV. The
+//! [`IndexReader`] methods that read AVE come here first for such an attribute, so that every
+//! caller gets the same answers from either layout; what AVE gives in value order (scans,
+//! distinct values) is sorted here.
+
+use std::ops::Bound;
+
+use super::error::StoreError;
+use super::ids::{AttrId, EntityId};
+use super::keys::{self, ENTITY_BYTES};
+use super::reader::{attr_value_bytes, IndexReader};
+use super::value_index::ValueIndex;
+use crate::codec::Value;
+
+/// The value part of a bound on an attribute's values, encoded as in an index key.
+pub(super) type ValueBound = Bound<Vec<u8>>;
+
+impl<'a> IndexReader<'a> {
+    /// Whether attribute `a`'s datoms are listed in `attr_entities` instead of AVE: only in a
+    /// database that keeps AVE for declared attributes, and only once the attribute has a
+    /// list (an attribute's datoms are all in one place or the other, so an attribute with
+    /// neither has no datoms, and AVE answers for it).
+    pub fn is_listed(&self, a: AttrId) -> Result<bool, StoreError> {
+        if self.t.value_index == ValueIndex::All {
+            return Ok(false);
+        }
+        let Some(ae) = &self.t.attr_entities else {
+            return Ok(false);
+        };
+        Ok(self.view.get(ae, &a.to_be_bytes())?.is_some())
+    }
+
+    /// Calls `f(entity, value bytes)` for every datom of the listed attribute `a`, in entity
+    /// then value order, until it returns false. An entity listed without a value (it lost
+    /// them) is passed over.
+    pub fn each_listed_datom(
+        &self,
+        a: AttrId,
+        mut f: impl FnMut(EntityId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let Some(ae) = &self.t.attr_entities else {
+            return Ok(());
+        };
+        let mut eav = self.entity_cursor()?;
+        // The callback's error travels out through `failed` (the walk speaks `KvError`).
+        let mut failed = None;
+        self.view
+            .list_blocks(ae, &a.to_be_bytes(), |block, width| {
+                if width != ENTITY_BYTES || block.len() % ENTITY_BYTES != 0 {
+                    failed = Some(StoreError::Corrupt {
+                        detail: format!(
+                            "attr_entities of attribute {a}: an entry is not an entity id"
+                        ),
+                    });
+                    return Ok(false);
+                }
+                for raw in block.chunks_exact(ENTITY_BYTES) {
+                    let e = EntityId::from_be_bytes(raw.try_into().unwrap_or([0; ENTITY_BYTES]));
+                    let mut go = true;
+                    let walked = eav.entity_raw_from(e, a, |attr, vb| {
+                        if attr != a {
+                            return Ok(false);
+                        }
+                        go = f(e, vb)?;
+                        Ok(go)
+                    });
+                    if let Err(err) = walked {
+                        failed = Some(err);
+                        return Ok(false);
+                    }
+                    if !go {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            })?;
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// The entities whose listed attribute `a` has the value whose index form is `vb`,
+    /// ascending, handed to `f` until it returns false.
+    pub(super) fn listed_entities_with(
+        &self,
+        a: AttrId,
+        vb: &[u8],
+        mut f: impl FnMut(EntityId) -> bool,
+    ) -> Result<(), StoreError> {
+        self.each_listed_datom(a, |e, held| Ok(held != vb || f(e)))
+    }
+
+    /// The datoms of the listed attribute `a` whose values lie within the bounds (index
+    /// forms), sorted by value then entity, as AVE holds them.
+    pub(super) fn listed_sorted(
+        &self,
+        a: AttrId,
+        lower: &ValueBound,
+        upper: &ValueBound,
+    ) -> Result<Vec<(&'a [u8], EntityId)>, StoreError> {
+        let mut rows = Vec::new();
+        self.each_listed_datom(a, |e, vb| {
+            if within(vb, lower, upper) {
+                rows.push((vb, e));
+            }
+            Ok(true)
+        })?;
+        rows.sort_unstable();
+        Ok(rows)
+    }
+}
+
+/// The index form of a bound on `a`'s values.
+pub(super) fn value_bound(a: AttrId, b: Bound<&Value>) -> ValueBound {
+    let form = |v: &Value| {
+        let mut k = Vec::with_capacity(keys::ATTR_BYTES + 16);
+        attr_value_bytes(a, v, &mut k);
+        k.split_off(keys::ATTR_BYTES)
+    };
+    match b {
+        Bound::Included(v) => Bound::Included(form(v)),
+        Bound::Excluded(v) => Bound::Excluded(form(v)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Whether the index form `vb` lies within the bounds (the order of index keys: bytes).
+pub(super) fn within(vb: &[u8], lower: &ValueBound, upper: &ValueBound) -> bool {
+    let above = match lower {
+        Bound::Included(l) => vb >= l.as_slice(),
+        Bound::Excluded(l) => vb > l.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let below = match upper {
+        Bound::Included(u) => vb <= u.as_slice(),
+        Bound::Excluded(u) => vb < u.as_slice(),
+        Bound::Unbounded => true,
+    };
+    above && below
+}

@@ -1,0 +1,217 @@
+//! A database that keeps AVE entries only for declared attributes (`ValueIndex::Declared`,
+//! Datomic's choice) answers every read as one that keeps them for all (`ValueIndex::All`):
+//! the same transactions on both, then a table of queries, pulls and index reads compared.
+//! Its AVE holds only the declared attributes' datoms, and `check` is clean on both, also
+//! after a reopen and after `:db/index` is switched on and off.
+
+use datalith::edn::{read_one, Edn};
+use datalith::{Database, DbOptions, Durability, ValueIndex};
+
+#[allow(dead_code)]
+#[path = "common/unordered.rs"]
+mod unordered;
+use unordered::normalize;
+
+const SCHEMA: &str = r#"[{:db/ident :k :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+ {:db/ident :v :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+ {:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}
+ {:db/ident :tags :db/valueType :db.type/keyword :db/cardinality :db.cardinality/many}
+ {:db/ident :friend :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}
+ {:db/ident :doc :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]"#;
+
+/// Transactions after the schema: assertions, a long value, upserts that replace values,
+/// retractions of one of many values, a retracted entity.
+fn transactions() -> Vec<String> {
+    let giant = "x".repeat(700);
+    let mut txs = vec![];
+    let mut first = String::from("[");
+    for i in 1..=40 {
+        first.push_str(&format!(
+            r#"{{:db/id "e{i}" :k {i} :v "v{}" :n {} :tags [:t{} :t{}]}}"#,
+            i % 7,
+            i % 5,
+            i % 3,
+            i % 4
+        ));
+    }
+    first.push(']');
+    txs.push(first);
+    txs.push(format!(
+        r#"[{{:k 1 :friend [[:k 2] [:k 3]] :doc "{giant}"}} {{:k 2 :doc "{giant}"}} {{:k 3 :doc "short"}}]"#
+    ));
+    txs.push(r#"[{:k 4 :v "new"} {:k 5 :v "v0"} [:db/retract [:k 6] :tags :t0] [:db/retract [:k 6] :tags :t2]]"#.into());
+    txs.push(r#"[[:db/retractEntity [:k 7]] [:db/retract [:k 2] :doc]]"#.into());
+    txs.push(format!(
+        r#"[[:db/retract [:k 1] :doc "{giant}"] {{:k 41 :v "v1" :n 9}}]"#
+    ));
+    txs
+}
+
+/// Queries, pulls and index reads whose answers both layouts must give alike.
+const READS: &[&str] = &[
+    r#"[:find ?e :where [?e :v "v1"]]"#,
+    r#"[:find ?k :where [?e :v "v1"] [?e :k ?k]]"#,
+    r#"[:find ?k ?v :where [?e :v ?v] [?e :k ?k]]"#,
+    r#"[:find ?k :where [?e :k ?k] [?e :v ?v] [(> ?v "v4")]]"#,
+    r#"[:find ?v (count ?e) :where [?e :v ?v]]"#,
+    r#"[:find (count-distinct ?v) :where [_ :v ?v]]"#,
+    r#"[:find ?k :where [?e :tags :t1] [?e :tags :t3] [?e :k ?k]]"#,
+    r#"[:find ?t (count ?e) :where [?e :tags ?t]]"#,
+    r#"[:find ?k :where [?e :k ?k] (not [?e :tags :t0])]"#,
+    r#"[:find ?k :where [?e :n 3] [?e :k ?k]]"#,
+    r#"[:find ?k1 ?k2 :where [?a :v ?v] [?b :v ?v] [?a :k ?k1] [?b :k ?k2] [(< ?k1 ?k2)] [(< ?k2 12)]]"#,
+    r#"[:find ?d :where [_ :doc ?d]]"#,
+    r#"[:find ?k :where [?e :doc ?d] [?e :k ?k] [(count ?d) ?c] [(> ?c 100)]]"#,
+    r#"[:find ?f :where [?e :k 1] [?e :friend ?x] [?x :k ?f]]"#,
+    r#"[:find ?k :where [?e :k ?k] [(missing? $ ?e :v)]]"#,
+    r#"[:find (min ?v) (max ?v) :where [_ :v ?v]]"#,
+    r#"[:find [?v ...] :where [_ :v ?v]]"#,
+];
+
+fn tx(s: &str) -> datalith::TxData {
+    datalith::TxData::from_edn(&read_one(s).unwrap()).unwrap()
+}
+
+fn open(dir: &std::path::Path, value_index: ValueIndex) -> Database {
+    let mut options = DbOptions::with_durability(Durability::NoSync);
+    options.value_index = value_index;
+    Database::open(dir, options).unwrap()
+}
+
+/// Every read of `READS`, a pull and the `:avet` and `:aevt` walks of each attribute, as EDN.
+fn answers(db: &Database) -> Vec<(String, Edn)> {
+    let snap = db.db().unwrap();
+    let mut out = vec![];
+    for q in READS {
+        out.push((q.to_string(), normalize(&snap.q(q, &[]).unwrap())));
+    }
+    let pull =
+        r#"[:find (pull ?e [:k :v :n :tags {:friend [:k]} :doc]) :where [?e :k ?k] [(< ?k 9)]]"#;
+    out.push((pull.into(), normalize(&snap.q(pull, &[]).unwrap())));
+    for attr in [":v", ":n", ":tags", ":doc", ":k"] {
+        for q in [
+            format!(r#"[:find ?e ?x :where [(datoms $ :avet {attr}) [[?e _ ?x]]]]"#),
+            format!(r#"[:find ?e ?x :where [(datoms $ :aevt {attr}) [[?e _ ?x]]]]"#),
+        ] {
+            let got = snap.q(&q, &[]).map(|r| normalize(&r));
+            out.push((q, got.unwrap_or_else(|e| Edn::String(e.to_string()))));
+        }
+    }
+    out
+}
+
+fn assert_same(all: &Database, declared: &Database, context: &str) {
+    for ((q, want), (_, got)) in answers(all).into_iter().zip(answers(declared)) {
+        assert_eq!(got, want, "{context}: {q}");
+    }
+    for db in [all, declared] {
+        let report = db.db().unwrap().check().unwrap();
+        assert!(report.is_ok(), "{context}: {:?}", report.problems);
+    }
+}
+
+#[test]
+fn declared_attributes_alone_in_ave_answer_as_every_attribute_in_ave() {
+    let (a, d) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let all = open(a.path(), ValueIndex::All);
+    let declared = open(d.path(), ValueIndex::Declared);
+    for db in [&all, &declared] {
+        db.transact(tx(SCHEMA)).unwrap();
+    }
+    for (i, t) in transactions().iter().enumerate() {
+        for db in [&all, &declared] {
+            db.transact(tx(t)).unwrap();
+        }
+        assert_same(&all, &declared, &format!("after transaction {i}"));
+    }
+    // AVE holds fewer entries: not those of :v, :tags and :doc.
+    let (ra, rd) = (
+        all.db().unwrap().check().unwrap(),
+        declared.db().unwrap().check().unwrap(),
+    );
+    assert_eq!(ra.eav_entries, rd.eav_entries);
+    assert!(
+        rd.ave_entries + 40 < ra.ave_entries,
+        "AVE entries: {} with declared attributes alone, {} with all",
+        rd.ave_entries,
+        ra.ave_entries
+    );
+
+    // Reopened (its records replayed where LMDB lacks them), the choice and the answers stay.
+    drop(declared);
+    let declared = open(d.path(), ValueIndex::All);
+    assert_same(&all, &declared, "reopened");
+
+    // `:db/index` switched on moves :v into AVE; off again, out of it.
+    for flag in ["true", "false"] {
+        let alter = format!("[{{:db/id :v :db/index {flag}}}]");
+        for db in [&all, &declared] {
+            db.transact(tx(&alter)).unwrap();
+        }
+        assert_same(&all, &declared, &format!(":db/index {flag}"));
+        for db in [&all, &declared] {
+            db.transact(tx(r#"[{:k 42 :v "v3"} {:k 5 :v "changed"}]"#))
+                .unwrap();
+        }
+        assert_same(&all, &declared, &format!("written after :db/index {flag}"));
+    }
+}
+
+#[test]
+fn a_change_of_ave_entries_goes_in_a_transaction_without_the_attributes_datoms() {
+    let d = tempfile::tempdir().unwrap();
+    let db = open(d.path(), ValueIndex::Declared);
+    db.transact(tx(SCHEMA)).unwrap();
+    db.transact(tx(r#"[{:k 1 :v "a"}]"#)).unwrap();
+    let err = db
+        .transact(tx(r#"[{:db/id :v :db/index true} {:k 2 :v "b"}]"#))
+        .unwrap_err();
+    assert!(err.to_string().contains(":v"), "{err}");
+    assert_eq!(
+        err.category(),
+        datalith::TxError::SchemaChange {
+            attr: String::new(),
+            reason: String::new()
+        }
+        .category()
+    );
+    // Nothing of it was written.
+    let snap = db.db().unwrap();
+    assert_eq!(
+        snap.q(r#"[:find ?v :where [_ :v ?v]]"#, &[])
+            .unwrap()
+            .to_string(),
+        r#"#{["a"]}"#
+    );
+    assert!(snap.check().unwrap().is_ok());
+}
+
+#[test]
+fn a_bulk_load_lists_the_undeclared_attributes() {
+    let (a, d) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let all = open(a.path(), ValueIndex::All);
+    let declared = open(d.path(), ValueIndex::Declared);
+    let k = datalith::Keyword::new(None, "k");
+    let v = datalith::Keyword::new(None, "v");
+    let tags = datalith::Keyword::new(None, "tags");
+    let mut datoms = vec![];
+    for i in 0..500u64 {
+        let e = (1 << 20) + i;
+        datoms.push((e, k.clone(), datalith::Value::Long(i as i64)));
+        datoms.push((
+            e,
+            v.clone(),
+            datalith::Value::string(&format!("v{}", i % 13)),
+        ));
+        datoms.push((
+            e,
+            tags.clone(),
+            datalith::Value::Keyword(datalith::Keyword::new(None, &format!("t{}", i % 3))),
+        ));
+    }
+    for db in [&all, &declared] {
+        db.transact(tx(SCHEMA)).unwrap();
+        db.fill_db(&datoms).unwrap();
+    }
+    assert_same(&all, &declared, "after a bulk load");
+}
