@@ -12,9 +12,13 @@ use super::keys::{self, ENTITY_BYTES};
 use super::reader::{attr_value_bytes, IndexReader};
 use super::value_index::ValueIndex;
 use crate::codec::Value;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The value part of a bound on an attribute's values, encoded as in an index key.
 pub(super) type ValueBound = Bound<Vec<u8>>;
+
+/// A listed attribute's holders of each value (by its index form), ascending.
+pub(super) type Holders<'a> = HashMap<&'a [u8], Vec<EntityId>>;
 
 impl<'a> IndexReader<'a> {
     /// Whether attribute `a`'s datoms are listed in `attr_entities` instead of AVE: only in a
@@ -87,6 +91,16 @@ impl<'a> IndexReader<'a> {
         mut f: impl FnMut(EntityId) -> bool,
     ) -> Result<(), StoreError> {
         self.each_listed_datom(a, |e, held| Ok(held != vb || f(e)))
+    }
+
+    /// Every value of the listed attribute `a` with its holders.
+    pub(super) fn listed_holders(&self, a: AttrId) -> Result<Holders<'a>, StoreError> {
+        let mut holders = Holders::default();
+        self.each_listed_datom(a, |e, vb| {
+            holders.entry(vb).or_default().push(e);
+            Ok(true)
+        })?;
+        Ok(holders)
     }
 
     /// The datoms of the listed attribute `a` whose values lie within the bounds (index

@@ -11,6 +11,7 @@ use super::listed;
 use super::tables::{self, AttrStats, Tables};
 use crate::codec::{self, Value};
 use crate::kv::{Direction, KvError, ListReader, View};
+use rustc_hash::FxHashMap as HashMap;
 
 /// Index access for one consistent state.
 #[derive(Clone, Copy)]
@@ -258,6 +259,7 @@ impl<'a> IndexReader<'a> {
             r: *self,
             ave: self.view.list_reader(&self.t.ave)?,
             key: Vec::with_capacity(32),
+            listed: HashMap::default(),
         })
     }
 
@@ -714,25 +716,43 @@ fn eav_step<'a>(
 /// Lookups of the entities holding a value, in the AVE index, through one LMDB cursor kept
 /// across them (as [`EntityCursor`] in EAV): lookups in ascending value order mostly search
 /// only the leaf page the previous one ended on. Any order is correct.
+///
+/// An attribute without AVE entries (`store::value_index`) is read whole at its first lookup
+/// into a map from value to holders, which answers every later lookup of the cursor: one
+/// walk of the attribute, however many values a step looks up.
 pub struct ValueCursor<'a> {
     r: IndexReader<'a>,
     ave: ListReader<'a>,
     /// The key being looked up (kept to reuse its allocation).
     key: Vec<u8>,
+    /// Per attribute looked up: `None` in AVE, else its values' holders.
+    listed: HashMap<AttrId, Option<listed::Holders<'a>>>,
 }
 
-impl ValueCursor<'_> {
+/// The holders of each value of `a` when it has no AVE entries, read once into `kept`.
+fn listed_holders<'k, 'a>(
+    r: &IndexReader<'a>,
+    kept: &'k mut HashMap<AttrId, Option<listed::Holders<'a>>>,
+    a: AttrId,
+) -> Result<Option<&'k listed::Holders<'a>>, StoreError> {
+    if !kept.contains_key(&a) {
+        let holders = match r.is_listed(a)? {
+            true => Some(r.listed_holders(a)?),
+            false => None,
+        };
+        kept.insert(a, holders);
+    }
+    Ok(kept.get(&a).and_then(Option::as_ref))
+}
+
+impl<'a> ValueCursor<'a> {
     /// Whether any entity's attribute `a` holds `v` (the first AVE entry answers).
     pub fn any_holds(&mut self, a: AttrId, v: &Value) -> Result<bool, StoreError> {
         self.key.clear();
         attr_value_bytes(a, v, &mut self.key);
         let mut found = false;
-        if self.r.is_listed(a)? {
-            self.r.ave_entities(&self.key, |_| {
-                found = true;
-                false
-            })?;
-            return Ok(found);
+        if let Some(holders) = listed_holders(&self.r, &mut self.listed, a)? {
+            return Ok(holders.contains_key(&self.key[ATTR_BYTES..]));
         }
         self.ave.each_from(&self.key, &[], |_| {
             found = true;
@@ -750,11 +770,11 @@ impl ValueCursor<'_> {
     ) -> Result<(), StoreError> {
         self.key.clear();
         attr_value_bytes(a, v, &mut self.key);
-        if self.r.is_listed(a)? {
-            return self.r.ave_entities(&self.key, |e| {
-                out.push(e);
-                true
-            });
+        if let Some(holders) = listed_holders(&self.r, &mut self.listed, a)? {
+            if let Some(es) = holders.get(&self.key[ATTR_BYTES..]) {
+                out.extend_from_slice(es);
+            }
+            return Ok(());
         }
         let mut bad = None;
         self.ave.each_from(&self.key, &[], |raw| {

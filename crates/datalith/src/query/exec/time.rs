@@ -162,9 +162,12 @@ impl<'a> Ctx<'a> {
                     Some(mut values) => {
                         values.sort_unstable();
                         values.dedup();
+                        // One cursor for every value (an attribute without AVE entries is
+                        // read once for all of them).
+                        let mut cursor = self.r.value_cursor()?;
                         for v in &values {
                             self.budget.tick()?;
-                            out.extend(self.r.entities_with(a, v)?);
+                            cursor.entities_into(a, v, &mut out)?;
                         }
                     }
                     None => self.r.scan_attr(
