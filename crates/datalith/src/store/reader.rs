@@ -735,14 +735,14 @@ fn listed_holders<'k, 'a>(
     kept: &'k mut HashMap<AttrId, Option<listed::Holders<'a>>>,
     a: AttrId,
 ) -> Result<Option<&'k listed::Holders<'a>>, StoreError> {
-    if !kept.contains_key(&a) {
-        let holders = match r.is_listed(a)? {
+    let holders = match kept.entry(a) {
+        std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => v.insert(match r.is_listed(a)? {
             true => Some(r.listed_holders(a)?),
             false => None,
-        };
-        kept.insert(a, holders);
-    }
-    Ok(kept.get(&a).and_then(Option::as_ref))
+        }),
+    };
+    Ok(holders.as_ref())
 }
 
 impl<'a> ValueCursor<'a> {
