@@ -364,6 +364,8 @@ fn a_bulk_load_is_logged_and_applied_later_unless_too_large_then_checkpointed() 
         let dir = tempfile::tempdir().unwrap();
         let options = || {
             let mut o = DbOptions::with_durability(durability);
+            // The distinct values below are those AVE's tallies count.
+            o.value_index = datalith::ValueIndex::All;
             if let Some(b) = log_bytes {
                 o.env.log_file_bytes = b;
             }
