@@ -299,7 +299,13 @@ pub fn stat_text(database: &Database) -> Result<String> {
         ));
     }
     out.push_str(&snapshots);
-    out.push_str(&format!("datoms      {eav_n} in EAV, {ave_n} in AVE\n"));
+    out.push_str(&format!(
+        "datoms      {eav_n} in EAV, {ave_n} in AVE ({})\n",
+        match database.value_index() {
+            datalith::ValueIndex::Declared => "those of :db/index, :db/unique and ref attributes",
+            _ => "every attribute's",
+        }
+    ));
     if let Some(line) = history_line(env)? {
         out.push_str(&line);
     }

@@ -58,6 +58,11 @@ struct Cli {
     /// damaged one), keeping the transactions before the damage and dropping the rest.
     #[arg(long, global = true)]
     accept_log_damage: bool,
+    /// Which datoms a database the shell creates keeps in AVE: `all` (Datalevin's choice) or
+    /// `declared` (only those of `:db/index`, `:db/unique` and ref attributes, Datomic's
+    /// choice). An existing database keeps its own.
+    #[arg(long, value_enum, default_value_t = datalith_server::args::ValueIndexArg::All, value_name = "WHICH")]
+    value_index: datalith_server::args::ValueIndexArg,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -413,6 +418,7 @@ fn main() {
     };
     let format = error_format(cli.command.as_ref());
     open::accept_log_damage(cli.accept_log_damage);
+    open::value_index(cli.value_index.into());
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -133,6 +133,15 @@ pub fn accept_log_damage(accept: bool) {
     ACCEPT_LOG_DAMAGE.store(accept, Ordering::Relaxed);
 }
 
+/// Which datoms a database created by this run keeps in AVE (`--value-index`).
+static VALUE_INDEX: std::sync::Mutex<datalith::ValueIndex> =
+    std::sync::Mutex::new(datalith::ValueIndex::All);
+
+/// Sets `--value-index` for every database this run creates.
+pub fn value_index(v: datalith::ValueIndex) {
+    *VALUE_INDEX.lock().unwrap_or_else(|p| p.into_inner()) = v;
+}
+
 /// Opens the database at `path`, creating it if `create`.
 pub fn open(path: &Path, create: bool) -> Result<Database> {
     not_a_file(path)?;
@@ -142,6 +151,7 @@ pub fn open(path: &Path, create: bool) -> Result<Database> {
     let mut options = DbOptions::default();
     options.env.verify = Verify::Everything;
     options.env.log_accept_damage = ACCEPT_LOG_DAMAGE.load(Ordering::Relaxed);
+    options.value_index = *VALUE_INDEX.lock().unwrap_or_else(|p| p.into_inner());
     Database::open(path, options).map_err(cannot_open(path, true))
 }
 

@@ -113,6 +113,11 @@ pub struct ServeArgs {
     /// --max-lease-ms (a minute at least). 0: keep none.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub page_cache_bytes: usize,
+    /// Which datoms a database this server creates keeps in AVE: `all` (the default,
+    /// Datalevin's choice) or `declared` (only those of `:db/index`, `:db/unique` and ref
+    /// attributes, Datomic's choice). An existing database keeps its own.
+    #[arg(long, value_enum, default_value_t = ValueIndexArg::All, value_name = "WHICH")]
+    pub value_index: ValueIndexArg,
     /// The most memory one query may hold, in bytes (default: the library's, a quarter of
     /// physical memory); a request may ask for less.
     #[arg(long, value_name = "BYTES")]
@@ -128,4 +133,22 @@ pub struct ServeArgs {
     /// per server.
     #[arg(long, value_name = "URL")]
     pub log: Option<String>,
+}
+
+/// `--value-index`: which datoms a new database keeps in AVE (`datalith::ValueIndex`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValueIndexArg {
+    /// Every datom (Datalevin's choice).
+    All,
+    /// Only those of `:db/index`, `:db/unique` and ref attributes (Datomic's choice).
+    Declared,
+}
+
+impl From<ValueIndexArg> for datalith::ValueIndex {
+    fn from(a: ValueIndexArg) -> datalith::ValueIndex {
+        match a {
+            ValueIndexArg::All => datalith::ValueIndex::All,
+            ValueIndexArg::Declared => datalith::ValueIndex::Declared,
+        }
+    }
 }

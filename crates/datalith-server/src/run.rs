@@ -131,10 +131,13 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         .enable_all()
         .thread_name("datalith-serve")
         .build()?;
+    let mut base = datalith::DbOptions::default();
+    base.query_memory_limit = args.query_memory_limit;
+    base.value_index = args.value_index.into();
     let served = Served::open(
         &named,
         args.create_in.clone(),
-        args.query_memory_limit,
+        base,
         Duration::from_millis(args.max_lease_ms),
         args.max_leases,
         args.page_cache_bytes,

@@ -35,7 +35,9 @@ const DELETE_PATIENCE: Duration = Duration::from_secs(10);
 pub struct Served {
     by_name: RwLock<BTreeMap<String, Entry>>,
     create_in: Option<PathBuf>,
-    memory_limit: Option<u64>,
+    /// The options every database is opened with (its query memory limit, and for a new
+    /// one which datoms it keeps in AVE).
+    base: DbOptions,
     max_lease: Duration,
     max_leases: usize,
     /// `--page-cache-bytes`.
@@ -138,7 +140,7 @@ impl Served {
     pub fn open(
         named: &[(String, PathBuf, bool)],
         create_in: Option<PathBuf>,
-        memory_limit: Option<u64>,
+        base: DbOptions,
         max_lease: Duration,
         max_leases: usize,
         page_cache_bytes: usize,
@@ -147,7 +149,7 @@ impl Served {
         let served = Served {
             by_name: RwLock::new(BTreeMap::new()),
             create_in,
-            memory_limit,
+            base,
             max_lease,
             max_leases,
             page_cache_bytes,
@@ -184,8 +186,7 @@ impl Served {
         // itself; 4,740-5,242 and 2,824-3,470 with the writer's default delay; 4,656-5,217
         // and 3,468-3,618 with none. And the committer waits while more than
         // `REPLICA_BACKLOG_OPS` wait for the writer (see there).
-        let mut options = DbOptions::default();
-        options.query_memory_limit = self.memory_limit;
+        let mut options = self.base.clone();
         if self.log.is_some() {
             options.env.log_apply_delay = std::time::Duration::ZERO;
             options.env.log_apply_backlog_ops = REPLICA_BACKLOG_OPS;

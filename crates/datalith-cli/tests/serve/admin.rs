@@ -186,3 +186,65 @@ fn a_server_with_only_create_in_starts_empty_and_creates() {
     ];
     run_table(&s, &rows);
 }
+
+/// `--value-index declared`: the databases the server makes keep AVE entries for declared
+/// attributes alone (`stat` says so, and leaves out the distinct values nothing counts);
+/// queries answer as ever, by value too.
+#[test]
+fn a_server_makes_databases_that_keep_ave_for_declared_attributes() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = dir.path().join("created");
+    let args = [
+        "--create-in",
+        created.to_str().unwrap(),
+        "--value-index",
+        "declared",
+    ];
+    let s = server::start_in(dir.path(), &["people"], &args).expect("starts");
+    const SCHEMA: &str = r#"{:tx-data "[{:db/ident :v :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
+      {:db/ident :n :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}]"}"#;
+    let rows = [
+        row("POST", "/dbs", &[], r#"{:name "fresh"}"#, 200, &[]),
+        row("POST", "/db/fresh/transact", &[], SCHEMA, 200, &[]),
+        row(
+            "POST",
+            "/db/fresh/transact",
+            &[],
+            r#"{:tx-data "[{:v \"a\" :n 1} {:v \"b\" :n 2} {:v \"a\" :n 3}]"}"#,
+            200,
+            &[],
+        ),
+        row(
+            "POST",
+            "/db/fresh/q",
+            &[],
+            r#"{:query "[:find [?n ...] :where [?e :v \"a\"] [?e :n ?n]]"}"#,
+            200,
+            &["[1 3]"],
+        ),
+        row(
+            "GET",
+            "/db/fresh/stat",
+            &[],
+            "",
+            200,
+            &[
+                ":value-index :declared",
+                ":db/ident :v, :db/valueType :db.type/string, :db/cardinality :db.cardinality/one, :datoms 3}",
+                ":db/index true, :datoms 3, :distinct 3}",
+            ],
+        ),
+        // A database the server opened new at its start is made so too.
+        row(
+            "GET",
+            "/db/people/stat",
+            &[],
+            "",
+            200,
+            &[":value-index :declared"],
+        ),
+    ];
+    run_table(&s, &rows);
+    let (status, stderr) = s.stop();
+    assert!(status.success(), "{stderr}");
+}

@@ -54,8 +54,14 @@ pub fn run(source: &Source, name: &str) -> Result<Edn> {
         if let Some(doc) = &a.doc {
             m.push((Edn::kw(":db/doc"), Edn::String(doc.clone())));
         }
+        if a.indexed {
+            m.push((Edn::kw(":db/index"), Edn::Bool(true)));
+        }
         m.push((Edn::kw(":datoms"), Edn::Long(s.datoms as i64)));
-        m.push((Edn::kw(":distinct"), Edn::Long(s.distinct as i64)));
+        // An attribute without AVE entries has its distinct values counted by nothing.
+        if !r.is_listed(a.id)? {
+            m.push((Edn::kw(":distinct"), Edn::Long(s.distinct as i64)));
+        }
         attributes.push(Edn::Map(m));
     }
     let n = |x: u64| Edn::Long(x as i64);
@@ -70,6 +76,13 @@ pub fn run(source: &Source, name: &str) -> Result<Edn> {
             ]),
         ),
         (Edn::kw(":schema-version"), n(db.schema().version)),
+        (
+            Edn::kw(":value-index"),
+            Edn::kw(match database.value_index() {
+                datalith::ValueIndex::Declared => ":declared",
+                _ => ":all",
+            }),
+        ),
         (Edn::kw(":attributes"), Edn::Vector(attributes)),
         (Edn::kw(":file-bytes"), n(file_bytes)),
         (Edn::kw(":map-bytes"), n(env.map_bytes() as u64)),

@@ -448,8 +448,10 @@ mod tests {
     /// Every datom in AVE too (these tests damage AVE entries).
     fn sample() -> (tempfile::TempDir, Database) {
         let dir = tempfile::tempdir().unwrap();
-        let mut options = DbOptions::default();
-        options.value_index = crate::ValueIndex::All;
+        let options = DbOptions {
+            value_index: crate::ValueIndex::All,
+            ..DbOptions::default()
+        };
         let db = Database::open(dir.path(), options).unwrap();
         for tx in [
             "[{:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}

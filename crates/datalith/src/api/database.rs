@@ -326,6 +326,11 @@ impl Database {
         &self.env
     }
 
+    /// Which datoms this database keeps in AVE, as it was made ([`DbOptions::value_index`]).
+    pub fn value_index(&self) -> ValueIndex {
+        self.store.tables.value_index
+    }
+
     /// A consistent snapshot for reading: an immutable [`Db`] value that later transactions
     /// do not change (Datomic's `db`). Hold it as long as needed; it pins the file's pages.
     ///
