@@ -14,6 +14,16 @@ use std::collections::HashMap;
 
 const DIR_VAR: &str = "DATALITH_DL_CRASH_DIR";
 const CYCLE_VAR: &str = "DATALITH_DL_CRASH_CYCLE";
+/// Set: the database is made with AVE for declared attributes alone (`:v` then has none).
+const DECLARED_VAR: &str = "DATALITH_DL_CRASH_DECLARED";
+
+fn options() -> DbOptions {
+    let mut o = DbOptions::default();
+    if std::env::var_os(DECLARED_VAR).is_some() {
+        o.value_index = datalith::ValueIndex::Declared;
+    }
+    o
+}
 
 fn kw(s: &str) -> Keyword {
     Keyword::parse(s)
@@ -57,7 +67,7 @@ fn entity(k: i64) -> TxData {
 fn dl_crash_child() {
     let dir = std::env::var(DIR_VAR).expect("run by the crash test");
     let cycle: i64 = std::env::var(CYCLE_VAR).unwrap().parse().unwrap();
-    let db = Database::open(&dir, DbOptions::default()).unwrap();
+    let db = Database::open(&dir, options()).unwrap();
     if cycle == 0 {
         schema(&db);
     }
@@ -110,19 +120,35 @@ fn dl_crash_child() {
 
 #[test]
 fn kill_9_never_loses_an_acknowledged_transaction() {
+    kill_9_cycles(false);
+}
+
+/// The same on a database that keeps AVE for declared attributes alone: `:v`'s entities are
+/// listed in `attr_entities`, rebuilt on replay from the log entries' flags.
+#[test]
+fn kill_9_never_loses_an_acknowledged_transaction_with_ave_for_declared_attributes() {
+    kill_9_cycles(true);
+}
+
+fn kill_9_cycles(declared: bool) {
     let dir = tempfile::tempdir().unwrap();
     let mut acked: Vec<i64> = Vec::new();
     for cycle in 0..i64::from(cycles()) {
-        let got = run_and_kill(
-            "dl_crash_child",
-            &[
-                (DIR_VAR, dir.path().display().to_string()),
-                (CYCLE_VAR, cycle.to_string()),
-            ],
-        );
+        let mut env = vec![
+            (DIR_VAR, dir.path().display().to_string()),
+            (CYCLE_VAR, cycle.to_string()),
+        ];
+        if declared {
+            env.push((DECLARED_VAR, "1".to_string()));
+        }
+        let got = run_and_kill("dl_crash_child", &env);
         acked.extend(got.iter().map(|k| k.parse::<i64>().unwrap()));
 
         let db = Database::open(dir.path(), DbOptions::default()).expect("reopens cleanly");
+        assert_eq!(
+            db.value_index() == datalith::ValueIndex::Declared,
+            declared
+        );
         let snap = db.db().unwrap();
         let (Some(k), Some(v)) = (
             snap.attr(&kw(":k")).map(|a| a.id),
@@ -155,6 +181,15 @@ fn kill_9_never_loses_an_acknowledged_transaction() {
             missing.len(),
             missing.iter().next()
         );
+        // Found by value too (for a listed `:v`, through `attr_entities` and EAV).
+        for key in acked.iter().rev().take(20) {
+            let q = format!(r#"[:find ?k . :where [?e :v "v{key}"] [?e :k ?k]]"#);
+            assert_eq!(
+                snap.q(&q, &[]).unwrap(),
+                datalith::Edn::Long(*key),
+                "cycle {cycle}: {q}"
+            );
+        }
         // Indexes, counters and statistics agree (the distinct-value counts of replayed
         // groups were counted as they were replayed).
         let report = snap.check().unwrap();
