@@ -145,10 +145,7 @@ fn kill_9_cycles(declared: bool) {
         acked.extend(got.iter().map(|k| k.parse::<i64>().unwrap()));
 
         let db = Database::open(dir.path(), DbOptions::default()).expect("reopens cleanly");
-        assert_eq!(
-            db.value_index() == datalith::ValueIndex::Declared,
-            declared
-        );
+        assert_eq!(db.value_index() == datalith::ValueIndex::Declared, declared);
         let snap = db.db().unwrap();
         let (Some(k), Some(v)) = (
             snap.attr(&kw(":k")).map(|a| a.id),

@@ -66,6 +66,9 @@ const READS: &[&str] = &[
     r#"[:find ?k :where [?e :k ?k] [(missing? $ ?e :v)]]"#,
     r#"[:find (min ?v) (max ?v) :where [_ :v ?v]]"#,
     r#"[:find [?v ...] :where [_ :v ?v]]"#,
+    r#"[:find ?k :where [?e :v ?v] [(>= ?v "v2")] [(< ?v "v5")] [?e :k ?k]]"#,
+    r#"[:find ?k :where [?e :n ?n] [(< ?n 2)] [?e :k ?k]]"#,
+    r#"[:find (count ?e) . :where [?e :tags ?t] [(> ?t :t1)]]"#,
 ];
 
 fn tx(s: &str) -> datalith::TxData {

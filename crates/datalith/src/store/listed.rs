@@ -103,6 +103,27 @@ impl<'a> IndexReader<'a> {
         Ok(holders)
     }
 
+    /// The datoms of the listed attribute `a` whose values lie within the bounds, counted in
+    /// one walk (unsorted: a count needs no order, and interpolating would need the ends,
+    /// each a walk of its own).
+    pub(super) fn listed_range_count(
+        &self,
+        a: AttrId,
+        lo: Bound<&Value>,
+        hi: Bound<&Value>,
+    ) -> Result<super::range_estimate::RangeEstimate, StoreError> {
+        let (lower, upper) = (value_bound(a, lo), value_bound(a, hi));
+        let mut datoms = 0u64;
+        self.each_listed_datom(a, |_, vb| {
+            datoms += u64::from(within(vb, &lower, &upper));
+            Ok(true)
+        })?;
+        Ok(super::range_estimate::RangeEstimate {
+            datoms,
+            exact: true,
+        })
+    }
+
     /// The datoms of the listed attribute `a` whose values lie within the bounds (index
     /// forms), sorted by value then entity, as AVE holds them.
     pub(super) fn listed_sorted(

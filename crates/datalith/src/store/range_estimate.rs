@@ -42,6 +42,9 @@ impl<'a> IndexReader<'a> {
         cap: u64,
     ) -> Result<RangeEstimate, StoreError> {
         let cap = cap.max(1);
+        if self.is_listed(a)? {
+            return self.listed_range_count(a, lo, hi);
+        }
         let mut counted = 0u64;
         self.scan_attr(a, lo, hi, Direction::Forward, |_, _| {
             counted += 1;

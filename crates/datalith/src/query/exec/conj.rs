@@ -515,6 +515,16 @@ impl<'a> Ctx<'a> {
         if let Some(l) = self.ave_lists.borrow().get(&(a, v.clone())) {
             return Ok(l.len() as u64);
         }
+        if self.r.is_listed(a)? {
+            // No AVE entries (`store::value_index`): counting walks the attribute whatever
+            // the cap, so the whole list is kept for the step, which then walks it no more.
+            let l = self.r.entities_with(a, &v)?;
+            let n = l.len() as u64;
+            self.ave_lists
+                .borrow_mut()
+                .insert((a, v), std::rc::Rc::new(l));
+            return Ok(n);
+        }
         Ok(match self.r.entities_with_at_most(a, &v, cap.max(1))? {
             Some(l) => {
                 let n = l.len() as u64;
