@@ -1,5 +1,7 @@
 """The API: transact, q, pull, pull_many, entity, datoms, reports."""
 
+import tempfile
+
 import pytest
 
 import datalith
@@ -201,3 +203,28 @@ def test_q_each_hands_on_the_items_of_a_result_in_rows(people):
 
     with pytest.raises(ValueError, match="enough at"):
         db.q_each(query, stop)
+
+
+def test_a_database_that_keeps_ave_for_declared_attributes_answers_alike():
+    """`value_index="declared"`: `:person/age` and `:person/tags` get no AVE entries; lookups
+    and ranges by their values answer as with every attribute in AVE."""
+    data = [
+        {":db/id": "ann", ":person/name": "Ann", ":person/age": 30, ":person/tags": [":a", ":b"]},
+        {":db/id": "bob", ":person/name": "Bob", ":person/age": 17, ":person/tags": [":b"]},
+        {":db/id": "cy", ":person/name": "Cy", ":person/age": 45},
+    ]
+    queries = [
+        '[:find [?n ...] :where [?e :person/age 30] [?e :person/name ?n]]',
+        '[:find [?n ...] :where [?e :person/age ?a] [(> ?a 20)] [?e :person/name ?n]]',
+        '[:find [?n ...] :where [?e :person/tags :b] [?e :person/name ?n]]',
+    ]
+    answers = {}
+    for value_index in ["all", "declared"]:
+        with tempfile.TemporaryDirectory() as d:
+            with datalith.open(d, schema=SCHEMA, value_index=value_index) as c:
+                c.transact(data)
+                answers[value_index] = [sorted(c.db().q(q)) for q in queries]
+    assert answers["declared"] == answers["all"] == [["Ann"], ["Ann", "Cy"], ["Ann", "Bob"]]
+    with tempfile.TemporaryDirectory() as d:
+        with pytest.raises(ValueError, match="value_index"):
+            datalith.open(d, value_index="some")

@@ -170,7 +170,7 @@ pub struct CheckProgress {
 }
 
 /// Every entry of `table`, in key order.
-fn every_entry<'t>(
+pub(super) fn every_entry<'t>(
     view: crate::kv::View<'t>,
     table: &crate::kv::Table,
 ) -> Result<crate::kv::Entries<'t>, crate::kv::KvError> {

@@ -3,9 +3,8 @@
 //! is where the schema puts it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Bound;
 
-use super::check::Inconsistency;
+use super::check::{every_entry, Inconsistency};
 use crate::kv::Direction;
 use crate::store::reader::IndexReader;
 use crate::store::{keys, AttrId, Schema, StoreError, ValueIndex};
@@ -24,10 +23,7 @@ pub(super) fn check_listed(
     };
     let policy = r.t.value_index;
     let mut problem = |detail: String| problems.push(Inconsistency::ValueIndex { detail });
-    for entry in r
-        .view
-        .range(ae, Bound::Unbounded, Bound::Unbounded, Direction::Forward)?
-    {
+    for entry in every_entry(r.view, ae)? {
         let (k, v) = entry?;
         match (<[u8; keys::ATTR_BYTES]>::try_from(k), keys::read_entity(v)) {
             (Ok(a), Some(_)) => {
@@ -71,12 +67,7 @@ pub(super) fn check_listed(
         return Ok(listed);
     }
     // Every datom of a listed attribute has its entity listed.
-    for entry in r.view.range(
-        &r.t.eav,
-        Bound::Unbounded,
-        Bound::Unbounded,
-        Direction::Forward,
-    )? {
+    for entry in every_entry(r.view, &r.t.eav)? {
         let (k, raw) = entry?;
         let (Some(e), Some((a, _))) = (keys::read_entity(k), keys::split_attr(raw)) else {
             continue;
