@@ -36,6 +36,10 @@ pub const IN_PROCESS: [&str; 5] = [
     "sqlite-nosync",
 ];
 
+/// In-process peers run only when named: `datalith-declared` (durable, AVE entries for
+/// declared attributes alone, every person attribute `:db/index true`).
+pub const BY_NAME_ONLY: [&str; 1] = ["datalith-declared"];
+
 /// The peers of `--remote`: Datalith through `datalith serve` (Rust client, loopback,
 /// HTTP/1.1), and Datalevin's server (prepared outside the repository, `$DATALEVIN_SERVER_DIR`)
 /// through its own client.
@@ -133,6 +137,7 @@ impl QueryArgs {
         };
         let known: Vec<&str> = IN_PROCESS
             .iter()
+            .chain(BY_NAME_ONLY.iter())
             .chain(external::PEERS.iter())
             .chain(REMOTE.iter())
             .chain(python::PEERS.iter())

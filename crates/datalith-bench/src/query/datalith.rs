@@ -36,6 +36,17 @@ pub const SCHEMA: &str = r#"[
  {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
  {:db/ident :follows :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}]"#;
 
+/// [`SCHEMA`] with `:db/index true` on every person attribute, for a database that keeps AVE
+/// entries for declared attributes alone (`datalith::ValueIndex::Declared`, Datomic's
+/// choice): the equivalent of SQLite's index on every column.
+pub const SCHEMA_INDEXED: &str = r#"[
+ {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/index true}
+ {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/index true}
+ {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one :db/index true}
+ {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}
+ {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}
+ {:db/ident :follows :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}]"#;
+
 /// The five attributes of a person, as keywords.
 struct Attrs {
     name: Keyword,
@@ -87,6 +98,9 @@ fn tempid(p: &Person) -> Tempid {
 pub struct DatalithPeer {
     label: String,
     durability: Durability,
+    /// Which datoms its databases keep in AVE (`datalith-declared`: the declared ones, with
+    /// [`SCHEMA_INDEXED`]).
+    value_index: datalith::ValueIndex,
     people: Arc<Vec<Person>>,
     dir: PathBuf,
     attrs: Attrs,
@@ -105,11 +119,36 @@ impl DatalithPeer {
         DatalithPeer {
             label,
             durability,
+            value_index: datalith::ValueIndex::All,
             people,
             dir: dir.to_path_buf(),
             attrs: Attrs::new(),
             runs: 0,
             loaded: None,
+        }
+    }
+
+    /// `datalith-declared`: durable, AVE entries for declared attributes alone, every
+    /// person attribute declared (`:db/index true`).
+    pub fn declared(people: Arc<Vec<Person>>, dir: &Path) -> DatalithPeer {
+        let mut peer = DatalithPeer::new(Durability::Durable, people, dir);
+        peer.label = "datalith-declared".to_string();
+        peer.value_index = datalith::ValueIndex::Declared;
+        peer
+    }
+
+    /// Options of this peer's databases.
+    fn options(&self) -> DbOptions {
+        let mut o = DbOptions::with_durability(self.durability);
+        o.value_index = self.value_index;
+        o
+    }
+
+    /// The schema its databases get.
+    fn schema(&self) -> &'static str {
+        match self.value_index {
+            datalith::ValueIndex::Declared => SCHEMA_INDEXED,
+            _ => SCHEMA,
         }
     }
 
@@ -129,9 +168,8 @@ impl DatalithPeer {
     /// A fresh, empty database with the schema (untimed).
     fn fresh(&mut self) -> Result<(Database, PathBuf), BenchError> {
         let path = self.fresh_path()?;
-        let db = Database::open(&path, DbOptions::with_durability(self.durability))
-            .map_err(self.err("open"))?;
-        let schema = read_one(SCHEMA).map_err(self.err("schema"))?;
+        let db = Database::open(&path, self.options()).map_err(self.err("open"))?;
+        let schema = read_one(self.schema()).map_err(self.err("schema"))?;
         let data = datalith::TxData::from_edn(&schema).map_err(self.err("schema"))?;
         db.transact(data).map_err(self.err("schema"))?;
         Ok((db, path))
@@ -202,7 +240,6 @@ impl DatalithPeer {
 
     fn run_write(&mut self, task: &Task, plan: Plan) -> Result<Measured, BenchError> {
         let label = self.label.clone();
-        let durability = self.durability;
         let me = std::cell::RefCell::new(self);
         let what = format!("{label} {}", task.name);
         match task.name {
@@ -223,18 +260,13 @@ impl DatalithPeer {
                             datoms.push((e, a, v));
                         }
                     }
-                    let schema = read_one(SCHEMA).map_err(m.err("schema"))?;
+                    let schema = read_one(m.schema()).map_err(m.err("schema"))?;
                     let schema = datalith::TxData::from_edn(&schema).map_err(m.err("schema"))?;
-                    Ok((path, schema, datoms))
+                    Ok((path, schema, datoms, m.options()))
                 },
-                |(path, schema, datoms)| {
-                    let db = Database::init_db(
-                        &path,
-                        DbOptions::with_durability(durability),
-                        schema,
-                        &datoms,
-                    )
-                    .map_err(BenchError::store(&label, "init"))?;
+                |(path, schema, datoms, options)| {
+                    let db = Database::init_db(&path, options, schema, &datoms)
+                        .map_err(BenchError::store(&label, "init"))?;
                     Ok((db, path))
                 },
                 |(db, path)| me.borrow().finish(db, path),
