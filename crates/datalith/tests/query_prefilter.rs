@@ -11,9 +11,10 @@ use datalith::query::QueryOptions;
 use datalith::Database;
 use proptest::prelude::*;
 
+#[allow(dead_code)]
 #[path = "common/open.rs"]
 mod open;
-use open::open_with;
+use open::open_with_options;
 
 const SCHEMA: &str = r#"[{:db/ident :o/k :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
   {:db/ident :i/order :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
@@ -24,6 +25,16 @@ const SCHEMA: &str = r#"[{:db/ident :o/k :db/valueType :db.type/long :db/cardina
 type Item = (i64, Vec<i64>, i64);
 
 fn load(orders: i64, items: &[Item]) -> (tempfile::TempDir, Database) {
+    load_in(datalith::ValueIndex::All, orders, items)
+}
+
+/// [`load`] into a database keeping AVE as `value_index` says (with the declared attributes
+/// alone, every attribute here but the ref `:i/order` is read through `attr_entities`).
+fn load_in(
+    value_index: datalith::ValueIndex,
+    orders: i64,
+    items: &[Item],
+) -> (tempfile::TempDir, Database) {
     let mut tx = String::from("[");
     for k in 0..orders {
         tx.push_str(&format!("{{:db/id \"o{k}\" :o/k {k}}}"));
@@ -36,7 +47,9 @@ fn load(orders: i64, items: &[Item]) -> (tempfile::TempDir, Database) {
         ));
     }
     tx.push(']');
-    open_with(&[SCHEMA, &tx])
+    let mut options = datalith::DbOptions::default();
+    options.value_index = value_index;
+    open_with_options(options, &[SCHEMA, &tx])
 }
 
 fn rows_of(result: &Edn) -> BTreeSet<String> {
@@ -75,8 +88,13 @@ proptest! {
             (0i64..12, proptest::collection::vec(0i64..10, 1..3), 1i64..50), 0..80),
         max_k in 0i64..13,
         min_day in -1i64..10,
+        declared in any::<bool>(),
     ) {
-        let (_dir, db) = load(12, &items);
+        let value_index = match declared {
+            true => datalith::ValueIndex::Declared,
+            false => datalith::ValueIndex::All,
+        };
+        let (_dir, db) = load_in(value_index, 12, &items);
         let q = query(max_k, min_day);
         let snap = db.db().unwrap();
         let want = model(&items, max_k, min_day);

@@ -473,6 +473,26 @@ impl<'a> IndexReader<'a> {
         }
     }
 
+    /// [`Self::scan_attr_blocks`] for a caller that needs no order: an attribute without AVE
+    /// entries (`store::value_index`) is walked in entity order, a block of one entity a
+    /// datom, instead of sorted by value in memory first.
+    pub fn scan_attr_blocks_any_order(
+        &self,
+        a: AttrId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        mut f: impl FnMut(&'a [u8], &[u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        if !self.is_listed(a)? {
+            return self.scan_attr_blocks(a, lower, upper, f);
+        }
+        let (lower, upper) = (listed::value_bound(a, lower), listed::value_bound(a, upper));
+        self.each_listed_datom(a, |e, vb| match listed::within(vb, &lower, &upper) {
+            true => f(vb, &e.to_be_bytes()),
+            false => Ok(true),
+        })
+    }
+
     /// Calls `f(value bytes, entity)` for every AVE entry of attribute `a` whose value lies
     /// within the bounds, in value order; `f` returns false to stop.
     pub fn scan_attr(

@@ -209,7 +209,8 @@ impl Ctx<'_> {
     pub(super) fn prefiltered(&self, f: &Prefilter) -> Result<EntitySet, QueryError> {
         let budget = &self.budget;
         let mut ids: Vec<EntityId> = Vec::new();
-        self.r.scan_attr_blocks(
+        // Any order: the ids become a set.
+        self.r.scan_attr_blocks_any_order(
             f.attr,
             as_ref(&f.bounds.0),
             as_ref(&f.bounds.1),

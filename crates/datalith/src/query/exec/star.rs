@@ -630,7 +630,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// Calls `f(number, value)` for each datom of attribute `a` (within `bounds`) whose
-    /// entity `slot` numbers, in AVE order, until it returns false. A value's entities come a
+    /// entity `slot` numbers, in AVE order (an attribute without AVE entries: in entity
+    /// order), until it returns false. A value's entities come a
     /// page at a time: the value is decoded once a page, and `ahead(number)` is called for
     /// each of the page's numbers before `f` is called for any (a caller that writes where a
     /// number points fetches those places in parallel, not one cache miss after another).
@@ -649,7 +650,9 @@ impl<'a> Ctx<'a> {
             None => (Bound::Unbounded, Bound::Unbounded),
         };
         let mut numbers: Vec<u32> = Vec::new();
-        r.scan_attr_blocks(a, lo, hi, |vb, block| {
+        // Any order: the caller groups by entity (an entity's values come in value order from
+        // either index) or fills columns by number.
+        r.scan_attr_blocks_any_order(a, lo, hi, |vb, block| {
             // A page's ids not numbered take a step too (a scan that finds few is still
             // stopped on time).
             if !budget.step() {
