@@ -158,6 +158,10 @@ fn declared_attributes_alone_in_ave_answer_as_every_attribute_in_ave() {
         }
         assert_same(&all, &declared, &format!("written after :db/index {flag}"));
     }
+    // The moves were logged whole (they are no log entry's derivation): reopened, the same.
+    drop(declared);
+    let declared = open(d.path(), ValueIndex::Declared);
+    assert_same(&all, &declared, "reopened after the moves");
 }
 
 #[test]
