@@ -250,3 +250,77 @@ fn many_lookups_of_an_undeclared_attribute_read_it_once() {
         assert_eq!(declared.db().unwrap().q(q, inputs).unwrap(), want, "{q}");
     }
 }
+
+/// Damage to `attr_entities` or to the layout is found by `check`, each kind named.
+#[test]
+fn check_finds_each_kind_of_damage_to_the_layout() {
+    use datalith::kv::{KvOp, TableKind};
+    // (what is done to the tables, words of the problem `check` reports)
+    type Damage = fn(&Database, u32, u32, u64) -> Vec<KvOp>;
+    let cases: [(&str, Damage, &str); 4] = [
+        (
+            "an entity taken out of :v's list",
+            |db, v, _, e| {
+                let ae = db.env().table("attr_entities", TableKind::List).unwrap();
+                vec![KvOp::list_remove(
+                    &ae,
+                    v.to_be_bytes().to_vec(),
+                    e.to_be_bytes().to_vec(),
+                )]
+            },
+            "but is not listed",
+        ),
+        (
+            "the whole list of :v gone",
+            |db, v, _, _| {
+                let ae = db.env().table("attr_entities", TableKind::List).unwrap();
+                vec![KvOp::delete(&ae, v.to_be_bytes().to_vec())]
+            },
+            "is not listed, but its schema keeps them out of AVE",
+        ),
+        (
+            "an AVE entry of :v",
+            |db, v, _, e| {
+                let ave = db.env().table("ave", TableKind::List).unwrap();
+                let mut key = v.to_be_bytes().to_vec();
+                datalith::codec::encode::encode(&datalith::Value::string("v1"), &mut key);
+                vec![KvOp::list_add(&ave, key, e.to_be_bytes().to_vec())]
+            },
+            "has datoms in AVE and is listed too",
+        ),
+        (
+            "the declared :n listed",
+            |db, _, n, e| {
+                let ae = db.env().table("attr_entities", TableKind::List).unwrap();
+                vec![KvOp::list_add(
+                    &ae,
+                    n.to_be_bytes().to_vec(),
+                    e.to_be_bytes().to_vec(),
+                )]
+            },
+            "is listed, but its schema gives its datoms AVE entries",
+        ),
+    ];
+    for (what, damage, words) in cases {
+        let d = tempfile::tempdir().unwrap();
+        let db = open(d.path(), ValueIndex::Declared);
+        db.transact(tx(SCHEMA)).unwrap();
+        db.transact(tx(r#"[{:k 1 :v "v1" :n 1} {:k 2 :v "v2" :n 2}]"#))
+            .unwrap();
+        let snap = db.db().unwrap();
+        assert!(snap.check().unwrap().is_ok(), "{what}: before");
+        let id = |a: &str| snap.attr(&datalith::Keyword::parse(a)).unwrap().id;
+        let (v, n) = (id(":v"), id(":n"));
+        let datalith::Edn::Long(e) = snap.q("[:find ?e . :where [?e :k 1]]", &[]).unwrap() else {
+            panic!("no entity")
+        };
+        drop(snap);
+        db.env().apply_logged().unwrap();
+        db.env().transact_kv(damage(&db, v, n, e as u64)).unwrap();
+        let problems = db.db().unwrap().check().unwrap().problems;
+        assert!(
+            problems.iter().any(|p| p.to_string().contains(words)),
+            "{what}: {problems:?}"
+        );
+    }
+}

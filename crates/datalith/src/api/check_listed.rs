@@ -59,7 +59,7 @@ pub(super) fn check_listed(
     for (&a, &n) in eav_counts {
         if n > 0 && !listed.contains(&a) && !policy.in_ave_of(schema, a) {
             problem(format!(
-                "attribute {a} has {n} datoms in AVE, but its schema keeps them out of it"
+                "attribute {a} has {n} datoms and is not listed, but its schema keeps them out of AVE"
             ));
         }
     }
