@@ -18,9 +18,12 @@ pub struct AttrRow {
     /// `identity` or `value`.
     unique: Option<&'static str>,
     component: bool,
+    /// `:db/index true`.
+    indexed: bool,
     doc: Option<String>,
     datoms: u64,
-    distinct: u64,
+    /// `None` where nothing counts them (an attribute without AVE entries).
+    distinct: Option<u64>,
 }
 
 /// The user attributes of `db`, with their statistics.
@@ -29,12 +32,13 @@ pub fn attr_rows(db: &Db) -> Result<Vec<AttrRow>> {
     let mut rows = Vec::new();
     for a in db.schema().user_attributes() {
         let s = r.stats(a.id)?;
-        rows.push(row_of(&a, s.datoms, s.distinct));
+        let distinct = (!r.is_listed(a.id)?).then_some(s.distinct);
+        rows.push(row_of(&a, s.datoms, distinct));
     }
     Ok(rows)
 }
 
-fn row_of(a: &Attribute, datoms: u64, distinct: u64) -> AttrRow {
+fn row_of(a: &Attribute, datoms: u64, distinct: Option<u64>) -> AttrRow {
     AttrRow {
         ident: a.ident.to_string(),
         value_type: a.value_type.ident().to_string(),
@@ -45,6 +49,7 @@ fn row_of(a: &Attribute, datoms: u64, distinct: u64) -> AttrRow {
             None => None,
         },
         component: a.is_component,
+        indexed: a.indexed,
         doc: a.doc.clone(),
         datoms,
         distinct,
@@ -90,12 +95,13 @@ pub fn attr_rows_of_stat(stat: &Edn) -> Vec<AttrRow> {
                     _ => None,
                 },
                 component: field(a, ":db/isComponent") == Some(Edn::Bool(true)),
+                indexed: field(a, ":db/index") == Some(Edn::Bool(true)),
                 doc: match field(a, ":db/doc") {
                     Some(Edn::String(d)) => Some(d),
                     _ => None,
                 },
                 datoms: count(field(a, ":datoms")),
-                distinct: count(field(a, ":distinct")),
+                distinct: field(a, ":distinct").map(|d| count(Some(d))),
             }),
             _ => None,
         })
@@ -130,6 +136,9 @@ fn attr_map(a: &AttrRow) -> String {
     if a.component {
         s.push_str(" :db/isComponent true");
     }
+    if a.indexed {
+        s.push_str(" :db/index true");
+    }
     if let Some(d) = &a.doc {
         s.push_str(&format!(
             " :db/doc {}",
@@ -159,7 +168,8 @@ pub fn attrs_table(rows: &[AttrRow]) -> String {
                     (None, false) => String::new(),
                 },
                 a.datoms.to_string(),
-                a.distinct.to_string(),
+                a.distinct
+                    .map_or_else(|| "-".to_string(), |d| d.to_string()),
             ]
         })
         .collect();

@@ -118,7 +118,8 @@ fn the_shell_on_a_server_shows_the_schema_and_writes_and_reads_files() {
     .unwrap();
     let script = format!(
         r#"[{{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity :db/doc "a name"}}
- {{:db/ident :person/pet :db/valueType :db.type/ref :db/cardinality :db.cardinality/many :db/isComponent true}}]
+ {{:db/ident :person/pet :db/valueType :db.type/ref :db/cardinality :db.cardinality/many :db/isComponent true}}
+ {{:db/ident :person/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}}]
 [{{:person/name "Ann"}}]
 .schema
 .attrs
@@ -141,7 +142,8 @@ fn the_shell_on_a_server_shows_the_schema_and_writes_and_reads_files() {
     for want in [
         // .schema: tx data that recreates the attributes, what is set and only that
         r#"[{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity :db/doc "a name"}"#,
-        r#" {:db/ident :person/pet :db/valueType :db.type/ref :db/cardinality :db.cardinality/many :db/isComponent true}]"#,
+        r#" {:db/ident :person/pet :db/valueType :db.type/ref :db/cardinality :db.cardinality/many :db/isComponent true}"#,
+        r#" {:db/ident :person/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}]"#,
     ] {
         assert!(out.lines().any(|l| l == want), "{want}\n{out}");
     }
