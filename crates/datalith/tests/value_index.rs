@@ -324,3 +324,27 @@ fn check_finds_each_kind_of_damage_to_the_layout() {
         );
     }
 }
+
+/// `explain` names `AEV` for a step that read an attribute without AVE entries, `AVE` and
+/// `AVE SCAN` for the declared ones.
+#[test]
+fn explain_names_the_reads_of_an_undeclared_attribute_aev() {
+    use datalith::query::PlanIndex;
+    let d = tempfile::tempdir().unwrap();
+    let db = open(d.path(), ValueIndex::Declared);
+    db.transact(tx(SCHEMA)).unwrap();
+    db.transact(tx(r#"[{:k 1 :v "v1" :n 1} {:k 2 :v "v2" :n 2}]"#))
+        .unwrap();
+    let snap = db.db().unwrap();
+    // (query, the index of its first step)
+    let cases = [
+        (r#"[:find ?e :where [?e :v "v1"]]"#, PlanIndex::Aev),
+        (r#"[:find ?e ?x :where [?e :v ?x]]"#, PlanIndex::Aev),
+        (r#"[:find ?e :where [?e :n 1]]"#, PlanIndex::Ave),
+        (r#"[:find ?e ?x :where [?e :n ?x]]"#, PlanIndex::AttrScan),
+    ];
+    for (q, want) in cases {
+        let (_, plan) = snap.explain(q, &[]).unwrap();
+        assert_eq!(plan.steps[0].index, want, "{q}: {:?}", plan.steps);
+    }
+}

@@ -84,6 +84,10 @@ pub enum PlanIndex {
     /// `NESTED`: a `not` or `or`; its clauses ran as steps of their own, listed before it,
     /// and this step joins their rows with the rows so far.
     Nested,
+    /// `AEV`: an attribute without AVE entries (`store::value_index`), read through the list
+    /// of its entities and their EAV entries: what `AVE` and `AVE SCAN` are for the others
+    /// (a lookup by value walks the attribute once a step; a scan or range walks it).
+    Aev,
     /// `HISTORY`: the history index (a pattern naming the transaction or `added`, or any
     /// pattern on an `as-of`, `since` or `history` database), one read per candidate entity.
     History,
@@ -93,14 +97,15 @@ pub enum PlanIndex {
 }
 
 impl PlanIndex {
-    /// The name `explain` prints: `EAV`, `AVE`, `AVE SCAN`, `EAV SCAN`, `INPUT RELATION`,
-    /// `FUNCTION`, `RULE`, `NESTED`, `HISTORY`, `NONE`.
+    /// The name `explain` prints: `EAV`, `AVE`, `AVE SCAN`, `EAV SCAN`, `AEV`,
+    /// `INPUT RELATION`, `FUNCTION`, `RULE`, `NESTED`, `HISTORY`, `NONE`.
     pub fn as_str(self) -> &'static str {
         match self {
             PlanIndex::Eav => "EAV",
             PlanIndex::Ave => "AVE",
             PlanIndex::AttrScan => "AVE SCAN",
             PlanIndex::FullScan => "EAV SCAN",
+            PlanIndex::Aev => "AEV",
             PlanIndex::Input => "INPUT RELATION",
             PlanIndex::History => "HISTORY",
             PlanIndex::Function => "FUNCTION",

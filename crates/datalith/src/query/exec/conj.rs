@@ -347,16 +347,33 @@ impl<'a> Ctx<'a> {
             self.elements_then(&todo, &deps, &postponed, &rel.vars);
             self.budget
                 .settle(base, rows_bytes(rel.rows.len(), rel.vars.len()));
-            if let Some(trace) = &mut self.trace {
-                trace.push(Step {
-                    what,
-                    index,
-                    estimated: est,
-                    actual: rel.rows.len() as u64,
-                });
+            if self.trace.is_some() {
+                let index = self.shown_index(&clause, index)?;
+                if let Some(trace) = &mut self.trace {
+                    trace.push(Step {
+                        what,
+                        index,
+                        estimated: est,
+                        actual: rel.rows.len() as u64,
+                    });
+                }
             }
         }
         rel.project_owned(keep, &self.budget)
+    }
+
+    /// The index `explain` names for a step that read `index` for `clause`: `AEV` where
+    /// the pattern's attribute has no AVE entries (`store::value_index`).
+    fn shown_index(&mut self, clause: &Clause, index: PlanIndex) -> Result<PlanIndex, QueryError> {
+        if let (PlanIndex::Ave | PlanIndex::AttrScan, Clause::Pattern(src, p)) = (index, clause) {
+            if let AttrTerm::Attr(a) = p.a {
+                self.enter(*src);
+                if self.r.is_listed(a)? {
+                    return Ok(PlanIndex::Aev);
+                }
+            }
+        }
+        Ok(index)
     }
 
     /// Whether clause `c` joins the merge scan of the patterns of source `src` on the bound
