@@ -366,8 +366,19 @@ mod tests {
         }
         assert!(select(Family::Kv, &["nope".into()]).is_err());
         assert!(select(Family::Kv, &["kv-as".into()]).is_err());
-        assert_eq!(select(Family::Datalog, &["dl".into()]).unwrap().len(), 2);
-        assert_eq!(select(Family::Datalog, &[]).unwrap().len(), 6);
+        assert_eq!(select(Family::Datalog, &["dl".into()]).unwrap().len(), 4);
+        assert_eq!(
+            select(Family::Datalog, &["dl-declared".into()])
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(
+            select(Family::Datalog, &["dl-sync".into()]).unwrap().len(),
+            1
+        );
+        assert_eq!(select(Family::Datalog, &[]).unwrap().len(), 8);
+        assert!(!find("dl-declared-sync").unwrap().peer);
         assert_eq!(select(Family::Remote, &[]).unwrap().len(), 4);
         assert_eq!(select(Family::Remote, &["dl".into()]).unwrap().len(), 2);
         assert!(select(Family::Datalog, &["dl-remote".into()]).is_err());
