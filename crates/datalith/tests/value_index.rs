@@ -257,25 +257,24 @@ fn check_finds_each_kind_of_damage_to_the_layout() {
     use datalith::kv::{KvOp, TableKind};
     // (what is done to the tables, words of the problem `check` reports)
     type Damage = fn(&Database, u32, u32, u64) -> Vec<KvOp>;
+    fn listed(db: &Database) -> datalith::kv::Table {
+        db.env().table("attr_entities", TableKind::List).unwrap()
+    }
     let cases: [(&str, Damage, &str); 4] = [
         (
             "an entity taken out of :v's list",
             |db, v, _, e| {
-                let ae = db.env().table("attr_entities", TableKind::List).unwrap();
                 vec![KvOp::list_remove(
-                    &ae,
-                    v.to_be_bytes().to_vec(),
-                    e.to_be_bytes().to_vec(),
+                    &listed(db),
+                    v.to_be_bytes(),
+                    e.to_be_bytes(),
                 )]
             },
             "but is not listed",
         ),
         (
             "the whole list of :v gone",
-            |db, v, _, _| {
-                let ae = db.env().table("attr_entities", TableKind::List).unwrap();
-                vec![KvOp::delete(&ae, v.to_be_bytes().to_vec())]
-            },
+            |db, v, _, _| vec![KvOp::delete(&listed(db), v.to_be_bytes())],
             "is not listed, but its schema keeps them out of AVE",
         ),
         (
@@ -291,11 +290,10 @@ fn check_finds_each_kind_of_damage_to_the_layout() {
         (
             "the declared :n listed",
             |db, _, n, e| {
-                let ae = db.env().table("attr_entities", TableKind::List).unwrap();
                 vec![KvOp::list_add(
-                    &ae,
-                    n.to_be_bytes().to_vec(),
-                    e.to_be_bytes().to_vec(),
+                    &listed(db),
+                    n.to_be_bytes(),
+                    e.to_be_bytes(),
                 )]
             },
             "is listed, but its schema gives its datoms AVE entries",
