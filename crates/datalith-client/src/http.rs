@@ -6,6 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ureq::tls::{Certificate, ClientCert, RootCerts, TlsConfig};
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{Connector, DefaultConnector};
+
+use crate::coalesce::Coalesce;
 
 use datalith::edn::cbor::{read_cbor, write_cbor};
 use datalith::edn::{read_one, to_edn_string, Edn};
@@ -32,7 +36,10 @@ impl Http {
         if let Some(roots) = roots {
             tls = tls.root_certs(RootCerts::Specific(Arc::new(roots)));
         }
-        let agent = agent_config().tls_config(tls.build()).build().into();
+        let config = agent_config().tls_config(tls.build()).build();
+        // ureq's own chain (TCP, then TLS), each transport it makes wrapped last.
+        let connector = DefaultConnector::new().chain(Coalesce);
+        let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
         Http {
             base: base.trim_end_matches('/').to_string(),
             token,

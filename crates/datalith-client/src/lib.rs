@@ -53,6 +53,7 @@
 //! # }
 //! ```
 
+mod coalesce;
 mod connection;
 mod db;
 mod error;
