@@ -346,3 +346,60 @@ fn explain_names_the_reads_of_an_undeclared_attribute_aev() {
         assert_eq!(plan.steps[0].index, want, "{q}: {:?}", plan.steps);
     }
 }
+
+/// A read of an undeclared attribute by value holds the attribute's datoms (sorted, or as a
+/// map of holders) for its step: the query's memory limit counts them, so a limit that the
+/// same query keeps with every value in AVE stops it here, and a larger one answers as AVE
+/// does. 20,000 datoms of `:v` are charged at least 20,000 x 56 bytes (over 1 MiB).
+#[test]
+fn a_read_by_value_of_an_undeclared_attribute_counts_against_the_memory_limit() {
+    use datalith::query::QueryOptions;
+    use datalith::QueryError;
+    let (a, d) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let all = open(a.path(), ValueIndex::All);
+    let declared = open(d.path(), ValueIndex::Declared);
+    let mut data = String::from("[");
+    for i in 0..20_000 {
+        data.push_str(&format!(r#"{{:k {i} :v "v{i:05}"}}"#));
+    }
+    data.push(']');
+    for db in [&all, &declared] {
+        db.transact(tx(SCHEMA)).unwrap();
+        db.transact(tx(&data)).unwrap();
+    }
+    let lookups = vec![read_one(r#"["v00007" "v12345"]"#).unwrap()];
+    let cases: [(&str, &str, Vec<Edn>); 3] = [
+        (
+            "a range (the attribute sorted by value)",
+            r#"[:find (count ?e) . :where [?e :v ?x] [(> ?x "v19990")]]"#,
+            vec![],
+        ),
+        (
+            "lookups of bound values (a map of holders)",
+            r#"[:find ?k :in $ [?x ...] :where [?e :v ?x] [?e :k ?k]]"#,
+            lookups,
+        ),
+        (
+            "a join on a value (the holders of another entity's value)",
+            r#"[:find (count ?f) . :where [?e :k 5] [?e :v ?x] [?f :v ?x]]"#,
+            vec![],
+        ),
+    ];
+    let small = QueryOptions::default().memory_limit(512 * 1024);
+    let large = QueryOptions::default().memory_limit(64 * 1024 * 1024);
+    for (name, query, args) in &cases {
+        let want = all.db().unwrap().q_with(query, args, &small);
+        assert!(want.is_ok(), "{name}: every value in AVE: {want:?}");
+        let stopped = declared.db().unwrap().q_with(query, args, &small);
+        assert!(
+            matches!(stopped, Err(QueryError::ResourceExhausted { .. })),
+            "{name}: {stopped:?}"
+        );
+        let got = declared.db().unwrap().q_with(query, args, &large);
+        assert_eq!(
+            got.map(|o| normalize(&o.result)).ok(),
+            want.map(|o| normalize(&o.result)).ok(),
+            "{name}"
+        );
+    }
+}

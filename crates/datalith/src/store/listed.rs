@@ -20,6 +20,13 @@ pub(super) type ValueBound = Bound<Vec<u8>>;
 /// A listed attribute's holders of each value (by its index form), ascending.
 pub(super) type Holders<'a> = HashMap<&'a [u8], Vec<EntityId>>;
 
+/// The memory a read of a listed attribute in value order holds a datom, at most: a sorted
+/// row is a value's slice and an entity id (24 bytes); a map of holders (a value cursor's)
+/// keeps a slice, a vector and a hash slot a distinct value and 8 bytes a holder, 56 bytes
+/// when every value is distinct. Queries charge it to their memory budget before such a read
+/// (`query::exec`'s `hold_listed`).
+pub const LISTED_BYTES_PER_DATOM: u64 = 56;
+
 impl<'a> IndexReader<'a> {
     /// Whether attribute `a`'s datoms are listed in `attr_entities` instead of AVE: only in a
     /// database that keeps AVE for declared attributes, and only once the attribute has a

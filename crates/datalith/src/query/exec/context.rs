@@ -174,6 +174,19 @@ impl<'a> Ctx<'a> {
         Ok((s.datoms, s.distinct.max(1)))
     }
 
+    /// Charges the memory a read of attribute `a` by value holds when its datoms have no AVE
+    /// entries (its rows sorted by value, or a value cursor's map of holders:
+    /// `store::listed`), before the read makes it; nothing for an attribute in AVE. Held
+    /// until the step settles, as the step's reader holds it.
+    pub(super) fn hold_listed(&self, a: AttrId) -> Result<(), QueryError> {
+        if self.r.is_listed(a)? {
+            let (datoms, _) = self.stats(a)?;
+            self.budget
+                .charge(datoms.saturating_mul(crate::store::listed::LISTED_BYTES_PER_DATOM))?;
+        }
+        Ok(())
+    }
+
     pub(super) fn is_many(&self, a: AttrId) -> bool {
         self.schema.get(a).is_some_and(|x| x.is_many())
     }

@@ -115,6 +115,7 @@ impl<'a> Ctx<'a> {
     ) -> Result<Value, QueryError> {
         let analyzer = Analyzer::new(config);
         let q = search::parse_query(text, &analyzer)?;
+        self.hold_listed(a)?;
         let mut entities: Vec<u64> = Vec::new();
         self.r.scan_attr(
             a,

@@ -239,6 +239,7 @@ impl<'a> Ctx<'a> {
         if let Some(c) = value_col {
             crate::query::relation::sort_rows_by_column(&mut rows, c);
         }
+        self.hold_listed(probe.anchor)?;
         let mut values = r.value_cursor()?;
         let mut entities = r.entity_cursor()?;
         let mut holders: Vec<EntityId> = Vec::new();

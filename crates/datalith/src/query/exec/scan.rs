@@ -61,6 +61,7 @@ impl<'a> Ctx<'a> {
         p: &Pattern,
         mut rel: Relation,
     ) -> Result<Relation, QueryError> {
+        self.hold_listed(a)?;
         let mut cursor = self.r.value_cursor()?;
         let c = match &p.v {
             Term::Const(v) => {
@@ -159,6 +160,7 @@ impl<'a> Ctx<'a> {
                 return Ok((self.join_on_value(a, p, rel, c, None)?, index));
             }
             _ => {
+                self.hold_listed(a)?;
                 let (lo, hi) = intersect_ranges(ranges);
                 // A first step read a part at a time: from this part's first value on, and
                 // up to its size (`parts`).
@@ -301,6 +303,7 @@ impl<'a> Ctx<'a> {
         // then mostly stays on the previous one's leaf page, and equal values come together,
         // so the last lookup serves them all).
         crate::query::relation::sort_rows_by_column(&mut rel.rows, c);
+        self.hold_listed(a)?;
         let mut cursor = self.r.value_cursor()?;
         let mut last: Option<&Value> = None;
         let mut es: Vec<EntityId> = Vec::new();

@@ -148,6 +148,7 @@ impl<'a> Ctx<'a> {
         let budget = &self.budget;
         let bytes = row_bytes(1);
         let r = self.r;
+        self.hold_listed(*a)?;
         let mut out = Relation::empty(vec![*v]);
         r.values_held(
             *a,

@@ -157,6 +157,7 @@ impl<'a> Ctx<'a> {
                     ),
                     _ => None,
                 };
+                self.hold_listed(a)?;
                 let mut out = Vec::new();
                 match values {
                     Some(mut values) => {
