@@ -122,7 +122,7 @@ pub fn transact(url: &Remote, db: &Path, txdata: &str, format: Format) -> Result
     let mut out = String::new();
     for form in &forms {
         let report = connection.transact(form)?;
-        out.push_str(&render(&report_edn(&report), &[], format));
+        out.push_str(&render(&report_edn(&report)?, &[], format));
     }
     Ok(out)
 }
@@ -177,17 +177,18 @@ pub fn copy(url: &Remote, name: &Path, dst: &Path) -> Result<String> {
 }
 
 /// A report as the local `transact` prints one: `{:tx id :datoms n :tempids {...}}`.
-pub fn report_edn(report: &Report) -> Edn {
+pub fn report_edn(report: &Report) -> Result<Edn> {
+    let datoms = report.tx_data()?.len();
     let tempids = report
         .tempids
         .iter()
         .map(|(k, v)| (Edn::String(k.clone()), Edn::Long(*v as i64)))
         .collect();
-    Edn::Map(vec![
+    Ok(Edn::Map(vec![
         (Edn::kw(":tx"), Edn::Long(report.tx as i64)),
-        (Edn::kw(":datoms"), Edn::Long(report.tx_data.len() as i64)),
+        (Edn::kw(":datoms"), Edn::Long(datoms as i64)),
         (Edn::kw(":tempids"), Edn::Map(tempids)),
-    ])
+    ]))
 }
 
 impl From<ClientError> for CliError {

@@ -235,7 +235,10 @@ impl Connection {
     /// Transacts and waits until the transaction is durable (as `Database::transact`).
     pub fn transact(&self, data: impl IntoTxForm) -> Result<Report, ClientError> {
         let body = Edn::Map(vec![(Edn::kw(":tx-data"), data.into_form())]);
-        Report::from_answer(self.http.post_write(&self.path("transact"), &body)?)
+        let (answer, unread) =
+            self.http
+                .post_write_deferring(&self.path("transact"), &body, ":tx-data")?;
+        Report::from_answer(answer, unread)
     }
 
     /// The database's statistics (`GET /db/NAME/stat`): basis, datoms, attributes, sizes.

@@ -11,7 +11,7 @@ use ureq::unversioned::transport::{Connector, DefaultConnector};
 
 use crate::coalesce::Coalesce;
 
-use datalith::edn::cbor::{read_cbor, write_cbor};
+use datalith::edn::cbor::{read_cbor, read_cbor_map_deferring, write_cbor};
 use datalith::edn::{read_one, to_edn_string, Edn};
 use datalith::query::ItemSink;
 
@@ -51,13 +51,28 @@ impl Http {
     /// more when its connection failed before an answer came ([`Self::again`]).
     pub(crate) fn post(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
         let bytes = cbor_of(body);
-        self.again(|| self.post_bytes(path, &bytes))
+        self.again(|| {
+            self.post_bytes(path, &bytes, None)
+                .map(|(answer, _)| answer)
+        })
     }
 
     /// `POST path` with `body` for a write, answered with a map; never sent twice: a write
     /// whose connection failed may have committed (read it back to know).
     pub(crate) fn post_write(&self, path: &str, body: &Edn) -> Result<Edn, ClientError> {
-        self.post_bytes(path, &cbor_of(body))
+        self.post_bytes(path, &cbor_of(body), None)
+            .map(|(answer, _)| answer)
+            .map_err(Sent::into_error)
+    }
+
+    /// [`Self::post_write`], the answer's value under `key` left unread (see [`Unread`]).
+    pub(crate) fn post_write_deferring(
+        &self,
+        path: &str,
+        body: &Edn,
+        key: &str,
+    ) -> Result<(Edn, Option<Unread>), ClientError> {
+        self.post_bytes(path, &cbor_of(body), Some(key))
             .map_err(Sent::into_error)
     }
 
@@ -76,7 +91,12 @@ impl Http {
     /// `POST path` with a CBOR body, answered in CBOR: the server writes and the client
     /// reads it at a fraction of EDN text's cost (an entity id is 9 bytes, not 14 digits
     /// read one by one).
-    fn post_bytes(&self, path: &str, body: &[u8]) -> Result<Edn, Sent> {
+    fn post_bytes(
+        &self,
+        path: &str,
+        body: &[u8],
+        defer: Option<&str>,
+    ) -> Result<(Edn, Option<Unread>), Sent> {
         let mut request = self
             .agent
             .post(format!("{}{path}", self.base))
@@ -86,7 +106,8 @@ impl Http {
             request = request.header("Authorization", format!("Bearer {token}"));
         }
         let response = request.send(body).map_err(|e| self.sent(path, e))?;
-        self.read_answer(path, response).map_err(Sent::Failed)
+        self.read_answer_deferring(path, response, defer)
+            .map_err(Sent::Failed)
     }
 
     /// `POST path` with `body` for a query whose answer is `{:result ITEMS, :basis-t B}`,
@@ -177,8 +198,20 @@ impl Http {
     fn read_answer(
         &self,
         path: &str,
-        mut response: ureq::http::Response<ureq::Body>,
+        response: ureq::http::Response<ureq::Body>,
     ) -> Result<Edn, ClientError> {
+        self.read_answer_deferring(path, response, None)
+            .map(|(answer, _)| answer)
+    }
+
+    /// [`Self::read_answer`], but a successful CBOR answer's value under the key `defer` is
+    /// left unread, its bytes kept ([`Unread`]).
+    fn read_answer_deferring(
+        &self,
+        path: &str,
+        mut response: ureq::http::Response<ureq::Body>,
+        defer: Option<&str>,
+    ) -> Result<(Edn, Option<Unread>), ClientError> {
         let status = response.status().as_u16();
         let is_cbor = response
             .headers()
@@ -195,6 +228,11 @@ impl Http {
                 self.base
             ))
         };
+        if let (Some(key), true, 200) = (defer, is_cbor, status) {
+            let (answer, range) =
+                read_cbor_map_deferring(&bytes, key).map_err(|e| not_read(e.to_string()))?;
+            return Ok((answer, range.map(|range| Unread { bytes, range })));
+        }
         let answer = match is_cbor {
             true => read_cbor(&bytes).map_err(|e| not_read(e.to_string()))?,
             false => std::str::from_utf8(&bytes)
@@ -202,9 +240,24 @@ impl Http {
                 .and_then(|text| read_one(text).map_err(|e| not_read(e.to_string())))?,
         };
         match status {
-            200 => Ok(answer),
+            200 => Ok((answer, None)),
             _ => Err(ClientError::from_answer(status, answer)),
         }
+    }
+}
+
+/// A value of an answer not read yet: the answer's bytes (CBOR) and where the value lies in
+/// them, checked to be one whole item ([`read_cbor_map_deferring`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Unread {
+    bytes: Vec<u8>,
+    range: std::ops::Range<usize>,
+}
+
+impl Unread {
+    /// The value, read now.
+    pub(crate) fn read(&self) -> Result<Edn, String> {
+        read_cbor(&self.bytes[self.range.clone()]).map_err(|e| e.to_string())
     }
 }
 

@@ -35,7 +35,10 @@
 //! the request went out) is sent once more; a write never is, since the first may have
 //! committed: on such an error, read it back to know.
 //!
-//! Bodies are EDN both ways. Errors keep the server's category ([`ClientError`]). Over
+//! Bodies are CBOR both ways (a streamed answer, `q_each`, comes as EDN text), a request's
+//! head and body in one write. A transaction's [`Report`] reads its datoms from the answer
+//! only when [`Report::tx_data`] first asks for them. Errors keep the server's category
+//! ([`ClientError`]). Over
 //! `https://` the server's certificate is verified: against the public web's roots, or the
 //! certificates given to [`ClientBuilder::cacert_file`] (a private CA, or the self-signed
 //! certificate of `datalith cert`); a server that asks for client certificates

@@ -191,7 +191,7 @@ impl RemoteSession {
             )));
         }
         let report = self.database()?.transact(form)?;
-        let text = format!("{}\n", to_edn_string(&report_edn(&report)));
+        let text = format!("{}\n", to_edn_string(&report_edn(&report)?));
         self.out(&text);
         self.timed(start);
         Ok(())

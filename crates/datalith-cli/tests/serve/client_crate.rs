@@ -25,6 +25,38 @@ fn the_client_reads_one_value_per_db_and_keeps_error_categories() {
     let ann = report.tempid("ann").expect("a tempid");
     assert_eq!(report.basis_after, report.tx);
     assert!(report.basis_before.unwrap() < report.tx);
+    // Its datoms, read from the answer when asked for (and the same when asked again): the
+    // transaction's instant and Ann's two values.
+    let datoms = report.tx_data().unwrap();
+    assert_eq!(datoms, report.tx_data().unwrap());
+    let tx = report.tx as i64;
+    let ann_id = ann as i64;
+    let mut shown: Vec<String> = datoms
+        .iter()
+        .map(|d| match d {
+            datalith::edn::Edn::Vector(f) if f[0] == datalith::edn::Edn::Long(tx) => {
+                format!("[tx {} {} {}]", f[1], f[3] == f[0], f[4])
+            }
+            datalith::edn::Edn::Vector(f) if f[0] == datalith::edn::Edn::Long(ann_id) => {
+                format!(
+                    "[ann {} {} {}]",
+                    f[1],
+                    f[2],
+                    f[3] == datalith::edn::Edn::Long(tx)
+                )
+            }
+            other => other.to_string(),
+        })
+        .collect();
+    shown.sort();
+    assert_eq!(
+        shown,
+        [
+            r#"[ann :person/email "ann@x" true]"#,
+            r#"[ann :person/name "Ann" true]"#,
+            "[tx :db/txInstant true true]",
+        ]
+    );
 
     let before = people.db().unwrap();
     assert_eq!(before.basis_t(), report.tx);

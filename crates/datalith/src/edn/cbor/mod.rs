@@ -41,7 +41,7 @@ mod encode;
 #[cfg(test)]
 mod tests;
 
-pub use decode::{read_cbor, CborError};
+pub use decode::{read_cbor, read_cbor_map_deferring, CborError};
 pub use encode::{write_cbor, CborWriter};
 
 /// Tag of a symbol's text (Datalith's own; not registered).

@@ -1,6 +1,6 @@
 use proptest::prelude::*;
 
-use super::{read_cbor, write_cbor};
+use super::{read_cbor, read_cbor_map_deferring, write_cbor};
 use crate::edn::{read_one, Edn};
 
 fn cbor(e: &Edn) -> Vec<u8> {
@@ -223,4 +223,85 @@ fn repeated_names_read_back_past_the_names_kept() {
         read_cbor(&chunked).unwrap(),
         Edn::Vector(vec![Edn::kw(":a/b"), Edn::kw(":a/b")])
     );
+}
+
+/// A map read with one key's value deferred: the other entries as `read_cbor` reads them,
+/// and the deferred value's bytes, which read on their own to the value the key had.
+#[test]
+fn a_deferred_value_reads_later_as_it_would_have_read_in_place() {
+    let cases = [
+        "{:tx 5 :tx-data [[1 :a \"x\" 5 true] [2 :b #{1 2} 5 false]] :tempids {\"t\" 1}}",
+        "{:tx-data [] :tx 1}",
+        "{:tx-data {:nested [1 [2 [3]] #inst \"2026-12-07T00:00:00.000-00:00\"]} :tx 1}",
+        "{:tx 7}",
+        "{}",
+    ];
+    for text in cases {
+        let whole = read_one(text).unwrap();
+        let bytes = cbor(&whole);
+        let (rest, range) = read_cbor_map_deferring(&bytes, ":tx-data").unwrap();
+        let Edn::Map(pairs) = &whole else { panic!() };
+        let (deferred, kept): (Vec<_>, Vec<_>) = pairs
+            .iter()
+            .cloned()
+            .partition(|(k, _)| *k == Edn::kw(":tx-data"));
+        assert_eq!(rest, Edn::Map(kept), "{text}");
+        let later = range.map(|r| read_cbor(&bytes[r]).unwrap());
+        assert_eq!(later, deferred.into_iter().next().map(|(_, v)| v), "{text}");
+    }
+    // Something other than a map is read whole.
+    assert_eq!(
+        read_cbor_map_deferring(&cbor(&Edn::Long(3)), ":tx-data").unwrap(),
+        (Edn::Long(3), None)
+    );
+    // Indefinite lengths (a map, an array and a text in chunks) are passed over too.
+    let indefinite =
+        unhex(&"bf d827 67 74782d64617461 9f 7f 6161 6162 ff 01 ff 61 6b 02 ff".replace(' ', ""));
+    let (rest, range) = read_cbor_map_deferring(&indefinite, ":tx-data").unwrap();
+    assert_eq!(rest, read_one("{\"k\" 2}").unwrap());
+    assert_eq!(
+        read_cbor(&indefinite[range.unwrap()]).unwrap(),
+        read_one("[\"ab\" 1]").unwrap()
+    );
+}
+
+/// Malformed bytes in a deferred value are refused when the map is read, where their shape
+/// is wrong (what the shape holds is checked when the value is read).
+#[test]
+fn a_deferred_value_of_the_wrong_shape_is_an_error() {
+    let deep = "81".repeat(600) + "00";
+    // `:tx-data` (tag 39, "tx-data") then the value's bytes.
+    let key = "d827 67 74782d64617461";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("a1 {key} 82 01"), "2 items counted, 1 bytes left"),
+        (format!("a1 {key} 9b ffffffffffffffff"), "items counted"),
+        (format!("a1 {key} 63 6162"), "end inside a value"),
+        (format!("a1 {key} 1f"), "indefinite-length integer"),
+        (format!("a1 {key} 7f 01 ff"), "chunk of another kind"),
+        (format!("a1 {key} {deep}"), "nested deeper than"),
+        (format!("a2 {key} 01 {key} 02"), "repeats its key :tx-data"),
+        (format!("a1 {key} 01 02"), "bytes after the value"),
+    ];
+    for (bytes, message) in cases {
+        let got = read_cbor_map_deferring(&unhex(&bytes.replace(' ', "")), ":tx-data");
+        assert!(
+            matches!(&got, Err(e) if e.message.contains(message)),
+            "{bytes}: {got:?}, not {message:?}"
+        );
+    }
+    // What the shape holds is the later read's to refuse: a byte string outside a tag.
+    let bytes = unhex(&format!("a1 {key} 41 00").replace(' ', ""));
+    let (_, range) = read_cbor_map_deferring(&bytes, ":tx-data").unwrap();
+    let later = read_cbor(&bytes[range.unwrap()]);
+    assert!(
+        matches!(&later, Err(e) if e.message.contains("byte string outside a tag")),
+        "{later:?}"
+    );
+}
+
+proptest! {
+    #[test]
+    fn any_bytes_deferred_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let _ = read_cbor_map_deferring(&bytes, ":tx-data");
+    }
 }
