@@ -5,7 +5,7 @@
 
 use datalith::edn::{read_one, Edn};
 use datalith::query::{ItemSink, QueryError, QueryOptions};
-use datalith::{Database, DbOptions, Input};
+use datalith::{Database, DbOptions, Input, ValueIndex};
 
 const SCHEMA: &str = r#"[
   {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
@@ -16,8 +16,16 @@ const SCHEMA: &str = r#"[
    :db/unique :db.unique/identity}]"#;
 
 fn people(n: usize) -> (tempfile::TempDir, Database) {
+    people_in(n, ValueIndex::All)
+}
+
+/// `people` in a database of the given layout: with `ValueIndex::Declared` none of the
+/// attributes but `:id` (unique) and `:friend` (a ref) has AVE entries.
+fn people_in(n: usize, layout: ValueIndex) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let mut options = DbOptions::default();
+    options.value_index = layout;
+    let db = Database::open(dir.path(), options).unwrap();
     db.transact(SCHEMA).unwrap();
     let maps: Vec<String> = (0..n)
         .map(|i| {
@@ -212,14 +220,30 @@ fn items_of(result: &Edn) -> (&[Edn], bool) {
     }
 }
 
+/// On either layout: a first step over an attribute without AVE entries is read in parts
+/// of entities (`store::listed`), one over an attribute in AVE in parts of values. The
+/// answers are those of every attribute in AVE.
 #[test]
 fn handed_items_are_the_querys_items_whatever_the_parts_and_threads() {
-    let (_dir, db) = people(300);
-    let snapshot = db.db().unwrap();
+    let (_all_dir, all) = people(300);
+    let (_declared_dir, declared) = people_in(300, ValueIndex::Declared);
+    let all = all.db().unwrap();
+    for (snapshot, layout) in [(all.clone(), "all"), (declared.db().unwrap(), "declared")] {
+        handed_items_on(&all, &snapshot, layout);
+    }
+}
+
+fn handed_items_on(all: &datalith::Db, snapshot: &datalith::Db, layout: &str) {
     for (query, texts) in HANDED {
         let args = inputs(texts);
         let whole = snapshot.q(query, &args).unwrap();
         let (expected, set) = items_of(&whole);
+        let want = all.q(query, &args).unwrap();
+        assert_eq!(
+            sorted(items_of(&want).0),
+            sorted(expected),
+            "{query}: the {layout} layout's answer"
+        );
         for part_rows in [1, 2, 7, 64, 100_000] {
             for threads in [1, 3] {
                 let options = QueryOptions::default()
@@ -233,7 +257,7 @@ fn handed_items_are_the_querys_items_whatever_the_parts_and_threads() {
                 assert_eq!(
                     sorted(&sink.items),
                     sorted(expected),
-                    "{query}, parts of {part_rows}, {threads} threads"
+                    "{query}, parts of {part_rows}, {threads} threads, {layout} layout"
                 );
                 // A set's items are told apart across parts: none comes twice.
                 if set {

@@ -89,6 +89,53 @@ impl<'a> IndexReader<'a> {
         failed.map_or(Ok(()), Err)
     }
 
+    /// Calls `f(entity, value bytes)` for the datoms of the listed attribute `a` whose
+    /// entities are `from` or later and whose values lie within the bounds, in entity then
+    /// value order, until it returns false: a walk that can stop and go on later from an
+    /// entity (a first step read a part at a time), where a read in value order would sort the
+    /// whole attribute again for every part.
+    pub fn each_listed_datom_from(
+        &self,
+        a: AttrId,
+        from: EntityId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        mut f: impl FnMut(EntityId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let Some(ae) = &self.t.attr_entities else {
+            return Ok(());
+        };
+        let (lower, upper) = (value_bound(a, lower), value_bound(a, upper));
+        let mut eav = self.entity_cursor()?;
+        let mut list = self.view.list_reader(ae)?;
+        let mut failed = None;
+        list.each_from(&a.to_be_bytes(), &from.to_be_bytes(), |raw| {
+            let Ok(bytes) = <[u8; ENTITY_BYTES]>::try_from(raw) else {
+                failed = Some(StoreError::Corrupt {
+                    detail: format!("attr_entities of attribute {a}: an entry is not an entity id"),
+                });
+                return Ok(false);
+            };
+            let e = EntityId::from_be_bytes(bytes);
+            let mut go = true;
+            let walked = eav.entity_raw_from(e, a, |attr, vb| {
+                if attr != a {
+                    return Ok(false);
+                }
+                if within(vb, &lower, &upper) {
+                    go = f(e, vb)?;
+                }
+                Ok(go)
+            });
+            if let Err(err) = walked {
+                failed = Some(err);
+                return Ok(false);
+            }
+            Ok(go)
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
     /// The entities whose listed attribute `a` has the value whose index form is `vb`,
     /// ascending, handed to `f` until it returns false.
     pub(super) fn listed_entities_with(

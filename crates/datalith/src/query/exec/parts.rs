@@ -39,6 +39,9 @@ pub struct ScanPart {
     from: Option<Value>,
     /// Datoms a part reads before it ends (at the end of a run of one value).
     rows: usize,
+    /// Whether the scan's entity variable is kept: parts of whole entities then share no
+    /// row either (what a scan of an attribute without AVE entries reads: `scan.rs`).
+    entity_kept: bool,
     stage: Stage,
     /// Where the step stopped, the next part's start (as `from`); `None` when it reached its
     /// end.
@@ -70,6 +73,7 @@ impl ScanPart {
             pattern: None,
             from: None,
             rows: rows.max(1),
+            entity_kept: false,
             stage: Stage::First,
             next: None,
             elements: None,
@@ -81,6 +85,8 @@ impl ScanPart {
 pub(super) struct PartBounds {
     pub from: Bound<Value>,
     pub rows: usize,
+    /// The entity variable is kept: a part may end at an entity instead of at a value.
+    pub entity_kept: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -166,9 +172,10 @@ impl<'a> Ctx<'a> {
             return;
         }
         part.stage = Stage::Whole;
-        if let (Some(p), Clause::Pattern(_, chosen)) = (fits, clause) {
+        if let (Some((p, entity_kept)), Clause::Pattern(_, chosen)) = (fits, clause) {
             if part.pattern.as_ref().is_none_or(|first| first == chosen) {
                 part.pattern = Some(p);
+                part.entity_kept = entity_kept;
                 part.stage = Stage::Armed;
             }
         }
@@ -187,8 +194,9 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The pattern of `clause` when its scan may be read in parts (see the module).
-    fn parts_fit(&self, clause: &Clause, rel: &Relation, keep: &[Var]) -> Option<Pattern> {
+    /// The pattern of `clause` when its scan may be read in parts (see the module), and
+    /// whether its entity variable is kept.
+    fn parts_fit(&self, clause: &Clause, rel: &Relation, keep: &[Var]) -> Option<(Pattern, bool)> {
         let Clause::Pattern(src, p) = clause else {
             return None;
         };
@@ -210,10 +218,10 @@ impl<'a> Ctx<'a> {
             Term::Var(v) if !rel.binds(*v) => {
                 let schema = self.dbs.get(&self.source_of(*src))?.schema();
                 let one = schema.get(*a).is_some_and(|x| !x.is_many());
-                (keep.contains(v) || (entity_kept && one)).then(|| p.clone())
+                (keep.contains(v) || (entity_kept && one)).then(|| (p.clone(), entity_kept))
             }
             // The entities holding one value, in parts of them.
-            Term::Const(_) => entity_kept.then(|| p.clone()),
+            Term::Const(_) => entity_kept.then(|| (p.clone(), entity_kept)),
             _ => None,
         }
     }
@@ -228,6 +236,7 @@ impl<'a> Ctx<'a> {
         Some(PartBounds {
             from: part.from.clone().map_or(Bound::Unbounded, Bound::Included),
             rows: part.rows,
+            entity_kept: part.entity_kept,
         })
     }
 

@@ -160,7 +160,6 @@ impl<'a> Ctx<'a> {
                 return Ok((self.join_on_value(a, p, rel, c, None)?, index));
             }
             _ => {
-                self.hold_listed(a)?;
                 let (lo, hi) = intersect_ranges(ranges);
                 // A first step read a part at a time: from this part's first value on, and
                 // up to its size (`parts`).
@@ -168,6 +167,13 @@ impl<'a> Ctx<'a> {
                     1 => self.part_bounds(p),
                     _ => None,
                 };
+                if let Some(part) = part.as_ref().filter(|part| part.entity_kept) {
+                    if self.r.is_listed(a)? {
+                        let out = self.listed_part(a, p, &rel, (&lo, &hi), part, out)?;
+                        return Ok((out, index));
+                    }
+                }
+                self.hold_listed(a)?;
                 let lo = match &part {
                     Some(part) => tighter(lo, part.from.clone(), true),
                     None => lo,
@@ -281,6 +287,72 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok((out, index))
+    }
+
+    /// A first step over a listed attribute (`store::listed`) read a part at a time when its
+    /// entity variable is kept: in entity order from the part's first entity (kept as a long
+    /// in the part's bound), so each part walks its own stretch of the attribute's list and
+    /// nothing is sorted (in value order every part reads and sorts the whole attribute, as
+    /// it still does when only the value is kept: parts must then hold whole runs of a
+    /// value). A full part ends with the entity it reached, so no entity's values are split
+    /// between parts, and no row is in two.
+    fn listed_part(
+        &mut self,
+        a: AttrId,
+        p: &Pattern,
+        rel: &Relation,
+        (lo, hi): (&Bound<Value>, &Bound<Value>),
+        part: &super::parts::PartBounds,
+        mut out: Relation,
+    ) -> Result<Relation, QueryError> {
+        let from = match &part.from {
+            Bound::Included(Value::Long(e)) => *e as EntityId,
+            _ => 0,
+        };
+        let row = &rel.rows[0];
+        let same = matches!((&p.e, &p.v), (Term::Var(x), Term::Var(y)) if x == y);
+        let push_e = matches!(p.e, Term::Var(_));
+        let push_v = matches!(p.v, Term::Var(_)) && !same;
+        let width = out.vars.len() + self.row_spare;
+        let bytes = row_bytes(width);
+        let (r, budget) = (self.r, &self.budget);
+        let mut full_at: Option<EntityId> = None;
+        let mut next: Option<Value> = None;
+        r.each_listed_datom_from(a, from, as_ref(lo), as_ref(hi), |e, vb| {
+            if !budget.charge_step(bytes) {
+                return Ok(false);
+            }
+            if out.rows.len() >= part.rows {
+                match full_at {
+                    None => full_at = Some(e),
+                    Some(at) if at != e => {
+                        next = Some(Value::Long(e as i64));
+                        return Ok(false);
+                    }
+                    Some(_) => {}
+                }
+            }
+            let v = match crate::store::reader::decode_fixed(vb) {
+                Some(v) => v,
+                None => r.decode_value(a, vb)?,
+            };
+            if same && Value::Ref(e) != v {
+                return Ok(true);
+            }
+            let mut joined = Vec::with_capacity(width);
+            joined.extend_from_slice(row);
+            if push_e {
+                joined.push(Value::Ref(e));
+            }
+            if push_v {
+                joined.push(v);
+            }
+            out.rows.push(joined);
+            Ok(true)
+        })?;
+        self.budget.check()?;
+        self.part_read(next);
+        Ok(out)
     }
 
     /// `[?e :a ?v]` with `?e` unbound and `?v` bound in column `c` of every row: each row
