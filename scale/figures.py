@@ -13,7 +13,8 @@
    client looping a unique-key lookup for --query-secs.
 
 Usage: scale/figures.py [--datalith target/release/datalith] [--calls 300] [--backlog 5000]
-                        [--query-secs 5] [--parts latency,catch-up,queries] [--out FILE.json] [--keep]
+                        [--query-secs 5] [--parts latency,catch-up,queries] [--value-index all|declared]
+                        [--out FILE.json] [--keep]
 Traffic on loopback only; every loop bounded by a count and a time.
 """
 
@@ -78,14 +79,14 @@ def stat(node):
     return node.stat()[":replica"]
 
 
-def catch_up(binary, root, log_url, name, expected, basis, max_secs):
+def catch_up(binary, root, log_url, name, expected, basis, max_secs, extra=()):
     """Starts a node on the log; the node's own account of its first catch-up (records
     applied from its first fetch until it first reached the log's end, and how long), and,
     timed from the node's start by this script, how long until its data file holds the last
     of them (`stat`'s basis t on a node that took no writes itself: the state LMDB holds;
     the node applies a transaction into its own write-ahead log first, and its LMDB writer
     follows)."""
-    node = Node(name, binary, root, log_url)
+    node = Node(name, binary, root, log_url, extra)
     started = time.time()
     node.start()
     deadline = started + max_secs
@@ -174,6 +175,8 @@ def main():
     ap.add_argument("--max-secs", type=float, default=300, help="bound on each step")
     ap.add_argument("--parts", default="latency,catch-up,queries",
                     help="which figures, comma-separated (queries needs catch-up)")
+    ap.add_argument("--value-index", choices=["all", "declared"], default="all",
+                    help="the layout of every node's database (`datalith serve --value-index`)")
     ap.add_argument("--out")
     ap.add_argument("--keep", action="store_true",
                     help="keep the nodes' directories (a run leaves ~3 GB; removed by default)")
@@ -190,8 +193,10 @@ def main():
     bootstrap = kafka("up", "3")
     topic = f"figures-{int(time.time())}"
     log_url = f"kafka://{bootstrap}/{topic}"
-    local = Node("local", args.datalith, root, None)
-    node1 = Node("node1", args.datalith, root, log_url)
+    layout = ["--value-index", args.value_index]
+    out["value_index"] = args.value_index
+    local = Node("local", args.datalith, root, None, layout)
+    node1 = Node("node1", args.datalith, root, log_url, layout)
     others = []
     try:
         local.start()
@@ -221,7 +226,7 @@ def main():
             for n in others:
                 n.stop()
             own_log = f"{log_url}-catchup{b}"
-            writer = Node(f"writer{b}", args.datalith, root, own_log)
+            writer = Node(f"writer{b}", args.datalith, root, own_log, layout)
             writer.start()
             others.append(writer)
             transact(writer, W_SCHEMA)
@@ -229,7 +234,7 @@ def main():
             end, basis = settled(writer, args.max_secs)
             writer.stop()
             node, row = catch_up(args.datalith, root, own_log, f"catchup{b}", end, basis,
-                                 args.max_secs)
+                                 args.max_secs, layout)
             others.append(node)
             row = dict(row or {}, batch=b)
             if row.get("tx_per_s"):
