@@ -179,15 +179,21 @@ impl<'b> Reader<'b> {
         }
     }
 
+    /// Refuses an item nested `MAX_EDN_DEPTH` deep (each level costs stack to read).
+    fn within_depth(&self, depth: usize) -> Res<()> {
+        match depth < MAX_EDN_DEPTH {
+            true => Ok(()),
+            false => Err(self.error_at(
+                self.at,
+                format!("nested deeper than {MAX_EDN_DEPTH} levels"),
+            )),
+        }
+    }
+
     /// Passes over the next item, checking only its shape: heads, lengths, nesting (what it
     /// holds is checked when it is read).
     fn skip(&mut self, depth: usize) -> Res<()> {
-        if depth >= MAX_EDN_DEPTH {
-            return Err(self.error_at(
-                self.at,
-                format!("nested deeper than {MAX_EDN_DEPTH} levels"),
-            ));
-        }
+        self.within_depth(depth)?;
         let at = self.at;
         let head = self.head()?;
         match (head.major, head.arg) {
@@ -252,12 +258,7 @@ impl<'b> Reader<'b> {
     /// through a `Result` and moved again (a store-forwarding stall on every item of a
     /// large answer, as the EDN reader found).
     fn value_into(&mut self, out: &mut Vec<Edn>, depth: usize) -> Res<()> {
-        if depth >= MAX_EDN_DEPTH {
-            return Err(self.error_at(
-                self.at,
-                format!("nested deeper than {MAX_EDN_DEPTH} levels"),
-            ));
-        }
+        self.within_depth(depth)?;
         let at = self.at;
         let head = self.head()?;
         let definite = |head: &Head, what: &str| {
