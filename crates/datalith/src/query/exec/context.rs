@@ -51,6 +51,11 @@ impl<'a> DbSource<'a> {
     pub(super) fn schema(&self) -> &'a Schema {
         self.schema
     }
+
+    /// Its index reader.
+    pub(super) fn reader(&self) -> IndexReader<'a> {
+        self.r
+    }
 }
 
 /// What a running query needs.

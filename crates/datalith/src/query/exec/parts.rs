@@ -13,7 +13,10 @@
 //! no row when the kept variables tell them apart: the value variable is kept, or the entity
 //! variable is kept and the attribute is cardinality one (an entity then has one value, so it
 //! is in one part); for a lookup, the entity variable is kept. Otherwise the conjunction runs
-//! whole.
+//! whole. An attribute without AVE entries (`store::listed`) is read in parts of whole
+//! entities, in the order of its list, so only when the entity variable is kept (its parts
+//! then share no row either); with the value alone kept it runs whole (in parts of values,
+//! each part would sort the whole attribute).
 //!
 //! Each run chooses its steps as a whole run would; the first run's first step is taken
 //! first by the later ones (the same clause, read from where the previous part stopped), so
@@ -216,8 +219,14 @@ impl<'a> Ctx<'a> {
         match &p.v {
             // A scan of the attribute, in parts of its values.
             Term::Var(v) if !rel.binds(*v) => {
-                let schema = self.dbs.get(&self.source_of(*src))?.schema();
-                let one = schema.get(*a).is_some_and(|x| !x.is_many());
+                let db = self.dbs.get(&self.source_of(*src))?;
+                let one = db.schema().get(*a).is_some_and(|x| !x.is_many());
+                // An attribute without AVE entries is read in parts of whole entities
+                // (`scan.rs`), which the entity must tell apart; in parts of values, every
+                // part would sort the whole attribute again: whole, it is sorted once.
+                if !entity_kept && db.reader().is_listed(*a).unwrap_or(false) {
+                    return None;
+                }
                 (keep.contains(v) || (entity_kept && one)).then(|| (p.clone(), entity_kept))
             }
             // The entities holding one value, in parts of them.

@@ -289,13 +289,12 @@ impl<'a> Ctx<'a> {
         Ok((out, index))
     }
 
-    /// A first step over a listed attribute (`store::listed`) read a part at a time when its
-    /// entity variable is kept: in entity order from the part's first entity (kept as a long
-    /// in the part's bound), so each part walks its own stretch of the attribute's list and
-    /// nothing is sorted (in value order every part reads and sorts the whole attribute, as
-    /// it still does when only the value is kept: parts must then hold whole runs of a
-    /// value). A full part ends with the entity it reached, so no entity's values are split
-    /// between parts, and no row is in two.
+    /// A first step over a listed attribute (`store::listed`) read a part at a time (only when
+    /// its entity variable is kept: `parts`): in entity order from the part's first entity
+    /// (kept as a long in the part's bound), so each part walks its own stretch of the
+    /// attribute's list and nothing is sorted (in value order every part would read and sort
+    /// the whole attribute). A full part ends with the entity it reached, so no entity's
+    /// values are split between parts, and no row is in two.
     fn listed_part(
         &mut self,
         a: AttrId,
