@@ -15,7 +15,7 @@ use crate::codec::Value;
 use rustc_hash::FxHashMap as HashMap;
 
 /// The value part of a bound on an attribute's values, encoded as in an index key.
-pub(super) type ValueBound = Bound<Vec<u8>>;
+type ValueBound = Bound<Vec<u8>>;
 
 /// A listed attribute's holders of each value (by its index form), ascending.
 pub(super) type Holders<'a> = HashMap<&'a [u8], Vec<EntityId>>;
@@ -87,6 +87,21 @@ impl<'a> IndexReader<'a> {
                 Ok(true)
             })?;
         failed.map_or(Ok(()), Err)
+    }
+
+    /// [`Self::each_listed_datom`] for the datoms whose values lie within the bounds.
+    pub(super) fn each_listed_datom_within(
+        &self,
+        a: AttrId,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        mut f: impl FnMut(EntityId, &'a [u8]) -> Result<bool, StoreError>,
+    ) -> Result<(), StoreError> {
+        let (lower, upper) = (value_bound(a, lower), value_bound(a, upper));
+        self.each_listed_datom(a, |e, vb| match within(vb, &lower, &upper) {
+            true => f(e, vb),
+            false => Ok(true),
+        })
     }
 
     /// Calls `f(entity, value bytes)` for the datoms of the listed attribute `a` whose
@@ -166,10 +181,9 @@ impl<'a> IndexReader<'a> {
         lo: Bound<&Value>,
         hi: Bound<&Value>,
     ) -> Result<super::range_estimate::RangeEstimate, StoreError> {
-        let (lower, upper) = (value_bound(a, lo), value_bound(a, hi));
         let mut datoms = 0u64;
-        self.each_listed_datom(a, |_, vb| {
-            datoms += u64::from(within(vb, &lower, &upper));
+        self.each_listed_datom_within(a, lo, hi, |_, _| {
+            datoms += 1;
             Ok(true)
         })?;
         Ok(super::range_estimate::RangeEstimate {
@@ -178,19 +192,17 @@ impl<'a> IndexReader<'a> {
         })
     }
 
-    /// The datoms of the listed attribute `a` whose values lie within the bounds (index
-    /// forms), sorted by value then entity, as AVE holds them.
+    /// The datoms of the listed attribute `a` whose values lie within the bounds, sorted by
+    /// value then entity, as AVE holds them.
     pub(super) fn listed_sorted(
         &self,
         a: AttrId,
-        lower: &ValueBound,
-        upper: &ValueBound,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
     ) -> Result<Vec<(&'a [u8], EntityId)>, StoreError> {
         let mut rows = Vec::new();
-        self.each_listed_datom(a, |e, vb| {
-            if within(vb, lower, upper) {
-                rows.push((vb, e));
-            }
+        self.each_listed_datom_within(a, lower, upper, |e, vb| {
+            rows.push((vb, e));
             Ok(true)
         })?;
         rows.sort_unstable();
@@ -199,7 +211,7 @@ impl<'a> IndexReader<'a> {
 }
 
 /// The index form of a bound on `a`'s values.
-pub(super) fn value_bound(a: AttrId, b: Bound<&Value>) -> ValueBound {
+fn value_bound(a: AttrId, b: Bound<&Value>) -> ValueBound {
     let form = |v: &Value| {
         let mut k = Vec::with_capacity(keys::ATTR_BYTES + 16);
         attr_value_bytes(a, v, &mut k);
@@ -213,7 +225,7 @@ pub(super) fn value_bound(a: AttrId, b: Bound<&Value>) -> ValueBound {
 }
 
 /// Whether the index form `vb` lies within the bounds (the order of index keys: bytes).
-pub(super) fn within(vb: &[u8], lower: &ValueBound, upper: &ValueBound) -> bool {
+fn within(vb: &[u8], lower: &ValueBound, upper: &ValueBound) -> bool {
     let above = match lower {
         Bound::Included(l) => vb >= l.as_slice(),
         Bound::Excluded(l) => vb > l.as_slice(),

@@ -424,11 +424,7 @@ impl<'a> IndexReader<'a> {
         mut f: impl FnMut(&'a [u8], &[u8]) -> Result<bool, StoreError>,
     ) -> Result<(), StoreError> {
         if self.is_listed(a)? {
-            let rows = self.listed_sorted(
-                a,
-                &listed::value_bound(a, lower),
-                &listed::value_bound(a, upper),
-            )?;
+            let rows = self.listed_sorted(a, lower, upper)?;
             let mut block = Vec::new();
             for run in rows.chunk_by(|x, y| x.0 == y.0) {
                 block.clear();
@@ -486,11 +482,7 @@ impl<'a> IndexReader<'a> {
         if !self.is_listed(a)? {
             return self.scan_attr_blocks(a, lower, upper, f);
         }
-        let (lower, upper) = (listed::value_bound(a, lower), listed::value_bound(a, upper));
-        self.each_listed_datom(a, |e, vb| match listed::within(vb, &lower, &upper) {
-            true => f(vb, &e.to_be_bytes()),
-            false => Ok(true),
-        })
+        self.each_listed_datom_within(a, lower, upper, |e, vb| f(vb, &e.to_be_bytes()))
     }
 
     /// Calls `f(value bytes, entity)` for every AVE entry of attribute `a` whose value lies
@@ -526,11 +518,7 @@ impl<'a> IndexReader<'a> {
             );
         }
         if self.is_listed(a)? {
-            let rows = self.listed_sorted(
-                a,
-                &listed::value_bound(a, lower),
-                &listed::value_bound(a, upper),
-            )?;
+            let rows = self.listed_sorted(a, lower, upper)?;
             for (vb, e) in rows.into_iter().rev() {
                 if !f(vb, e)? {
                     break;
@@ -560,7 +548,7 @@ impl<'a> IndexReader<'a> {
         mut f: impl FnMut(&'a [u8]) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         if self.is_listed(a)? {
-            let rows = self.listed_sorted(a, &Bound::Unbounded, &Bound::Unbounded)?;
+            let rows = self.listed_sorted(a, Bound::Unbounded, Bound::Unbounded)?;
             for run in rows.chunk_by(|x, y| x.0 == y.0) {
                 if run.iter().any(|(_, e)| member(*e)) {
                     f(run[0].0)?;
