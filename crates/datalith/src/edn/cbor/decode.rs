@@ -3,7 +3,8 @@
 //! left before anything is taken or reserved.
 
 use super::encode::{
-    ARRAY, BREAK, BYTES, FALSE, FLOAT64, INDEFINITE, MAP, NEGATIVE, NULL, TAG, TEXT, TRUE, UNSIGNED,
+    ARRAY, BREAK, BYTES, FALSE, FLOAT64, INDEFINITE, MAP, NEGATIVE, NULL, SIMPLE, TAG, TEXT, TRUE,
+    UNSIGNED,
 };
 use super::*;
 use crate::codec::{BigDec, Keyword, Ratio, Reduced};
@@ -108,6 +109,14 @@ struct Reader<'b> {
 /// Names kept in [`Reader::names`] (the EDN reader keeps as many).
 const NAMES_KEPT: usize = 16;
 
+/// What is left of an array, map or tag that [`Reader::skip`] is inside.
+enum Open {
+    /// This many items (a map's keys and values counted apart; a tag's one item).
+    Items(usize),
+    /// Items up to a break; in a map, a value follows each key.
+    UntilBreak { pairs: bool, key_read: bool },
+}
+
 type Res<T> = Result<T, CborError>;
 
 /// An item's head: its major type, and its argument (`None`: indefinite length).
@@ -192,59 +201,97 @@ impl<'b> Reader<'b> {
 
     /// Passes over the next item, checking only its shape: heads, lengths, nesting (what it
     /// holds is checked when it is read).
+    ///
+    /// A loop over a list of the open arrays, maps and tags rather than a call per level: it
+    /// runs on every datom of a deferred report, where a call and a stack check per item cost
+    /// as much as reading the items.
     fn skip(&mut self, depth: usize) -> Res<()> {
-        self.within_depth(depth)?;
-        let at = self.at;
-        let head = self.head()?;
-        match (head.major, head.arg) {
-            (UNSIGNED | NEGATIVE | TAG, None) => {
-                return Err(self.error_at(at, "an indefinite-length integer or tag"))
-            }
-            (BYTES | TEXT, Some(n)) => {
-                let n = usize::try_from(n).map_err(|_| self.error_at(at, "a string too long"))?;
-                self.take(n)?;
-            }
-            // Chunks of the same kind, each of a definite length, up to a break.
-            (BYTES | TEXT, None) => {
-                while !self.at_break()? {
-                    let chunk_at = self.at;
-                    let chunk = self.head()?;
-                    match (chunk.major == head.major, chunk.arg) {
-                        (true, Some(n)) => {
-                            let n = usize::try_from(n)
-                                .map_err(|_| self.error_at(chunk_at, "a string too long"))?;
-                            self.take(n)?;
-                        }
-                        _ => {
-                            return Err(self.error_at(chunk_at, "a string's chunk of another kind"))
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            self.within_depth(depth + open.len())?;
+            let at = self.at;
+            let head = self.head()?;
+            match (head.major, head.arg) {
+                (UNSIGNED | NEGATIVE | TAG, None) => {
+                    return Err(self.error_at(at, "an indefinite-length integer or tag"))
+                }
+                (BYTES | TEXT, Some(n)) => {
+                    let n =
+                        usize::try_from(n).map_err(|_| self.error_at(at, "a string too long"))?;
+                    self.take(n)?;
+                }
+                // Chunks of the same kind, each of a definite length, up to a break.
+                (BYTES | TEXT, None) => {
+                    while !self.at_break()? {
+                        let chunk_at = self.at;
+                        let chunk = self.head()?;
+                        match (chunk.major == head.major, chunk.arg) {
+                            (true, Some(n)) => {
+                                let n = usize::try_from(n)
+                                    .map_err(|_| self.error_at(chunk_at, "a string too long"))?;
+                                self.take(n)?;
+                            }
+                            _ => {
+                                return Err(
+                                    self.error_at(chunk_at, "a string's chunk of another kind")
+                                )
+                            }
                         }
                     }
                 }
-            }
-            (ARRAY | MAP, Some(n)) => {
-                let per_item = if head.major == MAP { 2 } else { 1 };
-                let n = self.count(at, n, per_item)?;
-                crate::stack::deep(|| {
-                    for _ in 0..n * per_item as usize {
-                        self.skip(depth + 1)?;
-                    }
-                    Ok(())
-                })?;
-            }
-            (ARRAY | MAP, None) => crate::stack::deep(|| {
-                while !self.at_break()? {
-                    self.skip(depth + 1)?;
-                    if head.major == MAP {
-                        self.skip(depth + 1)?;
+                (ARRAY | MAP, Some(n)) => {
+                    let per_item = if head.major == MAP { 2 } else { 1 };
+                    let items = self.count(at, n, per_item)? * per_item as usize;
+                    if items > 0 {
+                        open.push(Open::Items(items));
+                        continue;
                     }
                 }
-                Ok(())
-            })?,
-            (TAG, Some(_)) => crate::stack::deep(|| self.skip(depth + 1))?,
-            // Integers and simple values: the head was all of it.
-            _ => {}
+                (ARRAY | MAP, None) => {
+                    if !self.at_break()? {
+                        open.push(Open::UntilBreak {
+                            pairs: head.major == MAP,
+                            key_read: false,
+                        });
+                        continue;
+                    }
+                }
+                (TAG, Some(_)) => {
+                    open.push(Open::Items(1));
+                    continue;
+                }
+                (SIMPLE, None) => return Err(self.error_at(at, "a break where an item belongs")),
+                // Integers and simple values: the head was all of it.
+                _ => {}
+            }
+            // An item is whole: close each open item it completes.
+            loop {
+                match open.last_mut() {
+                    None => return Ok(()),
+                    Some(Open::Items(left)) => {
+                        *left -= 1;
+                        if *left > 0 {
+                            break;
+                        }
+                    }
+                    // A map's value follows its key whatever the next byte is.
+                    Some(Open::UntilBreak {
+                        pairs: true,
+                        key_read: key_read @ false,
+                    }) => {
+                        *key_read = true;
+                        break;
+                    }
+                    Some(Open::UntilBreak { key_read, .. }) => {
+                        *key_read = false;
+                        if !self.at_break()? {
+                            break;
+                        }
+                    }
+                }
+                open.pop();
+            }
         }
-        Ok(())
     }
 
     fn value(&mut self, depth: usize) -> Res<Edn> {

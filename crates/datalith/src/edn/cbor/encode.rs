@@ -22,6 +22,8 @@ pub(super) const TEXT: u8 = 3 << 5;
 pub(super) const ARRAY: u8 = 4 << 5;
 pub(super) const MAP: u8 = 5 << 5;
 pub(super) const TAG: u8 = 6 << 5;
+/// Major type 7: simple values, floats, and the break (its additional information 31).
+pub(super) const SIMPLE: u8 = 7 << 5;
 /// Major type 7: simple values and floats.
 pub(super) const FALSE: u8 = 0xf4;
 pub(super) const TRUE: u8 = 0xf5;

@@ -279,6 +279,19 @@ fn a_deferred_value_of_the_wrong_shape_is_an_error() {
         (format!("a1 {key} 1f"), "indefinite-length integer"),
         (format!("a1 {key} 7f 01 ff"), "chunk of another kind"),
         (format!("a1 {key} {deep}"), "nested deeper than"),
+        (
+            format!("a1 {key} {}00", "9f".repeat(600)),
+            "nested deeper than",
+        ),
+        (
+            format!("a1 {key} 82 01 ff"),
+            "a break where an item belongs",
+        ),
+        (
+            format!("a1 {key} bf 01 ff"),
+            "a break where an item belongs",
+        ),
+        (format!("a1 {key} 9f 01"), "end inside a value"),
         (format!("a2 {key} 01 {key} 02"), "repeats its key :tx-data"),
         (format!("a1 {key} 01 02"), "bytes after the value"),
     ];
@@ -303,5 +316,23 @@ proptest! {
     #[test]
     fn any_bytes_deferred_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
         let _ = read_cbor_map_deferring(&bytes, ":tx-data");
+    }
+
+    /// Whatever reads as a map's `:tx-data` value is passed over to the same end when
+    /// deferred, and reads back to the same value: written values, and any bytes that read.
+    #[test]
+    fn what_reads_in_place_reads_deferred(
+        value in crate::edn::tests::edn(),
+        noise in proptest::collection::vec(any::<u8>(), 0..48),
+    ) {
+        for tail in [cbor(&value), noise] {
+            let mut bytes = unhex("a1d8276774782d64617461");
+            bytes.extend_from_slice(&tail);
+            if let Ok(Edn::Map(pairs)) = read_cbor(&bytes) {
+                let (rest, range) = read_cbor_map_deferring(&bytes, ":tx-data").unwrap();
+                prop_assert_eq!(rest, Edn::Map(vec![]));
+                prop_assert_eq!(read_cbor(&bytes[range.unwrap()]).ok(), Some(pairs[0].1.clone()));
+            }
+        }
     }
 }
