@@ -63,6 +63,10 @@ enum Command {
     /// Internal: runs one store at one rate of workload B in this (child) process.
     #[command(name = "__blob-child", hide = true)]
     BlobChild(blob::BlobChildArgs),
+    /// Internal: the bare server under `write --remote`'s `dl-bare` (`common::bare`), serving
+    /// the database in DIR on one loopback connection.
+    #[command(name = "__bare-serve", hide = true)]
+    BareServe { dir: std::path::PathBuf },
 }
 
 fn main() -> ExitCode {
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::WriteChild(args) => write::run_child(args),
         Command::Blob(args) => blob::run(args),
         Command::BlobChild(args) => blob::run_child(args),
+        Command::BareServe { dir } => common::bare::serve(&dir),
         Command::Query(args) => query::run(args),
         Command::History(args) => history::run(args),
         Command::Search(args) => search::run(args),

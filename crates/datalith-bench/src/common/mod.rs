@@ -4,6 +4,7 @@
 //! of the `--remote` peers with the loopback round trip under them, and Datalevin's server
 //! prepared outside the repository for theirs.
 
+pub mod bare;
 pub mod child;
 pub mod clock;
 pub mod device;

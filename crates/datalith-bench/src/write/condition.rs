@@ -86,6 +86,9 @@ pub enum Store {
     /// Datalith's Datalog through the real `datalith serve` on loopback and `datalith-client`
     /// (`Connection::transact`).
     DatalithRemote,
+    /// Datalith's Datalog through the bare server (`common::bare`): the least any server could
+    /// add, the floor under `DatalithRemote`.
+    DatalithBare,
     /// Datalevin's server (prepared outside the repository, `$DATALEVIN_SERVER_DIR`) through its
     /// own client.
     DatalevinRemote,
@@ -120,7 +123,10 @@ impl ConditionSpec {
     fn new(name: String, store: Store, asynchronous: bool, durability: &'static str) -> Self {
         let peer = !matches!(
             store,
-            Store::DatalithKv(_) | Store::DatalithDl(..) | Store::DatalithRemote
+            Store::DatalithKv(_)
+                | Store::DatalithDl(..)
+                | Store::DatalithRemote
+                | Store::DatalithBare
         );
         ConditionSpec {
             name,
@@ -155,7 +161,7 @@ pub fn all(family: Family) -> Vec<ConditionSpec> {
 }
 
 /// `write --remote`: each synchronous durable Datalog condition embedded and over its
-/// server.
+/// server; and Datalith's over the bare server, the floor under its real one.
 fn remote_conditions() -> Vec<ConditionSpec> {
     vec![
         ConditionSpec::new(
@@ -165,6 +171,7 @@ fn remote_conditions() -> Vec<ConditionSpec> {
             "durable",
         ),
         ConditionSpec::new("dl-remote".into(), Store::DatalithRemote, false, "durable"),
+        ConditionSpec::new("dl-bare".into(), Store::DatalithBare, false, "durable"),
         ConditionSpec::new(
             "datalevin-default".into(),
             Store::DatalevinDl,
@@ -379,8 +386,9 @@ mod tests {
         );
         assert_eq!(select(Family::Datalog, &[]).unwrap().len(), 8);
         assert!(!find("dl-declared-sync").unwrap().peer);
-        assert_eq!(select(Family::Remote, &[]).unwrap().len(), 4);
-        assert_eq!(select(Family::Remote, &["dl".into()]).unwrap().len(), 2);
+        assert_eq!(select(Family::Remote, &[]).unwrap().len(), 5);
+        assert_eq!(select(Family::Remote, &["dl".into()]).unwrap().len(), 3);
+        assert!(!find("dl-bare").unwrap().peer);
         assert!(select(Family::Datalog, &["dl-remote".into()]).is_err());
         assert!(!find("dl-remote").unwrap().peer);
         assert!(find("datalevin-remote").unwrap().peer);

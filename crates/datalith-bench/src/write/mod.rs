@@ -23,7 +23,7 @@ mod peers;
 mod plots;
 mod result;
 mod runner;
-mod stores;
+pub(crate) mod stores;
 mod summary;
 mod workload;
 

@@ -224,7 +224,10 @@ fn markdown(
              `datalith-client` (CBOR bodies over HTTP/1.1, one kept-alive connection): each call \
              writes the records as EDN text (in the CBOR body) and is one `transact` request answered once durable; its \
              user/sys seconds and peak RSS are the client's only. `dl-sync` is the embedded \
-             `transact` of the same records. `datalevin-remote` is Datalevin's server \
+             `transact` of the same records. `dl-bare` is the floor under `dl-remote`: the same \
+             text in a frame over one loopback TCP connection to a process of the bench \
+             (`__bare-serve`) holding the database, the embedded `transact` there, a few bytes \
+             back once durable (no HTTP, no body format, no report). `datalevin-remote` is Datalevin's server \
              (prepared outside this repository, `$DATALEVIN_SERVER_DIR`: Datalevin 0.10.15's \
              server layer over the 1.2.8 runtime jar, bench/peers/README.md \"Datalevin's \
              server\"; its own process on 127.0.0.1, started for each run with a fresh root, \
@@ -550,6 +553,13 @@ fn ratios(plan: &Plan) -> Vec<(&'static str, &'static str, Vec<usize>, Target)> 
                 } else {
                     "(goal at batch 100: >= 0.667x)"
                 }
+            }),
+            // The floor: what a server with nothing but a socket and the embedded call reaches.
+            ("dl-bare", "dl-sync", all.clone(), |_| {
+                "(the floor under dl-remote)"
+            }),
+            ("dl-remote", "dl-bare", all.clone(), |_| {
+                "(what HTTP, CBOR and the report cost)"
             }),
             ("dl-remote", "datalevin-remote", all.clone(), ahead),
             ("dl-sync", "datalevin-default", all, ahead),

@@ -18,7 +18,7 @@ use crate::write::condition::{Condition, Done, Record};
 const STORE: &str = "datalith-remote";
 
 /// `dl-sync`'s schema, as tx data.
-const SCHEMA: &str = "[{:db/ident :k :db/valueType :db.type/long :db/cardinality \
+pub(super) const SCHEMA: &str = "[{:db/ident :k :db/valueType :db.type/long :db/cardinality \
                       :db.cardinality/one :db/unique :db.unique/identity}
                      {:db/ident :v :db/valueType :db.type/string :db/cardinality \
                       :db.cardinality/one}]";

@@ -1,5 +1,6 @@
 //! The in-process stores, one file each.
 
+mod datalith_bare;
 mod datalith_dl;
 mod datalith_kv;
 mod datalith_remote;
@@ -33,6 +34,7 @@ pub fn open(spec: &ConditionSpec, dir: &Path) -> Result<Box<dyn Condition>, Benc
             spec.asynchronous,
         )?)),
         Store::DatalithRemote => Ok(Box::new(datalith_remote::DatalithRemote::open(dir)?)),
+        Store::DatalithBare => Ok(Box::new(datalith_bare::DatalithBare::open(dir)?)),
         Store::Sqlite { wal } => Ok(Box::new(sqlite::Sqlite::open(dir, wal)?)),
         Store::LmdbRaw { nosync } => Ok(Box::new(lmdb_raw::LmdbRaw::open(dir, nosync)?)),
         #[cfg(feature = "rocksdb")]
