@@ -248,7 +248,8 @@ impl<'b> Reader<'b> {
                     }
                 }
                 (ARRAY | MAP, None) => {
-                    if !self.at_break()? {
+                    let empty = self.at_break()?;
+                    if !empty {
                         open.push(Open::UntilBreak {
                             pairs: head.major == MAP,
                             key_read: false,
