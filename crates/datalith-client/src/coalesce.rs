@@ -11,15 +11,32 @@
 //! held until ureq first waits for input (the answer, or a `100 Continue`), then goes out at
 //! once. Nothing is held past a wait, so no request waits on its own unsent bytes, and a body
 //! larger than [`HOLD_LIMIT`] is sent as it comes, in writes of at least that size.
+//!
+//! It also hands the inner transport its timeouts in whole seconds, rounded up
+//! ([`settled`]). ureq gives each phase a deadline and passes what is left of it, a value a few
+//! microseconds shorter at every call, so its TCP transport set the socket's timeout again
+//! (`setsockopt`) before every send and every receive; rounded, the value repeats and the
+//! transport keeps the one it set. A phase bound of minutes may so end up to a second late.
+//!
+//! And it answers a second liveness probe that follows the first within [`PROBE_KEPT`], with
+//! no input or output between them, from the first. ureq probes a connection as it returns to
+//! the pool and again as the next request takes it (three system calls each on TCP: to
+//! non-blocking, a read that must find nothing, back); back to back, the second can only
+//! repeat the first, short of a close racing both, which a probe never rules out.
 
 use std::fmt;
 
+use ureq::unversioned::transport::time::Duration;
 use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
 use ureq::Error;
 
 /// Held bytes beyond which a transport sends at once (a large body streams in pieces of this
 /// size rather than waiting whole in memory).
 const HOLD_LIMIT: usize = 256 * 1024;
+
+/// How long a probe that found the connection open answers for the next one, when no input
+/// or output came between them.
+const PROBE_KEPT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The connector that wraps each transport of the chain before it in a [`Coalesced`].
 #[derive(Debug, Default)]
@@ -36,6 +53,7 @@ impl Connector<Box<dyn Transport>> for Coalesce {
         Ok(chained.map(|inner| Coalesced {
             inner,
             held: Vec::new(),
+            found_open: None,
         }))
     }
 }
@@ -44,6 +62,8 @@ impl Connector<Box<dyn Transport>> for Coalesce {
 pub(crate) struct Coalesced {
     inner: Box<dyn Transport>,
     held: Vec<u8>,
+    /// When the last probe found the connection open, if no input or output came since.
+    found_open: Option<std::time::Instant>,
 }
 
 impl fmt::Debug for Coalesced {
@@ -73,32 +93,60 @@ impl Coalesced {
     }
 }
 
+/// `timeout` with each bound of a second or more rounded up to whole seconds (see the module
+/// documentation); shorter ones, near a deadline, stay exact.
+fn settled(timeout: NextTimeout) -> NextTimeout {
+    let round = |d: Duration| match d {
+        Duration::Exact(t) if t >= std::time::Duration::from_secs(1) => {
+            let whole = t.as_secs() + u64::from(t.subsec_nanos() > 0);
+            Duration::Exact(std::time::Duration::from_secs(whole))
+        }
+        other => other,
+    };
+    NextTimeout {
+        after: round(timeout.after),
+        per_read: timeout.per_read.map(round),
+        per_write: timeout.per_write.map(round),
+        ..timeout
+    }
+}
+
 impl Transport for Coalesced {
     fn buffers(&mut self) -> &mut dyn Buffers {
         self.inner.buffers()
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), Error> {
+        self.found_open = None;
         let out = self.inner.buffers().output();
         self.held.extend_from_slice(&out[..amount]);
         if self.held.len() >= HOLD_LIMIT {
-            self.send_held(timeout)?;
+            self.send_held(settled(timeout))?;
         }
         Ok(())
     }
 
     fn maybe_await_input(&mut self, timeout: NextTimeout) -> Result<bool, Error> {
+        self.found_open = None;
+        let timeout = settled(timeout);
         self.send_held(timeout)?;
         self.inner.maybe_await_input(timeout)
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, Error> {
+        self.found_open = None;
+        let timeout = settled(timeout);
         self.send_held(timeout)?;
         self.inner.await_input(timeout)
     }
 
     fn is_open(&mut self) -> bool {
-        self.inner.is_open()
+        if self.found_open.is_some_and(|at| at.elapsed() < PROBE_KEPT) {
+            return true;
+        }
+        let open = self.inner.is_open();
+        self.found_open = open.then(std::time::Instant::now);
+        open
     }
 
     fn is_tls(&self) -> bool {
@@ -110,7 +158,6 @@ impl Transport for Coalesced {
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use ureq::unversioned::transport::time::Duration;
     use ureq::unversioned::transport::LazyBuffers;
     use ureq::Timeout;
 
@@ -158,6 +205,7 @@ mod tests {
         let mut t = Coalesced {
             inner: Box::new(inner),
             held: Vec::new(),
+            found_open: None,
         };
         for (bytes, then_wait) in sends {
             for piece in bytes.chunks(output_bytes) {
@@ -209,5 +257,91 @@ mod tests {
         assert_eq!(sent.len(), HOLD_LIMIT, "sent at the limit, not before");
         let sent: Vec<u8> = writes_of(&[(&big, true)], 64 * 1024).concat();
         assert_eq!(sent, big);
+    }
+
+    #[test]
+    fn timeouts_of_a_second_or_more_are_whole_seconds() {
+        let exact = |ms: u64| Duration::Exact(std::time::Duration::from_millis(ms));
+        let cases = [
+            (exact(299_999), exact(300_000)),
+            (exact(300_000), exact(300_000)),
+            (exact(1_001), exact(2_000)),
+            (exact(1_000), exact(1_000)),
+            (exact(999), exact(999)),
+            (exact(0), exact(0)),
+            (Duration::NotHappening, Duration::NotHappening),
+        ];
+        for (given, want) in cases {
+            let t = NextTimeout {
+                after: given,
+                per_read: Some(given),
+                ..NEVER
+            };
+            let got = settled(t);
+            assert_eq!(
+                (got.after, got.per_read, got.per_write),
+                (want, Some(want), None)
+            );
+        }
+    }
+
+    /// A transport whose probes are counted and answer `open`.
+    #[derive(Debug)]
+    struct Probed {
+        buffers: LazyBuffers,
+        probes: Arc<Mutex<usize>>,
+        open: bool,
+    }
+
+    impl Transport for Probed {
+        fn buffers(&mut self) -> &mut dyn Buffers {
+            &mut self.buffers
+        }
+        fn transmit_output(&mut self, _amount: usize, _timeout: NextTimeout) -> Result<(), Error> {
+            Ok(())
+        }
+        fn await_input(&mut self, _timeout: NextTimeout) -> Result<bool, Error> {
+            Ok(false)
+        }
+        fn is_open(&mut self) -> bool {
+            *self.probes.lock().unwrap() += 1;
+            self.open
+        }
+    }
+
+    #[test]
+    fn a_probe_right_after_one_that_found_the_connection_open_repeats_it() {
+        // (steps, the connection open, probes that reach the transport): `p` a probe, `w` a
+        // wait for input, `s` a write, `z` a pause past PROBE_KEPT.
+        let cases = [
+            ("pp", true, 1),
+            ("pwp", true, 2),
+            ("psp", true, 2),
+            ("pzp", true, 2),
+            ("pp", false, 2),
+            ("ppwpp", true, 2),
+        ];
+        for (steps, open, want) in cases {
+            let probes = Arc::new(Mutex::new(0));
+            let inner = Probed {
+                buffers: LazyBuffers::new(64, 64),
+                probes: probes.clone(),
+                open,
+            };
+            let mut t = Coalesced {
+                inner: Box::new(inner),
+                held: Vec::new(),
+                found_open: None,
+            };
+            for step in steps.chars() {
+                match step {
+                    'p' => assert_eq!(t.is_open(), open, "{steps}"),
+                    'w' => drop(t.await_input(NEVER).unwrap()),
+                    's' => t.transmit_output(0, NEVER).unwrap(),
+                    _ => std::thread::sleep(PROBE_KEPT * 2),
+                }
+            }
+            assert_eq!(*probes.lock().unwrap(), want, "{steps}");
+        }
     }
 }
