@@ -195,7 +195,7 @@ enum Command {
     },
     /// Serve databases over HTTP, in EDN and JSON (API: crates/datalith-server/README.md);
     /// stops on SIGTERM or Ctrl-C after the running requests.
-    Serve(datalith_server::ServeArgs),
+    Serve(Box<datalith_server::ServeArgs>),
     /// Make a self-signed certificate and key (DIR/cert.pem, DIR/key.pem) to try `serve`
     /// with TLS; clients trust it with --cacert DIR/cert.pem.
     Cert(datalith_server::CertArgs),
@@ -356,7 +356,7 @@ fn run(cli: Cli) -> Result<i32> {
             Ok(if ok { 0 } else { 2 })
         }
         Command::Log { db, since, until } => log::run(&db, since, until).map(|_| 0),
-        Command::Serve(args) => datalith_server::serve(args)
+        Command::Serve(args) => datalith_server::serve(*args)
             .map(|_| 0)
             .map_err(CliError::from),
         Command::Cert(args) => datalith_server::cert::make(&args)

@@ -127,10 +127,11 @@ pub fn serve(args: ServeArgs) -> Result<()> {
         }
     };
     ignore_sigpipe();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("datalith-serve")
-        .build()?;
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.workers {
+        builder.worker_threads(usize::from(n));
+    }
+    let runtime = builder.enable_all().thread_name("datalith-serve").build()?;
     let mut base = datalith::DbOptions::default();
     base.query_memory_limit = args.query_memory_limit;
     base.value_index = args.value_index.into();

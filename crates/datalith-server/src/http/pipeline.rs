@@ -98,7 +98,10 @@ async fn attempt(
     };
     let started = Instant::now();
     let pace_key = (op == Op::Q).then(|| query_key(&request)).flatten();
-    if let Some(key) = pace_key.filter(|k| state.pace.expects_short(*k)) {
+    if let Some(key) = pace_key
+        .filter(|k| state.pace.expects_short(*k))
+        .filter(|_| shares_its_worker(state))
+    {
         let run = InPlace::start();
         let over = || run.over();
         let cx = Context {
@@ -160,6 +163,16 @@ async fn attempt(
         state.pace.note(key, started.elapsed());
     }
     outcome
+}
+
+/// Whether a short query may hold the worker that read it: always when the runtime has
+/// other workers for the rest; with one worker, only while no other request runs (under load
+/// its queries then go to the blocking threads, which use every core, instead of queueing on
+/// the one thread that reads every request).
+fn shares_its_worker(state: &AppState) -> bool {
+    let one_worker =
+        tokio::runtime::Handle::try_current().is_ok_and(|h| h.metrics().num_workers() == 1);
+    !one_worker || state.runs_alone()
 }
 
 /// The key of the request's query text in [`Pace`](super::in_place::Pace).
