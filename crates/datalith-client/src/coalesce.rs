@@ -18,11 +18,11 @@
 //! (`setsockopt`) before every send and every receive; rounded, the value repeats and the
 //! transport keeps the one it set. A phase bound of minutes may so end up to a second late.
 //!
-//! And it answers a second liveness probe that follows the first within [`PROBE_KEPT`], with
-//! no input or output between them, from the first. ureq probes a connection as it returns to
-//! the pool and again as the next request takes it (three system calls each on TCP: to
-//! non-blocking, a read that must find nothing, back); back to back, the second can only
-//! repeat the first, short of a close racing both, which a probe never rules out.
+//! ureq's two liveness probes of a pooled connection (as it returns to the pool, and as the
+//! next request takes it; three system calls each) are left alone: answering the second from
+//! the first would widen the moment in which a connection the server just closed (to make
+//! room past `--max-connections`) carries a write, which then fails instead of going out on
+//! a new connection.
 
 use std::fmt;
 
@@ -33,10 +33,6 @@ use ureq::Error;
 /// Held bytes beyond which a transport sends at once (a large body streams in pieces of this
 /// size rather than waiting whole in memory).
 const HOLD_LIMIT: usize = 256 * 1024;
-
-/// How long a probe that found the connection open answers for the next one, when no input
-/// or output came between them.
-const PROBE_KEPT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// The connector that wraps each transport of the chain before it in a [`Coalesced`].
 #[derive(Debug, Default)]
@@ -53,7 +49,6 @@ impl Connector<Box<dyn Transport>> for Coalesce {
         Ok(chained.map(|inner| Coalesced {
             inner,
             held: Vec::new(),
-            found_open: None,
         }))
     }
 }
@@ -62,8 +57,6 @@ impl Connector<Box<dyn Transport>> for Coalesce {
 pub(crate) struct Coalesced {
     inner: Box<dyn Transport>,
     held: Vec<u8>,
-    /// When the last probe found the connection open, if no input or output came since.
-    found_open: Option<std::time::Instant>,
 }
 
 impl fmt::Debug for Coalesced {
@@ -117,7 +110,6 @@ impl Transport for Coalesced {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), Error> {
-        self.found_open = None;
         let out = self.inner.buffers().output();
         self.held.extend_from_slice(&out[..amount]);
         if self.held.len() >= HOLD_LIMIT {
@@ -127,26 +119,19 @@ impl Transport for Coalesced {
     }
 
     fn maybe_await_input(&mut self, timeout: NextTimeout) -> Result<bool, Error> {
-        self.found_open = None;
         let timeout = settled(timeout);
         self.send_held(timeout)?;
         self.inner.maybe_await_input(timeout)
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, Error> {
-        self.found_open = None;
         let timeout = settled(timeout);
         self.send_held(timeout)?;
         self.inner.await_input(timeout)
     }
 
     fn is_open(&mut self) -> bool {
-        if self.found_open.is_some_and(|at| at.elapsed() < PROBE_KEPT) {
-            return true;
-        }
-        let open = self.inner.is_open();
-        self.found_open = open.then(std::time::Instant::now);
-        open
+        self.inner.is_open()
     }
 
     fn is_tls(&self) -> bool {
@@ -205,7 +190,6 @@ mod tests {
         let mut t = Coalesced {
             inner: Box::new(inner),
             held: Vec::new(),
-            found_open: None,
         };
         for (bytes, then_wait) in sends {
             for piece in bytes.chunks(output_bytes) {
@@ -282,66 +266,6 @@ mod tests {
                 (got.after, got.per_read, got.per_write),
                 (want, Some(want), None)
             );
-        }
-    }
-
-    /// A transport whose probes are counted and answer `open`.
-    #[derive(Debug)]
-    struct Probed {
-        buffers: LazyBuffers,
-        probes: Arc<Mutex<usize>>,
-        open: bool,
-    }
-
-    impl Transport for Probed {
-        fn buffers(&mut self) -> &mut dyn Buffers {
-            &mut self.buffers
-        }
-        fn transmit_output(&mut self, _amount: usize, _timeout: NextTimeout) -> Result<(), Error> {
-            Ok(())
-        }
-        fn await_input(&mut self, _timeout: NextTimeout) -> Result<bool, Error> {
-            Ok(false)
-        }
-        fn is_open(&mut self) -> bool {
-            *self.probes.lock().unwrap() += 1;
-            self.open
-        }
-    }
-
-    #[test]
-    fn a_probe_right_after_one_that_found_the_connection_open_repeats_it() {
-        // (steps, the connection open, probes that reach the transport): `p` a probe, `w` a
-        // wait for input, `s` a write, `z` a pause past PROBE_KEPT.
-        let cases = [
-            ("pp", true, 1),
-            ("pwp", true, 2),
-            ("psp", true, 2),
-            ("pzp", true, 2),
-            ("pp", false, 2),
-            ("ppwpp", true, 2),
-        ];
-        for (steps, open, want) in cases {
-            let probes = Arc::new(Mutex::new(0));
-            let inner = Probed {
-                buffers: LazyBuffers::new(64, 64),
-                probes: probes.clone(),
-                open,
-            };
-            let mut t = Coalesced {
-                inner: Box::new(inner),
-                held: Vec::new(),
-                found_open: None,
-            };
-            for step in steps.chars() {
-                match step {
-                    'p' => assert_eq!(t.is_open(), open, "{steps}"),
-                    'w' => drop(t.await_input(NEVER).unwrap()),
-                    's' => t.transmit_output(0, NEVER).unwrap(),
-                    _ => std::thread::sleep(PROBE_KEPT * 2),
-                }
-            }
-            assert_eq!(*probes.lock().unwrap(), want, "{steps}");
         }
     }
 }
