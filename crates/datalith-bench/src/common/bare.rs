@@ -15,7 +15,7 @@
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode};
 
 use datalith::edn::Edn;
 use datalith::{Database, DbOptions};
@@ -146,41 +146,29 @@ impl BareServer {
             message,
         };
         let exe = std::env::current_exe().map_err(|e| child_error(e.to_string()))?;
-        let mut child = Command::new(&exe)
-            .arg("__bare-serve")
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| child_error(format!("starting {}: {e}", exe.display())))?;
-        let mut line = String::new();
-        if let Some(out) = child.stdout.take() {
-            use std::io::BufRead;
-            let _ = std::io::BufReader::new(out).read_line(&mut line);
-        }
-        let port = line
-            .strip_prefix("listening on ")
-            .and_then(|p| p.trim().parse::<u16>().ok());
-        let connected = port.map(|p| TcpStream::connect(("127.0.0.1", p)));
-        match connected {
-            Some(Ok(stream)) => {
+        let mut command = Command::new(&exe);
+        command.arg("__bare-serve").arg(dir);
+        let (mut child, port) = super::serve::spawn_listening(&mut command, WHAT)?;
+        let connected = port
+            .parse::<u16>()
+            .map_err(|e| e.to_string())
+            .and_then(|p| TcpStream::connect(("127.0.0.1", p)).map_err(|e| e.to_string()))
+            .and_then(|stream| {
                 stream
                     .set_nodelay(true)
-                    .map_err(|e| child_error(e.to_string()))?;
-                Ok(BareServer {
-                    child,
-                    stream,
-                    body: Vec::new(),
-                })
-            }
-            other => {
+                    .map(|()| stream)
+                    .map_err(|e| e.to_string())
+            });
+        match connected {
+            Ok(stream) => Ok(BareServer {
+                child,
+                stream,
+                body: Vec::new(),
+            }),
+            Err(e) => {
                 let _ = child.kill();
-                let status = child.wait().ok();
-                Err(child_error(format!(
-                    "did not start (exit {status:?}, said {line:?}, connect {:?})",
-                    other.map(|r| r.err())
-                )))
+                let _ = child.wait();
+                Err(child_error(format!("connecting to port {port}: {e}")))
             }
         }
     }

@@ -37,6 +37,42 @@ pub fn binary() -> Result<PathBuf, String> {
     }
 }
 
+/// Starts `command` (its output piped, its errors inherited) and reads the first line it
+/// prints, which must be `... listening on ADDRESS ...`; returns the child and ADDRESS. A child
+/// that says anything else is killed, and the error carries what it said.
+pub fn spawn_listening(command: &mut Command, what: &str) -> Result<(Child, String), BenchError> {
+    let error = |message: String| BenchError::Child {
+        what: what.into(),
+        message,
+    };
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| error(format!("starting {command:?}: {e}")))?;
+    let mut line = String::new();
+    let read = child
+        .stdout
+        .take()
+        .map(|out| BufReader::new(out).read_line(&mut line));
+    let address = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .map(str::to_string);
+    match (read, address) {
+        (Some(Ok(_)), Some(address)) => Ok((child, address)),
+        _ => {
+            let _ = child.kill();
+            let status = child.wait().ok();
+            Err(error(format!(
+                "{command:?} did not start (exit {status:?}): {line:?}"
+            )))
+        }
+    }
+}
+
 /// A running `datalith serve DIR`.
 pub struct Server {
     child: Child,
@@ -61,43 +97,13 @@ impl Server {
                 what: WHAT.into(),
                 message: format!("{} has no name", dir.display()),
             })?;
-        let mut child = Command::new(&bin)
+        let mut command = Command::new(&bin);
+        command
             .arg("serve")
             .arg(dir)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| BenchError::Child {
-                what: WHAT.into(),
-                message: format!("starting {}: {e}", bin.display()),
-            })?;
-        let mut line = String::new();
-        let read = child
-            .stdout
-            .take()
-            .map(|out| BufReader::new(out).read_line(&mut line));
-        let url = line
-            .split("listening on ")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .map(str::to_string);
-        match (read, url) {
-            (Some(Ok(_)), Some(url)) => Ok(Server { child, url, name }),
-            _ => {
-                let _ = child.kill();
-                let status = child.wait().ok();
-                Err(BenchError::Child {
-                    what: WHAT.into(),
-                    message: format!(
-                        "{} serve {} did not start (exit {status:?}): {line:?}",
-                        bin.display(),
-                        dir.display()
-                    ),
-                })
-            }
-        }
+            .args(["--listen", "127.0.0.1:0"]);
+        let (child, url) = spawn_listening(&mut command, WHAT)?;
+        Ok(Server { child, url, name })
     }
 
     /// The served database, through the Rust client.
