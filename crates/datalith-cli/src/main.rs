@@ -58,10 +58,10 @@ struct Cli {
     /// damaged one), keeping the transactions before the damage and dropping the rest.
     #[arg(long, global = true)]
     accept_log_damage: bool,
-    /// Which datoms a database the shell creates keeps in AVE: `all` (Datalevin's choice) or
-    /// `declared` (only those of `:db/index`, `:db/unique` and ref attributes, Datomic's
-    /// choice). An existing database keeps its own.
-    #[arg(long, value_enum, default_value_t = datalith_server::args::ValueIndexArg::All, value_name = "WHICH")]
+    /// Which datoms a database the shell creates keeps in AVE: `declared` (the default: only
+    /// those of `:db/index`, `:db/unique` and ref attributes, Datomic's choice) or `all` (every
+    /// datom, Datalevin's choice). An existing database keeps its own.
+    #[arg(long, value_enum, default_value_t = datalith_server::args::ValueIndexArg::Declared, value_name = "WHICH")]
     value_index: datalith_server::args::ValueIndexArg,
     #[command(subcommand)]
     command: Option<Command>,

@@ -135,7 +135,7 @@ pub fn accept_log_damage(accept: bool) {
 
 /// Which datoms a database created by this run keeps in AVE (`--value-index`).
 static VALUE_INDEX: std::sync::Mutex<datalith::ValueIndex> =
-    std::sync::Mutex::new(datalith::ValueIndex::All);
+    std::sync::Mutex::new(datalith::ValueIndex::Declared);
 
 /// Sets `--value-index` for every database this run creates.
 pub fn value_index(v: datalith::ValueIndex) {

@@ -26,9 +26,9 @@ pub(crate) struct Connection {
 /// `schema` is installed at open (a dict or EDN text mapping each attribute to its
 /// properties); `durability` is one of "durable" (the default), "nometasync", "nosync", "writemap-async";
 /// `read_only` opens an existing database without writing to it (as another process writes);
-/// `value_index` says which datoms a database this open creates keeps in AVE: "all" (the
-/// default) or "declared" (only those of `:db/index`, `:db/unique` and ref attributes, as
-/// Datomic); an existing database keeps its own.
+/// `value_index` says which datoms a database this open creates keeps in AVE: "declared"
+/// (the default: only those of `:db/index`, `:db/unique` and ref attributes, as Datomic) or
+/// "all" (every datom, as Datalevin); an existing database keeps its own.
 #[pyfunction]
 #[pyo3(signature = (path, *, schema = None, durability = None, read_only = false, value_index = None))]
 pub(crate) fn open(
@@ -44,8 +44,8 @@ pub(crate) fn open(
         Some(name) => DbOptions::with_durability(durability_named(name)?),
     };
     options.value_index = match value_index {
-        None | Some("all") => datalith::ValueIndex::All,
-        Some("declared") => datalith::ValueIndex::Declared,
+        Some("all") => datalith::ValueIndex::All,
+        None | Some("declared") => datalith::ValueIndex::Declared,
         Some(other) => {
             return Err(PyValueError::new_err(format!(
                 "value_index {other:?} is neither \"all\" nor \"declared\""

@@ -113,10 +113,10 @@ pub struct ServeArgs {
     /// --max-lease-ms (a minute at least). 0: keep none.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub page_cache_bytes: usize,
-    /// Which datoms a database this server creates keeps in AVE: `all` (the default,
-    /// Datalevin's choice) or `declared` (only those of `:db/index`, `:db/unique` and ref
-    /// attributes, Datomic's choice). An existing database keeps its own.
-    #[arg(long, value_enum, default_value_t = ValueIndexArg::All, value_name = "WHICH")]
+    /// Which datoms a database this server creates keeps in AVE: `declared` (the default:
+    /// only those of `:db/index`, `:db/unique` and ref attributes, Datomic's choice) or `all`
+    /// (every datom, Datalevin's choice). An existing database keeps its own.
+    #[arg(long, value_enum, default_value_t = ValueIndexArg::Declared, value_name = "WHICH")]
     pub value_index: ValueIndexArg,
     /// The most memory one query may hold, in bytes (default: the library's, a quarter of
     /// physical memory); a request may ask for less.
@@ -148,7 +148,8 @@ pub struct ServeArgs {
 pub enum ValueIndexArg {
     /// Every datom (Datalevin's choice).
     All,
-    /// Only those of `:db/index`, `:db/unique` and ref attributes (Datomic's choice).
+    /// Only those of `:db/index`, `:db/unique` and ref attributes (Datomic's choice; the
+    /// default).
     Declared,
 }
 

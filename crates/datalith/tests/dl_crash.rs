@@ -14,14 +14,17 @@ use std::collections::HashMap;
 
 const DIR_VAR: &str = "DATALITH_DL_CRASH_DIR";
 const CYCLE_VAR: &str = "DATALITH_DL_CRASH_CYCLE";
-/// Set: the database is made with AVE for declared attributes alone (`:v` then has none).
+/// Set: the database is made with AVE for declared attributes alone (`:v` then has none);
+/// unset, with every datom in AVE.
 const DECLARED_VAR: &str = "DATALITH_DL_CRASH_DECLARED";
 
 fn options() -> DbOptions {
     let mut o = DbOptions::default();
-    if std::env::var_os(DECLARED_VAR).is_some() {
-        o.value_index = datalith::ValueIndex::Declared;
-    }
+    o.value_index = if std::env::var_os(DECLARED_VAR).is_some() {
+        datalith::ValueIndex::Declared
+    } else {
+        datalith::ValueIndex::All
+    };
     o
 }
 

@@ -9,6 +9,16 @@ use std::collections::BTreeSet;
 use datalith::edn::{read_one, Edn};
 use datalith::{Database, DbOptions, TxData};
 
+/// Options of a database that keeps every datom in AVE (`ValueIndex::All`): these plans read
+/// attributes by value through AVE, which a database of the default layout keeps only for
+/// declared attributes (their reads of the others are `AEV` steps, tested in
+/// `value_index.rs`).
+fn every_value_in_ave() -> DbOptions {
+    let mut options = DbOptions::default();
+    options.value_index = datalith::ValueIndex::All;
+    options
+}
+
 const ITEMS: i64 = 600;
 const ORDERS: i64 = 900;
 
@@ -34,7 +44,7 @@ fn tx(db: &Database, text: &str) {
 
 fn database() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), DbOptions::default()).unwrap();
+    let db = Database::open(dir.path(), every_value_in_ave()).unwrap();
     tx(
         &db,
         r#"[{:db/ident :item/no :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}

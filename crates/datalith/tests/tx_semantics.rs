@@ -455,7 +455,11 @@ fn bulk_load_writes_indexes_statistics_and_counters() {
     let snap = db.db().unwrap();
     let age = snap.attr(&kw(":person/age")).unwrap().id;
     let stats = snap.reader().stats(age).unwrap();
-    assert_eq!((stats.datoms, stats.distinct), (1000, 7));
+    assert_eq!(stats.datoms, 1000);
+    // `:person/age` has no AVE entries (no `:db/index`): its 7 values are estimated from its
+    // sketch, where two of so few values share a register about one time in four.
+    assert!(snap.reader().is_listed(age).unwrap());
+    assert!((6..=8).contains(&stats.distinct), "{stats:?}");
     let n = snap
         .q("[:find (count ?e) . :where [?e :person/age 3]]", &[])
         .unwrap();

@@ -403,3 +403,95 @@ fn a_read_by_value_of_an_undeclared_attribute_counts_against_the_memory_limit() 
         );
     }
 }
+
+/// The planner's distinct values of an attribute without AVE entries come from its sketch
+/// (`store::sketch`), whichever way its values arrived: transactions, a bulk load, or a
+/// `:db/index` switched off (its values moved out of AVE). Each row: how the values arrive,
+/// the datoms, the distinct values; the estimate must be within three standard errors (39%)
+/// and `check` clean.
+#[test]
+fn an_undeclared_attributes_distinct_values_are_estimated_from_its_sketch() {
+    #[derive(Clone, Copy, Debug)]
+    enum Via {
+        Transactions,
+        BulkLoad,
+        IndexDropped,
+    }
+    let cases: &[(Via, u64, u64)] = &[
+        (Via::Transactions, 1, 1),
+        (Via::Transactions, 600, 4),
+        (Via::Transactions, 600, 60),
+        (Via::Transactions, 3_000, 3_000),
+        (Via::BulkLoad, 3_000, 7),
+        (Via::BulkLoad, 3_000, 1_500),
+        (Via::IndexDropped, 2_000, 5),
+        (Via::IndexDropped, 2_000, 2_000),
+    ];
+    for &(via, datoms, distinct) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path(), ValueIndex::Declared);
+        db.transact(tx(SCHEMA)).unwrap();
+        let value = |i: u64| format!("w{}", i % distinct);
+        match via {
+            Via::Transactions | Via::IndexDropped => {
+                let attr = if matches!(via, Via::IndexDropped) {
+                    ":n"
+                } else {
+                    ":v"
+                };
+                for chunk in (0..datoms).collect::<Vec<_>>().chunks(500) {
+                    let mut data = String::from("[");
+                    for i in chunk {
+                        let v = if attr == ":n" {
+                            (i % distinct).to_string()
+                        } else {
+                            format!("{:?}", value(*i))
+                        };
+                        data.push_str(&format!("{{:k {i} {attr} {v}}}"));
+                    }
+                    data.push(']');
+                    db.transact(tx(&data)).unwrap();
+                }
+                if matches!(via, Via::IndexDropped) {
+                    db.transact(tx("[{:db/id :n :db/index false}]")).unwrap();
+                }
+            }
+            Via::BulkLoad => {
+                let (k, v) = (
+                    datalith::Keyword::new(None, "k"),
+                    datalith::Keyword::new(None, "v"),
+                );
+                let mut rows = vec![];
+                for i in 0..datoms {
+                    let e = (1 << 20) + i;
+                    rows.push((e, k.clone(), datalith::Value::Long(i as i64)));
+                    rows.push((e, v.clone(), datalith::Value::string(&value(i))));
+                }
+                db.fill_db(&rows).unwrap();
+            }
+        }
+        let snap = db.db().unwrap();
+        let name = if matches!(via, Via::IndexDropped) {
+            "n"
+        } else {
+            "v"
+        };
+        let a = snap
+            .schema()
+            .by_ident(&datalith::Keyword::new(None, name))
+            .unwrap()
+            .id;
+        let r = snap.reader();
+        assert!(r.is_listed(a).unwrap(), "{via:?}");
+        let s = r.stats(a).unwrap();
+        assert_eq!(s.datoms, datoms, "{via:?}");
+        let err = (s.distinct as f64 - distinct as f64).abs() / distinct as f64;
+        assert!(
+            err <= 0.39,
+            "{via:?} {datoms} datoms of {distinct} values: estimated {}",
+            s.distinct
+        );
+        let report = snap.check().unwrap();
+        assert!(report.problems.is_empty(), "{via:?}: {:?}", report.problems);
+    }
+}

@@ -51,13 +51,15 @@ pub fn schema_edn() -> String {
     let mut s = String::from("[\n");
     for t in &TABLES {
         for c in t.columns {
+            // Every column's values in AVE, as before the declared layout became the
+            // default: the queries' ranges and lookups by value read it.
             let (ty, unique) = match c.kind {
                 Kind::Key => ("long", " :db/unique :db.unique/identity"),
                 Kind::Ref(_) => ("ref", ""),
-                Kind::Int => ("long", ""),
-                Kind::Decimal => ("double", ""),
-                Kind::Date => ("instant", ""),
-                Kind::Text => ("string", ""),
+                Kind::Int => ("long", " :db/index true"),
+                Kind::Decimal => ("double", " :db/index true"),
+                Kind::Date => ("instant", " :db/index true"),
+                Kind::Text => ("string", " :db/index true"),
             };
             s.push_str(&format!(
                 " {{:db/ident :{}/{} :db/valueType :db.type/{ty} :db/cardinality :db.cardinality/one{unique}}}\n",

@@ -65,10 +65,11 @@ pub const TX_DATA_Q: &str = "[:find (count ?v) (sum ?v) :with ?e ?tx ?added \
 [(= ?a ?attr)]]";
 
 /// The schema: a unique identity id and a cardinality-one value (each update of the value
-/// retracts the previous one).
+/// retracts the previous one), indexed by value as every attribute was before the declared
+/// layout became the default.
 pub const SCHEMA: &str = "[{:db/ident :item/id :db/valueType :db.type/long \
 :db/cardinality :db.cardinality/one :db/unique :db.unique/identity} \
-{:db/ident :item/value :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]";
+{:db/ident :item/value :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/index true}]";
 
 /// The points of the history the as-of rows read, in percent of the data transactions.
 pub const CHECKPOINTS: [u8; 3] = [25, 50, 75];

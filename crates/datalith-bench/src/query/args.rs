@@ -36,9 +36,9 @@ pub const IN_PROCESS: [&str; 5] = [
     "sqlite-nosync",
 ];
 
-/// In-process peers run only when named: `datalith-declared` (durable, AVE entries for
-/// declared attributes alone, every person attribute `:db/index true`).
-pub const BY_NAME_ONLY: [&str; 1] = ["datalith-declared"];
+/// In-process peers run only when named: `datalith-all` (durable, every datom in AVE,
+/// Datalevin's choice and Datalith's default before 2026-12-08).
+pub const BY_NAME_ONLY: [&str; 1] = ["datalith-all"];
 
 /// The peers of `--remote`: Datalith through `datalith serve` (Rust client, loopback,
 /// HTTP/1.1), and Datalevin's server (prepared outside the repository, `$DATALEVIN_SERVER_DIR`)

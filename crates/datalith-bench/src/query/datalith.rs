@@ -26,20 +26,12 @@ use super::timing::{measure, Cap, Measured, Plan};
 use crate::common::BenchError;
 
 /// The schema of seed 003: typed strings, keyword, longs, and `:follows` (unused by the
-/// tasks, declared as in the seed). No `:db/index`: Datalith puts every attribute in AVE (and
-/// does not accept the key yet).
+/// tasks, declared as in the seed), with `:db/index true` on every person attribute: the
+/// equivalent of SQLite's index on every column, which a database keeping AVE entries for
+/// declared attributes alone (`datalith::ValueIndex::Declared`, Datomic's choice and
+/// Datalith's default) needs for the tasks' lookups by value. A database keeping every datom
+/// in AVE (`datalith-all`) ignores the key.
 pub const SCHEMA: &str = r#"[
- {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
- {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one}
- {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one}
- {:db/ident :age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
- {:db/ident :salary :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
- {:db/ident :follows :db/valueType :db.type/ref :db/cardinality :db.cardinality/many}]"#;
-
-/// [`SCHEMA`] with `:db/index true` on every person attribute, for a database that keeps AVE
-/// entries for declared attributes alone (`datalith::ValueIndex::Declared`, Datomic's
-/// choice): the equivalent of SQLite's index on every column.
-pub const SCHEMA_INDEXED: &str = r#"[
  {:db/ident :name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/index true}
  {:db/ident :last-name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/index true}
  {:db/ident :sex :db/valueType :db.type/keyword :db/cardinality :db.cardinality/one :db/index true}
@@ -98,8 +90,8 @@ fn tempid(p: &Person) -> Tempid {
 pub struct DatalithPeer {
     label: String,
     durability: Durability,
-    /// Which datoms its databases keep in AVE (`datalith-declared`: the declared ones, with
-    /// [`SCHEMA_INDEXED`]).
+    /// Which datoms its databases keep in AVE (the default, the declared ones;
+    /// `datalith-all`: every one).
     value_index: datalith::ValueIndex,
     people: Arc<Vec<Person>>,
     dir: PathBuf,
@@ -119,7 +111,7 @@ impl DatalithPeer {
         DatalithPeer {
             label,
             durability,
-            value_index: datalith::ValueIndex::All,
+            value_index: datalith::ValueIndex::default(),
             people,
             dir: dir.to_path_buf(),
             attrs: Attrs::new(),
@@ -128,12 +120,12 @@ impl DatalithPeer {
         }
     }
 
-    /// `datalith-declared`: durable, AVE entries for declared attributes alone, every
-    /// person attribute declared (`:db/index true`).
-    pub fn declared(people: Arc<Vec<Person>>, dir: &Path) -> DatalithPeer {
+    /// `datalith-all`: durable, every datom in AVE (Datalevin's choice, and Datalith's
+    /// default before 2026-12-08).
+    pub fn all(people: Arc<Vec<Person>>, dir: &Path) -> DatalithPeer {
         let mut peer = DatalithPeer::new(Durability::Durable, people, dir);
-        peer.label = "datalith-declared".to_string();
-        peer.value_index = datalith::ValueIndex::Declared;
+        peer.label = "datalith-all".to_string();
+        peer.value_index = datalith::ValueIndex::All;
         peer
     }
 
@@ -142,14 +134,6 @@ impl DatalithPeer {
         let mut o = DbOptions::with_durability(self.durability);
         o.value_index = self.value_index;
         o
-    }
-
-    /// The schema its databases get.
-    fn schema(&self) -> &'static str {
-        match self.value_index {
-            datalith::ValueIndex::Declared => SCHEMA_INDEXED,
-            _ => SCHEMA,
-        }
     }
 
     fn err<E: std::fmt::Display>(&self, op: &'static str) -> impl FnOnce(E) -> BenchError {
@@ -169,7 +153,7 @@ impl DatalithPeer {
     fn fresh(&mut self) -> Result<(Database, PathBuf), BenchError> {
         let path = self.fresh_path()?;
         let db = Database::open(&path, self.options()).map_err(self.err("open"))?;
-        let schema = read_one(self.schema()).map_err(self.err("schema"))?;
+        let schema = read_one(SCHEMA).map_err(self.err("schema"))?;
         let data = datalith::TxData::from_edn(&schema).map_err(self.err("schema"))?;
         db.transact(data).map_err(self.err("schema"))?;
         Ok((db, path))
@@ -260,7 +244,7 @@ impl DatalithPeer {
                             datoms.push((e, a, v));
                         }
                     }
-                    let schema = read_one(m.schema()).map_err(m.err("schema"))?;
+                    let schema = read_one(SCHEMA).map_err(m.err("schema"))?;
                     let schema = datalith::TxData::from_edn(&schema).map_err(m.err("schema"))?;
                     Ok((path, schema, datoms, m.options()))
                 },

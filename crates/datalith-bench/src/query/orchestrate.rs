@@ -322,7 +322,7 @@ fn run_in_process(
             people.clone(),
             db_dir,
         )),
-        "datalith-declared" => Box::new(DatalithPeer::declared(people.clone(), db_dir)),
+        "datalith-all" => Box::new(DatalithPeer::all(people.clone(), db_dir)),
         "datalith-nosync" => Box::new(DatalithPeer::new(
             Durability::NoSync,
             people.clone(),

@@ -78,8 +78,9 @@ pub enum Store {
     /// The real Datalevin KV (`transact-kv`, `transact-kv-async`) in its JVM harness.
     DatalevinKv,
     /// Datalith's Datalog API (`transact` or `transact_with_callback`), on a database that
-    /// keeps AVE entries as the second field says (`dl-declared-*`: only for declared
-    /// attributes, Datomic's choice; `:v` then has none).
+    /// keeps AVE entries as the second field says (`dl-sync`, `dl-async`: the default, only
+    /// for declared attributes, Datomic's choice, so `:v` has none; `dl-all-*`: every datom,
+    /// Datalevin's choice and Datalith's default before 2026-12-08).
     DatalithDl(Durability, datalith::ValueIndex),
     /// The real Datalevin Datalog (`transact!`, `transact-async`) in its JVM harness.
     DatalevinDl,
@@ -166,7 +167,7 @@ fn remote_conditions() -> Vec<ConditionSpec> {
     vec![
         ConditionSpec::new(
             "dl-sync".into(),
-            Store::DatalithDl(Durability::Durable, datalith::ValueIndex::All),
+            Store::DatalithDl(Durability::Durable, datalith::ValueIndex::default()),
             false,
             "durable",
         ),
@@ -210,25 +211,25 @@ fn datalog_conditions() -> Vec<ConditionSpec> {
     let mut v = vec![
         ConditionSpec::new(
             "dl-sync".into(),
-            Store::DatalithDl(durable, ValueIndex::All),
+            Store::DatalithDl(durable, ValueIndex::default()),
             false,
             "durable",
         ),
         ConditionSpec::new(
             "dl-async".into(),
-            Store::DatalithDl(durable, ValueIndex::All),
+            Store::DatalithDl(durable, ValueIndex::default()),
             true,
             "durable",
         ),
         ConditionSpec::new(
-            "dl-declared-sync".into(),
-            Store::DatalithDl(durable, ValueIndex::Declared),
+            "dl-all-sync".into(),
+            Store::DatalithDl(durable, ValueIndex::All),
             false,
             "durable",
         ),
         ConditionSpec::new(
-            "dl-declared-async".into(),
-            Store::DatalithDl(durable, ValueIndex::Declared),
+            "dl-all-async".into(),
+            Store::DatalithDl(durable, ValueIndex::All),
             true,
             "durable",
         ),
@@ -375,9 +376,7 @@ mod tests {
         assert!(select(Family::Kv, &["kv-as".into()]).is_err());
         assert_eq!(select(Family::Datalog, &["dl".into()]).unwrap().len(), 4);
         assert_eq!(
-            select(Family::Datalog, &["dl-declared".into()])
-                .unwrap()
-                .len(),
+            select(Family::Datalog, &["dl-all".into()]).unwrap().len(),
             2
         );
         assert_eq!(
@@ -385,7 +384,7 @@ mod tests {
             1
         );
         assert_eq!(select(Family::Datalog, &[]).unwrap().len(), 8);
-        assert!(!find("dl-declared-sync").unwrap().peer);
+        assert!(!find("dl-all-sync").unwrap().peer);
         assert_eq!(select(Family::Remote, &[]).unwrap().len(), 5);
         assert_eq!(select(Family::Remote, &["dl".into()]).unwrap().len(), 3);
         assert!(!find("dl-bare").unwrap().peer);

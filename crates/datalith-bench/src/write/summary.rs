@@ -539,8 +539,8 @@ fn ratios(plan: &Plan) -> Vec<(&'static str, &'static str, Vec<usize>, Target)> 
         Family::Datalog => vec![
             ("dl-async", "sqlite-wal", all.clone(), beat_wal),
             ("dl-sync", "sqlite-wal", all.clone(), at_wal),
-            ("dl-declared-sync", "sqlite-wal", all.clone(), at_wal),
-            ("dl-declared-async", "sqlite-wal", all.clone(), beat_wal),
+            ("dl-all-sync", "sqlite-wal", all.clone(), at_wal),
+            ("dl-all-async", "sqlite-wal", all.clone(), beat_wal),
             ("dl-sync", "datalevin-default", all.clone(), ahead),
             ("dl-async", "datalevin-async", all, ahead),
         ],

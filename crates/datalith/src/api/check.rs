@@ -75,6 +75,12 @@ pub enum Inconsistency {
         /// What the index holds.
         actual: AttrStats,
     },
+    /// The value sketch of an attribute without AVE entries misses values it holds
+    /// (`store::sketch`): the planner's estimate of its distinct values is then too low.
+    Sketch {
+        /// Attribute id.
+        a: AttrId,
+    },
     /// The transaction log disagrees with the indexes, or an entry does not decode.
     TxLog {
         /// What is wrong.
@@ -131,6 +137,10 @@ impl std::fmt::Display for Inconsistency {
                 f,
                 "statistics of attribute {a}: recorded {} datoms / {} distinct values, index holds {} / {}",
                 recorded.datoms, recorded.distinct, actual.datoms, actual.distinct
+            ),
+            Inconsistency::Sketch { a } => write!(
+                f,
+                "the value sketch of attribute {a} misses values the attribute holds"
             ),
             Inconsistency::TxLog { detail } => write!(f, "transaction log: {detail}"),
             Inconsistency::History { detail } => write!(f, "history index: {detail}"),
@@ -417,7 +427,8 @@ impl Db {
                 distinct: c.distinct,
             });
             if listed.contains(&a) {
-                // Its datoms are counted in EAV; nothing counts its distinct values.
+                // Its datoms are counted in EAV; its distinct values are estimated, from a
+                // sketch `check_listed` verified.
                 actual.datoms = counts.get(&a).map_or(0, |c| c.eav);
                 actual.distinct = rec.distinct;
             }

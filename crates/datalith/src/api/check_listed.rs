@@ -1,12 +1,13 @@
 //! `check`'s part for the attributes whose datoms have no AVE entries (`store::value_index`):
-//! every entity of such a datom is in `attr_entities`, no attribute is in both places, and each
-//! is where the schema puts it.
+//! every entity of such a datom is in `attr_entities`, no attribute is in both places, each
+//! is where the schema puts it, and its value sketch holds every value it has.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::check::{every_entry, Inconsistency};
 use crate::kv::Direction;
 use crate::store::reader::IndexReader;
+use crate::store::sketch::Sketch;
 use crate::store::{keys, AttrId, Schema, StoreError, ValueIndex};
 
 /// Checks `attr_entities` against EAV, AVE and the schema (`eav_counts`: each attribute's
@@ -66,16 +67,32 @@ pub(super) fn check_listed(
     if listed.is_empty() {
         return Ok(listed);
     }
-    // Every datom of a listed attribute has its entity listed.
+    // Every datom of a listed attribute has its entity listed, and its value in the
+    // attribute's sketch (`store::sketch`; a database made before the sketches has none).
+    let mut sketches: BTreeMap<AttrId, Sketch> = BTreeMap::new();
     for entry in every_entry(r.view, &r.t.eav)? {
         let (k, raw) = entry?;
-        let (Some(e), Some((a, _))) = (keys::read_entity(k), keys::split_attr(raw)) else {
+        let (Some(e), Some((a, vb))) = (keys::read_entity(k), keys::split_attr(raw)) else {
             continue;
         };
-        if listed.contains(&a) && !r.view.list_contains(ae, &a.to_be_bytes(), k)? {
+        if !listed.contains(&a) {
+            continue;
+        }
+        sketches.entry(a).or_default().add(vb);
+        if !r.view.list_contains(ae, &a.to_be_bytes(), k)? {
             problem(format!(
                 "entity {e} has a datom of attribute {a} but is not listed"
             ));
+        }
+    }
+    for (a, held) in sketches {
+        match r.stored_sketch(a) {
+            Ok(None) => {}
+            Ok(Some(stored)) if stored.covers(&held) => {}
+            Ok(Some(_)) => problems.push(Inconsistency::Sketch { a }),
+            Err(e) => problems.push(Inconsistency::ValueIndex {
+                detail: format!("the value sketch of attribute {a}: {e}"),
+            }),
         }
     }
     Ok(listed)

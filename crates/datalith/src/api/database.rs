@@ -65,7 +65,7 @@ impl DbOptions {
             query_memory_limit: None,
             skip_tx_log: false,
             legacy_format: false,
-            value_index: ValueIndex::All,
+            value_index: ValueIndex::default(),
         }
     }
 }

@@ -36,7 +36,7 @@ impl Db {
     /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
     /// let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
     /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
-    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    ///                     :db/cardinality :db.cardinality/one :db/index true}]"#)).unwrap();
     /// db.transact(tx(r#"[{:name "Ann"} {:name "Bob"}]"#)).unwrap();
     /// let snapshot = db.db().unwrap();
     /// let names = snapshot
@@ -61,7 +61,7 @@ impl Db {
     /// let db = Database::open(dir.path(), DbOptions::default()).unwrap();
     /// let tx = |text: &str| datalith::TxData::from_edn(&read_one(text).unwrap()).unwrap();
     /// db.transact(tx(r#"[{:db/ident :name :db/valueType :db.type/string
-    ///                     :db/cardinality :db.cardinality/one}]"#)).unwrap();
+    ///                     :db/cardinality :db.cardinality/one :db/index true}]"#)).unwrap();
     /// db.transact(tx(r#"[{:name "Ann"} {:name "Bob"}]"#)).unwrap();
     /// let (result, plan) = db.db().unwrap()
     ///     .explain(r#"[:find ?e :where [?e :name "Ann"]]"#, &[])

@@ -69,7 +69,7 @@ impl Db {
         // The same per-batch writes a commit ends with: counters, schema version, statistics.
         let mut slot = StoreBatch::new(t.clone());
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
-        slot.stats = stats;
+        stats.add_to(&mut slot);
         let new_schema = out.new_schema.map(Arc::new);
         slot.schema_changed = new_schema.is_some();
         slot.schema = new_schema.clone();

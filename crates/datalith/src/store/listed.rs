@@ -39,6 +39,10 @@ impl<'a> IndexReader<'a> {
         let Some(ae) = &self.t.attr_entities else {
             return Ok(false);
         };
+        let in_ave = |s: &super::Schema| s.get(a).is_some_and(|x| self.t.value_index.in_ave(x));
+        if self.schema.is_some_and(in_ave) {
+            return Ok(false);
+        }
         Ok(self.view.get(ae, &a.to_be_bytes())?.is_some())
     }
 

@@ -14,6 +14,7 @@
 //! - [`shared`]: the long-lived state of an open store.
 //! - [`value_index`]: which datoms have an AVE entry (every one, or those of declared
 //!   attributes), and the `attr_entities` table that lists the others' entities.
+//! - [`sketch`]: the estimated distinct values of an attribute without AVE entries.
 //!
 //! # Tables and ids (moved from ARCHITECTURE.md)
 //!
@@ -21,7 +22,7 @@
 //! |---|---|---|---|
 //! | `eav` | list | entity id (u64 BE) | attribute id (u32 BE) ++ encoded value, sorted |
 //! | `ave` | fixed-width list (8) | attribute id (u32 BE) ++ encoded value | entity ids (u64 BE), sorted |
-//! | `store_meta` | plain | `next_entity`, `next_attr`, `next_tx`, `schema_version`, `builtins_format` (u64 BE); `stats/` ++ attr id | counters; `AttrStats` (datoms, distinct values: 2 x u64 BE) |
+//! | `store_meta` | plain | `next_entity`, `next_attr`, `next_tx`, `schema_version`, `builtins_format` (u64 BE); `stats/` ++ attr id; `sketch/` ++ attr id | counters; `AttrStats` (datoms, distinct values: 2 x u64 BE); a listed attribute's value sketch (64 bytes, [`sketch`]) |
 //! | `giants` | plain | attribute id ++ 16-byte BLAKE3 hash | the full encoding of a value too long to index inline |
 //! | `attr_entities` | fixed-width list (8) | attribute id (u32 BE) | entity ids (u64 BE) that held a value of it, for attributes without AVE entries |
 //!
@@ -97,6 +98,7 @@ pub mod range_estimate;
 pub mod reader;
 pub mod schema;
 pub mod shared;
+pub mod sketch;
 pub mod tables;
 pub mod value_index;
 

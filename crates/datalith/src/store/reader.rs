@@ -8,6 +8,7 @@ use super::error::StoreError;
 use super::ids::{AttrId, EntityId};
 use super::keys::{self, ATTR_BYTES, ENTITY_BYTES};
 use super::listed;
+use super::sketch::{self, Sketch};
 use super::tables::{self, AttrStats, Tables};
 use crate::codec::{self, Value};
 use crate::kv::{Direction, KvError, ListReader, View};
@@ -18,6 +19,11 @@ use rustc_hash::FxHashMap as HashMap;
 pub struct IndexReader<'a> {
     pub(crate) view: View<'a>,
     pub(crate) t: &'a Tables,
+    /// This state's schema, when the reader's maker has it (a transaction's): an attribute
+    /// it keeps in AVE is then known not to be listed without a read of `attr_entities`
+    /// (`is_listed`), whose writes a batch may defer to the LMDB writer, so that a read of
+    /// it would send a large batch into LMDB on the committer's thread.
+    pub(crate) schema: Option<&'a super::schema::Schema>,
 }
 
 fn corrupt(what: &str, bytes: &[u8]) -> StoreError {
@@ -80,7 +86,19 @@ pub fn decode_exact(bytes: &[u8]) -> Result<Value, StoreError> {
 impl<'a> IndexReader<'a> {
     /// A reader over `view`.
     pub fn new(view: View<'a>, t: &'a Tables) -> Self {
-        IndexReader { view, t }
+        IndexReader {
+            view,
+            t,
+            schema: None,
+        }
+    }
+
+    /// This reader, knowing that `schema` is its state's.
+    pub(crate) fn with_schema(self, schema: &'a super::schema::Schema) -> Self {
+        IndexReader {
+            schema: Some(schema),
+            ..self
+        }
     }
 
     /// Decodes the value part of an index entry of attribute `a`, fetching a giant's full
@@ -627,15 +645,30 @@ impl<'a> IndexReader<'a> {
         Ok(s)
     }
 
-    /// For a listed attribute, whose distinct values nothing counts: takes each datom for a
-    /// value of its own (the planner then expects one entity a value; a lookup by value
-    /// scans the attribute anyway). Whether it is listed.
+    /// For a listed attribute, whose distinct values no AVE key counts: the estimate of its
+    /// sketch (`store::sketch`), at most one a datom and at least one while it has any (a
+    /// database made before the sketches: each datom a value of its own). Whether it is
+    /// listed.
     fn listed_distinct(&self, a: AttrId, s: &mut AttrStats) -> Result<bool, StoreError> {
         let listed = self.is_listed(a)?;
         if listed {
-            s.distinct = s.datoms;
+            s.distinct = match self.stored_sketch(a)? {
+                None => s.datoms,
+                Some(sketch) => sketch.estimate().clamp(s.datoms.min(1), s.datoms),
+            };
         }
         Ok(listed)
+    }
+
+    /// The sketch of a listed attribute's values, if one is stored (a database made before
+    /// the sketches has none).
+    pub fn stored_sketch(&self, a: AttrId) -> Result<Option<Sketch>, StoreError> {
+        match self.view.get(&self.t.meta, &sketch::key(a))? {
+            None => Ok(None),
+            Some(b) => Sketch::from_bytes(b)
+                .map(Some)
+                .ok_or_else(|| corrupt("value sketch", b)),
+        }
     }
 
     /// The statistics record through the view, with the distinct values LMDB counted (its

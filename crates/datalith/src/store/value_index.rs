@@ -36,10 +36,12 @@ use crate::codec::ValueType;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ValueIndex {
-    /// Every attribute's (Datalevin's choice; every database made before the choice).
-    #[default]
+    /// Every attribute's (Datalevin's choice; every database made before the choice existed,
+    /// and before 2026-12-08 the default).
     All,
-    /// Those of attributes that are `:db/index`, `:db/unique`, refs or built-ins (Datomic's).
+    /// Those of attributes that are `:db/index`, `:db/unique`, refs or built-ins (Datomic's;
+    /// the default for a new database).
+    #[default]
     Declared,
 }
 

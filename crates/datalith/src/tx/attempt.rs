@@ -5,8 +5,6 @@
 //! only in where the staged writes go afterwards (LMDB or an overlay) and in how the
 //! per-attribute statistics are counted (`Distinct`).
 
-use rustc_hash::FxHashMap as HashMap;
-
 use super::data::{Tempid, TxData};
 use super::error::TxError;
 use super::run::{run_tx, TxClock, TxOutcome};
@@ -16,7 +14,7 @@ use crate::codec::{Keyword, Value};
 use crate::db::TxFunctions;
 use crate::kv::{Stage, Table};
 use crate::store::reader::IndexReader;
-use crate::store::{AttrId, Schema};
+use crate::store::Schema;
 
 /// What one attempt computed and staged.
 pub(crate) struct Attempt {
@@ -24,7 +22,7 @@ pub(crate) struct Attempt {
     /// ones; the current transaction's only when a term is about it).
     pub(crate) outcome: TxOutcome,
     /// Per attribute, the change of (datoms, distinct values) the staged writes make.
-    pub(crate) stats: HashMap<AttrId, (i64, i64)>,
+    pub(crate) stats: super::write::AttrChanges,
 }
 
 /// Runs `data` on the state `r` reads, with `schema` and the id `counters` of that state
@@ -46,6 +44,9 @@ pub(crate) fn attempt(
     stage: &mut Stage,
 ) -> Result<Attempt, TxError> {
     let call = |name: &Keyword, args: &[Value]| functions.get(name).map(|f| f(args));
+    // Lookups by unique attributes (upserts, lookup refs, uniqueness) then skip asking
+    // `attr_entities` whether the attribute is listed.
+    let r = r.with_schema(schema);
     let mut outcome = run_tx(
         r,
         schema,
@@ -60,7 +61,7 @@ pub(crate) fn attempt(
     // attributes); one that moves an attribute's datoms in or out of AVE moves them first.
     let after = outcome.new_schema.as_ref().unwrap_or(schema);
     let value_index = r.t.value_index;
-    super::value_index_change::stage_moves(&r, schema, after, &outcome.datoms, stage)?;
+    let moved = super::value_index_change::stage_moves(&r, schema, after, &outcome.datoms, stage)?;
     let mut stats = stage_datoms(
         &r,
         r.t,
@@ -76,9 +77,12 @@ pub(crate) fn attempt(
     for (a, (d, n)) in
         super::excise::stage_excisions(&r, r.t, schema, &outcome.datoms, stage, &mut excised)?
     {
-        let x = stats.entry(a).or_default();
+        let x = stats.counts.entry(a).or_default();
         x.0 += d;
         x.1 += n;
+    }
+    for (a, s) in moved {
+        stats.sketches.entry(a).or_default().merge(&s);
     }
     // The full-text indexes follow the datoms and, after them, what an excision removed.
     if excised.is_empty() {

@@ -9,6 +9,7 @@ use super::write::stage_counters;
 use crate::kv::{BatchSlot, KvError, Stage, View};
 use crate::store::reader::IndexReader;
 use crate::store::schema::Schema;
+use crate::store::sketch::{self, Sketch};
 use crate::store::tables::{self, meta_key, AttrStats, Tables};
 use crate::store::AttrId;
 
@@ -29,6 +30,9 @@ pub struct StoreBatch {
     pub(crate) schema_changed: bool,
     /// Per attribute: change in datoms and in distinct values.
     pub(crate) stats: HashMap<AttrId, (i64, i64)>,
+    /// Per attribute without AVE entries: the sketch of the values the batch asserted,
+    /// merged into the stored one at the end (`store::sketch`).
+    pub(crate) sketches: HashMap<AttrId, Sketch>,
 }
 
 impl StoreBatch {
@@ -40,6 +44,7 @@ impl StoreBatch {
             schema: None,
             schema_changed: false,
             stats: HashMap::default(),
+            sketches: HashMap::default(),
         }
     }
 }
@@ -65,6 +70,18 @@ impl BatchSlot for StoreBatch {
                 distinct: (old.distinct as i64 + distinct).max(0) as u64,
             };
             stage.put(&t.meta, &tables::stats_key(*a), &new.to_bytes());
+        }
+        for (a, added) in &self.sketches {
+            let stored = r.stored_sketch(*a).map_err(|e| KvError::CommitFailed {
+                cause: e.to_string(),
+            })?;
+            let mut s = stored.unwrap_or_default();
+            // Unchanged registers need no write (most commits of a large attribute); the
+            // first commit writes the record whatever it holds, so that `check` knows the
+            // attribute has one.
+            if s.merge(added) || stored.is_none() {
+                stage.put(&t.meta, &sketch::key(*a), s.as_bytes());
+            }
         }
         Ok(())
     }

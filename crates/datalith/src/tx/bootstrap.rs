@@ -189,11 +189,7 @@ impl BootstrapRequest {
             t.last_instant.forget();
             slot.counters = Some((next_entity, next_attr, tx + 1));
         }
-        for (a, (d, n)) in stats {
-            let s = slot.stats.entry(a).or_default();
-            s.0 += d;
-            s.1 += n;
-        }
+        stats.add_to(slot);
         // The same user attributes under the current built-ins: a new schema version (so
         // that every cached legacy schema, in other processes too, is read again).
         let next = Arc::new(schema.upgraded());

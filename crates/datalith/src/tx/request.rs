@@ -91,11 +91,7 @@ impl TxRequest {
         slot.counters = Some((out.next_entity, out.next_attr, out.tx + 1));
         slot.last_instant = out.last_instant;
         t.last_instant.record(out.tx + 1, out.last_instant);
-        for (a, (d, n)) in stats {
-            let e = slot.stats.entry(a).or_default();
-            e.0 += d;
-            e.1 += n;
-        }
+        stats.add_to(slot);
         let mut schema_after = None;
         if let Some(new_schema) = out.new_schema {
             let new_schema = Arc::new(new_schema);

@@ -8,24 +8,28 @@ use super::error::TxError;
 use crate::kv::Stage;
 use crate::store::keys;
 use crate::store::reader::IndexReader;
+use crate::store::sketch::Sketch;
 use crate::store::{AttrId, Schema, ValueIndex};
 
 /// Stages the moves of the attributes whose AVE membership differs between `before` and
-/// `after`. A transaction that moves an attribute and also asserts or retracts its datoms is
-/// refused: its datoms would have to be placed against a state the move is still making.
+/// `after`; returns the sketches of the values of the attributes moved out of AVE
+/// (`store::sketch`). A transaction that moves an attribute and also asserts or retracts its
+/// datoms is refused: its datoms would have to be placed against a state the move is still
+/// making.
 pub(crate) fn stage_moves(
     r: &IndexReader<'_>,
     before: &Schema,
     after: &Schema,
     datoms: &NetDatoms,
     stage: &mut Stage,
-) -> Result<(), TxError> {
+) -> Result<Vec<(AttrId, Sketch)>, TxError> {
+    let mut sketches = Vec::new();
     let policy = r.t.value_index;
     if policy == ValueIndex::All || std::ptr::eq(before, after) {
-        return Ok(());
+        return Ok(sketches);
     }
     let Some(ae) = &r.t.attr_entities else {
-        return Ok(());
+        return Ok(sketches);
     };
     let moved: Vec<(AttrId, bool)> = after
         .attributes()
@@ -76,6 +80,11 @@ pub(crate) fn stage_moves(
                     Ok(true)
                 },
             )?;
+            let mut sketch = Sketch::default();
+            for (vb, _) in &rows {
+                sketch.add(vb);
+            }
+            sketches.push((a, sketch));
             let mut entities: Vec<u64> = rows.iter().map(|(_, e)| *e).collect();
             entities.sort_unstable();
             entities.dedup();
@@ -91,5 +100,5 @@ pub(crate) fn stage_moves(
             }
         }
     }
-    Ok(())
+    Ok(sketches)
 }

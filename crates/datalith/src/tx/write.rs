@@ -4,6 +4,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::av;
+use super::batch::StoreBatch;
 use super::datoms::NetDatoms;
 use super::error::TxError;
 use super::index_rebuild::IndexRebuild;
@@ -14,14 +15,40 @@ use crate::store::history;
 use crate::store::ids::{AttrId, EntityId};
 use crate::store::keys::{self, ATTR_BYTES};
 use crate::store::reader::{giant_key, IndexReader};
+use crate::store::sketch::Sketch;
 use crate::store::tables::{meta_key, Tables};
+
+/// What a transaction's index writes change in its attributes' statistics records.
+#[derive(Default)]
+pub struct AttrChanges {
+    /// Per attribute: change in datoms and in distinct values.
+    pub counts: HashMap<AttrId, (i64, i64)>,
+    /// Per attribute without AVE entries: the sketch of the values asserted
+    /// (`store::sketch`).
+    pub sketches: HashMap<AttrId, Sketch>,
+}
+
+impl AttrChanges {
+    /// Adds these changes to the batch's.
+    pub(crate) fn add_to(self, slot: &mut StoreBatch) {
+        for (a, (d, n)) in self.counts {
+            let e = slot.stats.entry(a).or_default();
+            e.0 += d;
+            e.1 += n;
+        }
+        for (a, s) in self.sketches {
+            slot.sketches.entry(a).or_default().merge(&s);
+        }
+    }
+}
 
 /// Stages the index entries of `datoms` (each with its av bytes, see `tx::av`), and the
 /// `giants` records of values too long to index inline; returns the change of each
 /// attribute's datom count (and 0 distinct values: those are counted by LMDB itself when the
 /// stage is applied, whenever that is: each AVE insert says whether it created its key and
 /// each removal whether it emptied it, `Stage::list_change_tallied` with the attribute id as
-/// the tally, `kv::tally`; the insert searches for its key anyway, so no lookup comes first).
+/// the tally, `kv::tally`; the insert searches for its key anyway, so no lookup comes first),
+/// and the sketch of the values each attribute without AVE entries gains.
 ///
 /// With `log` (the transaction log table, and `tx` the transaction's id), also its log entry:
 /// then, as a rule, the index entries are what the log's derivation (`IndexRebuild`) makes of
@@ -43,7 +70,7 @@ pub fn stage_datoms(
     in_ave: &dyn Fn(AttrId) -> bool,
     log: Option<&crate::kv::Table>,
     tx: EntityId,
-) -> Result<HashMap<AttrId, (i64, i64)>, TxError> {
+) -> Result<AttrChanges, TxError> {
     // Index keys of giants (an inline value's av bytes are its index key), by datom.
     let mut giants: Vec<(usize, Vec<u8>, Giant)> = Vec::new();
     for (i, (_, b)) in datoms.iter().enumerate() {
@@ -81,34 +108,45 @@ pub fn stage_datoms(
     }
     // Per giant's AVE key: attribute, net change in holders, giant record.
     let mut per_value: HashMap<&[u8], (AttrId, i64, Option<&Giant>)> = HashMap::default();
-    let mut run: Option<(AttrId, i64)> = None;
-    let mut stats: HashMap<AttrId, (i64, i64)> = HashMap::default();
+    // The attribute of the current run, its datoms' net change, and its sketch when it has
+    // no AVE entries.
+    let mut run: Option<(AttrId, i64, Option<Sketch>)> = None;
+    let mut changes = AttrChanges::default();
+    let mut end_run = |run: Option<(AttrId, i64, Option<Sketch>)>| {
+        if let Some((a, n, sketch)) = run {
+            changes.counts.entry(a).or_default().0 += n;
+            if let Some(s) = sketch {
+                changes.sketches.entry(a).or_default().merge(&s);
+            }
+        }
+    };
     let mut next_giant = giants.iter().peekable();
-    for (i, (d, _)) in datoms.iter().enumerate() {
+    for (i, (d, b)) in datoms.iter().enumerate() {
         let delta = if d.added { 1 } else { -1 };
         // Giants need their value's net change (for their records).
+        let mut index_key: &[u8] = b;
         if let Some((_, k, g)) = next_giant.next_if(|(gi, _, _)| *gi == i) {
             let entry = per_value.entry(k).or_insert((d.a, 0, None));
             entry.1 += delta;
             if entry.2.is_none() {
                 entry.2 = Some(g);
             }
+            index_key = k;
         }
         // Runs of one attribute are common (a transaction's datoms come grouped by entity
         // and attribute): add up a run before touching the map.
         match &mut run {
-            Some((a, n)) if *a == d.a => *n += delta,
+            Some((a, n, _)) if *a == d.a => *n += delta,
             _ => {
-                if let Some((a, n)) = run.take() {
-                    stats.entry(a).or_default().0 += n;
-                }
-                run = Some((d.a, delta));
+                let sketch = (!in_ave(d.a)).then(Sketch::default);
+                end_run(run.replace((d.a, delta, sketch)));
             }
         }
+        if let (Some((_, _, Some(s))), true) = (&mut run, d.added) {
+            s.add(&index_key[ATTR_BYTES..]);
+        }
     }
-    if let Some((a, n)) = run {
-        stats.entry(a).or_default().0 += n;
-    }
+    end_run(run);
     for (key, (a, delta, giant)) in per_value {
         let Some(g) = giant.filter(|_| delta != 0) else {
             continue;
@@ -138,7 +176,7 @@ pub fn stage_datoms(
             stage.delete(&t.giants, &gk);
         }
     }
-    Ok(stats)
+    Ok(changes)
 }
 
 /// Stages the EAV, AVE and history entries of `datoms` one by one (what the derivation of

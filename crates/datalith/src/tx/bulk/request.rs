@@ -216,6 +216,7 @@ impl FillRequest {
         // AVE, counting datoms per attribute in the same pass; a new key's first value is
         // tallied under its attribute, so LMDB counts the new distinct values as it takes
         // them (`kv::tally`), as it does a transaction's.
+        let mut sketches: HashMap<AttrId, crate::store::sketch::Sketch> = HashMap::new();
         let mut ave_keys = Existing::default();
         let mut prev_av: Option<&[u8]> = None;
         // The attribute being counted: (id, datoms).
@@ -228,6 +229,7 @@ impl FillRequest {
                 let a = attr_of(av);
                 stage.list_add(ae, &a.to_be_bytes(), &e);
                 *deltas.entry(a).or_default() += 1;
+                sketches.entry(a).or_default().add(&av[keys::ATTR_BYTES..]);
                 continue;
             }
             let new_key = prev_av != Some(av);
@@ -261,6 +263,9 @@ impl FillRequest {
         slot.counters = Some((counters.0.max(p.max_e + 1), counters.1, counters.2));
         for (a, d) in deltas {
             slot.stats.entry(a).or_default().0 += d;
+        }
+        for (a, s) in sketches {
+            slot.sketches.entry(a).or_default().merge(&s);
         }
         Ok(eav.len() as u64)
     }
