@@ -22,7 +22,8 @@ pub struct AttrRow {
     indexed: bool,
     doc: Option<String>,
     datoms: u64,
-    /// `None` where nothing counts them (an attribute without AVE entries).
+    /// `None` where nothing counts them exactly (an attribute without AVE entries, whose
+    /// distinct values the planner estimates from a sketch).
     distinct: Option<u64>,
 }
 

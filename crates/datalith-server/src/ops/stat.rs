@@ -58,7 +58,8 @@ pub fn run(source: &Source, name: &str) -> Result<Edn> {
             m.push((Edn::kw(":db/index"), Edn::Bool(true)));
         }
         m.push((Edn::kw(":datoms"), Edn::Long(s.datoms as i64)));
-        // An attribute without AVE entries has its distinct values counted by nothing.
+        // An attribute without AVE entries has no exact count of its distinct values (the
+        // planner estimates them from a sketch, `datalith::store::sketch`).
         if !r.is_listed(a.id)? {
             m.push((Edn::kw(":distinct"), Edn::Long(s.distinct as i64)));
         }
