@@ -174,6 +174,15 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 self.hold_listed(a)?;
+                // A listed attribute read in value order is gathered and sorted first
+                // (`store::listed`): gathered here, looking at the budget at each datom, so
+                // that a time limit or a cancel stops it before the sort (a server's run of a
+                // query in place, which stops after 2 ms, held the whole attribute before:
+                // +24.1 MiB answering a million rows, 2026-12-08).
+                let gathered = match part.is_none() && self.r.is_listed(a)? {
+                    true => Some(self.gather_listed(a, (&lo, &hi))?),
+                    false => None,
+                };
                 let lo = match &part {
                     Some(part) => tighter(lo, part.from.clone(), true),
                     None => lo,
@@ -232,11 +241,10 @@ impl<'a> Ctx<'a> {
                 } else {
                     std::mem::size_of::<(EntityId, Value)>() as u64
                 };
-                self.r.scan_attr(
-                    a,
-                    lo_ref,
-                    hi_ref,
-                    Direction::Forward,
+                scan_or_feed(
+                    &self.r,
+                    gathered,
+                    (a, lo_ref, hi_ref),
                     #[inline(always)]
                     |vb, e| {
                         if !budget.charge_step(step_bytes) {
@@ -287,6 +295,29 @@ impl<'a> Ctx<'a> {
             }
         }
         Ok((out, index))
+    }
+
+    /// The datoms of the listed attribute `a` within the bounds, sorted by value then entity
+    /// as AVE holds them, gathered with a look at the budget at each (its time limit and
+    /// cancel flag stop the gathering; its memory was charged by `hold_listed`).
+    fn gather_listed(
+        &self,
+        a: AttrId,
+        (lo, hi): (&Bound<Value>, &Bound<Value>),
+    ) -> Result<Vec<(&'a [u8], EntityId)>, QueryError> {
+        let mut rows = Vec::new();
+        let budget = &self.budget;
+        self.r
+            .each_listed_datom_from(a, 0, as_ref(lo), as_ref(hi), |e, vb| {
+                if !budget.charge_step(0) {
+                    return Ok(false);
+                }
+                rows.push((vb, e));
+                Ok(true)
+            })?;
+        self.budget.check()?;
+        rows.sort_unstable();
+        Ok(rows)
     }
 
     /// A first step over a listed attribute (`store::listed`) read a part at a time (only when
@@ -484,4 +515,29 @@ fn row_with_entity(row: &[Value], p: &Pattern, e: EntityId, spare: usize) -> Vec
         r.push(Value::Ref(e));
     }
     r
+}
+
+/// Hands `f` the datoms of attribute `a` within the bounds in AVE's order: from `gathered`
+/// when the caller gathered them (a listed attribute, `Ctx::gather_listed`), else from the
+/// index (`IndexReader::scan_attr`).
+fn scan_or_feed<'a, F>(
+    r: &crate::store::IndexReader<'a>,
+    gathered: Option<Vec<(&'a [u8], EntityId)>>,
+    (a, lo, hi): (AttrId, Bound<&Value>, Bound<&Value>),
+    mut f: F,
+) -> Result<(), crate::store::StoreError>
+where
+    F: FnMut(&'a [u8], EntityId) -> Result<bool, crate::store::StoreError>,
+{
+    match gathered {
+        Some(rows) => {
+            for (vb, e) in rows {
+                if !f(vb, e)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        None => r.scan_attr(a, lo, hi, Direction::Forward, f),
+    }
 }
