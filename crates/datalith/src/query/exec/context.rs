@@ -40,7 +40,9 @@ impl<'a> DbSource<'a> {
     /// A database with its reader and schema.
     pub fn new(r: IndexReader<'a>, schema: &'a Schema, time: TimeFilter) -> DbSource<'a> {
         DbSource {
-            r,
+            // An attribute its schema keeps in AVE is then known not to be listed without a
+            // read of `attr_entities` at each step that asks.
+            r: r.with_schema(schema),
             schema,
             time,
             ave_lists: Default::default(),
